@@ -1,0 +1,99 @@
+package event
+
+import "time"
+
+// This file is the contract between the pure core and the actor shell
+// (package actors). Signatures here change only together with the shell.
+
+// Command is a request to one event's machine. Every command type in
+// commands.go implements it. Commands are values built by the HTTP layer
+// (decoded from a request body plus path parameters) or by the shell
+// (Expire); they carry no I/O handles.
+type Command interface {
+	isCommand()
+}
+
+// Change is a state-change record: what Decide emits, what the write-ahead
+// log stores and what Apply performs. Every change carries its own timestamp
+// (At) so replay never reads a clock.
+type Change interface {
+	isChange()
+	// ChangeKind names the change in the log encoding ("registration.created").
+	ChangeKind() string
+}
+
+// IDs supplies the fresh identifiers and secrets a decision needs (record
+// ids, check-in codes, pass tokens, order numbers). The shell passes a
+// crypto-random source; tests pass a seeded one, so decisions stay
+// deterministic for given inputs. Generated values end up inside the changes,
+// so replay never calls IDs.
+type IDs interface {
+	// New returns a fresh id with the given type prefix, e.g. New("reg_").
+	New(prefix string) string
+	// Code returns n random characters of Crockford base32 (upper case).
+	Code(n int) string
+}
+
+// Machine is the pure, deterministic state machine of one event.
+// It is not safe for concurrent use: the event actor owns it.
+type Machine struct {
+	cfg Config
+	ids IDs
+	s   *State
+}
+
+// Config is the static configuration of a machine. Durations are only used
+// to compute deadlines that are then stored in changes, so replay does not
+// depend on the configuration in force at replay time.
+type Config struct {
+	// BaseURL prefixes every URL a view hands out (passUrl, orderUrl,
+	// checkoutUrl, paymentUrl, url), e.g. "http://127.0.0.1:8080".
+	BaseURL string
+	// OrderHold is how long a placed order holds its places (15m).
+	OrderHold time.Duration
+	// CheckoutSessionTTL is a checkout session's lifetime (24h).
+	CheckoutSessionTTL time.Duration
+}
+
+// NewMachine returns a machine for event id with empty state.
+func NewMachine(id string, cfg Config, ids IDs) *Machine {
+	return &Machine{cfg: cfg, ids: ids, s: newState(id)}
+}
+
+// State returns the machine's state. Callers must not mutate it.
+func (m *Machine) State() *State { return m.s }
+
+// Restore replaces the machine's state, e.g. with a decoded snapshot.
+func (m *Machine) Restore(s *State) { m.s = s }
+
+// Decide checks c against the state at time now and says what would change.
+// It does not mutate. A business rejection is returned as *Error; the result
+// is a value the caller may keep and encode after the state moves on (no
+// pointers into the state).
+// func (m *Machine) Decide(now time.Time, c Command) (any, []Change, error)
+
+// Apply performs a change. It cannot fail for a change that Decide produced:
+// replay calls it. Apply also advances State.Seq is NOT its job: the shell
+// numbers log records.
+// func (m *Machine) Apply(ch Change)
+
+// NextDeadline reports the earliest instant at which an Expire command would
+// produce changes (a hold lapsing, a code or session expiring), so the shell
+// can arm one timer.
+// func (m *Machine) NextDeadline() (time.Time, bool)
+
+// Expire is the command the shell's timer sends (and the shell sends once
+// after recovery): every hold whose deadline is at or before Now lapses.
+type Expire struct{ Now time.Time }
+
+func (Expire) isCommand() {}
+
+// MarshalChange encodes a change for the log: one version byte, then the
+// encoding. UnmarshalChange is its inverse and returns an error (never
+// panics) on bad bytes.
+// func MarshalChange(ch Change) ([]byte, error)
+// func UnmarshalChange(b []byte) (Change, error)
+
+// MarshalState / UnmarshalState encode the whole state for a snapshot.
+// func MarshalState(s *State) ([]byte, error)
+// func UnmarshalState(b []byte) (*State, error)

@@ -1,0 +1,46 @@
+package event
+
+import "fmt"
+
+// Code classifies a business rejection. The HTTP layer owns the one map
+// from Code to HTTP status and error.status string.
+type Code int
+
+const (
+	// InvalidArgument: malformed or semantically invalid input (400).
+	InvalidArgument Code = iota + 1
+	// NotFound: no such record in this event, or not visible (404).
+	NotFound
+	// AlreadyExists: a unique value is taken, e.g. a custom code (409).
+	AlreadyExists
+	// FailedPrecondition: the state forbids it: sold out, not pending,
+	// not confirmed, currency locked, agenda reset unconfirmed (412).
+	FailedPrecondition
+)
+
+// Detail names one offending field of a request, with a JSON-path-like
+// field name such as "items[0].quantity".
+type Detail struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+// Error is a business rejection: a value, not a panic. Broken invariants
+// panic; bad input never does.
+type Error struct {
+	Code    Code
+	Message string
+	Details []Detail
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf returns an *Error with a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// FieldError returns an InvalidArgument *Error naming one field.
+func FieldError(field, reason string) *Error {
+	return &Error{Code: InvalidArgument, Message: field + ": " + reason, Details: []Detail{{Field: field, Reason: reason}}}
+}

@@ -1,0 +1,60 @@
+package http
+
+// This file is the contract shared by the server (server.go and friends), the
+// OpenAPI generator (openapi*.go) and the endpoint files (routes_*.go): every
+// endpoint is one Route value, and both the router and the OpenAPI documents
+// are built from the same table, so they cannot drift.
+
+// Surface is the part of the service a route belongs to; it decides the
+// authentication and which OpenAPI document describes the route.
+type Surface int
+
+const (
+	// Developer is /v1, secret keys.
+	Developer Surface = iota
+	// Storefront is /storefront/v1, publishable keys, CORS by key origins.
+	Storefront
+	// Admin is /admin/v1, the console, admin token.
+	Admin
+	// Public needs no key: OpenAPI documents, docs pages, hosted pages,
+	// the payment webhook, metrics.
+	Public
+)
+
+// Route describes one endpoint. Body, Query and Response are zero values of
+// Go types (e.g. event.CreateRegistration{}); the binder decodes and
+// validates requests by them and the OpenAPI generator documents them.
+//
+// Struct tag conventions read by both the binder and the generator:
+//
+//	json:"name"              wire name (json:"-" = not from the body, e.g. path ids)
+//	v:"required"             must be present (and not null)
+//	v:"min=1,max=100"        integer / number bounds
+//	v:"minLen=1,maxLen=64"   string length bounds (in characters)
+//	v:"maxItems=50"          array length bound
+//	v:"enum=en|zh-CN"        allowed string values
+//	v:"format=email"         email | date-time | uri | date
+//	v:"nullable"             null is a meaningful value (e.g. capacity: null = unlimited)
+//	query:"name"             on Query structs: the query parameter name
+//	doc:"text"               description in the OpenAPI document
+type Route struct {
+	Surface     Surface
+	Method      string // GET, POST, PATCH, PUT, DELETE
+	Path        string // fasthttp/router pattern, e.g. /v1/events/{eventId}
+	OperationID string // unique, lowerCamel, e.g. createRegistration
+	Summary     string
+	Tag         string // OpenAPI tag grouping, e.g. "Registrations"
+	Body        any    // request body type or nil; a slice type for array bodies
+	Query       any    // query parameter struct or nil
+	Success     int    // success status (200, 201, 204)
+	AltSuccess  []int  // other success statuses (e.g. 200 for a repeat registration)
+	Response    any    // success body type; nil for no body
+	Errors      []int  // error statuses this route documents (401/429 etc. are added by surface)
+	Handle      HandlerFunc
+}
+
+// HandlerFunc handles one request after authentication and decoding. It
+// returns the success body (encoded as JSON with Route.Success unless
+// c.SetStatus chose an AltSuccess) or an error: *event.Error values map to
+// their status through the one map in errors.go; anything else is a 500.
+type HandlerFunc func(c *Ctx) (any, error)
