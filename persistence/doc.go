@@ -1,0 +1,54 @@
+// Package persistence is ticketd's write-ahead log and its small durable
+// indexes, kept together in one Pebble database.
+//
+// The actor shell owns one stream per ticketed event ("evt_..." ids) plus the
+// "directory" stream. Each stream is an ordered log of opaque records, numbered
+// by the caller with consecutive sequence numbers starting at 1. Records are
+// encoded by the core; this package never looks inside them. Small index
+// entries (API key hashes, idempotency keys, the outbox) live in a separate
+// namespace of the same database, so one Batch can append records and update
+// indexes atomically.
+//
+// # Durability
+//
+// Store.Commit returns only after the batch is in the Pebble WAL and the WAL is
+// fsynced (pebble.Sync). Concurrent Commit calls share one fsync: Pebble's
+// commit pipeline queues batches that arrive while a sync is running and
+// syncs them together (group commit). A batch is all or nothing: after a crash
+// either every mutation of a batch is visible or none is. Readers may see a
+// batch before its fsync completes, so callers must answer clients only after
+// Commit returns, never from what they read.
+//
+// Options.NoSync exists only for the benchmark that measures the cost of
+// fsync. It is never a service mode: with it, acknowledged writes can be lost.
+//
+// # Concurrency
+//
+// Store methods are safe for concurrent use. A Batch belongs to one goroutine
+// from NewBatch to Close. Replay and Scan read a consistent point-in-time view
+// (a Pebble iterator), so concurrent commits do not tear what they see.
+//
+// # Key schema
+//
+// Every key starts with a one-byte namespace:
+//
+//	'l' log record:      'l' | stream | 0x00 | seq (8 bytes, big-endian uint64)
+//	'x' index entry:     'x' | user key
+//	's' snapshot chunk:  's' | stream | 0x00 | seq (8 bytes BE) | part (4 bytes BE)
+//
+// Streams are 1 to MaxStreamLen bytes and contain no 0x00 byte, so the 0x00
+// separator keeps one stream's keys from interleaving with another whose name
+// extends it ("evt_1" vs "evt_10"): all keys of stream S lie in
+// ['l'|S|0x00, 'l'|S|0x01). Big-endian sequence numbers make byte order equal
+// numeric order, so Replay is a forward scan and LastSeq one reverse seek. The
+// snapshot namespace is written and read by package snapshots through
+// SnapshotKey and SnapshotPrefix; this package only reserves it.
+//
+// # Value format
+//
+// Log values are the record bytes verbatim; the core's record encoding
+// carries its own format version, so wrapping it again here would only add a
+// byte per record. Index values are the caller's bytes verbatim. Trim removes
+// log records with one range deletion, which Pebble turns into a single
+// tombstone, so trimming a million records costs one key.
+package persistence

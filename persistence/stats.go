@@ -1,0 +1,114 @@
+package persistence
+
+import (
+	"math/bits"
+	"strings"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// batchBuckets is the number of power-of-two buckets of records per commit:
+// bucket i counts commits with 2^(i-1) < records <= 2^i (bucket 0: 0 or 1
+// record); the last bucket takes everything larger.
+const batchBuckets = 12
+
+// Stats are cumulative counters since Open.
+type Stats struct {
+	// Commits is the number of successful non-empty commits.
+	Commits uint64
+	// Records is the number of records appended by those commits.
+	Records uint64
+	// Bytes is the encoded size of those commits.
+	Bytes uint64
+	// CommitErrors is the number of failed commits.
+	CommitErrors uint64
+	// WALSyncs is the number of fsyncs of WAL files. Commits/WALSyncs is the
+	// group-commit factor.
+	WALSyncs uint64
+	// RecordsPerCommit[i] counts commits of up to 2^i records (more than
+	// 2^(i-1)); the last bucket is open-ended.
+	RecordsPerCommit [batchBuckets]uint64
+}
+
+type stats struct {
+	commits      atomic.Uint64
+	records      atomic.Uint64
+	bytes        atomic.Uint64
+	commitErrors atomic.Uint64
+	syncs        atomic.Uint64
+	buckets      [batchBuckets]atomic.Uint64
+}
+
+func (st *stats) observe(records, bytes int) {
+	st.commits.Add(1)
+	st.records.Add(uint64(records))
+	st.bytes.Add(uint64(bytes))
+	i := 0
+	if records > 1 {
+		i = bits.Len(uint(records - 1))
+	}
+	st.buckets[min(i, batchBuckets-1)].Add(1)
+}
+
+// Stats returns the counters. They are read one by one, so under load they
+// are approximately, not exactly, mutually consistent.
+func (s *Store) Stats() Stats {
+	out := Stats{
+		Commits:      s.stats.commits.Load(),
+		Records:      s.stats.records.Load(),
+		Bytes:        s.stats.bytes.Load(),
+		CommitErrors: s.stats.commitErrors.Load(),
+		WALSyncs:     s.stats.syncs.Load(),
+	}
+	for i := range out.RecordsPerCommit {
+		out.RecordsPerCommit[i] = s.stats.buckets[i].Load()
+	}
+	return out
+}
+
+// syncCountingFS counts syncs of WAL files (names ending in ".log") so Stats
+// can report the real number of fsyncs the commit pipeline issued.
+type syncCountingFS struct {
+	vfs.FS
+	syncs *atomic.Uint64
+}
+
+func (fs *syncCountingFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return f, err
+	}
+	return &syncCountingFile{File: f, syncs: fs.syncs}, nil
+}
+
+func (fs *syncCountingFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	return fs.wrap(name, f, err)
+}
+
+func (fs *syncCountingFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	return fs.wrap(newname, f, err)
+}
+
+func (fs *syncCountingFS) Unwrap() vfs.FS { return fs.FS }
+
+type syncCountingFile struct {
+	vfs.File
+	syncs *atomic.Uint64
+}
+
+func (f *syncCountingFile) Sync() error {
+	f.syncs.Add(1)
+	return f.File.Sync()
+}
+
+func (f *syncCountingFile) SyncData() error {
+	f.syncs.Add(1)
+	return f.File.SyncData()
+}
+
+func (f *syncCountingFile) SyncTo(length int64) (bool, error) {
+	f.syncs.Add(1)
+	return f.File.SyncTo(length)
+}

@@ -1,0 +1,448 @@
+package persistence
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// MaxRecordLen bounds one log record or index value. Snapshots, which are
+// larger, are chunked by package snapshots below this size.
+const MaxRecordLen = 16 << 20
+
+// ErrClosed reports use of a Store after Close.
+var ErrClosed = errors.New("persistence: store closed")
+
+// ErrTooLarge reports a record or value above MaxRecordLen.
+var ErrTooLarge = errors.New("persistence: value too large")
+
+// Options configure Open. The zero value of every field but Dir is usable.
+type Options struct {
+	// Dir is the data directory; the database lives in Dir/pebble.
+	Dir string
+	// FS is the filesystem; nil means vfs.Default. Tests use vfs.NewCrashableMem().
+	FS vfs.FS
+	// Logger receives Pebble's own log lines (info lines at debug level).
+	// Nil discards them, so Pebble never writes to stderr on its own.
+	Logger *slog.Logger
+	// CacheBytes is the block cache size; 0 means 64 MiB.
+	CacheBytes int64
+	// MemTableBytes is the memtable size; 0 means 64 MiB. Larger memtables
+	// let bursts of appends and their trims cancel out before reaching disk.
+	MemTableBytes uint64
+	// NoSync makes Commit skip the fsync. It is for the benchmark that
+	// measures what fsync costs and never a service mode: acknowledged
+	// writes can be lost on a crash.
+	NoSync bool
+}
+
+// Store is the write-ahead log and index store on one Pebble database.
+type Store struct {
+	db    *pebble.DB
+	wo    *pebble.WriteOptions
+	stats stats
+	// mu is held shared by every operation and exclusively by Close, so
+	// Close waits for in-flight commits instead of Pebble panicking on a
+	// closed DB.
+	mu     sync.RWMutex
+	closed bool
+}
+
+// Open opens or creates the store in opts.Dir/pebble.
+func Open(opts Options) (*Store, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("persistence: open: empty Dir")
+	}
+	fs := opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	cacheBytes := opts.CacheBytes
+	if cacheBytes <= 0 {
+		cacheBytes = 64 << 20
+	}
+	memBytes := opts.MemTableBytes
+	if memBytes == 0 {
+		memBytes = 64 << 20
+	}
+	s := &Store{wo: pebble.Sync}
+	if opts.NoSync {
+		s.wo = pebble.NoSync
+	}
+	cache := pebble.NewCache(cacheBytes)
+	defer cache.Unref()
+	popts := &pebble.Options{
+		FS:                 &syncCountingFS{FS: fs, syncs: &s.stats.syncs},
+		Cache:              cache,
+		MemTableSize:       memBytes,
+		Logger:             slogAdapter{l: opts.Logger},
+		FormatMajorVersion: pebble.FormatNewest,
+	}
+	dir := fs.PathJoin(opts.Dir, "pebble")
+	db, err := pebble.Open(dir, popts)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
+	}
+	s.db = db
+	return s, nil
+}
+
+// Close waits for in-flight operations and closes the database.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("persistence: close: %w", err)
+	}
+	return nil
+}
+
+// DB returns the underlying database. It is an escape hatch for package
+// snapshots, which reads the snapshot namespace directly; nothing else should
+// write through it.
+func (s *Store) DB() *pebble.DB { return s.db }
+
+func (s *Store) acquire() error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Store) release() { s.mu.RUnlock() }
+
+// Batch collects appends and index updates that commit atomically.
+// It belongs to one goroutine.
+type Batch struct {
+	pb      *pebble.Batch
+	records int
+	// err is the first bad argument; Commit returns it, so the mutator
+	// methods can keep the shape of a builder.
+	err error
+}
+
+// NewBatch returns an empty batch. Close it after Commit or when abandoned.
+func (s *Store) NewBatch() *Batch {
+	return &Batch{pb: s.db.NewBatch()}
+}
+
+func (b *Batch) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+// Append logs record as number seq of stream. The bytes are copied.
+func (b *Batch) Append(stream string, seq uint64, record []byte) {
+	if err := checkStream(stream); err != nil {
+		b.fail(fmt.Errorf("persistence: append: %w", err))
+		return
+	}
+	if len(record) > MaxRecordLen {
+		b.fail(fmt.Errorf("persistence: append %s/%d: %w: %d bytes", stream, seq, ErrTooLarge, len(record)))
+		return
+	}
+	if err := b.pb.Set(logKey(stream, seq), record, nil); err != nil {
+		b.fail(fmt.Errorf("persistence: append %s/%d: %w", stream, seq, err))
+		return
+	}
+	b.records++
+}
+
+// Put sets index entry key to value. Both are copied.
+func (b *Batch) Put(key, value []byte) {
+	if err := checkKey(key); err != nil {
+		b.fail(fmt.Errorf("persistence: put: %w", err))
+		return
+	}
+	if len(value) > MaxRecordLen {
+		b.fail(fmt.Errorf("persistence: put: %w: %d bytes", ErrTooLarge, len(value)))
+		return
+	}
+	if err := b.pb.Set(indexKey(key), value, nil); err != nil {
+		b.fail(fmt.Errorf("persistence: put: %w", err))
+	}
+}
+
+// Delete removes index entry key.
+func (b *Batch) Delete(key []byte) {
+	if err := checkKey(key); err != nil {
+		b.fail(fmt.Errorf("persistence: delete: %w", err))
+		return
+	}
+	if err := b.pb.Delete(indexKey(key), nil); err != nil {
+		b.fail(fmt.Errorf("persistence: delete: %w", err))
+	}
+}
+
+// Trim deletes the records of stream with seq <= through when the batch
+// commits. Putting it in the same batch as a snapshot makes both atomic.
+func (b *Batch) Trim(stream string, through uint64) {
+	if err := checkStream(stream); err != nil {
+		b.fail(fmt.Errorf("persistence: trim: %w", err))
+		return
+	}
+	if err := b.pb.DeleteRange(logKey(stream, 0), logBound(stream, through), nil); err != nil {
+		b.fail(fmt.Errorf("persistence: trim %s: %w", stream, err))
+	}
+}
+
+// SetSnapshotPart writes one part of the snapshot of stream at seq. It is for
+// package snapshots, which defines what parts hold.
+func (b *Batch) SetSnapshotPart(stream string, seq uint64, part uint32, value []byte) {
+	key, err := SnapshotKey(stream, seq, part)
+	if err != nil {
+		b.fail(fmt.Errorf("persistence: snapshot part: %w", err))
+		return
+	}
+	if len(value) > MaxRecordLen {
+		b.fail(fmt.Errorf("persistence: snapshot part %s/%d/%d: %w", stream, seq, part, ErrTooLarge))
+		return
+	}
+	if err := b.pb.Set(key, value, nil); err != nil {
+		b.fail(fmt.Errorf("persistence: snapshot part %s/%d/%d: %w", stream, seq, part, err))
+	}
+}
+
+// DeleteSnapshots deletes every part of the snapshots of stream with
+// from <= seq < to. It is for package snapshots.
+func (b *Batch) DeleteSnapshots(stream string, from, to uint64) {
+	if from >= to {
+		return
+	}
+	lo, err := SnapshotKey(stream, from, 0)
+	if err != nil {
+		b.fail(fmt.Errorf("persistence: delete snapshots: %w", err))
+		return
+	}
+	hi, _ := SnapshotKey(stream, to, 0)
+	if err := b.pb.DeleteRange(lo, hi, nil); err != nil {
+		b.fail(fmt.Errorf("persistence: delete snapshots %s: %w", stream, err))
+	}
+}
+
+// Empty reports whether the batch holds no mutation.
+func (b *Batch) Empty() bool { return b.pb.Empty() }
+
+// Count returns the number of records appended.
+func (b *Batch) Count() int { return b.records }
+
+// Bytes returns the encoded size of the batch.
+func (b *Batch) Bytes() int { return b.pb.Len() }
+
+// Close releases the batch. It is safe to call twice.
+func (b *Batch) Close() {
+	if b.pb != nil {
+		_ = b.pb.Close()
+		b.pb = nil
+	}
+}
+
+// Commit writes b and returns once it is durable (fsynced), unless
+// Options.NoSync. Concurrent commits share fsyncs. An empty batch is a no-op.
+// A batch commits at most once; Close it afterwards.
+func (s *Store) Commit(b *Batch) error {
+	if b.err != nil {
+		return b.err
+	}
+	if b.pb == nil {
+		return errors.New("persistence: commit: batch closed")
+	}
+	if b.pb.Empty() {
+		return nil
+	}
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	defer s.release()
+	n := b.pb.Len()
+	if err := s.db.Apply(b.pb, s.wo); err != nil {
+		s.stats.commitErrors.Add(1)
+		return fmt.Errorf("persistence: commit %d records: %w", b.records, err)
+	}
+	s.stats.observe(b.records, n)
+	return nil
+}
+
+// Replay calls fn for every record of stream with seq > after, in order.
+// The record slice is valid only during the call. An error from fn stops
+// the replay and is returned unwrapped.
+func (s *Store) Replay(stream string, after uint64, fn func(seq uint64, record []byte) error) error {
+	if err := checkStream(stream); err != nil {
+		return fmt.Errorf("persistence: replay: %w", err)
+	}
+	if after == ^uint64(0) {
+		return nil
+	}
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	defer s.release()
+	it, err := s.db.NewIter(&pebble.IterOptions{
+		LowerBound: logKey(stream, after+1),
+		UpperBound: streamEnd(nsLog, stream),
+	})
+	if err != nil {
+		return fmt.Errorf("persistence: replay %s: %w", stream, err)
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		key := it.Key()
+		v, err := it.ValueAndErr()
+		if err != nil {
+			_ = it.Close()
+			return fmt.Errorf("persistence: replay %s: %w", stream, err)
+		}
+		if err := fn(binary.BigEndian.Uint64(key[len(key)-8:]), v); err != nil {
+			_ = it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("persistence: replay %s: %w", stream, err)
+	}
+	return nil
+}
+
+// edgeSeq returns the seq of the first (last=false) or last record of stream.
+func (s *Store) edgeSeq(stream string, last bool) (uint64, error) {
+	if err := checkStream(stream); err != nil {
+		return 0, fmt.Errorf("persistence: seq: %w", err)
+	}
+	if err := s.acquire(); err != nil {
+		return 0, err
+	}
+	defer s.release()
+	it, err := s.db.NewIter(&pebble.IterOptions{
+		LowerBound: streamPrefix(nsLog, stream),
+		UpperBound: streamEnd(nsLog, stream),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("persistence: seq %s: %w", stream, err)
+	}
+	var valid bool
+	if last {
+		valid = it.Last()
+	} else {
+		valid = it.First()
+	}
+	var seq uint64
+	if valid {
+		key := it.Key()
+		seq = binary.BigEndian.Uint64(key[len(key)-8:])
+	}
+	if err := it.Close(); err != nil {
+		return 0, fmt.Errorf("persistence: seq %s: %w", stream, err)
+	}
+	return seq, nil
+}
+
+// LastSeq returns the seq of the newest record of stream present, 0 if none.
+// After Trim has removed every record it is 0 again: the caller's position
+// comes from its snapshot plus replay, not from here alone.
+func (s *Store) LastSeq(stream string) (uint64, error) { return s.edgeSeq(stream, true) }
+
+// FirstSeq returns the seq of the oldest record of stream present, 0 if
+// none. Recovery uses it to check that the log continues right after the
+// snapshot it loaded.
+func (s *Store) FirstSeq(stream string) (uint64, error) { return s.edgeSeq(stream, false) }
+
+// Trim durably deletes the records of stream with seq <= through.
+func (s *Store) Trim(stream string, through uint64) error {
+	b := s.NewBatch()
+	defer b.Close()
+	b.Trim(stream, through)
+	return s.Commit(b)
+}
+
+// Get returns a copy of index entry key.
+func (s *Store) Get(key []byte) ([]byte, bool, error) {
+	if err := checkKey(key); err != nil {
+		return nil, false, fmt.Errorf("persistence: get: %w", err)
+	}
+	if err := s.acquire(); err != nil {
+		return nil, false, err
+	}
+	defer s.release()
+	v, closer, err := s.db.Get(indexKey(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("persistence: get: %w", err)
+	}
+	out := append([]byte(nil), v...)
+	if err := closer.Close(); err != nil {
+		return nil, false, fmt.Errorf("persistence: get: %w", err)
+	}
+	return out, true, nil
+}
+
+// Scan calls fn for every index entry whose key starts with prefix, in key
+// order. key and value are valid only during the call. An error from fn
+// stops the scan and is returned unwrapped.
+func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
+	if len(prefix) > MaxKeyLen {
+		return fmt.Errorf("persistence: scan: %w: prefix length %d", ErrBadKey, len(prefix))
+	}
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	defer s.release()
+	lo := indexKey(prefix)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	if err != nil {
+		return fmt.Errorf("persistence: scan: %w", err)
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			_ = it.Close()
+			return fmt.Errorf("persistence: scan: %w", err)
+		}
+		if err := fn(it.Key()[1:], v); err != nil {
+			_ = it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("persistence: scan: %w", err)
+	}
+	return nil
+}
+
+// slogAdapter routes Pebble's logging to slog. Pebble's info lines (WAL
+// recovery, compactions) are chatty, so they go out at debug level.
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Infof(format string, args ...any) {
+	if a.l != nil {
+		a.l.Debug("pebble: " + fmt.Sprintf(format, args...))
+	}
+}
+
+func (a slogAdapter) Errorf(format string, args ...any) {
+	if a.l != nil {
+		a.l.Error("pebble: " + fmt.Sprintf(format, args...))
+	}
+}
+
+// Fatalf panics instead of exiting: Pebble calls it on broken invariants,
+// and a panic lets the process supervisor and tests see the message.
+func (a slogAdapter) Fatalf(format string, args ...any) {
+	msg := "pebble: " + fmt.Sprintf(format, args...)
+	if a.l != nil {
+		a.l.Error(msg)
+	}
+	panic(msg)
+}
