@@ -1,0 +1,323 @@
+package directory
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Key types.
+const (
+	Secret      = "secret"
+	Publishable = "publishable"
+)
+
+// Unit is a business unit: the whole scope of its keys.
+type Unit struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Key is an API key record. Hash is set for secret keys, Token for
+// publishable ones.
+type Key struct {
+	ID        string     `json:"id"`
+	UnitID    string     `json:"unitId"`
+	Type      string     `json:"type"`
+	Name      string     `json:"name"`
+	Hash      []byte     `json:"hash,omitempty"`
+	Token     string     `json:"token,omitempty"`
+	Hint      string     `json:"hint"` // last characters of the secret, for masking
+	Origins   []string   `json:"origins"`
+	Version   string     `json:"version"`
+	CreatedAt time.Time  `json:"createdAt"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+	RevokedAt *time.Time `json:"revokedAt"`
+}
+
+// Active reports whether k authenticates at now.
+func (k *Key) Active(now time.Time) bool {
+	if k.RevokedAt != nil {
+		return false
+	}
+	return k.ExpiresAt == nil || now.Before(*k.ExpiresAt)
+}
+
+// HashSecret is the stored form of a secret key.
+func HashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// Change is one directory change record.
+type Change interface{ kind() string }
+
+// UnitCreated records a new business unit.
+type UnitCreated struct{ Unit Unit }
+
+// KeyCreated records a new API key.
+type KeyCreated struct{ Key Key }
+
+// KeyRevoked records a revocation, effective at At.
+type KeyRevoked struct {
+	KeyID string
+	At    time.Time
+}
+
+func (UnitCreated) kind() string { return "unit.created" }
+func (KeyCreated) kind() string  { return "key.created" }
+func (KeyRevoked) kind() string  { return "key.revoked" }
+
+// ErrNotFound is returned for an unknown unit or key.
+var ErrNotFound = errors.New("directory: not found")
+
+// State is the directory.
+type State struct {
+	units     map[string]*Unit
+	unitOrder []string
+	keys      map[string]*Key
+	keyOrder  []string
+	bySecret  map[string]string // string(hash) -> key id
+	byToken   map[string]string // publishable token -> key id
+}
+
+// New returns an empty directory.
+func New() *State {
+	return &State{
+		units:    map[string]*Unit{},
+		keys:     map[string]*Key{},
+		bySecret: map[string]string{},
+		byToken:  map[string]string{},
+	}
+}
+
+// CreateUnit decides a new unit.
+func (s *State) CreateUnit(id, name string, now time.Time) (Change, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return nil, fmt.Errorf("name: must not be empty")
+	}
+	if _, ok := s.units[id]; ok {
+		return nil, fmt.Errorf("directory: unit %s exists", id)
+	}
+	return UnitCreated{Unit: Unit{ID: id, Name: name, CreatedAt: now.UTC()}}, nil
+}
+
+// CreateKey decides a new key. secret is the whole key as handed out once.
+func (s *State) CreateKey(k Key, secret string) (Change, error) {
+	if _, ok := s.units[k.UnitID]; !ok {
+		return nil, ErrNotFound
+	}
+	switch k.Type {
+	case Secret:
+		k.Hash = HashSecret(secret)
+	case Publishable:
+		k.Token = secret
+	default:
+		return nil, fmt.Errorf("type: must be secret or publishable")
+	}
+	if len(secret) > 4 {
+		k.Hint = secret[len(secret)-4:]
+	}
+	if k.Origins == nil {
+		k.Origins = []string{}
+	}
+	return KeyCreated{Key: k}, nil
+}
+
+// RevokeKey decides a revocation. Revoking a revoked key changes nothing.
+func (s *State) RevokeKey(id string, now time.Time) (Change, error) {
+	k, ok := s.keys[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	if k.RevokedAt != nil {
+		return nil, nil
+	}
+	return KeyRevoked{KeyID: id, At: now.UTC()}, nil
+}
+
+// Apply performs a change.
+func (s *State) Apply(c Change) {
+	switch c := c.(type) {
+	case UnitCreated:
+		u := c.Unit
+		s.units[u.ID] = &u
+		s.unitOrder = append(s.unitOrder, u.ID)
+	case KeyCreated:
+		k := c.Key
+		s.keys[k.ID] = &k
+		s.keyOrder = append(s.keyOrder, k.ID)
+		if k.Type == Secret {
+			s.bySecret[string(k.Hash)] = k.ID
+		} else {
+			s.byToken[k.Token] = k.ID
+		}
+	case KeyRevoked:
+		k := s.keys[c.KeyID]
+		if k == nil {
+			panic("directory: revoke of unknown key " + c.KeyID)
+		}
+		at := c.At
+		k.RevokedAt = &at
+	default:
+		panic(fmt.Sprintf("directory: unknown change %T", c))
+	}
+}
+
+// Unit returns a copy of unit id.
+func (s *State) Unit(id string) (Unit, bool) {
+	u, ok := s.units[id]
+	if !ok {
+		return Unit{}, false
+	}
+	return *u, true
+}
+
+// Units lists units in creation order.
+func (s *State) Units() []Unit {
+	out := make([]Unit, 0, len(s.unitOrder))
+	for _, id := range s.unitOrder {
+		out = append(out, *s.units[id])
+	}
+	return out
+}
+
+// Key returns a copy of key id.
+func (s *State) Key(id string) (Key, bool) {
+	k, ok := s.keys[id]
+	if !ok {
+		return Key{}, false
+	}
+	return copyKey(k), true
+}
+
+// Keys lists the keys of a unit in creation order.
+func (s *State) Keys(unitID string) []Key {
+	var out []Key
+	for _, id := range s.keyOrder {
+		if k := s.keys[id]; k.UnitID == unitID {
+			out = append(out, copyKey(k))
+		}
+	}
+	return out
+}
+
+// Lookup finds the key a presented token belongs to, active or not.
+func (s *State) Lookup(token string) (*Key, bool) {
+	var id string
+	var ok bool
+	switch {
+	case strings.HasPrefix(token, "sk_"):
+		id, ok = s.bySecret[string(HashSecret(token))]
+	case strings.HasPrefix(token, "pk_"):
+		id, ok = s.byToken[token]
+	}
+	if !ok {
+		return nil, false
+	}
+	return s.keys[id], true
+}
+
+// OriginListed reports whether any active publishable key lists origin.
+func (s *State) OriginListed(origin string, now time.Time) bool {
+	for _, id := range s.byToken {
+		k := s.keys[id]
+		if !k.Active(now) {
+			continue
+		}
+		for _, o := range k.Origins {
+			if o == origin {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Clone returns a deep copy, used to publish an immutable read view.
+func (s *State) Clone() *State {
+	c := New()
+	for _, id := range s.unitOrder {
+		u := *s.units[id]
+		c.units[id] = &u
+	}
+	c.unitOrder = append([]string(nil), s.unitOrder...)
+	for _, id := range s.keyOrder {
+		k := copyKey(s.keys[id])
+		c.keys[id] = &k
+	}
+	c.keyOrder = append([]string(nil), s.keyOrder...)
+	for h, id := range s.bySecret {
+		c.bySecret[h] = id
+	}
+	for t, id := range s.byToken {
+		c.byToken[t] = id
+	}
+	return c
+}
+
+func copyKey(k *Key) Key {
+	c := *k
+	c.Origins = append([]string(nil), k.Origins...)
+	c.Hash = append([]byte(nil), k.Hash...)
+	return c
+}
+
+type record struct {
+	K string          `json:"k"`
+	C json.RawMessage `json:"c"`
+}
+
+// Marshal encodes a change as a log record.
+func Marshal(c Change) ([]byte, error) {
+	body, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("directory: marshal %s: %w", c.kind(), err)
+	}
+	rec, err := json.Marshal(record{K: c.kind(), C: body})
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{1}, rec...), nil
+}
+
+// Unmarshal decodes a log record.
+func Unmarshal(b []byte) (Change, error) {
+	if len(b) == 0 || b[0] != 1 {
+		return nil, errors.New("directory: unknown record version")
+	}
+	var r record
+	if err := json.Unmarshal(b[1:], &r); err != nil {
+		return nil, fmt.Errorf("directory: decode record: %w", err)
+	}
+	var c Change
+	var err error
+	switch r.K {
+	case "unit.created":
+		var v UnitCreated
+		err = json.Unmarshal(r.C, &v)
+		c = v
+	case "key.created":
+		var v KeyCreated
+		err = json.Unmarshal(r.C, &v)
+		c = v
+	case "key.revoked":
+		var v KeyRevoked
+		err = json.Unmarshal(r.C, &v)
+		if err == nil && v.KeyID == "" {
+			err = errors.New("missing key id")
+		}
+		c = v
+	default:
+		return nil, fmt.Errorf("directory: unknown change kind %q", r.K)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("directory: decode %s: %w", r.K, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,14 @@
+// Package directory is the pure state machine of the service-wide directory:
+// business units and their API keys. Like actors/event it does no I/O and
+// reads no clock: commands carry their time and every generated secret, and
+// the changes it emits are what the log stores (stream "directory").
+//
+// Only a SHA-256 hash of a secret key is ever stored; publishable keys are
+// public and kept whole, as the console shows them in full.
+//
+// Change encoding (the log record): one version byte (1), then the JSON of
+// a record {"k": kind, "c": change}. Decoding bad bytes returns an error.
+//
+// Concurrency: a State is owned by one goroutine (the directory actor); the
+// actor publishes read views for concurrent readers.
+package directory
