@@ -1,0 +1,63 @@
+# ticketd: make run | make test | make bench | make lint | make fuzz
+GO       ?= go
+BIN      := bin/ticketd
+PKGS     := ./...
+# Short fuzz runs in make test; longer ones in make fuzz.
+FUZZTIME ?= 4s
+FUZZTIME_LONG ?= 60s
+
+.PHONY: all build run test test-go fuzz-short fuzz bench lint browser-deps clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/ticketd
+
+## run: build and start the service on the embedded Pebble store in ./data
+run: build
+	./$(BIN) serve
+
+## test: every test (unit, simulation, crash, HTTP black-box, browser), plus short fuzz runs
+test: browser-deps test-go fuzz-short
+
+test-go:
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 -timeout 9m $(PKGS)
+
+# Fuzz targets as package:Target pairs.
+FUZZ_TARGETS := $(shell for f in $$(grep -rlE --include='*_test.go' '^func Fuzz' .); do \
+	  for t in $$(grep -oE '^func Fuzz[A-Za-z0-9_]+' $$f | cut -d' ' -f2); do echo "$$(dirname $$f):$$t"; done; done)
+
+fuzz-short:
+	@set -e; for pt in $(FUZZ_TARGETS); do \
+	  pkg=$${pt%%:*}; t=$${pt##*:}; echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
+	  $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg; done
+
+fuzz:
+	$(MAKE) fuzz-short FUZZTIME=$(FUZZTIME_LONG)
+
+## bench: go test benchmarks of the core and the WAL, then the load generator
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+	$(GO) run ./bench/cmd/loadgen
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet $(PKGS)
+	@# Dependency direction: the pure cores import nothing of the module and no I/O.
+	@! $(GO) list -deps ./actors/event ./actors/directory | grep -E '^ticketd/(actors|http|persistence|snapshots)$$' 
+	@! $(GO) list -f '{{join .Imports "\n"}}' ./actors/event ./actors/directory | grep -E '^(os|net|net/http|ticketd/.*)$$'
+	@! $(GO) list -deps ./persistence ./snapshots | grep -E '^ticketd/(http|actors)$$'
+	@! $(GO) list -deps ./actors/... | grep -E '^ticketd/http$$'
+
+# The browser tests drive Debian's chromium; install it when missing.
+browser-deps:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (browser tests)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing: install Debian's chromium package to run the browser tests"; exit 1; fi; \
+	fi
+
+clean:
+	rm -rf bin
