@@ -1,0 +1,355 @@
+package event
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Apply performs a change. It cannot fail for a change that Decide produced
+// (replay calls it); a change that does not fit the state is a broken
+// invariant and panics.
+func (m *Machine) Apply(ch Change) { m.s.apply(ch) }
+
+func (s *State) apply(ch Change) {
+	switch c := ch.(type) {
+	case EventCreated:
+		s.Event = &EventRec{
+			Name: c.Name, Timezone: c.Timezone, StartsAt: c.StartsAt, EndsAt: c.EndsAt,
+			Status: EventDraft, Currency: c.Currency, CreatedAt: c.At, UpdatedAt: c.At,
+		}
+	case EventUpdated:
+		e := s.mustEvent()
+		e.Name, e.Timezone, e.StartsAt, e.EndsAt = c.Name, c.Timezone, c.StartsAt, c.EndsAt
+		e.Status, e.Currency, e.UpdatedAt = c.Status, c.Currency, c.At
+		if c.AgendaReset {
+			s.Sessions = map[string]*SessionRec{}
+			s.SessionOrder = nil
+		}
+	case TicketTypeCreated:
+		s.mustEvent()
+		s.Types[c.ID] = &TicketTypeRec{ID: c.ID, Seq: len(s.TypeOrder), TicketTypeSpec: c.TicketTypeSpec, CreatedAt: c.At, UpdatedAt: c.At}
+		s.TypeOrder = append(s.TypeOrder, c.ID)
+	case TicketTypeUpdated:
+		t := s.mustType(c.ID)
+		t.TicketTypeSpec, t.UpdatedAt = c.TicketTypeSpec, c.At
+	case RegistrationCreated:
+		s.addReg(&RegistrationRec{
+			ID: c.ID, Email: c.Email, Name: c.Name, TypeID: c.TypeID, Status: c.Status,
+			CheckinCode: c.CheckinCode, PassToken: c.PassToken, CreatedAt: c.At, UpdatedAt: c.At,
+		})
+	case RegistrationStatusChanged:
+		s.setRegStatus(c)
+	case PassRotated:
+		r := s.mustReg(c.ID)
+		delete(s.idx.regByPass, r.PassToken)
+		r.PassToken, r.UpdatedAt = c.PassToken, c.At
+		s.idx.regByPass[r.PassToken] = r.ID
+	case CheckedIn:
+		s.mustReg(c.RegID)
+		k := doorKey(c.RegID, c.SubjectType, c.SubjectID)
+		if _, dup := s.idx.doors[k]; dup {
+			panic(fmt.Sprintf("event: second check-in %s at one door", c.ID))
+		}
+		s.Checkins[c.ID] = &CheckinRec{ID: c.ID, Seq: len(s.CheckinOrder), RegID: c.RegID, SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, At: c.At}
+		s.CheckinOrder = append(s.CheckinOrder, c.ID)
+		s.idx.doors[k] = c.ID
+	case TicketIssued:
+		// Nothing to do: the shell reads it to queue ticket emails.
+	case CodesMinted:
+		for _, mc := range c.Codes {
+			s.Codes[mc.ID] = &CodeRec{ID: mc.ID, Seq: len(s.CodeOrder), TypeID: c.TypeID, Code: mc.Code, Label: c.Label, MaxUses: c.MaxUses, ExpiresAt: c.ExpiresAt, CreatedAt: c.At}
+			s.CodeOrder = append(s.CodeOrder, mc.ID)
+			s.idx.codeByCode[normCode(mc.Code)] = mc.ID
+		}
+	case CodeDisabled:
+		s.mustCode(c.ID).Disabled = true
+	case AddonCreated:
+		s.Addons[c.ID] = &AddonRec{ID: c.ID, Seq: len(s.AddonOrder), AddonSpec: c.AddonSpec, CreatedAt: c.At, UpdatedAt: c.At}
+		s.AddonOrder = append(s.AddonOrder, c.ID)
+	case AddonUpdated:
+		a := s.mustAddon(c.ID)
+		a.AddonSpec, a.UpdatedAt = c.AddonSpec, c.At
+	case BundleCreated:
+		s.Bundles[c.ID] = &BundleRec{ID: c.ID, Seq: len(s.BundleOrder), BundleSpec: c.BundleSpec, CreatedAt: c.At, UpdatedAt: c.At}
+		s.BundleOrder = append(s.BundleOrder, c.ID)
+	case BundleUpdated:
+		b := s.mustBundle(c.ID)
+		b.BundleSpec, b.UpdatedAt = c.BundleSpec, c.At
+	case OrderPlaced:
+		s.applyOrderPlaced(c)
+	case OrderPaymentStarted:
+		o := s.mustOrder(c.ID)
+		if o.Status != OrderStatusOpen {
+			panic(fmt.Sprintf("event: payment on order %s in status %s", o.ID, o.Status))
+		}
+		o.Status, o.PaymentID, o.HoldUntil = OrderStatusAwaitingPayment, c.PaymentID, c.HoldUntil
+		o.SuccessURL, o.CancelURL, o.UpdatedAt = c.SuccessURL, c.CancelURL, c.At
+		s.idx.orderByPayment[c.PaymentID] = o.ID
+	case OrderPaid:
+		s.applyOrderPaid(c)
+	case OrderReleased:
+		o := s.mustOrder(c.ID)
+		if !o.holding() {
+			panic(fmt.Sprintf("event: release of order %s in status %s", o.ID, o.Status))
+		}
+		s.moveHolds(o, func(n *int, q int) { *n -= q }, nil)
+		if o.CodeHeld {
+			s.mustCode(o.CodeID).Held--
+		}
+		o.Status, o.UpdatedAt = c.Status, c.At
+	case CheckoutSessionCreated:
+		s.Checkouts[c.ID] = &CheckoutRec{
+			ID: c.ID, Seq: len(s.CheckoutOrder), Items: c.Items, Email: c.Email, Name: c.Name,
+			Responses: c.Responses, RedemptionCode: c.RedemptionCode, PromotionCode: c.PromotionCode,
+			ReturnURL: c.ReturnURL, Locale: c.Locale, CreatedAt: c.At, ExpiresAt: c.ExpiresAt,
+		}
+		s.CheckoutOrder = append(s.CheckoutOrder, c.ID)
+	default:
+		panic(fmt.Sprintf("event: apply: unknown change %T", ch))
+	}
+}
+
+func (s *State) applyOrderPlaced(c OrderPlaced) {
+	e := s.mustEvent()
+	o := &OrderRec{
+		ID: c.ID, Seq: len(s.OrderOrder), Number: c.Number, Email: c.Email, Name: c.Name,
+		Lines: c.Lines, Holds: c.Holds, AdmissionTypeID: c.AdmissionTypeID, CodeID: c.CodeID,
+		Responses: c.Responses, Status: c.Status, Total: c.Total, Currency: c.Currency,
+		HoldUntil: c.HoldUntil, AlreadyRegistered: c.AlreadyRegistered, RegistrationID: c.RegistrationID,
+		CreatedAt: c.At, UpdatedAt: c.At,
+	}
+	s.Orders[o.ID] = o
+	s.OrderOrder = append(s.OrderOrder, o.ID)
+	s.idx.orderByNumber[o.Number] = o.ID
+	e.OrdersTaken++
+	if o.holding() {
+		s.moveHolds(o, func(n *int, q int) { *n += q }, nil)
+		if o.CodeID != "" {
+			s.mustCode(o.CodeID).Held++
+			o.CodeHeld = true
+		}
+	}
+}
+
+func (s *State) applyOrderPaid(c OrderPaid) {
+	o := s.mustOrder(c.ID)
+	if !o.holding() {
+		panic(fmt.Sprintf("event: payment of order %s in status %s", o.ID, o.Status))
+	}
+	// Every held unit becomes sold; the admission hold becomes a confirmed
+	// registration below (or is released for an already registered buyer).
+	s.moveHolds(o, func(n *int, q int) { *n -= q }, func(sold *int, q int) { *sold += q })
+	var code *CodeRec
+	if o.CodeHeld {
+		code = s.mustCode(o.CodeID)
+		code.Held--
+	}
+	o.Status, o.UpdatedAt = OrderStatusPaid, c.At
+	if c.AlreadyRegistered {
+		o.AlreadyRegistered = true
+		return
+	}
+	if o.AdmissionTypeID == "" && c.RegistrationID == "" {
+		return
+	}
+	r := &RegistrationRec{
+		ID: c.RegistrationID, Email: o.Email, Name: o.Name, TypeID: o.AdmissionTypeID,
+		Status: RegConfirmed, CheckinCode: c.CheckinCode, PassToken: c.PassToken,
+		OrderID: o.ID, CreatedAt: c.At, UpdatedAt: c.At,
+	}
+	if code != nil {
+		code.Uses++
+		r.CodeID = code.ID
+	}
+	o.RegistrationID = r.ID
+	s.addReg(r)
+}
+
+// moveHolds walks an order's holds: held adjusts each held counter; sold,
+// when set, receives the units of add-ons and bundles (ticket type units
+// become registrations instead).
+func (s *State) moveHolds(o *OrderRec, held func(n *int, q int), sold func(n *int, q int)) {
+	for _, h := range o.Holds {
+		switch h.Kind {
+		case ItemRegistrationType:
+			held(&s.mustType(h.ID).Held, h.Qty)
+		case ItemAddon:
+			a := s.mustAddon(h.ID)
+			held(&a.Held, h.Qty)
+			if sold != nil {
+				sold(&a.Sold, h.Qty)
+			}
+		case ItemBundle:
+			b := s.mustBundle(h.ID)
+			held(&b.Held, h.Qty)
+			if sold != nil {
+				sold(&b.Sold, h.Qty)
+			}
+		default:
+			panic(fmt.Sprintf("event: order %s holds unknown kind %q", o.ID, h.Kind))
+		}
+	}
+}
+
+func (s *State) addReg(r *RegistrationRec) {
+	if _, dup := s.Regs[r.ID]; dup {
+		panic(fmt.Sprintf("event: duplicate registration %s", r.ID))
+	}
+	r.Seq = len(s.RegOrder)
+	s.Regs[r.ID] = r
+	s.RegOrder = append(s.RegOrder, r.ID)
+	s.count(r.TypeID, r.Status, +1)
+	s.indexReg(r)
+}
+
+// count moves a ticket type's counters for a registration status.
+func (s *State) count(typeID, status string, d int) {
+	if typeID == "" {
+		return
+	}
+	t := s.mustType(typeID)
+	switch status {
+	case RegConfirmed:
+		t.Confirmed += d
+	case RegWaitlisted:
+		t.Waitlisted += d
+	}
+}
+
+func (s *State) setRegStatus(c RegistrationStatusChanged) {
+	r := s.mustReg(c.ID)
+	old := r.Status
+	s.count(r.TypeID, old, -1)
+	s.count(r.TypeID, c.Status, +1)
+	if old == RegWaitlisted {
+		w := s.idx.waitlist[r.TypeID]
+		if i := slices.Index(w, r.ID); i >= 0 {
+			s.idx.waitlist[r.TypeID] = slices.Delete(w, i, i+1)
+		}
+	}
+	if c.Status == RegWaitlisted {
+		s.idx.waitlist[r.TypeID] = append(s.idx.waitlist[r.TypeID], r.ID)
+	}
+	if activeReg(old) && !activeReg(c.Status) {
+		if s.idx.regByEmail[normEmail(r.Email)] == r.ID {
+			delete(s.idx.regByEmail, normEmail(r.Email))
+		}
+		// A cancelled registration gives its code use back.
+		if r.CodeID != "" {
+			s.mustCode(r.CodeID).Uses--
+		}
+	}
+	r.Status, r.UpdatedAt = c.Status, c.At
+	if c.Reason != "" {
+		r.Reason = c.Reason
+	}
+}
+
+func (s *State) mustEvent() *EventRec {
+	if s.Event == nil {
+		panic("event: change before event.created")
+	}
+	return s.Event
+}
+
+func mustGet[T any](m map[string]*T, id, what string) *T {
+	v, ok := m[id]
+	if !ok {
+		panic(fmt.Sprintf("event: unknown %s %q", what, id))
+	}
+	return v
+}
+
+func (s *State) mustType(id string) *TicketTypeRec  { return mustGet(s.Types, id, "ticket type") }
+func (s *State) mustReg(id string) *RegistrationRec { return mustGet(s.Regs, id, "registration") }
+func (s *State) mustCode(id string) *CodeRec        { return mustGet(s.Codes, id, "code") }
+func (s *State) mustAddon(id string) *AddonRec      { return mustGet(s.Addons, id, "add-on") }
+func (s *State) mustBundle(id string) *BundleRec    { return mustGet(s.Bundles, id, "bundle") }
+func (s *State) mustOrder(id string) *OrderRec      { return mustGet(s.Orders, id, "order") }
+
+// check verifies the structure of a decoded snapshot.
+func (s *State) check() error {
+	if s.Types == nil || s.Regs == nil || s.Checkins == nil || s.Codes == nil || s.Addons == nil ||
+		s.Bundles == nil || s.Orders == nil || s.Checkouts == nil || s.Sessions == nil || s.Venues == nil {
+		return fmt.Errorf("missing collection")
+	}
+	if err := checkOrder(s.Types, s.TypeOrder, "ticket type", func(v *TicketTypeRec) int { return v.Seq }); err != nil {
+		return err
+	}
+	if err := checkOrder(s.Regs, s.RegOrder, "registration", func(v *RegistrationRec) int { return v.Seq }); err != nil {
+		return err
+	}
+	if err := checkOrder(s.Checkins, s.CheckinOrder, "check-in", func(v *CheckinRec) int { return v.Seq }); err != nil {
+		return err
+	}
+	if err := checkOrder(s.Codes, s.CodeOrder, "code", func(v *CodeRec) int { return v.Seq }); err != nil {
+		return err
+	}
+	if err := checkOrder(s.Addons, s.AddonOrder, "add-on", func(v *AddonRec) int { return v.Seq }); err != nil {
+		return err
+	}
+	if err := checkOrder(s.Bundles, s.BundleOrder, "bundle", func(v *BundleRec) int { return v.Seq }); err != nil {
+		return err
+	}
+	if err := checkOrder(s.Orders, s.OrderOrder, "order", func(v *OrderRec) int { return v.Seq }); err != nil {
+		return err
+	}
+	if err := checkOrder(s.Checkouts, s.CheckoutOrder, "checkout session", func(v *CheckoutRec) int { return v.Seq }); err != nil {
+		return err
+	}
+	if err := checkOrder(s.Sessions, s.SessionOrder, "session", func(v *SessionRec) int { return v.Seq }); err != nil {
+		return err
+	}
+	if err := checkOrder(s.Venues, s.VenueOrder, "venue", func(v *VenueRec) int { return v.Seq }); err != nil {
+		return err
+	}
+	if (len(s.Types) > 0 || len(s.Regs) > 0 || len(s.Orders) > 0) && s.Event == nil {
+		return fmt.Errorf("records without an event")
+	}
+	for _, id := range s.RegOrder {
+		r := s.Regs[id]
+		if r.TypeID != "" && s.Types[r.TypeID] == nil {
+			return fmt.Errorf("registration %s of unknown type", id)
+		}
+		if r.CodeID != "" && s.Codes[r.CodeID] == nil {
+			return fmt.Errorf("registration %s of unknown code", id)
+		}
+	}
+	for _, id := range s.CheckinOrder {
+		if s.Regs[s.Checkins[id].RegID] == nil {
+			return fmt.Errorf("check-in %s of unknown registration", id)
+		}
+	}
+	for _, id := range s.OrderOrder {
+		o := s.Orders[id]
+		for _, h := range o.Holds {
+			if (h.Kind == ItemRegistrationType && s.Types[h.ID] == nil) || (h.Kind == ItemAddon && s.Addons[h.ID] == nil) ||
+				(h.Kind == ItemBundle && s.Bundles[h.ID] == nil) {
+				return fmt.Errorf("order %s holds unknown %s %s", id, h.Kind, h.ID)
+			}
+		}
+		if o.CodeID != "" && s.Codes[o.CodeID] == nil {
+			return fmt.Errorf("order %s of unknown code", id)
+		}
+		if o.AdmissionTypeID != "" && s.Types[o.AdmissionTypeID] == nil {
+			return fmt.Errorf("order %s of unknown type", id)
+		}
+	}
+	return nil
+}
+
+func checkOrder[T any](m map[string]*T, order []string, what string, seq func(*T) int) error {
+	if len(m) != len(order) {
+		return fmt.Errorf("%s index has %d ids for %d records", what, len(order), len(m))
+	}
+	for i, id := range order {
+		v, ok := m[id]
+		if !ok || v == nil {
+			return fmt.Errorf("%s %q listed but missing", what, id)
+		}
+		if seq(v) != i {
+			return fmt.Errorf("%s %q has seq %d at %d", what, id, seq(v), i)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,352 @@
+package event
+
+import "encoding/json"
+
+// Commands: one struct per operation. A command struct IS the JSON request
+// body: the HTTP binder decodes the body straight into it and checks the `v`
+// tags (see http/route.go); path parameters and shell-filled fields carry
+// json:"-". Semantic checks (unknown ids, state) happen in Decide.
+
+// CreateEvent creates the event; it is the first command of every machine.
+type CreateEvent struct {
+	Name     string `json:"name" v:"required,minLen=1,maxLen=200"`
+	Timezone string `json:"timezone" v:"required,minLen=1,maxLen=64"`
+	StartsAt *Time  `json:"startsAt" v:"nullable"`
+	EndsAt   *Time  `json:"endsAt" v:"nullable"`
+	Currency string `json:"currency,omitempty" v:"minLen=3,maxLen=3"`
+}
+
+// UpdateEvent patches the event. Status may be draft, published or archived.
+type UpdateEvent struct {
+	Name               Opt[string] `json:"name,omitzero" v:"minLen=1,maxLen=200"`
+	Timezone           Opt[string] `json:"timezone,omitzero" v:"minLen=1,maxLen=64"`
+	StartsAt           Opt[Time]   `json:"startsAt,omitzero" v:"nullable"`
+	EndsAt             Opt[Time]   `json:"endsAt,omitzero" v:"nullable"`
+	Status             Opt[string] `json:"status,omitzero" v:"enum=draft|published|archived"`
+	Currency           Opt[string] `json:"currency,omitzero" v:"minLen=3,maxLen=3"`
+	ConfirmAgendaReset bool        `json:"confirmAgendaReset,omitempty"`
+}
+
+// ArchiveEvent archives the event; archive is final.
+type ArchiveEvent struct{}
+
+// GetEvent reads the event.
+type GetEvent struct{}
+
+// CreateTicketType creates a ticket type (registration type) as draft.
+// IsPublic defaults to true.
+type CreateTicketType struct {
+	Name             string `json:"name" v:"required,minLen=1,maxLen=200"`
+	Capacity         *int   `json:"capacity" v:"nullable,min=0,max=10000000"`
+	PriceAmount      Money  `json:"priceAmount"`
+	AllowWaitlist    bool   `json:"allowWaitlist"`
+	IsPublic         *bool  `json:"isPublic"`
+	RequiresApproval bool   `json:"requiresApproval"`
+	OpensAt          *Time  `json:"opensAt" v:"nullable"`
+	ClosesAt         *Time  `json:"closesAt" v:"nullable"`
+}
+
+// UpdateTicketType patches a ticket type, status included.
+type UpdateTicketType struct {
+	ID               string      `json:"-"`
+	Name             Opt[string] `json:"name,omitzero" v:"minLen=1,maxLen=200"`
+	Capacity         Opt[int]    `json:"capacity,omitzero" v:"nullable,min=0,max=10000000"`
+	PriceAmount      Opt[Money]  `json:"priceAmount,omitzero"`
+	AllowWaitlist    Opt[bool]   `json:"allowWaitlist,omitzero"`
+	IsPublic         Opt[bool]   `json:"isPublic,omitzero"`
+	RequiresApproval Opt[bool]   `json:"requiresApproval,omitzero"`
+	OpensAt          Opt[Time]   `json:"opensAt,omitzero" v:"nullable"`
+	ClosesAt         Opt[Time]   `json:"closesAt,omitzero" v:"nullable"`
+	Status           Opt[string] `json:"status,omitzero" v:"enum=draft|open|closed|archived"`
+}
+
+// GetTicketType reads one ticket type.
+type GetTicketType struct {
+	ID string `json:"-"`
+}
+
+// ListTicketTypes lists ticket types in creation order.
+type ListTicketTypes struct {
+	Limit  int    `json:"-" query:"limit"`
+	Cursor string `json:"-" query:"cursor"`
+}
+
+// GetAvailability reads a ticket type's availability object.
+type GetAvailability struct {
+	ID string `json:"-"`
+}
+
+// CreateRegistration registers a person through the Developer API.
+type CreateRegistration struct {
+	Email              string `json:"email" v:"required,format=email,maxLen=320"`
+	Name               string `json:"name,omitempty" v:"maxLen=200"`
+	RegistrationTypeID string `json:"registrationTypeId,omitempty" v:"maxLen=100"`
+}
+
+// ListRegistrations lists registrations newest first.
+type ListRegistrations struct {
+	Status string `json:"-" query:"status" v:"enum=pending|confirmed|waitlisted|rejected|cancelled"`
+	Email  string `json:"-" query:"email" v:"maxLen=320"`
+	Limit  int    `json:"-" query:"limit"`
+	Cursor string `json:"-" query:"cursor"`
+}
+
+// GetRegistration reads one registration.
+type GetRegistration struct {
+	ID string `json:"-"`
+}
+
+// ApproveRegistration decides a pending application positively.
+type ApproveRegistration struct {
+	ID string `json:"-"`
+}
+
+// RejectRegistration decides a pending application negatively.
+type RejectRegistration struct {
+	ID     string `json:"-"`
+	Reason string `json:"reason,omitempty" v:"maxLen=1000"`
+}
+
+// CancelRegistration cancels a registration and releases its place.
+type CancelRegistration struct {
+	ID string `json:"-"`
+}
+
+// RotatePass issues a new pass token; the old pass link stops working.
+type RotatePass struct {
+	ID string `json:"-"`
+}
+
+// GetPass finds a registration by its pass token (the hosted pass page).
+type GetPass struct {
+	Token string `json:"-"`
+}
+
+// RecordCheckin records a check-in at a door, by registration id or by
+// check-in code (exactly one of the two).
+type RecordCheckin struct {
+	RegistrationID string `json:"registrationId,omitempty" v:"maxLen=100"`
+	CheckinCode    string `json:"checkinCode,omitempty" v:"maxLen=100"`
+	SubjectType    string `json:"subjectType" v:"required,enum=event|session|venue"`
+	SubjectID      string `json:"subjectId,omitempty" v:"maxLen=100"`
+	Method         string `json:"method,omitempty" v:"enum=scan|manual"`
+}
+
+// ListCheckins lists check-ins newest first.
+type ListCheckins struct {
+	SubjectType    string `json:"-" query:"subjectType" v:"enum=event|session|venue"`
+	SubjectID      string `json:"-" query:"subjectId" v:"maxLen=100"`
+	RegistrationID string `json:"-" query:"registrationId" v:"maxLen=100"`
+	Limit          int    `json:"-" query:"limit"`
+	Cursor         string `json:"-" query:"cursor"`
+}
+
+// MintCodes mints redemption codes for a ticket type. A custom Code forces
+// Count to 1. MaxUses absent means 1, null means unlimited.
+type MintCodes struct {
+	RegistrationTypeID string   `json:"registrationTypeId" v:"required,minLen=1,maxLen=100"`
+	Count              int      `json:"count,omitempty" v:"min=1,max=1000"`
+	Code               string   `json:"code,omitempty" v:"minLen=1,maxLen=64"`
+	Label              string   `json:"label,omitempty" v:"maxLen=200"`
+	MaxUses            Opt[int] `json:"maxUses,omitzero" v:"nullable,min=1,max=1000000"`
+	ExpiresAt          *Time    `json:"expiresAt" v:"nullable"`
+}
+
+// ListCodes lists redemption codes in mint order.
+type ListCodes struct {
+	Limit  int    `json:"-" query:"limit"`
+	Cursor string `json:"-" query:"cursor"`
+}
+
+// LookupCode validates a buyer's code.
+type LookupCode struct {
+	Code string `json:"-" query:"code" v:"required,minLen=1,maxLen=64"`
+}
+
+// DisableCode disables a redemption code.
+type DisableCode struct {
+	ID string `json:"-"`
+}
+
+// CreateAddon creates an add-on as draft.
+type CreateAddon struct {
+	Name        string `json:"name" v:"required,minLen=1,maxLen=200"`
+	PriceAmount Money  `json:"priceAmount"`
+	Capacity    *int   `json:"capacity" v:"nullable,min=0,max=10000000"`
+}
+
+// UpdateAddon patches an add-on, status included.
+type UpdateAddon struct {
+	ID          string      `json:"-"`
+	Name        Opt[string] `json:"name,omitzero" v:"minLen=1,maxLen=200"`
+	PriceAmount Opt[Money]  `json:"priceAmount,omitzero"`
+	Capacity    Opt[int]    `json:"capacity,omitzero" v:"nullable,min=0,max=10000000"`
+	Status      Opt[string] `json:"status,omitzero" v:"enum=draft|open|closed|archived"`
+}
+
+// GetAddon reads one add-on.
+type GetAddon struct {
+	ID string `json:"-"`
+}
+
+// ListAddons lists add-ons in creation order.
+type ListAddons struct {
+	Limit  int    `json:"-" query:"limit"`
+	Cursor string `json:"-" query:"cursor"`
+}
+
+// BundleItem is one line of a bundle's contents.
+type BundleItem struct {
+	ItemType string `json:"itemType" v:"required,enum=registration_type|addon"`
+	ItemID   string `json:"itemId" v:"required,minLen=1,maxLen=100"`
+	Quantity int    `json:"quantity" v:"required,min=1,max=100"`
+}
+
+// CreateBundle creates a bundle as draft.
+type CreateBundle struct {
+	Name        string       `json:"name" v:"required,minLen=1,maxLen=200"`
+	PriceAmount Money        `json:"priceAmount"`
+	Capacity    *int         `json:"capacity" v:"nullable,min=0,max=10000000"`
+	Items       []BundleItem `json:"items" v:"maxItems=50"`
+}
+
+// UpdateBundle patches a bundle, status and items included.
+type UpdateBundle struct {
+	ID          string            `json:"-"`
+	Name        Opt[string]       `json:"name,omitzero" v:"minLen=1,maxLen=200"`
+	PriceAmount Opt[Money]        `json:"priceAmount,omitzero"`
+	Capacity    Opt[int]          `json:"capacity,omitzero" v:"nullable,min=0,max=10000000"`
+	Status      Opt[string]       `json:"status,omitzero" v:"enum=draft|open|closed|archived"`
+	Items       Opt[[]BundleItem] `json:"items,omitzero" v:"maxItems=50"`
+}
+
+// GetBundle reads one bundle.
+type GetBundle struct {
+	ID string `json:"-"`
+}
+
+// ListBundles lists bundles in creation order.
+type ListBundles struct {
+	Limit  int    `json:"-" query:"limit"`
+	Cursor string `json:"-" query:"cursor"`
+}
+
+// ReplaceBundleItems replaces a bundle's whole contents. The HTTP body is
+// the array itself; the handler puts it in Items.
+type ReplaceBundleItems struct {
+	ID    string       `json:"-"`
+	Items []BundleItem `json:"-"`
+}
+
+// OrderItem is one requested line of an order or checkout session.
+type OrderItem struct {
+	ItemType string `json:"itemType" v:"required,enum=registration_type|addon|bundle"`
+	ItemID   string `json:"itemId" v:"required,minLen=1,maxLen=100"`
+	Quantity int    `json:"quantity" v:"required,min=1,max=100"`
+}
+
+// PlaceOrder places an order and holds its places for Config.OrderHold.
+// Storefront is set by the shell for storefront calls (json:"-"); the rules
+// are the same on both surfaces.
+type PlaceOrder struct {
+	Email          string          `json:"email" v:"required,format=email,maxLen=320"`
+	Name           string          `json:"name,omitempty" v:"maxLen=200"`
+	Items          []OrderItem     `json:"items" v:"required,maxItems=50"`
+	RedemptionCode string          `json:"redemptionCode,omitempty" v:"minLen=1,maxLen=64"`
+	Responses      json.RawMessage `json:"responses,omitempty"`
+	Storefront     bool            `json:"-"`
+}
+
+// ConfirmOrder confirms an open order: a free one is paid and fulfilled at
+// once, a paid one awaits payment. Ref is the order id or order number.
+type ConfirmOrder struct {
+	Ref        string `json:"-"`
+	SuccessURL string `json:"successUrl,omitempty" v:"format=uri,maxLen=2000"`
+	CancelURL  string `json:"cancelUrl,omitempty" v:"format=uri,maxLen=2000"`
+}
+
+// CancelOrder releases an order's hold now; cancelling again is a no-op.
+type CancelOrder struct {
+	Ref string `json:"-"`
+}
+
+// GetOrder reads an order by id or order number.
+type GetOrder struct {
+	Ref string `json:"-"`
+}
+
+// ListOrders lists orders newest first.
+type ListOrders struct {
+	Status string `json:"-" query:"status" v:"enum=open|awaiting_payment|paid|cancelled|expired"`
+	Email  string `json:"-" query:"email" v:"maxLen=320"`
+	Limit  int    `json:"-" query:"limit"`
+	Cursor string `json:"-" query:"cursor"`
+}
+
+// SettlePayment is built by the payment webhook handler (never decoded from
+// a client body). Outcome is "succeeded" or "failed".
+type SettlePayment struct {
+	PaymentID  string `json:"-"`
+	Amount     Money  `json:"-"`
+	Currency   string `json:"-"`
+	DeliveryID string `json:"-"`
+	Outcome    string `json:"-"`
+}
+
+// CreateCheckoutSession creates a hosted checkout session. It holds no seat.
+type CreateCheckoutSession struct {
+	Items          []OrderItem     `json:"items" v:"required,maxItems=50"`
+	Email          string          `json:"email,omitempty" v:"format=email,maxLen=320"`
+	Name           string          `json:"name,omitempty" v:"maxLen=200"`
+	Responses      json.RawMessage `json:"responses,omitempty"`
+	RedemptionCode string          `json:"redemptionCode,omitempty" v:"minLen=1,maxLen=64"`
+	PromotionCode  string          `json:"promotionCode,omitempty" v:"minLen=1,maxLen=64"`
+	ReturnURL      string          `json:"returnUrl,omitempty" v:"maxLen=2000"`
+	Locale         string          `json:"locale,omitempty" v:"enum=en|zh-CN"`
+}
+
+// GetCheckoutSession reads a checkout session by id.
+type GetCheckoutSession struct {
+	ID string `json:"-"`
+}
+
+func (CreateEvent) isCommand()           {}
+func (UpdateEvent) isCommand()           {}
+func (ArchiveEvent) isCommand()          {}
+func (GetEvent) isCommand()              {}
+func (CreateTicketType) isCommand()      {}
+func (UpdateTicketType) isCommand()      {}
+func (GetTicketType) isCommand()         {}
+func (ListTicketTypes) isCommand()       {}
+func (GetAvailability) isCommand()       {}
+func (CreateRegistration) isCommand()    {}
+func (ListRegistrations) isCommand()     {}
+func (GetRegistration) isCommand()       {}
+func (ApproveRegistration) isCommand()   {}
+func (RejectRegistration) isCommand()    {}
+func (CancelRegistration) isCommand()    {}
+func (RotatePass) isCommand()            {}
+func (GetPass) isCommand()               {}
+func (RecordCheckin) isCommand()         {}
+func (ListCheckins) isCommand()          {}
+func (MintCodes) isCommand()             {}
+func (ListCodes) isCommand()             {}
+func (LookupCode) isCommand()            {}
+func (DisableCode) isCommand()           {}
+func (CreateAddon) isCommand()           {}
+func (UpdateAddon) isCommand()           {}
+func (GetAddon) isCommand()              {}
+func (ListAddons) isCommand()            {}
+func (CreateBundle) isCommand()          {}
+func (UpdateBundle) isCommand()          {}
+func (GetBundle) isCommand()             {}
+func (ListBundles) isCommand()           {}
+func (ReplaceBundleItems) isCommand()    {}
+func (PlaceOrder) isCommand()            {}
+func (ConfirmOrder) isCommand()          {}
+func (CancelOrder) isCommand()           {}
+func (GetOrder) isCommand()              {}
+func (ListOrders) isCommand()            {}
+func (SettlePayment) isCommand()         {}
+func (CreateCheckoutSession) isCommand() {}
+func (GetCheckoutSession) isCommand()    {}

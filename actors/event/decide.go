@@ -1,0 +1,413 @@
+package event
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Decide checks c against the state at time now and says what would change.
+// It does not mutate the state: the shell applies the returned changes right
+// after (and logs them first). A business rejection is an *Error. The result
+// is a fresh value (see views.go).
+func (m *Machine) Decide(now time.Time, c Command) (any, []Change, error) {
+	if c == nil {
+		return nil, nil, Errorf(InvalidArgument, "no command")
+	}
+	if cc, ok := c.(CreateEvent); ok {
+		return m.createEvent(now, cc)
+	}
+	if m.s.Event == nil {
+		if _, ok := c.(Expire); ok {
+			return nil, nil, nil
+		}
+		return nil, nil, Errorf(NotFound, "event not found")
+	}
+	switch c := c.(type) {
+	case UpdateEvent:
+		return m.updateEvent(now, c)
+	case ArchiveEvent:
+		return m.archiveEvent(now)
+	case GetEvent:
+		return m.eventView(), nil, nil
+	case CreateTicketType:
+		return m.createTicketType(now, c)
+	case UpdateTicketType:
+		return m.updateTicketType(now, c)
+	case GetTicketType:
+		t, err := m.ticketType(c.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m.typeView(t), nil, nil
+	case ListTicketTypes:
+		l, err := pageOf(m.s.TypeOrder, m.s.Types, func(t *TicketTypeRec) int { return t.Seq }, c.Cursor, c.Limit, false, nil, m.typeView)
+		return l, nil, err
+	case GetAvailability:
+		t, err := m.ticketType(c.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		return availability(t), nil, nil
+	case CreateRegistration:
+		return m.createRegistration(now, c)
+	case ListRegistrations:
+		return m.listRegistrations(c)
+	case GetRegistration:
+		r, err := m.registration(c.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m.regView(r), nil, nil
+	case ApproveRegistration:
+		return m.approveRegistration(now, c)
+	case RejectRegistration:
+		return m.rejectRegistration(now, c)
+	case CancelRegistration:
+		return m.cancelRegistration(now, c)
+	case RotatePass:
+		return m.rotatePass(now, c)
+	case GetPass:
+		id, ok := m.s.idx.regByPass[c.Token]
+		if !ok || c.Token == "" {
+			return nil, nil, Errorf(NotFound, "pass not found")
+		}
+		return Pass{Registration: m.regView(m.s.Regs[id]), Event: m.eventView()}, nil, nil
+	case RecordCheckin:
+		return m.recordCheckin(now, c)
+	case ListCheckins:
+		return m.listCheckins(c)
+	}
+	return m.decideCommerce(now, c)
+}
+
+// ids generates record ids. Generated values are put into changes, so
+// replay never calls it.
+func (m *Machine) newID(prefix string) string { return m.ids.New(prefix) }
+
+func (m *Machine) createEvent(now time.Time, c CreateEvent) (any, []Change, error) {
+	if m.s.Event != nil {
+		return nil, nil, Errorf(AlreadyExists, "event %s already exists", m.s.ID)
+	}
+	name, tz := strings.TrimSpace(c.Name), strings.TrimSpace(c.Timezone)
+	if name == "" {
+		return nil, nil, FieldError("name", "required")
+	}
+	if tz == "" {
+		return nil, nil, FieldError("timezone", "required")
+	}
+	cur := "USD"
+	if c.Currency != "" {
+		var err error
+		if cur, err = currency(c.Currency); err != nil {
+			return nil, nil, err
+		}
+	}
+	starts, ends := timeOf(c.StartsAt), timeOf(c.EndsAt)
+	if err := checkWindow(starts, ends, "endsAt", "startsAt"); err != nil {
+		return nil, nil, err
+	}
+	ch := EventCreated{At: now, Name: name, Timezone: tz, StartsAt: starts, EndsAt: ends, Currency: cur}
+	v := Event{ID: m.s.ID, Name: name, Timezone: tz, StartsAt: tp(starts), EndsAt: tp(ends), Status: EventDraft, Currency: cur, CreatedAt: At(now), UpdatedAt: At(now)}
+	return v, []Change{ch}, nil
+}
+
+func currency(s string) (string, error) {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	if len(u) != 3 || strings.Trim(u, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+		return "", FieldError("currency", "must be an ISO 4217 code such as USD")
+	}
+	return u, nil
+}
+
+func timeOf(t *Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC()
+	return &v
+}
+
+// optTime resolves a PATCH timestamp against its current value.
+func optTime(o Opt[Time], cur *time.Time) *time.Time {
+	switch {
+	case !o.Set:
+		return cur
+	case o.Null:
+		return nil
+	}
+	v := o.V.UTC()
+	return &v
+}
+
+func optInt(o Opt[int], cur *int) *int {
+	switch {
+	case !o.Set:
+		return cur
+	case o.Null:
+		return nil
+	}
+	v := o.V
+	return &v
+}
+
+func optVal[T any](o Opt[T], cur T) T {
+	if !o.Set || o.Null {
+		return cur
+	}
+	return o.V
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Equal(*b)
+}
+
+// checkWindow refuses an end before its start.
+func checkWindow(start, end *time.Time, endField, startField string) error {
+	if start != nil && end != nil && end.Before(*start) {
+		return FieldError(endField, "must not be before "+startField)
+	}
+	return nil
+}
+
+func (m *Machine) updateEvent(now time.Time, c UpdateEvent) (any, []Change, error) {
+	e := m.s.Event
+	if e.Status == EventArchived {
+		return nil, nil, Errorf(FailedPrecondition, "event is archived")
+	}
+	if c.Name.Set && (c.Name.Null || strings.TrimSpace(c.Name.V) == "") {
+		return nil, nil, FieldError("name", "must not be empty")
+	}
+	if c.Timezone.Set && (c.Timezone.Null || strings.TrimSpace(c.Timezone.V) == "") {
+		return nil, nil, FieldError("timezone", "must not be empty")
+	}
+	if c.Status.Set && c.Status.Null {
+		return nil, nil, FieldError("status", "must not be null")
+	}
+	if c.Currency.Set && c.Currency.Null {
+		return nil, nil, FieldError("currency", "must not be null")
+	}
+	ch := EventUpdated{
+		At: now, Name: strings.TrimSpace(optVal(c.Name, e.Name)), Timezone: strings.TrimSpace(optVal(c.Timezone, e.Timezone)),
+		StartsAt: optTime(c.StartsAt, e.StartsAt), EndsAt: optTime(c.EndsAt, e.EndsAt),
+		Status: optVal(c.Status, e.Status), Currency: e.Currency,
+	}
+	switch ch.Status {
+	case EventDraft, EventPublished, EventArchived:
+	default:
+		return nil, nil, FieldError("status", "must be draft, published or archived")
+	}
+	if c.Currency.Set {
+		cur, err := currency(c.Currency.V)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cur != e.Currency && e.OrdersTaken > 0 {
+			return nil, nil, Errorf(FailedPrecondition, "currency is locked: the event has taken orders")
+		}
+		ch.Currency = cur
+	}
+	if err := checkWindow(ch.StartsAt, ch.EndsAt, "endsAt", "startsAt"); err != nil {
+		return nil, nil, err
+	}
+	if ch.Status == EventPublished && ch.StartsAt == nil {
+		return nil, nil, FieldError("startsAt", "an event needs a start time to be published")
+	}
+	if !sameTime(ch.StartsAt, e.StartsAt) && len(m.s.Sessions) > 0 {
+		if !c.ConfirmAgendaReset {
+			return nil, nil, Errorf(FailedPrecondition, "moving the start clears the agenda: repeat with confirmAgendaReset true")
+		}
+		ch.AgendaReset = true
+	}
+	v := m.eventView()
+	v.Name, v.Timezone, v.StartsAt, v.EndsAt = ch.Name, ch.Timezone, tp(ch.StartsAt), tp(ch.EndsAt)
+	v.Status, v.Currency, v.UpdatedAt = ch.Status, ch.Currency, At(now)
+	return v, []Change{ch}, nil
+}
+
+func (m *Machine) archiveEvent(now time.Time) (any, []Change, error) {
+	e := m.s.Event
+	if e.Status == EventArchived {
+		return m.eventView(), nil, nil
+	}
+	ch := EventUpdated{At: now, Name: e.Name, Timezone: e.Timezone, StartsAt: e.StartsAt, EndsAt: e.EndsAt, Status: EventArchived, Currency: e.Currency}
+	v := m.eventView()
+	v.Status, v.UpdatedAt = EventArchived, At(now)
+	return v, []Change{ch}, nil
+}
+
+func (m *Machine) notArchived() error {
+	if m.s.Event.Status == EventArchived {
+		return Errorf(FailedPrecondition, "event is archived")
+	}
+	return nil
+}
+
+func (m *Machine) ticketType(id string) (*TicketTypeRec, error) {
+	t, ok := m.s.Types[id]
+	if !ok {
+		return nil, Errorf(NotFound, "ticket type not found")
+	}
+	return t, nil
+}
+
+func checkCapacity(field string, c *int) error {
+	if c != nil && *c < 0 {
+		return FieldError(field, "must not be negative")
+	}
+	return nil
+}
+
+func (m *Machine) createTicketType(now time.Time, c CreateTicketType) (any, []Change, error) {
+	if err := m.notArchived(); err != nil {
+		return nil, nil, err
+	}
+	spec := TicketTypeSpec{
+		Name: strings.TrimSpace(c.Name), Capacity: intp(c.Capacity), Price: c.PriceAmount, AllowWaitlist: c.AllowWaitlist,
+		IsPublic: c.IsPublic == nil || *c.IsPublic, RequiresApproval: c.RequiresApproval,
+		OpensAt: timeOf(c.OpensAt), ClosesAt: timeOf(c.ClosesAt), Status: SellDraft,
+	}
+	if err := checkTypeSpec(spec); err != nil {
+		return nil, nil, err
+	}
+	id := m.newID("tt_")
+	ch := TicketTypeCreated{At: now, ID: id, TicketTypeSpec: spec}
+	rec := TicketTypeRec{ID: id, Seq: len(m.s.TypeOrder), TicketTypeSpec: spec, CreatedAt: now, UpdatedAt: now}
+	return m.typeView(&rec), []Change{ch}, nil
+}
+
+func checkTypeSpec(s TicketTypeSpec) error {
+	if s.Name == "" {
+		return FieldError("name", "must not be empty")
+	}
+	if s.Price < 0 || s.Price > moneyMax {
+		return FieldError("priceAmount", "out of range")
+	}
+	if err := checkCapacity("capacity", s.Capacity); err != nil {
+		return err
+	}
+	return checkWindow(s.OpensAt, s.ClosesAt, "closesAt", "opensAt")
+}
+
+// sellMove reports whether the sellable lifecycle allows from -> to:
+// draft -> open <-> closed -> archived.
+func sellMove(from, to string) bool {
+	if from == to {
+		return true
+	}
+	switch from {
+	case SellDraft:
+		return to == SellOpen
+	case SellOpen:
+		return to == SellClosed
+	case SellClosed:
+		return to == SellOpen || to == SellArchived
+	}
+	return false
+}
+
+func statusMove(o Opt[string], cur string) (string, error) {
+	if !o.Set {
+		return cur, nil
+	}
+	if o.Null {
+		return "", FieldError("status", "must not be null")
+	}
+	switch o.V {
+	case SellDraft, SellOpen, SellClosed, SellArchived:
+	default:
+		return "", FieldError("status", "must be draft, open, closed or archived")
+	}
+	if !sellMove(cur, o.V) {
+		return "", Errorf(FailedPrecondition, "status cannot move from %s to %s", cur, o.V)
+	}
+	return o.V, nil
+}
+
+func (m *Machine) updateTicketType(now time.Time, c UpdateTicketType) (any, []Change, error) {
+	t, err := m.ticketType(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := m.notArchived(); err != nil {
+		return nil, nil, err
+	}
+	if err := notNull([]nullField{{"name", c.Name.Null}, {"priceAmount", c.PriceAmount.Null}, {"allowWaitlist", c.AllowWaitlist.Null}, {"isPublic", c.IsPublic.Null}, {"requiresApproval", c.RequiresApproval.Null}}); err != nil {
+		return nil, nil, err
+	}
+	spec := t.TicketTypeSpec
+	spec.Name = strings.TrimSpace(optVal(c.Name, spec.Name))
+	spec.Capacity = optInt(c.Capacity, spec.Capacity)
+	spec.Price = optVal(c.PriceAmount, spec.Price)
+	spec.AllowWaitlist = optVal(c.AllowWaitlist, spec.AllowWaitlist)
+	spec.IsPublic = optVal(c.IsPublic, spec.IsPublic)
+	spec.RequiresApproval = optVal(c.RequiresApproval, spec.RequiresApproval)
+	spec.OpensAt = optTime(c.OpensAt, spec.OpensAt)
+	spec.ClosesAt = optTime(c.ClosesAt, spec.ClosesAt)
+	if spec.Status, err = statusMove(c.Status, t.Status); err != nil {
+		return nil, nil, err
+	}
+	if err := checkTypeSpec(spec); err != nil {
+		return nil, nil, err
+	}
+	rec := *t
+	rec.TicketTypeSpec, rec.UpdatedAt = spec, now
+	changes := []Change{TicketTypeUpdated{At: now, ID: t.ID, TicketTypeSpec: spec}}
+	// More room (or a waitlist turned off is left alone): promote the
+	// waitlist at once.
+	promoted := m.promote(now, &rec, 0, "")
+	changes = appendPromotions(changes, now, promoted)
+	rec.Confirmed += len(promoted)
+	rec.Waitlisted -= len(promoted)
+	return m.typeView(&rec), changes, nil
+}
+
+// promote returns the waitlisted registrations of t that take the places
+// free in t plus extra, oldest first, skipping skip.
+func (m *Machine) promote(now time.Time, t *TicketTypeRec, extra int, skip string) []string {
+	free := t.room()
+	if free < unlimited {
+		free += extra
+	}
+	var out []string
+	for _, id := range m.s.idx.waitlist[t.ID] {
+		if len(out) >= free {
+			break
+		}
+		if id != skip {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func appendPromotions(changes []Change, now time.Time, ids []string) []Change {
+	if len(ids) == 0 {
+		return changes
+	}
+	for _, id := range ids {
+		changes = append(changes, RegistrationStatusChanged{At: now, ID: id, Status: RegConfirmed})
+	}
+	return append(changes, TicketIssued{At: now, RegistrationIDs: ids})
+}
+
+// mustNotHappen documents a broken invariant in Decide.
+func mustNotHappen(format string, args ...any) { panic(fmt.Sprintf("event: "+format, args...)) }
+
+type nullField struct {
+	name string
+	null bool
+}
+
+// notNull refuses null for PATCH fields that have no null meaning.
+func notNull(fs []nullField) error {
+	for _, f := range fs {
+		if f.null {
+			return FieldError(f.name, "must not be null")
+		}
+	}
+	return nil
+}

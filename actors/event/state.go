@@ -1,0 +1,416 @@
+package event
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Statuses of records. They are the wire values.
+const (
+	EventDraft     = "draft"
+	EventPublished = "published"
+	EventArchived  = "archived"
+
+	// Sellable lifecycle of ticket types, add-ons and bundles.
+	SellDraft    = "draft"
+	SellOpen     = "open"
+	SellClosed   = "closed"
+	SellArchived = "archived"
+
+	RegPending    = "pending"
+	RegConfirmed  = "confirmed"
+	RegWaitlisted = "waitlisted"
+	RegRejected   = "rejected"
+	RegCancelled  = "cancelled"
+
+	OrderStatusOpen            = "open"
+	OrderStatusAwaitingPayment = "awaiting_payment"
+	OrderStatusPaid            = "paid"
+	OrderStatusCancelled       = "cancelled"
+	OrderStatusExpired         = "expired"
+
+	CodeStatusActive    = "active"
+	CodeStatusDisabled  = "disabled"
+	CodeStatusExpired   = "expired"
+	CodeStatusExhausted = "exhausted"
+
+	ItemRegistrationType = "registration_type"
+	ItemAddon            = "addon"
+	ItemBundle           = "bundle"
+)
+
+// State is the whole state of one event. Exported fields are the snapshot
+// (MarshalState); unexported fields are indexes rebuilt by reindex. Every
+// map has an ordered id slice beside it, because output order must never
+// depend on map iteration. Records carry Seq, their index in that slice, so
+// a cursor finds its place in O(1).
+//
+// Later features add fields here (speakers, sponsors, perks, perk bindings,
+// forms, promotion codes) without changing the existing ones: snapshots
+// decode unknown-to-old and missing-in-new fields gracefully.
+type State struct {
+	ID    string    `json:"id"`
+	Event *EventRec `json:"event"`
+
+	Types     map[string]*TicketTypeRec `json:"types"`
+	TypeOrder []string                  `json:"typeOrder"`
+
+	Regs     map[string]*RegistrationRec `json:"regs"`
+	RegOrder []string                    `json:"regOrder"`
+
+	Checkins     map[string]*CheckinRec `json:"checkins"`
+	CheckinOrder []string               `json:"checkinOrder"`
+
+	Codes     map[string]*CodeRec `json:"codes"`
+	CodeOrder []string            `json:"codeOrder"`
+
+	Addons     map[string]*AddonRec `json:"addons"`
+	AddonOrder []string             `json:"addonOrder"`
+
+	Bundles     map[string]*BundleRec `json:"bundles"`
+	BundleOrder []string              `json:"bundleOrder"`
+
+	Orders     map[string]*OrderRec `json:"orders"`
+	OrderOrder []string             `json:"orderOrder"`
+
+	Checkouts     map[string]*CheckoutRec `json:"checkouts"`
+	CheckoutOrder []string                `json:"checkoutOrder"`
+
+	// Agenda sessions and venues belong to the program (filled later by the
+	// console); the event keeps them here so an agenda reset can clear them
+	// and check-in doors can name them.
+	Sessions     map[string]*SessionRec `json:"sessions"`
+	SessionOrder []string               `json:"sessionOrder"`
+	Venues       map[string]*VenueRec   `json:"venues"`
+	VenueOrder   []string               `json:"venueOrder"`
+
+	idx index
+}
+
+// index holds lookups derived from the exported state.
+type index struct {
+	regByEmail     map[string]string   // normalized email -> active registration
+	regByCheckin   map[string]string   // checkin code -> registration
+	regByPass      map[string]string   // pass token -> registration
+	codeByCode     map[string]string   // normalized code -> redemption code id
+	orderByNumber  map[string]string   // order number -> order id
+	orderByPayment map[string]string   // payment id -> order id
+	doors          map[string]string   // registration id + "|" + door -> check-in id
+	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
+}
+
+// EventRec is the event itself.
+type EventRec struct {
+	Name      string     `json:"name"`
+	Timezone  string     `json:"timezone"`
+	StartsAt  *time.Time `json:"startsAt,omitempty"`
+	EndsAt    *time.Time `json:"endsAt,omitempty"`
+	Status    string     `json:"status"`
+	Currency  string     `json:"currency"`
+	CreatedAt time.Time  `json:"createdAt"`
+	UpdatedAt time.Time  `json:"updatedAt"`
+	// OrdersTaken counts orders ever placed; any order locks the currency.
+	OrdersTaken int `json:"ordersTaken,omitempty"`
+}
+
+// TicketTypeSpec is the mutable part of a ticket type: what create and
+// update set.
+type TicketTypeSpec struct {
+	Name             string     `json:"name"`
+	Capacity         *int       `json:"capacity,omitempty"`
+	Price            Money      `json:"price,omitempty"`
+	AllowWaitlist    bool       `json:"allowWaitlist,omitempty"`
+	IsPublic         bool       `json:"isPublic,omitempty"`
+	RequiresApproval bool       `json:"requiresApproval,omitempty"`
+	OpensAt          *time.Time `json:"opensAt,omitempty"`
+	ClosesAt         *time.Time `json:"closesAt,omitempty"`
+	Status           string     `json:"status"`
+}
+
+// TicketTypeRec is a registration type with its live counters.
+type TicketTypeRec struct {
+	ID  string `json:"id"`
+	Seq int    `json:"seq"`
+	TicketTypeSpec
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	Confirmed  int       `json:"confirmed,omitempty"`
+	Waitlisted int       `json:"waitlisted,omitempty"`
+	Held       int       `json:"held,omitempty"`
+}
+
+// RegistrationRec is one person's place (or application) in the event.
+type RegistrationRec struct {
+	ID          string    `json:"id"`
+	Seq         int       `json:"seq"`
+	Email       string    `json:"email"`
+	Name        string    `json:"name,omitempty"`
+	TypeID      string    `json:"typeId,omitempty"`
+	Status      string    `json:"status"`
+	Reason      string    `json:"reason,omitempty"`
+	CheckinCode string    `json:"checkinCode"`
+	PassToken   string    `json:"passToken"`
+	CodeID      string    `json:"codeId,omitempty"`
+	OrderID     string    `json:"orderId,omitempty"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// CheckinRec is one admission at one door.
+type CheckinRec struct {
+	ID          string    `json:"id"`
+	Seq         int       `json:"seq"`
+	RegID       string    `json:"regId"`
+	SubjectType string    `json:"subjectType"`
+	SubjectID   string    `json:"subjectId,omitempty"`
+	Method      string    `json:"method"`
+	At          time.Time `json:"at"`
+}
+
+// CodeRec is a redemption code. Held counts uses reserved by live orders; a
+// hold becomes a use when its order is fulfilled.
+type CodeRec struct {
+	ID        string     `json:"id"`
+	Seq       int        `json:"seq"`
+	TypeID    string     `json:"typeId"`
+	Code      string     `json:"code"`
+	Label     string     `json:"label,omitempty"`
+	MaxUses   *int       `json:"maxUses,omitempty"`
+	Uses      int        `json:"uses,omitempty"`
+	Held      int        `json:"held,omitempty"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	Disabled  bool       `json:"disabled,omitempty"`
+	CreatedAt time.Time  `json:"createdAt"`
+}
+
+// AddonSpec is the mutable part of an add-on.
+type AddonSpec struct {
+	Name     string `json:"name"`
+	Price    Money  `json:"price,omitempty"`
+	Capacity *int   `json:"capacity,omitempty"`
+	Status   string `json:"status"`
+}
+
+// AddonRec is an add-on with its live counters; Sold counts fulfilled units.
+type AddonRec struct {
+	ID  string `json:"id"`
+	Seq int    `json:"seq"`
+	AddonSpec
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Sold      int       `json:"sold,omitempty"`
+	Held      int       `json:"held,omitempty"`
+}
+
+// BundleSpec is the mutable part of a bundle.
+type BundleSpec struct {
+	Name     string       `json:"name"`
+	Price    Money        `json:"price,omitempty"`
+	Capacity *int         `json:"capacity,omitempty"`
+	Status   string       `json:"status"`
+	Items    []BundleItem `json:"items"`
+}
+
+// BundleRec is a bundle with its live counters.
+type BundleRec struct {
+	ID  string `json:"id"`
+	Seq int    `json:"seq"`
+	BundleSpec
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Sold      int       `json:"sold,omitempty"`
+	Held      int       `json:"held,omitempty"`
+}
+
+// OrderLine is a priced line of an order: prices are purchase-time
+// snapshots in minor units.
+type OrderLine struct {
+	ItemType  string `json:"itemType"`
+	ItemID    string `json:"itemId"`
+	Name      string `json:"name"`
+	Quantity  int    `json:"quantity"`
+	UnitPrice Money  `json:"unitPrice"`
+	Amount    Money  `json:"amount"`
+}
+
+// Hold is a number of places an order keeps of one sellable.
+type Hold struct {
+	Kind string `json:"k"`
+	ID   string `json:"id"`
+	Qty  int    `json:"q"`
+}
+
+// OrderRec is a purchase. Holds are computed at placement and stored, so a
+// release undoes exactly what was held even if a bundle changed since.
+type OrderRec struct {
+	ID                string          `json:"id"`
+	Seq               int             `json:"seq"`
+	Number            string          `json:"number"`
+	Email             string          `json:"email"`
+	Name              string          `json:"name,omitempty"`
+	Lines             []OrderLine     `json:"lines"`
+	Holds             []Hold          `json:"holds,omitempty"`
+	AdmissionTypeID   string          `json:"admissionTypeId,omitempty"`
+	CodeID            string          `json:"codeId,omitempty"`
+	CodeHeld          bool            `json:"codeHeld,omitempty"`
+	Responses         json.RawMessage `json:"responses,omitempty"`
+	Status            string          `json:"status"`
+	Total             Money           `json:"total"`
+	Currency          string          `json:"currency"`
+	HoldUntil         time.Time       `json:"holdUntil"`
+	PaymentID         string          `json:"paymentId,omitempty"`
+	SuccessURL        string          `json:"successUrl,omitempty"`
+	CancelURL         string          `json:"cancelUrl,omitempty"`
+	AlreadyRegistered bool            `json:"alreadyRegistered,omitempty"`
+	RegistrationID    string          `json:"registrationId,omitempty"`
+	CreatedAt         time.Time       `json:"createdAt"`
+	UpdatedAt         time.Time       `json:"updatedAt"`
+}
+
+// holding reports whether the order still keeps places.
+func (o *OrderRec) holding() bool {
+	return o.Status == OrderStatusOpen || o.Status == OrderStatusAwaitingPayment
+}
+
+// CheckoutRec is a hosted checkout handoff; it holds no seat.
+type CheckoutRec struct {
+	ID             string          `json:"id"`
+	Seq            int             `json:"seq"`
+	Items          []OrderItem     `json:"items"`
+	Email          string          `json:"email,omitempty"`
+	Name           string          `json:"name,omitempty"`
+	Responses      json.RawMessage `json:"responses,omitempty"`
+	RedemptionCode string          `json:"redemptionCode,omitempty"`
+	PromotionCode  string          `json:"promotionCode,omitempty"`
+	ReturnURL      string          `json:"returnUrl,omitempty"`
+	Locale         string          `json:"locale,omitempty"`
+	CreatedAt      time.Time       `json:"createdAt"`
+	ExpiresAt      time.Time       `json:"expiresAt"`
+}
+
+// SessionRec is a program session (filled by the program feature).
+type SessionRec struct {
+	ID       string     `json:"id"`
+	Seq      int        `json:"seq"`
+	Title    string     `json:"title"`
+	StartsAt *time.Time `json:"startsAt,omitempty"`
+	EndsAt   *time.Time `json:"endsAt,omitempty"`
+	VenueID  string     `json:"venueId,omitempty"`
+	PerkIDs  []string   `json:"perkIds,omitempty"`
+}
+
+// VenueRec is a room (filled by the program feature).
+type VenueRec struct {
+	ID      string   `json:"id"`
+	Seq     int      `json:"seq"`
+	Name    string   `json:"name"`
+	PerkIDs []string `json:"perkIds,omitempty"`
+}
+
+func newState(id string) *State {
+	s := &State{
+		ID:        id,
+		Types:     map[string]*TicketTypeRec{},
+		Regs:      map[string]*RegistrationRec{},
+		Checkins:  map[string]*CheckinRec{},
+		Codes:     map[string]*CodeRec{},
+		Addons:    map[string]*AddonRec{},
+		Bundles:   map[string]*BundleRec{},
+		Orders:    map[string]*OrderRec{},
+		Checkouts: map[string]*CheckoutRec{},
+		Sessions:  map[string]*SessionRec{},
+		Venues:    map[string]*VenueRec{},
+	}
+	s.reindex()
+	return s
+}
+
+// normEmail is the identity of a person: trimmed, case-insensitive.
+func normEmail(e string) string { return strings.ToLower(strings.TrimSpace(e)) }
+
+// normCode is the identity of a redemption code: trimmed, case-insensitive.
+func normCode(c string) string { return strings.ToUpper(strings.TrimSpace(c)) }
+
+// activeReg reports whether a registration status blocks a second one for
+// the same email.
+func activeReg(status string) bool { return status != RegCancelled && status != RegRejected }
+
+func doorKey(regID, subjectType, subjectID string) string {
+	return regID + "|" + subjectType + ":" + subjectID
+}
+
+// reindex rebuilds every derived index from the exported state, after
+// decoding a snapshot.
+func (s *State) reindex() {
+	s.idx = index{
+		regByEmail:     map[string]string{},
+		regByCheckin:   map[string]string{},
+		regByPass:      map[string]string{},
+		codeByCode:     map[string]string{},
+		orderByNumber:  map[string]string{},
+		orderByPayment: map[string]string{},
+		doors:          map[string]string{},
+		waitlist:       map[string][]string{},
+	}
+	for _, id := range s.RegOrder {
+		r := s.Regs[id]
+		s.indexReg(r)
+	}
+	for _, id := range s.CodeOrder {
+		c := s.Codes[id]
+		s.idx.codeByCode[normCode(c.Code)] = c.ID
+	}
+	for _, id := range s.OrderOrder {
+		o := s.Orders[id]
+		s.idx.orderByNumber[o.Number] = o.ID
+		if o.PaymentID != "" {
+			s.idx.orderByPayment[o.PaymentID] = o.ID
+		}
+	}
+	for _, id := range s.CheckinOrder {
+		c := s.Checkins[id]
+		s.idx.doors[doorKey(c.RegID, c.SubjectType, c.SubjectID)] = c.ID
+	}
+}
+
+func (s *State) indexReg(r *RegistrationRec) {
+	if activeReg(r.Status) {
+		s.idx.regByEmail[normEmail(r.Email)] = r.ID
+	}
+	s.idx.regByCheckin[r.CheckinCode] = r.ID
+	s.idx.regByPass[r.PassToken] = r.ID
+	if r.Status == RegWaitlisted {
+		s.idx.waitlist[r.TypeID] = append(s.idx.waitlist[r.TypeID], r.ID)
+	}
+}
+
+// room is how many more places a capacity allows; -1 capacity is unlimited.
+const unlimited = int(^uint(0) >> 2)
+
+func room(capacity *int, used int) int {
+	if capacity == nil {
+		return unlimited
+	}
+	if r := *capacity - used; r > 0 {
+		return r
+	}
+	return 0
+}
+
+func (t *TicketTypeRec) room() int { return room(t.Capacity, t.Confirmed+t.Held) }
+func (a *AddonRec) room() int      { return room(a.Capacity, a.Sold+a.Held) }
+func (b *BundleRec) room() int     { return room(b.Capacity, b.Sold+b.Held) }
+
+// codeStatus is a code's status at now.
+func (c *CodeRec) status(now time.Time) string {
+	switch {
+	case c.Disabled:
+		return CodeStatusDisabled
+	case c.ExpiresAt != nil && !now.Before(*c.ExpiresAt):
+		return CodeStatusExpired
+	case c.MaxUses != nil && c.Uses+c.Held >= *c.MaxUses:
+		return CodeStatusExhausted
+	}
+	return CodeStatusActive
+}

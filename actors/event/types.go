@@ -1,0 +1,227 @@
+package event
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Opt is an optional PATCH field that tells absent, null and a value apart:
+// absent leaves the record unchanged, null clears it (capacity: null means
+// unlimited), a value sets it. encoding/json calls UnmarshalJSON only for
+// present members, so the zero Opt means absent.
+type Opt[T any] struct {
+	// Set reports that the member was present in the request.
+	Set bool
+	// Null reports that the member was present and JSON null.
+	Null bool
+	// V is the value when Set and not Null.
+	V T
+}
+
+// Some returns an Opt holding v.
+func Some[T any](v T) Opt[T] { return Opt[T]{Set: true, V: v} }
+
+// Null returns an Opt that is present and null.
+func Null[T any]() Opt[T] { return Opt[T]{Set: true, Null: true} }
+
+// UnmarshalJSON records presence; JSON null sets Null.
+func (o *Opt[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		o.Null = true
+		var zero T
+		o.V = zero
+		return nil
+	}
+	o.Null = false
+	return json.Unmarshal(b, &o.V)
+}
+
+// MarshalJSON writes null for an absent or null Opt, else the value.
+func (o Opt[T]) MarshalJSON() ([]byte, error) {
+	if !o.Set || o.Null {
+		return []byte("null"), nil
+	}
+	return json.Marshal(o.V)
+}
+
+// IsZero reports absence, so `omitzero` drops an absent Opt on output.
+func (o Opt[T]) IsZero() bool { return !o.Set }
+
+// OptionalElem returns a zero T; the OpenAPI generator documents an Opt[T]
+// member as T.
+func (Opt[T]) OptionalElem() any {
+	var zero T
+	return zero
+}
+
+// Money is an amount in minor units of the event's currency (cents). Its
+// JSON form is a decimal number in major units with at most 2 decimals.
+type Money int64
+
+// moneyMax bounds amounts far below int64 overflow: 10^13 major units.
+const moneyMax = Money(1_000_000_000_000_000)
+
+// MarshalJSON writes 49.99 for 4999 and 50 for 5000.
+func (m Money) MarshalJSON() ([]byte, error) { return []byte(m.String()), nil }
+
+// String formats m in major units.
+func (m Money) String() string {
+	neg := m < 0
+	if neg {
+		m = -m
+	}
+	s := strconv.FormatInt(int64(m/100), 10)
+	if c := m % 100; c != 0 {
+		s += "." + strings.TrimRight(fmt.Sprintf("%02d", int64(c)), "0")
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// UnmarshalJSON accepts a non-negative JSON number with at most 2 decimals.
+func (m *Money) UnmarshalJSON(b []byte) error {
+	v, err := ParseMoney(string(bytes.TrimSpace(b)))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// ParseMoney parses a decimal amount in major units ("49.99") into minor
+// units. Negative amounts, exponents, more than 2 decimals and amounts above
+// 10^13 are rejected.
+func ParseMoney(s string) (Money, error) {
+	if s == "" || s == "null" {
+		return 0, errors.New("amount must be a number")
+	}
+	whole, frac, hasDot := strings.Cut(s, ".")
+	if whole == "" || !allDigits(whole) || (hasDot && (frac == "" || !allDigits(frac))) {
+		if strings.HasPrefix(s, "-") {
+			return 0, errors.New("amount must not be negative")
+		}
+		return 0, errors.New("amount must be a decimal number like 49.99")
+	}
+	if len(whole) > 1 && whole[0] == '0' {
+		return 0, errors.New("amount must be a decimal number like 49.99")
+	}
+	if len(frac) > 2 {
+		return 0, errors.New("amount has more than 2 decimals")
+	}
+	if len(whole) > 14 {
+		return 0, errors.New("amount is too large")
+	}
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return 0, errors.New("amount is too large")
+	}
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	f, _ := strconv.ParseInt(frac, 10, 64)
+	v := Money(w*100 + f)
+	if v > moneyMax {
+		return 0, errors.New("amount is too large")
+	}
+	return v, nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// JSONSchema documents Money for the OpenAPI generator.
+func (Money) JSONSchema() map[string]any {
+	return map[string]any{"type": "number", "minimum": 0, "multipleOf": 0.01}
+}
+
+// Time is a timestamp on the wire: RFC 3339 with any offset in, RFC 3339 in
+// UTC with whole seconds out ("2026-08-22T10:00:00Z").
+type Time struct{ time.Time }
+
+// At wraps t.
+func At(t time.Time) Time { return Time{t} }
+
+// MarshalJSON writes UTC with whole seconds.
+func (t Time) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.UTC().Truncate(time.Second).Format(time.RFC3339) + `"`), nil
+}
+
+// UnmarshalJSON reads an RFC 3339 string with any offset.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return errors.New("timestamp must be an RFC 3339 string")
+	}
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return errors.New("timestamp must be RFC 3339, e.g. 2026-08-22T10:00:00Z")
+	}
+	if v.Year() < 1970 || v.Year() > 9999 {
+		return errors.New("timestamp out of range")
+	}
+	t.Time = v.UTC()
+	return nil
+}
+
+// JSONSchema documents Time for the OpenAPI generator.
+func (Time) JSONSchema() map[string]any {
+	return map[string]any{"type": "string", "format": "date-time"}
+}
+
+// tp returns a wire timestamp for an optional instant: nil stays nil so the
+// view shows null.
+func tp(t *time.Time) *Time {
+	if t == nil {
+		return nil
+	}
+	return &Time{*t}
+}
+
+// List is the list envelope of every list operation.
+type List[T any] struct {
+	Data       []T     `json:"data"`
+	HasMore    bool    `json:"hasMore"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// Cursor encodings are opaque to clients: base64url of the last record id.
+func encodeCursor(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
+
+func decodeCursor(c string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) == 0 {
+		return "", false
+	}
+	return string(b), true
+}
+
+// Limits of list pages, shared with the HTTP layer's defaults.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 100
+)
+
+func clampLimit(n int) int {
+	if n <= 0 {
+		return DefaultLimit
+	}
+	if n > MaxLimit {
+		return MaxLimit
+	}
+	return n
+}

@@ -1,0 +1,171 @@
+package event
+
+import "time"
+
+// Views are the results of Decide: plain values with the spec's field names,
+// built fresh from the state (slices copied), so the caller may encode them
+// after the state moved on. Unset optional values are null, never omitted.
+
+// Event is the event record.
+type Event struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Timezone  string `json:"timezone"`
+	StartsAt  *Time  `json:"startsAt"`
+	EndsAt    *Time  `json:"endsAt"`
+	Status    string `json:"status" v:"enum=draft|published|archived"`
+	Currency  string `json:"currency"`
+	CreatedAt Time   `json:"createdAt"`
+	UpdatedAt Time   `json:"updatedAt"`
+}
+
+// Counts are a ticket type's registration counts in list results.
+type Counts struct {
+	Confirmed  int `json:"confirmed"`
+	Waitlisted int `json:"waitlisted"`
+}
+
+// TicketType is the ticket type (registration type) record.
+type TicketType struct {
+	ID               string `json:"id"`
+	EventID          string `json:"eventId"`
+	Name             string `json:"name"`
+	Capacity         *int   `json:"capacity"`
+	PriceAmount      Money  `json:"priceAmount"`
+	AllowWaitlist    bool   `json:"allowWaitlist"`
+	IsPublic         bool   `json:"isPublic"`
+	RequiresApproval bool   `json:"requiresApproval"`
+	OpensAt          *Time  `json:"opensAt"`
+	ClosesAt         *Time  `json:"closesAt"`
+	Status           string `json:"status" v:"enum=draft|open|closed|archived"`
+	Counts           Counts `json:"counts"`
+	CreatedAt        Time   `json:"createdAt"`
+	UpdatedAt        Time   `json:"updatedAt"`
+}
+
+// Availability is a ticket type's availability object. Remaining is null
+// for an unlimited type.
+type Availability struct {
+	Capacity   *int `json:"capacity"`
+	Confirmed  int  `json:"confirmed"`
+	Waitlisted int  `json:"waitlisted"`
+	Held       int  `json:"held"`
+	Remaining  *int `json:"remaining"`
+}
+
+// Registration is the registration record.
+type Registration struct {
+	ID                 string  `json:"id"`
+	EventID            string  `json:"eventId"`
+	Email              string  `json:"email"`
+	Name               *string `json:"name"`
+	RegistrationTypeID *string `json:"registrationTypeId"`
+	Status             string  `json:"status" v:"enum=pending|confirmed|waitlisted|rejected|cancelled"`
+	CheckinCode        string  `json:"checkinCode"`
+	PassURL            string  `json:"passUrl"`
+	Reason             *string `json:"reason"`
+	OrderID            *string `json:"orderId"`
+	CreatedAt          Time    `json:"createdAt"`
+	UpdatedAt          Time    `json:"updatedAt"`
+}
+
+// RegistrationResult answers CreateRegistration: Created is false when the
+// email was already registered and Registration is the existing one.
+type RegistrationResult struct {
+	Registration
+	Created bool `json:"created"`
+}
+
+// Pass answers GetPass: what the hosted pass page shows.
+type Pass struct {
+	Registration Registration `json:"registration"`
+	Event        Event        `json:"event"`
+}
+
+// Checkin is the check-in record.
+type Checkin struct {
+	ID                string  `json:"id"`
+	RegistrationID    string  `json:"registrationId"`
+	SubjectType       string  `json:"subjectType" v:"enum=event|session|venue"`
+	SubjectID         *string `json:"subjectId"`
+	Method            string  `json:"method" v:"enum=scan|manual"`
+	RegistrationEmail string  `json:"registrationEmail"`
+	RegistrationName  *string `json:"registrationName"`
+	CheckedInAt       Time    `json:"checkedInAt"`
+}
+
+// CheckinResult answers RecordCheckin. A repeat at the same door answers the
+// first check-in with AlreadyCheckedIn true.
+type CheckinResult struct {
+	Checkin          Checkin `json:"checkin"`
+	AlreadyCheckedIn bool    `json:"alreadyCheckedIn"`
+}
+
+func strp(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func intp(p *int) *int {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func timep(p *time.Time) *time.Time {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func (m *Machine) eventView() Event {
+	e := m.s.Event
+	return Event{
+		ID: m.s.ID, Name: e.Name, Timezone: e.Timezone, StartsAt: tp(e.StartsAt), EndsAt: tp(e.EndsAt),
+		Status: e.Status, Currency: e.Currency, CreatedAt: At(e.CreatedAt), UpdatedAt: At(e.UpdatedAt),
+	}
+}
+
+func (m *Machine) typeView(t *TicketTypeRec) TicketType {
+	return TicketType{
+		ID: t.ID, EventID: m.s.ID, Name: t.Name, Capacity: intp(t.Capacity), PriceAmount: t.Price,
+		AllowWaitlist: t.AllowWaitlist, IsPublic: t.IsPublic, RequiresApproval: t.RequiresApproval,
+		OpensAt: tp(t.OpensAt), ClosesAt: tp(t.ClosesAt), Status: t.Status,
+		Counts:    Counts{Confirmed: t.Confirmed, Waitlisted: t.Waitlisted},
+		CreatedAt: At(t.CreatedAt), UpdatedAt: At(t.UpdatedAt),
+	}
+}
+
+func availability(t *TicketTypeRec) Availability {
+	a := Availability{Capacity: intp(t.Capacity), Confirmed: t.Confirmed, Waitlisted: t.Waitlisted, Held: t.Held}
+	if t.Capacity != nil {
+		r := t.room()
+		a.Remaining = &r
+	}
+	return a
+}
+
+// PassURL is the hosted pass page of a pass token.
+func (m *Machine) passURL(token string) string { return m.cfg.BaseURL + "/pass/" + token }
+
+func (m *Machine) regView(r *RegistrationRec) Registration {
+	return Registration{
+		ID: r.ID, EventID: m.s.ID, Email: r.Email, Name: strp(r.Name), RegistrationTypeID: strp(r.TypeID),
+		Status: r.Status, CheckinCode: r.CheckinCode, PassURL: m.passURL(r.PassToken), Reason: strp(r.Reason),
+		OrderID: strp(r.OrderID), CreatedAt: At(r.CreatedAt), UpdatedAt: At(r.UpdatedAt),
+	}
+}
+
+func (m *Machine) checkinView(c *CheckinRec) Checkin {
+	r := m.s.Regs[c.RegID]
+	return Checkin{
+		ID: c.ID, RegistrationID: c.RegID, SubjectType: c.SubjectType, SubjectID: strp(c.SubjectID),
+		Method: c.Method, RegistrationEmail: r.Email, RegistrationName: strp(r.Name), CheckedInAt: At(c.At),
+	}
+}
