@@ -1,0 +1,94 @@
+package directory
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 8, 22, 10, 0, 0, 0, time.UTC)
+
+// apply decides with fn and applies the change, through the log encoding,
+// to both the live state and a replica, so replay equivalence is checked on
+// every step.
+func step(t *testing.T, live, replica *State, ch Change, err error) {
+	t.Helper()
+	require.NoError(t, err)
+	live.Apply(ch)
+	rec, err := Marshal(ch)
+	require.NoError(t, err)
+	back, err := Unmarshal(rec)
+	require.NoError(t, err)
+	replica.Apply(back)
+}
+
+func TestUnitsKeysAndRevocation(t *testing.T) {
+	live, replica := New(), New()
+	ch, err := live.CreateUnit("bu_1", " Default ", t0)
+	step(t, live, replica, ch, err)
+
+	_, err = live.CreateUnit("bu_2", "  ", t0)
+	assert.Error(t, err, "blank name")
+
+	exp := t0.Add(time.Hour)
+	ch, err = live.CreateKey(Key{ID: "key_s", UnitID: "bu_1", Type: Secret, Version: "2026-08-22", ExpiresAt: &exp}, "sk_SECRETSECRET")
+	step(t, live, replica, ch, err)
+	ch, err = live.CreateKey(Key{ID: "key_p", UnitID: "bu_1", Type: Publishable, Origins: []string{"https://shop.example"}}, "pk_PUBLIC")
+	step(t, live, replica, ch, err)
+
+	_, err = live.CreateKey(Key{ID: "key_x", UnitID: "bu_nope", Type: Secret}, "sk_x")
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	k, ok := live.Lookup("sk_SECRETSECRET")
+	require.True(t, ok)
+	assert.Equal(t, "key_s", k.ID)
+	assert.NotContains(t, string(k.Hash), "SECRET", "only a hash is stored")
+	assert.Empty(t, k.Token)
+	assert.True(t, k.Active(t0))
+	assert.False(t, k.Active(exp), "expired at expiresAt")
+
+	_, ok = live.Lookup("sk_WRONG")
+	assert.False(t, ok)
+	_, ok = live.Lookup("pk_SECRETSECRET")
+	assert.False(t, ok, "a key is found only under its own type prefix")
+
+	assert.True(t, live.OriginListed("https://shop.example", t0))
+	assert.False(t, live.OriginListed("https://evil.example", t0))
+
+	ch, err = live.RevokeKey("key_p", t0.Add(time.Minute))
+	step(t, live, replica, ch, err)
+	ch, err = live.RevokeKey("key_p", t0.Add(2*time.Minute))
+	assert.NoError(t, err)
+	assert.Nil(t, ch, "revoking twice changes nothing")
+	p, _ := live.Lookup("pk_PUBLIC")
+	assert.False(t, p.Active(t0.Add(time.Minute)))
+	assert.False(t, live.OriginListed("https://shop.example", t0.Add(time.Minute)), "a revoked key's origins no longer count")
+
+	assert.Equal(t, live.Units(), replica.Units())
+	assert.Equal(t, live.Keys("bu_1"), replica.Keys("bu_1"))
+	assert.Equal(t, live.Keys("bu_1"), live.Clone().Keys("bu_1"))
+}
+
+func FuzzUnmarshal(f *testing.F) {
+	for _, c := range []Change{
+		UnitCreated{Unit: Unit{ID: "bu_1", Name: "x", CreatedAt: t0}},
+		KeyCreated{Key: Key{ID: "k", UnitID: "bu_1", Type: Secret, Hash: []byte{1, 2}}},
+		KeyRevoked{KeyID: "k", At: t0},
+	} {
+		b, err := Marshal(c)
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Unmarshal(b)
+		if err != nil {
+			return
+		}
+		again, err := Marshal(c)
+		require.NoError(t, err)
+		_, err = Unmarshal(again)
+		require.NoError(t, err)
+	})
+}
