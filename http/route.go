@@ -50,6 +50,7 @@ type Route struct {
 	AltSuccess  []int  // other success statuses (e.g. 200 for a repeat registration)
 	Response    any    // success body type; nil for no body
 	Errors      []int  // error statuses this route documents (401/429 etc. are added by surface)
+	IPLimited   bool   // Storefront: also limited per (key, client IP) (StorefrontIPLimitPerMinute)
 	Handle      HandlerFunc
 }
 

@@ -1,0 +1,119 @@
+package http
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// RequestInfo describes one finished request, for Config.OnRequest (the
+// per-key developer log, metrics).
+type RequestInfo struct {
+	Time        time.Time // arrival, from Config.Now
+	Method      string
+	Path        string // the route pattern; the raw path (cut) for unrouted requests
+	OperationID string // "" outside the route table
+	Surface     Surface
+	Status      int
+	Latency     time.Duration
+	KeyID       string
+	UnitID      string
+	ClientIP    netip.Addr
+	RequestID   string
+}
+
+// requestStart is what begin hands to finish.
+type requestStart struct {
+	at        time.Time // Config.Now, for handlers
+	mono      time.Time // time.Now, for latency
+	requestID string
+	ip        netip.Addr
+}
+
+const maxRequestIDLen = 128
+
+// newRequestIDPrefix returns the random per-server prefix of generated ids;
+// a counter makes them unique without a crypto read per request.
+func newRequestIDPrefix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "req_" + hex.EncodeToString(b[:])
+}
+
+// requestID returns the client's Request-Id when it is sane, else a new one.
+func (s *Server) requestID(rc *fasthttp.RequestCtx) string {
+	if in := rc.Request.Header.Peek("Request-Id"); len(in) > 0 && len(in) <= maxRequestIDLen && saneID(in) {
+		return string(in)
+	}
+	n := s.reqSeq.Add(1)
+	var buf [48]byte
+	b := append(buf[:0], s.reqPrefix...)
+	b = append(b, '_')
+	b = strconv.AppendUint(b, n, 36)
+	return string(b)
+}
+
+func saneID(b []byte) bool {
+	for _, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// begin stamps what every response carries: the request id and the
+// security headers.
+func (s *Server) begin(rc *fasthttp.RequestCtx) requestStart {
+	st := requestStart{at: s.cfg.Now(), mono: time.Now(), requestID: s.requestID(rc)}
+	st.ip = clientIP(rc, s.cfg.TrustedProxies)
+	h := &rc.Response.Header
+	h.Set("Request-Id", st.requestID)
+	h.Set("X-Content-Type-Options", "nosniff")
+	return st
+}
+
+// finish writes the access log line and calls Config.OnRequest.
+func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *Principal) {
+	info := RequestInfo{
+		Time:      st.at,
+		Status:    rc.Response.StatusCode(),
+		Latency:   time.Since(st.mono),
+		ClientIP:  st.ip,
+		RequestID: st.requestID,
+	}
+	if r != nil {
+		info.Method, info.Path, info.OperationID, info.Surface = r.Method, r.Path, r.OperationID, r.Surface
+	} else {
+		info.Method = string(rc.Method())
+		path := rc.Request.URI().PathOriginal()
+		if len(path) > 256 {
+			path = path[:256]
+		}
+		info.Path = string(path)
+		info.Surface = Public
+	}
+	if p != nil {
+		info.KeyID, info.UnitID = p.KeyID, p.UnitID
+	}
+	if s.log.Enabled(context.Background(), slog.LevelInfo) {
+		s.log.LogAttrs(context.Background(), slog.LevelInfo, "request",
+			slog.String("method", info.Method),
+			slog.String("path", info.Path),
+			slog.Int("status", info.Status),
+			slog.Float64("latency_ms", float64(info.Latency.Microseconds())/1000),
+			slog.String("key_id", info.KeyID),
+			slog.String("client_ip", info.ClientIP.String()),
+			slog.String("request_id", info.RequestID),
+		)
+	}
+	if s.cfg.OnRequest != nil {
+		s.cfg.OnRequest(info)
+	}
+}

@@ -1,0 +1,87 @@
+package http
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Principal is who a request acts for, as the Authenticator found it.
+type Principal struct {
+	KeyID   string
+	UnitID  string
+	Type    string // "secret" or "publishable"; "admin" for the admin token
+	Version string // the API version the key is pinned to
+	Origins []string
+}
+
+// Key types of Principal.Type.
+const (
+	KeySecret      = "secret"
+	KeyPublishable = "publishable"
+	KeyAdmin       = "admin"
+)
+
+// Authenticator resolves a bearer token to its key. Unknown, revoked and
+// expired keys answer false; the server gives all of them the same 401. It
+// is called on every request, concurrently: it must be fast and safe.
+type Authenticator interface {
+	Authenticate(token string, now time.Time) (*Principal, bool)
+}
+
+// OriginChecker is an optional interface of the Authenticator: it answers a
+// CORS preflight, which carries no key, by whether any live publishable key
+// lists the origin. Without it every preflight is answered without CORS
+// headers (so browsers refuse cross-origin storefront calls).
+type OriginChecker interface {
+	OriginAllowed(origin string) bool
+}
+
+const msgUnauthenticated = "invalid or missing API key"
+
+// bearer extracts the token of "Authorization: Bearer <token>"; the scheme
+// is case-insensitive as RFC 9110 says.
+func bearer(rc *fasthttp.RequestCtx) []byte {
+	h := rc.Request.Header.Peek("Authorization")
+	if len(h) < 7 || !bytes.EqualFold(h[:7], []byte("bearer ")) {
+		return nil
+	}
+	return bytes.TrimSpace(h[7:])
+}
+
+// authenticate resolves the principal of a route's surface, or returns nil
+// for any failure: the caller answers every failure with the same 401.
+func (s *Server) authenticate(rc *fasthttp.RequestCtx, surface Surface, now time.Time) *Principal {
+	tok := bearer(rc)
+	if len(tok) == 0 || len(tok) > 512 {
+		return nil
+	}
+	switch surface {
+	case Admin:
+		if s.adminToken == nil || subtle.ConstantTimeCompare(tok, s.adminToken) != 1 {
+			return nil
+		}
+		return &s.adminPrincipal
+	case Developer:
+		if !bytes.HasPrefix(tok, []byte("sk_")) {
+			return nil
+		}
+		p, ok := s.auth.Authenticate(string(tok), now)
+		if !ok || p == nil || p.Type != KeySecret {
+			return nil
+		}
+		return p
+	case Storefront:
+		if !bytes.HasPrefix(tok, []byte("pk_")) {
+			return nil
+		}
+		p, ok := s.auth.Authenticate(string(tok), now)
+		if !ok || p == nil || p.Type != KeyPublishable {
+			return nil
+		}
+		return p
+	}
+	return nil
+}

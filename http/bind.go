@@ -1,0 +1,985 @@
+package http
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/mail"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"ticketd/actors/event"
+)
+
+// maxDetails bounds the field problems reported for one request.
+const maxDetails = 50
+
+// binder decodes request bodies and query strings strictly into Go values,
+// reporting every field problem at once. Per-type plans are built once and
+// cached, so the hot path does no tag parsing.
+type binder struct {
+	plans  sync.Map // reflect.Type -> *plan of a JSON body
+	qplans sync.Map // reflect.Type -> *plan of a query struct
+	mu     sync.Mutex
+}
+
+type planKind uint8
+
+const (
+	pString planKind = iota + 1
+	pInt
+	pUint
+	pFloat
+	pBool
+	pStruct
+	pSlice
+	pPtr
+	pUnmarshaler // the type's own UnmarshalJSON decides
+	pTime
+	pOther // maps, interfaces, arrays: decoded by encoding/json
+)
+
+// plan says how to decode one Go type.
+type plan struct {
+	kind   planKind
+	typ    reflect.Type
+	bits   int
+	elem   *plan
+	fields []fieldPlan
+	byName map[string]int
+}
+
+type fieldPlan struct {
+	name  string // wire name (json tag, or query tag on query structs)
+	index []int
+	rules fieldRules
+	plan  *plan
+}
+
+var (
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	timeType        = reflect.TypeFor[time.Time]()
+)
+
+func (b *binder) planFor(t reflect.Type) *plan { return b.cached(&b.plans, t, "json") }
+
+func (b *binder) cached(m *sync.Map, t reflect.Type, tagKey string) *plan {
+	if p, ok := m.Load(t); ok {
+		return p.(*plan)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := m.Load(t); ok {
+		return p.(*plan)
+	}
+	p := buildPlan(t, map[reflect.Type]*plan{}, tagKey)
+	m.Store(t, p)
+	return p
+}
+
+// buildPlan builds the plan of t; seen breaks cycles of recursive types.
+// tagKey is "json" for bodies and "query" for query structs.
+func buildPlan(t reflect.Type, seen map[reflect.Type]*plan, tagKey string) *plan {
+	if p, ok := seen[t]; ok {
+		return p
+	}
+	p := &plan{typ: t}
+	seen[t] = p
+	switch {
+	case t == timeType:
+		p.kind = pTime
+		return p
+	case reflect.PointerTo(t).Implements(unmarshalerType) && t.Kind() != reflect.Pointer:
+		p.kind = pUnmarshaler
+		return p
+	}
+	switch t.Kind() {
+	case reflect.String:
+		p.kind = pString
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		p.kind, p.bits = pInt, t.Bits()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		p.kind, p.bits = pUint, t.Bits()
+	case reflect.Float32, reflect.Float64:
+		p.kind, p.bits = pFloat, t.Bits()
+	case reflect.Bool:
+		p.kind = pBool
+	case reflect.Slice:
+		p.kind = pSlice
+		p.elem = buildPlan(t.Elem(), seen, tagKey)
+	case reflect.Pointer:
+		p.kind = pPtr
+		p.elem = buildPlan(t.Elem(), seen, tagKey)
+	case reflect.Struct:
+		p.kind = pStruct
+		p.byName = map[string]int{}
+		addFields(p, t, nil, seen, tagKey)
+	default:
+		p.kind = pOther
+	}
+	return p
+}
+
+// addFields adds t's wire fields to p, flattening untagged embedded structs
+// as encoding/json does.
+func addFields(p *plan, t reflect.Type, index []int, seen map[reflect.Type]*plan, tagKey string) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		idx := append(slices.Clip(index), i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get(tagKey) == "" {
+			addFields(p, f.Type, idx, seen, tagKey)
+			continue
+		}
+		var name string
+		if tagKey == "query" {
+			tag := f.Tag.Get("query")
+			if tag == "" || tag == "-" || !f.IsExported() {
+				continue
+			}
+			name = tag
+		} else {
+			n, ok := jsonName(f)
+			if !ok {
+				continue
+			}
+			name = n
+		}
+		if _, dup := p.byName[name]; dup {
+			panic("http: duplicate wire name " + strconv.Quote(name) + " in " + t.String())
+		}
+		p.byName[name] = len(p.fields)
+		p.fields = append(p.fields, fieldPlan{
+			name:  name,
+			index: idx,
+			rules: parseRules(f.Tag.Get("v")),
+			plan:  buildPlan(f.Type, seen, tagKey),
+		})
+	}
+}
+
+// problems collects field problems, bounded by maxDetails.
+type problems struct {
+	details []event.Detail
+	more    int
+}
+
+func (ps *problems) add(field, reason string) {
+	if len(ps.details) >= maxDetails {
+		ps.more++
+		return
+	}
+	ps.details = append(ps.details, event.Detail{Field: field, Reason: reason})
+}
+
+func (ps *problems) err() error {
+	if len(ps.details) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(ps.details, func(a, b event.Detail) int { return strings.Compare(a.Field, b.Field) })
+	d := ps.details[0]
+	msg := d.Reason
+	if d.Field != "" {
+		msg = d.Field + ": " + d.Reason
+	}
+	if n := len(ps.details) - 1 + ps.more; n > 0 {
+		msg += " (and " + strconv.Itoa(n) + " more)"
+	}
+	return &event.Error{Code: event.InvalidArgument, Message: msg, Details: ps.details}
+}
+
+func malformed(reason string) error {
+	return &event.Error{
+		Code:    event.InvalidArgument,
+		Message: "malformed JSON: " + reason,
+		Details: []event.Detail{{Field: "", Reason: "malformed JSON: " + reason}},
+	}
+}
+
+// bind decodes body into dst (a non-nil pointer). An empty body counts as
+// {} for struct targets, so POST actions without required fields accept it.
+func (b *binder) bind(body []byte, dst any) error {
+	v := reflect.ValueOf(dst)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		panic("http: Bind needs a non-nil pointer, got " + reflect.TypeOf(dst).String())
+	}
+	p := b.planFor(v.Elem().Type())
+	var root jnode
+	if len(bytes.TrimSpace(body)) == 0 {
+		switch p.kind {
+		case pStruct:
+			root = jnode{kind: jObj, raw: []byte("{}")}
+		case pSlice:
+			return malformed("the body must be a JSON array")
+		default:
+			return malformed("empty body")
+		}
+	} else {
+		var msg string
+		if root, msg = parseJSON(body); msg != "" {
+			return malformed(msg)
+		}
+	}
+	var ps problems
+	if root.kind == jNull && !nullOK(p) {
+		return malformed("the body must not be null")
+	}
+	decodeValue(&root, v.Elem(), p, "", &ps)
+	return ps.err()
+}
+
+// nullOK reports whether JSON null has a meaning for values of plan p.
+func nullOK(p *plan) bool {
+	return p.kind == pPtr || p.kind == pUnmarshaler || p.kind == pOther
+}
+
+func joinPath(base, name string) string {
+	if base == "" {
+		return name
+	}
+	return base + "." + name
+}
+
+// decodeValue stores n into v (settable) by plan p, adding problems under
+// path. It never panics on input: every mismatch becomes a problem.
+func decodeValue(n *jnode, v reflect.Value, p *plan, path string, ps *problems) {
+	if n.kind == jNull {
+		switch p.kind {
+		case pUnmarshaler:
+			callUnmarshal(n, v, path, ps)
+		default:
+			v.SetZero()
+		}
+		return
+	}
+	switch p.kind {
+	case pString:
+		if n.kind != jStr {
+			ps.add(path, "must be a string")
+			return
+		}
+		v.SetString(n.str)
+	case pBool:
+		if n.kind != jBool {
+			ps.add(path, "must be a boolean")
+			return
+		}
+		v.SetBool(n.b)
+	case pInt:
+		i, ok := jsonInt(n, p.bits)
+		if !ok {
+			ps.add(path, "must be an integer")
+			return
+		}
+		v.SetInt(i)
+	case pUint:
+		i, ok := jsonInt(n, 64)
+		if !ok || i < 0 || (p.bits < 64 && i >= 1<<p.bits) {
+			ps.add(path, "must be a non-negative integer")
+			return
+		}
+		v.SetUint(uint64(i))
+	case pFloat:
+		if n.kind != jNum {
+			ps.add(path, "must be a number")
+			return
+		}
+		f, err := strconv.ParseFloat(string(n.raw), p.bits)
+		if err != nil {
+			ps.add(path, "must be a number in range")
+			return
+		}
+		v.SetFloat(f)
+	case pTime:
+		if n.kind != jStr {
+			ps.add(path, "must be an RFC 3339 date-time string")
+			return
+		}
+		t, err := time.Parse(time.RFC3339Nano, n.str)
+		if err != nil {
+			ps.add(path, "must be an RFC 3339 date-time")
+			return
+		}
+		v.Set(reflect.ValueOf(t))
+	case pUnmarshaler:
+		callUnmarshal(n, v, path, ps)
+	case pPtr:
+		e := reflect.New(p.elem.typ)
+		decodeValue(n, e.Elem(), p.elem, path, ps)
+		v.Set(e)
+	case pSlice:
+		if n.kind != jArr {
+			ps.add(path, "must be an array")
+			return
+		}
+		s := reflect.MakeSlice(p.typ, len(n.kids), len(n.kids))
+		for i := range n.kids {
+			if n.kids[i].kind == jNull && !nullOK(p.elem) {
+				ps.add(path+"["+strconv.Itoa(i)+"]", "must not be null")
+				continue
+			}
+			decodeValue(&n.kids[i], s.Index(i), p.elem, path+"["+strconv.Itoa(i)+"]", ps)
+		}
+		v.Set(s)
+	case pStruct:
+		decodeStruct(n, v, p, path, ps)
+	default:
+		if err := json.Unmarshal(n.raw, v.Addr().Interface()); err != nil {
+			ps.add(path, "has the wrong type")
+		}
+	}
+}
+
+func decodeStruct(n *jnode, v reflect.Value, p *plan, path string, ps *problems) {
+	if n.kind != jObj {
+		ps.add(path, "must be an object")
+		return
+	}
+	var seenBuf [32]bool
+	seen := seenBuf[:0]
+	if len(p.fields) <= len(seenBuf) {
+		seen = seenBuf[:len(p.fields)]
+	} else {
+		seen = make([]bool, len(p.fields))
+	}
+	for i, k := range n.keys {
+		fi, ok := p.byName[k]
+		if !ok {
+			ps.add(joinPath(path, k), "unknown field")
+			continue
+		}
+		seen[fi] = true
+		f := &p.fields[fi]
+		kid := &n.kids[i]
+		fpath := joinPath(path, f.name)
+		if kid.kind == jNull && !f.rules.Nullable {
+			if f.rules.Required {
+				ps.add(fpath, "is required")
+			} else {
+				ps.add(fpath, "must not be null")
+			}
+			continue
+		}
+		if !checkCollection(kid, &f.rules, fpath, ps) {
+			continue
+		}
+		before := len(ps.details) + ps.more
+		decodeValue(kid, v.FieldByIndex(f.index), f.plan, fpath, ps)
+		if len(ps.details)+ps.more == before {
+			checkScalar(kid, &f.rules, fpath, ps)
+		}
+	}
+	for i := range p.fields {
+		if !seen[i] && p.fields[i].rules.Required {
+			ps.add(joinPath(path, p.fields[i].name), "is required")
+		}
+	}
+}
+
+func callUnmarshal(n *jnode, v reflect.Value, path string, ps *problems) {
+	u := v.Addr().Interface().(json.Unmarshaler)
+	if err := u.UnmarshalJSON(n.raw); err != nil {
+		ps.add(path, unmarshalReason(err))
+	}
+}
+
+// unmarshalReason turns a type's UnmarshalJSON error into a detail reason;
+// the core's errors are already phrased for clients, encoding/json's carry
+// a "json: " prefix that says nothing to them.
+func unmarshalReason(err error) string {
+	var ee *event.Error
+	if e, ok := err.(*event.Error); ok {
+		ee = e
+		if len(ee.Details) > 0 {
+			return ee.Details[0].Reason
+		}
+		return ee.Message
+	}
+	s := strings.TrimPrefix(err.Error(), "json: ")
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+// jsonInt parses an integer; 1.0 and 1e2 count as integers, 1.5 does not.
+func jsonInt(n *jnode, bits int) (int64, bool) {
+	if n.kind != jNum {
+		return 0, false
+	}
+	if i, err := strconv.ParseInt(string(n.raw), 10, bits); err == nil {
+		return i, true
+	}
+	f, err := strconv.ParseFloat(string(n.raw), 64)
+	limit := math.Ldexp(1, bits-1) // 2^(bits-1)
+	if err != nil || f != math.Trunc(f) || f < -limit || f >= limit {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// checkCollection applies item-count rules before the items are decoded,
+// so an oversized array is reported once instead of item by item.
+func checkCollection(n *jnode, r *fieldRules, path string, ps *problems) bool {
+	if n.kind != jArr {
+		return true
+	}
+	if r.MaxItems != nil && len(n.kids) > *r.MaxItems {
+		ps.add(path, "must have at most "+strconv.Itoa(*r.MaxItems)+" items")
+		return false
+	}
+	if r.MinItems != nil && len(n.kids) < *r.MinItems {
+		ps.add(path, "must have at least "+strconv.Itoa(*r.MinItems)+" items")
+		return false
+	}
+	return true
+}
+
+// checkScalar applies the value rules of a decoded field; it looks at the
+// JSON value, so it also covers Unmarshaler types such as money amounts.
+func checkScalar(n *jnode, r *fieldRules, path string, ps *problems) {
+	switch n.kind {
+	case jNum:
+		if r.Min == nil && r.Max == nil {
+			return
+		}
+		f, err := strconv.ParseFloat(string(n.raw), 64)
+		if err != nil {
+			return
+		}
+		if r.Min != nil && f < *r.Min {
+			ps.add(path, "must be at least "+fmtNum(*r.Min))
+		} else if r.Max != nil && f > *r.Max {
+			ps.add(path, "must be at most "+fmtNum(*r.Max))
+		}
+	case jStr:
+		checkString(n.str, r, path, ps)
+	}
+}
+
+func checkString(s string, r *fieldRules, path string, ps *problems) {
+	if r.MinLen != nil || r.MaxLen != nil {
+		l := utf8.RuneCountInString(s)
+		if r.MinLen != nil && l < *r.MinLen {
+			if *r.MinLen == 1 {
+				ps.add(path, "must not be empty")
+			} else {
+				ps.add(path, "must be at least "+strconv.Itoa(*r.MinLen)+" characters")
+			}
+			return
+		}
+		if r.MaxLen != nil && l > *r.MaxLen {
+			ps.add(path, "must be at most "+strconv.Itoa(*r.MaxLen)+" characters")
+			return
+		}
+	}
+	if len(r.Enum) > 0 && !slices.Contains(r.Enum, s) {
+		ps.add(path, "must be one of: "+strings.Join(r.Enum, ", "))
+		return
+	}
+	if r.Format != "" && !validFormat(r.Format, s) {
+		ps.add(path, formatReason(r.Format))
+	}
+}
+
+func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func validFormat(format, s string) bool {
+	switch format {
+	case "email":
+		return validEmail(s)
+	case "date-time":
+		_, err := time.Parse(time.RFC3339Nano, s)
+		return err == nil
+	case "date":
+		_, err := time.Parse(time.DateOnly, s)
+		return err == nil
+	case "uri":
+		u, err := url.Parse(s)
+		return err == nil && u.Scheme != "" && u.Host != ""
+	}
+	return true
+}
+
+func formatReason(format string) string {
+	switch format {
+	case "email":
+		return "must be an email address"
+	case "date-time":
+		return "must be an RFC 3339 date-time"
+	case "date":
+		return "must be a date (YYYY-MM-DD)"
+	case "uri":
+		return "must be an absolute URI"
+	}
+	return "must be a valid " + format
+}
+
+// validEmail accepts a bare address (no display name) with a dotted domain.
+func validEmail(s string) bool {
+	if len(s) > 320 || strings.ContainsAny(s, " <>\"") {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || a.Name != "" {
+		return false
+	}
+	at := strings.LastIndexByte(s, '@')
+	dom := s[at+1:]
+	return at > 0 && strings.Contains(dom, ".") && !strings.HasPrefix(dom, ".") && !strings.HasSuffix(dom, ".")
+}
+
+// queryDefaulter lets a query struct fill defaults of absent parameters
+// (ListQuery sets limit 50) after binding.
+type queryDefaulter interface{ queryDefaults() }
+
+// bindQuery decodes query parameters into dst, a pointer to a struct whose
+// fields carry `query:"name"` tags: strings, integers, booleans, and
+// pointers to those (nil when absent). Unknown parameters are ignored:
+// caches and proxies add their own.
+func (b *binder) bindQuery(get func(name string) ([]byte, bool), dst any) error {
+	v := reflect.ValueOf(dst)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		panic("http: BindQuery needs a pointer to a struct, got " + reflect.TypeOf(dst).String())
+	}
+	p := b.cached(&b.qplans, v.Elem().Type(), "query")
+	var ps problems
+	for i := range p.fields {
+		f := &p.fields[i]
+		raw, ok := get(f.name)
+		if !ok {
+			if f.rules.Required {
+				ps.add(f.name, "is required")
+			}
+			continue
+		}
+		fv := v.Elem().FieldByIndex(f.index)
+		fp := f.plan
+		if fp.kind == pPtr {
+			e := reflect.New(fp.elem.typ)
+			fv.Set(e)
+			fv, fp = e.Elem(), fp.elem
+		}
+		s := string(raw)
+		switch fp.kind {
+		case pString:
+			fv.SetString(s)
+			checkString(s, &f.rules, f.name, &ps)
+		case pInt:
+			n, err := strconv.ParseInt(s, 10, fp.bits)
+			if err != nil {
+				ps.add(f.name, "must be an integer")
+				continue
+			}
+			fv.SetInt(n)
+			if f.rules.Min != nil && float64(n) < *f.rules.Min {
+				ps.add(f.name, "must be at least "+fmtNum(*f.rules.Min))
+			} else if f.rules.Max != nil && float64(n) > *f.rules.Max {
+				ps.add(f.name, "must be at most "+fmtNum(*f.rules.Max))
+			}
+		case pBool:
+			bv, err := strconv.ParseBool(s)
+			if err != nil {
+				ps.add(f.name, "must be true or false")
+				continue
+			}
+			fv.SetBool(bv)
+		case pTime:
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				ps.add(f.name, "must be an RFC 3339 date-time")
+				continue
+			}
+			fv.Set(reflect.ValueOf(t))
+		default:
+			panic("http: unsupported query field type " + fp.typ.String() + " for " + strconv.Quote(f.name))
+		}
+	}
+	if d, ok := dst.(queryDefaulter); ok {
+		d.queryDefaults()
+	}
+	return ps.err()
+}
+
+// jkind is the kind of a parsed JSON value.
+type jkind uint8
+
+const (
+	jNull jkind = iota
+	jBool
+	jNum
+	jStr
+	jArr
+	jObj
+)
+
+// jnode is one value of a parsed request body. raw is the value's exact
+// bytes (handed to json.Unmarshaler fields); kids are array elements or
+// object member values, keys the object member names.
+type jnode struct {
+	kind jkind
+	b    bool
+	str  string
+	raw  []byte
+	keys []string
+	kids []jnode
+}
+
+// maxJSONDepth bounds nesting so a hostile body cannot exhaust the stack.
+const maxJSONDepth = 64
+
+// jsonParser is a strict RFC 8259 parser: it refuses duplicate member
+// names, invalid UTF-8 and trailing data, which encoding/json accepts.
+type jsonParser struct {
+	in  []byte
+	pos int
+	err string
+}
+
+// parseJSON parses one JSON document; msg is a human reason when it fails.
+func parseJSON(in []byte) (n jnode, msg string) {
+	p := jsonParser{in: in}
+	p.ws()
+	n = p.value(0)
+	if p.err == "" {
+		p.ws()
+		if p.pos < len(p.in) {
+			p.fail("unexpected data after the JSON value")
+		}
+	}
+	return n, p.err
+}
+
+func (p *jsonParser) fail(msg string) {
+	if p.err == "" {
+		p.err = msg + " at offset " + strconv.Itoa(p.pos)
+	}
+}
+
+func (p *jsonParser) ws() {
+	for p.pos < len(p.in) {
+		switch p.in[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsonParser) value(depth int) jnode {
+	if depth > maxJSONDepth {
+		p.fail("nesting too deep")
+		return jnode{}
+	}
+	if p.pos >= len(p.in) {
+		p.fail("unexpected end of input")
+		return jnode{}
+	}
+	start := p.pos
+	switch c := p.in[p.pos]; {
+	case c == '{':
+		return p.object(depth)
+	case c == '[':
+		return p.array(depth)
+	case c == '"':
+		s := p.string()
+		return jnode{kind: jStr, str: s, raw: p.in[start:p.pos]}
+	case c == 't':
+		p.literal("true")
+		return jnode{kind: jBool, b: true, raw: p.in[start:p.pos]}
+	case c == 'f':
+		p.literal("false")
+		return jnode{kind: jBool, raw: p.in[start:p.pos]}
+	case c == 'n':
+		p.literal("null")
+		return jnode{kind: jNull, raw: p.in[start:p.pos]}
+	case c == '-' || (c >= '0' && c <= '9'):
+		p.number()
+		return jnode{kind: jNum, raw: p.in[start:p.pos]}
+	default:
+		p.fail("invalid character " + strconv.QuoteRune(rune(c)))
+		return jnode{}
+	}
+}
+
+func (p *jsonParser) literal(lit string) {
+	if len(p.in)-p.pos < len(lit) || string(p.in[p.pos:p.pos+len(lit)]) != lit {
+		p.fail("invalid literal")
+		return
+	}
+	p.pos += len(lit)
+}
+
+func (p *jsonParser) digits() int {
+	n := 0
+	for p.pos < len(p.in) && p.in[p.pos] >= '0' && p.in[p.pos] <= '9' {
+		p.pos++
+		n++
+	}
+	return n
+}
+
+func (p *jsonParser) number() {
+	if p.in[p.pos] == '-' {
+		p.pos++
+	}
+	if p.pos < len(p.in) && p.in[p.pos] == '0' {
+		p.pos++
+	} else if p.digits() == 0 {
+		p.fail("invalid number")
+		return
+	}
+	if p.pos < len(p.in) && p.in[p.pos] == '.' {
+		p.pos++
+		if p.digits() == 0 {
+			p.fail("invalid number")
+			return
+		}
+	}
+	if p.pos < len(p.in) && (p.in[p.pos] == 'e' || p.in[p.pos] == 'E') {
+		p.pos++
+		if p.pos < len(p.in) && (p.in[p.pos] == '+' || p.in[p.pos] == '-') {
+			p.pos++
+		}
+		if p.digits() == 0 {
+			p.fail("invalid number")
+		}
+	}
+}
+
+// string parses a string literal at p.pos and returns its value.
+func (p *jsonParser) string() string {
+	p.pos++ // opening quote
+	start := p.pos
+	// Fast path: no escapes.
+	for p.pos < len(p.in) {
+		c := p.in[p.pos]
+		if c == '"' {
+			s := p.in[start:p.pos]
+			p.pos++
+			if !utf8.Valid(s) {
+				p.fail("invalid UTF-8 in string")
+				return ""
+			}
+			return string(s)
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			p.fail("control character in string")
+			return ""
+		}
+		p.pos++
+	}
+	buf := append([]byte(nil), p.in[start:p.pos]...)
+	for p.pos < len(p.in) {
+		c := p.in[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			if !utf8.Valid(buf) {
+				p.fail("invalid UTF-8 in string")
+				return ""
+			}
+			return string(buf)
+		case c < 0x20:
+			p.fail("control character in string")
+			return ""
+		case c != '\\':
+			buf = append(buf, c)
+			p.pos++
+			continue
+		}
+		p.pos++
+		if p.pos >= len(p.in) {
+			break
+		}
+		e := p.in[p.pos]
+		p.pos++
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := p.hex4()
+			if !ok {
+				p.fail("invalid \\u escape")
+				return ""
+			}
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if p.pos+1 < len(p.in) && p.in[p.pos] == '\\' && p.in[p.pos+1] == 'u' {
+					p.pos += 2
+					if r2, ok = p.hex4(); !ok {
+						p.fail("invalid \\u escape")
+						return ""
+					}
+				}
+				r = utf16.DecodeRune(r, r2)
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			p.fail("invalid escape in string")
+			return ""
+		}
+	}
+	p.fail("unexpected end of input in string")
+	return ""
+}
+
+func (p *jsonParser) hex4() (rune, bool) {
+	if len(p.in)-p.pos < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.in[p.pos : p.pos+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	p.pos += 4
+	return r, true
+}
+
+func (p *jsonParser) array(depth int) jnode {
+	start := p.pos
+	p.pos++
+	n := jnode{kind: jArr}
+	p.ws()
+	if p.pos < len(p.in) && p.in[p.pos] == ']' {
+		p.pos++
+		n.raw = p.in[start:p.pos]
+		return n
+	}
+	for p.err == "" {
+		p.ws()
+		n.kids = append(n.kids, p.value(depth+1))
+		p.ws()
+		if p.err != "" {
+			break
+		}
+		if p.pos >= len(p.in) {
+			p.fail("unexpected end of input in array")
+			break
+		}
+		if p.in[p.pos] == ',' {
+			p.pos++
+			continue
+		}
+		if p.in[p.pos] == ']' {
+			p.pos++
+			break
+		}
+		p.fail("expected ',' or ']' in array")
+	}
+	n.raw = p.in[start:p.pos]
+	return n
+}
+
+func (p *jsonParser) object(depth int) jnode {
+	start := p.pos
+	p.pos++
+	n := jnode{kind: jObj}
+	var seenSet map[string]struct{} // only for large objects: keeps the duplicate check linear
+	p.ws()
+	if p.pos < len(p.in) && p.in[p.pos] == '}' {
+		p.pos++
+		n.raw = p.in[start:p.pos]
+		return n
+	}
+	for p.err == "" {
+		p.ws()
+		if p.pos >= len(p.in) || p.in[p.pos] != '"' {
+			p.fail("expected a member name in object")
+			break
+		}
+		k := p.string()
+		if p.err != "" {
+			break
+		}
+		if dup := p.duplicate(n.keys, &seenSet, k); dup {
+			p.fail("duplicate member " + strconv.Quote(k))
+			return n
+		}
+		p.ws()
+		if p.pos >= len(p.in) || p.in[p.pos] != ':' {
+			p.fail("expected ':' after member name")
+			break
+		}
+		p.pos++
+		p.ws()
+		n.keys = append(n.keys, k)
+		n.kids = append(n.kids, p.value(depth+1))
+		p.ws()
+		if p.err != "" {
+			break
+		}
+		if p.pos >= len(p.in) {
+			p.fail("unexpected end of input in object")
+			break
+		}
+		if p.in[p.pos] == ',' {
+			p.pos++
+			continue
+		}
+		if p.in[p.pos] == '}' {
+			p.pos++
+			break
+		}
+		p.fail("expected ',' or '}' in object")
+	}
+	n.raw = p.in[start:p.pos]
+	return n
+}
+
+// duplicate reports whether k is already among keys, switching from a scan
+// to a set once an object is large.
+func (p *jsonParser) duplicate(keys []string, set *map[string]struct{}, k string) bool {
+	if len(keys) < 16 {
+		for _, seen := range keys {
+			if seen == k {
+				return true
+			}
+		}
+		return false
+	}
+	if *set == nil {
+		*set = make(map[string]struct{}, 2*len(keys))
+		for _, seen := range keys {
+			(*set)[seen] = struct{}{}
+		}
+	}
+	if _, ok := (*set)[k]; ok {
+		return true
+	}
+	(*set)[k] = struct{}{}
+	return false
+}
+
+// reflectType returns the type of a Route's Body or Query value.
+func reflectType(v any) reflect.Type { return reflect.TypeOf(v) }

@@ -1,0 +1,99 @@
+package http
+
+import (
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Ctx is the request context a HandlerFunc receives. It is pooled: a
+// handler must not keep it, or anything borrowed from it, after returning.
+type Ctx struct {
+	rc        *fasthttp.RequestCtx
+	srv       *Server
+	route     *Route
+	principal *Principal
+	version   string
+	status    int
+	now       time.Time
+	ip        netip.Addr
+	requestID string
+}
+
+func (c *Ctx) reset() { *c = Ctx{} }
+
+// RequestCtx returns the underlying fasthttp context, for the rare handler
+// that needs raw headers. Its buffers are reused after the handler returns.
+func (c *Ctx) RequestCtx() *fasthttp.RequestCtx { return c.rc }
+
+// Param returns the path parameter name (e.g. "eventId"), percent-decoded,
+// or "" if the route has none of that name.
+func (c *Ctx) Param(name string) string {
+	s, _ := c.rc.UserValue(name).(string)
+	if strings.IndexByte(s, '%') >= 0 {
+		if u, err := url.PathUnescape(s); err == nil {
+			return u
+		}
+	}
+	return s
+}
+
+// Bind decodes and validates the JSON request body into dst, a pointer to
+// the route's Body type (a struct, or a slice for array bodies). The error
+// is an *event.Error (400) naming every field problem at once.
+func (c *Ctx) Bind(dst any) error { return c.srv.binder.bind(c.rc.PostBody(), dst) }
+
+// BindQuery decodes and validates query parameters into dst, a pointer to a
+// struct with `query:"name"` tags (see ListQuery).
+func (c *Ctx) BindQuery(dst any) error {
+	args := c.rc.QueryArgs()
+	return c.srv.binder.bindQuery(func(name string) ([]byte, bool) {
+		if !args.Has(name) {
+			return nil, false
+		}
+		return args.Peek(name), true
+	}, dst)
+}
+
+// Principal returns the authenticated key; nil on Public routes.
+func (c *Ctx) Principal() *Principal { return c.principal }
+
+// Version returns the effective API version ("" on Admin and Public routes).
+func (c *Ctx) Version() string { return c.version }
+
+// SetStatus chooses the success status of the response. It must be the
+// route's Success or one of its AltSuccess; anything else is a programming
+// error and panics (the server turns the panic into a logged 500).
+func (c *Ctx) SetStatus(code int) {
+	if code != c.route.successStatus() && !slices.Contains(c.route.AltSuccess, code) {
+		panic("http: status " + itoa(code) + " is not a documented success of " + c.route.OperationID)
+	}
+	c.status = code
+}
+
+// Now returns the time the request arrived, from Config.Now: one clock
+// reading per request, so a handler sees a single consistent instant.
+func (c *Ctx) Now() time.Time { return c.now }
+
+// ClientIP returns the client address (see Config.TrustedProxies).
+func (c *Ctx) ClientIP() netip.Addr { return c.ip }
+
+// RequestID returns the request's id, echoed in the Request-Id header.
+func (c *Ctx) RequestID() string { return c.requestID }
+
+// Route returns the route being served.
+func (c *Ctx) Route() *Route { return c.route }
+
+// BaseURL returns Config.BaseURL, the prefix of every URL handed out.
+func (c *Ctx) BaseURL() string { return c.srv.cfg.BaseURL }
+
+func (r *Route) successStatus() int {
+	if r.Success == 0 {
+		return 200
+	}
+	return r.Success
+}

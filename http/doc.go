@@ -1,0 +1,47 @@
+// Package http is ticketd's HTTP runtime and endpoints on fasthttp and
+// fasthttp/router: one route table (route.go) drives both the router and the
+// OpenAPI documents.
+//
+// # Request pipeline
+//
+// For a table route the server, in order: stamps Request-Id and
+// X-Content-Type-Options; authenticates by surface (Developer: Bearer sk_…,
+// Storefront: Bearer pk_…, Admin: the admin token compared in constant
+// time, Public: nothing), answering every failure with the same 401; checks
+// a storefront request's Origin against the key's origins; counts the
+// request against its rate budgets (RateLimit-* headers, 429 with
+// Retry-After); picks the API version (the key's pin, or a known
+// service-version header; unknown answers 400) and echoes it; claims the
+// Idempotency-Key of a POST; then calls the HandlerFunc and encodes its
+// result as JSON with the route's success status. Errors of any stage use
+// the one envelope of errors.go: *event.Error by its Code, *Error by its
+// Status, anything else a logged 500 that shows no internals.
+//
+// # Request bodies
+//
+// Handlers decode with Ctx.Bind: a strict RFC 8259 parser (no duplicate
+// members, no trailing data, valid UTF-8) builds a tree, which is walked
+// against the target type by reflection, collecting every problem with its
+// path ("items[0].quantity") before answering 400. Types implementing
+// json.Unmarshaler get their raw JSON, and their error becomes that field's
+// detail. The `v` tag rules (tags.go) are checked on the JSON values. Per
+// type plans are cached. Bodies over Config.MaxBodyBytes are refused by
+// fasthttp before any handler runs, with a 413 envelope.
+//
+// # Concurrency
+//
+// fasthttp runs each request on its own goroutine. The Server is safe for
+// concurrent use once built; Handle must be called before Serve. A Ctx is
+// pooled and valid only until its handler returns, like the fasthttp
+// RequestCtx it wraps. The rate limiter and the in-memory idempotency store
+// each hold one mutex for a few map operations; the Authenticator and
+// Config.OnRequest are called on the request goroutine and must be fast and
+// safe for concurrent use.
+//
+// # Bounds
+//
+// Body size (1 MiB), JSON nesting (64), detail count per answer (50),
+// Idempotency-Key length (255), tracked rate budgets per minute
+// (RateLimitMaxKeys), stored idempotent answers (IdempotencyMaxEntries and
+// 256 MiB of bodies), Request-Id length (128).
+package http

@@ -1,0 +1,168 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"ticketd/actors/event"
+)
+
+// Error is an HTTP-side rejection: a status chosen by this package (401,
+// 413, 422, 429, 503...) rather than mapped from an event.Code. Handlers may
+// return one too, e.g. httpError(503, "...") when a dependency is down.
+type Error struct {
+	Status  int
+	Message string
+	Details []event.Detail
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// httpError returns an *Error with the given HTTP status.
+func httpError(status int, msg string, details ...event.Detail) *Error {
+	return &Error{Status: status, Message: msg, Details: details}
+}
+
+// statusOfCode is THE one map from core codes to HTTP statuses.
+func statusOfCode(c event.Code) int {
+	switch c {
+	case event.InvalidArgument:
+		return 400
+	case event.NotFound:
+		return 404
+	case event.AlreadyExists:
+		return 409
+	case event.FailedPrecondition:
+		return 412
+	default:
+		return 500
+	}
+}
+
+// statusName is the envelope's error.status string for an HTTP status.
+func statusName(status int) string {
+	switch status {
+	case 400, 413, 422:
+		return "INVALID_ARGUMENT"
+	case 401:
+		return "UNAUTHENTICATED"
+	case 403:
+		return "PERMISSION_DENIED"
+	case 404:
+		return "NOT_FOUND"
+	case 405:
+		return "UNIMPLEMENTED"
+	case 409:
+		return "ALREADY_EXISTS"
+	case 412:
+		return "FAILED_PRECONDITION"
+	case 429:
+		return "RESOURCE_EXHAUSTED"
+	case 503:
+		return "UNAVAILABLE"
+	default:
+		if status >= 400 && status < 500 {
+			return "INVALID_ARGUMENT"
+		}
+		return "INTERNAL"
+	}
+}
+
+// ErrorEnvelope is the wire form of every error response:
+// {"error":{"code":400,"status":"INVALID_ARGUMENT","message":"...","details":[...]}}.
+type ErrorEnvelope struct {
+	Error ErrorObject `json:"error"`
+}
+
+// ErrorObject is the inside of ErrorEnvelope.
+type ErrorObject struct {
+	Code    int            `json:"code"`
+	Status  string         `json:"status"`
+	Message string         `json:"message"`
+	Details []event.Detail `json:"details,omitempty"`
+}
+
+// errorResponse turns any handler error into a status and an envelope.
+// internal reports whether err was unexpected (to be logged, never shown).
+func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
+	var he *Error
+	var ee *event.Error
+	switch {
+	case errors.As(err, &he):
+		status = he.Status
+		env.Error = ErrorObject{Code: status, Status: statusName(status), Message: he.Message, Details: he.Details}
+	case errors.As(err, &ee):
+		status = statusOfCode(ee.Code)
+		if status == 500 {
+			return 500, internalEnvelope(), true
+		}
+		env.Error = ErrorObject{Code: status, Status: statusName(status), Message: ee.Message, Details: ee.Details}
+	case errors.Is(err, context.DeadlineExceeded):
+		status = 503
+		env.Error = ErrorObject{Code: 503, Status: statusName(503), Message: "the service is busy, retry later"}
+		internal = true
+	default:
+		return 500, internalEnvelope(), true
+	}
+	if status < 400 || status > 599 {
+		return 500, internalEnvelope(), true
+	}
+	return status, env, internal || status >= 500
+}
+
+func internalEnvelope() ErrorEnvelope {
+	return ErrorEnvelope{Error: ErrorObject{Code: 500, Status: "INTERNAL", Message: "internal error"}}
+}
+
+// appendErrorJSON appends an envelope without reflection: the error paths
+// (401, 429) are hot during a flash sale too.
+func appendErrorJSON(b []byte, e ErrorObject) []byte {
+	b = append(b, `{"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(e.Code), 10)
+	b = append(b, `,"status":`...)
+	b = appendJSONString(b, e.Status)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, e.Message)
+	if len(e.Details) > 0 {
+		b = append(b, `,"details":[`...)
+		for i, d := range e.Details {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"field":`...)
+			b = appendJSONString(b, d.Field)
+			b = append(b, `,"reason":`...)
+			b = appendJSONString(b, d.Reason)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, "}}"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string literal, escaping what JSON
+// requires and the HTML-sensitive characters, as encoding/json does.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}

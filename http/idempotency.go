@@ -1,0 +1,145 @@
+package http
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"sync"
+	"time"
+)
+
+// IdemState is the outcome of IdempotencyStore.Begin.
+type IdemState int
+
+const (
+	// IdemNew: the caller owns the key and must call Finish.
+	IdemNew IdemState = iota
+	// IdemReplay: a completed answer exists for the same request.
+	IdemReplay
+	// IdemMismatch: the key was used for a different request (422).
+	IdemMismatch
+	// IdemInFlight: the first request with this key is still running (409).
+	IdemInFlight
+)
+
+// StoredResponse is a completed answer kept for replay.
+type StoredResponse struct {
+	Status      int
+	ContentType string
+	Body        []byte
+}
+
+// IdempotencyStore remembers answers by (scope, key) for a while. Scope is
+// the API key id, so two keys never see each other's answers. The server
+// keeps it behind this interface so the lead can make it durable later.
+type IdempotencyStore interface {
+	// Begin claims (scope, key) for a request with fingerprint fp, or
+	// reports why it cannot; with IdemReplay it returns the stored answer.
+	Begin(scope, key string, fp [32]byte, now time.Time) (IdemState, *StoredResponse)
+	// Finish stores the answer of a claimed key; resp nil releases the
+	// claim without storing (5xx: the client may retry with the same key).
+	Finish(scope, key string, resp *StoredResponse, now time.Time)
+}
+
+// fingerprint identifies a request for idempotency: method, path and body.
+func fingerprint(method, path, body []byte) [32]byte {
+	h := sha256.New()
+	h.Write(method)
+	h.Write([]byte{0})
+	h.Write(path)
+	h.Write([]byte{0})
+	h.Write(body)
+	var fp [32]byte
+	h.Sum(fp[:0])
+	return fp
+}
+
+// MemoryIdempotency is an in-memory IdempotencyStore bounded by entry count
+// and stored bytes; the oldest entries go first. Safe for concurrent use.
+type MemoryIdempotency struct {
+	mu         sync.Mutex
+	ttl        time.Duration
+	maxEntries int
+	maxBytes   int
+	bytes      int
+	byKey      map[idemKey]*list.Element
+	order      *list.List // of *idemEntry, oldest first
+}
+
+type idemKey struct{ scope, key string }
+
+type idemEntry struct {
+	k       idemKey
+	fp      [32]byte
+	done    bool
+	resp    *StoredResponse
+	expires time.Time
+}
+
+// NewMemoryIdempotency returns a store keeping answers for ttl, at most
+// maxEntries of them and maxBytes of bodies.
+func NewMemoryIdempotency(ttl time.Duration, maxEntries, maxBytes int) *MemoryIdempotency {
+	return &MemoryIdempotency{
+		ttl: ttl, maxEntries: maxEntries, maxBytes: maxBytes,
+		byKey: map[idemKey]*list.Element{}, order: list.New(),
+	}
+}
+
+// Begin implements IdempotencyStore.
+func (m *MemoryIdempotency) Begin(scope, key string, fp [32]byte, now time.Time) (IdemState, *StoredResponse) {
+	k := idemKey{scope, key}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.evict(now)
+	if el, ok := m.byKey[k]; ok {
+		e := el.Value.(*idemEntry)
+		switch {
+		case e.fp != fp:
+			return IdemMismatch, nil
+		case !e.done:
+			return IdemInFlight, nil
+		default:
+			return IdemReplay, e.resp
+		}
+	}
+	e := &idemEntry{k: k, fp: fp, expires: now.Add(m.ttl)}
+	m.byKey[k] = m.order.PushBack(e)
+	return IdemNew, nil
+}
+
+// Finish implements IdempotencyStore.
+func (m *MemoryIdempotency) Finish(scope, key string, resp *StoredResponse, now time.Time) {
+	k := idemKey{scope, key}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	el, ok := m.byKey[k]
+	if !ok {
+		return // evicted while in flight
+	}
+	e := el.Value.(*idemEntry)
+	if resp == nil {
+		m.remove(el)
+		return
+	}
+	e.done, e.resp = true, resp
+	m.bytes += len(resp.Body)
+	m.evict(now)
+}
+
+// evict drops expired entries and, while over a bound, the oldest ones.
+func (m *MemoryIdempotency) evict(now time.Time) {
+	for el := m.order.Front(); el != nil; el = m.order.Front() {
+		e := el.Value.(*idemEntry)
+		if now.Before(e.expires) && m.order.Len() <= m.maxEntries && m.bytes <= m.maxBytes {
+			return
+		}
+		m.remove(el)
+	}
+}
+
+func (m *MemoryIdempotency) remove(el *list.Element) {
+	e := m.order.Remove(el).(*idemEntry)
+	delete(m.byKey, e.k)
+	if e.resp != nil {
+		m.bytes -= len(e.resp.Body)
+	}
+}

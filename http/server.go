@@ -1,0 +1,501 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fasthttp/router"
+	gojson "github.com/goccy/go-json"
+	"github.com/valyala/fasthttp"
+
+	"ticketd/actors/event"
+)
+
+// Config configures the HTTP server. Zero MaxBodyBytes, Logger and Now take
+// their defaults; zero rate limits mean "off" (benchmarks), so start from
+// DefaultConfig to get the limits of decisions §1.
+type Config struct {
+	Addr       string // listen address, used by the caller that opens the listener
+	BaseURL    string // absolute prefix of every URL handed out; default "http://"+Addr
+	AdminToken string // bearer token of /admin/v1; empty disables the admin surface
+
+	RateLimitPerMinute          int // per secret key on /v1; 0 = off
+	StorefrontKeyLimitPerMinute int // per publishable key on /storefront/v1; 0 = off
+	StorefrontIPLimitPerMinute  int // per (key, client IP) on Route.IPLimited routes; 0 = off
+	RateLimitMaxKeys            int // bound of tracked budgets per minute; default 1<<20
+
+	TrustedProxies []netip.Prefix // peers whose X-Forwarded-For is believed
+	MaxBodyBytes   int            // request body bound; default 1 MiB, larger answers 413
+
+	// Idempotency stores Idempotency-Key answers; nil = an in-memory store
+	// of IdempotencyTTL (default 24h) and IdempotencyMaxEntries (default 100000).
+	Idempotency           IdempotencyStore
+	IdempotencyTTL        time.Duration
+	IdempotencyMaxEntries int
+
+	ReadTimeout  time.Duration // default 30s
+	WriteTimeout time.Duration // default 30s
+	IdleTimeout  time.Duration // default 2m
+
+	Logger    *slog.Logger
+	Now       func() time.Time
+	OnRequest func(RequestInfo) // called after every request, synchronously: keep it cheap
+}
+
+// DefaultConfig returns the defaults of decisions §1.
+func DefaultConfig() Config {
+	return Config{
+		Addr:                        "127.0.0.1:8080",
+		RateLimitPerMinute:          120,
+		StorefrontKeyLimitPerMinute: 600,
+		StorefrontIPLimitPerMinute:  20,
+		MaxBodyBytes:                1 << 20,
+	}
+}
+
+// Validate reports the first invalid setting.
+func (c Config) Validate() error {
+	switch {
+	case c.RateLimitPerMinute < 0:
+		return errors.New("http: config: rate limit per minute must not be negative")
+	case c.StorefrontKeyLimitPerMinute < 0:
+		return errors.New("http: config: storefront key limit per minute must not be negative")
+	case c.StorefrontIPLimitPerMinute < 0:
+		return errors.New("http: config: storefront ip limit per minute must not be negative")
+	case c.RateLimitMaxKeys < 0, c.IdempotencyMaxEntries < 0:
+		return errors.New("http: config: bounds must not be negative")
+	case c.MaxBodyBytes < 0:
+		return errors.New("http: config: max body bytes must not be negative")
+	case c.IdempotencyTTL < 0 || c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.IdleTimeout < 0:
+		return errors.New("http: config: durations must not be negative")
+	case c.AdminToken != "" && len(c.AdminToken) < 16:
+		return errors.New("http: config: admin token must be at least 16 characters")
+	}
+	if c.BaseURL != "" {
+		u, err := url.Parse(c.BaseURL)
+		if err != nil {
+			return fmt.Errorf("http: config: base url: %w", err)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("http: config: base url %q must be an absolute http(s) url", c.BaseURL)
+		}
+	}
+	for _, p := range c.TrustedProxies {
+		if !p.IsValid() {
+			return errors.New("http: config: invalid trusted proxy prefix")
+		}
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.BaseURL == "" && c.Addr != "" {
+		c.BaseURL = "http://" + c.Addr
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.RateLimitMaxKeys == 0 {
+		c.RateLimitMaxKeys = 1 << 20
+	}
+	if c.IdempotencyTTL == 0 {
+		c.IdempotencyTTL = 24 * time.Hour
+	}
+	if c.IdempotencyMaxEntries == 0 {
+		c.IdempotencyMaxEntries = 100_000
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = 30 * time.Second
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = 30 * time.Second
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = 2 * time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	for i, p := range c.TrustedProxies {
+		c.TrustedProxies[i] = p.Masked()
+	}
+	return c
+}
+
+// Server serves the route table over fasthttp. Build it with NewServer, add
+// non-table handlers with Handle, then Serve; Shutdown stops it.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	auth    Authenticator
+	origins OriginChecker // nil when auth does not implement it
+	routes  []Route
+	router  *router.Router
+	fast    *fasthttp.Server
+	binder  binder
+	limiter *rateLimiter
+	idem    IdempotencyStore
+
+	adminToken     []byte
+	adminPrincipal Principal
+
+	ctxPool   sync.Pool
+	reqPrefix string
+	reqSeq    atomic.Uint64
+	serving   atomic.Bool
+}
+
+// NewServer builds the router from routes (which it copies). It panics on a
+// malformed table (duplicate paths, bad v tags): tables are code.
+func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if auth == nil {
+		return nil, errors.New("http: new server: nil authenticator")
+	}
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		auth:      auth,
+		routes:    append([]Route(nil), routes...),
+		router:    router.New(),
+		limiter:   newRateLimiter(cfg.RateLimitMaxKeys),
+		idem:      cfg.Idempotency,
+		reqPrefix: newRequestIDPrefix(),
+	}
+	s.origins, _ = auth.(OriginChecker)
+	if s.idem == nil {
+		s.idem = NewMemoryIdempotency(cfg.IdempotencyTTL, cfg.IdempotencyMaxEntries, 256<<20)
+	}
+	if cfg.AdminToken != "" {
+		s.adminToken = []byte(cfg.AdminToken)
+	}
+	s.adminPrincipal = Principal{KeyID: "admin", Type: KeyAdmin}
+	s.ctxPool.New = func() any { return new(Ctx) }
+
+	s.router.RedirectTrailingSlash = false
+	s.router.RedirectFixedPath = false
+	s.router.HandleMethodNotAllowed = true
+	s.router.HandleOPTIONS = true
+	s.router.GlobalOPTIONS = s.preflight
+	s.router.NotFound = s.notFound
+	s.router.MethodNotAllowed = s.methodNotAllowed
+	seen := map[string]bool{}
+	for i := range s.routes {
+		r := &s.routes[i]
+		if r.Handle == nil || r.OperationID == "" {
+			return nil, fmt.Errorf("http: new server: route %s %s needs a handler and an operation id", r.Method, r.Path)
+		}
+		if seen[r.OperationID] {
+			return nil, fmt.Errorf("http: new server: duplicate operation id %q", r.OperationID)
+		}
+		seen[r.OperationID] = true
+		// Build the plans now so a bad tag fails at start, not mid-sale.
+		if r.Body != nil {
+			s.binder.planFor(reflectType(r.Body))
+		}
+		if r.Query != nil {
+			s.binder.cached(&s.binder.qplans, reflectType(r.Query), "query")
+		}
+		s.router.Handle(r.Method, r.Path, s.routeHandler(r))
+	}
+	s.fast = &fasthttp.Server{
+		Handler:               s.router.Handler,
+		ErrorHandler:          s.transportError,
+		MaxRequestBodySize:    cfg.MaxBodyBytes,
+		ReadTimeout:           cfg.ReadTimeout,
+		WriteTimeout:          cfg.WriteTimeout,
+		IdleTimeout:           cfg.IdleTimeout,
+		NoDefaultServerHeader: true,
+		Logger:                fastLogger{cfg.Logger},
+	}
+	return s, nil
+}
+
+// Routes returns the route table the server was built with.
+func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
+
+// Handle adds a handler outside the route table (hosted pages, docs, the
+// payment webhook, metrics). It gets the request id, security headers and
+// access log, but no authentication. Call it before Serve.
+func (s *Server) Handle(method, path string, h fasthttp.RequestHandler) {
+	if s.serving.Load() {
+		panic("http: Handle after Serve")
+	}
+	s.router.Handle(method, path, func(rc *fasthttp.RequestCtx) {
+		st := s.begin(rc)
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("http: handler panic", "path", path, "panic", v, "stack", string(debug.Stack()), "request_id", st.requestID)
+				rc.ResetBody()
+				s.writeError(rc, errors.New("panic"))
+			}
+			s.finish(rc, st, nil, nil)
+		}()
+		h(rc)
+	})
+}
+
+// Handler returns the request handler, for tests and for serving on a
+// listener the caller runs itself.
+func (s *Server) Handler() fasthttp.RequestHandler { return s.router.Handler }
+
+// Serve accepts connections on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	s.serving.Store(true)
+	return s.fast.Serve(ln)
+}
+
+// Shutdown stops accepting connections, waits for in-flight requests to
+// finish (or ctx to end) and returns.
+func (s *Server) Shutdown(ctx context.Context) error {
+	return s.fast.ShutdownWithContext(ctx)
+}
+
+func (s *Server) routeHandler(r *Route) fasthttp.RequestHandler {
+	return func(rc *fasthttp.RequestCtx) { s.serve(rc, r) }
+}
+
+// serve runs the pipeline of a table route: authenticate, check origin,
+// rate limit, pick the version, claim the idempotency key, run the handler,
+// write the answer.
+func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
+	st := s.begin(rc)
+	c := s.ctxPool.Get().(*Ctx)
+	c.rc, c.srv, c.route, c.now, c.ip, c.requestID = rc, s, r, st.at, st.ip, st.requestID
+	defer func() {
+		s.finish(rc, st, r, c.principal)
+		c.reset()
+		s.ctxPool.Put(c)
+	}()
+	versioned := r.Surface == Developer || r.Surface == Storefront
+	if versioned {
+		rc.Response.Header.Set(versionHeader, CurrentVersion)
+	}
+	if r.Surface == Storefront {
+		rc.Response.Header.Set("Vary", "Origin")
+	}
+	if r.Surface != Public {
+		c.principal = s.authenticate(rc, r.Surface, c.now)
+		if c.principal == nil {
+			if r.Surface == Storefront {
+				// Let a listed browser origin read why it was refused.
+				if o := rc.Request.Header.Peek("Origin"); len(o) > 0 && s.origins != nil && s.origins.OriginAllowed(string(o)) {
+					allowOrigin(rc, o)
+				}
+			}
+			s.writeError(rc, httpError(401, msgUnauthenticated))
+			return
+		}
+		if r.Surface == Storefront && !checkOrigin(rc, c.principal) {
+			s.writeError(rc, httpError(401, msgUnauthenticated))
+			return
+		}
+	}
+	if versioned {
+		pinned := CurrentVersion
+		if ValidVersion(c.principal.Version) {
+			pinned = c.principal.Version
+		}
+		c.version = pinned
+		if hv := rc.Request.Header.Peek(versionHeader); len(hv) > 0 {
+			v, ok := internVersion(hv)
+			if !ok {
+				rc.Response.Header.Set(versionHeader, pinned)
+				s.writeError(rc, httpError(400, "unknown API version "+strconv.Quote(string(truncate(hv, 64))),
+					event.Detail{Field: versionHeader, Reason: "must be one of 2026-03-15, 2026-08-22"}))
+				return
+			}
+			c.version = v
+		}
+		rc.Response.Header.Set(versionHeader, c.version)
+	}
+	if r.Surface != Public && !s.limit(c) {
+		return
+	}
+	idemKey := rc.Request.Header.Peek("Idempotency-Key")
+	if len(idemKey) > 0 && r.Surface != Public && string(rc.Method()) == fasthttp.MethodPost {
+		s.serveIdempotent(c, string(idemKey))
+		return
+	}
+	s.run(c)
+}
+
+// serveIdempotent runs c under its Idempotency-Key.
+func (s *Server) serveIdempotent(c *Ctx, key string) {
+	rc := c.rc
+	if len(key) > 255 {
+		s.writeError(rc, httpError(400, "Idempotency-Key must be at most 255 characters",
+			event.Detail{Field: "Idempotency-Key", Reason: "must be at most 255 characters"}))
+		return
+	}
+	fp := fingerprint(rc.Method(), rc.Request.URI().Path(), rc.PostBody())
+	state, stored := s.idem.Begin(c.principal.KeyID, key, fp, c.now)
+	switch state {
+	case IdemMismatch:
+		s.writeError(rc, httpError(422, "this idempotency key was already used with another request"))
+		return
+	case IdemInFlight:
+		s.writeError(rc, httpError(409, "a request with this idempotency key is in progress"))
+		return
+	case IdemReplay:
+		rc.SetStatusCode(stored.Status)
+		if stored.ContentType != "" {
+			rc.SetContentType(stored.ContentType)
+		}
+		rc.SetBody(stored.Body)
+		rc.Response.Header.Set("Idempotent-Replayed", "true")
+		return
+	}
+	var resp *StoredResponse
+	defer func() {
+		// Runs on panic too, so a crashed handler frees its key.
+		s.idem.Finish(c.principal.KeyID, key, resp, c.now)
+	}()
+	s.run(c)
+	if st := rc.Response.StatusCode(); st < 500 {
+		resp = &StoredResponse{
+			Status:      st,
+			ContentType: string(rc.Response.Header.ContentType()),
+			Body:        append([]byte(nil), rc.Response.Body()...),
+		}
+	}
+}
+
+// run calls the handler and writes its answer; a panic becomes a logged 500.
+func (s *Server) run(c *Ctx) {
+	rc := c.rc
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("http: handler panic", "operation", c.route.OperationID, "panic", v,
+				"stack", string(debug.Stack()), "request_id", c.requestID)
+			rc.ResetBody()
+			s.writeError(rc, errors.New("panic"))
+		}
+	}()
+	r := c.route
+	if r.Body == nil && len(rc.PostBody()) > 0 {
+		// Routes without a body accept nothing but an empty one or {}.
+		if err := c.Bind(&struct{}{}); err != nil {
+			s.writeHandlerError(c, err)
+			return
+		}
+	}
+	out, err := r.Handle(c)
+	if err != nil {
+		s.writeHandlerError(c, err)
+		return
+	}
+	status := c.status
+	if status == 0 {
+		status = r.successStatus()
+	}
+	rc.SetStatusCode(status)
+	if out == nil || status == fasthttp.StatusNoContent {
+		return
+	}
+	body, err := gojson.Marshal(out)
+	if err != nil {
+		s.writeHandlerError(c, fmt.Errorf("http: encode %s response: %w", r.OperationID, err))
+		return
+	}
+	rc.SetContentType("application/json")
+	rc.SetBody(body)
+}
+
+func (s *Server) writeHandlerError(c *Ctx, err error) {
+	status, _, internal := errorResponse(err)
+	if internal {
+		s.log.Error("http: request failed", "operation", c.route.OperationID, "status", status,
+			"err", err, "request_id", c.requestID)
+	}
+	s.writeError(c.rc, err)
+}
+
+// writeError writes the envelope of err (see errorResponse).
+func (s *Server) writeError(rc *fasthttp.RequestCtx, err error) {
+	status, env, _ := errorResponse(err)
+	rc.SetStatusCode(status)
+	rc.SetContentType("application/json")
+	rc.SetBody(appendErrorJSON(make([]byte, 0, 128), env.Error))
+}
+
+// notFound answers paths no route matches, in the envelope.
+func (s *Server) notFound(rc *fasthttp.RequestCtx) {
+	st := s.begin(rc)
+	s.echoVersionUnrouted(rc)
+	s.writeError(rc, httpError(404, "no such path"))
+	s.finish(rc, st, nil, nil)
+}
+
+// methodNotAllowed answers a known path with a wrong method; the router has
+// set the Allow header.
+func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
+	st := s.begin(rc)
+	s.echoVersionUnrouted(rc)
+	s.writeError(rc, httpError(405, "method "+string(truncate(rc.Method(), 16))+" is not allowed on this path"))
+	s.finish(rc, st, nil, nil)
+}
+
+// transportError answers requests fasthttp refused before routing: a body
+// over MaxBodyBytes (413) or a malformed request (400).
+func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
+	st := s.begin(rc)
+	s.echoVersionUnrouted(rc)
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		s.writeError(rc, httpError(413, "request body exceeds "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes"))
+	} else {
+		s.writeError(rc, httpError(400, "malformed HTTP request"))
+	}
+	s.finish(rc, st, nil, nil)
+}
+
+// echoVersionUnrouted echoes service-version on unrouted /v1 and
+// /storefront/v1 answers: the requested version when known, else current.
+func (s *Server) echoVersionUnrouted(rc *fasthttp.RequestCtx) {
+	path := rc.Request.URI().Path()
+	if !hasPrefix(path, "/v1/") && !hasPrefix(path, "/storefront/v1/") && !bytes.Equal(path, []byte("/v1")) {
+		return
+	}
+	v := CurrentVersion
+	if hv, ok := internVersion(rc.Request.Header.Peek(versionHeader)); ok {
+		v = hv
+	}
+	rc.Response.Header.Set(versionHeader, v)
+}
+
+func hasPrefix(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// fastLogger sends fasthttp's own messages (accept errors and the like) to slog.
+type fastLogger struct{ l *slog.Logger }
+
+func (f fastLogger) Printf(format string, args ...any) {
+	f.l.Warn("http: fasthttp: " + fmt.Sprintf(format, args...))
+}

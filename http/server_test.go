@@ -1,0 +1,325 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	nethttp "net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors/event"
+)
+
+// fakeAuth is an Authenticator over a fixed table of tokens.
+type fakeAuth struct {
+	mu   sync.Mutex
+	keys map[string]*Principal
+}
+
+func (f *fakeAuth) Authenticate(token string, _ time.Time) (*Principal, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.keys[token]
+	return p, ok
+}
+
+func (f *fakeAuth) OriginAllowed(origin string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.keys {
+		for _, o := range p.Origins {
+			if o == origin {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+const (
+	skLive   = "sk_live_aaaaaaaaaaaaaaaa"
+	skOld    = "sk_old_bbbbbbbbbbbbbbbbbb"
+	pkLive   = "pk_live_cccccccccccccccc"
+	pkAsSK   = "sk_is_really_publishable"
+	adminTok = "admin-token-0123456789"
+)
+
+func newFakeAuth() *fakeAuth {
+	return &fakeAuth{keys: map[string]*Principal{
+		skLive: {KeyID: "key_sk", UnitID: "bu_1", Type: KeySecret, Version: CurrentVersion},
+		skOld:  {KeyID: "key_old", UnitID: "bu_1", Type: KeySecret, Version: "2026-03-15"},
+		pkLive: {KeyID: "key_pk", UnitID: "bu_1", Type: KeyPublishable, Version: CurrentVersion,
+			Origins: []string{"https://shop.example.com"}},
+		// A publishable key whose token wrongly looks secret: the type wins.
+		pkAsSK: {KeyID: "key_x", UnitID: "bu_1", Type: KeyPublishable, Version: CurrentVersion},
+	}}
+}
+
+// toyMoney is a json.Unmarshaler like the core's money: a number with at
+// most two decimals.
+type toyMoney int64
+
+func (m *toyMoney) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s == "null" {
+		return nil
+	}
+	if _, err := strconv.ParseFloat(s, 64); err != nil {
+		return errors.New("must be a decimal amount")
+	}
+	if i := strings.IndexByte(s, '.'); i >= 0 && len(s)-i-1 > 2 {
+		return &event.Error{Code: event.InvalidArgument, Message: "at most 2 decimals"}
+	}
+	f, _ := strconv.ParseFloat(s, 64)
+	*m = toyMoney(f*100 + 0.5)
+	return nil
+}
+
+type toyItem struct {
+	ItemType string `json:"itemType" v:"required,enum=registration_type|addon|bundle"`
+	ItemID   string `json:"itemId" v:"required,minLen=1,maxLen=100"`
+	Quantity int    `json:"quantity" v:"required,min=1,max=100"`
+}
+
+type toyOrder struct {
+	EventID   string         `json:"-"`
+	Email     string         `json:"email" v:"required,format=email,maxLen=320"`
+	Name      string         `json:"name" v:"maxLen=200"`
+	Items     []toyItem      `json:"items" v:"required,minItems=1,maxItems=3"`
+	Capacity  *int           `json:"capacity" v:"nullable,min=0"`
+	Amount    *toyMoney      `json:"amount"`
+	Locale    string         `json:"locale" v:"enum=en|zh-CN"`
+	StartsAt  *time.Time     `json:"startsAt"`
+	ReturnURL string         `json:"returnUrl" v:"format=uri,maxLen=2000"`
+	Day       string         `json:"day" v:"format=date"`
+	Free      bool           `json:"free"`
+	Ratio     float64        `json:"ratio" v:"min=0,max=1"`
+	Responses map[string]any `json:"responses"`
+}
+
+type toyQuery struct {
+	ListQuery
+	Status string `query:"status" v:"enum=open|closed"`
+	Big    *bool  `query:"big"`
+}
+
+type toyResult struct {
+	EventID string    `json:"eventId"`
+	Email   string    `json:"email"`
+	Items   int       `json:"items"`
+	Version string    `json:"version"`
+	Seq     int       `json:"seq"`
+	IP      string    `json:"ip"`
+	Amount  int64     `json:"amount"`
+	Cap     *int      `json:"capacity"`
+	Query   *toyQuery `json:"query,omitempty"`
+}
+
+// harness is a real server on a loopback port with a toy route table.
+type harness struct {
+	t     *testing.T
+	srv   *Server
+	base  string
+	auth  *fakeAuth
+	calls sync.Map // operation -> *int
+	gate  chan struct{}
+	seq   int
+	mu    sync.Mutex
+	infos []RequestInfo
+}
+
+func (h *harness) next() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq++
+	return h.seq
+}
+
+func toyRoutes(h *harness) []Route {
+	place := func(c *Ctx) (any, error) {
+		var cmd toyOrder
+		if err := c.Bind(&cmd); err != nil {
+			return nil, err
+		}
+		cmd.EventID = c.Param("eventId")
+		if cmd.Email == "slow@example.com" {
+			<-h.gate
+		}
+		if cmd.Email == "boom@example.com" {
+			return nil, errors.New("disk on fire at /var/secret")
+		}
+		if cmd.Email == "full@example.com" {
+			return nil, event.Errorf(event.FailedPrecondition, "sold out")
+		}
+		if cmd.Email == "repeat@example.com" {
+			c.SetStatus(200)
+		}
+		if cmd.Email == "bad-status@example.com" {
+			c.SetStatus(202)
+		}
+		res := toyResult{EventID: cmd.EventID, Email: cmd.Email, Items: len(cmd.Items),
+			Version: c.Version(), Seq: h.next(), IP: c.ClientIP().String(), Cap: cmd.Capacity}
+		if cmd.Amount != nil {
+			res.Amount = int64(*cmd.Amount)
+		}
+		return res, nil
+	}
+	list := func(c *Ctx) (any, error) {
+		var q toyQuery
+		if err := c.BindQuery(&q); err != nil {
+			return nil, err
+		}
+		return toyResult{Query: &q, Version: c.Version()}, nil
+	}
+	bundle := func(c *Ctx) (any, error) {
+		var items []toyItem
+		if err := c.Bind(&items); err != nil {
+			return nil, err
+		}
+		return toyResult{Items: len(items)}, nil
+	}
+	action := func(c *Ctx) (any, error) { return toyResult{EventID: c.Param("eventId"), Seq: h.next()}, nil }
+	return []Route{
+		{Surface: Developer, Method: "POST", Path: "/v1/events/{eventId}/orders", OperationID: "placeOrder",
+			Body: toyOrder{}, Success: 201, AltSuccess: []int{200}, Response: toyResult{}, Handle: place},
+		{Surface: Developer, Method: "GET", Path: "/v1/events", OperationID: "listEvents",
+			Query: toyQuery{}, Success: 200, Response: toyResult{}, Handle: list},
+		{Surface: Developer, Method: "PUT", Path: "/v1/bundles/{id}/items", OperationID: "putItems",
+			Body: []toyItem{}, Success: 200, Response: toyResult{}, Handle: bundle},
+		{Surface: Developer, Method: "POST", Path: "/v1/events/{eventId}/archive", OperationID: "archive",
+			Success: 200, Response: toyResult{}, Handle: action},
+		{Surface: Storefront, Method: "GET", Path: "/storefront/v1/events/{eventId}", OperationID: "sfEvent",
+			Success: 200, Response: toyResult{}, Handle: action},
+		{Surface: Storefront, Method: "POST", Path: "/storefront/v1/events/{eventId}/orders", OperationID: "sfPlace",
+			Body: toyOrder{}, Success: 201, AltSuccess: []int{200}, Response: toyResult{}, Handle: place, IPLimited: true},
+		{Surface: Admin, Method: "POST", Path: "/admin/v1/business-units", OperationID: "createUnit",
+			Success: 201, Response: toyResult{}, Handle: action},
+		{Surface: Public, Method: "GET", Path: "/openapi.json", OperationID: "openapi",
+			Success: 200, Handle: func(c *Ctx) (any, error) { return map[string]string{"openapi": "3.1.0"}, nil }},
+	}
+}
+
+func newHarness(t *testing.T, mod func(*Config)) *harness {
+	t.Helper()
+	h := &harness{t: t, auth: newFakeAuth(), gate: make(chan struct{})}
+	cfg := DefaultConfig()
+	cfg.AdminToken = adminTok
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.OnRequest = func(ri RequestInfo) {
+		h.mu.Lock()
+		h.infos = append(h.infos, ri)
+		h.mu.Unlock()
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	srv, err := NewServer(cfg, h.auth, toyRoutes(h))
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		require.NoError(t, srv.Shutdown(ctx))
+		require.NoError(t, <-done)
+	})
+	h.srv, h.base = srv, "http://"+ln.Addr().String()
+	return h
+}
+
+// resp is a decoded answer.
+type resp struct {
+	status int
+	header nethttp.Header
+	body   []byte
+}
+
+func (r resp) envelope(t *testing.T) ErrorObject {
+	t.Helper()
+	var env ErrorEnvelope
+	require.NoError(t, json.Unmarshal(r.body, &env), "body %s", r.body)
+	require.Equal(t, r.status, env.Error.Code)
+	return env.Error
+}
+
+func (r resp) result(t *testing.T) toyResult {
+	t.Helper()
+	var out toyResult
+	require.NoError(t, json.Unmarshal(r.body, &out), "body %s", r.body)
+	return out
+}
+
+func (h *harness) do(method, path, token, body string, hdr ...string) resp {
+	h.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := nethttp.NewRequest(method, h.base+path, rd)
+	require.NoError(h.t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := nethttp.DefaultClient.Do(req)
+	require.NoError(h.t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(h.t, err)
+	return resp{status: res.StatusCode, header: res.Header, body: b}
+}
+
+const goodOrder = `{"email":"ann@example.com","items":[{"itemType":"registration_type","itemId":"tt_1","quantity":1}]}`
+
+func TestServeSuccess(t *testing.T) {
+	h := newHarness(t, nil)
+	r := h.do("POST", "/v1/events/evt_1/orders", skLive, goodOrder)
+	require.Equal(t, 201, r.status, "%s", r.body)
+	require.Equal(t, "application/json", r.header.Get("Content-Type"))
+	require.Equal(t, "nosniff", r.header.Get("X-Content-Type-Options"))
+	require.NotEmpty(t, r.header.Get("Request-Id"))
+	require.Equal(t, CurrentVersion, r.header.Get("Service-Version"))
+	out := r.result(t)
+	require.Equal(t, "evt_1", out.EventID)
+	require.Equal(t, 1, out.Items)
+	require.Equal(t, CurrentVersion, out.Version)
+
+	r = h.do("POST", "/v1/events/evt_1/orders", skLive, strings.Replace(goodOrder, "ann@", "repeat@", 1))
+	require.Equal(t, 200, r.status)
+}
+
+func TestInternalErrorsDoNotLeak(t *testing.T) {
+	h := newHarness(t, nil)
+	r := h.do("POST", "/v1/events/evt_1/orders", skLive, strings.Replace(goodOrder, "ann@", "boom@", 1))
+	require.Equal(t, 500, r.status)
+	e := r.envelope(t)
+	require.Equal(t, "INTERNAL", e.Status)
+	require.NotContains(t, string(r.body), "secret")
+
+	r = h.do("POST", "/v1/events/evt_1/orders", skLive, strings.Replace(goodOrder, "ann@", "bad-status@", 1))
+	require.Equal(t, 500, r.status, "an undocumented status is a programming error")
+
+	r = h.do("POST", "/v1/events/evt_1/orders", skLive, strings.Replace(goodOrder, "ann@", "full@", 1))
+	require.Equal(t, 412, r.status)
+	require.Equal(t, "FAILED_PRECONDITION", r.envelope(t).Status)
+}
+
+var _ = fmt.Sprint
+var _ = bytes.Equal
+var _ = netip.Addr{}
