@@ -1,0 +1,242 @@
+package snapshots
+
+import (
+	"fmt"
+	"hash/crc32"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"ticketd/persistence"
+)
+
+// partsPerBatch is how many payload parts Save commits per batch: enough to
+// amortise the fsync, few enough to bound the batch's memory (8 MiB).
+const partsPerBatch = 8
+
+// MaxSnapshotsListed bounds List and the candidates LoadNewest tries. Far
+// more than any sane keep, it only stops a runaway stream from costing
+// unbounded memory.
+const MaxSnapshotsListed = 1024
+
+// Store saves and loads snapshots in a persistence.Store.
+type Store struct {
+	db   *persistence.Store
+	keep int
+	// chunkBytes and partsPerBatch are fields so tests can force many parts
+	// and batches with small states.
+	chunkBytes    uint32
+	partsPerBatch int
+}
+
+// New returns a Store keeping the newest keep snapshots of each stream.
+// A keep below 1 is taken as 1: a snapshot store that keeps nothing would
+// make Save useless.
+func New(db *persistence.Store, keep int) *Store {
+	return &Store{db: db, keep: max(keep, 1), chunkBytes: ChunkBytes, partsPerBatch: partsPerBatch}
+}
+
+// Save durably stores state as the snapshot of stream at seq, then deletes
+// snapshots beyond retention. It returns after the snapshot is fsynced.
+func (s *Store) Save(stream string, seq uint64, state []byte) error {
+	_, err := s.save(stream, seq, state, false)
+	return err
+}
+
+// SaveAndTrim is Save that also trims the log of stream through the seq of
+// the oldest snapshot kept, in the same atomic batch as the snapshot's
+// header. It returns that seq: records after it remain for replay.
+func (s *Store) SaveAndTrim(stream string, seq uint64, state []byte) (trimmedThrough uint64, err error) {
+	return s.save(stream, seq, state, true)
+}
+
+func (s *Store) save(stream string, seq uint64, state []byte, trim bool) (uint64, error) {
+	if len(state) > MaxStateBytes {
+		return 0, fmt.Errorf("snapshots: save %s/%d: %w: %d bytes", stream, seq, ErrTooLarge, len(state))
+	}
+	if seq == ^uint64(0) {
+		return 0, fmt.Errorf("snapshots: save %s: seq out of range", stream)
+	}
+	existing, err := s.List(stream)
+	if err != nil {
+		return 0, fmt.Errorf("snapshots: save %s/%d: %w", stream, seq, err)
+	}
+	h := header{
+		seq:        seq,
+		length:     uint64(len(state)),
+		chunkBytes: s.chunkBytes,
+		crc:        crc32.Checksum(state, castagnoli),
+	}
+
+	// Payload parts first, in bounded synced batches. The first batch also
+	// clears parts a crashed earlier save of the same seq may have left.
+	b := s.db.NewBatch()
+	b.DeleteSnapshots(stream, seq, seq+1)
+	n := h.parts()
+	for part := uint64(1); part <= n; part++ {
+		lo := (part - 1) * uint64(s.chunkBytes)
+		hi := min(lo+uint64(s.chunkBytes), h.length)
+		b.SetSnapshotPart(stream, seq, uint32(part), state[lo:hi])
+		if part%uint64(s.partsPerBatch) == 0 && part < n {
+			err := s.db.Commit(b)
+			b.Close()
+			if err != nil {
+				return 0, fmt.Errorf("snapshots: save %s/%d: %w", stream, seq, err)
+			}
+			b = s.db.NewBatch()
+		}
+	}
+	// Then the header, which makes the snapshot exist, with retention and
+	// the trim. Everything earlier is already durable, and this batch is
+	// atomic, so no crash leaves a visible torn snapshot or a log trimmed
+	// past the newest durable snapshot.
+	defer b.Close()
+	b.SetSnapshotPart(stream, seq, 0, appendHeader(make([]byte, 0, HeaderLen), h))
+	kept := append(slices.DeleteFunc(existing, func(x uint64) bool { return x == seq }), seq)
+	slices.Sort(kept)
+	oldestKept := kept[max(len(kept)-s.keep, 0)]
+	b.DeleteSnapshots(stream, 0, oldestKept)
+	if trim {
+		b.Trim(stream, oldestKept)
+	}
+	if err := s.db.Commit(b); err != nil {
+		return 0, fmt.Errorf("snapshots: save %s/%d: %w", stream, seq, err)
+	}
+	return oldestKept, nil
+}
+
+// List returns the seqs of the snapshots of stream, oldest first. A listed
+// snapshot has a header; its payload is checked only when loaded.
+func (s *Store) List(stream string) ([]uint64, error) {
+	it, err := s.iter(stream)
+	if err != nil {
+		return nil, err
+	}
+	seqs, err := list(it, stream)
+	if cerr := it.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("snapshots: list %s: %w", stream, cerr)
+	}
+	return seqs, err
+}
+
+func (s *Store) iter(stream string) (*pebble.Iterator, error) {
+	lo, err := persistence.SnapshotPrefix(stream)
+	if err != nil {
+		return nil, fmt.Errorf("snapshots: %w", err)
+	}
+	hi := append([]byte(nil), lo...)
+	hi[len(hi)-1]++
+	it, err := s.db.DB().NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, fmt.Errorf("snapshots: iterate %s: %w", stream, err)
+	}
+	return it, nil
+}
+
+// list collects the seqs that have a header (part 0), seeking past the
+// payload parts of each so listing costs one seek per snapshot.
+func list(it *pebble.Iterator, stream string) ([]uint64, error) {
+	var seqs []uint64
+	for valid := it.First(); valid; {
+		seq, part, ok := persistence.ParseSnapshotKey(stream, it.Key())
+		if !ok {
+			return nil, fmt.Errorf("%w: stray key %q", ErrCorrupt, it.Key())
+		}
+		if part == 0 {
+			if len(seqs) == MaxSnapshotsListed {
+				return nil, fmt.Errorf("snapshots: list %s: more than %d snapshots", stream, MaxSnapshotsListed)
+			}
+			seqs = append(seqs, seq)
+		}
+		if seq == ^uint64(0) {
+			break
+		}
+		next, _ := persistence.SnapshotKey(stream, seq+1, 0)
+		valid = it.SeekGE(next)
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("snapshots: list %s: %w", stream, err)
+	}
+	return seqs, nil
+}
+
+// LoadNewest returns the newest valid snapshot of stream. A snapshot that
+// fails its checks (corrupt, unknown version, missing parts) is skipped for
+// the next older one. ok is false with a nil error when the stream has no
+// snapshot. When snapshots exist but none is valid, the error wraps
+// ErrCorrupt or ErrVersion: the log may have been trimmed behind them, so
+// replaying it from the start could silently build a wrong state.
+func (s *Store) LoadNewest(stream string) (seq uint64, state []byte, ok bool, err error) {
+	it, err := s.iter(stream)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	defer func() {
+		if cerr := it.Close(); err == nil && cerr != nil {
+			seq, state, ok, err = 0, nil, false, fmt.Errorf("snapshots: load %s: %w", stream, cerr)
+		}
+	}()
+	seqs, err := list(it, stream)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	var firstErr error
+	for i := len(seqs) - 1; i >= 0; i-- {
+		state, err := load(it, stream, seqs[i])
+		if err == nil {
+			return seqs[i], state, true, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return 0, nil, false, fmt.Errorf("snapshots: load %s: no valid snapshot of %d: %w", stream, len(seqs), firstErr)
+	}
+	return 0, nil, false, nil
+}
+
+// load reads and checks the snapshot of stream at seq.
+func load(it *pebble.Iterator, stream string, seq uint64) ([]byte, error) {
+	key, _ := persistence.SnapshotKey(stream, seq, 0)
+	if !it.SeekGE(key) {
+		return nil, fmt.Errorf("%w: %d: header missing", ErrCorrupt, seq)
+	}
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %d: %w", seq, err)
+	}
+	h, err := decodeHeader(v)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %d: %w", seq, err)
+	}
+	if len(v) != HeaderLen || h.seq != seq {
+		return nil, fmt.Errorf("%w: %d: header does not match its key", ErrCorrupt, seq)
+	}
+	// The length is trusted only after the header checksum, and is bounded
+	// by MaxStateBytes.
+	state := make([]byte, 0, h.length)
+	n := h.parts()
+	for part := uint64(1); part <= n; part++ {
+		if !it.Next() {
+			return nil, fmt.Errorf("%w: %d: part %d of %d missing", ErrCorrupt, seq, part, n)
+		}
+		gotSeq, gotPart, ok := persistence.ParseSnapshotKey(stream, it.Key())
+		if !ok || gotSeq != seq || uint64(gotPart) != part {
+			return nil, fmt.Errorf("%w: %d: part %d of %d missing", ErrCorrupt, seq, part, n)
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %d: %w", seq, err)
+		}
+		want := min(uint64(h.chunkBytes), h.length-uint64(len(state)))
+		if uint64(len(v)) != want {
+			return nil, fmt.Errorf("%w: %d: part %d is %d bytes, want %d", ErrCorrupt, seq, part, len(v), want)
+		}
+		state = append(state, v...)
+	}
+	if crc32.Checksum(state, castagnoli) != h.crc {
+		return nil, fmt.Errorf("%w: %d: payload checksum", ErrCorrupt, seq)
+	}
+	return state, nil
+}

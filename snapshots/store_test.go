@@ -1,0 +1,225 @@
+package snapshots
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/persistence"
+)
+
+func openDB(t testing.TB, fs vfs.FS) *persistence.Store {
+	t.Helper()
+	db, err := persistence.Open(persistence.Options{Dir: "data", FS: fs})
+	require.NoError(t, err)
+	return db
+}
+
+// stateFor is a deterministic state of seq, n bytes long.
+func stateFor(seq uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seq, 7))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// small returns a Store whose parts are 10 bytes and batches 3 parts, so a
+// 100-byte state spans 10 parts and 4 batches.
+func small(db *persistence.Store, keep int) *Store {
+	s := New(db, keep)
+	s.chunkBytes = 10
+	s.partsPerBatch = 3
+	return s
+}
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	db := openDB(t, vfs.NewMem())
+	defer db.Close()
+	s := small(db, 2)
+
+	_, _, ok, err := s.LoadNewest("evt_1")
+	require.NoError(t, err)
+	require.False(t, ok)
+
+	for _, n := range []int{0, 1, 9, 10, 11, 100, 101} {
+		seq := uint64(1000 + n)
+		want := stateFor(seq, n)
+		require.NoError(t, s.Save("evt_1", seq, want))
+		got, state, ok, err := s.LoadNewest("evt_1")
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, seq, got)
+		require.True(t, bytes.Equal(want, state), "state of %d bytes differs", n)
+	}
+	// Another stream, including one whose name extends this one, is apart.
+	_, _, ok, err = s.LoadNewest("evt_10")
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.NoError(t, s.Save("evt_10", 5, []byte("ten")))
+	seq, _, _, err := s.LoadNewest("evt_1")
+	require.NoError(t, err)
+	require.Equal(t, uint64(1101), seq)
+}
+
+func TestRetention(t *testing.T) {
+	db := openDB(t, vfs.NewMem())
+	defer db.Close()
+	s := small(db, 3)
+	for seq := uint64(10); seq <= 60; seq += 10 {
+		require.NoError(t, s.Save("evt_1", seq, stateFor(seq, 25)))
+	}
+	seqs, err := s.List("evt_1")
+	require.NoError(t, err)
+	require.Equal(t, []uint64{40, 50, 60}, seqs)
+
+	// Deleted snapshots leave no parts behind.
+	it, err := s.iter("evt_1")
+	require.NoError(t, err)
+	for valid := it.First(); valid; valid = it.Next() {
+		seq, _, ok := persistence.ParseSnapshotKey("evt_1", it.Key())
+		require.True(t, ok)
+		require.GreaterOrEqual(t, seq, uint64(40))
+	}
+	require.NoError(t, it.Close())
+
+	// keep below 1 keeps one.
+	one := small(db, 0)
+	require.NoError(t, one.Save("evt_1", 70, []byte("x")))
+	seqs, err = one.List("evt_1")
+	require.NoError(t, err)
+	require.Equal(t, []uint64{70}, seqs)
+}
+
+func TestSaveAndTrim(t *testing.T) {
+	db := openDB(t, vfs.NewMem())
+	defer db.Close()
+	s := small(db, 2)
+	b := db.NewBatch()
+	for seq := uint64(1); seq <= 30; seq++ {
+		b.Append("evt_1", seq, []byte{byte(seq)})
+	}
+	require.NoError(t, db.Commit(b))
+	b.Close()
+
+	through, err := s.SaveAndTrim("evt_1", 10, []byte("s10"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(10), through, "the first snapshot is the oldest kept")
+	through, err = s.SaveAndTrim("evt_1", 20, []byte("s20"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(10), through, "the log behind the older kept snapshot stays")
+	first, err := db.FirstSeq("evt_1")
+	require.NoError(t, err)
+	require.Equal(t, uint64(11), first)
+
+	through, err = s.SaveAndTrim("evt_1", 30, []byte("s30"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(20), through)
+	first, err = db.FirstSeq("evt_1")
+	require.NoError(t, err)
+	require.Equal(t, uint64(21), first)
+	last, err := db.LastSeq("evt_1")
+	require.NoError(t, err)
+	require.Equal(t, uint64(30), last)
+}
+
+// corrupt overwrites one stored part of a snapshot, bypassing Save.
+func corrupt(t *testing.T, db *persistence.Store, stream string, seq uint64, part uint32, value []byte) {
+	t.Helper()
+	key, err := persistence.SnapshotKey(stream, seq, part)
+	require.NoError(t, err)
+	require.NoError(t, db.DB().Set(key, value, pebble.Sync))
+}
+
+func TestCorruptNewestFallsBack(t *testing.T) {
+	cases := map[string]func(t *testing.T, db *persistence.Store, seq uint64){
+		"flipped payload byte": func(t *testing.T, db *persistence.Store, seq uint64) {
+			part := stateFor(seq, 25)[10:20]
+			part[3] ^= 1
+			corrupt(t, db, "evt_1", seq, 2, part)
+		},
+		"short part": func(t *testing.T, db *persistence.Store, seq uint64) {
+			corrupt(t, db, "evt_1", seq, 3, []byte("abc"))
+		},
+		"missing part": func(t *testing.T, db *persistence.Store, seq uint64) {
+			key, _ := persistence.SnapshotKey("evt_1", seq, 2)
+			require.NoError(t, db.DB().Delete(key, pebble.Sync))
+		},
+		"flipped header byte": func(t *testing.T, db *persistence.Store, seq uint64) {
+			h := appendHeader(nil, header{seq: seq, length: 25, chunkBytes: 10})
+			h[14] ^= 1
+			corrupt(t, db, "evt_1", seq, 0, h)
+		},
+		"unknown version": func(t *testing.T, db *persistence.Store, seq uint64) {
+			corrupt(t, db, "evt_1", seq, 0, withVersion(appendHeader(nil, header{seq: seq, length: 25, chunkBytes: 10}), 2))
+		},
+	}
+	for name, damage := range cases {
+		t.Run(name, func(t *testing.T) {
+			db := openDB(t, vfs.NewMem())
+			defer db.Close()
+			s := small(db, 3)
+			for _, seq := range []uint64{10, 20, 30} {
+				require.NoError(t, s.Save("evt_1", seq, stateFor(seq, 25)))
+			}
+			damage(t, db, 30)
+			seq, state, ok, err := s.LoadNewest("evt_1")
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, uint64(20), seq)
+			require.Equal(t, stateFor(20, 25), state)
+
+			// With every snapshot bad, LoadNewest refuses rather than
+			// pretending there is none.
+			damage(t, db, 20)
+			damage(t, db, 10)
+			_, _, ok, err = s.LoadNewest("evt_1")
+			require.Error(t, err)
+			require.False(t, ok)
+		})
+	}
+}
+
+// withVersion rewrites the version byte of a header and reseals its checksum,
+// as a future format would write it.
+func withVersion(h []byte, v byte) []byte {
+	h[4] = v
+	return binary.BigEndian.AppendUint32(h[:29], crc32.Checksum(h[:29], castagnoli))
+}
+
+func TestEnvelopeRoundTrip(t *testing.T) {
+	env, err := EncodeEnvelope(42, []byte("state"))
+	require.NoError(t, err)
+	seq, payload, err := DecodeEnvelope(env)
+	require.NoError(t, err)
+	require.Equal(t, uint64(42), seq)
+	require.Equal(t, "state", string(payload))
+
+	_, _, err = DecodeEnvelope(env[:len(env)-1])
+	require.ErrorIs(t, err, ErrCorrupt)
+	bad := append([]byte(nil), env...)
+	bad[len(bad)-1] ^= 0x80
+	_, _, err = DecodeEnvelope(bad)
+	require.ErrorIs(t, err, ErrCorrupt)
+	future := append(withVersion(append([]byte(nil), env[:HeaderLen]...), 9), env[HeaderLen:]...)
+	_, _, err = DecodeEnvelope(future)
+	require.ErrorIs(t, err, ErrVersion)
+	_, _, err = DecodeEnvelope([]byte("TKSN"))
+	require.ErrorIs(t, err, ErrCorrupt)
+}
+
+func TestBadStream(t *testing.T) {
+	db := openDB(t, vfs.NewMem())
+	defer db.Close()
+	s := New(db, 1)
+	require.Error(t, s.Save("a\x00b", 1, nil))
+	_, _, _, err := s.LoadNewest("")
+	require.ErrorIs(t, err, persistence.ErrBadStream)
+}
