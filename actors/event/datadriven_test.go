@@ -1,0 +1,314 @@
+package event
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the actual output")
+
+// seqIDs is a deterministic IDs source: sequential ids (reg_1, reg_2...) so
+// scripts can name them, and seeded Crockford codes.
+type seqIDs struct {
+	n   map[string]int
+	rng *rand.Rand
+}
+
+func newSeqIDs(seed uint64) *seqIDs {
+	return &seqIDs{n: map[string]int{}, rng: rand.New(rand.NewPCG(seed, seed))}
+}
+
+func (s *seqIDs) New(prefix string) string {
+	s.n[prefix]++
+	return prefix + strconv.Itoa(s.n[prefix])
+}
+
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+func (s *seqIDs) Code(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = crockford[s.rng.IntN(len(crockford))]
+	}
+	return string(b)
+}
+
+// commandTypes names every command for scripts and fuzzing.
+func commandTypes() map[string]reflect.Type {
+	cmds := []Command{
+		CreateEvent{}, UpdateEvent{}, ArchiveEvent{}, GetEvent{}, CreateTicketType{}, UpdateTicketType{},
+		GetTicketType{}, ListTicketTypes{}, GetAvailability{}, CreateRegistration{}, ListRegistrations{},
+		GetRegistration{}, ApproveRegistration{}, RejectRegistration{}, CancelRegistration{}, RotatePass{},
+		GetPass{}, RecordCheckin{}, ListCheckins{}, MintCodes{}, ListCodes{}, LookupCode{}, DisableCode{},
+		CreateAddon{}, UpdateAddon{}, GetAddon{}, ListAddons{}, CreateBundle{}, UpdateBundle{}, GetBundle{},
+		ListBundles{}, ReplaceBundleItems{}, PlaceOrder{}, ConfirmOrder{}, CancelOrder{}, GetOrder{},
+		ListOrders{}, SettlePayment{}, CreateCheckoutSession{}, GetCheckoutSession{}, Expire{},
+	}
+	out := map[string]reflect.Type{}
+	for _, c := range cmds {
+		t := reflect.TypeOf(c)
+		out[t.Name()] = t
+	}
+	return out
+}
+
+// decodeCommand builds a command from a script line's tail: Go-field
+// assignments (ID=reg_1) for json:"-" fields, then an optional JSON body
+// decoded strictly as the HTTP binder would.
+func decodeCommand(typ reflect.Type, args string) (Command, error) {
+	v := reflect.New(typ)
+	body := ""
+	if i := strings.Index(args, "{"); i >= 0 {
+		args, body = args[:i], args[i:]
+	} else if i := strings.Index(args, "["); i >= 0 {
+		args, body = args[:i], args[i:]
+	}
+	if body != "" {
+		if body[0] == '[' {
+			// An array body (PUT bundle items) goes to Items.
+			body = `{"items":` + body + `}`
+			var tmp struct {
+				Items []BundleItem `json:"items"`
+			}
+			if err := json.Unmarshal([]byte(body), &tmp); err != nil {
+				return nil, err
+			}
+			v.Elem().FieldByName("Items").Set(reflect.ValueOf(tmp.Items))
+		} else {
+			d := json.NewDecoder(strings.NewReader(body))
+			d.DisallowUnknownFields()
+			if err := d.Decode(v.Interface()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, kv := range strings.Fields(args) {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("bad argument %q", kv)
+		}
+		f := v.Elem().FieldByName(k)
+		if !f.IsValid() {
+			return nil, fmt.Errorf("no field %s", k)
+		}
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(val)
+		case reflect.Int, reflect.Int64:
+			n, err := strconv.ParseInt(val, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			f.SetInt(n)
+		case reflect.Bool:
+			f.SetBool(val == "true")
+		case reflect.Struct:
+			t, err := time.Parse(time.RFC3339, val)
+			if err != nil {
+				return nil, err
+			}
+			f.Set(reflect.ValueOf(t))
+		default:
+			return nil, fmt.Errorf("cannot set %s", k)
+		}
+	}
+	return v.Elem().Interface().(Command), nil
+}
+
+// scriptRunner runs one testdata script against one machine.
+type scriptRunner struct {
+	t    *testing.T
+	m    *Machine
+	now  time.Time
+	cmds map[string]reflect.Type
+	log  [][]byte // every change, encoded, for the replay check
+}
+
+func newScriptRunner(t *testing.T) *scriptRunner {
+	r := &scriptRunner{t: t, cmds: commandTypes(), now: time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)}
+	r.reset()
+	return r
+}
+
+func testConfig() Config {
+	return Config{BaseURL: "http://t", OrderHold: 15 * time.Minute, CheckoutSessionTTL: 24 * time.Hour}
+}
+
+func (r *scriptRunner) reset() {
+	r.m = NewMachine("evt_1", testConfig(), newSeqIDs(1))
+	r.log = nil
+}
+
+func (r *scriptRunner) run(line string) string {
+	verb, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+	switch verb {
+	case "reset":
+		r.reset()
+		return "ok"
+	case "at":
+		t, err := time.Parse(time.RFC3339, rest)
+		require.NoError(r.t, err)
+		r.now = t
+		return "ok"
+	case "tick":
+		d, err := time.ParseDuration(rest)
+		require.NoError(r.t, err)
+		r.now = r.now.Add(d)
+		return "now " + r.now.Format(time.RFC3339)
+	case "deadline":
+		d, ok := r.m.NextDeadline()
+		if !ok {
+			return "none"
+		}
+		return d.UTC().Format(time.RFC3339)
+	case "replay":
+		return r.replayCheck()
+	}
+	name, args, _ := strings.Cut(strings.TrimSpace(line), " ")
+	typ, ok := r.cmds[name]
+	if !ok {
+		r.t.Fatalf("unknown command %q", name)
+	}
+	if name == "Expire" {
+		args = "Now=" + r.now.Format(time.RFC3339)
+	}
+	cmd, err := decodeCommand(typ, args)
+	if err != nil {
+		return "decode error: " + err.Error()
+	}
+	return r.exec(cmd)
+}
+
+func (r *scriptRunner) exec(cmd Command) string {
+	var out strings.Builder
+	before, err := MarshalState(r.m.State())
+	require.NoError(r.t, err)
+	res, changes, err := r.m.Decide(r.now, cmd)
+	after, err2 := MarshalState(r.m.State())
+	require.NoError(r.t, err2)
+	require.Equal(r.t, string(before), string(after), "Decide mutated the state")
+	if err != nil {
+		var e *Error
+		require.True(r.t, errors.As(err, &e), "non-business error %v", err)
+		require.Empty(r.t, changes)
+		fmt.Fprintf(&out, "error %s: %s", codeName(e.Code), e.Message)
+		for _, d := range e.Details {
+			fmt.Fprintf(&out, " [%s: %s]", d.Field, d.Reason)
+		}
+		return out.String()
+	}
+	rb, err := json.Marshal(res)
+	require.NoError(r.t, err)
+	fmt.Fprintf(&out, "result %s", rb)
+	for _, ch := range changes {
+		b, err := MarshalChange(ch)
+		require.NoError(r.t, err)
+		back, err := UnmarshalChange(b)
+		require.NoError(r.t, err)
+		require.Equal(r.t, ch, back, "change round trip")
+		r.log = append(r.log, b)
+		r.m.Apply(back)
+		fmt.Fprintf(&out, "\nchange %s %s", ch.ChangeKind(), b[2+len(ch.ChangeKind()):])
+	}
+	return out.String()
+}
+
+// replayCheck rebuilds the state from the log and from a snapshot.
+func (r *scriptRunner) replayCheck() string {
+	live, err := MarshalState(r.m.State())
+	require.NoError(r.t, err)
+	re := NewMachine("evt_1", testConfig(), newSeqIDs(99))
+	for _, b := range r.log {
+		ch, err := UnmarshalChange(b)
+		require.NoError(r.t, err)
+		re.Apply(ch)
+	}
+	replayed, err := MarshalState(re.State())
+	require.NoError(r.t, err)
+	require.Equal(r.t, string(live), string(replayed), "replay differs from live state")
+	snap, err := UnmarshalState(live)
+	require.NoError(r.t, err)
+	again, err := MarshalState(snap)
+	require.NoError(r.t, err)
+	require.Equal(r.t, string(live), string(again), "snapshot round trip differs")
+	return fmt.Sprintf("replay ok (%d changes)", len(r.log))
+}
+
+func codeName(c Code) string {
+	switch c {
+	case InvalidArgument:
+		return "InvalidArgument"
+	case NotFound:
+		return "NotFound"
+	case AlreadyExists:
+		return "AlreadyExists"
+	case FailedPrecondition:
+		return "FailedPrecondition"
+	}
+	return "Code(" + strconv.Itoa(int(c)) + ")"
+}
+
+// TestScripts runs testdata/*.txt: blocks of command lines, "----", and the
+// expected output, separated by blank lines. Lines starting with # are
+// comments. -rewrite regenerates the expected output.
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) { runScript(t, f) })
+	}
+}
+
+func runScript(t *testing.T, path string) {
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	r := newScriptRunner(t)
+	var out bytes.Buffer
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	for i := 0; i < len(lines); {
+		l := lines[i]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			out.WriteString(l + "\n")
+			i++
+			continue
+		}
+		out.WriteString(l + "\n")
+		got := r.run(l)
+		i++
+		var want []string
+		if i < len(lines) && lines[i] == "----" {
+			i++
+			for i < len(lines) && strings.TrimSpace(lines[i]) != "" {
+				want = append(want, lines[i])
+				i++
+			}
+		}
+		out.WriteString("----\n" + got + "\n")
+		if !*rewrite {
+			require.Equal(t, strings.Join(want, "\n"), got, "%s:%d: %s", path, i, l)
+		}
+		if i < len(lines) {
+			out.WriteString("\n")
+			for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
+				i++
+			}
+		}
+	}
+	if *rewrite {
+		require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
+	}
+}
