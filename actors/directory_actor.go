@@ -1,0 +1,204 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"ticketd/actors/directory"
+)
+
+const directoryStream = "directory"
+
+// ErrNotFound is answered for an unknown business unit or key.
+var ErrNotFound = directory.ErrNotFound
+
+// dirActor owns the directory machine and its log stream. Readers use the
+// immutable view it publishes after each durable change.
+type dirActor struct {
+	sys *System
+	st  *directory.State
+	com committer
+}
+
+type dirCreateUnit struct{ name string }
+
+type dirCreateKey struct {
+	key    directory.Key
+	secret string
+}
+
+type dirRevokeKey struct{ id string }
+
+func (s *System) startDirectory() error {
+	st := directory.New()
+	err := s.store.Replay(directoryStream, 0, func(seq uint64, rec []byte) error {
+		ch, err := directory.Unmarshal(rec)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", seq, err)
+		}
+		st.Apply(ch)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("actors: replay directory: %w", err)
+	}
+	last, err := s.store.LastSeq(directoryStream)
+	if err != nil {
+		return fmt.Errorf("actors: directory seq: %w", err)
+	}
+	s.dirView.Store(st.Clone())
+	props := actor.PropsFromProducer(func() actor.Actor {
+		return &dirActor{sys: s, st: st, com: committer{seq: last}}
+	})
+	pid, err := s.as.Root.SpawnNamed(props, "directory")
+	if err != nil {
+		return fmt.Errorf("actors: spawn directory: %w", err)
+	}
+	s.dirPID = pid
+	return nil
+}
+
+func (a *dirActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		self := ctx.Self()
+		root := a.sys.as.Root
+		a.com.store = a.sys.store
+		a.com.stream = directoryStream
+		a.com.post = func(msg any) { root.Send(self, msg) }
+		a.com.wg = &a.sys.wg
+	case *synced:
+		if err := a.com.done(ctx, m); err != nil {
+			// The directory cannot go on with state ahead of its log.
+			a.sys.cfg.Logger.Error("directory sync failed", "err", err)
+			a.com.fail(ctx, m.b, func() any { return &response{err: fmt.Errorf("%w: %v", ErrUnavailable, err)} })
+			panic(fmt.Sprintf("actors: directory log sync failed: %v", err))
+		}
+	case *dirCreateUnit:
+		a.decide(ctx, func() (any, directory.Change, error) {
+			ch, err := a.st.CreateUnit(a.sys.cfg.IDs.New("bu_"), m.name, a.sys.cfg.Now())
+			if err != nil {
+				return nil, nil, err
+			}
+			return ch.(directory.UnitCreated).Unit, ch, nil
+		})
+	case *dirCreateKey:
+		a.decide(ctx, func() (any, directory.Change, error) {
+			ch, err := a.st.CreateKey(m.key, m.secret)
+			if err != nil {
+				return nil, nil, err
+			}
+			return ch.(directory.KeyCreated).Key, ch, nil
+		})
+	case *dirRevokeKey:
+		a.decide(ctx, func() (any, directory.Change, error) {
+			ch, err := a.st.RevokeKey(m.id, a.sys.cfg.Now())
+			if err == nil && ch == nil { // already revoked
+				k, _ := a.st.Key(m.id)
+				return k, nil, nil
+			}
+			return nil, ch, err
+		})
+	}
+}
+
+// decide applies the change fn decides, logs it, and answers once durable
+// with fn's result (or, for a nil result, the key named by a revocation).
+func (a *dirActor) decide(ctx actor.Context, fn func() (any, directory.Change, error)) {
+	res, ch, err := fn()
+	if err != nil {
+		a.com.reply(ctx, ctx.Sender(), &response{err: err})
+		return
+	}
+	if ch != nil {
+		a.st.Apply(ch)
+		rec, err := directory.Marshal(ch)
+		if err != nil {
+			panic(fmt.Sprintf("actors: encode directory change: %v", err))
+		}
+		a.com.append(rec)
+		view := a.st.Clone()
+		a.com.afterDurable(func() { a.sys.dirView.Store(view) })
+	}
+	if res == nil { // a revocation answers with the key as it now stands
+		if r, ok := ch.(directory.KeyRevoked); ok {
+			res, _ = a.st.Key(r.KeyID)
+		}
+	}
+	a.com.reply(ctx, ctx.Sender(), &response{result: res})
+	a.com.kick()
+}
+
+func (s *System) askDirectory(ctx context.Context, msg any) (any, error) {
+	res, err := s.as.Root.RequestFuture(s.dirPID, msg, s.cfg.AskTimeout).Result()
+	if err != nil {
+		return nil, fmt.Errorf("%w: directory: %v", ErrUnavailable, err)
+	}
+	r := res.(*response)
+	return r.result, r.err
+}
+
+// CreateUnit creates a business unit.
+func (s *System) CreateUnit(ctx context.Context, name string) (directory.Unit, error) {
+	res, err := s.askDirectory(ctx, &dirCreateUnit{name: name})
+	if err != nil {
+		return directory.Unit{}, err
+	}
+	return res.(directory.Unit), nil
+}
+
+// NewKeySpec describes a key to create.
+type NewKeySpec struct {
+	UnitID    string
+	Type      string // directory.Secret or directory.Publishable
+	Name      string
+	Origins   []string
+	Version   string
+	ExpiresAt *time.Time
+}
+
+// CreateKey creates an API key and returns its record and the whole key,
+// which for a secret key is never available again.
+func (s *System) CreateKey(ctx context.Context, spec NewKeySpec) (directory.Key, string, error) {
+	prefix := "sk_"
+	if spec.Type == directory.Publishable {
+		prefix = "pk_"
+	}
+	secret := prefix + s.cfg.IDs.Code(32)
+	k := directory.Key{
+		ID:        s.cfg.IDs.New("key_"),
+		UnitID:    spec.UnitID,
+		Type:      spec.Type,
+		Name:      spec.Name,
+		Origins:   spec.Origins,
+		Version:   spec.Version,
+		CreatedAt: s.cfg.Now().UTC(),
+		ExpiresAt: spec.ExpiresAt,
+	}
+	res, err := s.askDirectory(ctx, &dirCreateKey{key: k, secret: secret})
+	if err != nil {
+		return directory.Key{}, "", err
+	}
+	return res.(directory.Key), secret, nil
+}
+
+// RevokeKey revokes a key at once and returns it.
+func (s *System) RevokeKey(ctx context.Context, keyID string) (directory.Key, error) {
+	res, err := s.askDirectory(ctx, &dirRevokeKey{id: keyID})
+	if err != nil {
+		return directory.Key{}, err
+	}
+	k, ok := res.(directory.Key)
+	if !ok {
+		return directory.Key{}, errors.New("actors: revoke answered no key")
+	}
+	return k, nil
+}
+
+// Directory returns the current read view of the directory. It is
+// immutable: callers must not modify it.
+func (s *System) Directory() *directory.State { return s.dirView.Load() }

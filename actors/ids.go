@@ -1,0 +1,31 @@
+package actors
+
+import (
+	"crypto/rand"
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+)
+
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// randomIDs is the production event.IDs: time-ordered ULID record ids and
+// crypto-random codes.
+type randomIDs struct{}
+
+// New returns prefix + a lower-case ULID, so ids sort by creation time.
+func (randomIDs) New(prefix string) string {
+	return prefix + strings.ToLower(ulid.Make().String())
+}
+
+// Code returns n crypto-random Crockford base32 characters.
+func (randomIDs) Code(n int) string {
+	buf := make([]byte, n)
+	if _, err := rand.Read(buf); err != nil {
+		panic("actors: crypto/rand: " + err.Error())
+	}
+	for i, b := range buf {
+		buf[i] = crockford[b&31]
+	}
+	return string(buf)
+}

@@ -1,0 +1,323 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"ticketd/actors/directory"
+	"ticketd/actors/event"
+	"ticketd/persistence"
+	"ticketd/snapshots"
+)
+
+// Config configures the actor shell.
+type Config struct {
+	// Event is handed to every event machine.
+	Event event.Config
+	// SnapshotEvery is the number of changes between snapshots of an event.
+	SnapshotEvery int
+	// IdleTimeout passivates an event actor that received nothing for this
+	// long; 0 keeps actors active until shutdown.
+	IdleTimeout time.Duration
+	// AskTimeout bounds how long a caller waits for an actor's answer.
+	AskTimeout time.Duration
+	// MailboxSize bounds each event actor's mailbox.
+	MailboxSize int
+	Logger      *slog.Logger
+	Now         func() time.Time
+	// IDs overrides the random id source (tests).
+	IDs event.IDs
+}
+
+// Validate fills defaults and checks the configuration.
+func (c *Config) Validate() error {
+	if c.SnapshotEvery == 0 {
+		c.SnapshotEvery = 50_000
+	}
+	if c.SnapshotEvery < 0 {
+		return errors.New("actors: snapshot interval must be positive")
+	}
+	if c.AskTimeout == 0 {
+		c.AskTimeout = 10 * time.Second
+	}
+	if c.MailboxSize == 0 {
+		c.MailboxSize = 100_000
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.IDs == nil {
+		c.IDs = randomIDs{}
+	}
+	if c.Event.OrderHold <= 0 || c.Event.CheckoutSessionTTL <= 0 {
+		return errors.New("actors: order hold and checkout session ttl must be positive")
+	}
+	return nil
+}
+
+// ErrUnavailable is answered when an actor cannot serve (storage failure,
+// shutdown, timeout). It maps to 503.
+var ErrUnavailable = errors.New("actors: unavailable")
+
+// System owns the actor system, the event registry and the directory.
+type System struct {
+	cfg   Config
+	as    *actor.ActorSystem
+	store *persistence.Store
+	snaps *snapshots.Store
+	wg    sync.WaitGroup // syncs and snapshot saves in flight
+
+	mu      sync.Mutex
+	slots   map[string]*slot
+	closing bool
+
+	idx eventIndex
+
+	dirPID  *actor.PID
+	dirView atomic.Pointer[directory.State]
+
+	metrics Metrics
+}
+
+type slot struct {
+	pid  *actor.PID
+	refs int
+}
+
+// eventIndex maps events to their business units; it is rebuilt from the
+// "ev/" index entries at start and extended as events are created.
+type eventIndex struct {
+	mu     sync.RWMutex
+	unit   map[string]string   // event id -> unit id
+	byUnit map[string][]string // unit id -> event ids, creation order
+}
+
+// Metrics are counters the /metrics endpoint exposes.
+type Metrics struct {
+	Activations  atomic.Int64
+	Passivations atomic.Int64
+	Snapshots    atomic.Int64
+	Active       atomic.Int64
+}
+
+const indexPrefix = "ev/"
+
+// Open starts the actor system over store: it loads the directory and the
+// event index. Event actors start lazily on first use.
+func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &System{
+		cfg:   cfg,
+		store: store,
+		snaps: snaps,
+		slots: map[string]*slot{},
+		idx:   eventIndex{unit: map[string]string{}, byUnit: map[string][]string{}},
+	}
+	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return cfg.Logger.With("component", "protoactor")
+	}))
+	err := store.Scan([]byte(indexPrefix), func(k, v []byte) error {
+		id := strings.TrimPrefix(string(k), indexPrefix)
+		s.idx.add(id, string(v))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("actors: load event index: %w", err)
+	}
+	for u, ids := range s.idx.byUnit {
+		sort.Strings(ids) // ids are time-ordered ULIDs
+		s.idx.byUnit[u] = ids
+	}
+	if err := s.startDirectory(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (x *eventIndex) add(eventID, unitID string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if _, ok := x.unit[eventID]; ok {
+		return
+	}
+	x.unit[eventID] = unitID
+	x.byUnit[unitID] = append(x.byUnit[unitID], eventID)
+}
+
+// EventUnit returns the business unit that owns eventID.
+func (s *System) EventUnit(eventID string) (string, bool) {
+	s.idx.mu.RLock()
+	defer s.idx.mu.RUnlock()
+	u, ok := s.idx.unit[eventID]
+	return u, ok
+}
+
+// UnitEvents returns the unit's event ids, oldest first.
+func (s *System) UnitEvents(unitID string) []string {
+	s.idx.mu.RLock()
+	defer s.idx.mu.RUnlock()
+	return append([]string(nil), s.idx.byUnit[unitID]...)
+}
+
+// Metrics returns the shell's counters.
+func (s *System) Metrics() *Metrics { return &s.metrics }
+
+// Store returns the persistence store (for metrics).
+func (s *System) Store() *persistence.Store { return s.store }
+
+// request is the message an event actor handles.
+type request struct {
+	cmd    event.Command
+	create string // unit id when cmd creates the event
+}
+
+// response is an event actor's answer.
+type response struct {
+	result any
+	err    error
+}
+
+// Ask sends cmd to the event's actor, activating it if needed, and waits
+// for the answer, which is released only once durable. The caller must
+// have checked that the event exists and is visible to its key.
+func (s *System) Ask(ctx context.Context, eventID string, cmd event.Command) (any, error) {
+	return s.ask(ctx, eventID, &request{cmd: cmd})
+}
+
+// CreateEvent creates a new event owned by unitID: cmd must be the core's
+// create command for eventID (see NewEventID).
+func (s *System) CreateEvent(ctx context.Context, unitID, eventID string, cmd event.Command) (any, error) {
+	res, err := s.ask(ctx, eventID, &request{cmd: cmd, create: unitID})
+	if err == nil {
+		s.idx.add(eventID, unitID)
+	}
+	return res, err
+}
+
+// NewEventID returns a fresh event id.
+func (s *System) NewEventID() string { return s.cfg.IDs.New("evt_") }
+
+func (s *System) ask(ctx context.Context, eventID string, req *request) (any, error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		sl, err := s.acquire(eventID)
+		if err != nil {
+			return nil, err
+		}
+		timeout := s.cfg.AskTimeout
+		if d, ok := ctx.Deadline(); ok {
+			timeout = time.Until(d)
+		}
+		res, err := s.as.Root.RequestFuture(sl.pid, req, timeout).Result()
+		s.release(eventID, sl)
+		if errors.Is(err, actor.ErrDeadLetter) {
+			continue // the actor stopped (storage failure); activate afresh
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: event %s: %v", ErrUnavailable, eventID, err)
+		}
+		r, ok := res.(*response)
+		if !ok {
+			return nil, fmt.Errorf("%w: event %s answered %T", ErrUnavailable, eventID, res)
+		}
+		return r.result, r.err
+	}
+	return nil, fmt.Errorf("%w: event %s keeps stopping", ErrUnavailable, eventID)
+}
+
+func (s *System) acquire(eventID string) (*slot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return nil, fmt.Errorf("%w: shutting down", ErrUnavailable)
+	}
+	sl, ok := s.slots[eventID]
+	if !ok {
+		props := actor.PropsFromProducer(func() actor.Actor {
+			return &eventActor{sys: s, id: eventID}
+		}, actor.WithMailbox(actor.Bounded(s.cfg.MailboxSize)))
+		pid, err := s.as.Root.SpawnNamed(props, "event-"+eventID)
+		if err != nil {
+			return nil, fmt.Errorf("%w: spawn event %s: %v", ErrUnavailable, eventID, err)
+		}
+		sl = &slot{pid: pid}
+		s.slots[eventID] = sl
+		s.metrics.Activations.Add(1)
+		s.metrics.Active.Add(1)
+	}
+	sl.refs++
+	return sl, nil
+}
+
+func (s *System) release(eventID string, sl *slot) {
+	s.mu.Lock()
+	sl.refs--
+	s.mu.Unlock()
+}
+
+// retire removes an idle actor from the registry if no request is on its
+// way to it; the actor stops itself only when this answers true.
+func (s *System) retire(eventID string, pid *actor.PID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sl, ok := s.slots[eventID]
+	if !ok || sl.pid != pid || sl.refs > 0 {
+		return false
+	}
+	delete(s.slots, eventID)
+	s.metrics.Passivations.Add(1)
+	s.metrics.Active.Add(-1)
+	return true
+}
+
+// forget drops a stopped actor from the registry (after a failure).
+func (s *System) forget(eventID string, pid *actor.PID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sl, ok := s.slots[eventID]; ok && sl.pid == pid {
+		delete(s.slots, eventID)
+		s.metrics.Active.Add(-1)
+	}
+}
+
+// ActiveEvents returns the number of live event actors.
+func (s *System) ActiveEvents() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.slots)
+}
+
+// Close stops every actor after it has handled what is in its mailbox,
+// waits for syncs and snapshot saves in flight, and shuts the actor system
+// down. The store stays open: its owner closes it.
+func (s *System) Close() error {
+	s.mu.Lock()
+	s.closing = true
+	pids := make([]*actor.PID, 0, len(s.slots)+1)
+	for _, sl := range s.slots {
+		pids = append(pids, sl.pid)
+	}
+	s.mu.Unlock()
+	for _, pid := range pids {
+		_ = s.as.Root.PoisonFuture(pid).Wait()
+	}
+	if s.dirPID != nil {
+		_ = s.as.Root.PoisonFuture(s.dirPID).Wait()
+	}
+	s.wg.Wait()
+	s.as.Shutdown()
+	return nil
+}
