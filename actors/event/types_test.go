@@ -1,0 +1,160 @@
+package event
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestMoneyJSON(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Money
+		err  bool
+	}{
+		{"49.99", 4999, false},
+		{"50", 5000, false},
+		{"0", 0, false},
+		{"0.5", 50, false},
+		{"1.10", 110, false},
+		{"1.999", 0, true},
+		{"-1", 0, true},
+		{"1e2", 0, true},
+		{`"49.99"`, 0, true},
+		{"null", 0, true},
+		{"01", 0, true},
+		{"1.", 0, true},
+		{"99999999999999999999", 0, true},
+	} {
+		var m Money
+		err := json.Unmarshal([]byte(tc.in), &m)
+		if tc.err {
+			require.Error(t, err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, m, tc.in)
+	}
+	for m, want := range map[Money]string{4999: "49.99", 5000: "50", 0: "0", 110: "1.1", 5: "0.05"} {
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		require.Equal(t, want, string(b))
+	}
+	require.Equal(t, map[string]any{"type": "number", "minimum": 0, "multipleOf": 0.01}, Money(0).JSONSchema())
+}
+
+func TestOptJSON(t *testing.T) {
+	var p struct {
+		A Opt[int]    `json:"a,omitzero"`
+		B Opt[int]    `json:"b,omitzero"`
+		C Opt[string] `json:"c,omitzero"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(`{"a":null,"b":3}`), &p))
+	require.Equal(t, Opt[int]{Set: true, Null: true}, p.A)
+	require.Equal(t, Some(3), p.B)
+	require.False(t, p.C.Set)
+	b, err := json.Marshal(p)
+	require.NoError(t, err)
+	require.Equal(t, `{"a":null,"b":3}`, string(b))
+	require.Error(t, json.Unmarshal([]byte(`{"b":"x"}`), &p))
+	require.Equal(t, 0, Opt[int]{}.OptionalElem())
+}
+
+func TestTimeJSON(t *testing.T) {
+	var v Time
+	require.NoError(t, json.Unmarshal([]byte(`"2026-08-22T12:00:00.5+02:00"`), &v))
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	require.Equal(t, `"2026-08-22T10:00:00Z"`, string(b))
+	require.Error(t, json.Unmarshal([]byte(`"yesterday"`), &v))
+	require.Error(t, json.Unmarshal([]byte(`12`), &v))
+	require.Equal(t, "date-time", Time{}.JSONSchema()["format"])
+}
+
+func TestEventIDHelpers(t *testing.T) {
+	id, ok := EventIDFromPassToken("evt_abc.TOKEN")
+	require.True(t, ok)
+	require.Equal(t, "evt_abc", id)
+	_, ok = EventIDFromPassToken("nodot")
+	require.False(t, ok)
+}
+
+// TestAgendaReset: moving the start of an event with agenda sessions needs
+// confirmAgendaReset, which clears the agenda.
+func TestAgendaReset(t *testing.T) {
+	m := NewMachine("evt_1", testConfig(), newSeqIDs(1))
+	now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+	do := func(c Command) (any, error) {
+		res, chs, err := m.Decide(now, c)
+		for _, ch := range chs {
+			m.Apply(ch)
+		}
+		return res, err
+	}
+	start := Time{time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)}
+	_, err := do(CreateEvent{Name: "E", Timezone: "UTC", StartsAt: &start})
+	require.NoError(t, err)
+	// The program feature fills sessions; here the state is set directly.
+	m.State().Sessions["ses_1"] = &SessionRec{ID: "ses_1", Title: "Keynote"}
+	m.State().SessionOrder = []string{"ses_1"}
+
+	_, err = do(UpdateEvent{Name: Some("E2")})
+	require.NoError(t, err, "not moving the start needs no confirmation")
+	moved := Some(Time{start.Add(24 * time.Hour)})
+	_, err = do(UpdateEvent{StartsAt: moved})
+	require.Equal(t, FailedPrecondition, err.(*Error).Code)
+	require.Len(t, m.State().Sessions, 1)
+	res, err := do(UpdateEvent{StartsAt: moved, ConfirmAgendaReset: true})
+	require.NoError(t, err)
+	require.Equal(t, "2026-09-02T09:00:00Z", res.(Event).StartsAt.UTC().Format(time.RFC3339))
+	require.Empty(t, m.State().Sessions)
+	require.Empty(t, m.State().SessionOrder)
+}
+
+// TestPassAndCheckinCode: rotating a pass kills the old link; the check-in
+// code works case-insensitively.
+func TestPassAndCheckinCode(t *testing.T) {
+	m := NewMachine("evt_1", testConfig(), newSeqIDs(1))
+	now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+	do := func(c Command) any {
+		res, chs, err := m.Decide(now, c)
+		require.NoError(t, err)
+		for _, ch := range chs {
+			m.Apply(ch)
+		}
+		return res
+	}
+	do(CreateEvent{Name: "E", Timezone: "UTC"})
+	reg := do(CreateRegistration{Email: "a@b.c"}).(RegistrationResult)
+	tok := reg.PassURL[len("http://t/pass/"):]
+	ev, ok := EventIDFromPassToken(tok)
+	require.True(t, ok)
+	require.Equal(t, "evt_1", ev)
+	pass := do(GetPass{Token: tok}).(Pass)
+	require.Equal(t, reg.ID, pass.Registration.ID)
+	require.Equal(t, "E", pass.Event.Name)
+
+	rot := do(RotatePass{ID: reg.ID}).(Registration)
+	require.NotEqual(t, reg.PassURL, rot.PassURL)
+	_, _, err := m.Decide(now, GetPass{Token: tok})
+	require.Equal(t, NotFound, err.(*Error).Code)
+	do(GetPass{Token: rot.PassURL[len("http://t/pass/"):]})
+
+	res := do(RecordCheckin{CheckinCode: " " + toLower(reg.CheckinCode), SubjectType: "event"}).(CheckinResult)
+	require.False(t, res.AlreadyCheckedIn)
+	require.Equal(t, reg.ID, res.Checkin.RegistrationID)
+	res = do(RecordCheckin{RegistrationID: reg.ID, SubjectType: "event"}).(CheckinResult)
+	require.True(t, res.AlreadyCheckedIn)
+}
+
+func toLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 32
+		}
+	}
+	return string(b)
+}
