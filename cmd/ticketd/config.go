@@ -1,0 +1,140 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// Config is every setting of `ticketd serve` (decisions §1). Each flag has
+// an environment variable, which applies only when the flag is absent.
+type Config struct {
+	Addr                   string
+	DataDir                string
+	BaseURL                string
+	AdminToken             string
+	RateLimitPerMinute     int
+	StorefrontKeyPerMinute int
+	StorefrontIPPerMinute  int
+	TrustedProxies         []netip.Prefix
+	OrderHold              time.Duration
+	CheckoutSessionTTL     time.Duration
+	PaymentWebhookSecret   string
+	SMTPAddr               string
+	MailFrom               string
+	SnapshotEvery          int
+	IdleTimeout            time.Duration
+	LogLevel               string
+}
+
+// Validate checks a parsed configuration and fills derived defaults.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Addr == "" {
+		errs = append(errs, errors.New("addr: must not be empty"))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data-dir: must not be empty"))
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = "http://" + c.Addr
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	if !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
+		errs = append(errs, errors.New("base-url: must start with http:// or https://"))
+	}
+	for name, v := range map[string]int{
+		"rate-limit-per-minute":           c.RateLimitPerMinute,
+		"storefront-key-limit-per-minute": c.StorefrontKeyPerMinute,
+		"storefront-ip-limit-per-minute":  c.StorefrontIPPerMinute,
+	} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("%s: must be >= 0", name))
+		}
+	}
+	if c.OrderHold <= 0 {
+		errs = append(errs, errors.New("order-hold: must be positive"))
+	}
+	if c.CheckoutSessionTTL <= 0 {
+		errs = append(errs, errors.New("checkout-session-ttl: must be positive"))
+	}
+	if c.SnapshotEvery <= 0 {
+		errs = append(errs, errors.New("snapshot-every: must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// ParseConfig reads flags from args and, for absent flags, the TICKETD_*
+// environment variables through lookup.
+func ParseConfig(args []string, lookup func(string) (string, bool), stderr io.Writer) (Config, error) {
+	var c Config
+	var proxies string
+	fs := flag.NewFlagSet("ticketd serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := map[string]string{}
+	str := func(p *string, name, envName, def, usage string) {
+		fs.StringVar(p, name, def, usage+" ($"+envName+")")
+		env[name] = envName
+	}
+	num := func(p *int, name, envName string, def int, usage string) {
+		fs.IntVar(p, name, def, usage+" ($"+envName+")")
+		env[name] = envName
+	}
+	dur := func(p *time.Duration, name, envName string, def time.Duration, usage string) {
+		fs.DurationVar(p, name, def, usage+" ($"+envName+")")
+		env[name] = envName
+	}
+	str(&c.Addr, "addr", "TICKETD_ADDR", "127.0.0.1:8080", "listen address")
+	str(&c.DataDir, "data-dir", "TICKETD_DATA_DIR", "./data", "Pebble store and snapshots")
+	str(&c.BaseURL, "base-url", "TICKETD_BASE_URL", "", "absolute prefix of every URL handed out (default http://<addr>)")
+	str(&c.AdminToken, "admin-token", "TICKETD_ADMIN_TOKEN", "", "bearer token of the admin API (default: generated on first start, kept in the data dir)")
+	num(&c.RateLimitPerMinute, "rate-limit-per-minute", "TICKETD_RATE_LIMIT_PER_MINUTE", 120, "Developer API requests per key per minute; 0 turns it off")
+	num(&c.StorefrontKeyPerMinute, "storefront-key-limit-per-minute", "TICKETD_STOREFRONT_KEY_LIMIT_PER_MINUTE", 600, "storefront requests per publishable key per minute; 0 off")
+	num(&c.StorefrontIPPerMinute, "storefront-ip-limit-per-minute", "TICKETD_STOREFRONT_IP_LIMIT_PER_MINUTE", 20, "per (key, client IP) on checkout sessions, order placement and order reads; 0 off")
+	str(&proxies, "trusted-proxies", "TICKETD_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed")
+	dur(&c.OrderHold, "order-hold", "TICKETD_ORDER_HOLD", 15*time.Minute, "how long a placed order holds its places")
+	dur(&c.CheckoutSessionTTL, "checkout-session-ttl", "TICKETD_CHECKOUT_SESSION_TTL", 24*time.Hour, "checkout session lifetime")
+	str(&c.PaymentWebhookSecret, "payment-webhook-secret", "TICKETD_PAYMENT_WEBHOOK_SECRET", "", "HMAC secret of the sandbox payment webhook (default: generated, kept in the data dir)")
+	str(&c.SMTPAddr, "smtp-addr", "TICKETD_SMTP_ADDR", "", "host:port of an SMTP server; empty keeps mail in the outbox")
+	str(&c.MailFrom, "mail-from", "TICKETD_MAIL_FROM", "tickets@localhost", "sender of ticket emails")
+	num(&c.SnapshotEvery, "snapshot-every", "TICKETD_SNAPSHOT_EVERY", 50_000, "changes between snapshots of an event")
+	dur(&c.IdleTimeout, "idle-timeout", "TICKETD_IDLE_TIMEOUT", 10*time.Minute, "passivate event actors idle this long; 0 never")
+	str(&c.LogLevel, "log-level", "TICKETD_LOG_LEVEL", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] {
+			return
+		}
+		if v, ok := lookup(env[f.Name]); ok {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("$%s: %w", env[f.Name], err))
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return c, err
+	}
+	for _, p := range strings.Split(proxies, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			return c, fmt.Errorf("trusted-proxies: %w", err)
+		}
+		c.TrustedProxies = append(c.TrustedProxies, pfx)
+	}
+	return c, c.Validate()
+}

@@ -1,0 +1,47 @@
+// Command ticketd is the event-ticketing service.
+//
+//	ticketd serve [flags]   start the HTTP server (see ticketd serve -h)
+//	ticketd admin ...       call the console (admin) API of a running server
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: ticketd serve [flags] | ticketd admin <command> [flags]")
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		cfg, err := ParseConfig(args[1:], os.LookupEnv, stderr)
+		if err != nil {
+			fmt.Fprintln(stderr, "ticketd:", err)
+			return 2
+		}
+		m := NewMain(cfg, stdout)
+		if err := m.Run(ctx); err != nil {
+			fmt.Fprintln(stderr, "ticketd:", err)
+			return 1
+		}
+		return 0
+	case "admin":
+		return runAdmin(ctx, args[1:], os.LookupEnv, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "ticketd: unknown command %q\n", args[0])
+		return 2
+	}
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"ticketd/actors"
+	"ticketd/actors/directory"
+	"ticketd/actors/event"
+	thttp "ticketd/http"
+	"ticketd/persistence"
+	"ticketd/snapshots"
+)
+
+// Main is the running service: the store, the actor system and the HTTP
+// server. The end-to-end tests drive the same type.
+type Main struct {
+	cfg Config
+	out io.Writer
+	log *slog.Logger
+
+	store *persistence.Store
+	sys   *actors.System
+	srv   *thttp.Server
+	ln    net.Listener
+	done  chan error
+
+	// URL is the base URL once Open returned.
+	URL string
+	// Bootstrap holds the keys created on an empty data dir, else nil.
+	Bootstrap *Bootstrap
+}
+
+// Bootstrap is what a first start creates so a newcomer can call the API.
+type Bootstrap struct {
+	UnitID         string
+	SecretKey      string
+	PublishableKey string
+}
+
+// NewMain returns a Main for cfg that prints its banner to out.
+func NewMain(cfg Config, out io.Writer) *Main {
+	level := slog.LevelInfo
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	return &Main{
+		cfg: cfg,
+		out: out,
+		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+	}
+}
+
+// Run opens the service, serves until ctx is done, then shuts down
+// gracefully: stop accepting, finish in-flight requests, flush the log.
+func (m *Main) Run(ctx context.Context) error {
+	if err := m.Open(); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-m.done:
+		if err != nil {
+			_ = m.Close()
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	return m.Close()
+}
+
+// Open opens the data dir, starts the actors and listens.
+func (m *Main) Open() error {
+	if err := os.MkdirAll(m.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	adminToken, adminNew, err := secretFile(m.cfg.DataDir, "admin-token", m.cfg.AdminToken, "adm_")
+	if err != nil {
+		return err
+	}
+	webhookSecret, _, err := secretFile(m.cfg.DataDir, "payment-webhook-secret", m.cfg.PaymentWebhookSecret, "whsec_")
+	if err != nil {
+		return err
+	}
+	m.store, err = persistence.Open(persistence.Options{Dir: m.cfg.DataDir, Logger: m.log})
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	snaps := snapshots.New(m.store, 2)
+	m.sys, err = actors.Open(actors.Config{
+		Event: event.Config{
+			BaseURL:            m.cfg.BaseURL,
+			OrderHold:          m.cfg.OrderHold,
+			CheckoutSessionTTL: m.cfg.CheckoutSessionTTL,
+		},
+		SnapshotEvery: m.cfg.SnapshotEvery,
+		IdleTimeout:   m.cfg.IdleTimeout,
+		Logger:        m.log,
+	}, m.store, snaps)
+	if err != nil {
+		_ = m.store.Close()
+		return err
+	}
+	if len(m.sys.Directory().Units()) == 0 {
+		if m.Bootstrap, err = bootstrap(m.sys); err != nil {
+			m.closeBackend()
+			return fmt.Errorf("bootstrap: %w", err)
+		}
+	}
+	m.srv, err = thttp.New(thttp.Config{
+		Addr:                        m.cfg.Addr,
+		BaseURL:                     m.cfg.BaseURL,
+		AdminToken:                  adminToken,
+		RateLimitPerMinute:          m.cfg.RateLimitPerMinute,
+		StorefrontKeyLimitPerMinute: m.cfg.StorefrontKeyPerMinute,
+		StorefrontIPLimitPerMinute:  m.cfg.StorefrontIPPerMinute,
+		TrustedProxies:              m.cfg.TrustedProxies,
+		Logger:                      m.log,
+	}, thttp.Deps{System: m.sys, WebhookSecret: webhookSecret})
+	if err != nil {
+		m.closeBackend()
+		return err
+	}
+	m.ln, err = net.Listen("tcp", m.cfg.Addr)
+	if err != nil {
+		m.closeBackend()
+		return fmt.Errorf("listen: %w", err)
+	}
+	m.URL = m.cfg.BaseURL
+	if strings.HasSuffix(m.cfg.Addr, ":0") {
+		m.URL = "http://" + m.ln.Addr().String()
+	}
+	m.done = make(chan error, 1)
+	go func() { m.done <- m.srv.Serve(m.ln) }()
+	m.banner(adminToken, adminNew)
+	return nil
+}
+
+func (m *Main) banner(adminToken string, adminNew bool) {
+	fmt.Fprintf(m.out, "ticketd listening on %s\n", m.URL)
+	fmt.Fprintf(m.out, "  docs:            %s/docs  (storefront: %s/storefront/docs, admin: %s/admin/docs)\n", m.URL, m.URL, m.URL)
+	if adminNew {
+		fmt.Fprintf(m.out, "  admin token:     %s  (generated; kept in %s)\n", adminToken, filepath.Join(m.cfg.DataDir, "admin-token"))
+	}
+	if b := m.Bootstrap; b != nil {
+		fmt.Fprintf(m.out, "  business unit:   Default (%s)\n", b.UnitID)
+		fmt.Fprintf(m.out, "  secret key:      %s  (shown once)\n", b.SecretKey)
+		fmt.Fprintf(m.out, "  publishable key: %s\n", b.PublishableKey)
+	}
+}
+
+// Close shuts down in order: HTTP (in-flight requests finish), actors
+// (mailboxes drain, syncs complete), store.
+func (m *Main) Close() error {
+	var errs []error
+	if m.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		errs = append(errs, m.srv.Shutdown(ctx))
+		cancel()
+	}
+	m.closeBackend()
+	return errors.Join(errs...)
+}
+
+func (m *Main) closeBackend() {
+	if m.sys != nil {
+		_ = m.sys.Close()
+		m.sys = nil
+	}
+	if m.store != nil {
+		if err := m.store.Close(); err != nil {
+			m.log.Error("close store", "err", err)
+		}
+		m.store = nil
+	}
+}
+
+func bootstrap(sys *actors.System) (*Bootstrap, error) {
+	ctx := context.Background()
+	u, err := sys.CreateUnit(ctx, "Default")
+	if err != nil {
+		return nil, err
+	}
+	_, sk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bootstrap", Version: thttp.CurrentVersion})
+	if err != nil {
+		return nil, err
+	}
+	_, pk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bootstrap",
+		Origins: []string{"http://localhost:3000", "http://127.0.0.1:3000"}, Version: thttp.CurrentVersion})
+	if err != nil {
+		return nil, err
+	}
+	return &Bootstrap{UnitID: u.ID, SecretKey: sk, PublishableKey: pk}, nil
+}
+
+// secretFile returns value when set; else the secret kept in dir/name,
+// generating and keeping one (0600) on first use. fresh reports generation.
+func secretFile(dir, name, value, prefix string) (secret string, fresh bool, err error) {
+	if value != "" {
+		return value, false, nil
+	}
+	path := filepath.Join(dir, name)
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), false, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", false, fmt.Errorf("read %s: %w", path, err)
+	}
+	buf := make([]byte, 24)
+	if _, err := rand.Read(buf); err != nil {
+		return "", false, err
+	}
+	secret = prefix + hex.EncodeToString(buf)
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return "", false, fmt.Errorf("write %s: %w", path, err)
+	}
+	return secret, true, nil
+}

@@ -1,0 +1,158 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"ticketd/actors"
+	"ticketd/actors/event"
+)
+
+// Deps are the parts of the service the endpoints talk to.
+type Deps struct {
+	System *actors.System
+	// WebhookSecret signs and verifies the sandbox payment provider's
+	// webhooks.
+	WebhookSecret string
+}
+
+// api holds the endpoint handlers (routes_*.go). Handlers are thin:
+// authenticate (done by the server), decode, route to the event's actor by
+// id, encode.
+type api struct {
+	cfg  Config
+	deps Deps
+	sys  *actors.System
+}
+
+// New builds the whole HTTP service over deps: the route table of every
+// surface, the OpenAPI documents and docs pages built from it, and the
+// hosted pages.
+func New(cfg Config, deps Deps) (*Server, error) {
+	if deps.System == nil {
+		return nil, errors.New("http: no actor system")
+	}
+	a := &api{cfg: cfg, deps: deps, sys: deps.System}
+	srv, err := NewServer(cfg, directoryAuth{deps.System}, a.routes())
+	if err != nil {
+		return nil, err
+	}
+	if err := a.registerExtras(srv); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+// routes is the whole route table.
+func (a *api) routes() []Route {
+	var rs []Route
+	rs = append(rs, a.developerRoutes()...)
+	rs = append(rs, a.adminRoutes()...)
+	return rs
+}
+
+// registerExtras adds what is not an API operation: the OpenAPI documents
+// and docs pages.
+func (a *api) registerExtras(srv *Server) error {
+	return nil
+}
+
+// directoryAuth authenticates keys against the directory's read view.
+type directoryAuth struct{ sys *actors.System }
+
+func (d directoryAuth) Authenticate(token string, now time.Time) (*Principal, bool) {
+	k, ok := d.sys.Directory().Lookup(token)
+	if !ok || !k.Active(now) {
+		return nil, false
+	}
+	return &Principal{KeyID: k.ID, UnitID: k.UnitID, Type: k.Type, Version: k.Version, Origins: k.Origins}, true
+}
+
+func (d directoryAuth) OriginAllowed(origin string) bool {
+	return d.sys.Directory().OriginListed(origin, time.Now())
+}
+
+// errEventNotFound is the one answer for a missing event and another
+// business unit's event: they must be indistinguishable.
+var errEventNotFound = &event.Error{Code: event.NotFound, Message: "event not found"}
+
+// eventOf returns the path's event id if the caller's business unit owns it.
+func (a *api) eventOf(c *Ctx) (string, error) {
+	id := c.Param("eventId")
+	unit, ok := a.sys.EventUnit(id)
+	if !ok || unit != c.Principal().UnitID {
+		return "", errEventNotFound
+	}
+	return id, nil
+}
+
+// contextBG is the context of actor requests: their deadline is the
+// actor system's ask timeout, not the HTTP connection's.
+var contextBG = context.Background()
+
+// ask sends cmd to the event's actor and maps shell failures to 503.
+func (a *api) ask(eventID string, cmd event.Command) (any, error) {
+	res, err := a.sys.Ask(contextBG, eventID, cmd)
+	return res, shellErr(err)
+}
+
+// shellErr maps the actor shell's failures to 503; business errors pass.
+func shellErr(err error) error {
+	if errors.Is(err, actors.ErrUnavailable) {
+		return httpError(503, "temporarily unavailable; retry")
+	}
+	return err
+}
+
+// checkLimit enforces the list `limit` bounds (1 to 100) on commands that
+// carry their own pagination fields.
+func checkLimit(c *Ctx) error {
+	raw := c.RequestCtx().QueryArgs().Peek("limit")
+	if raw == nil {
+		return nil
+	}
+	n, err := strconv.Atoi(string(raw))
+	if err != nil || n < 1 || n > MaxPageSize {
+		return httpError(400, "limit: must be an integer from 1 to 100",
+			event.Detail{Field: "limit", Reason: "must be an integer from 1 to 100"})
+	}
+	return nil
+}
+
+// eventCmd returns the handler of a route that sends one command to the
+// path's event: it binds the body (routes with a Body) or the query
+// (routes with a Query) into a fresh C, lets set fill path parameters, and
+// asks the actor.
+func eventCmd[C event.Command](a *api, set func(c *Ctx, cmd *C)) HandlerFunc {
+	return func(c *Ctx) (any, error) {
+		id, err := a.eventOf(c)
+		if err != nil {
+			return nil, err
+		}
+		var cmd C
+		if c.Route().Body != nil {
+			if err := c.Bind(&cmd); err != nil {
+				return nil, err
+			}
+		}
+		if c.Route().Query != nil {
+			if err := checkLimit(c); err != nil {
+				return nil, err
+			}
+			if err := c.BindQuery(&cmd); err != nil {
+				return nil, err
+			}
+		}
+		if set != nil {
+			set(c, &cmd)
+		}
+		return a.ask(id, cmd)
+	}
+}
+
+// byID fills a command's ID from the path parameter name.
+func byID[C event.Command](param string, field func(*C) *string) func(*Ctx, *C) {
+	return func(c *Ctx, cmd *C) { *field(cmd) = c.Param(param) }
+}
