@@ -1,0 +1,58 @@
+package http
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestAuthFailuresAreIdentical(t *testing.T) {
+	h := newHarness(t, nil)
+	var bodies []string
+	check := func(path, auth string) {
+		t.Helper()
+		r := h.do("GET", path, "", "", "Authorization", auth)
+		require.Equal(t, 401, r.status, "%s %q", path, auth)
+		e := r.envelope(t)
+		require.Equal(t, "UNAUTHENTICATED", e.Status)
+		require.Equal(t, msgUnauthenticated, e.Message)
+		require.Equal(t, CurrentVersion, r.header.Get("service-version"), "401 echoes the current version")
+		bodies = append(bodies, string(r.body))
+	}
+	for _, a := range []string{
+		"",                               // missing
+		"Basic " + skLive,                // wrong scheme
+		"Bearer",                         // no token
+		"Bearer sk_unknown_key_zzzzzzzz", // unknown (also revoked/expired: the directory says false)
+		"Bearer " + pkLive,               // publishable on /v1
+		"Bearer " + pkAsSK,               // sk_ prefix but a publishable key
+		"Bearer " + adminTok,             // the admin token is not an API key
+	} {
+		check("/v1/events", a)
+	}
+	for _, a := range []string{"", "Bearer " + skLive, "Bearer pk_unknown", "Bearer " + adminTok} {
+		check("/storefront/v1/events/evt_1", a)
+	}
+	for i := range bodies {
+		require.JSONEq(t, bodies[0], bodies[i])
+	}
+
+	for _, a := range []string{"", "Bearer " + skLive, "Bearer " + adminTok + "x", "Bearer admin-token-012345678"} {
+		r := h.do("POST", "/admin/v1/business-units", "", "", "Authorization", a)
+		require.Equal(t, 401, r.status, a)
+		require.JSONEq(t, bodies[0], string(r.body))
+		require.Empty(t, r.header.Get("service-version"), "the admin surface is not versioned")
+	}
+
+	require.Equal(t, 200, h.do("GET", "/v1/events", skLive, "").status)
+	require.Equal(t, 200, h.do("GET", "/storefront/v1/events/evt_1", pkLive, "").status)
+	require.Equal(t, 201, h.do("POST", "/admin/v1/business-units", adminTok, "").status)
+	require.Equal(t, 200, h.do("GET", "/v1/events", "", "", "Authorization", "bearer "+skLive).status, "scheme is case-insensitive")
+	require.Equal(t, 200, h.do("GET", "/openapi.json", "", "").status, "public routes need no key")
+}
+
+func TestAdminDisabledWithoutToken(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.AdminToken = "" })
+	require.Equal(t, 401, h.do("POST", "/admin/v1/business-units", "", "", "Authorization", "Bearer ").status)
+	require.Equal(t, 401, h.do("POST", "/admin/v1/business-units", adminTok, "").status)
+}

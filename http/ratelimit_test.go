@@ -1,0 +1,103 @@
+package http
+
+import (
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClock is a Config.Now that tests move by hand.
+type fakeClock struct{ ns atomic.Int64 }
+
+func newFakeClock(t time.Time) *fakeClock {
+	c := &fakeClock{}
+	c.ns.Store(t.UnixNano())
+	return c
+}
+func (c *fakeClock) Now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *fakeClock) Add(d time.Duration) { c.ns.Add(int64(d)) }
+
+func TestRateLimitDeveloper(t *testing.T) {
+	clock := newFakeClock(time.Date(2026, 8, 22, 10, 0, 15, 0, time.UTC))
+	h := newHarness(t, func(c *Config) { c.RateLimitPerMinute = 3; c.Now = clock.Now })
+	for i := 0; i < 3; i++ {
+		r := h.do("GET", "/v1/events", skLive, "")
+		require.Equal(t, 200, r.status)
+		require.Equal(t, "3", r.header.Get("RateLimit-Limit"))
+		require.Equal(t, strconv.Itoa(2-i), r.header.Get("RateLimit-Remaining"))
+		require.Equal(t, "45", r.header.Get("RateLimit-Reset"))
+		require.Empty(t, r.header.Get("Retry-After"))
+	}
+	r := h.do("GET", "/v1/events", skLive, "")
+	require.Equal(t, 429, r.status)
+	require.Equal(t, "RESOURCE_EXHAUSTED", r.envelope(t).Status)
+	require.Equal(t, "45", r.header.Get("Retry-After"))
+	require.Equal(t, "0", r.header.Get("RateLimit-Remaining"))
+	require.Equal(t, CurrentVersion, r.header.Get("service-version"))
+
+	require.Equal(t, 200, h.do("GET", "/v1/events", skOld, "").status, "budgets are per key")
+	require.Equal(t, 201, h.do("POST", "/admin/v1/business-units", adminTok, "").status, "the console is not limited")
+
+	clock.Add(45 * time.Second)
+	r = h.do("GET", "/v1/events", skLive, "")
+	require.Equal(t, 200, r.status, "a new window")
+	require.Equal(t, "2", r.header.Get("RateLimit-Remaining"))
+	require.Equal(t, "60", r.header.Get("RateLimit-Reset"))
+}
+
+func TestRateLimitOff(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.RateLimitPerMinute = 0 })
+	for i := 0; i < 5; i++ {
+		r := h.do("GET", "/v1/events", skLive, "")
+		require.Equal(t, 200, r.status)
+		require.Empty(t, r.header.Get("RateLimit-Limit"))
+	}
+}
+
+func TestRateLimitStorefrontPerIPBehindTrustedProxy(t *testing.T) {
+	clock := newFakeClock(time.Date(2026, 8, 22, 10, 0, 0, 0, time.UTC))
+	h := newHarness(t, func(c *Config) {
+		c.StorefrontKeyLimitPerMinute = 5
+		c.StorefrontIPLimitPerMinute = 2
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.0.0.0/8")}
+		c.Now = clock.Now
+	})
+	place := func(xff string) resp {
+		return h.do("POST", "/storefront/v1/events/evt_1/orders", pkLive, goodOrder, "X-Forwarded-For", xff)
+	}
+	// The client spoofs a left-most hop; the proxy chain 10.0.0.9 is trusted.
+	r := place("6.6.6.6, 203.0.113.7, 10.0.0.9")
+	require.Equal(t, 201, r.status, "%s", r.body)
+	require.Equal(t, "203.0.113.7", r.result(t).IP)
+	require.Equal(t, "2", r.header.Get("RateLimit-Limit"), "the tighter budget is reported")
+	require.Equal(t, "1", r.header.Get("RateLimit-Remaining"))
+	require.Equal(t, 201, place("1.1.1.1, 203.0.113.7").status)
+	r = place("203.0.113.7")
+	require.Equal(t, 429, r.status)
+	require.Equal(t, "60", r.header.Get("Retry-After"))
+
+	r = place("198.51.100.1")
+	require.Equal(t, 201, r.status, "another visitor has its own budget")
+	// Reads without the IP mark only spend the key budget: 4 of 5 used now.
+	r = h.do("GET", "/storefront/v1/events/evt_1", pkLive, "")
+	require.Equal(t, 200, r.status)
+	require.Equal(t, "5", r.header.Get("RateLimit-Limit"))
+	require.Equal(t, "0", r.header.Get("RateLimit-Remaining"))
+	require.Equal(t, 429, h.do("GET", "/storefront/v1/events/evt_1", pkLive, "").status, "the key budget is spent")
+}
+
+func TestRateLimiterBoundedKeys(t *testing.T) {
+	l := newRateLimiter(2)
+	now := time.Unix(600, 0)
+	require.True(t, l.take(limitKey{key: "a"}, 1, now).ok)
+	require.True(t, l.take(limitKey{key: "b"}, 1, now).ok)
+	require.False(t, l.take(limitKey{key: "a"}, 1, now).ok)
+	require.True(t, l.take(limitKey{key: "c"}, 1, now).ok, "full: fail open")
+	require.Len(t, l.counts, 2)
+	require.True(t, l.take(limitKey{key: "a"}, 1, now.Add(time.Minute)).ok)
+	require.Len(t, l.counts, 1, "old windows are dropped")
+}
