@@ -218,6 +218,10 @@ type UpdateBundle struct {
 	Capacity    Opt[int]          `json:"capacity,omitzero" v:"nullable,min=0,max=10000000"`
 	Status      Opt[string]       `json:"status,omitzero" v:"enum=draft|open|closed|archived"`
 	Items       Opt[[]BundleItem] `json:"items,omitzero" v:"maxItems=50"`
+
+	// bareItems is set when the items come from a PUT array body, so error
+	// details name "[0].itemId" rather than "items[0].itemId".
+	bareItems bool
 }
 
 // GetBundle reads one bundle.
@@ -259,8 +263,11 @@ type PlaceOrder struct {
 
 // ConfirmOrder confirms an open order: a free one is paid and fulfilled at
 // once, a paid one awaits payment. Ref is the order id or order number.
+// On the Developer API (Storefront false) a paid order needs both URLs;
+// given URLs must be absolute https (http for localhost).
 type ConfirmOrder struct {
 	Ref        string `json:"-"`
+	Storefront bool   `json:"-"`
 	SuccessURL string `json:"successUrl,omitempty" v:"format=uri,maxLen=2000"`
 	CancelURL  string `json:"cancelUrl,omitempty" v:"format=uri,maxLen=2000"`
 }
@@ -350,3 +357,10 @@ func (ListOrders) isCommand()            {}
 func (SettlePayment) isCommand()         {}
 func (CreateCheckoutSession) isCommand() {}
 func (GetCheckoutSession) isCommand()    {}
+
+// GetCatalog reads what a storefront sales page needs: the published event
+// with its public ticket types (soldOut, never a count), upcoming types,
+// add-ons and bundles on sale. An unpublished event is NotFound.
+type GetCatalog struct{}
+
+func (GetCatalog) isCommand() {}

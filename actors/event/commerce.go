@@ -1,15 +1,853 @@
 package event
 
-import "time"
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Bounds of commerce inputs.
+const (
+	maxMintCount     = 1000
+	maxResponsesSize = 16 << 10
+	defaultOrderHold = 15 * time.Minute
+	defaultTTL       = 24 * time.Hour
+)
 
 func (m *Machine) decideCommerce(now time.Time, c Command) (any, []Change, error) {
-	switch c.(type) {
+	switch c := c.(type) {
 	case Expire:
-		return nil, nil, nil
+		return m.expire(c.Now)
+	case MintCodes:
+		return m.mintCodes(now, c)
+	case ListCodes:
+		l, err := pageOf(m.s.CodeOrder, m.s.Codes, func(r *CodeRec) int { return r.Seq }, c.Cursor, c.Limit, false, nil,
+			func(r *CodeRec) RedemptionCode { return m.codeView(r, now) })
+		return l, nil, err
+	case LookupCode:
+		return m.lookupCode(now, c)
+	case DisableCode:
+		r, ok := m.s.Codes[c.ID]
+		if !ok {
+			return nil, nil, Errorf(NotFound, "redemption code not found")
+		}
+		if r.Disabled {
+			return m.codeView(r, now), nil, nil
+		}
+		rec := *r
+		rec.Disabled = true
+		return m.codeView(&rec, now), []Change{CodeDisabled{At: now, ID: r.ID}}, nil
+	case CreateAddon:
+		return m.createAddon(now, c)
+	case UpdateAddon:
+		return m.updateAddon(now, c)
+	case GetAddon:
+		a, ok := m.s.Addons[c.ID]
+		if !ok {
+			return nil, nil, Errorf(NotFound, "add-on not found")
+		}
+		return m.addonView(a), nil, nil
+	case ListAddons:
+		l, err := pageOf(m.s.AddonOrder, m.s.Addons, func(r *AddonRec) int { return r.Seq }, c.Cursor, c.Limit, false, nil, m.addonView)
+		return l, nil, err
+	case CreateBundle:
+		return m.createBundle(now, c)
+	case UpdateBundle:
+		return m.updateBundle(now, c)
+	case ReplaceBundleItems:
+		return m.updateBundle(now, UpdateBundle{ID: c.ID, Items: Some(c.Items), bareItems: true})
+	case GetBundle:
+		b, ok := m.s.Bundles[c.ID]
+		if !ok {
+			return nil, nil, Errorf(NotFound, "bundle not found")
+		}
+		return m.bundleView(b), nil, nil
+	case ListBundles:
+		l, err := pageOf(m.s.BundleOrder, m.s.Bundles, func(r *BundleRec) int { return r.Seq }, c.Cursor, c.Limit, false, nil, m.bundleView)
+		return l, nil, err
+	case PlaceOrder:
+		return m.placeOrder(now, c)
+	case ConfirmOrder:
+		return m.confirmOrder(now, c)
+	case CancelOrder:
+		return m.cancelOrder(now, c)
+	case GetOrder:
+		o, err := m.order(c.Ref)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m.orderView(o), nil, nil
+	case ListOrders:
+		email := normEmail(c.Email)
+		keep := func(o *OrderRec) bool {
+			return (c.Status == "" || o.Status == c.Status) && (email == "" || normEmail(o.Email) == email)
+		}
+		l, err := pageOf(m.s.OrderOrder, m.s.Orders, func(r *OrderRec) int { return r.Seq }, c.Cursor, c.Limit, true, keep, m.orderView)
+		return l, nil, err
+	case SettlePayment:
+		return m.settlePayment(now, c)
+	case CreateCheckoutSession:
+		return m.createCheckoutSession(now, c)
+	case GetCheckoutSession:
+		s, ok := m.s.Checkouts[c.ID]
+		if !ok {
+			return nil, nil, Errorf(NotFound, "checkout session not found")
+		}
+		return m.checkoutView(s, now), nil, nil
+	case GetCatalog:
+		return m.catalog(now)
 	}
 	return nil, nil, Errorf(InvalidArgument, "unsupported command %T", c)
 }
 
+// ---- redemption codes
+
+func (m *Machine) mintCodes(now time.Time, c MintCodes) (any, []Change, error) {
+	if err := m.notArchived(); err != nil {
+		return nil, nil, err
+	}
+	if _, ok := m.s.Types[c.RegistrationTypeID]; !ok {
+		return nil, nil, FieldError("registrationTypeId", "unknown ticket type")
+	}
+	count := c.Count
+	switch {
+	case c.Code != "":
+		count = 1
+	case count == 0:
+		count = 1
+	case count < 0 || count > maxMintCount:
+		return nil, nil, FieldError("count", fmt.Sprintf("must be 1 to %d", maxMintCount))
+	}
+	ch := CodesMinted{At: now, TypeID: c.RegistrationTypeID, Label: strings.TrimSpace(c.Label), ExpiresAt: timeOf(c.ExpiresAt)}
+	switch {
+	case !c.MaxUses.Set:
+		one := 1
+		ch.MaxUses = &one
+	case c.MaxUses.Null:
+	case c.MaxUses.V < 1:
+		return nil, nil, FieldError("maxUses", "must be at least 1, or null for unlimited")
+	default:
+		v := c.MaxUses.V
+		ch.MaxUses = &v
+	}
+	taken := map[string]bool{}
+	if c.Code != "" {
+		code := strings.TrimSpace(c.Code)
+		if code == "" || len(code) > 64 || strings.Trim(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
+			return nil, nil, FieldError("code", "must be 1 to 64 letters, digits, - or _")
+		}
+		if _, dup := m.s.idx.codeByCode[normCode(code)]; dup {
+			return nil, nil, Errorf(AlreadyExists, "redemption code %s already exists", code)
+		}
+		ch.Codes = append(ch.Codes, MintedCode{ID: m.newID("rc_"), Code: code})
+	}
+	for len(ch.Codes) < count {
+		code := m.ids.Code(12)
+		if _, dup := m.s.idx.codeByCode[code]; dup || taken[code] {
+			continue // 60 bits of randomness: a retry is practically never needed
+		}
+		taken[code] = true
+		ch.Codes = append(ch.Codes, MintedCode{ID: m.newID("rc_"), Code: code})
+	}
+	res := MintResult{RedemptionCodes: make([]RedemptionCode, len(ch.Codes))}
+	for i, mc := range ch.Codes {
+		rec := CodeRec{ID: mc.ID, TypeID: ch.TypeID, Code: mc.Code, Label: ch.Label, MaxUses: ch.MaxUses, ExpiresAt: ch.ExpiresAt, CreatedAt: now}
+		res.RedemptionCodes[i] = m.codeView(&rec, now)
+	}
+	return res, []Change{ch}, nil
+}
+
+// usableCode finds an active code by its text. Every invalid form (unknown,
+// disabled, expired, exhausted, archived type) is the same miss.
+func (m *Machine) usableCode(now time.Time, text string) (*CodeRec, bool) {
+	id, ok := m.s.idx.codeByCode[normCode(text)]
+	if !ok {
+		return nil, false
+	}
+	c := m.s.Codes[id]
+	if c.status(now) != CodeStatusActive || m.s.Types[c.TypeID].Status == SellArchived {
+		return nil, false
+	}
+	return c, true
+}
+
+func (m *Machine) lookupCode(now time.Time, c LookupCode) (any, []Change, error) {
+	code, ok := m.usableCode(now, c.Code)
+	if !ok {
+		return nil, nil, Errorf(NotFound, "redemption code not found")
+	}
+	t := m.s.Types[code.TypeID]
+	return CodeLookup{
+		Code: code.Code, RegistrationType: m.typeView(t), Perks: []Perk{}, PriceAmount: t.Price,
+		DiscountedPriceAmount: t.Price, ExpiresAt: tp(code.ExpiresAt),
+	}, nil, nil
+}
+
+// ---- add-ons and bundles
+
+func checkSellable(name string, price Money, capacity *int) error {
+	if name == "" {
+		return FieldError("name", "must not be empty")
+	}
+	if price < 0 || price > moneyMax {
+		return FieldError("priceAmount", "out of range")
+	}
+	return checkCapacity("capacity", capacity)
+}
+
+func (m *Machine) createAddon(now time.Time, c CreateAddon) (any, []Change, error) {
+	if err := m.notArchived(); err != nil {
+		return nil, nil, err
+	}
+	spec := AddonSpec{Name: strings.TrimSpace(c.Name), Price: c.PriceAmount, Capacity: intp(c.Capacity), Status: SellDraft}
+	if err := checkSellable(spec.Name, spec.Price, spec.Capacity); err != nil {
+		return nil, nil, err
+	}
+	ch := AddonCreated{At: now, ID: m.newID("ao_"), AddonSpec: spec}
+	return m.addonView(&AddonRec{ID: ch.ID, AddonSpec: spec, CreatedAt: now, UpdatedAt: now}), []Change{ch}, nil
+}
+
+func (m *Machine) updateAddon(now time.Time, c UpdateAddon) (any, []Change, error) {
+	a, ok := m.s.Addons[c.ID]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "add-on not found")
+	}
+	if err := m.notArchived(); err != nil {
+		return nil, nil, err
+	}
+	if err := notNull([]nullField{{"name", c.Name.Null}, {"priceAmount", c.PriceAmount.Null}}); err != nil {
+		return nil, nil, err
+	}
+	spec := a.AddonSpec
+	spec.Name = strings.TrimSpace(optVal(c.Name, spec.Name))
+	spec.Price = optVal(c.PriceAmount, spec.Price)
+	spec.Capacity = optInt(c.Capacity, spec.Capacity)
+	var err error
+	if spec.Status, err = statusMove(c.Status, a.Status); err != nil {
+		return nil, nil, err
+	}
+	if err := checkSellable(spec.Name, spec.Price, spec.Capacity); err != nil {
+		return nil, nil, err
+	}
+	rec := *a
+	rec.AddonSpec, rec.UpdatedAt = spec, now
+	return m.addonView(&rec), []Change{AddonUpdated{At: now, ID: a.ID, AddonSpec: spec}}, nil
+}
+
+// checkBundleItems checks that every item is a real ticket type or add-on
+// of this event and that the bundle admits at most one person. field names
+// the items in error details ("items" or "" for a bare array body).
+func (m *Machine) checkBundleItems(field string, items []BundleItem) ([]BundleItem, error) {
+	if len(items) > 50 {
+		return nil, FieldError(field, "at most 50 items")
+	}
+	out := make([]BundleItem, len(items))
+	admissions := 0
+	for i, it := range items {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		switch it.ItemType {
+		case ItemRegistrationType:
+			if _, ok := m.s.Types[it.ItemID]; !ok {
+				return nil, FieldError(f+".itemId", "not a ticket type of this event")
+			}
+			admissions += it.Quantity
+		case ItemAddon:
+			if _, ok := m.s.Addons[it.ItemID]; !ok {
+				return nil, FieldError(f+".itemId", "not an add-on of this event")
+			}
+		default:
+			return nil, FieldError(f+".itemType", "must be registration_type or addon")
+		}
+		if it.Quantity < 1 || it.Quantity > 100 {
+			return nil, FieldError(f+".quantity", "must be 1 to 100")
+		}
+		out[i] = it
+	}
+	if admissions > 1 {
+		return nil, FieldError(field, "a bundle admits at most one person")
+	}
+	return out, nil
+}
+
+func (m *Machine) createBundle(now time.Time, c CreateBundle) (any, []Change, error) {
+	if err := m.notArchived(); err != nil {
+		return nil, nil, err
+	}
+	spec := BundleSpec{Name: strings.TrimSpace(c.Name), Price: c.PriceAmount, Capacity: intp(c.Capacity), Status: SellDraft}
+	if err := checkSellable(spec.Name, spec.Price, spec.Capacity); err != nil {
+		return nil, nil, err
+	}
+	items, err := m.checkBundleItems("items", c.Items)
+	if err != nil {
+		return nil, nil, err
+	}
+	spec.Items = items
+	ch := BundleCreated{At: now, ID: m.newID("bdl_"), BundleSpec: spec}
+	return m.bundleView(&BundleRec{ID: ch.ID, BundleSpec: spec, CreatedAt: now, UpdatedAt: now}), []Change{ch}, nil
+}
+
+func (m *Machine) updateBundle(now time.Time, c UpdateBundle) (any, []Change, error) {
+	b, ok := m.s.Bundles[c.ID]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "bundle not found")
+	}
+	if err := m.notArchived(); err != nil {
+		return nil, nil, err
+	}
+	if err := notNull([]nullField{{"name", c.Name.Null}, {"priceAmount", c.PriceAmount.Null}, {"items", c.Items.Null}}); err != nil {
+		return nil, nil, err
+	}
+	spec := b.BundleSpec
+	spec.Name = strings.TrimSpace(optVal(c.Name, spec.Name))
+	spec.Price = optVal(c.PriceAmount, spec.Price)
+	spec.Capacity = optInt(c.Capacity, spec.Capacity)
+	var err error
+	if spec.Status, err = statusMove(c.Status, b.Status); err != nil {
+		return nil, nil, err
+	}
+	if err := checkSellable(spec.Name, spec.Price, spec.Capacity); err != nil {
+		return nil, nil, err
+	}
+	if c.Items.Set {
+		field := "items"
+		if c.bareItems {
+			field = ""
+		}
+		if spec.Items, err = m.checkBundleItems(field, c.Items.V); err != nil {
+			return nil, nil, err
+		}
+	}
+	rec := *b
+	rec.BundleSpec, rec.UpdatedAt = spec, now
+	return m.bundleView(&rec), []Change{BundleUpdated{At: now, ID: b.ID, BundleSpec: spec}}, nil
+}
+
+// ---- orders
+
+func (m *Machine) order(ref string) (*OrderRec, error) {
+	if o, ok := m.s.Orders[ref]; ok {
+		return o, nil
+	}
+	if id, ok := m.s.idx.orderByNumber[ref]; ok {
+		return m.s.Orders[id], nil
+	}
+	return nil, Errorf(NotFound, "order not found")
+}
+
+func (m *Machine) orderHold() time.Duration {
+	if m.cfg.OrderHold > 0 {
+		return m.cfg.OrderHold
+	}
+	return defaultOrderHold
+}
+
+// holdSet aggregates holds per sellable in first-seen order, so the stored
+// holds are deterministic.
+type holdSet struct {
+	holds []Hold
+	at    map[string]int
+}
+
+func (h *holdSet) add(kind, id string, q int) {
+	if h.at == nil {
+		h.at = map[string]int{}
+	}
+	k := kind + "|" + id
+	if i, ok := h.at[k]; ok {
+		h.holds[i].Qty += q
+		return
+	}
+	h.at[k] = len(h.holds)
+	h.holds = append(h.holds, Hold{Kind: kind, ID: id, Qty: q})
+}
+
+// onSale checks a ticket type's status and sale window at now.
+func onSale(t *TicketTypeRec, now time.Time) error {
+	if t.Status != SellOpen {
+		return Errorf(FailedPrecondition, "ticket type %s is not on sale", t.ID)
+	}
+	if t.OpensAt != nil && now.Before(*t.OpensAt) {
+		return Errorf(FailedPrecondition, "ticket type %s is not on sale yet", t.ID)
+	}
+	if t.ClosesAt != nil && !now.Before(*t.ClosesAt) {
+		return Errorf(FailedPrecondition, "sale of ticket type %s has closed", t.ID)
+	}
+	return nil
+}
+
+func checkResponses(field string, b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	if len(b) > maxResponsesSize {
+		return FieldError(field, "at most 16 KiB")
+	}
+	if b[0] != '{' {
+		return FieldError(field, "must be an object")
+	}
+	return nil
+}
+
+// pricedOrder is the checked form of an order's items.
+type pricedOrder struct {
+	lines     []OrderLine
+	holds     holdSet
+	admission string // ticket type of the one admission, if any
+	total     Money
+}
+
+// priceItems checks order items against the catalog at now and computes
+// lines, holds and the admission. It does not check capacity.
+func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec) (pricedOrder, error) {
+	var p pricedOrder
+	if len(items) == 0 {
+		return p, FieldError("items", "at least one item is required")
+	}
+	if len(items) > 50 {
+		return p, FieldError("items", "at most 50 items")
+	}
+	admissions := 0
+	for i, it := range items {
+		f := fmt.Sprintf("items[%d]", i)
+		if it.Quantity < 1 || it.Quantity > 100 {
+			return p, FieldError(f+".quantity", "must be 1 to 100")
+		}
+		line := OrderLine{ItemType: it.ItemType, ItemID: it.ItemID, Quantity: it.Quantity}
+		switch it.ItemType {
+		case ItemRegistrationType:
+			t, ok := m.s.Types[it.ItemID]
+			if !ok {
+				return p, FieldError(f+".itemId", "not a ticket type of this event")
+			}
+			if it.Quantity != 1 {
+				return p, FieldError(f+".quantity", "an order admits one person: quantity must be 1")
+			}
+			if err := onSale(t, now); err != nil {
+				return p, err
+			}
+			if !t.IsPublic && (code == nil || code.TypeID != t.ID) {
+				return p, Errorf(FailedPrecondition, "ticket type %s needs a redemption code", t.ID)
+			}
+			line.Name, line.UnitPrice = t.Name, t.Price
+			p.holds.add(ItemRegistrationType, t.ID, 1)
+			p.admission = t.ID
+			admissions++
+		case ItemAddon:
+			a, ok := m.s.Addons[it.ItemID]
+			if !ok {
+				return p, FieldError(f+".itemId", "not an add-on of this event")
+			}
+			if a.Status != SellOpen {
+				return p, Errorf(FailedPrecondition, "add-on %s is not on sale", a.ID)
+			}
+			line.Name, line.UnitPrice = a.Name, a.Price
+			p.holds.add(ItemAddon, a.ID, it.Quantity)
+		case ItemBundle:
+			b, ok := m.s.Bundles[it.ItemID]
+			if !ok {
+				return p, FieldError(f+".itemId", "not a bundle of this event")
+			}
+			if b.Status != SellOpen {
+				return p, Errorf(FailedPrecondition, "bundle %s is not on sale", b.ID)
+			}
+			line.Name, line.UnitPrice = b.Name, b.Price
+			p.holds.add(ItemBundle, b.ID, it.Quantity)
+			for _, bi := range b.Items {
+				switch bi.ItemType {
+				case ItemRegistrationType:
+					t := m.s.Types[bi.ItemID]
+					if !t.IsPublic && (code == nil || code.TypeID != t.ID) {
+						return p, Errorf(FailedPrecondition, "ticket type %s needs a redemption code", t.ID)
+					}
+					p.holds.add(ItemRegistrationType, bi.ItemID, bi.Quantity*it.Quantity)
+					p.admission = bi.ItemID
+					admissions += bi.Quantity * it.Quantity
+				case ItemAddon:
+					p.holds.add(ItemAddon, bi.ItemID, bi.Quantity*it.Quantity)
+				}
+			}
+		default:
+			return p, FieldError(f+".itemType", "must be registration_type, addon or bundle")
+		}
+		line.Amount = line.UnitPrice * Money(line.Quantity)
+		p.total += line.Amount
+		p.lines = append(p.lines, line)
+	}
+	if admissions > 1 {
+		return p, FieldError("items", "an order admits one person: at most one admission")
+	}
+	return p, nil
+}
+
+// checkRoom refuses holds beyond capacity.
+func (m *Machine) checkRoom(holds []Hold) error {
+	for _, h := range holds {
+		var free int
+		switch h.Kind {
+		case ItemRegistrationType:
+			free = m.s.Types[h.ID].room()
+		case ItemAddon:
+			free = m.s.Addons[h.ID].room()
+		case ItemBundle:
+			free = m.s.Bundles[h.ID].room()
+		}
+		if free < h.Qty {
+			return Errorf(FailedPrecondition, "sold out")
+		}
+	}
+	return nil
+}
+
+func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error) {
+	e := m.s.Event
+	if e.Status != EventPublished {
+		return nil, nil, Errorf(FailedPrecondition, "event is %s, not published", e.Status)
+	}
+	email := strings.TrimSpace(c.Email)
+	if email == "" || !strings.Contains(email, "@") || len(email) > 320 {
+		return nil, nil, FieldError("email", "must be an email address")
+	}
+	if err := checkResponses("responses", c.Responses); err != nil {
+		return nil, nil, err
+	}
+	var code *CodeRec
+	if c.RedemptionCode != "" {
+		var ok bool
+		if code, ok = m.usableCode(now, c.RedemptionCode); !ok {
+			return nil, nil, FieldError("redemptionCode", "not a valid redemption code")
+		}
+	}
+	p, err := m.priceItems(now, c.Items, code)
+	if err != nil {
+		return nil, nil, err
+	}
+	if code != nil && p.admission != code.TypeID {
+		return nil, nil, FieldError("redemptionCode", "does not unlock the ticket type of this order")
+	}
+	ch := OrderPlaced{
+		At: now, ID: m.newID("ord_"), Number: m.eventSuffix() + "-" + m.ids.Code(8), Email: email,
+		Name: strings.TrimSpace(c.Name), Lines: p.lines, Total: p.total, Currency: e.Currency,
+		Status: OrderStatusOpen, HoldUntil: now.Add(m.orderHold()), AdmissionTypeID: p.admission,
+	}
+	if len(bytes.TrimSpace(c.Responses)) > 0 && !bytes.Equal(bytes.TrimSpace(c.Responses), []byte("null")) {
+		ch.Responses = append([]byte{}, bytes.TrimSpace(c.Responses)...)
+	}
+	if regID, ok := m.s.idx.regByEmail[normEmail(email)]; ok && p.admission != "" {
+		// An already registered buyer is acknowledged, never sold a second
+		// seat: the order is recorded, holds nothing and is born cancelled.
+		ch.Status, ch.AlreadyRegistered, ch.RegistrationID = OrderStatusCancelled, true, regID
+	} else {
+		if err := m.checkRoom(p.holds.holds); err != nil {
+			return nil, nil, err
+		}
+		ch.Holds = p.holds.holds
+		if code != nil {
+			ch.CodeID = code.ID
+		}
+	}
+	rec := OrderRec{
+		ID: ch.ID, Number: ch.Number, Email: ch.Email, Name: ch.Name, Lines: ch.Lines, Holds: ch.Holds,
+		AdmissionTypeID: ch.AdmissionTypeID, CodeID: ch.CodeID, Responses: ch.Responses, Status: ch.Status,
+		Total: ch.Total, Currency: ch.Currency, HoldUntil: ch.HoldUntil, AlreadyRegistered: ch.AlreadyRegistered,
+		RegistrationID: ch.RegistrationID, CreatedAt: now, UpdatedAt: now,
+	}
+	return m.orderView(&rec), []Change{ch}, nil
+}
+
+// checkReturnURL accepts absolute https URLs, and http for localhost.
+func checkReturnURL(field, s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return FieldError(field, "must be an absolute URL")
+	}
+	host := u.Hostname()
+	local := host == "localhost" || host == "127.0.0.1" || host == "::1"
+	if u.Scheme != "https" && !(u.Scheme == "http" && local) {
+		return FieldError(field, "must be https (http only for localhost)")
+	}
+	return nil
+}
+
+// fulfil returns the changes that settle o: a confirmed registration for
+// its admission (unless the buyer got registered meanwhile) and the ticket
+// email.
+func (m *Machine) fulfil(now time.Time, o *OrderRec, deliveryID string) (OrderRec, []Change) {
+	ch := OrderPaid{At: now, ID: o.ID, DeliveryID: deliveryID}
+	rec := *o
+	rec.Status, rec.UpdatedAt = OrderStatusPaid, now
+	var changes []Change
+	if o.AdmissionTypeID != "" {
+		if _, taken := m.s.idx.regByEmail[normEmail(o.Email)]; taken {
+			ch.AlreadyRegistered = true
+			rec.AlreadyRegistered = true
+			changes = append(changes, ch)
+			// The admission's place returns: promote the waitlist.
+			return rec, appendPromotions(changes, now, m.promote(now, m.s.Types[o.AdmissionTypeID], 1, ""))
+		}
+		ch.RegistrationID, ch.CheckinCode, ch.PassToken = m.newID("reg_"), m.newCheckinCode(), m.newPassToken()
+		rec.RegistrationID = ch.RegistrationID
+	}
+	changes = append(changes, ch)
+	if ch.RegistrationID != "" {
+		changes = append(changes, TicketIssued{At: now, RegistrationIDs: []string{ch.RegistrationID}})
+	}
+	return rec, changes
+}
+
+func (m *Machine) confirmOrder(now time.Time, c ConfirmOrder) (any, []Change, error) {
+	o, err := m.order(c.Ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case o.AlreadyRegistered, o.Status == OrderStatusAwaitingPayment, o.Status == OrderStatusPaid:
+		// Confirming again is harmless: answer the order as it is.
+		return m.orderView(o), nil, nil
+	case o.Status != OrderStatusOpen:
+		return nil, nil, Errorf(FailedPrecondition, "order is %s", o.Status)
+	case !now.Before(o.HoldUntil):
+		return nil, nil, Errorf(FailedPrecondition, "order hold has lapsed")
+	}
+	if o.Total == 0 {
+		rec, changes := m.fulfil(now, o, "")
+		return m.orderView(&rec), changes, nil
+	}
+	if !c.Storefront && (c.SuccessURL == "" || c.CancelURL == "") {
+		if c.SuccessURL == "" {
+			return nil, nil, FieldError("successUrl", "required to confirm a paid order")
+		}
+		return nil, nil, FieldError("cancelUrl", "required to confirm a paid order")
+	}
+	if c.SuccessURL != "" {
+		if err := checkReturnURL("successUrl", c.SuccessURL); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.CancelURL != "" {
+		if err := checkReturnURL("cancelUrl", c.CancelURL); err != nil {
+			return nil, nil, err
+		}
+	}
+	ch := OrderPaymentStarted{
+		At: now, ID: o.ID, PaymentID: "pay_" + m.eventSuffix() + "." + m.ids.Code(20),
+		HoldUntil: now.Add(m.orderHold()), SuccessURL: c.SuccessURL, CancelURL: c.CancelURL,
+	}
+	rec := *o
+	rec.Status, rec.PaymentID, rec.HoldUntil, rec.SuccessURL, rec.CancelURL, rec.UpdatedAt =
+		OrderStatusAwaitingPayment, ch.PaymentID, ch.HoldUntil, ch.SuccessURL, ch.CancelURL, now
+	return m.orderView(&rec), []Change{ch}, nil
+}
+
+// releasePromotions promotes waitlisted registrations into the ticket type
+// places that releasing holds frees.
+func (m *Machine) releasePromotions(now time.Time, changes []Change, holds []Hold) []Change {
+	var freed holdSet
+	for _, h := range holds {
+		if h.Kind == ItemRegistrationType {
+			freed.add(h.Kind, h.ID, h.Qty)
+		}
+	}
+	for _, h := range freed.holds {
+		if len(m.s.idx.waitlist[h.ID]) > 0 {
+			changes = appendPromotions(changes, now, m.promote(now, m.s.Types[h.ID], h.Qty, ""))
+		}
+	}
+	return changes
+}
+
+func (m *Machine) cancelOrder(now time.Time, c CancelOrder) (any, []Change, error) {
+	o, err := m.order(c.Ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch o.Status {
+	case OrderStatusCancelled, OrderStatusExpired:
+		return m.orderView(o), nil, nil
+	case OrderStatusPaid:
+		return nil, nil, Errorf(FailedPrecondition, "order is paid: refunds are made in the console")
+	}
+	rec := *o
+	rec.Status, rec.UpdatedAt = OrderStatusCancelled, now
+	changes := []Change{OrderReleased{At: now, ID: o.ID, Status: OrderStatusCancelled}}
+	return m.orderView(&rec), m.releasePromotions(now, changes, o.Holds), nil
+}
+
+func (m *Machine) settlePayment(now time.Time, c SettlePayment) (any, []Change, error) {
+	id, ok := m.s.idx.orderByPayment[c.PaymentID]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "payment not found")
+	}
+	o := m.s.Orders[id]
+	switch {
+	case o.Status == OrderStatusPaid:
+		// A repeated delivery (or a second success) changes nothing more.
+		return m.orderView(o), nil, nil
+	case c.Outcome == "failed":
+		// A declined payment leaves the order awaiting payment until its
+		// hold lapses, so the buyer can retry on the payment page.
+		return m.orderView(o), nil, nil
+	case c.Outcome != "" && c.Outcome != "succeeded":
+		return nil, nil, Errorf(InvalidArgument, "unknown payment outcome %q", c.Outcome)
+	case o.Status != OrderStatusAwaitingPayment:
+		return nil, nil, Errorf(FailedPrecondition, "order is %s", o.Status)
+	case c.Amount != o.Total || !strings.EqualFold(c.Currency, o.Currency):
+		return nil, nil, Errorf(FailedPrecondition, "payment of %s %s does not match the order total %s %s", c.Amount, c.Currency, o.Total, o.Currency)
+	}
+	rec, changes := m.fulfil(now, o, c.DeliveryID)
+	return m.orderView(&rec), changes, nil
+}
+
+// expire lapses every hold whose deadline is at or before now.
+func (m *Machine) expire(now time.Time) (any, []Change, error) {
+	var changes []Change
+	var holds []Hold
+	for _, id := range m.s.OrderOrder {
+		o := m.s.Orders[id]
+		if o.holding() && !now.Before(o.HoldUntil) {
+			changes = append(changes, OrderReleased{At: now, ID: o.ID, Status: OrderStatusExpired})
+			holds = append(holds, o.Holds...)
+		}
+	}
+	return nil, m.releasePromotions(now, changes, holds), nil
+}
+
 // NextDeadline reports the earliest instant at which Expire would produce
-// changes (a hold lapsing).
-func (m *Machine) NextDeadline() (time.Time, bool) { return time.Time{}, false }
+// changes: the earliest deadline of a holding order.
+func (m *Machine) NextDeadline() (time.Time, bool) {
+	var next time.Time
+	found := false
+	for _, id := range m.s.OrderOrder {
+		o := m.s.Orders[id]
+		if o.holding() && (!found || o.HoldUntil.Before(next)) {
+			next, found = o.HoldUntil, true
+		}
+	}
+	return next, found
+}
+
+// ---- checkout sessions and catalog
+
+func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) (any, []Change, error) {
+	if m.s.Event.Status != EventPublished {
+		return nil, nil, Errorf(FailedPrecondition, "event is %s, not published", m.s.Event.Status)
+	}
+	if len(c.Items) == 0 {
+		return nil, nil, FieldError("items", "at least one item is required")
+	}
+	if len(c.Items) > 50 {
+		return nil, nil, FieldError("items", "at most 50 items")
+	}
+	for i, it := range c.Items {
+		f := "items[" + strconv.Itoa(i) + "]"
+		known := false
+		switch it.ItemType {
+		case ItemRegistrationType:
+			_, known = m.s.Types[it.ItemID]
+		case ItemAddon:
+			_, known = m.s.Addons[it.ItemID]
+		case ItemBundle:
+			_, known = m.s.Bundles[it.ItemID]
+		default:
+			return nil, nil, FieldError(f+".itemType", "must be registration_type, addon or bundle")
+		}
+		if !known {
+			return nil, nil, FieldError(f+".itemId", "not an item of this event")
+		}
+		if it.Quantity < 1 || it.Quantity > 100 {
+			return nil, nil, FieldError(f+".quantity", "must be 1 to 100")
+		}
+	}
+	if err := checkResponses("responses", c.Responses); err != nil {
+		return nil, nil, err
+	}
+	switch c.Locale {
+	case "", "en", "zh-CN":
+	default:
+		return nil, nil, FieldError("locale", "must be en or zh-CN")
+	}
+	ttl := m.cfg.CheckoutSessionTTL
+	if ttl <= 0 {
+		ttl = defaultTTL
+	}
+	ch := CheckoutSessionCreated{
+		At: now, ID: "cs_" + m.eventSuffix() + "." + m.ids.Code(24), Items: append([]OrderItem{}, c.Items...),
+		Email: strings.TrimSpace(c.Email), Name: strings.TrimSpace(c.Name), RedemptionCode: c.RedemptionCode,
+		PromotionCode: c.PromotionCode, ReturnURL: c.ReturnURL, Locale: c.Locale, ExpiresAt: now.Add(ttl),
+	}
+	if r := bytes.TrimSpace(c.Responses); len(r) > 0 && !bytes.Equal(r, []byte("null")) {
+		ch.Responses = append([]byte{}, r...)
+	}
+	rec := CheckoutRec{
+		ID: ch.ID, Items: ch.Items, Email: ch.Email, Name: ch.Name, Responses: ch.Responses,
+		RedemptionCode: ch.RedemptionCode, PromotionCode: ch.PromotionCode, ReturnURL: ch.ReturnURL,
+		Locale: ch.Locale, CreatedAt: now, ExpiresAt: ch.ExpiresAt,
+	}
+	return m.checkoutView(&rec, now), []Change{ch}, nil
+}
+
+func (m *Machine) catalog(now time.Time) (any, []Change, error) {
+	if m.s.Event.Status != EventPublished {
+		return nil, nil, Errorf(NotFound, "event not found")
+	}
+	cat := Catalog{Event: m.eventView(), TicketTypes: []CatalogTicketType{}, UpcomingTicketTypes: []CatalogTicketType{}, Addons: []CatalogItem{}, Bundles: []CatalogItem{}}
+	for _, id := range m.s.TypeOrder {
+		t := m.s.Types[id]
+		if !t.IsPublic || t.Status != SellOpen || (t.ClosesAt != nil && !now.Before(*t.ClosesAt)) {
+			continue
+		}
+		v := CatalogTicketType{
+			ID: t.ID, Name: t.Name, PriceAmount: t.Price, SoldOut: t.room() == 0, AllowWaitlist: t.AllowWaitlist,
+			RequiresApproval: t.RequiresApproval, OpensAt: tp(t.OpensAt), ClosesAt: tp(t.ClosesAt), Perks: []Perk{},
+		}
+		if t.OpensAt != nil && now.Before(*t.OpensAt) {
+			cat.UpcomingTicketTypes = append(cat.UpcomingTicketTypes, v)
+		} else {
+			cat.TicketTypes = append(cat.TicketTypes, v)
+		}
+	}
+	for _, id := range m.s.AddonOrder {
+		if a := m.s.Addons[id]; a.Status == SellOpen {
+			cat.Addons = append(cat.Addons, CatalogItem{ID: a.ID, Name: a.Name, PriceAmount: a.Price, SoldOut: a.room() == 0})
+		}
+	}
+	for _, id := range m.s.BundleOrder {
+		if b := m.s.Bundles[id]; b.Status == SellOpen && m.bundlePublic(b) {
+			cat.Bundles = append(cat.Bundles, CatalogItem{ID: b.ID, Name: b.Name, PriceAmount: b.Price, SoldOut: !m.bundleAvailable(b), Items: append([]BundleItem{}, b.Items...)})
+		}
+	}
+	return cat, nil, nil
+}
+
+// bundlePublic hides bundles containing a hidden ticket type.
+func (m *Machine) bundlePublic(b *BundleRec) bool {
+	for _, it := range b.Items {
+		if it.ItemType == ItemRegistrationType && !m.s.Types[it.ItemID].IsPublic {
+			return false
+		}
+	}
+	return true
+}
+
+// bundleAvailable reports whether one more bundle fits, contents included.
+func (m *Machine) bundleAvailable(b *BundleRec) bool {
+	if b.room() == 0 {
+		return false
+	}
+	for _, it := range b.Items {
+		switch it.ItemType {
+		case ItemRegistrationType:
+			if m.s.Types[it.ItemID].room() < it.Quantity {
+				return false
+			}
+		case ItemAddon:
+			if m.s.Addons[it.ItemID].room() < it.Quantity {
+				return false
+			}
+		}
+	}
+	return true
+}
