@@ -759,6 +759,11 @@ func (g *oaGenerator) fieldSchema(f reflect.StructField, input bool) (s any, rul
 	if err != nil {
 		return nil, rules, err
 	}
+	if !input && !rules.Nullable && oaMayBeNull(f) {
+		// The encoder writes null for a nil pointer or an empty optional:
+		// the response schema says so even when the tag forgot.
+		rules.Nullable = true
+	}
 	s, err = oaApplyRules(s, rules)
 	if err != nil {
 		return nil, rules, err
@@ -1019,6 +1024,19 @@ func (g *oaGenerator) structSchema(t reflect.Type, input bool, depth int) (map[s
 		m["additionalProperties"] = false
 	}
 	return m, nil
+}
+
+// oaMayBeNull reports whether the JSON encoder can write null for a field
+// of a response: a pointer without omitempty, or an optional wrapper (its
+// null state is written as null whatever the tag).
+func oaMayBeNull(f reflect.StructField) bool {
+	if _, ok := oaImplements(f.Type, oaOptionalerType); ok {
+		return true
+	}
+	if _, ok := oaImplements(f.Type, oaJsonSchemaerType); ok && f.Type.Kind() != reflect.Pointer {
+		return false
+	}
+	return f.Type.Kind() == reflect.Pointer && !oaOmitted(f)
 }
 
 // oaOmitted reports whether the encoder may leave a field out.

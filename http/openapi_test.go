@@ -62,7 +62,7 @@ func (o toyOpt[T]) MarshalJSON() ([]byte, error) {
 type toyList[T any] struct {
 	Data       []T     `json:"data"`
 	HasMore    bool    `json:"hasMore"`
-	NextCursor *string `json:"nextCursor" v:"nullable"`
+	NextCursor *string `json:"nextCursor"`
 }
 
 type toyItem struct {
@@ -89,13 +89,16 @@ func (toyCreate) Example() any {
 }
 
 type toyThing struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Price     toyMoney  `json:"priceAmount"`
-	Capacity  *int      `json:"capacity" v:"nullable"`
-	Items     []toyItem `json:"items"`
-	Note      string    `json:"note,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID        string      `json:"id"`
+	Name      string      `json:"name"`
+	Price     toyMoney    `json:"priceAmount"`
+	Capacity  *int        `json:"capacity" v:"nullable"`
+	Items     []toyItem   `json:"items"`
+	Note      string      `json:"note,omitempty"`
+	CreatedAt time.Time   `json:"createdAt"`
+	OpensAt   *time.Time  `json:"opensAt"`
+	ClosesAt  *time.Time  `json:"closesAt,omitempty"`
+	Limit     toyOpt[int] `json:"limit,omitzero"`
 }
 
 type toyListQuery struct {
@@ -305,13 +308,18 @@ func TestOpenAPIResponseSchemas(t *testing.T) {
 	schemas := dig(t, doc, "components", "schemas").(map[string]any)
 
 	thing := schemas["ToyThing"].(map[string]any)
-	assert.Equal(t, []any{"id", "name", "priceAmount", "capacity", "items", "createdAt"}, thing["required"],
+	assert.Equal(t, []any{"id", "name", "priceAmount", "capacity", "items", "createdAt", "opensAt"}, thing["required"],
 		"every field the encoder always writes is required; omitempty ones are not")
 	props := thing["properties"].(map[string]any)
 	assert.Contains(t, props, "note")
 	assert.Contains(t, props, "name")
 	assert.Equal(t, map[string]any{"type": []any{"integer", "null"}}, props["capacity"])
 	assert.Equal(t, map[string]any{"type": "string", "format": "date-time"}, props["createdAt"])
+	assert.Equal(t, map[string]any{"type": []any{"string", "null"}, "format": "date-time"}, props["opensAt"],
+		"the encoder writes null for a nil pointer")
+	assert.Equal(t, map[string]any{"type": "string", "format": "date-time"}, props["closesAt"],
+		"an omitempty pointer is left out, never null")
+	assert.Equal(t, map[string]any{"type": []any{"integer", "null"}}, props["limit"], "an optional can be null")
 
 	list := schemas["ToyThingToyList"].(map[string]any)
 	lp := list["properties"].(map[string]any)
