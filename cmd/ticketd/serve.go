@@ -144,8 +144,6 @@ func (m *Main) Open() error {
 }
 
 func (m *Main) banner(adminToken string, adminNew bool) {
-	fmt.Fprintf(m.out, "ticketd listening on %s\n", m.URL)
-	fmt.Fprintf(m.out, "  docs:            %s/docs  (storefront: %s/storefront/docs, admin: %s/admin/docs)\n", m.URL, m.URL, m.URL)
 	if adminNew {
 		fmt.Fprintf(m.out, "  admin token:     %s  (generated; kept in %s)\n", adminToken, filepath.Join(m.cfg.DataDir, "admin-token"))
 	}
@@ -154,6 +152,9 @@ func (m *Main) banner(adminToken string, adminNew bool) {
 		fmt.Fprintf(m.out, "  secret key:      %s  (shown once)\n", b.SecretKey)
 		fmt.Fprintf(m.out, "  publishable key: %s\n", b.PublishableKey)
 	}
+	fmt.Fprintf(m.out, "  docs:            %s/docs  (storefront: %s/storefront/docs, admin: %s/admin/docs)\n", m.URL, m.URL, m.URL)
+	// The last line: scripts and tests wait for it.
+	fmt.Fprintf(m.out, "ticketd listening on %s\n", m.URL)
 }
 
 // Close shuts down in order: HTTP (in-flight requests finish), actors

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// binary is the ticketd binary built once for the process-level tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ticketd-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "ticketd")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build ticketd: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a real ticketd process on a loopback port.
+type proc struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	base    string
+	dataDir string
+	secret  string
+	stdout  *bytes.Buffer
+}
+
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+var secretRE = regexp.MustCompile(`secret key:\s+(sk_\S+)`)
+
+// start runs `ticketd serve` on dataDir and waits for its banner.
+func start(t *testing.T, dataDir string, extra ...string) *proc {
+	addr := freePort(t)
+	args := append([]string{"serve", "-addr", addr, "-data-dir", dataDir, "-rate-limit-per-minute", "0", "-log-level", "error"}, extra...)
+	cmd := exec.Command(binary, args...)
+	p := &proc{t: t, cmd: cmd, base: "http://" + addr, dataDir: dataDir, stdout: &bytes.Buffer{}}
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			p.stdout.WriteString(line + "\n")
+			if m := secretRE.FindStringSubmatch(line); m != nil {
+				p.secret = m[1]
+			}
+			if strings.HasPrefix(line, "ticketd listening on ") {
+				select {
+				case <-ready:
+				default:
+					close(ready)
+				}
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("ticketd did not start; output:\n%s", p.stdout)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	return p
+}
+
+// kill9 kills the process without any chance to flush.
+func (p *proc) kill9() {
+	require.NoError(p.t, p.cmd.Process.Signal(syscall.SIGKILL))
+	_, _ = p.cmd.Process.Wait()
+}
+
+var client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+
+func (p *proc) call(key, method, path string, body any) (int, map[string]any) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(p.t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, p.base+path, rd)
+	require.NoError(p.t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := client.Do(req)
+	require.NoError(p.t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out
+}
+
+// TestKill9KeepsEveryAcknowledgedRegistration: a burst of concurrent
+// registrations for 50 places, SIGKILL right after the last answer,
+// restart: every acknowledged registration is there, nothing over capacity.
+func TestKill9KeepsEveryAcknowledgedRegistration(t *testing.T) {
+	dataDir := t.TempDir()
+	p := start(t, dataDir)
+	require.NotEmpty(t, p.secret)
+	sk := p.secret
+
+	st, ev := p.call(sk, "POST", "/v1/events", map[string]any{"name": "Drop", "timezone": "UTC"})
+	require.Equal(t, 201, st, ev)
+	evt := ev["id"].(string)
+	st, tt := p.call(sk, "POST", "/v1/events/"+evt+"/ticket-types", map[string]any{"name": "GA", "capacity": 50})
+	require.Equal(t, 201, st, tt)
+	typeID := tt["id"].(string)
+	st, _ = p.call(sk, "PATCH", "/v1/events/"+evt+"/ticket-types/"+typeID, map[string]any{"status": "open"})
+	require.Equal(t, 200, st)
+
+	const buyers = 300
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	soldOut := 0
+	var wg sync.WaitGroup
+	for i := 0; i < buyers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			st, r := p.call(sk, "POST", "/v1/events/"+evt+"/registrations",
+				map[string]any{"email": fmt.Sprintf("buyer%d@example.com", i), "registrationTypeId": typeID})
+			mu.Lock()
+			defer mu.Unlock()
+			switch st {
+			case 201:
+				acked[r["id"].(string)] = true
+			case 412:
+				soldOut++
+			default:
+				t.Errorf("registration %d: %d %v", i, st, r)
+			}
+		}(i)
+	}
+	wg.Wait()
+	p.kill9()
+	assert.Len(t, acked, 50)
+	assert.Equal(t, buyers-50, soldOut)
+
+	p2 := start(t, dataDir)
+	st, list := p2.call(sk, "GET", "/v1/events/"+evt+"/registrations?limit=100", nil)
+	require.Equal(t, 200, st, list)
+	data := list["data"].([]any)
+	assert.Len(t, data, 50, "nothing over capacity")
+	for _, d := range data {
+		r := d.(map[string]any)
+		assert.True(t, acked[r["id"].(string)], "unacknowledged registration %s", r["id"])
+		delete(acked, r["id"].(string))
+	}
+	assert.Empty(t, acked, "every acknowledged registration survived kill -9")
+	st, av := p2.call(sk, "GET", "/v1/events/"+evt+"/ticket-types/"+typeID+"/availability", nil)
+	require.Equal(t, 200, st)
+	assert.EqualValues(t, 50, av["confirmed"])
+	assert.EqualValues(t, 0, av["remaining"])
+}
+
+// TestGracefulShutdownOnSIGTERM: SIGTERM drains and exits 0, and the data
+// is there on the next start (which prints no new bootstrap keys).
+func TestGracefulShutdownOnSIGTERM(t *testing.T) {
+	dataDir := t.TempDir()
+	p := start(t, dataDir)
+	st, ev := p.call(p.secret, "POST", "/v1/events", map[string]any{"name": "Calm", "timezone": "UTC"})
+	require.Equal(t, 201, st)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	state, err := p.cmd.Process.Wait()
+	require.NoError(t, err)
+	assert.Equal(t, 0, state.ExitCode())
+
+	p2 := start(t, dataDir)
+	assert.Empty(t, p2.secret, "bootstrap keys are printed once, on the first start")
+	st, got := p2.call(p.secret, "GET", "/v1/events/"+ev["id"].(string), nil)
+	assert.Equal(t, 200, st)
+	assert.Equal(t, "Calm", got["name"])
+}
