@@ -55,7 +55,7 @@ func commandTypes() map[string]reflect.Type {
 		GetPass{}, RecordCheckin{}, ListCheckins{}, MintCodes{}, ListCodes{}, LookupCode{}, DisableCode{},
 		CreateAddon{}, UpdateAddon{}, GetAddon{}, ListAddons{}, CreateBundle{}, UpdateBundle{}, GetBundle{},
 		ListBundles{}, ReplaceBundleItems{}, PlaceOrder{}, ConfirmOrder{}, CancelOrder{}, GetOrder{},
-		ListOrders{}, SettlePayment{}, CreateCheckoutSession{}, GetCheckoutSession{}, Expire{},
+		ListOrders{}, SettlePayment{}, CreateCheckoutSession{}, GetCheckoutSession{}, Expire{}, GetCatalog{},
 	}
 	out := map[string]reflect.Type{}
 	for _, c := range cmds {
@@ -71,9 +71,7 @@ func commandTypes() map[string]reflect.Type {
 func decodeCommand(typ reflect.Type, args string) (Command, error) {
 	v := reflect.New(typ)
 	body := ""
-	if i := strings.Index(args, "{"); i >= 0 {
-		args, body = args[:i], args[i:]
-	} else if i := strings.Index(args, "["); i >= 0 {
+	if i := strings.IndexAny(args, "{["); i >= 0 {
 		args, body = args[:i], args[i:]
 	}
 	if body != "" {
