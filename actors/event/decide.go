@@ -17,6 +17,9 @@ func (m *Machine) Decide(now time.Time, c Command) (any, []Change, error) {
 	if cc, ok := c.(CreateEvent); ok {
 		return m.createEvent(now, cc)
 	}
+	if sc, ok := c.(Storefront); ok {
+		return m.decideStorefront(now, sc)
+	}
 	if m.s.Event == nil {
 		if _, ok := c.(Expire); ok {
 			return nil, nil, nil

@@ -1,0 +1,25 @@
+package event
+
+import "time"
+
+// Storefront wraps a command that arrives through the publishable-key
+// Storefront API. The storefront sees only published events: for any other
+// event every storefront command answers the same NotFound as a missing or
+// foreign event, so a draft cannot be told apart from nothing. Wrapping
+// (rather than a second check by the caller) keeps it to one round trip to
+// the event's actor on the order-placement hot path.
+type Storefront struct {
+	Cmd Command
+}
+
+func (Storefront) isCommand() {}
+
+func (m *Machine) decideStorefront(now time.Time, c Storefront) (any, []Change, error) {
+	if m.s.Event == nil || m.s.Event.Status != EventPublished || c.Cmd == nil {
+		return nil, nil, Errorf(NotFound, "event not found")
+	}
+	if _, nested := c.Cmd.(Storefront); nested {
+		return nil, nil, Errorf(InvalidArgument, "nested storefront command")
+	}
+	return m.Decide(now, c.Cmd)
+}
