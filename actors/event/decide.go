@@ -80,6 +80,8 @@ func (m *Machine) Decide(now time.Time, c Command) (any, []Change, error) {
 		return m.recordCheckin(now, c)
 	case ListCheckins:
 		return m.listCheckins(c)
+	case GetPayment:
+		return m.getPayment(c)
 	}
 	return m.decideCommerce(now, c)
 }
@@ -356,6 +358,9 @@ func (m *Machine) updateTicketType(now time.Time, c UpdateTicketType) (any, []Ch
 	if err := checkTypeSpec(spec); err != nil {
 		return nil, nil, err
 	}
+	if err := checkShrink(spec.Capacity, t.Confirmed+t.Held); err != nil {
+		return nil, nil, err
+	}
 	rec := *t
 	rec.TicketTypeSpec, rec.UpdatedAt = spec, now
 	changes := []Change{TicketTypeUpdated{At: now, ID: t.ID, TicketTypeSpec: spec}}
@@ -411,6 +416,15 @@ func notNull(fs []nullField) error {
 		if f.null {
 			return FieldError(f.name, "must not be null")
 		}
+	}
+	return nil
+}
+
+// checkShrink refuses a capacity below the places already taken (sold or
+// confirmed, plus held): capacity is never oversold, not even on paper.
+func checkShrink(capacity *int, taken int) error {
+	if capacity != nil && *capacity < taken {
+		return Errorf(FailedPrecondition, "capacity %d is below the %d places already taken", *capacity, taken)
 	}
 	return nil
 }

@@ -23,3 +23,19 @@ func (m *Machine) decideStorefront(now time.Time, c Storefront) (any, []Change, 
 	}
 	return m.Decide(now, c.Cmd)
 }
+
+// GetPayment reads the order a payment id belongs to: what the sandbox
+// provider's hosted payment page shows.
+type GetPayment struct {
+	ID string `json:"-"`
+}
+
+func (GetPayment) isCommand() {}
+
+func (m *Machine) getPayment(c GetPayment) (any, []Change, error) {
+	id, ok := m.s.idx.orderByPayment[c.ID]
+	if !ok || c.ID == "" {
+		return nil, nil, Errorf(NotFound, "payment not found")
+	}
+	return m.orderView(m.s.Orders[id]), nil, nil
+}
