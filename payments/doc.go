@@ -1,0 +1,19 @@
+// Package payments is the payment-provider side of ticketd: the Provider
+// interface a real provider's adapter implements, and the built-in sandbox
+// provider that stands in for one (decisions §7).
+//
+// The sandbox's hosted payment page (served by package http at
+// {base_url}/pay/{paymentId}) has "Pay" and "Decline"; pressing one makes
+// the provider POST a signed webhook to {base_url}/webhooks/payments/sandbox:
+//
+//	{"id": "<delivery id>", "type": "payment.succeeded"|"payment.failed",
+//	 "data": {"paymentId", "orderNumber", "amount", "currency"}}
+//	Payment-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">
+//
+// A signature is refused when missing, wrong, or when t is more than five
+// minutes away from now. Amounts are decimal numbers in the currency's major
+// unit, like every amount of the API.
+//
+// Concurrency: a Sandbox is safe for concurrent use. Delivery makes an HTTP
+// call: callers must never make it from inside an event actor.
+package payments
