@@ -129,15 +129,16 @@ type toyResult struct {
 
 // harness is a real server on a loopback port with a toy route table.
 type harness struct {
-	t     *testing.T
-	srv   *Server
-	base  string
-	auth  *fakeAuth
-	calls sync.Map // operation -> *int
-	gate  chan struct{}
-	seq   int
-	mu    sync.Mutex
-	infos []RequestInfo
+	t       *testing.T
+	srv     *Server
+	base    string
+	auth    *fakeAuth
+	calls   sync.Map      // operation -> *int
+	gate    chan struct{} // closed to release "slow@" requests
+	entered chan struct{} // a "slow@" request is in its handler
+	seq     int
+	mu      sync.Mutex
+	infos   []RequestInfo
 }
 
 func (h *harness) next() int {
@@ -155,6 +156,7 @@ func toyRoutes(h *harness) []Route {
 		}
 		cmd.EventID = c.Param("eventId")
 		if cmd.Email == "slow@example.com" {
+			h.entered <- struct{}{}
 			<-h.gate
 		}
 		if cmd.Email == "boom@example.com" {
@@ -213,7 +215,7 @@ func toyRoutes(h *harness) []Route {
 
 func newHarness(t *testing.T, mod func(*Config)) *harness {
 	t.Helper()
-	h := &harness{t: t, auth: newFakeAuth(), gate: make(chan struct{})}
+	h := &harness{t: t, auth: newFakeAuth(), gate: make(chan struct{}), entered: make(chan struct{}, 1)}
 	cfg := DefaultConfig()
 	cfg.AdminToken = adminTok
 	cfg.Logger = slog.New(slog.DiscardHandler)
