@@ -224,7 +224,12 @@ func (s *State) setRegStatus(c RegistrationStatusChanged) {
 	if old == RegWaitlisted {
 		w := s.idx.waitlist[r.TypeID]
 		if i := slices.Index(w, r.ID); i >= 0 {
-			s.idx.waitlist[r.TypeID] = slices.Delete(w, i, i+1)
+			w = slices.Delete(w, i, i+1)
+		}
+		if len(w) == 0 {
+			delete(s.idx.waitlist, r.TypeID)
+		} else {
+			s.idx.waitlist[r.TypeID] = w
 		}
 	}
 	if c.Status == RegWaitlisted {
@@ -315,6 +320,19 @@ func (s *State) check() error {
 			return fmt.Errorf("registration %s of unknown code", id)
 		}
 	}
+	for _, id := range s.CodeOrder {
+		if s.Types[s.Codes[id].TypeID] == nil {
+			return fmt.Errorf("code %s of unknown type", id)
+		}
+	}
+	for _, id := range s.BundleOrder {
+		for _, it := range s.Bundles[id].Items {
+			if (it.ItemType == ItemRegistrationType && s.Types[it.ItemID] == nil) || (it.ItemType == ItemAddon && s.Addons[it.ItemID] == nil) ||
+				(it.ItemType != ItemRegistrationType && it.ItemType != ItemAddon) {
+				return fmt.Errorf("bundle %s holds unknown %s %s", id, it.ItemType, it.ItemID)
+			}
+		}
+	}
 	for _, id := range s.CheckinOrder {
 		if s.Regs[s.Checkins[id].RegID] == nil {
 			return fmt.Errorf("check-in %s of unknown registration", id)
@@ -324,7 +342,7 @@ func (s *State) check() error {
 		o := s.Orders[id]
 		for _, h := range o.Holds {
 			if (h.Kind == ItemRegistrationType && s.Types[h.ID] == nil) || (h.Kind == ItemAddon && s.Addons[h.ID] == nil) ||
-				(h.Kind == ItemBundle && s.Bundles[h.ID] == nil) {
+				(h.Kind == ItemBundle && s.Bundles[h.ID] == nil) || (h.Kind != ItemRegistrationType && h.Kind != ItemAddon && h.Kind != ItemBundle) {
 				return fmt.Errorf("order %s holds unknown %s %s", id, h.Kind, h.ID)
 			}
 		}

@@ -232,6 +232,9 @@ func (m *Machine) updateAddon(now time.Time, c UpdateAddon) (any, []Change, erro
 	if err := checkSellable(spec.Name, spec.Price, spec.Capacity); err != nil {
 		return nil, nil, err
 	}
+	if err := checkShrink(spec.Capacity, a.Sold+a.Held); err != nil {
+		return nil, nil, err
+	}
 	rec := *a
 	rec.AddonSpec, rec.UpdatedAt = spec, now
 	return m.addonView(&rec), []Change{AddonUpdated{At: now, ID: a.ID, AddonSpec: spec}}, nil
@@ -309,6 +312,9 @@ func (m *Machine) updateBundle(now time.Time, c UpdateBundle) (any, []Change, er
 		return nil, nil, err
 	}
 	if err := checkSellable(spec.Name, spec.Price, spec.Capacity); err != nil {
+		return nil, nil, err
+	}
+	if err := checkShrink(spec.Capacity, b.Sold+b.Held); err != nil {
 		return nil, nil, err
 	}
 	if c.Items.Set {
