@@ -137,6 +137,12 @@ func (s *Store) NewBatch() *Batch {
 	return &Batch{pb: s.db.NewBatch()}
 }
 
+// NewBatchSized returns an empty batch with room for about bytes of keys and
+// values, so a large batch (snapshot parts) does not grow by doubling.
+func (s *Store) NewBatchSized(bytes int) *Batch {
+	return &Batch{pb: s.db.NewBatchWithSize(max(bytes, 0))}
+}
+
 func (b *Batch) fail(err error) {
 	if b.err == nil {
 		b.err = err

@@ -70,9 +70,9 @@ func (s *Store) save(stream string, seq uint64, state []byte, trim bool) (uint64
 
 	// Payload parts first, in bounded synced batches. The first batch also
 	// clears parts a crashed earlier save of the same seq may have left.
-	b := s.db.NewBatch()
-	b.DeleteSnapshots(stream, seq, seq+1)
 	n := h.parts()
+	b := s.db.NewBatchSized(s.batchBytes(stream, n))
+	b.DeleteSnapshots(stream, seq, seq+1)
 	for part := uint64(1); part <= n; part++ {
 		lo := (part - 1) * uint64(s.chunkBytes)
 		hi := min(lo+uint64(s.chunkBytes), h.length)
@@ -83,7 +83,7 @@ func (s *Store) save(stream string, seq uint64, state []byte, trim bool) (uint64
 			if err != nil {
 				return 0, fmt.Errorf("snapshots: save %s/%d: %w", stream, seq, err)
 			}
-			b = s.db.NewBatch()
+			b = s.db.NewBatchSized(s.batchBytes(stream, n-part))
 		}
 	}
 	// Then the header, which makes the snapshot exist, with retention and
@@ -103,6 +103,13 @@ func (s *Store) save(stream string, seq uint64, state []byte, trim bool) (uint64
 		return 0, fmt.Errorf("snapshots: save %s/%d: %w", stream, seq, err)
 	}
 	return oldestKept, nil
+}
+
+// batchBytes estimates the size of a batch holding the next of parts left.
+func (s *Store) batchBytes(stream string, left uint64) int {
+	const overhead = 64 // header part, range deletes, record framing
+	parts := min(left, uint64(s.partsPerBatch))
+	return int(parts)*(int(s.chunkBytes)+len(stream)+overhead) + overhead
 }
 
 // List returns the seqs of the snapshots of stream, oldest first. A listed
