@@ -8,6 +8,7 @@ import (
 
 	"ticketd/actors"
 	"ticketd/actors/event"
+	"ticketd/payments"
 )
 
 // Deps are the parts of the service the endpoints talk to.
@@ -16,15 +17,20 @@ type Deps struct {
 	// WebhookSecret signs and verifies the sandbox payment provider's
 	// webhooks.
 	WebhookSecret string
+	// WebhookURL is where the sandbox provider delivers its webhooks
+	// (default BaseURL + "/webhooks/payments/sandbox").
+	WebhookURL string
 }
 
 // api holds the endpoint handlers (routes_*.go). Handlers are thin:
 // authenticate (done by the server), decode, route to the event's actor by
 // id, encode.
 type api struct {
-	cfg  Config
-	deps Deps
-	sys  *actors.System
+	cfg     Config
+	deps    Deps
+	sys     *actors.System
+	srv     *Server
+	sandbox *payments.Sandbox
 }
 
 // New builds the whole HTTP service over deps: the route table of every
@@ -39,6 +45,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.srv = srv
 	if err := a.registerExtras(srv); err != nil {
 		return nil, err
 	}
@@ -49,13 +56,19 @@ func New(cfg Config, deps Deps) (*Server, error) {
 func (a *api) routes() []Route {
 	var rs []Route
 	rs = append(rs, a.developerRoutes()...)
+	rs = append(rs, a.commerceRoutes()...)
+	rs = append(rs, a.storefrontRoutes()...)
 	rs = append(rs, a.adminRoutes()...)
 	return rs
 }
 
 // registerExtras adds what is not an API operation: the OpenAPI documents
-// and docs pages.
+// and docs pages, the payment provider's page and webhook.
 func (a *api) registerExtras(srv *Server) error {
+	if err := RegisterDocs(srv, srv.Routes(), DocInfo{Version: CurrentVersion}); err != nil {
+		return err
+	}
+	a.registerPayments(srv)
 	return nil
 }
 

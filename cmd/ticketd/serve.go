@@ -123,7 +123,7 @@ func (m *Main) Open() error {
 		StorefrontIPLimitPerMinute:  m.cfg.StorefrontIPPerMinute,
 		TrustedProxies:              m.cfg.TrustedProxies,
 		Logger:                      m.log,
-	}, thttp.Deps{System: m.sys, WebhookSecret: webhookSecret})
+	}, thttp.Deps{System: m.sys, WebhookSecret: webhookSecret, WebhookURL: loopbackURL(m.cfg.Addr) + "/webhooks/payments/sandbox"})
 	if err != nil {
 		m.closeBackend()
 		return err
@@ -222,4 +222,17 @@ func secretFile(dir, name, value, prefix string) (secret string, fresh bool, err
 		return "", false, fmt.Errorf("write %s: %w", path, err)
 	}
 	return secret, true, nil
+}
+
+// loopbackURL is how the service reaches its own listener (the sandbox
+// payment provider delivers webhooks there), whatever its public base URL.
+func loopbackURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
