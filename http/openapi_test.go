@@ -146,6 +146,8 @@ func toyRoutes() []thttp.Route {
 			Summary: "Create a business unit", Tag: "Business units", Body: toyUnitCreate{}, Success: 201, Response: toyUnit{}},
 		{Surface: thttp.Admin, Method: "DELETE", Path: "/admin/v1/business-units/{unitId}", OperationID: "deleteBusinessUnit",
 			Summary: "Delete a business unit", Tag: "Business units", Success: 204, Errors: []int{404}},
+		{Surface: thttp.Admin, Method: "POST", Path: "/admin/v1/api-keys/{keyId}/revoke", OperationID: "revokeKey",
+			Summary: "Revoke a key", Tag: "API keys", Success: 200, Errors: []int{404}},
 		{Surface: thttp.Public, Method: "GET", Path: "/checkout/{sessionId}", OperationID: "checkoutPage", Success: 200},
 	}
 }
