@@ -41,8 +41,9 @@
 // extends it ("evt_1" vs "evt_10"): all keys of stream S lie in
 // ['l'|S|0x00, 'l'|S|0x01). Big-endian sequence numbers make byte order equal
 // numeric order, so Replay is a forward scan and LastSeq one reverse seek. The
-// snapshot namespace is written and read by package snapshots through
-// SnapshotKey and SnapshotPrefix; this package only reserves it.
+// snapshot namespace belongs to package snapshots, which writes it through
+// Batch.SetSnapshotPart and Batch.DeleteSnapshots and reads it through
+// Store.ViewSnapshots; this package only builds its keys.
 //
 // # Value format
 //

@@ -106,9 +106,9 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// DB returns the underlying database. It is an escape hatch for package
-// snapshots, which reads the snapshot namespace directly; nothing else should
-// write through it.
+// DB returns the underlying database, an escape hatch for tests and tools
+// (for example to damage a value on purpose). Unlike Store methods, using it
+// after Close panics; package snapshots reads through ViewSnapshots instead.
 func (s *Store) DB() *pebble.DB { return s.db }
 
 func (s *Store) acquire() error {
@@ -283,7 +283,8 @@ func (s *Store) Commit(b *Batch) error {
 
 // Replay calls fn for every record of stream with seq > after, in order.
 // The record slice is valid only during the call. An error from fn stops
-// the replay and is returned unwrapped.
+// the replay and is returned unwrapped. fn must not call Store methods:
+// Close waits for Replay, and a pending Close blocks new calls.
 func (s *Store) Replay(stream string, after uint64, fn func(seq uint64, record []byte) error) error {
 	if err := checkStream(stream); err != nil {
 		return fmt.Errorf("persistence: replay: %w", err)
@@ -371,6 +372,30 @@ func (s *Store) Trim(stream string, through uint64) error {
 	return s.Commit(b)
 }
 
+// ViewSnapshots calls fn with an iterator over the snapshot keys of stream
+// (bounded to SnapshotPrefix(stream)), one consistent view for the whole
+// call. It is for package snapshots. Close waits for fn to return; fn must
+// not call other Store methods, which could deadlock with a pending Close.
+func (s *Store) ViewSnapshots(stream string, fn func(it *pebble.Iterator) error) error {
+	lo, err := SnapshotPrefix(stream)
+	if err != nil {
+		return err
+	}
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	defer s.release()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: streamEnd(nsSnapshot, stream)})
+	if err != nil {
+		return fmt.Errorf("persistence: view snapshots %s: %w", stream, err)
+	}
+	err = fn(it)
+	if cerr := it.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("persistence: view snapshots %s: %w", stream, cerr)
+	}
+	return err
+}
+
 // Get returns a copy of index entry key.
 func (s *Store) Get(key []byte) ([]byte, bool, error) {
 	if err := checkKey(key); err != nil {
@@ -396,7 +421,8 @@ func (s *Store) Get(key []byte) ([]byte, bool, error) {
 
 // Scan calls fn for every index entry whose key starts with prefix, in key
 // order. key and value are valid only during the call. An error from fn
-// stops the scan and is returned unwrapped.
+// stops the scan and is returned unwrapped. Like Replay's, fn must not call
+// Store methods.
 func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
 	if len(prefix) > MaxKeyLen {
 		return fmt.Errorf("persistence: scan: %w: prefix length %d", ErrBadKey, len(prefix))

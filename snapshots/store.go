@@ -115,29 +115,16 @@ func (s *Store) batchBytes(stream string, left uint64) int {
 // List returns the seqs of the snapshots of stream, oldest first. A listed
 // snapshot has a header; its payload is checked only when loaded.
 func (s *Store) List(stream string) ([]uint64, error) {
-	it, err := s.iter(stream)
+	var seqs []uint64
+	err := s.db.ViewSnapshots(stream, func(it *pebble.Iterator) error {
+		var err error
+		seqs, err = list(it, stream)
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("snapshots: list %s: %w", stream, err)
 	}
-	seqs, err := list(it, stream)
-	if cerr := it.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("snapshots: list %s: %w", stream, cerr)
-	}
-	return seqs, err
-}
-
-func (s *Store) iter(stream string) (*pebble.Iterator, error) {
-	lo, err := persistence.SnapshotPrefix(stream)
-	if err != nil {
-		return nil, fmt.Errorf("snapshots: %w", err)
-	}
-	hi := append([]byte(nil), lo...)
-	hi[len(hi)-1]++
-	it, err := s.db.DB().NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return nil, fmt.Errorf("snapshots: iterate %s: %w", stream, err)
-	}
-	return it, nil
+	return seqs, nil
 }
 
 // list collects the seqs that have a header (part 0), seeking past the
@@ -151,7 +138,7 @@ func list(it *pebble.Iterator, stream string) ([]uint64, error) {
 		}
 		if part == 0 {
 			if len(seqs) == MaxSnapshotsListed {
-				return nil, fmt.Errorf("snapshots: list %s: more than %d snapshots", stream, MaxSnapshotsListed)
+				return nil, fmt.Errorf("more than %d snapshots", MaxSnapshotsListed)
 			}
 			seqs = append(seqs, seq)
 		}
@@ -162,7 +149,7 @@ func list(it *pebble.Iterator, stream string) ([]uint64, error) {
 		valid = it.SeekGE(next)
 	}
 	if err := it.Error(); err != nil {
-		return nil, fmt.Errorf("snapshots: list %s: %w", stream, err)
+		return nil, err
 	}
 	return seqs, nil
 }
@@ -174,33 +161,31 @@ func list(it *pebble.Iterator, stream string) ([]uint64, error) {
 // ErrCorrupt or ErrVersion: the log may have been trimmed behind them, so
 // replaying it from the start could silently build a wrong state.
 func (s *Store) LoadNewest(stream string) (seq uint64, state []byte, ok bool, err error) {
-	it, err := s.iter(stream)
+	err = s.db.ViewSnapshots(stream, func(it *pebble.Iterator) error {
+		seqs, err := list(it, stream)
+		if err != nil {
+			return err
+		}
+		var firstErr error
+		for i := len(seqs) - 1; i >= 0; i-- {
+			st, err := load(it, stream, seqs[i])
+			if err == nil {
+				seq, state, ok = seqs[i], st, true
+				return nil
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+		if firstErr != nil {
+			return fmt.Errorf("no valid snapshot of %d: %w", len(seqs), firstErr)
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, nil, false, err
+		return 0, nil, false, fmt.Errorf("snapshots: load %s: %w", stream, err)
 	}
-	defer func() {
-		if cerr := it.Close(); err == nil && cerr != nil {
-			seq, state, ok, err = 0, nil, false, fmt.Errorf("snapshots: load %s: %w", stream, cerr)
-		}
-	}()
-	seqs, err := list(it, stream)
-	if err != nil {
-		return 0, nil, false, err
-	}
-	var firstErr error
-	for i := len(seqs) - 1; i >= 0; i-- {
-		state, err := load(it, stream, seqs[i])
-		if err == nil {
-			return seqs[i], state, true, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	if firstErr != nil {
-		return 0, nil, false, fmt.Errorf("snapshots: load %s: no valid snapshot of %d: %w", stream, len(seqs), firstErr)
-	}
-	return 0, nil, false, nil
+	return seq, state, ok, nil
 }
 
 // load reads and checks the snapshot of stream at seq.

@@ -81,14 +81,14 @@ func TestRetention(t *testing.T) {
 	require.Equal(t, []uint64{40, 50, 60}, seqs)
 
 	// Deleted snapshots leave no parts behind.
-	it, err := s.iter("evt_1")
-	require.NoError(t, err)
-	for valid := it.First(); valid; valid = it.Next() {
-		seq, _, ok := persistence.ParseSnapshotKey("evt_1", it.Key())
-		require.True(t, ok)
-		require.GreaterOrEqual(t, seq, uint64(40))
-	}
-	require.NoError(t, it.Close())
+	require.NoError(t, db.ViewSnapshots("evt_1", func(it *pebble.Iterator) error {
+		for valid := it.First(); valid; valid = it.Next() {
+			seq, _, ok := persistence.ParseSnapshotKey("evt_1", it.Key())
+			require.True(t, ok)
+			require.GreaterOrEqual(t, seq, uint64(40))
+		}
+		return nil
+	}))
 
 	// keep below 1 keeps one.
 	one := small(db, 0)
@@ -222,4 +222,14 @@ func TestBadStream(t *testing.T) {
 	require.Error(t, s.Save("a\x00b", 1, nil))
 	_, _, _, err := s.LoadNewest("")
 	require.ErrorIs(t, err, persistence.ErrBadStream)
+}
+
+func TestClosedStoreErrors(t *testing.T) {
+	db := openDB(t, vfs.NewMem())
+	s := New(db, 1)
+	require.NoError(t, s.Save("evt_1", 1, []byte("x")))
+	require.NoError(t, db.Close())
+	require.ErrorIs(t, s.Save("evt_1", 2, []byte("y")), persistence.ErrClosed)
+	_, _, _, err := s.LoadNewest("evt_1")
+	require.ErrorIs(t, err, persistence.ErrClosed)
 }
