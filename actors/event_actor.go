@@ -21,8 +21,9 @@ type eventActor struct {
 	com     committer
 	loadErr error
 
-	sinceSnap int  // changes since the last snapshot was taken
-	snapping  bool // a snapshot save is in flight
+	sinceSnap   int  // changes since the last snapshot was taken
+	snapping    bool // a snapshot save is in flight
+	outboxDirty bool // outbox entries were written into the open batch
 
 	timers  *scheduler.TimerScheduler
 	cancel  scheduler.CancelFunc
@@ -145,7 +146,14 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			// Decide produced a change that cannot be encoded: a bug.
 			panic(fmt.Sprintf("actors: encode %s of %s: %v", ch.ChangeKind(), a.id, err))
 		}
-		a.com.append(rec)
+		seq := a.com.append(rec)
+		if t, ok := ch.(event.TicketIssued); ok {
+			a.outboxTickets(now, seq, t)
+		}
+	}
+	if a.outboxDirty && a.sys.cfg.OnOutbox != nil {
+		a.outboxDirty = false
+		a.com.afterDurable(a.sys.cfg.OnOutbox)
 	}
 	if req.create != "" && len(changes) > 0 {
 		a.com.put([]byte(indexPrefix+a.id), []byte(req.create))

@@ -36,6 +36,9 @@ type Config struct {
 	Now         func() time.Time
 	// IDs overrides the random id source (tests).
 	IDs event.IDs
+	// OnOutbox, if set, is called (from an actor; it must not block) when
+	// new outbox entries (see OutboxPrefix) are durable.
+	OnOutbox func()
 }
 
 // Validate fills defaults and checks the configuration.

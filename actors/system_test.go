@@ -225,3 +225,34 @@ func TestDirectoryIsDurableAndRevocationImmediate(t *testing.T) {
 	assert.False(t, found.Active(time.Now()))
 	assert.Len(t, e.sys.Directory().Units(), 1)
 }
+
+func TestTicketMailIsWrittenToTheOutboxWithTheChange(t *testing.T) {
+	woke := make(chan struct{}, 10)
+	e := newEnv(t, func(c *Config) { c.OnOutbox = func() { woke <- struct{}{} } })
+	evt, tt := e.newEvent("bu_1", nil)
+	res, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: "m@example.com", Name: "Mo", RegistrationTypeID: tt})
+	require.NoError(t, err)
+	reg := res.(event.RegistrationResult)
+	select {
+	case <-woke:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the mailer was not woken")
+	}
+	e.reopen()
+	var got []TicketMail
+	require.NoError(t, e.store.Scan([]byte(OutboxPrefix), func(k, v []byte) error {
+		var m TicketMail
+		require.NoError(t, json.Unmarshal(v, &m))
+		assert.Equal(t, string(k), m.Key)
+		got = append(got, m)
+		return nil
+	}))
+	require.Len(t, got, 1)
+	assert.Equal(t, reg.ID, got[0].RegistrationID)
+	assert.Equal(t, "m@example.com", got[0].Email)
+	assert.Equal(t, "Mo", got[0].Name)
+	assert.Equal(t, "GA", got[0].TicketName)
+	assert.Equal(t, "Conf", got[0].EventName)
+	assert.Equal(t, reg.PassURL, got[0].PassURL)
+	assert.Equal(t, reg.CheckinCode, got[0].CheckinCode)
+}

@@ -1,9 +1,9 @@
 package event
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/goccy/go-json"
 )
 
 // Byte format of a change (MarshalChange), version 1:
