@@ -39,6 +39,69 @@
 //     cancelling a cancelled one is 412. A freed place (cancel, capacity
 //     raised, hold released) promotes the oldest waitlisted registrations
 //     of that type at once, each with a TicketIssued change.
+//   - Capacity is never lowered below the places already taken
+//     (confirmed or sold, plus held): 412.
+//
+// # Commerce decisions
+//
+//   - Orders need a published event (412 otherwise, archived included);
+//     the ticket type must be open and inside its sale window, add-ons and
+//     bundles open. A hidden type (isPublic false), alone or inside a
+//     bundle, needs a redemptionCode of that type, on every surface (412
+//     without it). An invalid code in an order is a 400 on redemptionCode;
+//     a code must unlock the order's admission type. A code grants access,
+//     never a place.
+//   - One order admits one person: at most one admission in total, directly
+//     or through a bundle; add-on lines may have quantity 1..100. A bundle
+//     holds its own capacity and the capacity of its contents.
+//   - Already registered buyer (an active registration with that email) with
+//     an admission in the order: the order is still recorded (so it has an
+//     orderNumber and orderUrl), holds nothing, is born "cancelled" with
+//     alreadyRegistered true and registrationId the existing registration.
+//     If the buyer got registered between placement and payment, the order
+//     is paid with alreadyRegistered true, its admission place returns, and
+//     no second registration is created (refund is a console matter).
+//   - Holds: an order holds for Config.OrderHold from placement; confirming a
+//     paid order starts a payment and extends the hold by another OrderHold.
+//     Expire lapses open and awaiting_payment orders whose deadline passed.
+//     Confirm after the deadline (before Expire ran) is 412.
+//   - Confirm: free -> paid and fulfilled at once; paid -> awaiting_payment
+//     with paymentId "pay_<event suffix>.<20 chars>" and paymentUrl
+//     BaseURL/pay/<paymentId>. On the Developer API (ConfirmOrder.Storefront
+//     false) successUrl and cancelUrl are required for paid orders; given
+//     URLs must be https, http only for localhost. Confirming an
+//     awaiting_payment, paid or already-registered order answers it as is.
+//   - SettlePayment: "failed" changes nothing (the order stays
+//     awaiting_payment until its hold lapses, so the buyer may retry); a
+//     repeated delivery or a second success on a paid order changes nothing;
+//     a wrong amount or currency is 412; a payment for an expired or
+//     cancelled order is 412 (the money is refunded in the console).
+//   - Fulfilment emits OrderPaid (holds become sales, the admission becomes
+//     a confirmed registration with orderId) and TicketIssued listing the
+//     registrations whose pass email should be sent. Every confirmation
+//     (API registration confirmed at once, approval, waitlist promotion,
+//     order fulfilment) emits TicketIssued.
+//   - Cancel of a paid order is 412 (refunds are in the console); cancel of
+//     a cancelled or expired order answers it unchanged.
+//   - Code uses count fulfilled uses plus uses reserved by live orders; a
+//     reservation returns when the order lapses, a use when its
+//     registration is cancelled. Statuses: disabled, expired, exhausted,
+//     active, in that precedence. Lookup answers NotFound for every invalid
+//     form (also when the code's type is archived); the discounted price
+//     equals the price until promotion codes exist; perks are empty until
+//     the program feature fills them.
+//   - URLs: orderUrl BaseURL/orders/<orderNumber>; checkoutUrl (open
+//     orders) BaseURL/orders/<orderNumber>/checkout; checkout session url
+//     BaseURL/checkout/<sessionId>.
+//   - Ids embedding the event (event ids must start with "evt_"):
+//     orderNumber "<event id without evt_>-<8 chars>", checkout session
+//     "cs_<suffix>.<24 chars>", payment "pay_<suffix>.<20 chars>", pass token
+//     "<event id>.<32 chars>"; see EventIDFromOrderNumber,
+//     EventIDFromCheckoutSession, EventIDFromPayment, EventIDFromPassToken.
+//   - GetCatalog is the storefront's view: published events only (NotFound
+//     otherwise), public open types inside their window with soldOut,
+//     upcoming ones (opensAt in the future), open add-ons and bundles
+//     (bundles with a hidden type are left out).
 //
 // # Byte formats
 //
