@@ -97,6 +97,7 @@ func (s *State) apply(ch Change) {
 			s.mustCode(o.CodeID).Held--
 		}
 		o.Status, o.UpdatedAt = c.Status, c.At
+		delete(s.idx.holding, o.ID)
 	case CheckoutSessionCreated:
 		s.Checkouts[c.ID] = &CheckoutRec{
 			ID: c.ID, Seq: len(s.CheckoutOrder), Items: c.Items, Email: c.Email, Name: c.Name,
@@ -123,6 +124,7 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 	s.idx.orderByNumber[o.Number] = o.ID
 	e.OrdersTaken++
 	if o.holding() {
+		s.idx.holding[o.ID] = struct{}{}
 		s.moveHolds(o, func(n *int, q int) { *n += q }, nil)
 		if o.CodeID != "" {
 			s.mustCode(o.CodeID).Held++
@@ -145,6 +147,7 @@ func (s *State) applyOrderPaid(c OrderPaid) {
 		code.Held--
 	}
 	o.Status, o.UpdatedAt = OrderStatusPaid, c.At
+	delete(s.idx.holding, o.ID)
 	if c.AlreadyRegistered {
 		o.AlreadyRegistered = true
 		return

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -707,16 +708,22 @@ func (m *Machine) settlePayment(now time.Time, c SettlePayment) (any, []Change, 
 	return m.orderView(&rec), changes, nil
 }
 
-// expire lapses every hold whose deadline is at or before now.
+// expire lapses every hold whose deadline is at or before now, in placement
+// order. It visits only holding orders (bounded by the places on sale), not
+// the whole order history.
 func (m *Machine) expire(now time.Time) (any, []Change, error) {
+	var lapsed []*OrderRec
+	for id := range m.s.idx.holding {
+		if o := m.s.Orders[id]; !now.Before(o.HoldUntil) {
+			lapsed = append(lapsed, o)
+		}
+	}
+	slices.SortFunc(lapsed, func(a, b *OrderRec) int { return a.Seq - b.Seq })
 	var changes []Change
 	var holds []Hold
-	for _, id := range m.s.OrderOrder {
-		o := m.s.Orders[id]
-		if o.holding() && !now.Before(o.HoldUntil) {
-			changes = append(changes, OrderReleased{At: now, ID: o.ID, Status: OrderStatusExpired})
-			holds = append(holds, o.Holds...)
-		}
+	for _, o := range lapsed {
+		changes = append(changes, OrderReleased{At: now, ID: o.ID, Status: OrderStatusExpired})
+		holds = append(holds, o.Holds...)
 	}
 	return nil, m.releasePromotions(now, changes, holds), nil
 }
@@ -726,9 +733,8 @@ func (m *Machine) expire(now time.Time) (any, []Change, error) {
 func (m *Machine) NextDeadline() (time.Time, bool) {
 	var next time.Time
 	found := false
-	for _, id := range m.s.OrderOrder {
-		o := m.s.Orders[id]
-		if o.holding() && (!found || o.HoldUntil.Before(next)) {
+	for id := range m.s.idx.holding {
+		if o := m.s.Orders[id]; !found || o.HoldUntil.Before(next) {
 			next, found = o.HoldUntil, true
 		}
 	}

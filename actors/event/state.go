@@ -98,6 +98,7 @@ type index struct {
 	orderByPayment map[string]string   // payment id -> order id
 	doors          map[string]string   // registration id + "|" + door -> check-in id
 	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
+	holding        map[string]struct{} // orders that hold places (open, awaiting_payment)
 }
 
 // EventRec is the event itself.
@@ -352,6 +353,7 @@ func (s *State) reindex() {
 		orderByPayment: map[string]string{},
 		doors:          map[string]string{},
 		waitlist:       map[string][]string{},
+		holding:        map[string]struct{}{},
 	}
 	for _, id := range s.RegOrder {
 		r := s.Regs[id]
@@ -366,6 +368,9 @@ func (s *State) reindex() {
 		s.idx.orderByNumber[o.Number] = o.ID
 		if o.PaymentID != "" {
 			s.idx.orderByPayment[o.PaymentID] = o.ID
+		}
+		if o.holding() {
+			s.idx.holding[o.ID] = struct{}{}
 		}
 	}
 	for _, id := range s.CheckinOrder {
