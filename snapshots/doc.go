@@ -39,8 +39,12 @@
 // of snapshots beyond retention (and, for SaveAndTrim, the log trim). A
 // snapshot exists only once its header does, and the header is written after
 // every part it describes is durable, so a crash mid-save leaves orphan parts
-// that no reader sees and that a later Save's retention deletes; it never
-// leaves a torn snapshot that LoadNewest would load.
+// that no reader sees and that a later Save overwrites or its retention
+// deletes; it never leaves a torn snapshot that LoadNewest would load. The
+// one exception to the bounded batches is a Save of a seq that already has
+// a snapshot (a re-save after a restart, or after a state format change):
+// overwriting its parts first could destroy the only snapshot the trimmed
+// log relies on, so that Save writes everything in one atomic batch.
 //
 // # Retention and trimming
 //

@@ -27,6 +27,9 @@ type Store struct {
 	// and batches with small states.
 	chunkBytes    uint32
 	partsPerBatch int
+	// afterPartsBatch, when set by a test, runs after each durable batch of
+	// payload parts, the points where a crash leaves orphan parts.
+	afterPartsBatch func()
 }
 
 // New returns a Store keeping the newest keep snapshots of each stream.
@@ -68,22 +71,35 @@ func (s *Store) save(stream string, seq uint64, state []byte, trim bool) (uint64
 		crc:        crc32.Checksum(state, castagnoli),
 	}
 
-	// Payload parts first, in bounded synced batches. The first batch also
-	// clears parts a crashed earlier save of the same seq may have left.
+	// Payload parts first, in bounded synced batches, so memory stays
+	// bounded. But if a snapshot at seq already exists, overwriting its
+	// parts before the new header is durable would destroy it, and with
+	// keep == 1 the log behind it is gone: then write everything in the one
+	// final batch instead (rare: a re-save after restart or a format change).
 	n := h.parts()
-	b := s.db.NewBatchSized(s.batchBytes(stream, n))
-	b.DeleteSnapshots(stream, seq, seq+1)
+	replace := slices.Contains(existing, seq)
+	perBatch := uint64(s.partsPerBatch)
+	if replace {
+		perBatch = n + 1
+	}
+	b := s.db.NewBatchSized(s.batchBytes(stream, min(n, perBatch)))
+	if replace {
+		b.DeleteSnapshots(stream, seq, seq+1)
+	}
 	for part := uint64(1); part <= n; part++ {
 		lo := (part - 1) * uint64(s.chunkBytes)
 		hi := min(lo+uint64(s.chunkBytes), h.length)
 		b.SetSnapshotPart(stream, seq, uint32(part), state[lo:hi])
-		if part%uint64(s.partsPerBatch) == 0 && part < n {
+		if part%perBatch == 0 && part < n {
 			err := s.db.Commit(b)
 			b.Close()
 			if err != nil {
 				return 0, fmt.Errorf("snapshots: save %s/%d: %w", stream, seq, err)
 			}
-			b = s.db.NewBatchSized(s.batchBytes(stream, n-part))
+			if s.afterPartsBatch != nil {
+				s.afterPartsBatch()
+			}
+			b = s.db.NewBatchSized(s.batchBytes(stream, min(n-part, perBatch)))
 		}
 	}
 	// Then the header, which makes the snapshot exist, with retention and
@@ -105,10 +121,9 @@ func (s *Store) save(stream string, seq uint64, state []byte, trim bool) (uint64
 	return oldestKept, nil
 }
 
-// batchBytes estimates the size of a batch holding the next of parts left.
-func (s *Store) batchBytes(stream string, left uint64) int {
+// batchBytes estimates the size of a batch holding parts payload parts.
+func (s *Store) batchBytes(stream string, parts uint64) int {
 	const overhead = 64 // header part, range deletes, record framing
-	parts := min(left, uint64(s.partsPerBatch))
 	return int(parts)*(int(s.chunkBytes)+len(stream)+overhead) + overhead
 }
 
