@@ -11,7 +11,7 @@ import (
 //	byte 0      version (1)
 //	byte 1      n, the length of the kind (1..255)
 //	bytes 2..   the kind, n bytes ("registration.created")
-//	rest        the change as JSON (field names in changes.go)
+//	rest        the change's fields in binary (see bincodec.go)
 //
 // A snapshot (MarshalState), version 1: byte 0 is the version, the rest is
 // the State as JSON. Unknown versions are errors, never panics.
@@ -20,14 +20,14 @@ const codecVersion = 1
 // MarshalChange encodes a change for the log.
 func MarshalChange(ch Change) ([]byte, error) {
 	kind := ch.ChangeKind()
-	body, err := json.Marshal(ch)
-	if err != nil {
-		return nil, fmt.Errorf("event: marshal change %s: %w", kind, err)
+	e := make(enc, 0, 96)
+	e = append(e, codecVersion, byte(len(kind)))
+	e = append(e, kind...)
+	e, ok := appendBody(e, ch)
+	if !ok {
+		return nil, fmt.Errorf("event: marshal change: unknown change %T", ch)
 	}
-	b := make([]byte, 0, 2+len(kind)+len(body))
-	b = append(b, codecVersion, byte(len(kind)))
-	b = append(b, kind...)
-	return append(b, body...), nil
+	return e, nil
 }
 
 // UnmarshalChange decodes a change encoded by MarshalChange.
@@ -42,48 +42,19 @@ func UnmarshalChange(b []byte) (Change, error) {
 	if len(b) < 2+n {
 		return nil, errors.New("event: unmarshal change: truncated kind")
 	}
-	kind, body := string(b[2:2+n]), b[2+n:]
-	dec, ok := changeDecoders[kind]
+	kind := b[2 : 2+n]
+	d := dec{b: b[2+n:]}
+	ch, ok := readBody(string(kind), &d)
 	if !ok {
 		return nil, fmt.Errorf("event: unmarshal change: unknown kind %q", kind)
 	}
-	ch, err := dec(body)
-	if err != nil {
-		return nil, fmt.Errorf("event: unmarshal change %s: %w", kind, err)
+	if d.err != nil {
+		return nil, fmt.Errorf("event: unmarshal change %s: %w", kind, d.err)
+	}
+	if len(d.b) > 0 {
+		return nil, fmt.Errorf("event: unmarshal change %s: %d trailing bytes", kind, len(d.b))
 	}
 	return ch, nil
-}
-
-func decodeAs[T Change](b []byte) (Change, error) {
-	var v T
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// changeDecoders is a constant table (never mutated), keyed by ChangeKind.
-var changeDecoders = map[string]func([]byte) (Change, error){
-	EventCreated{}.ChangeKind():              decodeAs[EventCreated],
-	EventUpdated{}.ChangeKind():              decodeAs[EventUpdated],
-	TicketTypeCreated{}.ChangeKind():         decodeAs[TicketTypeCreated],
-	TicketTypeUpdated{}.ChangeKind():         decodeAs[TicketTypeUpdated],
-	RegistrationCreated{}.ChangeKind():       decodeAs[RegistrationCreated],
-	RegistrationStatusChanged{}.ChangeKind(): decodeAs[RegistrationStatusChanged],
-	PassRotated{}.ChangeKind():               decodeAs[PassRotated],
-	CheckedIn{}.ChangeKind():                 decodeAs[CheckedIn],
-	TicketIssued{}.ChangeKind():              decodeAs[TicketIssued],
-	CodesMinted{}.ChangeKind():               decodeAs[CodesMinted],
-	CodeDisabled{}.ChangeKind():              decodeAs[CodeDisabled],
-	AddonCreated{}.ChangeKind():              decodeAs[AddonCreated],
-	AddonUpdated{}.ChangeKind():              decodeAs[AddonUpdated],
-	BundleCreated{}.ChangeKind():             decodeAs[BundleCreated],
-	BundleUpdated{}.ChangeKind():             decodeAs[BundleUpdated],
-	OrderPlaced{}.ChangeKind():               decodeAs[OrderPlaced],
-	OrderPaymentStarted{}.ChangeKind():       decodeAs[OrderPaymentStarted],
-	OrderPaid{}.ChangeKind():                 decodeAs[OrderPaid],
-	OrderReleased{}.ChangeKind():             decodeAs[OrderReleased],
-	CheckoutSessionCreated{}.ChangeKind():    decodeAs[CheckoutSessionCreated],
 }
 
 // MarshalState encodes the whole state for a snapshot.

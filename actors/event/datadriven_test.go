@@ -219,7 +219,9 @@ func (r *scriptRunner) exec(cmd Command) string {
 		require.Equal(r.t, ch, back, "change round trip")
 		r.log = append(r.log, b)
 		r.m.Apply(back)
-		fmt.Fprintf(&out, "\nchange %s %s", ch.ChangeKind(), b[2+len(ch.ChangeKind()):])
+		js, err := json.Marshal(ch)
+		require.NoError(r.t, err)
+		fmt.Fprintf(&out, "\nchange %s %s", ch.ChangeKind(), js)
 	}
 	return out.String()
 }
