@@ -1,0 +1,256 @@
+package mail
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	"net"
+	netmail "net/mail"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors"
+	"ticketd/persistence"
+)
+
+// received is one message an in-process SMTP server accepted.
+type received struct {
+	from string
+	to   []string
+	data []byte
+}
+
+type backend struct{ got chan received }
+
+func (b backend) NewSession(*smtp.Conn) (smtp.Session, error) { return &session{got: b.got}, nil }
+
+type session struct {
+	got chan received
+	cur received
+}
+
+func (s *session) Reset()        { s.cur = received{} }
+func (s *session) Logout() error { return nil }
+func (s *session) Mail(from string, _ *smtp.MailOptions) error {
+	s.cur.from = from
+	return nil
+}
+func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s.cur.to = append(s.cur.to, to)
+	return nil
+}
+func (s *session) Data(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	s.cur.data = b
+	s.got <- s.cur
+	return nil
+}
+
+// startSMTP serves SMTP on ln until the test ends.
+func startSMTP(t *testing.T, ln net.Listener) chan received {
+	t.Helper()
+	got := make(chan received, 16)
+	srv := smtp.NewServer(backend{got: got})
+	srv.Domain = "localhost"
+	srv.ReadTimeout, srv.WriteTimeout = 5*time.Second, 5*time.Second
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return got
+}
+
+func openStore(t *testing.T) *persistence.Store {
+	t.Helper()
+	s, err := persistence.Open(persistence.Options{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// owe writes an outbox entry as an event actor does.
+func owe(t *testing.T, s *persistence.Store, tm actors.TicketMail) {
+	t.Helper()
+	b := s.NewBatch()
+	defer b.Close()
+	v, err := json.Marshal(tm)
+	require.NoError(t, err)
+	b.Put([]byte(tm.Key), v)
+	require.NoError(t, s.Commit(b))
+}
+
+func ticket(key, email string) actors.TicketMail {
+	return actors.TicketMail{
+		Key: key, Kind: "ticket", EventID: "evt_1", EventName: "Go Meetup <Berlin>", RegistrationID: "reg_1",
+		Email: email, Name: "Ada", TicketName: "General admission", CheckinCode: "CHK-12345",
+		PassURL: "https://tickets.example.com/pass/tok_" + strings.Repeat("x", 60) + "?a=1&b=2", CreatedAt: time.Unix(1_800_000_000, 0).UTC(),
+	}
+}
+
+// parts decodes a multipart/alternative message into its parts by media type.
+func parts(t *testing.T, raw []byte) (netmail.Header, map[string]string) {
+	t.Helper()
+	msg, err := netmail.ReadMessage(bytes.NewReader(raw))
+	require.NoError(t, err)
+	mt, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	require.NoError(t, err)
+	require.Equal(t, "multipart/alternative", mt)
+	out := map[string]string{}
+	mr := multipart.NewReader(msg.Body, params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		var r io.Reader = p
+		switch strings.ToLower(p.Header.Get("Content-Transfer-Encoding")) {
+		case "quoted-printable":
+			r = quotedprintable.NewReader(p)
+		case "base64":
+			r = base64.NewDecoder(base64.StdEncoding, p)
+		}
+		b, err := io.ReadAll(r)
+		require.NoError(t, err)
+		pt, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
+		out[pt] = string(b)
+	}
+	return msg.Header, out
+}
+
+func waitPending(t *testing.T, m *Mailer, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		p, err := m.Pending("", 10)
+		return err == nil && len(p) == n
+	}, 5*time.Second, 10*time.Millisecond)
+}
+
+func TestTicketEmailArrivesWithPassLink(t *testing.T) {
+	s := openStore(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	got := startSMTP(t, ln)
+	tm := ticket(actors.OutboxPrefix+"evt_1/0000000000000007-0000", "ada@example.com")
+	owe(t, s, tm)
+
+	m, err := New(Config{SMTPAddr: ln.Addr().String(), From: "Tickets <tickets@example.com>", BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond}, s)
+	require.NoError(t, err)
+	m.Start()
+	t.Cleanup(func() { _ = m.Close() })
+
+	var r received
+	select {
+	case r = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no mail arrived")
+	}
+	require.Equal(t, "tickets@example.com", r.from)
+	require.Equal(t, []string{"ada@example.com"}, r.to)
+	h, p := parts(t, r.data)
+	dec := new(mime.WordDecoder)
+	subj, err := dec.DecodeHeader(h.Get("Subject"))
+	require.NoError(t, err)
+	require.Equal(t, "Your ticket: Go Meetup <Berlin>", subj)
+	require.Contains(t, p["text/plain"], tm.PassURL)
+	require.Contains(t, p["text/plain"], "General admission")
+	require.Contains(t, p["text/plain"], "CHK-12345")
+	// The HTML part escapes what it shows: & in the link becomes &amp;.
+	require.Contains(t, p["text/html"], `href="https://tickets.example.com/pass/tok_`+strings.Repeat("x", 60)+`?a=1&amp;b=2"`)
+	require.Contains(t, p["text/html"], "Go Meetup &lt;Berlin&gt;")
+
+	// Delivered mail leaves the outbox.
+	waitPending(t, m, 0)
+	select {
+	case r := <-got:
+		t.Fatalf("mail sent twice: %s", r.data)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func TestMailWaitsWhileServerIsDownThenGoesOut(t *testing.T) {
+	s := openStore(t)
+	// Reserve a port, then free it: nothing listens there for now.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	m, err := New(Config{SMTPAddr: addr, BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond, SendTimeout: time.Second,
+		Logger: slog.New(slog.DiscardHandler)}, s)
+	require.NoError(t, err)
+	m.Start()
+	t.Cleanup(func() { _ = m.Close() })
+	tm := ticket(actors.OutboxPrefix+"evt_1/0000000000000009-0000", "grace@example.com")
+	owe(t, s, tm)
+	m.Wake()
+
+	// Several rounds fail meanwhile; the mail stays.
+	time.Sleep(300 * time.Millisecond)
+	p, err := m.Pending("", 10)
+	require.NoError(t, err)
+	require.Len(t, p, 1)
+	require.Equal(t, tm.Key, p[0].Key)
+	require.Equal(t, tm.PassURL, p[0].PassURL)
+
+	ln, err = net.Listen("tcp", addr)
+	require.NoError(t, err)
+	got := startSMTP(t, ln)
+	select {
+	case r := <-got:
+		require.Equal(t, []string{"grace@example.com"}, r.to)
+		_, parts := parts(t, r.data)
+		require.Contains(t, parts["text/plain"], tm.PassURL)
+	case <-time.After(5 * time.Second):
+		t.Fatal("mail did not go out once the server was up")
+	}
+	waitPending(t, m, 0)
+}
+
+func TestWithoutSMTPMailStaysAndPendingPages(t *testing.T) {
+	s := openStore(t)
+	m, err := New(Config{}, s)
+	require.NoError(t, err)
+	m.Start()
+	t.Cleanup(func() { _ = m.Close() })
+	for i, k := range []string{"evt_1/0000000000000001-0000", "evt_1/0000000000000002-0000", "evt_2/0000000000000001-0000"} {
+		owe(t, s, ticket(actors.OutboxPrefix+k, "p"+string(rune('a'+i))+"@example.com"))
+	}
+	m.Wake()
+	time.Sleep(50 * time.Millisecond)
+	first, err := m.Pending("", 2)
+	require.NoError(t, err)
+	require.Len(t, first, 2)
+	rest, err := m.Pending(first[1].Key, 2)
+	require.NoError(t, err)
+	require.Len(t, rest, 1)
+	require.Equal(t, actors.OutboxPrefix+"evt_2/0000000000000001-0000", rest[0].Key)
+}
+
+func TestBackoffIsBoundedAndJittered(t *testing.T) {
+	m, err := New(Config{BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second}, openStore(t))
+	require.NoError(t, err)
+	for n := 1; n <= 40; n++ {
+		d := m.backoff(n)
+		want := min(100*time.Millisecond<<min(n-1, 20), time.Second)
+		require.GreaterOrEqual(t, d, want/2, "n=%d", n)
+		require.LessOrEqual(t, d, want, "n=%d", n)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	require.Error(t, Config{SMTPAddr: "nohost"}.Validate())
+	require.Error(t, Config{SMTPAddr: "localhost:0"}.Validate())
+	require.Error(t, Config{BackoffMin: time.Minute, BackoffMax: time.Second}.Validate())
+	require.NoError(t, Config{SMTPAddr: "localhost:25"}.Validate())
+}
