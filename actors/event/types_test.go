@@ -158,3 +158,31 @@ func toLower(s string) string {
 	}
 	return string(b)
 }
+
+// TestStorefrontWrapper: storefront commands see only published events.
+func TestStorefrontWrapper(t *testing.T) {
+	m := NewMachine("evt_1", testConfig(), newSeqIDs(1))
+	now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+	code := func(c Command) Code {
+		res, chs, err := m.Decide(now, c)
+		if err != nil {
+			return err.(*Error).Code
+		}
+		require.NotNil(t, res)
+		for _, ch := range chs {
+			m.Apply(ch)
+		}
+		return 0
+	}
+	require.Equal(t, NotFound, code(Storefront{Cmd: GetEvent{}}), "no event yet")
+	start := Time{now.Add(time.Hour)}
+	require.Equal(t, Code(0), code(CreateEvent{Name: "E", Timezone: "UTC", StartsAt: &start}))
+	require.Equal(t, NotFound, code(Storefront{Cmd: GetEvent{}}), "draft")
+	require.Equal(t, Code(0), code(GetEvent{}), "the Developer API sees drafts")
+	require.Equal(t, Code(0), code(UpdateEvent{Status: Some(EventPublished)}))
+	require.Equal(t, Code(0), code(Storefront{Cmd: GetEvent{}}))
+	require.Equal(t, InvalidArgument, code(Storefront{Cmd: Storefront{Cmd: GetEvent{}}}))
+	require.Equal(t, NotFound, code(Storefront{}))
+	require.Equal(t, Code(0), code(ArchiveEvent{}))
+	require.Equal(t, NotFound, code(Storefront{Cmd: GetCatalog{}}), "archived")
+}
