@@ -1,7 +1,9 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -185,4 +187,22 @@ func TestStorefrontWrapper(t *testing.T) {
 	require.Equal(t, NotFound, code(Storefront{}))
 	require.Equal(t, Code(0), code(ArchiveEvent{}))
 	require.Equal(t, NotFound, code(Storefront{Cmd: GetCatalog{}}), "archived")
+}
+
+// TestExamplesDecode: every example body decodes strictly into its command,
+// so the documents never show a body the API refuses.
+func TestExamplesDecode(t *testing.T) {
+	type exampler interface{ Example() any }
+	for name, typ := range commandTypes() {
+		ex, ok := reflect.Zero(typ).Interface().(exampler)
+		if !ok {
+			continue
+		}
+		b, err := json.Marshal(ex.Example())
+		require.NoError(t, err, name)
+		v := reflect.New(typ)
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.DisallowUnknownFields()
+		require.NoError(t, d.Decode(v.Interface()), "%s example %s", name, b)
+	}
 }
