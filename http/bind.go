@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"net/mail"
 	"net/url"
 	"reflect"
 	"slices"
@@ -25,9 +24,10 @@ const maxDetails = 50
 // reporting every field problem at once. Per-type plans are built once and
 // cached, so the hot path does no tag parsing.
 type binder struct {
-	plans  sync.Map // reflect.Type -> *plan of a JSON body
-	qplans sync.Map // reflect.Type -> *plan of a query struct
-	mu     sync.Mutex
+	parsers sync.Pool // *jsonParser, whose stack and arena are reused
+	plans   sync.Map  // reflect.Type -> *plan of a JSON body
+	qplans  sync.Map  // reflect.Type -> *plan of a query struct
+	mu      sync.Mutex
 }
 
 type planKind uint8
@@ -43,7 +43,8 @@ const (
 	pPtr
 	pUnmarshaler // the type's own UnmarshalJSON decides
 	pTime
-	pOther // maps, interfaces, arrays: decoded by encoding/json
+	pAny   // interface{} and map[string]any: built straight from the tree
+	pOther // other maps, interfaces, arrays: decoded by encoding/json
 )
 
 // plan says how to decode one Go type.
@@ -117,6 +118,16 @@ func buildPlan(t reflect.Type, seen map[reflect.Type]*plan, tagKey string) *plan
 	case reflect.Pointer:
 		p.kind = pPtr
 		p.elem = buildPlan(t.Elem(), seen, tagKey)
+	case reflect.Interface:
+		p.kind = pOther
+		if t.NumMethod() == 0 {
+			p.kind = pAny
+		}
+	case reflect.Map:
+		p.kind = pOther
+		if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.Interface && t.Elem().NumMethod() == 0 {
+			p.kind = pAny
+		}
 	case reflect.Struct:
 		p.kind = pStruct
 		p.byName = map[string]int{}
@@ -168,9 +179,26 @@ func addFields(p *plan, t reflect.Type, index []int, seen map[reflect.Type]*plan
 type problems struct {
 	details []event.Detail
 	more    int
+	path    []pathElem
 }
 
-func (ps *problems) add(field, reason string) {
+// add records a problem of the value at the current path.
+func (ps *problems) add(reason string) {
+	if len(ps.details) >= maxDetails {
+		ps.more++
+		return
+	}
+	ps.addField(ps.pathString(), reason)
+}
+
+// addAt records a problem of member name of the current value.
+func (ps *problems) addAt(name, reason string) {
+	ps.push(name)
+	ps.add(reason)
+	ps.pop()
+}
+
+func (ps *problems) addField(field, reason string) {
 	if len(ps.details) >= maxDetails {
 		ps.more++
 		return
@@ -221,8 +249,13 @@ func (b *binder) bind(body []byte, dst any) error {
 			return malformed("empty body")
 		}
 	} else {
+		jp, _ := b.parsers.Get().(*jsonParser)
+		if jp == nil {
+			jp = new(jsonParser)
+		}
+		defer b.putParser(jp)
 		var msg string
-		if root, msg = parseJSON(body); msg != "" {
+		if root, msg = jp.parse(body); msg != "" {
 			return malformed(msg)
 		}
 	}
@@ -230,29 +263,100 @@ func (b *binder) bind(body []byte, dst any) error {
 	if root.kind == jNull && !nullOK(p) {
 		return malformed("the body must not be null")
 	}
-	decodeValue(&root, v.Elem(), p, "", &ps)
+	decodeValue(&root, v.Elem(), p, &ps)
 	return ps.err()
+}
+
+// putParser returns a parser to the pool once its nodes are dead; a parser
+// grown by a huge body is dropped so the pool stays small.
+func (b *binder) putParser(p *jsonParser) {
+	if cap(p.arena) > 4096 || cap(p.stack) > 4096 {
+		return
+	}
+	clear(p.arena)
+	p.arena = p.arena[:0]
+	p.in = nil
+	b.parsers.Put(p)
 }
 
 // nullOK reports whether JSON null has a meaning for values of plan p.
 func nullOK(p *plan) bool {
-	return p.kind == pPtr || p.kind == pUnmarshaler || p.kind == pOther
+	return p.kind == pPtr || p.kind == pUnmarshaler || p.kind == pOther || p.kind == pAny
 }
 
-func joinPath(base, name string) string {
-	if base == "" {
-		return name
+// nodeToAny converts a tree to the values encoding/json would produce for
+// an interface{} (numbers as float64, and out of range is a problem).
+func nodeToAny(n *jnode, ps *problems) any {
+	switch n.kind {
+	case jBool:
+		return n.raw[0] == 't'
+	case jNum:
+		f, err := strconv.ParseFloat(string(n.raw), 64)
+		if err != nil {
+			ps.add("must be a number in range")
+		}
+		return f
+	case jStr:
+		return n.str
+	case jArr:
+		out := make([]any, len(n.kids))
+		for i := range n.kids {
+			ps.pushIdx(i)
+			out[i] = nodeToAny(&n.kids[i], ps)
+			ps.pop()
+		}
+		return out
+	case jObj:
+		out := make(map[string]any, len(n.kids))
+		for i := range n.kids {
+			ps.push(n.kids[i].key)
+			out[n.kids[i].key] = nodeToAny(&n.kids[i], ps)
+			ps.pop()
+		}
+		return out
 	}
-	return base + "." + name
+	return nil
+}
+
+// pathElem is one step of the position of a value in the body. The
+// problems type keeps them as a stack and renders a path
+// ("items[0].quantity") only when a problem is found, so a valid body
+// builds no path strings.
+type pathElem struct {
+	name  string
+	idx   int
+	isIdx bool
+}
+
+func (ps *problems) push(name string) { ps.path = append(ps.path, pathElem{name: name}) }
+func (ps *problems) pushIdx(i int)    { ps.path = append(ps.path, pathElem{idx: i, isIdx: true}) }
+func (ps *problems) pop()             { ps.path = ps.path[:len(ps.path)-1] }
+
+func (ps *problems) pathString() string {
+	var buf [64]byte
+	b := buf[:0]
+	for _, e := range ps.path {
+		if e.isIdx {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(e.idx), 10)
+			b = append(b, ']')
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, e.name...)
+	}
+	return string(b)
 }
 
 // decodeValue stores n into v (settable) by plan p, adding problems under
 // path. It never panics on input: every mismatch becomes a problem.
-func decodeValue(n *jnode, v reflect.Value, p *plan, path string, ps *problems) {
+func decodeValue(n *jnode, v reflect.Value, p *plan, ps *problems) {
 	if n.kind == jNull {
 		switch p.kind {
 		case pUnmarshaler:
-			callUnmarshal(n, v, path, ps)
+			callUnmarshal(n, v, ps)
 		default:
 			v.SetZero()
 		}
@@ -261,84 +365,102 @@ func decodeValue(n *jnode, v reflect.Value, p *plan, path string, ps *problems) 
 	switch p.kind {
 	case pString:
 		if n.kind != jStr {
-			ps.add(path, "must be a string")
+			ps.add("must be a string")
 			return
 		}
 		v.SetString(n.str)
 	case pBool:
 		if n.kind != jBool {
-			ps.add(path, "must be a boolean")
+			ps.add("must be a boolean")
 			return
 		}
-		v.SetBool(n.b)
+		v.SetBool(n.raw[0] == 't')
 	case pInt:
 		i, ok := jsonInt(n, p.bits)
 		if !ok {
-			ps.add(path, "must be an integer")
+			ps.add("must be an integer")
 			return
 		}
 		v.SetInt(i)
 	case pUint:
 		i, ok := jsonInt(n, 64)
 		if !ok || i < 0 || (p.bits < 64 && i >= 1<<p.bits) {
-			ps.add(path, "must be a non-negative integer")
+			ps.add("must be a non-negative integer")
 			return
 		}
 		v.SetUint(uint64(i))
 	case pFloat:
 		if n.kind != jNum {
-			ps.add(path, "must be a number")
+			ps.add("must be a number")
 			return
 		}
 		f, err := strconv.ParseFloat(string(n.raw), p.bits)
 		if err != nil {
-			ps.add(path, "must be a number in range")
+			ps.add("must be a number in range")
 			return
 		}
 		v.SetFloat(f)
 	case pTime:
 		if n.kind != jStr {
-			ps.add(path, "must be an RFC 3339 date-time string")
+			ps.add("must be an RFC 3339 date-time string")
 			return
 		}
 		t, err := time.Parse(time.RFC3339Nano, n.str)
 		if err != nil {
-			ps.add(path, "must be an RFC 3339 date-time")
+			ps.add("must be an RFC 3339 date-time")
 			return
 		}
 		v.Set(reflect.ValueOf(t))
 	case pUnmarshaler:
-		callUnmarshal(n, v, path, ps)
+		callUnmarshal(n, v, ps)
 	case pPtr:
 		e := reflect.New(p.elem.typ)
-		decodeValue(n, e.Elem(), p.elem, path, ps)
+		decodeValue(n, e.Elem(), p.elem, ps)
 		v.Set(e)
 	case pSlice:
 		if n.kind != jArr {
-			ps.add(path, "must be an array")
+			ps.add("must be an array")
 			return
 		}
 		s := reflect.MakeSlice(p.typ, len(n.kids), len(n.kids))
 		for i := range n.kids {
+			ps.pushIdx(i)
 			if n.kids[i].kind == jNull && !nullOK(p.elem) {
-				ps.add(path+"["+strconv.Itoa(i)+"]", "must not be null")
-				continue
+				ps.add("must not be null")
+			} else {
+				decodeValue(&n.kids[i], s.Index(i), p.elem, ps)
 			}
-			decodeValue(&n.kids[i], s.Index(i), p.elem, path+"["+strconv.Itoa(i)+"]", ps)
+			ps.pop()
 		}
 		v.Set(s)
 	case pStruct:
-		decodeStruct(n, v, p, path, ps)
+		decodeStruct(n, v, p, ps)
+	case pAny:
+		a := nodeToAny(n, ps)
+		if p.typ.Kind() == reflect.Map {
+			m, ok := a.(map[string]any)
+			if !ok {
+				ps.add("must be an object")
+				return
+			}
+			v.Set(reflect.ValueOf(m).Convert(p.typ))
+			return
+		}
+		if a == nil {
+			v.SetZero()
+			return
+		}
+		v.Set(reflect.ValueOf(a))
 	default:
 		if err := json.Unmarshal(n.raw, v.Addr().Interface()); err != nil {
-			ps.add(path, "has the wrong type")
+			ps.add("has the wrong type")
 		}
 	}
 }
 
-func decodeStruct(n *jnode, v reflect.Value, p *plan, path string, ps *problems) {
+func decodeStruct(n *jnode, v reflect.Value, p *plan, ps *problems) {
 	if n.kind != jObj {
-		ps.add(path, "must be an object")
+		ps.add("must be an object")
 		return
 	}
 	var seenBuf [32]bool
@@ -348,44 +470,51 @@ func decodeStruct(n *jnode, v reflect.Value, p *plan, path string, ps *problems)
 	} else {
 		seen = make([]bool, len(p.fields))
 	}
-	for i, k := range n.keys {
-		fi, ok := p.byName[k]
+	for i := range n.kids {
+		kid := &n.kids[i]
+		fi, ok := p.byName[kid.key]
 		if !ok {
-			ps.add(joinPath(path, k), "unknown field")
+			ps.addAt(kid.key, "unknown field")
 			continue
 		}
 		seen[fi] = true
 		f := &p.fields[fi]
-		kid := &n.kids[i]
-		fpath := joinPath(path, f.name)
-		if kid.kind == jNull && !f.rules.Nullable {
-			if f.rules.Required {
-				ps.add(fpath, "is required")
-			} else {
-				ps.add(fpath, "must not be null")
-			}
-			continue
-		}
-		if !checkCollection(kid, &f.rules, fpath, ps) {
-			continue
-		}
-		before := len(ps.details) + ps.more
-		decodeValue(kid, v.FieldByIndex(f.index), f.plan, fpath, ps)
-		if len(ps.details)+ps.more == before {
-			checkScalar(kid, &f.rules, fpath, ps)
-		}
+		ps.push(f.name)
+		decodeField(kid, v, f, ps)
+		ps.pop()
 	}
 	for i := range p.fields {
 		if !seen[i] && p.fields[i].rules.Required {
-			ps.add(joinPath(path, p.fields[i].name), "is required")
+			ps.addAt(p.fields[i].name, "is required")
 		}
 	}
 }
 
-func callUnmarshal(n *jnode, v reflect.Value, path string, ps *problems) {
+// decodeField decodes one member into its field of struct v and checks the
+// field's rules; the member's name is on the path already.
+func decodeField(kid *jnode, v reflect.Value, f *fieldPlan, ps *problems) {
+	if kid.kind == jNull && !f.rules.Nullable {
+		if f.rules.Required {
+			ps.add("is required")
+		} else {
+			ps.add("must not be null")
+		}
+		return
+	}
+	if !checkCollection(kid, &f.rules, ps) {
+		return
+	}
+	before := len(ps.details) + ps.more
+	decodeValue(kid, v.FieldByIndex(f.index), f.plan, ps)
+	if len(ps.details)+ps.more == before {
+		checkScalar(kid, &f.rules, ps)
+	}
+}
+
+func callUnmarshal(n *jnode, v reflect.Value, ps *problems) {
 	u := v.Addr().Interface().(json.Unmarshaler)
 	if err := u.UnmarshalJSON(n.raw); err != nil {
-		ps.add(path, unmarshalReason(err))
+		ps.add(unmarshalReason(err))
 	}
 }
 
@@ -426,16 +555,16 @@ func jsonInt(n *jnode, bits int) (int64, bool) {
 
 // checkCollection applies item-count rules before the items are decoded,
 // so an oversized array is reported once instead of item by item.
-func checkCollection(n *jnode, r *fieldRules, path string, ps *problems) bool {
+func checkCollection(n *jnode, r *fieldRules, ps *problems) bool {
 	if n.kind != jArr {
 		return true
 	}
 	if r.MaxItems != nil && len(n.kids) > *r.MaxItems {
-		ps.add(path, "must have at most "+strconv.Itoa(*r.MaxItems)+" items")
+		ps.add("must have at most " + strconv.Itoa(*r.MaxItems) + " items")
 		return false
 	}
 	if r.MinItems != nil && len(n.kids) < *r.MinItems {
-		ps.add(path, "must have at least "+strconv.Itoa(*r.MinItems)+" items")
+		ps.add("must have at least " + strconv.Itoa(*r.MinItems) + " items")
 		return false
 	}
 	return true
@@ -443,7 +572,7 @@ func checkCollection(n *jnode, r *fieldRules, path string, ps *problems) bool {
 
 // checkScalar applies the value rules of a decoded field; it looks at the
 // JSON value, so it also covers Unmarshaler types such as money amounts.
-func checkScalar(n *jnode, r *fieldRules, path string, ps *problems) {
+func checkScalar(n *jnode, r *fieldRules, ps *problems) {
 	switch n.kind {
 	case jNum:
 		if r.Min == nil && r.Max == nil {
@@ -454,37 +583,37 @@ func checkScalar(n *jnode, r *fieldRules, path string, ps *problems) {
 			return
 		}
 		if r.Min != nil && f < *r.Min {
-			ps.add(path, "must be at least "+fmtNum(*r.Min))
+			ps.add("must be at least " + fmtNum(*r.Min))
 		} else if r.Max != nil && f > *r.Max {
-			ps.add(path, "must be at most "+fmtNum(*r.Max))
+			ps.add("must be at most " + fmtNum(*r.Max))
 		}
 	case jStr:
-		checkString(n.str, r, path, ps)
+		checkString(n.str, r, ps)
 	}
 }
 
-func checkString(s string, r *fieldRules, path string, ps *problems) {
+func checkString(s string, r *fieldRules, ps *problems) {
 	if r.MinLen != nil || r.MaxLen != nil {
 		l := utf8.RuneCountInString(s)
 		if r.MinLen != nil && l < *r.MinLen {
 			if *r.MinLen == 1 {
-				ps.add(path, "must not be empty")
+				ps.add("must not be empty")
 			} else {
-				ps.add(path, "must be at least "+strconv.Itoa(*r.MinLen)+" characters")
+				ps.add("must be at least " + strconv.Itoa(*r.MinLen) + " characters")
 			}
 			return
 		}
 		if r.MaxLen != nil && l > *r.MaxLen {
-			ps.add(path, "must be at most "+strconv.Itoa(*r.MaxLen)+" characters")
+			ps.add("must be at most " + strconv.Itoa(*r.MaxLen) + " characters")
 			return
 		}
 	}
 	if len(r.Enum) > 0 && !slices.Contains(r.Enum, s) {
-		ps.add(path, "must be one of: "+strings.Join(r.Enum, ", "))
+		ps.add("must be one of: " + strings.Join(r.Enum, ", "))
 		return
 	}
 	if r.Format != "" && !validFormat(r.Format, s) {
-		ps.add(path, formatReason(r.Format))
+		ps.add(formatReason(r.Format))
 	}
 }
 
@@ -521,18 +650,48 @@ func formatReason(format string) string {
 	return "must be a valid " + format
 }
 
-// validEmail accepts a bare address (no display name) with a dotted domain.
+// validEmail accepts a bare addr-spec (no display name, no quoted local
+// part, no comments) with a dotted domain: what a ticket can be mailed to.
 func validEmail(s string) bool {
-	if len(s) > 320 || strings.ContainsAny(s, " <>\"") {
-		return false
-	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s || a.Name != "" {
-		return false
-	}
 	at := strings.LastIndexByte(s, '@')
-	dom := s[at+1:]
-	return at > 0 && strings.Contains(dom, ".") && !strings.HasPrefix(dom, ".") && !strings.HasSuffix(dom, ".")
+	if at < 1 || at > 64 || len(s) > 320 {
+		return false
+	}
+	local, domain := s[:at], s[at+1:]
+	prevDot := true // no leading dot
+	for i := 0; i < len(local); i++ {
+		c := local[i]
+		switch {
+		case c == '.':
+			if prevDot {
+				return false
+			}
+			prevDot = true
+			continue
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c >= 0x80,
+			strings.IndexByte("!#$%&'*+/=?^_`{|}~-", c) >= 0:
+		default:
+			return false
+		}
+		prevDot = false
+	}
+	if prevDot {
+		return false
+	}
+	labels := 0
+	for label := range strings.SplitSeq(domain, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c >= 0x80) {
+				return false
+			}
+		}
+		labels++
+	}
+	return labels >= 2 && utf8.ValidString(s)
 }
 
 // queryDefaulter lets a query struct fill defaults of absent parameters
@@ -555,7 +714,7 @@ func (b *binder) bindQuery(get func(name string) ([]byte, bool), dst any) error 
 		raw, ok := get(f.name)
 		if !ok {
 			if f.rules.Required {
-				ps.add(f.name, "is required")
+				ps.addField(f.name, "is required")
 			}
 			continue
 		}
@@ -570,30 +729,32 @@ func (b *binder) bindQuery(get func(name string) ([]byte, bool), dst any) error 
 		switch fp.kind {
 		case pString:
 			fv.SetString(s)
-			checkString(s, &f.rules, f.name, &ps)
+			ps.push(f.name)
+			checkString(s, &f.rules, &ps)
+			ps.pop()
 		case pInt:
 			n, err := strconv.ParseInt(s, 10, fp.bits)
 			if err != nil {
-				ps.add(f.name, "must be an integer")
+				ps.addField(f.name, "must be an integer")
 				continue
 			}
 			fv.SetInt(n)
 			if f.rules.Min != nil && float64(n) < *f.rules.Min {
-				ps.add(f.name, "must be at least "+fmtNum(*f.rules.Min))
+				ps.addField(f.name, "must be at least "+fmtNum(*f.rules.Min))
 			} else if f.rules.Max != nil && float64(n) > *f.rules.Max {
-				ps.add(f.name, "must be at most "+fmtNum(*f.rules.Max))
+				ps.addField(f.name, "must be at most "+fmtNum(*f.rules.Max))
 			}
 		case pBool:
 			bv, err := strconv.ParseBool(s)
 			if err != nil {
-				ps.add(f.name, "must be true or false")
+				ps.addField(f.name, "must be true or false")
 				continue
 			}
 			fv.SetBool(bv)
 		case pTime:
 			t, err := time.Parse(time.RFC3339Nano, s)
 			if err != nil {
-				ps.add(f.name, "must be an RFC 3339 date-time")
+				ps.addField(f.name, "must be an RFC 3339 date-time")
 				continue
 			}
 			fv.Set(reflect.ValueOf(t))
@@ -621,13 +782,12 @@ const (
 
 // jnode is one value of a parsed request body. raw is the value's exact
 // bytes (handed to json.Unmarshaler fields); kids are array elements or
-// object member values, keys the object member names.
+// object members, a member's name in its key.
 type jnode struct {
 	kind jkind
-	b    bool
-	str  string
+	str  string // the value of a string
+	key  string // the member name, for members of an object
 	raw  []byte
-	keys []string
 	kids []jnode
 }
 
@@ -636,15 +796,26 @@ const maxJSONDepth = 64
 
 // jsonParser is a strict RFC 8259 parser: it refuses duplicate member
 // names, invalid UTF-8 and trailing data, which encoding/json accepts.
+// Children are gathered on a shared stack and copied into an arena when
+// their parent closes, so a body costs a few allocations, not one per node.
 type jsonParser struct {
-	in  []byte
-	pos int
-	err string
+	in    []byte
+	pos   int
+	err   string
+	stack []jnode
+	arena []jnode
 }
 
 // parseJSON parses one JSON document; msg is a human reason when it fails.
 func parseJSON(in []byte) (n jnode, msg string) {
-	p := jsonParser{in: in}
+	var p jsonParser
+	return p.parse(in)
+}
+
+// parse parses in, reusing p's stack and arena from an earlier parse: the
+// nodes of that parse must no longer be in use.
+func (p *jsonParser) parse(in []byte) (n jnode, msg string) {
+	p.in, p.pos, p.err = in, 0, ""
 	p.ws()
 	n = p.value(0)
 	if p.err == "" {
@@ -654,6 +825,23 @@ func parseJSON(in []byte) (n jnode, msg string) {
 		}
 	}
 	return n, p.err
+}
+
+// children moves the nodes pushed since base off the stack into the arena.
+func (p *jsonParser) children(base int) []jnode {
+	n := len(p.stack) - base
+	if n == 0 {
+		return nil
+	}
+	if cap(p.arena)-len(p.arena) < n {
+		p.arena = make([]jnode, 0, max(16, n, 2*cap(p.arena)))
+	}
+	out := p.arena[len(p.arena) : len(p.arena)+n : len(p.arena)+n]
+	p.arena = p.arena[:len(p.arena)+n]
+	copy(out, p.stack[base:])
+	clear(p.stack[base:])
+	p.stack = p.stack[:base]
+	return out
 }
 
 func (p *jsonParser) fail(msg string) {
@@ -693,7 +881,7 @@ func (p *jsonParser) value(depth int) jnode {
 		return jnode{kind: jStr, str: s, raw: p.in[start:p.pos]}
 	case c == 't':
 		p.literal("true")
-		return jnode{kind: jBool, b: true, raw: p.in[start:p.pos]}
+		return jnode{kind: jBool, raw: p.in[start:p.pos]}
 	case c == 'f':
 		p.literal("false")
 		return jnode{kind: jBool, raw: p.in[start:p.pos]}
@@ -870,6 +1058,7 @@ func (p *jsonParser) array(depth int) jnode {
 	start := p.pos
 	p.pos++
 	n := jnode{kind: jArr}
+	base := len(p.stack)
 	p.ws()
 	if p.pos < len(p.in) && p.in[p.pos] == ']' {
 		p.pos++
@@ -878,7 +1067,8 @@ func (p *jsonParser) array(depth int) jnode {
 	}
 	for p.err == "" {
 		p.ws()
-		n.kids = append(n.kids, p.value(depth+1))
+		kid := p.value(depth + 1)
+		p.stack = append(p.stack, kid)
 		p.ws()
 		if p.err != "" {
 			break
@@ -897,6 +1087,7 @@ func (p *jsonParser) array(depth int) jnode {
 		}
 		p.fail("expected ',' or ']' in array")
 	}
+	n.kids = p.children(base)
 	n.raw = p.in[start:p.pos]
 	return n
 }
@@ -905,6 +1096,7 @@ func (p *jsonParser) object(depth int) jnode {
 	start := p.pos
 	p.pos++
 	n := jnode{kind: jObj}
+	base := len(p.stack)
 	var seenSet map[string]struct{} // only for large objects: keeps the duplicate check linear
 	p.ws()
 	if p.pos < len(p.in) && p.in[p.pos] == '}' {
@@ -922,9 +1114,9 @@ func (p *jsonParser) object(depth int) jnode {
 		if p.err != "" {
 			break
 		}
-		if dup := p.duplicate(n.keys, &seenSet, k); dup {
+		if p.duplicate(p.stack[base:], &seenSet, k) {
 			p.fail("duplicate member " + strconv.Quote(k))
-			return n
+			break
 		}
 		p.ws()
 		if p.pos >= len(p.in) || p.in[p.pos] != ':' {
@@ -933,8 +1125,9 @@ func (p *jsonParser) object(depth int) jnode {
 		}
 		p.pos++
 		p.ws()
-		n.keys = append(n.keys, k)
-		n.kids = append(n.kids, p.value(depth+1))
+		kid := p.value(depth + 1)
+		kid.key = k
+		p.stack = append(p.stack, kid)
 		p.ws()
 		if p.err != "" {
 			break
@@ -953,25 +1146,26 @@ func (p *jsonParser) object(depth int) jnode {
 		}
 		p.fail("expected ',' or '}' in object")
 	}
+	n.kids = p.children(base)
 	n.raw = p.in[start:p.pos]
 	return n
 }
 
-// duplicate reports whether k is already among keys, switching from a scan
-// to a set once an object is large.
-func (p *jsonParser) duplicate(keys []string, set *map[string]struct{}, k string) bool {
-	if len(keys) < 16 {
-		for _, seen := range keys {
-			if seen == k {
+// duplicate reports whether k is already a member name among members,
+// switching from a scan to a set once an object is large.
+func (p *jsonParser) duplicate(members []jnode, set *map[string]struct{}, k string) bool {
+	if len(members) < 16 {
+		for i := range members {
+			if members[i].key == k {
 				return true
 			}
 		}
 		return false
 	}
 	if *set == nil {
-		*set = make(map[string]struct{}, 2*len(keys))
-		for _, seen := range keys {
-			(*set)[seen] = struct{}{}
+		*set = make(map[string]struct{}, 2*len(members))
+		for i := range members {
+			(*set)[members[i].key] = struct{}{}
 		}
 	}
 	if _, ok := (*set)[k]; ok {

@@ -121,6 +121,25 @@ func TestBindMalformed(t *testing.T) {
 	}
 }
 
+func TestValidEmail(t *testing.T) {
+	for _, ok := range []string{"ann@example.com", "a.b+c@sub.example.co", "o'neil@example.ie", "zoë@exämple.de", "x@b.co"} {
+		require.True(t, validEmail(ok), ok)
+	}
+	for _, bad := range []string{"", "ann", "@example.com", "ann@", "ann@localhost", "a..b@example.com", ".a@example.com",
+		"a.@example.com", "a b@example.com", "Ann <ann@example.com>", "ann@-x.com", "ann@x..com", "ann@x.com.", "a@b@c.com",
+		"\"q\"@example.com", strings.Repeat("a", 65) + "@example.com"} {
+		require.False(t, validEmail(bad), bad)
+	}
+}
+
+func TestBindFreeFormNumbersInRange(t *testing.T) {
+	var b binder
+	require.Equal(t, []event.Detail{{Field: "responses.a[1]", Reason: "must be a number in range"}},
+		bindDetails(t, &b, `{"email":"a@b.co","items":[{"itemType":"addon","itemId":"a","quantity":1}],"responses":{"a":[1,1e999]}}`))
+	require.Equal(t, []event.Detail{{Field: "responses", Reason: "must be an object"}},
+		bindDetails(t, &b, `{"email":"a@b.co","items":[{"itemType":"addon","itemId":"a","quantity":1}],"responses":[1]}`))
+}
+
 func TestBindArrayBody(t *testing.T) {
 	var b binder
 	var items []toyItem
