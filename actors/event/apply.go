@@ -25,6 +25,9 @@ func (s *State) apply(ch Change) {
 			s.Sessions = map[string]*SessionRec{}
 			s.SessionOrder = nil
 		}
+	case SiteURLSet:
+		e := s.mustEvent()
+		e.SiteURL, e.UpdatedAt = c.SiteURL, c.At
 	case TicketTypeCreated:
 		s.mustEvent()
 		s.Types[c.ID] = &TicketTypeRec{ID: c.ID, Seq: len(s.TypeOrder), TicketTypeSpec: c.TicketTypeSpec, CreatedAt: c.At, UpdatedAt: c.At}

@@ -261,6 +261,8 @@ func appendBody(e enc, ch Change) (enc, bool) {
 		return e.time(c.At).str(c.Name).str(c.Timezone).timep(c.StartsAt).timep(c.EndsAt).str(c.Currency), true
 	case EventUpdated:
 		return e.time(c.At).str(c.Name).str(c.Timezone).timep(c.StartsAt).timep(c.EndsAt).str(c.Status).str(c.Currency).bool(c.AgendaReset), true
+	case SiteURLSet:
+		return e.time(c.At).str(c.SiteURL), true
 	case TicketTypeCreated:
 		return e.time(c.At).str(c.ID).typeSpec(c.TicketTypeSpec), true
 	case TicketTypeUpdated:
@@ -324,6 +326,8 @@ func readBody(kind string, d *dec) (Change, bool) {
 		return EventCreated{At: d.time(), Name: d.str(), Timezone: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), Currency: d.str()}, true
 	case "event.updated":
 		return EventUpdated{At: d.time(), Name: d.str(), Timezone: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), Status: d.str(), Currency: d.str(), AgendaReset: d.bool()}, true
+	case "event.site_url_set":
+		return SiteURLSet{At: d.time(), SiteURL: d.str()}, true
 	case "ticket_type.created":
 		return TicketTypeCreated{At: d.time(), ID: d.str(), TicketTypeSpec: d.typeSpec()}, true
 	case "ticket_type.updated":

@@ -33,6 +33,17 @@ type EventUpdated struct {
 	AgendaReset bool       `json:"agendaReset,omitempty"`
 }
 
+// SiteURLSet sets the event's public page address ("" clears it).
+type SiteURLSet struct {
+	At      time.Time `json:"at"`
+	SiteURL string    `json:"siteUrl,omitempty"`
+}
+
+func (SiteURLSet) isChange() {}
+
+// ChangeKind names the change in the log.
+func (SiteURLSet) ChangeKind() string { return "event.site_url_set" }
+
 // TicketTypeCreated creates a ticket type.
 type TicketTypeCreated struct {
 	At time.Time `json:"at"`

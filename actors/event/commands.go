@@ -27,6 +27,14 @@ type UpdateEvent struct {
 	ConfirmAgendaReset bool        `json:"confirmAgendaReset,omitempty"`
 }
 
+// SetSiteURL sets (or with null clears) the event's public page address, a
+// console (admin API) operation. The URL must be absolute http(s).
+type SetSiteURL struct {
+	SiteURL Opt[string] `json:"siteUrl" v:"nullable,format=uri,maxLen=2000"`
+}
+
+func (SetSiteURL) isCommand() {}
+
 // ArchiveEvent archives the event; archive is final.
 type ArchiveEvent struct{}
 

@@ -2,6 +2,7 @@ package event
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -31,6 +32,8 @@ func (m *Machine) Decide(now time.Time, c Command) (any, []Change, error) {
 		return m.updateEvent(now, c)
 	case ArchiveEvent:
 		return m.archiveEvent(now)
+	case SetSiteURL:
+		return m.setSiteURL(now, c)
 	case GetEvent:
 		return m.eventView(), nil, nil
 	case CreateTicketType:
@@ -427,4 +430,20 @@ func checkShrink(capacity *int, taken int) error {
 		return Errorf(FailedPrecondition, "capacity %d is below the %d places already taken", *capacity, taken)
 	}
 	return nil
+}
+
+func (m *Machine) setSiteURL(now time.Time, c SetSiteURL) (any, []Change, error) {
+	if !c.SiteURL.Set {
+		return nil, nil, FieldError("siteUrl", "required (null clears it)")
+	}
+	u := strings.TrimSpace(c.SiteURL.V)
+	if !c.SiteURL.Null {
+		p, err := url.Parse(u)
+		if err != nil || p.Host == "" || (p.Scheme != "https" && p.Scheme != "http") {
+			return nil, nil, FieldError("siteUrl", "must be an absolute http or https URL")
+		}
+	}
+	v := m.eventView()
+	v.SiteURL, v.UpdatedAt = strp(u), At(now)
+	return v, []Change{SiteURLSet{At: now, SiteURL: u}}, nil
 }

@@ -113,6 +113,8 @@ type EventRec struct {
 	UpdatedAt time.Time  `json:"updatedAt"`
 	// OrdersTaken counts orders ever placed; any order locks the currency.
 	OrdersTaken int `json:"ordersTaken,omitempty"`
+	// SiteURL is the event's public page, set in the console.
+	SiteURL string `json:"siteUrl,omitempty"`
 }
 
 // TicketTypeSpec is the mutable part of a ticket type: what create and

@@ -8,15 +8,18 @@ import "time"
 
 // Event is the event record.
 type Event struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Timezone  string `json:"timezone"`
-	StartsAt  *Time  `json:"startsAt"`
-	EndsAt    *Time  `json:"endsAt"`
-	Status    string `json:"status" v:"enum=draft|published|archived"`
-	Currency  string `json:"currency"`
-	CreatedAt Time   `json:"createdAt"`
-	UpdatedAt Time   `json:"updatedAt"`
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Timezone string `json:"timezone"`
+	StartsAt *Time  `json:"startsAt"`
+	EndsAt   *Time  `json:"endsAt"`
+	Status   string `json:"status" v:"enum=draft|published|archived"`
+	Currency string `json:"currency"`
+	// SiteURL is the event's public page address, null until set in the
+	// console (SetSiteURL).
+	SiteURL   *string `json:"siteUrl"`
+	CreatedAt Time    `json:"createdAt"`
+	UpdatedAt Time    `json:"updatedAt"`
 }
 
 // Counts are a ticket type's registration counts in list results.
@@ -128,7 +131,7 @@ func (m *Machine) eventView() Event {
 	e := m.s.Event
 	return Event{
 		ID: m.s.ID, Name: e.Name, Timezone: e.Timezone, StartsAt: tp(e.StartsAt), EndsAt: tp(e.EndsAt),
-		Status: e.Status, Currency: e.Currency, CreatedAt: At(e.CreatedAt), UpdatedAt: At(e.UpdatedAt),
+		Status: e.Status, Currency: e.Currency, SiteURL: strp(e.SiteURL), CreatedAt: At(e.CreatedAt), UpdatedAt: At(e.UpdatedAt),
 	}
 }
 
