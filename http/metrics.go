@@ -1,0 +1,181 @@
+package http
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"ticketd/actors"
+)
+
+// otherRoute labels requests outside the route table (hosted pages, docs,
+// webhooks, unknown paths). Their raw paths carry tokens and ids, so they
+// are folded into one label to keep the series count bounded.
+const otherRoute = "other"
+
+// latencyBuckets are the request latency bounds in seconds: 50 µs to about
+// 13 s in powers of two, so a durable order (one fsync, about 0.1 to 2 ms
+// here) and a stalled one (seconds) land in different buckets.
+var latencyBuckets = prometheus.ExponentialBuckets(50e-6, 2, 19)
+
+// registerMetrics serves GET /metrics in the Prometheus text format: request
+// counts and latency histograms per route (fed by Config.OnRequest, chained
+// after any hook already set), the actor system's counters, the WAL's
+// group-commit statistics, and the Go runtime. It must be called before
+// Serve, and at most once per server.
+func registerMetrics(srv *Server, sys *actors.System) {
+	reg := prometheus.NewRegistry()
+	hm := newHTTPMetrics()
+	reg.MustRegister(
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		hm.requests, hm.latency,
+	)
+	if sys != nil {
+		reg.MustRegister(newSystemCollector(sys))
+	}
+	prev := srv.cfg.OnRequest
+	srv.cfg.OnRequest = func(info RequestInfo) {
+		hm.observe(info)
+		if prev != nil {
+			prev(info)
+		}
+	}
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		// A scrape is a handful of small writes; bound concurrent ones so
+		// a misbehaving scraper cannot pile up collections.
+		MaxRequestsInFlight: 4,
+		ErrorHandling:       promhttp.ContinueOnError,
+	})
+	srv.Handle("GET", "/metrics", fasthttpadaptor.NewFastHTTPHandler(h))
+}
+
+// httpMetrics holds the per-route series. Children are cached by label
+// values so the request path does one sync.Map load, not a hash of labels
+// under the vector's lock.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+
+	children sync.Map // childKey -> *routeChildren
+}
+
+type childKey struct {
+	operation, method string
+	status            int
+}
+
+type routeChildren struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+func newHTTPMetrics() *httpMetrics {
+	return &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ticketd_http_requests_total",
+			Help: "Finished HTTP requests by operation (route table operation id, or \"other\"), method and status code.",
+		}, []string{"operation", "method", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "ticketd_http_request_duration_seconds",
+			Help:    "Latency of finished HTTP requests by operation and status code, from arrival to the handler's return.",
+			Buckets: latencyBuckets,
+		}, []string{"operation", "method", "code"}),
+	}
+}
+
+// observe records one finished request. It runs on the request path.
+func (m *httpMetrics) observe(info RequestInfo) {
+	k := childKey{operation: info.OperationID, method: info.Method, status: info.Status}
+	if k.operation == "" {
+		k.operation = otherRoute
+		// Unrouted methods are client input: keep only the known ones.
+		switch k.method {
+		case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+		default:
+			k.method = otherRoute
+		}
+	}
+	if k.status < 100 || k.status > 599 {
+		k.status = 0
+	}
+	c, ok := m.children.Load(k)
+	if !ok {
+		code := strconv.Itoa(k.status)
+		c, _ = m.children.LoadOrStore(k, &routeChildren{
+			requests: m.requests.WithLabelValues(k.operation, k.method, code),
+			latency:  m.latency.WithLabelValues(k.operation, k.method, code),
+		})
+	}
+	rc := c.(*routeChildren)
+	rc.requests.Inc()
+	rc.latency.Observe(info.Latency.Seconds())
+}
+
+// systemCollector reads the actor system's and the store's counters at
+// scrape time; they are atomics, so a scrape never waits on an actor.
+type systemCollector struct {
+	sys *actors.System
+
+	active, activations, passivations, snapshots *prometheus.Desc
+	commits, records, bytes, commitErrors, syncs *prometheus.Desc
+	recordsPerCommit                             *prometheus.Desc
+}
+
+func newSystemCollector(sys *actors.System) *systemCollector {
+	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
+	return &systemCollector{
+		sys:              sys,
+		active:           d("ticketd_event_actors_active", "Event actors currently running (not passivated)."),
+		activations:      d("ticketd_event_actor_activations_total", "Event actors started (state loaded from snapshot and log)."),
+		passivations:     d("ticketd_event_actor_passivations_total", "Event actors stopped after being idle."),
+		snapshots:        d("ticketd_snapshots_total", "Event snapshots saved."),
+		commits:          d("ticketd_wal_commits_total", "Non-empty commits to the write-ahead log."),
+		records:          d("ticketd_wal_records_total", "Records (changes and index entries) appended by those commits."),
+		bytes:            d("ticketd_wal_bytes_total", "Encoded bytes of those commits."),
+		commitErrors:     d("ticketd_wal_commit_errors_total", "Failed commits."),
+		syncs:            d("ticketd_wal_syncs_total", "fsyncs of WAL files; records/syncs is the group-commit factor."),
+		recordsPerCommit: d("ticketd_wal_records_per_commit", "Records per commit (group-commit batch size)."),
+	}
+}
+
+func (c *systemCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.active, c.activations, c.passivations, c.snapshots,
+		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.recordsPerCommit} {
+		ch <- d
+	}
+}
+
+func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
+	m := c.sys.Metrics()
+	ch <- prometheus.MustNewConstMetric(c.active, prometheus.GaugeValue, float64(c.sys.ActiveEvents()))
+	ch <- prometheus.MustNewConstMetric(c.activations, prometheus.CounterValue, float64(m.Activations.Load()))
+	ch <- prometheus.MustNewConstMetric(c.passivations, prometheus.CounterValue, float64(m.Passivations.Load()))
+	ch <- prometheus.MustNewConstMetric(c.snapshots, prometheus.CounterValue, float64(m.Snapshots.Load()))
+	st := c.sys.Store()
+	if st == nil {
+		return
+	}
+	s := st.Stats()
+	ch <- prometheus.MustNewConstMetric(c.commits, prometheus.CounterValue, float64(s.Commits))
+	ch <- prometheus.MustNewConstMetric(c.records, prometheus.CounterValue, float64(s.Records))
+	ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.CounterValue, float64(s.Bytes))
+	ch <- prometheus.MustNewConstMetric(c.commitErrors, prometheus.CounterValue, float64(s.CommitErrors))
+	ch <- prometheus.MustNewConstMetric(c.syncs, prometheus.CounterValue, float64(s.WALSyncs))
+	// Bucket i of Stats counts commits of (2^(i-1), 2^i] records; the last
+	// bucket is open-ended, so it only feeds +Inf (the total count).
+	buckets := make(map[float64]uint64, len(s.RecordsPerCommit)-1)
+	var cum, count uint64
+	for i, n := range s.RecordsPerCommit {
+		count += n
+		if i < len(s.RecordsPerCommit)-1 {
+			cum += n
+			buckets[float64(uint64(1)<<i)] = cum
+		}
+	}
+	ch <- prometheus.MustNewConstHistogram(c.recordsPerCommit, count, float64(s.Records), buckets)
+}

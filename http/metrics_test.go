@@ -1,0 +1,190 @@
+package http
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	nethttp "net/http"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors"
+	"ticketd/actors/event"
+	"ticketd/persistence"
+	"ticketd/snapshots"
+)
+
+// metricsHarness is the toy route table served with registerMetrics over a
+// real actor system on Pebble in a temp dir.
+type metricsHarness struct {
+	*harness
+	sys   *actors.System
+	store *persistence.Store
+}
+
+func newMetricsHarness(t *testing.T) *metricsHarness {
+	t.Helper()
+	h := &harness{t: t, auth: newFakeAuth(), gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	store, err := persistence.Open(persistence.Options{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	sys, err := actors.Open(actors.Config{Event: event.Config{BaseURL: "http://x", OrderHold: time.Minute, CheckoutSessionTTL: time.Hour}},
+		store, snapshots.New(store, 2))
+	require.NoError(t, err)
+
+	cfg := DefaultConfig()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.OnRequest = func(ri RequestInfo) {
+		h.mu.Lock()
+		h.infos = append(h.infos, ri)
+		h.mu.Unlock()
+	}
+	srv, err := NewServer(cfg, h.auth, toyRoutes(h))
+	require.NoError(t, err)
+	registerMetrics(srv, sys)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		_ = sys.Close()
+		_ = store.Close()
+	})
+	h.srv, h.base = srv, "http://"+ln.Addr().String()
+	return &metricsHarness{harness: h, sys: sys, store: store}
+}
+
+// scrape reads /metrics and parses it as the Prometheus text format.
+func (h *metricsHarness) scrape() map[string]*dto.MetricFamily {
+	h.t.Helper()
+	res, err := nethttp.Get(h.base + "/metrics")
+	require.NoError(h.t, err)
+	defer res.Body.Close()
+	require.Equal(h.t, 200, res.StatusCode)
+	require.Contains(h.t, res.Header.Get("Content-Type"), "text/plain")
+	body, err := io.ReadAll(res.Body)
+	require.NoError(h.t, err)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
+	require.NoError(h.t, err, "%s", body)
+	return fams
+}
+
+// series returns the metric of family name whose labels include want.
+func series(t *testing.T, fams map[string]*dto.MetricFamily, name string, want map[string]string) *dto.Metric {
+	t.Helper()
+	f, ok := fams[name]
+	require.True(t, ok, "family %s missing", name)
+next:
+	for _, m := range f.Metric {
+		got := map[string]string{}
+		for _, l := range m.Label {
+			got[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if got[k] != v {
+				continue next
+			}
+		}
+		return m
+	}
+	t.Fatalf("no %s series with labels %v", name, want)
+	return nil
+}
+
+func TestMetricsPerRoute(t *testing.T) {
+	h := newMetricsHarness(t)
+	for range 2 {
+		r := h.do("POST", "/v1/events/evt_1/orders", skLive, goodOrder)
+		require.Equal(t, 201, r.status, "%s", r.body)
+	}
+	r := h.do("POST", "/v1/events/evt_1/orders", skLive, `{"email":"full@example.com","items":[{"itemType":"registration_type","itemId":"tt_1","quantity":1}]}`)
+	require.Equal(t, 412, r.status)
+	require.Equal(t, 401, h.do("GET", "/v1/events", "sk_wrong", "").status)
+	// Unrouted paths carry ids and tokens: they must fold into one series.
+	require.Equal(t, 404, h.do("GET", "/pass/tok_secret_1", "", "").status)
+	require.Equal(t, 404, h.do("GET", "/pass/tok_secret_2", "", "").status)
+
+	fams := h.scrape()
+	ok := series(t, fams, "ticketd_http_requests_total", map[string]string{"operation": "placeOrder", "method": "POST", "code": "201"})
+	require.Equal(t, 2.0, ok.GetCounter().GetValue())
+	full := series(t, fams, "ticketd_http_requests_total", map[string]string{"operation": "placeOrder", "code": "412"})
+	require.Equal(t, 1.0, full.GetCounter().GetValue())
+	require.Equal(t, 1.0, series(t, fams, "ticketd_http_requests_total", map[string]string{"operation": "listEvents", "code": "401"}).GetCounter().GetValue())
+	other := series(t, fams, "ticketd_http_requests_total", map[string]string{"operation": otherRoute, "method": "GET", "code": "404"})
+	require.Equal(t, 2.0, other.GetCounter().GetValue())
+
+	lat := series(t, fams, "ticketd_http_request_duration_seconds", map[string]string{"operation": "placeOrder", "code": "201"}).GetHistogram()
+	require.Equal(t, uint64(2), lat.GetSampleCount())
+	require.Greater(t, lat.GetSampleSum(), 0.0)
+	require.GreaterOrEqual(t, len(lat.Bucket), len(latencyBuckets))
+
+	for _, m := range fams["ticketd_http_requests_total"].Metric {
+		for _, l := range m.Label {
+			require.NotContains(t, l.GetValue(), "tok_secret", "raw paths must not become labels")
+		}
+	}
+	// The hook that was already configured still sees every request.
+	h.mu.Lock()
+	require.GreaterOrEqual(t, len(h.infos), 6)
+	h.mu.Unlock()
+	// The scrape itself is counted once it has finished.
+	fams = h.scrape()
+	require.Equal(t, 1.0, series(t, fams, "ticketd_http_requests_total", map[string]string{"operation": otherRoute, "code": "200"}).GetCounter().GetValue())
+}
+
+func TestMetricsSystemAndRuntime(t *testing.T) {
+	h := newMetricsHarness(t)
+	ctx := context.Background()
+	u, err := h.sys.CreateUnit(ctx, "Metrics")
+	require.NoError(t, err)
+	for range 3 {
+		_, err := h.sys.CreateEvent(ctx, u.ID, h.sys.NewEventID(), event.CreateEvent{Name: "E", Timezone: "UTC"})
+		require.NoError(t, err)
+	}
+	fams := h.scrape()
+	gauge := func(name string) float64 {
+		m := series(t, fams, name, nil)
+		if m.Gauge != nil {
+			return m.GetGauge().GetValue()
+		}
+		return m.GetCounter().GetValue()
+	}
+	require.Equal(t, float64(h.sys.ActiveEvents()), gauge("ticketd_event_actors_active"))
+	require.GreaterOrEqual(t, gauge("ticketd_event_actors_active"), 3.0)
+	require.GreaterOrEqual(t, gauge("ticketd_event_actor_activations_total"), 3.0)
+	require.Equal(t, 0.0, gauge("ticketd_event_actor_passivations_total"))
+	require.Equal(t, 0.0, gauge("ticketd_snapshots_total"))
+
+	st := h.store.Stats()
+	commits := gauge("ticketd_wal_commits_total")
+	require.GreaterOrEqual(t, commits, 4.0, "a unit and three events were committed")
+	require.LessOrEqual(t, commits, float64(st.Commits))
+	require.Greater(t, gauge("ticketd_wal_records_total"), 0.0)
+	require.Greater(t, gauge("ticketd_wal_syncs_total"), 0.0)
+	require.Greater(t, gauge("ticketd_wal_bytes_total"), 0.0)
+
+	hist := series(t, fams, "ticketd_wal_records_per_commit", nil).GetHistogram()
+	require.Equal(t, uint64(commits), hist.GetSampleCount())
+	require.Equal(t, gauge("ticketd_wal_records_total"), hist.GetSampleSum())
+	prev := uint64(0)
+	for _, b := range hist.Bucket {
+		require.GreaterOrEqual(t, b.GetCumulativeCount(), prev, "buckets are cumulative")
+		prev = b.GetCumulativeCount()
+	}
+	require.LessOrEqual(t, prev, hist.GetSampleCount())
+
+	// The Go runtime, including the live heap that bench/ reads per registration.
+	require.Greater(t, gauge("go_goroutines"), 0.0)
+	require.Greater(t, gauge("go_memstats_heap_alloc_bytes"), 0.0)
+	require.Contains(t, fams, "go_gc_heap_live_bytes")
+	require.Contains(t, fams, "process_resident_memory_bytes")
+}
