@@ -1,9 +1,3 @@
-//go:build contract
-
-// The contract harness needs kin-openapi's dependencies in go.mod/go.sum;
-// until the lead's `go mod tidy` adds them, it builds only with
-// `go test -tags contract`. Delete this build line then.
-
 package http_test
 
 // This file is the contract-test harness of the black-box HTTP suite. A
