@@ -325,3 +325,67 @@ func TestInternalErrorsDoNotLeak(t *testing.T) {
 var _ = fmt.Sprint
 var _ = bytes.Equal
 var _ = netip.Addr{}
+
+func TestConfigValidate(t *testing.T) {
+	require.NoError(t, DefaultConfig().Validate())
+	for name, mod := range map[string]func(*Config){
+		"negative rate":  func(c *Config) { c.RateLimitPerMinute = -1 },
+		"negative ip":    func(c *Config) { c.StorefrontIPLimitPerMinute = -1 },
+		"negative body":  func(c *Config) { c.MaxBodyBytes = -1 },
+		"short admin":    func(c *Config) { c.AdminToken = "short" },
+		"relative base":  func(c *Config) { c.BaseURL = "/x" },
+		"ftp base":       func(c *Config) { c.BaseURL = "ftp://x" },
+		"bad proxy":      func(c *Config) { c.TrustedProxies = []netip.Prefix{{}} },
+		"negative ttl":   func(c *Config) { c.IdempotencyTTL = -1 },
+		"negative bound": func(c *Config) { c.RateLimitMaxKeys = -1 },
+	} {
+		c := DefaultConfig()
+		mod(&c)
+		require.Error(t, c.Validate(), name)
+		_, err := NewServer(c, newFakeAuth(), nil)
+		require.Error(t, err, name)
+	}
+	c := DefaultConfig().withDefaults()
+	require.Equal(t, "http://127.0.0.1:8080", c.BaseURL)
+	require.Equal(t, 1<<20, c.MaxBodyBytes)
+
+	_, err := NewServer(DefaultConfig(), nil, nil)
+	require.Error(t, err)
+	h := &harness{t: t}
+	rs := toyRoutes(h)
+	_, err = NewServer(DefaultConfig(), newFakeAuth(), append(rs, rs[0]))
+	require.ErrorContains(t, err, "duplicate operation id")
+	require.Panics(t, func() {
+		type badTag struct {
+			X int `json:"x" v:"mni=1"`
+		}
+		_, _ = NewServer(DefaultConfig(), newFakeAuth(), []Route{{Method: "POST", Path: "/x", OperationID: "x",
+			Body: badTag{}, Handle: func(*Ctx) (any, error) { return nil, nil }}})
+	}, "a tag typo fails at start")
+}
+
+func TestShutdownFinishesInFlight(t *testing.T) {
+	h := newHarness(t, nil)
+	done := make(chan resp, 1)
+	go func() {
+		done <- h.do("POST", "/v1/events/evt_1/orders", skLive, strings.Replace(goodOrder, "ann@", "slow@", 1))
+	}()
+	<-h.entered
+	shut := make(chan error, 1)
+	go func() { shut <- h.srv.fast.Shutdown() }()
+	select {
+	case <-shut:
+		t.Fatal("shutdown returned with a request in flight")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(h.gate)
+	require.Equal(t, 201, (<-done).status)
+	require.NoError(t, <-shut)
+}
+
+func TestCtxParamIsDecoded(t *testing.T) {
+	h := newHarness(t, nil)
+	r := h.do("POST", "/v1/events/evt%201/archive", skLive, "")
+	require.Equal(t, 200, r.status)
+	require.Equal(t, "evt 1", r.result(t).EventID)
+}
