@@ -72,76 +72,74 @@ func (e enc) strs(ss []string) enc {
 }
 
 // dec reads a body; the first error sticks and later reads return zeros.
+// It reads from a string so that decoded strings are substrings of one
+// allocation instead of one allocation each.
 type dec struct {
-	b   []byte
+	s   string
 	err error
 }
 
-var errCorrupt = errors.New("corrupt change body")
+var errCorrupt = errors.New("corrupt body")
 
 // maxCount bounds decoded slice lengths so bad bytes cannot ask for huge
 // allocations.
-const maxCount = 1 << 16
+const maxCount = 1 << 24
 
-func (d *dec) fail() { d.err = errCorrupt; d.b = nil }
+func (d *dec) fail() { d.err = errCorrupt; d.s = "" }
 
 func (d *dec) uvarint() uint64 {
-	if len(d.b) == 0 {
-		return 0
+	var v uint64
+	for i := 0; i < len(d.s) && i < binary.MaxVarintLen64; i++ {
+		c := d.s[i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break
+			}
+			d.s = d.s[i+1:]
+			return v | uint64(c)<<(7*i)
+		}
+		v |= uint64(c&0x7f) << (7 * i)
 	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
+	if len(d.s) > 0 {
 		d.fail()
-		return 0
 	}
-	d.b = d.b[n:]
-	return v
+	return 0
 }
 
 func (d *dec) int() int64 {
-	if len(d.b) == 0 {
-		return 0
+	u := d.uvarint()
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
 	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+	return x
 }
 
 func (d *dec) str() string {
 	n := d.uvarint()
-	if n > uint64(len(d.b)) {
+	if n > uint64(len(d.s)) {
 		d.fail()
 		return ""
 	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
+	v := d.s[:n]
+	d.s = d.s[n:]
+	return v
 }
 
 func (d *dec) bytes() []byte {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail()
+	v := d.str()
+	if v == "" {
 		return nil
 	}
-	if n == 0 {
-		return nil
-	}
-	out := append([]byte(nil), d.b[:n]...)
-	d.b = d.b[n:]
-	return out
+	return []byte(v)
 }
 
 func (d *dec) flag() bool {
-	if len(d.b) == 0 {
+	if len(d.s) == 0 {
 		return false
 	}
-	v := d.b[0]
-	d.b = d.b[1:]
+	v := d.s[0]
+	d.s = d.s[1:]
 	if v > 1 {
 		d.fail()
 		return false
@@ -176,7 +174,7 @@ func (d *dec) intp() *int {
 
 func (d *dec) count() int {
 	n := d.uvarint()
-	if n > maxCount || n > uint64(len(d.b)) {
+	if n > maxCount || n > uint64(len(d.s)) {
 		// Every element takes at least one byte.
 		d.fail()
 		return 0

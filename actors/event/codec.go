@@ -43,7 +43,7 @@ func UnmarshalChange(b []byte) (Change, error) {
 		return nil, errors.New("event: unmarshal change: truncated kind")
 	}
 	kind := b[2 : 2+n]
-	d := dec{b: b[2+n:]}
+	d := dec{s: string(b[2+n:])}
 	ch, ok := readBody(string(kind), &d)
 	if !ok {
 		return nil, fmt.Errorf("event: unmarshal change: unknown kind %q", kind)
@@ -51,8 +51,8 @@ func UnmarshalChange(b []byte) (Change, error) {
 	if d.err != nil {
 		return nil, fmt.Errorf("event: unmarshal change %s: %w", kind, d.err)
 	}
-	if len(d.b) > 0 {
-		return nil, fmt.Errorf("event: unmarshal change %s: %d trailing bytes", kind, len(d.b))
+	if len(d.s) > 0 {
+		return nil, fmt.Errorf("event: unmarshal change %s: %d trailing bytes", kind, len(d.s))
 	}
 	return ch, nil
 }
