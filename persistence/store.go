@@ -125,8 +125,9 @@ func (s *Store) release() { s.mu.RUnlock() }
 // Batch collects appends and index updates that commit atomically.
 // It belongs to one goroutine.
 type Batch struct {
-	pb      *pebble.Batch
-	records int
+	pb        *pebble.Batch
+	records   int
+	committed bool
 	// err is the first bad argument; Commit returns it, so the mutator
 	// methods can keep the shape of a builder.
 	err error
@@ -265,6 +266,9 @@ func (s *Store) Commit(b *Batch) error {
 	if b.pb == nil {
 		return errors.New("persistence: commit: batch closed")
 	}
+	if b.committed {
+		return errors.New("persistence: commit: batch already committed")
+	}
 	if b.pb.Empty() {
 		return nil
 	}
@@ -273,6 +277,7 @@ func (s *Store) Commit(b *Batch) error {
 	}
 	defer s.release()
 	n := b.pb.Len()
+	b.committed = true
 	if err := s.db.Apply(b.pb, s.wo); err != nil {
 		s.stats.commitErrors.Add(1)
 		return fmt.Errorf("persistence: commit %d records: %w", b.records, err)

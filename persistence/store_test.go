@@ -51,7 +51,9 @@ func TestAppendReplayTrim(t *testing.T) {
 	require.Equal(t, 6, b.Count())
 	require.False(t, b.Empty())
 	require.NoError(t, s.Commit(b))
+	require.Error(t, s.Commit(b), "a batch commits once")
 	b.Close()
+	require.Error(t, s.Commit(b), "a closed batch does not commit")
 
 	require.Equal(t, []rec{{1, "r1"}, {2, "r2"}, {3, "r3"}, {4, "r4"}, {5, "r5"}}, replayAll(t, s, "evt_1", 0))
 	require.Equal(t, []rec{{4, "r4"}, {5, "r5"}}, replayAll(t, s, "evt_1", 3))
