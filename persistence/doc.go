@@ -27,6 +27,17 @@
 // Store methods are safe for concurrent use. A Batch belongs to one goroutine
 // from NewBatch to Close. Replay and Scan read a consistent point-in-time view
 // (a Pebble iterator), so concurrent commits do not tear what they see.
+// Close waits for operations in flight and then makes every method return
+// ErrClosed; the callbacks of Replay, Scan and ViewSnapshots must therefore
+// not call back into the Store.
+//
+// # Recovery positions
+//
+// LastSeq and FirstSeq report the records present, not a high-water mark:
+// once Trim has removed every record of a stream both are 0. A stream's
+// position is its snapshot's seq plus the records replayed after it, and a
+// recovery can check FirstSeq <= snapshot seq + 1 to prove the log has no
+// gap behind the snapshot.
 //
 // # Key schema
 //
