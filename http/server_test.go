@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
 
 	"ticketd/actors/event"
 )
@@ -388,4 +389,31 @@ func TestCtxParamIsDecoded(t *testing.T) {
 	r := h.do("POST", "/v1/events/evt%201/archive", skLive, "")
 	require.Equal(t, 200, r.status)
 	require.Equal(t, "evt 1", r.result(t).EventID)
+}
+
+// BenchmarkServePlaceOrder measures the whole runtime around a handler that
+// only binds: routing, auth, version, rate limit, binding, encoding, log.
+func BenchmarkServePlaceOrder(b *testing.B) {
+	h := &harness{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	cfg := DefaultConfig()
+	cfg.RateLimitPerMinute = 0
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	srv, err := NewServer(cfg, newFakeAuth(), toyRoutes(h))
+	require.NoError(b, err)
+	handler := srv.Handler()
+	var req fasthttp.Request
+	req.Header.SetMethod("POST")
+	req.SetRequestURI("/v1/events/evt_1/orders")
+	req.Header.Set("Authorization", "Bearer "+skLive)
+	req.SetBodyString(goodOrder)
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
+	var rc fasthttp.RequestCtx
+	b.ReportAllocs()
+	for b.Loop() {
+		rc.Init(&req, addr, nil)
+		handler(&rc)
+		if rc.Response.StatusCode() != 201 {
+			b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
+		}
+	}
 }
