@@ -130,9 +130,11 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	proxies := make([]netip.Prefix, len(c.TrustedProxies)) // the caller's slice stays untouched
 	for i, p := range c.TrustedProxies {
-		c.TrustedProxies[i] = p.Masked()
+		proxies[i] = p.Masked()
 	}
+	c.TrustedProxies = proxies
 	return c
 }
 
@@ -292,6 +294,8 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
 		rc.Response.Header.Set("Vary", "Origin")
 	}
 	if r.Surface != Public {
+		// Answers carry keys and personal data: no shared cache may keep them.
+		rc.Response.Header.Set("Cache-Control", "no-store")
 		c.principal = s.authenticate(rc, r.Surface, c.now)
 		if c.principal == nil {
 			if r.Surface == Storefront {

@@ -298,6 +298,7 @@ func TestServeSuccess(t *testing.T) {
 	require.Equal(t, "nosniff", r.header.Get("X-Content-Type-Options"))
 	require.NotEmpty(t, r.header.Get("Request-Id"))
 	require.Equal(t, CurrentVersion, r.header.Get("Service-Version"))
+	require.Equal(t, "no-store", r.header.Get("Cache-Control"))
 	out := r.result(t)
 	require.Equal(t, "evt_1", out.EventID)
 	require.Equal(t, 1, out.Items)
