@@ -34,6 +34,8 @@ type Main struct {
 	srv   *thttp.Server
 	ln    net.Listener
 	done  chan error
+	idem  *thttp.DurableIdempotency
+	stop  chan struct{} // closed by Close: ends background loops
 
 	// URL is the base URL once Open returned.
 	URL string
@@ -93,6 +95,7 @@ func (m *Main) Open() error {
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
+	m.stop = make(chan struct{})
 	snaps := snapshots.New(m.store, 2)
 	m.sys, err = actors.Open(actors.Config{
 		Event: event.Config{
@@ -114,6 +117,8 @@ func (m *Main) Open() error {
 			return fmt.Errorf("bootstrap: %w", err)
 		}
 	}
+	m.idem = thttp.NewDurableIdempotency(m.store, 24*time.Hour, m.log.Error)
+	go m.sweepIdempotency()
 	m.srv, err = thttp.New(thttp.Config{
 		Addr:                        m.cfg.Addr,
 		BaseURL:                     m.cfg.BaseURL,
@@ -122,6 +127,7 @@ func (m *Main) Open() error {
 		StorefrontKeyLimitPerMinute: m.cfg.StorefrontKeyPerMinute,
 		StorefrontIPLimitPerMinute:  m.cfg.StorefrontIPPerMinute,
 		TrustedProxies:              m.cfg.TrustedProxies,
+		Idempotency:                 m.idem,
 		Logger:                      m.log,
 	}, thttp.Deps{System: m.sys, WebhookSecret: webhookSecret, WebhookURL: loopbackURL(m.cfg.Addr) + "/webhooks/payments/sandbox"})
 	if err != nil {
@@ -161,6 +167,10 @@ func (m *Main) banner(adminToken string, adminNew bool) {
 // (mailboxes drain, syncs complete), store.
 func (m *Main) Close() error {
 	var errs []error
+	if m.stop != nil {
+		close(m.stop)
+		m.stop = nil
+	}
 	if m.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		errs = append(errs, m.srv.Shutdown(ctx))
@@ -180,6 +190,24 @@ func (m *Main) closeBackend() {
 			m.log.Error("close store", "err", err)
 		}
 		m.store = nil
+	}
+}
+
+// sweepIdempotency deletes expired Idempotency-Key answers hourly.
+func (m *Main) sweepIdempotency() {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := m.idem.Sweep(time.Now()); err != nil {
+			m.log.Error("idempotency sweep", "err", err)
+		} else if n > 0 {
+			m.log.Info("idempotency sweep", "deleted", n)
+		}
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		}
 	}
 }
 

@@ -1,0 +1,57 @@
+package http
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/persistence"
+)
+
+func TestDurableIdempotencySurvivesReopen(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 8, 22, 10, 0, 0, 0, time.UTC)
+	open := func() (*persistence.Store, *DurableIdempotency) {
+		st, err := persistence.Open(persistence.Options{Dir: dir})
+		require.NoError(t, err)
+		return st, NewDurableIdempotency(st, 24*time.Hour, nil)
+	}
+	st, d := open()
+	fp := fingerprint([]byte("POST"), []byte("/v1/events"), []byte(`{"a":1}`))
+	other := fingerprint([]byte("POST"), []byte("/v1/events"), []byte(`{"a":2}`))
+
+	state, _ := d.Begin("key_1", "k1", fp, now)
+	require.Equal(t, IdemNew, state)
+	state, _ = d.Begin("key_1", "k1", fp, now)
+	assert.Equal(t, IdemInFlight, state, "a second request while the first runs")
+	d.Finish("key_1", "k1", &StoredResponse{Status: 201, ContentType: "application/json", Body: []byte(`{"id":"evt_1"}`)}, now)
+
+	state, _ = d.Begin("key_1", "k2", fp, now)
+	require.Equal(t, IdemNew, state)
+	d.Finish("key_1", "k2", nil, now) // a 5xx: released, not stored
+	state, _ = d.Begin("key_1", "k2", fp, now)
+	assert.Equal(t, IdemNew, state, "a released claim can be retried")
+	d.Finish("key_1", "k2", nil, now)
+	require.NoError(t, st.Close())
+
+	st, d = open()
+	defer st.Close()
+	state, resp := d.Begin("key_1", "k1", fp, now.Add(time.Hour))
+	require.Equal(t, IdemReplay, state, "the answer survives a restart")
+	assert.Equal(t, 201, resp.Status)
+	assert.Equal(t, `{"id":"evt_1"}`, string(resp.Body))
+	assert.Equal(t, "application/json", resp.ContentType)
+	state, _ = d.Begin("key_1", "k1", other, now.Add(time.Hour))
+	assert.Equal(t, IdemMismatch, state)
+	state, _ = d.Begin("key_2", "k1", other, now.Add(time.Hour))
+	assert.Equal(t, IdemNew, state, "another API key never sees the answer")
+	d.Finish("key_2", "k1", nil, now)
+
+	n, err := d.Sweep(now.Add(25 * time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	state, _ = d.Begin("key_1", "k1", other, now.Add(25*time.Hour))
+	assert.Equal(t, IdemNew, state, "expired answers are gone")
+}
