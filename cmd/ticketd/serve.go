@@ -118,7 +118,7 @@ func (m *Main) Open() error {
 		}
 	}
 	m.idem = thttp.NewDurableIdempotency(m.store, 24*time.Hour, m.log.Error)
-	go m.sweepIdempotency()
+	go m.sweepIdempotency(m.stop)
 	m.srv, err = thttp.New(thttp.Config{
 		Addr:                        m.cfg.Addr,
 		BaseURL:                     m.cfg.BaseURL,
@@ -194,7 +194,7 @@ func (m *Main) closeBackend() {
 }
 
 // sweepIdempotency deletes expired Idempotency-Key answers hourly.
-func (m *Main) sweepIdempotency() {
+func (m *Main) sweepIdempotency(stop <-chan struct{}) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
@@ -204,7 +204,7 @@ func (m *Main) sweepIdempotency() {
 			m.log.Info("idempotency sweep", "deleted", n)
 		}
 		select {
-		case <-m.stop:
+		case <-stop:
 			return
 		case <-t.C:
 		}
