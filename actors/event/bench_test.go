@@ -2,6 +2,7 @@ package event
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -128,5 +129,60 @@ func BenchmarkMarshalChange(b *testing.B) {
 		if _, err := MarshalChange(ch); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// bigState builds an event with n confirmed registrations.
+func bigState(b *testing.B, n int) *Machine {
+	m, now := benchMachine(b)
+	for i := range n {
+		decideApply(b, m, now, CreateRegistration{Email: fmt.Sprintf("person%07d@example.com", i), Name: "Some Body", RegistrationTypeID: "tt_1"})
+	}
+	return m
+}
+
+// BenchmarkSnapshot100k measures encoding and decoding a snapshot of an
+// event with 100,000 registrations (recovery: decode time bounds the first
+// accepted order after a restart).
+func BenchmarkSnapshot100k(b *testing.B) {
+	const n = 100_000
+	m := bigState(b, n)
+	snap, err := MarshalState(m.State())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := MarshalState(m.State()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("unmarshal", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(snap)))
+		for b.Loop() {
+			if _, err := UnmarshalState(snap); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/registration")
+	})
+}
+
+// BenchmarkHeapPerRegistration reports the live heap one registration costs
+// (target: at most 1 KiB).
+func BenchmarkHeapPerRegistration(b *testing.B) {
+	const n = 50_000
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		m := bigState(b, n)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heapB/registration")
+		runtime.KeepAlive(m)
 	}
 }

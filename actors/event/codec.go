@@ -3,7 +3,6 @@ package event
 import (
 	"errors"
 	"fmt"
-	json "github.com/goccy/go-json"
 )
 
 // Byte format of a change (MarshalChange), version 1:
@@ -13,8 +12,8 @@ import (
 //	bytes 2..   the kind, n bytes ("registration.created")
 //	rest        the change's fields in binary (see bincodec.go)
 //
-// A snapshot (MarshalState), version 1: byte 0 is the version, the rest is
-// the State as JSON. Unknown versions are errors, never panics.
+// Snapshots have their own format (statecodec.go). Unknown versions are
+// errors, never panics.
 const codecVersion = 1
 
 // MarshalChange encodes a change for the log.
@@ -55,34 +54,4 @@ func UnmarshalChange(b []byte) (Change, error) {
 		return nil, fmt.Errorf("event: unmarshal change %s: %d trailing bytes", kind, len(d.s))
 	}
 	return ch, nil
-}
-
-// MarshalState encodes the whole state for a snapshot.
-func MarshalState(s *State) ([]byte, error) {
-	body, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("event: marshal state %s: %w", s.ID, err)
-	}
-	return append([]byte{codecVersion}, body...), nil
-}
-
-// UnmarshalState decodes a snapshot and rebuilds the indexes. It checks the
-// structural invariants a hostile or corrupt snapshot could break (every
-// ordered id has its record), so later code never meets a nil record.
-func UnmarshalState(b []byte) (*State, error) {
-	if len(b) < 1 {
-		return nil, errors.New("event: unmarshal state: empty")
-	}
-	if b[0] != codecVersion {
-		return nil, fmt.Errorf("event: unmarshal state: unknown version %d", b[0])
-	}
-	s := newState("")
-	if err := json.Unmarshal(b[1:], s); err != nil {
-		return nil, fmt.Errorf("event: unmarshal state: %w", err)
-	}
-	if err := s.check(); err != nil {
-		return nil, fmt.Errorf("event: unmarshal state %s: %w", s.ID, err)
-	}
-	s.reindex()
-	return s, nil
 }

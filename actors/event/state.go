@@ -346,14 +346,17 @@ func doorKey(regID, subjectType, subjectID string) string {
 // reindex rebuilds every derived index from the exported state, after
 // decoding a snapshot.
 func (s *State) reindex() {
+	// Presized: rebuilding the indexes of a large event is the bulk of a
+	// snapshot load, and map growth would double it.
+	n := len(s.RegOrder)
 	s.idx = index{
-		regByEmail:     map[string]string{},
-		regByCheckin:   map[string]string{},
-		regByPass:      map[string]string{},
-		codeByCode:     map[string]string{},
-		orderByNumber:  map[string]string{},
+		regByEmail:     make(map[string]string, n),
+		regByCheckin:   make(map[string]string, n),
+		regByPass:      make(map[string]string, n),
+		codeByCode:     make(map[string]string, len(s.CodeOrder)),
+		orderByNumber:  make(map[string]string, len(s.OrderOrder)),
 		orderByPayment: map[string]string{},
-		doors:          map[string]string{},
+		doors:          make(map[string]string, len(s.CheckinOrder)),
 		waitlist:       map[string][]string{},
 		holding:        map[string]struct{}{},
 	}

@@ -1,0 +1,291 @@
+package event
+
+import (
+	"errors"
+	"fmt"
+
+	json "github.com/goccy/go-json"
+)
+
+// Snapshot byte format (MarshalState), version 2:
+//
+//	byte 0      version (2)
+//	string      the event id
+//	record      the event (a flag byte 0 when there is none yet)
+//	sections    ticket types, registrations, check-ins, codes, add-ons,
+//	            bundles, orders, checkout sessions, sessions, venues:
+//	            each a uvarint count, then the records in creation order
+//
+// A record is a uvarint length and its fields in the field encodings of
+// bincodec.go; Seq is the record's position and is not stored. Fields are
+// only appended to a record and sections only appended to the end: a
+// record or snapshot that ends early decodes the rest as zero values, so
+// snapshots of an older build stay readable. Version 1 (the State as JSON)
+// is still decoded.
+const stateVersion = 2
+
+// MarshalState encodes the whole state for a snapshot.
+func MarshalState(s *State) ([]byte, error) {
+	e := make(enc, 0, 64+len(s.RegOrder)*160+len(s.OrderOrder)*200)
+	e = append(e, stateVersion)
+	e = e.str(s.ID)
+	if s.Event == nil {
+		e = append(e, 0)
+	} else {
+		e = append(e, 1)
+		e = record(e, func(e enc) enc { return e.eventRec(s.Event) })
+	}
+	e = section(e, s.TypeOrder, s.Types, enc.typeRec)
+	e = section(e, s.RegOrder, s.Regs, enc.regRec)
+	e = section(e, s.CheckinOrder, s.Checkins, enc.checkinRec)
+	e = section(e, s.CodeOrder, s.Codes, enc.codeRec)
+	e = section(e, s.AddonOrder, s.Addons, enc.addonRec)
+	e = section(e, s.BundleOrder, s.Bundles, enc.bundleRec)
+	e = section(e, s.OrderOrder, s.Orders, enc.orderRec)
+	e = section(e, s.CheckoutOrder, s.Checkouts, enc.checkoutRec)
+	e = section(e, s.SessionOrder, s.Sessions, enc.sessionRec)
+	e = section(e, s.VenueOrder, s.Venues, enc.venueRec)
+	return e, nil
+}
+
+// record appends a length-prefixed record. The body is encoded in place
+// after a reserved length byte and moved when the length needs more.
+func record(e enc, body func(enc) enc) enc {
+	start := len(e)
+	e = append(e, 0)
+	e = body(e)
+	n := len(e) - start - 1
+	if n < 0x80 {
+		e[start] = byte(n)
+		return e
+	}
+	var lb [10]byte
+	l := len(enc(lb[:0]).uvarintBytes(uint64(n)))
+	e = append(e, make([]byte, l-1)...)
+	copy(e[start+l:], e[start+1:start+1+n])
+	copy(e[start:], enc(lb[:0]).uvarintBytes(uint64(n)))
+	return e
+}
+
+func (e enc) uvarintBytes(v uint64) enc {
+	for v >= 0x80 {
+		e = append(e, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(e, byte(v))
+}
+
+func section[T any](e enc, order []string, m map[string]*T, body func(enc, *T) enc) enc {
+	e = e.uvarintBytes(uint64(len(order)))
+	for _, id := range order {
+		r := m[id]
+		e = record(e, func(e enc) enc { return body(e, r) })
+	}
+	return e
+}
+
+func (e enc) eventRec(r *EventRec) enc {
+	return e.str(r.Name).str(r.Timezone).timep(r.StartsAt).timep(r.EndsAt).str(r.Status).str(r.Currency).
+		time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.OrdersTaken)).str(r.SiteURL)
+}
+
+func (d *dec) eventRec() *EventRec {
+	return &EventRec{Name: d.str(), Timezone: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), Status: d.str(), Currency: d.str(),
+		CreatedAt: d.time(), UpdatedAt: d.time(), OrdersTaken: int(d.int()), SiteURL: d.str()}
+}
+
+func (e enc) typeRec(r *TicketTypeRec) enc {
+	return e.str(r.ID).typeSpec(r.TicketTypeSpec).time(r.CreatedAt).time(r.UpdatedAt).
+		int(int64(r.Confirmed)).int(int64(r.Waitlisted)).int(int64(r.Held))
+}
+
+func (d *dec) typeRec() *TicketTypeRec {
+	return &TicketTypeRec{ID: d.str(), TicketTypeSpec: d.typeSpec(), CreatedAt: d.time(), UpdatedAt: d.time(),
+		Confirmed: int(d.int()), Waitlisted: int(d.int()), Held: int(d.int())}
+}
+
+func (e enc) regRec(r *RegistrationRec) enc {
+	return e.str(r.ID).str(r.Email).str(r.Name).str(r.TypeID).str(r.Status).str(r.Reason).str(r.CheckinCode).
+		str(r.PassToken).str(r.CodeID).str(r.OrderID).time(r.CreatedAt).time(r.UpdatedAt)
+}
+
+func (d *dec) regRec() *RegistrationRec {
+	return &RegistrationRec{ID: d.str(), Email: d.str(), Name: d.str(), TypeID: d.str(), Status: d.str(), Reason: d.str(),
+		CheckinCode: d.str(), PassToken: d.str(), CodeID: d.str(), OrderID: d.str(), CreatedAt: d.time(), UpdatedAt: d.time()}
+}
+
+func (e enc) checkinRec(r *CheckinRec) enc {
+	return e.str(r.ID).str(r.RegID).str(r.SubjectType).str(r.SubjectID).str(r.Method).time(r.At)
+}
+
+func (d *dec) checkinRec() *CheckinRec {
+	return &CheckinRec{ID: d.str(), RegID: d.str(), SubjectType: d.str(), SubjectID: d.str(), Method: d.str(), At: d.time()}
+}
+
+func (e enc) codeRec(r *CodeRec) enc {
+	return e.str(r.ID).str(r.TypeID).str(r.Code).str(r.Label).intp(r.MaxUses).int(int64(r.Uses)).int(int64(r.Held)).
+		timep(r.ExpiresAt).bool(r.Disabled).time(r.CreatedAt)
+}
+
+func (d *dec) codeRec() *CodeRec {
+	return &CodeRec{ID: d.str(), TypeID: d.str(), Code: d.str(), Label: d.str(), MaxUses: d.intp(), Uses: int(d.int()),
+		Held: int(d.int()), ExpiresAt: d.timep(), Disabled: d.bool(), CreatedAt: d.time()}
+}
+
+func (e enc) addonRec(r *AddonRec) enc {
+	return e.str(r.ID).addonSpec(r.AddonSpec).time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.Sold)).int(int64(r.Held))
+}
+
+func (d *dec) addonRec() *AddonRec {
+	return &AddonRec{ID: d.str(), AddonSpec: d.addonSpec(), CreatedAt: d.time(), UpdatedAt: d.time(), Sold: int(d.int()), Held: int(d.int())}
+}
+
+func (e enc) bundleRec(r *BundleRec) enc {
+	return e.str(r.ID).bundleSpec(r.BundleSpec).time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.Sold)).int(int64(r.Held))
+}
+
+func (d *dec) bundleRec() *BundleRec {
+	return &BundleRec{ID: d.str(), BundleSpec: d.bundleSpec(), CreatedAt: d.time(), UpdatedAt: d.time(), Sold: int(d.int()), Held: int(d.int())}
+}
+
+func (e enc) orderRec(r *OrderRec) enc {
+	e = e.str(r.ID).str(r.Number).str(r.Email).str(r.Name)
+	e = e.uvarintBytes(uint64(len(r.Lines)))
+	for _, l := range r.Lines {
+		e = e.str(l.ItemType).str(l.ItemID).str(l.Name).int(int64(l.Quantity)).int(int64(l.UnitPrice)).int(int64(l.Amount))
+	}
+	e = e.uvarintBytes(uint64(len(r.Holds)))
+	for _, h := range r.Holds {
+		e = e.str(h.Kind).str(h.ID).int(int64(h.Qty))
+	}
+	return e.str(r.AdmissionTypeID).str(r.CodeID).bool(r.CodeHeld).bytes(r.Responses).str(r.Status).int(int64(r.Total)).
+		str(r.Currency).time(r.HoldUntil).str(r.PaymentID).str(r.SuccessURL).str(r.CancelURL).bool(r.AlreadyRegistered).
+		str(r.RegistrationID).time(r.CreatedAt).time(r.UpdatedAt)
+}
+
+func (d *dec) orderRec() *OrderRec {
+	r := &OrderRec{ID: d.str(), Number: d.str(), Email: d.str(), Name: d.str()}
+	if n := d.count(); n > 0 {
+		r.Lines = make([]OrderLine, n)
+		for i := range r.Lines {
+			r.Lines[i] = OrderLine{ItemType: d.str(), ItemID: d.str(), Name: d.str(), Quantity: int(d.int()), UnitPrice: Money(d.int()), Amount: Money(d.int())}
+		}
+	}
+	if n := d.count(); n > 0 {
+		r.Holds = make([]Hold, n)
+		for i := range r.Holds {
+			r.Holds[i] = Hold{Kind: d.str(), ID: d.str(), Qty: int(d.int())}
+		}
+	}
+	r.AdmissionTypeID, r.CodeID, r.CodeHeld, r.Responses, r.Status = d.str(), d.str(), d.bool(), d.bytes(), d.str()
+	r.Total, r.Currency, r.HoldUntil, r.PaymentID, r.SuccessURL = Money(d.int()), d.str(), d.time(), d.str(), d.str()
+	r.CancelURL, r.AlreadyRegistered, r.RegistrationID, r.CreatedAt, r.UpdatedAt = d.str(), d.bool(), d.str(), d.time(), d.time()
+	return r
+}
+
+func (e enc) checkoutRec(r *CheckoutRec) enc {
+	return e.str(r.ID).orderItems(r.Items).str(r.Email).str(r.Name).bytes(r.Responses).str(r.RedemptionCode).
+		str(r.PromotionCode).str(r.ReturnURL).str(r.Locale).time(r.CreatedAt).time(r.ExpiresAt)
+}
+
+func (d *dec) checkoutRec() *CheckoutRec {
+	return &CheckoutRec{ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
+		RedemptionCode: d.str(), PromotionCode: d.str(), ReturnURL: d.str(), Locale: d.str(), CreatedAt: d.time(), ExpiresAt: d.time()}
+}
+
+func (e enc) sessionRec(r *SessionRec) enc {
+	return e.str(r.ID).str(r.Title).timep(r.StartsAt).timep(r.EndsAt).str(r.VenueID).strs(r.PerkIDs)
+}
+
+func (d *dec) sessionRec() *SessionRec {
+	return &SessionRec{ID: d.str(), Title: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), VenueID: d.str(), PerkIDs: d.strs()}
+}
+
+func (e enc) venueRec(r *VenueRec) enc { return e.str(r.ID).str(r.Name).strs(r.PerkIDs) }
+
+func (d *dec) venueRec() *VenueRec { return &VenueRec{ID: d.str(), Name: d.str(), PerkIDs: d.strs()} }
+
+// readSection decodes one section into m and order; seq sets a record's
+// position and id reads its id.
+func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*dec) *T, id func(*T) string, seq func(*T, int)) {
+	n := d.count()
+	if n == 0 {
+		return
+	}
+	m := make(map[string]*T, n)
+	*mp = m
+	*order = make([]string, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		rd := dec{s: d.str()}
+		r := read(&rd)
+		if rd.err != nil || len(rd.s) > 0 {
+			d.fail()
+			return
+		}
+		k := id(r)
+		if _, dup := m[k]; dup {
+			d.fail()
+			return
+		}
+		seq(r, i)
+		m[k] = r
+		*order = append(*order, k)
+	}
+}
+
+// UnmarshalState decodes a snapshot and rebuilds the indexes. It checks the
+// structural invariants a hostile or corrupt snapshot could break (every
+// ordered id has its record, references resolve), so later code never
+// meets a nil record.
+func UnmarshalState(b []byte) (*State, error) {
+	if len(b) < 1 {
+		return nil, errors.New("event: unmarshal state: empty")
+	}
+	s := newState("")
+	switch b[0] {
+	case 1:
+		if err := json.Unmarshal(b[1:], s); err != nil {
+			return nil, fmt.Errorf("event: unmarshal state: %w", err)
+		}
+	case stateVersion:
+		if err := s.decodeBinary(string(b[1:])); err != nil {
+			return nil, fmt.Errorf("event: unmarshal state: %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("event: unmarshal state: unknown version %d", b[0])
+	}
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("event: unmarshal state %s: %w", s.ID, err)
+	}
+	s.reindex()
+	return s, nil
+}
+
+func (s *State) decodeBinary(body string) error {
+	d := &dec{s: body}
+	s.ID = d.str()
+	if d.flag() {
+		rd := dec{s: d.str()}
+		s.Event = rd.eventRec()
+		if rd.err != nil || len(rd.s) > 0 {
+			d.fail()
+		}
+	}
+	readSection(d, &s.Types, &s.TypeOrder, (*dec).typeRec, func(r *TicketTypeRec) string { return r.ID }, func(r *TicketTypeRec, i int) { r.Seq = i })
+	readSection(d, &s.Regs, &s.RegOrder, (*dec).regRec, func(r *RegistrationRec) string { return r.ID }, func(r *RegistrationRec, i int) { r.Seq = i })
+	readSection(d, &s.Checkins, &s.CheckinOrder, (*dec).checkinRec, func(r *CheckinRec) string { return r.ID }, func(r *CheckinRec, i int) { r.Seq = i })
+	readSection(d, &s.Codes, &s.CodeOrder, (*dec).codeRec, func(r *CodeRec) string { return r.ID }, func(r *CodeRec, i int) { r.Seq = i })
+	readSection(d, &s.Addons, &s.AddonOrder, (*dec).addonRec, func(r *AddonRec) string { return r.ID }, func(r *AddonRec, i int) { r.Seq = i })
+	readSection(d, &s.Bundles, &s.BundleOrder, (*dec).bundleRec, func(r *BundleRec) string { return r.ID }, func(r *BundleRec, i int) { r.Seq = i })
+	readSection(d, &s.Orders, &s.OrderOrder, (*dec).orderRec, func(r *OrderRec) string { return r.ID }, func(r *OrderRec, i int) { r.Seq = i })
+	readSection(d, &s.Checkouts, &s.CheckoutOrder, (*dec).checkoutRec, func(r *CheckoutRec) string { return r.ID }, func(r *CheckoutRec, i int) { r.Seq = i })
+	readSection(d, &s.Sessions, &s.SessionOrder, (*dec).sessionRec, func(r *SessionRec) string { return r.ID }, func(r *SessionRec, i int) { r.Seq = i })
+	readSection(d, &s.Venues, &s.VenueOrder, (*dec).venueRec, func(r *VenueRec) string { return r.ID }, func(r *VenueRec, i int) { r.Seq = i })
+	if d.err != nil {
+		return d.err
+	}
+	if len(d.s) > 0 {
+		return fmt.Errorf("%d trailing bytes", len(d.s))
+	}
+	return nil
+}
