@@ -105,6 +105,13 @@ func (a *eventActor) load() error {
 		}
 		a.m.Restore(st)
 	}
+	// The log must continue right after the snapshot: a gap would be
+	// silent data loss, so it is an error instead.
+	if first, err := a.sys.store.FirstSeq(a.id); err != nil {
+		return fmt.Errorf("actors: first seq of %s: %w", a.id, err)
+	} else if first != 0 && first > seq+1 {
+		return fmt.Errorf("actors: log of %s starts at %d, after snapshot %d: records are missing", a.id, first, seq)
+	}
 	last := seq
 	err = a.sys.store.Replay(a.id, seq, func(s uint64, rec []byte) error {
 		ch, err := event.UnmarshalChange(rec)
