@@ -402,3 +402,13 @@ func withStorefrontIPLimit(n int) serviceOption {
 
 // apiRepeat returns s repeated to n characters.
 func apiRepeat(s string, n int) string { return strings.Repeat(s, n)[:n] }
+
+// apiDecode decodes a JSON object, nil when it is not one (for goroutines,
+// which must not call require).
+func apiDecode(b []byte) map[string]any {
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m
+}
