@@ -99,3 +99,21 @@ func TestBodyLimits(t *testing.T) {
 	require.Equal(t, 200, r.status)
 	require.Equal(t, 2, r.result(t).Items)
 }
+
+// TestBodyTooLargeIsReadable checks that a client still writing a refused
+// body gets the 413 instead of a connection reset.
+func TestBodyTooLargeIsReadable(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, n := range []int{1<<20 + 1, 3 << 20} {
+		for range 3 {
+			r := h.do("POST", "/v1/events/evt_1/orders", skLive, `{"name":"`+strings.Repeat("x", n)+`"}`)
+			require.Equal(t, 413, r.status)
+			require.Equal(t, "INVALID_ARGUMENT", r.envelope(t).Status)
+		}
+	}
+	body := `{"email":"a@b.co","items":[{"itemType":"addon","itemId":"a","quantity":1}],"name":"x","responses":{"pad":"` +
+		strings.Repeat("x", 1<<20-200) + `"}}`
+	require.Less(t, len(body), 1<<20)
+	r := h.do("POST", "/v1/events/evt_1/orders", skLive, body)
+	require.Equal(t, 201, r.status, "just under the bound is fine")
+}

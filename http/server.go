@@ -463,11 +463,43 @@ func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
 	st := s.begin(rc)
 	s.echoVersionUnrouted(rc)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		drainBody(rc.Conn(), rc.Request.Header.ContentLength(), 8*s.cfg.MaxBodyBytes)
 		s.writeError(rc, httpError(413, "request body exceeds "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes"))
 	} else {
 		s.writeError(rc, httpError(400, "malformed HTTP request"))
 	}
 	s.finish(rc, st, nil, nil)
+}
+
+// drainBody reads and drops what the client is still sending of a refused
+// body, up to maxBytes, before fasthttp answers and closes the connection.
+// Closing a socket with unread input makes the kernel send a reset, and a
+// client still writing its body then loses the 413 we answered.
+func drainBody(conn net.Conn, contentLength, maxBytes int) {
+	if conn == nil {
+		return
+	}
+	// fasthttp may already hold up to a read buffer (4 KiB) of the body, so
+	// past contentLength minus that, wait only briefly for more.
+	sure := maxBytes
+	if contentLength > 0 {
+		sure = min(maxBytes, contentLength-4096)
+		maxBytes = min(maxBytes, contentLength)
+	}
+	buf := make([]byte, 32<<10)
+	for n := 0; n < maxBytes; {
+		wait := 20 * time.Millisecond
+		if n < sure {
+			wait = time.Second // a slow client still sending
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(wait))
+		m, err := conn.Read(buf)
+		n += m
+		if err != nil {
+			break
+		}
+	}
+	_ = conn.SetReadDeadline(time.Time{})
 }
 
 // echoVersionUnrouted echoes service-version on unrouted /v1 and
