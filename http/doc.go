@@ -4,18 +4,23 @@
 //
 // # Request pipeline
 //
-// For a table route the server, in order: stamps Request-Id and
-// X-Content-Type-Options; authenticates by surface (Developer: Bearer sk_…,
-// Storefront: Bearer pk_…, Admin: the admin token compared in constant
-// time, Public: nothing), answering every failure with the same 401; checks
-// a storefront request's Origin against the key's origins; counts the
+// For a table route the server, in order: stamps Request-Id,
+// X-Content-Type-Options and (keyed surfaces) Cache-Control: no-store;
+// authenticates by surface (Developer: Bearer sk_…, Storefront: Bearer
+// pk_…, Admin: the admin token compared in constant time, Public: nothing),
+// answering every failure with the same 401; checks a storefront request's
+// Origin against the key's origins (401 when not listed); picks the API
+// version (the key's pin, or a known service-version header; an unknown
+// one answers 400) and echoes it on /v1 and /storefront/v1; counts the
 // request against its rate budgets (RateLimit-* headers, 429 with
-// Retry-After); picks the API version (the key's pin, or a known
-// service-version header; unknown answers 400) and echoes it; claims the
-// Idempotency-Key of a POST; then calls the HandlerFunc and encodes its
+// Retry-After; Route.IPLimited adds the per (key, client IP) budget);
+// claims the Idempotency-Key of a POST; refuses a non-empty body other than
+// {} on routes without a Body; then calls the HandlerFunc and encodes its
 // result as JSON with the route's success status. Errors of any stage use
 // the one envelope of errors.go: *event.Error by its Code, *Error by its
-// Status, anything else a logged 500 that shows no internals.
+// Status, context.DeadlineExceeded a 503, anything else a logged 500 that
+// shows no internals. Unrouted paths answer 404, wrong methods 405, both
+// in the envelope.
 //
 // # Request bodies
 //
@@ -26,7 +31,9 @@
 // json.Unmarshaler get their raw JSON, and their error becomes that field's
 // detail. The `v` tag rules (tags.go) are checked on the JSON values. Per
 // type plans are cached. Bodies over Config.MaxBodyBytes are refused by
-// fasthttp before any handler runs, with a 413 envelope.
+// fasthttp before any handler runs, with a 413 envelope; the server drains
+// what the client is still sending first, so the client reads the 413
+// instead of a connection reset.
 //
 // # Concurrency
 //
