@@ -437,7 +437,7 @@ func oaAllOptional(t reflect.Type) bool {
 		return false
 	}
 	ok := true
-	oaWalkFields(t, func(f reflect.StructField) {
+	oaWalkFields(t, "json", func(f reflect.StructField, _ string) {
 		if parseRules(f.Tag.Get("v")).Required {
 			ok = false
 		}
@@ -691,9 +691,8 @@ func (g *oaGenerator) queryParams(t reflect.Type) ([]any, error) {
 	var out []any
 	var err error
 	seen := map[string]bool{}
-	oaWalkFields(t, func(f reflect.StructField) {
-		name := f.Tag.Get("query")
-		if err != nil || name == "" || name == "-" {
+	oaWalkFields(t, "query", func(f reflect.StructField, name string) {
+		if err != nil {
 			return
 		}
 		if seen[name] {
@@ -721,26 +720,76 @@ func (g *oaGenerator) queryParams(t reflect.Type) ([]any, error) {
 	return out, err
 }
 
-// oaWalkFields calls fn for each field encoding/json would see, flattening
-// embedded structs without a json name the way the encoder does.
-func oaWalkFields(t reflect.Type, fn func(reflect.StructField)) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Anonymous {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
+// oaWalkFields calls fn, in field order, for each field that encoding/json
+// (tagKey "json") or the query binder (tagKey "query") sees in t, with its
+// wire name. Embedded structs without a name are flattened and a field
+// shadows the deeper ones of the same name, as encoding/json does: the
+// shallowest wins, then the one with a tagged name; a tie hides them all.
+func oaWalkFields(t reflect.Type, tagKey string, fn func(f reflect.StructField, name string)) {
+	type candidate struct {
+		f      reflect.StructField
+		name   string
+		depth  int
+		tagged bool
+	}
+	var all []candidate
+	var collect func(t reflect.Type, depth int)
+	collect = func(t reflect.Type, depth int) {
+		if depth > oaMaxSchemaDepth {
+			return
+		}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get(tagKey)
+			tagName, _, _ := strings.Cut(tag, ",")
+			if f.Anonymous && tagName == "" && tag != "-" {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct {
+					collect(ft, depth+1)
+					continue
+				}
 			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "" && ft.Kind() == reflect.Struct && f.Tag.Get("json") != "-" {
-				oaWalkFields(ft, fn)
+			if !f.IsExported() || tag == "-" {
 				continue
 			}
+			var name string
+			if tagKey == "json" {
+				var ok bool
+				if name, ok = jsonName(f); !ok {
+					continue
+				}
+			} else if name = tagName; name == "" {
+				continue
+			}
+			all = append(all, candidate{f: f, name: name, depth: depth, tagged: tagName != ""})
 		}
-		if !f.IsExported() {
-			continue
+	}
+	collect(t, 0)
+
+	byName := map[string][]int{}
+	for i, c := range all {
+		byName[c.name] = append(byName[c.name], i)
+	}
+	for i, c := range all {
+		best := -1
+		tie := false
+		for _, j := range byName[c.name] {
+			o := all[j]
+			switch {
+			case best < 0:
+				best = j
+			case o.depth < all[best].depth || (o.depth == all[best].depth && o.tagged && !all[best].tagged):
+				best, tie = j, false
+			case o.depth == all[best].depth && o.tagged == all[best].tagged:
+				tie = true
+			}
 		}
-		fn(f)
+		if best == i && !tie {
+			fn(c.f, c.name)
+		}
 	}
 }
 
@@ -984,12 +1033,8 @@ func (g *oaGenerator) structSchema(t reflect.Type, input bool, depth int) (map[s
 	props := map[string]any{}
 	required := []any{}
 	var err error
-	oaWalkFields(t, func(f reflect.StructField) {
+	oaWalkFields(t, "json", func(f reflect.StructField, name string) {
 		if err != nil {
-			return
-		}
-		name, ok := jsonName(f)
-		if !ok {
 			return
 		}
 		if _, dup := props[name]; dup {

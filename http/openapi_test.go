@@ -439,3 +439,49 @@ func TestOpenAPIPathPatterns(t *testing.T) {
 	doc := genDoc(t, []thttp.Route{r}, thttp.Developer)
 	assert.Contains(t, doc["paths"], "/v1/things/{id}", "regex constraints are dropped")
 }
+
+type toyBase struct {
+	ID      string  `json:"id"`
+	Name    string  `json:"name"`
+	SiteURL *string `json:"siteUrl"`
+}
+
+type toyOther struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+type toyShadow struct {
+	toyBase
+	*toyOther
+	SiteURL string `json:"siteUrl"`
+	Extra   int    `json:"extra"`
+}
+
+// TestOpenAPIEmbeddedFieldsFollowEncodingJSON checks that the schema of a
+// type with embedded structs lists exactly the members encoding/json writes:
+// the outer field shadows the embedded one, and two embedded fields of the
+// same name at the same depth hide each other.
+func TestOpenAPIEmbeddedFieldsFollowEncodingJSON(t *testing.T) {
+	r := thttp.Route{Surface: thttp.Developer, Method: "GET", Path: "/v1/shadow", OperationID: "getShadow",
+		Success: 200, Response: toyShadow{}}
+	doc := genDoc(t, []thttp.Route{r}, thttp.Developer)
+	props := dig(t, doc, "components", "schemas", "ToyShadow", "properties").(map[string]any)
+
+	b, err := json.Marshal(toyShadow{toyOther: &toyOther{}})
+	require.NoError(t, err)
+	var wire map[string]any
+	require.NoError(t, json.Unmarshal(b, &wire))
+	var gotKeys, wireKeys []string
+	for k := range props {
+		gotKeys = append(gotKeys, k)
+	}
+	for k := range wire {
+		wireKeys = append(wireKeys, k)
+	}
+	sort.Strings(gotKeys)
+	sort.Strings(wireKeys)
+	assert.Equal(t, wireKeys, gotKeys)
+	assert.Equal(t, map[string]any{"type": "string"}, props["siteUrl"], "the outer field wins")
+	assert.NotContains(t, props, "name", "a tie at one depth hides both")
+}
