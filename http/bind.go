@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/url"
 	"reflect"
@@ -62,6 +63,7 @@ type fieldPlan struct {
 	index []int
 	rules fieldRules
 	plan  *plan
+	def   int64 // query: value of an absent integer parameter (limit: 50)
 }
 
 var (
@@ -166,12 +168,16 @@ func addFields(p *plan, t reflect.Type, index []int, seen map[reflect.Type]*plan
 			panic("http: duplicate wire name " + strconv.Quote(name) + " in " + t.String())
 		}
 		p.byName[name] = len(p.fields)
-		p.fields = append(p.fields, fieldPlan{
+		fp := fieldPlan{
 			name:  name,
 			index: idx,
 			rules: parseRules(f.Tag.Get("v")),
 			plan:  buildPlan(f.Type, seen, tagKey),
-		})
+		}
+		if tagKey == "query" {
+			listRules(&fp)
+		}
+		p.fields = append(p.fields, fp)
 	}
 }
 
@@ -694,6 +700,59 @@ func validEmail(s string) bool {
 	return labels >= 2 && utf8.ValidString(s)
 }
 
+// checkQueryPlan refuses query structs the query binder cannot fill, so a
+// bad table fails at start rather than on a request.
+func checkQueryPlan(p *plan) error {
+	if p.kind != pStruct {
+		return fmt.Errorf("query type %s is not a struct", p.typ)
+	}
+	for _, f := range p.fields {
+		fp := f.plan
+		if fp.kind == pPtr {
+			fp = fp.elem
+		}
+		switch fp.kind {
+		case pString, pInt, pBool, pTime:
+		default:
+			return fmt.Errorf("query parameter %q has unsupported type %s", f.name, fp.typ)
+		}
+	}
+	return nil
+}
+
+// listRules gives the pagination parameters of every list operation their
+// rules (decisions §3) even when the query struct's tags leave them out.
+func listRules(f *fieldPlan) {
+	f.rules = queryParamRules(f.name, f.rules)
+	if f.name == "limit" {
+		f.def = DefaultPageSize
+	}
+}
+
+// queryParamRules returns the rules the binder enforces on query parameter
+// name given its tag rules: limit is 1 to 100 (default 50) and cursor at
+// most 512 characters unless the tag says otherwise. The OpenAPI generator
+// should document the same.
+func queryParamRules(name string, r fieldRules) fieldRules {
+	switch name {
+	case "limit":
+		if r.Min == nil {
+			lo := 1.0
+			r.Min = &lo
+		}
+		if r.Max == nil {
+			hi := float64(MaxPageSize)
+			r.Max = &hi
+		}
+	case "cursor":
+		if r.MaxLen == nil {
+			n := maxCursorLen
+			r.MaxLen = &n
+		}
+	}
+	return r
+}
+
 // queryDefaulter lets a query struct fill defaults of absent parameters
 // (ListQuery sets limit 50) after binding.
 type queryDefaulter interface{ queryDefaults() }
@@ -715,6 +774,11 @@ func (b *binder) bindQuery(get func(name string) ([]byte, bool), dst any) error 
 		if !ok {
 			if f.rules.Required {
 				ps.addField(f.name, "is required")
+			}
+			if f.def != 0 {
+				if fv := v.Elem().FieldByIndex(f.index); fv.Kind() == reflect.Int && fv.Int() == 0 {
+					fv.SetInt(f.def)
+				}
 			}
 			continue
 		}

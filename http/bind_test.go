@@ -121,6 +121,35 @@ func TestBindMalformed(t *testing.T) {
 	}
 }
 
+func TestBindQueryListRulesWithoutTags(t *testing.T) {
+	type coreList struct {
+		Status string `query:"status"`
+		Limit  int    `json:"-" query:"limit"`
+		Cursor string `json:"-" query:"cursor"`
+	}
+	var b binder
+	get := func(vals map[string]string) func(string) ([]byte, bool) {
+		return func(n string) ([]byte, bool) {
+			v, ok := vals[n]
+			return []byte(v), ok
+		}
+	}
+	var q coreList
+	require.NoError(t, b.bindQuery(get(nil), &q))
+	require.Equal(t, 50, q.Limit)
+	q = coreList{}
+	require.NoError(t, b.bindQuery(get(map[string]string{"limit": "100"}), &q))
+	require.Equal(t, 100, q.Limit)
+	for _, v := range []string{"0", "101", "-1"} {
+		q = coreList{}
+		err := b.bindQuery(get(map[string]string{"limit": v}), &q)
+		require.Error(t, err, v)
+		require.Equal(t, "limit", err.(*event.Error).Details[0].Field)
+	}
+	err := b.bindQuery(get(map[string]string{"cursor": strings.Repeat("c", 600)}), &q)
+	require.Equal(t, "cursor", err.(*event.Error).Details[0].Field)
+}
+
 func TestValidEmail(t *testing.T) {
 	for _, ok := range []string{"ann@example.com", "a.b+c@sub.example.co", "o'neil@example.ie", "zoë@exämple.de", "x@b.co"} {
 		require.True(t, validEmail(ok), ok)

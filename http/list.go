@@ -14,7 +14,9 @@ const (
 )
 
 // ListQuery holds the pagination parameters of a list operation; embed it
-// in a route's Query struct. An absent limit binds as DefaultPageSize.
+// in a route's Query struct. An absent limit binds as DefaultPageSize. The
+// binder gives any query parameter named limit or cursor these rules, so
+// query structs of the core need not repeat them.
 type ListQuery struct {
 	Limit  int    `query:"limit" v:"min=1,max=100" doc:"Page size, 1 to 100 (default 50)."`
 	Cursor string `query:"cursor" v:"maxLen=512" doc:"The previous page's nextCursor."`

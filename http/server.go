@@ -213,7 +213,9 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 			s.binder.planFor(reflectType(r.Body))
 		}
 		if r.Query != nil {
-			s.binder.cached(&s.binder.qplans, reflectType(r.Query), "query")
+			if err := checkQueryPlan(s.binder.cached(&s.binder.qplans, reflectType(r.Query), "query")); err != nil {
+				return nil, fmt.Errorf("http: new server: route %s: %w", r.OperationID, err)
+			}
 		}
 		s.router.Handle(r.Method, r.Path, s.routeHandler(r))
 	}

@@ -364,6 +364,12 @@ func TestConfigValidate(t *testing.T) {
 		_, _ = NewServer(DefaultConfig(), newFakeAuth(), []Route{{Method: "POST", Path: "/x", OperationID: "x",
 			Body: badTag{}, Handle: func(*Ctx) (any, error) { return nil, nil }}})
 	}, "a tag typo fails at start")
+	type badQuery struct {
+		IDs []string `query:"ids"`
+	}
+	_, err = NewServer(DefaultConfig(), newFakeAuth(), []Route{{Method: "GET", Path: "/x", OperationID: "x",
+		Query: badQuery{}, Handle: func(*Ctx) (any, error) { return nil, nil }}})
+	require.ErrorContains(t, err, `query parameter "ids" has unsupported type []string`)
 }
 
 func TestShutdownFinishesInFlight(t *testing.T) {
