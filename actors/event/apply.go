@@ -202,6 +202,10 @@ func (s *State) addReg(r *RegistrationRec) {
 		panic(fmt.Sprintf("event: duplicate registration %s", r.ID))
 	}
 	r.Seq = len(s.RegOrder)
+	if r.Status == RegWaitlisted {
+		s.Event.WaitTicks++
+		r.WaitSeq = s.Event.WaitTicks
+	}
 	s.Regs[r.ID] = r
 	s.RegOrder = append(s.RegOrder, r.ID)
 	s.count(r.TypeID, r.Status, +1)
@@ -239,6 +243,8 @@ func (s *State) setRegStatus(c RegistrationStatusChanged) {
 		}
 	}
 	if c.Status == RegWaitlisted {
+		s.Event.WaitTicks++
+		r.WaitSeq = s.Event.WaitTicks
 		s.idx.waitlist[r.TypeID] = append(s.idx.waitlist[r.TypeID], r.ID)
 	}
 	if activeReg(old) && !activeReg(c.Status) {

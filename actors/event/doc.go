@@ -38,7 +38,9 @@
 //   - Cancelling a rejected registration is allowed (it held nothing);
 //     cancelling a cancelled one is 412. A freed place (cancel, capacity
 //     raised, hold released) promotes the oldest waitlisted registrations
-//     of that type at once, each with a TicketIssued change.
+//     of that type at once, each with a TicketIssued change. "Oldest" is by
+//     entry into the waitlist (an application approved into a full type
+//     queues behind those already waiting), kept as WaitSeq.
 //   - Capacity is never lowered below the places already taken
 //     (confirmed or sold, plus held): 412.
 //
@@ -105,6 +107,20 @@
 //
 // # Byte formats
 //
-// See codec.go: a change is version byte 1, a kind length byte, the kind
-// and the change's JSON; a snapshot is version byte 1 and the State's JSON.
+// A change (MarshalChange, codec.go and bincodec.go): version byte 1, a
+// kind length byte, the kind ("order.placed") and the change's fields in a
+// compact binary form (varints, length-prefixed strings, Unix-nanosecond
+// times). A snapshot (MarshalState, statecodec.go): version byte 2, the
+// event id, the event record and one section per collection in creation
+// order, every record length-prefixed. Fields and sections are only ever
+// appended, and readers treat missing trailing fields as zero values, so
+// old logs and snapshots stay readable; unknown versions are errors. JSON
+// tags on changes and State are for debugging output and the version 1
+// JSON snapshot, which is still read.
+//
+// # Performance notes
+//
+// Decoding takes strings as substrings of one allocation per change or
+// snapshot. Snapshot loading presizes maps. Expire and NextDeadline visit
+// only holding orders.
 package event

@@ -11,7 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var simSeed = flag.Uint64("seed", 0, "replay one simulation seed (0: run fresh seeds)")
+var (
+	simSeed = flag.Uint64("seed", 0, "replay one simulation seed (0: run fresh seeds)")
+	simRuns = flag.Int("simruns", 8, "number of fresh simulation seeds")
+)
 
 // TestSimulation drives random command streams through a machine and checks
 // the invariants after every step, and replay equivalence (live == replay
@@ -22,7 +25,7 @@ func TestSimulation(t *testing.T) {
 		return
 	}
 	base := uint64(time.Now().UnixNano())
-	runs := 8
+	runs := *simRuns
 	if testing.Short() {
 		runs = 2
 	}

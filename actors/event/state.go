@@ -2,6 +2,7 @@ package event
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 )
@@ -115,6 +116,10 @@ type EventRec struct {
 	OrdersTaken int `json:"ordersTaken,omitempty"`
 	// SiteURL is the event's public page, set in the console.
 	SiteURL string `json:"siteUrl,omitempty"`
+	// WaitTicks counts entries into a waitlist; a registration's WaitSeq
+	// orders the waitlist by entry, not by creation (an application
+	// approved into the waitlist queues behind those already waiting).
+	WaitTicks int `json:"waitTicks,omitempty"`
 }
 
 // TicketTypeSpec is the mutable part of a ticket type: what create and
@@ -158,6 +163,7 @@ type RegistrationRec struct {
 	OrderID     string    `json:"orderId,omitempty"`
 	CreatedAt   time.Time `json:"createdAt"`
 	UpdatedAt   time.Time `json:"updatedAt"`
+	WaitSeq     int       `json:"waitSeq,omitempty"`
 }
 
 // CheckinRec is one admission at one door.
@@ -363,6 +369,9 @@ func (s *State) reindex() {
 	for _, id := range s.RegOrder {
 		r := s.Regs[id]
 		s.indexReg(r)
+	}
+	for _, w := range s.idx.waitlist {
+		slices.SortFunc(w, func(a, b string) int { return s.Regs[a].WaitSeq - s.Regs[b].WaitSeq })
 	}
 	for _, id := range s.CodeOrder {
 		c := s.Codes[id]

@@ -86,12 +86,12 @@ func section[T any](e enc, order []string, m map[string]*T, body func(enc, *T) e
 
 func (e enc) eventRec(r *EventRec) enc {
 	return e.str(r.Name).str(r.Timezone).timep(r.StartsAt).timep(r.EndsAt).str(r.Status).str(r.Currency).
-		time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.OrdersTaken)).str(r.SiteURL)
+		time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.OrdersTaken)).str(r.SiteURL).int(int64(r.WaitTicks))
 }
 
 func (d *dec) eventRec() *EventRec {
 	return &EventRec{Name: d.str(), Timezone: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), Status: d.str(), Currency: d.str(),
-		CreatedAt: d.time(), UpdatedAt: d.time(), OrdersTaken: int(d.int()), SiteURL: d.str()}
+		CreatedAt: d.time(), UpdatedAt: d.time(), OrdersTaken: int(d.int()), SiteURL: d.str(), WaitTicks: int(d.int())}
 }
 
 func (e enc) typeRec(r *TicketTypeRec) enc {
@@ -106,12 +106,13 @@ func (d *dec) typeRec() *TicketTypeRec {
 
 func (e enc) regRec(r *RegistrationRec) enc {
 	return e.str(r.ID).str(r.Email).str(r.Name).str(r.TypeID).str(r.Status).str(r.Reason).str(r.CheckinCode).
-		str(r.PassToken).str(r.CodeID).str(r.OrderID).time(r.CreatedAt).time(r.UpdatedAt)
+		str(r.PassToken).str(r.CodeID).str(r.OrderID).time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.WaitSeq))
 }
 
 func (d *dec) regRec() *RegistrationRec {
 	return &RegistrationRec{ID: d.str(), Email: d.str(), Name: d.str(), TypeID: d.str(), Status: d.str(), Reason: d.str(),
-		CheckinCode: d.str(), PassToken: d.str(), CodeID: d.str(), OrderID: d.str(), CreatedAt: d.time(), UpdatedAt: d.time()}
+		CheckinCode: d.str(), PassToken: d.str(), CodeID: d.str(), OrderID: d.str(), CreatedAt: d.time(), UpdatedAt: d.time(),
+		WaitSeq: int(d.int())}
 }
 
 func (e enc) checkinRec(r *CheckinRec) enc {
