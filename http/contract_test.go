@@ -138,7 +138,8 @@ func loadContractDocs(hc *nethttp.Client, base string) (*contractDocs, error) {
 }
 
 // contractTighten forbids undocumented members in every object schema
-// that lists its properties and leaves additionalProperties open. The
+// that lists its properties and leaves additionalProperties open, and lets
+// the schema {} accept null as JSON Schema says it does. The
 // published documents keep response objects open, so that clients generated
 // from them tolerate fields added later; the contract tests must not, or a
 // field the server sends but the document lacks would go unnoticed.
@@ -151,6 +152,13 @@ func contractTighten(doc *openapi3.T) {
 		}
 		s := ref.Value
 		seen[s] = true
+		if (s.Type == nil || len(*s.Type) == 0) && s.AllOf == nil && s.AnyOf == nil && s.OneOf == nil && s.Not == nil {
+			// {} admits any JSON value, null included (JSON Schema 2020-12),
+			// but kin-openapi v0.152 checks null against a 3.1 schema by its
+			// type list alone: spell "any value" out as every type.
+			all := openapi3.Types{"array", "boolean", "null", "number", "object", "string"}
+			s.Type = &all
+		}
 		if len(s.Properties) > 0 && s.AdditionalProperties.Has == nil && s.AdditionalProperties.Schema == nil {
 			no := false
 			s.AdditionalProperties.Has = &no

@@ -107,7 +107,7 @@ func toyServer(t *testing.T) string {
 		m := map[string]any{
 			"id": "thg_1", "name": string(rc.Request.Header.Peek("Authorization")), "priceAmount": 49.99,
 			"capacity": nil, "items": []any{map[string]any{"itemType": "addon", "itemId": "ao_1", "quantity": 2}},
-			"createdAt": "2026-08-22T10:00:00Z", "opensAt": nil,
+			"createdAt": "2026-08-22T10:00:00Z", "opensAt": nil, "meta": nil,
 		}
 		switch string(rc.Request.Header.Peek("X-Toy-Mode")) {
 		case "extra-field":

@@ -89,16 +89,17 @@ func (toyCreate) Example() any {
 }
 
 type toyThing struct {
-	ID        string      `json:"id"`
-	Name      string      `json:"name"`
-	Price     toyMoney    `json:"priceAmount"`
-	Capacity  *int        `json:"capacity" v:"nullable"`
-	Items     []toyItem   `json:"items"`
-	Note      string      `json:"note,omitempty"`
-	CreatedAt time.Time   `json:"createdAt"`
-	OpensAt   *time.Time  `json:"opensAt"`
-	ClosesAt  *time.Time  `json:"closesAt,omitempty"`
-	Limit     toyOpt[int] `json:"limit,omitzero"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Price     toyMoney        `json:"priceAmount"`
+	Capacity  *int            `json:"capacity" v:"nullable"`
+	Items     []toyItem       `json:"items"`
+	Note      string          `json:"note,omitempty"`
+	CreatedAt time.Time       `json:"createdAt"`
+	OpensAt   *time.Time      `json:"opensAt"`
+	ClosesAt  *time.Time      `json:"closesAt,omitempty"`
+	Limit     toyOpt[int]     `json:"limit,omitzero"`
+	Meta      json.RawMessage `json:"meta"`
 }
 
 type toyListQuery struct {
@@ -310,7 +311,7 @@ func TestOpenAPIResponseSchemas(t *testing.T) {
 	schemas := dig(t, doc, "components", "schemas").(map[string]any)
 
 	thing := schemas["ToyThing"].(map[string]any)
-	assert.Equal(t, []any{"id", "name", "priceAmount", "capacity", "items", "createdAt", "opensAt"}, thing["required"],
+	assert.Equal(t, []any{"id", "name", "priceAmount", "capacity", "items", "createdAt", "opensAt", "meta"}, thing["required"],
 		"every field the encoder always writes is required; omitempty ones are not")
 	props := thing["properties"].(map[string]any)
 	assert.Contains(t, props, "note")
@@ -322,6 +323,7 @@ func TestOpenAPIResponseSchemas(t *testing.T) {
 	assert.Equal(t, map[string]any{"type": "string", "format": "date-time"}, props["closesAt"],
 		"an omitempty pointer is left out, never null")
 	assert.Equal(t, map[string]any{"type": []any{"integer", "null"}}, props["limit"], "an optional can be null")
+	assert.Equal(t, map[string]any{}, props["meta"], "raw JSON is any value")
 
 	list := schemas["ToyThingToyList"].(map[string]any)
 	lp := list["properties"].(map[string]any)
