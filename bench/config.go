@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"errors"
+	"io"
+	"time"
+)
+
+// Config holds every knob of a run. Quick and Full return the two presets;
+// the loadgen flags override single fields.
+type Config struct {
+	Quick bool
+	// TicketdBin is the service binary; SelfBin is the loadgen binary,
+	// re-executed for the ceiling and the fsync-off server.
+	TicketdBin, SelfBin string
+	WorkDir             string // data dirs and logs; removed by the caller
+	ResultsDir          string // "" writes no files
+	Only                map[string]bool
+
+	Conns        int           // closed-loop connections (buyers in flight)
+	Duration     time.Duration // each closed-loop run
+	OpenDuration time.Duration // each open-loop run
+	Levels       []float64     // open-loop rates as fractions of the closed-loop maximum
+
+	SoldOutCapacity int     // flash sale far below the buyers
+	CheckinPool     int     // registrations created before the check-in burst
+	DuplicateShare  float64 // share of check-in scans that repeat an earlier scan
+	MixRate         float64 // integrator requests per second (open loop)
+	MixConns        int
+
+	RecoveryChanges int           // changes in the recovered event's log
+	ScaleEvents     int           // events of the scale scenario
+	ScaleRegs       int           // registrations per event
+	ScaleIdle       time.Duration // the service's idle timeout in the scale run
+
+	Log io.Writer
+}
+
+// Scenarios are the scenario names, in run order.
+var Scenarios = []string{"ceiling", "flash-sale", "sold-out", "checkin-burst", "integrator-mix", "kill9", "nosync", "recovery", "scale"}
+
+// QuickConfig is the smoke preset: about a minute, small numbers.
+func QuickConfig() Config {
+	return Config{
+		Quick: true, Conns: 64, Duration: 3 * time.Second, OpenDuration: 2 * time.Second,
+		Levels: []float64{0.25, 0.5, 0.75, 1}, SoldOutCapacity: 100, CheckinPool: 6000,
+		DuplicateShare: 0.2, MixRate: 100, MixConns: 16, RecoveryChanges: 100_000,
+		ScaleEvents: 300, ScaleRegs: 50, ScaleIdle: 6 * time.Second,
+	}
+}
+
+// FullConfig is the preset of `make bench`: the sizes of issue 5, bounded
+// to about ten minutes on two cores.
+func FullConfig() Config {
+	return Config{
+		Conns: 128, Duration: 10 * time.Second, OpenDuration: 8 * time.Second,
+		Levels: []float64{0.25, 0.5, 0.75, 1}, SoldOutCapacity: 1000, CheckinPool: 40_000,
+		DuplicateShare: 0.2, MixRate: 200, MixConns: 32, RecoveryChanges: 1_000_000,
+		ScaleEvents: 10_000, ScaleRegs: 100, ScaleIdle: 40 * time.Second,
+	}
+}
+
+// Validate checks the knobs.
+func (c *Config) Validate() error {
+	switch {
+	case c.TicketdBin == "" || c.SelfBin == "" || c.WorkDir == "":
+		return errors.New("bench: config: binaries and work dir are required")
+	case c.Conns < 1 || c.MixConns < 1:
+		return errors.New("bench: config: connections must be positive")
+	case c.Duration <= 0 || c.OpenDuration <= 0:
+		return errors.New("bench: config: durations must be positive")
+	case c.DuplicateShare < 0 || c.DuplicateShare >= 1:
+		return errors.New("bench: config: duplicate share must be in [0, 1)")
+	case c.SoldOutCapacity < 1 || c.CheckinPool < 1 || c.RecoveryChanges < 1 || c.ScaleEvents < 1 || c.ScaleRegs < 1:
+		return errors.New("bench: config: sizes must be positive")
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	return nil
+}
+
+func (c *Config) enabled(name string) bool { return len(c.Only) == 0 || c.Only[name] }

@@ -1,0 +1,27 @@
+// Package bench is the load benchmark harness of ticketd (issue 5): it
+// builds and starts the real service as a child process on a fresh data
+// dir, sets up data through the public APIs, drives it with a fasthttp
+// client in closed-loop (as fast as it answers) and open-loop (fixed rate,
+// latency from each request's intended send time, so queueing is not
+// hidden) runs, records latencies in HdrHistograms, checks correctness after
+// every scenario, and writes a Markdown table, a JSON file and a PNG chart
+// per run to bench/results.
+//
+// Scenarios: ceiling (a bare fasthttp server decoding the same JSON, the
+// yardstick every throughput is divided by), flash-sale (capacity above the
+// buyers, and far below them), checkin-burst (with duplicate scans),
+// integrator-mix (Developer API traffic alone and during a drop), durability
+// (group-commit factor from /metrics, and the same drop with fsync off in a
+// bench-only build), kill9 (kill -9 mid-drop, every acknowledged order must
+// survive), recovery (an event of a million changes, with and without a
+// snapshot) and scale (many events, memory per registration and per idle
+// event).
+//
+// Seeding large logs through HTTP is slow, so Seed writes them with the
+// actors package directly on a closed data dir; the measured part is always
+// the service process starting on it.
+//
+// Concurrency: a Load runs its own goroutines and returns when done; the
+// other types are used from one goroutine. Nothing here is used by the
+// service.
+package bench

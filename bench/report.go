@@ -1,0 +1,278 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Report is everything one harness run measured and checked.
+type Report struct {
+	Date       time.Time `json:"date"`
+	Machine    string    `json:"machine"`
+	CPU        string    `json:"cpu"`
+	NumCPU     int       `json:"numCpu"`
+	GoVersion  string    `json:"goVersion"`
+	GOMAXPROCS int       `json:"gomaxprocs"`
+	Quick      bool      `json:"quick"`
+	Config     string    `json:"config"`
+
+	CeilingRPS float64  `json:"ceilingRps"`
+	Runs       []Result `json:"runs"`
+	Checks     []Check  `json:"checks"`
+	Targets    []Target `json:"targets"`
+
+	Durability *DurabilityReport `json:"durability,omitempty"`
+	Integrator *IntegratorReport `json:"integrator,omitempty"`
+	Recovery   []RecoveryReport  `json:"recovery,omitempty"`
+	Scale      *ScaleReport      `json:"scale,omitempty"`
+	Notes      []string          `json:"notes,omitempty"`
+}
+
+// Check is one correctness assertion after a scenario.
+type Check struct {
+	Scenario string `json:"scenario"`
+	Name     string `json:"name"`
+	OK       bool   `json:"ok"`
+	Detail   string `json:"detail"`
+}
+
+// Target is one of issue 5's targets and whether this run met it.
+type Target struct {
+	Name string `json:"name"`
+	Want string `json:"want"`
+	Got  string `json:"got"`
+	Met  bool   `json:"met"`
+}
+
+// DurabilityReport compares the same drop with fsync on and off.
+type DurabilityReport struct {
+	Sync        Durability `json:"sync"`
+	SyncRPS     float64    `json:"syncRps"`
+	NoSyncRPS   float64    `json:"noSyncRps"`
+	SyncP99Ms   float64    `json:"syncP99Ms"`
+	NoSyncP99Ms float64    `json:"noSyncP99Ms"`
+	// DuplicateScanSyncs is the fsyncs seen while only duplicate scans ran.
+	DuplicateScanSyncs float64 `json:"duplicateScanSyncs"`
+	DuplicateScans     int64   `json:"duplicateScans"`
+	MetricsAvailable   bool    `json:"metricsAvailable"`
+}
+
+// IntegratorReport is the Developer API mix alone and during a drop.
+type IntegratorReport struct {
+	AloneP99Ms  float64 `json:"aloneP99Ms"`
+	DuringP99Ms float64 `json:"duringP99Ms"`
+	Ratio       float64 `json:"ratio"`
+}
+
+// RecoveryReport is one cold start on a large event.
+type RecoveryReport struct {
+	Snapshot           bool    `json:"snapshot"`
+	Changes            int     `json:"changes"` // records in the log after the snapshot (all without one)
+	Registrations      int     `json:"registrations"`
+	StartToListenMs    float64 `json:"startToListenMs"`
+	StartToFirstOrder  float64 `json:"startToFirstOrderMs"`
+	ListenToFirstOrder float64 `json:"listenToFirstOrderMs"`
+	ReplayPerSecond    float64 `json:"replayPerSecond,omitempty"`
+	SeedSeconds        float64 `json:"seedSeconds"`
+}
+
+// ScaleReport is the memory picture of many events.
+type ScaleReport struct {
+	Events              int     `json:"events"`
+	RegistrationsPerEvt int     `json:"registrationsPerEvent"`
+	ActiveAtMeasure     float64 `json:"activeAtMeasure"`
+	HeapEmptyBytes      float64 `json:"heapEmptyBytes"`
+	HeapActiveBytes     float64 `json:"heapActiveBytes"`
+	HeapIdleBytes       float64 `json:"heapIdleBytes"`
+	PerRegistration     float64 `json:"bytesPerRegistration"`
+	PerIdleEvent        float64 `json:"bytesPerIdleEvent"`
+	ActivationSeconds   float64 `json:"activationSeconds"`
+	SeedSeconds         float64 `json:"seedSeconds"`
+}
+
+func newReport(cfg *Config) *Report {
+	host, _ := os.Hostname()
+	return &Report{
+		Date: time.Now().UTC(), Machine: host, CPU: cpuModel(), NumCPU: runtime.NumCPU(),
+		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), Quick: cfg.Quick,
+		Config: fmt.Sprintf("conns=%d duration=%s open=%s levels=%v soldout=%d checkins=%d dup=%.2f mix=%.0f/s recovery=%d scale=%dx%d idle=%s",
+			cfg.Conns, cfg.Duration, cfg.OpenDuration, cfg.Levels, cfg.SoldOutCapacity, cfg.CheckinPool, cfg.DuplicateShare,
+			cfg.MixRate, cfg.RecoveryChanges, cfg.ScaleEvents, cfg.ScaleRegs, cfg.ScaleIdle),
+	}
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "model name") {
+			if i := strings.IndexByte(l, ':'); i >= 0 {
+				return strings.TrimSpace(l[i+1:])
+			}
+		}
+	}
+	return runtime.GOARCH
+}
+
+func (r *Report) check(scenario, name string, ok bool, format string, args ...any) {
+	r.Checks = append(r.Checks, Check{Scenario: scenario, Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+}
+
+func (r *Report) target(name, want, got string, met bool) {
+	r.Targets = append(r.Targets, Target{Name: name, Want: want, Got: got, Met: met})
+}
+
+func (r *Report) add(res Result) Result {
+	if r.CeilingRPS > 0 {
+		res.CeilingRatio = res.RPS / r.CeilingRPS
+	}
+	r.Runs = append(r.Runs, res)
+	return res
+}
+
+// Failed reports whether any correctness check failed.
+func (r *Report) Failed() bool {
+	for _, c := range r.Checks {
+		if !c.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// Markdown renders the report as the tables the README shows.
+func (r *Report) Markdown(chart string) string {
+	var b strings.Builder
+	mode := "full"
+	if r.Quick {
+		mode = "quick (smoke numbers, not comparable)"
+	}
+	fmt.Fprintf(&b, "# ticketd load benchmark, %s\n\n", r.Date.Format(time.RFC3339))
+	fmt.Fprintf(&b, "Machine `%s` (%s, %d CPUs), %s, GOMAXPROCS %d, mode %s.  \n", r.Machine, r.CPU, r.NumCPU, r.GoVersion, r.GOMAXPROCS, mode)
+	fmt.Fprintf(&b, "Knobs: `%s`.  \nCeiling (bare fasthttp decoding the same JSON): **%.0f req/s**.\n\n", r.Config, r.CeilingRPS)
+	b.WriteString("| run | mode | conns | target/s | req/s | x ceiling | p50 ms | p99 ms | p99.9 ms | max ms | statuses | errors | unsent |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|\n")
+	for _, x := range r.Runs {
+		tgt := "-"
+		if x.TargetRPS > 0 {
+			tgt = fmt.Sprintf("%.0f", x.TargetRPS)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %d | %d |\n",
+			x.Name, x.Mode, x.Conns, tgt, x.RPS, x.CeilingRatio, x.P50, x.P99, x.P999, x.Max, statuses(x.Status), x.Errors, x.Unsent)
+	}
+	if len(r.Targets) > 0 {
+		b.WriteString("\n## Targets\n\n| target | want | got | met |\n|---|---|---|---|\n")
+		for _, t := range r.Targets {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, yes(t.Met))
+		}
+	}
+	if d := r.Durability; d != nil {
+		b.WriteString("\n## Durability cost (flash sale, every request a durable hold)\n\n")
+		if d.MetricsAvailable {
+			fmt.Fprintf(&b, "- records per fsync %.1f, records per commit %.1f, fsyncs/s %.0f (%.0f commits, %.0f records, %.0f fsyncs)\n",
+				d.Sync.RecordsPerSync, d.Sync.RecordsPerCommit, d.Sync.SyncsPerSecond, d.Sync.Commits, d.Sync.Records, d.Sync.Syncs)
+			fmt.Fprintf(&b, "- duplicate scans: %d, fsyncs meanwhile: %.0f\n", d.DuplicateScans, d.DuplicateScanSyncs)
+		} else {
+			b.WriteString("- /metrics not served by this build: group-commit numbers unavailable\n")
+		}
+		fmt.Fprintf(&b, "- fsync on: %.0f req/s, p99 %.2f ms; fsync off (bench-only build): %.0f req/s, p99 %.2f ms\n",
+			d.SyncRPS, d.SyncP99Ms, d.NoSyncRPS, d.NoSyncP99Ms)
+	}
+	if x := r.Integrator; x != nil {
+		fmt.Fprintf(&b, "\n## Integrator mix\n\np99 alone %.2f ms, during the drop %.2f ms, ratio %.2f.\n", x.AloneP99Ms, x.DuringP99Ms, x.Ratio)
+	}
+	if len(r.Recovery) > 0 {
+		b.WriteString("\n## Recovery\n\n| snapshot | registrations | changes replayed | start→listening ms | start→first order ms | replay/s | seed s |\n|---|--:|--:|--:|--:|--:|--:|\n")
+		for _, x := range r.Recovery {
+			fmt.Fprintf(&b, "| %s | %d | %d | %.0f | %.0f | %.0f | %.1f |\n", yes(x.Snapshot), x.Registrations, x.Changes,
+				x.StartToListenMs, x.StartToFirstOrder, x.ReplayPerSecond, x.SeedSeconds)
+		}
+	}
+	if s := r.Scale; s != nil {
+		fmt.Fprintf(&b, "\n## Scale\n\n%d events x %d registrations: live heap empty %.1f MiB, all active %.1f MiB (%.0f actors active), idle %.1f MiB; "+
+			"**%.0f B per registration**, **%.0f B per idle event**; activation %.1f s.\n",
+			s.Events, s.RegistrationsPerEvt, s.HeapEmptyBytes/(1<<20), s.HeapActiveBytes/(1<<20), s.ActiveAtMeasure,
+			s.HeapIdleBytes/(1<<20), s.PerRegistration, s.PerIdleEvent, s.ActivationSeconds)
+	}
+	b.WriteString("\n## Correctness\n\n| scenario | check | ok | detail |\n|---|---|---|---|\n")
+	for _, c := range r.Checks {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Scenario, c.Name, yes(c.OK), c.Detail)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "\n> %s\n", n)
+	}
+	if chart != "" {
+		fmt.Fprintf(&b, "\n![latency vs throughput](%s)\n", chart)
+	}
+	return b.String()
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "**NO**"
+}
+
+func statuses(m map[int]int64) string {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d:%d", k, m[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// Write stores the report as <stamp>.json, <stamp>.md and <stamp>.png in
+// dir, and copies the Markdown and chart to latest.md and latest.png.
+func (r *Report) Write(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("bench: results dir: %w", err)
+	}
+	stamp := r.Date.Format("20060102-150405")
+	if r.Quick {
+		stamp += "-quick"
+	}
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("bench: encode report: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, stamp+".json"), js, 0o644); err != nil {
+		return "", fmt.Errorf("bench: write report: %w", err)
+	}
+	png, err := r.Chart()
+	if err != nil {
+		return "", err
+	}
+	chart := ""
+	if png != nil {
+		chart = stamp + ".png"
+		if err := os.WriteFile(filepath.Join(dir, chart), png, 0o644); err != nil {
+			return "", fmt.Errorf("bench: write chart: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "latest.png"), png, 0o644); err != nil {
+			return "", fmt.Errorf("bench: write chart: %w", err)
+		}
+	}
+	md := r.Markdown(chart)
+	if err := os.WriteFile(filepath.Join(dir, stamp+".md"), []byte(md), 0o644); err != nil {
+		return "", fmt.Errorf("bench: write report: %w", err)
+	}
+	latest := strings.Replace(md, "]("+chart+")", "](latest.png)", 1)
+	if err := os.WriteFile(filepath.Join(dir, "latest.md"), []byte(latest), 0o644); err != nil {
+		return "", fmt.Errorf("bench: write report: %w", err)
+	}
+	return filepath.Join(dir, stamp+".md"), nil
+}

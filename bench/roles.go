@@ -1,0 +1,166 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	gojson "github.com/goccy/go-json"
+	"github.com/valyala/fasthttp"
+
+	"ticketd/actors"
+	"ticketd/actors/directory"
+	"ticketd/actors/event"
+	thttp "ticketd/http"
+	"ticketd/persistence"
+	"ticketd/snapshots"
+)
+
+// RoleEnv names the environment variable that turns the loadgen binary into
+// one of its child servers. It is a harness detail, not a service mode.
+const RoleEnv = "TICKETD_BENCH_ROLE"
+
+// Roles the loadgen binary re-executes itself as.
+const (
+	RoleCeiling = "ceiling"
+	RoleNoSync  = "nosync"
+)
+
+// ceilingBody is what the ceiling server decodes: the union of the bodies
+// the scenarios send (order and check-in).
+type ceilingBody struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+	Items []struct {
+		ItemType string `json:"itemType"`
+		ItemID   string `json:"itemId"`
+		Quantity int    `json:"quantity"`
+	} `json:"items"`
+	RegistrationID string `json:"registrationId"`
+	SubjectType    string `json:"subjectType"`
+}
+
+// ceilingAnswer is about the size of a placed order's JSON, so the ceiling
+// writes as many bytes as the service does.
+var ceilingAnswer = []byte(`{"id":"ord_01m80je09pzy02793r04zjh8hp","eventId":"evt_01m80je06d7aca5stxyc0g1dea","orderNumber":"01m80je06d7aca5stxyc0g1dea-BT3RGB81","status":"open","email":"b1@x.com","name":"B","items":[{"itemType":"registration_type","itemId":"tt_01m80je08a0hs5x214cz7we1b7","name":"GA","quantity":1,"unitPriceAmount":0,"amount":0}],"totalAmount":0,"currency":"USD","alreadyRegistered":false,"registrationId":null,"redemptionCode":null,"responses":null,"holdExpiresAt":"2026-11-22T03:02:43Z","paymentId":null,"orderUrl":"http://127.0.0.1:18931/orders/01m80je06d7aca5stxyc0g1dea-BT3RGB81","checkoutUrl":"http://127.0.0.1:18931/orders/01m80je06d7aca5stxyc0g1dea-BT3RGB81/checkout","paymentUrl":null,"successUrl":null,"cancelUrl":null,"createdAt":"2026-11-22T02:47:43Z","updatedAt":"2026-11-22T02:47:43Z"}`)
+
+// RunRole runs the child server named by role with args until SIGTERM.
+func RunRole(role string, args []string, out io.Writer) error {
+	switch role {
+	case RoleCeiling:
+		return runCeiling(args, out)
+	case RoleNoSync:
+		return runNoSync(args, out)
+	}
+	return fmt.Errorf("bench: unknown role %q", role)
+}
+
+func runCeiling(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("ceiling", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("bench: ceiling: %w", err)
+	}
+	srv := &fasthttp.Server{
+		Handler: func(rc *fasthttp.RequestCtx) {
+			var b ceilingBody
+			if err := gojson.Unmarshal(rc.PostBody(), &b); err != nil {
+				rc.SetStatusCode(400)
+				return
+			}
+			rc.SetStatusCode(201)
+			rc.SetContentType("application/json")
+			rc.SetBody(ceilingAnswer)
+		},
+		NoDefaultServerHeader: true,
+		MaxRequestBodySize:    1 << 20,
+	}
+	fmt.Fprintf(out, "ticketd listening on http://%s\n", ln.Addr())
+	go waitTerm(func() { _ = srv.Shutdown() })
+	return srv.Serve(ln)
+}
+
+func waitTerm(f func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+	<-ch
+	f()
+}
+
+// runNoSync is the service composed as cmd/ticketd composes it, but over a
+// store opened with persistence.Options.NoSync: a measurement of what the
+// fsync costs, never a way to run the service.
+func runNoSync(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("nosync", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "")
+	dir := fs.String("data-dir", "", "")
+	rl := fs.Int("rate-limit-per-minute", 0, "")
+	skl := fs.Int("storefront-key-limit-per-minute", 0, "")
+	ipl := fs.Int("storefront-ip-limit-per-minute", 0, "")
+	hold := fs.Duration("order-hold", 6*time.Hour, "")
+	_ = fs.String("log-level", "warn", "")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dir == "" {
+		return errors.New("bench: nosync: -data-dir is required")
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	store, err := persistence.Open(persistence.Options{Dir: *dir, Logger: log, NoSync: true})
+	if err != nil {
+		return fmt.Errorf("bench: nosync: open store: %w", err)
+	}
+	defer store.Close()
+	base := "http://" + *addr
+	sys, err := actors.Open(actors.Config{
+		Event:  event.Config{BaseURL: base, OrderHold: *hold, CheckoutSessionTTL: 24 * time.Hour},
+		Logger: log,
+	}, store, snapshots.New(store, 2))
+	if err != nil {
+		return fmt.Errorf("bench: nosync: actors: %w", err)
+	}
+	defer sys.Close()
+	ctx := context.Background()
+	u, err := sys.CreateUnit(ctx, "Default")
+	if err != nil {
+		return fmt.Errorf("bench: nosync: unit: %w", err)
+	}
+	_, sk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bench", Version: thttp.CurrentVersion})
+	if err != nil {
+		return fmt.Errorf("bench: nosync: key: %w", err)
+	}
+	_, pk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bench", Version: thttp.CurrentVersion})
+	if err != nil {
+		return fmt.Errorf("bench: nosync: key: %w", err)
+	}
+	srv, err := thttp.New(thttp.Config{
+		Addr: *addr, BaseURL: base, RateLimitPerMinute: *rl,
+		StorefrontKeyLimitPerMinute: *skl, StorefrontIPLimitPerMinute: *ipl, Logger: log,
+	}, thttp.Deps{System: sys, WebhookSecret: "whsec_bench"})
+	if err != nil {
+		return fmt.Errorf("bench: nosync: http: %w", err)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("bench: nosync: listen: %w", err)
+	}
+	fmt.Fprintf(out, "  secret key:      %s\n  publishable key: %s\nticketd listening on http://%s\n", sk, pk, ln.Addr())
+	go waitTerm(func() {
+		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(c)
+	})
+	return srv.Serve(ln)
+}

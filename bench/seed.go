@@ -1,0 +1,156 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"ticketd/actors"
+	"ticketd/actors/directory"
+	"ticketd/actors/event"
+	thttp "ticketd/http"
+	"ticketd/persistence"
+	"ticketd/snapshots"
+)
+
+// Seeder writes a data dir through the actor system in-process, the way
+// the service would, but without HTTP in between. The dir must not be in
+// use by a running service.
+type Seeder struct {
+	store *persistence.Store
+	sys   *actors.System
+
+	UnitID, SecretKey, PublishableKey string
+}
+
+// OpenSeeder opens dir with the given snapshot interval (0: the default)
+// and creates a business unit with one key of each type.
+func OpenSeeder(dir string, snapshotEvery int) (*Seeder, error) {
+	log := slog.New(slog.DiscardHandler)
+	store, err := persistence.Open(persistence.Options{Dir: dir, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("bench: seed: open store: %w", err)
+	}
+	sys, err := actors.Open(actors.Config{
+		Event:         event.Config{BaseURL: "http://127.0.0.1", OrderHold: 6 * time.Hour, CheckoutSessionTTL: 24 * time.Hour},
+		SnapshotEvery: snapshotEvery,
+		IdleTimeout:   time.Minute,
+		Logger:        log,
+	}, store, snapshots.New(store, 2))
+	if err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("bench: seed: actors: %w", err)
+	}
+	s := &Seeder{store: store, sys: sys}
+	ctx := context.Background()
+	u, err := sys.CreateUnit(ctx, "Bench")
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("bench: seed: unit: %w", err)
+	}
+	s.UnitID = u.ID
+	if _, s.SecretKey, err = sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bench", Version: thttp.CurrentVersion}); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("bench: seed: key: %w", err)
+	}
+	if _, s.PublishableKey, err = sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bench", Version: thttp.CurrentVersion}); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("bench: seed: key: %w", err)
+	}
+	return s, nil
+}
+
+// Close stops the actors (waiting for snapshot saves) and closes the store.
+func (s *Seeder) Close() {
+	_ = s.sys.Close()
+	_ = s.store.Close()
+}
+
+func idOf(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	var o idOnly
+	if err := json.Unmarshal(b, &o); err != nil || o.ID == "" {
+		return "", fmt.Errorf("bench: seed: no id in %s", truncate(b, 200))
+	}
+	return o.ID, nil
+}
+
+// Event creates a published event with one open ticket type of capacity.
+func (s *Seeder) Event(name string, capacity int) (EventSetup, error) {
+	ctx := context.Background()
+	starts := event.Time{Time: time.Date(2027, 6, 1, 9, 0, 0, 0, time.UTC)}
+	res, err := s.sys.CreateEvent(ctx, s.UnitID, s.sys.NewEventID(), event.CreateEvent{Name: name, Timezone: "UTC", StartsAt: &starts})
+	if err != nil {
+		return EventSetup{}, fmt.Errorf("bench: seed: event: %w", err)
+	}
+	e := EventSetup{Capacity: capacity}
+	if e.EventID, err = idOf(res); err != nil {
+		return e, err
+	}
+	res, err = s.sys.Ask(ctx, e.EventID, event.CreateTicketType{Name: "General admission", Capacity: &capacity})
+	if err != nil {
+		return e, fmt.Errorf("bench: seed: ticket type: %w", err)
+	}
+	if e.TicketTypeID, err = idOf(res); err != nil {
+		return e, err
+	}
+	if _, err := s.sys.Ask(ctx, e.EventID, event.UpdateTicketType{ID: e.TicketTypeID, Status: event.Some("open")}); err != nil {
+		return e, fmt.Errorf("bench: seed: open ticket type: %w", err)
+	}
+	if _, err := s.sys.Ask(ctx, e.EventID, event.UpdateEvent{Status: event.Some("published")}); err != nil {
+		return e, fmt.Errorf("bench: seed: publish: %w", err)
+	}
+	return e, nil
+}
+
+// Register creates n registrations on e with conc asks in flight.
+func (s *Seeder) Register(e EventSetup, prefix string, n, conc int) error {
+	var next atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	ctx := context.Background()
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(n) {
+					return
+				}
+				_, err := s.sys.Ask(ctx, e.EventID, event.CreateRegistration{
+					Email: prefix + strconv.FormatInt(i, 10) + "@bench.example", Name: "Bench", RegistrationTypeID: e.TicketTypeID,
+				})
+				if err != nil {
+					once.Do(func() { firstErr = fmt.Errorf("bench: seed: registration %d: %w", i, err) })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// Touch sends a change-making command to e (a rename), so an actor over a
+// snapshot interval takes its snapshot.
+func (s *Seeder) Touch(e EventSetup) error {
+	_, err := s.sys.Ask(context.Background(), e.EventID, event.UpdateEvent{Name: event.Some("Bench (touched)")})
+	return err
+}
+
+// Changes counts the records in e's log (after its newest snapshot's trim).
+func (s *Seeder) Changes(e EventSetup) (int, error) {
+	n := 0
+	err := s.store.Replay(e.EventID, 0, func(uint64, []byte) error { n++; return nil })
+	return n, err
+}
