@@ -29,26 +29,26 @@ type Load struct {
 
 // Result is what a Load measured. Latencies are in milliseconds.
 type Result struct {
-	Name         string        `json:"name"`
-	Mode         string        `json:"mode"` // closed or open
-	Conns        int           `json:"conns"`
-	TargetRPS    float64       `json:"targetRps,omitempty"`
-	RPS          float64       `json:"rps"`
-	CeilingRatio float64       `json:"ceilingRatio,omitempty"`
-	Requests     int64         `json:"requests"`
-	Errors       int64         `json:"errors"` // transport errors
+	Name         string  `json:"name"`
+	Mode         string  `json:"mode"` // closed or open
+	Conns        int     `json:"conns"`
+	TargetRPS    float64 `json:"targetRps,omitempty"`
+	RPS          float64 `json:"rps"`
+	CeilingRatio float64 `json:"ceilingRatio,omitempty"`
+	Requests     int64   `json:"requests"`
+	Errors       int64   `json:"errors"` // transport errors
 	// Unsent counts open-loop requests still queued at the cutoff (the end
 	// of the schedule plus max(2s, Duration)): the server had fallen that
 	// far behind. Their latency is recorded as the wait so far, a lower
 	// bound.
-	Unsent int64 `json:"unsent,omitempty"`
-	Status       map[int]int64 `json:"status"`
-	Seconds      float64       `json:"seconds"`
-	P50          float64       `json:"p50Ms"`
-	P99          float64       `json:"p99Ms"`
-	P999         float64       `json:"p999Ms"`
-	Max          float64       `json:"maxMs"`
-	Mean         float64       `json:"meanMs"`
+	Unsent  int64         `json:"unsent,omitempty"`
+	Status  map[int]int64 `json:"status"`
+	Seconds float64       `json:"seconds"`
+	P50     float64       `json:"p50Ms"`
+	P99     float64       `json:"p99Ms"`
+	P999    float64       `json:"p999Ms"`
+	Max     float64       `json:"maxMs"`
+	Mean    float64       `json:"meanMs"`
 }
 
 const maxLatencyUs = 120_000_000 // two minutes
