@@ -245,7 +245,7 @@ func TestAPIAdmin(t *testing.T) {
 		assert.Equal(t, pk["key"], byID[apiS(pk, "id")]["key"])
 
 		// The new secret key works on its own unit only.
-		c := newAPIClient(t, f.s.URL).WithKey(apiS(sk, "key"))
+		c := f.client(t).WithKey(apiS(sk, "key"))
 		apiWant(t, c.Do("GET", "/v1/events", nil), 200)
 	})
 
@@ -264,7 +264,7 @@ func TestAPIAdmin(t *testing.T) {
 	})
 
 	t.Run("wrong token answers 401", func(t *testing.T) {
-		c := newAPIClient(t, f.s.URL).WithKey("adm_wrong")
+		c := f.client(t).WithKey("adm_wrong")
 		apiWantErr(t, c.Do("GET", "/admin/v1/business-units", nil), 401, "UNAUTHENTICATED")
 		apiWantErr(t, c.Do("POST", "/admin/v1/business-units", map[string]any{"name": "x"}), 401, "UNAUTHENTICATED")
 	})

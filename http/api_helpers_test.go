@@ -52,8 +52,8 @@ type apiResp struct {
 	Body   []byte
 }
 
-func newAPIClient(t testing.TB, base string) *apiClient {
-	return &apiClient{t: t, base: base, header: map[string]string{}, hc: &nethttp.Client{Timeout: 30 * time.Second}}
+func newAPIClient(t testing.TB, base string, tr *nethttp.Transport) *apiClient {
+	return &apiClient{t: t, base: base, header: map[string]string{}, hc: &nethttp.Client{Timeout: 30 * time.Second, Transport: tr}}
 }
 
 // WithKey returns a copy of c that sends Authorization: Bearer key.
@@ -117,6 +117,10 @@ func (c *apiClient) Do(method, path string, body any) *apiResp {
 // each subtest takes its own business unit, so they can run in parallel.
 type apiFx struct {
 	s *service
+	// tr is the connection pool of the fixture's clients. It is closed
+	// before the service shuts down: fasthttp's Shutdown waits for open
+	// keep-alive connections, up to the cleanup's deadline.
+	tr *nethttp.Transport
 }
 
 // apiAdminToken is the admin token of the suite's services. startService's
@@ -133,8 +137,13 @@ func newAPIFx(t *testing.T, opts ...serviceOption) *apiFx {
 	opts = append([]serviceOption{quiet}, opts...)
 	s := startService(t, opts...)
 	s.Admin = apiAdminToken
-	return &apiFx{s: s}
+	tr := &nethttp.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 5 * time.Second}
+	t.Cleanup(tr.CloseIdleConnections) // runs before startService's cleanup
+	return &apiFx{s: s, tr: tr}
 }
+
+// client returns a client without a key reporting to t.
+func (f *apiFx) client(t testing.TB) *apiClient { return newAPIClient(t, f.s.URL, f.tr) }
 
 // apiUnit is a business unit with a Developer client (secret key) and a
 // Storefront client (publishable key), both reporting to one test.
@@ -149,13 +158,13 @@ type apiUnit struct {
 func (f *apiFx) unit(t testing.TB, origins ...string) apiUnit {
 	t.Helper()
 	u := f.s.newUnit("unit "+t.Name(), origins...)
-	c := newAPIClient(t, f.s.URL)
+	c := f.client(t)
 	return apiUnit{unit: u, dev: c.WithKey(u.Secret), sf: c.WithKey(u.Publishable), raw: c}
 }
 
 // admin returns a client of the admin API reporting to t.
 func (f *apiFx) admin(t testing.TB) *apiClient {
-	return newAPIClient(t, f.s.URL).WithKey(f.s.Admin)
+	return f.client(t).WithKey(f.s.Admin)
 }
 
 // apiWant asserts the status of r and returns its JSON object (nil for an
@@ -309,8 +318,8 @@ func apiAvailability(t testing.TB, c *apiClient, eventID, typeID string) map[str
 }
 
 // apiRaw sends a request outside the OpenAPI documents (hosted pages,
-// webhook, preflight) and returns the response with its body read. It does
-// not follow redirects.
+// webhook, preflight) on a connection of its own and returns the response
+// with its body read. It does not follow redirects.
 func apiRaw(t testing.TB, method, url string, header map[string]string, body []byte) (*nethttp.Response, []byte) {
 	t.Helper()
 	var rd io.Reader
@@ -324,6 +333,7 @@ func apiRaw(t testing.TB, method, url string, header map[string]string, body []b
 	}
 	hc := &nethttp.Client{
 		Timeout:       30 * time.Second,
+		Transport:     &nethttp.Transport{DisableKeepAlives: true},
 		CheckRedirect: func(*nethttp.Request, []*nethttp.Request) error { return nethttp.ErrUseLastResponse },
 	}
 	resp, err := hc.Do(req)
