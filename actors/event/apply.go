@@ -120,7 +120,7 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 		Lines: c.Lines, Holds: c.Holds, AdmissionTypeID: c.AdmissionTypeID, CodeID: c.CodeID,
 		Responses: c.Responses, Status: c.Status, Total: c.Total, Currency: c.Currency,
 		HoldUntil: c.HoldUntil, AlreadyRegistered: c.AlreadyRegistered, RegistrationID: c.RegistrationID,
-		CreatedAt: c.At, UpdatedAt: c.At,
+		CreatedAt: c.At, UpdatedAt: c.At, CheckoutSessionID: c.CheckoutSessionID,
 	}
 	s.Orders[o.ID] = o
 	s.OrderOrder = append(s.OrderOrder, o.ID)

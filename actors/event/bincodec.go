@@ -303,7 +303,7 @@ func appendBody(e enc, ch Change) (enc, bool) {
 			e = e.str(h.Kind).str(h.ID).int(int64(h.Qty))
 		}
 		return e.str(c.AdmissionTypeID).str(c.CodeID).bytes(c.Responses).int(int64(c.Total)).str(c.Currency).
-			time(c.HoldUntil).str(c.Status).bool(c.AlreadyRegistered).str(c.RegistrationID), true
+			time(c.HoldUntil).str(c.Status).bool(c.AlreadyRegistered).str(c.RegistrationID).str(c.CheckoutSessionID), true
 	case OrderPaymentStarted:
 		return e.time(c.At).str(c.ID).str(c.PaymentID).time(c.HoldUntil).str(c.SuccessURL).str(c.CancelURL), true
 	case OrderPaid:
@@ -375,6 +375,7 @@ func readBody(kind string, d *dec) (Change, bool) {
 		}
 		c.AdmissionTypeID, c.CodeID, c.Responses, c.Total, c.Currency = d.str(), d.str(), d.bytes(), Money(d.int()), d.str()
 		c.HoldUntil, c.Status, c.AlreadyRegistered, c.RegistrationID = d.time(), d.str(), d.bool(), d.str()
+		c.CheckoutSessionID = d.str()
 		return c, true
 	case "order.awaiting_payment":
 		return OrderPaymentStarted{At: d.time(), ID: d.str(), PaymentID: d.str(), HoldUntil: d.time(), SuccessURL: d.str(), CancelURL: d.str()}, true

@@ -174,6 +174,7 @@ type OrderPlaced struct {
 	Status            string          `json:"status"`
 	AlreadyRegistered bool            `json:"already,omitempty"`
 	RegistrationID    string          `json:"reg,omitempty"`
+	CheckoutSessionID string          `json:"cs,omitempty"`
 }
 
 // OrderPaymentStarted confirms a paid order: a payment starts and the hold

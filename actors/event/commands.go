@@ -267,6 +267,10 @@ type PlaceOrder struct {
 	RedemptionCode string          `json:"redemptionCode,omitempty" v:"minLen=1,maxLen=64"`
 	Responses      json.RawMessage `json:"responses,omitempty"`
 	Storefront     bool            `json:"-"`
+	// CheckoutSessionID is set by the hosted checkout page: the order
+	// remembers its session (returnUrl, locale), and an expired session
+	// places nothing.
+	CheckoutSessionID string `json:"-"`
 }
 
 // ConfirmOrder confirms an open order: a free one is paid and fulfilled at

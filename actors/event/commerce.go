@@ -100,6 +100,10 @@ func (m *Machine) decideCommerce(now time.Time, c Command) (any, []Change, error
 		return m.checkoutView(s, now), nil, nil
 	case GetCatalog:
 		return m.catalog(now)
+	case GetHostedCheckout:
+		return m.hostedCheckout(now, c)
+	case GetHostedOrder:
+		return m.hostedOrder(c)
 	}
 	return nil, nil, Errorf(InvalidArgument, "unsupported command %T", c)
 }
@@ -352,22 +356,19 @@ func (m *Machine) orderHold() time.Duration {
 }
 
 // holdSet aggregates holds per sellable in first-seen order, so the stored
-// holds are deterministic.
+// holds are deterministic. Orders have at most a few dozen lines: a linear
+// scan beats a map and allocates nothing.
 type holdSet struct {
 	holds []Hold
-	at    map[string]int
 }
 
 func (h *holdSet) add(kind, id string, q int) {
-	if h.at == nil {
-		h.at = map[string]int{}
+	for i := range h.holds {
+		if h.holds[i].Kind == kind && h.holds[i].ID == id {
+			h.holds[i].Qty += q
+			return
+		}
 	}
-	k := kind + "|" + id
-	if i, ok := h.at[k]; ok {
-		h.holds[i].Qty += q
-		return
-	}
-	h.at[k] = len(h.holds)
 	h.holds = append(h.holds, Hold{Kind: kind, ID: id, Qty: q})
 }
 
@@ -521,6 +522,9 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 	if err := checkResponses("responses", c.Responses); err != nil {
 		return nil, nil, err
 	}
+	if err := m.checkHostedSession(now, c.CheckoutSessionID); err != nil {
+		return nil, nil, err
+	}
 	var code *CodeRec
 	if c.RedemptionCode != "" {
 		var ok bool
@@ -539,6 +543,7 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 		At: now, ID: m.newID("ord_"), Number: m.eventSuffix() + "-" + m.ids.Code(8), Email: email,
 		Name: strings.TrimSpace(c.Name), Lines: p.lines, Total: p.total, Currency: e.Currency,
 		Status: OrderStatusOpen, HoldUntil: now.Add(m.orderHold()), AdmissionTypeID: p.admission,
+		CheckoutSessionID: c.CheckoutSessionID,
 	}
 	if len(bytes.TrimSpace(c.Responses)) > 0 && !bytes.Equal(bytes.TrimSpace(c.Responses), []byte("null")) {
 		ch.Responses = append([]byte{}, bytes.TrimSpace(c.Responses)...)
@@ -560,7 +565,7 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 		ID: ch.ID, Number: ch.Number, Email: ch.Email, Name: ch.Name, Lines: ch.Lines, Holds: ch.Holds,
 		AdmissionTypeID: ch.AdmissionTypeID, CodeID: ch.CodeID, Responses: ch.Responses, Status: ch.Status,
 		Total: ch.Total, Currency: ch.Currency, HoldUntil: ch.HoldUntil, AlreadyRegistered: ch.AlreadyRegistered,
-		RegistrationID: ch.RegistrationID, CreatedAt: now, UpdatedAt: now,
+		RegistrationID: ch.RegistrationID, CreatedAt: now, UpdatedAt: now, CheckoutSessionID: ch.CheckoutSessionID,
 	}
 	return m.orderView(&rec), []Change{ch}, nil
 }

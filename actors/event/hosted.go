@@ -90,7 +90,7 @@ func (m *Machine) hostedOrder(c GetHostedOrder) (any, []Change, error) {
 		return nil, nil, err
 	}
 	h := HostedOrder{Order: m.orderView(o), Event: m.eventView()}
-	if s, ok := m.s.Checkouts[""]; ok {
+	if s, ok := m.s.Checkouts[o.CheckoutSessionID]; ok {
 		h.ReturnURL, h.Locale = s.ReturnURL, s.Locale
 	}
 	// The pass link only for the buyer's own registration: the page is

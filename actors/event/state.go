@@ -275,6 +275,7 @@ type OrderRec struct {
 	RegistrationID    string          `json:"registrationId,omitempty"`
 	CreatedAt         time.Time       `json:"createdAt"`
 	UpdatedAt         time.Time       `json:"updatedAt"`
+	CheckoutSessionID string          `json:"checkoutSessionId,omitempty"`
 }
 
 // holding reports whether the order still keeps places.

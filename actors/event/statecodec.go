@@ -161,7 +161,7 @@ func (e enc) orderRec(r *OrderRec) enc {
 	}
 	return e.str(r.AdmissionTypeID).str(r.CodeID).bool(r.CodeHeld).bytes(r.Responses).str(r.Status).int(int64(r.Total)).
 		str(r.Currency).time(r.HoldUntil).str(r.PaymentID).str(r.SuccessURL).str(r.CancelURL).bool(r.AlreadyRegistered).
-		str(r.RegistrationID).time(r.CreatedAt).time(r.UpdatedAt)
+		str(r.RegistrationID).time(r.CreatedAt).time(r.UpdatedAt).str(r.CheckoutSessionID)
 }
 
 func (d *dec) orderRec() *OrderRec {
@@ -181,6 +181,7 @@ func (d *dec) orderRec() *OrderRec {
 	r.AdmissionTypeID, r.CodeID, r.CodeHeld, r.Responses, r.Status = d.str(), d.str(), d.bool(), d.bytes(), d.str()
 	r.Total, r.Currency, r.HoldUntil, r.PaymentID, r.SuccessURL = Money(d.int()), d.str(), d.time(), d.str(), d.str()
 	r.CancelURL, r.AlreadyRegistered, r.RegistrationID, r.CreatedAt, r.UpdatedAt = d.str(), d.bool(), d.str(), d.time(), d.time()
+	r.CheckoutSessionID = d.str()
 	return r
 }
 
