@@ -56,7 +56,7 @@ func (a *api) developerRoutes() []Route {
 			Handle: eventCmd(a, func(c *Ctx, cmd *event.UpdateTicketType) { cmd.ID = ttID(c) })}),
 		dev(Route{Method: "GET", Path: "/v1/events/{eventId}/ticket-types/{typeId}/availability", OperationID: "getTicketTypeAvailability", Tag: "Ticket types",
 			Summary: "Get a ticket type's availability (version 2026-03-15 has no held field)", Success: 200,
-			Response: event.Availability{}, Errors: errsRead, Handle: a.getAvailability}),
+			Response: availabilityDoc{}, Errors: errsRead, Handle: a.getAvailability}),
 
 		// Registrations.
 		dev(Route{Method: "GET", Path: "/v1/events/{eventId}/registrations", OperationID: "listRegistrations", Tag: "Registrations",
@@ -172,6 +172,17 @@ func (a *api) recordCheckin(c *Ctx) (any, error) {
 		c.SetStatus(200)
 	}
 	return res, nil
+}
+
+// availabilityDoc documents the availability object across versions: the
+// handler answers event.Availability, or availabilityV20260315 under that
+// version.
+type availabilityDoc struct {
+	Capacity   *int `json:"capacity" doc:"null: unlimited"`
+	Confirmed  int  `json:"confirmed"`
+	Waitlisted int  `json:"waitlisted"`
+	Held       *int `json:"held,omitempty" doc:"Places held by open orders. Absent under version 2026-03-15."`
+	Remaining  *int `json:"remaining" doc:"null: unlimited"`
 }
 
 // availabilityV20260315 is the availability object of version 2026-03-15,
