@@ -403,9 +403,13 @@ func (g *oaGenerator) operation(r *Route, surface Surface, pathParams []string) 
 		if _, dup := responses[key]; dup {
 			return nil, fmt.Errorf("success status %d twice", st)
 		}
+		headers := oaResponseHeaders(surface, 0)
+		if r.Method == "POST" {
+			headers["Idempotent-Replayed"] = map[string]any{"$ref": "#/components/headers/IdempotentReplayed"}
+		}
 		resp := map[string]any{
 			"description": nethttp.StatusText(st),
-			"headers":     oaResponseHeaders(surface, 0),
+			"headers":     headers,
 		}
 		if body != nil && st != 204 {
 			media := map[string]any{"schema": body}
@@ -460,6 +464,7 @@ func oaErrorStatuses(r *Route, surface Surface, hasBody bool) []int {
 		set[400] = true
 	}
 	if hasBody {
+		set[400] = true // a body that does not decode, even where none is expected
 		set[413] = true
 	}
 	if r.Method == "POST" {
@@ -581,6 +586,10 @@ func (g *oaGenerator) components(surface Surface) (map[string]any, error) {
 	}
 
 	headers := map[string]any{
+		"IdempotentReplayed": map[string]any{
+			"description": "true when this answer is the stored first answer of a request with the same Idempotency-Key.",
+			"schema":      map[string]any{"type": "string", "enum": []any{"true"}},
+		},
 		"RequestId": map[string]any{
 			"description": "Identifier of this request (the one sent in Request-Id, or a new one); quote it in support requests.",
 			"schema":      map[string]any{"type": "string"},

@@ -135,6 +135,12 @@ func toyServer(t *testing.T) string {
 				"message": "malformed JSON", "details": []any{map[string]any{"field": "", "reason": err.Error()}}}})
 			return
 		}
+		switch string(rc.Request.Header.Peek("X-Toy-Mode")) {
+		case "replay":
+			rc.Response.Header.Set("Idempotent-Replayed", "true")
+		case "bad-replay-header":
+			rc.Response.Header.Set("Idempotent-Replayed", "yes")
+		}
 		send(rc, 201, thing(rc))
 	})
 	r.GET("/v1/events/{eventId}/things/{thingId}", func(rc *fasthttp.RequestCtx) {
@@ -183,6 +189,10 @@ func TestContractAcceptsAConformingServer(t *testing.T) {
 					"name": "Gophercon", "items": []any{map[string]any{"itemType": "addon", "itemId": "ao_1", "quantity": 1}},
 				})
 				assert.Equal(t, 201, r.Status)
+				r = c.WithHeader("Idempotency-Key", "k1").WithHeader("X-Toy-Mode", "replay").Do("POST", "/v1/events/evt_1/things", map[string]any{
+					"name": "Gophercon", "items": []any{map[string]any{"itemType": "addon", "itemId": "ao_1", "quantity": 1}},
+				})
+				assert.Equal(t, "true", r.Header.Get("Idempotent-Replayed"))
 				var got struct {
 					ID   string `json:"id"`
 					Name string `json:"name"`
@@ -235,6 +245,7 @@ func TestContractCatchesDrift(t *testing.T) {
 		{"bad-enum", "GET", "/v1/events/evt_1/things/thg_1", nil, "itemType"},
 		{"bad-envelope", "GET", "/v1/events/evt_1/things/missing", nil, "error"},
 		{"undocumented-status", "POST", "/v1/events/evt_1/things", map[string]any{"name": "x", "items": []any{}}, "status is not supported"},
+		{"bad-replay-header", "POST", "/v1/events/evt_1/things", map[string]any{"name": "x", "items": []any{}}, "Idempotent-Replayed"},
 		{"no-version", "GET", "/v1/events/evt_1/things/thg_1", nil, "service-version"},
 		{"body-where-none", "POST", "/admin/v1/api-keys/key_1/revoke", nil, "has a body"},
 	}

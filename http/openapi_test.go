@@ -339,7 +339,7 @@ func TestOpenAPIResponseSchemas(t *testing.T) {
 	assert.Equal(t, []string{"200", "201", "400", "401", "404", "409", "412", "413", "422", "429"}, statuses)
 	assert.Equal(t, map[string]any{"$ref": "#/components/schemas/ToyThing"}, dig(t, ops, "200", "content", "application/json", "schema"))
 	assert.Equal(t, map[string]any{"$ref": "#/components/responses/TooManyRequests"}, ops["429"])
-	for _, h := range []string{"service-version", "Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+	for _, h := range []string{"service-version", "Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Idempotent-Replayed"} {
 		assert.Contains(t, dig(t, ops, "201", "headers"), h)
 	}
 
@@ -358,6 +358,11 @@ func TestOpenAPIResponseSchemas(t *testing.T) {
 	del := dig(t, admin, "paths", "/admin/v1/business-units/{unitId}", "delete", "responses").(map[string]any)
 	assert.NotContains(t, del["204"], "content", "204 has no body")
 	assert.NotContains(t, del, "429", "the admin API is not rate limited")
+	assert.NotContains(t, del, "400", "nothing to decode")
+	revoke := dig(t, admin, "paths", "/admin/v1/api-keys/{keyId}/revoke", "post", "responses").(map[string]any)
+	assert.Contains(t, revoke, "400", "a POST without fields still refuses a body other than {}")
+	assert.Contains(t, dig(t, revoke, "200", "headers"), "Idempotent-Replayed")
+	assert.NotContains(t, dig(t, get, "200", "headers"), "Idempotent-Replayed")
 	assert.NotContains(t, dig(t, del, "204", "headers"), "service-version")
 }
 
