@@ -320,6 +320,11 @@ func (s *State) check() error {
 	if err := checkOrder(s.Venues, s.VenueOrder, "venue", func(v *VenueRec) int { return v.Seq }); err != nil {
 		return err
 	}
+	return s.checkRefs()
+}
+
+// checkRefs verifies that references between records resolve.
+func (s *State) checkRefs() error {
 	if (len(s.Types) > 0 || len(s.Regs) > 0 || len(s.Orders) > 0) && s.Event == nil {
 		return fmt.Errorf("records without an event")
 	}

@@ -89,8 +89,8 @@ func (e enc) eventRec(r *EventRec) enc {
 		time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.OrdersTaken)).str(r.SiteURL).int(int64(r.WaitTicks))
 }
 
-func (d *dec) eventRec() *EventRec {
-	return &EventRec{Name: d.str(), Timezone: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), Status: d.str(), Currency: d.str(),
+func (d *dec) eventRec() EventRec {
+	return EventRec{Name: d.str(), Timezone: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), Status: d.str(), Currency: d.str(),
 		CreatedAt: d.time(), UpdatedAt: d.time(), OrdersTaken: int(d.int()), SiteURL: d.str(), WaitTicks: int(d.int())}
 }
 
@@ -99,8 +99,8 @@ func (e enc) typeRec(r *TicketTypeRec) enc {
 		int(int64(r.Confirmed)).int(int64(r.Waitlisted)).int(int64(r.Held))
 }
 
-func (d *dec) typeRec() *TicketTypeRec {
-	return &TicketTypeRec{ID: d.str(), TicketTypeSpec: d.typeSpec(), CreatedAt: d.time(), UpdatedAt: d.time(),
+func (d *dec) typeRec() TicketTypeRec {
+	return TicketTypeRec{ID: d.str(), TicketTypeSpec: d.typeSpec(), CreatedAt: d.time(), UpdatedAt: d.time(),
 		Confirmed: int(d.int()), Waitlisted: int(d.int()), Held: int(d.int())}
 }
 
@@ -109,8 +109,8 @@ func (e enc) regRec(r *RegistrationRec) enc {
 		str(r.PassToken).str(r.CodeID).str(r.OrderID).time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.WaitSeq))
 }
 
-func (d *dec) regRec() *RegistrationRec {
-	return &RegistrationRec{ID: d.str(), Email: d.str(), Name: d.str(), TypeID: d.str(), Status: d.str(), Reason: d.str(),
+func (d *dec) regRec() RegistrationRec {
+	return RegistrationRec{ID: d.str(), Email: d.str(), Name: d.str(), TypeID: d.str(), Status: d.str(), Reason: d.str(),
 		CheckinCode: d.str(), PassToken: d.str(), CodeID: d.str(), OrderID: d.str(), CreatedAt: d.time(), UpdatedAt: d.time(),
 		WaitSeq: int(d.int())}
 }
@@ -119,8 +119,8 @@ func (e enc) checkinRec(r *CheckinRec) enc {
 	return e.str(r.ID).str(r.RegID).str(r.SubjectType).str(r.SubjectID).str(r.Method).time(r.At)
 }
 
-func (d *dec) checkinRec() *CheckinRec {
-	return &CheckinRec{ID: d.str(), RegID: d.str(), SubjectType: d.str(), SubjectID: d.str(), Method: d.str(), At: d.time()}
+func (d *dec) checkinRec() CheckinRec {
+	return CheckinRec{ID: d.str(), RegID: d.str(), SubjectType: d.str(), SubjectID: d.str(), Method: d.str(), At: d.time()}
 }
 
 func (e enc) codeRec(r *CodeRec) enc {
@@ -128,8 +128,8 @@ func (e enc) codeRec(r *CodeRec) enc {
 		timep(r.ExpiresAt).bool(r.Disabled).time(r.CreatedAt)
 }
 
-func (d *dec) codeRec() *CodeRec {
-	return &CodeRec{ID: d.str(), TypeID: d.str(), Code: d.str(), Label: d.str(), MaxUses: d.intp(), Uses: int(d.int()),
+func (d *dec) codeRec() CodeRec {
+	return CodeRec{ID: d.str(), TypeID: d.str(), Code: d.str(), Label: d.str(), MaxUses: d.intp(), Uses: int(d.int()),
 		Held: int(d.int()), ExpiresAt: d.timep(), Disabled: d.bool(), CreatedAt: d.time()}
 }
 
@@ -137,16 +137,16 @@ func (e enc) addonRec(r *AddonRec) enc {
 	return e.str(r.ID).addonSpec(r.AddonSpec).time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.Sold)).int(int64(r.Held))
 }
 
-func (d *dec) addonRec() *AddonRec {
-	return &AddonRec{ID: d.str(), AddonSpec: d.addonSpec(), CreatedAt: d.time(), UpdatedAt: d.time(), Sold: int(d.int()), Held: int(d.int())}
+func (d *dec) addonRec() AddonRec {
+	return AddonRec{ID: d.str(), AddonSpec: d.addonSpec(), CreatedAt: d.time(), UpdatedAt: d.time(), Sold: int(d.int()), Held: int(d.int())}
 }
 
 func (e enc) bundleRec(r *BundleRec) enc {
 	return e.str(r.ID).bundleSpec(r.BundleSpec).time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.Sold)).int(int64(r.Held))
 }
 
-func (d *dec) bundleRec() *BundleRec {
-	return &BundleRec{ID: d.str(), BundleSpec: d.bundleSpec(), CreatedAt: d.time(), UpdatedAt: d.time(), Sold: int(d.int()), Held: int(d.int())}
+func (d *dec) bundleRec() BundleRec {
+	return BundleRec{ID: d.str(), BundleSpec: d.bundleSpec(), CreatedAt: d.time(), UpdatedAt: d.time(), Sold: int(d.int()), Held: int(d.int())}
 }
 
 func (e enc) orderRec(r *OrderRec) enc {
@@ -164,8 +164,8 @@ func (e enc) orderRec(r *OrderRec) enc {
 		str(r.RegistrationID).time(r.CreatedAt).time(r.UpdatedAt).str(r.CheckoutSessionID)
 }
 
-func (d *dec) orderRec() *OrderRec {
-	r := &OrderRec{ID: d.str(), Number: d.str(), Email: d.str(), Name: d.str()}
+func (d *dec) orderRec() OrderRec {
+	r := OrderRec{ID: d.str(), Number: d.str(), Email: d.str(), Name: d.str()}
 	if n := d.count(); n > 0 {
 		r.Lines = make([]OrderLine, n)
 		for i := range r.Lines {
@@ -190,8 +190,8 @@ func (e enc) checkoutRec(r *CheckoutRec) enc {
 		str(r.PromotionCode).str(r.ReturnURL).str(r.Locale).time(r.CreatedAt).time(r.ExpiresAt)
 }
 
-func (d *dec) checkoutRec() *CheckoutRec {
-	return &CheckoutRec{ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
+func (d *dec) checkoutRec() CheckoutRec {
+	return CheckoutRec{ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
 		RedemptionCode: d.str(), PromotionCode: d.str(), ReturnURL: d.str(), Locale: d.str(), CreatedAt: d.time(), ExpiresAt: d.time()}
 }
 
@@ -199,17 +199,17 @@ func (e enc) sessionRec(r *SessionRec) enc {
 	return e.str(r.ID).str(r.Title).timep(r.StartsAt).timep(r.EndsAt).str(r.VenueID).strs(r.PerkIDs)
 }
 
-func (d *dec) sessionRec() *SessionRec {
-	return &SessionRec{ID: d.str(), Title: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), VenueID: d.str(), PerkIDs: d.strs()}
+func (d *dec) sessionRec() SessionRec {
+	return SessionRec{ID: d.str(), Title: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), VenueID: d.str(), PerkIDs: d.strs()}
 }
 
 func (e enc) venueRec(r *VenueRec) enc { return e.str(r.ID).str(r.Name).strs(r.PerkIDs) }
 
-func (d *dec) venueRec() *VenueRec { return &VenueRec{ID: d.str(), Name: d.str(), PerkIDs: d.strs()} }
+func (d *dec) venueRec() VenueRec { return VenueRec{ID: d.str(), Name: d.str(), PerkIDs: d.strs()} }
 
 // readSection decodes one section into m and order; seq sets a record's
 // position and id reads its id.
-func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*dec) *T, id func(*T) string, seq func(*T, int)) {
+func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*dec) T, id func(*T) string, seq func(*T, int)) {
 	n := d.count()
 	if n == 0 {
 		return
@@ -217,20 +217,23 @@ func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*d
 	m := make(map[string]*T, n)
 	*mp = m
 	*order = make([]string, 0, n)
+	// One slab for all records of a section: records are never deleted one
+	// by one, and n small allocations would dominate a large load.
+	slab := make([]T, n)
 	for i := 0; i < n && d.err == nil; i++ {
 		rd := dec{s: d.str()}
-		r := read(&rd)
+		r := &slab[i]
+		*r = read(&rd)
 		if rd.err != nil || len(rd.s) > 0 {
 			d.fail()
 			return
 		}
 		k := id(r)
-		if _, dup := m[k]; dup {
-			d.fail()
+		seq(r, i)
+		if m[k] = r; len(m) != i+1 {
+			d.fail() // a duplicate id
 			return
 		}
-		seq(r, i)
-		m[k] = r
 		*order = append(*order, k)
 	}
 }
@@ -253,6 +256,13 @@ func UnmarshalState(b []byte) (*State, error) {
 		if err := s.decodeBinary(string(b[1:])); err != nil {
 			return nil, fmt.Errorf("event: unmarshal state: %w", err)
 		}
+		// decodeBinary builds each map and its order together, so only the
+		// references between records remain to be checked.
+		if err := s.checkRefs(); err != nil {
+			return nil, fmt.Errorf("event: unmarshal state %s: %w", s.ID, err)
+		}
+		s.reindex()
+		return s, nil
 	default:
 		return nil, fmt.Errorf("event: unmarshal state: unknown version %d", b[0])
 	}
@@ -268,7 +278,8 @@ func (s *State) decodeBinary(body string) error {
 	s.ID = d.str()
 	if d.flag() {
 		rd := dec{s: d.str()}
-		s.Event = rd.eventRec()
+		e := rd.eventRec()
+		s.Event = &e
 		if rd.err != nil || len(rd.s) > 0 {
 			d.fail()
 		}
