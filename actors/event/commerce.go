@@ -539,23 +539,28 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 	if code != nil && p.admission != code.TypeID {
 		return nil, nil, FieldError("redemptionCode", "does not unlock the ticket type of this order")
 	}
+	regID, already := m.s.idx.regByEmail[normEmail(email)]
+	already = already && p.admission != ""
+	if !already {
+		// Sold out is the common answer in a drop: decide it before paying
+		// for fresh ids.
+		if err := m.checkRoom(p.holds.holds); err != nil {
+			return nil, nil, err
+		}
+	}
 	ch := OrderPlaced{
 		At: now, ID: m.newID("ord_"), Number: m.eventSuffix() + "-" + m.ids.Code(8), Email: email,
 		Name: strings.TrimSpace(c.Name), Lines: p.lines, Total: p.total, Currency: e.Currency,
 		Status: OrderStatusOpen, HoldUntil: now.Add(m.orderHold()), AdmissionTypeID: p.admission,
-		CheckoutSessionID: c.CheckoutSessionID,
 	}
-	if len(bytes.TrimSpace(c.Responses)) > 0 && !bytes.Equal(bytes.TrimSpace(c.Responses), []byte("null")) {
-		ch.Responses = append([]byte{}, bytes.TrimSpace(c.Responses)...)
+	if r := bytes.TrimSpace(c.Responses); len(r) > 0 && !bytes.Equal(r, []byte("null")) {
+		ch.Responses = append([]byte{}, r...)
 	}
-	if regID, ok := m.s.idx.regByEmail[normEmail(email)]; ok && p.admission != "" {
+	if already {
 		// An already registered buyer is acknowledged, never sold a second
 		// seat: the order is recorded, holds nothing and is born cancelled.
 		ch.Status, ch.AlreadyRegistered, ch.RegistrationID = OrderStatusCancelled, true, regID
 	} else {
-		if err := m.checkRoom(p.holds.holds); err != nil {
-			return nil, nil, err
-		}
 		ch.Holds = p.holds.holds
 		if code != nil {
 			ch.CodeID = code.ID
