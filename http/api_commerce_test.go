@@ -332,6 +332,42 @@ func TestAPIOrders(t *testing.T) {
 		apiWantErr(t, s.c.Do("POST", "/v1/events/"+draftEv+"/orders", map[string]any{"email": "d@example.com", "items": apiTicket(dtt)}), 412, "FAILED_PRECONDITION")
 	})
 
+	t.Run("redemption codes in orders", func(t *testing.T) {
+		t.Parallel()
+		s := f.shop(t, nil)
+		hidden := apiOpenType(t, s.c, s.ev, map[string]any{"isPublic": false})
+		s.mint(t, map[string]any{"registrationTypeId": s.tt, "code": "PUBLIC-ONLY"})
+		off := s.mint(t, map[string]any{"registrationTypeId": hidden, "code": "OFF"})[0]
+		apiWant(t, s.c.Do("POST", s.path("/redemption-codes/"+apiS(off, "id")+"/disable"), nil), 200)
+		s.mint(t, map[string]any{"registrationTypeId": hidden, "code": "TWICE", "maxUses": 2})
+		// A code of another type: a hidden type still "needs a redemption
+		// code" (412); on a public type the code is a bad argument (400).
+		apiWantErr(t, s.order(t, hidden, "a@example.com", map[string]any{"redemptionCode": "PUBLIC-ONLY"}), 412, "FAILED_PRECONDITION")
+		apiWant400(t, s.order(t, s.tt, "a@example.com", map[string]any{"redemptionCode": "TWICE"}), "redemptionCode")
+		apiWant400(t, s.order(t, hidden, "a@example.com", map[string]any{"redemptionCode": "OFF"}), "redemptionCode")
+		apiWant400(t, s.order(t, hidden, "a@example.com", map[string]any{"redemptionCode": "NOPE"}), "redemptionCode")
+		assert.EqualValues(t, 0, apiAvailability(t, s.c, s.ev, hidden)["held"])
+
+		uses := func() any {
+			for _, c := range apiData(t, apiWant(t, s.c.Do("GET", s.path("/redemption-codes"), nil), 200)) {
+				if c["code"] == "TWICE" {
+					return c["uses"]
+				}
+			}
+			return nil
+		}
+		o1 := apiWant(t, s.order(t, hidden, "one@example.com", map[string]any{"redemptionCode": "TWICE"}), 201)
+		apiWant(t, s.order(t, hidden, "two@example.com", map[string]any{"redemptionCode": "TWICE"}), 201)
+		assert.EqualValues(t, 2, uses())
+		// An exhausted code is refused (412 "needs a redemption code", while
+		// unknown and disabled codes answer 400 on redemptionCode).
+		r := s.order(t, hidden, "three@example.com", map[string]any{"redemptionCode": "TWICE"})
+		assert.Contains(t, []int{400, 412}, r.Status, "%s", r.Body)
+		apiWant(t, s.c.Do("POST", s.path("/orders/"+apiS(o1, "orderNumber")+"/cancel"), nil), 200)
+		assert.EqualValues(t, 1, uses(), "a cancelled order gives its use back")
+		apiWant(t, s.order(t, hidden, "three@example.com", map[string]any{"redemptionCode": "TWICE"}), 201)
+	})
+
 	t.Run("an already registered buyer is told so and holds nothing", func(t *testing.T) {
 		t.Parallel()
 		s := f.shop(t, nil)
@@ -433,6 +469,41 @@ func TestAPIOrderHoldExpiry(t *testing.T) {
 	apiWant(t, s.order(t, s.tt, "next@example.com", nil), 201)
 }
 
+func TestAPIAwaitingPaymentExpiry(t *testing.T) {
+	t.Parallel()
+	// Timestamps have whole seconds: a 2 s hold extended 1.1 s later ends
+	// in a later second than the first.
+	const hold = 2 * time.Second
+	f := newAPIFx(t, withOrderHold(hold))
+	s := f.shop(t, map[string]any{"capacity": 1, "priceAmount": 10})
+	o := apiWant(t, s.order(t, s.tt, "slowpay@example.com", nil), 201)
+	placed, err := time.Parse(time.RFC3339Nano, apiS(o, "holdExpiresAt"))
+	require.NoError(t, err)
+	time.Sleep(1100 * time.Millisecond)
+	aw := apiWant(t, s.c.Do("POST", s.path("/orders/"+apiS(o, "orderNumber")+"/confirm"), map[string]any{
+		"successUrl": "https://shop.example.com/ok", "cancelUrl": "https://shop.example.com/cancel"}), 200)
+	require.Equal(t, "awaiting_payment", aw["status"])
+	extended, err := time.Parse(time.RFC3339Nano, apiS(aw, "holdExpiresAt"))
+	require.NoError(t, err)
+	assert.True(t, extended.After(placed), "confirm of a paid order extends the hold: %v then %v", placed, extended)
+	time.Sleep(time.Until(placed.Add(1200 * time.Millisecond)))
+	assert.Equal(t, "awaiting_payment", apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(o, "orderNumber")), nil), 200)["status"],
+		"still held after the first hold's end")
+
+	var got map[string]any
+	require.Eventually(t, func() bool {
+		got = apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(o, "orderNumber")), nil), 200)
+		return got["status"] == "expired"
+	}, 5*time.Second, 50*time.Millisecond, "an unpaid order expires after its extended hold")
+	assert.EqualValues(t, 0, apiAvailability(t, s.c, s.ev, s.tt)["held"])
+
+	// A payment arriving after expiry does not resurrect the order.
+	st, b := apiWebhook(t, f.s.URL, apiWebhookSecret, time.Now().Unix(), apiPaymentBody("dlv_late", "payment.succeeded", aw, "10.00"))
+	assert.Lessf(t, st, 500, "late payment: %s", b)
+	assert.NotEqual(t, "paid", apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(o, "orderNumber")), nil), 200)["status"])
+	apiWant(t, s.order(t, s.tt, "next@example.com", nil), 201)
+}
+
 // apiAwaiting places a paid order and confirms it; it returns the order
 // awaiting payment.
 func apiAwaiting(t *testing.T, s apiShop, email string) map[string]any {
@@ -489,6 +560,22 @@ func TestAPIPayments(t *testing.T) {
 		assert.Equal(t, paid, apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(o, "orderNumber")), nil), 200), "a replay changes nothing more")
 		assert.Len(t, apiData(t, apiWant(t, s.c.Do("GET", s.path("/registrations"), nil), 200)), 1)
 		assert.EqualValues(t, 1, apiAvailability(t, s.c, s.ev, s.tt)["confirmed"])
+	})
+
+	t.Run("unknown payments and failed outcomes do not settle", func(t *testing.T) {
+		t.Parallel()
+		s := f.shop(t, map[string]any{"priceAmount": 25})
+		o := apiAwaiting(t, s, "fail@example.com")
+		ghost := apiMerge(o, map[string]any{"paymentId": "pay_" + strings.TrimPrefix(s.ev, "evt_") + ".nope"})
+		st, b := apiWebhook(t, f.s.URL, apiWebhookSecret, time.Now().Unix(), apiPaymentBody("dlv_ghost", "payment.succeeded", ghost, "25.00"))
+		assert.Equalf(t, 404, st, "unknown payment: %s", b)
+		st, b = apiWebhook(t, f.s.URL, apiWebhookSecret, time.Now().Unix(), []byte(`{"id":"dlv_x","type":"payment.succeeded"}`))
+		assert.Equalf(t, 400, st, "body without data: %s", b)
+		st, b = apiWebhook(t, f.s.URL, apiWebhookSecret, time.Now().Unix(), apiPaymentBody("dlv_fail", "payment.failed", o, "25.00"))
+		assert.Equalf(t, 200, st, "failed outcome: %s", b)
+		got := apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(o, "orderNumber")), nil), 200)
+		assert.NotEqual(t, "paid", got["status"])
+		assert.Nil(t, got["registrationId"])
 	})
 
 	t.Run("a wrong amount does not settle", func(t *testing.T) {

@@ -451,6 +451,58 @@ func TestAPIRegistrations(t *testing.T) {
 		apiWant400(t, c.AllowInvalidRequest().Do("GET", regs(ev)+"?limit=0", nil), "limit")
 	})
 
+	t.Run("approve when full: waitlisted with a waitlist, else 412", func(t *testing.T) {
+		t.Parallel()
+		c := f.unit(t).dev
+		ev := apiS(apiEvent(t, c, nil), "id")
+		wl := apiOpenType(t, c, ev, map[string]any{"capacity": 1, "requiresApproval": true, "allowWaitlist": true})
+		a := apiRegister(t, c, ev, wl, "a@example.com")
+		b := apiRegister(t, c, ev, wl, "b@example.com")
+		assert.Equal(t, "confirmed", apiWant(t, c.Do("POST", regs(ev)+"/"+apiS(a, "id")+"/approve", nil), 200)["status"])
+		assert.Equal(t, "waitlisted", apiWant(t, c.Do("POST", regs(ev)+"/"+apiS(b, "id")+"/approve", nil), 200)["status"])
+
+		strict := apiOpenType(t, c, ev, map[string]any{"capacity": 1, "requiresApproval": true})
+		x := apiRegister(t, c, ev, strict, "x@example.com")
+		y := apiRegister(t, c, ev, strict, "y@example.com")
+		apiWant(t, c.Do("POST", regs(ev)+"/"+apiS(x, "id")+"/approve", nil), 200)
+		apiWantErr(t, c.Do("POST", regs(ev)+"/"+apiS(y, "id")+"/approve", nil), 412, "FAILED_PRECONDITION")
+		assert.Equal(t, "pending", apiWant(t, c.Do("GET", regs(ev)+"/"+apiS(y, "id"), nil), 200)["status"])
+	})
+
+	t.Run("ticket type rules on registration", func(t *testing.T) {
+		t.Parallel()
+		c := f.unit(t).dev
+		plain := apiS(apiEvent(t, c, nil), "id")
+		r := apiWant(t, c.Do("POST", regs(plain), map[string]any{"email": "solo@example.com"}), 201)
+		assert.Equal(t, "confirmed", r["status"], "an event without ticket types registers by email alone")
+		assert.Nil(t, r["registrationTypeId"])
+
+		ev := apiS(apiEvent(t, c, nil), "id")
+		open := apiOpenType(t, c, ev, nil)
+		apiWant400(t, c.Do("POST", regs(ev), map[string]any{"email": "a@example.com"}), "registrationTypeId")
+		apiWant400(t, c.Do("POST", regs(ev), map[string]any{"email": "a@example.com", "registrationTypeId": "tt_nope"}), "registrationTypeId")
+		draft := apiS(apiType(t, c, ev, nil), "id")
+		apiWantErr(t, c.Do("POST", regs(ev), map[string]any{"email": "a@example.com", "registrationTypeId": draft}), 412, "FAILED_PRECONDITION")
+		apiSetStatus(t, c, "/v1/events/"+ev+"/ticket-types/"+open, "closed")
+		apiWantErr(t, c.Do("POST", regs(ev), map[string]any{"email": "a@example.com", "registrationTypeId": open}), 412, "FAILED_PRECONDITION")
+		assert.Empty(t, apiData(t, apiWant(t, c.Do("GET", regs(ev), nil), 200)))
+	})
+
+	t.Run("cancelling a waitlisted registration promotes nobody", func(t *testing.T) {
+		t.Parallel()
+		c := f.unit(t).dev
+		ev := apiS(apiEvent(t, c, nil), "id")
+		tt := apiOpenType(t, c, ev, map[string]any{"capacity": 1, "allowWaitlist": true})
+		apiRegister(t, c, ev, tt, "in@example.com")
+		w1 := apiRegister(t, c, ev, tt, "w1@example.com")
+		w2 := apiRegister(t, c, ev, tt, "w2@example.com")
+		assert.Equal(t, "cancelled", apiWant(t, c.Do("POST", regs(ev)+"/"+apiS(w1, "id")+"/cancel", nil), 200)["status"])
+		assert.Equal(t, "waitlisted", apiWant(t, c.Do("GET", regs(ev)+"/"+apiS(w2, "id"), nil), 200)["status"])
+		av := apiAvailability(t, c, ev, tt)
+		assert.EqualValues(t, 1, av["confirmed"])
+		assert.EqualValues(t, 1, av["waitlisted"])
+	})
+
 	t.Run("rotate-pass changes the pass link", func(t *testing.T) {
 		t.Parallel()
 		c := f.unit(t).dev
