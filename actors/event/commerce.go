@@ -815,7 +815,7 @@ func (m *Machine) catalog(now time.Time) (any, []Change, error) {
 	if m.s.Event.Status != EventPublished {
 		return nil, nil, Errorf(NotFound, "event not found")
 	}
-	cat := Catalog{Event: m.eventView(), TicketTypes: []CatalogTicketType{}, UpcomingTicketTypes: []CatalogTicketType{}, Addons: []CatalogItem{}, Bundles: []CatalogItem{}}
+	cat := Catalog{Event: m.eventView(), TicketTypes: []CatalogTicketType{}, UpcomingTicketTypes: []CatalogTicketType{}, Addons: []CatalogItem{}, Bundles: []CatalogBundle{}}
 	for _, id := range m.s.TypeOrder {
 		t := m.s.Types[id]
 		if !t.IsPublic || t.Status != SellOpen || (t.ClosesAt != nil && !now.Before(*t.ClosesAt)) {
@@ -838,7 +838,7 @@ func (m *Machine) catalog(now time.Time) (any, []Change, error) {
 	}
 	for _, id := range m.s.BundleOrder {
 		if b := m.s.Bundles[id]; b.Status == SellOpen && m.bundlePublic(b) {
-			cat.Bundles = append(cat.Bundles, CatalogItem{ID: b.ID, Name: b.Name, PriceAmount: b.Price, SoldOut: !m.bundleAvailable(b), Items: append([]BundleItem{}, b.Items...)})
+			cat.Bundles = append(cat.Bundles, CatalogBundle{ID: b.ID, Name: b.Name, PriceAmount: b.Price, SoldOut: !m.bundleAvailable(b), Items: append([]BundleItem{}, b.Items...)})
 		}
 	}
 	return cat, nil, nil

@@ -145,13 +145,21 @@ type CatalogTicketType struct {
 	Perks            []Perk `json:"perks"`
 }
 
-// CatalogItem is an add-on or bundle as a sales page sees it.
+// CatalogItem is an add-on as a sales page sees it.
 type CatalogItem struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	PriceAmount Money  `json:"priceAmount"`
+	SoldOut     bool   `json:"soldOut"`
+}
+
+// CatalogBundle is a bundle as a sales page sees it, with its contents.
+type CatalogBundle struct {
 	ID          string       `json:"id"`
 	Name        string       `json:"name"`
 	PriceAmount Money        `json:"priceAmount"`
 	SoldOut     bool         `json:"soldOut"`
-	Items       []BundleItem `json:"items,omitempty"`
+	Items       []BundleItem `json:"items"`
 }
 
 // Catalog answers GetCatalog.
@@ -160,7 +168,7 @@ type Catalog struct {
 	TicketTypes         []CatalogTicketType `json:"ticketTypes"`
 	UpcomingTicketTypes []CatalogTicketType `json:"upcomingTicketTypes"`
 	Addons              []CatalogItem       `json:"addons"`
-	Bundles             []CatalogItem       `json:"bundles"`
+	Bundles             []CatalogBundle     `json:"bundles"`
 }
 
 func (m *Machine) codeView(c *CodeRec, now time.Time) RedemptionCode {
