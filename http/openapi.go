@@ -279,7 +279,7 @@ func oaOpenAPIPathOf(p string) (string, []string, error) {
 
 // Interfaces a type may implement to shape its own schema.
 type (
-	oaJsonSchemaer interface{ JSONSchema() map[string]any }
+	oaJSONSchemaer interface{ JSONSchema() map[string]any }
 	oaOptionaler   interface{ OptionalElem() any }
 	oaExampler     interface{ Example() any }
 )
@@ -287,10 +287,10 @@ type (
 var (
 	oaTimeType          = reflect.TypeOf(time.Time{})
 	oaRawMessageType    = reflect.TypeOf(json.RawMessage(nil))
-	oaJsonSchemaerType  = reflect.TypeOf((*oaJsonSchemaer)(nil)).Elem()
+	oaJSONSchemaerType  = reflect.TypeOf((*oaJSONSchemaer)(nil)).Elem()
 	oaOptionalerType    = reflect.TypeOf((*oaOptionaler)(nil)).Elem()
 	oaExampleType       = reflect.TypeOf((*oaExampler)(nil)).Elem()
-	oaJsonMarshalerType = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+	oaJSONMarshalerType = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 	oaTextMarshalerType = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
 )
 
@@ -711,10 +711,13 @@ func (g *oaGenerator) queryParams(t reflect.Type) ([]any, error) {
 		seen[name] = true
 		var s any
 		var rules fieldRules
-		s, rules, err = g.fieldSchema(f, true)
+		s, rules, err = g.fieldSchema(f, true, name)
 		if err != nil {
 			err = fmt.Errorf("query %s.%s: %w", t, f.Name, err)
 			return
+		}
+		if m, ok := s.(map[string]any); ok && name == "limit" {
+			m["default"] = DefaultPageSize
 		}
 		p := map[string]any{"name": name, "in": "query", "required": rules.Required, "schema": s}
 		if d := f.Tag.Get("doc"); d != "" {
@@ -803,8 +806,9 @@ func oaWalkFields(t reflect.Type, tagKey string, fn func(f reflect.StructField, 
 }
 
 // fieldSchema returns the schema of a struct field with its v-tag rules,
-// nullability and description applied.
-func (g *oaGenerator) fieldSchema(f reflect.StructField, input bool) (s any, rules fieldRules, err error) {
+// nullability and description applied. query is the parameter name for a
+// query field, "" for a body or response member.
+func (g *oaGenerator) fieldSchema(f reflect.StructField, input bool, query string) (s any, rules fieldRules, err error) {
 	defer func() {
 		// parseRules panics on a typo; a generator answering an error names
 		// the field instead of crashing the server at start.
@@ -813,6 +817,10 @@ func (g *oaGenerator) fieldSchema(f reflect.StructField, input bool) (s any, rul
 		}
 	}()
 	rules = parseRules(f.Tag.Get("v"))
+	if query != "" {
+		// The binder's own bounds of limit and cursor (bind.go).
+		rules = queryParamRules(query, rules)
+	}
 	s, err = g.schemaOf(f.Type, input, 0)
 	if err != nil {
 		return nil, rules, err
@@ -952,8 +960,8 @@ func (g *oaGenerator) schemaOf(t reflect.Type, input bool, depth int) (any, erro
 	if depth > oaMaxSchemaDepth {
 		return nil, fmt.Errorf("type %s nests deeper than %d", t, oaMaxSchemaDepth)
 	}
-	if v, ok := oaImplements(t, oaJsonSchemaerType); ok {
-		return oaDeepCopy(v.Interface().(oaJsonSchemaer).JSONSchema()), nil
+	if v, ok := oaImplements(t, oaJSONSchemaerType); ok {
+		return oaDeepCopy(v.Interface().(oaJSONSchemaer).JSONSchema()), nil
 	}
 	if v, ok := oaImplements(t, oaOptionalerType); ok {
 		inner := v.Interface().(oaOptionaler).OptionalElem()
@@ -971,7 +979,7 @@ func (g *oaGenerator) schemaOf(t reflect.Type, input bool, depth int) (any, erro
 	if t.Kind() == reflect.Pointer {
 		return g.schemaOf(t.Elem(), input, depth+1)
 	}
-	if _, ok := oaImplements(t, oaJsonMarshalerType); ok {
+	if _, ok := oaImplements(t, oaJSONMarshalerType); ok {
 		return nil, fmt.Errorf("type %s marshals itself but has no JSONSchema() map[string]any method", t)
 	}
 	if _, ok := oaImplements(t, oaTextMarshalerType); ok {
@@ -1052,7 +1060,7 @@ func (g *oaGenerator) structSchema(t reflect.Type, input bool, depth int) (map[s
 		}
 		var s any
 		var rules fieldRules
-		s, rules, err = g.fieldSchema(f, input)
+		s, rules, err = g.fieldSchema(f, input, "")
 		if err != nil {
 			err = fmt.Errorf("%s.%s: %w", t, f.Name, err)
 			return
@@ -1087,7 +1095,7 @@ func oaMayBeNull(f reflect.StructField) bool {
 	if _, ok := oaImplements(f.Type, oaOptionalerType); ok {
 		return true
 	}
-	if _, ok := oaImplements(f.Type, oaJsonSchemaerType); ok && f.Type.Kind() != reflect.Pointer {
+	if _, ok := oaImplements(f.Type, oaJSONSchemaerType); ok && f.Type.Kind() != reflect.Pointer {
 		return false
 	}
 	return f.Type.Kind() == reflect.Pointer && !oaOmitted(f)

@@ -376,8 +376,10 @@ func TestOpenAPIParametersAndSecurity(t *testing.T) {
 		map[string]any{"name": "eventId", "in": "path", "required": true, "schema": map[string]any{"type": "string", "minLength": 1.0}},
 		map[string]any{"name": "status", "in": "query", "required": false, "description": "Only things in this status.",
 			"schema": map[string]any{"type": "string", "enum": []any{"open", "closed"}}},
-		map[string]any{"name": "limit", "in": "query", "required": false, "schema": map[string]any{"type": "integer", "minimum": 1.0, "maximum": 100.0}},
-		map[string]any{"name": "cursor", "in": "query", "required": false, "schema": map[string]any{"type": "string"}},
+		map[string]any{"name": "limit", "in": "query", "required": false,
+			"schema": map[string]any{"type": "integer", "minimum": 1.0, "maximum": 100.0, "default": 50.0}},
+		map[string]any{"name": "cursor", "in": "query", "required": false,
+			"schema": map[string]any{"type": "string", "maxLength": 512.0}}, // the binder's own bound
 		map[string]any{"$ref": "#/components/parameters/ServiceVersion"},
 	}, list["parameters"])
 	post := dig(t, doc, "paths", "/v1/events/{eventId}/things", "post", "parameters").([]any)
