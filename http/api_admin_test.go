@@ -269,6 +269,53 @@ func TestAPIAdmin(t *testing.T) {
 	})
 }
 
+func TestAPIEnvelope(t *testing.T) {
+	t.Parallel()
+	f := newAPIFx(t)
+	u := f.unit(t)
+
+	t.Run("unknown path and wrong method answer in the envelope", func(t *testing.T) {
+		resp, b := apiRaw(t, "GET", f.s.URL+"/v1/nothing-here", map[string]string{"Authorization": "Bearer " + u.Secret}, nil)
+		assert.Equal(t, 404, resp.StatusCode)
+		e := apiM(apiDecode(b), "error")
+		assert.Equal(t, "NOT_FOUND", e["status"])
+		assert.Equal(t, "2026-08-22", resp.Header.Get("service-version"))
+		resp, b = apiRaw(t, "DELETE", f.s.URL+"/v1/events", map[string]string{"Authorization": "Bearer " + u.Secret}, nil)
+		assert.Equal(t, 405, resp.StatusCode)
+		assert.EqualValues(t, 405, apiM(apiDecode(b), "error")["code"])
+		assert.Contains(t, resp.Header.Get("Allow"), "POST")
+	})
+
+	t.Run("a body over 1 MiB answers 413", func(t *testing.T) {
+		big := []byte(`{"name":"` + apiRepeat("x", 1<<20+10) + `","timezone":"UTC"}`)
+		resp, b := apiRaw(t, "POST", f.s.URL+"/v1/events", map[string]string{
+			"Authorization": "Bearer " + u.Secret, "Content-Type": "application/json"}, big)
+		assert.Equal(t, 413, resp.StatusCode)
+		e := apiM(apiDecode(b), "error")
+		assert.EqualValues(t, 413, e["code"])
+		assert.Equal(t, "INVALID_ARGUMENT", e["status"])
+		assert.Empty(t, apiData(t, apiWant(t, u.dev.Do("GET", "/v1/events", nil), 200)))
+	})
+
+	t.Run("empty bodies are accepted on field-less actions", func(t *testing.T) {
+		ev := apiPublished(t, u.dev)
+		tt := apiOpenType(t, u.dev, ev, nil)
+		r := apiRegister(t, u.dev, ev, tt, "a@example.com")
+		apiWant(t, u.dev.Do("POST", "/v1/events/"+ev+"/registrations/"+apiS(r, "id")+"/rotate-pass", []byte{}), 200)
+		apiWant(t, u.dev.Do("POST", "/v1/events/"+ev+"/registrations/"+apiS(r, "id")+"/rotate-pass", map[string]any{}), 200)
+		apiWant(t, u.dev.Do("POST", "/v1/events/"+ev+"/archive", []byte{}), 200)
+	})
+
+	t.Run("ids carry their type prefix", func(t *testing.T) {
+		adm := f.admin(t)
+		bu := apiWant(t, adm.Do("POST", "/admin/v1/business-units", map[string]any{"name": "ids"}), 201)
+		assert.Regexp(t, `^bu_`, bu["id"])
+		k := apiKey(t, adm, apiS(bu, "id"), map[string]any{"type": "publishable"})
+		assert.Regexp(t, `^key_`, k["id"])
+		assert.Regexp(t, `^pk_`, k["key"])
+	})
+}
+
 // apiUniq returns the distinct strings of xs.
 func apiUniq(xs []string) []string {
 	seen := map[string]bool{}

@@ -22,6 +22,7 @@ import (
 	"io"
 	"log/slog"
 	nethttp "net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -408,6 +409,15 @@ func withDevRateLimit(n int) serviceOption {
 // withStorefrontIPLimit sets the storefront budget per (key, IP) per minute.
 func withStorefrontIPLimit(n int) serviceOption {
 	return func(hc *thttp.Config, _ *actors.Config) { hc.StorefrontIPLimitPerMinute = n }
+}
+
+// withTrustedProxies trusts X-Forwarded-For from the given CIDRs.
+func withTrustedProxies(cidrs ...string) serviceOption {
+	return func(hc *thttp.Config, _ *actors.Config) {
+		for _, c := range cidrs {
+			hc.TrustedProxies = append(hc.TrustedProxies, netip.MustParsePrefix(c))
+		}
+	}
 }
 
 // apiRepeat returns s repeated to n characters.

@@ -283,6 +283,43 @@ func TestAPIRateLimits(t *testing.T) {
 		assert.EqualValues(t, 3, apiAvailability(t, s.dev, s.ev, s.tt)["held"])
 	})
 
+	t.Run("storefront per (key, IP) on checkout sessions and order reads, not on the catalog", func(t *testing.T) {
+		t.Parallel()
+		f := newAPIFx(t, withStorefrontIPLimit(2))
+		s := f.store(t, map[string]any{"capacity": nil})
+		for range 2 {
+			apiWant(t, s.sf.Do("POST", s.sfPath("/checkout-sessions"), map[string]any{"items": apiTicket(s.tt)}), 201)
+		}
+		apiWantErr(t, s.sf.Do("POST", s.sfPath("/checkout-sessions"), map[string]any{"items": apiTicket(s.tt)}), 429, "RESOURCE_EXHAUSTED")
+		for range 5 {
+			apiWant(t, s.sf.Do("GET", s.sfPath(""), nil), 200)
+		}
+		// Order reads are limited too; another key has its own (key, IP) budget.
+		other := f.unit(t)
+		ev := apiPublished(t, other.dev)
+		tt := apiOpenType(t, other.dev, ev, nil)
+		num := apiS(apiWant(t, other.sf.Do("POST", "/storefront/v1/events/"+ev+"/orders", map[string]any{"email": "a@example.com", "items": apiTicket(tt)}), 201), "orderNumber")
+		apiWant(t, other.sf.Do("GET", "/storefront/v1/events/"+ev+"/orders/"+num, nil), 200)
+		r := other.sf.Do("GET", "/storefront/v1/events/"+ev+"/orders/"+num, nil)
+		apiWantErr(t, r, 429, "RESOURCE_EXHAUSTED")
+		assert.NotEmpty(t, r.Header.Get("Retry-After"))
+	})
+
+	t.Run("X-Forwarded-For counts only from trusted proxies", func(t *testing.T) {
+		t.Parallel()
+		trusted := newAPIFx(t, withStorefrontIPLimit(1), withTrustedProxies("127.0.0.0/8"))
+		s := trusted.store(t, map[string]any{"capacity": nil})
+		for i, ip := range []string{"203.0.113.1", "203.0.113.2", "203.0.113.3"} {
+			apiWant(t, s.sfOrder(t, s.sf.WithHeader("X-Forwarded-For", ip), s.tt, fmt.Sprintf("x%d@example.com", i), nil), 201)
+		}
+		apiWantErr(t, s.sfOrder(t, s.sf.WithHeader("X-Forwarded-For", "203.0.113.1"), s.tt, "again@example.com", nil), 429, "RESOURCE_EXHAUSTED")
+
+		untrusted := newAPIFx(t, withStorefrontIPLimit(1))
+		s = untrusted.store(t, map[string]any{"capacity": nil})
+		apiWant(t, s.sfOrder(t, s.sf.WithHeader("X-Forwarded-For", "203.0.113.1"), s.tt, "a@example.com", nil), 201)
+		apiWantErr(t, s.sfOrder(t, s.sf.WithHeader("X-Forwarded-For", "203.0.113.2"), s.tt, "b@example.com", nil), 429, "RESOURCE_EXHAUSTED")
+	})
+
 	t.Run("developer per key", func(t *testing.T) {
 		t.Parallel()
 		f := newAPIFx(t, withDevRateLimit(5))
