@@ -44,9 +44,11 @@ func (s *State) apply(ch Change) {
 		s.setRegStatus(c)
 	case PassRotated:
 		r := s.mustReg(c.ID)
-		delete(s.idx.regByPass, r.PassToken)
+		if s.idx.tokens {
+			delete(s.idx.regByPass, r.PassToken)
+			s.idx.regByPass[c.PassToken] = r.ID
+		}
 		r.PassToken, r.UpdatedAt = c.PassToken, c.At
-		s.idx.regByPass[r.PassToken] = r.ID
 	case CheckedIn:
 		s.mustReg(c.RegID)
 		k := doorKey(c.RegID, c.SubjectType, c.SubjectID)

@@ -74,6 +74,7 @@ func (m *Machine) Decide(now time.Time, c Command) (any, []Change, error) {
 	case RotatePass:
 		return m.rotatePass(now, c)
 	case GetPass:
+		m.s.ensureTokens()
 		id, ok := m.s.idx.regByPass[c.Token]
 		if !ok || c.Token == "" {
 			return nil, nil, Errorf(NotFound, "pass not found")

@@ -211,6 +211,7 @@ func (m *Machine) recordCheckin(now time.Time, c RecordCheckin) (any, []Change, 
 	case c.RegistrationID != "":
 		r = m.s.Regs[c.RegistrationID]
 	case c.CheckinCode != "":
+		m.s.ensureTokens()
 		if id, ok := m.s.idx.regByCheckin[strings.ToUpper(strings.TrimSpace(c.CheckinCode))]; ok {
 			r = m.s.Regs[id]
 		}

@@ -390,6 +390,7 @@ func (s *sim) checkReplay() {
 		require.NoError(t, err)
 		require.Equal(t, string(live), string(got), "snapshot + tail differs from live state")
 		// The rebuilt indexes must answer like the live ones.
+		re.State().ensureTokens()
 		require.Equal(t, s.m.State().idx, re.State().idx, "indexes after snapshot + tail")
 	}
 }

@@ -92,14 +92,34 @@ type State struct {
 // index holds lookups derived from the exported state.
 type index struct {
 	regByEmail     map[string]string   // normalized email -> active registration
-	regByCheckin   map[string]string   // checkin code -> registration
-	regByPass      map[string]string   // pass token -> registration
+	regByCheckin   map[string]string   // checkin code -> registration (lazy, see tokens)
+	regByPass      map[string]string   // pass token -> registration (lazy, see tokens)
 	codeByCode     map[string]string   // normalized code -> redemption code id
 	orderByNumber  map[string]string   // order number -> order id
 	orderByPayment map[string]string   // payment id -> order id
 	doors          map[string]string   // registration id + "|" + door -> check-in id
 	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
 	holding        map[string]struct{} // orders that hold places (open, awaiting_payment)
+	// tokens reports that regByCheckin and regByPass are built. A loaded
+	// snapshot builds them on first use (a scan or a pass page), so a
+	// restart reaches its first accepted order sooner.
+	tokens bool
+}
+
+// ensureTokens builds the check-in code and pass token indexes. It only
+// fills a derived cache, so Decide may call it.
+func (s *State) ensureTokens() {
+	if s.idx.tokens {
+		return
+	}
+	n := len(s.RegOrder)
+	s.idx.regByCheckin, s.idx.regByPass = make(map[string]string, n), make(map[string]string, n)
+	for _, id := range s.RegOrder {
+		r := s.Regs[id]
+		s.idx.regByCheckin[r.CheckinCode] = r.ID
+		s.idx.regByPass[r.PassToken] = r.ID
+	}
+	s.idx.tokens = true
 }
 
 // EventRec is the event itself.
@@ -333,6 +353,7 @@ func newState(id string) *State {
 		Venues:    map[string]*VenueRec{},
 	}
 	s.reindex()
+	s.ensureTokens()
 	return s
 }
 
@@ -358,8 +379,6 @@ func (s *State) reindex() {
 	n := len(s.RegOrder)
 	s.idx = index{
 		regByEmail:     make(map[string]string, n),
-		regByCheckin:   make(map[string]string, n),
-		regByPass:      make(map[string]string, n),
 		codeByCode:     make(map[string]string, len(s.CodeOrder)),
 		orderByNumber:  make(map[string]string, len(s.OrderOrder)),
 		orderByPayment: map[string]string{},
@@ -398,8 +417,10 @@ func (s *State) indexReg(r *RegistrationRec) {
 	if activeReg(r.Status) {
 		s.idx.regByEmail[normEmail(r.Email)] = r.ID
 	}
-	s.idx.regByCheckin[r.CheckinCode] = r.ID
-	s.idx.regByPass[r.PassToken] = r.ID
+	if s.idx.tokens {
+		s.idx.regByCheckin[r.CheckinCode] = r.ID
+		s.idx.regByPass[r.PassToken] = r.ID
+	}
 	if r.Status == RegWaitlisted {
 		s.idx.waitlist[r.TypeID] = append(s.idx.waitlist[r.TypeID], r.ID)
 	}

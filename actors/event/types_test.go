@@ -206,3 +206,42 @@ func TestExamplesDecode(t *testing.T) {
 		require.NoError(t, d.Decode(v.Interface()), "%s example %s", name, b)
 	}
 }
+
+// TestTokensAfterSnapshot: the lazily built token indexes of a loaded
+// snapshot answer pass pages and scans, rotations included.
+func TestTokensAfterSnapshot(t *testing.T) {
+	m := NewMachine("evt_1", testConfig(), newSeqIDs(1))
+	now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+	do := func(c Command) any {
+		res, chs, err := m.Decide(now, c)
+		require.NoError(t, err)
+		for _, ch := range chs {
+			m.Apply(ch)
+		}
+		return res
+	}
+	do(CreateEvent{Name: "E", Timezone: "UTC"})
+	a := do(CreateRegistration{Email: "a@b.c"}).(RegistrationResult)
+	b := do(CreateRegistration{Email: "b@b.c"}).(RegistrationResult)
+	snap, err := MarshalState(m.State())
+	require.NoError(t, err)
+	for _, first := range []string{"rotate", "pass", "scan"} {
+		s, err := UnmarshalState(snap)
+		require.NoError(t, err)
+		m.Restore(s)
+		oldTok := a.PassURL[len("http://t/pass/"):]
+		if first == "rotate" {
+			rot := do(RotatePass{ID: a.ID}).(Registration)
+			_, _, err := m.Decide(now, GetPass{Token: oldTok})
+			require.Error(t, err, "old token after rotation")
+			require.Equal(t, a.ID, do(GetPass{Token: rot.PassURL[len("http://t/pass/"):]}).(Pass).Registration.ID)
+		}
+		if first == "pass" {
+			require.Equal(t, a.ID, do(GetPass{Token: oldTok}).(Pass).Registration.ID)
+		}
+		res := do(RecordCheckin{CheckinCode: b.CheckinCode, SubjectType: "event"}).(CheckinResult)
+		require.Equal(t, b.ID, res.Checkin.RegistrationID)
+		c := do(CreateRegistration{Email: "c@b.c"}).(RegistrationResult)
+		require.Equal(t, c.ID, do(RecordCheckin{CheckinCode: c.CheckinCode, SubjectType: "event"}).(CheckinResult).Checkin.RegistrationID)
+	}
+}
