@@ -121,6 +121,8 @@
 // # Performance notes
 //
 // Decoding takes strings as substrings of one allocation per change or
-// snapshot. Snapshot loading presizes maps. Expire and NextDeadline visit
-// only holding orders.
+// snapshot. Snapshot loading puts each section's records in one slab,
+// presizes maps and leaves the check-in code and pass token indexes to
+// their first use. Expire and NextDeadline visit only holding orders. A
+// sold-out order is refused before any id is drawn.
 package event
