@@ -28,10 +28,14 @@ type Config struct {
 	MixRate         float64 // integrator requests per second (open loop)
 	MixConns        int
 
-	RecoveryChanges int           // changes in the recovered event's log
-	ScaleEvents     int           // events of the scale scenario
-	ScaleRegs       int           // registrations per event
-	ScaleIdle       time.Duration // the service's idle timeout in the scale run
+	RecoveryChanges int // changes in the recovered event's log
+	ScaleEvents     int // events of the scale scenario
+	ScaleRegs       int // registrations per event
+	// ScaleActive is how many events are active at once when the heap per
+	// registration is measured: every active actor preallocates its bounded
+	// mailbox, so all ten thousand at once would not fit in memory.
+	ScaleActive int
+	ScaleIdle   time.Duration // the service's idle timeout in the scale run
 
 	Log io.Writer
 }
@@ -45,7 +49,7 @@ func QuickConfig() Config {
 		Quick: true, Conns: 64, Duration: 3 * time.Second, OpenDuration: 2 * time.Second,
 		Levels: []float64{0.25, 0.5, 0.75, 1}, SoldOutCapacity: 100, CheckinPool: 6000,
 		DuplicateShare: 0.2, MixRate: 100, MixConns: 16, RecoveryChanges: 100_000,
-		ScaleEvents: 300, ScaleRegs: 50, ScaleIdle: 6 * time.Second,
+		ScaleEvents: 300, ScaleRegs: 50, ScaleActive: 100, ScaleIdle: 8 * time.Second,
 	}
 }
 
@@ -56,7 +60,7 @@ func FullConfig() Config {
 		Conns: 128, Duration: 10 * time.Second, OpenDuration: 8 * time.Second,
 		Levels: []float64{0.25, 0.5, 0.75, 1}, SoldOutCapacity: 1000, CheckinPool: 40_000,
 		DuplicateShare: 0.2, MixRate: 200, MixConns: 32, RecoveryChanges: 1_000_000,
-		ScaleEvents: 10_000, ScaleRegs: 100, ScaleIdle: 40 * time.Second,
+		ScaleEvents: 10_000, ScaleRegs: 100, ScaleActive: 300, ScaleIdle: 20 * time.Second,
 	}
 }
 
@@ -71,7 +75,7 @@ func (c *Config) Validate() error {
 		return errors.New("bench: config: durations must be positive")
 	case c.DuplicateShare < 0 || c.DuplicateShare >= 1:
 		return errors.New("bench: config: duplicate share must be in [0, 1)")
-	case c.SoldOutCapacity < 1 || c.CheckinPool < 1 || c.RecoveryChanges < 1 || c.ScaleEvents < 1 || c.ScaleRegs < 1:
+	case c.SoldOutCapacity < 1 || c.CheckinPool < 1 || c.RecoveryChanges < 1 || c.ScaleEvents < 1 || c.ScaleRegs < 1 || c.ScaleActive < 1:
 		return errors.New("bench: config: sizes must be positive")
 	}
 	if c.Log == nil {

@@ -90,7 +90,8 @@ type ScaleReport struct {
 	HeapEmptyBytes      float64 `json:"heapEmptyBytes"`
 	HeapActiveBytes     float64 `json:"heapActiveBytes"`
 	HeapIdleBytes       float64 `json:"heapIdleBytes"`
-	PerRegistration     float64 `json:"bytesPerRegistration"`
+	PerRegistration     float64 `json:"bytesPerRegistration"` // (active - idle) / registrations of the active events
+	PerActiveEvent      float64 `json:"bytesPerActiveEvent"`  // (active - idle) / active events
 	PerIdleEvent        float64 `json:"bytesPerIdleEvent"`
 	ActivationSeconds   float64 `json:"activationSeconds"`
 	SeedSeconds         float64 `json:"seedSeconds"`
@@ -101,9 +102,9 @@ func newReport(cfg *Config) *Report {
 	return &Report{
 		Date: time.Now().UTC(), Machine: host, CPU: cpuModel(), NumCPU: runtime.NumCPU(),
 		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), Quick: cfg.Quick,
-		Config: fmt.Sprintf("conns=%d duration=%s open=%s levels=%v soldout=%d checkins=%d dup=%.2f mix=%.0f/s recovery=%d scale=%dx%d idle=%s",
+		Config: fmt.Sprintf("conns=%d duration=%s open=%s levels=%v soldout=%d checkins=%d dup=%.2f mix=%.0f/s recovery=%d scale=%dx%d active=%d idle=%s",
 			cfg.Conns, cfg.Duration, cfg.OpenDuration, cfg.Levels, cfg.SoldOutCapacity, cfg.CheckinPool, cfg.DuplicateShare,
-			cfg.MixRate, cfg.RecoveryChanges, cfg.ScaleEvents, cfg.ScaleRegs, cfg.ScaleIdle),
+			cfg.MixRate, cfg.RecoveryChanges, cfg.ScaleEvents, cfg.ScaleRegs, cfg.ScaleActive, cfg.ScaleIdle),
 	}
 }
 
@@ -174,7 +175,7 @@ func (r *Report) Markdown(chart string) string {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, yes(t.Met))
 		}
 	}
-	if d := r.Durability; d != nil {
+	if d := r.Durability; d != nil && (d.SyncRPS > 0 || d.NoSyncRPS > 0) {
 		b.WriteString("\n## Durability cost (flash sale, every request a durable hold)\n\n")
 		if d.MetricsAvailable {
 			fmt.Fprintf(&b, "- records per fsync %.1f, records per commit %.1f, fsyncs/s %.0f (%.0f commits, %.0f records, %.0f fsyncs)\n",
@@ -198,9 +199,9 @@ func (r *Report) Markdown(chart string) string {
 	}
 	if s := r.Scale; s != nil {
 		fmt.Fprintf(&b, "\n## Scale\n\n%d events x %d registrations: live heap empty %.1f MiB, all active %.1f MiB (%.0f actors active), idle %.1f MiB; "+
-			"**%.0f B per registration**, **%.0f B per idle event**; activation %.1f s.\n",
+			"**%.0f B per registration** (%.0f B per active event, mailbox included), **%.0f B per idle event**; activation %.1f s.\n",
 			s.Events, s.RegistrationsPerEvt, s.HeapEmptyBytes/(1<<20), s.HeapActiveBytes/(1<<20), s.ActiveAtMeasure,
-			s.HeapIdleBytes/(1<<20), s.PerRegistration, s.PerIdleEvent, s.ActivationSeconds)
+			s.HeapIdleBytes/(1<<20), s.PerRegistration, s.PerActiveEvent, s.PerIdleEvent, s.ActivationSeconds)
 	}
 	b.WriteString("\n## Correctness\n\n| scenario | check | ok | detail |\n|---|---|---|---|\n")
 	for _, c := range r.Checks {

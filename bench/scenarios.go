@@ -664,14 +664,14 @@ func (h *Harness) coldStart(dir string, keys [2]string, e EventSetup, snap bool)
 		return RecoveryReport{}, err
 	}
 	body := []byte(`{"email":"first-after-start@bench.example","name":"First","items":[{"itemType":"registration_type","itemId":"` + e.TicketTypeID + `","quantity":1}]}`)
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		st, b, err := c.Do("POST", "/storefront/v1/events/"+e.EventID+"/orders", keys[1], body)
 		if err == nil && (st == 201 || st == 200) {
 			break
 		}
 		if time.Now().After(deadline) {
-			return RecoveryReport{}, fmt.Errorf("bench: no order accepted within 2m: %d %s %v", st, truncate(b, 200), err)
+			return RecoveryReport{}, fmt.Errorf("bench: no order accepted within 1m (see %s): %d %s %v", h.logFile(name), st, truncate(b, 200), err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -783,7 +783,7 @@ func (h *Harness) scale() error {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(evs) {
+				if i >= min(len(evs), h.cfg.ScaleActive) {
 					return
 				}
 				if err := c.JSON("GET", "/v1/events/"+evs[i].EventID, sk, nil, 200, nil); err != nil {
@@ -833,7 +833,8 @@ func (h *Harness) scale() error {
 		HeapEmptyBytes: heapEmpty, HeapActiveBytes: heapActive, HeapIdleBytes: heapIdle,
 		ActivationSeconds: act.Seconds(), SeedSeconds: seedSecs}
 	if active > 0 {
-		sr.PerRegistration = (heapActive - heapIdle) / (active * float64(h.cfg.ScaleRegs))
+		sr.PerActiveEvent = (heapActive - heapIdle) / active
+		sr.PerRegistration = sr.PerActiveEvent / float64(h.cfg.ScaleRegs)
 	}
 	sr.PerIdleEvent = (heapIdle - heapEmpty) / float64(len(evs))
 	h.rep.Scale = sr

@@ -154,3 +154,18 @@ func (s *Seeder) Changes(e EventSetup) (int, error) {
 	err := s.store.Replay(e.EventID, 0, func(uint64, []byte) error { n++; return nil })
 	return n, err
 }
+
+// Availability reads e's ticket type availability through its actor.
+func (s *Seeder) Availability(e EventSetup) (Availability, error) {
+	res, err := s.sys.Ask(context.Background(), e.EventID, event.GetAvailability{ID: e.TicketTypeID})
+	if err != nil {
+		return Availability{}, err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return Availability{}, err
+	}
+	var a Availability
+	err = json.Unmarshal(b, &a)
+	return a, err
+}
