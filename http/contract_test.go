@@ -48,16 +48,51 @@ type contractDoc struct {
 	router routers.Router
 }
 
+// contractCache holds the loaded documents per base URL for the whole test
+// binary, so a server shared by many tests is fetched and validated once.
+// It keeps the contractCacheMax most recent servers: every test starts its
+// own server on a new port, and a finished one's documents need not stay
+// in memory. It is the only package-level state, and only tests touch it.
+var contractCache = struct {
+	sync.Mutex
+	byBase map[string]*contractEntry
+	order  []string // oldest first
+}{byBase: map[string]*contractEntry{}}
+
+const contractCacheMax = 8
+
 type contractEntry struct {
-	once sync.Once
+	mu   sync.Mutex // held while loading, so one server is loaded once
 	docs *contractDocs
-	err  error
 }
 
-// contractCache holds the documents per base URL for the whole test binary:
-// a server started for many tests is fetched and validated once. It is the
-// only package-level state, and only tests touch it.
-var contractCache sync.Map // base URL -> *contractEntry
+// contractDocsOf returns the documents of a server, loading them on first
+// use. A failed load is not remembered: the next client tries again.
+func contractDocsOf(hc *nethttp.Client, base string) (*contractDocs, error) {
+	contractCache.Lock()
+	e, ok := contractCache.byBase[base]
+	if !ok {
+		e = &contractEntry{}
+		contractCache.byBase[base] = e
+		contractCache.order = append(contractCache.order, base)
+		if len(contractCache.order) > contractCacheMax {
+			delete(contractCache.byBase, contractCache.order[0])
+			contractCache.order = contractCache.order[1:]
+		}
+	}
+	contractCache.Unlock()
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.docs == nil {
+		docs, err := loadContractDocs(hc, base)
+		if err != nil {
+			return nil, err
+		}
+		e.docs = docs
+	}
+	return e.docs, nil
+}
 
 // Client sends requests to a live ticketd and checks them against its
 // OpenAPI documents. It is immutable: WithKey and WithHeader return copies,
@@ -88,13 +123,11 @@ func NewClient(t testing.TB, baseURL string) *Client {
 	t.Helper()
 	baseURL = strings.TrimRight(baseURL, "/")
 	hc := &nethttp.Client{Timeout: contractTimeout}
-	e, _ := contractCache.LoadOrStore(baseURL, &contractEntry{})
-	entry := e.(*contractEntry)
-	entry.once.Do(func() { entry.docs, entry.err = loadContractDocs(hc, baseURL) })
-	if entry.err != nil {
-		t.Fatalf("contract: %v", entry.err)
+	docs, err := contractDocsOf(hc, baseURL)
+	if err != nil {
+		t.Fatalf("contract: %v", err)
 	}
-	return &Client{t: t, base: baseURL, docs: entry.docs, header: nethttp.Header{}, checkReq: true, transport: hc}
+	return &Client{t: t, base: baseURL, docs: docs, header: nethttp.Header{}, checkReq: true, transport: hc}
 }
 
 func loadContractDocs(hc *nethttp.Client, base string) (*contractDocs, error) {

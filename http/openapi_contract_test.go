@@ -319,3 +319,40 @@ func TestContractRefusesAnInvalidDocument(t *testing.T) {
 	assert.True(t, rec.fatal, "an invalid document stops the test")
 	assert.Contains(t, rec.reported(), "/openapi.json")
 }
+
+// TestContractRetriesAFailedLoad shows a failed fetch is not cached: the
+// next client of the same server loads the documents again.
+func TestContractRetriesAFailedLoad(t *testing.T) {
+	r := router.New()
+	require.NoError(t, thttp.RegisterDocs(r, toyRoutes(), toyInfo))
+	var mu sync.Mutex
+	failed := false
+	outer := router.New()
+	outer.NotFound = func(rc *fasthttp.RequestCtx) {
+		mu.Lock()
+		first := !failed
+		failed = true
+		mu.Unlock()
+		if first {
+			rc.SetStatusCode(500)
+			return
+		}
+		r.Handler(rc)
+	}
+	base := serveRouter(t, outer)
+
+	rec := &recTB{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		NewClient(rec, base)
+	}()
+	<-done
+	require.True(t, rec.fatal, "the first load fails")
+	assert.Contains(t, rec.reported(), "status 500")
+
+	rec = &recTB{TB: t}
+	c := NewClient(rec, base)
+	assert.Empty(t, rec.reported(), "the second load succeeds")
+	assert.NotNil(t, c.docs)
+}
