@@ -552,6 +552,7 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 		At: now, ID: m.newID("ord_"), Number: m.eventSuffix() + "-" + m.ids.Code(8), Email: email,
 		Name: strings.TrimSpace(c.Name), Lines: p.lines, Total: p.total, Currency: e.Currency,
 		Status: OrderStatusOpen, HoldUntil: now.Add(m.orderHold()), AdmissionTypeID: p.admission,
+		CheckoutSessionID: c.CheckoutSessionID,
 	}
 	if r := bytes.TrimSpace(c.Responses); len(r) > 0 && !bytes.Equal(r, []byte("null")) {
 		ch.Responses = append([]byte{}, r...)
