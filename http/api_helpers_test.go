@@ -7,11 +7,8 @@ package http_test
 // preflight) use apiRaw. Helper names start with "api" so they cannot
 // collide with the other test files of package http_test.
 //
-// apiClient has the shape of the contract harness's Client
-// (contract_test.go: WithKey, WithHeader, WithT, AllowInvalidRequest, Do).
-// That harness still builds only with -tags contract; once it builds
-// untagged, apiClient can delegate to it so every exchange of this suite is
-// also checked against the served OpenAPI documents.
+// apiClient wraps the contract harness's Client (contract_test.go), so every
+// API exchange of this suite is validated against the OpenAPI documents.
 
 import (
 	"bytes"
@@ -37,91 +34,42 @@ import (
 // apiStartsAt is a start time far enough ahead to publish with.
 const apiStartsAt = "2030-06-01T09:00:00Z"
 
-// apiClient sends requests to a live ticketd. It is immutable: the With
-// methods return copies, so one client may be shared by parallel subtests.
-type apiClient struct {
-	t      testing.TB
-	base   string
-	header map[string]string
-	hc     *nethttp.Client
-}
+// apiClient is the suite's client: the contract harness's Client, so that
+// every exchange is also checked against the served OpenAPI documents (an
+// undocumented status, field or path fails the test).
+type apiClient struct{ c *Client }
 
 // apiResp is what a request answered, already read and closed.
-type apiResp struct {
-	Status int
-	Header nethttp.Header
-	Body   []byte
-}
+type apiResp = Response
 
-func newAPIClient(t testing.TB, base string, tr *nethttp.Transport) *apiClient {
-	return &apiClient{t: t, base: base, header: map[string]string{}, hc: &nethttp.Client{Timeout: 30 * time.Second, Transport: tr}}
-}
+func newAPIClient(t testing.TB, base string) *apiClient { return &apiClient{NewClient(t, base)} }
 
 // WithKey returns a copy of c that sends Authorization: Bearer key.
-func (c *apiClient) WithKey(key string) *apiClient {
-	return c.WithHeader("Authorization", "Bearer "+key)
-}
+func (c *apiClient) WithKey(key string) *apiClient { return &apiClient{c.c.WithKey(key)} }
 
 // WithHeader returns a copy of c that sends the header on every request.
 func (c *apiClient) WithHeader(name, value string) *apiClient {
-	cp := *c
-	cp.header = map[string]string{}
-	for k, v := range c.header {
-		cp.header[k] = v
-	}
-	cp.header[name] = value
-	return &cp
+	return &apiClient{c.c.WithHeader(name, value)}
 }
 
 // WithT returns a copy of c that reports to t.
-func (c *apiClient) WithT(t testing.TB) *apiClient {
-	cp := *c
-	cp.t = t
-	return &cp
-}
+func (c *apiClient) WithT(t testing.TB) *apiClient { return &apiClient{c.c.WithT(t)} }
 
-// AllowInvalidRequest marks requests that break the documents on purpose
-// (kept for the contract harness; this client checks nothing).
-func (c *apiClient) AllowInvalidRequest() *apiClient { return c }
+// AllowInvalidRequest returns a copy of c for requests that break the
+// documents on purpose; responses are still checked.
+func (c *apiClient) AllowInvalidRequest() *apiClient { return &apiClient{c.c.AllowInvalidRequest()} }
 
 // Do sends a request: body nil (none), []byte (raw, e.g. malformed JSON)
 // or any value (sent as JSON).
 func (c *apiClient) Do(method, path string, body any) *apiResp {
-	c.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		enc, err := json.Marshal(b)
-		require.NoError(c.t, err)
-		rd = bytes.NewReader(enc)
-	}
-	req, err := nethttp.NewRequest(method, c.base+path, rd)
-	require.NoError(c.t, err)
-	for k, v := range c.header {
-		req.Header.Set(k, v)
-	}
-	if rd != nil && req.Header.Get("Content-Type") == "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.hc.Do(req)
-	require.NoErrorf(c.t, err, "%s %s", method, path)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	require.NoError(c.t, err)
-	return &apiResp{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	c.c.t.Helper()
+	return c.c.Do(method, path, body)
 }
 
 // apiFx is one running service shared by the subtests of a top-level test;
 // each subtest takes its own business unit, so they can run in parallel.
 type apiFx struct {
 	s *service
-	// tr is the connection pool of the fixture's clients. It is closed
-	// before the service shuts down: fasthttp's Shutdown waits for open
-	// keep-alive connections, up to the cleanup's deadline.
-	tr *nethttp.Transport
 }
 
 // apiAdminToken is the admin token of the suite's services. startService's
@@ -138,13 +86,20 @@ func newAPIFx(t *testing.T, opts ...serviceOption) *apiFx {
 	opts = append([]serviceOption{quiet}, opts...)
 	s := startService(t, opts...)
 	s.Admin = apiAdminToken
-	tr := &nethttp.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 5 * time.Second}
-	t.Cleanup(tr.CloseIdleConnections) // runs before startService's cleanup
-	return &apiFx{s: s, tr: tr}
+	// The contract Client keeps its connections in net/http's default pool;
+	// close them before the service shuts down (this cleanup runs first),
+	// since fasthttp's Shutdown waits for open keep-alive connections up to
+	// the cleanup's deadline.
+	t.Cleanup(func() {
+		if tr, ok := nethttp.DefaultTransport.(*nethttp.Transport); ok {
+			tr.CloseIdleConnections()
+		}
+	})
+	return &apiFx{s: s}
 }
 
 // client returns a client without a key reporting to t.
-func (f *apiFx) client(t testing.TB) *apiClient { return newAPIClient(t, f.s.URL, f.tr) }
+func (f *apiFx) client(t testing.TB) *apiClient { return newAPIClient(t, f.s.URL) }
 
 // apiUnit is a business unit with a Developer client (secret key) and a
 // Storefront client (publishable key), both reporting to one test.
