@@ -37,9 +37,11 @@ fuzz:
 	$(MAKE) fuzz-short FUZZTIME=$(FUZZTIME_LONG)
 
 ## bench: go test benchmarks of the core and the WAL, then the load generator
+## (results in bench/results; BENCHFLAGS=-quick for a one-minute smoke run,
+## `go run ./bench/cmd/loadgen -h` lists the knobs)
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
-	$(GO) run ./bench/cmd/loadgen
+	$(GO) run ./bench/cmd/loadgen $(BENCHFLAGS)
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -13,9 +13,12 @@ type Config struct {
 	// TicketdBin is the service binary; SelfBin is the loadgen binary,
 	// re-executed for the ceiling and the fsync-off server.
 	TicketdBin, SelfBin string
-	WorkDir             string // data dirs and logs; removed by the caller
-	ResultsDir          string // "" writes no files
-	Only                map[string]bool
+	// TicketdRole, when set, starts TicketdBin as that child role (see
+	// RoleService) instead of `ticketd serve`: go test uses its own binary.
+	TicketdRole string
+	WorkDir     string // data dirs and logs; removed by the caller
+	ResultsDir  string // "" writes no files
+	Only        map[string]bool
 
 	Conns        int           // closed-loop connections (buyers in flight)
 	Duration     time.Duration // each closed-loop run

@@ -32,6 +32,9 @@ const RoleEnv = "TICKETD_BENCH_ROLE"
 const (
 	RoleCeiling = "ceiling"
 	RoleNoSync  = "nosync"
+	// RoleService is the same composition with fsync on: the stand-in for
+	// the ticketd binary in go test, which must not build it.
+	RoleService = "service"
 )
 
 // ceilingBody is what the ceiling server decodes: the union of the bodies
@@ -58,7 +61,9 @@ func RunRole(role string, args []string, out io.Writer) error {
 	case RoleCeiling:
 		return runCeiling(args, out)
 	case RoleNoSync:
-		return runNoSync(args, out)
+		return runService(args, out, true)
+	case RoleService:
+		return runService(args, out, false)
 	}
 	return fmt.Errorf("bench: unknown role %q", role)
 }
@@ -99,10 +104,10 @@ func waitTerm(f func()) {
 	f()
 }
 
-// runNoSync is the service composed as cmd/ticketd composes it, but over a
-// store opened with persistence.Options.NoSync: a measurement of what the
-// fsync costs, never a way to run the service.
-func runNoSync(args []string, out io.Writer) error {
+// runService is the service composed as cmd/ticketd composes it; with
+// noSync its store is opened with persistence.Options.NoSync: a measurement
+// of what the fsync costs, never a way to run the service.
+func runService(args []string, out io.Writer, noSync bool) error {
 	fs := flag.NewFlagSet("nosync", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "")
 	dir := fs.String("data-dir", "", "")
@@ -111,56 +116,74 @@ func runNoSync(args []string, out io.Writer) error {
 	ipl := fs.Int("storefront-ip-limit-per-minute", 0, "")
 	hold := fs.Duration("order-hold", 6*time.Hour, "")
 	_ = fs.String("log-level", "warn", "")
+	idle := fs.Duration("idle-timeout", 10*time.Minute, "")
+	snapEvery := fs.Int("snapshot-every", 50_000, "")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *dir == "" {
-		return errors.New("bench: nosync: -data-dir is required")
+		return errors.New("bench: service: -data-dir is required")
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	store, err := persistence.Open(persistence.Options{Dir: *dir, Logger: log, NoSync: true})
+	store, err := persistence.Open(persistence.Options{Dir: *dir, Logger: log, NoSync: noSync})
 	if err != nil {
-		return fmt.Errorf("bench: nosync: open store: %w", err)
+		return fmt.Errorf("bench: service: open store: %w", err)
 	}
 	defer store.Close()
 	base := "http://" + *addr
 	sys, err := actors.Open(actors.Config{
-		Event:  event.Config{BaseURL: base, OrderHold: *hold, CheckoutSessionTTL: 24 * time.Hour},
-		Logger: log,
+		Event:         event.Config{BaseURL: base, OrderHold: *hold, CheckoutSessionTTL: 24 * time.Hour},
+		SnapshotEvery: *snapEvery,
+		IdleTimeout:   *idle,
+		Logger:        log,
 	}, store, snapshots.New(store, 2))
 	if err != nil {
-		return fmt.Errorf("bench: nosync: actors: %w", err)
+		return fmt.Errorf("bench: service: actors: %w", err)
 	}
 	defer sys.Close()
 	ctx := context.Background()
-	u, err := sys.CreateUnit(ctx, "Default")
-	if err != nil {
-		return fmt.Errorf("bench: nosync: unit: %w", err)
-	}
-	_, sk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bench", Version: thttp.CurrentVersion})
-	if err != nil {
-		return fmt.Errorf("bench: nosync: key: %w", err)
-	}
-	_, pk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bench", Version: thttp.CurrentVersion})
-	if err != nil {
-		return fmt.Errorf("bench: nosync: key: %w", err)
+	var sk, pk string
+	if len(sys.Directory().Units()) == 0 {
+		if sk, pk, err = bootstrapKeys(ctx, sys); err != nil {
+			return err
+		}
 	}
 	srv, err := thttp.New(thttp.Config{
 		Addr: *addr, BaseURL: base, RateLimitPerMinute: *rl,
 		StorefrontKeyLimitPerMinute: *skl, StorefrontIPLimitPerMinute: *ipl, Logger: log,
 	}, thttp.Deps{System: sys, WebhookSecret: "whsec_bench"})
 	if err != nil {
-		return fmt.Errorf("bench: nosync: http: %w", err)
+		return fmt.Errorf("bench: service: http: %w", err)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		return fmt.Errorf("bench: nosync: listen: %w", err)
+		return fmt.Errorf("bench: service: listen: %w", err)
 	}
-	fmt.Fprintf(out, "  secret key:      %s\n  publishable key: %s\nticketd listening on http://%s\n", sk, pk, ln.Addr())
+	if sk != "" {
+		fmt.Fprintf(out, "  secret key:      %s\n  publishable key: %s\n", sk, pk)
+	}
+	fmt.Fprintf(out, "ticketd listening on http://%s\n", ln.Addr())
 	go waitTerm(func() {
 		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(c)
 	})
 	return srv.Serve(ln)
+}
+
+// bootstrapKeys creates the unit and keys ticketd creates on an empty dir.
+func bootstrapKeys(ctx context.Context, sys *actors.System) (sk, pk string, err error) {
+	u, err := sys.CreateUnit(ctx, "Default")
+	if err != nil {
+		return "", "", fmt.Errorf("bench: service: unit: %w", err)
+	}
+	_, sk, err = sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bench", Version: thttp.CurrentVersion})
+	if err != nil {
+		return "", "", fmt.Errorf("bench: service: key: %w", err)
+	}
+	_, pk, err = sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bench", Version: thttp.CurrentVersion})
+	if err != nil {
+		return "", "", fmt.Errorf("bench: service: key: %w", err)
+	}
+	return sk, pk, nil
 }

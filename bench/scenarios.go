@@ -69,7 +69,11 @@ func (h *Harness) logFile(name string) string {
 }
 
 func (h *Harness) startTicketd(name, dataDir string, env []string, extra ...string) (*Server, error) {
-	return StartServer(ServerSpec{Bin: h.cfg.TicketdBin, Args: []string{"serve"}, DataDir: dataDir,
+	args := []string{"serve"}
+	if h.cfg.TicketdRole != "" {
+		args, env = nil, append(env, RoleEnv+"="+h.cfg.TicketdRole)
+	}
+	return StartServer(ServerSpec{Bin: h.cfg.TicketdBin, Args: args, DataDir: dataDir,
 		LogFile: h.logFile(name), Env: env, Extra: extra})
 }
 

@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain lets the test binary serve as the harness's child processes.
+func TestMain(m *testing.M) {
+	if role := os.Getenv(RoleEnv); role != "" {
+		if err := RunRole(role, os.Args[1:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestQuickCorrectness runs the correctness parts of the quick mode, tiny
+// and short, against the service composed as ticketd composes it (the test
+// binary re-executed; building cmd/ticketd here would be slow): the drop
+// with capacity above and below the buyers, the check-in burst with
+// duplicates, kill -9 mid-drop, and fsync off. Every check must pass.
+func TestQuickCorrectness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts service processes")
+	}
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cfg := QuickConfig()
+	cfg.TicketdBin, cfg.SelfBin, cfg.TicketdRole = self, self, RoleService
+	cfg.WorkDir = t.TempDir()
+	cfg.Conns, cfg.Duration, cfg.OpenDuration = 16, time.Second, 500*time.Millisecond
+	cfg.Levels = []float64{0.5}
+	cfg.SoldOutCapacity, cfg.CheckinPool = 20, 500
+	cfg.Only = map[string]bool{"ceiling": true, "flash-sale": true, "sold-out": true, "checkin-burst": true, "kill9": true, "nosync": true}
+	var log strings.Builder
+	cfg.Log = &log
+	rep, err := Run(cfg)
+	require.NoError(t, err)
+	t.Log(log.String())
+	require.NotEmpty(t, rep.Checks)
+	names := map[string]bool{}
+	for _, c := range rep.Checks {
+		require.True(t, c.OK, "%s: %s: %s", c.Scenario, c.Name, c.Detail)
+		names[c.Scenario+"/"+c.Name] = true
+	}
+	for _, want := range []string{
+		"flash-sale/no oversell", "flash-sale/every 2xx hold present", "sold-out/exactly capacity sold",
+		"checkin-burst/one check-in per registration and door", "kill9/every acknowledged order survived kill -9",
+		"nosync/every 2xx hold present",
+	} {
+		require.True(t, names[want], "check %q did not run", want)
+	}
+	require.Greater(t, rep.CeilingRPS, 0.0)
+	require.Greater(t, rep.Durability.NoSyncRPS, 0.0)
+}
