@@ -220,6 +220,7 @@ func TestAPIEvents(t *testing.T) {
 		apiWant(t, c.Do("POST", "/v1/events/"+ev+"/orders", map[string]any{"email": "a@example.com", "items": apiTicket(tt)}), 201)
 		apiWantErr(t, c.Do("PATCH", "/v1/events/"+ev, map[string]any{"currency": "GBP"}), 412, "FAILED_PRECONDITION")
 		assert.Equal(t, "EUR", apiWant(t, c.Do("GET", "/v1/events/"+ev, nil), 200)["currency"])
+		apiWant(t, c.Do("PATCH", "/v1/events/"+ev, map[string]any{"currency": "EUR"}), 200) // no change, no lock
 		// Other fields may still change.
 		apiWant(t, c.Do("PATCH", "/v1/events/"+ev, map[string]any{"name": "Still editable"}), 200)
 	})
@@ -501,6 +502,36 @@ func TestAPIRegistrations(t *testing.T) {
 		av := apiAvailability(t, c, ev, tt)
 		assert.EqualValues(t, 1, av["confirmed"])
 		assert.EqualValues(t, 1, av["waitlisted"])
+	})
+
+	t.Run("a place freed by an order promotes the waitlist", func(t *testing.T) {
+		t.Parallel()
+		c := f.unit(t).dev
+		ev := apiPublished(t, c)
+		tt := apiOpenType(t, c, ev, map[string]any{"capacity": 1, "allowWaitlist": true})
+		o := apiWant(t, c.Do("POST", "/v1/events/"+ev+"/orders", map[string]any{"email": "buyer@example.com", "items": apiTicket(tt)}), 201)
+		w := apiRegister(t, c, ev, tt, "waiting@example.com")
+		require.Equal(t, "waitlisted", w["status"], "a held place is taken")
+		apiWant(t, c.Do("POST", "/v1/events/"+ev+"/orders/"+apiS(o, "orderNumber")+"/cancel", nil), 200)
+		assert.Equal(t, "confirmed", apiWant(t, c.Do("GET", regs(ev)+"/"+apiS(w, "id"), nil), 200)["status"],
+			"decisions §6: when a place frees up the oldest waitlisted registration is confirmed at once")
+	})
+
+	t.Run("ids of another event of the same unit answer 404", func(t *testing.T) {
+		t.Parallel()
+		c := f.unit(t).dev
+		a := apiPublished(t, c)
+		b := apiPublished(t, c)
+		ta := apiOpenType(t, c, a, nil)
+		apiOpenType(t, c, b, nil)
+		r := apiRegister(t, c, a, ta, "a@example.com")
+		o := apiWant(t, c.Do("POST", "/v1/events/"+a+"/orders", map[string]any{"email": "o@example.com", "items": apiTicket(ta)}), 201)
+		apiWantErr(t, c.Do("GET", regs(b)+"/"+apiS(r, "id"), nil), 404, "NOT_FOUND")
+		apiWantErr(t, c.Do("GET", "/v1/events/"+b+"/ticket-types/"+ta, nil), 404, "NOT_FOUND")
+		apiWantErr(t, c.Do("GET", "/v1/events/"+b+"/orders/"+apiS(o, "orderNumber"), nil), 404, "NOT_FOUND")
+		apiWantErr(t, c.Do("GET", "/v1/events/"+b+"/orders/"+apiS(o, "id"), nil), 404, "NOT_FOUND")
+		apiWantErr(t, c.Do("POST", "/v1/events/"+b+"/checkins", map[string]any{"checkinCode": r["checkinCode"], "subjectType": "event"}), 404, "NOT_FOUND")
+		apiWantErr(t, c.Do("POST", "/v1/events/"+b+"/checkins", map[string]any{"registrationId": r["id"], "subjectType": "event"}), 404, "NOT_FOUND")
 	})
 
 	t.Run("rotate-pass changes the pass link", func(t *testing.T) {
