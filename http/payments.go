@@ -3,7 +3,6 @@ package http
 import (
 	"context"
 	"encoding/json"
-	"html/template"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -16,10 +15,10 @@ import (
 // (GET/POST /pay/{paymentId}) and the service's webhook endpoint that the
 // provider calls (POST /webhooks/payments/sandbox).
 
-func (a *api) registerPayments(srv *Server) {
+func (a *api) registerPayments(srv *Server, p *pages) {
 	a.sandbox = payments.NewSandbox(a.deps.WebhookSecret, a.cfg.BaseURL, a.webhookURL())
 	srv.Handle("POST", "/webhooks/payments/sandbox", a.paymentWebhook)
-	srv.Handle("GET", "/pay/{paymentId}", a.payPage)
+	srv.Handle("GET", "/pay/{paymentId}", func(rc *fasthttp.RequestCtx) { a.payPage(rc, p) })
 	srv.Handle("POST", "/pay/{paymentId}", a.payAction)
 }
 
@@ -102,36 +101,13 @@ func (a *api) payment(rc *fasthttp.RequestCtx) (event.Order, error) {
 	return res.(event.Order), nil
 }
 
-var payTmpl = template.Must(template.New("pay").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sandbox payment · {{.Order.OrderNumber}}</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
-.card{border:1px solid #ccc;border-radius:8px;padding:1.5rem}.amount{font-size:2rem;font-weight:600}
-button{font:inherit;padding:.6rem 1.4rem;border-radius:6px;border:1px solid #1a1a1a;margin-right:.5rem;cursor:pointer}
-.pay{background:#0b5;color:#fff;border-color:#084}.note{color:#555;font-size:.9rem}</style></head>
-<body><main class="card"><p class="note">Sandbox payment provider: no real money moves.</p>
-<h1>Pay order {{.Order.OrderNumber}}</h1>
-<p class="amount">{{.Order.TotalAmount}} {{.Order.Currency}}</p>
-{{if eq .Order.Status "awaiting_payment"}}
-<form method="post"><input type="hidden" name="action" value="pay"><button class="pay" type="submit">Pay</button></form>
-<form method="post"><input type="hidden" name="action" value="decline"><button type="submit">Decline</button></form>
-{{else}}<p>This payment is {{.Order.Status}}.</p><p><a href="{{.Order.OrderURL}}">See the order</a></p>{{end}}
-</main></body></html>`))
-
-type payView struct{ Order event.Order }
-
-func (a *api) payPage(rc *fasthttp.RequestCtx) {
+func (a *api) payPage(rc *fasthttp.RequestCtx, p *pages) {
 	o, err := a.payment(rc)
 	if err != nil {
-		a.srv.writeError(rc, err)
+		p.fail(rc, p.localeOf(rc, ""), err)
 		return
 	}
-	rc.SetContentType("text/html; charset=utf-8")
-	rc.Response.Header.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
-	rc.Response.Header.Set("Referrer-Policy", "no-referrer")
-	if err := payTmpl.Execute(rc, payView{Order: o}); err != nil {
-		a.srv.writeError(rc, err)
-	}
+	p.payView(rc, o)
 }
 
 // payAction is the provider reacting to "Pay" or "Decline": it delivers the

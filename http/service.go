@@ -20,6 +20,13 @@ type Deps struct {
 	// WebhookURL is where the sandbox provider delivers its webhooks
 	// (default BaseURL + "/webhooks/payments/sandbox").
 	WebhookURL string
+	// PagesSecret signs the hosted pages' email-gate cookies (HMAC-SHA256).
+	// Empty: a random secret per process, so devices are asked again after
+	// a restart.
+	PagesSecret string
+	// Outbox lists the mail the service owes (GET /admin/v1/outbox); nil
+	// reads the actor system's store directly.
+	Outbox OutboxLister
 }
 
 // api holds the endpoint handlers (routes_*.go). Handlers are thin:
@@ -59,16 +66,22 @@ func (a *api) routes() []Route {
 	rs = append(rs, a.commerceRoutes()...)
 	rs = append(rs, a.storefrontRoutes()...)
 	rs = append(rs, a.adminRoutes()...)
+	rs = append(rs, a.outboxRoutes()...)
 	return rs
 }
 
 // registerExtras adds what is not an API operation: the OpenAPI documents
-// and docs pages, the payment provider's page and webhook.
+// and docs pages, the hosted pages, the payment provider's page and webhook.
 func (a *api) registerExtras(srv *Server) error {
 	if err := RegisterDocs(srv, srv.Routes(), DocInfo{Version: CurrentVersion}); err != nil {
 		return err
 	}
-	a.registerPayments(srv)
+	p, err := newPages(a)
+	if err != nil {
+		return err
+	}
+	p.register(srv)
+	a.registerPayments(srv, p)
 	return nil
 }
 
