@@ -11,6 +11,7 @@ import (
 func (m *Machine) Apply(ch Change) { m.s.apply(ch) }
 
 func (s *State) apply(ch Change) {
+	defer s.trimHolds()
 	switch c := ch.(type) {
 	case EventCreated:
 		s.Event = &EventRec{
@@ -90,6 +91,7 @@ func (s *State) apply(ch Change) {
 		o.Status, o.PaymentID, o.HoldUntil = OrderStatusAwaitingPayment, c.PaymentID, c.HoldUntil
 		o.SuccessURL, o.CancelURL, o.UpdatedAt = c.SuccessURL, c.CancelURL, c.At
 		s.idx.orderByPayment[c.PaymentID] = o.ID
+		s.queueHold(o)
 	case OrderPaid:
 		s.applyOrderPaid(c)
 	case OrderReleased:
@@ -130,6 +132,7 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 	e.OrdersTaken++
 	if o.holding() {
 		s.idx.holding[o.ID] = struct{}{}
+		s.queueHold(o)
 		s.moveHolds(o, func(n *int, q int) { *n += q }, nil)
 		if o.CodeID != "" {
 			s.mustCode(o.CodeID).Held++

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -723,13 +722,7 @@ func (m *Machine) settlePayment(now time.Time, c SettlePayment) (any, []Change, 
 // order. It visits only holding orders (bounded by the places on sale), not
 // the whole order history.
 func (m *Machine) expire(now time.Time) (any, []Change, error) {
-	var lapsed []*OrderRec
-	for id := range m.s.idx.holding {
-		if o := m.s.Orders[id]; !now.Before(o.HoldUntil) {
-			lapsed = append(lapsed, o)
-		}
-	}
-	slices.SortFunc(lapsed, func(a, b *OrderRec) int { return a.Seq - b.Seq })
+	lapsed := m.s.lapsedOrders(now)
 	var changes []Change
 	var holds []Hold
 	for _, o := range lapsed {
@@ -741,16 +734,7 @@ func (m *Machine) expire(now time.Time) (any, []Change, error) {
 
 // NextDeadline reports the earliest instant at which Expire would produce
 // changes: the earliest deadline of a holding order.
-func (m *Machine) NextDeadline() (time.Time, bool) {
-	var next time.Time
-	found := false
-	for id := range m.s.idx.holding {
-		if o := m.s.Orders[id]; !found || o.HoldUntil.Before(next) {
-			next, found = o.HoldUntil, true
-		}
-	}
-	return next, found
-}
+func (m *Machine) NextDeadline() (time.Time, bool) { return m.s.nextHold() }
 
 // ---- checkout sessions and catalog
 

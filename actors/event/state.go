@@ -100,6 +100,7 @@ type index struct {
 	doors          map[string]string   // registration id + "|" + door -> check-in id
 	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
 	holding        map[string]struct{} // orders that hold places (open, awaiting_payment)
+	holds          holdQueue           // holding orders by deadline (see holdqueue.go)
 	// tokens reports that regByCheckin and regByPass are built. A loaded
 	// snapshot builds them on first use (a scan or a pass page), so a
 	// restart reaches its first accepted order sooner.
@@ -405,6 +406,7 @@ func (s *State) reindex() {
 		}
 		if o.holding() {
 			s.idx.holding[o.ID] = struct{}{}
+			s.queueHold(o)
 		}
 	}
 	for _, id := range s.CheckinOrder {
