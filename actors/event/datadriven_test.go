@@ -55,7 +55,7 @@ func commandTypes() map[string]reflect.Type {
 		GetPass{}, RecordCheckin{}, ListCheckins{}, MintCodes{}, ListCodes{}, LookupCode{}, DisableCode{},
 		CreateAddon{}, UpdateAddon{}, GetAddon{}, ListAddons{}, CreateBundle{}, UpdateBundle{}, GetBundle{},
 		ListBundles{}, ReplaceBundleItems{}, PlaceOrder{}, ConfirmOrder{}, CancelOrder{}, GetOrder{},
-		ListOrders{}, SettlePayment{}, CreateCheckoutSession{}, GetCheckoutSession{}, Expire{}, GetCatalog{}, GetPayment{}, SetSiteURL{},
+		ListOrders{}, SettlePayment{}, CreateCheckoutSession{}, GetCheckoutSession{}, Expire{}, GetCatalog{}, GetPayment{}, SetSiteURL{}, GetHostedCheckout{}, GetHostedOrder{},
 	}
 	out := map[string]reflect.Type{}
 	for _, c := range cmds {
