@@ -7,7 +7,8 @@
 //
 // The shell calls Decide(now, cmd). Decide validates against the state and
 // returns a result view, the changes that would happen and a business error
-// (*Error with a Code). It never mutates. The shell appends the changes to
+// (*Error with a Code). It never mutates the state (it may fill a derived
+// lookup cache, see State.ensureTokens). The shell appends the changes to
 // the write-ahead log, applies each with Apply, and answers the caller once
 // the log is synced. Replay calls Apply with decoded changes only; every
 // generated value (ids, check-in codes, pass tokens, order numbers, payment
@@ -19,6 +20,19 @@
 // A Machine is not safe for concurrent use: one actor owns it. Results are
 // fresh values with no pointers into the state, so they may be encoded on
 // another goroutine after the state moved on.
+//
+// # Files
+//
+// api.go and errors.go are the contract with the shell; commands.go the
+// request bodies (the HTTP binder decodes straight into them); changes.go
+// the log records; state.go the state and its indexes; views.go and
+// commerce_views.go the results; decide.go, registrations.go, commerce.go,
+// storefront.go (the Storefront wrapper: published events only) and
+// hosted.go (reads for hosted pages) the decisions; apply.go Apply;
+// codec.go, bincodec.go and statecodec.go the byte formats; examples.go
+// the OpenAPI example bodies. Tests: testdata/*.txt scripts run by
+// datadriven_test.go (-rewrite regenerates them), sim_test.go (seeded
+// simulation, -seed and -simruns), fuzz_test.go, bench_test.go.
 //
 // # Rules decided here (where the spec leaves room)
 //
