@@ -628,7 +628,9 @@ func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 func validFormat(format, s string) bool {
 	switch format {
 	case "email":
-		return validEmail(s)
+		// Emails compare trimmed (decisions §6), so surrounding spaces are
+		// the caller's to trim, not a reason to refuse.
+		return validEmail(strings.TrimSpace(s))
 	case "date-time":
 		_, err := time.Parse(time.RFC3339Nano, s)
 		return err == nil

@@ -161,6 +161,15 @@ func TestValidEmail(t *testing.T) {
 	}
 }
 
+func TestBindEmailAllowsSurroundingSpace(t *testing.T) {
+	var b binder
+	var o toyOrder
+	require.NoError(t, b.bind([]byte(`{"email":"  ann@example.com ","items":[{"itemType":"addon","itemId":"a","quantity":1}]}`), &o))
+	require.Equal(t, "  ann@example.com ", o.Email, "the value is kept; the core trims when it compares")
+	require.Equal(t, []event.Detail{{Field: "email", Reason: "must be an email address"}},
+		bindDetails(t, &b, `{"email":"  ","items":[{"itemType":"addon","itemId":"a","quantity":1}]}`))
+}
+
 func TestBindFreeFormNumbersInRange(t *testing.T) {
 	var b binder
 	require.Equal(t, []event.Detail{{Field: "responses.a[1]", Reason: "must be a number in range"}},
