@@ -476,6 +476,7 @@ func TestAPIAwaitingPaymentExpiry(t *testing.T) {
 	const hold = 2 * time.Second
 	f := newAPIFx(t, withOrderHold(hold))
 	s := f.shop(t, map[string]any{"capacity": 1, "priceAmount": 10})
+	t0 := time.Now()
 	o := apiWant(t, s.order(t, s.tt, "slowpay@example.com", nil), 201)
 	placed, err := time.Parse(time.RFC3339Nano, apiS(o, "holdExpiresAt"))
 	require.NoError(t, err)
@@ -486,7 +487,9 @@ func TestAPIAwaitingPaymentExpiry(t *testing.T) {
 	extended, err := time.Parse(time.RFC3339Nano, apiS(aw, "holdExpiresAt"))
 	require.NoError(t, err)
 	assert.True(t, extended.After(placed), "confirm of a paid order extends the hold: %v then %v", placed, extended)
-	time.Sleep(time.Until(placed.Add(1200 * time.Millisecond)))
+	// The first hold ends by t0+2s (plus latency), the extended one at
+	// about t0+3.1s.
+	time.Sleep(time.Until(t0.Add(hold + 400*time.Millisecond)))
 	assert.Equal(t, "awaiting_payment", apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(o, "orderNumber")), nil), 200)["status"],
 		"still held after the first hold's end")
 
