@@ -1,7 +1,11 @@
 package http
 
 import (
+	"log/slog"
 	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/stretchr/testify/require"
 )
@@ -55,4 +59,23 @@ func TestAdminDisabledWithoutToken(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.AdminToken = "" })
 	require.Equal(t, 401, h.do("POST", "/admin/v1/business-units", "", "", "Authorization", "Bearer ").status)
 	require.Equal(t, 401, h.do("POST", "/admin/v1/business-units", adminTok, "").status)
+}
+
+// panicAuth is an Authenticator with a bug.
+type panicAuth struct{}
+
+func (panicAuth) Authenticate(string, time.Time) (*Principal, bool) { panic("directory bug") }
+
+func TestPanicOutsideHandlerIsA500(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	h := &harness{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	srv, err := NewServer(cfg, panicAuth{}, toyRoutes(h))
+	require.NoError(t, err)
+	var rc fasthttp.RequestCtx
+	rc.Request.SetRequestURI("/v1/events")
+	rc.Request.Header.Set("Authorization", "Bearer sk_x")
+	srv.Handler()(&rc)
+	require.Equal(t, 500, rc.Response.StatusCode())
+	require.Contains(t, string(rc.Response.Body()), `"INTERNAL"`)
 }

@@ -220,7 +220,7 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 		s.router.Handle(r.Method, r.Path, s.routeHandler(r))
 	}
 	s.fast = &fasthttp.Server{
-		Handler:               s.router.Handler,
+		Handler:               s.safe(s.router.Handler),
 		ErrorHandler:          s.transportError,
 		MaxRequestBodySize:    cfg.MaxBodyBytes,
 		ReadTimeout:           cfg.ReadTimeout,
@@ -258,7 +258,23 @@ func (s *Server) Handle(method, path string, h fasthttp.RequestHandler) {
 
 // Handler returns the request handler, for tests and for serving on a
 // listener the caller runs itself.
-func (s *Server) Handler() fasthttp.RequestHandler { return s.router.Handler }
+func (s *Server) Handler() fasthttp.RequestHandler { return s.safe(s.router.Handler) }
+
+// safe is the last line of defence: fasthttp does not recover panics, and
+// one escaping a handler would end the process. The pipeline recovers its
+// own; this catches the rest (preflight, 404 and 405 paths).
+func (s *Server) safe(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(rc *fasthttp.RequestCtx) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("http: panic", "panic", v, "stack", string(debug.Stack()))
+				rc.ResetBody()
+				s.writeError(rc, errors.New("panic"))
+			}
+		}()
+		h(rc)
+	}
+}
 
 // Serve accepts connections on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
@@ -284,6 +300,14 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
 	c := s.ctxPool.Get().(*Ctx)
 	c.rc, c.srv, c.route, c.now, c.ip, c.requestID = rc, s, r, st.at, st.ip, st.requestID
 	defer func() {
+		// fasthttp does not recover panics: one in the Authenticator, a
+		// store or a hook would take the whole process down.
+		if v := recover(); v != nil {
+			s.log.Error("http: panic outside the handler", "operation", r.OperationID, "panic", v,
+				"stack", string(debug.Stack()), "request_id", st.requestID)
+			rc.ResetBody()
+			s.writeError(rc, errors.New("panic"))
+		}
 		s.finish(rc, st, r, c.principal)
 		c.reset()
 		s.ctxPool.Put(c)
