@@ -98,7 +98,7 @@ func hostedBrowser(t *testing.T) (context.Context, func() []string) {
 // shot saves a full-page screenshot as a test artifact.
 func shot(t *testing.T, name string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		buf, err := chromedp.FullScreenshot(90)(ctx, tg)
+		buf, err := chromedp.FullScreenshot(100)(ctx, tg) // quality 100: PNG
 		if err != nil {
 			return err
 		}
