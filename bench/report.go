@@ -31,7 +31,17 @@ type Report struct {
 	Integrator *IntegratorReport `json:"integrator,omitempty"`
 	Recovery   []RecoveryReport  `json:"recovery,omitempty"`
 	Scale      *ScaleReport      `json:"scale,omitempty"`
+	Profile    *ProfileReport    `json:"profile,omitempty"`
 	Notes      []string          `json:"notes,omitempty"`
+}
+
+// ProfileReport summarises the CPU and allocation profiles of a flash sale
+// on the composed service (fsync on).
+type ProfileReport struct {
+	RPS       float64 `json:"rps"`
+	CPUTop    string  `json:"cpuTop"`
+	AllocsTop string  `json:"allocsTop"`
+	Files     string  `json:"files"`
 }
 
 // Check is one correctness assertion after a scenario.
@@ -202,6 +212,10 @@ func (r *Report) Markdown(chart string) string {
 			"**%.0f B per registration** (%.0f B per active event, mailbox included), **%.0f B per idle event**; activation %.1f s.\n",
 			s.Events, s.RegistrationsPerEvt, s.HeapEmptyBytes/(1<<20), s.HeapActiveBytes/(1<<20), s.ActiveAtMeasure,
 			s.HeapIdleBytes/(1<<20), s.PerRegistration, s.PerActiveEvent, s.PerIdleEvent, s.ActivationSeconds)
+	}
+	if p := r.Profile; p != nil {
+		fmt.Fprintf(&b, "\n## Profile of a flash sale (%.0f req/s, profiled service)\n\nCPU, top functions (cumulative):\n\n```\n%s```\n\nAllocated space:\n\n```\n%s```\n",
+			p.RPS, p.CPUTop, p.AllocsTop)
 	}
 	b.WriteString("\n## Correctness\n\n| scenario | check | ok | detail |\n|---|---|---|---|\n")
 	for _, c := range r.Checks {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -23,6 +24,11 @@ import (
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )
+
+// ProfileEnv, set for a service role, names a file prefix: the process
+// writes <prefix>.cpu.pprof (its whole life) and <prefix>.allocs.pprof at
+// shutdown.
+const ProfileEnv = "TICKETD_BENCH_PROFILE"
 
 // RoleEnv names the environment variable that turns the loadgen binary into
 // one of its child servers. It is a harness detail, not a service mode.
@@ -124,6 +130,13 @@ func runService(args []string, out io.Writer, noSync bool) error {
 	if *dir == "" {
 		return errors.New("bench: service: -data-dir is required")
 	}
+	if prefix := os.Getenv(ProfileEnv); prefix != "" {
+		stop, err := startProfile(prefix)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	store, err := persistence.Open(persistence.Options{Dir: *dir, Logger: log, NoSync: noSync})
 	if err != nil {
@@ -186,4 +199,25 @@ func bootstrapKeys(ctx context.Context, sys *actors.System) (sk, pk string, err 
 		return "", "", fmt.Errorf("bench: service: key: %w", err)
 	}
 	return sk, pk, nil
+}
+
+// startProfile starts the CPU profile; the returned func stops it and
+// writes the allocation profile.
+func startProfile(prefix string) (func(), error) {
+	f, err := os.Create(prefix + ".cpu.pprof")
+	if err != nil {
+		return nil, fmt.Errorf("bench: profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		if a, err := os.Create(prefix + ".allocs.pprof"); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(a, 0)
+			a.Close()
+		}
+	}, nil
 }

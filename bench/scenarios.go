@@ -37,6 +37,7 @@ func Run(cfg Config) (*Report, error) {
 		{"ceiling", h.ceiling},
 		{"flash-sale", h.ticketdScenarios},
 		{"nosync", h.nosync},
+		{"profile", h.profile},
 		{"recovery", h.recovery},
 		{"scale", h.scale},
 	}
@@ -883,4 +884,42 @@ func (h *Harness) targets() {
 	if s := r.Scale; s != nil {
 		r.target("heap per registration", "<= 1024 B", fmt.Sprintf("%.0f B", s.PerRegistration), s.PerRegistration <= 1024)
 	}
+}
+
+// profile runs the flash sale on the composed service with the CPU and
+// allocation profiles on, and keeps the top of both (`go tool pprof -top`).
+func (h *Harness) profile() error {
+	prefix := filepath.Join(h.cfg.WorkDir, "flash-sale")
+	s, err := StartServer(ServerSpec{Bin: h.cfg.SelfBin, Env: []string{RoleEnv + "=" + RoleService, ProfileEnv + "=" + prefix},
+		DataDir: h.dir("profile"), LogFile: h.logFile("profile")})
+	if err != nil {
+		return err
+	}
+	c, err := NewClient(s.URL, h.cfg.Conns)
+	if err != nil {
+		_ = s.Stop()
+		return err
+	}
+	e, err := c.CreateEvent(s.SecretKey, "Flash sale, profiled", 10_000_000)
+	if err != nil {
+		_ = s.Stop()
+		return err
+	}
+	var ack acks
+	res := h.record(h.drop("flash-sale-profiled", c, s, e, 0, &ack, "pf").Run())
+	if err := s.Stop(); err != nil {
+		return err
+	}
+	top := func(kind string, extra ...string) string {
+		args := append([]string{"tool", "pprof", "-top", "-nodecount=25"}, extra...)
+		args = append(args, h.cfg.SelfBin, prefix+"."+kind+".pprof")
+		out, err := exec.Command("go", args...).CombinedOutput()
+		if err != nil {
+			return fmt.Sprintf("go tool pprof failed: %v\n%s", err, truncate(out, 500))
+		}
+		return string(out)
+	}
+	h.rep.Profile = &ProfileReport{RPS: res.RPS, CPUTop: top("cpu", "-cum"), AllocsTop: top("allocs", "-sample_index=alloc_space"),
+		Files: prefix + ".{cpu,allocs}.pprof"}
+	return nil
 }

@@ -39,8 +39,10 @@ func OpenSeeder(dir string, snapshotEvery int) (*Seeder, error) {
 	sys, err := actors.Open(actors.Config{
 		Event:         event.Config{BaseURL: "http://127.0.0.1", OrderHold: 6 * time.Hour, CheckoutSessionTTL: 24 * time.Hour},
 		SnapshotEvery: snapshotEvery,
-		IdleTimeout:   time.Minute,
-		Logger:        log,
+		// Passivate soon: every active actor preallocates its mailbox, and
+		// the scale seed touches thousands of events.
+		IdleTimeout: 500 * time.Millisecond,
+		Logger:      log,
 	}, store, snapshots.New(store, 2))
 	if err != nil {
 		_ = store.Close()
