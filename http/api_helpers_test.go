@@ -366,6 +366,11 @@ func withStorefrontIPLimit(n int) serviceOption {
 	return func(hc *thttp.Config, _ *actors.Config) { hc.StorefrontIPLimitPerMinute = n }
 }
 
+// withStorefrontKeyLimit sets the storefront budget per publishable key.
+func withStorefrontKeyLimit(n int) serviceOption {
+	return func(hc *thttp.Config, _ *actors.Config) { hc.StorefrontKeyLimitPerMinute = n }
+}
+
 // withTrustedProxies trusts X-Forwarded-For from the given CIDRs.
 func withTrustedProxies(cidrs ...string) serviceOption {
 	return func(hc *thttp.Config, _ *actors.Config) {

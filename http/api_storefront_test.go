@@ -131,6 +131,41 @@ func TestAPIStorefront(t *testing.T) {
 		assert.Empty(t, counts, "the storefront never exposes numeric availability")
 	})
 
+	t.Run("bundles and add-ons in the catalog and in orders", func(t *testing.T) {
+		t.Parallel()
+		s := f.store(t, map[string]any{"capacity": 1})
+		hidden := apiOpenType(t, s.dev, s.ev, map[string]any{"isPublic": false})
+		ao := apiS(apiWant(t, s.dev.Do("POST", "/v1/events/"+s.ev+"/addons", map[string]any{"name": "Cap", "priceAmount": 5, "capacity": 1}), 201), "id")
+		apiSetStatus(t, s.dev, "/v1/events/"+s.ev+"/addons/"+ao, "open")
+		bundle := func(typeID string) string {
+			b := apiS(apiWant(t, s.dev.Do("POST", "/v1/events/"+s.ev+"/bundles", map[string]any{"name": "B " + typeID, "priceAmount": 10,
+				"items": apiTicket(typeID)}), 201), "id")
+			apiSetStatus(t, s.dev, "/v1/events/"+s.ev+"/bundles/"+b, "open")
+			return b
+		}
+		pub := bundle(s.tt)
+		sec := bundle(hidden)
+		line := func(typ, id string) []map[string]any {
+			return []map[string]any{{"itemType": typ, "itemId": id, "quantity": 1}}
+		}
+		apiWantErr(t, s.sf.Do("POST", s.sfPath("/orders"), map[string]any{"email": "h@example.com", "items": line("bundle", sec)}), 412, "FAILED_PRECONDITION")
+		apiWant(t, s.sf.Do("POST", s.sfPath("/orders"), map[string]any{"email": "a@example.com", "items": line("addon", ao)}), 201)
+		apiWant(t, s.sf.Do("POST", s.sfPath("/orders"), map[string]any{"email": "p@example.com", "items": line("bundle", pub)}), 201)
+
+		soldOut := map[string]any{}
+		cat := apiWant(t, s.sf.Do("GET", s.sfPath(""), nil), 200)
+		for _, sec := range []string{"ticketTypes", "addons", "bundles"} {
+			for _, x := range cat[sec].([]any) {
+				m := x.(map[string]any)
+				soldOut[apiS(m, "id")] = m["soldOut"]
+			}
+		}
+		assert.Equal(t, true, soldOut[s.tt], "the bundle's order holds the only place")
+		assert.Equal(t, true, soldOut[ao])
+		assert.Equal(t, true, soldOut[pub], "a bundle whose ticket is sold out cannot be bought")
+		apiWantErr(t, s.sf.Do("POST", s.sfPath("/orders"), map[string]any{"email": "q@example.com", "items": line("bundle", pub)}), 412, "FAILED_PRECONDITION")
+	})
+
 	t.Run("code lookup reaches hidden types; invalid codes are one 404", func(t *testing.T) {
 		t.Parallel()
 		s := f.store(t, nil)
@@ -320,6 +355,20 @@ func TestAPIRateLimits(t *testing.T) {
 		apiWantErr(t, s.sfOrder(t, s.sf.WithHeader("X-Forwarded-For", "203.0.113.2"), s.tt, "b@example.com", nil), 429, "RESOURCE_EXHAUSTED")
 	})
 
+	t.Run("storefront per key", func(t *testing.T) {
+		t.Parallel()
+		f := newAPIFx(t, withStorefrontKeyLimit(3))
+		s := f.store(t, nil)
+		for range 3 {
+			apiWant(t, s.sf.Do("GET", s.sfPath(""), nil), 200)
+		}
+		r := s.sf.Do("GET", "/storefront/v1/events", nil)
+		apiWantErr(t, r, 429, "RESOURCE_EXHAUSTED")
+		assert.NotEmpty(t, r.Header.Get("Retry-After"))
+		assert.Equal(t, "3", r.Header.Get("RateLimit-Limit"))
+		apiWant(t, s.dev.Do("GET", "/v1/events", nil), 200) // the unit's secret key is not affected
+	})
+
 	t.Run("developer per key", func(t *testing.T) {
 		t.Parallel()
 		f := newAPIFx(t, withDevRateLimit(5))
@@ -338,6 +387,26 @@ func TestAPIRateLimits(t *testing.T) {
 		// Another key of another unit has its own budget.
 		apiWant(t, f.unit(t).dev.Do("GET", "/v1/events", nil), 200)
 	})
+}
+
+func TestAPIStorefrontIdempotencyAndVersions(t *testing.T) {
+	t.Parallel()
+	f := newAPIFx(t)
+	s := f.store(t, map[string]any{"capacity": 5})
+	c := s.sf.WithHeader("Idempotency-Key", "sf-order-1")
+	o1 := apiWant(t, s.sfOrder(t, c, s.tt, "idem@example.com", nil), 201)
+	o2 := apiWant(t, s.sfOrder(t, c, s.tt, "idem@example.com", nil), 201)
+	assert.Equal(t, o1["orderNumber"], o2["orderNumber"])
+	assert.EqualValues(t, 1, apiAvailability(t, s.dev, s.ev, s.tt)["held"])
+	apiWantErr(t, s.sfOrder(t, c, s.tt, "other@example.com", nil), 422, "INVALID_ARGUMENT")
+
+	r := s.raw.Do("GET", "/storefront/v1/events", nil)
+	apiWantErr(t, r, 401, "UNAUTHENTICATED")
+	assert.Equal(t, "2026-08-22", r.Header.Get("service-version"))
+	k := apiKey(t, f.admin(t), s.ID, map[string]any{"type": "publishable", "version": "2026-03-15"})
+	r = s.raw.WithKey(apiS(k, "key")).Do("GET", "/storefront/v1/events", nil)
+	apiWant(t, r, 200)
+	assert.Equal(t, "2026-03-15", r.Header.Get("service-version"), "a publishable key is pinned too")
 }
 
 func TestAPIStorefrontDrop(t *testing.T) {
