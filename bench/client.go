@@ -212,3 +212,23 @@ func sep(path string) string {
 	}
 	return "?"
 }
+
+// retry503 sends a bodiless request until it answers 200, retrying 503s
+// (an actor caught passivating answers 503 once) up to 20 times.
+func (c *Client) retry503(method, path, token string) error {
+	for attempt := range 20 {
+		st, b, err := c.Do(method, path, token, nil)
+		if err != nil {
+			return err
+		}
+		switch st {
+		case 200:
+			return nil
+		case 503:
+			time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
+		default:
+			return fmt.Errorf("bench: %s %s: status %d: %s", method, path, st, truncate(b, 300))
+		}
+	}
+	return fmt.Errorf("bench: %s %s: still 503 after 20 attempts", method, path)
+}

@@ -752,7 +752,7 @@ func (h *Harness) scale() error {
 				}
 				e, err := sd.Event("Scale "+strconv.Itoa(i), h.cfg.ScaleRegs)
 				if err == nil {
-					err = sd.Register(e, "s"+strconv.Itoa(i)+"-", h.cfg.ScaleRegs, 4)
+					err = sd.Register(e, "s"+strconv.Itoa(i)+"-", h.cfg.ScaleRegs, 16)
 				}
 				if err != nil {
 					once.Do(func() { firstErr = err })
@@ -791,7 +791,7 @@ func (h *Harness) scale() error {
 				if i >= min(len(evs), h.cfg.ScaleActive) {
 					return
 				}
-				if err := c.JSON("GET", "/v1/events/"+evs[i].EventID, sk, nil, 200, nil); err != nil {
+				if err := c.retry503("GET", "/v1/events/"+evs[i].EventID, sk); err != nil {
 					once.Do(func() { firstErr = err })
 					return
 				}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -32,7 +33,9 @@ type Seeder struct {
 // and creates a business unit with one key of each type.
 func OpenSeeder(dir string, snapshotEvery int) (*Seeder, error) {
 	log := slog.New(slog.DiscardHandler)
-	store, err := persistence.Open(persistence.Options{Dir: dir, Logger: log})
+	// Seeding needs no fsync per commit: the data reaches the files when
+	// the store closes, before any measured process starts on them.
+	store, err := persistence.Open(persistence.Options{Dir: dir, Logger: log, NoSync: true})
 	if err != nil {
 		return nil, fmt.Errorf("bench: seed: open store: %w", err)
 	}
@@ -42,7 +45,10 @@ func OpenSeeder(dir string, snapshotEvery int) (*Seeder, error) {
 		// Passivate soon: every active actor preallocates its mailbox, and
 		// the scale seed touches thousands of events.
 		IdleTimeout: 500 * time.Millisecond,
-		Logger:      log,
+		// Loading a large copied log and encoding its snapshot can take
+		// long on a busy machine.
+		AskTimeout: 5 * time.Minute,
+		Logger:     log,
 	}, store, snapshots.New(store, 2))
 	if err != nil {
 		_ = store.Close()
@@ -73,6 +79,22 @@ func (s *Seeder) Close() {
 	_ = s.store.Close()
 }
 
+// ask sends cmd to the event, retrying while the actor shell is
+// unavailable: a request that meets an actor just as it passivates is
+// refused ("name exists") and succeeds a moment later.
+func (s *Seeder) ask(eventID string, cmd event.Command) (any, error) {
+	var err error
+	for attempt := range 50 {
+		var res any
+		res, err = s.sys.Ask(context.Background(), eventID, cmd)
+		if !errors.Is(err, actors.ErrUnavailable) {
+			return res, err
+		}
+		time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
+	}
+	return nil, err
+}
+
 func idOf(v any) (string, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -97,17 +119,17 @@ func (s *Seeder) Event(name string, capacity int) (EventSetup, error) {
 	if e.EventID, err = idOf(res); err != nil {
 		return e, err
 	}
-	res, err = s.sys.Ask(ctx, e.EventID, event.CreateTicketType{Name: "General admission", Capacity: &capacity})
+	res, err = s.ask(e.EventID, event.CreateTicketType{Name: "General admission", Capacity: &capacity})
 	if err != nil {
 		return e, fmt.Errorf("bench: seed: ticket type: %w", err)
 	}
 	if e.TicketTypeID, err = idOf(res); err != nil {
 		return e, err
 	}
-	if _, err := s.sys.Ask(ctx, e.EventID, event.UpdateTicketType{ID: e.TicketTypeID, Status: event.Some("open")}); err != nil {
+	if _, err := s.ask(e.EventID, event.UpdateTicketType{ID: e.TicketTypeID, Status: event.Some("open")}); err != nil {
 		return e, fmt.Errorf("bench: seed: open ticket type: %w", err)
 	}
-	if _, err := s.sys.Ask(ctx, e.EventID, event.UpdateEvent{Status: event.Some("published")}); err != nil {
+	if _, err := s.ask(e.EventID, event.UpdateEvent{Status: event.Some("published")}); err != nil {
 		return e, fmt.Errorf("bench: seed: publish: %w", err)
 	}
 	return e, nil
@@ -119,7 +141,6 @@ func (s *Seeder) Register(e EventSetup, prefix string, n, conc int) error {
 	var firstErr error
 	var once sync.Once
 	var wg sync.WaitGroup
-	ctx := context.Background()
 	for range conc {
 		wg.Add(1)
 		go func() {
@@ -129,7 +150,7 @@ func (s *Seeder) Register(e EventSetup, prefix string, n, conc int) error {
 				if i >= int64(n) {
 					return
 				}
-				_, err := s.sys.Ask(ctx, e.EventID, event.CreateRegistration{
+				_, err := s.ask(e.EventID, event.CreateRegistration{
 					Email: prefix + strconv.FormatInt(i, 10) + "@bench.example", Name: "Bench", RegistrationTypeID: e.TicketTypeID,
 				})
 				if err != nil {
@@ -146,7 +167,7 @@ func (s *Seeder) Register(e EventSetup, prefix string, n, conc int) error {
 // Touch sends a change-making command to e (a rename), so an actor over a
 // snapshot interval takes its snapshot.
 func (s *Seeder) Touch(e EventSetup) error {
-	_, err := s.sys.Ask(context.Background(), e.EventID, event.UpdateEvent{Name: event.Some("Bench (touched)")})
+	_, err := s.ask(e.EventID, event.UpdateEvent{Name: event.Some("Bench (touched)")})
 	return err
 }
 
@@ -159,7 +180,7 @@ func (s *Seeder) Changes(e EventSetup) (int, error) {
 
 // Availability reads e's ticket type availability through its actor.
 func (s *Seeder) Availability(e EventSetup) (Availability, error) {
-	res, err := s.sys.Ask(context.Background(), e.EventID, event.GetAvailability{ID: e.TicketTypeID})
+	res, err := s.ask(e.EventID, event.GetAvailability{ID: e.TicketTypeID})
 	if err != nil {
 		return Availability{}, err
 	}
