@@ -351,6 +351,47 @@ func apiWalkKeys(v any, fn func(key string)) {
 	}
 }
 
+// apiProgram creates a venue or session (kind "venues" or "sessions") of an
+// event through the console API and returns its id, or "" while the
+// console's program routes are not built (their path answers 404). It uses
+// apiRaw: the admin document may not describe these paths yet.
+func (f *apiFx) apiProgram(t testing.TB, eventID, kind string, body map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(body)
+	require.NoError(t, err)
+	resp, out := apiRaw(t, "POST", f.s.URL+"/admin/v1/events/"+eventID+"/"+kind, map[string]string{
+		"Authorization": "Bearer " + f.s.Admin, "Content-Type": "application/json"}, b)
+	if resp.StatusCode == 404 || resp.StatusCode == 405 {
+		return ""
+	}
+	require.Equalf(t, 201, resp.StatusCode, "create %s: %s", kind, out)
+	id := apiS(apiDecode(out), "id")
+	require.NotEmpty(t, id)
+	return id
+}
+
+// door returns the id of a session or venue door of the event: a real one
+// when the console can create it, else a made-up id (check-ins did not
+// check subject ids before the program existed).
+func (f *apiFx) door(t testing.TB, eventID, kind string) string {
+	t.Helper()
+	var id string
+	switch kind {
+	case "session":
+		id = f.apiProgram(t, eventID, "sessions", map[string]any{"title": "Keynote",
+			"startsAt": "2030-06-01T09:00:00Z", "endsAt": "2030-06-01T10:00:00Z"})
+		if id == "" {
+			id = "ses_keynote"
+		}
+	case "venue":
+		id = f.apiProgram(t, eventID, "venues", map[string]any{"name": "Main hall"})
+		if id == "" {
+			id = "ven_hall"
+		}
+	}
+	return id
+}
+
 // withOrderHold sets the order hold period.
 func withOrderHold(d time.Duration) serviceOption {
 	return func(_ *thttp.Config, ac *actors.Config) { ac.Event.OrderHold = d }
