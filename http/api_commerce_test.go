@@ -456,6 +456,9 @@ func TestAPIOrderHoldExpiry(t *testing.T) {
 	t.Parallel()
 	f := newAPIFx(t, withOrderHold(300*time.Millisecond))
 	s := f.shop(t, map[string]any{"capacity": 1})
+	hidden := apiOpenType(t, s.c, s.ev, map[string]any{"isPublic": false})
+	s.mint(t, map[string]any{"registrationTypeId": hidden, "code": "ONE"})
+	coded := apiWant(t, s.order(t, hidden, "coded@example.com", map[string]any{"redemptionCode": "ONE"}), 201)
 	o := apiWant(t, s.order(t, s.tt, "slow@example.com", nil), 201)
 	apiWantErr(t, s.order(t, s.tt, "blocked@example.com", nil), 412, "FAILED_PRECONDITION")
 	var got map[string]any
@@ -467,6 +470,13 @@ func TestAPIOrderHoldExpiry(t *testing.T) {
 	assert.EqualValues(t, 0, apiAvailability(t, s.c, s.ev, s.tt)["held"])
 	apiWantErr(t, s.c.Do("POST", s.path("/orders/"+apiS(o, "orderNumber")+"/confirm"), nil), 412, "FAILED_PRECONDITION")
 	apiWant(t, s.order(t, s.tt, "next@example.com", nil), 201)
+
+	// The expired order with a code gave its reserved use back.
+	assert.Equal(t, "expired", apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(coded, "orderNumber")), nil), 200)["status"])
+	codes := apiData(t, apiWant(t, s.c.Do("GET", s.path("/redemption-codes"), nil), 200))
+	assert.EqualValues(t, 0, codes[0]["uses"])
+	assert.Equal(t, "active", codes[0]["status"])
+	apiWant(t, s.order(t, hidden, "again@example.com", map[string]any{"redemptionCode": "ONE"}), 201)
 }
 
 func TestAPIAwaitingPaymentExpiry(t *testing.T) {

@@ -446,4 +446,25 @@ func TestAPIStorefrontDrop(t *testing.T) {
 	assert.EqualValues(t, 50, av["held"])
 	assert.EqualValues(t, 0, av["remaining"])
 	assert.EqualValues(t, 0, av["confirmed"])
+
+	// Every holder confirms at once: the 50 holds become 50 registrations.
+	var cwg sync.WaitGroup
+	confirmed := make(chan int, len(orders))
+	for num := range orders {
+		cwg.Add(1)
+		go func() {
+			defer cwg.Done()
+			r := s.sf.Do("POST", s.sfPath("/orders/"+num+"/confirm"), nil)
+			if r.Status == 200 && apiS(apiDecode(r.Body), "status") == "paid" {
+				confirmed <- 1
+			}
+		}()
+	}
+	cwg.Wait()
+	close(confirmed)
+	assert.Len(t, confirmed, 50)
+	av = apiAvailability(t, s.dev, s.ev, s.tt)
+	assert.EqualValues(t, 50, av["confirmed"])
+	assert.EqualValues(t, 0, av["held"])
+	assert.Len(t, apiData(t, apiWant(t, s.dev.Do("GET", "/v1/events/"+s.ev+"/registrations?limit=100&status=confirmed", nil), 200)), 50)
 }
