@@ -559,6 +559,12 @@ func TestAPIRegistrations(t *testing.T) {
 		assert.Equal(t, r["checkinCode"], rot["checkinCode"], "the badge credential stays")
 		assert.Equal(t, rot["passUrl"], apiWant(t, c.Do("GET", regs(ev)+"/"+apiS(r, "id"), nil), 200)["passUrl"])
 		apiWantErr(t, c.Do("POST", regs(ev)+"/reg_nope/rotate-pass", nil), 404, "NOT_FOUND")
+		// The old link stops working (decisions §5), once the hosted pass
+		// page exists.
+		if resp, _ := apiRaw(t, "GET", apiS(rot, "passUrl"), nil, nil); resp.StatusCode == 200 {
+			old, _ := apiRaw(t, "GET", apiS(r, "passUrl"), nil, nil)
+			assert.Equal(t, 404, old.StatusCode, "the rotated-out pass link")
+		}
 		apiWantErr(t, c.Do("POST", regs(ev)+"/reg_nope/cancel", nil), 404, "NOT_FOUND")
 	})
 }
