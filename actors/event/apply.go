@@ -23,8 +23,7 @@ func (s *State) apply(ch Change) {
 		e.Name, e.Timezone, e.StartsAt, e.EndsAt = c.Name, c.Timezone, c.StartsAt, c.EndsAt
 		e.Status, e.Currency, e.UpdatedAt = c.Status, c.Currency, c.At
 		if c.AgendaReset {
-			s.Sessions = map[string]*SessionRec{}
-			s.SessionOrder = nil
+			s.resetAgenda()
 		}
 	case SiteURLSet:
 		e := s.mustEvent()
@@ -113,7 +112,9 @@ func (s *State) apply(ch Change) {
 		}
 		s.CheckoutOrder = append(s.CheckoutOrder, c.ID)
 	default:
-		panic(fmt.Sprintf("event: apply: unknown change %T", ch))
+		if !s.applyProgram(ch) {
+			panic(fmt.Sprintf("event: apply: unknown change %T", ch))
+		}
 	}
 }
 
@@ -325,6 +326,9 @@ func (s *State) check() error {
 	if err := checkOrder(s.Venues, s.VenueOrder, "venue", func(v *VenueRec) int { return v.Seq }); err != nil {
 		return err
 	}
+	if err := s.checkProgram(); err != nil {
+		return err
+	}
 	return s.checkRefs()
 }
 
@@ -375,7 +379,7 @@ func (s *State) checkRefs() error {
 			return fmt.Errorf("order %s of unknown type", id)
 		}
 	}
-	return nil
+	return s.checkProgramRefs()
 }
 
 func checkOrder[T any](m map[string]*T, order []string, what string, seq func(*T) int) error {

@@ -314,7 +314,7 @@ func appendBody(e enc, ch Change) (enc, bool) {
 		return e.time(c.At).str(c.ID).orderItems(c.Items).str(c.Email).str(c.Name).bytes(c.Responses).str(c.RedemptionCode).
 			str(c.PromotionCode).str(c.ReturnURL).str(c.Locale).time(c.ExpiresAt), true
 	}
-	return e, false
+	return appendProgramBody(e, ch)
 }
 
 // readBody decodes the fields of a change of the given kind.
@@ -387,5 +387,5 @@ func readBody(kind string, d *dec) (Change, bool) {
 		return CheckoutSessionCreated{At: d.time(), ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
 			RedemptionCode: d.str(), PromotionCode: d.str(), ReturnURL: d.str(), Locale: d.str(), ExpiresAt: d.time()}, true
 	}
-	return nil, false
+	return readProgramBody(kind, d)
 }

@@ -185,7 +185,7 @@ func (m *Machine) lookupCode(now time.Time, c LookupCode) (any, []Change, error)
 	}
 	t := m.s.Types[code.TypeID]
 	return CodeLookup{
-		Code: code.Code, RegistrationType: m.typeView(t), Perks: []Perk{}, PriceAmount: t.Price,
+		Code: code.Code, RegistrationType: m.typeView(t), Perks: m.admissionPerks(code), PriceAmount: t.Price,
 		DiscountedPriceAmount: t.Price, ExpiresAt: tp(code.ExpiresAt),
 	}, nil, nil
 }
@@ -808,7 +808,7 @@ func (m *Machine) catalog(now time.Time) (any, []Change, error) {
 		}
 		v := CatalogTicketType{
 			ID: t.ID, Name: t.Name, PriceAmount: t.Price, SoldOut: t.room() == 0, AllowWaitlist: t.AllowWaitlist,
-			RequiresApproval: t.RequiresApproval, OpensAt: tp(t.OpensAt), ClosesAt: tp(t.ClosesAt), Perks: []Perk{},
+			RequiresApproval: t.RequiresApproval, OpensAt: tp(t.OpensAt), ClosesAt: tp(t.ClosesAt), Perks: m.perksOf(m.s.TypePerks[t.ID]),
 		}
 		if t.OpensAt != nil && now.Before(*t.OpensAt) {
 			cat.UpcomingTicketTypes = append(cat.UpcomingTicketTypes, v)
@@ -826,6 +826,7 @@ func (m *Machine) catalog(now time.Time) (any, []Change, error) {
 			cat.Bundles = append(cat.Bundles, CatalogBundle{ID: b.ID, Name: b.Name, PriceAmount: b.Price, SoldOut: !m.bundleAvailable(b), Items: append([]BundleItem{}, b.Items...)})
 		}
 	}
+	m.programCatalog(&cat)
 	return cat, nil, nil
 }
 

@@ -169,6 +169,11 @@ type Catalog struct {
 	UpcomingTicketTypes []CatalogTicketType `json:"upcomingTicketTypes"`
 	Addons              []CatalogItem       `json:"addons"`
 	Bundles             []CatalogBundle     `json:"bundles"`
+	// Agenda is every session in time order with its venue and gate;
+	// Speakers and Sponsors in creation order (program_views.go).
+	Agenda   []CatalogSession `json:"agenda"`
+	Speakers []CatalogSpeaker `json:"speakers"`
+	Sponsors []CatalogSponsor `json:"sponsors"`
 }
 
 func (m *Machine) codeView(c *CodeRec, now time.Time) RedemptionCode {

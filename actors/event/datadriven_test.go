@@ -57,6 +57,7 @@ func commandTypes() map[string]reflect.Type {
 		ListBundles{}, ReplaceBundleItems{}, PlaceOrder{}, ConfirmOrder{}, CancelOrder{}, GetOrder{},
 		ListOrders{}, SettlePayment{}, CreateCheckoutSession{}, GetCheckoutSession{}, Expire{}, GetCatalog{}, GetPayment{}, SetSiteURL{}, GetHostedCheckout{}, GetHostedOrder{},
 	}
+	cmds = append(cmds, programCommands()...)
 	out := map[string]reflect.Type{}
 	for _, c := range cmds {
 		t := reflect.TypeOf(c)

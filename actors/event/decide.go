@@ -86,6 +86,8 @@ func (m *Machine) Decide(now time.Time, c Command) (any, []Change, error) {
 		return m.listCheckins(c)
 	case GetPayment:
 		return m.getPayment(c)
+	case programCommand:
+		return m.decideProgram(now, c)
 	}
 	return m.decideCommerce(now, c)
 }

@@ -242,14 +242,18 @@ func (m *Machine) recordCheckin(now time.Time, c RecordCheckin) (any, []Change, 
 		return nil, nil, FieldError("method", "must be scan or manual")
 	}
 	if id, ok := m.s.idx.doors[doorKey(r.ID, c.SubjectType, subjectID)]; ok {
-		return CheckinResult{Checkin: m.checkinView(m.s.Checkins[id]), AlreadyCheckedIn: true}, nil, nil
+		return CheckinResult{Checkin: m.checkinView(m.s.Checkins[id]), AlreadyCheckedIn: true, Access: m.access(r, c.SubjectType, subjectID)}, nil, nil
+	}
+	// A repeat scan (above) answers even if its door was deleted since.
+	if err := m.checkDoor(c.SubjectType, subjectID); err != nil {
+		return nil, nil, err
 	}
 	if r.Status != RegConfirmed {
 		return nil, nil, Errorf(FailedPrecondition, "registration is %s, not confirmed", r.Status)
 	}
 	ch := CheckedIn{At: now, ID: m.newID("chk_"), RegID: r.ID, SubjectType: c.SubjectType, SubjectID: subjectID, Method: method}
 	rec := CheckinRec{ID: ch.ID, RegID: r.ID, SubjectType: ch.SubjectType, SubjectID: subjectID, Method: method, At: now}
-	return CheckinResult{Checkin: m.checkinView(&rec)}, []Change{ch}, nil
+	return CheckinResult{Checkin: m.checkinView(&rec), Access: m.access(r, c.SubjectType, subjectID)}, []Change{ch}, nil
 }
 
 func (m *Machine) listCheckins(c ListCheckins) (any, []Change, error) {

@@ -86,6 +86,19 @@ type State struct {
 	Venues       map[string]*VenueRec   `json:"venues"`
 	VenueOrder   []string               `json:"venueOrder"`
 
+	// The rest of the program and the perks (program.go): perks, speakers,
+	// sponsors, and perk bindings keyed by ticket type, redemption code and
+	// (individual grants) registration id.
+	Perks        map[string]*PerkRec    `json:"perks"`
+	PerkOrder    []string               `json:"perkOrder"`
+	Speakers     map[string]*SpeakerRec `json:"speakers"`
+	SpeakerOrder []string               `json:"speakerOrder"`
+	Sponsors     map[string]*SponsorRec `json:"sponsors"`
+	SponsorOrder []string               `json:"sponsorOrder"`
+	TypePerks    map[string][]string    `json:"typePerks"`
+	CodePerks    map[string][]string    `json:"codePerks"`
+	Grants       map[string][]string    `json:"grants"`
+
 	idx index
 }
 
@@ -320,23 +333,28 @@ type CheckoutRec struct {
 	ExpiresAt      time.Time       `json:"expiresAt"`
 }
 
-// SessionRec is a program session (filled by the program feature).
+// SessionRec is an agenda session (program.go). Seq is its position in
+// agenda (time) order.
 type SessionRec struct {
-	ID       string     `json:"id"`
-	Seq      int        `json:"seq"`
-	Title    string     `json:"title"`
-	StartsAt *time.Time `json:"startsAt,omitempty"`
-	EndsAt   *time.Time `json:"endsAt,omitempty"`
-	VenueID  string     `json:"venueId,omitempty"`
-	PerkIDs  []string   `json:"perkIds,omitempty"`
+	ID        string     `json:"id"`
+	Seq       int        `json:"seq"`
+	Title     string     `json:"title"`
+	StartsAt  *time.Time `json:"startsAt,omitempty"`
+	EndsAt    *time.Time `json:"endsAt,omitempty"`
+	VenueID   string     `json:"venueId,omitempty"`
+	PerkIDs   []string   `json:"perkIds,omitempty"`
+	CreatedAt time.Time  `json:"createdAt"`
+	UpdatedAt time.Time  `json:"updatedAt"`
 }
 
-// VenueRec is a room (filled by the program feature).
+// VenueRec is a room (program.go); PerkIDs is its gate.
 type VenueRec struct {
-	ID      string   `json:"id"`
-	Seq     int      `json:"seq"`
-	Name    string   `json:"name"`
-	PerkIDs []string `json:"perkIds,omitempty"`
+	ID        string    `json:"id"`
+	Seq       int       `json:"seq"`
+	Name      string    `json:"name"`
+	PerkIDs   []string  `json:"perkIds,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 func newState(id string) *State {
@@ -352,6 +370,12 @@ func newState(id string) *State {
 		Checkouts: map[string]*CheckoutRec{},
 		Sessions:  map[string]*SessionRec{},
 		Venues:    map[string]*VenueRec{},
+		Perks:     map[string]*PerkRec{},
+		Speakers:  map[string]*SpeakerRec{},
+		Sponsors:  map[string]*SponsorRec{},
+		TypePerks: map[string][]string{},
+		CodePerks: map[string][]string{},
+		Grants:    map[string][]string{},
 	}
 	s.reindex()
 	s.ensureTokens()

@@ -13,8 +13,10 @@ import (
 //	string      the event id
 //	record      the event (a flag byte 0 when there is none yet)
 //	sections    ticket types, registrations, check-ins, codes, add-ons,
-//	            bundles, orders, checkout sessions, sessions, venues:
-//	            each a uvarint count, then the records in creation order
+//	            bundles, orders, checkout sessions, sessions (in agenda
+//	            order), venues, perks, speakers, sponsors: each a uvarint
+//	            count, then the records in creation order
+//	bindings    perks of ticket types, of codes, grants (program_views.go)
 //
 // A record is a uvarint length and its fields in the field encodings of
 // bincodec.go; Seq is the record's position and is not stored. Fields are
@@ -45,6 +47,7 @@ func MarshalState(s *State) ([]byte, error) {
 	e = section(e, s.CheckoutOrder, s.Checkouts, enc.checkoutRec)
 	e = section(e, s.SessionOrder, s.Sessions, enc.sessionRec)
 	e = section(e, s.VenueOrder, s.Venues, enc.venueRec)
+	e = s.appendProgram(e)
 	return e, nil
 }
 
@@ -196,16 +199,21 @@ func (d *dec) checkoutRec() CheckoutRec {
 }
 
 func (e enc) sessionRec(r *SessionRec) enc {
-	return e.str(r.ID).str(r.Title).timep(r.StartsAt).timep(r.EndsAt).str(r.VenueID).strs(r.PerkIDs)
+	return e.str(r.ID).str(r.Title).timep(r.StartsAt).timep(r.EndsAt).str(r.VenueID).strs(r.PerkIDs).time(r.CreatedAt).time(r.UpdatedAt)
 }
 
 func (d *dec) sessionRec() SessionRec {
-	return SessionRec{ID: d.str(), Title: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), VenueID: d.str(), PerkIDs: d.strs()}
+	return SessionRec{ID: d.str(), Title: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), VenueID: d.str(), PerkIDs: d.strs(),
+		CreatedAt: d.time(), UpdatedAt: d.time()}
 }
 
-func (e enc) venueRec(r *VenueRec) enc { return e.str(r.ID).str(r.Name).strs(r.PerkIDs) }
+func (e enc) venueRec(r *VenueRec) enc {
+	return e.str(r.ID).str(r.Name).strs(r.PerkIDs).time(r.CreatedAt).time(r.UpdatedAt)
+}
 
-func (d *dec) venueRec() VenueRec { return VenueRec{ID: d.str(), Name: d.str(), PerkIDs: d.strs()} }
+func (d *dec) venueRec() VenueRec {
+	return VenueRec{ID: d.str(), Name: d.str(), PerkIDs: d.strs(), CreatedAt: d.time(), UpdatedAt: d.time()}
+}
 
 // readSection decodes one section into m and order; seq sets a record's
 // position and id reads its id.
@@ -294,6 +302,7 @@ func (s *State) decodeBinary(body string) error {
 	readSection(d, &s.Checkouts, &s.CheckoutOrder, (*dec).checkoutRec, func(r *CheckoutRec) string { return r.ID }, func(r *CheckoutRec, i int) { r.Seq = i })
 	readSection(d, &s.Sessions, &s.SessionOrder, (*dec).sessionRec, func(r *SessionRec) string { return r.ID }, func(r *SessionRec, i int) { r.Seq = i })
 	readSection(d, &s.Venues, &s.VenueOrder, (*dec).venueRec, func(r *VenueRec) string { return r.ID }, func(r *VenueRec, i int) { r.Seq = i })
+	s.decodeProgram(d)
 	if d.err != nil {
 		return d.err
 	}

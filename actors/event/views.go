@@ -102,6 +102,9 @@ type Checkin struct {
 type CheckinResult struct {
 	Checkin          Checkin `json:"checkin"`
 	AlreadyCheckedIn bool    `json:"alreadyCheckedIn"`
+	// Access is the door's advisory perk verdict for the registration
+	// (program.go); it never refuses a check-in.
+	Access *Access `json:"access"`
 }
 
 func strp(s string) *string {
