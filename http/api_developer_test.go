@@ -211,6 +211,24 @@ func TestAPIEvents(t *testing.T) {
 		apiWantErr(t, c.Do("POST", "/v1/events/"+ev+"/orders", map[string]any{"email": "a@example.com", "items": apiTicket(tt)}), 412, "FAILED_PRECONDITION")
 	})
 
+	t.Run("archive is final; dates are checked", func(t *testing.T) {
+		t.Parallel()
+		c := f.unit(t).dev
+		ev := apiPublished(t, c)
+		tt := apiOpenType(t, c, ev, nil)
+		p := "/v1/events/" + ev
+		apiWant400(t, c.Do("PATCH", p, map[string]any{"endsAt": "2020-01-01T00:00:00Z"}), "endsAt")
+		apiWant400(t, c.Do("POST", p+"/ticket-types", map[string]any{"name": "w", "opensAt": "2030-01-02T00:00:00Z", "closesAt": "2030-01-01T00:00:00Z"}), "closesAt")
+		apiWant(t, c.Do("POST", p+"/archive", nil), 200)
+		assert.Equal(t, "archived", apiWant(t, c.Do("POST", p+"/archive", nil), 200)["status"], "archiving again is harmless")
+		apiWantErr(t, c.Do("PATCH", p, map[string]any{"status": "published"}), 412, "FAILED_PRECONDITION")
+		apiWantErr(t, c.Do("PATCH", p, map[string]any{"status": "draft"}), 412, "FAILED_PRECONDITION")
+		apiWantErr(t, c.Do("POST", p+"/registrations", map[string]any{"email": "z@example.com", "registrationTypeId": tt}), 412, "FAILED_PRECONDITION")
+		apiWantErr(t, c.Do("POST", p+"/ticket-types", map[string]any{"name": "late"}), 412, "FAILED_PRECONDITION")
+		apiWantErr(t, c.Do("POST", p+"/checkout-sessions", map[string]any{"items": apiTicket(tt)}), 412, "FAILED_PRECONDITION")
+		assert.Equal(t, "archived", apiWant(t, c.Do("GET", p, nil), 200)["status"])
+	})
+
 	t.Run("currency locks once the event has an order", func(t *testing.T) {
 		t.Parallel()
 		c := f.unit(t).dev
