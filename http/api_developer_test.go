@@ -565,6 +565,48 @@ func TestAPIRegistrations(t *testing.T) {
 		apiWantErr(t, c.Do("POST", "/v1/events/"+b+"/checkins", map[string]any{"registrationId": r["id"], "subjectType": "event"}), 404, "NOT_FOUND")
 	})
 
+	t.Run("concurrent registrations never oversell; one email is one registration", func(t *testing.T) {
+		t.Parallel()
+		c := f.unit(t).dev
+		ev := apiS(apiEvent(t, c, nil), "id")
+		tt := apiOpenType(t, c, ev, map[string]any{"capacity": 10})
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			statuses = map[int]int{}
+			same     = map[string]int{}
+		)
+		for i := range 40 {
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				r := c.Do("POST", regs(ev), map[string]any{"email": fmt.Sprintf("p%02d@example.com", i), "registrationTypeId": tt})
+				mu.Lock()
+				statuses[r.Status]++
+				mu.Unlock()
+			}()
+			go func() {
+				defer wg.Done()
+				r := c.Do("POST", regs(ev), map[string]any{"email": "twin@example.com", "registrationTypeId": tt})
+				mu.Lock()
+				if r.Status < 300 {
+					same[apiS(apiDecode(r.Body), "id")]++
+				}
+				statuses[r.Status+1000]++ // the twin's answers, kept apart
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		// Eleven people compete for ten places: the twin is one of them.
+		twinIn := statuses[1201] + statuses[1200]
+		assert.Equal(t, 10, statuses[201]+statuses[1201], "exactly capacity confirmed: %v", statuses)
+		assert.Equal(t, 40+40-statuses[201]-twinIn, statuses[412]+statuses[1412], "the rest sold out: %v", statuses)
+		assert.LessOrEqual(t, statuses[1201], 1, "the twin is created at most once")
+		assert.LessOrEqual(t, len(same), 1, "every success of the twin names one registration")
+		assert.EqualValues(t, 10, apiAvailability(t, c, ev, tt)["confirmed"])
+		assert.Len(t, apiData(t, apiWant(t, c.Do("GET", regs(ev)+"?limit=100", nil), 200)), 10)
+	})
+
 	t.Run("rotate-pass changes the pass link", func(t *testing.T) {
 		t.Parallel()
 		c := f.unit(t).dev
