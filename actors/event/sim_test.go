@@ -146,6 +146,7 @@ func (s *sim) setup() {
 	s.must(UpdateBundle{ID: "bdl_1", Status: Some(SellOpen)})
 	s.must(MintCodes{RegistrationTypeID: "tt_3", Code: "HID", MaxUses: Some(2)})
 	s.must(MintCodes{RegistrationTypeID: "tt_1", Code: "GA1"})
+	s.setupProgram()
 }
 
 func (s *sim) pick(ids []string) string {
@@ -187,7 +188,9 @@ func (s *sim) randomCommand() Command {
 		}
 	}
 	email := s.pick(s.emails)
-	switch s.rng.IntN(22) {
+	switch s.rng.IntN(25) {
+	case 22, 23, 24:
+		return s.randomProgramCommand()
 	case 20, 21:
 		return PlaceOrder{Email: email, Items: s.randomItems()}
 	case 0, 1:
@@ -231,7 +234,7 @@ func (s *sim) randomCommand() Command {
 			c.RegistrationID, c.CheckinCode = "", r.CheckinCode
 		}
 		if door != "event" {
-			c.SubjectID = s.pick([]string{"a", "b"})
+			c.SubjectID = s.pick(s.doors(door))
 		}
 		return c
 	case 16:
@@ -370,6 +373,7 @@ func (s *sim) checkInvariants() {
 			want, holding = o.HoldUntil, true
 		}
 	}
+	s.checkProgram()
 	d, ok := s.m.NextDeadline()
 	require.Equal(t, holding, ok, "NextDeadline reports a hold")
 	require.True(t, d.Equal(want), "NextDeadline %v, earliest hold %v", d, want)
