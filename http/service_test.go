@@ -43,7 +43,7 @@ type serviceOption func(hc *thttp.Config, ac *actors.Config)
 // option sets them.
 func startService(t testing.TB, opts ...serviceOption) *service {
 	t.Helper()
-	s := &service{t: t, Admin: "adm_test_token", dir: t.TempDir()}
+	s := &service{t: t, Admin: "adm_test_token_0123456789", dir: t.TempDir()}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	s.URL = "http://" + ln.Addr().String()
