@@ -27,8 +27,9 @@
 // request bodies (the HTTP binder decodes straight into them); changes.go
 // the log records; state.go the state and its indexes; views.go and
 // commerce_views.go the results; decide.go, registrations.go, commerce.go,
-// storefront.go (the Storefront wrapper: published events only) and
-// hosted.go (reads for hosted pages) the decisions; apply.go Apply;
+// storefront.go (the Storefront wrapper: published events only),
+// hosted.go (reads for hosted pages) and program.go (program and perks,
+// with program_views.go) the decisions; apply.go Apply;
 // codec.go, bincodec.go and statecodec.go the byte formats; examples.go
 // the OpenAPI example bodies. Tests: testdata/*.txt scripts run by
 // datadriven_test.go (-rewrite regenerates them), sim_test.go (seeded
@@ -118,6 +119,31 @@
 //     otherwise), public open types inside their window with soldOut,
 //     upcoming ones (opensAt in the future), open add-ons and bundles
 //     (bundles with a hidden type are left out).
+//
+// # Program and perks (program.go, program_views.go)
+//
+//   - Venues, sessions, speakers, sponsors and perks are console records
+//     with create/get/update/delete; writes on an archived event are 412.
+//     Unknown referenced ids (perks, venue, sessions, registration) are
+//     400 on the field ("perkIds[1]"); a session ends after it starts.
+//   - Deletes detach references instead of refusing: a deleted perk leaves
+//     every gate, binding and grant; a deleted venue leaves its sessions
+//     without a venue; a deleted session leaves speakers' sessionIds.
+//   - The agenda (SessionOrder) is kept in time order (start, end, title,
+//     id). Moving the event's start while sessions exist is 412 until
+//     confirmAgendaReset; the reset clears sessions and speakers' sessionIds.
+//   - Effective perks of a registration: its ticket type's bindings, its
+//     admitting code's bindings (orders record the code; API registrations
+//     have none) and its grants, each perk with its sources. A code lookup
+//     shows the code's perks plus its ticket type's.
+//   - Doors: a session's gate is its perks plus its venue's; a venue's gate
+//     its perks; empty is open to all. A session or venue check-in needs an
+//     existing subjectId (400); the result carries an advisory Access
+//     verdict, recomputed on a repeat scan. The only hard stop stays "not
+//     confirmed".
+//   - Attendees: one entry per normalized email in order of first
+//     registration, standing status confirmed > waitlisted > pending >
+//     cancelled > rejected.
 //
 // # Byte formats
 //

@@ -453,6 +453,15 @@ const (
 // ---- decide
 
 func (m *Machine) decideProgram(now time.Time, c programCommand) (any, []Change, error) {
+	switch c.(type) {
+	case GetVenue, ListVenues, GetSession, ListSessions, GetSpeaker, ListSpeakers, GetSponsor, ListSponsors,
+		GetPerk, ListPerks, GetRegistrationPerks, ListAttendees:
+	default:
+		// Console writes follow the other records: an archived event is final.
+		if err := m.notArchived(); err != nil {
+			return nil, nil, err
+		}
+	}
 	switch c := c.(type) {
 	case CreateVenue:
 		return m.saveVenue(now, "", Some(c.Name), Some(c.PerkIDs))
