@@ -97,6 +97,21 @@ func drawPanel(img *image.RGBA, area image.Rectangle, title string, rs []Result,
 		}
 		text(img, x-40, top-14, "CEILING", black, 2)
 	}
+	// Open-loop runs make the curve; the closed-loop maximum is a black
+	// mark, since its latency hides queueing and is not on the same curve.
+	var open []Result
+	for _, x := range rs {
+		if x.Mode == "open" {
+			open = append(open, x)
+		} else {
+			for _, v := range []float64{x.P50, x.P99, x.P999} {
+				X, Y := px(x.RPS), py(v)
+				fill(img, image.Rect(X-4, Y-1, X+5, Y+2), black)
+				fill(img, image.Rect(X-1, Y-4, X+2, Y+5), black)
+			}
+		}
+	}
+	rs = open
 	for k, get := range []func(Result) float64{
 		func(x Result) float64 { return x.P50 },
 		func(x Result) float64 { return x.P99 },
@@ -111,6 +126,7 @@ func drawPanel(img *image.RGBA, area image.Rectangle, title string, rs []Result,
 			}
 		}
 	}
+	text(img, left+330, bottom+44, "+ CLOSED LOOP", black, 2)
 	for k, name := range []string{"P50", "P99", "P99.9"} {
 		y := bottom + 44
 		x := left + k*110
@@ -209,7 +225,7 @@ var glyphs = map[rune][5]uint8{
 	'P': {7, 5, 7, 4, 4}, 'Q': {7, 5, 5, 7, 1}, 'R': {7, 5, 6, 5, 5}, 'S': {7, 4, 7, 1, 7}, 'T': {7, 2, 2, 2, 2},
 	'U': {5, 5, 5, 5, 7}, 'V': {5, 5, 5, 5, 2}, 'W': {5, 5, 7, 7, 5}, 'X': {5, 5, 2, 5, 5}, 'Y': {5, 5, 2, 2, 2},
 	'Z': {7, 1, 2, 4, 7}, '.': {0, 0, 0, 0, 2}, '-': {0, 0, 7, 0, 0}, '/': {1, 1, 2, 4, 4}, '%': {5, 1, 2, 4, 5},
-	'(': {1, 2, 2, 2, 1}, ')': {4, 2, 2, 2, 4}, ' ': {},
+	'(': {1, 2, 2, 2, 1}, '+': {0, 2, 7, 2, 0}, ')': {4, 2, 2, 2, 4}, ' ': {},
 }
 
 // text draws s at (x, y) with pixels of size scale.
