@@ -151,6 +151,9 @@ type Server struct {
 	binder  binder
 	limiter *rateLimiter
 	idem    IdempotencyStore
+	// selfOrigin is the scheme://host[:port] of BaseURL: the service's own
+	// pages (the docs' try-it-out) may call the storefront with any key.
+	selfOrigin string
 
 	adminToken     []byte
 	adminPrincipal Principal
@@ -180,6 +183,9 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 		limiter:   newRateLimiter(cfg.RateLimitMaxKeys),
 		idem:      cfg.Idempotency,
 		reqPrefix: newRequestIDPrefix(),
+	}
+	if u, err := url.Parse(cfg.BaseURL); err == nil && u.Host != "" {
+		s.selfOrigin = u.Scheme + "://" + u.Host
 	}
 	s.origins, _ = auth.(OriginChecker)
 	if s.idem == nil {
@@ -333,7 +339,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
 			s.writeError(rc, httpError(401, msgUnauthenticated))
 			return
 		}
-		if r.Surface == Storefront && !checkOrigin(rc, c.principal) {
+		if r.Surface == Storefront && !checkOrigin(rc, c.principal, s.selfOrigin) {
 			s.writeError(rc, httpError(401, msgUnauthenticated))
 			return
 		}
