@@ -18,6 +18,7 @@ import (
 	"ticketd/actors/directory"
 	"ticketd/actors/event"
 	thttp "ticketd/http"
+	"ticketd/mail"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )
@@ -35,6 +36,7 @@ type Main struct {
 	ln    net.Listener
 	done  chan error
 	idem  *thttp.DurableIdempotency
+	mail  *mail.Mailer  // delivers the ticket-mail outbox
 	stop  chan struct{} // closed by Close: ends background loops
 
 	// URL is the base URL once Open returned.
@@ -91,11 +93,22 @@ func (m *Main) Open() error {
 	if err != nil {
 		return err
 	}
+	// The hosted pages sign their email-gate cookies with it: kept, so
+	// devices stay remembered across restarts.
+	pagesSecret, _, err := secretFile(m.cfg.DataDir, "pages-secret", "", "pgs_")
+	if err != nil {
+		return err
+	}
 	m.store, err = persistence.Open(persistence.Options{Dir: m.cfg.DataDir, Logger: m.log})
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
 	m.stop = make(chan struct{})
+	m.mail, err = mail.New(mail.Config{SMTPAddr: m.cfg.SMTPAddr, From: m.cfg.MailFrom, Logger: m.log}, m.store)
+	if err != nil {
+		_ = m.store.Close()
+		return err
+	}
 	snaps := snapshots.New(m.store, 2)
 	m.sys, err = actors.Open(actors.Config{
 		Event: event.Config{
@@ -106,6 +119,7 @@ func (m *Main) Open() error {
 		SnapshotEvery: m.cfg.SnapshotEvery,
 		IdleTimeout:   m.cfg.IdleTimeout,
 		Logger:        m.log,
+		OnOutbox:      m.mail.Wake,
 	}, m.store, snaps)
 	if err != nil {
 		_ = m.store.Close()
@@ -129,7 +143,8 @@ func (m *Main) Open() error {
 		TrustedProxies:              m.cfg.TrustedProxies,
 		Idempotency:                 m.idem,
 		Logger:                      m.log,
-	}, thttp.Deps{System: m.sys, WebhookSecret: webhookSecret, WebhookURL: loopbackURL(m.cfg.Addr) + "/webhooks/payments/sandbox"})
+	}, thttp.Deps{System: m.sys, WebhookSecret: webhookSecret, WebhookURL: loopbackURL(m.cfg.Addr) + "/webhooks/payments/sandbox",
+		PagesSecret: pagesSecret, Outbox: m.mail})
 	if err != nil {
 		m.closeBackend()
 		return err
@@ -143,6 +158,7 @@ func (m *Main) Open() error {
 	if strings.HasSuffix(m.cfg.Addr, ":0") {
 		m.URL = "http://" + m.ln.Addr().String()
 	}
+	m.mail.Start()
 	m.done = make(chan error, 1)
 	go func() { m.done <- m.srv.Serve(m.ln) }()
 	m.banner(adminToken, adminNew)
@@ -181,6 +197,10 @@ func (m *Main) Close() error {
 }
 
 func (m *Main) closeBackend() {
+	if m.mail != nil {
+		_ = m.mail.Close() // undelivered mail stays in the outbox
+		m.mail = nil
+	}
 	if m.sys != nil {
 		_ = m.sys.Close()
 		m.sys = nil
