@@ -253,10 +253,12 @@ func TestAPIEvents(t *testing.T) {
 		}
 		p := "/v1/events/" + ev
 		apiWantErr(t, c.Do("PATCH", p, map[string]any{"startsAt": "2030-07-01T09:00:00Z"}), 412, "FAILED_PRECONDITION")
+		assert.Len(t, apiData(t, apiWant(t, c.Do("GET", p+"/sessions", nil), 200)), 1)
 		assert.Equal(t, apiStartsAt, apiWant(t, c.Do("GET", p, nil), 200)["startsAt"], "the refused move changed nothing")
 		apiWant(t, c.Do("PATCH", p, map[string]any{"name": "Renamed"}), 200) // other fields need no confirmation
 		up := apiWant(t, c.Do("PATCH", p, map[string]any{"startsAt": "2030-07-01T09:00:00Z", "confirmAgendaReset": true}), 200)
 		assert.Equal(t, "2030-07-01T09:00:00Z", up["startsAt"])
+		assert.Empty(t, apiData(t, apiWant(t, c.Do("GET", p+"/sessions", nil), 200)), "the reset cleared the agenda")
 		apiWant(t, c.Do("PATCH", p, map[string]any{"startsAt": "2030-08-01T09:00:00Z"}), 200) // the agenda is empty now
 	})
 
