@@ -91,6 +91,12 @@ func TestAPIProgram(t *testing.T) {
 		assert.Len(t, apiData(t, apiWant(t, c.adm.Do("GET", c.path("/sponsors"), nil), 200)), 1)
 		apiWant(t, c.adm.Do("GET", c.path("/sponsors/"+apiS(spon, "id")), nil), 200)
 
+		// The console lists every collection too.
+		assert.Equal(t, []string{venue}, apiIDs(t, apiWant(t, c.adm.Do("GET", c.path("/venues"), nil), 200)))
+		assert.Equal(t, []string{apiS(early, "id"), apiS(late, "id")}, apiIDs(t, apiWant(t, c.adm.Do("GET", c.path("/sessions"), nil), 200)))
+		assert.Equal(t, []string{apiS(sp, "id")}, apiIDs(t, apiWant(t, c.adm.Do("GET", c.path("/speakers?limit=10"), nil), 200)))
+		apiWant400(t, c.adm.AllowInvalidRequest().Do("GET", c.path("/speakers?limit=0"), nil), "limit")
+
 		// Developer reads.
 		d := "/v1/events/" + ev
 		assert.Equal(t, []string{apiS(early, "id"), apiS(late, "id")}, apiIDs(t, apiWant(t, u.dev.Do("GET", d+"/sessions", nil), 200)), "time order")
