@@ -701,7 +701,7 @@ func (m *Machine) saveVenue(now time.Time, id string, nm Opt[string], perks Opt[
 		if err := full(len(m.s.VenueOrder), maxVenues, "venues"); err != nil {
 			return nil, nil, err
 		}
-		id, cur.CreatedAt = m.newID("ven_"), now
+		cur.CreatedAt = now
 	} else {
 		cur = *m.s.Venues[id]
 	}
@@ -715,6 +715,11 @@ func (m *Machine) saveVenue(now time.Time, id string, nm Opt[string], perks Opt[
 			return nil, nil, err
 		}
 	}
+	if id == "" {
+		// Ids are drawn only for a valid record.
+		id = m.newID("ven_")
+	}
+	ch.ID = id
 	rec := VenueRec{ID: id, Name: ch.Name, PerkIDs: ch.PerkIDs, CreatedAt: cur.CreatedAt, UpdatedAt: now}
 	return m.venueView(&rec), []Change{ch}, nil
 }
@@ -733,7 +738,7 @@ func (m *Machine) createSession(now time.Time, c CreateSession) (any, []Change, 
 	if c.VenueID != "" {
 		u.VenueID = Some(c.VenueID)
 	}
-	return m.saveSession(now, SessionRec{ID: m.newID("ses_"), CreatedAt: now}, u)
+	return m.saveSession(now, SessionRec{CreatedAt: now}, u)
 }
 
 func (m *Machine) updateSession(now time.Time, c UpdateSession) (any, []Change, error) {
@@ -776,6 +781,9 @@ func (m *Machine) saveSession(now time.Time, cur SessionRec, c UpdateSession) (a
 			return nil, nil, err
 		}
 	}
+	if ch.ID == "" {
+		ch.ID = m.newID("ses_")
+	}
 	rec := SessionRec{ID: ch.ID, Title: ch.Title, StartsAt: &ch.StartsAt, EndsAt: &ch.EndsAt, VenueID: ch.VenueID,
 		PerkIDs: ch.PerkIDs, CreatedAt: cur.CreatedAt, UpdatedAt: now}
 	return m.sessionView(&rec), []Change{ch}, nil
@@ -787,7 +795,7 @@ func (m *Machine) saveSpeaker(now time.Time, id string, c UpdateSpeaker) (any, [
 		if err := full(len(m.s.SpeakerOrder), maxSpeakers, "speakers"); err != nil {
 			return nil, nil, err
 		}
-		id, cur.CreatedAt = m.newID("spk_"), now
+		cur.CreatedAt = now
 	} else {
 		cur = *m.s.Speakers[id]
 	}
@@ -806,6 +814,11 @@ func (m *Machine) saveSpeaker(now time.Time, id string, c UpdateSpeaker) (any, [
 			return nil, nil, err
 		}
 	}
+	if id == "" {
+		// Ids are drawn only for a valid record.
+		id = m.newID("spk_")
+	}
+	ch.ID = id
 	rec := SpeakerRec{ID: id, Name: ch.Name, Title: ch.Title, Bio: ch.Bio, RegID: ch.RegID, SessionIDs: ch.SessionIDs,
 		CreatedAt: cur.CreatedAt, UpdatedAt: now}
 	return m.speakerView(&rec), []Change{ch}, nil
@@ -817,7 +830,7 @@ func (m *Machine) saveSponsor(now time.Time, id string, c UpdateSponsor) (any, [
 		if err := full(len(m.s.SponsorOrder), maxSponsors, "sponsors"); err != nil {
 			return nil, nil, err
 		}
-		id, cur.CreatedAt = m.newID("spn_"), now
+		cur.CreatedAt = now
 	} else {
 		cur = *m.s.Sponsors[id]
 	}
@@ -829,6 +842,11 @@ func (m *Machine) saveSponsor(now time.Time, id string, c UpdateSponsor) (any, [
 	if ch.URL != "" && !(strings.HasPrefix(ch.URL, "https://") || strings.HasPrefix(ch.URL, "http://")) {
 		return nil, nil, FieldError("url", "must be an absolute http(s) URL")
 	}
+	if id == "" {
+		// Ids are drawn only for a valid record.
+		id = m.newID("spn_")
+	}
+	ch.ID = id
 	rec := SponsorRec{ID: id, Name: ch.Name, URL: ch.URL, Tier: ch.Tier, CreatedAt: cur.CreatedAt, UpdatedAt: now}
 	return m.sponsorView(&rec), []Change{ch}, nil
 }
@@ -839,7 +857,7 @@ func (m *Machine) savePerk(now time.Time, id string, c UpdatePerk) (any, []Chang
 		if err := full(len(m.s.PerkOrder), maxPerks, "perks"); err != nil {
 			return nil, nil, err
 		}
-		id, cur.CreatedAt = m.newID("prk_"), now
+		cur.CreatedAt = now
 	} else {
 		cur = *m.s.Perks[id]
 	}
@@ -848,6 +866,11 @@ func (m *Machine) savePerk(now time.Time, id string, c UpdatePerk) (any, []Chang
 	if ch.Name, err = reqName("name", c.Name, cur.Name); err != nil {
 		return nil, nil, err
 	}
+	if id == "" {
+		// Ids are drawn only for a valid record.
+		id = m.newID("prk_")
+	}
+	ch.ID = id
 	rec := PerkRec{ID: id, Name: ch.Name, Description: ch.Description, CreatedAt: cur.CreatedAt, UpdatedAt: now}
 	return perkView(&rec), []Change{ch}, nil
 }
