@@ -37,32 +37,37 @@ const apiStartsAt = "2030-06-01T09:00:00Z"
 // apiClient is the suite's client: the contract harness's Client, so that
 // every exchange is also checked against the served OpenAPI documents (an
 // undocumented status, field or path fails the test).
-type apiClient struct{ c *Client }
+type apiClient struct {
+	c *Client
+	t testing.TB // the test c reports to, for Helper
+}
 
 // apiResp is what a request answered, already read and closed.
 type apiResp = Response
 
-func newAPIClient(t testing.TB, base string) *apiClient { return &apiClient{NewClient(t, base)} }
+func newAPIClient(t testing.TB, base string) *apiClient { return &apiClient{NewClient(t, base), t} }
 
 // WithKey returns a copy of c that sends Authorization: Bearer key.
-func (c *apiClient) WithKey(key string) *apiClient { return &apiClient{c.c.WithKey(key)} }
+func (c *apiClient) WithKey(key string) *apiClient { return &apiClient{c.c.WithKey(key), c.t} }
 
 // WithHeader returns a copy of c that sends the header on every request.
 func (c *apiClient) WithHeader(name, value string) *apiClient {
-	return &apiClient{c.c.WithHeader(name, value)}
+	return &apiClient{c.c.WithHeader(name, value), c.t}
 }
 
 // WithT returns a copy of c that reports to t.
-func (c *apiClient) WithT(t testing.TB) *apiClient { return &apiClient{c.c.WithT(t)} }
+func (c *apiClient) WithT(t testing.TB) *apiClient { return &apiClient{c.c.WithT(t), t} }
 
 // AllowInvalidRequest returns a copy of c for requests that break the
 // documents on purpose; responses are still checked.
-func (c *apiClient) AllowInvalidRequest() *apiClient { return &apiClient{c.c.AllowInvalidRequest()} }
+func (c *apiClient) AllowInvalidRequest() *apiClient {
+	return &apiClient{c.c.AllowInvalidRequest(), c.t}
+}
 
 // Do sends a request: body nil (none), []byte (raw, e.g. malformed JSON)
 // or any value (sent as JSON).
 func (c *apiClient) Do(method, path string, body any) *apiResp {
-	c.c.t.Helper()
+	c.t.Helper()
 	return c.c.Do(method, path, body)
 }
 
