@@ -192,7 +192,7 @@ func (p *pages) order(rc *fasthttp.RequestCtx) {
 	}
 	v := p.orderView(rc, h)
 	path := "/orders/" + h.Order.OrderNumber
-	if !p.gate(rc, v, "order:"+h.Order.OrderNumber, path, h.Order.Email) {
+	if !p.gate(rc, v, "order:"+h.Order.OrderNumber, path, path, h.Order.Email) {
 		return
 	}
 	p.render(rc, 200, "order", v)
@@ -209,7 +209,7 @@ func (p *pages) continueCheckout(rc *fasthttp.RequestCtx) {
 	v := p.orderView(rc, h)
 	v.Title = v.L.T("checkout.title")
 	path := "/orders/" + h.Order.OrderNumber
-	if !p.gate(rc, v, "order:"+h.Order.OrderNumber, path+"/checkout", h.Order.Email) {
+	if !p.gate(rc, v, "order:"+h.Order.OrderNumber, path, path+"/checkout", h.Order.Email) {
 		return
 	}
 	if h.Order.Status != "open" {
@@ -243,7 +243,7 @@ func (p *pages) pass(rc *fasthttp.RequestCtx) {
 	r := ps.Registration
 	v := &view{L: l, Title: l.T("pass.title"), EventName: ps.Event.Name, Reg: &r, When: when(ps.Event, l.Lang),
 		StatusText: l.T("reg.status." + r.Status), Admits: r.Status == "confirmed"}
-	if !p.gate(rc, v, "pass:"+token, "/pass/"+token, r.Email) {
+	if !p.gate(rc, v, "pass:"+token, "/pass/"+token, "/pass/"+token, r.Email) {
 		return
 	}
 	if r.RegistrationTypeID != nil {

@@ -99,12 +99,12 @@ func (p *pages) setGateCookie(rc *fasthttp.RequestCtx, path, value string, maxAg
 	rc.Response.Header.SetCookie(c)
 }
 
-// gate runs the email gate of a page at path for scope, whose owner's email
-// is email. It returns true when the page may be shown; otherwise it has
+// gate runs the email gate of a page at back for scope, whose owner's email
+// is email; the cookie is scoped to path (a prefix of back). It returns true when the page may be shown; otherwise it has
 // answered: the gate form, a wrong-answer page, a 429 page or, after a
 // right answer, a redirect back to the page (so a reload does not post
 // again).
-func (p *pages) gate(rc *fasthttp.RequestCtx, v *view, scope, path, email string) bool {
+func (p *pages) gate(rc *fasthttp.RequestCtx, v *view, scope, path, back, email string) bool {
 	now := p.a.now()
 	if rc.IsPost() && string(rc.PostArgs().Peek("form")) == "gate" {
 		key := scope + "\x00" + clientIP(rc, p.a.cfg.TrustedProxies).String()
@@ -118,7 +118,7 @@ func (p *pages) gate(rc *fasthttp.RequestCtx, v *view, scope, path, email string
 		if len(typed) <= maxEmailLen && normEmail(typed) != "" && normEmail(typed) == normEmail(email) {
 			p.setGateCookie(rc, path, p.gateValue(scope, email, now), gateCookieTTL)
 			p.headers(rc)
-			rc.Redirect(path, fasthttp.StatusSeeOther)
+			rc.Redirect(back, fasthttp.StatusSeeOther)
 			return false
 		}
 		p.limiter.fail(key, now)

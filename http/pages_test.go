@@ -311,3 +311,41 @@ func TestHostedCheckoutExpiredSessionAndUnknownPages(t *testing.T) {
 	require.Contains(t, st.Header.Get("Content-Type"), "text/css")
 	require.Contains(t, st.Body, ":focus-visible")
 }
+
+func TestContinueCheckoutOfAnOpenOrder(t *testing.T) {
+	s := pgStart(t)
+	u := s.newUnit("Pages")
+	ev := pgPublished(t, s, u.Secret, 25)
+	o := pgAPI(t, s, u.Secret, "POST", "/v1/events/"+ev.ID+"/orders", map[string]any{
+		"email": "kim@example.com", "items": []map[string]any{{"itemType": "registration_type", "itemId": ev.TypeID, "quantity": 1}}})
+	checkoutURL := o["checkoutUrl"].(string)
+	require.Equal(t, o["orderUrl"].(string)+"/checkout", checkoutURL)
+
+	b := newPGBrowser(t)
+	p := b.get(checkoutURL)
+	require.Equal(t, 200, p.Status)
+	pgGateForm(t, p, "25 EUR")
+	p = b.post(checkoutURL, url.Values{"form": {"gate"}, "email": {"kim@example.com"}})
+	require.Equal(t, 303, p.Status)
+	p = b.get(checkoutURL)
+	require.Equal(t, 200, p.Status)
+	require.Contains(t, p.Body, "General admission")
+	require.Contains(t, p.Body, "Continue to payment")
+	// The cookie of the checkout page is the order page's too.
+	require.Equal(t, 200, b.get(o["orderUrl"].(string)).Status)
+	require.Contains(t, b.get(o["orderUrl"].(string)).Body, "Waiting for your confirmation")
+
+	p = b.post(checkoutURL, url.Values{"form": {"confirm"}})
+	require.Equal(t, 303, p.Status)
+	payURL := p.Header.Get("Location")
+	require.True(t, strings.HasPrefix(payURL, s.URL+"/pay/pay_"), payURL)
+	p = b.get(payURL)
+	require.Equal(t, 200, p.Status)
+	pgRequireSecure(t, p)
+	require.Contains(t, p.Body, `href="/hosted/style.css"`, "the pay page has the pages' look")
+	require.Contains(t, p.Body, `id="pay-amount">25 EUR<`)
+	// Once not open any more, the checkout address shows the order.
+	p = b.get(checkoutURL)
+	require.Equal(t, 303, p.Status)
+	require.True(t, strings.HasSuffix(p.Header.Get("Location"), "/orders/"+o["orderNumber"].(string)))
+}
