@@ -35,10 +35,6 @@ import (
 //go:embed templates
 var templateFS embed.FS
 
-// pageNames are the templates of the pages; each is the layout plus its
-// own "content".
-var pageNames = []string{"message", "checkout", "order", "continue", "pass", "event", "pay"}
-
 // pages renders the hosted pages. It is built once by newPages and read
 // concurrently by the handlers (the gate limiter has its own lock).
 type pages struct {
@@ -58,7 +54,8 @@ func newPages(a *api) (*pages, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http: pages: parse layout: %w", err)
 	}
-	for _, name := range pageNames {
+	// Each page is the layout plus its own "content".
+	for _, name := range []string{"message", "checkout", "order", "continue", "pass", "event", "pay"} {
 		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("http: pages: parse %s: %w", name, err)
