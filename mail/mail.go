@@ -268,6 +268,7 @@ func (m *Mailer) round() (more bool, err error) {
 	}
 	defer func() { _ = c.Close() }()
 	var failed error
+	delivered := 0
 	for _, e := range batch {
 		msg, err := m.Render(e.mail)
 		if err != nil {
@@ -285,8 +286,11 @@ func (m *Mailer) round() (more bool, err error) {
 		if err := m.delete(e.key); err != nil {
 			return false, err
 		}
+		delivered++
 	}
-	return more, failed
+	// A full batch of entries that cannot be sent must not spin: go on
+	// at once only when this round made progress.
+	return more && delivered > 0, failed
 }
 
 func (m *Mailer) delete(key string) error {
