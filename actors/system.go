@@ -30,7 +30,10 @@ type Config struct {
 	IdleTimeout time.Duration
 	// AskTimeout bounds how long a caller waits for an actor's answer.
 	AskTimeout time.Duration
-	// MailboxSize bounds each event actor's mailbox.
+	// MailboxSize bounds the requests on their way to one event actor;
+	// beyond it Ask answers ErrBusy at once. (The mailbox itself is
+	// unbounded: a bounded protoactor mailbox preallocates its whole ring,
+	// megabytes per actor.)
 	MailboxSize int
 	Logger      *slog.Logger
 	Now         func() time.Time
@@ -70,6 +73,10 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// ErrBusy is answered when an event already has MailboxSize requests on
+// their way to its actor. It maps to 503 with Retry-After.
+var ErrBusy = errors.New("actors: event busy")
+
 // ErrUnavailable is answered when an actor cannot serve (storage failure,
 // shutdown, timeout). It maps to 503.
 var ErrUnavailable = errors.New("actors: unavailable")
@@ -85,6 +92,7 @@ type System struct {
 	mu      sync.Mutex
 	slots   map[string]*slot
 	closing bool
+	spawns  uint64 // numbers actor names: a retiring actor may still hold its old name
 
 	idx eventIndex
 
@@ -251,8 +259,13 @@ func (s *System) acquire(eventID string) (*slot, error) {
 	if !ok {
 		props := actor.PropsFromProducer(func() actor.Actor {
 			return &eventActor{sys: s, id: eventID}
-		}, actor.WithMailbox(actor.Bounded(s.cfg.MailboxSize)))
-		pid, err := s.as.Root.SpawnNamed(props, "event-"+eventID)
+		})
+		// A passivated actor leaves the registry before it has stopped, so
+		// the new incarnation gets a name of its own. The old one holds no
+		// request and nothing unsynced (see retire), so the two never
+		// overlap in effect.
+		s.spawns++
+		pid, err := s.as.Root.SpawnNamed(props, fmt.Sprintf("event-%s-%d", eventID, s.spawns))
 		if err != nil {
 			return nil, fmt.Errorf("%w: spawn event %s: %v", ErrUnavailable, eventID, err)
 		}
@@ -260,6 +273,9 @@ func (s *System) acquire(eventID string) (*slot, error) {
 		s.slots[eventID] = sl
 		s.metrics.Activations.Add(1)
 		s.metrics.Active.Add(1)
+	}
+	if sl.refs >= s.cfg.MailboxSize {
+		return nil, ErrBusy
 	}
 	sl.refs++
 	return sl, nil

@@ -74,6 +74,7 @@ func (a *api) routes() []Route {
 // registerExtras adds what is not an API operation: the OpenAPI documents
 // and docs pages, the hosted pages, the payment provider's page and webhook.
 func (a *api) registerExtras(srv *Server) error {
+	registerMetrics(srv, a.sys)
 	if err := RegisterDocs(srv, srv.Routes(), DocInfo{Version: CurrentVersion}); err != nil {
 		return err
 	}
@@ -127,6 +128,9 @@ func (a *api) ask(eventID string, cmd event.Command) (any, error) {
 
 // shellErr maps the actor shell's failures to 503; business errors pass.
 func shellErr(err error) error {
+	if errors.Is(err, actors.ErrBusy) {
+		return httpError(503, "the event is busy; retry shortly")
+	}
 	if errors.Is(err, actors.ErrUnavailable) {
 		return httpError(503, "temporarily unavailable; retry")
 	}
