@@ -17,22 +17,9 @@ func adminEventCmd[C event.Command](a *api, set func(c *Ctx, cmd *C)) HandlerFun
 		if _, ok := a.sys.EventUnit(id); !ok {
 			return nil, errEventNotFound
 		}
-		var cmd C
-		if c.Route().Body != nil {
-			if err := c.Bind(&cmd); err != nil {
-				return nil, err
-			}
-		}
-		if c.Route().Query != nil {
-			if err := checkLimit(c); err != nil {
-				return nil, err
-			}
-			if err := c.BindQuery(&cmd); err != nil {
-				return nil, err
-			}
-		}
-		if set != nil {
-			set(c, &cmd)
+		cmd, err := bindCmd(c, set)
+		if err != nil {
+			return nil, err
 		}
 		return a.ask(id, cmd)
 	}

@@ -72,19 +72,9 @@ func storefrontCmd[C event.Command](a *api, set func(c *Ctx, cmd *C)) HandlerFun
 		if err != nil {
 			return nil, err
 		}
-		var cmd C
-		if c.Route().Body != nil {
-			if err := c.Bind(&cmd); err != nil {
-				return nil, err
-			}
-		}
-		if c.Route().Query != nil {
-			if err := c.BindQuery(&cmd); err != nil {
-				return nil, err
-			}
-		}
-		if set != nil {
-			set(c, &cmd)
+		cmd, err := bindCmd(c, set)
+		if err != nil {
+			return nil, err
 		}
 		return a.ask(id, event.Storefront{Cmd: cmd})
 	}

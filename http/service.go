@@ -3,7 +3,6 @@ package http
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"ticketd/actors"
@@ -137,21 +136,6 @@ func shellErr(err error) error {
 	return err
 }
 
-// checkLimit enforces the list `limit` bounds (1 to 100) on commands that
-// carry their own pagination fields.
-func checkLimit(c *Ctx) error {
-	raw := c.RequestCtx().QueryArgs().Peek("limit")
-	if raw == nil {
-		return nil
-	}
-	n, err := strconv.Atoi(string(raw))
-	if err != nil || n < 1 || n > MaxPageSize {
-		return httpError(400, "limit: must be an integer from 1 to 100",
-			event.Detail{Field: "limit", Reason: "must be an integer from 1 to 100"})
-	}
-	return nil
-}
-
 // eventCmd returns the handler of a route that sends one command to the
 // path's event: it binds the body (routes with a Body) or the query
 // (routes with a Query) into a fresh C, lets set fill path parameters, and
@@ -162,25 +146,33 @@ func eventCmd[C event.Command](a *api, set func(c *Ctx, cmd *C)) HandlerFunc {
 		if err != nil {
 			return nil, err
 		}
-		var cmd C
-		if c.Route().Body != nil {
-			if err := c.Bind(&cmd); err != nil {
-				return nil, err
-			}
-		}
-		if c.Route().Query != nil {
-			if err := checkLimit(c); err != nil {
-				return nil, err
-			}
-			if err := c.BindQuery(&cmd); err != nil {
-				return nil, err
-			}
-		}
-		if set != nil {
-			set(c, &cmd)
+		cmd, err := bindCmd(c, set)
+		if err != nil {
+			return nil, err
 		}
 		return a.ask(id, cmd)
 	}
+}
+
+// bindCmd decodes a fresh C from the body (routes with a Body) and the
+// query (routes with a Query; limit and cursor get the list rules there),
+// then lets set fill path parameters.
+func bindCmd[C event.Command](c *Ctx, set func(c *Ctx, cmd *C)) (C, error) {
+	var cmd C
+	if c.Route().Body != nil {
+		if err := c.Bind(&cmd); err != nil {
+			return cmd, err
+		}
+	}
+	if c.Route().Query != nil {
+		if err := c.BindQuery(&cmd); err != nil {
+			return cmd, err
+		}
+	}
+	if set != nil {
+		set(c, &cmd)
+	}
+	return cmd, nil
 }
 
 // byID fills a command's ID from the path parameter name.
