@@ -43,12 +43,13 @@ func TestMain(m *testing.M) {
 
 // proc is a real ticketd process on a loopback port.
 type proc struct {
-	t       *testing.T
-	cmd     *exec.Cmd
-	base    string
-	dataDir string
-	secret  string
-	stdout  *bytes.Buffer
+	t           *testing.T
+	cmd         *exec.Cmd
+	base        string
+	dataDir     string
+	secret      string
+	publishable string
+	stdout      *bytes.Buffer
 }
 
 func freePort(t *testing.T) string {
@@ -58,12 +59,16 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-var secretRE = regexp.MustCompile(`secret key:\s+(sk_\S+)`)
+var (
+	secretRE      = regexp.MustCompile(`secret key:\s+(sk_\S+)`)
+	publishableRE = regexp.MustCompile(`publishable key:\s+(pk_\S+)`)
+)
 
 // start runs `ticketd serve` on dataDir and waits for its banner.
 func start(t *testing.T, dataDir string, extra ...string) *proc {
 	addr := freePort(t)
-	args := append([]string{"serve", "-addr", addr, "-data-dir", dataDir, "-rate-limit-per-minute", "0", "-log-level", "error"}, extra...)
+	args := append([]string{"serve", "-addr", addr, "-data-dir", dataDir, "-rate-limit-per-minute", "0",
+		"-storefront-key-limit-per-minute", "0", "-storefront-ip-limit-per-minute", "0", "-log-level", "error"}, extra...)
 	cmd := exec.Command(binary, args...)
 	p := &proc{t: t, cmd: cmd, base: "http://" + addr, dataDir: dataDir, stdout: &bytes.Buffer{}}
 	pr, pw := io.Pipe()
@@ -78,6 +83,9 @@ func start(t *testing.T, dataDir string, extra ...string) *proc {
 			p.stdout.WriteString(line + "\n")
 			if m := secretRE.FindStringSubmatch(line); m != nil {
 				p.secret = m[1]
+			}
+			if m := publishableRE.FindStringSubmatch(line); m != nil {
+				p.publishable = m[1]
 			}
 			if strings.HasPrefix(line, "ticketd listening on ") {
 				select {
@@ -205,4 +213,72 @@ func TestGracefulShutdownOnSIGTERM(t *testing.T) {
 	st, got := p2.call(p.secret, "GET", "/v1/events/"+ev["id"].(string), nil)
 	assert.Equal(t, 200, st)
 	assert.Equal(t, "Calm", got["name"])
+}
+
+// TestKill9KeepsEveryAcknowledgedHold: 300 concurrent storefront order
+// placements for 50 places give exactly 50 holds and 250 sold-out answers;
+// after SIGKILL and a restart the 50 orders still hold their places and the
+// next buyer is still sold out.
+func TestKill9KeepsEveryAcknowledgedHold(t *testing.T) {
+	dataDir := t.TempDir()
+	p := start(t, dataDir)
+	sk, pk := p.secret, p.publishable
+	require.NotEmpty(t, pk)
+
+	st, ev := p.call(sk, "POST", "/v1/events", map[string]any{"name": "Drop", "timezone": "UTC", "startsAt": "2030-01-01T10:00:00Z"})
+	require.Equal(t, 201, st, ev)
+	evt := ev["id"].(string)
+	st, _ = p.call(sk, "PATCH", "/v1/events/"+evt, map[string]any{"status": "published"})
+	require.Equal(t, 200, st)
+	st, tt := p.call(sk, "POST", "/v1/events/"+evt+"/ticket-types", map[string]any{"name": "GA", "capacity": 50, "priceAmount": 25})
+	require.Equal(t, 201, st, tt)
+	typeID := tt["id"].(string)
+	st, _ = p.call(sk, "PATCH", "/v1/events/"+evt+"/ticket-types/"+typeID, map[string]any{"status": "open"})
+	require.Equal(t, 200, st)
+
+	const buyers = 300
+	var mu sync.Mutex
+	held := map[string]bool{}
+	soldOut := 0
+	var wg sync.WaitGroup
+	for i := 0; i < buyers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			st, o := p.call(pk, "POST", "/storefront/v1/events/"+evt+"/orders", map[string]any{
+				"email": fmt.Sprintf("fan%d@example.com", i),
+				"items": []map[string]any{{"itemType": "registration_type", "itemId": typeID, "quantity": 1}},
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			switch st {
+			case 201:
+				assert.Equal(t, "open", o["status"])
+				held[o["orderNumber"].(string)] = true
+			case 412:
+				soldOut++
+			default:
+				t.Errorf("order %d: %d %v", i, st, o)
+			}
+		}(i)
+	}
+	wg.Wait()
+	require.Len(t, held, 50, "exactly 50 holds")
+	assert.Equal(t, buyers-50, soldOut, "and 250 sold-out answers")
+	p.kill9()
+
+	p2 := start(t, dataDir)
+	st, av := p2.call(sk, "GET", "/v1/events/"+evt+"/ticket-types/"+typeID+"/availability", nil)
+	require.Equal(t, 200, st)
+	assert.EqualValues(t, 50, av["held"], "every acknowledged hold survived kill -9")
+	assert.EqualValues(t, 0, av["remaining"])
+	for number := range held {
+		st, o := p2.call(sk, "GET", "/v1/events/"+evt+"/orders/"+number, nil)
+		require.Equal(t, 200, st, number)
+		assert.Equal(t, "open", o["status"])
+	}
+	st, _ = p2.call(pk, "POST", "/storefront/v1/events/"+evt+"/orders", map[string]any{
+		"email": "late@example.com", "items": []map[string]any{{"itemType": "registration_type", "itemId": typeID, "quantity": 1}},
+	})
+	assert.Equal(t, 412, st, "still sold out after the restart")
 }
