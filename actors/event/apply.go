@@ -112,7 +112,7 @@ func (s *State) apply(ch Change) {
 		}
 		s.CheckoutOrder = append(s.CheckoutOrder, c.ID)
 	default:
-		if !s.applyProgram(ch) {
+		if !s.applyRefund(ch) && !s.applyProgram(ch) {
 			panic(fmt.Sprintf("event: apply: unknown change %T", ch))
 		}
 	}
@@ -131,6 +131,9 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 	s.OrderOrder = append(s.OrderOrder, o.ID)
 	s.idx.orderByNumber[o.Number] = o.ID
 	e.OrdersTaken++
+	if cs, ok := s.Checkouts[o.CheckoutSessionID]; ok {
+		cs.OrderID = o.ID
+	}
 	if o.holding() {
 		s.idx.holding[o.ID] = struct{}{}
 		s.queueHold(o)

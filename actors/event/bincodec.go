@@ -314,6 +314,9 @@ func appendBody(e enc, ch Change) (enc, bool) {
 		return e.time(c.At).str(c.ID).orderItems(c.Items).str(c.Email).str(c.Name).bytes(c.Responses).str(c.RedemptionCode).
 			str(c.PromotionCode).str(c.ReturnURL).str(c.Locale).time(c.ExpiresAt), true
 	}
+	if out, ok := appendRefundBody(e, ch); ok {
+		return out, true
+	}
 	return appendProgramBody(e, ch)
 }
 
@@ -386,6 +389,9 @@ func readBody(kind string, d *dec) (Change, bool) {
 	case "checkout_session.created":
 		return CheckoutSessionCreated{At: d.time(), ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
 			RedemptionCode: d.str(), PromotionCode: d.str(), ReturnURL: d.str(), Locale: d.str(), ExpiresAt: d.time()}, true
+	}
+	if ch, ok := readRefundBody(kind, d); ok {
+		return ch, true
 	}
 	return readProgramBody(kind, d)
 }

@@ -18,6 +18,9 @@ const (
 )
 
 func (m *Machine) decideCommerce(now time.Time, c Command) (any, []Change, error) {
+	if rc, ok := c.(refundCommand); ok {
+		return m.decideRefunds(now, rc)
+	}
 	switch c := c.(type) {
 	case Expire:
 		return m.expire(c.Now)
@@ -524,6 +527,10 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 	if err := m.checkHostedSession(now, c.CheckoutSessionID); err != nil {
 		return nil, nil, err
 	}
+	if o, ok := m.liveSessionOrder(c.CheckoutSessionID); ok {
+		// A second submit of the hosted page: the session's order stands.
+		return m.orderView(o), nil, nil
+	}
 	var code *CodeRec
 	if c.RedemptionCode != "" {
 		var ok bool
@@ -621,7 +628,7 @@ func (m *Machine) confirmOrder(now time.Time, c ConfirmOrder) (any, []Change, er
 		return nil, nil, err
 	}
 	switch {
-	case o.AlreadyRegistered, o.Status == OrderStatusAwaitingPayment, o.Status == OrderStatusPaid:
+	case o.AlreadyRegistered, o.Status == OrderStatusAwaitingPayment, o.Status == OrderStatusPaid, refundedOrder(o.Status):
 		// Confirming again is harmless: answer the order as it is.
 		return m.orderView(o), nil, nil
 	case o.Status != OrderStatusOpen:
@@ -684,8 +691,8 @@ func (m *Machine) cancelOrder(now time.Time, c CancelOrder) (any, []Change, erro
 	switch o.Status {
 	case OrderStatusCancelled, OrderStatusExpired:
 		return m.orderView(o), nil, nil
-	case OrderStatusPaid:
-		return nil, nil, Errorf(FailedPrecondition, "order is paid: refunds are made in the console")
+	case OrderStatusPaid, OrderStatusPartiallyRefunded, OrderStatusRefunded:
+		return nil, nil, Errorf(FailedPrecondition, "order is %s: refunds are made in the console", o.Status)
 	}
 	rec := *o
 	rec.Status, rec.UpdatedAt = OrderStatusCancelled, now
@@ -700,7 +707,7 @@ func (m *Machine) settlePayment(now time.Time, c SettlePayment) (any, []Change, 
 	}
 	o := m.s.Orders[id]
 	switch {
-	case o.Status == OrderStatusPaid:
+	case o.Status == OrderStatusPaid || refundedOrder(o.Status):
 		// A repeated delivery (or a second success) changes nothing more.
 		return m.orderView(o), nil, nil
 	case c.Outcome == "failed":

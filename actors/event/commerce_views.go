@@ -92,7 +92,7 @@ type Order struct {
 	ID                string          `json:"id"`
 	EventID           string          `json:"eventId"`
 	OrderNumber       string          `json:"orderNumber"`
-	Status            string          `json:"status" v:"enum=open|awaiting_payment|paid|cancelled|expired"`
+	Status            string          `json:"status" v:"enum=open|awaiting_payment|paid|cancelled|expired|partially_refunded|refunded"`
 	Email             string          `json:"email"`
 	Name              *string         `json:"name"`
 	Items             []OrderItemView `json:"items"`
@@ -111,6 +111,9 @@ type Order struct {
 	CancelURL         *string         `json:"cancelUrl"`
 	CreatedAt         Time            `json:"createdAt"`
 	UpdatedAt         Time            `json:"updatedAt"`
+	// Refunds are the console's refunds of the order, oldest first;
+	// absent on an order that never had one.
+	Refunds []Refund `json:"refunds,omitempty"`
 }
 
 // CheckoutSession is the checkout session record. Status is open or
@@ -208,7 +211,7 @@ func (m *Machine) orderView(o *OrderRec) Order {
 		Items: make([]OrderItemView, len(o.Lines)), TotalAmount: o.Total, Currency: o.Currency,
 		AlreadyRegistered: o.AlreadyRegistered, RegistrationID: strp(o.RegistrationID), PaymentID: strp(o.PaymentID),
 		OrderURL: m.orderURL(o.Number), SuccessURL: strp(o.SuccessURL), CancelURL: strp(o.CancelURL),
-		CreatedAt: At(o.CreatedAt), UpdatedAt: At(o.UpdatedAt),
+		CreatedAt: At(o.CreatedAt), UpdatedAt: At(o.UpdatedAt), Refunds: refundViews(o),
 	}
 	for i, l := range o.Lines {
 		v.Items[i] = OrderItemView{ItemType: l.ItemType, ItemID: l.ItemID, Name: l.Name, Quantity: l.Quantity, UnitPriceAmount: l.UnitPrice, Amount: l.Amount}

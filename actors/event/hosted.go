@@ -101,6 +101,22 @@ func (m *Machine) hostedOrder(c GetHostedOrder) (any, []Change, error) {
 	return h, nil, nil
 }
 
+// liveSessionOrder is the order last placed from checkout session id
+// while it is open, awaiting payment, paid or refunded: a repeated submit
+// answers it instead of placing a second order with its own hold. A
+// cancelled or expired order lets the session place again.
+func (m *Machine) liveSessionOrder(id string) (*OrderRec, bool) {
+	s, ok := m.s.Checkouts[id]
+	if !ok || s.OrderID == "" {
+		return nil, false
+	}
+	o, ok := m.s.Orders[s.OrderID]
+	if !ok || o.Status == OrderStatusCancelled || o.Status == OrderStatusExpired {
+		return nil, false
+	}
+	return o, true
+}
+
 // checkHostedSession refuses an order from a checkout session that is
 // unknown or expired: the page that placed it may have been open for long.
 func (m *Machine) checkHostedSession(now time.Time, id string) error {

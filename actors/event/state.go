@@ -154,6 +154,9 @@ type EventRec struct {
 	// orders the waitlist by entry, not by creation (an application
 	// approved into the waitlist queues behind those already waiting).
 	WaitTicks int `json:"waitTicks,omitempty"`
+	// Refund is the event's refund policy, nil until the console sets one
+	// (refunds.go).
+	Refund *RefundPolicyRec `json:"refund,omitempty"`
 }
 
 // TicketTypeSpec is the mutable part of a ticket type: what create and
@@ -310,6 +313,8 @@ type OrderRec struct {
 	CreatedAt         time.Time       `json:"createdAt"`
 	UpdatedAt         time.Time       `json:"updatedAt"`
 	CheckoutSessionID string          `json:"checkoutSessionId,omitempty"`
+	// Refunds are the console's refunds of a paid order, oldest first.
+	Refunds []RefundRec `json:"refunds,omitempty"`
 }
 
 // holding reports whether the order still keeps places.
@@ -331,6 +336,10 @@ type CheckoutRec struct {
 	Locale         string          `json:"locale,omitempty"`
 	CreatedAt      time.Time       `json:"createdAt"`
 	ExpiresAt      time.Time       `json:"expiresAt"`
+	// OrderID is the last order placed from the session: while it is
+	// open, awaiting payment or paid, placing again answers it (a double
+	// submit of the hosted page places nothing more).
+	OrderID string `json:"orderId,omitempty"`
 }
 
 // SessionRec is an agenda session (program.go). Seq is its position in

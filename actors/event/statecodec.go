@@ -89,12 +89,15 @@ func section[T any](e enc, order []string, m map[string]*T, body func(enc, *T) e
 
 func (e enc) eventRec(r *EventRec) enc {
 	return e.str(r.Name).str(r.Timezone).timep(r.StartsAt).timep(r.EndsAt).str(r.Status).str(r.Currency).
-		time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.OrdersTaken)).str(r.SiteURL).int(int64(r.WaitTicks))
+		time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.OrdersTaken)).str(r.SiteURL).int(int64(r.WaitTicks)).
+		refundPolicy(r.Refund)
 }
 
 func (d *dec) eventRec() EventRec {
-	return EventRec{Name: d.str(), Timezone: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), Status: d.str(), Currency: d.str(),
+	r := EventRec{Name: d.str(), Timezone: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), Status: d.str(), Currency: d.str(),
 		CreatedAt: d.time(), UpdatedAt: d.time(), OrdersTaken: int(d.int()), SiteURL: d.str(), WaitTicks: int(d.int())}
+	r.Refund = d.refundPolicy()
+	return r
 }
 
 func (e enc) typeRec(r *TicketTypeRec) enc {
@@ -164,7 +167,7 @@ func (e enc) orderRec(r *OrderRec) enc {
 	}
 	return e.str(r.AdmissionTypeID).str(r.CodeID).bool(r.CodeHeld).bytes(r.Responses).str(r.Status).int(int64(r.Total)).
 		str(r.Currency).time(r.HoldUntil).str(r.PaymentID).str(r.SuccessURL).str(r.CancelURL).bool(r.AlreadyRegistered).
-		str(r.RegistrationID).time(r.CreatedAt).time(r.UpdatedAt).str(r.CheckoutSessionID)
+		str(r.RegistrationID).time(r.CreatedAt).time(r.UpdatedAt).str(r.CheckoutSessionID).refunds(r.Refunds)
 }
 
 func (d *dec) orderRec() OrderRec {
@@ -185,17 +188,19 @@ func (d *dec) orderRec() OrderRec {
 	r.Total, r.Currency, r.HoldUntil, r.PaymentID, r.SuccessURL = Money(d.int()), d.str(), d.time(), d.str(), d.str()
 	r.CancelURL, r.AlreadyRegistered, r.RegistrationID, r.CreatedAt, r.UpdatedAt = d.str(), d.bool(), d.str(), d.time(), d.time()
 	r.CheckoutSessionID = d.str()
+	r.Refunds = d.refunds()
 	return r
 }
 
 func (e enc) checkoutRec(r *CheckoutRec) enc {
 	return e.str(r.ID).orderItems(r.Items).str(r.Email).str(r.Name).bytes(r.Responses).str(r.RedemptionCode).
-		str(r.PromotionCode).str(r.ReturnURL).str(r.Locale).time(r.CreatedAt).time(r.ExpiresAt)
+		str(r.PromotionCode).str(r.ReturnURL).str(r.Locale).time(r.CreatedAt).time(r.ExpiresAt).str(r.OrderID)
 }
 
 func (d *dec) checkoutRec() CheckoutRec {
 	return CheckoutRec{ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
-		RedemptionCode: d.str(), PromotionCode: d.str(), ReturnURL: d.str(), Locale: d.str(), CreatedAt: d.time(), ExpiresAt: d.time()}
+		RedemptionCode: d.str(), PromotionCode: d.str(), ReturnURL: d.str(), Locale: d.str(), CreatedAt: d.time(), ExpiresAt: d.time(),
+		OrderID: d.str()}
 }
 
 func (e enc) sessionRec(r *SessionRec) enc {
