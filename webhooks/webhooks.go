@@ -1,0 +1,758 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"ticketd/actors"
+	"ticketd/persistence"
+)
+
+// Defaults of Config.
+const (
+	DefaultBackoffMin    = 10 * time.Second
+	DefaultBackoffMax    = time.Hour
+	DefaultMaxAttempts   = 15
+	DefaultDisableAfter  = 10
+	DefaultRotationGrace = 24 * time.Hour
+	DefaultTimeout       = 10 * time.Second
+	DefaultPollInterval  = time.Second
+	DefaultBatchMax      = 100
+	DefaultLogMax        = 100
+	// MaxEndpointsPerUnit bounds a unit's endpoints.
+	MaxEndpointsPerUnit = 50
+	// MaxEventTypes bounds an endpoint's subscriptions.
+	MaxEventTypes = 20
+)
+
+// Key prefixes; see the package documentation.
+const (
+	endpointPrefix = "whep/"
+	taskPrefix     = "whq/"
+)
+
+// Errors of the endpoint operations.
+var (
+	ErrNotFound = errors.New("webhooks: endpoint not found")
+	ErrInvalid  = errors.New("webhooks: invalid endpoint")
+	ErrTooMany  = errors.New("webhooks: too many endpoints")
+)
+
+// Config configures a Service.
+type Config struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+	// BackoffMin and BackoffMax bound the retry delay of a failed delivery.
+	BackoffMin time.Duration
+	BackoffMax time.Duration
+	// MaxAttempts bounds the attempts of one delivery.
+	MaxAttempts int
+	// DisableAfter consecutive failed attempts disable an endpoint.
+	DisableAfter int
+	// RotationGrace is how long the previous secret still signs after a
+	// rotation.
+	RotationGrace time.Duration
+	// Timeout bounds one POST.
+	Timeout time.Duration
+	// PollInterval is how often due retries are looked for.
+	PollInterval time.Duration
+	// BatchMax bounds the queue entries and tasks one round handles.
+	BatchMax int
+	// LogMax bounds the delivery log kept per endpoint.
+	LogMax int
+	// Client sends the POSTs (default: an http.Client with Timeout that
+	// does not follow redirects).
+	Client *http.Client
+}
+
+func (c *Config) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.BackoffMin <= 0 {
+		c.BackoffMin = DefaultBackoffMin
+	}
+	if c.BackoffMax <= 0 {
+		c.BackoffMax = max(DefaultBackoffMax, c.BackoffMin)
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.DisableAfter <= 0 {
+		c.DisableAfter = DefaultDisableAfter
+	}
+	if c.RotationGrace <= 0 {
+		c.RotationGrace = DefaultRotationGrace
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.BatchMax <= 0 {
+		c.BatchMax = DefaultBatchMax
+	}
+	if c.LogMax <= 0 {
+		c.LogMax = DefaultLogMax
+	}
+	if c.Client == nil {
+		c.Client = &http.Client{
+			Timeout: c.Timeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		}
+	}
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	if c.BackoffMin > c.BackoffMax && c.BackoffMax > 0 {
+		return errors.New("webhooks: backoff min above max")
+	}
+	if c.MaxAttempts > 100 {
+		return errors.New("webhooks: max attempts above 100")
+	}
+	if c.BatchMax > 10000 || c.LogMax > 10000 {
+		return errors.New("webhooks: batch max or log max above 10000")
+	}
+	return nil
+}
+
+// Endpoint is a webhook endpoint's configuration as stored.
+type Endpoint struct {
+	V           int      `json:"v"`
+	ID          string   `json:"id"`
+	UnitID      string   `json:"unitId"`
+	URL         string   `json:"url"`
+	EventTypes  []string `json:"eventTypes"`
+	Description string   `json:"description"`
+	Enabled     bool     `json:"enabled"`
+	// DisabledReason says why an endpoint is disabled ("" when enabled).
+	DisabledReason      string    `json:"disabledReason"`
+	ConsecutiveFailures int       `json:"consecutiveFailures"`
+	Secret              string    `json:"secret"`
+	PreviousSecret      string    `json:"previousSecret,omitempty"`
+	PreviousUntil       time.Time `json:"previousUntil,omitzero"`
+	CreatedAt           time.Time `json:"createdAt"`
+	UpdatedAt           time.Time `json:"updatedAt"`
+}
+
+// Input is what a caller sets on an endpoint; nil fields of an update are
+// left as they are.
+type Input struct {
+	URL         *string
+	EventTypes  []string
+	Description *string
+}
+
+// Delivery is one attempt in an endpoint's delivery log.
+type Delivery struct {
+	EventID    string    `json:"eventId"`
+	Type       string    `json:"type"`
+	Attempt    int       `json:"attempt"`
+	StatusCode int       `json:"statusCode"`
+	LatencyMS  float64   `json:"latencyMs"`
+	Error      string    `json:"error,omitempty"`
+	Succeeded  bool      `json:"succeeded"`
+	At         time.Time `json:"at"`
+}
+
+// task is a pending delivery of one event to one endpoint.
+type task struct {
+	V        int             `json:"v"`
+	Endpoint string          `json:"endpoint"`
+	EventID  string          `json:"eventId"`
+	Type     string          `json:"type"`
+	Hook     string          `json:"hook"`
+	Body     json.RawMessage `json:"body"`
+	Attempts int             `json:"attempts"`
+}
+
+// Service stores endpoint configuration and delivers the webhook queue.
+type Service struct {
+	cfg   Config
+	store *persistence.Store
+	unit  func(eventID string) (string, bool)
+
+	mu   sync.Mutex
+	eps  map[string]*Endpoint
+	logs map[string][]Delivery // endpoint id -> ring, oldest first
+
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+	run  bool
+}
+
+// New loads the endpoints from store. unitOf resolves an event's business
+// unit for queue entries written before the unit was known (may be nil).
+// Start it to deliver; without Start the endpoint operations still work.
+func New(cfg Config, store *persistence.Store, unitOf func(eventID string) (string, bool)) (*Service, error) {
+	if store == nil {
+		return nil, errors.New("webhooks: no store")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	s := &Service{cfg: cfg, store: store, unit: unitOf, eps: map[string]*Endpoint{}, logs: map[string][]Delivery{},
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	err := store.Scan([]byte(endpointPrefix), func(key, value []byte) error {
+		var e Endpoint
+		if err := json.Unmarshal(value, &e); err != nil {
+			return fmt.Errorf("webhooks: decode endpoint %s: %w", key, err)
+		}
+		s.eps[e.ID] = &e
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Start starts the delivery goroutine.
+func (s *Service) Start() {
+	s.run = true
+	s.Wake()
+	go s.loop()
+}
+
+// Close stops the delivery goroutine and waits for it (a POST in flight
+// ends within Config.Timeout). Undelivered events stay queued.
+func (s *Service) Close() error {
+	s.once.Do(func() { close(s.stop) })
+	if s.run {
+		<-s.done
+	}
+	return nil
+}
+
+// Wake asks for a round soon. It never blocks.
+func (s *Service) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func newSecret() string {
+	var b [24]byte
+	_, _ = crand.Read(b[:])
+	return "whsec_" + hex.EncodeToString(b[:])
+}
+
+func newID() string {
+	var b [10]byte
+	_, _ = crand.Read(b[:])
+	return "we_" + hex.EncodeToString(b[:])
+}
+
+// checkInput validates the fields set in in.
+func checkInput(in Input) error {
+	if in.URL != nil {
+		u, err := url.Parse(*in.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(*in.URL) > 2048 {
+			return fmt.Errorf("%w: url: must be an absolute http or https url", ErrInvalid)
+		}
+	}
+	if in.EventTypes != nil {
+		if len(in.EventTypes) == 0 || len(in.EventTypes) > MaxEventTypes {
+			return fmt.Errorf("%w: eventTypes: must list 1 to %d event types", ErrInvalid, MaxEventTypes)
+		}
+		for _, t := range in.EventTypes {
+			if !slices.Contains(actors.HookTypes(), t) {
+				return fmt.Errorf("%w: eventTypes: unknown event type %q; known: %s", ErrInvalid, t,
+					strings.Join(actors.HookTypes(), ", "))
+			}
+		}
+	}
+	if in.Description != nil && len(*in.Description) > 500 {
+		return fmt.Errorf("%w: description: at most 500 characters", ErrInvalid)
+	}
+	return nil
+}
+
+// save commits e; s.mu must be held.
+func (s *Service) save(e *Endpoint) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("webhooks: encode endpoint: %w", err)
+	}
+	bt := s.store.NewBatch()
+	defer bt.Close()
+	bt.Put([]byte(endpointPrefix+e.ID), b)
+	if err := s.store.Commit(bt); err != nil {
+		return fmt.Errorf("webhooks: save endpoint %s: %w", e.ID, err)
+	}
+	return nil
+}
+
+// Create adds an endpoint to unitID, enabled, with a new secret (returned
+// here; callers show it once).
+func (s *Service) Create(unitID string, in Input) (Endpoint, error) {
+	if in.URL == nil || in.EventTypes == nil {
+		return Endpoint{}, fmt.Errorf("%w: url and eventTypes are required", ErrInvalid)
+	}
+	if err := checkInput(in); err != nil {
+		return Endpoint{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, e := range s.eps {
+		if e.UnitID == unitID {
+			n++
+		}
+	}
+	if n >= MaxEndpointsPerUnit {
+		return Endpoint{}, ErrTooMany
+	}
+	now := s.cfg.Now().UTC()
+	e := &Endpoint{V: 1, ID: newID(), UnitID: unitID, URL: *in.URL, EventTypes: slices.Clone(in.EventTypes),
+		Enabled: true, Secret: newSecret(), CreatedAt: now, UpdatedAt: now}
+	if in.Description != nil {
+		e.Description = *in.Description
+	}
+	if err := s.save(e); err != nil {
+		return Endpoint{}, err
+	}
+	s.eps[e.ID] = e
+	return *e, nil
+}
+
+// get returns unitID's endpoint id; s.mu must be held.
+func (s *Service) get(unitID, id string) (*Endpoint, error) {
+	e, ok := s.eps[id]
+	if !ok || e.UnitID != unitID {
+		return nil, ErrNotFound
+	}
+	return e, nil
+}
+
+// Get returns unitID's endpoint id; another unit's endpoint is not found.
+func (s *Service) Get(unitID, id string) (Endpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.get(unitID, id)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	return *e, nil
+}
+
+// List returns unitID's endpoints, oldest first.
+func (s *Service) List(unitID string) []Endpoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []Endpoint{}
+	for _, e := range s.eps {
+		if e.UnitID == unitID {
+			out = append(out, *e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// update applies fn to a copy of the endpoint and commits it.
+func (s *Service) update(unitID, id string, fn func(e *Endpoint)) (Endpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, err := s.get(unitID, id)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	e := *cur
+	e.EventTypes = slices.Clone(cur.EventTypes)
+	fn(&e)
+	e.UpdatedAt = s.cfg.Now().UTC()
+	if err := s.save(&e); err != nil {
+		return Endpoint{}, err
+	}
+	s.eps[id] = &e
+	return e, nil
+}
+
+// Update changes the fields set in in.
+func (s *Service) Update(unitID, id string, in Input) (Endpoint, error) {
+	if err := checkInput(in); err != nil {
+		return Endpoint{}, err
+	}
+	return s.update(unitID, id, func(e *Endpoint) {
+		if in.URL != nil {
+			e.URL = *in.URL
+		}
+		if in.EventTypes != nil {
+			e.EventTypes = slices.Clone(in.EventTypes)
+		}
+		if in.Description != nil {
+			e.Description = *in.Description
+		}
+	})
+}
+
+// SetEnabled enables or disables an endpoint; enabling resets its failure
+// count.
+func (s *Service) SetEnabled(unitID, id string, on bool) (Endpoint, error) {
+	return s.update(unitID, id, func(e *Endpoint) {
+		e.Enabled = on
+		e.ConsecutiveFailures = 0
+		e.DisabledReason = ""
+		if !on {
+			e.DisabledReason = "disabled by an operator"
+		}
+	})
+}
+
+// RotateSecret gives an endpoint a new secret; the old one keeps signing
+// (as a second v1) for Config.RotationGrace.
+func (s *Service) RotateSecret(unitID, id string) (Endpoint, error) {
+	return s.update(unitID, id, func(e *Endpoint) {
+		e.PreviousSecret = e.Secret
+		e.PreviousUntil = s.cfg.Now().UTC().Add(s.cfg.RotationGrace)
+		e.Secret = newSecret()
+	})
+}
+
+// Delete removes an endpoint; its pending deliveries are dropped when due.
+func (s *Service) Delete(unitID, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.get(unitID, id); err != nil {
+		return err
+	}
+	bt := s.store.NewBatch()
+	defer bt.Close()
+	bt.Delete([]byte(endpointPrefix + id))
+	if err := s.store.Commit(bt); err != nil {
+		return fmt.Errorf("webhooks: delete endpoint %s: %w", id, err)
+	}
+	delete(s.eps, id)
+	delete(s.logs, id)
+	return nil
+}
+
+// Deliveries returns an endpoint's delivery log, newest first.
+func (s *Service) Deliveries(unitID, id string) ([]Delivery, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.get(unitID, id); err != nil {
+		return nil, err
+	}
+	l := s.logs[id]
+	out := make([]Delivery, len(l))
+	for i, d := range l {
+		out[len(l)-1-i] = d
+	}
+	return out, nil
+}
+
+func (s *Service) loop() {
+	defer close(s.done)
+	tick := time.NewTicker(s.cfg.PollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.wake:
+		case <-tick.C:
+		}
+		more, err := s.fanout()
+		if err != nil {
+			s.cfg.Logger.Error("webhooks: fan-out failed", "err", err)
+		}
+		if err := s.deliverDue(); err != nil {
+			s.cfg.Logger.Error("webhooks: delivery round failed", "err", err)
+		}
+		if more {
+			s.Wake()
+		}
+	}
+}
+
+var errFull = errors.New("full")
+
+// body is the JSON sent to endpoints.
+type body struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	CreatedAt time.Time       `json:"createdAt"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// taskKey orders tasks by due time.
+func taskKey(due time.Time, endpoint, hook string) string {
+	return fmt.Sprintf("%s%016x/%s/%s", taskPrefix, uint64(due.UnixNano()), endpoint, hook)
+}
+
+// fanout turns up to BatchMax queue entries into tasks. more reports a
+// full batch.
+func (s *Service) fanout() (more bool, err error) {
+	type item struct {
+		key string
+		ev  actors.HookEvent
+		bad bool
+	}
+	var items []item
+	err = s.store.Scan([]byte(actors.HookPrefix), func(key, value []byte) error {
+		if len(items) == s.cfg.BatchMax {
+			return errFull
+		}
+		it := item{key: string(key)}
+		if err := json.Unmarshal(value, &it.ev); err != nil {
+			s.cfg.Logger.Error("webhooks: undecodable queue entry dropped", "key", string(key), "err", err)
+			it.bad = true
+		}
+		items = append(items, it)
+		return nil
+	})
+	more = errors.Is(err, errFull)
+	if err != nil && !more {
+		return false, err
+	}
+	if len(items) == 0 {
+		return false, nil
+	}
+	now := s.cfg.Now()
+	bt := s.store.NewBatch()
+	defer bt.Close()
+	s.mu.Lock()
+	for _, it := range items {
+		bt.Delete([]byte(it.key))
+		if it.bad {
+			continue
+		}
+		unit := it.ev.UnitID
+		if unit == "" && s.unit != nil {
+			unit, _ = s.unit(it.ev.EventID)
+		}
+		b, err := json.Marshal(body{ID: it.ev.ID, Type: it.ev.Type, CreatedAt: it.ev.CreatedAt.UTC(), Data: it.ev.Data})
+		if err != nil {
+			continue
+		}
+		hook := strings.TrimPrefix(it.key, actors.HookPrefix)
+		for _, e := range s.eps {
+			if e.UnitID != unit || !e.Enabled || !slices.Contains(e.EventTypes, it.ev.Type) {
+				continue
+			}
+			tb, _ := json.Marshal(task{V: 1, Endpoint: e.ID, EventID: it.ev.ID, Type: it.ev.Type, Hook: hook, Body: b})
+			bt.Put([]byte(taskKey(now, e.ID, hook)), tb)
+		}
+	}
+	s.mu.Unlock()
+	if err := s.store.Commit(bt); err != nil {
+		return false, fmt.Errorf("webhooks: fan out: %w", err)
+	}
+	return more, nil
+}
+
+// deliverDue sends up to BatchMax due tasks.
+func (s *Service) deliverDue() error {
+	now := s.cfg.Now()
+	due := taskKey(now, "", "")
+	type item struct {
+		key string
+		t   task
+	}
+	var items []item
+	err := s.store.Scan([]byte(taskPrefix), func(key, value []byte) error {
+		if len(items) == s.cfg.BatchMax || string(key) > due {
+			return errFull
+		}
+		it := item{key: string(key)}
+		if err := json.Unmarshal(value, &it.t); err != nil {
+			it.t.Endpoint = "" // dropped below as of no endpoint
+		}
+		items = append(items, it)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFull) {
+		return err
+	}
+	failed := map[string]bool{}
+	for _, it := range items {
+		select {
+		case <-s.stop:
+			return nil
+		default:
+		}
+		if failed[it.t.Endpoint] {
+			continue
+		}
+		ok, err := s.deliver(it.key, it.t)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			failed[it.t.Endpoint] = true
+		}
+	}
+	return nil
+}
+
+// deliver makes one attempt of t and records its outcome. ok is false when
+// the attempt failed.
+func (s *Service) deliver(key string, t task) (ok bool, err error) {
+	s.mu.Lock()
+	e, found := s.eps[t.Endpoint]
+	var ep Endpoint
+	if found {
+		ep = *e
+	}
+	s.mu.Unlock()
+	if !found || !ep.Enabled {
+		if found {
+			s.record(ep.ID, Delivery{EventID: t.EventID, Type: t.Type, Attempt: t.Attempts,
+				Error: "endpoint disabled; delivery dropped", At: s.cfg.Now().UTC()})
+		}
+		return true, s.finish(key, "", nil)
+	}
+	attempt := t.Attempts + 1
+	now := s.cfg.Now()
+	secrets := []string{ep.Secret}
+	if ep.PreviousSecret != "" && now.Before(ep.PreviousUntil) {
+		secrets = append(secrets, ep.PreviousSecret)
+	}
+	d := Delivery{EventID: t.EventID, Type: t.Type, Attempt: attempt, At: now.UTC()}
+	start := time.Now()
+	status, perr := s.post(ep.URL, t, Signature(now.Unix(), t.Body, secrets...))
+	d.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
+	d.StatusCode = status
+	switch {
+	case perr != nil:
+		d.Error = perr.Error()
+	case status < 200 || status > 299:
+		d.Error = fmt.Sprintf("endpoint answered %d", status)
+	default:
+		d.Succeeded = true
+	}
+	s.record(ep.ID, d)
+	s.mu.Lock()
+	cur, still := s.eps[ep.ID]
+	var save *Endpoint
+	if still {
+		c := *cur
+		switch {
+		case d.Succeeded && c.ConsecutiveFailures != 0:
+			c.ConsecutiveFailures = 0
+			save = &c
+		case !d.Succeeded:
+			c.ConsecutiveFailures++
+			if c.ConsecutiveFailures >= s.cfg.DisableAfter && c.Enabled {
+				c.Enabled = false
+				c.DisabledReason = fmt.Sprintf("%d consecutive failed deliveries", c.ConsecutiveFailures)
+				c.UpdatedAt = now.UTC()
+				s.cfg.Logger.Warn("webhooks: endpoint disabled", "endpoint", c.ID, "failures", c.ConsecutiveFailures)
+			}
+			save = &c
+		}
+		if save != nil {
+			if err := s.save(save); err != nil {
+				s.mu.Unlock()
+				return false, err
+			}
+			s.eps[ep.ID] = save
+		}
+	}
+	s.mu.Unlock()
+	if d.Succeeded {
+		return true, s.finish(key, "", nil)
+	}
+	if attempt >= s.cfg.MaxAttempts {
+		s.cfg.Logger.Warn("webhooks: delivery dropped after max attempts", "endpoint", ep.ID, "event", t.EventID)
+		return false, s.finish(key, "", nil)
+	}
+	t.Attempts = attempt
+	nk := taskKey(now.Add(s.backoff(attempt)), t.Endpoint, t.Hook)
+	return false, s.finish(key, nk, &t)
+}
+
+// finish deletes the task at key and, with next, writes it at key nk.
+func (s *Service) finish(key, nk string, next *task) error {
+	bt := s.store.NewBatch()
+	defer bt.Close()
+	bt.Delete([]byte(key))
+	if next != nil {
+		b, err := json.Marshal(next)
+		if err != nil {
+			return fmt.Errorf("webhooks: encode task: %w", err)
+		}
+		bt.Put([]byte(nk), b)
+	}
+	if err := s.store.Commit(bt); err != nil {
+		return fmt.Errorf("webhooks: update task %s: %w", key, err)
+	}
+	return nil
+}
+
+// backoff is the delay after attempt n failed: BackoffMin doubling up to
+// BackoffMax, jittered into [d/2, d).
+func (s *Service) backoff(n int) time.Duration {
+	d := s.cfg.BackoffMin
+	for i := 1; i < n && d < s.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, s.cfg.BackoffMax)
+	half := d / 2
+	return half + rand.N(half+1)
+}
+
+func (s *Service) record(endpoint string, d Delivery) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := append(s.logs[endpoint], d)
+	if len(l) > s.cfg.LogMax {
+		l = slices.Delete(l, 0, len(l)-s.cfg.LogMax)
+	}
+	s.logs[endpoint] = l
+}
+
+// post sends one attempt. The response body is drained (bounded) so the
+// connection can be reused.
+func (s *Service) post(u string, t task, sig string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(t.Body))
+	if err != nil {
+		return 0, fmt.Errorf("webhooks: request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "ticketd-webhooks/1")
+	req.Header.Set("Webhook-Id", t.EventID)
+	req.Header.Set(SignatureHeader, sig)
+	resp, err := s.cfg.Client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("webhooks: post: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
+}
