@@ -1,0 +1,49 @@
+package actors
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors/event"
+)
+
+func TestWebhookEventsAreWrittenWithTheChange(t *testing.T) {
+	woke := make(chan struct{}, 10)
+	e := newEnv(t, func(c *Config) { c.OnOutbox = func() { woke <- struct{}{} } })
+	evt, tt := e.newEvent("bu_1", nil)
+	res, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: "m@example.com", RegistrationTypeID: tt})
+	require.NoError(t, err)
+	reg := res.(event.RegistrationResult)
+	_, err = e.sys.Ask(bg, evt, event.CancelRegistration{ID: reg.ID})
+	require.NoError(t, err)
+	select {
+	case <-woke:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the deliverer was not woken")
+	}
+	e.reopen()
+	var got []HookEvent
+	require.NoError(t, e.store.Scan([]byte(HookPrefix), func(k, v []byte) error {
+		var h HookEvent
+		require.NoError(t, json.Unmarshal(v, &h))
+		got = append(got, h)
+		return nil
+	}))
+	require.Len(t, got, 3)
+	types := []string{got[0].Type, got[1].Type, got[2].Type}
+	assert.Equal(t, []string{HookRegistrationCreated, HookRegistrationConfirmed, HookRegistrationCancelled}, types)
+	ids := map[string]bool{}
+	for _, h := range got {
+		assert.Equal(t, "bu_1", h.UnitID)
+		assert.Equal(t, evt, h.EventID)
+		ids[h.ID] = true
+		var r event.Registration
+		require.NoError(t, json.Unmarshal(h.Data, &r))
+		assert.Equal(t, reg.ID, r.ID)
+	}
+	assert.Len(t, ids, 3, "every webhook event has its own id")
+}
