@@ -8,22 +8,35 @@ import (
 	"ticketd/persistence"
 )
 
+// maxFlying bounds the batches of one actor that are written to the WAL
+// but not yet known durable. Pebble groups their fsyncs; more than a few
+// only lengthens the queue behind the disk.
+const maxFlying = 4
+
 // committer is the group-commit half of a durable actor. It is used only
-// from inside the actor's Receive, except for the sync goroutine, which
-// talks back through post.
+// from inside the actor's Receive, except for the sync waiters, which talk
+// back through post.
+//
+// The open batch collects the records decided since the last hand-off. It
+// is handed to Pebble (CommitAsync: written to the WAL in order, fsync not
+// awaited) at once while fewer than maxFlying batches are in flight, else
+// when the oldest becomes durable. Replies wait for the batch that made
+// their state durable; since batches reach the WAL in order, they are
+// released in order.
 type committer struct {
 	store  *persistence.Store
 	stream string
-	seq    uint64 // last record appended, durable or not
-	open   *batch // filling
-	flying *batch // being synced
+	seq    uint64   // last record appended, durable or not
+	open   *batch   // filling
+	flying []*batch // handed to Pebble, oldest first
 	post   func(msg any)
-	wg     *sync.WaitGroup // counts syncs in flight, for shutdown
+	wg     *sync.WaitGroup // counts sync waiters, for shutdown
 }
 
 type batch struct {
 	b         *persistence.Batch
 	dirty     bool
+	synced    bool
 	replies   []pendingReply
 	onDurable []func()
 }
@@ -33,7 +46,7 @@ type pendingReply struct {
 	msg any
 }
 
-// synced reports the outcome of a batch's commit to its actor.
+// synced reports the outcome of a batch's sync to its actor.
 type synced struct {
 	b   *batch
 	err error
@@ -62,17 +75,26 @@ func (c *committer) put(key, value []byte) {
 	b.dirty = true
 }
 
+// last is the batch whose durability covers everything appended so far,
+// or nil when everything is durable.
+func (c *committer) last() *batch {
+	if c.open != nil && c.open.dirty {
+		return c.open
+	}
+	if n := len(c.flying); n > 0 {
+		return c.flying[n-1]
+	}
+	return nil
+}
+
 // afterDurable runs fn (inside the actor) once everything appended so far
 // is durable.
 func (c *committer) afterDurable(fn func()) {
-	switch {
-	case c.open != nil && c.open.dirty:
-		c.open.onDurable = append(c.open.onDurable, fn)
-	case c.flying != nil:
-		c.flying.onDurable = append(c.flying.onDurable, fn)
-	default:
-		fn()
+	if b := c.last(); b != nil {
+		b.onDurable = append(b.onDurable, fn)
+		return
 	}
+	fn()
 }
 
 // reply answers to once everything appended so far is durable.
@@ -80,68 +102,74 @@ func (c *committer) reply(ctx actor.Context, to *actor.PID, msg any) {
 	if to == nil {
 		return
 	}
-	switch {
-	case c.open != nil && c.open.dirty:
-		c.open.replies = append(c.open.replies, pendingReply{to, msg})
-	case c.flying != nil:
-		c.flying.replies = append(c.flying.replies, pendingReply{to, msg})
-	default:
-		ctx.Send(to, msg)
+	if b := c.last(); b != nil {
+		b.replies = append(b.replies, pendingReply{to, msg})
+		return
 	}
+	ctx.Send(to, msg)
 }
 
 // idle reports whether nothing is waiting to become durable.
-func (c *committer) idle() bool {
-	return c.flying == nil && (c.open == nil || !c.open.dirty)
-}
+func (c *committer) idle() bool { return c.last() == nil }
 
-// kick starts syncing the open batch unless a sync is in flight.
+// kick hands the open batch to Pebble unless maxFlying batches are in
+// flight. A failed hand-off is reported like a failed sync.
 func (c *committer) kick() {
-	if c.flying != nil || c.open == nil || !c.open.dirty {
+	if c.open == nil || !c.open.dirty || len(c.flying) >= maxFlying {
 		return
 	}
 	f := c.open
 	c.open = nil
-	c.flying = f
+	c.flying = append(c.flying, f)
+	wait, err := c.store.CommitAsync(f.b)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		err := c.store.Commit(f.b)
+		if err == nil {
+			err = wait()
+		}
 		c.post(&synced{b: f, err: err})
 	}()
 }
 
-// done handles the end of a sync: it releases the batch's replies and
-// starts the next sync. A failed sync leaves the in-memory state ahead of
-// the log, so the caller must fail every waiting reply and stop the actor.
+// done handles the end of a sync: it releases the replies of every batch
+// that is now durable, oldest first, and hands on the open batch. A failed
+// sync leaves the in-memory state ahead of the log, so the caller must fail
+// every waiting reply and stop the actor.
 func (c *committer) done(ctx actor.Context, m *synced) error {
-	if m.b != c.flying {
-		panic("actors: synced batch is not the one in flight")
-	}
-	c.flying = nil
-	m.b.b.Close()
 	if m.err != nil {
 		return m.err
 	}
-	for _, r := range m.b.replies {
-		ctx.Send(r.to, r.msg)
-	}
-	for _, fn := range m.b.onDurable {
-		fn()
+	m.b.synced = true
+	for len(c.flying) > 0 && c.flying[0].synced {
+		b := c.flying[0]
+		c.flying[0] = nil
+		c.flying = c.flying[1:]
+		b.b.Close()
+		for _, r := range b.replies {
+			ctx.Send(r.to, r.msg)
+		}
+		for _, fn := range b.onDurable {
+			fn()
+		}
 	}
 	c.kick()
 	return nil
 }
 
-// fail answers every waiting reply with msg (after a failed sync).
-func (c *committer) fail(ctx actor.Context, failed *batch, msg func() any) {
-	for _, b := range []*batch{failed, c.open} {
-		if b == nil {
-			continue
-		}
+// fail answers every waiting reply with msg (after a failed sync). The
+// batches still in flight are closed by their waiters' messages never being
+// handled: the actor stops.
+func (c *committer) fail(ctx actor.Context, msg func() any) {
+	pending := append([]*batch(nil), c.flying...)
+	if c.open != nil {
+		pending = append(pending, c.open)
+	}
+	for _, b := range pending {
 		for _, r := range b.replies {
 			ctx.Send(r.to, msg())
 		}
+		b.replies = nil
 	}
 	if c.open != nil {
 		c.open.b.Close()

@@ -75,7 +75,7 @@ func (a *dirActor) Receive(ctx actor.Context) {
 		if err := a.com.done(ctx, m); err != nil {
 			// The directory cannot go on with state ahead of its log.
 			a.sys.cfg.Logger.Error("directory sync failed", "err", err)
-			a.com.fail(ctx, m.b, func() any { return &response{err: fmt.Errorf("%w: %v", ErrUnavailable, err)} })
+			a.com.fail(ctx, func() any { return &response{err: fmt.Errorf("%w: %v", ErrUnavailable, err)} })
 			panic(fmt.Sprintf("actors: directory log sync failed: %v", err))
 		}
 	case *dirCreateUnit:

@@ -47,7 +47,7 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		a.handle(ctx, m, ctx.Sender())
 	case *synced:
 		if err := a.com.done(ctx, m); err != nil {
-			a.crash(ctx, m.b, err)
+			a.crash(ctx, err)
 		}
 	case *expireTick:
 		a.cancel, a.timerAt = nil, time.Time{}
@@ -228,9 +228,9 @@ func (a *eventActor) arm() {
 // crash handles a failed sync: the state is ahead of the log, so every
 // waiting caller is told the write failed and the actor stops; the next
 // request activates it afresh from the log.
-func (a *eventActor) crash(ctx actor.Context, failed *batch, err error) {
+func (a *eventActor) crash(ctx actor.Context, err error) {
 	a.sys.cfg.Logger.Error("log sync failed", "event", a.id, "err", err)
-	a.com.fail(ctx, failed, func() any {
+	a.com.fail(ctx, func() any {
 		return &response{err: fmt.Errorf("%w: %v", ErrUnavailable, err)}
 	})
 	a.sys.forget(a.id, ctx.Self())

@@ -483,3 +483,73 @@ func (a slogAdapter) Fatalf(format string, args ...any) {
 	}
 	panic(msg)
 }
+
+// CommitAsync hands b to Pebble's commit pipeline and returns once b is
+// written to the WAL (and visible), without waiting for the fsync; wait
+// blocks until b is durable and must be called exactly once, before
+// b.Close. Batches committed one after another by one goroutine reach the
+// WAL in that order, so when a later one is durable every earlier one is
+// too. This lets an actor keep several batches in flight while Pebble
+// groups their fsyncs, instead of waiting a round trip per sync.
+func (s *Store) CommitAsync(b *Batch) (wait func() error, err error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	if b.pb == nil {
+		return nil, errors.New("persistence: commit: batch closed")
+	}
+	if b.committed {
+		return nil, errors.New("persistence: commit: batch already committed")
+	}
+	if b.pb.Empty() {
+		return func() error { return nil }, nil
+	}
+	if err := s.acquire(); err != nil {
+		return nil, err
+	}
+	n := b.pb.Len()
+	b.committed = true
+	if !s.wo.Sync { // Options.NoSync (benchmarks): nothing to wait for
+		err := s.db.Apply(b.pb, s.wo)
+		s.release()
+		if err != nil {
+			s.stats.commitErrors.Add(1)
+			return nil, fmt.Errorf("persistence: commit %d records: %w", b.records, err)
+		}
+		s.stats.observe(b.records, n)
+		return func() error { return nil }, nil
+	}
+	if err := s.db.ApplyNoSyncWait(b.pb, s.wo); err != nil {
+		s.release()
+		s.stats.commitErrors.Add(1)
+		return nil, fmt.Errorf("persistence: commit %d records: %w", b.records, err)
+	}
+	records := b.records
+	return func() error {
+		defer s.release()
+		if err := b.pb.SyncWait(); err != nil {
+			s.stats.commitErrors.Add(1)
+			return fmt.Errorf("persistence: sync %d records: %w", records, err)
+		}
+		s.stats.observe(records, n)
+		return nil
+	}, nil
+}
+
+// TruncateAfter deletes the records of stream with seq > after. Recovery
+// uses it to drop records past a gap: they were never acknowledged (answers
+// are released in log order), and must not resurface behind new ones.
+func (s *Store) TruncateAfter(stream string, after uint64) error {
+	if err := checkStream(stream); err != nil {
+		return fmt.Errorf("persistence: truncate: %w", err)
+	}
+	if after == ^uint64(0) {
+		return nil
+	}
+	b := s.NewBatch()
+	defer b.Close()
+	if err := b.pb.DeleteRange(logKey(stream, after+1), streamEnd(nsLog, stream), nil); err != nil {
+		return fmt.Errorf("persistence: truncate %s: %w", stream, err)
+	}
+	return s.Commit(b)
+}

@@ -250,3 +250,49 @@ func TestStatsBuckets(t *testing.T) {
 	// 0,1 -> 0; 2 -> 1; 3,4 -> 2; 5,8 -> 3; 9 -> 4; huge -> last.
 	require.Equal(t, [batchBuckets]uint64{2, 1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 1}, got)
 }
+
+func TestCommitAsyncKeepsOrderAndTruncateAfter(t *testing.T) {
+	s, err := Open(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var waits []func() error
+	var batches []*Batch
+	for i := uint64(1); i <= 50; i++ {
+		b := s.NewBatch()
+		b.Append("evt_a", i, []byte{byte(i)})
+		w, err := s.CommitAsync(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits = append(waits, w)
+		batches = append(batches, b)
+	}
+	for i := len(waits) - 1; i >= 0; i-- { // any order of waiting works
+		if err := waits[i](); err != nil {
+			t.Fatal(err)
+		}
+		batches[i].Close()
+	}
+	var got []uint64
+	if err := s.Replay("evt_a", 0, func(seq uint64, rec []byte) error {
+		if rec[0] != byte(seq) {
+			t.Fatalf("record %d holds %d", seq, rec[0])
+		}
+		got = append(got, seq)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 50 || got[49] != 50 {
+		t.Fatalf("replayed %v", got)
+	}
+	if err := s.TruncateAfter("evt_a", 20); err != nil {
+		t.Fatal(err)
+	}
+	last, err := s.LastSeq("evt_a")
+	if err != nil || last != 20 {
+		t.Fatalf("last seq %d %v, want 20", last, err)
+	}
+}
