@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,6 +30,9 @@ type eventActor struct {
 	cancel  scheduler.CancelFunc
 	timerAt time.Time
 }
+
+// errStopReplay ends a replay early at a gap in the log.
+var errStopReplay = errors.New("actors: stop replay")
 
 // expireTick is the timer's message: run Expire now.
 type expireTick struct{}
@@ -113,7 +117,14 @@ func (a *eventActor) load() error {
 		return fmt.Errorf("actors: log of %s starts at %d, after snapshot %d: records are missing", a.id, first, seq)
 	}
 	last := seq
+	gap := false
 	err = a.sys.store.Replay(a.id, seq, func(s uint64, rec []byte) error {
+		if s != last+1 {
+			// Answers are released in log order, so nothing after a gap
+			// was ever acknowledged: stop here and drop the rest below.
+			gap = true
+			return errStopReplay
+		}
 		ch, err := event.UnmarshalChange(rec)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", s, err)
@@ -123,8 +134,14 @@ func (a *eventActor) load() error {
 		a.sinceSnap++
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errStopReplay) {
 		return fmt.Errorf("actors: replay %s: %w", a.id, err)
+	}
+	if gap {
+		a.sys.cfg.Logger.Warn("log gap: dropping unacknowledged records", "event", a.id, "after", last)
+		if err := a.sys.store.TruncateAfter(a.id, last); err != nil {
+			return fmt.Errorf("actors: truncate %s after %d: %w", a.id, last, err)
+		}
 	}
 	a.com.seq = last
 	return nil

@@ -256,3 +256,33 @@ func TestTicketMailIsWrittenToTheOutboxWithTheChange(t *testing.T) {
 	assert.Equal(t, reg.PassURL, got[0].PassURL)
 	assert.Equal(t, reg.CheckinCode, got[0].CheckinCode)
 }
+
+func TestReplayStopsAtAGapAndDropsTheUnacknowledgedTail(t *testing.T) {
+	e := newEnv(t, nil)
+	evt, tt := e.newEvent("bu_1", nil)
+	_, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: "a@example.com", RegistrationTypeID: tt})
+	require.NoError(t, err)
+	e.close()
+
+	// A record two past the end: as if a later batch reached the disk and
+	// an earlier one did not (never acknowledged, by construction).
+	st, err := persistence.Open(persistence.Options{Dir: e.dir})
+	require.NoError(t, err)
+	last, err := st.LastSeq(evt)
+	require.NoError(t, err)
+	b := st.NewBatch()
+	b.Append(evt, last+2, []byte("not even a change"))
+	require.NoError(t, st.Commit(b))
+	b.Close()
+	require.NoError(t, st.Close())
+
+	e.open()
+	assert.Len(t, e.registrations(evt), 1, "state up to the gap")
+	got, err := e.store.LastSeq(evt)
+	require.NoError(t, err)
+	assert.Equal(t, last, got, "the records after the gap are gone")
+	_, err = e.sys.Ask(bg, evt, event.CreateRegistration{Email: "b@example.com", RegistrationTypeID: tt})
+	require.NoError(t, err)
+	e.reopen()
+	assert.Len(t, e.registrations(evt), 2)
+}
