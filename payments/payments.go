@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -42,6 +43,9 @@ type Payment struct {
 	OrderNumber string
 	Amount      string // decimal, major units, e.g. "49.99"
 	Currency    string
+	// RefundID names a refund (Provider.Refund): a provider refunds one
+	// id once, so a retried refund is not paid out twice.
+	RefundID string
 }
 
 // Provider is a payment provider. The service creates payment ids itself
@@ -55,7 +59,8 @@ type Provider interface {
 	// Verify checks a webhook delivery's signature header against its raw
 	// body at now.
 	Verify(header string, body []byte, now time.Time) error
-	// Refund returns amount of a settled payment to the buyer.
+	// Refund returns p.Amount of a settled payment to the buyer, once per
+	// p.RefundID.
 	Refund(ctx context.Context, p Payment) error
 }
 
@@ -100,7 +105,15 @@ type Sandbox struct {
 	baseURL    string
 	webhookURL string
 	client     *http.Client
+
+	mu      sync.Mutex
+	refunds []Payment       // in order, for tests and the console's eyes
+	seen    map[string]bool // refund ids already paid out
 }
+
+// maxSandboxRefunds bounds the sandbox's refund book; the oldest entries
+// are forgotten first.
+const maxSandboxRefunds = 10000
 
 // NewSandbox returns the sandbox provider of a service at baseURL whose
 // webhook endpoint is reached at webhookURL (normally baseURL +
@@ -175,12 +188,40 @@ func (s *Sandbox) Verify(header string, body []byte, now time.Time) error {
 }
 
 // Refund implements Provider: the sandbox accepts every refund of a real
-// payment at once.
+// payment at once and books it; a refund id already booked is accepted
+// again without a second entry.
 func (s *Sandbox) Refund(ctx context.Context, p Payment) error {
 	if p.ID == "" {
 		return errors.New("payments: refund without payment id")
 	}
-	return ctx.Err()
+	if p.RefundID == "" {
+		return fmt.Errorf("payments: refund of %s without refund id", p.ID)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("payments: refund %s: %w", p.RefundID, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	if s.seen[p.RefundID] {
+		return nil
+	}
+	if len(s.refunds) >= maxSandboxRefunds {
+		delete(s.seen, s.refunds[0].RefundID)
+		s.refunds = s.refunds[1:]
+	}
+	s.seen[p.RefundID] = true
+	s.refunds = append(s.refunds, p)
+	return nil
+}
+
+// Refunds returns the refunds the sandbox has paid out, oldest first.
+func (s *Sandbox) Refunds() []Payment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Payment(nil), s.refunds...)
 }
 
 // NewDeliveryID returns a fresh webhook delivery id.

@@ -79,3 +79,21 @@ func FuzzParseWebhook(f *testing.F) {
 		_ = s.Verify(string(b), b, now)
 	})
 }
+
+func TestSandboxRefundsOncePerRefundID(t *testing.T) {
+	s := NewSandbox("k", "http://x", "")
+	p := Payment{ID: "pay_1.X", OrderNumber: "1-A", Amount: "12.5", Currency: "USD", RefundID: "rf_1"}
+	require.NoError(t, s.Refund(context.Background(), p))
+	require.NoError(t, s.Refund(context.Background(), p), "a retried refund id is accepted")
+	p2 := p
+	p2.RefundID, p2.Amount = "rf_2", "3"
+	require.NoError(t, s.Refund(context.Background(), p2))
+	require.Equal(t, []Payment{p, p2}, s.Refunds(), "each refund id is paid out once")
+
+	require.Error(t, s.Refund(context.Background(), Payment{RefundID: "rf_3"}), "no payment id")
+	require.Error(t, s.Refund(context.Background(), Payment{ID: "pay_1.X"}), "no refund id")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, s.Refund(ctx, Payment{ID: "pay_1.X", RefundID: "rf_4"}), context.Canceled)
+	require.Len(t, s.Refunds(), 2)
+}
