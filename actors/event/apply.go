@@ -102,6 +102,7 @@ func (s *State) apply(ch Change) {
 		if o.CodeHeld {
 			s.mustCode(o.CodeID).Held--
 		}
+		s.promoHeld(o, -1, false)
 		o.Status, o.UpdatedAt = c.Status, c.At
 		delete(s.idx.holding, o.ID)
 	case CheckoutSessionCreated:
@@ -112,7 +113,7 @@ func (s *State) apply(ch Change) {
 		}
 		s.CheckoutOrder = append(s.CheckoutOrder, c.ID)
 	default:
-		if !s.applyRefund(ch) && !s.applyProgram(ch) {
+		if !s.applyRefund(ch) && !s.applyProgram(ch) && !s.applyConsole(ch) {
 			panic(fmt.Sprintf("event: apply: unknown change %T", ch))
 		}
 	}
@@ -126,6 +127,7 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 		Responses: c.Responses, Status: c.Status, Total: c.Total, Currency: c.Currency,
 		HoldUntil: c.HoldUntil, AlreadyRegistered: c.AlreadyRegistered, RegistrationID: c.RegistrationID,
 		CreatedAt: c.At, UpdatedAt: c.At, CheckoutSessionID: c.CheckoutSessionID,
+		PromoID: c.PromoID, Discount: c.Discount,
 	}
 	s.Orders[o.ID] = o
 	s.OrderOrder = append(s.OrderOrder, o.ID)
@@ -142,6 +144,7 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 			s.mustCode(o.CodeID).Held++
 			o.CodeHeld = true
 		}
+		s.promoHeld(o, 1, false)
 	}
 }
 
@@ -158,6 +161,7 @@ func (s *State) applyOrderPaid(c OrderPaid) {
 		code = s.mustCode(o.CodeID)
 		code.Held--
 	}
+	s.promoHeld(o, -1, true)
 	o.Status, o.UpdatedAt = OrderStatusPaid, c.At
 	delete(s.idx.holding, o.ID)
 	if c.AlreadyRegistered {

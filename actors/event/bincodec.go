@@ -303,7 +303,8 @@ func appendBody(e enc, ch Change) (enc, bool) {
 			e = e.str(h.Kind).str(h.ID).int(int64(h.Qty))
 		}
 		return e.str(c.AdmissionTypeID).str(c.CodeID).bytes(c.Responses).int(int64(c.Total)).str(c.Currency).
-			time(c.HoldUntil).str(c.Status).bool(c.AlreadyRegistered).str(c.RegistrationID).str(c.CheckoutSessionID), true
+			time(c.HoldUntil).str(c.Status).bool(c.AlreadyRegistered).str(c.RegistrationID).str(c.CheckoutSessionID).
+			str(c.PromoID).int(int64(c.Discount)), true
 	case OrderPaymentStarted:
 		return e.time(c.At).str(c.ID).str(c.PaymentID).time(c.HoldUntil).str(c.SuccessURL).str(c.CancelURL), true
 	case OrderPaid:
@@ -316,6 +317,9 @@ func appendBody(e enc, ch Change) (enc, bool) {
 	}
 	if out, ok := appendRefundBody(e, ch); ok {
 		return out, true
+	}
+	if e, ok := appendConsoleBody(e, ch); ok {
+		return e, true
 	}
 	return appendProgramBody(e, ch)
 }
@@ -379,6 +383,10 @@ func readBody(kind string, d *dec) (Change, bool) {
 		c.AdmissionTypeID, c.CodeID, c.Responses, c.Total, c.Currency = d.str(), d.str(), d.bytes(), Money(d.int()), d.str()
 		c.HoldUntil, c.Status, c.AlreadyRegistered, c.RegistrationID = d.time(), d.str(), d.bool(), d.str()
 		c.CheckoutSessionID = d.str()
+		if len(d.s) > 0 {
+			// Appended fields: orders logged before promotion codes end here.
+			c.PromoID, c.Discount = d.str(), Money(d.int())
+		}
 		return c, true
 	case "order.awaiting_payment":
 		return OrderPaymentStarted{At: d.time(), ID: d.str(), PaymentID: d.str(), HoldUntil: d.time(), SuccessURL: d.str(), CancelURL: d.str()}, true
@@ -391,6 +399,9 @@ func readBody(kind string, d *dec) (Change, bool) {
 			RedemptionCode: d.str(), PromotionCode: d.str(), ReturnURL: d.str(), Locale: d.str(), ExpiresAt: d.time()}, true
 	}
 	if ch, ok := readRefundBody(kind, d); ok {
+		return ch, true
+	}
+	if ch, ok := readConsoleBody(kind, d); ok {
 		return ch, true
 	}
 	return readProgramBody(kind, d)

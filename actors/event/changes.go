@@ -175,6 +175,9 @@ type OrderPlaced struct {
 	AlreadyRegistered bool            `json:"already,omitempty"`
 	RegistrationID    string          `json:"reg,omitempty"`
 	CheckoutSessionID string          `json:"cs,omitempty"`
+	// PromoID is the promotion code that took Discount off the lines.
+	PromoID  string `json:"promo,omitempty"`
+	Discount Money  `json:"discount,omitempty"`
 }
 
 // OrderPaymentStarted confirms a paid order: a payment starts and the hold

@@ -169,6 +169,8 @@ type ListCodes struct {
 // LookupCode validates a buyer's code.
 type LookupCode struct {
 	Code string `json:"-" query:"code" v:"required,minLen=1,maxLen=64"`
+	// PromotionCode, when given, prices discountedPriceAmount (console.go).
+	PromotionCode string `json:"-" query:"promotionCode" v:"maxLen=64"`
 }
 
 // DisableCode disables a redemption code.
@@ -265,6 +267,7 @@ type PlaceOrder struct {
 	Name           string          `json:"name,omitempty" v:"maxLen=200"`
 	Items          []OrderItem     `json:"items" v:"required,maxItems=50"`
 	RedemptionCode string          `json:"redemptionCode,omitempty" v:"minLen=1,maxLen=64"`
+	PromotionCode  string          `json:"promotionCode,omitempty" v:"minLen=1,maxLen=64"`
 	Responses      json.RawMessage `json:"responses,omitempty"`
 	Storefront     bool            `json:"-"`
 	// CheckoutSessionID is set by the hosted checkout page: the order
@@ -373,6 +376,9 @@ func (GetCheckoutSession) isCommand()    {}
 // GetCatalog reads what a storefront sales page needs: the published event
 // with its public ticket types (soldOut, never a count), upcoming types,
 // add-ons and bundles on sale. An unpublished event is NotFound.
-type GetCatalog struct{}
+type GetCatalog struct {
+	// Lang picks a translation (console.go); unknown falls back to the default.
+	Lang string `json:"-" query:"lang" v:"maxLen=35"`
+}
 
 func (GetCatalog) isCommand() {}

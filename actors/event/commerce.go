@@ -101,7 +101,7 @@ func (m *Machine) decideCommerce(now time.Time, c Command) (any, []Change, error
 		}
 		return m.checkoutView(s, now), nil, nil
 	case GetCatalog:
-		return m.catalog(now)
+		return m.catalog(now, c.Lang)
 	case GetHostedCheckout:
 		return m.hostedCheckout(now, c)
 	case GetHostedOrder:
@@ -187,9 +187,13 @@ func (m *Machine) lookupCode(now time.Time, c LookupCode) (any, []Change, error)
 		return nil, nil, Errorf(NotFound, "redemption code not found")
 	}
 	t := m.s.Types[code.TypeID]
+	discounted, err := m.promoLookupPrice(now, c.PromotionCode, t)
+	if err != nil {
+		return nil, nil, err
+	}
 	return CodeLookup{
 		Code: code.Code, RegistrationType: m.typeView(t), Perks: m.admissionPerks(code), PriceAmount: t.Price,
-		DiscountedPriceAmount: t.Price, ExpiresAt: tp(code.ExpiresAt),
+		DiscountedPriceAmount: discounted, ExpiresAt: tp(code.ExpiresAt),
 	}, nil, nil
 }
 
@@ -545,6 +549,19 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 	if code != nil && p.admission != code.TypeID {
 		return nil, nil, FieldError("redemptionCode", "does not unlock the ticket type of this order")
 	}
+	if err := m.checkAnswers(p.admission, c.Responses, true); err != nil {
+		return nil, nil, err
+	}
+	var promo *PromoRec
+	var discount Money
+	if c.PromotionCode != "" {
+		if promo, err = m.usablePromo(now, c.PromotionCode); err != nil {
+			return nil, nil, err
+		}
+		if discount, err = applyPromo(promo, &p); err != nil {
+			return nil, nil, err
+		}
+	}
 	regID, already := m.s.idx.regByEmail[normEmail(email)]
 	already = already && p.admission != ""
 	if !already {
@@ -572,12 +589,16 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 		if code != nil {
 			ch.CodeID = code.ID
 		}
+		if promo != nil {
+			ch.PromoID, ch.Discount = promo.ID, discount
+		}
 	}
 	rec := OrderRec{
 		ID: ch.ID, Number: ch.Number, Email: ch.Email, Name: ch.Name, Lines: ch.Lines, Holds: ch.Holds,
 		AdmissionTypeID: ch.AdmissionTypeID, CodeID: ch.CodeID, Responses: ch.Responses, Status: ch.Status,
 		Total: ch.Total, Currency: ch.Currency, HoldUntil: ch.HoldUntil, AlreadyRegistered: ch.AlreadyRegistered,
 		RegistrationID: ch.RegistrationID, CreatedAt: now, UpdatedAt: now, CheckoutSessionID: ch.CheckoutSessionID,
+		PromoID: ch.PromoID, Discount: ch.Discount,
 	}
 	return m.orderView(&rec), []Change{ch}, nil
 }
@@ -778,6 +799,14 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 	if err := checkResponses("responses", c.Responses); err != nil {
 		return nil, nil, err
 	}
+	if err := m.checkAnswers(m.admissionOf(c.Items), c.Responses, false); err != nil {
+		return nil, nil, err
+	}
+	if c.PromotionCode != "" {
+		if _, err := m.usablePromo(now, c.PromotionCode); err != nil {
+			return nil, nil, err
+		}
+	}
 	switch c.Locale {
 	case "", "en", "zh-CN":
 	default:
@@ -803,7 +832,7 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 	return m.checkoutView(&rec, now), []Change{ch}, nil
 }
 
-func (m *Machine) catalog(now time.Time) (any, []Change, error) {
+func (m *Machine) catalog(now time.Time, lang string) (any, []Change, error) {
 	if m.s.Event.Status != EventPublished {
 		return nil, nil, Errorf(NotFound, "event not found")
 	}
@@ -834,6 +863,7 @@ func (m *Machine) catalog(now time.Time) (any, []Change, error) {
 		}
 	}
 	m.programCatalog(&cat)
+	m.consoleCatalog(&cat, lang)
 	return cat, nil, nil
 }
 

@@ -101,6 +101,8 @@ type Order struct {
 	AlreadyRegistered bool            `json:"alreadyRegistered"`
 	RegistrationID    *string         `json:"registrationId"`
 	RedemptionCode    *string         `json:"redemptionCode"`
+	PromotionCode     *string         `json:"promotionCode"`
+	DiscountAmount    Money           `json:"discountAmount" doc:"What the promotion code took off; items and totalAmount are already discounted."`
 	Responses         json.RawMessage `json:"responses"`
 	HoldExpiresAt     *Time           `json:"holdExpiresAt"`
 	PaymentID         *string         `json:"paymentId"`
@@ -146,6 +148,10 @@ type CatalogTicketType struct {
 	OpensAt          *Time  `json:"opensAt"`
 	ClosesAt         *Time  `json:"closesAt"`
 	Perks            []Perk `json:"perks"`
+	// Description is the translated description (?lang=), else null.
+	Description *string `json:"description"`
+	// Questions is the published registration form (console.go).
+	Questions []Question `json:"questions"`
 }
 
 // CatalogItem is an add-on as a sales page sees it.
@@ -154,6 +160,8 @@ type CatalogItem struct {
 	Name        string `json:"name"`
 	PriceAmount Money  `json:"priceAmount"`
 	SoldOut     bool   `json:"soldOut"`
+	// Description is the translated description (?lang=), else null.
+	Description *string `json:"description"`
 }
 
 // CatalogBundle is a bundle as a sales page sees it, with its contents.
@@ -163,6 +171,8 @@ type CatalogBundle struct {
 	PriceAmount Money        `json:"priceAmount"`
 	SoldOut     bool         `json:"soldOut"`
 	Items       []BundleItem `json:"items"`
+	// Description is the translated description (?lang=), else null.
+	Description *string `json:"description"`
 }
 
 // Catalog answers GetCatalog.
@@ -223,6 +233,9 @@ func (m *Machine) orderView(o *OrderRec) Order {
 		if c, ok := m.s.Codes[o.CodeID]; ok {
 			v.RedemptionCode = strp(c.Code)
 		}
+	}
+	if p := m.s.Console.Promos[o.PromoID]; p != nil {
+		v.PromotionCode, v.DiscountAmount = strp(p.Code), o.Discount
 	}
 	if o.holding() {
 		v.HoldExpiresAt = &Time{o.HoldUntil}

@@ -88,6 +88,8 @@ func (m *Machine) Decide(now time.Time, c Command) (any, []Change, error) {
 		return m.getPayment(c)
 	case programCommand:
 		return m.decideProgram(now, c)
+	case consoleCommand:
+		return m.decideConsole(now, c)
 	}
 	return m.decideCommerce(now, c)
 }

@@ -99,6 +99,10 @@ type State struct {
 	CodePerks    map[string][]string    `json:"codePerks"`
 	Grants       map[string][]string    `json:"grants"`
 
+	// Console is the console's sales records (console.go): registration
+	// forms, promotion codes, translations, the event's description.
+	Console ConsoleState `json:"console"`
+
 	idx index
 }
 
@@ -315,6 +319,10 @@ type OrderRec struct {
 	CheckoutSessionID string          `json:"checkoutSessionId,omitempty"`
 	// Refunds are the console's refunds of a paid order, oldest first.
 	Refunds []RefundRec `json:"refunds,omitempty"`
+	// PromoID is the promotion code of the order and Discount what it took
+	// off (console.go); the lines and Total are already discounted.
+	PromoID  string `json:"promoId,omitempty"`
+	Discount Money  `json:"discount,omitempty"`
 }
 
 // holding reports whether the order still keeps places.

@@ -48,6 +48,7 @@ func MarshalState(s *State) ([]byte, error) {
 	e = section(e, s.SessionOrder, s.Sessions, enc.sessionRec)
 	e = section(e, s.VenueOrder, s.Venues, enc.venueRec)
 	e = s.appendProgram(e)
+	e = s.appendConsole(e)
 	return e, nil
 }
 
@@ -167,7 +168,8 @@ func (e enc) orderRec(r *OrderRec) enc {
 	}
 	return e.str(r.AdmissionTypeID).str(r.CodeID).bool(r.CodeHeld).bytes(r.Responses).str(r.Status).int(int64(r.Total)).
 		str(r.Currency).time(r.HoldUntil).str(r.PaymentID).str(r.SuccessURL).str(r.CancelURL).bool(r.AlreadyRegistered).
-		str(r.RegistrationID).time(r.CreatedAt).time(r.UpdatedAt).str(r.CheckoutSessionID).refunds(r.Refunds)
+		str(r.RegistrationID).time(r.CreatedAt).time(r.UpdatedAt).str(r.CheckoutSessionID).refunds(r.Refunds).
+		str(r.PromoID).int(int64(r.Discount))
 }
 
 func (d *dec) orderRec() OrderRec {
@@ -189,6 +191,9 @@ func (d *dec) orderRec() OrderRec {
 	r.CancelURL, r.AlreadyRegistered, r.RegistrationID, r.CreatedAt, r.UpdatedAt = d.str(), d.bool(), d.str(), d.time(), d.time()
 	r.CheckoutSessionID = d.str()
 	r.Refunds = d.refunds()
+	if len(d.s) > 0 {
+		r.PromoID, r.Discount = d.str(), Money(d.int())
+	}
 	return r
 }
 
@@ -308,6 +313,7 @@ func (s *State) decodeBinary(body string) error {
 	readSection(d, &s.Sessions, &s.SessionOrder, (*dec).sessionRec, func(r *SessionRec) string { return r.ID }, func(r *SessionRec, i int) { r.Seq = i })
 	readSection(d, &s.Venues, &s.VenueOrder, (*dec).venueRec, func(r *VenueRec) string { return r.ID }, func(r *VenueRec, i int) { r.Seq = i })
 	s.decodeProgram(d)
+	s.decodeConsole(d)
 	if d.err != nil {
 		return d.err
 	}

@@ -1,6 +1,10 @@
 package event
 
-import "time"
+import (
+	"time"
+
+	json "github.com/goccy/go-json"
+)
 
 // Views are the results of Decide: plain values with the spec's field names,
 // built fresh from the state (slices copied), so the caller may encode them
@@ -17,9 +21,12 @@ type Event struct {
 	Currency string `json:"currency"`
 	// SiteURL is the event's public page address, null until set in the
 	// console (SetSiteURL).
-	SiteURL   *string `json:"siteUrl"`
-	CreatedAt Time    `json:"createdAt"`
-	UpdatedAt Time    `json:"updatedAt"`
+	SiteURL *string `json:"siteUrl"`
+	// Description is the event's public description (console.go), null
+	// until set.
+	Description *string `json:"description"`
+	CreatedAt   Time    `json:"createdAt"`
+	UpdatedAt   Time    `json:"updatedAt"`
 }
 
 // Counts are a ticket type's registration counts in list results.
@@ -68,8 +75,11 @@ type Registration struct {
 	PassURL            string  `json:"passUrl"`
 	Reason             *string `json:"reason"`
 	OrderID            *string `json:"orderId"`
-	CreatedAt          Time    `json:"createdAt"`
-	UpdatedAt          Time    `json:"updatedAt"`
+	// Responses are the answers to the registration form given with the
+	// order (console.go); null without an order or answers.
+	Responses json.RawMessage `json:"responses"`
+	CreatedAt Time            `json:"createdAt"`
+	UpdatedAt Time            `json:"updatedAt"`
 }
 
 // RegistrationResult answers CreateRegistration: Created is false when the
@@ -135,6 +145,7 @@ func (m *Machine) eventView() Event {
 	return Event{
 		ID: m.s.ID, Name: e.Name, Timezone: e.Timezone, StartsAt: tp(e.StartsAt), EndsAt: tp(e.EndsAt),
 		Status: e.Status, Currency: e.Currency, SiteURL: strp(e.SiteURL), CreatedAt: At(e.CreatedAt), UpdatedAt: At(e.UpdatedAt),
+		Description: strp(m.s.Console.Description),
 	}
 }
 
@@ -165,6 +176,7 @@ func (m *Machine) regView(r *RegistrationRec) Registration {
 		ID: r.ID, EventID: m.s.ID, Email: r.Email, Name: strp(r.Name), RegistrationTypeID: strp(r.TypeID),
 		Status: r.Status, CheckinCode: r.CheckinCode, PassURL: m.passURL(r.PassToken), Reason: strp(r.Reason),
 		OrderID: strp(r.OrderID), CreatedAt: At(r.CreatedAt), UpdatedAt: At(r.UpdatedAt),
+		Responses: m.regResponses(r),
 	}
 }
 
