@@ -58,6 +58,7 @@ func commandTypes() map[string]reflect.Type {
 		ListOrders{}, SettlePayment{}, CreateCheckoutSession{}, GetCheckoutSession{}, Expire{}, GetCatalog{}, GetPayment{}, SetSiteURL{}, GetHostedCheckout{}, GetHostedOrder{},
 	}
 	cmds = append(cmds, programCommands()...)
+	cmds = append(cmds, consoleCommands()...)
 	cmds = append(cmds, refundCommands()...)
 	out := map[string]reflect.Type{}
 	for _, c := range cmds {

@@ -147,6 +147,7 @@ func (s *sim) setup() {
 	s.must(MintCodes{RegistrationTypeID: "tt_3", Code: "HID", MaxUses: Some(2)})
 	s.must(MintCodes{RegistrationTypeID: "tt_1", Code: "GA1"})
 	s.setupProgram()
+	s.setupConsole()
 }
 
 func (s *sim) pick(ids []string) string {
@@ -205,6 +206,9 @@ func (s *sim) randomCommand() Command {
 		c := PlaceOrder{Email: email, Items: s.randomItems()}
 		if s.rng.IntN(3) == 0 {
 			c.RedemptionCode = s.pick([]string{"HID", "GA1", "hid", "NOPE"})
+		}
+		if s.rng.IntN(2) == 0 {
+			c.PromotionCode = s.pick(simPromos)
 		}
 		return c
 	case 8, 9:
@@ -272,6 +276,7 @@ func (s *sim) randomCommand() Command {
 // checkInvariants recomputes every counter from the records and checks the
 // capacity, check-in and code-use invariants.
 func (s *sim) checkInvariants() {
+	s.checkConsole()
 	t, st := s.t, s.m.State()
 	type count struct{ confirmed, waitlisted, held, sold int }
 	types, addons, bundles := map[string]*count{}, map[string]*count{}, map[string]*count{}
