@@ -1,6 +1,9 @@
 package event
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // The hosted pages' reads: one round trip to the event's actor each, with
 // everything a page shows. The HTTP layer renders them; it never sees the
@@ -22,6 +25,9 @@ type HostedCheckout struct {
 	Lines   []OrderItemView `json:"lines"`
 	Total   Money           `json:"total"`
 	Addons  []CatalogItem   `json:"addons"`
+	// Questions is the published registration form of the session's
+	// admission (console.go); the page asks them.
+	Questions []Question `json:"questions"`
 }
 
 // GetHostedOrder reads an order for its hosted pages: the order, the
@@ -52,7 +58,10 @@ func (m *Machine) hostedCheckout(now time.Time, c GetHostedCheckout) (any, []Cha
 	if !ok {
 		return nil, nil, Errorf(NotFound, "checkout session not found")
 	}
-	h := HostedCheckout{Session: m.checkoutView(s, now), Event: m.eventView(), Lines: []OrderItemView{}, Addons: []CatalogItem{}}
+	h := HostedCheckout{Session: m.checkoutView(s, now), Event: m.eventView(), Lines: []OrderItemView{}, Addons: []CatalogItem{}, Questions: []Question{}}
+	if f := m.s.Console.Forms[m.admissionOf(s.Items)]; f != nil && f.PublishedAt != nil {
+		h.Questions = slices.Clone(f.Published)
+	}
 	inSession := map[string]bool{}
 	for _, it := range s.Items {
 		var name string
