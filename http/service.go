@@ -67,6 +67,7 @@ func (a *api) routes() []Route {
 	rs = append(rs, a.adminRoutes()...)
 	rs = append(rs, a.outboxRoutes()...)
 	rs = append(rs, a.programRoutes()...)
+	rs = append(rs, a.refundRoutes()...)
 	return rs
 }
 

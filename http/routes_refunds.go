@@ -1,0 +1,86 @@
+package http
+
+import (
+	"context"
+	"time"
+
+	"ticketd/actors/event"
+	"ticketd/payments"
+)
+
+// Refunds (issue 8 part 4): the console's refund policy of an event and
+// refunds of paid orders through the payment provider. A refund is three
+// steps and the event actor is held by none of them across the provider
+// call: the actor records RefundRequested (durable), this handler asks the
+// provider, the actor records the outcome.
+
+// refundTimeout bounds one provider call.
+const refundTimeout = 15 * time.Second
+
+func (a *api) refundRoutes() []Route {
+	adm := func(r Route) Route { r.Surface, r.Tag = Admin, "Refunds"; return r }
+	base := "/admin/v1/events/{eventId}"
+	return []Route{
+		adm(Route{Method: "GET", Path: base + "/refund-policy", OperationID: "getRefundPolicy",
+			Summary: "Get the event's refund policy (refundable, no deadline and no fee until set)", Success: 200,
+			Response: event.RefundPolicy{}, Errors: errsRead, Handle: adminEventCmd[event.GetRefundPolicy](a, nil)}),
+		adm(Route{Method: "PUT", Path: base + "/refund-policy", OperationID: "setRefundPolicy",
+			Summary: "Replace the event's refund policy: refundable, a deadline or hoursBeforeStart (not both), " +
+				"feePercent kept of each order; it binds console refunds unless they set force",
+			Body: event.SetRefundPolicy{}, Success: 200, Response: event.RefundPolicy{}, Errors: []int{400, 404, 412},
+			Handle: adminEventCmd[event.SetRefundPolicy](a, nil)}),
+		adm(Route{Method: "POST", Path: base + "/orders/{orderNumber}/refund", OperationID: "refundOrder",
+			Summary: "Refund a paid order through the payment provider: amount (default all that is refundable), " +
+				"reason, force (override the policy); a full refund cancels the registration and frees its place. " +
+				"While a refund is pending (the provider was not reached), a repeat resumes it",
+			Body: event.RequestRefund{}, Success: 200, Response: event.Order{}, Errors: []int{400, 404, 412, 503},
+			Handle: a.refundOrder}),
+	}
+}
+
+// refundOrder runs the three steps of a refund.
+func (a *api) refundOrder(c *Ctx) (any, error) {
+	eventID := c.Param("eventId")
+	if _, ok := a.sys.EventUnit(eventID); !ok {
+		return nil, errEventNotFound
+	}
+	cmd, err := bindCmd(c, func(c *Ctx, cmd *event.RequestRefund) { cmd.Ref = c.Param("orderNumber") })
+	if err != nil {
+		return nil, err
+	}
+	res, err := a.ask(eventID, cmd)
+	if err != nil {
+		return nil, err
+	}
+	start := res.(event.RefundStart)
+	return a.finishRefund(eventID, start, a.sandbox)
+}
+
+// finishRefund asks the provider for a pending refund and records its
+// answer. A provider error is recorded as a failed refund and answered
+// 503 (the console may ask again: a new refund). When the outcome cannot
+// be recorded (the actor is busy or down) the refund stays pending and a
+// repeat of the request resumes it with the same refund id, which the
+// provider pays out once.
+func (a *api) finishRefund(eventID string, start event.RefundStart, p payments.Provider) (any, error) {
+	o, r := start.Order, start.Refund
+	pay := payments.Payment{OrderNumber: o.OrderNumber, Amount: r.Amount.String(), Currency: o.Currency, RefundID: r.ID}
+	if o.PaymentID != nil {
+		pay.ID = *o.PaymentID
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), refundTimeout)
+	perr := p.Refund(ctx, pay)
+	cancel()
+	done := event.CompleteRefund{Ref: o.ID, RefundID: r.ID, Outcome: event.RefundSucceeded}
+	if perr != nil {
+		done.Outcome, done.Error = event.RefundFailed, perr.Error()
+	}
+	res, err := a.ask(eventID, done)
+	if err != nil {
+		return nil, err
+	}
+	if perr != nil {
+		return nil, httpError(503, "the payment provider refused the refund: "+perr.Error())
+	}
+	return res, nil
+}
