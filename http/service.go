@@ -8,6 +8,7 @@ import (
 	"ticketd/actors"
 	"ticketd/actors/event"
 	"ticketd/payments"
+	"ticketd/webhooks"
 )
 
 // Deps are the parts of the service the endpoints talk to.
@@ -26,6 +27,15 @@ type Deps struct {
 	// Outbox lists the mail the service owes (GET /admin/v1/outbox); nil
 	// reads the actor system's store directly.
 	Outbox OutboxLister
+	// DevLog is the developer log (nil: one with the defaults).
+	DevLog *DevLog
+	// Audit is the audit log (nil: one over the actor system's store with
+	// the default retention, flushed by its own timer).
+	Audit *AuditLog
+	// Webhooks holds the webhook endpoints and delivers the webhook queue
+	// (nil: one over the actor system's store that is not started, so the
+	// console works but nothing is delivered).
+	Webhooks *webhooks.Service
 }
 
 // api holds the endpoint handlers (routes_*.go). Handlers are thin:
@@ -37,6 +47,10 @@ type api struct {
 	sys     *actors.System
 	srv     *Server
 	sandbox *payments.Sandbox
+
+	devlog   *DevLog
+	auditLog *AuditLog
+	hooks    *webhooks.Service
 }
 
 // New builds the whole HTTP service over deps: the route table of every
@@ -47,6 +61,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, errors.New("http: no actor system")
 	}
 	a := &api{cfg: cfg, deps: deps, sys: deps.System}
+	if err := a.initLogs(); err != nil {
+		return nil, err
+	}
 	srv, err := NewServer(cfg, directoryAuth{deps.System}, a.routes())
 	if err != nil {
 		return nil, err
@@ -67,14 +84,17 @@ func (a *api) routes() []Route {
 	rs = append(rs, a.adminRoutes()...)
 	rs = append(rs, a.outboxRoutes()...)
 	rs = append(rs, a.programRoutes()...)
+	rs = append(rs, a.consoleLogRoutes()...)
+	rs = append(rs, a.webhookRoutes()...)
 	rs = append(rs, a.refundRoutes()...)
-	return rs
+	return a.instrument(rs)
 }
 
 // registerExtras adds what is not an API operation: the OpenAPI documents
 // and docs pages, the hosted pages, the payment provider's page and webhook.
 func (a *api) registerExtras(srv *Server) error {
 	registerMetrics(srv, a.sys)
+	registerLogs(srv, a.devlog)
 	if err := RegisterDocs(srv, srv.Routes(), DocInfo{Version: CurrentVersion}); err != nil {
 		return err
 	}

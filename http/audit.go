@@ -1,0 +1,336 @@
+package http
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"ticketd/actors/event"
+	"ticketd/persistence"
+)
+
+// Defaults and bounds of the audit log.
+const (
+	DefaultAuditRetention = 90 * 24 * time.Hour
+	// auditFlushDelay bounds how long a recorded entry waits in memory
+	// before its batch is committed; auditFlushMax entries commit at once.
+	auditFlushDelay = 100 * time.Millisecond
+	auditFlushMax   = 256
+	// auditBufferMax bounds the entries waiting in memory when the store
+	// fails: beyond it new entries are dropped (and logged).
+	auditBufferMax = 10_000
+	// auditBodyMax bounds the bytes kept of a before or after record.
+	auditBodyMax = 16 << 10
+	// auditPruneEvery is how often expired entries are deleted, and
+	// auditPruneMax bounds the deletes of one prune.
+	auditPruneEvery = time.Hour
+	auditPruneMax   = 10_000
+	auditPrefix     = "audit/"
+)
+
+// AuditEntry is one change in a business unit's audit log.
+type AuditEntry struct {
+	ID          string            `json:"id"`
+	UnitID      string            `json:"unitId"`
+	Actor       string            `json:"actor" doc:"The API key id, or \"admin\" for the console."`
+	ActorType   string            `json:"actorType" v:"enum=secret|admin"`
+	OperationID string            `json:"operationId"`
+	Method      string            `json:"method"`
+	Route       string            `json:"route"`
+	Path        string            `json:"path"`
+	TargetIDs   map[string]string `json:"targetIds" doc:"The path parameters of the request (e.g. eventId)."`
+	Status      int               `json:"status"`
+	Before      json.RawMessage   `json:"before" doc:"For PATCH, PUT and DELETE: the record as the same path's GET answered just before the write; null when there is none."`
+	After       json.RawMessage   `json:"after" doc:"The response body of the write (secrets redacted); null for 204."`
+	RequestID   string            `json:"requestId"`
+	CreatedAt   event.Time        `json:"createdAt"`
+}
+
+// AuditLog is the organization audit log: every successful change made
+// through the Developer API or the console, per business unit, durable in
+// Pebble and bounded by a retention.
+//
+// Key schema: "audit/" + unit id + "/" + 16 hex digits of (2^64-1 - unix
+// nanoseconds) + "-" + 8 hex digits of a per-process counter, so a forward
+// scan of a unit's prefix reads newest first. Value: the JSON AuditEntry
+// with "v":1.
+//
+// Recording is cheap: an entry is appended to a buffer; a timer commits
+// the buffer as one batch (one fsync) within auditFlushDelay, or at once
+// when auditFlushMax entries wait. So an entry is durable within about
+// 100 ms of the response, not before it: a crash in that window loses the
+// last entries (documented trade-off: an fsync per write would double the
+// latency of every change). Safe for concurrent use.
+type AuditLog struct {
+	store     *persistence.Store
+	retention time.Duration
+	log       *slog.Logger
+	now       func() time.Time
+
+	mu        sync.Mutex
+	buf       []auditRecord
+	timer     *time.Timer
+	seq       uint32
+	lastPrune time.Time
+	closed    bool
+	flushMu   sync.Mutex // one flush at a time, so batches commit in order
+}
+
+type auditRecord struct {
+	key string
+	val []byte
+}
+
+// NewAuditLog returns the audit log of store with the given retention
+// (default DefaultAuditRetention when <= 0).
+func NewAuditLog(store *persistence.Store, retention time.Duration, logger *slog.Logger) *AuditLog {
+	if retention <= 0 {
+		retention = DefaultAuditRetention
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &AuditLog{store: store, retention: retention, log: logger, now: time.Now}
+}
+
+// Record buffers e (its ID is set here) for the next batch.
+func (l *AuditLog) Record(e AuditEntry) {
+	t := e.CreatedAt.Time
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	if len(l.buf) >= auditBufferMax {
+		l.log.Error("http: audit buffer full; entry dropped", "operation", e.OperationID, "unit", e.UnitID)
+		return
+	}
+	l.seq++
+	suffix := fmt.Sprintf("%016x-%08x", ^uint64(t.UnixNano()), l.seq)
+	e.ID = "aud_" + suffix
+	v, err := json.Marshal(struct {
+		V int `json:"v"`
+		AuditEntry
+	}{1, e})
+	if err != nil {
+		l.log.Error("http: encode audit entry", "err", err)
+		return
+	}
+	l.buf = append(l.buf, auditRecord{key: auditPrefix + e.UnitID + "/" + suffix, val: v})
+	switch {
+	case len(l.buf) >= auditFlushMax:
+		if l.timer != nil {
+			l.timer.Stop()
+			l.timer = nil
+		}
+		go l.flushLogged()
+	case l.timer == nil:
+		l.timer = time.AfterFunc(auditFlushDelay, l.flushLogged)
+	}
+}
+
+func (l *AuditLog) flushLogged() {
+	if err := l.Flush(); err != nil {
+		l.log.Error("http: audit flush failed; entries kept for the next try", "err", err)
+	}
+}
+
+// Flush commits the buffered entries now, and prunes expired ones at most
+// once per auditPruneEvery.
+func (l *AuditLog) Flush() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.Lock()
+	buf := l.buf
+	l.buf = nil
+	l.timer = nil
+	prune := l.now().Sub(l.lastPrune) >= auditPruneEvery
+	if prune {
+		l.lastPrune = l.now()
+	}
+	l.mu.Unlock()
+	if len(buf) > 0 {
+		b := l.store.NewBatch()
+		for _, r := range buf {
+			b.Put([]byte(r.key), r.val)
+		}
+		err := l.store.Commit(b)
+		b.Close()
+		if err != nil {
+			l.mu.Lock()
+			l.buf = append(buf, l.buf...)
+			if l.timer == nil && !l.closed {
+				l.timer = time.AfterFunc(time.Second, l.flushLogged)
+			}
+			l.mu.Unlock()
+			return fmt.Errorf("http: audit commit: %w", err)
+		}
+	}
+	if prune {
+		return l.prune()
+	}
+	return nil
+}
+
+// prune deletes entries older than the retention, at most auditPruneMax.
+func (l *AuditLog) prune() error {
+	cut := l.now().Add(-l.retention).UnixNano()
+	var old [][]byte
+	errFull := errors.New("full")
+	err := l.store.Scan([]byte(auditPrefix), func(key, _ []byte) error {
+		if len(old) == auditPruneMax {
+			return errFull
+		}
+		if t, ok := auditKeyTime(key); ok && t < cut {
+			old = append(old, append([]byte(nil), key...))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFull) {
+		return fmt.Errorf("http: audit prune: %w", err)
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	b := l.store.NewBatch()
+	defer b.Close()
+	for _, k := range old {
+		b.Delete(k)
+	}
+	if err := l.store.Commit(b); err != nil {
+		return fmt.Errorf("http: audit prune: %w", err)
+	}
+	return nil
+}
+
+// auditKeyTime returns the unix nanoseconds of an audit key.
+func auditKeyTime(key []byte) (int64, bool) {
+	i := bytes.LastIndexByte(key, '/')
+	if i < 0 || len(key) < i+1+16 {
+		return 0, false
+	}
+	var b [8]byte
+	if _, err := hex.Decode(b[:], key[i+1:i+17]); err != nil {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		n = n<<8 | uint64(c)
+	}
+	return int64(^n), true
+}
+
+// Close commits what is buffered; later Records are dropped.
+func (l *AuditLog) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	l.mu.Unlock()
+	return l.Flush()
+}
+
+// AuditFilter selects audit entries; zero fields match all.
+type AuditFilter struct {
+	Actor       string
+	OperationID string
+	Method      string
+	TargetID    string
+	Since       time.Time
+	Until       time.Time
+}
+
+func (f AuditFilter) match(e *AuditEntry) bool {
+	if f.Actor != "" && e.Actor != f.Actor || f.OperationID != "" && e.OperationID != f.OperationID ||
+		f.Method != "" && e.Method != f.Method {
+		return false
+	}
+	if !f.Since.IsZero() && e.CreatedAt.Before(f.Since) || !f.Until.IsZero() && !e.CreatedAt.Before(f.Until) {
+		return false
+	}
+	if f.TargetID != "" {
+		for _, v := range e.TargetIDs {
+			if v == f.TargetID {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// List returns a unit's entries newest first that match f, after the
+// entry id after ("" from the newest), at most limit, within the
+// retention. Buffered entries are flushed first so a reader sees its own
+// writes.
+func (l *AuditLog) List(unitID string, f AuditFilter, after string, limit int) ([]AuditEntry, bool, error) {
+	if err := l.Flush(); err != nil {
+		return nil, false, err
+	}
+	prefix := auditPrefix + unitID + "/"
+	afterKey := ""
+	if after != "" {
+		afterKey = prefix + strings.TrimPrefix(after, "aud_")
+	}
+	cut := l.now().Add(-l.retention)
+	out := []AuditEntry{}
+	more := false
+	errFull := errors.New("full")
+	err := l.store.Scan([]byte(prefix), func(key, value []byte) error {
+		if afterKey != "" && string(key) <= afterKey {
+			return nil
+		}
+		var e AuditEntry
+		if err := json.Unmarshal(value, &e); err != nil {
+			return fmt.Errorf("http: decode audit entry %s: %w", key, err)
+		}
+		if e.CreatedAt.Before(cut) {
+			return errFull // older entries are older still
+		}
+		if !f.match(&e) {
+			return nil
+		}
+		if len(out) == limit {
+			more = true
+			return errFull
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFull) {
+		return nil, false, err
+	}
+	return out, more, nil
+}
+
+// redactSecrets replaces top-level string values that are secrets (whole
+// secret keys, webhook secrets) so the audit log never stores them.
+func redactSecrets(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`"sk_`)) && !bytes.Contains(b, []byte(`"whsec_`)) {
+		return b
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return []byte(`{"redacted":true}`)
+	}
+	for k, v := range m {
+		var s string
+		if json.Unmarshal(v, &s) == nil && (strings.HasPrefix(s, "sk_") || strings.HasPrefix(s, "whsec_")) {
+			m[k] = json.RawMessage(strconv.Quote("[redacted]"))
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil || bytes.Contains(out, []byte(`"sk_`)) || bytes.Contains(out, []byte(`"whsec_`)) {
+		return []byte(`{"redacted":true}`)
+	}
+	return out
+}

@@ -1,0 +1,160 @@
+package http
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// instrument wraps the handlers of rs for the developer log and the audit
+// log:
+//   - Developer and Storefront handlers note the request's concrete path
+//     for the developer log (the rest of the entry comes from
+//     Config.OnRequest, which sees the final status and latency);
+//   - Developer and Admin writes (POST, PATCH, PUT, DELETE) that succeed
+//     are written to the audit log. For PATCH, PUT and DELETE the record
+//     before the write is read through the GET route of the same path,
+//     when there is one (one extra read through the actor; a failed read
+//     leaves "before" null). Storefront traffic is not audited.
+func (a *api) instrument(rs []Route) []Route {
+	// Paths are unique across surfaces (/v1, /storefront/v1, /admin/v1).
+	gets := map[string]*Route{}
+	for _, r := range rs {
+		if r.Method == "GET" && r.Handle != nil {
+			gets[r.Path] = &r
+		}
+	}
+	for i := range rs {
+		r := &rs[i]
+		next := r.Handle
+		if next == nil {
+			continue
+		}
+		write := r.Method == "POST" || r.Method == "PATCH" || r.Method == "PUT" || r.Method == "DELETE"
+		switch {
+		case r.Surface == Storefront:
+			r.Handle = func(c *Ctx) (any, error) {
+				a.devlog.notePath(c.RequestID(), c.RequestCtx().Path())
+				return next(c)
+			}
+		case r.Surface == Developer && !write:
+			r.Handle = func(c *Ctx) (any, error) {
+				a.devlog.notePath(c.RequestID(), c.RequestCtx().Path())
+				return next(c)
+			}
+		case write && (r.Surface == Developer || r.Surface == Admin):
+			var get *Route
+			if r.Method != "POST" {
+				get = gets[r.Path]
+			}
+			params := pathParams(r.Path)
+			dev := r.Surface == Developer
+			r.Handle = func(c *Ctx) (any, error) {
+				if dev {
+					a.devlog.notePath(c.RequestID(), c.RequestCtx().Path())
+				}
+				var before json.RawMessage
+				if get != nil {
+					// The read runs as its own route, so it binds
+					// no body and the write's body stays unread.
+					own := c.route
+					c.route = get
+					v, err := get.Handle(c)
+					c.route = own
+					if err == nil {
+						before = auditJSON(v)
+					}
+				}
+				res, err := next(c)
+				if err == nil {
+					a.audit(c, params, before, res)
+				}
+				return res, err
+			}
+		}
+	}
+	return rs
+}
+
+// pathParams lists the {name} parameters of a route pattern.
+func pathParams(p string) []string {
+	var out []string
+	for _, seg := range strings.Split(p, "/") {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			out = append(out, seg[1:len(seg)-1])
+		}
+	}
+	return out
+}
+
+// auditJSON encodes a handler's result for the audit log: secrets
+// redacted, bounded in size.
+func auditJSON(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	if len(b) > auditBodyMax {
+		return json.RawMessage(`{"truncated":true}`)
+	}
+	return redactSecrets(b)
+}
+
+// audit records a successful write of c.
+func (a *api) audit(c *Ctx, params []string, before json.RawMessage, res any) {
+	p := c.Principal()
+	r := c.Route()
+	e := AuditEntry{
+		OperationID: r.OperationID, Method: r.Method, Route: r.Path, Status: r.Success,
+		RequestID: c.RequestID(), Before: before, After: auditJSON(res), TargetIDs: map[string]string{},
+		Path: string(c.RequestCtx().Path()),
+	}
+	if len(e.Path) > maxDevLogPath {
+		e.Path = e.Path[:maxDevLogPath]
+	}
+	for _, n := range params {
+		e.TargetIDs[n] = c.Param(n)
+	}
+	if p != nil {
+		e.Actor, e.UnitID = p.KeyID, p.UnitID
+		e.ActorType = KeySecret
+		if p.Type == KeyAdmin {
+			e.Actor, e.ActorType = "admin", "admin"
+		}
+	}
+	if e.UnitID == "" {
+		e.UnitID = a.auditUnit(c, e.After)
+	}
+	if e.UnitID == "" {
+		return // a write that belongs to no business unit
+	}
+	e.CreatedAt.Time = c.Now().UTC()
+	a.auditLog.Record(e)
+}
+
+// auditUnit finds the business unit of a console write: from the path
+// (unit, event, key) or from the answer (a created unit or key).
+func (a *api) auditUnit(c *Ctx, after json.RawMessage) string {
+	if u := c.Param("unitId"); u != "" {
+		return u
+	}
+	if ev := c.Param("eventId"); ev != "" {
+		if u, ok := a.sys.EventUnit(ev); ok {
+			return u
+		}
+	}
+	var body struct {
+		ID     string `json:"id"`
+		UnitID string `json:"unitId"`
+	}
+	_ = json.Unmarshal(after, &body)
+	if body.UnitID != "" {
+		return body.UnitID
+	}
+	if c.Route().OperationID == "createBusinessUnit" {
+		return body.ID
+	}
+	return ""
+}
