@@ -227,6 +227,9 @@ func (s *sim) randomCommand() Command {
 		}
 		return c
 	case 12:
+		if s.rng.IntN(2) == 0 {
+			return s.randomRefundCommand()
+		}
 		return CancelOrder{Ref: s.pick(orders)}
 	case 13, 14:
 		s.now = s.now.Add(time.Duration(s.rng.IntN(8)) * time.Minute)
@@ -270,6 +273,73 @@ func (s *sim) randomCommand() Command {
 			return PlaceOrder{Email: email, Items: s.randomItems()}
 		}
 		return ReplaceBundleItems{ID: "bdl_1", Items: []BundleItem{{ItemType: ItemRegistrationType, ItemID: s.pick(simTypes[:4]), Quantity: 1}, {ItemType: ItemAddon, ItemID: "ao_2", Quantity: 1}}}
+	}
+}
+
+// randomRefundCommand settles a pending refund, asks for a refund of a
+// paid order (random amount, sometimes forced) or changes the policy.
+func (s *sim) randomRefundCommand() Command {
+	st := s.m.State()
+	var paid []string
+	for _, id := range st.OrderOrder {
+		o := st.Orders[id]
+		for _, r := range o.Refunds {
+			if r.Status == RefundPending {
+				c := CompleteRefund{Ref: o.Number, RefundID: r.ID, Outcome: "succeeded"}
+				if s.rng.IntN(4) == 0 {
+					c.Outcome, c.Error = "failed", "declined"
+				}
+				return c
+			}
+		}
+		if o.Status == OrderStatusPaid || o.Status == OrderStatusPartiallyRefunded {
+			paid = append(paid, id)
+		}
+	}
+	if s.rng.IntN(6) == 0 {
+		c := SetRefundPolicy{Refundable: s.rng.IntN(3) != 0, FeePercent: s.rng.IntN(4) * 10}
+		if s.rng.IntN(3) == 0 {
+			h := s.rng.IntN(48)
+			c.HoursBeforeStart = &h
+		}
+		return c
+	}
+	c := RequestRefund{Ref: s.pick(paid), Force: s.rng.IntN(3) == 0, Reason: "sim"}
+	if o, ok := st.Orders[c.Ref]; ok && o.Total > 0 && s.rng.IntN(2) == 0 {
+		a := 1 + Money(s.rng.Int64N(int64(o.Total)))
+		c.Amount = &a
+	}
+	return c
+}
+
+// checkRefunds checks an order's refunds: never more than paid, at most
+// one pending, the status follows the refunds, and a fully refunded
+// order's own registration is no longer active.
+func (s *sim) checkRefunds(o *OrderRec) {
+	t, st := s.t, s.m.State()
+	var refunded Money
+	pending, full := 0, false
+	for _, r := range o.Refunds {
+		switch r.Status {
+		case RefundPending:
+			pending++
+			refunded += r.Amount
+		case RefundSucceeded:
+			refunded += r.Amount
+			full = full || r.Full
+		}
+		require.Positive(t, r.Amount, "refund %s of order %s", r.ID, o.ID)
+	}
+	require.LessOrEqual(t, refunded, o.Total, "order %s refunded more than paid", o.ID)
+	require.LessOrEqual(t, pending, 1, "order %s has several pending refunds", o.ID)
+	switch {
+	case full:
+		require.Equal(t, OrderStatusRefunded, o.Status, "order %s", o.ID)
+		if r, ok := st.Regs[o.RegistrationID]; ok && r.OrderID == o.ID {
+			require.False(t, activeReg(r.Status), "registration %s of refunded order %s is %s", r.ID, o.ID, r.Status)
+		}
+	case refunded > 0 && pending == 0:
+		require.Equal(t, OrderStatusPartiallyRefunded, o.Status, "order %s", o.ID)
 	}
 }
 
@@ -322,13 +392,14 @@ func (s *sim) checkInvariants() {
 			switch {
 			case o.holding():
 				c.held += h.Qty
-			case o.Status == OrderStatusPaid && h.Kind != ItemRegistrationType:
+			case (o.Status == OrderStatusPaid || o.Status == OrderStatusPartiallyRefunded) && h.Kind != ItemRegistrationType:
 				c.sold += h.Qty
 			}
 		}
 		if o.holding() && o.CodeHeld {
 			codeHeld[o.CodeID]++
 		}
+		s.checkRefunds(o)
 	}
 	for _, id := range st.TypeOrder {
 		tt, c := st.Types[id], get(types, id)
