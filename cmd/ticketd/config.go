@@ -29,6 +29,10 @@ type Config struct {
 	SnapshotEvery          int
 	IdleTimeout            time.Duration
 	LogLevel               string
+	DevLogRetention        time.Duration
+	DevLogPerUnit          int
+	AuditRetention         time.Duration
+	WebhookDisableAfter    int
 }
 
 // Validate checks a parsed configuration and fills derived defaults.
@@ -64,6 +68,16 @@ func (c *Config) Validate() error {
 	}
 	if c.SnapshotEvery <= 0 {
 		errs = append(errs, errors.New("snapshot-every: must be positive"))
+	}
+	// Zero keeps the packages' defaults (a Config built in code).
+	if c.DevLogRetention < 0 || c.AuditRetention < 0 {
+		errs = append(errs, errors.New("devlog-retention, audit-retention: must not be negative"))
+	}
+	if c.DevLogPerUnit < 0 || c.DevLogPerUnit > 1_000_000 {
+		errs = append(errs, errors.New("devlog-per-unit: must be 0 to 1000000"))
+	}
+	if c.WebhookDisableAfter < 0 || c.WebhookDisableAfter > 1000 {
+		errs = append(errs, errors.New("webhook-disable-after: must be 0 to 1000"))
 	}
 	return errors.Join(errs...)
 }
@@ -103,6 +117,10 @@ func ParseConfig(args []string, lookup func(string) (string, bool), stderr io.Wr
 	str(&c.MailFrom, "mail-from", "TICKETD_MAIL_FROM", "tickets@localhost", "sender of ticket emails")
 	num(&c.SnapshotEvery, "snapshot-every", "TICKETD_SNAPSHOT_EVERY", 50_000, "changes between snapshots of an event")
 	dur(&c.IdleTimeout, "idle-timeout", "TICKETD_IDLE_TIMEOUT", 10*time.Minute, "passivate event actors idle this long; 0 never")
+	dur(&c.DevLogRetention, "devlog-retention", "TICKETD_DEVLOG_RETENTION", 7*24*time.Hour, "how long the developer log (per-key requests, in memory) lists a request")
+	num(&c.DevLogPerUnit, "devlog-per-unit", "TICKETD_DEVLOG_PER_UNIT", 5000, "requests the developer log keeps per business unit")
+	dur(&c.AuditRetention, "audit-retention", "TICKETD_AUDIT_RETENTION", 90*24*time.Hour, "how long audit log entries are kept")
+	num(&c.WebhookDisableAfter, "webhook-disable-after", "TICKETD_WEBHOOK_DISABLE_AFTER", 10, "consecutive failed deliveries that disable a webhook endpoint")
 	str(&c.LogLevel, "log-level", "TICKETD_LOG_LEVEL", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -21,6 +21,7 @@ import (
 	"ticketd/mail"
 	"ticketd/persistence"
 	"ticketd/snapshots"
+	"ticketd/webhooks"
 )
 
 // Main is the running service: the store, the actor system and the HTTP
@@ -36,7 +37,9 @@ type Main struct {
 	ln    net.Listener
 	done  chan error
 	idem  *thttp.DurableIdempotency
-	mail  *mail.Mailer  // delivers the ticket-mail outbox
+	mail  *mail.Mailer      // delivers the ticket-mail outbox
+	hooks *webhooks.Service // webhook endpoints; delivers the webhook queue
+	audit *thttp.AuditLog
 	stop  chan struct{} // closed by Close: ends background loops
 
 	// URL is the base URL once Open returned.
@@ -109,6 +112,14 @@ func (m *Main) Open() error {
 		_ = m.store.Close()
 		return err
 	}
+	m.hooks, err = webhooks.New(webhooks.Config{Logger: m.log, DisableAfter: m.cfg.WebhookDisableAfter}, m.store, nil)
+	if err != nil {
+		_ = m.store.Close()
+		return err
+	}
+	m.audit = thttp.NewAuditLog(m.store, m.cfg.AuditRetention, m.log)
+	// The actors wake both deliverers (bound now: Close clears the fields).
+	mailer, hooks := m.mail, m.hooks
 	snaps := snapshots.New(m.store, 2)
 	m.sys, err = actors.Open(actors.Config{
 		Event: event.Config{
@@ -119,7 +130,7 @@ func (m *Main) Open() error {
 		SnapshotEvery: m.cfg.SnapshotEvery,
 		IdleTimeout:   m.cfg.IdleTimeout,
 		Logger:        m.log,
-		OnOutbox:      m.mail.Wake,
+		OnOutbox:      func() { mailer.Wake(); hooks.Wake() },
 	}, m.store, snaps)
 	if err != nil {
 		_ = m.store.Close()
@@ -144,7 +155,8 @@ func (m *Main) Open() error {
 		Idempotency:                 m.idem,
 		Logger:                      m.log,
 	}, thttp.Deps{System: m.sys, WebhookSecret: webhookSecret, WebhookURL: loopbackURL(m.cfg.Addr) + "/webhooks/payments/sandbox",
-		PagesSecret: pagesSecret, Outbox: m.mail})
+		PagesSecret: pagesSecret, Outbox: m.mail,
+		DevLog: thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention), Audit: m.audit, Webhooks: m.hooks})
 	if err != nil {
 		m.closeBackend()
 		return err
@@ -159,6 +171,7 @@ func (m *Main) Open() error {
 		m.URL = "http://" + m.ln.Addr().String()
 	}
 	m.mail.Start()
+	m.hooks.Start()
 	m.done = make(chan error, 1)
 	go func() { m.done <- m.srv.Serve(m.ln) }()
 	m.banner(adminToken, adminNew)
@@ -204,6 +217,16 @@ func (m *Main) closeBackend() {
 	if m.sys != nil {
 		_ = m.sys.Close()
 		m.sys = nil
+	}
+	if m.hooks != nil {
+		_ = m.hooks.Close() // undelivered webhooks stay queued
+		m.hooks = nil
+	}
+	if m.audit != nil {
+		if err := m.audit.Close(); err != nil {
+			m.log.Error("close audit log", "err", err)
+		}
+		m.audit = nil
 	}
 	if m.store != nil {
 		if err := m.store.Close(); err != nil {
