@@ -299,7 +299,7 @@ type GetOrder struct {
 
 // ListOrders lists orders newest first.
 type ListOrders struct {
-	Status string `json:"-" query:"status" v:"enum=open|awaiting_payment|paid|cancelled|expired|partially_refunded|refunded"`
+	Status string `json:"-" query:"status" v:"enum=open|awaiting_payment|paid|cancelled|expired|refunded"`
 	Email  string `json:"-" query:"email" v:"maxLen=320"`
 	Limit  int    `json:"-" query:"limit"`
 	Cursor string `json:"-" query:"cursor"`

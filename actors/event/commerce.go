@@ -712,7 +712,7 @@ func (m *Machine) cancelOrder(now time.Time, c CancelOrder) (any, []Change, erro
 	switch o.Status {
 	case OrderStatusCancelled, OrderStatusExpired:
 		return m.orderView(o), nil, nil
-	case OrderStatusPaid, OrderStatusPartiallyRefunded, OrderStatusRefunded:
+	case OrderStatusPaid, OrderStatusRefunded:
 		return nil, nil, Errorf(FailedPrecondition, "order is %s: refunds are made in the console", o.Status)
 	}
 	rec := *o

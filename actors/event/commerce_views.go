@@ -92,7 +92,7 @@ type Order struct {
 	ID                string          `json:"id"`
 	EventID           string          `json:"eventId"`
 	OrderNumber       string          `json:"orderNumber"`
-	Status            string          `json:"status" v:"enum=open|awaiting_payment|paid|cancelled|expired|partially_refunded|refunded"`
+	Status            string          `json:"status" v:"enum=open|awaiting_payment|paid|cancelled|expired|refunded"`
 	Email             string          `json:"email"`
 	Name              *string         `json:"name"`
 	Items             []OrderItemView `json:"items"`

@@ -13,12 +13,10 @@ import (
 // asked), the shell calls the provider, and CompleteRefund records
 // RefundSucceeded or RefundFailed. See doc.go, "Refunds".
 
-// Order statuses after refunds. A paid order with some money returned is
-// partially_refunded and keeps its place; a full refund ends the order.
-const (
-	OrderStatusPartiallyRefunded = "partially_refunded"
-	OrderStatusRefunded          = "refunded"
-)
+// OrderStatusRefunded is the status of a fully refunded order. A paid
+// order with only part of its money returned stays paid (it keeps its
+// place, code use and promotion use); its refunds list says what went back.
+const OrderStatusRefunded = "refunded"
 
 // Refund statuses.
 const (
@@ -262,10 +260,8 @@ func (m *Machine) setRefundPolicy(now time.Time, c SetRefundPolicy) (any, []Chan
 	return m.refundPolicyView(p), []Change{ch}, nil
 }
 
-// refundedOrder reports whether an order was paid and has refunds since.
-func refundedOrder(status string) bool {
-	return status == OrderStatusPartiallyRefunded || status == OrderStatusRefunded
-}
+// refundedOrder reports whether an order was paid and refunded since.
+func refundedOrder(status string) bool { return status == OrderStatusRefunded }
 
 // refundable is what may still be refunded of o at now: the total less
 // what is refunded or pending, less the policy's fee unless forced. err
@@ -309,7 +305,7 @@ func (m *Machine) requestRefund(now time.Time, c RequestRefund) (any, []Change, 
 	switch {
 	case o.Status == OrderStatusRefunded:
 		return nil, nil, Errorf(FailedPrecondition, "order is already refunded")
-	case o.Status != OrderStatusPaid && o.Status != OrderStatusPartiallyRefunded:
+	case o.Status != OrderStatusPaid:
 		return nil, nil, Errorf(FailedPrecondition, "order is %s: only paid orders are refunded", o.Status)
 	case o.Total == 0 || o.PaymentID == "":
 		return nil, nil, Errorf(FailedPrecondition, "a free order has no payment to refund: cancel its registration instead")
@@ -426,11 +422,8 @@ func settleRefund(o *OrderRec, ch RefundSettled) *RefundRec {
 	r := &o.Refunds[i]
 	r.Status, r.Error, r.SettledAt = ch.Status, ch.Error, ch.At
 	o.UpdatedAt = ch.At
-	if ch.Status == RefundSucceeded {
-		o.Status = OrderStatusPartiallyRefunded
-		if r.Full {
-			o.Status = OrderStatusRefunded
-		}
+	if ch.Status == RefundSucceeded && r.Full {
+		o.Status = OrderStatusRefunded
 	}
 	return r
 }
@@ -445,7 +438,7 @@ func (s *State) applyRefund(ch Change) bool {
 		e.UpdatedAt = c.At
 	case RefundRequested:
 		o := s.mustOrder(c.OrderID)
-		if o.Status != OrderStatusPaid && o.Status != OrderStatusPartiallyRefunded {
+		if o.Status != OrderStatusPaid {
 			panic(fmt.Sprintf("event: refund of order %s in status %s", o.ID, o.Status))
 		}
 		o.Refunds = append(o.Refunds, refundOf(c))
@@ -454,8 +447,10 @@ func (s *State) applyRefund(ch Change) bool {
 		o := s.mustOrder(c.OrderID)
 		r := settleRefund(o, c)
 		if r.Status == RefundSucceeded && r.Full {
-			// Add-on and bundle units go back on sale; the admission's
-			// place is freed by the registration's cancellation.
+			// Add-on and bundle units go back on sale and the promotion
+			// use returns; the admission's place and code use are freed
+			// by the registration's cancellation.
+			s.promoRefunded(o)
 			for _, h := range o.Holds {
 				switch h.Kind {
 				case ItemAddon:
@@ -469,6 +464,18 @@ func (s *State) applyRefund(ch Change) bool {
 		return false
 	}
 	return true
+}
+
+// promoRefunded gives a fully refunded order's promotion use back.
+func (s *State) promoRefunded(o *OrderRec) {
+	if o.PromoID == "" {
+		return
+	}
+	p := s.Console.Promos[o.PromoID]
+	if p == nil {
+		panic(fmt.Sprintf("event: order %s refers to unknown promotion code %s", o.ID, o.PromoID))
+	}
+	p.Uses--
 }
 
 // refundView is the wire form of a refund.
