@@ -163,6 +163,14 @@ func (l *AuditLog) Flush() error {
 		}
 		err := l.store.Commit(b)
 		b.Close()
+		if errors.Is(err, persistence.ErrClosed) {
+			// The store is gone (shutdown): nothing can be kept any more.
+			l.mu.Lock()
+			l.closed = true
+			l.buf = nil
+			l.mu.Unlock()
+			return fmt.Errorf("http: audit commit: %d entries lost: %w", len(buf), err)
+		}
 		if err != nil {
 			l.mu.Lock()
 			l.buf = append(buf, l.buf...)
