@@ -14,6 +14,11 @@
 // minutes away from now. Amounts are decimal numbers in the currency's major
 // unit, like every amount of the API.
 //
+// Refunds: Provider.Refund returns Payment.Amount of a settled payment,
+// once per Payment.RefundID (a retried refund id is accepted and not paid
+// twice). The sandbox accepts every refund at once and books it; Refunds
+// lists the book (at most 10,000 entries, oldest forgotten first).
+//
 // Concurrency: a Sandbox is safe for concurrent use. Delivery makes an HTTP
 // call: callers must never make it from inside an event actor.
 package payments

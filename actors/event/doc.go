@@ -145,6 +145,51 @@
 //     registration, standing status confirmed > waitlisted > pending >
 //     cancelled > rejected.
 //
+// # Refunds (refunds.go)
+//
+//   - Policy (console, SetRefundPolicy): refundable, a deadline (an instant)
+//     or hoursBeforeStart (counted back from the event's start; no start,
+//     no deadline), feePercent of the order total kept once per order,
+//     rounded down in the buyer's favour. Until the console sets one the
+//     policy is refundable, no deadline, no fee. The policy binds refunds
+//     at the moment they are requested (412 naming the rule); force
+//     overrides all three rules, the fee included. Changing the policy
+//     never touches refunds already made.
+//   - A refund is three steps and the actor is never held across the
+//     provider call: RequestRefund validates (order paid, not free, amount
+//     > 0 and <= what is refundable: total less refunds succeeded or
+//     pending, less the fee unless forced; at most 20 refunds an order)
+//     and logs RefundRequested with a fresh refund id; the shell asks the
+//     provider (payments.Provider.Refund, keyed by refund id); CompleteRefund
+//     logs RefundSettled succeeded or failed. A failed refund returns
+//     nothing and the order may be refunded again.
+//   - A refund is full when its amount is everything still refundable
+//     (the default). A succeeded full refund makes the order "refunded":
+//     its own registration is cancelled (place freed, redemption-code use
+//     returned, waitlist promoted, reason "refunded"), add-on and bundle
+//     sales return to stock and its promotion use returns. A partial
+//     refund leaves the order "paid", keeping place and uses; the order's
+//     refunds[] (id, amount, reason, status, full, force, error,
+//     requestedAt, at) say what went back.
+//   - Idempotence: while an order has a pending refund, RequestRefund
+//     answers that refund and logs nothing, so a retry after a crash or a
+//     lost provider answer resumes it with the same refund id (the
+//     provider pays a refund id out once); completing a settled refund
+//     changes nothing; a refunded order is 412. A RefundRequested left
+//     without outcome by a restart is resolved by the console repeating
+//     the request (POST .../refund); the sandbox provider refunds at once.
+//   - A paid or refunded order is not cancelled through the API (412,
+//     "refunds are made in the console"); a repeated payment webhook of a
+//     refunded order changes nothing.
+//
+// # Hosted checkout sessions
+//
+// An order placed from a checkout session is recorded on the session
+// (CheckoutRec.OrderID). While that order is open, awaiting payment, paid
+// or refunded, placing again from the session answers it and changes
+// nothing, so a double submit of the hosted page holds no second place;
+// once it is cancelled or expired the session may place again.
+//
 // # Byte formats
 //
 // A change (MarshalChange, codec.go and bincodec.go): version byte 1, a
