@@ -28,6 +28,10 @@ type HostedCheckout struct {
 	// Questions is the published registration form of the session's
 	// admission (console.go); the page asks them.
 	Questions []Question `json:"questions"`
+	// OrderURL is the hosted page of the order already placed from the
+	// session while it is live (see liveSessionOrder): the page sends the
+	// buyer there instead of offering the form again.
+	OrderURL string `json:"orderUrl,omitempty"`
 }
 
 // GetHostedOrder reads an order for its hosted pages: the order, the
@@ -84,6 +88,9 @@ func (m *Machine) hostedCheckout(now time.Time, c GetHostedCheckout) (any, []Cha
 		amount := price * Money(it.Quantity)
 		h.Lines = append(h.Lines, OrderItemView{ItemType: it.ItemType, ItemID: it.ItemID, Name: name, Quantity: it.Quantity, UnitPriceAmount: price, Amount: amount})
 		h.Total += amount
+	}
+	if o, ok := m.liveSessionOrder(s.ID); ok {
+		h.OrderURL = m.orderURL(o.Number)
 	}
 	for _, id := range m.s.AddonOrder {
 		if a := m.s.Addons[id]; a.Status == SellOpen && !inSession[id] && len(h.Addons) < maxHostedAddons {
