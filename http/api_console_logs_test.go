@@ -356,6 +356,45 @@ func TestAPIWebhooksDelivered(t *testing.T) {
 		assert.Len(t, rc.deliveries(), 4, "nothing for the other unit, nothing unsubscribed")
 	})
 
+	t.Run("a paid order and a check-in fire their webhooks; the ticket mail still goes out", func(t *testing.T) {
+		u := f.unit(t)
+		adm := f.admin(t)
+		rc := newHookReceiver(t, 0)
+		ep := apiWant(t, adm.Do("POST", "/admin/v1/business-units/"+u.ID+"/webhook-endpoints", map[string]any{
+			"url": rc.srv.URL, "eventTypes": []string{"order.paid", "checkin.created"}}), 201)
+		rc.trust(apiS(ep, "secret"))
+		ev := apiPublished(t, u.dev)
+		s := apiShop{c: u.dev, ev: ev, tt: apiOpenType(t, u.dev, ev, map[string]any{"priceAmount": 25})}
+		o := apiAwaiting(t, s, "payer@example.com")
+		st, b := apiWebhook(t, f.s.URL, apiWebhookSecret, time.Now().Unix(), apiPaymentBody("dlv_hook", "payment.succeeded", o, "25.00"))
+		require.Lessf(t, st, 300, "payment webhook: %s", b)
+		require.Eventually(t, func() bool { return len(rc.deliveries()) >= 1 }, 10*time.Second, 10*time.Millisecond)
+		paid := rc.deliveries()[0]
+		assert.Equal(t, "order.paid", paid.Type)
+		assert.NotEmpty(t, paid.VerifiedBy)
+		var body struct {
+			Data map[string]any `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal(paid.Body, &body))
+		assert.Equal(t, apiS(o, "orderNumber"), body.Data["orderNumber"])
+		reg := apiS(body.Data, "registrationId")
+		require.NotEmpty(t, reg)
+
+		apiWant(t, u.dev.Do("POST", "/v1/events/"+ev+"/checkins", map[string]any{"registrationId": reg, "subjectType": "event"}), 201)
+		require.Eventually(t, func() bool { return len(rc.deliveries()) >= 2 }, 10*time.Second, 10*time.Millisecond)
+		in := rc.deliveries()[1]
+		assert.Equal(t, "checkin.created", in.Type)
+		require.NoError(t, json.Unmarshal(in.Body, &body))
+		assert.Equal(t, reg, body.Data["registrationId"])
+
+		outbox := apiWant(t, adm.Do("GET", "/admin/v1/outbox", nil), 200)
+		found := false
+		for _, m := range apiData(t, outbox) {
+			found = found || m["registrationId"] == reg
+		}
+		assert.True(t, found, "the ticket mail is still owed: %v", outbox)
+	})
+
 	t.Run("an endpoint that keeps failing is disabled", func(t *testing.T) {
 		u := f.unit(t)
 		adm := f.admin(t)
