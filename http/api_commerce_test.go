@@ -681,6 +681,8 @@ func TestAPICheckoutSessions(t *testing.T) {
 	t.Run("create answers id, url and a 24 hour expiry, holding no seat", func(t *testing.T) {
 		t.Parallel()
 		s := f.shop(t, map[string]any{"capacity": 1})
+		// Checkout sessions check their promotion code (issue 8).
+		apiWant(t, f.admin(t).Do("POST", "/admin/v1/events/"+s.ev+"/promotion-codes", map[string]any{"code": "P1", "percentOff": 10}), 201)
 		before := time.Now()
 		cs := apiWant(t, s.c.Do("POST", s.path("/checkout-sessions"), map[string]any{
 			"items": apiTicket(s.tt), "email": "buyer@example.com", "name": "Buyer", "redemptionCode": "R1",

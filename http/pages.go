@@ -154,6 +154,10 @@ type formQuestion struct {
 	ID       string
 	Label    string
 	Required bool
+	// Type is the question's type (text, email, phone, select,
+	// multi_select, checkbox, date); Options those of a select.
+	Type    string
+	Options []string
 }
 
 type addonChoice struct {

@@ -2,6 +2,7 @@ package http
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"html/template"
 	"strings"
@@ -91,8 +92,8 @@ func (p *pages) checkout(rc *fasthttp.RequestCtx) {
 		return
 	}
 	res, err = p.a.ask(eventID, event.Storefront{Cmd: event.PlaceOrder{
-		Email: email, Name: name, Items: items, RedemptionCode: deref(s.RedemptionCode), Responses: s.Responses,
-		Storefront: true, CheckoutSessionID: s.ID,
+		Email: email, Name: name, Items: items, RedemptionCode: deref(s.RedemptionCode), Responses: formResponses(h, args),
+		PromotionCode: deref(s.PromotionCode), Storefront: true, CheckoutSessionID: s.ID,
 	}})
 	if err != nil {
 		p.checkoutError(rc, v, err)
@@ -144,16 +145,65 @@ func (p *pages) checkoutError(rc *fasthttp.RequestCtx, v *view, err error) {
 		v.Error, status = v.L.T("err.closed"), 412
 	case len(ee.Details) > 0 && ee.Details[0].Field == "email":
 		v.Error = v.L.T("err.email")
+	case len(ee.Details) > 0 && (strings.HasPrefix(ee.Details[0].Field, "responses.") || ee.Details[0].Field == "promotionCode"):
+		// Name the question (or the code) the buyer has to fix.
+		v.Error = v.L.T("err.generic") + " (" + ee.Message + ")"
 	default:
 		v.Error = v.L.T("err.generic")
 	}
 	p.render(rc, status, pageOf(rc), v)
 }
 
-// formQuestions is the hook of the ticket's registration form: the console
-// issue publishes forms; the checkout page renders their questions and the
-// POST handler will gather "q.<id>" fields into the order's responses.
-func (p *pages) formQuestions(event.HostedCheckout) []formQuestion { return nil }
+// formQuestions are the published questions of the session's admission:
+// the checkout page renders them as labelled inputs named "q.<id>".
+func (p *pages) formQuestions(h event.HostedCheckout) []formQuestion {
+	out := make([]formQuestion, 0, len(h.Questions))
+	for _, q := range h.Questions {
+		out = append(out, formQuestion{ID: q.ID, Label: q.Label, Required: q.Required, Type: q.Type, Options: q.Options})
+	}
+	return out
+}
+
+// formResponses merges the session's responses with the answers posted
+// by the page ("q.<id>"); the machine checks them against the form. A
+// blank field is no answer; a checkbox posts "on" when ticked.
+func formResponses(h event.HostedCheckout, args *fasthttp.Args) json.RawMessage {
+	if len(h.Questions) == 0 {
+		return h.Session.Responses
+	}
+	answers := map[string]any{}
+	if len(h.Session.Responses) > 0 {
+		if err := json.Unmarshal(h.Session.Responses, &answers); err != nil {
+			answers = map[string]any{}
+		}
+	}
+	for _, q := range h.Questions {
+		key := "q." + q.ID
+		switch q.Type {
+		case event.QMultiSelect:
+			var vs []string
+			for _, v := range args.PeekMulti(key) {
+				vs = append(vs, string(v))
+			}
+			if len(vs) > 0 {
+				answers[q.ID] = vs
+			}
+		case event.QCheckbox:
+			if args.Has(key) {
+				answers[q.ID] = true
+			}
+		default:
+			if v := strings.TrimSpace(string(args.Peek(key))); v != "" {
+				answers[q.ID] = v
+			}
+		}
+	}
+	b, err := json.Marshal(answers)
+	if err != nil {
+		return h.Session.Responses
+	}
+	return b
+}
 
 // hostedOrder reads the order of the path's order number for a page.
 func (p *pages) hostedOrder(rc *fasthttp.RequestCtx) (event.HostedOrder, bool) {

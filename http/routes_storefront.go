@@ -14,6 +14,13 @@ type StorefrontEvent struct {
 	SiteURL *string `json:"siteUrl"`
 }
 
+// StorefrontEventsQuery pages the storefront's events; Lang picks a
+// translation of names and descriptions (unknown: the default texts).
+type StorefrontEventsQuery struct {
+	ListQuery
+	Lang string `query:"lang" v:"maxLen=35"`
+}
+
 // storefrontRoutes is the Storefront API (/storefront/v1, publishable
 // keys): the published catalog, code lookup, checkout sessions and the
 // direct place / confirm / poll order flow. Every command is wrapped in
@@ -23,11 +30,11 @@ func (a *api) storefrontRoutes() []Route {
 	ref := func(c *Ctx) string { return c.Param("orderNumber") }
 	return []Route{
 		sf(Route{Method: "GET", Path: "/storefront/v1/events", OperationID: "listPublishedEvents", Tag: "Catalog",
-			Summary: "List published events, each with siteUrl", Query: ListQuery{}, Success: 200,
+			Summary: "List published events, each with siteUrl; ?lang= translates names and descriptions, falling back per field", Query: StorefrontEventsQuery{}, Success: 200,
 			Response: List[StorefrontEvent]{}, Errors: []int{400}, Handle: a.listPublishedEvents}),
 		sf(Route{Method: "GET", Path: "/storefront/v1/events/{publicId}", OperationID: "getCatalog", Tag: "Catalog",
 			Summary: "Everything a sales page needs: public ticket types (soldOut, never a count), upcoming ticket types, add-ons, bundles",
-			Success: 200, Response: event.Catalog{}, Errors: []int{404}, Handle: storefrontCmd[event.GetCatalog](a, nil)}),
+			Query:   event.GetCatalog{}, Success: 200, Response: event.Catalog{}, Errors: []int{400, 404}, Handle: storefrontCmd[event.GetCatalog](a, nil)}),
 		sf(Route{Method: "GET", Path: "/storefront/v1/events/{publicId}/redemption-codes/lookup", OperationID: "lookupStorefrontRedemptionCode", Tag: "Catalog",
 			Summary: "Look up a buyer's code: the only way to reach hidden ticket types; every invalid code answers the same 404",
 			Query:   event.LookupCode{}, Success: 200, Response: event.CodeLookup{}, Errors: []int{400, 404},
@@ -113,7 +120,7 @@ func MaskEmail(e string) string {
 // listPublishedEvents pages through the unit's published events, newest
 // first.
 func (a *api) listPublishedEvents(c *Ctx) (any, error) {
-	var q ListQuery
+	var q StorefrontEventsQuery
 	if err := c.BindQuery(&q); err != nil {
 		return nil, err
 	}
@@ -134,13 +141,13 @@ func (a *api) listPublishedEvents(c *Ctx) (any, error) {
 	}
 	out := make([]StorefrontEvent, 0, q.Limit)
 	for ; i >= 0 && len(out) < q.Limit; i-- {
-		res, err := a.ask(ids[i], event.GetEvent{})
+		res, err := a.ask(ids[i], event.GetLocalizedEvent{Lang: q.Lang})
 		if err != nil {
 			return nil, err
 		}
 		ev := res.(event.Event)
 		if ev.Status == "published" {
-			out = append(out, StorefrontEvent{Event: ev})
+			out = append(out, StorefrontEvent{Event: ev, SiteURL: ev.SiteURL})
 		}
 	}
 	// More published events may follow i; the cursor is the last examined id.

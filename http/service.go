@@ -87,6 +87,7 @@ func (a *api) routes() []Route {
 	rs = append(rs, a.consoleLogRoutes()...)
 	rs = append(rs, a.webhookRoutes()...)
 	rs = append(rs, a.refundRoutes()...)
+	rs = append(rs, a.consoleSalesRoutes()...)
 	return a.instrument(rs)
 }
 

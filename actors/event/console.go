@@ -209,7 +209,7 @@ type PublishForm struct {
 // CreatePromotionCode creates a promotion code: exactly one of percentOff
 // and amountOff.
 type CreatePromotionCode struct {
-	Code       string          `json:"code" v:"required,minLen=3,maxLen=64"`
+	Code       string          `json:"code" v:"required,minLen=1,maxLen=64"`
 	PercentOff *int            `json:"percentOff" v:"nullable,min=1,max=100"`
 	AmountOff  *Money          `json:"amountOff" v:"nullable" doc:"Minor units off each unit of a covered item."`
 	MaxUses    *int            `json:"maxUses" v:"nullable,min=1,max=10000000"`
@@ -448,6 +448,9 @@ func (m *Machine) decideConsole(now time.Time, c consoleCommand) (any, []Change,
 		}
 		return m.translationView(t), []Change{TranslationSaved{At: now, Lang: t.Lang, Deleted: true}}, nil
 	case GetLocalizedEvent:
+		if m.s.Event == nil {
+			return nil, nil, Errorf(NotFound, "event not found")
+		}
 		return m.localizedEvent(c.Lang), nil, nil
 	}
 	return nil, nil, Errorf(InvalidArgument, "unknown console command %T", c)
@@ -647,8 +650,8 @@ func (m *Machine) createPromo(now time.Time, c CreatePromotionCode) (any, []Chan
 		return nil, nil, Errorf(FailedPrecondition, "an event has at most %d promotion codes", maxPromos)
 	}
 	code := normCode(c.Code)
-	if len(code) < 3 || len(code) > maxPromoCodeLen || strings.ContainsAny(code, " \t\r\n") {
-		return nil, nil, FieldError("code", "must be 3 to 64 characters without spaces")
+	if code == "" || len(code) > maxPromoCodeLen || strings.ContainsAny(code, " \t\r\n") {
+		return nil, nil, FieldError("code", "must be 1 to 64 characters without spaces")
 	}
 	if _, taken := cs.byCode()[code]; taken {
 		return nil, nil, Errorf(AlreadyExists, "promotion code %s already exists", code)
