@@ -66,6 +66,7 @@ func TestAPIRefundFreesThePlace(t *testing.T) {
 	got := apiWant(t, s.c.Do("GET", s.path("/orders/"+number), nil), 200)
 	assert.Equal(t, "refunded", got["status"])
 	require.Len(t, apiRefunds(t, got), 1)
+	assert.Equal(t, []string{apiS(o, "id")}, apiIDs(t, apiWant(t, s.c.Do("GET", s.path("/orders?status=refunded"), nil), 200)))
 	apiPaid(t, f, s, "second@example.com", "25")
 
 	// A repeated refund of a refunded order is refused.
