@@ -22,9 +22,10 @@
 //     consecutive failed attempts of an endpoint disable it; the tasks of a
 //     disabled or deleted endpoint are dropped when they come due.
 //
-// Every attempt is appended to the endpoint's delivery log, an in-memory
-// ring of Config.LogMax entries (the log is for operators watching an
-// integration; it does not survive a restart, the queue does).
+// Every attempt is appended to the endpoint's delivery log (status code,
+// attempt, latency, error) in the same batch that deletes or reschedules
+// its task; the log keeps the newest Config.LogMax entries per endpoint and
+// goes with the endpoint when it is deleted.
 //
 // # Signatures
 //
@@ -39,6 +40,7 @@
 //
 //	whep/<endpointId>                               endpoint configuration
 //	whq/<16 hex due unix ns>/<endpointId>/<hook>    delivery task (hook = queue key after "hook/")
+//	whlog/<endpointId>/<16 hex unix ns>-<8 hex seq> one delivery attempt (Delivery)
 //
 // # Concurrency
 //

@@ -44,6 +44,7 @@ const (
 const (
 	endpointPrefix = "whep/"
 	taskPrefix     = "whq/"
+	logPrefix      = "whlog/"
 )
 
 // Errors of the endpoint operations.
@@ -194,9 +195,10 @@ type Service struct {
 	store *persistence.Store
 	unit  func(eventID string) (string, bool)
 
-	mu   sync.Mutex
-	eps  map[string]*Endpoint
-	logs map[string][]Delivery // endpoint id -> ring, oldest first
+	mu       sync.Mutex
+	eps      map[string]*Endpoint
+	logCount map[string]int // endpoint id -> delivery log entries stored
+	logSeq   uint32
 
 	wake chan struct{}
 	stop chan struct{}
@@ -216,7 +218,7 @@ func New(cfg Config, store *persistence.Store, unitOf func(eventID string) (stri
 		return nil, err
 	}
 	cfg.setDefaults()
-	s := &Service{cfg: cfg, store: store, unit: unitOf, eps: map[string]*Endpoint{}, logs: map[string][]Delivery{},
+	s := &Service{cfg: cfg, store: store, unit: unitOf, eps: map[string]*Endpoint{}, logCount: map[string]int{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	err := store.Scan([]byte(endpointPrefix), func(key, value []byte) error {
 		var e Endpoint
@@ -224,6 +226,14 @@ func New(cfg Config, store *persistence.Store, unitOf func(eventID string) (stri
 			return fmt.Errorf("webhooks: decode endpoint %s: %w", key, err)
 		}
 		s.eps[e.ID] = &e
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = store.Scan([]byte(logPrefix), func(key, _ []byte) error {
+		ep, _, _ := strings.Cut(strings.TrimPrefix(string(key), logPrefix), "/")
+		s.logCount[ep]++
 		return nil
 	})
 	if err != nil {
@@ -448,14 +458,21 @@ func (s *Service) Delete(unitID, id string) error {
 	if _, err := s.get(unitID, id); err != nil {
 		return err
 	}
+	logKeys, err := s.logKeys(id, -1)
+	if err != nil {
+		return err
+	}
 	bt := s.store.NewBatch()
 	defer bt.Close()
 	bt.Delete([]byte(endpointPrefix + id))
+	for _, k := range logKeys {
+		bt.Delete(k)
+	}
 	if err := s.store.Commit(bt); err != nil {
 		return fmt.Errorf("webhooks: delete endpoint %s: %w", id, err)
 	}
 	delete(s.eps, id)
-	delete(s.logs, id)
+	delete(s.logCount, id)
 	return nil
 }
 
@@ -466,11 +483,19 @@ func (s *Service) Deliveries(unitID, id string) ([]Delivery, error) {
 	if _, err := s.get(unitID, id); err != nil {
 		return nil, err
 	}
-	l := s.logs[id]
-	out := make([]Delivery, len(l))
-	for i, d := range l {
-		out[len(l)-1-i] = d
+	out := []Delivery{}
+	err := s.store.Scan([]byte(logPrefix+id+"/"), func(key, value []byte) error {
+		var d Delivery
+		if err := json.Unmarshal(value, &d); err != nil {
+			return fmt.Errorf("webhooks: decode delivery %s: %w", key, err)
+		}
+		out = append(out, d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	slices.Reverse(out)
 	return out, nil
 }
 
@@ -630,10 +655,10 @@ func (s *Service) deliver(key string, t task) (ok bool, err error) {
 	s.mu.Unlock()
 	if !found || !ep.Enabled {
 		if found {
-			s.record(ep.ID, Delivery{EventID: t.EventID, Type: t.Type, Attempt: t.Attempts,
+			return true, s.finish(key, "", nil, ep.ID, &Delivery{EventID: t.EventID, Type: t.Type, Attempt: t.Attempts,
 				Error: "endpoint disabled; delivery dropped", At: s.cfg.Now().UTC()})
 		}
-		return true, s.finish(key, "", nil)
+		return true, s.finish(key, "", nil, "", nil)
 	}
 	attempt := t.Attempts + 1
 	now := s.cfg.Now()
@@ -654,7 +679,6 @@ func (s *Service) deliver(key string, t task) (ok bool, err error) {
 	default:
 		d.Succeeded = true
 	}
-	s.record(ep.ID, d)
 	s.mu.Lock()
 	cur, still := s.eps[ep.ID]
 	var save *Endpoint
@@ -684,22 +708,49 @@ func (s *Service) deliver(key string, t task) (ok bool, err error) {
 	}
 	s.mu.Unlock()
 	if d.Succeeded {
-		return true, s.finish(key, "", nil)
+		return true, s.finish(key, "", nil, ep.ID, &d)
 	}
 	if attempt >= s.cfg.MaxAttempts {
 		s.cfg.Logger.Warn("webhooks: delivery dropped after max attempts", "endpoint", ep.ID, "event", t.EventID)
-		return false, s.finish(key, "", nil)
+		return false, s.finish(key, "", nil, ep.ID, &d)
 	}
 	t.Attempts = attempt
 	nk := taskKey(now.Add(s.backoff(attempt)), t.Endpoint, t.Hook)
-	return false, s.finish(key, nk, &t)
+	return false, s.finish(key, nk, &t, ep.ID, &d)
 }
 
-// finish deletes the task at key and, with next, writes it at key nk.
-func (s *Service) finish(key, nk string, next *task) error {
+// finish deletes the task at key and, with next, writes it at key nk; with
+// d it appends d to endpoint's delivery log and trims the log to LogMax,
+// all in one batch.
+func (s *Service) finish(key, nk string, next *task, endpoint string, d *Delivery) error {
 	bt := s.store.NewBatch()
 	defer bt.Close()
 	bt.Delete([]byte(key))
+	trimmed := -1 // -1: no delivery logged
+	if d != nil {
+		s.mu.Lock()
+		s.logSeq++
+		seq := s.logSeq
+		over := s.logCount[endpoint] + 1 - s.cfg.LogMax
+		s.mu.Unlock()
+		b, err := json.Marshal(d)
+		if err != nil {
+			return fmt.Errorf("webhooks: encode delivery: %w", err)
+		}
+		bt.Put([]byte(fmt.Sprintf("%s%s/%016x-%08x", logPrefix, endpoint, uint64(d.At.UnixNano()), seq)), b)
+		if over > 0 {
+			old, err := s.logKeys(endpoint, over)
+			if err != nil {
+				return err
+			}
+			for _, k := range old {
+				bt.Delete(k)
+			}
+			trimmed = len(old)
+		} else {
+			trimmed = 0
+		}
+	}
 	if next != nil {
 		b, err := json.Marshal(next)
 		if err != nil {
@@ -709,6 +760,13 @@ func (s *Service) finish(key, nk string, next *task) error {
 	}
 	if err := s.store.Commit(bt); err != nil {
 		return fmt.Errorf("webhooks: update task %s: %w", key, err)
+	}
+	if trimmed >= 0 {
+		s.mu.Lock()
+		if _, ok := s.eps[endpoint]; ok {
+			s.logCount[endpoint] += 1 - trimmed
+		}
+		s.mu.Unlock()
 	}
 	return nil
 }
@@ -725,14 +783,21 @@ func (s *Service) backoff(n int) time.Duration {
 	return half + rand.N(half+1)
 }
 
-func (s *Service) record(endpoint string, d Delivery) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l := append(s.logs[endpoint], d)
-	if len(l) > s.cfg.LogMax {
-		l = slices.Delete(l, 0, len(l)-s.cfg.LogMax)
+// logKeys returns the oldest n keys of endpoint's delivery log (n < 0:
+// all of them).
+func (s *Service) logKeys(endpoint string, n int) ([][]byte, error) {
+	var out [][]byte
+	err := s.store.Scan([]byte(logPrefix+endpoint+"/"), func(key, _ []byte) error {
+		if n >= 0 && len(out) == n {
+			return errFull
+		}
+		out = append(out, append([]byte(nil), key...))
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFull) {
+		return nil, err
 	}
-	s.logs[endpoint] = l
+	return out, nil
 }
 
 // post sends one attempt. The response body is drained (bounded) so the

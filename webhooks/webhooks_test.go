@@ -217,3 +217,42 @@ func TestVerifyRejects(t *testing.T) {
 	assert.ErrorIs(t, webhooks.Verify("garbage", body, "whsec_a", now, 0), webhooks.ErrBadSignature)
 	assert.ErrorIs(t, webhooks.Verify("t=1", body, "whsec_a", now, 0), webhooks.ErrBadSignature)
 }
+
+func TestDeliveryLogIsDurableAndBounded(t *testing.T) {
+	dir := t.TempDir()
+	st, err := persistence.Open(persistence.Options{Dir: dir})
+	require.NoError(t, err)
+	cfg := webhooks.Config{BackoffMin: 5 * time.Millisecond, BackoffMax: 10 * time.Millisecond,
+		PollInterval: 5 * time.Millisecond, LogMax: 2}
+	w, err := webhooks.New(cfg, st, nil)
+	require.NoError(t, err)
+	w.Start()
+	rc := newReceiver(t, 2)
+	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookOrderPaid}})
+	require.NoError(t, err)
+	enqueue(t, st, "0000000000000001-0000", "bu_1", actors.HookOrderPaid)
+	w.Wake()
+	require.Eventually(t, func() bool {
+		l, err := w.Deliveries("bu_1", ep.ID)
+		return err == nil && len(l) > 0 && l[0].Succeeded
+	}, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, w.Close())
+	require.NoError(t, st.Close())
+
+	st, err = persistence.Open(persistence.Options{Dir: dir})
+	require.NoError(t, err)
+	defer st.Close()
+	w, err = webhooks.New(cfg, st, nil)
+	require.NoError(t, err)
+	l, err := w.Deliveries("bu_1", ep.ID)
+	require.NoError(t, err)
+	require.Len(t, l, 2, "three attempts, the log keeps the newest two")
+	assert.Equal(t, 3, l[0].Attempt)
+	assert.True(t, l[0].Succeeded)
+	assert.Equal(t, 2, l[1].Attempt)
+	assert.Equal(t, 500, l[1].StatusCode)
+	require.NoError(t, w.Delete("bu_1", ep.ID))
+	n := 0
+	require.NoError(t, st.Scan([]byte("whlog/"), func(_, _ []byte) error { n++; return nil }))
+	assert.Zero(t, n, "deleting an endpoint deletes its log")
+}
