@@ -5,6 +5,7 @@ package http_test
 // the admin API, the Developer API and the Storefront API.
 
 import (
+	"net/url"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -225,6 +226,42 @@ func TestAPIConsoleSales(t *testing.T) {
 
 		apiWant(t, s.c.adm.Do("DELETE", tr+"/de", nil), 200)
 		apiWantErr(t, s.c.adm.Do("GET", tr+"/de", nil), 404, "NOT_FOUND")
+	})
+
+	t.Run("hosted checkout asks the published form and applies the session's promotion code", func(t *testing.T) {
+		t.Parallel()
+		s := newSalesFx(t, f, 40)
+		apiWant(t, s.c.adm.Do("PUT", s.c.path("/ticket-types/"+s.tt+"/form"), map[string]any{"questions": []map[string]any{
+			{"id": "tshirt", "type": "select", "label": "T-shirt size", "required": true, "options": []string{"S", "M"}},
+			{"id": "diet", "type": "multi_select", "label": "Diet", "options": []string{"veg", "halal"}},
+			{"id": "terms", "type": "checkbox", "label": "I accept the terms", "required": true},
+			{"id": "company", "type": "text", "label": "Company"},
+		}}), 200)
+		apiWant(t, s.c.adm.Do("POST", s.c.path("/ticket-types/"+s.tt+"/form/publish"), nil), 200)
+		apiWant(t, s.c.adm.Do("POST", s.c.path("/promotion-codes"), map[string]any{"code": "QUARTER", "percentOff": 25}), 201)
+		cs := apiWant(t, s.u.sf.Do("POST", s.sf+"/checkout-sessions", map[string]any{"items": apiTicket(s.tt),
+			"promotionCode": "QUARTER", "responses": map[string]any{"company": "Gophers"}}), 201)
+
+		b := newPGBrowser(t)
+		p := b.get(apiS(cs, "url"))
+		require.Equal(t, 200, p.Status, p.Body)
+		assert.Contains(t, p.Body, `<label for="q-tshirt">T-shirt size</label><select id="q-tshirt" name="q.tshirt" required>`)
+		assert.Contains(t, p.Body, `name="q.diet" value="halal"`)
+		assert.Contains(t, p.Body, `<input type="checkbox" id="q-terms" name="q.terms" required><label for="q-terms">I accept the terms</label>`)
+		// A wrong answer stays on the form and names the question.
+		p = b.post(apiS(cs, "url"), url.Values{"form": {"checkout"}, "email": {"lin@example.com"}, "q.tshirt": {"XL"}, "q.terms": {"on"}})
+		require.Equal(t, 400, p.Status, p.Body)
+		assert.Contains(t, p.Body, "responses.tshirt")
+		p = b.post(apiS(cs, "url"), url.Values{"form": {"checkout"}, "email": {"lin@example.com"}, "q.tshirt": {"M"},
+			"q.diet": {"veg", "halal"}, "q.terms": {"on"}})
+		require.Equal(t, 303, p.Status, p.Body)
+		orders := apiData(t, apiWant(t, s.u.dev.Do("GET", s.dev+"/orders", nil), 200))
+		require.Len(t, orders, 1)
+		o := orders[0]
+		assert.Equal(t, "QUARTER", o["promotionCode"])
+		assert.EqualValues(t, 30, o["totalAmount"])
+		assert.EqualValues(t, 10, o["discountAmount"])
+		assert.Equal(t, map[string]any{"tshirt": "M", "diet": []any{"veg", "halal"}, "terms": true, "company": "Gophers"}, o["responses"])
 	})
 
 	t.Run("isolation: another unit's event is 404 on the Developer and Storefront APIs", func(t *testing.T) {

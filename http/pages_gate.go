@@ -146,6 +146,8 @@ func pageOf(rc *fasthttp.RequestCtx) string {
 	switch {
 	case strings.HasPrefix(path, "/pass/"):
 		return "pass"
+	case strings.HasPrefix(path, "/checkout/"):
+		return "checkout"
 	case strings.HasSuffix(path, "/checkout"):
 		return "continue"
 	}
