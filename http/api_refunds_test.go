@@ -159,6 +159,10 @@ func TestAPIHostedCheckoutDoubleSubmit(t *testing.T) {
 	orders := apiData(t, apiWant(t, s.c.Do("GET", s.path("/orders?email=twice@example.com"), nil), 200))
 	require.Len(t, orders, 1, "one order, one hold")
 	assert.EqualValues(t, 1, apiAvailability(t, s.c, s.ev, s.tt)["held"])
+	// Reopening the page follows the order instead of offering the form.
+	resp, _ := apiRaw(t, "GET", apiS(cs, "url"), nil, nil)
+	require.Equal(t, 303, resp.StatusCode)
+	assert.Equal(t, apiS(orders[0], "orderUrl"), resp.Header.Get("Location"))
 
 	// Paid, the session still answers the same order.
 	st, b := apiWebhook(t, f.s.URL, apiWebhookSecret, time.Now().Unix(), apiPaymentBody("dlv_twice", "payment.succeeded", orders[0], "30"))

@@ -33,6 +33,14 @@ func (p *pages) checkout(rc *fasthttp.RequestCtx) {
 	}
 	h := res.(event.HostedCheckout)
 	s := h.Session
+	if h.OrderURL != "" && !rc.IsPost() {
+		// The session already placed a live order (a reload, the back
+		// button, a second tab): show that order, never the form again. A
+		// repeated POST answers the same order too (the core's rule).
+		p.headers(rc)
+		rc.Redirect(h.OrderURL, fasthttp.StatusSeeOther)
+		return
+	}
 	l := p.localeOf(rc, deref(s.Locale))
 	if s.Status == "expired" {
 		var back *pageLink
