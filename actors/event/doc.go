@@ -105,8 +105,8 @@
 //     registration is cancelled. Statuses: disabled, expired, exhausted,
 //     active, in that precedence. Lookup answers NotFound for every invalid
 //     form (also when the code's type is archived); the discounted price
-//     equals the price until promotion codes exist; perks are empty until
-//     the program feature fills them.
+//     is the price under the lookup's promotionCode, if any (see Console
+//     for sales); perks are empty until the program feature fills them.
 //   - URLs: orderUrl BaseURL/orders/<orderNumber>; checkoutUrl (open
 //     orders) BaseURL/orders/<orderNumber>/checkout; checkout session url
 //     BaseURL/checkout/<sessionId>.
@@ -144,6 +144,49 @@
 //   - Attendees: one entry per normalized email in order of first
 //     registration, standing status confirmed > waitlisted > pending >
 //     cancelled > rejected.
+//
+// # Console for sales (console.go, console_views.go)
+//
+//   - Registration forms, per ticket type: typed questions (text, email,
+//     phone, select, multi_select, checkbox, date; id, label, required,
+//     options for the selects). PUT writes the draft, publish copies it to
+//     the published version; status is published while the two are equal.
+//     Only published questions reach the catalog (ticketTypes[].questions)
+//     and the hosted checkout, and only they check responses.
+//   - Responses on orders are checked against the published form of the
+//     order's admission (unknown question, missing required, wrong type,
+//     option not allowed, bad email, phone or YYYY-MM-DD date: 400 on
+//     "responses.<id>"); without a published form they stay free-form. A
+//     checkout session checks the answers it is given but not the missing
+//     required ones (the hosted page collects them). Registrations show
+//     their order's responses.
+//   - Promotion codes: exactly one of percentOff (1..100) and amountOff
+//     (minor units per unit); appliesTo lists ticket types, add-ons and
+//     bundles, all empty meaning every item; code text unique per event
+//     (upper-cased). A percent discount is amount*percent/100 rounded half
+//     up, per line; an amount is min(amountOff, unit price) per unit, so a
+//     line never goes below zero. Lines and total are stored discounted
+//     and the order records the code and discountAmount. A code covering
+//     no line of the order is 400. Statuses disabled, expired, exhausted,
+//     active, in that precedence; any but active is 400 on promotionCode
+//     (orders of both surfaces, checkout sessions, lookups). Uses count
+//     like redemption codes: a live order holds one, expiry or cancel
+//     returns it, payment spends it, a full refund gives it back. Code and
+//     discount are fixed at creation; DELETE disables.
+//   - Site: SetSite sets siteUrl (absolute https, http only for localhost)
+//     and the event's description (null until set); null clears.
+//   - Translations per BCP 47 tag, stored in canonical case (zh-CN): name
+//     and description of the event, ticket types, add-ons, bundles and
+//     sessions (a session's name translates its title). GetCatalog{Lang}
+//     and GetLocalizedEvent{Lang} fall back per field to the default; an
+//     unknown or absent lang falls back entirely, never an error. Unknown
+//     ids in a translation are 400 on "ticketTypes.<id>".
+//   - Byte format: the console's changes (form.saved, promotion_code.saved,
+//     translation.saved) carry the time and then their fields as one JSON
+//     document; event.description_set is binary. The snapshot's last
+//     section is the console: a byte 0 when empty, else version byte 1 and
+//     the ConsoleState as JSON. order.placed and the order record append
+//     the promotion code id and discount.
 //
 // # Refunds (refunds.go)
 //
