@@ -36,7 +36,8 @@
 // v1 (new first, old second), so a receiver that verifies any v1 keeps
 // working while it switches. Verify implements the receiver side.
 //
-// # Key schema (persistence index entries, JSON values with "v":1)
+// # Key schema (persistence index entries, JSON values; endpoints and tasks
+// carry "v":1, the version of their format)
 //
 //	whep/<endpointId>                               endpoint configuration
 //	whq/<16 hex due unix ns>/<endpointId>/<hook>    delivery task (hook = queue key after "hook/")
