@@ -1186,9 +1186,38 @@ func (s *State) decodeConsole(d *dec) {
 		}
 		p.Seq = i
 	}
-	if len(cs.PromoOrder) != len(cs.Promos) {
+	if len(cs.PromoOrder) != len(cs.Promos) || !cs.consistent(s) {
 		d.fail()
 		return
 	}
 	s.Console = cs
+}
+
+// consistent checks a decoded console against itself and the decoded
+// orders: no nil records, keys match ids, codes unique, counts not
+// negative, every order's promotion code known.
+func (cs *ConsoleState) consistent(s *State) bool {
+	codes := map[string]bool{}
+	for id, p := range cs.Promos {
+		if p == nil || p.ID != id || p.Code == "" || codes[p.Code] || p.Held < 0 || p.Uses < 0 {
+			return false
+		}
+		codes[p.Code] = true
+	}
+	for id, f := range cs.Forms {
+		if f == nil || f.TypeID != id {
+			return false
+		}
+	}
+	for lang, t := range cs.Translations {
+		if t == nil || t.Lang != lang {
+			return false
+		}
+	}
+	for _, o := range s.Orders {
+		if o.PromoID != "" && cs.Promos[o.PromoID] == nil {
+			return false
+		}
+	}
+	return true
 }

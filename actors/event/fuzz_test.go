@@ -17,6 +17,9 @@ func FuzzUnmarshalChange(f *testing.F) {
 		OrderPlaced{At: now, ID: "ord_1", Holds: []Hold{{Kind: ItemAddon, ID: "ao_1", Qty: 2}}},
 		CodesMinted{At: now, TypeID: "tt_1", Codes: []MintedCode{{ID: "rc_1", Code: "A"}}},
 		RegistrationStatusChanged{At: now, ID: "reg_1", Status: RegCancelled},
+		FormSaved{At: now, TypeID: "tt_1", Questions: []Question{{ID: "q", Type: QSelect, Label: "Q", Options: []string{"a"}}}},
+		PromoSaved{At: now, ID: "prm_1", Code: "HALF", PercentOff: 50},
+		TranslationSaved{At: now, Lang: "de", Text: TranslationText{Name: "Konferenz"}},
 	} {
 		b, err := MarshalChange(ch)
 		if err != nil {
@@ -48,6 +51,9 @@ func FuzzUnmarshalState(f *testing.F) {
 		`UpdateTicketType ID=tt_1 {"status":"open"}`,
 		`CreateRegistration {"email":"a@x.io","registrationTypeId":"tt_1"}`,
 		`PlaceOrder {"email":"b@x.io","items":[{"itemType":"registration_type","itemId":"tt_1","quantity":1}]}`,
+		`CreatePromotionCode {"code":"HALF","percentOff":50,"maxUses":3}`,
+		`PlaceOrder {"email":"c@x.io","items":[{"itemType":"registration_type","itemId":"tt_1","quantity":1}],"promotionCode":"HALF"}`,
+		`PutTranslation Lang=de {"name":"K"}`,
 	} {
 		r.run(l)
 	}
