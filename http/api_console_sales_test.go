@@ -280,5 +280,10 @@ func TestAPIConsoleSales(t *testing.T) {
 		apiWantErr(t, s.c.adm.Do("GET", "/admin/v1/events/evt_nope/promotion-codes", nil), 404, "NOT_FOUND")
 		r := s.u.dev.Do("GET", s.c.path("/promotion-codes"), nil)
 		assert.Contains(t, []int{401, 403}, r.Status)
+		// An archived event is final: console writes are 412, reads stay.
+		apiWant(t, s.u.dev.Do("POST", s.dev+"/archive", nil), 200)
+		apiWantErr(t, s.c.adm.Do("POST", s.c.path("/promotion-codes"), map[string]any{"code": "LATE", "percentOff": 5}), 412, "FAILED_PRECONDITION")
+		apiWantErr(t, s.c.adm.Do("PUT", s.c.path("/translations/de"), map[string]any{"name": "K"}), 412, "FAILED_PRECONDITION")
+		apiWant(t, s.c.adm.Do("GET", s.c.path("/promotion-codes"), nil), 200)
 	})
 }

@@ -52,7 +52,7 @@ func (a *api) consoleSalesRoutes() []Route {
 			Handle: adminEventCmd(a, func(c *Ctx, cmd *event.UpdatePromotionCode) { cmd.ID = id(c) })}),
 		adm(Route{Method: "DELETE", Path: promos + "/{id}", OperationID: "deletePromotionCode", Tag: "Promotion codes",
 			Summary: "Disable a promotion code (orders keep referring to it); answers the record", Success: 200,
-			Response: event.PromotionCode{}, Errors: errsRead,
+			Response: event.PromotionCode{}, Errors: []int{404, 412},
 			Handle: adminEventCmd(a, func(c *Ctx, cmd *event.DeletePromotionCode) { cmd.ID = id(c) })}),
 
 		adm(Route{Method: "PATCH", Path: "/admin/v1/events/{eventId}/site", OperationID: "setEventSite", Tag: "Site",
@@ -71,7 +71,7 @@ func (a *api) consoleSalesRoutes() []Route {
 			Summary: "Get one language", Success: 200, Response: event.Translation{}, Errors: errsRead,
 			Handle: adminEventCmd(a, func(c *Ctx, cmd *event.GetTranslation) { cmd.Lang = lang(c) })}),
 		adm(Route{Method: "DELETE", Path: tr + "/{lang}", OperationID: "deleteTranslation", Tag: "Translations",
-			Summary: "Remove one language; answers it", Success: 200, Response: event.Translation{}, Errors: errsRead,
+			Summary: "Remove one language; answers it", Success: 200, Response: event.Translation{}, Errors: []int{404, 412},
 			Handle: adminEventCmd(a, func(c *Ctx, cmd *event.DeleteTranslation) { cmd.Lang = lang(c) })}),
 	}
 }
