@@ -247,6 +247,7 @@ func TestAPIConsoleSales(t *testing.T) {
 		require.Equal(t, 200, p.Status, p.Body)
 		assert.Contains(t, p.Body, `<label for="q-tshirt">T-shirt size</label><select id="q-tshirt" name="q.tshirt" required>`)
 		assert.Contains(t, p.Body, `name="q.diet" value="halal"`)
+		assert.Contains(t, p.Body, `<td class="num total">30 USD</td>`, "the page shows the discounted total")
 		assert.Contains(t, p.Body, `<input type="checkbox" id="q-terms" name="q.terms" required><label for="q-terms">I accept the terms</label>`)
 		// A wrong answer stays on the form and names the question.
 		p = b.post(apiS(cs, "url"), url.Values{"form": {"checkout"}, "email": {"lin@example.com"}, "q.tshirt": {"XL"}, "q.terms": {"on"}})

@@ -67,6 +67,10 @@ func (m *Machine) hostedCheckout(now time.Time, c GetHostedCheckout) (any, []Cha
 		h.Questions = slices.Clone(f.Published)
 	}
 	inSession := map[string]bool{}
+	var promo *PromoRec
+	if s.PromotionCode != "" {
+		promo, _ = m.usablePromo(now, s.PromotionCode)
+	}
 	for _, it := range s.Items {
 		var name string
 		var price Money
@@ -86,6 +90,10 @@ func (m *Machine) hostedCheckout(now time.Time, c GetHostedCheckout) (any, []Cha
 			}
 		}
 		amount := price * Money(it.Quantity)
+		if promo != nil {
+			// The page shows what the order will cost (console.go's rule).
+			amount -= lineDiscount(promo, OrderLine{ItemType: it.ItemType, ItemID: it.ItemID, Quantity: it.Quantity, UnitPrice: price, Amount: amount})
+		}
 		h.Lines = append(h.Lines, OrderItemView{ItemType: it.ItemType, ItemID: it.ItemID, Name: name, Quantity: it.Quantity, UnitPriceAmount: price, Amount: amount})
 		h.Total += amount
 	}
