@@ -392,10 +392,25 @@ func (h *Harness) checkinBurst(s *Server, c *Client) error {
 		}
 		h.record(h.scans(fmt.Sprintf("checkin-burst@%.0f%%", lv*100), c, s, e, pool, rate, h.cfg.Conns, &created, &repeated).Run())
 	}
-	// Duplicates alone: they must not write, so no fsync either.
+	// Duplicates alone: they must not write, so no fsync either. First let
+	// the writes that trail the previous runs settle (the audit log's
+	// buffered flush, the webhook and mail queues' deletions), so the
+	// window holds the duplicates' own syncs only.
 	m0, ok, err := c.Scrape()
 	if err != nil {
 		return err
+	}
+	for i := 0; ok && i < 20; i++ {
+		time.Sleep(250 * time.Millisecond)
+		m, _, err := c.Scrape()
+		if err != nil {
+			return err
+		}
+		settled := m.Sum("ticketd_wal_syncs_total") == m0.Sum("ticketd_wal_syncs_total")
+		m0 = m
+		if settled {
+			break
+		}
 	}
 	dupOnly := &scanPool{ids: pool.ids[:pool.next], next: pool.next, dup: 1}
 	dres := h.scans("checkin-duplicates", c, s, e, dupOnly, 0, 16, &created, &repeated)

@@ -65,7 +65,11 @@ func (a *api) instrument(rs []Route) []Route {
 					}
 				}
 				res, err := next(c)
-				if err == nil {
+				// A write answered with an alternative success status is a
+				// repeat that changed nothing (a repeat scan or
+				// registration, a grant already held): nothing to audit,
+				// and a duplicate scan must cost no write at all.
+				if err == nil && (c.status == 0 || c.status == c.route.successStatus()) {
 					a.audit(c, params, before, res)
 				}
 				return res, err
