@@ -66,6 +66,9 @@ func (a *eventActor) hookChange(now time.Time, seq uint64, ch event.Change) {
 			panic(fmt.Sprintf("actors: encode webhook data: %v", err))
 		}
 		unit, _ := a.sys.EventUnit(a.id)
+		if want := a.sys.cfg.WantHook; want != nil && !want(unit, typ) {
+			return // nobody listens: no queue entry, no write
+		}
 		key := fmt.Sprintf("%s%s/%016x-%04x", HookPrefix, a.id, seq, n)
 		h := HookEvent{
 			ID:   fmt.Sprintf("whevt_%s_%x_%x", a.id, seq, n),

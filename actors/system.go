@@ -42,6 +42,9 @@ type Config struct {
 	// OnOutbox, if set, is called (from an actor; it must not block) when
 	// new outbox entries (see OutboxPrefix) are durable.
 	OnOutbox func()
+	// WantHook, if set, says whether a unit has a webhook endpoint for an
+	// event type; without one no webhook event is queued.
+	WantHook func(unitID, typ string) bool
 }
 
 // Validate fills defaults and checks the configuration.

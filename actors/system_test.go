@@ -286,3 +286,26 @@ func TestReplayStopsAtAGapAndDropsTheUnacknowledgedTail(t *testing.T) {
 	e.reopen()
 	assert.Len(t, e.registrations(evt), 2)
 }
+
+func TestNoWebhookEventIsQueuedWhenNobodyListens(t *testing.T) {
+	count := func(e *env) int {
+		n := 0
+		require.NoError(t, e.store.Scan([]byte(HookPrefix), func(k, v []byte) error { n++; return nil }))
+		return n
+	}
+	for _, listening := range []bool{false, true} {
+		e := newEnv(t, func(c *Config) {
+			c.WantHook = func(unit, typ string) bool { return listening && typ == HookCheckinCreated }
+		})
+		evt, tt := e.newEvent("bu_1", nil)
+		res, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: "h@example.com", RegistrationTypeID: tt})
+		require.NoError(t, err)
+		_, err = e.sys.Ask(bg, evt, event.RecordCheckin{RegistrationID: res.(event.RegistrationResult).ID, SubjectType: "event"})
+		require.NoError(t, err)
+		want := 0
+		if listening {
+			want = 1 // only the subscribed type
+		}
+		assert.Equal(t, want, count(e), "listening=%v", listening)
+	}
+}

@@ -372,6 +372,21 @@ func (s *Service) Get(unitID, id string) (Endpoint, error) {
 	return *e, nil
 }
 
+// Subscribed reports whether unitID has an enabled endpoint for event type
+// typ. The event actors ask it before queueing a webhook event, so units
+// without endpoints pay nothing for webhooks. Events that happen while no
+// endpoint is subscribed are not delivered to endpoints created later.
+func (s *Service) Subscribed(unitID, typ string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.eps {
+		if e.UnitID == unitID && e.Enabled && slices.Contains(e.EventTypes, typ) {
+			return true
+		}
+	}
+	return false
+}
+
 // List returns unitID's endpoints, oldest first.
 func (s *Service) List(unitID string) []Endpoint {
 	s.mu.Lock()

@@ -131,6 +131,7 @@ func (m *Main) Open() error {
 		IdleTimeout:   m.cfg.IdleTimeout,
 		Logger:        m.log,
 		OnOutbox:      func() { mailer.Wake(); hooks.Wake() },
+		WantHook:      hooks.Subscribed,
 	}, m.store, snaps)
 	if err != nil {
 		_ = m.store.Close()
