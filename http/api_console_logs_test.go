@@ -338,7 +338,13 @@ func TestAPIWebhooksDelivered(t *testing.T) {
 		}
 		assert.Equal(t, []int{500, 500, 200}, []int{ds[0].Status, ds[1].Status, ds[2].Status})
 
-		log := apiData(t, apiWant(t, adm.Do("GET", base+"/"+apiS(ep, "id")+"/deliveries", nil), 200))
+		// The receiver sees the third attempt before the deliverer records
+		// its outcome: wait for the log to catch up.
+		var log []map[string]any
+		require.Eventually(t, func() bool {
+			log = apiData(t, apiWant(t, adm.Do("GET", base+"/"+apiS(ep, "id")+"/deliveries", nil), 200))
+			return len(log) >= 3
+		}, 10*time.Second, 20*time.Millisecond)
 		require.Len(t, log, 3)
 		assert.Equal(t, true, log[0]["succeeded"])
 		assert.EqualValues(t, 3, log[0]["attempt"])
