@@ -481,24 +481,25 @@ func TestAPIOrderHoldExpiry(t *testing.T) {
 
 func TestAPIAwaitingPaymentExpiry(t *testing.T) {
 	t.Parallel()
-	// Timestamps have whole seconds: a 2 s hold extended 1.1 s later ends
-	// in a later second than the first.
-	const hold = 2 * time.Second
+	// Timestamps have whole seconds: a 4 s hold extended 2 s later ends in
+	// a later second than the first, with 1.6 s of slack for a busy machine
+	// between the first hold's end and the check below.
+	const hold = 4 * time.Second
 	f := newAPIFx(t, withOrderHold(hold))
 	s := f.shop(t, map[string]any{"capacity": 1, "priceAmount": 10})
 	t0 := time.Now()
 	o := apiWant(t, s.order(t, s.tt, "slowpay@example.com", nil), 201)
 	placed, err := time.Parse(time.RFC3339Nano, apiS(o, "holdExpiresAt"))
 	require.NoError(t, err)
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(2 * time.Second)
 	aw := apiWant(t, s.c.Do("POST", s.path("/orders/"+apiS(o, "orderNumber")+"/confirm"), map[string]any{
 		"successUrl": "https://shop.example.com/ok", "cancelUrl": "https://shop.example.com/cancel"}), 200)
 	require.Equal(t, "awaiting_payment", aw["status"])
 	extended, err := time.Parse(time.RFC3339Nano, apiS(aw, "holdExpiresAt"))
 	require.NoError(t, err)
 	assert.True(t, extended.After(placed), "confirm of a paid order extends the hold: %v then %v", placed, extended)
-	// The first hold ends by t0+2s (plus latency), the extended one at
-	// about t0+3.1s.
+	// The first hold ends by t0+4s (plus latency), the extended one at
+	// about t0+6s.
 	time.Sleep(time.Until(t0.Add(hold + 400*time.Millisecond)))
 	assert.Equal(t, "awaiting_payment", apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(o, "orderNumber")), nil), 200)["status"],
 		"still held after the first hold's end")
@@ -507,7 +508,7 @@ func TestAPIAwaitingPaymentExpiry(t *testing.T) {
 	require.Eventually(t, func() bool {
 		got = apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(o, "orderNumber")), nil), 200)
 		return got["status"] == "expired"
-	}, 5*time.Second, 50*time.Millisecond, "an unpaid order expires after its extended hold")
+	}, 8*time.Second, 50*time.Millisecond, "an unpaid order expires after its extended hold")
 	assert.EqualValues(t, 0, apiAvailability(t, s.c, s.ev, s.tt)["held"])
 
 	// A payment arriving after expiry does not resurrect the order.
