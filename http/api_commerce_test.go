@@ -454,7 +454,7 @@ func TestAPIOrders(t *testing.T) {
 
 func TestAPIOrderHoldExpiry(t *testing.T) {
 	t.Parallel()
-	f := newAPIFx(t, withOrderHold(300*time.Millisecond))
+	f := newAPIFx(t, withOrderHold(1500*time.Millisecond)) // long enough for a busy machine to place the blocked order within it
 	s := f.shop(t, map[string]any{"capacity": 1})
 	hidden := apiOpenType(t, s.c, s.ev, map[string]any{"isPublic": false})
 	s.mint(t, map[string]any{"registrationTypeId": hidden, "code": "ONE"})
