@@ -28,12 +28,10 @@ func (q *ListQuery) queryDefaults() {
 	}
 }
 
-// List is the envelope of every list response.
-type List[T any] struct {
-	Data       []T     `json:"data"`
-	HasMore    bool    `json:"hasMore"`
-	NextCursor *string `json:"nextCursor"`
-}
+// List is the envelope of every list response: the core's, so lists the
+// machine pages and lists this package pages are one type on the wire and
+// in the OpenAPI documents.
+type List[T any] = event.List[T]
 
 // NewList builds a list envelope; next is the position after the last item
 // ("" when there is no more), encoded as an opaque cursor.
