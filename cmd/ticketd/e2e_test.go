@@ -142,39 +142,13 @@ func TestKill9KeepsEveryAcknowledgedRegistration(t *testing.T) {
 	require.NotEmpty(t, p.secret)
 	sk := p.secret
 
-	st, ev := p.call(sk, "POST", "/v1/events", map[string]any{"name": "Drop", "timezone": "UTC"})
-	require.Equal(t, 201, st, ev)
-	evt := ev["id"].(string)
-	st, tt := p.call(sk, "POST", "/v1/events/"+evt+"/ticket-types", map[string]any{"name": "GA", "capacity": 50})
-	require.Equal(t, 201, st, tt)
-	typeID := tt["id"].(string)
-	st, _ = p.call(sk, "PATCH", "/v1/events/"+evt+"/ticket-types/"+typeID, map[string]any{"status": "open"})
-	require.Equal(t, 200, st)
+	evt, typeID := p.drop(false, map[string]any{"name": "GA", "capacity": 50})
 
 	const buyers = 300
-	var mu sync.Mutex
-	acked := map[string]bool{}
-	soldOut := 0
-	var wg sync.WaitGroup
-	for i := 0; i < buyers; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			st, r := p.call(sk, "POST", "/v1/events/"+evt+"/registrations",
-				map[string]any{"email": fmt.Sprintf("buyer%d@example.com", i), "registrationTypeId": typeID})
-			mu.Lock()
-			defer mu.Unlock()
-			switch st {
-			case 201:
-				acked[r["id"].(string)] = true
-			case 412:
-				soldOut++
-			default:
-				t.Errorf("registration %d: %d %v", i, st, r)
-			}
-		}(i)
-	}
-	wg.Wait()
+	acked, soldOut := p.burst(buyers, "id", func(i int) (int, map[string]any) {
+		return p.call(sk, "POST", "/v1/events/"+evt+"/registrations",
+			map[string]any{"email": fmt.Sprintf("buyer%d@example.com", i), "registrationTypeId": typeID})
+	})
 	p.kill9()
 	assert.Len(t, acked, 50)
 	assert.Equal(t, buyers-50, soldOut)
@@ -225,44 +199,19 @@ func TestKill9KeepsEveryAcknowledgedHold(t *testing.T) {
 	sk, pk := p.secret, p.publishable
 	require.NotEmpty(t, pk)
 
-	st, ev := p.call(sk, "POST", "/v1/events", map[string]any{"name": "Drop", "timezone": "UTC", "startsAt": "2030-01-01T10:00:00Z"})
-	require.Equal(t, 201, st, ev)
-	evt := ev["id"].(string)
-	st, _ = p.call(sk, "PATCH", "/v1/events/"+evt, map[string]any{"status": "published"})
-	require.Equal(t, 200, st)
-	st, tt := p.call(sk, "POST", "/v1/events/"+evt+"/ticket-types", map[string]any{"name": "GA", "capacity": 50, "priceAmount": 25})
-	require.Equal(t, 201, st, tt)
-	typeID := tt["id"].(string)
-	st, _ = p.call(sk, "PATCH", "/v1/events/"+evt+"/ticket-types/"+typeID, map[string]any{"status": "open"})
-	require.Equal(t, 200, st)
+	evt, typeID := p.drop(true, map[string]any{"name": "GA", "capacity": 50, "priceAmount": 25})
 
 	const buyers = 300
-	var mu sync.Mutex
-	held := map[string]bool{}
-	soldOut := 0
-	var wg sync.WaitGroup
-	for i := 0; i < buyers; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			st, o := p.call(pk, "POST", "/storefront/v1/events/"+evt+"/orders", map[string]any{
-				"email": fmt.Sprintf("fan%d@example.com", i),
-				"items": []map[string]any{{"itemType": "registration_type", "itemId": typeID, "quantity": 1}},
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			switch st {
-			case 201:
-				assert.Equal(t, "open", o["status"])
-				held[o["orderNumber"].(string)] = true
-			case 412:
-				soldOut++
-			default:
-				t.Errorf("order %d: %d %v", i, st, o)
-			}
-		}(i)
-	}
-	wg.Wait()
+	held, soldOut := p.burst(buyers, "orderNumber", func(i int) (int, map[string]any) {
+		st, o := p.call(pk, "POST", "/storefront/v1/events/"+evt+"/orders", map[string]any{
+			"email": fmt.Sprintf("fan%d@example.com", i),
+			"items": []map[string]any{{"itemType": "registration_type", "itemId": typeID, "quantity": 1}},
+		})
+		if st == 201 {
+			assert.Equal(t, "open", o["status"])
+		}
+		return st, o
+	})
 	require.Len(t, held, 50, "exactly 50 holds")
 	assert.Equal(t, buyers-50, soldOut, "and 250 sold-out answers")
 	p.kill9()
@@ -281,4 +230,51 @@ func TestKill9KeepsEveryAcknowledgedHold(t *testing.T) {
 		"email": "late@example.com", "items": []map[string]any{{"itemType": "registration_type", "itemId": typeID, "quantity": 1}},
 	})
 	assert.Equal(t, 412, st, "still sold out after the restart")
+}
+
+// drop creates an event (published when asked) with one open ticket type
+// of the given body, and returns their ids.
+func (p *proc) drop(published bool, ticketType map[string]any) (string, string) {
+	t, sk := p.t, p.secret
+	st, ev := p.call(sk, "POST", "/v1/events", map[string]any{"name": "Drop", "timezone": "UTC", "startsAt": "2030-01-01T10:00:00Z"})
+	require.Equal(t, 201, st, ev)
+	evt := ev["id"].(string)
+	if published {
+		st, _ = p.call(sk, "PATCH", "/v1/events/"+evt, map[string]any{"status": "published"})
+		require.Equal(t, 200, st)
+	}
+	st, tt := p.call(sk, "POST", "/v1/events/"+evt+"/ticket-types", ticketType)
+	require.Equal(t, 201, st, tt)
+	typeID := tt["id"].(string)
+	st, _ = p.call(sk, "PATCH", "/v1/events/"+evt+"/ticket-types/"+typeID, map[string]any{"status": "open"})
+	require.Equal(t, 200, st)
+	return evt, typeID
+}
+
+// burst runs n concurrent calls and sorts the answers: 201 records the
+// answer's key field as acknowledged, 412 counts as sold out, anything else
+// fails the test.
+func (p *proc) burst(n int, key string, call func(i int) (int, map[string]any)) (acked map[string]bool, soldOut int) {
+	acked = map[string]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			st, r := call(i)
+			mu.Lock()
+			defer mu.Unlock()
+			switch st {
+			case 201:
+				acked[r[key].(string)] = true
+			case 412:
+				soldOut++
+			default:
+				p.t.Errorf("call %d: %d %v", i, st, r)
+			}
+		}(i)
+	}
+	wg.Wait()
+	return acked, soldOut
 }
