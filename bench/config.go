@@ -31,9 +31,12 @@ type Config struct {
 	MixRate         float64 // integrator requests per second (open loop)
 	MixConns        int
 
-	RecoveryChanges int // changes in the recovered event's log
-	ScaleEvents     int // events of the scale scenario
-	ScaleRegs       int // registrations per event
+	RecoveryChanges int // changes in the recovered event's log, at least
+	// RecoveryRegistrations is the recovered event's registrations, at
+	// least (the target is stated for an event of a million).
+	RecoveryRegistrations int
+	ScaleEvents           int // events of the scale scenario
+	ScaleRegs             int // registrations per event
 	// ScaleActive is how many events are active at once when the heap per
 	// registration is measured: every active actor preallocates its bounded
 	// mailbox, so all ten thousand at once would not fit in memory.
@@ -51,7 +54,7 @@ func QuickConfig() Config {
 	return Config{
 		Quick: true, Conns: 64, Duration: 3 * time.Second, OpenDuration: 2 * time.Second,
 		Levels: []float64{0.25, 0.5, 0.75, 1}, SoldOutCapacity: 100, CheckinPool: 6000,
-		DuplicateShare: 0.2, MixRate: 100, MixConns: 16, RecoveryChanges: 100_000,
+		DuplicateShare: 0.2, MixRate: 100, MixConns: 16, RecoveryChanges: 100_000, RecoveryRegistrations: 20_000,
 		ScaleEvents: 300, ScaleRegs: 50, ScaleActive: 100, ScaleIdle: 8 * time.Second,
 	}
 }
@@ -62,7 +65,7 @@ func FullConfig() Config {
 	return Config{
 		Conns: 128, Duration: 10 * time.Second, OpenDuration: 8 * time.Second,
 		Levels: []float64{0.25, 0.5, 0.75, 1}, SoldOutCapacity: 1000, CheckinPool: 40_000,
-		DuplicateShare: 0.2, MixRate: 200, MixConns: 32, RecoveryChanges: 1_000_000,
+		DuplicateShare: 0.2, MixRate: 200, MixConns: 32, RecoveryChanges: 1_000_000, RecoveryRegistrations: 1_000_000,
 		ScaleEvents: 10_000, ScaleRegs: 100, ScaleActive: 300, ScaleIdle: 20 * time.Second,
 	}
 }

@@ -112,9 +112,9 @@ func newReport(cfg *Config) *Report {
 	return &Report{
 		Date: time.Now().UTC(), Machine: host, CPU: cpuModel(), NumCPU: runtime.NumCPU(),
 		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), Quick: cfg.Quick,
-		Config: fmt.Sprintf("conns=%d duration=%s open=%s levels=%v soldout=%d checkins=%d dup=%.2f mix=%.0f/s recovery=%d scale=%dx%d active=%d idle=%s",
+		Config: fmt.Sprintf("conns=%d duration=%s open=%s levels=%v soldout=%d checkins=%d dup=%.2f mix=%.0f/s recovery=%d changes/%d registrations scale=%dx%d active=%d idle=%s",
 			cfg.Conns, cfg.Duration, cfg.OpenDuration, cfg.Levels, cfg.SoldOutCapacity, cfg.CheckinPool, cfg.DuplicateShare,
-			cfg.MixRate, cfg.RecoveryChanges, cfg.ScaleEvents, cfg.ScaleRegs, cfg.ScaleActive, cfg.ScaleIdle),
+			cfg.MixRate, cfg.RecoveryChanges, cfg.RecoveryRegistrations, cfg.ScaleEvents, cfg.ScaleRegs, cfg.ScaleActive, cfg.ScaleIdle),
 	}
 }
 

@@ -41,6 +41,9 @@ const (
 	// RoleService is the same composition with fsync on: the stand-in for
 	// the ticketd binary in go test, which must not build it.
 	RoleService = "service"
+	// RoleMix is the integrator's client (a MixSpec as JSON on stdin, its
+	// Result as JSON on stdout).
+	RoleMix = "mix"
 )
 
 // ceilingBody is what the ceiling server decodes: the union of the bodies
@@ -70,6 +73,8 @@ func RunRole(role string, args []string, out io.Writer) error {
 		return runService(args, out, true)
 	case RoleService:
 		return runService(args, out, false)
+	case RoleMix:
+		return runMix(os.Stdin, out)
 	}
 	return fmt.Errorf("bench: unknown role %q", role)
 }
@@ -220,4 +225,19 @@ func startProfile(prefix string) (func(), error) {
 			a.Close()
 		}
 	}, nil
+}
+
+func runMix(in io.Reader, out io.Writer) error {
+	var spec MixSpec
+	if err := gojson.NewDecoder(in).Decode(&spec); err != nil {
+		return fmt.Errorf("bench: mix spec: %w", err)
+	}
+	if len(spec.Registrations) == 0 {
+		return errors.New("bench: mix spec: no registrations")
+	}
+	c, err := NewClient(spec.Base, spec.Conns)
+	if err != nil {
+		return err
+	}
+	return gojson.NewEncoder(out).Encode(spec.Load(c).Run())
 }

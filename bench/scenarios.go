@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -454,24 +455,64 @@ func (h *Harness) checkinBurst(s *Server, c *Client) error {
 	return nil
 }
 
-// mix is Developer API traffic on event e: lists, reads and registrations.
-func (h *Harness) mix(name string, c *Client, s *Server, e EventSetup, regs []string) *Load {
-	base := s.URL + "/v1/events/" + e.EventID
-	return &Load{Name: name, Client: c, Conns: h.cfg.MixConns, Duration: h.cfg.OpenDuration, Rate: h.cfg.MixRate,
+// MixSpec is the integrator's traffic: Developer API lists, reads and
+// registrations on one event, open loop.
+type MixSpec struct {
+	Name          string        `json:"name"`
+	Base          string        `json:"base"` // service URL
+	SecretKey     string        `json:"secretKey"`
+	EventID       string        `json:"eventId"`
+	TicketTypeID  string        `json:"ticketTypeId"`
+	Registrations []string      `json:"registrations"`
+	Rate          float64       `json:"rate"`
+	Conns         int           `json:"conns"`
+	Duration      time.Duration `json:"duration"`
+}
+
+// Load returns the integrator's load on c.
+func (m MixSpec) Load(c *Client) *Load {
+	base := m.Base + "/v1/events/" + m.EventID
+	return &Load{Name: m.Name, Client: c, Conns: m.Conns, Duration: m.Duration, Rate: m.Rate,
 		Make: func(i int64, req *fasthttp.Request) bool {
 			switch i % 10 {
 			case 0, 1, 2, 3:
-				setRequest(req, "GET", base+"/registrations?limit=20", s.SecretKey)
+				setRequest(req, "GET", base+"/registrations?limit=20", m.SecretKey)
 			case 4, 5, 6:
-				setRequest(req, "GET", base+"/registrations/"+regs[int(i)%len(regs)], s.SecretKey)
+				setRequest(req, "GET", base+"/registrations/"+m.Registrations[int(i)%len(m.Registrations)], m.SecretKey)
 			case 7, 8:
-				setRequest(req, "GET", base, s.SecretKey)
+				setRequest(req, "GET", base, m.SecretKey)
 			default:
-				setRequest(req, "POST", base+"/registrations", s.SecretKey)
-				req.SetBodyString(`{"email":"` + name + strconv.FormatInt(i, 10) + `@bench.example","name":"Integrator","registrationTypeId":"` + e.TicketTypeID + `"}`)
+				setRequest(req, "POST", base+"/registrations", m.SecretKey)
+				req.SetBodyString(`{"email":"` + m.Name + strconv.FormatInt(i, 10) + `@bench.example","name":"Integrator","registrationTypeId":"` + m.TicketTypeID + `"}`)
 			}
 			return true
 		}}
+}
+
+// mix runs the integrator's traffic on event e from a process of its own:
+// the integrator is another client on another machine, so its requests
+// must not queue behind the drop's client goroutines in the load
+// generator's own scheduler (that would measure the load generator).
+func (h *Harness) mix(name string, s *Server, e EventSetup, regs []string) (Result, error) {
+	spec := MixSpec{Name: name, Base: s.URL, SecretKey: s.SecretKey, EventID: e.EventID, TicketTypeID: e.TicketTypeID,
+		Registrations: regs, Rate: h.cfg.MixRate, Conns: h.cfg.MixConns, Duration: h.cfg.OpenDuration}
+	in, err := json.Marshal(spec)
+	if err != nil {
+		return Result{}, err
+	}
+	cmd := exec.Command(h.cfg.SelfBin)
+	cmd.Env = append(os.Environ(), RoleEnv+"="+RoleMix)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return Result{}, fmt.Errorf("bench: integrator client: %v: %s", err, truncate(errb.Bytes(), 500))
+	}
+	var r Result
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		return Result{}, fmt.Errorf("bench: integrator client answered %s: %w", truncate(out.Bytes(), 200), err)
+	}
+	return r, nil
 }
 
 func (h *Harness) integratorMix(s *Server, c *Client) error {
@@ -483,7 +524,11 @@ func (h *Harness) integratorMix(s *Server, c *Client) error {
 	if err != nil {
 		return err
 	}
-	alone := h.record(h.mix("integrator-alone", c, s, e, regs).Run())
+	ar, err := h.mix("integrator-alone", s, e, regs)
+	if err != nil {
+		return err
+	}
+	alone := h.record(ar)
 	hot, err := c.CreateEvent(s.SecretKey, "Drop", 10_000_000)
 	if err != nil {
 		return err
@@ -495,8 +540,12 @@ func (h *Harness) integratorMix(s *Server, c *Client) error {
 	done := make(chan struct{})
 	go func() { dres = drop.Run(); close(done) }()
 	time.Sleep(500 * time.Millisecond) // let the drop reach full speed
-	during := h.record(h.mix("integrator-during-drop", c, s, e, regs).Run())
+	dr, err := h.mix("integrator-during-drop", s, e, regs)
 	<-done
+	if err != nil {
+		return err
+	}
+	during := h.record(dr)
 	h.record(dres)
 	ratio := during.P99 / alone.P99
 	h.rep.Integrator = &IntegratorReport{AloneP99Ms: alone.P99, DuringP99Ms: during.P99, Ratio: ratio}
@@ -618,7 +667,7 @@ func (h *Harness) recovery() error {
 	}
 	n1, _ := sd.Changes(e)
 	per := max(1, (n1-base)/100)
-	regs := 110 + max(0, (h.cfg.RecoveryChanges-n1)/per)
+	regs := max(h.cfg.RecoveryRegistrations, 110+max(0, (h.cfg.RecoveryChanges-n1)/per))
 	if err := sd.Register(e, "r2-", regs-110, 256); err != nil {
 		sd.Close()
 		return err

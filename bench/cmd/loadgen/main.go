@@ -39,7 +39,8 @@ func run() error {
 	conns := flag.Int("conns", 0, "closed-loop connections (0: preset)")
 	dur := flag.Duration("duration", 0, "each closed-loop run (0: preset)")
 	open := flag.Duration("open-duration", 0, "each open-loop run (0: preset)")
-	recovery := flag.Int("recovery-changes", 0, "changes in the recovered event's log (0: preset)")
+	recovery := flag.Int("recovery-changes", 0, "changes in the recovered event's log, at least (0: preset)")
+	recoveryRegs := flag.Int("recovery-registrations", 0, "registrations of the recovered event, at least (0: preset)")
 	scaleEvents := flag.Int("scale-events", 0, "events of the scale scenario (0: preset)")
 	scaleRegs := flag.Int("scale-registrations", 0, "registrations per event in the scale scenario (0: preset)")
 	pool := flag.Int("checkin-pool", 0, "registrations set up before the check-in burst (0: preset)")
@@ -56,6 +57,7 @@ func run() error {
 	}
 	set(&cfg.Conns, *conns)
 	set(&cfg.RecoveryChanges, *recovery)
+	set(&cfg.RecoveryRegistrations, *recoveryRegs)
 	set(&cfg.ScaleEvents, *scaleEvents)
 	set(&cfg.ScaleRegs, *scaleRegs)
 	set(&cfg.CheckinPool, *pool)
