@@ -91,6 +91,7 @@ type System struct {
 	store *persistence.Store
 	snaps *snapshots.Store
 	wg    sync.WaitGroup // syncs and snapshot saves in flight
+	disp  *dispatcher    // runs the event actors' mailboxes
 
 	mu      sync.Mutex
 	slots   map[string]*slot
@@ -128,6 +129,13 @@ type Metrics struct {
 
 const indexPrefix = "ev/"
 
+// Mailbox dispatch: messages one actor handles before its worker yields,
+// and the long-lived workers kept (see dispatcher).
+const (
+	dispatchThroughput = 300
+	dispatchWorkers    = 64
+)
+
 // Open starts the actor system over store: it loads the directory and the
 // event index. Event actors start lazily on first use.
 func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System, error) {
@@ -139,6 +147,7 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 		store: store,
 		snaps: snaps,
 		slots: map[string]*slot{},
+		disp:  newDispatcher(dispatchThroughput, dispatchWorkers),
 		idx:   eventIndex{unit: map[string]string{}, byUnit: map[string][]string{}},
 	}
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
@@ -262,7 +271,7 @@ func (s *System) acquire(eventID string) (*slot, error) {
 	if !ok {
 		props := actor.PropsFromProducer(func() actor.Actor {
 			return &eventActor{sys: s, id: eventID}
-		})
+		}, actor.WithDispatcher(s.disp))
 		// A passivated actor leaves the registry before it has stopped, so
 		// the new incarnation gets a name of its own. The old one holds no
 		// request and nothing unsynced (see retire), so the two never
@@ -341,5 +350,6 @@ func (s *System) Close() error {
 	}
 	s.wg.Wait()
 	s.as.Shutdown()
+	s.disp.close()
 	return nil
 }
