@@ -66,6 +66,18 @@ func (m *Machine) State() *State { return m.s }
 // Restore replaces the machine's state, e.g. with a decoded snapshot.
 func (m *Machine) Restore(s *State) { m.s = s }
 
+// Reserve announces that about changes more changes will be applied, as
+// before a replay (the log's last seq minus the position replayed from).
+// It is only a capacity hint, with no effect on the state's content: each
+// collection of registrations, orders or check-ins that is still empty when
+// its first record arrives is made with room for half the remaining count,
+// so a replay of a million changes does not rehash its maps at every
+// doubling. Each Apply counts the hint down, so collections first used
+// after the replay grow as usual. Values above 1<<24 are clamped.
+func (m *Machine) Reserve(changes int) {
+	m.s.mem.reserve = min(max(changes, 0), maxReserve)
+}
+
 // Decide checks c against the state at time now and says what would change.
 // It does not mutate. A business rejection is returned as *Error; the result
 // is a value the caller may keep and encode after the state moves on (no

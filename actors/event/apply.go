@@ -12,6 +12,9 @@ func (m *Machine) Apply(ch Change) { m.s.apply(ch) }
 
 func (s *State) apply(ch Change) {
 	defer s.trimHolds()
+	if s.mem.reserve > 0 {
+		s.mem.reserve--
+	}
 	switch c := ch.(type) {
 	case EventCreated:
 		s.Event = &EventRec{
@@ -36,10 +39,12 @@ func (s *State) apply(ch Change) {
 		t := s.mustType(c.ID)
 		t.TicketTypeSpec, t.UpdatedAt = c.TicketTypeSpec, c.At
 	case RegistrationCreated:
-		s.addReg(&RegistrationRec{
+		r := s.mem.regs.next(len(s.RegOrder))
+		*r = RegistrationRec{
 			ID: c.ID, Email: c.Email, Name: c.Name, TypeID: c.TypeID, Status: c.Status,
 			CheckinCode: c.CheckinCode, PassToken: c.PassToken, CreatedAt: c.At, UpdatedAt: c.At,
-		})
+		}
+		s.addReg(r)
 	case RegistrationStatusChanged:
 		s.setRegStatus(c)
 	case PassRotated:
@@ -54,6 +59,11 @@ func (s *State) apply(ch Change) {
 		k := doorKey(c.RegID, c.SubjectType, c.SubjectID)
 		if _, dup := s.idx.doors[k]; dup {
 			panic(fmt.Sprintf("event: second check-in %s at one door", c.ID))
+		}
+		if len(s.CheckinOrder) == 0 && s.reserveFor() > 0 {
+			n := s.reserveFor()
+			s.Checkins, s.CheckinOrder = make(map[string]*CheckinRec, n), make([]string, 0, n)
+			s.idx.doors = make(map[string]string, n)
 		}
 		s.Checkins[c.ID] = &CheckinRec{ID: c.ID, Seq: len(s.CheckinOrder), RegID: c.RegID, SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, At: c.At}
 		s.CheckinOrder = append(s.CheckinOrder, c.ID)
@@ -121,7 +131,13 @@ func (s *State) apply(ch Change) {
 
 func (s *State) applyOrderPlaced(c OrderPlaced) {
 	e := s.mustEvent()
-	o := &OrderRec{
+	if len(s.OrderOrder) == 0 && s.reserveFor() > 0 {
+		n := s.reserveFor()
+		s.Orders, s.OrderOrder = make(map[string]*OrderRec, n), make([]string, 0, n)
+		s.idx.orderByNumber = make(map[string]string, n)
+	}
+	o := s.mem.orders.next(len(s.OrderOrder))
+	*o = OrderRec{
 		ID: c.ID, Seq: len(s.OrderOrder), Number: c.Number, Email: c.Email, Name: c.Name,
 		Lines: c.Lines, Holds: c.Holds, AdmissionTypeID: c.AdmissionTypeID, CodeID: c.CodeID,
 		Responses: c.Responses, Status: c.Status, Total: c.Total, Currency: c.Currency,
@@ -171,7 +187,8 @@ func (s *State) applyOrderPaid(c OrderPaid) {
 	if o.AdmissionTypeID == "" && c.RegistrationID == "" {
 		return
 	}
-	r := &RegistrationRec{
+	r := s.mem.regs.next(len(s.RegOrder))
+	*r = RegistrationRec{
 		ID: c.RegistrationID, Email: o.Email, Name: o.Name, TypeID: o.AdmissionTypeID,
 		Status: RegConfirmed, CheckinCode: c.CheckinCode, PassToken: c.PassToken,
 		OrderID: o.ID, CreatedAt: c.At, UpdatedAt: c.At,
@@ -213,6 +230,11 @@ func (s *State) moveHolds(o *OrderRec, held func(n *int, q int), sold func(n *in
 func (s *State) addReg(r *RegistrationRec) {
 	if _, dup := s.Regs[r.ID]; dup {
 		panic(fmt.Sprintf("event: duplicate registration %s", r.ID))
+	}
+	if len(s.RegOrder) == 0 && s.reserveFor() > 0 {
+		n := s.reserveFor()
+		s.Regs, s.RegOrder = make(map[string]*RegistrationRec, n), make([]string, 0, n)
+		s.idx.regByEmail = make(map[string]string, n)
 	}
 	r.Seq = len(s.RegOrder)
 	if r.Status == RegWaitlisted {

@@ -1,7 +1,6 @@
 package event
 
 import (
-	"container/heap"
 	"slices"
 	"time"
 )
@@ -23,20 +22,53 @@ type holdEntry struct {
 	id  string
 }
 
-func (q holdQueue) Len() int { return len(q) }
-func (q holdQueue) Less(i, j int) bool {
+// The heap is written out rather than used through container/heap, whose
+// Push and Pop take an any: boxing every entry cost one allocation per
+// placed order.
+
+func (q holdQueue) less(i, j int) bool {
 	if c := q[i].at.Compare(q[j].at); c != 0 {
 		return c < 0
 	}
 	return q[i].seq < q[j].seq
 }
-func (q holdQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *holdQueue) Push(x any)   { *q = append(*q, x.(holdEntry)) }
-func (q *holdQueue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return e
+
+// push adds e and restores the heap order.
+func (q *holdQueue) push(e holdEntry) {
+	*q = append(*q, e)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+// pop removes the top entry.
+func (q *holdQueue) pop() {
+	h := *q
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = holdEntry{} // drop the id for the collector
+	h = h[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h.less(l, m) {
+			m = l
+		}
+		if r < n && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
 }
 
 // fresh reports whether e still describes a holding order's deadline.
@@ -47,14 +79,14 @@ func (s *State) holdFresh(e holdEntry) bool {
 
 // queueHold records o's current deadline.
 func (s *State) queueHold(o *OrderRec) {
-	heap.Push(&s.idx.holds, holdEntry{at: o.HoldUntil, seq: o.Seq, id: o.ID})
+	s.idx.holds.push(holdEntry{at: o.HoldUntil, seq: o.Seq, id: o.ID})
 }
 
 // trimHolds drops stale entries from the top, so the top is the earliest
 // live deadline.
 func (s *State) trimHolds() {
 	for len(s.idx.holds) > 0 && !s.holdFresh(s.idx.holds[0]) {
-		heap.Pop(&s.idx.holds)
+		s.idx.holds.pop()
 	}
 }
 

@@ -104,6 +104,7 @@ type State struct {
 	Console ConsoleState `json:"console"`
 
 	idx index
+	mem memory
 }
 
 // index holds lookups derived from the exported state.
@@ -118,10 +119,58 @@ type index struct {
 	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
 	holding        map[string]struct{} // orders that hold places (open, awaiting_payment)
 	holds          holdQueue           // holding orders by deadline (see holdqueue.go)
-	// tokens reports that regByCheckin and regByPass are built. A loaded
-	// snapshot builds them on first use (a scan or a pass page), so a
-	// restart reaches its first accepted order sooner.
+	// tokens reports that regByCheckin and regByPass are built. They are
+	// built on first use (a scan or a pass page), never by a snapshot load
+	// or a replay, so a restart reaches its first accepted order sooner
+	// and a replay fills two maps per registration instead of four.
 	tokens bool
+}
+
+// memory is how a state allocates: capacity hints and record slabs. It
+// holds no information about the event (two states with different memory
+// are the same state), so it is neither encoded nor compared.
+type memory struct {
+	// reserve is how many more changes Machine.Reserve announced; Apply
+	// counts it down. A collection that is empty when its first record
+	// arrives is made with room for reserve/2 records, so a long replay
+	// does not rehash its maps at every doubling.
+	reserve int
+	// regs and orders hand out records from slabs (see slab).
+	regs   slab[RegistrationRec]
+	orders slab[OrderRec]
+}
+
+// slab hands out records from shared backing arrays: one allocation per
+// chunk instead of one per record, and fewer objects for the collector to
+// track. Records are never freed one by one (an event only adds them), so
+// a chunk lives as long as the state. Chunks grow with the collection (an
+// eighth of it, 4 to 512 records), so a small event wastes a few records,
+// not a chunk.
+type slab[T any] struct{ free []T }
+
+const (
+	slabMin = 4
+	slabMax = 512
+)
+
+// next returns a zeroed record; have is the collection's current size.
+func (p *slab[T]) next(have int) *T {
+	if len(p.free) == 0 {
+		p.free = make([]T, min(max(have/8, slabMin), slabMax))
+	}
+	r := &p.free[0]
+	p.free = p.free[1:]
+	return r
+}
+
+// maxReserve bounds Machine.Reserve: a hint above it is clamped, so a bad
+// count cannot ask for a huge allocation.
+const maxReserve = 1 << 24
+
+// reserveFor returns the room to make for a collection that gets its first
+// record now, 0 when there is no hint.
+func (s *State) reserveFor() int {
+	return s.mem.reserve / 2
 }
 
 // ensureTokens builds the check-in code and pass token indexes. It only
@@ -395,7 +444,6 @@ func newState(id string) *State {
 		Grants:    map[string][]string{},
 	}
 	s.reindex()
-	s.ensureTokens()
 	return s
 }
 
