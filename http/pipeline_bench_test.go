@@ -1,0 +1,233 @@
+package http_test
+
+// Benchmarks of the whole request pipeline in process: the real handler
+// chain (router, auth, rate limits, binder, developer and audit logs,
+// metrics, encoding) over a real actors.System on Pebble in a temp dir,
+// driven through fasthttp.RequestCtx without sockets. The store runs with
+// NoSync so ns/op is CPU, not fsync waits: what the HTTP layer adds to a
+// request is what these measure (the actor's share is the same before and
+// after a change to http/).
+//
+//	go test -run '^$' -bench Pipeline -benchmem ./http/
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
+
+	"ticketd/actors"
+	"ticketd/actors/directory"
+	"ticketd/actors/event"
+	thttp "ticketd/http"
+	"ticketd/persistence"
+	"ticketd/snapshots"
+)
+
+// pipeFx is a service without a listener: its handler and seeded data.
+type pipeFx struct {
+	sys     *actors.System
+	h       fasthttp.RequestHandler
+	sk, pk  string
+	addr    net.Addr
+	eventID string
+	typeID  string
+}
+
+func newPipeFx(b *testing.B, capacity int) *pipeFx {
+	b.Helper()
+	dir := b.TempDir()
+	// The production logger at the level the benchmark runs the service
+	// with (warn), on stderr: a request that logs shows up as a syscall.
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	store, err := persistence.Open(persistence.Options{Dir: dir, NoSync: true})
+	require.NoError(b, err)
+	sys, err := actors.Open(actors.Config{
+		Event:      event.Config{BaseURL: "http://127.0.0.1:8080", OrderHold: 6 * time.Hour, CheckoutSessionTTL: 24 * time.Hour},
+		AskTimeout: time.Minute,
+		Logger:     log,
+	}, store, snapshots.New(store, 2))
+	require.NoError(b, err)
+	audit := thttp.NewAuditLog(store, 0, log)
+	srv, err := thttp.New(thttp.Config{Addr: "127.0.0.1:8080", Logger: log}, thttp.Deps{System: sys, WebhookSecret: "whsec_bench", Audit: audit})
+	require.NoError(b, err)
+	b.Cleanup(func() {
+		_ = audit.Close()
+		_ = sys.Close()
+		_ = store.Close()
+	})
+	ctx := context.Background()
+	u, err := sys.CreateUnit(ctx, "Bench")
+	require.NoError(b, err)
+	fx := &pipeFx{sys: sys, h: srv.Handler(), addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}}
+	_, fx.sk, err = sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bench", Version: thttp.CurrentVersion})
+	require.NoError(b, err)
+	_, fx.pk, err = sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bench", Version: thttp.CurrentVersion})
+	require.NoError(b, err)
+
+	starts := event.Time{Time: time.Date(2030, 6, 1, 9, 0, 0, 0, time.UTC)}
+	res, err := sys.CreateEvent(ctx, u.ID, sys.NewEventID(), event.CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &starts})
+	require.NoError(b, err)
+	fx.eventID = pipeID(b, res)
+	res, err = sys.Ask(ctx, fx.eventID, event.CreateTicketType{Name: "General", Capacity: &capacity})
+	require.NoError(b, err)
+	fx.typeID = pipeID(b, res)
+	_, err = sys.Ask(ctx, fx.eventID, event.UpdateTicketType{ID: fx.typeID, Status: event.Some("open")})
+	require.NoError(b, err)
+	_, err = sys.Ask(ctx, fx.eventID, event.UpdateEvent{Status: event.Some("published")})
+	require.NoError(b, err)
+	return fx
+}
+
+func pipeID(b *testing.B, v any) string {
+	b.Helper()
+	raw, err := json.Marshal(v)
+	require.NoError(b, err)
+	var o struct {
+		ID           string `json:"id"`
+		Registration struct {
+			ID string `json:"id"`
+		} `json:"registration"`
+	}
+	require.NoError(b, json.Unmarshal(raw, &o))
+	if o.ID == "" {
+		o.ID = o.Registration.ID
+	}
+	require.NotEmpty(b, o.ID, "no id in %s", raw)
+	return o.ID
+}
+
+// pipeParallelism is goroutines per GOMAXPROCS: many requests in flight,
+// like the load generator's 128 connections, so the actor batches and the
+// figure is CPU per request rather than one round trip's latency.
+const pipeParallelism = 32
+
+// pipeRun serves b.N requests from pipeParallelism*GOMAXPROCS goroutines;
+// req fills request i and want is its status.
+func (fx *pipeFx) pipeRun(b *testing.B, want int, req func(i int, r *fasthttp.Request)) {
+	b.Helper()
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(pipeParallelism)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		var rc fasthttp.RequestCtx
+		var r fasthttp.Request
+		for pb.Next() {
+			r.Reset()
+			req(int(next.Add(1)-1), &r)
+			rc.Init(&r, fx.addr, nil)
+			fx.h(&rc)
+			if st := rc.Response.StatusCode(); st != want {
+				b.Errorf("status %d, want %d: %s", st, want, rc.Response.Body())
+				return
+			}
+		}
+	})
+}
+
+func pipePost(r *fasthttp.Request, uri, key string) {
+	r.Header.SetMethod("POST")
+	r.SetRequestURI(uri)
+	r.Header.Set("Authorization", "Bearer "+key)
+	r.Header.SetContentType("application/json")
+}
+
+func orderJSON(b []byte, i int, typeID string) []byte {
+	b = append(b[:0], `{"email":"b`...)
+	b = strconv.AppendInt(b, int64(i), 10)
+	b = append(b, `@bench.example","name":"Buyer","items":[{"itemType":"registration_type","itemId":"`...)
+	b = append(b, typeID...)
+	return append(b, `","quantity":1}]}`...)
+}
+
+// BenchmarkPipelineFlashSale is the flash-sale request: a storefront order
+// that becomes a hold (201), a new buyer each time.
+func BenchmarkPipelineFlashSale(b *testing.B) {
+	fx := newPipeFx(b, 10_000_000)
+	uri := "http://127.0.0.1:8080/storefront/v1/events/" + fx.eventID + "/orders"
+	fx.pipeRun(b, 201, func(i int, r *fasthttp.Request) {
+		pipePost(r, uri, fx.pk)
+		r.SetBody(orderJSON(r.Body(), i, fx.typeID))
+	})
+}
+
+// BenchmarkPipelineSoldOut is the sold-out request: the same order
+// answered 412, no write.
+func BenchmarkPipelineSoldOut(b *testing.B) {
+	fx := newPipeFx(b, 1)
+	uri := "http://127.0.0.1:8080/storefront/v1/events/" + fx.eventID + "/orders"
+	_, err := fx.sys.Ask(context.Background(), fx.eventID, event.CreateRegistration{
+		Email: "first@bench.example", Name: "First", RegistrationTypeID: fx.typeID})
+	require.NoError(b, err)
+	fx.pipeRun(b, 412, func(i int, r *fasthttp.Request) {
+		pipePost(r, uri, fx.pk)
+		r.SetBody(orderJSON(r.Body(), i, fx.typeID))
+	})
+}
+
+// pipeRegistrations creates n confirmed registrations and returns their ids.
+func (fx *pipeFx) pipeRegistrations(b *testing.B, n int) []string {
+	b.Helper()
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				res, err := fx.sys.Ask(context.Background(), fx.eventID, event.CreateRegistration{
+					Email: "r" + strconv.Itoa(i) + "@bench.example", Name: "Bench", RegistrationTypeID: fx.typeID,
+				})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				ids[i] = pipeID(b, res)
+			}
+		})
+	}
+	wg.Wait()
+	return ids
+}
+
+func checkinJSON(b []byte, id string) []byte {
+	b = append(b[:0], `{"registrationId":"`...)
+	b = append(b, id...)
+	return append(b, `","subjectType":"event"}`...)
+}
+
+// BenchmarkPipelineCheckin is the check-in burst request: a Developer API
+// check-in of a registration not yet checked in (201, a durable change,
+// audited).
+func BenchmarkPipelineCheckin(b *testing.B) {
+	fx := newPipeFx(b, 10_000_000)
+	uri := "http://127.0.0.1:8080/v1/events/" + fx.eventID + "/checkins"
+	ids := fx.pipeRegistrations(b, b.N)
+	fx.pipeRun(b, 201, func(i int, r *fasthttp.Request) {
+		pipePost(r, uri, fx.sk)
+		r.SetBody(checkinJSON(r.Body(), ids[i]))
+	})
+}
+
+// BenchmarkPipelineCheckinRepeat is a duplicate scan: 200, no write.
+func BenchmarkPipelineCheckinRepeat(b *testing.B) {
+	fx := newPipeFx(b, 10_000_000)
+	uri := "http://127.0.0.1:8080/v1/events/" + fx.eventID + "/checkins"
+	id := fx.pipeRegistrations(b, 1)[0]
+	_, err := fx.sys.Ask(context.Background(), fx.eventID, event.RecordCheckin{RegistrationID: id, SubjectType: "event"})
+	require.NoError(b, err)
+	body := checkinJSON(nil, id)
+	fx.pipeRun(b, 200, func(i int, r *fasthttp.Request) {
+		pipePost(r, uri, fx.sk)
+		r.SetBody(body)
+	})
+}
