@@ -134,11 +134,14 @@ func (a *dirActor) decide(ctx actor.Context, fn func() (any, directory.Change, e
 }
 
 func (s *System) askDirectory(ctx context.Context, msg any) (any, error) {
-	res, err := s.as.Root.RequestFuture(s.dirPID, msg, s.cfg.AskTimeout).Result()
+	res, err := s.reply.request(ctx, s.dirPID, msg, s.cfg.AskTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("%w: directory: %v", ErrUnavailable, err)
 	}
-	r := res.(*response)
+	r, ok := res.(*response)
+	if !ok {
+		return nil, fmt.Errorf("%w: directory answered %T", ErrUnavailable, res)
+	}
 	return r.result, r.err
 }
 

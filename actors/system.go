@@ -92,6 +92,7 @@ type System struct {
 	snaps *snapshots.Store
 	wg    sync.WaitGroup // syncs and snapshot saves in flight
 	disp  *dispatcher    // runs the event actors' mailboxes
+	reply *replyPool     // answer slots of Ask
 
 	mu      sync.Mutex
 	slots   map[string]*slot
@@ -134,6 +135,9 @@ const indexPrefix = "ev/"
 const (
 	dispatchThroughput = 300
 	dispatchWorkers    = 64
+	// replyPoolSize bounds the idle answer slots kept for Ask: about the
+	// requests in flight at once.
+	replyPoolSize = 4096
 )
 
 // Open starts the actor system over store: it loads the directory and the
@@ -153,6 +157,7 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return cfg.Logger.With("component", "protoactor")
 	}))
+	s.reply = newReplyPool(s.as, replyPoolSize)
 	err := store.Scan([]byte(indexPrefix), func(k, v []byte) error {
 		id := strings.TrimPrefix(string(k), indexPrefix)
 		s.idx.add(id, string(v))
@@ -244,7 +249,7 @@ func (s *System) ask(ctx context.Context, eventID string, req *request) (any, er
 		if d, ok := ctx.Deadline(); ok {
 			timeout = time.Until(d)
 		}
-		res, err := s.as.Root.RequestFuture(sl.pid, req, timeout).Result()
+		res, err := s.reply.request(ctx, sl.pid, req, timeout)
 		s.release(eventID, sl)
 		if errors.Is(err, actor.ErrDeadLetter) {
 			continue // the actor stopped (storage failure); activate afresh
