@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -141,6 +142,9 @@ func runService(args []string, out io.Writer, noSync bool) error {
 			return err
 		}
 		defer stop()
+	}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(200) // as cmd/ticketd serve does
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	store, err := persistence.Open(persistence.Options{Dir: *dir, Logger: log, NoSync: noSync})

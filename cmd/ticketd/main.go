@@ -10,8 +10,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
+
+// defaultGCPercent is the GOGC of `ticketd serve` unless the GOGC
+// environment variable says otherwise. The service's live heap is mostly
+// event state that stays live; collecting at 3x it instead of 2x halves the
+// marking work (about 6-10% of a flash sale's CPU at Go's default of 100)
+// for memory that the machines here have to spare.
+const defaultGCPercent = 200
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -27,6 +35,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "serve":
+		if _, set := os.LookupEnv("GOGC"); !set {
+			debug.SetGCPercent(defaultGCPercent)
+		}
 		cfg, err := ParseConfig(args[1:], os.LookupEnv, stderr)
 		if err != nil {
 			fmt.Fprintln(stderr, "ticketd:", err)
