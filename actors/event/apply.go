@@ -366,13 +366,13 @@ func (s *State) checkRefs() error {
 	if (len(s.Types) > 0 || len(s.Regs) > 0 || len(s.Orders) > 0) && s.Event == nil {
 		return fmt.Errorf("records without an event")
 	}
-	for _, id := range s.RegOrder {
-		r := s.Regs[id]
+	for i := range s.RegOrder {
+		r := s.regAt(i)
 		if r.TypeID != "" && s.Types[r.TypeID] == nil {
-			return fmt.Errorf("registration %s of unknown type", id)
+			return fmt.Errorf("registration %s of unknown type", r.ID)
 		}
 		if r.CodeID != "" && s.Codes[r.CodeID] == nil {
-			return fmt.Errorf("registration %s of unknown code", id)
+			return fmt.Errorf("registration %s of unknown code", r.ID)
 		}
 	}
 	for _, id := range s.CodeOrder {
@@ -388,13 +388,14 @@ func (s *State) checkRefs() error {
 			}
 		}
 	}
-	for _, id := range s.CheckinOrder {
-		if s.Regs[s.Checkins[id].RegID] == nil {
-			return fmt.Errorf("check-in %s of unknown registration", id)
+	for i := range s.CheckinOrder {
+		if c := s.checkinAt(i); s.Regs[c.RegID] == nil {
+			return fmt.Errorf("check-in %s of unknown registration", c.ID)
 		}
 	}
-	for _, id := range s.OrderOrder {
-		o := s.Orders[id]
+	for i := range s.OrderOrder {
+		o := s.orderAt(i)
+		id := o.ID
 		for _, h := range o.Holds {
 			if (h.Kind == ItemRegistrationType && s.Types[h.ID] == nil) || (h.Kind == ItemAddon && s.Addons[h.ID] == nil) ||
 				(h.Kind == ItemBundle && s.Bundles[h.ID] == nil) || (h.Kind != ItemRegistrationType && h.Kind != ItemAddon && h.Kind != ItemBundle) {

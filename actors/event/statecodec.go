@@ -3,6 +3,7 @@ package event
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	json "github.com/goccy/go-json"
 )
@@ -226,11 +227,12 @@ func (d *dec) venueRec() VenueRec {
 }
 
 // readSection decodes one section into m and order; seq sets a record's
-// position and id reads its id.
-func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*dec) T, id func(*T) string, seq func(*T, int)) {
+// position and id reads its id. It returns the records, in order, in the
+// one backing array they live in.
+func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*dec) T, id func(*T) string, seq func(*T, int)) []T {
 	n := d.count()
 	if n == 0 {
-		return
+		return nil
 	}
 	m := make(map[string]*T, n)
 	*mp = m
@@ -238,22 +240,29 @@ func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*d
 	// One slab for all records of a section: records are never deleted one
 	// by one, and n small allocations would dominate a large load.
 	slab := make([]T, n)
+	// One record decoder for the section: declared in the loop, it would
+	// escape through read and cost an allocation per record.
+	var rd dec
 	for i := 0; i < n && d.err == nil; i++ {
-		rd := dec{s: d.str()}
+		rd = dec{s: d.str()}
 		r := &slab[i]
 		*r = read(&rd)
 		if rd.err != nil || len(rd.s) > 0 {
 			d.fail()
-			return
+			return nil
 		}
 		k := id(r)
 		seq(r, i)
 		if m[k] = r; len(m) != i+1 {
 			d.fail() // a duplicate id
-			return
+			return nil
 		}
 		*order = append(*order, k)
 	}
+	if d.err != nil {
+		return nil
+	}
+	return slab
 }
 
 // UnmarshalState decodes a snapshot and rebuilds the indexes. It checks the
@@ -261,6 +270,19 @@ func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*d
 // ordered id has its record, references resolve), so later code never
 // meets a nil record.
 func UnmarshalState(b []byte) (*State, error) {
+	return unmarshalState(b, false)
+}
+
+// UnmarshalStateOwned is UnmarshalState for a buffer the caller hands over,
+// such as the fresh one snapshots.Store.LoadNewest returns: the state's
+// strings point into b instead of into a copy of it, which saves copying
+// (and faulting in) a second snapshot-sized buffer on a restart. The
+// caller must not modify b afterwards.
+func UnmarshalStateOwned(b []byte) (*State, error) {
+	return unmarshalState(b, true)
+}
+
+func unmarshalState(b []byte, owned bool) (*State, error) {
 	if len(b) < 1 {
 		return nil, errors.New("event: unmarshal state: empty")
 	}
@@ -271,7 +293,15 @@ func UnmarshalState(b []byte) (*State, error) {
 			return nil, fmt.Errorf("event: unmarshal state: %w", err)
 		}
 	case stateVersion:
-		if err := s.decodeBinary(string(b[1:])); err != nil {
+		body := b[1:]
+		var str string
+		if owned {
+			// b is never written again, so a string over it is immutable.
+			str = unsafe.String(unsafe.SliceData(body), len(body))
+		} else {
+			str = string(body)
+		}
+		if err := s.decodeBinary(str); err != nil {
 			return nil, fmt.Errorf("event: unmarshal state: %w", err)
 		}
 		// decodeBinary builds each map and its order together, so only the
@@ -303,12 +333,12 @@ func (s *State) decodeBinary(body string) error {
 		}
 	}
 	readSection(d, &s.Types, &s.TypeOrder, (*dec).typeRec, func(r *TicketTypeRec) string { return r.ID }, func(r *TicketTypeRec, i int) { r.Seq = i })
-	readSection(d, &s.Regs, &s.RegOrder, (*dec).regRec, func(r *RegistrationRec) string { return r.ID }, func(r *RegistrationRec, i int) { r.Seq = i })
-	readSection(d, &s.Checkins, &s.CheckinOrder, (*dec).checkinRec, func(r *CheckinRec) string { return r.ID }, func(r *CheckinRec, i int) { r.Seq = i })
+	s.mem.loadedRegs = readSection(d, &s.Regs, &s.RegOrder, (*dec).regRec, func(r *RegistrationRec) string { return r.ID }, func(r *RegistrationRec, i int) { r.Seq = i })
+	s.mem.loadedCheckins = readSection(d, &s.Checkins, &s.CheckinOrder, (*dec).checkinRec, func(r *CheckinRec) string { return r.ID }, func(r *CheckinRec, i int) { r.Seq = i })
 	readSection(d, &s.Codes, &s.CodeOrder, (*dec).codeRec, func(r *CodeRec) string { return r.ID }, func(r *CodeRec, i int) { r.Seq = i })
 	readSection(d, &s.Addons, &s.AddonOrder, (*dec).addonRec, func(r *AddonRec) string { return r.ID }, func(r *AddonRec, i int) { r.Seq = i })
 	readSection(d, &s.Bundles, &s.BundleOrder, (*dec).bundleRec, func(r *BundleRec) string { return r.ID }, func(r *BundleRec, i int) { r.Seq = i })
-	readSection(d, &s.Orders, &s.OrderOrder, (*dec).orderRec, func(r *OrderRec) string { return r.ID }, func(r *OrderRec, i int) { r.Seq = i })
+	s.mem.loadedOrders = readSection(d, &s.Orders, &s.OrderOrder, (*dec).orderRec, func(r *OrderRec) string { return r.ID }, func(r *OrderRec, i int) { r.Seq = i })
 	readSection(d, &s.Checkouts, &s.CheckoutOrder, (*dec).checkoutRec, func(r *CheckoutRec) string { return r.ID }, func(r *CheckoutRec, i int) { r.Seq = i })
 	readSection(d, &s.Sessions, &s.SessionOrder, (*dec).sessionRec, func(r *SessionRec) string { return r.ID }, func(r *SessionRec, i int) { r.Seq = i })
 	readSection(d, &s.Venues, &s.VenueOrder, (*dec).venueRec, func(r *VenueRec) string { return r.ID }, func(r *VenueRec, i int) { r.Seq = i })
