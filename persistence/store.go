@@ -32,8 +32,10 @@ type Options struct {
 	Logger *slog.Logger
 	// CacheBytes is the block cache size; 0 means 64 MiB.
 	CacheBytes int64
-	// MemTableBytes is the memtable size; 0 means 64 MiB. Larger memtables
-	// let bursts of appends and their trims cancel out before reaching disk.
+	// MemTableBytes is the memtable size; 0 means 16 MiB. It bounds the WAL
+	// that Open must replay (and flush) after a crash: about 0.1 s at
+	// 16 MiB against 0.45 s at 64 MiB here (BenchmarkOpen). A graceful
+	// Close flushes, so it does not matter for a clean restart.
 	MemTableBytes uint64
 	// NoSync makes Commit skip the fsync. It is for the benchmark that
 	// measures what fsync costs and never a service mode: acknowledged
@@ -68,7 +70,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	memBytes := opts.MemTableBytes
 	if memBytes == 0 {
-		memBytes = 64 << 20
+		memBytes = 16 << 20
 	}
 	s := &Store{wo: pebble.Sync}
 	if opts.NoSync {
@@ -92,7 +94,12 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close waits for in-flight operations and closes the database.
+// Close waits for in-flight operations, flushes the memtable and closes the
+// database. The flush moves what the WAL holds into a table, so the next
+// Open has no WAL to replay (Pebble replays the WAL of an unflushed
+// memtable on open and flushes it before returning, which costs as much as
+// the memtable is large). A crash skips the flush and loses nothing: the
+// WAL stays, and Open replays it.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -100,6 +107,10 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	if err := s.db.Flush(); err != nil {
+		_ = s.db.Close()
+		return fmt.Errorf("persistence: close: flush: %w", err)
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("persistence: close: %w", err)
 	}
