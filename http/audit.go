@@ -100,27 +100,37 @@ func NewAuditLog(store *persistence.Store, retention time.Duration, logger *slog
 	return &AuditLog{store: store, retention: retention, log: logger, now: time.Now}
 }
 
-// Record buffers e (its ID is set here) for the next batch.
+// Record buffers e (its ID is set here) for the next batch. The entry is
+// encoded outside the lock: every audited write (a check-in burst) calls
+// this, and the lock only guards the buffer.
 func (l *AuditLog) Record(e AuditEntry) {
 	t := e.CreatedAt.Time
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return
-	}
-	if len(l.buf) >= auditBufferMax {
-		l.log.Error("http: audit buffer full; entry dropped", "operation", e.OperationID, "unit", e.UnitID)
+	if !l.roomLocked(&e) {
+		l.mu.Unlock()
 		return
 	}
 	l.seq++
-	suffix := fmt.Sprintf("%016x-%08x", ^uint64(t.UnixNano()), l.seq)
+	seq := l.seq
+	l.mu.Unlock()
+	var sb [32]byte
+	suffix := string(appendAuditSuffix(sb[:0], t, seq))
 	e.ID = "aud_" + suffix
-	v, err := json.Marshal(struct {
-		V int `json:"v"`
-		AuditEntry
-	}{1, e})
-	if err != nil {
-		l.log.Error("http: encode audit entry", "err", err)
+	v, ok := appendAuditRecord(make([]byte, 0, 256+len(e.Before)+len(e.After)), &e)
+	if !ok {
+		var err error
+		v, err = json.Marshal(struct {
+			V int `json:"v"`
+			AuditEntry
+		}{1, e})
+		if err != nil {
+			l.log.Error("http: encode audit entry", "err", err)
+			return
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.roomLocked(&e) {
 		return
 	}
 	l.buf = append(l.buf, auditRecord{key: auditPrefix + e.UnitID + "/" + suffix, val: v})
@@ -134,6 +144,19 @@ func (l *AuditLog) Record(e AuditEntry) {
 	case l.timer == nil:
 		l.timer = time.AfterFunc(auditFlushDelay, l.flushLogged)
 	}
+}
+
+// roomLocked reports whether an entry may join the buffer (logging the
+// drop of a full one); l.mu is held.
+func (l *AuditLog) roomLocked(e *AuditEntry) bool {
+	if l.closed {
+		return false
+	}
+	if len(l.buf) >= auditBufferMax {
+		l.log.Error("http: audit buffer full; entry dropped", "operation", e.OperationID, "unit", e.UnitID)
+		return false
+	}
+	return true
 }
 
 func (l *AuditLog) flushLogged() {

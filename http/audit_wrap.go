@@ -3,6 +3,8 @@ package http
 import (
 	"encoding/json"
 	"strings"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // instrument wraps the handlers of rs for the developer log and the audit
@@ -106,13 +108,32 @@ func auditJSON(v any) json.RawMessage {
 	return redactSecrets(b)
 }
 
+// auditResult encodes a write's result for the audit log as the response
+// will carry it (the response encoder's bytes), and keeps those bytes on c
+// so the response is not encoded a second time. The audit copy has its
+// secrets redacted and is bounded like auditJSON's.
+func auditResult(c *Ctx, res any) json.RawMessage {
+	if res == nil {
+		return nil
+	}
+	b, err := gojson.Marshal(res)
+	if err != nil {
+		return nil // the response encoder fails too: a logged 500
+	}
+	c.body = b
+	if len(b) > auditBodyMax {
+		return json.RawMessage(`{"truncated":true}`)
+	}
+	return redactSecrets(b)
+}
+
 // audit records a successful write of c.
 func (a *api) audit(c *Ctx, params []string, before json.RawMessage, res any) {
 	p := c.Principal()
 	r := c.Route()
 	e := AuditEntry{
 		OperationID: r.OperationID, Method: r.Method, Route: r.Path, Status: r.Success,
-		RequestID: c.RequestID(), Before: before, After: auditJSON(res), TargetIDs: map[string]string{},
+		RequestID: c.RequestID(), Before: before, After: auditResult(c, res), TargetIDs: map[string]string{},
 		Path: string(c.RequestCtx().Path()),
 	}
 	if len(e.Path) > maxDevLogPath {

@@ -22,6 +22,9 @@ type Ctx struct {
 	now       time.Time
 	ip        netip.Addr
 	requestID string
+	// body is the handler's result already encoded (by the audit wrapper,
+	// which records the same bytes), so run does not encode it twice.
+	body []byte
 }
 
 func (c *Ctx) reset() { *c = Ctx{} }

@@ -446,13 +446,17 @@ func (s *Server) run(c *Ctx) {
 	if out == nil || status == fasthttp.StatusNoContent {
 		return
 	}
-	body, err := gojson.Marshal(out)
-	if err != nil {
-		s.writeHandlerError(c, fmt.Errorf("http: encode %s response: %w", r.OperationID, err))
-		return
+	body := c.body
+	if body == nil {
+		var err error
+		if body, err = gojson.Marshal(out); err != nil {
+			s.writeHandlerError(c, fmt.Errorf("http: encode %s response: %w", r.OperationID, err))
+			return
+		}
 	}
 	rc.SetContentType("application/json")
-	rc.SetBody(body)
+	// The encoder's bytes are ours alone: hand them over without a copy.
+	rc.Response.SetBodyRaw(body)
 }
 
 func (s *Server) writeHandlerError(c *Ctx, err error) {
