@@ -15,6 +15,9 @@ import (
 // larger, are chunked by package snapshots below this size.
 const MaxRecordLen = 16 << 20
 
+// replayBlockBytes is the uncompressed size of table data blocks.
+const replayBlockBytes = 32 << 10
+
 // ErrClosed reports use of a Store after Close.
 var ErrClosed = errors.New("persistence: store closed")
 
@@ -84,6 +87,12 @@ func Open(opts Options) (*Store, error) {
 		MemTableSize:       memBytes,
 		Logger:             slogAdapter{l: opts.Logger},
 		FormatMajorVersion: pebble.FormatNewest,
+	}
+	for i := range popts.Levels {
+		// Replay reads a log front to back: 32 KiB blocks cost one read,
+		// one allocation and one decompression per ~150 records instead
+		// of per ~20 (4 KiB, Pebble's default).
+		popts.Levels[i].BlockSize = replayBlockBytes
 	}
 	dir := fs.PathJoin(opts.Dir, "pebble")
 	db, err := pebble.Open(dir, popts)

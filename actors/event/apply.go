@@ -12,9 +12,7 @@ func (m *Machine) Apply(ch Change) { m.s.apply(ch) }
 
 func (s *State) apply(ch Change) {
 	defer s.trimHolds()
-	if s.mem.reserve > 0 {
-		s.mem.reserve--
-	}
+	s.countDown()
 	switch c := ch.(type) {
 	case EventCreated:
 		s.Event = &EventRec{
@@ -39,12 +37,7 @@ func (s *State) apply(ch Change) {
 		t := s.mustType(c.ID)
 		t.TicketTypeSpec, t.UpdatedAt = c.TicketTypeSpec, c.At
 	case RegistrationCreated:
-		r := s.mem.regs.next(len(s.RegOrder))
-		*r = RegistrationRec{
-			ID: c.ID, Email: c.Email, Name: c.Name, TypeID: c.TypeID, Status: c.Status,
-			CheckinCode: c.CheckinCode, PassToken: c.PassToken, CreatedAt: c.At, UpdatedAt: c.At,
-		}
-		s.addReg(r)
+		s.applyRegistrationCreated(c)
 	case RegistrationStatusChanged:
 		s.setRegStatus(c)
 	case PassRotated:
@@ -127,6 +120,22 @@ func (s *State) apply(ch Change) {
 			panic(fmt.Sprintf("event: apply: unknown change %T", ch))
 		}
 	}
+}
+
+// countDown counts one applied change off Machine.Reserve's hint.
+func (s *State) countDown() {
+	if s.mem.reserve > 0 {
+		s.mem.reserve--
+	}
+}
+
+func (s *State) applyRegistrationCreated(c RegistrationCreated) {
+	r := s.mem.regs.next(len(s.RegOrder))
+	*r = RegistrationRec{
+		ID: c.ID, Email: c.Email, Name: c.Name, TypeID: c.TypeID, Status: c.Status,
+		CheckinCode: c.CheckinCode, PassToken: c.PassToken, CreatedAt: c.At, UpdatedAt: c.At,
+	}
+	s.addReg(r)
 }
 
 func (s *State) applyOrderPlaced(c OrderPlaced) {

@@ -324,6 +324,10 @@ func appendBody(e enc, ch Change) (enc, bool) {
 	return appendProgramBody(e, ch)
 }
 
+func (d *dec) registrationCreated() RegistrationCreated {
+	return RegistrationCreated{At: d.time(), ID: d.str(), Email: d.str(), Name: d.str(), TypeID: d.str(), Status: d.str(), CheckinCode: d.str(), PassToken: d.str()}
+}
+
 // readBody decodes the fields of a change of the given kind.
 func readBody(kind string, d *dec) (Change, bool) {
 	switch kind {
@@ -338,7 +342,7 @@ func readBody(kind string, d *dec) (Change, bool) {
 	case "ticket_type.updated":
 		return TicketTypeUpdated{At: d.time(), ID: d.str(), TicketTypeSpec: d.typeSpec()}, true
 	case "registration.created":
-		return RegistrationCreated{At: d.time(), ID: d.str(), Email: d.str(), Name: d.str(), TypeID: d.str(), Status: d.str(), CheckinCode: d.str(), PassToken: d.str()}, true
+		return d.registrationCreated(), true
 	case "registration.status_changed":
 		return RegistrationStatusChanged{At: d.time(), ID: d.str(), Status: d.str(), Reason: d.str()}, true
 	case "registration.pass_rotated":

@@ -29,9 +29,25 @@ func FuzzUnmarshalChange(f *testing.F) {
 	}
 	f.Add([]byte{1, 200})
 	f.Add([]byte{2})
+	for _, ch := range []Change{
+		RegistrationCreated{At: now, ID: "reg_1", Email: "a@x.io", Status: RegConfirmed, CheckinCode: "CHK-1", PassToken: "evt_1.P"},
+		TicketIssued{At: now, RegistrationIDs: []string{"reg_1", "reg_2"}},
+	} {
+		b, err := MarshalChange(ch)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ch, err := UnmarshalChange(b)
 		if err != nil {
+			// ApplyRecord refuses the same bytes with the same error,
+			// before applying anything.
+			m := NewMachine("evt_1", Config{}, nil)
+			if err2 := m.ApplyRecord(b); err2 == nil || err2.Error() != err.Error() {
+				t.Fatalf("ApplyRecord error %v, UnmarshalChange error %v", err2, err)
+			}
 			return
 		}
 		if _, err := MarshalChange(ch); err != nil {

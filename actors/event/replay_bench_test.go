@@ -57,12 +57,19 @@ func registrationLog(tb testing.TB, n int) [][]byte {
 	return log
 }
 
-// replayLog decodes and applies every record into a fresh machine, the
-// way the shell recovers (Reserve with the record count first).
-func replayLog(tb testing.TB, log [][]byte) *Machine {
+// replayLog applies every record to a fresh machine, the way the shell
+// recovers: Reserve with the record count, then ApplyRecord, or (values)
+// UnmarshalChange and Apply.
+func replayLog(tb testing.TB, log [][]byte, values bool) *Machine {
 	m := NewMachine("evt_"+ulidish(0), testConfig(), nil)
 	m.Reserve(len(log))
 	for _, rec := range log {
+		if !values {
+			if err := m.ApplyRecord(rec); err != nil {
+				tb.Fatal(err)
+			}
+			continue
+		}
 		ch, err := UnmarshalChange(rec)
 		if err != nil {
 			tb.Fatal(err)
@@ -79,16 +86,22 @@ func replayLog(tb testing.TB, log [][]byte) *Machine {
 func BenchmarkReplayLog(b *testing.B) {
 	for _, regs := range []int{50_000, 500_000} {
 		log := registrationLog(b, regs)
-		b.Run(fmt.Sprintf("changes=%d", len(log)), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				m := replayLog(b, log)
-				runtime.KeepAlive(m)
+		for _, values := range []bool{false, true} {
+			path := "ApplyRecord"
+			if values {
+				path = "UnmarshalChange+Apply"
 			}
-			per := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(len(log))
-			b.ReportMetric(per, "ns/change")
-			b.ReportMetric(1e9/per, "changes/s")
-		})
+			b.Run(fmt.Sprintf("changes=%d/%s", len(log), path), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					m := replayLog(b, log, values)
+					runtime.KeepAlive(m)
+				}
+				per := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(len(log))
+				b.ReportMetric(per, "ns/change")
+				b.ReportMetric(1e9/per, "changes/s")
+			})
+		}
 	}
 }
 
@@ -97,7 +110,7 @@ func BenchmarkReplayLog(b *testing.B) {
 // encode well under 1 s).
 func BenchmarkSnapshot1M(b *testing.B) {
 	const n = 1_000_000
-	m := replayLog(b, registrationLog(b, n))
+	m := replayLog(b, registrationLog(b, n), false)
 	snap, err := MarshalState(m.State())
 	if err != nil {
 		b.Fatal(err)

@@ -469,6 +469,15 @@ func (s *sim) checkReplay() {
 	got, err := MarshalState(re.State())
 	require.NoError(t, err)
 	require.Equal(t, string(live), string(got), "replay of %d changes differs from live state", len(s.log))
+	// The shell's replay path: records applied without Change values.
+	rr := NewMachine("evt_sim", Config{}, newSeqIDs(0))
+	rr.Reserve(len(s.log))
+	for _, b := range s.log {
+		require.NoError(t, rr.ApplyRecord(b))
+	}
+	got, err = MarshalState(rr.State())
+	require.NoError(t, err)
+	require.Equal(t, string(live), string(got), "ApplyRecord replay of %d changes differs from live state", len(s.log))
 	if s.snap != nil {
 		st, err := UnmarshalState(s.snap)
 		require.NoError(t, err)
