@@ -26,6 +26,10 @@ type RequestInfo struct {
 	UnitID      string
 	ClientIP    netip.Addr
 	RequestID   string
+	// URLPath is the concrete path (cut at 512 bytes) of a Developer or
+	// Storefront request whose handler ran, for the developer log; ""
+	// otherwise.
+	URLPath string
 }
 
 // requestStart is what begin hands to finish.
@@ -80,7 +84,7 @@ func (s *Server) begin(rc *fasthttp.RequestCtx) requestStart {
 }
 
 // finish writes the access log line and calls Config.OnRequest.
-func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *Principal) {
+func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *Principal, notedPath bool) {
 	info := RequestInfo{
 		Time:      st.at,
 		Status:    rc.Response.StatusCode(),
@@ -101,6 +105,9 @@ func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *P
 	}
 	if p != nil {
 		info.KeyID, info.UnitID = p.KeyID, p.UnitID
+	}
+	if notedPath {
+		info.URLPath = string(truncate(rc.Path(), maxDevLogPath))
 	}
 	if s.log.Enabled(context.Background(), slog.LevelInfo) {
 		s.log.LogAttrs(context.Background(), slog.LevelInfo, "request",

@@ -35,12 +35,12 @@ func (a *api) instrument(rs []Route) []Route {
 		switch {
 		case r.Surface == Storefront:
 			r.Handle = func(c *Ctx) (any, error) {
-				a.devlog.notePath(c.RequestID(), c.RequestCtx().Path())
+				c.notePath()
 				return next(c)
 			}
 		case r.Surface == Developer && !write:
 			r.Handle = func(c *Ctx) (any, error) {
-				a.devlog.notePath(c.RequestID(), c.RequestCtx().Path())
+				c.notePath()
 				return next(c)
 			}
 		case write && (r.Surface == Developer || r.Surface == Admin):
@@ -52,7 +52,7 @@ func (a *api) instrument(rs []Route) []Route {
 			dev := r.Surface == Developer
 			r.Handle = func(c *Ctx) (any, error) {
 				if dev {
-					a.devlog.notePath(c.RequestID(), c.RequestCtx().Path())
+					c.notePath()
 				}
 				var before json.RawMessage
 				if get != nil {

@@ -55,5 +55,5 @@ func (s *Server) preflight(rc *fasthttp.RequestCtx) {
 		}
 	}
 	rc.SetStatusCode(fasthttp.StatusNoContent)
-	s.finish(rc, start, nil, nil)
+	s.finish(rc, start, nil, nil, false)
 }

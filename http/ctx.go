@@ -25,9 +25,16 @@ type Ctx struct {
 	// body is the handler's result already encoded (by the audit wrapper,
 	// which records the same bytes), so run does not encode it twice.
 	body []byte
+	// pathNoted asks finish to hand the concrete path to the developer
+	// log (see notePath).
+	pathNoted bool
 }
 
 func (c *Ctx) reset() { *c = Ctx{} }
+
+// notePath marks the request's concrete path for the developer log: it
+// reaches Config.OnRequest as RequestInfo.URLPath.
+func (c *Ctx) notePath() { c.pathNoted = true }
 
 // RequestCtx returns the underlying fasthttp context, for the rare handler
 // that needs raw headers. Its buffers are reused after the handler returns.

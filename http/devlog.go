@@ -1,6 +1,7 @@
 package http
 
 import (
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -54,7 +55,32 @@ type DevLog struct {
 
 type devRing struct {
 	seq     uint64 // entries ever recorded; entry i has ID seq
-	entries []RequestLogEntry
+	entries []devEntry
+}
+
+// devEntry is a RequestLogEntry as the ring keeps it: the request's values,
+// turned into the wire form (id, client ip, latency in ms) only when
+// listed, so recording a request formats nothing.
+type devEntry struct {
+	seq                                                uint64
+	keyID, method, route, path, operationID, requestID string
+	surface                                            Surface
+	status                                             int
+	latency                                            time.Duration
+	ip                                                 netip.Addr
+	at                                                 time.Time // UTC
+}
+
+func (e *devEntry) view() RequestLogEntry {
+	v := RequestLogEntry{
+		ID: "rl_" + strconv.FormatUint(e.seq, 10), KeyID: e.keyID, Surface: surfaceName(e.surface), Method: e.method,
+		Route: e.route, Path: e.path, OperationID: e.operationID, Status: e.status,
+		LatencyMS: float64(e.latency.Microseconds()) / 1000, RequestID: e.requestID, CreatedAt: event.At(e.at),
+	}
+	if e.ip.IsValid() {
+		v.ClientIP = e.ip.String()
+	}
+	return v
 }
 
 // NewDevLog returns a developer log keeping perUnit entries per unit for
@@ -69,7 +95,9 @@ func NewDevLog(perUnit int, retention time.Duration) *DevLog {
 	return &DevLog{perUnit: perUnit, retention: retention, units: map[string]*devRing{}}
 }
 
-// notePath remembers the concrete path of the request requestID.
+// notePath remembers the concrete path of the request requestID, for a
+// caller that has no Ctx; the server's requests carry theirs in
+// RequestInfo.URLPath instead.
 func (d *DevLog) notePath(requestID string, path []byte) {
 	if len(path) > maxDevLogPath {
 		path = path[:maxDevLogPath]
@@ -79,21 +107,20 @@ func (d *DevLog) notePath(requestID string, path []byte) {
 
 // record adds a finished request of an API key.
 func (d *DevLog) record(info RequestInfo) {
-	path := info.Path
-	if p, ok := d.paths.LoadAndDelete(info.RequestID); ok {
-		path = p.(string)
+	path := info.URLPath
+	if path == "" {
+		path = info.Path
+		if p, ok := d.paths.LoadAndDelete(info.RequestID); ok {
+			path = p.(string)
+		}
 	}
 	if info.KeyID == "" || info.UnitID == "" || (info.Surface != Developer && info.Surface != Storefront) {
 		return
 	}
-	e := RequestLogEntry{
-		KeyID: info.KeyID, Surface: surfaceName(info.Surface), Method: info.Method, Route: info.Path, Path: path,
-		OperationID: info.OperationID, Status: info.Status,
-		LatencyMS: float64(info.Latency.Microseconds()) / 1000, RequestID: info.RequestID,
-		CreatedAt: event.At(info.Time.UTC()),
-	}
-	if info.ClientIP.IsValid() {
-		e.ClientIP = info.ClientIP.String()
+	e := devEntry{
+		keyID: info.KeyID, surface: info.Surface, method: info.Method, route: info.Path, path: path,
+		operationID: info.OperationID, status: info.Status, latency: info.Latency, requestID: info.RequestID,
+		ip: info.ClientIP, at: info.Time.UTC(),
 	}
 	d.mu.Lock()
 	r := d.units[info.UnitID]
@@ -102,7 +129,7 @@ func (d *DevLog) record(info RequestInfo) {
 		d.units[info.UnitID] = r
 	}
 	r.seq++
-	e.ID = "rl_" + strconv.FormatUint(r.seq, 10)
+	e.seq = r.seq
 	if len(r.entries) < d.perUnit {
 		r.entries = append(r.entries, e)
 	} else {
@@ -144,19 +171,20 @@ func (d *DevLog) List(unitID string, f RequestLogFilter, before uint64, limit in
 		if before != 0 && s >= before {
 			continue
 		}
-		e := r.entries[(s-1)%uint64(d.perUnit)]
-		if e.CreatedAt.Before(oldest) {
+		e := &r.entries[(s-1)%uint64(d.perUnit)]
+		at := event.At(e.at).Time // as the wire form compares
+		if at.Before(oldest) {
 			break // older entries are older still
 		}
-		if f.KeyID != "" && e.KeyID != f.KeyID || f.Status != 0 && e.Status != f.Status ||
-			f.Method != "" && e.Method != f.Method ||
-			!f.Since.IsZero() && e.CreatedAt.Before(f.Since) || !f.Until.IsZero() && !e.CreatedAt.Before(f.Until) {
+		if f.KeyID != "" && e.keyID != f.KeyID || f.Status != 0 && e.status != f.Status ||
+			f.Method != "" && e.method != f.Method ||
+			!f.Since.IsZero() && at.Before(f.Since) || !f.Until.IsZero() && !at.Before(f.Until) {
 			continue
 		}
 		if len(out) == limit {
 			return out, true
 		}
-		out = append(out, e)
+		out = append(out, e.view())
 	}
 	return out, false
 }

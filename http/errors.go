@@ -86,13 +86,14 @@ type ErrorObject struct {
 // errorResponse turns any handler error into a status and an envelope.
 // internal reports whether err was unexpected (to be logged, never shown).
 func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
-	var he *Error
-	var ee *event.Error
+	// The direct types first: a sold-out answer (412) is the common error
+	// of a flash sale, and errors.As walks by reflection.
+	he, ee := errorTypes(err)
 	switch {
-	case errors.As(err, &he):
+	case he != nil:
 		status = he.Status
 		env.Error = ErrorObject{Code: status, Status: statusName(status), Message: he.Message, Details: he.Details}
-	case errors.As(err, &ee):
+	case ee != nil:
 		status = statusOfCode(ee.Code)
 		if status == 500 {
 			return 500, internalEnvelope(), true
@@ -109,6 +110,42 @@ func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
 		return 500, internalEnvelope(), true
 	}
 	return status, env, internal || status >= 500
+}
+
+// errorTypes finds the *Error or *event.Error in err's chain, an *Error
+// first, as errors.As would; a direct one without errors.As, whose targets
+// escape to the heap and whose walk uses reflection.
+func errorTypes(err error) (*Error, *event.Error) {
+	switch e := err.(type) {
+	case *Error:
+		return e, nil
+	case *event.Error:
+		if !wrapsHTTPError(e) {
+			return nil, e
+		}
+	}
+	var he *Error
+	if errors.As(err, &he) {
+		return he, nil
+	}
+	var ee *event.Error
+	if errors.As(err, &ee) {
+		return nil, ee
+	}
+	return nil, nil
+}
+
+// wrapsHTTPError reports whether an *event.Error has an *Error in its chain
+// (it has no Unwrap today; this keeps errors.As's order if it gets one).
+func wrapsHTTPError(e *event.Error) bool {
+	var err error = e
+	if _, ok := err.(interface{ Unwrap() error }); !ok {
+		if _, ok := err.(interface{ Unwrap() []error }); !ok {
+			return false
+		}
+	}
+	var he *Error
+	return errors.As(err, &he)
 }
 
 func internalEnvelope() ErrorEnvelope {

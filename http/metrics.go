@@ -1,8 +1,10 @@
 package http
 
 import (
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -29,7 +31,7 @@ var latencyBuckets = prometheus.ExponentialBuckets(50e-6, 2, 19)
 // Serve, and at most once per server.
 func registerMetrics(srv *Server, sys *actors.System) {
 	reg := prometheus.NewRegistry()
-	hm := newHTTPMetrics()
+	hm := newHTTPMetrics(srv.routes)
 	reg.MustRegister(
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -54,14 +56,17 @@ func registerMetrics(srv *Server, sys *actors.System) {
 	srv.Handle("GET", "/metrics", fasthttpadaptor.NewFastHTTPHandler(h))
 }
 
-// httpMetrics holds the per-route series. Children are cached by label
-// values so the request path does one sync.Map load, not a hash of labels
-// under the vector's lock.
+// httpMetrics holds the per-route series. A table route's series are
+// resolved once per (operation, status) and found again through a map
+// built at start (read-only, no lock) and a short copy-on-write list of
+// statuses, so the request path hashes no labels and boxes no keys.
+// Requests outside the table go through the sync.Map of children.
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 
-	children sync.Map // childKey -> *routeChildren
+	ops      map[string]*opSeries // operation id -> its series; read-only after start
+	children sync.Map             // childKey -> *routeChildren, outside the table
 }
 
 type childKey struct {
@@ -74,8 +79,20 @@ type routeChildren struct {
 	latency  prometheus.Observer
 }
 
-func newHTTPMetrics() *httpMetrics {
-	return &httpMetrics{
+// opSeries are the series of one table operation, by status.
+type opSeries struct {
+	op, method string
+	mu         sync.Mutex // serializes adding a status
+	byStatus   atomic.Pointer[[]statusSeries]
+}
+
+type statusSeries struct {
+	status int
+	c      *routeChildren
+}
+
+func newHTTPMetrics(routes []Route) *httpMetrics {
+	m := &httpMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ticketd_http_requests_total",
 			Help: "Finished HTTP requests by operation (route table operation id, or \"other\"), method and status code.",
@@ -85,12 +102,63 @@ func newHTTPMetrics() *httpMetrics {
 			Help:    "Latency of finished HTTP requests by operation and status code, from arrival to the handler's return.",
 			Buckets: latencyBuckets,
 		}, []string{"operation", "method", "code"}),
+		ops: make(map[string]*opSeries, len(routes)),
 	}
+	for _, r := range routes {
+		m.ops[r.OperationID] = &opSeries{op: r.OperationID, method: r.Method}
+	}
+	return m
 }
 
 // observe records one finished request. It runs on the request path.
 func (m *httpMetrics) observe(info RequestInfo) {
-	k := childKey{operation: info.OperationID, method: info.Method, status: info.Status}
+	status := info.Status
+	if status < 100 || status > 599 {
+		status = 0
+	}
+	var c *routeChildren
+	if o := m.ops[info.OperationID]; o != nil && o.method == info.Method {
+		c = o.children(m, status)
+	} else {
+		c = m.other(info, status)
+	}
+	c.requests.Inc()
+	c.latency.Observe(info.Latency.Seconds())
+}
+
+// children returns the series of status, creating them on first use.
+func (o *opSeries) children(m *httpMetrics, status int) *routeChildren {
+	if list := o.byStatus.Load(); list != nil {
+		for _, s := range *list {
+			if s.status == status {
+				return s.c
+			}
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var cur []statusSeries
+	if list := o.byStatus.Load(); list != nil {
+		cur = *list
+		for _, s := range cur {
+			if s.status == status {
+				return s.c
+			}
+		}
+	}
+	code := strconv.Itoa(status)
+	c := &routeChildren{
+		requests: m.requests.WithLabelValues(o.op, o.method, code),
+		latency:  m.latency.WithLabelValues(o.op, o.method, code),
+	}
+	next := append(slices.Clip(cur), statusSeries{status: status, c: c})
+	o.byStatus.Store(&next)
+	return c
+}
+
+// other returns the series of a request outside the route table.
+func (m *httpMetrics) other(info RequestInfo, status int) *routeChildren {
+	k := childKey{operation: info.OperationID, method: info.Method, status: status}
 	if k.operation == "" {
 		k.operation = otherRoute
 		// Unrouted methods are client input: keep only the known ones.
@@ -100,9 +168,6 @@ func (m *httpMetrics) observe(info RequestInfo) {
 			k.method = otherRoute
 		}
 	}
-	if k.status < 100 || k.status > 599 {
-		k.status = 0
-	}
 	c, ok := m.children.Load(k)
 	if !ok {
 		code := strconv.Itoa(k.status)
@@ -111,9 +176,7 @@ func (m *httpMetrics) observe(info RequestInfo) {
 			latency:  m.latency.WithLabelValues(k.operation, k.method, code),
 		})
 	}
-	rc := c.(*routeChildren)
-	rc.requests.Inc()
-	rc.latency.Observe(info.Latency.Seconds())
+	return c.(*routeChildren)
 }
 
 // systemCollector reads the actor system's and the store's counters at

@@ -256,7 +256,7 @@ func (s *Server) Handle(method, path string, h fasthttp.RequestHandler) {
 				rc.ResetBody()
 				s.writeError(rc, errors.New("panic"))
 			}
-			s.finish(rc, st, nil, nil)
+			s.finish(rc, st, nil, nil, false)
 		}()
 		h(rc)
 	})
@@ -314,7 +314,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
 			rc.ResetBody()
 			s.writeError(rc, errors.New("panic"))
 		}
-		s.finish(rc, st, r, c.principal)
+		s.finish(rc, st, r, c.principal, c.pathNoted)
 		c.reset()
 		s.ctxPool.Put(c)
 	}()
@@ -473,7 +473,9 @@ func (s *Server) writeError(rc *fasthttp.RequestCtx, err error) {
 	status, env, _ := errorResponse(err)
 	rc.SetStatusCode(status)
 	rc.SetContentType("application/json")
-	rc.SetBody(appendErrorJSON(make([]byte, 0, 128), env.Error))
+	// Encode into the response's own (pooled) body buffer.
+	b := rc.Response.SwapBody(nil)
+	rc.Response.SwapBody(appendErrorJSON(b[:0], env.Error))
 }
 
 // notFound answers paths no route matches, in the envelope.
@@ -481,7 +483,7 @@ func (s *Server) notFound(rc *fasthttp.RequestCtx) {
 	st := s.begin(rc)
 	s.echoVersionUnrouted(rc)
 	s.writeError(rc, httpError(404, "no such path"))
-	s.finish(rc, st, nil, nil)
+	s.finish(rc, st, nil, nil, false)
 }
 
 // methodNotAllowed answers a known path with a wrong method; the router has
@@ -490,7 +492,7 @@ func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
 	st := s.begin(rc)
 	s.echoVersionUnrouted(rc)
 	s.writeError(rc, httpError(405, "method "+string(truncate(rc.Method(), 16))+" is not allowed on this path"))
-	s.finish(rc, st, nil, nil)
+	s.finish(rc, st, nil, nil, false)
 }
 
 // transportError answers requests fasthttp refused before routing: a body
@@ -504,7 +506,7 @@ func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
 	} else {
 		s.writeError(rc, httpError(400, "malformed HTTP request"))
 	}
-	s.finish(rc, st, nil, nil)
+	s.finish(rc, st, nil, nil, false)
 }
 
 // drainBody reads and drops what the client is still sending of a refused

@@ -3,9 +3,12 @@ package http
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"ticketd/actors"
+	"ticketd/actors/directory"
 	"ticketd/actors/event"
 	"ticketd/payments"
 	"ticketd/webhooks"
@@ -64,7 +67,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := a.initLogs(); err != nil {
 		return nil, err
 	}
-	srv, err := NewServer(cfg, directoryAuth{deps.System}, a.routes())
+	srv, err := NewServer(cfg, newDirectoryAuth(deps.System), a.routes())
 	if err != nil {
 		return nil, err
 	}
@@ -109,14 +112,48 @@ func (a *api) registerExtras(srv *Server) error {
 }
 
 // directoryAuth authenticates keys against the directory's read view.
-type directoryAuth struct{ sys *actors.System }
+// The Principal of a key is built once per view and shared by its
+// requests (a Principal is read-only): a new view, after any key change,
+// starts a new set, so a revocation is seen at once.
+type directoryAuth struct {
+	sys   *actors.System
+	cache *atomic.Pointer[principalSet]
+}
+
+// principalSet holds the Principals of one directory view.
+type principalSet struct {
+	view  *directory.State
+	byKey sync.Map // *directory.Key (of view) -> *Principal
+}
+
+func newDirectoryAuth(sys *actors.System) directoryAuth {
+	return directoryAuth{sys: sys, cache: new(atomic.Pointer[principalSet])}
+}
 
 func (d directoryAuth) Authenticate(token string, now time.Time) (*Principal, bool) {
-	k, ok := d.sys.Directory().Lookup(token)
+	view := d.sys.Directory()
+	k, ok := view.Lookup(token)
 	if !ok || !k.Active(now) {
 		return nil, false
 	}
-	return &Principal{KeyID: k.ID, UnitID: k.UnitID, Type: k.Type, Version: k.Version, Origins: k.Origins}, true
+	if d.cache == nil {
+		return principalOf(k), true
+	}
+	set := d.cache.Load()
+	if set == nil || set.view != view {
+		set = &principalSet{view: view}
+		d.cache.Store(set)
+	}
+	if p, ok := set.byKey.Load(k); ok {
+		return p.(*Principal), true
+	}
+	p := principalOf(k)
+	set.byKey.Store(k, p)
+	return p, true
+}
+
+func principalOf(k *directory.Key) *Principal {
+	return &Principal{KeyID: k.ID, UnitID: k.UnitID, Type: k.Type, Version: k.Version, Origins: k.Origins}
 }
 
 func (d directoryAuth) OriginAllowed(origin string) bool {
