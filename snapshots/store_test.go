@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"ticketd/persistence"
@@ -232,4 +233,30 @@ func TestClosedStoreErrors(t *testing.T) {
 	require.ErrorIs(t, s.Save("evt_1", 2, []byte("y")), persistence.ErrClosed)
 	_, _, _, err := s.LoadNewest("evt_1")
 	require.ErrorIs(t, err, persistence.ErrClosed)
+}
+
+func TestSnapshotsOfAnOlderChunkSizeStayReadable(t *testing.T) {
+	db := openDB(t, vfs.NewMem())
+	defer db.Close()
+	old := New(db, 2)
+	old.chunkBytes, old.partsPerBatch = 1<<20, 8 // the layout before 256 KiB parts
+	state := stateFor(7, 3<<20+5)
+	require.NoError(t, old.Save("evt_1", 7, state))
+
+	s := New(db, 2)
+	seq, got, ok, err := s.LoadNewest("evt_1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, uint64(7), seq)
+	assert.Equal(t, state, got)
+
+	// A newer snapshot in the new layout sits beside it; both load.
+	require.NoError(t, s.Save("evt_1", 9, stateFor(9, 1<<20)))
+	seq, got, _, err = s.LoadNewest("evt_1")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(9), seq)
+	assert.Equal(t, stateFor(9, 1<<20), got)
+	seqs, err := s.List("evt_1")
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{7, 9}, seqs)
 }
