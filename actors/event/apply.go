@@ -56,10 +56,12 @@ func (s *State) apply(ch Change) {
 		if len(s.CheckinOrder) == 0 && s.reserveFor() > 0 {
 			n := s.reserveFor()
 			s.Checkins, s.CheckinOrder = make(map[string]*CheckinRec, n), make([]string, 0, n)
-			s.idx.doors = make(map[string]string, n)
+			s.idx.doors, s.mem.checkinList = make(map[string]string, n), make([]*CheckinRec, 0, n)
 		}
-		s.Checkins[c.ID] = &CheckinRec{ID: c.ID, Seq: len(s.CheckinOrder), RegID: c.RegID, SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, At: c.At}
+		r := &CheckinRec{ID: c.ID, Seq: len(s.CheckinOrder), RegID: c.RegID, SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, At: c.At}
+		s.Checkins[c.ID] = r
 		s.CheckinOrder = append(s.CheckinOrder, c.ID)
+		s.mem.checkinList = append(s.mem.checkinList, r)
 		s.idx.doors[k] = c.ID
 	case TicketIssued:
 		// Nothing to do: the shell reads it to queue ticket emails.
@@ -143,7 +145,7 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 	if len(s.OrderOrder) == 0 && s.reserveFor() > 0 {
 		n := s.reserveFor()
 		s.Orders, s.OrderOrder = make(map[string]*OrderRec, n), make([]string, 0, n)
-		s.idx.orderByNumber = make(map[string]string, n)
+		s.idx.orderByNumber, s.mem.orderList = make(map[string]string, n), make([]*OrderRec, 0, n)
 	}
 	o := s.mem.orders.next(len(s.OrderOrder))
 	*o = OrderRec{
@@ -156,6 +158,7 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 	}
 	s.Orders[o.ID] = o
 	s.OrderOrder = append(s.OrderOrder, o.ID)
+	s.mem.orderList = append(s.mem.orderList, o)
 	s.idx.orderByNumber[o.Number] = o.ID
 	e.OrdersTaken++
 	if cs, ok := s.Checkouts[o.CheckoutSessionID]; ok {
@@ -243,7 +246,7 @@ func (s *State) addReg(r *RegistrationRec) {
 	if len(s.RegOrder) == 0 && s.reserveFor() > 0 {
 		n := s.reserveFor()
 		s.Regs, s.RegOrder = make(map[string]*RegistrationRec, n), make([]string, 0, n)
-		s.idx.regByEmail = make(map[string]string, n)
+		s.idx.regByEmail, s.mem.regList = make(map[string]string, n), make([]*RegistrationRec, 0, n)
 	}
 	r.Seq = len(s.RegOrder)
 	if r.Status == RegWaitlisted {
@@ -252,6 +255,7 @@ func (s *State) addReg(r *RegistrationRec) {
 	}
 	s.Regs[r.ID] = r
 	s.RegOrder = append(s.RegOrder, r.ID)
+	s.mem.regList = append(s.mem.regList, r)
 	s.count(r.TypeID, r.Status, +1)
 	s.indexReg(r)
 }

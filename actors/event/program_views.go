@@ -491,9 +491,9 @@ func readBindings(d *dec, m map[string][]string) {
 }
 
 func (s *State) appendProgram(e enc) enc {
-	e = section(e, s.PerkOrder, s.Perks, enc.perkRec)
-	e = section(e, s.SpeakerOrder, s.Speakers, enc.speakerRec)
-	e = section(e, s.SponsorOrder, s.Sponsors, enc.sponsorRec)
+	e = section(e, len(s.PerkOrder), byID(s.PerkOrder, s.Perks), enc.perkRec)
+	e = section(e, len(s.SpeakerOrder), byID(s.SpeakerOrder, s.Speakers), enc.speakerRec)
+	e = section(e, len(s.SponsorOrder), byID(s.SponsorOrder, s.Sponsors), enc.sponsorRec)
 	e = bindingSection(e, s.TypePerks)
 	e = bindingSection(e, s.CodePerks)
 	return bindingSection(e, s.Grants)

@@ -138,36 +138,38 @@ type memory struct {
 	// regs and orders hand out records from slabs (see slab).
 	regs   slab[RegistrationRec]
 	orders slab[OrderRec]
-	// loadedRegs, loadedOrders and loadedCheckins are the records a
-	// snapshot decoded, in order: record i of a collection is its i-th id
-	// (records are never removed or reordered). Walking them in order
-	// reads memory sequentially, where a lookup by id per record costs a
-	// cache miss each in a map of a million entries.
-	loadedRegs     []RegistrationRec
-	loadedOrders   []OrderRec
-	loadedCheckins []CheckinRec
+	// regList, orderList and checkinList hold the records of RegOrder,
+	// OrderOrder and CheckinOrder at the same positions (records are never
+	// removed or reordered). Walking them reads the records in memory
+	// order, where a lookup by id per record costs a cache miss each in a
+	// map of a million entries (snapshot encode and load, reindex).
+	regList     []*RegistrationRec
+	orderList   []*OrderRec
+	checkinList []*CheckinRec
 }
 
-// regAt returns the registration at position i of RegOrder.
+// regAt returns the registration at position i of RegOrder. The lists
+// are complete for every state this package builds; the map is the
+// fallback for one built otherwise (a version 1 snapshot).
 func (s *State) regAt(i int) *RegistrationRec {
-	if i < len(s.mem.loadedRegs) {
-		return &s.mem.loadedRegs[i]
+	if len(s.mem.regList) == len(s.RegOrder) {
+		return s.mem.regList[i]
 	}
 	return s.Regs[s.RegOrder[i]]
 }
 
 // orderAt returns the order at position i of OrderOrder.
 func (s *State) orderAt(i int) *OrderRec {
-	if i < len(s.mem.loadedOrders) {
-		return &s.mem.loadedOrders[i]
+	if len(s.mem.orderList) == len(s.OrderOrder) {
+		return s.mem.orderList[i]
 	}
 	return s.Orders[s.OrderOrder[i]]
 }
 
 // checkinAt returns the check-in at position i of CheckinOrder.
 func (s *State) checkinAt(i int) *CheckinRec {
-	if i < len(s.mem.loadedCheckins) {
-		return &s.mem.loadedCheckins[i]
+	if len(s.mem.checkinList) == len(s.CheckinOrder) {
+		return s.mem.checkinList[i]
 	}
 	return s.Checkins[s.CheckinOrder[i]]
 }

@@ -29,7 +29,15 @@ const stateVersion = 2
 
 // MarshalState encodes the whole state for a snapshot.
 func MarshalState(s *State) ([]byte, error) {
-	e := make(enc, 0, 64+len(s.RegOrder)*160+len(s.OrderOrder)*200)
+	// Sized from samples of the big sections: growing a buffer of a few
+	// hundred megabytes by appending copies it several times over.
+	size := 4096 +
+		estimate(len(s.RegOrder), s.regAt, enc.regRec) +
+		estimate(len(s.CheckinOrder), s.checkinAt, enc.checkinRec) +
+		estimate(len(s.OrderOrder), s.orderAt, enc.orderRec) +
+		estimate(len(s.CheckoutOrder), byID(s.CheckoutOrder, s.Checkouts), enc.checkoutRec) +
+		estimate(len(s.CodeOrder), byID(s.CodeOrder, s.Codes), enc.codeRec)
+	e := make(enc, 0, size)
 	e = append(e, stateVersion)
 	e = e.str(s.ID)
 	if s.Event == nil {
@@ -38,36 +46,44 @@ func MarshalState(s *State) ([]byte, error) {
 		e = append(e, 1)
 		e = record(e, func(e enc) enc { return e.eventRec(s.Event) })
 	}
-	e = section(e, s.TypeOrder, s.Types, enc.typeRec)
-	e = section(e, s.RegOrder, s.Regs, enc.regRec)
-	e = section(e, s.CheckinOrder, s.Checkins, enc.checkinRec)
-	e = section(e, s.CodeOrder, s.Codes, enc.codeRec)
-	e = section(e, s.AddonOrder, s.Addons, enc.addonRec)
-	e = section(e, s.BundleOrder, s.Bundles, enc.bundleRec)
-	e = section(e, s.OrderOrder, s.Orders, enc.orderRec)
-	e = section(e, s.CheckoutOrder, s.Checkouts, enc.checkoutRec)
-	e = section(e, s.SessionOrder, s.Sessions, enc.sessionRec)
-	e = section(e, s.VenueOrder, s.Venues, enc.venueRec)
+	e = section(e, len(s.TypeOrder), byID(s.TypeOrder, s.Types), enc.typeRec)
+	e = section(e, len(s.RegOrder), s.regAt, enc.regRec)
+	e = section(e, len(s.CheckinOrder), s.checkinAt, enc.checkinRec)
+	e = section(e, len(s.CodeOrder), byID(s.CodeOrder, s.Codes), enc.codeRec)
+	e = section(e, len(s.AddonOrder), byID(s.AddonOrder, s.Addons), enc.addonRec)
+	e = section(e, len(s.BundleOrder), byID(s.BundleOrder, s.Bundles), enc.bundleRec)
+	e = section(e, len(s.OrderOrder), s.orderAt, enc.orderRec)
+	e = section(e, len(s.CheckoutOrder), byID(s.CheckoutOrder, s.Checkouts), enc.checkoutRec)
+	e = section(e, len(s.SessionOrder), byID(s.SessionOrder, s.Sessions), enc.sessionRec)
+	e = section(e, len(s.VenueOrder), byID(s.VenueOrder, s.Venues), enc.venueRec)
 	e = s.appendProgram(e)
 	e = s.appendConsole(e)
 	return e, nil
 }
 
 // record appends a length-prefixed record. The body is encoded in place
-// after a reserved length byte and moved when the length needs more.
+// after two reserved length bytes, which fit most records (128 to 16383
+// bytes); a shorter or longer one is moved to make the length minimal.
 func record(e enc, body func(enc) enc) enc {
 	start := len(e)
-	e = append(e, 0)
+	e = append(e, 0, 0)
 	e = body(e)
-	n := len(e) - start - 1
-	if n < 0x80 {
+	n := len(e) - start - 2
+	switch {
+	case n < 1<<7:
 		e[start] = byte(n)
+		copy(e[start+1:], e[start+2:])
+		return e[:len(e)-1]
+	case n < 1<<14:
+		e[start], e[start+1] = byte(n)|0x80, byte(n>>7)
 		return e
 	}
 	var lb [10]byte
 	l := len(enc(lb[:0]).uvarintBytes(uint64(n)))
-	e = append(e, make([]byte, l-1)...)
-	copy(e[start+l:], e[start+1:start+1+n])
+	for range l - 2 {
+		e = append(e, 0)
+	}
+	copy(e[start+l:], e[start+2:start+2+n])
 	copy(e[start:], enc(lb[:0]).uvarintBytes(uint64(n)))
 	return e
 }
@@ -80,13 +96,36 @@ func (e enc) uvarintBytes(v uint64) enc {
 	return append(e, byte(v))
 }
 
-func section[T any](e enc, order []string, m map[string]*T, body func(enc, *T) enc) enc {
-	e = e.uvarintBytes(uint64(len(order)))
-	for _, id := range order {
-		r := m[id]
+// estimate returns about the encoded size of a section of n records (at
+// returns record i), from up to 16 records spread over it, with 1/8 of
+// slack.
+func estimate[T any](n int, at func(int) *T, body func(enc, *T) enc) int {
+	if n == 0 {
+		return 0
+	}
+	var buf [512]byte
+	k := min(n, 16)
+	total := 0
+	for j := range k {
+		total += len(body(enc(buf[:0]), at(j*n/k))) + 3 // length prefix
+	}
+	per := total / k
+	return n*per + n*per/8 + 16
+}
+
+// section appends a count and n records; at returns record i.
+func section[T any](e enc, n int, at func(int) *T, body func(enc, *T) enc) enc {
+	e = e.uvarintBytes(uint64(n))
+	for i := range n {
+		r := at(i)
 		e = record(e, func(e enc) enc { return body(e, r) })
 	}
 	return e
+}
+
+// byID returns the records of a small collection by position.
+func byID[T any](order []string, m map[string]*T) func(int) *T {
+	return func(i int) *T { return m[order[i]] }
 }
 
 func (e enc) eventRec(r *EventRec) enc {
@@ -227,9 +266,8 @@ func (d *dec) venueRec() VenueRec {
 }
 
 // readSection decodes one section into m and order; seq sets a record's
-// position and id reads its id. It returns the records, in order, in the
-// one backing array they live in.
-func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*dec) T, id func(*T) string, seq func(*T, int)) []T {
+// position and id reads its id. It returns the records in order.
+func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*dec) T, id func(*T) string, seq func(*T, int)) []*T {
 	n := d.count()
 	if n == 0 {
 		return nil
@@ -262,7 +300,11 @@ func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*d
 	if d.err != nil {
 		return nil
 	}
-	return slab
+	list := make([]*T, n)
+	for i := range slab {
+		list[i] = &slab[i]
+	}
+	return list
 }
 
 // UnmarshalState decodes a snapshot and rebuilds the indexes. It checks the
@@ -333,12 +375,12 @@ func (s *State) decodeBinary(body string) error {
 		}
 	}
 	readSection(d, &s.Types, &s.TypeOrder, (*dec).typeRec, func(r *TicketTypeRec) string { return r.ID }, func(r *TicketTypeRec, i int) { r.Seq = i })
-	s.mem.loadedRegs = readSection(d, &s.Regs, &s.RegOrder, (*dec).regRec, func(r *RegistrationRec) string { return r.ID }, func(r *RegistrationRec, i int) { r.Seq = i })
-	s.mem.loadedCheckins = readSection(d, &s.Checkins, &s.CheckinOrder, (*dec).checkinRec, func(r *CheckinRec) string { return r.ID }, func(r *CheckinRec, i int) { r.Seq = i })
+	s.mem.regList = readSection(d, &s.Regs, &s.RegOrder, (*dec).regRec, func(r *RegistrationRec) string { return r.ID }, func(r *RegistrationRec, i int) { r.Seq = i })
+	s.mem.checkinList = readSection(d, &s.Checkins, &s.CheckinOrder, (*dec).checkinRec, func(r *CheckinRec) string { return r.ID }, func(r *CheckinRec, i int) { r.Seq = i })
 	readSection(d, &s.Codes, &s.CodeOrder, (*dec).codeRec, func(r *CodeRec) string { return r.ID }, func(r *CodeRec, i int) { r.Seq = i })
 	readSection(d, &s.Addons, &s.AddonOrder, (*dec).addonRec, func(r *AddonRec) string { return r.ID }, func(r *AddonRec, i int) { r.Seq = i })
 	readSection(d, &s.Bundles, &s.BundleOrder, (*dec).bundleRec, func(r *BundleRec) string { return r.ID }, func(r *BundleRec, i int) { r.Seq = i })
-	s.mem.loadedOrders = readSection(d, &s.Orders, &s.OrderOrder, (*dec).orderRec, func(r *OrderRec) string { return r.ID }, func(r *OrderRec, i int) { r.Seq = i })
+	s.mem.orderList = readSection(d, &s.Orders, &s.OrderOrder, (*dec).orderRec, func(r *OrderRec) string { return r.ID }, func(r *OrderRec, i int) { r.Seq = i })
 	readSection(d, &s.Checkouts, &s.CheckoutOrder, (*dec).checkoutRec, func(r *CheckoutRec) string { return r.ID }, func(r *CheckoutRec, i int) { r.Seq = i })
 	readSection(d, &s.Sessions, &s.SessionOrder, (*dec).sessionRec, func(r *SessionRec) string { return r.ID }, func(r *SessionRec, i int) { r.Seq = i })
 	readSection(d, &s.Venues, &s.VenueOrder, (*dec).venueRec, func(r *VenueRec) string { return r.ID }, func(r *VenueRec, i int) { r.Seq = i })
