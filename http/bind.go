@@ -245,6 +245,7 @@ func (b *binder) bind(body []byte, dst any) error {
 	}
 	p := b.planFor(v.Elem().Type())
 	var root jnode
+	var ps problems
 	if len(bytes.TrimSpace(body)) == 0 {
 		switch p.kind {
 		case pStruct:
@@ -259,13 +260,18 @@ func (b *binder) bind(body []byte, dst any) error {
 		if jp == nil {
 			jp = new(jsonParser)
 		}
-		defer b.putParser(jp)
+		// The path stack is the parser's too, so walking a body allocates
+		// no path.
+		ps.path = jp.path[:0]
+		defer func() {
+			jp.path = ps.path[:0]
+			b.putParser(jp)
+		}()
 		var msg string
 		if root, msg = jp.parse(body); msg != "" {
 			return malformed(msg)
 		}
 	}
-	var ps problems
 	if root.kind == jNull && !nullOK(p) {
 		return malformed("the body must not be null")
 	}
@@ -276,7 +282,7 @@ func (b *binder) bind(body []byte, dst any) error {
 // putParser returns a parser to the pool once its nodes are dead; a parser
 // grown by a huge body is dropped so the pool stays small.
 func (b *binder) putParser(p *jsonParser) {
-	if cap(p.arena) > 4096 || cap(p.stack) > 4096 {
+	if cap(p.arena) > 4096 || cap(p.stack) > 4096 || cap(p.path) > maxJSONDepth+8 {
 		return
 	}
 	clear(p.arena)
@@ -303,7 +309,7 @@ func nodeToAny(n *jnode, ps *problems) any {
 		}
 		return f
 	case jStr:
-		return n.str
+		return n.text()
 	case jArr:
 		out := make([]any, len(n.kids))
 		for i := range n.kids {
@@ -315,8 +321,9 @@ func nodeToAny(n *jnode, ps *problems) any {
 	case jObj:
 		out := make(map[string]any, len(n.kids))
 		for i := range n.kids {
-			ps.push(n.kids[i].key)
-			out[n.kids[i].key] = nodeToAny(&n.kids[i], ps)
+			k := string(n.kids[i].key)
+			ps.push(k)
+			out[k] = nodeToAny(&n.kids[i], ps)
 			ps.pop()
 		}
 		return out
@@ -374,7 +381,7 @@ func decodeValue(n *jnode, v reflect.Value, p *plan, ps *problems) {
 			ps.add("must be a string")
 			return
 		}
-		v.SetString(n.str)
+		v.SetString(n.text())
 	case pBool:
 		if n.kind != jBool {
 			ps.add("must be a boolean")
@@ -411,7 +418,7 @@ func decodeValue(n *jnode, v reflect.Value, p *plan, ps *problems) {
 			ps.add("must be an RFC 3339 date-time string")
 			return
 		}
-		t, err := time.Parse(time.RFC3339Nano, n.str)
+		t, err := time.Parse(time.RFC3339Nano, n.text())
 		if err != nil {
 			ps.add("must be an RFC 3339 date-time")
 			return
@@ -478,9 +485,9 @@ func decodeStruct(n *jnode, v reflect.Value, p *plan, ps *problems) {
 	}
 	for i := range n.kids {
 		kid := &n.kids[i]
-		fi, ok := p.byName[kid.key]
+		fi, ok := p.byName[string(kid.key)]
 		if !ok {
-			ps.addAt(kid.key, "unknown field")
+			ps.addAt(string(kid.key), "unknown field")
 			continue
 		}
 		seen[fi] = true
@@ -509,6 +516,15 @@ func decodeField(kid *jnode, v reflect.Value, f *fieldPlan, ps *problems) {
 	}
 	if !checkCollection(kid, &f.rules, ps) {
 		return
+	}
+	if kid.kind == jStr && kid.str == "" {
+		// An allowed value of an enum is the rule's own string: no copy.
+		for _, e := range f.rules.Enum {
+			if string(kid.sb) == e {
+				kid.str = e
+				break
+			}
+		}
 	}
 	before := len(ps.details) + ps.more
 	decodeValue(kid, v.FieldByIndex(f.index), f.plan, ps)
@@ -594,7 +610,7 @@ func checkScalar(n *jnode, r *fieldRules, ps *problems) {
 			ps.add("must be at most " + fmtNum(*r.Max))
 		}
 	case jStr:
-		checkString(n.str, r, ps)
+		checkString(n.text(), r, ps)
 	}
 }
 
@@ -851,10 +867,22 @@ const (
 // object members, a member's name in its key.
 type jnode struct {
 	kind jkind
-	str  string // the value of a string
-	key  string // the member name, for members of an object
+	// sb is the value of a string, unescaped: a slice of the body when it
+	// has no escapes. str is that value as a Go string, made by text on
+	// first use, so member names and unused values cost no allocation.
+	sb   []byte
+	str  string
+	key  []byte // the member name (unescaped), for members of an object
 	raw  []byte
 	kids []jnode
+}
+
+// text returns the value of a string node.
+func (n *jnode) text() string {
+	if n.str == "" && len(n.sb) > 0 {
+		n.str = string(n.sb)
+	}
+	return n.str
 }
 
 // maxJSONDepth bounds nesting so a hostile body cannot exhaust the stack.
@@ -870,6 +898,7 @@ type jsonParser struct {
 	err   string
 	stack []jnode
 	arena []jnode
+	path  []pathElem // the binder's problems.path, kept with the parser
 }
 
 // parseJSON parses one JSON document; msg is a human reason when it fails.
@@ -944,7 +973,7 @@ func (p *jsonParser) value(depth int) jnode {
 		return p.array(depth)
 	case c == '"':
 		s := p.string()
-		return jnode{kind: jStr, str: s, raw: p.in[start:p.pos]}
+		return jnode{kind: jStr, sb: s, raw: p.in[start:p.pos]}
 	case c == 't':
 		p.literal("true")
 		return jnode{kind: jBool, raw: p.in[start:p.pos]}
@@ -1008,28 +1037,29 @@ func (p *jsonParser) number() {
 	}
 }
 
-// string parses a string literal at p.pos and returns its value.
-func (p *jsonParser) string() string {
+// string parses a string literal at p.pos and returns its value: a slice
+// of the input when it has no escapes, else a new buffer.
+func (p *jsonParser) string() []byte {
 	p.pos++ // opening quote
 	start := p.pos
 	// Fast path: no escapes.
 	for p.pos < len(p.in) {
 		c := p.in[p.pos]
 		if c == '"' {
-			s := p.in[start:p.pos]
+			s := p.in[start:p.pos:p.pos]
 			p.pos++
 			if !utf8.Valid(s) {
 				p.fail("invalid UTF-8 in string")
-				return ""
+				return nil
 			}
-			return string(s)
+			return s
 		}
 		if c == '\\' {
 			break
 		}
 		if c < 0x20 {
 			p.fail("control character in string")
-			return ""
+			return nil
 		}
 		p.pos++
 	}
@@ -1041,12 +1071,12 @@ func (p *jsonParser) string() string {
 			p.pos++
 			if !utf8.Valid(buf) {
 				p.fail("invalid UTF-8 in string")
-				return ""
+				return nil
 			}
-			return string(buf)
+			return buf
 		case c < 0x20:
 			p.fail("control character in string")
-			return ""
+			return nil
 		case c != '\\':
 			buf = append(buf, c)
 			p.pos++
@@ -1075,7 +1105,7 @@ func (p *jsonParser) string() string {
 			r, ok := p.hex4()
 			if !ok {
 				p.fail("invalid \\u escape")
-				return ""
+				return nil
 			}
 			if utf16.IsSurrogate(r) {
 				r2 := rune(-1)
@@ -1083,7 +1113,7 @@ func (p *jsonParser) string() string {
 					p.pos += 2
 					if r2, ok = p.hex4(); !ok {
 						p.fail("invalid \\u escape")
-						return ""
+						return nil
 					}
 				}
 				r = utf16.DecodeRune(r, r2)
@@ -1091,11 +1121,11 @@ func (p *jsonParser) string() string {
 			buf = utf8.AppendRune(buf, r)
 		default:
 			p.fail("invalid escape in string")
-			return ""
+			return nil
 		}
 	}
 	p.fail("unexpected end of input in string")
-	return ""
+	return nil
 }
 
 func (p *jsonParser) hex4() (rune, bool) {
@@ -1181,7 +1211,7 @@ func (p *jsonParser) object(depth int) jnode {
 			break
 		}
 		if p.duplicate(p.stack[base:], &seenSet, k) {
-			p.fail("duplicate member " + strconv.Quote(k))
+			p.fail("duplicate member " + strconv.Quote(string(k)))
 			break
 		}
 		p.ws()
@@ -1219,10 +1249,10 @@ func (p *jsonParser) object(depth int) jnode {
 
 // duplicate reports whether k is already a member name among members,
 // switching from a scan to a set once an object is large.
-func (p *jsonParser) duplicate(members []jnode, set *map[string]struct{}, k string) bool {
+func (p *jsonParser) duplicate(members []jnode, set *map[string]struct{}, k []byte) bool {
 	if len(members) < 16 {
 		for i := range members {
-			if members[i].key == k {
+			if string(members[i].key) == string(k) {
 				return true
 			}
 		}
@@ -1231,13 +1261,13 @@ func (p *jsonParser) duplicate(members []jnode, set *map[string]struct{}, k stri
 	if *set == nil {
 		*set = make(map[string]struct{}, 2*len(members))
 		for i := range members {
-			(*set)[members[i].key] = struct{}{}
+			(*set)[string(members[i].key)] = struct{}{}
 		}
 	}
-	if _, ok := (*set)[k]; ok {
+	if _, ok := (*set)[string(k)]; ok {
 		return true
 	}
-	(*set)[k] = struct{}{}
+	(*set)[string(k)] = struct{}{}
 	return false
 }
 
