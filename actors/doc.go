@@ -21,11 +21,42 @@
 //
 // On activation an event actor loads its newest snapshot, replays the log
 // records after it and then sends itself an Expire, so holds that lapsed
-// while the service was down lapse at once. Every SnapshotEvery changes it
-// snapshots its state (encoded inside the actor, saved by a goroutine once
-// the records it covers are durable) and trims the log up to the previous
-// snapshot, so one older snapshot can still be replayed forward should the
-// newest be unreadable.
+// while the service was down lapse at once. GOGC is raised for the length
+// of a load (Config.LoadGCPercent, a reference-counted section of the
+// System, since the knob is process-wide): a loading state is all live, so
+// collections meanwhile only slow it down.
+//
+// # Snapshots
+//
+// Snapshots are taken off the actor, so that a door-scanner burst or an
+// on-sale drop never waits behind the encode of a big state. The actor
+// only counts: once the changes since its last snapshot reach
+// max(SnapshotEvery, covered/2), where covered is that snapshot's seq, it
+// asks the System's snapshotter for a snapshot at its current seq S, and
+// only once S is durable. The rule keeps the background work O(1) per
+// change amortised (a snapshot costs about the size of the state, and the
+// interval grows with it) while recovery replays at most about a third of
+// an event's records.
+//
+// The snapshotter has one worker goroutine (at most one snapshot is built
+// at a time, so it never takes both cores) and a bounded queue of events
+// (a full queue refuses, and the actor asks again on its next change). For
+// each request it builds the state at S the way recovery does, in a fresh
+// machine: the newest snapshot, then the log records after it up to S.
+// Since the machine is deterministic, that is the state the actor had at
+// S: snapshot(S) = apply(snapshot(prev), log(prev..S]). It encodes it and
+// saves it with snapshots.SaveAndTrim, which trims the log only through the
+// OLDER snapshot kept, in the same batch as the new header: a crash at any
+// point of a background snapshot loses nothing, and an unreadable newest
+// snapshot still has an older one and the records after it.
+//
+// The worker reads only the store, never the actor: an idle actor may
+// passivate while its snapshot is built, and a new incarnation loads from
+// whatever consistent set of snapshots and records it sees. System.Close
+// waits for the worker after every actor has stopped, so the snapshot being
+// built and the (bounded) queue behind it are saved before it returns.
+// Building a snapshot holds a second copy of the event's state in memory
+// for its duration.
 //
 // # Concurrency
 //

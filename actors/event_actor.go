@@ -22,9 +22,9 @@ type eventActor struct {
 	com     committer
 	loadErr error
 
-	sinceSnap   int  // changes since the last snapshot was taken
-	snapping    bool // a snapshot save is in flight
-	outboxDirty bool // outbox entries were written into the open batch
+	snapSeq     uint64 // seq of the newest snapshot loaded or asked for
+	snapWait    bool   // a snapshot request waits for its seq to be durable
+	outboxDirty bool   // outbox entries were written into the open batch
 
 	timers  *scheduler.TimerScheduler
 	cancel  scheduler.CancelFunc
@@ -36,12 +36,6 @@ var errStopReplay = errors.New("actors: stop replay")
 
 // expireTick is the timer's message: run Expire now.
 type expireTick struct{}
-
-// snapshotSaved reports the end of a snapshot save.
-type snapshotSaved struct {
-	seq uint64
-	err error
-}
 
 func (a *eventActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
@@ -56,13 +50,11 @@ func (a *eventActor) Receive(ctx actor.Context) {
 	case *expireTick:
 		a.cancel, a.timerAt = nil, time.Time{}
 		a.handle(ctx, &request{cmd: event.Expire{Now: a.sys.cfg.Now()}}, nil)
-	case *snapshotSaved:
-		a.snapping = false
-		if m.err != nil {
-			a.sys.cfg.Logger.Error("snapshot failed", "event", a.id, "seq", m.seq, "err", m.err)
-		}
 	case *actor.ReceiveTimeout:
-		if a.com.idle() && !a.snapping && a.sys.retire(a.id, ctx.Self()) {
+		// A snapshot in flight does not keep the actor: the snapshotter
+		// works from the store, and a new incarnation loads from the
+		// snapshots and log it sees, which are consistent at every point.
+		if a.com.idle() && a.sys.retire(a.id, ctx.Self()) {
 			ctx.Stop(ctx.Self())
 		}
 	case *actor.Stopping:
@@ -98,51 +90,23 @@ func (a *eventActor) start(ctx actor.Context) {
 
 // load restores the newest snapshot and replays the log after it.
 func (a *eventActor) load() error {
-	seq, snap, ok, err := a.sys.snaps.LoadNewest(a.id)
+	// A big state is allocated all at once and all of it stays live:
+	// collections during the load would only slow it down.
+	exit := a.sys.loadGC.enter(a.sys.cfg.LoadGCPercent)
+	from, last, gap, err := a.sys.restore(a.m, a.id, ^uint64(0))
+	exit()
 	if err != nil {
-		return fmt.Errorf("actors: load snapshot of %s: %w", a.id, err)
-	}
-	if ok {
-		st, err := event.UnmarshalState(snap)
-		if err != nil {
-			return fmt.Errorf("actors: decode snapshot %d of %s: %w", seq, a.id, err)
-		}
-		a.m.Restore(st)
-	}
-	// The log must continue right after the snapshot: a gap would be
-	// silent data loss, so it is an error instead.
-	if first, err := a.sys.store.FirstSeq(a.id); err != nil {
-		return fmt.Errorf("actors: first seq of %s: %w", a.id, err)
-	} else if first != 0 && first > seq+1 {
-		return fmt.Errorf("actors: log of %s starts at %d, after snapshot %d: records are missing", a.id, first, seq)
-	}
-	last := seq
-	gap := false
-	err = a.sys.store.Replay(a.id, seq, func(s uint64, rec []byte) error {
-		if s != last+1 {
-			// Answers are released in log order, so nothing after a gap
-			// was ever acknowledged: stop here and drop the rest below.
-			gap = true
-			return errStopReplay
-		}
-		ch, err := event.UnmarshalChange(rec)
-		if err != nil {
-			return fmt.Errorf("record %d: %w", s, err)
-		}
-		a.m.Apply(ch)
-		last = s
-		a.sinceSnap++
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStopReplay) {
-		return fmt.Errorf("actors: replay %s: %w", a.id, err)
+		return err
 	}
 	if gap {
+		// Answers are released in log order, so nothing after a gap was
+		// ever acknowledged: drop it.
 		a.sys.cfg.Logger.Warn("log gap: dropping unacknowledged records", "event", a.id, "after", last)
 		if err := a.sys.store.TruncateAfter(a.id, last); err != nil {
 			return fmt.Errorf("actors: truncate %s after %d: %w", a.id, last, err)
 		}
 	}
+	a.snapSeq = from
 	a.com.seq = last
 	return nil
 }
@@ -183,41 +147,28 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	if req.create != "" && len(changes) > 0 {
 		a.com.put([]byte(indexPrefix+a.id), []byte(req.create))
 	}
-	a.sinceSnap += len(changes)
 	a.maybeSnapshot()
 	a.com.reply(ctx, to, &response{result: res})
 	a.com.kick()
 	a.arm()
 }
 
-// maybeSnapshot encodes the state once enough changes have accumulated and
-// saves it once the records it covers are durable.
+// maybeSnapshot asks the snapshotter for a snapshot at the current seq
+// once it is durable, when enough changes have accumulated: at least
+// SnapshotEvery, and for a big event half the records the last snapshot
+// covers (see snapshotGrowthDiv). The actor never encodes its state.
 func (a *eventActor) maybeSnapshot() {
-	if a.snapping || a.sinceSnap < a.sys.cfg.SnapshotEvery {
-		return
-	}
-	state, err := event.MarshalState(a.m.State())
-	if err != nil {
-		a.sys.cfg.Logger.Error("snapshot encode failed", "event", a.id, "err", err)
+	if a.snapWait || a.com.seq-a.snapSeq < snapshotDue(a.sys.cfg.SnapshotEvery, a.snapSeq) {
 		return
 	}
 	seq := a.com.seq
-	a.snapping = true
-	a.sinceSnap = 0
-	self := a.com.post
+	a.snapWait = true
 	a.com.afterDurable(func() {
-		a.sys.wg.Add(1)
-		go func() {
-			defer a.sys.wg.Done()
-			// The log is trimmed only through the oldest snapshot kept, so
-			// an unreadable newest snapshot still has an older one and the
-			// records after it.
-			_, err := a.sys.snaps.SaveAndTrim(a.id, seq, state)
-			if err == nil {
-				a.sys.metrics.Snapshots.Add(1)
-			}
-			self(&snapshotSaved{seq: seq, err: err})
-		}()
+		a.snapWait = false
+		// A full queue refuses: the next change asks again.
+		if a.sys.snapper.want(a.sys, a.id, seq) {
+			a.snapSeq = seq
+		}
 	})
 }
 

@@ -23,8 +23,13 @@ import (
 type Config struct {
 	// Event is handed to every event machine.
 	Event event.Config
-	// SnapshotEvery is the number of changes between snapshots of an event.
+	// SnapshotEvery is the least number of changes between snapshots of an
+	// event; for a big event the interval grows with the event (see
+	// snapshotGrowthDiv). Snapshots are built off the actor.
 	SnapshotEvery int
+	// LoadGCPercent is the GOGC in force while an event actor loads its
+	// state (0: 400; below 0: GOGC is left alone).
+	LoadGCPercent int
 	// IdleTimeout passivates an event actor that received nothing for this
 	// long; 0 keeps actors active until shutdown.
 	IdleTimeout time.Duration
@@ -90,9 +95,12 @@ type System struct {
 	as    *actor.ActorSystem
 	store *persistence.Store
 	snaps *snapshots.Store
-	wg    sync.WaitGroup // syncs and snapshot saves in flight
+	wg    sync.WaitGroup // syncs and the snapshot worker
 	disp  *dispatcher    // runs the event actors' mailboxes
 	reply *replyPool     // answer slots of Ask
+
+	snapper snapshotter // builds and saves snapshots off the actors
+	loadGC  loadGC      // raises GOGC while states load
 
 	mu      sync.Mutex
 	slots   map[string]*slot

@@ -30,12 +30,14 @@
 // An envelope is stored in the 's' namespace of package persistence (keys
 // 's' | stream | 0x00 | seq | part, see persistence.SnapshotKey): part 0
 // holds the header, parts 1..n hold consecutive chunk-size slices of the
-// payload (1 MiB by default). So no Pebble value is larger than a chunk, and
-// Save and LoadNewest hold at most one write batch (a few chunks) beyond the
-// state itself, even for a 200 MB state.
+// payload (256 KiB by default; a snapshot written with another chunk size
+// declares it in its header and stays readable). So no Pebble value is
+// larger than a chunk, and Save and LoadNewest hold at most one write batch
+// (one chunk) beyond the state itself, even for a 200 MB state.
 //
-// Save writes the payload parts first, in synced batches of a few chunks,
-// and then, in one last synced batch, the header together with the deletion
+// Save writes the payload parts first, one synced batch per chunk (so that
+// the log commits of the actors, which Pebble orders behind it, wait for at
+// most one small write), and then, in one last synced batch, the header together with the deletion
 // of snapshots beyond retention (and, for SaveAndTrim, the log trim). A
 // snapshot exists only once its header does, and the header is written after
 // every part it describes is durable, so a crash mid-save leaves orphan parts
@@ -59,7 +61,11 @@
 // # Concurrency
 //
 // Store methods are safe for concurrent use on different streams. Saves of
-// one stream must not overlap (the stream's actor is their only caller).
-// LoadNewest and List read one consistent Pebble view, so they may run
-// during a Save of the same stream and see either the old or the new set.
+// one stream must not overlap: in ticketd their only caller is the actor
+// System's snapshot worker, one goroutine that builds each state off the
+// event's actor (see package actors). LoadNewest and List read one
+// consistent Pebble view, so they may run during a Save of the same stream
+// (an actor activating while its event's snapshot is saved) and see either
+// the old or the new set; since the log is trimmed only through the older
+// snapshot kept, the records after either set's newest are still there.
 package snapshots

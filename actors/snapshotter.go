@@ -1,0 +1,249 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"ticketd/actors/event"
+)
+
+// snapshotGrowthDiv sets the size rule of snapshots: an event is snapshotted
+// once the changes since its last snapshot reach max(SnapshotEvery,
+// covered/snapshotGrowthDiv), where covered is the seq of that snapshot.
+// Building a snapshot costs about the size of the state, which grows at
+// most with covered, so the background work per change stays O(1)
+// amortised for huge events; recovery replays at most about a third of an
+// event's records.
+const snapshotGrowthDiv = 2
+
+// snapshotDue is the number of changes after a snapshot at seq covered
+// that makes the next one due.
+func snapshotDue(every int, covered uint64) uint64 {
+	return max(uint64(every), covered/snapshotGrowthDiv)
+}
+
+// snapshotQueueMax bounds the events waiting for a snapshot. A request
+// beyond it is refused and the actor asks again on its next change.
+const snapshotQueueMax = 64
+
+// defaultLoadGCPercent is the GOGC in force while an actor loads a state
+// (see loadGC).
+const defaultLoadGCPercent = 400
+
+// snapshotter takes event snapshots off the actors. An actor only posts
+// "snapshot wanted at seq S" once S is durable; one worker goroutine (at
+// most one, started on demand, so a snapshot never takes both cores)
+// rebuilds the state at S from the newest snapshot and the log records up
+// to S in a machine of its own, encodes it and saves it with SaveAndTrim.
+// Since the machine is deterministic, snapshot(S) = apply(snapshot(prev),
+// log(prev..S]) is the state the actor had at S, and the actor's turn never
+// holds an encode.
+//
+// The zero value is ready. Its methods are safe for concurrent use.
+type snapshotter struct {
+	mu      sync.Mutex
+	queue   []string          // event ids in request order
+	wanted  map[string]uint64 // event id -> newest seq wanted
+	running bool              // the worker goroutine is live
+
+	// beforeEncode, when set by a test, runs in the worker after the state
+	// is rebuilt and before it is encoded: a slow encode.
+	beforeEncode func(eventID string, seq uint64)
+}
+
+// want queues a snapshot of eventID at seq, which must be durable. It
+// answers false when the queue is full. A request for an event already
+// queued only moves its seq forward.
+func (w *snapshotter) want(s *System, eventID string, seq uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.wanted == nil {
+		w.wanted = map[string]uint64{}
+	}
+	if old, ok := w.wanted[eventID]; ok {
+		w.wanted[eventID] = max(old, seq)
+		return true
+	}
+	if len(w.queue) >= snapshotQueueMax {
+		return false
+	}
+	w.queue = append(w.queue, eventID)
+	w.wanted[eventID] = seq
+	if !w.running {
+		w.running = true
+		// System.Close waits for s.wg after every actor has stopped, that
+		// is after the last want: it waits for the queue to drain.
+		s.wg.Add(1)
+		go w.run(s)
+	}
+	return true
+}
+
+// run takes the queued snapshots one at a time and ends when none is left.
+func (w *snapshotter) run(s *System) {
+	defer s.wg.Done()
+	for {
+		w.mu.Lock()
+		if len(w.queue) == 0 {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		id := w.queue[0]
+		w.queue[0] = ""
+		w.queue = w.queue[1:]
+		seq := w.wanted[id]
+		delete(w.wanted, id)
+		hook := w.beforeEncode
+		w.mu.Unlock()
+
+		saved, err := w.take(s, id, seq, hook)
+		switch {
+		case err != nil:
+			// Nothing is lost: the log still holds every record after the
+			// older snapshot. The actor asks again after more changes.
+			s.cfg.Logger.Error("snapshot failed", "event", id, "seq", seq, "err", err)
+		case saved:
+			s.metrics.Snapshots.Add(1)
+		}
+	}
+}
+
+// take builds the state of eventID at seq and saves it as a snapshot. It
+// answers false without saving when a snapshot at seq or newer exists.
+func (w *snapshotter) take(s *System, id string, seq uint64, hook func(string, uint64)) (bool, error) {
+	// No loadGC section here: it showed no gain in the latency of the
+	// actors meanwhile (BenchmarkAskLatencyDuringSnapshot), and a rebuild
+	// runs long, beside live traffic whose garbage would pile up too.
+	m := event.NewMachine(id, s.cfg.Event, s.cfg.IDs)
+	from, last, gap, err := s.restore(m, id, seq)
+	if err != nil {
+		return false, err
+	}
+	if from >= seq {
+		return false, nil
+	}
+	if gap || last != seq {
+		// seq was durable when it was asked for and the log is trimmed only
+		// through a snapshot, so this is a broken store, not a race.
+		return false, fmt.Errorf("actors: snapshot %s at %d: the log ends at %d", id, seq, last)
+	}
+	if hook != nil {
+		hook(id, seq)
+	}
+	state, err := event.MarshalState(m.State())
+	if err != nil {
+		return false, fmt.Errorf("actors: snapshot %s at %d: encode: %w", id, seq, err)
+	}
+	m = nil // the state is garbage from here: let a GC during the save take it
+	// The log is trimmed only through the older snapshot kept, so an
+	// unreadable newest snapshot still has an older one and the records
+	// after it; header, retention and trim share one atomic batch.
+	if _, err := s.snaps.SaveAndTrim(id, seq, state); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// restore loads the newest snapshot of id into m and applies the log
+// records after it, through seq through at most. It answers the seq of the
+// snapshot (0 without one), the seq of the last record applied, and whether
+// replay stopped at a gap in the log (a record missing before the end).
+// It does not change the store.
+func (s *System) restore(m *event.Machine, id string, through uint64) (from, last uint64, gap bool, err error) {
+	from, snap, ok, err := s.snaps.LoadNewest(id)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("actors: load snapshot of %s: %w", id, err)
+	}
+	if ok {
+		st, err := event.UnmarshalState(snap)
+		if err != nil {
+			return 0, 0, false, fmt.Errorf("actors: decode snapshot %d of %s: %w", from, id, err)
+		}
+		m.Restore(st)
+	}
+	if from >= through {
+		return from, from, false, nil
+	}
+	// The log must continue right after the snapshot: a gap would be
+	// silent data loss, so it is an error instead.
+	if first, err := s.store.FirstSeq(id); err != nil {
+		return 0, 0, false, fmt.Errorf("actors: first seq of %s: %w", id, err)
+	} else if first != 0 && first > from+1 {
+		return 0, 0, false, fmt.Errorf("actors: log of %s starts at %d, after snapshot %d: records are missing", id, first, from)
+	}
+	last = from
+	err = s.store.Replay(id, from, func(seq uint64, rec []byte) error {
+		if seq != last+1 {
+			gap = true
+			return errStopReplay
+		}
+		ch, err := event.UnmarshalChange(rec)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", seq, err)
+		}
+		m.Apply(ch)
+		last = seq
+		if last == through {
+			return errStopReplay
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopReplay) {
+		return 0, 0, false, fmt.Errorf("actors: replay %s: %w", id, err)
+	}
+	return from, last, gap, nil
+}
+
+// loadGC raises the garbage collector's target (GOGC) while actors load
+// their states: a load allocates a whole state at once, all of it live, so
+// collections during it find little to free and only slow it down
+// (BenchmarkLoad). GOGC is process-wide, so this is a reference-counted
+// section: the first to enter raises it, the last to leave restores it.
+type loadGC struct {
+	mu     sync.Mutex
+	n      int
+	prev   int // GOGC before the section
+	raised int // GOGC set by the section; 0 when left alone
+}
+
+// enter starts a loading section with GOGC percent (0: the default, below
+// 0: leave GOGC alone) and returns the function that ends it.
+func (g *loadGC) enter(percent int) (exit func()) {
+	if percent < 0 {
+		return func() {}
+	}
+	if percent == 0 {
+		percent = defaultLoadGCPercent
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.n == 0 {
+		g.prev = debug.SetGCPercent(percent)
+		g.raised = percent
+		if g.prev < 0 || g.prev >= percent {
+			// GC off or already laxer (GOGC in the environment): keep it.
+			debug.SetGCPercent(g.prev)
+			g.raised = 0
+		}
+	}
+	g.n++
+	return g.exit
+}
+
+func (g *loadGC) exit() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n--
+	if g.n > 0 || g.raised == 0 {
+		return
+	}
+	// Another System in the process may have changed GOGC since (tests
+	// open several): restore only what this section set.
+	if cur := debug.SetGCPercent(g.prev); cur != g.raised {
+		debug.SetGCPercent(cur)
+	}
+	g.raised = 0
+}

@@ -1,0 +1,337 @@
+package actors
+
+import (
+	"fmt"
+	"math"
+	"runtime/debug"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors/event"
+	"ticketd/persistence"
+	"ticketd/snapshots"
+)
+
+func waitSnapshots(t *testing.T, e *env, n int64) {
+	t.Helper()
+	require.Eventually(t, func() bool { return e.sys.Metrics().Snapshots.Load() >= n },
+		10*time.Second, 2*time.Millisecond, "snapshot %d was not saved", n)
+}
+
+// replayState is the state bytes of a fresh machine that applied the log
+// of evt from its start through seq: the reference without snapshots.
+func replayState(t *testing.T, e *env, evt string, through uint64) []byte {
+	t.Helper()
+	m := event.NewMachine(evt, e.cfg.Event, randomIDs{})
+	require.NoError(t, e.store.Replay(evt, 0, func(seq uint64, rec []byte) error {
+		if seq > through {
+			return errStopReplay
+		}
+		ch, err := event.UnmarshalChange(rec)
+		if err != nil {
+			return err
+		}
+		m.Apply(ch)
+		return nil
+	}))
+	b, err := event.MarshalState(m.State())
+	require.NoError(t, err)
+	return b
+}
+
+func TestBackgroundSnapshotIsTheStateAtItsSeq(t *testing.T) {
+	// The actor never asks by itself here: the test asks the snapshotter.
+	e := newEnv(t, func(c *Config) { c.SnapshotEvery = math.MaxInt32 })
+	sd := newLogSeeder(t, e.store, e.cfg.Event)
+	sd.register(300)
+	s1, want1 := sd.last, sd.state()
+	require.Equal(t, want1, replayState(t, e, sd.evt, s1), "the reference machine is the replay")
+	sd.register(200) // records after s1: the snapshot must stop at s1
+
+	require.True(t, e.sys.snapper.want(e.sys, sd.evt, s1))
+	waitSnapshots(t, e, 1)
+	seq, got, ok, err := e.sys.snaps.LoadNewest(sd.evt)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, s1, seq)
+	assert.Equal(t, want1, got, "snapshot(s1) == replay of the log through s1")
+
+	// The next one starts from the snapshot: snapshot(s2) = apply(snapshot(s1), log(s1..s2]).
+	s2, want2 := sd.last, sd.state()
+	sd.register(50)
+	require.True(t, e.sys.snapper.want(e.sys, sd.evt, s2))
+	waitSnapshots(t, e, 2)
+	seq, got, ok, err = e.sys.snaps.LoadNewest(sd.evt)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, s2, seq)
+	assert.Equal(t, want2, got)
+
+	// Trimmed only through the older snapshot kept.
+	first, err := e.store.FirstSeq(sd.evt)
+	require.NoError(t, err)
+	assert.Equal(t, s1+1, first, "the log keeps every record after the older snapshot")
+
+	// A request at or behind the newest snapshot saves nothing.
+	require.True(t, e.sys.snapper.want(e.sys, sd.evt, s1))
+	e.close()
+	e.open()
+	assert.Equal(t, int64(0), e.sys.Metrics().Snapshots.Load())
+	seqs, err := e.sys.snaps.List(sd.evt)
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{s1, s2}, seqs)
+}
+
+// triggerSnapshot registers on evt until the actor asks for a snapshot and
+// the worker reaches beforeEncode (reported on started).
+func triggerSnapshot(t *testing.T, e *env, evt, tt string, started <-chan uint64) uint64 {
+	t.Helper()
+	for i := range 500 {
+		_, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: fmt.Sprintf("t%d@example.com", i), RegistrationTypeID: tt})
+		require.NoError(t, err)
+		select {
+		case seq := <-started:
+			return seq
+		case <-time.After(time.Millisecond):
+		}
+	}
+	select {
+	case seq := <-started:
+		return seq
+	case <-time.After(10 * time.Second):
+		t.Fatal("no snapshot was started")
+		return 0
+	}
+}
+
+func TestActorAnswersWhileASnapshotIsBuilt(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.SnapshotEvery = 50 })
+	started, release := make(chan uint64, 1), make(chan struct{})
+	e.sys.snapper.beforeEncode = func(string, uint64) { started <- 0; <-release }
+	evt, tt := e.newEvent("bu_1", nil)
+	triggerSnapshot(t, e, evt, tt, started)
+
+	// The encode is stalled in the worker; the actor keeps answering.
+	for i := range 20 {
+		_, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: fmt.Sprintf("during%d@example.com", i), RegistrationTypeID: tt})
+		require.NoError(t, err)
+	}
+	_, err := e.sys.Ask(bg, evt, event.GetEvent{})
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), e.sys.Metrics().Snapshots.Load(), "answered before the snapshot completed")
+	close(release)
+	waitSnapshots(t, e, 1)
+}
+
+func TestPassivationDoesNotWaitForASnapshot(t *testing.T) {
+	// The snapshotter reads the store, not the actor: an idle actor may
+	// retire while its snapshot is built, and a new incarnation loads from
+	// the snapshots and log it sees.
+	e := newEnv(t, func(c *Config) { c.SnapshotEvery = 50; c.IdleTimeout = 30 * time.Millisecond })
+	started, release := make(chan uint64, 4), make(chan struct{})
+	e.sys.snapper.beforeEncode = func(string, uint64) { started <- 0; <-release }
+	evt, tt := e.newEvent("bu_1", nil)
+	triggerSnapshot(t, e, evt, tt, started)
+	require.Eventually(t, func() bool { return e.sys.ActiveEvents() == 0 }, 5*time.Second, 5*time.Millisecond,
+		"the actor passivates while its snapshot is in flight")
+
+	_, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: "back@example.com", RegistrationTypeID: tt})
+	require.NoError(t, err, "a new incarnation serves meanwhile")
+	want := jsonOf(t, e.registrations(evt))
+	close(release)
+	waitSnapshots(t, e, 1)
+	e.reopen()
+	seqs, err := e.sys.snaps.List(evt)
+	require.NoError(t, err)
+	require.NotEmpty(t, seqs)
+	assert.Equal(t, want, jsonOf(t, e.registrations(evt)), "snapshot + tail == the state before the restart")
+}
+
+func TestCloseWaitsForTheSnapshotInFlightAndTheQueue(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.SnapshotEvery = math.MaxInt32 })
+	var mu sync.Mutex
+	var encoded []string
+	e.sys.snapper.beforeEncode = func(id string, _ uint64) {
+		time.Sleep(100 * time.Millisecond) // a slow encode
+		mu.Lock()
+		encoded = append(encoded, id)
+		mu.Unlock()
+	}
+	a, b := newLogSeeder(t, e.store, e.cfg.Event), newLogSeeder(t, e.store, e.cfg.Event)
+	a.register(20)
+	b.register(30)
+	require.True(t, e.sys.snapper.want(e.sys, a.evt, a.last))
+	require.True(t, e.sys.snapper.want(e.sys, b.evt, b.last))
+	e.close()
+	assert.Equal(t, []string{a.evt, b.evt}, encoded, "in request order, both before Close returned")
+	e.open()
+	for _, sd := range []*logSeeder{a, b} {
+		seq, got, ok, err := e.sys.snaps.LoadNewest(sd.evt)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, sd.last, seq)
+		assert.Equal(t, sd.state(), got)
+	}
+}
+
+func TestSnapshotQueueIsBoundedAndMergesRequests(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.SnapshotEvery = math.MaxInt32 })
+	release := make(chan struct{})
+	e.sys.snapper.beforeEncode = func(string, uint64) { <-release }
+	sd := newLogSeeder(t, e.store, e.cfg.Event)
+	sd.register(5)
+	require.True(t, e.sys.snapper.want(e.sys, sd.evt, sd.last-2))
+	require.True(t, e.sys.snapper.want(e.sys, sd.evt, sd.last), "a queued event moves its seq forward")
+	for i := range snapshotQueueMax - 1 {
+		require.True(t, e.sys.snapper.want(e.sys, fmt.Sprintf("evt_q%d", i), 1))
+	}
+	// The worker may have taken the first request off the queue already.
+	full := !e.sys.snapper.want(e.sys, "evt_one_more", 1) || !e.sys.snapper.want(e.sys, "evt_two_more", 1)
+	assert.True(t, full, "a full queue refuses")
+	close(release)
+	e.close() // the unknown events fail (no log) and are logged; sd is saved
+	e.open()
+	seqs, err := e.sys.snaps.List(sd.evt)
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{sd.last}, seqs, "one snapshot, at the newest seq asked for")
+}
+
+func TestSnapshotScheduleGrowsWithTheEvent(t *testing.T) {
+	assert.Equal(t, uint64(100), snapshotDue(100, 0))
+	assert.Equal(t, uint64(100), snapshotDue(100, 150))
+	assert.Equal(t, uint64(500_000), snapshotDue(100, 1_000_000))
+
+	e := newEnv(t, func(c *Config) { c.SnapshotEvery = 40 })
+	sd := newLogSeeder(t, e.store, e.cfg.Event)
+	sd.register(1000)
+	// Activation finds the records and no snapshot: one snapshot of all.
+	_, err := e.sys.Ask(bg, sd.evt, event.GetEvent{})
+	require.NoError(t, err)
+	waitSnapshots(t, e, 1)
+	for i := range 600 {
+		_, err := e.sys.Ask(bg, sd.evt, event.CreateRegistration{Email: fmt.Sprintf("g%d@example.com", i), RegistrationTypeID: sd.tt})
+		require.NoError(t, err)
+	}
+	e.reopen()
+	seqs, err := e.sys.snaps.List(sd.evt)
+	require.NoError(t, err)
+	// The next is due half the covered records later, not 40 later (a
+	// registration is two changes, so it may land one past).
+	require.Len(t, seqs, 2)
+	assert.Equal(t, sd.last, seqs[0])
+	due := sd.last + snapshotDue(40, sd.last)
+	assert.GreaterOrEqual(t, seqs[1], due)
+	assert.Less(t, seqs[1], due+2)
+}
+
+// TestCrashDuringBackgroundSnapshotsLosesNothing registers from several
+// callers on a crashable filesystem while snapshots are built in the
+// background, and crashes it (dropping unsynced data) at moments in the
+// middle of snapshots and at random: every registration acknowledged
+// before a crash is in the state recovered from its clone.
+func TestCrashDuringBackgroundSnapshotsLosesNothing(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	cfg := Config{Event: event.Config{BaseURL: "http://test", OrderHold: 15 * time.Minute, CheckoutSessionTTL: 24 * time.Hour}, SnapshotEvery: 30}
+	store, err := persistence.Open(persistence.Options{Dir: "data", FS: fs})
+	require.NoError(t, err)
+	sys, err := Open(cfg, store, snapshots.New(store, 2))
+	require.NoError(t, err)
+
+	type crash struct {
+		fs    *vfs.MemFS
+		acked []string
+	}
+	var mu sync.Mutex
+	var acked []string
+	var crashes []crash
+	clone := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		// Everything acknowledged so far is synced, so it is in the clone.
+		crashes = append(crashes, crash{acked: append([]string(nil), acked...), fs: fs.CrashClone(vfs.CrashCloneCfg{})})
+	}
+	sys.snapper.beforeEncode = func(string, uint64) { clone() }
+
+	evt := sys.NewEventID()
+	_, err = sys.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Conf", Timezone: "UTC"})
+	require.NoError(t, err)
+	res, err := sys.Ask(bg, evt, event.CreateTicketType{Name: "GA"})
+	require.NoError(t, err)
+	tt := res.(event.TicketType).ID
+	_, err = sys.Ask(bg, evt, event.UpdateTicketType{ID: tt, Status: event.Some("open")})
+	require.NoError(t, err)
+
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 100 {
+				res, err := sys.Ask(bg, evt, event.CreateRegistration{Email: fmt.Sprintf("w%d-%d@example.com", w, i), RegistrationTypeID: tt})
+				if !assert.NoError(t, err) {
+					return
+				}
+				mu.Lock()
+				acked = append(acked, res.(event.RegistrationResult).ID)
+				mu.Unlock()
+				if w == 0 && i%25 == 12 {
+					clone()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, sys.Close())
+	require.NoError(t, store.Close())
+	require.Greater(t, len(crashes), 4)
+
+	for i, c := range crashes {
+		store, err := persistence.Open(persistence.Options{Dir: "data", FS: c.fs})
+		require.NoError(t, err)
+		e := &env{t: t, cfg: cfg, store: store}
+		e.sys, err = Open(cfg, store, snapshots.New(store, 2))
+		require.NoError(t, err)
+		have := map[string]bool{}
+		for _, r := range e.registrations(evt) {
+			have[r.ID] = true
+		}
+		for _, id := range c.acked {
+			require.True(t, have[id], "crash %d lost acknowledged registration %s", i, id)
+		}
+		e.close()
+	}
+	t.Logf("%d crashes checked", len(crashes))
+}
+
+func TestLoadGCRaisesGOGCForTheSectionOnly(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	gogc := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
+
+	var a, b loadGC
+	exitA := a.enter(0)
+	assert.Equal(t, defaultLoadGCPercent, gogc())
+	exitA2 := a.enter(0) // nested
+	exitB := b.enter(300)
+	exitA()
+	assert.Equal(t, defaultLoadGCPercent, gogc(), "still loading")
+	exitA2()
+	assert.Equal(t, 100, gogc(), "a's section ended: its value restored")
+	exitB()
+	assert.Equal(t, 100, gogc(), "b does not put back a's raise")
+
+	assert.Equal(t, 100, gogc())
+	exit := a.enter(-1)
+	assert.Equal(t, 100, gogc(), "below 0 leaves GOGC alone")
+	exit()
+	debug.SetGCPercent(800)
+	exit = a.enter(0)
+	assert.Equal(t, 800, gogc(), "a laxer GOGC is kept")
+	exit()
+	assert.Equal(t, 800, gogc())
+}
