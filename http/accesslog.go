@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 )
@@ -75,12 +76,33 @@ func saneID(b []byte) bool {
 // begin stamps what every response carries: the request id and the
 // security headers.
 func (s *Server) begin(rc *fasthttp.RequestCtx) requestStart {
-	st := requestStart{at: s.cfg.Now(), mono: time.Now(), requestID: s.requestID(rc)}
+	st := requestStart{mono: time.Now(), requestID: s.requestID(rc)}
+	if st.at = st.mono; !s.clock {
+		st.at = s.cfg.Now()
+	}
 	st.ip = clientIP(rc, s.cfg.TrustedProxies)
 	h := &rc.Response.Header
-	h.Set("Request-Id", st.requestID)
-	h.Set("X-Content-Type-Options", "nosniff")
+	setCanonical(h, hdrRequestID, st.requestID)
+	setCanonical(h, hdrContentTypeOptions, "nosniff")
 	return st
+}
+
+// Canonical forms (as fasthttp normalizes them) of the response headers
+// every request sets, for setCanonical.
+const (
+	hdrRequestID          = "Request-Id"
+	hdrContentTypeOptions = "X-Content-Type-Options"
+	hdrVersion            = "Service-Version" // versionHeader, normalized
+	hdrVary               = "Vary"
+	hdrCacheControl       = "Cache-Control"
+)
+
+// setCanonical sets a response header whose key is already in canonical
+// form, skipping the key copy and normalization of Header.Set: a table
+// route sets half a dozen headers per request. fasthttp only reads key and
+// value (it copies both), so viewing the strings as bytes is safe.
+func setCanonical(h *fasthttp.ResponseHeader, key, value string) {
+	h.SetCanonical(unsafe.Slice(unsafe.StringData(key), len(key)), unsafe.Slice(unsafe.StringData(value), len(value)))
 }
 
 // finish writes the access log line and calls Config.OnRequest.

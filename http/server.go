@@ -158,6 +158,9 @@ type Server struct {
 	adminToken     []byte
 	adminPrincipal Principal
 
+	// clock says Config.Now is the default time.Now, so one reading
+	// serves as both the request's time and its latency start.
+	clock     bool
 	ctxPool   sync.Pool
 	reqPrefix string
 	reqSeq    atomic.Uint64
@@ -173,8 +176,10 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 	if auth == nil {
 		return nil, errors.New("http: new server: nil authenticator")
 	}
+	clock := cfg.Now == nil
 	cfg = cfg.withDefaults()
 	s := &Server{
+		clock:     clock,
 		cfg:       cfg,
 		log:       cfg.Logger,
 		auth:      auth,
@@ -320,14 +325,14 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
 	}()
 	versioned := r.Surface == Developer || r.Surface == Storefront
 	if versioned {
-		rc.Response.Header.Set(versionHeader, CurrentVersion)
+		setCanonical(&rc.Response.Header, hdrVersion, CurrentVersion)
 	}
 	if r.Surface == Storefront {
-		rc.Response.Header.Set("Vary", "Origin")
+		setCanonical(&rc.Response.Header, hdrVary, "Origin")
 	}
 	if r.Surface != Public {
 		// Answers carry keys and personal data: no shared cache may keep them.
-		rc.Response.Header.Set("Cache-Control", "no-store")
+		setCanonical(&rc.Response.Header, hdrCacheControl, "no-store")
 		c.principal = s.authenticate(rc, r.Surface, c.now)
 		if c.principal == nil {
 			if r.Surface == Storefront {
@@ -360,7 +365,9 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
 			}
 			c.version = v
 		}
-		rc.Response.Header.Set(versionHeader, c.version)
+		if c.version != CurrentVersion { // else it is already set
+			setCanonical(&rc.Response.Header, hdrVersion, c.version)
+		}
 	}
 	if r.Surface != Public && !s.limit(c) {
 		return
