@@ -19,13 +19,21 @@ const codecVersion = 1
 
 // MarshalChange encodes a change for the log.
 func MarshalChange(ch Change) ([]byte, error) {
+	// 256 bytes hold a placed order or a registration without regrowing.
+	return AppendChange(make([]byte, 0, 256), ch)
+}
+
+// AppendChange appends the encoding of ch (MarshalChange) to dst and
+// returns the extended buffer, so a caller that copies the bytes on (as
+// persistence.Batch.Append does) can reuse one buffer for every change.
+func AppendChange(dst []byte, ch Change) ([]byte, error) {
 	kind := ch.ChangeKind()
-	e := make(enc, 0, 96)
+	e := enc(dst)
 	e = append(e, codecVersion, byte(len(kind)))
 	e = append(e, kind...)
 	e, ok := appendBody(e, ch)
 	if !ok {
-		return nil, fmt.Errorf("event: marshal change: unknown change %T", ch)
+		return dst, fmt.Errorf("event: marshal change: unknown change %T", ch)
 	}
 	return e, nil
 }

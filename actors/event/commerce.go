@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -368,14 +369,19 @@ type holdSet struct {
 	holds []Hold
 }
 
-func (h *holdSet) add(kind, id string, q int) {
-	for i := range h.holds {
-		if h.holds[i].Kind == kind && h.holds[i].ID == id {
-			h.holds[i].Qty += q
-			return
+func (h *holdSet) add(kind, id string, q int) { h.holds = addHold(h.holds, kind, id, q) }
+
+// addHold is holdSet.add on a bare slice. Storing through a pointer makes
+// escape analysis move the slice to the heap; returning it lets a caller
+// keep it in a stack buffer.
+func addHold(holds []Hold, kind, id string, q int) []Hold {
+	for i := range holds {
+		if holds[i].Kind == kind && holds[i].ID == id {
+			holds[i].Qty += q
+			return holds
 		}
 	}
-	h.holds = append(h.holds, Hold{Kind: kind, ID: id, Qty: q})
+	return append(holds, Hold{Kind: kind, ID: id, Qty: q})
 }
 
 // onSale checks a ticket type's status and sale window at now.
@@ -406,95 +412,110 @@ func checkResponses(field string, b []byte) error {
 	return nil
 }
 
-// pricedOrder is the checked form of an order's items.
+// pricedOrder is the checked form of an order's items. The admission (the
+// ticket type of the one admission, if any) is returned beside it: escape
+// analysis does not tell fields apart, and the admission goes into the
+// change while lines and holds may sit in the caller's stack buffers.
 type pricedOrder struct {
-	lines     []OrderLine
-	holds     holdSet
-	admission string // ticket type of the one admission, if any
-	total     Money
+	lines []OrderLine
+	holds holdSet
+	total Money
 }
 
 // priceItems checks order items against the catalog at now and computes
-// lines, holds and the admission. It does not check capacity.
-func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec) (pricedOrder, error) {
-	var p pricedOrder
+// lines, holds and the admission. It does not check capacity. Lines and
+// holds are appended to lines and holds, so a caller can lend stack
+// buffers (and must copy what it keeps).
+func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, lines []OrderLine, holds []Hold) (p pricedOrder, admission string, err error) {
 	if len(items) == 0 {
-		return p, FieldError("items", "at least one item is required")
+		return p, "", FieldError("items", "at least one item is required")
 	}
 	if len(items) > 50 {
-		return p, FieldError("items", "at most 50 items")
+		return p, "", FieldError("items", "at most 50 items")
 	}
 	admissions := 0
 	for i, it := range items {
-		f := fmt.Sprintf("items[%d]", i)
+		// The field name is built only for an error: this loop runs for
+		// every order of a drop, sold out or not.
+		f := func() string { return "items[" + strconv.Itoa(i) + "]" }
 		if it.Quantity < 1 || it.Quantity > 100 {
-			return p, FieldError(f+".quantity", "must be 1 to 100")
+			return p, "", FieldError(f()+".quantity", "must be 1 to 100")
 		}
 		line := OrderLine{ItemType: it.ItemType, ItemID: it.ItemID, Quantity: it.Quantity}
 		switch it.ItemType {
 		case ItemRegistrationType:
 			t, ok := m.s.Types[it.ItemID]
 			if !ok {
-				return p, FieldError(f+".itemId", "not a ticket type of this event")
+				return p, "", FieldError(f()+".itemId", "not a ticket type of this event")
 			}
 			if it.Quantity != 1 {
-				return p, FieldError(f+".quantity", "an order admits one person: quantity must be 1")
+				return p, "", FieldError(f()+".quantity", "an order admits one person: quantity must be 1")
 			}
 			if err := onSale(t, now); err != nil {
-				return p, err
+				return p, "", err
 			}
 			if !t.IsPublic && (code == nil || code.TypeID != t.ID) {
-				return p, Errorf(FailedPrecondition, "ticket type %s needs a redemption code", t.ID)
+				return p, "", Errorf(FailedPrecondition, "ticket type %s needs a redemption code", t.ID)
 			}
 			line.Name, line.UnitPrice = t.Name, t.Price
-			p.holds.add(ItemRegistrationType, t.ID, 1)
-			p.admission = t.ID
+			holds = addHold(holds, ItemRegistrationType, t.ID, 1)
+			admission = t.ID
 			admissions++
 		case ItemAddon:
 			a, ok := m.s.Addons[it.ItemID]
 			if !ok {
-				return p, FieldError(f+".itemId", "not an add-on of this event")
+				return p, "", FieldError(f()+".itemId", "not an add-on of this event")
 			}
 			if a.Status != SellOpen {
-				return p, Errorf(FailedPrecondition, "add-on %s is not on sale", a.ID)
+				return p, "", Errorf(FailedPrecondition, "add-on %s is not on sale", a.ID)
 			}
 			line.Name, line.UnitPrice = a.Name, a.Price
-			p.holds.add(ItemAddon, a.ID, it.Quantity)
+			holds = addHold(holds, ItemAddon, a.ID, it.Quantity)
 		case ItemBundle:
 			b, ok := m.s.Bundles[it.ItemID]
 			if !ok {
-				return p, FieldError(f+".itemId", "not a bundle of this event")
+				return p, "", FieldError(f()+".itemId", "not a bundle of this event")
 			}
 			if b.Status != SellOpen {
-				return p, Errorf(FailedPrecondition, "bundle %s is not on sale", b.ID)
+				return p, "", Errorf(FailedPrecondition, "bundle %s is not on sale", b.ID)
 			}
 			line.Name, line.UnitPrice = b.Name, b.Price
-			p.holds.add(ItemBundle, b.ID, it.Quantity)
+			holds = addHold(holds, ItemBundle, b.ID, it.Quantity)
 			for _, bi := range b.Items {
 				switch bi.ItemType {
 				case ItemRegistrationType:
 					t := m.s.Types[bi.ItemID]
 					if !t.IsPublic && (code == nil || code.TypeID != t.ID) {
-						return p, Errorf(FailedPrecondition, "ticket type %s needs a redemption code", t.ID)
+						return p, "", Errorf(FailedPrecondition, "ticket type %s needs a redemption code", t.ID)
 					}
-					p.holds.add(ItemRegistrationType, bi.ItemID, bi.Quantity*it.Quantity)
-					p.admission = bi.ItemID
+					holds = addHold(holds, ItemRegistrationType, bi.ItemID, bi.Quantity*it.Quantity)
+					admission = bi.ItemID
 					admissions += bi.Quantity * it.Quantity
 				case ItemAddon:
-					p.holds.add(ItemAddon, bi.ItemID, bi.Quantity*it.Quantity)
+					holds = addHold(holds, ItemAddon, bi.ItemID, bi.Quantity*it.Quantity)
 				}
 			}
 		default:
-			return p, FieldError(f+".itemType", "must be registration_type, addon or bundle")
+			return p, "", FieldError(f()+".itemType", "must be registration_type, addon or bundle")
 		}
 		line.Amount = line.UnitPrice * Money(line.Quantity)
 		p.total += line.Amount
-		p.lines = append(p.lines, line)
+		lines = append(lines, line)
 	}
 	if admissions > 1 {
-		return p, FieldError("items", "an order admits one person: at most one admission")
+		return p, "", FieldError("items", "an order admits one person: at most one admission")
 	}
-	return p, nil
+	p.lines, p.holds.holds = lines, holds
+	return p, admission, nil
+}
+
+// heapCopy copies a slice priced in a stack buffer, nil when empty (as
+// appending to a nil slice would have left it).
+func heapCopy[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 // checkRoom refuses holds beyond capacity.
@@ -510,7 +531,8 @@ func (m *Machine) checkRoom(holds []Hold) error {
 			free = m.s.Bundles[h.ID].room()
 		}
 		if free < h.Qty {
-			return Errorf(FailedPrecondition, "sold out")
+			// Built by hand: the common answer in a drop skips Sprintf.
+			return &Error{Code: FailedPrecondition, Message: "sold out"}
 		}
 	}
 	return nil
@@ -542,14 +564,19 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 			return nil, nil, FieldError("redemptionCode", "not a valid redemption code")
 		}
 	}
-	p, err := m.priceItems(now, c.Items, code)
+	// Most orders have a line or two: price them in stack buffers, so an
+	// order refused (sold out) allocates no lines and holds; the change
+	// gets copies.
+	var lineBuf [4]OrderLine
+	var holdBuf [4]Hold
+	p, admission, err := m.priceItems(now, c.Items, code, lineBuf[:0], holdBuf[:0])
 	if err != nil {
 		return nil, nil, err
 	}
-	if code != nil && p.admission != code.TypeID {
+	if code != nil && admission != code.TypeID {
 		return nil, nil, FieldError("redemptionCode", "does not unlock the ticket type of this order")
 	}
-	if err := m.checkAnswers(p.admission, c.Responses, true); err != nil {
+	if err := m.checkAnswers(admission, c.Responses, true); err != nil {
 		return nil, nil, err
 	}
 	var promo *PromoRec
@@ -563,7 +590,7 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 		}
 	}
 	regID, already := m.s.idx.regByEmail[normEmail(email)]
-	already = already && p.admission != ""
+	already = already && admission != ""
 	if !already {
 		// Sold out is the common answer in a drop: decide it before paying
 		// for fresh ids.
@@ -571,10 +598,11 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 			return nil, nil, err
 		}
 	}
+	lines := heapCopy(p.lines)
 	ch := OrderPlaced{
 		At: now, ID: m.newID("ord_"), Number: m.eventSuffix() + "-" + m.ids.Code(8), Email: email,
-		Name: strings.TrimSpace(c.Name), Lines: p.lines, Total: p.total, Currency: e.Currency,
-		Status: OrderStatusOpen, HoldUntil: now.Add(m.orderHold()), AdmissionTypeID: p.admission,
+		Name: strings.TrimSpace(c.Name), Lines: lines, Total: p.total, Currency: e.Currency,
+		Status: OrderStatusOpen, HoldUntil: now.Add(m.orderHold()), AdmissionTypeID: admission,
 		CheckoutSessionID: c.CheckoutSessionID,
 	}
 	if r := bytes.TrimSpace(c.Responses); len(r) > 0 && !bytes.Equal(r, []byte("null")) {
@@ -585,7 +613,7 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 		// seat: the order is recorded, holds nothing and is born cancelled.
 		ch.Status, ch.AlreadyRegistered, ch.RegistrationID = OrderStatusCancelled, true, regID
 	} else {
-		ch.Holds = p.holds.holds
+		ch.Holds = heapCopy(p.holds.holds)
 		if code != nil {
 			ch.CodeID = code.ID
 		}

@@ -216,11 +216,12 @@ func (m *Machine) bundleView(b *BundleRec) Bundle {
 func (m *Machine) orderURL(number string) string { return m.cfg.BaseURL + "/orders/" + number }
 
 func (m *Machine) orderView(o *OrderRec) Order {
+	orderURL := m.orderURL(o.Number)
 	v := Order{
 		ID: o.ID, EventID: m.s.ID, OrderNumber: o.Number, Status: o.Status, Email: o.Email, Name: strp(o.Name),
 		Items: make([]OrderItemView, len(o.Lines)), TotalAmount: o.Total, Currency: o.Currency,
 		AlreadyRegistered: o.AlreadyRegistered, RegistrationID: strp(o.RegistrationID), PaymentID: strp(o.PaymentID),
-		OrderURL: m.orderURL(o.Number), SuccessURL: strp(o.SuccessURL), CancelURL: strp(o.CancelURL),
+		OrderURL: orderURL, SuccessURL: strp(o.SuccessURL), CancelURL: strp(o.CancelURL),
 		CreatedAt: At(o.CreatedAt), UpdatedAt: At(o.UpdatedAt), Refunds: refundViews(o),
 	}
 	for i, l := range o.Lines {
@@ -241,7 +242,7 @@ func (m *Machine) orderView(o *OrderRec) Order {
 		v.HoldExpiresAt = &Time{o.HoldUntil}
 	}
 	if o.Status == OrderStatusOpen {
-		u := m.orderURL(o.Number) + "/checkout"
+		u := orderURL + "/checkout"
 		v.CheckoutURL = &u
 	}
 	if o.PaymentID != "" {

@@ -1,6 +1,8 @@
 package event
 
 import (
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,4 +49,164 @@ func TestReserveChangesNothing(t *testing.T) {
 		require.Equal(t, want, got, "hint %d", hint)
 		require.Equal(t, max(min(hint, maxReserve)-len(log), 0), m.State().mem.reserve, "hint %d counts down per change", hint)
 	}
+}
+
+// benchIDs is an IDs that allocates only the strings it returns, like the
+// shell's (ULIDs and random codes), so benchmarks count the core's own
+// allocations.
+type benchIDs struct{ n int }
+
+func (b *benchIDs) New(prefix string) string {
+	b.n++
+	return prefix + ulidish(b.n)
+}
+
+func (b *benchIDs) Code(n int) string {
+	b.n++
+	const digits = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	buf := make([]byte, n)
+	for i, x := 0, b.n; i < n; i++ {
+		buf[i] = digits[x%32]
+		x = x/32 + i
+	}
+	return string(buf)
+}
+
+// hotMachine is a published event with an open ticket type of the given
+// capacity (0: unlimited) and an add-on, on benchIDs.
+func hotMachine(tb testing.TB, capacity int) (*Machine, time.Time) {
+	tb.Helper()
+	m := NewMachine("evt_"+ulidish(0), testConfig(), &benchIDs{})
+	now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+	start := Time{now.Add(720 * time.Hour)}
+	tt := CreateTicketType{Name: "GA", PriceAmount: 1000}
+	if capacity > 0 {
+		tt.Capacity = &capacity
+	}
+	for _, c := range []Command{CreateEvent{Name: "B", Timezone: "UTC", StartsAt: &start}, UpdateEvent{Status: Some(EventPublished)}, tt} {
+		if _, _, err := shellStep(m, now, c); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if _, _, err := shellStep(m, now, UpdateTicketType{ID: m.State().TypeOrder[0], Status: Some(SellOpen)}); err != nil {
+		tb.Fatal(err)
+	}
+	return m, now
+}
+
+// BenchmarkHotPath measures the shell's work per command in the core
+// (Decide, MarshalChange, Apply) on the hot paths of issue #5, with the
+// allocations it makes. Every 4096 commands the benchmark starts over on a
+// fresh machine (timer stopped), so each command meets the same state
+// whatever b.N is.
+func BenchmarkHotPath(b *testing.B) {
+	const n = 4096
+	emails := make([]string, n)
+	for i := range emails {
+		emails[i] = "buyer" + strconv.Itoa(i) + "@bench.example"
+	}
+	// run calls setup for a fresh machine every n commands and sends
+	// cmd(m, i) for i = 0..n-1.
+	run := func(b *testing.B, setup func() *Machine, cmd func(m *Machine, i int) Command) {
+		now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+		var m *Machine
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if i%n == 0 {
+				b.StopTimer()
+				m = setup()
+				b.StartTimer()
+			}
+			if _, _, err := shellStep(m, now, cmd(m, i%n)); err != nil {
+				var e *Error
+				if !errors.As(err, &e) {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	fresh := func(capacity int) func() *Machine {
+		return func() *Machine { m, _ := hotMachine(b, capacity); return m }
+	}
+	ticket := func(m *Machine) []OrderItem {
+		return []OrderItem{{ItemType: ItemRegistrationType, ItemID: m.State().TypeOrder[0], Quantity: 1}}
+	}
+	b.Run("storefront-order", func(b *testing.B) {
+		run(b, fresh(0), func(m *Machine, i int) Command {
+			return Storefront{Cmd: PlaceOrder{Email: emails[i], Items: ticket(m), Storefront: true}}
+		})
+	})
+	b.Run("sold-out", func(b *testing.B) {
+		run(b, func() *Machine {
+			m, now := hotMachine(b, 1)
+			if _, _, err := shellStep(m, now, PlaceOrder{Email: "first@x.io", Items: ticket(m)}); err != nil {
+				b.Fatal(err)
+			}
+			return m
+		}, func(m *Machine, i int) Command {
+			return Storefront{Cmd: PlaceOrder{Email: emails[i], Items: ticket(m), Storefront: true}}
+		})
+	})
+	b.Run("confirm-order", func(b *testing.B) {
+		run(b, func() *Machine {
+			m, now := hotMachine(b, 0)
+			for i := range n {
+				if _, _, err := shellStep(m, now, PlaceOrder{Email: emails[i], Items: ticket(m)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return m
+		}, func(m *Machine, i int) Command {
+			return Storefront{Cmd: ConfirmOrder{Ref: m.State().OrderOrder[i], Storefront: true}}
+		})
+	})
+	b.Run("create-registration", func(b *testing.B) {
+		run(b, fresh(0), func(m *Machine, i int) Command {
+			return CreateRegistration{Email: emails[i], Name: "Some Body", RegistrationTypeID: m.State().TypeOrder[0]}
+		})
+	})
+	registered := func() *Machine {
+		m, now := hotMachine(b, 0)
+		for i := range n {
+			if _, _, err := shellStep(m, now, CreateRegistration{Email: emails[i], RegistrationTypeID: m.State().TypeOrder[0]}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return m
+	}
+	scan := func(m *Machine, i int) Command {
+		return RecordCheckin{CheckinCode: m.State().Regs[m.State().RegOrder[i]].CheckinCode, SubjectType: "event"}
+	}
+	b.Run("checkin", func(b *testing.B) { run(b, registered, scan) })
+	b.Run("checkin-duplicate", func(b *testing.B) {
+		run(b, func() *Machine {
+			m := registered()
+			now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+			for i := range n {
+				if _, _, err := shellStep(m, now, scan(m, i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return m
+		}, scan)
+	})
+}
+
+// shellStep does what the actor shell does with a command: Decide, encode
+// every change for the log, Apply it.
+func shellStep(m *Machine, now time.Time, c Command) (any, int, error) {
+	res, chs, err := m.Decide(now, c)
+	if err != nil {
+		return nil, 0, err
+	}
+	n := 0
+	for _, ch := range chs {
+		rec, err := MarshalChange(ch)
+		if err != nil {
+			return nil, 0, err
+		}
+		n += len(rec)
+		m.Apply(ch)
+	}
+	return res, n, nil
 }
