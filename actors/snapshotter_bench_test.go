@@ -120,55 +120,82 @@ func (e *benchEnv) close() {
 // BenchmarkAskLatencyDuringSnapshot measures the latency of registrations
 // asked by 4 concurrent callers while the event, 200,000 registrations
 // big, takes a snapshot: the snapshot is due after the first 100 changes.
-// It reports the worst and the 99th percentile latency and how long the
-// snapshot took to be saved. One run is one scenario, so run it with
+// With prior=none the event has no snapshot yet (a first snapshot: the
+// worker replays the whole log); with prior=snapshot it has one of its
+// first two thirds, the steady state of the size rule. It reports the
+// worst, 99th percentile and median latency, how long the asks took and
+// when the snapshot was saved. One run is one scenario, so run it with
 // -benchtime=1x -count=5.
 func BenchmarkAskLatencyDuringSnapshot(b *testing.B) {
 	const regs, asks, callers = 200_000, 4000, 4
-	for range b.N {
-		b.StopTimer()
-		e := openBench(b, b.TempDir(), nil)
-		evt, tt, last := seedLog(b, e.store, e.cfg.Event, regs)
-		e.close()
-		e = openBench(b, e.dir, func(c *Config) { c.SnapshotEvery = int(last) + 100 })
-		_, err := e.sys.Ask(bg, evt, event.GetEvent{})
-		require.NoError(b, err)
-		b.StartTimer()
-
-		lat := make([]time.Duration, asks)
-		var wg sync.WaitGroup
-		start := time.Now()
-		for c := range callers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := c; i < asks; i += callers {
-					t0 := time.Now()
-					_, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: fmt.Sprintf("l%d@example.com", i), RegistrationTypeID: tt})
-					lat[i] = time.Since(t0)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			}()
+	for _, prior := range []bool{false, true} {
+		name := "prior=none"
+		if prior {
+			name = "prior=snapshot"
 		}
-		wg.Wait()
-		asked := time.Since(start)
-		for e.sys.Metrics().Snapshots.Load() == 0 {
-			time.Sleep(time.Millisecond)
-		}
-		saved := time.Since(start)
-		b.StopTimer()
-		slices.Sort(lat)
-		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-		b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
-		b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
-		b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
-		b.ReportMetric(ms(asked), "asks-ms")
-		b.ReportMetric(ms(saved), "saved-ms")
-		e.close()
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				askDuringSnapshot(b, regs, asks, callers, prior)
+			}
+		})
 	}
+}
+
+func askDuringSnapshot(b *testing.B, regs, asks, callers int, prior bool) {
+	b.StopTimer()
+	e := openBench(b, b.TempDir(), nil)
+	sd := newLogSeeder(b, e.store, e.cfg.Event)
+	snapSeq := uint64(0)
+	if prior {
+		sd.register(regs * 2 / 3)
+		snapSeq = sd.last
+		require.NoError(b, e.sys.snaps.Save(sd.evt, snapSeq, sd.state()))
+		sd.register(regs - regs*2/3)
+	} else {
+		sd.register(regs)
+	}
+	evt, tt, last := sd.evt, sd.tt, sd.last
+	sd = nil
+	e.close()
+	e = openBench(b, e.dir, func(c *Config) { c.SnapshotEvery = int(last-snapSeq) + 100 })
+	defer e.close()
+	_, err := e.sys.Ask(bg, evt, event.GetEvent{})
+	require.NoError(b, err)
+	runtime.GC()
+	b.StartTimer()
+
+	lat := make([]time.Duration, asks)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := c; i < asks; i += callers {
+				t0 := time.Now()
+				_, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: fmt.Sprintf("l%d@example.com", i), RegistrationTypeID: tt})
+				lat[i] = time.Since(t0)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	asked := time.Since(start)
+	for e.sys.Metrics().Snapshots.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	saved := time.Since(start)
+	b.StopTimer()
+	slices.Sort(lat)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+	b.ReportMetric(ms(asked), "asks-ms")
+	b.ReportMetric(ms(saved), "saved-ms")
 }
 
 // BenchmarkLoad activates an event of 100,000 registrations, from its log
