@@ -217,11 +217,12 @@ func (m *Machine) orderURL(number string) string { return m.cfg.BaseURL + "/orde
 
 func (m *Machine) orderView(o *OrderRec) Order {
 	orderURL := m.orderURL(o.Number)
+	opt := new(strs)
 	v := Order{
-		ID: o.ID, EventID: m.s.ID, OrderNumber: o.Number, Status: o.Status, Email: o.Email, Name: strp(o.Name),
+		ID: o.ID, EventID: m.s.ID, OrderNumber: o.Number, Status: o.Status, Email: o.Email, Name: opt.p(o.Name),
 		Items: make([]OrderItemView, len(o.Lines)), TotalAmount: o.Total, Currency: o.Currency,
-		AlreadyRegistered: o.AlreadyRegistered, RegistrationID: strp(o.RegistrationID), PaymentID: strp(o.PaymentID),
-		OrderURL: orderURL, SuccessURL: strp(o.SuccessURL), CancelURL: strp(o.CancelURL),
+		AlreadyRegistered: o.AlreadyRegistered, RegistrationID: opt.p(o.RegistrationID), PaymentID: opt.p(o.PaymentID),
+		OrderURL: orderURL, SuccessURL: opt.p(o.SuccessURL), CancelURL: opt.p(o.CancelURL),
 		CreatedAt: At(o.CreatedAt), UpdatedAt: At(o.UpdatedAt), Refunds: refundViews(o),
 	}
 	for i, l := range o.Lines {
@@ -242,12 +243,10 @@ func (m *Machine) orderView(o *OrderRec) Order {
 		v.HoldExpiresAt = &Time{o.HoldUntil}
 	}
 	if o.Status == OrderStatusOpen {
-		u := orderURL + "/checkout"
-		v.CheckoutURL = &u
+		v.CheckoutURL = opt.p(orderURL + "/checkout")
 	}
 	if o.PaymentID != "" {
-		u := m.cfg.BaseURL + "/pay/" + o.PaymentID
-		v.PaymentURL = &u
+		v.PaymentURL = opt.p(m.cfg.BaseURL + "/pay/" + o.PaymentID)
 	}
 	return v
 }

@@ -124,6 +124,26 @@ func strp(s string) *string {
 	return &s
 }
 
+// strs hands out the optional strings of one view from one allocation
+// instead of one each: views are built for every answer on the hot paths.
+type strs struct {
+	a [6]string
+	n int
+}
+
+// p is strp backed by the pool; past its size it falls back to strp.
+func (b *strs) p(s string) *string {
+	if s == "" {
+		return nil
+	}
+	if b.n == len(b.a) {
+		return strp(s)
+	}
+	b.a[b.n] = s
+	b.n++
+	return &b.a[b.n-1]
+}
+
 func intp(p *int) *int {
 	if p == nil {
 		return nil
@@ -172,10 +192,11 @@ func availability(t *TicketTypeRec) Availability {
 func (m *Machine) passURL(token string) string { return m.cfg.BaseURL + "/pass/" + token }
 
 func (m *Machine) regView(r *RegistrationRec) Registration {
+	opt := new(strs)
 	return Registration{
-		ID: r.ID, EventID: m.s.ID, Email: r.Email, Name: strp(r.Name), RegistrationTypeID: strp(r.TypeID),
-		Status: r.Status, CheckinCode: r.CheckinCode, PassURL: m.passURL(r.PassToken), Reason: strp(r.Reason),
-		OrderID: strp(r.OrderID), CreatedAt: At(r.CreatedAt), UpdatedAt: At(r.UpdatedAt),
+		ID: r.ID, EventID: m.s.ID, Email: r.Email, Name: opt.p(r.Name), RegistrationTypeID: opt.p(r.TypeID),
+		Status: r.Status, CheckinCode: r.CheckinCode, PassURL: m.passURL(r.PassToken), Reason: opt.p(r.Reason),
+		OrderID: opt.p(r.OrderID), CreatedAt: At(r.CreatedAt), UpdatedAt: At(r.UpdatedAt),
 		Responses: m.regResponses(r),
 	}
 }
