@@ -33,7 +33,9 @@
 // codec.go, bincodec.go and statecodec.go the byte formats; examples.go
 // the OpenAPI example bodies. Tests: testdata/*.txt scripts run by
 // datadriven_test.go (-rewrite regenerates them), sim_test.go (seeded
-// simulation, -seed and -simruns), fuzz_test.go, bench_test.go.
+// simulation, -seed and -simruns), fuzz_test.go, bench_test.go,
+// replay_bench_test.go and perf_test.go (benchmarks of recovery, snapshots
+// of a million registrations and the hot paths).
 //
 // # Rules decided here (where the spec leaves room)
 //
@@ -251,6 +253,31 @@
 // Decoding takes strings as substrings of one allocation per change or
 // snapshot. Snapshot loading puts each section's records in one slab,
 // presizes maps and leaves the check-in code and pass token indexes to
-// their first use. Expire and NextDeadline visit only holding orders. A
-// sold-out order is refused before any id is drawn.
+// their first use (a replay does too). Expire and NextDeadline visit only
+// holding orders. A sold-out order is refused before any id is drawn, and
+// its items are priced in stack buffers: the refusal allocates only its
+// *Error.
+//
+// What the shell can call for speed (all optional, none changes a state):
+//
+//   - Machine.Reserve(n) before replaying n records: collections that are
+//     still empty get room for n/2 records at their first record, so a
+//     replay of a million changes does not rehash its maps (a map rehash
+//     is a cache miss per key in a big map).
+//   - Machine.ApplyRecord(rec) instead of Apply(UnmarshalChange(rec)): the
+//     same result and errors, with no Change value (a registration costs
+//     one copy of its record, a ticket.issued nothing).
+//   - UnmarshalStateOwned(b) for a buffer the caller hands over (the one
+//     snapshots.Store.LoadNewest returns): no copy of the snapshot.
+//   - AppendChange(buf, ch) to reuse one encode buffer per batch.
+//
+// Memory: registrations and orders come from slabs (chunks of 4 to 512
+// records, see slab), and the state keeps the records of RegOrder,
+// OrderOrder and CheckinOrder in lists beside the maps (State.mem), so
+// MarshalState, reindex and the snapshot checks walk records in memory
+// order instead of looking each up by id. Records are never removed, so
+// the lists stay aligned with the id slices. MarshalState sizes its buffer
+// from a sample of each big section. Figures (BenchmarkReplayLog,
+// BenchmarkSnapshot1M, BenchmarkHotPath, persistence.BenchmarkRecoverEvent)
+// are in the commit messages.
 package event
