@@ -287,6 +287,8 @@ func (b *binder) putParser(p *jsonParser) {
 	}
 	clear(p.arena)
 	p.arena = p.arena[:0]
+	clear(p.stack[:cap(p.stack)]) // slots past len still point into the body
+	p.stack = p.stack[:0]
 	p.in = nil
 	b.parsers.Put(p)
 }
@@ -485,7 +487,7 @@ func decodeStruct(n *jnode, v reflect.Value, p *plan, ps *problems) {
 	}
 	for i := range n.kids {
 		kid := &n.kids[i]
-		fi, ok := p.byName[string(kid.key)]
+		fi, ok := p.field(kid.key)
 		if !ok {
 			ps.addAt(string(kid.key), "unknown field")
 			continue
@@ -501,6 +503,21 @@ func decodeStruct(n *jnode, v reflect.Value, p *plan, ps *problems) {
 			ps.addAt(p.fields[i].name, "is required")
 		}
 	}
+}
+
+// field finds the field of wire name name: a scan for the small structs
+// of request bodies (no hashing), the map for larger ones.
+func (p *plan) field(name []byte) (int, bool) {
+	if len(p.fields) <= 12 {
+		for i := range p.fields {
+			if p.fields[i].name == string(name) {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	i, ok := p.byName[string(name)]
+	return i, ok
 }
 
 // decodeField decodes one member into its field of struct v and checks the
@@ -934,7 +951,8 @@ func (p *jsonParser) children(base int) []jnode {
 	out := p.arena[len(p.arena) : len(p.arena)+n : len(p.arena)+n]
 	p.arena = p.arena[:len(p.arena)+n]
 	copy(out, p.stack[base:])
-	clear(p.stack[base:])
+	// The moved slots are overwritten by the next siblings; putParser
+	// clears the whole stack once, rather than each object here.
 	p.stack = p.stack[:base]
 	return out
 }

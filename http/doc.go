@@ -45,6 +45,21 @@
 // Config.OnRequest are called on the request goroutine and must be fast and
 // safe for concurrent use.
 //
+// # Per-request cost
+//
+// A flash sale runs every request through this pipeline, so it keeps to a
+// few rules (BenchmarkPipeline* in pipeline_bench_test.go measure them on
+// the real stack): no syscall per request at log level warn (the access
+// log line is skipped when info is off); metric series are resolved once
+// per (operation, status); response headers every request carries are set
+// in canonical form; the JSON parser, its node arena and the problem path
+// are pooled, and the tree keeps member names and strings as slices of the
+// body until a value is stored; error envelopes and audit entries are
+// written by hand (the same bytes encoding/json gives, tested), and an
+// audited write's result is encoded once for both the response and the
+// audit log; the developer log formats its entries when listed, not when
+// recorded.
+//
 // # Bounds
 //
 // Body size (1 MiB), JSON nesting (64), detail count per answer (50),
