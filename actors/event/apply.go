@@ -48,21 +48,7 @@ func (s *State) apply(ch Change) {
 		}
 		r.PassToken, r.UpdatedAt = c.PassToken, c.At
 	case CheckedIn:
-		s.mustReg(c.RegID)
-		k := doorKey(c.RegID, c.SubjectType, c.SubjectID)
-		if _, dup := s.idx.doors[k]; dup {
-			panic(fmt.Sprintf("event: second check-in %s at one door", c.ID))
-		}
-		if len(s.CheckinOrder) == 0 && s.reserveFor() > 0 {
-			n := s.reserveFor()
-			s.Checkins, s.CheckinOrder = make(map[string]*CheckinRec, n), make([]string, 0, n)
-			s.idx.doors, s.mem.checkinList = make(map[string]string, n), make([]*CheckinRec, 0, n)
-		}
-		r := &CheckinRec{ID: c.ID, Seq: len(s.CheckinOrder), RegID: c.RegID, SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, At: c.At}
-		s.Checkins[c.ID] = r
-		s.CheckinOrder = append(s.CheckinOrder, c.ID)
-		s.mem.checkinList = append(s.mem.checkinList, r)
-		s.idx.doors[k] = c.ID
+		s.applyCheckedIn(c)
 	case TicketIssued:
 		// Nothing to do: the shell reads it to queue ticket emails.
 	case CodesMinted:
@@ -124,6 +110,24 @@ func (s *State) apply(ch Change) {
 	}
 }
 
+func (s *State) applyCheckedIn(c CheckedIn) {
+	s.mustReg(c.RegID)
+	k := doorKey(c.RegID, c.SubjectType, c.SubjectID)
+	if _, dup := s.idx.doors[k]; dup {
+		panic(fmt.Sprintf("event: second check-in %s at one door", c.ID))
+	}
+	if len(s.CheckinOrder) == 0 && s.reserveFor() > 0 {
+		n := s.reserveFor()
+		s.Checkins, s.CheckinOrder = make(map[string]*CheckinRec, n), make([]string, 0, n)
+		s.idx.doors, s.mem.checkinList = make(map[string]string, n), make([]*CheckinRec, 0, n)
+	}
+	r := &CheckinRec{ID: c.ID, Seq: len(s.CheckinOrder), RegID: c.RegID, SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, At: c.At}
+	s.Checkins[c.ID] = r
+	s.CheckinOrder = append(s.CheckinOrder, c.ID)
+	s.mem.checkinList = append(s.mem.checkinList, r)
+	s.idx.doors[k] = c.ID
+}
+
 // countDown counts one applied change off Machine.Reserve's hint.
 func (s *State) countDown() {
 	if s.mem.reserve > 0 {
@@ -146,6 +150,9 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 		n := s.reserveFor()
 		s.Orders, s.OrderOrder = make(map[string]*OrderRec, n), make([]string, 0, n)
 		s.idx.orderByNumber, s.mem.orderList = make(map[string]string, n), make([]*OrderRec, 0, n)
+		if len(s.idx.holding) == 0 && len(s.idx.holds) == 0 {
+			s.idx.holding, s.idx.holds = make(map[string]struct{}, n), make(holdQueue, 0, n)
+		}
 	}
 	o := s.mem.orders.next(len(s.OrderOrder))
 	*o = OrderRec{

@@ -328,6 +328,34 @@ func (d *dec) registrationCreated() RegistrationCreated {
 	return RegistrationCreated{At: d.time(), ID: d.str(), Email: d.str(), Name: d.str(), TypeID: d.str(), Status: d.str(), CheckinCode: d.str(), PassToken: d.str()}
 }
 
+func (d *dec) checkedIn() CheckedIn {
+	return CheckedIn{At: d.time(), ID: d.str(), RegID: d.str(), SubjectType: d.str(), SubjectID: d.str(), Method: d.str()}
+}
+
+func (d *dec) orderPlaced() OrderPlaced {
+	c := OrderPlaced{At: d.time(), ID: d.str(), Number: d.str(), Email: d.str(), Name: d.str()}
+	if n := d.count(); n > 0 {
+		c.Lines = make([]OrderLine, n)
+		for i := range c.Lines {
+			c.Lines[i] = OrderLine{ItemType: d.str(), ItemID: d.str(), Name: d.str(), Quantity: int(d.int()), UnitPrice: Money(d.int()), Amount: Money(d.int())}
+		}
+	}
+	if n := d.count(); n > 0 {
+		c.Holds = make([]Hold, n)
+		for i := range c.Holds {
+			c.Holds[i] = Hold{Kind: d.str(), ID: d.str(), Qty: int(d.int())}
+		}
+	}
+	c.AdmissionTypeID, c.CodeID, c.Responses, c.Total, c.Currency = d.str(), d.str(), d.bytes(), Money(d.int()), d.str()
+	c.HoldUntil, c.Status, c.AlreadyRegistered, c.RegistrationID = d.time(), d.str(), d.bool(), d.str()
+	c.CheckoutSessionID = d.str()
+	if len(d.s) > 0 {
+		// Appended fields: orders logged before promotion codes end here.
+		c.PromoID, c.Discount = d.str(), Money(d.int())
+	}
+	return c
+}
+
 // readBody decodes the fields of a change of the given kind.
 func readBody(kind string, d *dec) (Change, bool) {
 	switch kind {
@@ -348,7 +376,7 @@ func readBody(kind string, d *dec) (Change, bool) {
 	case "registration.pass_rotated":
 		return PassRotated{At: d.time(), ID: d.str(), PassToken: d.str()}, true
 	case "checkin.created":
-		return CheckedIn{At: d.time(), ID: d.str(), RegID: d.str(), SubjectType: d.str(), SubjectID: d.str(), Method: d.str()}, true
+		return d.checkedIn(), true
 	case "ticket.issued":
 		return TicketIssued{At: d.time(), RegistrationIDs: d.strs()}, true
 	case "code.minted":
@@ -371,27 +399,7 @@ func readBody(kind string, d *dec) (Change, bool) {
 	case "bundle.updated":
 		return BundleUpdated{At: d.time(), ID: d.str(), BundleSpec: d.bundleSpec()}, true
 	case "order.placed":
-		c := OrderPlaced{At: d.time(), ID: d.str(), Number: d.str(), Email: d.str(), Name: d.str()}
-		if n := d.count(); n > 0 {
-			c.Lines = make([]OrderLine, n)
-			for i := range c.Lines {
-				c.Lines[i] = OrderLine{ItemType: d.str(), ItemID: d.str(), Name: d.str(), Quantity: int(d.int()), UnitPrice: Money(d.int()), Amount: Money(d.int())}
-			}
-		}
-		if n := d.count(); n > 0 {
-			c.Holds = make([]Hold, n)
-			for i := range c.Holds {
-				c.Holds[i] = Hold{Kind: d.str(), ID: d.str(), Qty: int(d.int())}
-			}
-		}
-		c.AdmissionTypeID, c.CodeID, c.Responses, c.Total, c.Currency = d.str(), d.str(), d.bytes(), Money(d.int()), d.str()
-		c.HoldUntil, c.Status, c.AlreadyRegistered, c.RegistrationID = d.time(), d.str(), d.bool(), d.str()
-		c.CheckoutSessionID = d.str()
-		if len(d.s) > 0 {
-			// Appended fields: orders logged before promotion codes end here.
-			c.PromoID, c.Discount = d.str(), Money(d.int())
-		}
-		return c, true
+		return d.orderPlaced(), true
 	case "order.awaiting_payment":
 		return OrderPaymentStarted{At: d.time(), ID: d.str(), PaymentID: d.str(), HoldUntil: d.time(), SuccessURL: d.str(), CancelURL: d.str()}, true
 	case "order.paid":

@@ -57,6 +57,54 @@ func registrationLog(tb testing.TB, n int) [][]byte {
 	return log
 }
 
+// orderLog builds the log of a flash sale: event, ticket type, then n
+// open orders of one ticket each (order.placed), encoded by MarshalChange.
+func orderLog(tb testing.TB, n int) [][]byte {
+	tb.Helper()
+	at := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+	typ := "tt_" + ulidish(1)
+	capacity := 10 * n
+	log := make([][]byte, 0, 3+n)
+	add := func(ch Change) {
+		b, err := MarshalChange(ch)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		log = append(log, b)
+	}
+	add(EventCreated{At: at, Name: "Bench", Timezone: "UTC", Currency: "USD"})
+	add(EventUpdated{At: at, Name: "Bench", Timezone: "UTC", Status: EventPublished, Currency: "USD"})
+	add(TicketTypeCreated{At: at, ID: typ, TicketTypeSpec: TicketTypeSpec{Name: "GA", Capacity: &capacity, Price: 1000, Status: SellOpen}})
+	for i := range n {
+		at := at.Add(time.Duration(i) * time.Millisecond)
+		add(OrderPlaced{At: at, ID: "ord_" + ulidish(i+2), Number: ulidish(0)[10:] + "-" + ulidish(i)[18:], Email: "p" + strconv.Itoa(i) + "@bench.example",
+			Lines: []OrderLine{{ItemType: ItemRegistrationType, ItemID: typ, Name: "GA", Quantity: 1, UnitPrice: 1000, Amount: 1000}},
+			Holds: []Hold{{Kind: ItemRegistrationType, ID: typ, Qty: 1}},
+			Total: 1000, Currency: "USD", HoldUntil: at.Add(15 * time.Minute), Status: OrderStatusOpen, AdmissionTypeID: typ})
+	}
+	return log
+}
+
+// BenchmarkReplayOrders replays a flash sale of 100k open orders (each one
+// change, holding places and queued by deadline).
+func BenchmarkReplayOrders(b *testing.B) {
+	log := orderLog(b, 100_000)
+	for _, values := range []bool{false, true} {
+		path := "ApplyRecord"
+		if values {
+			path = "UnmarshalChange+Apply"
+		}
+		b.Run(fmt.Sprintf("changes=%d/%s", len(log), path), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				runtime.KeepAlive(replayLog(b, log, values))
+			}
+			per := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(len(log))
+			b.ReportMetric(per, "ns/change")
+		})
+	}
+}
+
 // replayLog applies every record to a fresh machine, the way the shell
 // recovers: Reserve with the record count, then ApplyRecord, or (values)
 // UnmarshalChange and Apply.
