@@ -453,17 +453,24 @@ func (s *Server) run(c *Ctx) {
 	if out == nil || status == fasthttp.StatusNoContent {
 		return
 	}
-	body := c.body
-	if body == nil {
-		var err error
-		if body, err = gojson.Marshal(out); err != nil {
-			s.writeHandlerError(c, fmt.Errorf("http: encode %s response: %w", r.OperationID, err))
-			return
-		}
+	if c.body != nil {
+		rc.SetContentType("application/json")
+		// The audit wrapper's bytes are ours alone: no copy.
+		rc.Response.SetBodyRaw(c.body)
+		return
+	}
+	// Encode straight into the response's pooled body buffer, rather than
+	// into a fresh slice that is then copied there. The Encoder writes
+	// Marshal's bytes plus a newline, which is cut.
+	rc.Response.ResetBody()
+	if err := gojson.NewEncoder(rc.Response.BodyWriter()).Encode(out); err != nil {
+		rc.Response.ResetBody()
+		s.writeHandlerError(c, fmt.Errorf("http: encode %s response: %w", r.OperationID, err))
+		return
 	}
 	rc.SetContentType("application/json")
-	// The encoder's bytes are ours alone: hand them over without a copy.
-	rc.Response.SetBodyRaw(body)
+	b := rc.Response.SwapBody(nil)
+	rc.Response.SwapBody(b[:len(b)-1])
 }
 
 func (s *Server) writeHandlerError(c *Ctx, err error) {
