@@ -69,19 +69,17 @@ func BenchmarkRecoverEvent(b *testing.B) {
 		const stream = "evt_01jd3k7m2q0000000000000000"
 		records := writeRegistrationLog(b, s, stream, regs)
 		require.NoError(b, s.Close())
-		for _, apply := range []bool{true, false} {
-			name := fmt.Sprintf("changes=%d/ApplyRecord", records)
-			if !apply {
-				name = fmt.Sprintf("changes=%d/scan-only", records)
-			}
-			b.Run(name, func(b *testing.B) { recoverEvent(b, dir, stream, records, apply) })
+		for _, mode := range []string{"ApplyRecord", "UnmarshalChange+Apply", "scan-only"} {
+			b.Run(fmt.Sprintf("changes=%d/%s", records, mode), func(b *testing.B) { recoverEvent(b, dir, stream, records, mode) })
 		}
 	}
 }
 
 // recoverEvent opens the store in dir and replays stream into a fresh
-// machine (apply) or only reads it, reporting the cost per change.
-func recoverEvent(b *testing.B, dir, stream string, records int, apply bool) {
+// machine, reporting the cost per change. Modes: "ApplyRecord" (with
+// Reserve), "UnmarshalChange+Apply" (the shell's calls before Reserve and
+// ApplyRecord existed), "scan-only" (Pebble alone).
+func recoverEvent(b *testing.B, dir, stream string, records int, mode string) {
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
@@ -91,14 +89,23 @@ func recoverEvent(b *testing.B, dir, stream string, records int, apply bool) {
 		m := event.NewMachine(stream, event.Config{}, nil)
 		last, err := s.LastSeq(stream)
 		require.NoError(b, err)
-		m.Reserve(int(last))
+		if mode == "ApplyRecord" {
+			m.Reserve(int(last))
+		}
 		n := 0
 		err = s.Replay(stream, 0, func(_ uint64, rec []byte) error {
 			n++
-			if !apply {
-				return nil
+			switch mode {
+			case "ApplyRecord":
+				return m.ApplyRecord(rec)
+			case "UnmarshalChange+Apply":
+				ch, err := event.UnmarshalChange(rec)
+				if err != nil {
+					return err
+				}
+				m.Apply(ch)
 			}
-			return m.ApplyRecord(rec)
+			return nil
 		})
 		require.NoError(b, err)
 		require.Equal(b, records, n)
