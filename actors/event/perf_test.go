@@ -210,3 +210,37 @@ func shellStep(m *Machine, now time.Time, c Command) (any, int, error) {
 	}
 	return res, n, nil
 }
+
+// TestApplyRecordRefusesLikeUnmarshalChange cuts every record of the fast
+// paths at every length and checks that ApplyRecord refuses exactly what
+// UnmarshalChange refuses, with the same error, and then leaves the state
+// alone.
+func TestApplyRecordRefusesLikeUnmarshalChange(t *testing.T) {
+	log := append(registrationLog(t, 2), orderLog(t, 2)[3:]...)
+	at := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+	chk, err := MarshalChange(CheckedIn{At: at, ID: "chk_1", RegID: "reg_" + ulidish(2), SubjectType: "event", Method: "scan"})
+	require.NoError(t, err)
+	log = append(log, chk)
+	m := replayLog(t, log[:3], false)
+	before, err := MarshalState(m.State())
+	require.NoError(t, err)
+	for _, rec := range log[3:] {
+		for n := 0; n < len(rec); n++ {
+			cut := append([]byte(nil), rec[:n]...)
+			_, uerr := UnmarshalChange(cut)
+			if uerr == nil {
+				continue // a shorter record can be a valid older one
+			}
+			aerr := m.ApplyRecord(cut)
+			require.Error(t, aerr, "record cut at %d", n)
+			require.Equal(t, uerr.Error(), aerr.Error(), "record cut at %d", n)
+		}
+		trailing := append(append([]byte(nil), rec...), 0)
+		_, uerr := UnmarshalChange(trailing)
+		require.Error(t, uerr)
+		require.EqualError(t, m.ApplyRecord(trailing), uerr.Error())
+	}
+	after, err := MarshalState(m.State())
+	require.NoError(t, err)
+	require.Equal(t, before, after, "a refused record changed the state")
+}
