@@ -73,7 +73,8 @@ func (m *Machine) Restore(s *State) { m.s = s }
 // its first record arrives is made with room for half the remaining count,
 // so a replay of a million changes does not rehash its maps at every
 // doubling. Each Apply counts the hint down, so collections first used
-// after the replay grow as usual. Values above 1<<24 are clamped.
+// after the replay grow as usual. Values above 1<<22 are clamped, which
+// bounds what a wrong count can waste.
 func (m *Machine) Reserve(changes int) {
 	m.s.mem.reserve = min(max(changes, 0), maxReserve)
 }

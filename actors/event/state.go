@@ -199,7 +199,7 @@ func (p *slab[T]) next(have int) *T {
 
 // maxReserve bounds Machine.Reserve: a hint above it is clamped, so a bad
 // count cannot ask for a huge allocation.
-const maxReserve = 1 << 24
+const maxReserve = 1 << 22
 
 // reserveFor returns the room to make for a collection that gets its first
 // record now, 0 when there is no hint.
