@@ -56,18 +56,28 @@ type hookCheckin struct {
 
 // hookChange writes the webhook events change ch owes into the open batch.
 // It reads the machine after the change was applied, so the data is the
-// record as the change left it. Changes that owe nothing cost one type
-// switch.
+// record as the change left it. A change that owes nothing, or owes only
+// types no endpoint of the unit subscribes to, costs a type switch and a
+// subscription lookup: nothing is read or encoded.
 func (a *eventActor) hookChange(now time.Time, seq uint64, ch event.Change) {
 	var n int
+	var unit string
+	var unitKnown bool
+	wants := func(typ string) bool {
+		if !unitKnown {
+			unit, _ = a.sys.EventUnit(a.id)
+			unitKnown = true
+		}
+		want := a.sys.cfg.WantHook
+		return want == nil || want(unit, typ)
+	}
 	put := func(typ string, data any) {
+		if !wants(typ) {
+			return // nobody listens: no queue entry, no write
+		}
 		b, err := json.Marshal(data)
 		if err != nil {
 			panic(fmt.Sprintf("actors: encode webhook data: %v", err))
-		}
-		unit, _ := a.sys.EventUnit(a.id)
-		if want := a.sys.cfg.WantHook; want != nil && !want(unit, typ) {
-			return // nobody listens: no queue entry, no write
 		}
 		key := fmt.Sprintf("%s%s/%016x-%04x", HookPrefix, a.id, seq, n)
 		h := HookEvent{
@@ -84,13 +94,21 @@ func (a *eventActor) hookChange(now time.Time, seq uint64, ch event.Change) {
 		// mailer (Config.OnOutbox), once the entry is durable.
 		a.outboxDirty = true
 	}
-	reg := func(id string) (any, bool) {
+	// reg reads a registration only if one of types is wanted.
+	reg := func(id string, types ...string) (any, bool) {
+		wanted := false
+		for _, t := range types {
+			wanted = wanted || wants(t)
+		}
+		if !wanted {
+			return nil, false
+		}
 		res, _, err := a.m.Decide(now, event.GetRegistration{ID: id})
 		return res, err == nil
 	}
 	switch c := ch.(type) {
 	case event.RegistrationCreated:
-		if r, ok := reg(c.ID); ok {
+		if r, ok := reg(c.ID, HookRegistrationCreated, HookRegistrationConfirmed); ok {
 			put(HookRegistrationCreated, r)
 			if c.Status == event.RegConfirmed {
 				put(HookRegistrationConfirmed, r)
@@ -106,18 +124,22 @@ func (a *eventActor) hookChange(now time.Time, seq uint64, ch event.Change) {
 		default:
 			return
 		}
-		if r, ok := reg(c.ID); ok {
+		if r, ok := reg(c.ID, typ); ok {
 			put(typ, r)
 		}
 	case event.CheckedIn:
-		put(HookCheckinCreated, hookCheckin{ID: c.ID, EventID: a.id, RegistrationID: c.RegID,
-			SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, CheckedInAt: c.At.UTC()})
+		if wants(HookCheckinCreated) {
+			put(HookCheckinCreated, hookCheckin{ID: c.ID, EventID: a.id, RegistrationID: c.RegID,
+				SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, CheckedInAt: c.At.UTC()})
+		}
 	case event.OrderPaid:
-		if res, _, err := a.m.Decide(now, event.GetOrder{Ref: c.ID}); err == nil {
-			put(HookOrderPaid, res)
+		if wants(HookOrderPaid) {
+			if res, _, err := a.m.Decide(now, event.GetOrder{Ref: c.ID}); err == nil {
+				put(HookOrderPaid, res)
+			}
 		}
 		if c.RegistrationID != "" && !c.AlreadyRegistered {
-			if r, ok := reg(c.RegistrationID); ok {
+			if r, ok := reg(c.RegistrationID, HookRegistrationCreated, HookRegistrationConfirmed); ok {
 				put(HookRegistrationCreated, r)
 				put(HookRegistrationConfirmed, r)
 			}

@@ -47,3 +47,31 @@ func TestWebhookEventsAreWrittenWithTheChange(t *testing.T) {
 	}
 	assert.Len(t, ids, 3, "every webhook event has its own id")
 }
+
+func TestWebhookEventsOnlyForSubscribedTypes(t *testing.T) {
+	var asked []string
+	e := newEnv(t, func(c *Config) {
+		c.WantHook = func(unit, typ string) bool {
+			asked = append(asked, unit+" "+typ) // called from the actor only
+			return typ == HookRegistrationCancelled
+		}
+	})
+	evt, tt := e.newEvent("bu_1", nil)
+	res, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: "m@example.com", RegistrationTypeID: tt})
+	require.NoError(t, err)
+	reg := res.(event.RegistrationResult)
+	_, err = e.sys.Ask(bg, evt, event.RecordCheckin{RegistrationID: reg.ID, SubjectType: "event"})
+	require.NoError(t, err)
+	_, err = e.sys.Ask(bg, evt, event.CancelRegistration{ID: reg.ID})
+	require.NoError(t, err)
+	e.reopen()
+	var got []string
+	require.NoError(t, e.store.Scan([]byte(HookPrefix), func(k, v []byte) error {
+		var h HookEvent
+		require.NoError(t, json.Unmarshal(v, &h))
+		got = append(got, h.Type)
+		return nil
+	}))
+	assert.Equal(t, []string{HookRegistrationCancelled}, got, "unsubscribed types are neither queued nor written")
+	assert.Contains(t, asked, "bu_1 "+HookCheckinCreated)
+}
