@@ -24,7 +24,7 @@ func writeRegistrationLog(tb testing.TB, s *persistence.Store, stream string, n 
 	changes := []event.Change{
 		event.EventCreated{At: at, Name: "Bench", Timezone: "UTC", Currency: "USD"},
 		event.EventUpdated{At: at, Name: "Bench", Timezone: "UTC", Status: event.EventPublished, Currency: "USD"},
-		event.TicketTypeCreated{At: at, ID: typ, TicketTypeSpec: event.TicketTypeSpec{Name: "GA", Capacity: &capacity, Status: event.SellOpen}},
+		event.TicketTypeCreated{At: at, ID: typ, TicketTypeSpec: event.TicketTypeSpec{Name: "GA", Capacity: &capacity, IsPublic: true, Status: event.SellOpen}},
 	}
 	seq := uint64(0)
 	b := s.NewBatch()
