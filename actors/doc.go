@@ -53,8 +53,9 @@
 // The worker reads only the store, never the actor: an idle actor may
 // passivate while its snapshot is built, and a new incarnation loads from
 // whatever consistent set of snapshots and records it sees. System.Close
-// waits for the worker after every actor has stopped, so the snapshot being
-// built and the (bounded) queue behind it are saved before it returns.
+// waits for the snapshot being built (after every actor has stopped); the
+// ones queued behind it are dropped, since snapshots only bound recovery
+// and a shutdown should not wait for a queue of big states.
 // Building a snapshot holds a second copy of the event's state in memory
 // for its duration.
 //

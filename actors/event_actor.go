@@ -56,7 +56,12 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		// snapshots and log it sees, which are consistent at every point.
 		if a.com.idle() && a.sys.retire(a.id, ctx.Self()) {
 			ctx.Stop(ctx.Self())
+			return
 		}
+		// protoactor cancels the receive timeout when it fires: arm it
+		// again, or an actor that was busy at that moment (a sync slower
+		// than the timeout, a request on its way) never passivates.
+		ctx.SetReceiveTimeout(a.sys.cfg.IdleTimeout)
 	case *actor.Stopping:
 		if a.cancel != nil {
 			a.cancel()

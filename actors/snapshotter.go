@@ -54,9 +54,12 @@ type snapshotter struct {
 }
 
 // want queues a snapshot of eventID at seq, which must be durable. It
-// answers false when the queue is full. A request for an event already
-// queued only moves its seq forward.
+// answers false when the queue is full or the System is closing. A request
+// for an event already queued only moves its seq forward.
 func (w *snapshotter) want(s *System, eventID string, seq uint64) bool {
+	if s.isClosing() {
+		return false
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.wanted == nil {
@@ -74,19 +77,27 @@ func (w *snapshotter) want(s *System, eventID string, seq uint64) bool {
 	if !w.running {
 		w.running = true
 		// System.Close waits for s.wg after every actor has stopped, that
-		// is after the last want: it waits for the queue to drain.
+		// is after the last want.
 		s.wg.Add(1)
 		go w.run(s)
 	}
 	return true
 }
 
-// run takes the queued snapshots one at a time and ends when none is left.
+// run takes the queued snapshots one at a time and ends when none is
+// left. Once the System is closing it ends after the snapshot it is
+// building and drops the rest: snapshots only bound recovery, and Close
+// should not wait for a queue of big states.
 func (w *snapshotter) run(s *System) {
 	defer s.wg.Done()
 	for {
+		closing := s.isClosing()
 		w.mu.Lock()
-		if len(w.queue) == 0 {
+		if len(w.queue) == 0 || closing {
+			if n := len(w.queue); n > 0 {
+				s.cfg.Logger.Info("snapshots dropped at close", "events", n)
+			}
+			w.queue, w.wanted = nil, nil
 			w.running = false
 			w.mu.Unlock()
 			return
@@ -145,6 +156,13 @@ func (w *snapshotter) take(s *System, id string, seq uint64, hook func(string, u
 		return false, err
 	}
 	return true, nil
+}
+
+// isClosing reports whether Close has begun.
+func (s *System) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
 }
 
 // restore loads the newest snapshot of id into m and applies the log

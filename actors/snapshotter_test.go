@@ -111,8 +111,12 @@ func triggerSnapshot(t *testing.T, e *env, evt, tt string, started <-chan uint64
 
 func TestActorAnswersWhileASnapshotIsBuilt(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.SnapshotEvery = 50 })
-	started, release := make(chan uint64, 1), make(chan struct{})
+	started, release := make(chan uint64, 8), make(chan struct{})
 	e.sys.snapper.beforeEncode = func(string, uint64) { started <- 0; <-release }
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	// Cleanups run last-in first-out: the worker is released before Close
+	// waits for it, even when the test fails.
+	t.Cleanup(releaseOnce)
 	evt, tt := e.newEvent("bu_1", nil)
 	triggerSnapshot(t, e, evt, tt, started)
 
@@ -124,7 +128,7 @@ func TestActorAnswersWhileASnapshotIsBuilt(t *testing.T) {
 	_, err := e.sys.Ask(bg, evt, event.GetEvent{})
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), e.sys.Metrics().Snapshots.Load(), "answered before the snapshot completed")
-	close(release)
+	releaseOnce()
 	waitSnapshots(t, e, 1)
 }
 
@@ -133,8 +137,10 @@ func TestPassivationDoesNotWaitForASnapshot(t *testing.T) {
 	// retire while its snapshot is built, and a new incarnation loads from
 	// the snapshots and log it sees.
 	e := newEnv(t, func(c *Config) { c.SnapshotEvery = 50; c.IdleTimeout = 30 * time.Millisecond })
-	started, release := make(chan uint64, 4), make(chan struct{})
+	started, release := make(chan uint64, 8), make(chan struct{})
 	e.sys.snapper.beforeEncode = func(string, uint64) { started <- 0; <-release }
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce)
 	evt, tt := e.newEvent("bu_1", nil)
 	triggerSnapshot(t, e, evt, tt, started)
 	require.Eventually(t, func() bool { return e.sys.ActiveEvents() == 0 }, 5*time.Second, 5*time.Millisecond,
@@ -143,7 +149,7 @@ func TestPassivationDoesNotWaitForASnapshot(t *testing.T) {
 	_, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: "back@example.com", RegistrationTypeID: tt})
 	require.NoError(t, err, "a new incarnation serves meanwhile")
 	want := jsonOf(t, e.registrations(evt))
-	close(release)
+	releaseOnce()
 	waitSnapshots(t, e, 1)
 	e.reopen()
 	seqs, err := e.sys.snaps.List(evt)
@@ -152,12 +158,28 @@ func TestPassivationDoesNotWaitForASnapshot(t *testing.T) {
 	assert.Equal(t, want, jsonOf(t, e.registrations(evt)), "snapshot + tail == the state before the restart")
 }
 
-func TestCloseWaitsForTheSnapshotInFlightAndTheQueue(t *testing.T) {
+func TestAnActorBusyWhenItsIdleTimeoutFiresStillPassivates(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.IdleTimeout = 30 * time.Millisecond })
+	evt, _ := e.newEvent("bu_1", nil)
+	// A request on its way (counted, not yet sent) when the timeout fires:
+	// the actor must not retire then, and must retire once it is idle.
+	sl, err := e.sys.acquire(evt)
+	require.NoError(t, err)
+	time.Sleep(150 * time.Millisecond)
+	assert.Equal(t, 1, e.sys.ActiveEvents(), "no retirement with a request on its way")
+	e.sys.release(evt, sl)
+	require.Eventually(t, func() bool { return e.sys.ActiveEvents() == 0 }, 5*time.Second, 5*time.Millisecond,
+		"the timeout is armed again after a refused retirement")
+}
+
+func TestCloseWaitsForTheSnapshotInFlightAndDropsTheQueue(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.SnapshotEvery = math.MaxInt32 })
 	var mu sync.Mutex
 	var encoded []string
+	started := make(chan struct{}, 2)
 	e.sys.snapper.beforeEncode = func(id string, _ uint64) {
-		time.Sleep(100 * time.Millisecond) // a slow encode
+		started <- struct{}{}
+		time.Sleep(200 * time.Millisecond) // a slow encode
 		mu.Lock()
 		encoded = append(encoded, id)
 		mu.Unlock()
@@ -167,34 +189,42 @@ func TestCloseWaitsForTheSnapshotInFlightAndTheQueue(t *testing.T) {
 	b.register(30)
 	require.True(t, e.sys.snapper.want(e.sys, a.evt, a.last))
 	require.True(t, e.sys.snapper.want(e.sys, b.evt, b.last))
+	<-started
 	e.close()
-	assert.Equal(t, []string{a.evt, b.evt}, encoded, "in request order, both before Close returned")
+	assert.Equal(t, []string{a.evt}, encoded, "the running snapshot completed before Close returned, the queued one was dropped")
 	e.open()
-	for _, sd := range []*logSeeder{a, b} {
-		seq, got, ok, err := e.sys.snaps.LoadNewest(sd.evt)
-		require.NoError(t, err)
-		require.True(t, ok)
-		assert.Equal(t, sd.last, seq)
-		assert.Equal(t, sd.state(), got)
-	}
+	seq, got, ok, err := e.sys.snaps.LoadNewest(a.evt)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, a.last, seq)
+	assert.Equal(t, a.state(), got)
+	_, _, ok, err = e.sys.snaps.LoadNewest(b.evt)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	assert.Len(t, e.registrations(b.evt), 30, "a dropped snapshot loses nothing: the log has it all")
 }
 
 func TestSnapshotQueueIsBoundedAndMergesRequests(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.SnapshotEvery = math.MaxInt32 })
-	release := make(chan struct{})
-	e.sys.snapper.beforeEncode = func(string, uint64) { <-release }
-	sd := newLogSeeder(t, e.store, e.cfg.Event)
+	started, release := make(chan struct{}, 2), make(chan struct{})
+	e.sys.snapper.beforeEncode = func(string, uint64) { started <- struct{}{}; <-release }
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce)
+	blk, sd := newLogSeeder(t, e.store, e.cfg.Event), newLogSeeder(t, e.store, e.cfg.Event)
+	blk.register(1)
 	sd.register(5)
+	require.True(t, e.sys.snapper.want(e.sys, blk.evt, blk.last))
+	<-started // the worker holds blk: what follows stays queued
+
 	require.True(t, e.sys.snapper.want(e.sys, sd.evt, sd.last-2))
 	require.True(t, e.sys.snapper.want(e.sys, sd.evt, sd.last), "a queued event moves its seq forward")
 	for i := range snapshotQueueMax - 1 {
 		require.True(t, e.sys.snapper.want(e.sys, fmt.Sprintf("evt_q%d", i), 1))
 	}
-	// The worker may have taken the first request off the queue already.
-	full := !e.sys.snapper.want(e.sys, "evt_one_more", 1) || !e.sys.snapper.want(e.sys, "evt_two_more", 1)
-	assert.True(t, full, "a full queue refuses")
-	close(release)
-	e.close() // the unknown events fail (no log) and are logged; sd is saved
+	assert.False(t, e.sys.snapper.want(e.sys, "evt_one_more", 1), "a full queue refuses")
+	releaseOnce()
+	waitSnapshots(t, e, 2) // the unknown events fail (no log) and are logged
+	e.close()
 	e.open()
 	seqs, err := e.sys.snaps.List(sd.evt)
 	require.NoError(t, err)
