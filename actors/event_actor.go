@@ -29,6 +29,8 @@ type eventActor struct {
 	timers  *scheduler.TimerScheduler
 	cancel  scheduler.CancelFunc
 	timerAt time.Time
+
+	enc []byte // the change encode buffer
 }
 
 // errStopReplay ends a replay early at a gap in the log.
@@ -134,7 +136,9 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	}
 	for _, ch := range changes {
 		a.m.Apply(ch)
-		rec, err := event.MarshalChange(ch)
+		// The batch copies the record, so one encode buffer serves all.
+		rec, err := event.AppendChange(a.enc[:0], ch)
+		a.enc = rec
 		if err != nil {
 			// Decide produced a change that cannot be encoded: a bug.
 			panic(fmt.Sprintf("actors: encode %s of %s: %v", ch.ChangeKind(), a.id, err))

@@ -176,7 +176,8 @@ func (s *System) restore(m *event.Machine, id string, through uint64) (from, las
 		return 0, 0, false, fmt.Errorf("actors: load snapshot of %s: %w", id, err)
 	}
 	if ok {
-		st, err := event.UnmarshalState(snap)
+		// LoadNewest hands over a fresh buffer: decode it in place.
+		st, err := event.UnmarshalStateOwned(snap)
 		if err != nil {
 			return 0, 0, false, fmt.Errorf("actors: decode snapshot %d of %s: %w", from, id, err)
 		}
@@ -192,17 +193,20 @@ func (s *System) restore(m *event.Machine, id string, through uint64) (from, las
 	} else if first != 0 && first > from+1 {
 		return 0, 0, false, fmt.Errorf("actors: log of %s starts at %d, after snapshot %d: records are missing", id, first, from)
 	}
+	// Room for the records to come, so a long replay does not rehash.
+	if end, err := s.store.LastSeq(id); err == nil && end > from {
+		m.Reserve(int(min(end, through) - from))
+	}
 	last = from
 	err = s.store.Replay(id, from, func(seq uint64, rec []byte) error {
 		if seq != last+1 {
 			gap = true
 			return errStopReplay
 		}
-		ch, err := event.UnmarshalChange(rec)
-		if err != nil {
+		// ApplyRecord is Apply(UnmarshalChange(rec)) without the Change.
+		if err := m.ApplyRecord(rec); err != nil {
 			return fmt.Errorf("record %d: %w", seq, err)
 		}
-		m.Apply(ch)
 		last = seq
 		if last == through {
 			return errStopReplay
