@@ -31,11 +31,11 @@
 // Snapshots are taken off the actor, so that a door-scanner burst or an
 // on-sale drop never waits behind the encode of a big state. The actor
 // only counts: once the changes since its last snapshot reach
-// max(SnapshotEvery, covered/2), where covered is that snapshot's seq, it
+// max(SnapshotEvery, covered), where covered is that snapshot's seq, it
 // asks the System's snapshotter for a snapshot at its current seq S, and
 // only once S is durable. The rule keeps the background work O(1) per
 // change amortised (a snapshot costs about the size of the state, and the
-// interval grows with it) while recovery replays at most about a third of
+// interval doubles with it) while recovery replays at most about half of
 // an event's records.
 //
 // The snapshotter has one worker goroutine (at most one snapshot is built

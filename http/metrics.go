@@ -186,6 +186,7 @@ type systemCollector struct {
 
 	active, activations, passivations, snapshots *prometheus.Desc
 	commits, records, bytes, commitErrors, syncs *prometheus.Desc
+	stalls, stallSeconds                         *prometheus.Desc
 	recordsPerCommit                             *prometheus.Desc
 }
 
@@ -202,13 +203,15 @@ func newSystemCollector(sys *actors.System) *systemCollector {
 		bytes:            d("ticketd_wal_bytes_total", "Encoded bytes of those commits."),
 		commitErrors:     d("ticketd_wal_commit_errors_total", "Failed commits."),
 		syncs:            d("ticketd_wal_syncs_total", "fsyncs of WAL files; records/syncs is the group-commit factor."),
+		stalls:           d("ticketd_store_write_stalls_total", "Times the store stopped accepting writes (flushes or compactions behind)."),
+		stallSeconds:     d("ticketd_store_write_stall_seconds_total", "Time the store spent with writes stopped."),
 		recordsPerCommit: d("ticketd_wal_records_per_commit", "Records per commit (group-commit batch size)."),
 	}
 }
 
 func (c *systemCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.active, c.activations, c.passivations, c.snapshots,
-		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.recordsPerCommit} {
+		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.stalls, c.stallSeconds, c.recordsPerCommit} {
 		ch <- d
 	}
 }
@@ -229,6 +232,8 @@ func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.CounterValue, float64(s.Bytes))
 	ch <- prometheus.MustNewConstMetric(c.commitErrors, prometheus.CounterValue, float64(s.CommitErrors))
 	ch <- prometheus.MustNewConstMetric(c.syncs, prometheus.CounterValue, float64(s.WALSyncs))
+	ch <- prometheus.MustNewConstMetric(c.stalls, prometheus.CounterValue, float64(s.WriteStalls))
+	ch <- prometheus.MustNewConstMetric(c.stallSeconds, prometheus.CounterValue, float64(s.WriteStallNanos)/1e9)
 	// Bucket i of Stats counts commits of (2^(i-1), 2^i] records; the last
 	// bucket is open-ended, so it only feeds +Inf (the total count).
 	buckets := make(map[float64]uint64, len(s.RecordsPerCommit)-1)

@@ -29,6 +29,11 @@ type Stats struct {
 	// RecordsPerCommit[i] counts commits of up to 2^i records (more than
 	// 2^(i-1)); the last bucket is open-ended.
 	RecordsPerCommit [batchBuckets]uint64
+	// WriteStalls is the number of times Pebble stopped accepting writes
+	// (memtables or level 0 waiting for flushes and compactions), and
+	// WriteStallNanos their total length: commits wait meanwhile.
+	WriteStalls     uint64
+	WriteStallNanos uint64
 }
 
 type stats struct {
@@ -38,6 +43,9 @@ type stats struct {
 	commitErrors atomic.Uint64
 	syncs        atomic.Uint64
 	buckets      [batchBuckets]atomic.Uint64
+	stalls       atomic.Uint64
+	stallNanos   atomic.Uint64
+	stallStart   atomic.Int64 // unix nanos of the stall in progress, 0 when none
 }
 
 func (st *stats) observe(records, bytes int) {
@@ -55,11 +63,13 @@ func (st *stats) observe(records, bytes int) {
 // are approximately, not exactly, mutually consistent.
 func (s *Store) Stats() Stats {
 	out := Stats{
-		Commits:      s.stats.commits.Load(),
-		Records:      s.stats.records.Load(),
-		Bytes:        s.stats.bytes.Load(),
-		CommitErrors: s.stats.commitErrors.Load(),
-		WALSyncs:     s.stats.syncs.Load(),
+		Commits:         s.stats.commits.Load(),
+		WriteStalls:     s.stats.stalls.Load(),
+		WriteStallNanos: s.stats.stallNanos.Load(),
+		Records:         s.stats.records.Load(),
+		Bytes:           s.stats.bytes.Load(),
+		CommitErrors:    s.stats.commitErrors.Load(),
+		WALSyncs:        s.stats.syncs.Load(),
 	}
 	for i := range out.RecordsPerCommit {
 		out.RecordsPerCommit[i] = s.stats.buckets[i].Load()

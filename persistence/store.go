@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -86,6 +87,7 @@ func Open(opts Options) (*Store, error) {
 		Cache:              cache,
 		MemTableSize:       memBytes,
 		Logger:             slogAdapter{l: opts.Logger},
+		EventListener:      s.stallListener(opts.Logger),
 		FormatMajorVersion: pebble.FormatNewest,
 	}
 	for i := range popts.Levels {
@@ -572,4 +574,26 @@ func (s *Store) TruncateAfter(stream string, after uint64) error {
 		return fmt.Errorf("persistence: truncate %s: %w", stream, err)
 	}
 	return s.Commit(b)
+}
+
+// stallListener counts and logs Pebble's write stalls: while one lasts, no
+// commit completes, so every actor's answers wait.
+func (s *Store) stallListener(l *slog.Logger) *pebble.EventListener {
+	if l == nil {
+		l = slog.New(slog.DiscardHandler)
+	}
+	return &pebble.EventListener{
+		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
+			s.stats.stalls.Add(1)
+			s.stats.stallStart.Store(time.Now().UnixNano())
+			l.Warn("pebble write stall", "reason", info.Reason)
+		},
+		WriteStallEnd: func() {
+			if t := s.stats.stallStart.Swap(0); t != 0 {
+				d := time.Now().UnixNano() - t
+				s.stats.stallNanos.Add(uint64(d))
+				l.Warn("pebble write stall ended", "ms", d/1e6)
+			}
+		},
+	}
 }
