@@ -74,10 +74,17 @@ type DurabilityReport struct {
 }
 
 // IntegratorReport is the Developer API mix alone and during a drop.
+// During is measured with the drop at 75% of its maximum (DropRPS, open
+// loop), Saturated with the drop as fast as the service answers (closed
+// loop).
 type IntegratorReport struct {
-	AloneP99Ms  float64 `json:"aloneP99Ms"`
-	DuringP99Ms float64 `json:"duringP99Ms"`
-	Ratio       float64 `json:"ratio"`
+	AloneP99Ms       float64 `json:"aloneP99Ms"`
+	DuringP99Ms      float64 `json:"duringP99Ms"`
+	Ratio            float64 `json:"ratio"`
+	DropRPS          float64 `json:"dropRps"`
+	SaturatedP99Ms   float64 `json:"saturatedP99Ms"`
+	SaturatedRatio   float64 `json:"saturatedRatio"`
+	SaturatedDropRPS float64 `json:"saturatedDropRps"`
 }
 
 // RecoveryReport is one cold start on a large event.
@@ -198,7 +205,8 @@ func (r *Report) Markdown(chart string) string {
 			d.SyncRPS, d.SyncP99Ms, d.NoSyncRPS, d.NoSyncP99Ms)
 	}
 	if x := r.Integrator; x != nil {
-		fmt.Fprintf(&b, "\n## Integrator mix\n\np99 alone %.2f ms, during the drop %.2f ms, ratio %.2f.\n", x.AloneP99Ms, x.DuringP99Ms, x.Ratio)
+		fmt.Fprintf(&b, "\n## Integrator mix\n\np99 alone %.2f ms; during a drop at 75%% of its maximum (%.0f/s) %.2f ms, ratio %.2f; during a saturating drop (%.0f/s) %.2f ms, ratio %.2f.\n",
+			x.AloneP99Ms, x.DropRPS, x.DuringP99Ms, x.Ratio, x.SaturatedDropRPS, x.SaturatedP99Ms, x.SaturatedRatio)
 	}
 	if len(r.Recovery) > 0 {
 		b.WriteString("\n## Recovery\n\n| snapshot | registrations | changes replayed | start→listening ms | start→first order ms | replay/s | seed s |\n|---|--:|--:|--:|--:|--:|--:|\n")

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -455,6 +456,16 @@ func (h *Harness) checkinBurst(s *Server, c *Client) error {
 	return nil
 }
 
+// emailSafe keeps the letters, digits and dashes of s.
+func emailSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, s)
+}
+
 // MixSpec is the integrator's traffic: Developer API lists, reads and
 // registrations on one event, open loop.
 type MixSpec struct {
@@ -483,7 +494,7 @@ func (m MixSpec) Load(c *Client) *Load {
 				setRequest(req, "GET", base, m.SecretKey)
 			default:
 				setRequest(req, "POST", base+"/registrations", m.SecretKey)
-				req.SetBodyString(`{"email":"` + m.Name + strconv.FormatInt(i, 10) + `@bench.example","name":"Integrator","registrationTypeId":"` + m.TicketTypeID + `"}`)
+				req.SetBodyString(`{"email":"` + emailSafe(m.Name) + strconv.FormatInt(i, 10) + `@bench.example","name":"Integrator","registrationTypeId":"` + m.TicketTypeID + `"}`)
 			}
 			return true
 		}}
@@ -534,22 +545,39 @@ func (h *Harness) integratorMix(s *Server, c *Client) error {
 		return err
 	}
 	var ack acks
-	drop := h.drop("integrator-drop", c, s, hot, 0, &ack, "mx")
-	drop.Duration = h.cfg.OpenDuration + time.Second
-	var dres Result
-	done := make(chan struct{})
-	go func() { dres = drop.Run(); close(done) }()
-	time.Sleep(500 * time.Millisecond) // let the drop reach full speed
-	dr, err := h.mix("integrator-during-drop", s, e, regs)
-	<-done
+	// during runs the integrator's traffic while a drop of the given rate
+	// (0: closed loop, as fast as the service answers) runs.
+	during := func(name string, rate float64, prefix string) (Result, Result, error) {
+		drop := h.drop(name+"-drop", c, s, hot, rate, &ack, prefix)
+		drop.Duration = h.cfg.OpenDuration + time.Second
+		var dres Result
+		done := make(chan struct{})
+		go func() { dres = drop.Run(); close(done) }()
+		time.Sleep(500 * time.Millisecond) // let the drop reach full speed
+		mr, err := h.mix(name, s, e, regs)
+		<-done
+		if err != nil {
+			return Result{}, Result{}, err
+		}
+		return h.record(mr), h.record(dres), nil
+	}
+	// A saturating drop keeps both cores busy all the time: then every
+	// request, the integrator's too, waits for the Go scheduler to poll the
+	// network (it does so only when a core runs out of work, or every 10 ms
+	// from its monitor). A drop at 75% of that maximum is the loaded but
+	// not overloaded service.
+	sat, satDrop, err := during("integrator-during-drop", 0, "mx")
 	if err != nil {
 		return err
 	}
-	during := h.record(dr)
-	h.record(dres)
-	ratio := during.P99 / alone.P99
-	h.rep.Integrator = &IntegratorReport{AloneP99Ms: alone.P99, DuringP99Ms: during.P99, Ratio: ratio}
-	for _, r := range []Result{alone, during} {
+	rate := 0.75 * satDrop.RPS
+	load, _, err := during("integrator-during-drop@75%", rate, "my")
+	if err != nil {
+		return err
+	}
+	h.rep.Integrator = &IntegratorReport{AloneP99Ms: alone.P99, DuringP99Ms: load.P99, Ratio: load.P99 / alone.P99,
+		DropRPS: rate, SaturatedP99Ms: sat.P99, SaturatedRatio: sat.P99 / alone.P99, SaturatedDropRPS: satDrop.RPS}
+	for _, r := range []Result{alone, sat, load} {
 		bad := r.Errors
 		for st, n := range r.Status {
 			if st >= 300 {
@@ -935,7 +963,8 @@ func (h *Harness) targets() {
 		r.target("duplicate scan fsyncs", "0", fmt.Sprintf("%.0f for %d scans", d.DuplicateScanSyncs, d.DuplicateScans), d.DuplicateScanSyncs == 0)
 	}
 	if x := r.Integrator; x != nil {
-		r.target("integrator p99 during drop", "<= 2x alone", fmt.Sprintf("%.2fx (%.2f vs %.2f ms)", x.Ratio, x.DuringP99Ms, x.AloneP99Ms), x.Ratio <= 2)
+		r.target("integrator p99 during drop at 75% of max", "<= 2x alone", fmt.Sprintf("%.2fx (%.2f vs %.2f ms; drop %.0f/s)", x.Ratio, x.DuringP99Ms, x.AloneP99Ms, x.DropRPS), x.Ratio <= 2)
+		r.target("integrator p99 during saturating drop", "<= 2x alone", fmt.Sprintf("%.2fx (%.2f vs %.2f ms; drop %.0f/s)", x.SaturatedRatio, x.SaturatedP99Ms, x.AloneP99Ms, x.SaturatedDropRPS), x.SaturatedRatio <= 2)
 	}
 	for _, x := range r.Recovery {
 		if x.Snapshot {
