@@ -35,8 +35,11 @@ type Result struct {
 	TargetRPS    float64 `json:"targetRps,omitempty"`
 	RPS          float64 `json:"rps"`
 	CeilingRatio float64 `json:"ceilingRatio,omitempty"`
-	Requests     int64   `json:"requests"`
-	Errors       int64   `json:"errors"` // transport errors
+	// CeilingRPS is the reference the ratio is taken against: the ceiling
+	// measured right before this scenario.
+	CeilingRPS float64 `json:"ceilingRps,omitempty"`
+	Requests   int64   `json:"requests"`
+	Errors     int64   `json:"errors"` // transport errors
 	// Unsent counts open-loop requests still queued at the cutoff (the end
 	// of the schedule plus max(2s, Duration)): the server had fallen that
 	// far behind. Their latency is recorded as the wait so far, a lower

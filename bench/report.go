@@ -149,8 +149,11 @@ func (r *Report) target(name, want, got string, met bool) {
 }
 
 func (r *Report) add(res Result) Result {
-	if r.CeilingRPS > 0 {
-		res.CeilingRatio = res.RPS / r.CeilingRPS
+	if res.CeilingRPS == 0 {
+		res.CeilingRPS = r.CeilingRPS
+	}
+	if res.CeilingRPS > 0 {
+		res.CeilingRatio = res.RPS / res.CeilingRPS
 	}
 	r.Runs = append(r.Runs, res)
 	return res
