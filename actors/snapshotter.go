@@ -32,8 +32,12 @@ func snapshotDue(every int, covered uint64) uint64 {
 const snapshotQueueMax = 64
 
 // defaultLoadGCPercent is the GOGC in force while an actor loads a state
-// (see loadGC).
-const defaultLoadGCPercent = 400
+// (see loadGC). A load keeps nearly all it allocates, so collecting during
+// it mostly marks what stays: a replay of 2,000,000 changes took 3.8 s at
+// GOGC 100, 2.3 s at 400 and 1.5 s at 1600 in a fresh service. The heap a
+// load can reach is what the load allocates (about two to three times the
+// state it builds), whatever the percent; a snapshot load gained nothing.
+const defaultLoadGCPercent = 1600
 
 // snapshotter takes event snapshots off the actors. An actor only posts
 // "snapshot wanted at seq S" once S is durable; one worker goroutine (at

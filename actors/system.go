@@ -28,7 +28,7 @@ type Config struct {
 	// snapshotGrowthDiv). Snapshots are built off the actor.
 	SnapshotEvery int
 	// LoadGCPercent is the GOGC in force while an event actor loads its
-	// state (0: 400; below 0: GOGC is left alone).
+	// state (0: 1600; below 0: GOGC is left alone).
 	LoadGCPercent int
 	// IdleTimeout passivates an event actor that received nothing for this
 	// long; 0 keeps actors active until shutdown.
