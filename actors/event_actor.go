@@ -164,7 +164,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 
 // maybeSnapshot asks the snapshotter for a snapshot at the current seq
 // once it is durable, when enough changes have accumulated: at least
-// SnapshotEvery, and for a big event half the records the last snapshot
+// SnapshotEvery, and for a big event as many as the records the last snapshot
 // covers (see snapshotGrowthDiv). The actor never encodes its state.
 func (a *eventActor) maybeSnapshot() {
 	if a.snapWait || a.com.seq-a.snapSeq < snapshotDue(a.sys.cfg.SnapshotEvery, a.snapSeq) {

@@ -17,8 +17,9 @@ import (
 // amortised for huge events; recovery replays at most about half of an
 // event's records. The build takes a core while it runs (a flash sale
 // loses throughput meanwhile), so the interval doubles with the event
-// rather than growing by half: covered/2 cost a drop of 400k orders about
-// a fifth of its throughput, covered about half of that.
+// rather than growing by half, which halves the background work (with
+// covered/2, a drop of 400k orders lost up to a fifth of its throughput to
+// snapshot builds).
 const snapshotGrowthDiv = 1
 
 // snapshotDue is the number of changes after a snapshot at seq covered
