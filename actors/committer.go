@@ -146,11 +146,14 @@ func (c *committer) done(ctx actor.Context, m *synced) error {
 		c.flying[0] = nil
 		c.flying = c.flying[1:]
 		b.b.Close()
-		for _, r := range b.replies {
-			ctx.Send(r.to, r.msg)
-		}
+		// What waits for durability (a published directory view, an
+		// outbox wake-up) happens before the answers go out, so a caller
+		// that reads right after its answer sees it.
 		for _, fn := range b.onDurable {
 			fn()
+		}
+		for _, r := range b.replies {
+			ctx.Send(r.to, r.msg)
 		}
 	}
 	c.kick()

@@ -309,3 +309,13 @@ func TestNoWebhookEventIsQueuedWhenNobodyListens(t *testing.T) {
 		assert.Equal(t, want, count(e), "listening=%v", listening)
 	}
 }
+
+func TestACreatedUnitIsInTheDirectoryViewWhenItIsAnswered(t *testing.T) {
+	e := newEnv(t, nil)
+	for i := range 200 {
+		u, err := e.sys.CreateUnit(bg, fmt.Sprintf("unit %d", i))
+		require.NoError(t, err)
+		_, ok := e.sys.Directory().Unit(u.ID)
+		require.True(t, ok, "unit %d answered before its view was published", i)
+	}
+}
