@@ -49,6 +49,10 @@ func OpenSeeder(dir string, snapshotEvery int) (*Seeder, error) {
 		// long on a busy machine.
 		AskTimeout: 5 * time.Minute,
 		Logger:     log,
+		// As the service with no webhook endpoint: nothing is queued for
+		// webhooks (a nil WantHook would queue every event type, and the
+		// measured service would start by draining that backlog).
+		WantHook: func(unitID, typ string) bool { return false },
 	}, store, snapshots.New(store, 2))
 	if err != nil {
 		_ = store.Close()

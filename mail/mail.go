@@ -104,6 +104,10 @@ type Mailer struct {
 	text  *texttemplate.Template
 	html  *htmltemplate.Template
 
+	// queue is where delivery goes on reading the outbox; only the
+	// delivery goroutine uses it.
+	queue persistence.Cursor
+
 	wake chan struct{}
 	stop chan struct{}
 	done chan struct{}
@@ -163,10 +167,11 @@ func (m *Mailer) Pending(after string, limit int) ([]actors.TicketMail, error) {
 	limit = min(max(limit, 1), MaxPending)
 	out := []actors.TicketMail{}
 	errFull := errors.New("full")
-	err := m.store.Scan([]byte(actors.OutboxPrefix), func(key, value []byte) error {
-		if after != "" && string(key) <= after {
-			return nil
-		}
+	var from []byte
+	if after != "" {
+		from = []byte(after)
+	}
+	err := m.store.ScanRange([]byte(actors.OutboxPrefix), from, nil, func(key, value []byte) error {
 		if len(out) == limit {
 			return errFull
 		}
@@ -237,11 +242,16 @@ type entry struct {
 // logged and left in place; an entry the server refuses fails the round.
 func (m *Mailer) round() (more bool, err error) {
 	var batch []entry
-	errFull := errors.New("full")
-	err = m.store.Scan([]byte(actors.OutboxPrefix), func(key, value []byte) error {
-		if len(batch) == m.cfg.BatchMax {
-			return errFull
+	// The outbox is read with a cursor (delivered entries are deleted, and
+	// their tombstones would otherwise be stepped over every round). A
+	// round that fails puts it back, so its entries come first again.
+	prev := m.queue
+	defer func() {
+		if err != nil {
+			m.queue = prev
 		}
+	}()
+	more, err = m.queue.Next(m.store, []byte(actors.OutboxPrefix), m.cfg.BatchMax, func(key, value []byte) error {
 		var tm actors.TicketMail
 		if err := json.Unmarshal(value, &tm); err != nil {
 			m.cfg.Logger.Error("mail: undecodable outbox entry left in place", "key", string(key), "err", err)
@@ -250,8 +260,7 @@ func (m *Mailer) round() (more bool, err error) {
 		batch = append(batch, entry{key: string(key), mail: tm})
 		return nil
 	})
-	more = errors.Is(err, errFull)
-	if err != nil && !more {
+	if err != nil {
 		return false, err
 	}
 	if len(batch) == 0 {

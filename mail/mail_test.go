@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
@@ -253,4 +254,54 @@ func TestConfigValidate(t *testing.T) {
 	require.Error(t, Config{SMTPAddr: "localhost:0"}.Validate())
 	require.Error(t, Config{BackoffMin: time.Minute, BackoffMax: time.Second}.Validate())
 	require.NoError(t, Config{SMTPAddr: "localhost:25"}.Validate())
+}
+
+// A backlog larger than a round goes out in rounds that go on where the
+// last stopped (the outbox cursor); mail owed behind the cursor (an event
+// whose keys sort first) still goes out, and every mail once.
+func TestBacklogGoesOutInRoundsWithMailBehindTheCursor(t *testing.T) {
+	s := openStore(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	got := startSMTP(t, ln)
+	want := map[string]bool{}
+	for i := 1; i <= 5; i++ {
+		to := fmt.Sprintf("b%d@example.com", i)
+		owe(t, s, ticket(fmt.Sprintf("%sevt_2/%016x-0000", actors.OutboxPrefix, i), to))
+		want[to] = true
+	}
+	m, err := New(Config{SMTPAddr: ln.Addr().String(), BatchMax: 2, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond}, s)
+	require.NoError(t, err)
+	m.Start()
+	t.Cleanup(func() { _ = m.Close() })
+
+	seen := map[string]int{}
+	recv := func() {
+		t.Helper()
+		select {
+		case r := <-got:
+			seen[r.to[0]]++
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d mails arrived", len(seen))
+		}
+	}
+	for range 3 {
+		recv()
+	}
+	owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "behind@example.com"))
+	want["behind@example.com"] = true
+	m.Wake()
+	for range 3 {
+		recv()
+	}
+	waitPending(t, m, 0)
+	select {
+	case r := <-got:
+		t.Fatalf("a mail went out twice: %v", r.to)
+	case <-time.After(100 * time.Millisecond):
+	}
+	require.Len(t, seen, len(want))
+	for to := range want {
+		require.Equal(t, 1, seen[to], to)
+	}
 }

@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -451,15 +452,37 @@ func (s *Store) Get(key []byte) ([]byte, bool, error) {
 // stops the scan and is returned unwrapped. Like Replay's, fn must not call
 // Store methods.
 func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
-	if len(prefix) > MaxKeyLen {
-		return fmt.Errorf("persistence: scan: %w: prefix length %d", ErrBadKey, len(prefix))
+	return s.ScanRange(prefix, nil, nil, fn)
+}
+
+// ScanRange is Scan limited to the keys after after (nil: from the start
+// of prefix) and up to and including through (nil: to the end of prefix).
+// The iterator is positioned by seeking, so the entries before after cost
+// nothing, not even deleted ones (see Cursor).
+func (s *Store) ScanRange(prefix, after, through []byte, fn func(key, value []byte) error) error {
+	if len(prefix) > MaxKeyLen || len(after) > MaxKeyLen || len(through) > MaxKeyLen {
+		return fmt.Errorf("persistence: scan: %w: key length above %d", ErrBadKey, MaxKeyLen)
 	}
 	if err := s.acquire(); err != nil {
 		return err
 	}
 	defer s.release()
 	lo := indexKey(prefix)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	hi := prefixEnd(lo)
+	if after != nil {
+		if k := append(indexKey(after), 0); bytes.Compare(k, lo) > 0 {
+			lo = k // the smallest key after after
+		}
+	}
+	if through != nil {
+		if k := append(indexKey(through), 0); hi == nil || bytes.Compare(k, hi) < 0 {
+			hi = k // bounds are exclusive: through itself is in
+		}
+	}
+	if hi != nil && bytes.Compare(lo, hi) >= 0 {
+		return nil
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return fmt.Errorf("persistence: scan: %w", err)
 	}

@@ -200,6 +200,10 @@ type Service struct {
 	logCount map[string]int // endpoint id -> delivery log entries stored
 	logSeq   uint32
 
+	// queue is where fan-out goes on reading the webhook queue; only the
+	// delivery goroutine uses it.
+	queue persistence.Cursor
+
 	wake chan struct{}
 	stop chan struct{}
 	done chan struct{}
@@ -562,10 +566,8 @@ func (s *Service) fanout() (more bool, err error) {
 		bad bool
 	}
 	var items []item
-	err = s.store.Scan([]byte(actors.HookPrefix), func(key, value []byte) error {
-		if len(items) == s.cfg.BatchMax {
-			return errFull
-		}
+	// Every entry read is deleted below, so the queue cursor may move on.
+	more, err = s.queue.Next(s.store, []byte(actors.HookPrefix), s.cfg.BatchMax, func(key, value []byte) error {
 		it := item{key: string(key)}
 		if err := json.Unmarshal(value, &it.ev); err != nil {
 			s.cfg.Logger.Error("webhooks: undecodable queue entry dropped", "key", string(key), "err", err)
@@ -574,8 +576,7 @@ func (s *Service) fanout() (more bool, err error) {
 		items = append(items, it)
 		return nil
 	})
-	more = errors.Is(err, errFull)
-	if err != nil && !more {
+	if err != nil {
 		return false, err
 	}
 	if len(items) == 0 {

@@ -2,6 +2,7 @@ package webhooks_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -255,4 +256,46 @@ func TestDeliveryLogIsDurableAndBounded(t *testing.T) {
 	n := 0
 	require.NoError(t, st.Scan([]byte("whlog/"), func(_, _ []byte) error { n++; return nil }))
 	assert.Zero(t, n, "deleting an endpoint deletes its log")
+}
+
+// A backlog larger than a round is fanned out in rounds that go on where
+// the last stopped (the queue reader's cursor), and an entry queued behind
+// the cursor (an event whose key sorts first) is still delivered: every
+// entry exactly once.
+func TestBacklogDrainedInRoundsWithEntriesBehindTheCursor(t *testing.T) {
+	w, st := open(t, webhooks.Config{BatchMax: 3})
+	rc := newReceiver(t, 0)
+	_, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookRegistrationCreated}})
+	require.NoError(t, err)
+
+	put := func(event string, seq int) string {
+		key := fmt.Sprintf("%s/%016x-0000", event, seq)
+		h := actors.HookEvent{ID: "whevt_" + key, Type: actors.HookRegistrationCreated, EventID: event, UnitID: "bu_1",
+			CreatedAt: time.Now().UTC(), Data: json.RawMessage(`{"id":"reg_1"}`)}
+		b, err := json.Marshal(h)
+		require.NoError(t, err)
+		bt := st.NewBatch()
+		defer bt.Close()
+		bt.Put([]byte(actors.HookPrefix+key), b)
+		require.NoError(t, st.Commit(bt))
+		return h.ID
+	}
+	want := map[string]bool{}
+	for i := 1; i <= 10; i++ {
+		want[put("evt_2", i)] = true
+	}
+	w.Wake()
+	require.Eventually(t, func() bool { return len(rc.got()) >= 4 }, 5*time.Second, time.Millisecond)
+	want[put("evt_1", 1)] = true // behind the cursor by now
+	w.Wake()
+	require.Eventually(t, func() bool { return len(rc.got()) >= len(want) }, 5*time.Second, 5*time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	seen := map[string]int{}
+	for _, c := range rc.got() {
+		seen[c.id]++
+	}
+	require.Len(t, seen, len(want))
+	for id := range want {
+		assert.Equal(t, 1, seen[id], id)
+	}
 }
