@@ -100,7 +100,7 @@ func (a *eventActor) load() error {
 	// A big state is allocated all at once and all of it stays live:
 	// collections during the load would only slow it down.
 	exit := a.sys.loadGC.enter(a.sys.cfg.LoadGCPercent)
-	from, last, gap, err := a.sys.restore(a.m, a.id, ^uint64(0))
+	from, last, gap, err := a.sys.restore(a.m, a.id, ^uint64(0), true)
 	exit()
 	if err != nil {
 		return err

@@ -3,8 +3,10 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"ticketd/actors/event"
 )
@@ -137,7 +139,8 @@ func (w *snapshotter) take(s *System, id string, seq uint64, hook func(string, u
 	// actors meanwhile (BenchmarkAskLatencyDuringSnapshot), and a rebuild
 	// runs long, beside live traffic whose garbage would pile up too.
 	m := event.NewMachine(id, s.cfg.Event, s.cfg.IDs)
-	from, last, gap, err := s.restore(m, id, seq)
+	// In order: the worker must never take both cores from the actors.
+	from, last, gap, err := s.restore(m, id, seq, false)
 	if err != nil {
 		return false, err
 	}
@@ -177,15 +180,21 @@ func (s *System) isClosing() bool {
 // records after it, through seq through at most. It answers the seq of the
 // snapshot (0 without one), the seq of the last record applied, and whether
 // replay stopped at a gap in the log (a record missing before the end).
-// It does not change the store.
-func (s *System) restore(m *event.Machine, id string, through uint64) (from, last uint64, gap bool, err error) {
-	from, snap, ok, err := s.snaps.LoadNewest(id)
+// It does not change the store. parallel reads the snapshot and decodes it
+// on all cores (an actor's load: the event answers nothing until it is
+// done); the snapshot worker restores on one.
+func (s *System) restore(m *event.Machine, id string, through uint64, parallel bool) (from, last uint64, gap bool, err error) {
+	run, readers := event.Runner(event.RunInOrder), 1
+	if parallel {
+		run, readers = runParallel, runtime.GOMAXPROCS(0)
+	}
+	from, snap, ok, err := s.snaps.LoadNewestWith(id, readers)
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("actors: load snapshot of %s: %w", id, err)
 	}
 	if ok {
 		// LoadNewest hands over a fresh buffer: decode it in place.
-		st, err := event.UnmarshalStateOwned(snap)
+		st, err := event.DecodeState(snap, event.DecodeOptions{Owned: true, Run: run})
 		if err != nil {
 			return 0, 0, false, fmt.Errorf("actors: decode snapshot %d of %s: %w", from, id, err)
 		}
@@ -276,4 +285,26 @@ func (g *loadGC) exit() {
 		debug.SetGCPercent(cur)
 	}
 	g.raised = 0
+}
+
+// runParallel is the event.Runner of actor loads: it runs the tasks on up
+// to GOMAXPROCS goroutines, taking them in order (the event package lists
+// the largest first). An event that is loading answers nothing, so its
+// load may take every core for the moment it lasts.
+func runParallel(tasks ...func()) {
+	workers := min(runtime.GOMAXPROCS(0), len(tasks))
+	if workers <= 1 {
+		event.RunInOrder(tasks...)
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(tasks)); i = next.Add(1) - 1 {
+				tasks[i]()
+			}
+		})
+	}
+	wg.Wait()
 }

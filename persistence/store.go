@@ -424,6 +424,38 @@ func (s *Store) ViewSnapshots(stream string, fn func(it *pebble.Iterator) error)
 	return err
 }
 
+// ViewSnapshotsN is ViewSnapshots with n iterators (at least one) over one
+// consistent view (a Pebble snapshot): iterators are not safe for
+// concurrent use, so a reader that splits a large snapshot's parts among
+// goroutines gives each its own, and all of them see the same parts even
+// if a save or a trim commits meanwhile.
+func (s *Store) ViewSnapshotsN(stream string, n int, fn func(its []*pebble.Iterator) error) error {
+	lo, err := SnapshotPrefix(stream)
+	if err != nil {
+		return err
+	}
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	defer s.release()
+	view := s.db.NewSnapshot()
+	defer view.Close()
+	its := make([]*pebble.Iterator, 0, max(n, 1))
+	defer func() {
+		for _, it := range its {
+			_ = it.Close()
+		}
+	}()
+	for range max(n, 1) {
+		it, err := view.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: streamEnd(nsSnapshot, stream)})
+		if err != nil {
+			return fmt.Errorf("persistence: view snapshots %s: %w", stream, err)
+		}
+		its = append(its, it)
+	}
+	return fn(its)
+}
+
 // Get returns a copy of index entry key.
 func (s *Store) Get(key []byte) ([]byte, bool, error) {
 	if err := checkKey(key); err != nil {

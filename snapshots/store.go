@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -179,14 +180,27 @@ func list(it *pebble.Iterator, stream string) ([]uint64, error) {
 // ErrCorrupt or ErrVersion: the log may have been trimmed behind them, so
 // replaying it from the start could silently build a wrong state.
 func (s *Store) LoadNewest(stream string) (seq uint64, state []byte, ok bool, err error) {
-	err = s.db.ViewSnapshots(stream, func(it *pebble.Iterator) error {
-		seqs, err := list(it, stream)
+	return s.LoadNewestWith(stream, 1)
+}
+
+// minPartsPerReader is the fewest parts (of ChunkBytes) worth a reader
+// goroutine of their own.
+const minPartsPerReader = 8
+
+// LoadNewestWith is LoadNewest reading the parts of a large snapshot with
+// up to readers goroutines, each with its own iterator over one consistent
+// view: every part has a fixed place in the payload, so the ranges are
+// independent. An actor's load uses the cores it has this way; the
+// background snapshot worker reads with one.
+func (s *Store) LoadNewestWith(stream string, readers int) (seq uint64, state []byte, ok bool, err error) {
+	err = s.db.ViewSnapshotsN(stream, max(readers, 1), func(its []*pebble.Iterator) error {
+		seqs, err := list(its[0], stream)
 		if err != nil {
 			return err
 		}
 		var firstErr error
 		for i := len(seqs) - 1; i >= 0; i-- {
-			st, err := load(it, stream, seqs[i])
+			st, err := load(its, stream, seqs[i])
 			if err == nil {
 				seq, state, ok = seqs[i], st, true
 				return nil
@@ -206,8 +220,10 @@ func (s *Store) LoadNewest(stream string) (seq uint64, state []byte, ok bool, er
 	return seq, state, ok, nil
 }
 
-// load reads and checks the snapshot of stream at seq.
-func load(it *pebble.Iterator, stream string, seq uint64) ([]byte, error) {
+// load reads and checks the snapshot of stream at seq; the parts are split
+// among the iterators (see LoadNewestWith).
+func load(its []*pebble.Iterator, stream string, seq uint64) ([]byte, error) {
+	it := its[0]
 	key, _ := persistence.SnapshotKey(stream, seq, 0)
 	if !it.SeekGE(key) {
 		return nil, fmt.Errorf("%w: %d: header missing", ErrCorrupt, seq)
@@ -225,28 +241,62 @@ func load(it *pebble.Iterator, stream string, seq uint64) ([]byte, error) {
 	}
 	// The length is trusted only after the header checksum, and is bounded
 	// by MaxStateBytes.
-	state := make([]byte, 0, h.length)
+	state := make([]byte, h.length)
 	n := h.parts()
-	for part := uint64(1); part <= n; part++ {
-		if !it.Next() {
-			return nil, fmt.Errorf("%w: %d: part %d of %d missing", ErrCorrupt, seq, part, n)
+	readers := min(uint64(len(its)), max(n/minPartsPerReader, 1))
+	per := (n + readers - 1) / readers
+	errs := make([]error, readers)
+	var wg sync.WaitGroup
+	for r := range readers {
+		first, last := r*per+1, min((r+1)*per, n)
+		if r == 0 {
+			continue // this goroutine's share, below
 		}
-		gotSeq, gotPart, ok := persistence.ParseSnapshotKey(stream, it.Key())
-		if !ok || gotSeq != seq || uint64(gotPart) != part {
-			return nil, fmt.Errorf("%w: %d: part %d of %d missing", ErrCorrupt, seq, part, n)
-		}
-		v, err := it.ValueAndErr()
+		wg.Go(func() { errs[r] = readParts(its[r], stream, seq, h, state, first, last, true) })
+	}
+	errs[0] = readParts(it, stream, seq, h, state, 1, min(per, n), false)
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("snapshot %d: %w", seq, err)
+			return nil, err
 		}
-		want := min(uint64(h.chunkBytes), h.length-uint64(len(state)))
-		if uint64(len(v)) != want {
-			return nil, fmt.Errorf("%w: %d: part %d is %d bytes, want %d", ErrCorrupt, seq, part, len(v), want)
-		}
-		state = append(state, v...)
 	}
 	if crc32.Checksum(state, castagnoli) != h.crc {
 		return nil, fmt.Errorf("%w: %d: payload checksum", ErrCorrupt, seq)
 	}
 	return state, nil
+}
+
+// readParts copies parts first..last of the snapshot of header h into
+// their places in state. The iterator stands on the header (seek false) or
+// anywhere (seek true: it seeks to part first).
+func readParts(it *pebble.Iterator, stream string, seq uint64, h header, state []byte, first, last uint64, seek bool) error {
+	n := h.parts()
+	for part := first; part <= last; part++ {
+		var valid bool
+		if part == first && seek {
+			key, _ := persistence.SnapshotKey(stream, seq, uint32(part))
+			valid = it.SeekGE(key)
+		} else {
+			valid = it.Next()
+		}
+		if !valid {
+			return fmt.Errorf("%w: %d: part %d of %d missing", ErrCorrupt, seq, part, n)
+		}
+		gotSeq, gotPart, ok := persistence.ParseSnapshotKey(stream, it.Key())
+		if !ok || gotSeq != seq || uint64(gotPart) != part {
+			return fmt.Errorf("%w: %d: part %d of %d missing", ErrCorrupt, seq, part, n)
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("snapshot %d: %w", seq, err)
+		}
+		off := (part - 1) * uint64(h.chunkBytes)
+		want := min(uint64(h.chunkBytes), h.length-off)
+		if uint64(len(v)) != want {
+			return fmt.Errorf("%w: %d: part %d is %d bytes, want %d", ErrCorrupt, seq, part, len(v), want)
+		}
+		copy(state[off:], v)
+	}
+	return nil
 }

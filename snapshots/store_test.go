@@ -260,3 +260,57 @@ func TestSnapshotsOfAnOlderChunkSizeStayReadable(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{7, 9}, seqs)
 }
+
+// Reading the parts with several goroutines gives the same bytes, and
+// damage in any reader's range makes the snapshot fall back like the
+// single reader does.
+func TestLoadNewestWithReaders(t *testing.T) {
+	db := openDB(t, vfs.NewMem())
+	defer db.Close()
+	s := small(db, 2)
+	for _, n := range []int{0, 9, 79, 80, 81, 200, 1001} {
+		seq := uint64(2000 + n)
+		want := stateFor(seq, n)
+		require.NoError(t, s.Save("evt_1", seq, want))
+		for _, readers := range []int{0, 1, 2, 3, 5, 64} {
+			got, state, ok, err := s.LoadNewestWith("evt_1", readers)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, seq, got)
+			require.True(t, bytes.Equal(want, state), "%d bytes with %d readers differ", n, readers)
+		}
+	}
+
+	// 200 bytes are 20 parts: with 3 readers, parts 1-7, 8-14 and 15-20.
+	damages := map[string]func(db *persistence.Store, seq uint64){
+		"missing part of the last reader": func(db *persistence.Store, seq uint64) {
+			key, _ := persistence.SnapshotKey("evt_2", seq, 16)
+			require.NoError(t, db.DB().Delete(key, pebble.Sync))
+		},
+		"short part of the second reader": func(db *persistence.Store, seq uint64) {
+			corrupt(t, db, "evt_2", seq, 9, []byte("abc"))
+		},
+		"flipped byte in the last part": func(db *persistence.Store, seq uint64) {
+			part := stateFor(seq, 200)[190:200]
+			part[0] ^= 1
+			corrupt(t, db, "evt_2", seq, 20, part)
+		},
+		"the last part missing": func(db *persistence.Store, seq uint64) {
+			key, _ := persistence.SnapshotKey("evt_2", seq, 20)
+			require.NoError(t, db.DB().Delete(key, pebble.Sync))
+		},
+	}
+	for name, damage := range damages {
+		t.Run(name, func(t *testing.T) {
+			for _, seq := range []uint64{10, 20} {
+				require.NoError(t, s.Save("evt_2", seq, stateFor(seq, 200)))
+			}
+			damage(db, 20)
+			seq, state, ok, err := s.LoadNewestWith("evt_2", 3)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, uint64(10), seq)
+			require.Equal(t, stateFor(10, 200), state)
+		})
+	}
+}

@@ -247,6 +247,7 @@ func (r *scriptRunner) replayCheck() string {
 	again, err := MarshalState(snap)
 	require.NoError(r.t, err)
 	require.Equal(r.t, string(live), string(again), "snapshot round trip differs")
+	requireSameDecode(r.t, live)
 	return fmt.Sprintf("replay ok (%d changes)", len(r.log))
 }
 

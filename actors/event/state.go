@@ -498,11 +498,17 @@ func doorKey(regID, subjectType, subjectID string) string {
 // reindex rebuilds every derived index from the exported state, after
 // decoding a snapshot.
 func (s *State) reindex() {
-	// Presized: rebuilding the indexes of a large event is the bulk of a
-	// snapshot load, and map growth would double it.
-	n := len(s.RegOrder)
+	s.initIndex()
+	RunInOrder(s.indexTasks()...)
+	s.sortWaitlists()
+}
+
+// initIndex makes the empty indexes. Presized: rebuilding the indexes of a
+// large event is the bulk of a snapshot load, and map growth would double
+// it.
+func (s *State) initIndex() {
 	s.idx = index{
-		regByEmail:     make(map[string]string, n),
+		regByEmail:     make(map[string]string, len(s.RegOrder)),
 		codeByCode:     make(map[string]string, len(s.CodeOrder)),
 		orderByNumber:  make(map[string]string, len(s.OrderOrder)),
 		orderByPayment: map[string]string{},
@@ -510,30 +516,52 @@ func (s *State) reindex() {
 		waitlist:       map[string][]string{},
 		holding:        map[string]struct{}{},
 	}
-	for i := range s.RegOrder {
-		s.indexReg(s.regAt(i))
+}
+
+// indexTasks returns the builds of the indexes from the records, largest
+// first. Each writes its own indexes and only reads records (never the
+// maps by id), so they may run concurrently (see Runner), also with the
+// fills of those maps. sortWaitlists finishes the job.
+func (s *State) indexTasks() []func() {
+	return []func(){
+		func() {
+			for i := range s.RegOrder {
+				s.indexReg(s.regAt(i))
+			}
+		},
+		func() {
+			for i := range s.OrderOrder {
+				o := s.orderAt(i)
+				s.idx.orderByNumber[o.Number] = o.ID
+				if o.PaymentID != "" {
+					s.idx.orderByPayment[o.PaymentID] = o.ID
+				}
+				if o.holding() {
+					s.idx.holding[o.ID] = struct{}{}
+					s.queueHold(o)
+				}
+			}
+		},
+		func() {
+			for i := range s.CheckinOrder {
+				c := s.checkinAt(i)
+				s.idx.doors[doorKey(c.RegID, c.SubjectType, c.SubjectID)] = c.ID
+			}
+		},
+		func() {
+			for _, id := range s.CodeOrder {
+				c := s.Codes[id]
+				s.idx.codeByCode[normCode(c.Code)] = c.ID
+			}
+		},
 	}
+}
+
+// sortWaitlists orders each waitlist by entry (it reads the registrations
+// by id, so it runs after every index task and map fill).
+func (s *State) sortWaitlists() {
 	for _, w := range s.idx.waitlist {
 		slices.SortFunc(w, func(a, b string) int { return s.Regs[a].WaitSeq - s.Regs[b].WaitSeq })
-	}
-	for _, id := range s.CodeOrder {
-		c := s.Codes[id]
-		s.idx.codeByCode[normCode(c.Code)] = c.ID
-	}
-	for i := range s.OrderOrder {
-		o := s.orderAt(i)
-		s.idx.orderByNumber[o.Number] = o.ID
-		if o.PaymentID != "" {
-			s.idx.orderByPayment[o.PaymentID] = o.ID
-		}
-		if o.holding() {
-			s.idx.holding[o.ID] = struct{}{}
-			s.queueHold(o)
-		}
-	}
-	for i := range s.CheckinOrder {
-		c := s.checkinAt(i)
-		s.idx.doors[doorKey(c.RegID, c.SubjectType, c.SubjectID)] = c.ID
 	}
 }
 

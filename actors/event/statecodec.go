@@ -307,12 +307,106 @@ func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*d
 	return list
 }
 
+// bigSectionChunk is the number of records one decoding task of a large
+// section decodes (see readBig): a section of a million registrations is
+// decoded in 16 tasks, a small one in one.
+const bigSectionChunk = 1 << 16
+
+// readBig decodes a section that can be large (registrations, check-ins,
+// orders) like readSection, but in tasks for run: first the records, in
+// chunks of bigSectionChunk, then (in the returned fill task, which the
+// caller runs with the index builds) the section's map, which reports a
+// duplicate id by returning false. It returns the records in order, nil
+// for an empty section.
+func readBig[T any](d *dec, run Runner, mp *map[string]*T, order *[]string, read func(*dec) T, id func(*T) string, seq func(*T, int)) (list []*T, fill func() bool) {
+	n := d.count()
+	if n == 0 {
+		return nil, nil
+	}
+	// Each record is length-prefixed: find where each chunk starts by
+	// stepping over lengths, so the chunks decode independently.
+	chunks := (n + bigSectionChunk - 1) / bigSectionChunk
+	bodies := make([]string, chunks)
+	for c := range bodies {
+		start := d.s
+		for range min(n-c*bigSectionChunk, bigSectionChunk) {
+			if d.str(); d.err != nil {
+				return nil, nil
+			}
+		}
+		bodies[c] = start[:len(start)-len(d.s)]
+	}
+	// One slab for all records (see readSection).
+	slab := make([]T, n)
+	ids := make([]string, n)
+	list = make([]*T, n)
+	bad := make([]bool, chunks)
+	tasks := make([]func(), chunks)
+	for c := range bodies {
+		tasks[c] = func() {
+			cd := dec{s: bodies[c]}
+			var rd dec // one per task: declared in the loop it would escape per record
+			for i := c * bigSectionChunk; len(cd.s) > 0; i++ {
+				rd = dec{s: cd.str()}
+				r := &slab[i]
+				*r = read(&rd)
+				if rd.err != nil || len(rd.s) > 0 {
+					bad[c] = true
+					return
+				}
+				seq(r, i)
+				ids[i] = id(r)
+				list[i] = r
+			}
+		}
+	}
+	run(tasks...)
+	for _, b := range bad {
+		if b {
+			d.fail()
+			return nil, nil
+		}
+	}
+	*order = ids
+	return list, func() bool {
+		m := make(map[string]*T, n)
+		for i, r := range list {
+			m[ids[i]] = r
+		}
+		*mp = m
+		return len(m) == n
+	}
+}
+
+// Runner runs tasks, each exactly once, and returns when all have
+// returned. The tasks of one call never write the same memory, so a
+// Runner may run them concurrently: the shell decodes a large snapshot on
+// all its cores that way, while this package starts no goroutine itself.
+type Runner func(tasks ...func())
+
+// RunInOrder is the Runner that runs the tasks one after another.
+func RunInOrder(tasks ...func()) {
+	for _, t := range tasks {
+		t()
+	}
+}
+
+// DecodeOptions says how DecodeState decodes.
+type DecodeOptions struct {
+	// Owned hands the buffer over (see UnmarshalStateOwned).
+	Owned bool
+	// Run runs the independent parts of decoding a snapshot: the record
+	// chunks of large sections, then the maps and indexes. nil is
+	// RunInOrder.
+	Run Runner
+}
+
 // UnmarshalState decodes a snapshot and rebuilds the indexes. It checks the
 // structural invariants a hostile or corrupt snapshot could break (every
 // ordered id has its record, references resolve), so later code never
 // meets a nil record.
 func UnmarshalState(b []byte) (*State, error) {
-	return unmarshalState(b, false)
+	return DecodeState(b, DecodeOptions{})
 }
 
 // UnmarshalStateOwned is UnmarshalState for a buffer the caller hands over,
@@ -321,10 +415,17 @@ func UnmarshalState(b []byte) (*State, error) {
 // (and faulting in) a second snapshot-sized buffer on a restart. The
 // caller must not modify b afterwards.
 func UnmarshalStateOwned(b []byte) (*State, error) {
-	return unmarshalState(b, true)
+	return DecodeState(b, DecodeOptions{Owned: true})
 }
 
-func unmarshalState(b []byte, owned bool) (*State, error) {
+// DecodeState is UnmarshalState with options: a buffer handed over, and a
+// Runner for the parts of the work that are independent of each other.
+// The state decoded is the same whatever the Runner.
+func DecodeState(b []byte, o DecodeOptions) (*State, error) {
+	owned, run := o.Owned, o.Run
+	if run == nil {
+		run = RunInOrder
+	}
 	if len(b) < 1 {
 		return nil, errors.New("event: unmarshal state: empty")
 	}
@@ -343,15 +444,30 @@ func unmarshalState(b []byte, owned bool) (*State, error) {
 		} else {
 			str = string(body)
 		}
-		if err := s.decodeBinary(str); err != nil {
+		fills, err := s.decodeBinary(str, run)
+		if err != nil {
 			return nil, fmt.Errorf("event: unmarshal state: %w", err)
 		}
+		// The maps of the large sections and the indexes are independent
+		// of each other: one run, largest first.
+		ok := make([]bool, len(fills))
+		tasks := make([]func(), 0, len(fills)+4)
+		for i, f := range fills {
+			tasks = append(tasks, func() { ok[i] = f() })
+		}
+		s.initIndex()
+		run(append(tasks, s.indexTasks()...)...)
+		for _, good := range ok {
+			if !good {
+				return nil, fmt.Errorf("event: unmarshal state: %w", errCorrupt) // a duplicate id
+			}
+		}
+		s.sortWaitlists()
 		// decodeBinary builds each map and its order together, so only the
 		// references between records remain to be checked.
 		if err := s.checkRefs(); err != nil {
 			return nil, fmt.Errorf("event: unmarshal state %s: %w", s.ID, err)
 		}
-		s.reindex()
 		return s, nil
 	default:
 		return nil, fmt.Errorf("event: unmarshal state: unknown version %d", b[0])
@@ -363,7 +479,9 @@ func unmarshalState(b []byte, owned bool) (*State, error) {
 	return s, nil
 }
 
-func (s *State) decodeBinary(body string) error {
+// decodeBinary decodes a version 2 body. The maps of the large sections
+// are left to the returned fill tasks (see readBig).
+func (s *State) decodeBinary(body string, run Runner) (fills []func() bool, err error) {
 	d := &dec{s: body}
 	s.ID = d.str()
 	if d.flag() {
@@ -375,22 +493,31 @@ func (s *State) decodeBinary(body string) error {
 		}
 	}
 	readSection(d, &s.Types, &s.TypeOrder, (*dec).typeRec, func(r *TicketTypeRec) string { return r.ID }, func(r *TicketTypeRec, i int) { r.Seq = i })
-	s.mem.regList = readSection(d, &s.Regs, &s.RegOrder, (*dec).regRec, func(r *RegistrationRec) string { return r.ID }, func(r *RegistrationRec, i int) { r.Seq = i })
-	s.mem.checkinList = readSection(d, &s.Checkins, &s.CheckinOrder, (*dec).checkinRec, func(r *CheckinRec) string { return r.ID }, func(r *CheckinRec, i int) { r.Seq = i })
+	var fill func() bool
+	add := func() {
+		if fill != nil {
+			fills = append(fills, fill)
+		}
+	}
+	s.mem.regList, fill = readBig(d, run, &s.Regs, &s.RegOrder, (*dec).regRec, func(r *RegistrationRec) string { return r.ID }, func(r *RegistrationRec, i int) { r.Seq = i })
+	add()
+	s.mem.checkinList, fill = readBig(d, run, &s.Checkins, &s.CheckinOrder, (*dec).checkinRec, func(r *CheckinRec) string { return r.ID }, func(r *CheckinRec, i int) { r.Seq = i })
+	add()
 	readSection(d, &s.Codes, &s.CodeOrder, (*dec).codeRec, func(r *CodeRec) string { return r.ID }, func(r *CodeRec, i int) { r.Seq = i })
 	readSection(d, &s.Addons, &s.AddonOrder, (*dec).addonRec, func(r *AddonRec) string { return r.ID }, func(r *AddonRec, i int) { r.Seq = i })
 	readSection(d, &s.Bundles, &s.BundleOrder, (*dec).bundleRec, func(r *BundleRec) string { return r.ID }, func(r *BundleRec, i int) { r.Seq = i })
-	s.mem.orderList = readSection(d, &s.Orders, &s.OrderOrder, (*dec).orderRec, func(r *OrderRec) string { return r.ID }, func(r *OrderRec, i int) { r.Seq = i })
+	s.mem.orderList, fill = readBig(d, run, &s.Orders, &s.OrderOrder, (*dec).orderRec, func(r *OrderRec) string { return r.ID }, func(r *OrderRec, i int) { r.Seq = i })
+	add()
 	readSection(d, &s.Checkouts, &s.CheckoutOrder, (*dec).checkoutRec, func(r *CheckoutRec) string { return r.ID }, func(r *CheckoutRec, i int) { r.Seq = i })
 	readSection(d, &s.Sessions, &s.SessionOrder, (*dec).sessionRec, func(r *SessionRec) string { return r.ID }, func(r *SessionRec, i int) { r.Seq = i })
 	readSection(d, &s.Venues, &s.VenueOrder, (*dec).venueRec, func(r *VenueRec) string { return r.ID }, func(r *VenueRec, i int) { r.Seq = i })
 	s.decodeProgram(d)
 	s.decodeConsole(d)
 	if d.err != nil {
-		return d.err
+		return nil, d.err
 	}
 	if len(d.s) > 0 {
-		return fmt.Errorf("%d trailing bytes", len(d.s))
+		return nil, fmt.Errorf("%d trailing bytes", len(d.s))
 	}
-	return nil
+	return fills, nil
 }

@@ -1,0 +1,90 @@
+package event
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// goRunner runs every task on its own goroutine, the most concurrent
+// Runner there is.
+func goRunner(tasks ...func()) {
+	var wg sync.WaitGroup
+	for _, t := range tasks {
+		wg.Go(t)
+	}
+	wg.Wait()
+}
+
+// requireSameDecode decodes snap in order and concurrently and requires
+// the same state: records, maps by id and every index. It returns the
+// concurrent one.
+func requireSameDecode(t testing.TB, snap []byte) *State {
+	t.Helper()
+	want, err := UnmarshalState(snap)
+	require.NoError(t, err)
+	got, err := DecodeState(append([]byte(nil), snap...), DecodeOptions{Owned: true, Run: goRunner})
+	require.NoError(t, err)
+	again, err := MarshalState(got)
+	require.NoError(t, err)
+	require.Equal(t, string(snap), string(again), "the state decoded concurrently encodes differently")
+	require.Equal(t, len(want.Regs), len(got.Regs))
+	for id, r := range want.Regs {
+		require.Equal(t, *r, *got.Regs[id])
+	}
+	require.Equal(t, len(want.Orders), len(got.Orders))
+	require.Equal(t, len(want.Checkins), len(got.Checkins))
+	require.Equal(t, want.idx.regByEmail, got.idx.regByEmail)
+	require.Equal(t, want.idx.codeByCode, got.idx.codeByCode)
+	require.Equal(t, want.idx.orderByNumber, got.idx.orderByNumber)
+	require.Equal(t, want.idx.orderByPayment, got.idx.orderByPayment)
+	require.Equal(t, want.idx.doors, got.idx.doors)
+	require.Equal(t, want.idx.waitlist, got.idx.waitlist)
+	require.Equal(t, want.idx.holding, got.idx.holding)
+	require.Equal(t, want.idx.holds, got.idx.holds)
+	return got
+}
+
+// A section larger than a decoding chunk is decoded in several tasks; the
+// result is the state decoded in order, whatever runs the tasks.
+func TestDecodeStateConcurrentlyIsTheSameState(t *testing.T) {
+	n := bigSectionChunk + bigSectionChunk/2 + 7 // two chunks, the last partial
+	m := replayLog(t, registrationLog(t, n), false)
+	snap, err := MarshalState(m.State())
+	require.NoError(t, err)
+	got := requireSameDecode(t, snap)
+	require.Len(t, got.RegOrder, n)
+	for i, id := range got.RegOrder {
+		require.Equal(t, i, got.Regs[id].Seq)
+		require.Same(t, got.Regs[id], got.mem.regList[i])
+	}
+}
+
+// A duplicate id in a large section, or a record cut short in any chunk,
+// is an error from either Runner.
+func TestDecodeStateRejectsDuplicatesAndCorruptChunks(t *testing.T) {
+	n := bigSectionChunk + 10
+	m := replayLog(t, registrationLog(t, n), false)
+	st := m.State()
+	last := st.mem.regList[n-1]
+	saved := last.ID
+	last.ID = st.mem.regList[3].ID // a second registration with that id
+	dup, err := MarshalState(st)
+	last.ID = saved
+	require.NoError(t, err)
+	for _, run := range []Runner{RunInOrder, goRunner} {
+		_, err := DecodeState(dup, DecodeOptions{Run: run})
+		require.Error(t, err)
+	}
+	good, err := MarshalState(st)
+	require.NoError(t, err)
+	// Cuts inside the registrations (a snapshot that ends between sections
+	// decodes the rest as empty, by design).
+	for _, cut := range []int{len(good) / 3, len(good) / 2, len(good) * 3 / 4} {
+		for _, run := range []Runner{RunInOrder, goRunner} {
+			_, err := DecodeState(good[:cut], DecodeOptions{Run: run})
+			require.Error(t, err, "cut at %d", cut)
+		}
+	}
+}
