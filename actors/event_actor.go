@@ -1,8 +1,10 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -95,16 +97,29 @@ func (a *eventActor) start(ctx actor.Context) {
 	a.handle(ctx, &request{cmd: event.Expire{Now: a.sys.cfg.Now()}}, nil)
 }
 
+// slowLoad is the load time from which a load is logged at info level.
+const slowLoad = 100 * time.Millisecond
+
 // load restores the newest snapshot and replays the log after it.
 func (a *eventActor) load() error {
 	// A big state is allocated all at once and all of it stays live:
 	// collections during the load would only slow it down.
 	exit := a.sys.loadGC.enter(a.sys.cfg.LoadGCPercent)
-	from, last, gap, err := a.sys.restore(a.m, a.id, ^uint64(0), true)
+	var st restoreStats
+	from, last, gap, err := a.sys.restore(a.m, a.id, ^uint64(0), true, &st)
 	exit()
 	if err != nil {
 		return err
 	}
+	// A slow load is worth a line (a restart of a big event); the rest are
+	// activations of small ones.
+	lvl := slog.LevelDebug
+	if st.read+st.decode+st.replay >= slowLoad {
+		lvl = slog.LevelInfo
+	}
+	a.sys.cfg.Logger.Log(context.Background(), lvl, "event loaded", "event", a.id, "snapshot_seq", from,
+		"snapshot_bytes", st.snapBytes, "replayed", last-from, "read_ms", st.read.Milliseconds(),
+		"decode_ms", st.decode.Milliseconds(), "replay_ms", st.replay.Milliseconds())
 	if gap {
 		// Answers are released in log order, so nothing after a gap was
 		// ever acknowledged: drop it.

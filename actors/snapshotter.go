@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"ticketd/actors/event"
 )
@@ -140,7 +141,7 @@ func (w *snapshotter) take(s *System, id string, seq uint64, hook func(string, u
 	// runs long, beside live traffic whose garbage would pile up too.
 	m := event.NewMachine(id, s.cfg.Event, s.cfg.IDs)
 	// In order: the worker must never take both cores from the actors.
-	from, last, gap, err := s.restore(m, id, seq, false)
+	from, last, gap, err := s.restore(m, id, seq, false, nil)
 	if err != nil {
 		return false, err
 	}
@@ -183,23 +184,32 @@ func (s *System) isClosing() bool {
 // It does not change the store. parallel reads the snapshot and decodes it
 // on all cores (an actor's load: the event answers nothing until it is
 // done); the snapshot worker restores on one.
-func (s *System) restore(m *event.Machine, id string, through uint64, parallel bool) (from, last uint64, gap bool, err error) {
+func (s *System) restore(m *event.Machine, id string, through uint64, parallel bool, st *restoreStats) (from, last uint64, gap bool, err error) {
 	run, readers := event.Runner(event.RunInOrder), 1
 	if parallel {
 		run, readers = runParallel, runtime.GOMAXPROCS(0)
 	}
+	if st == nil {
+		st = &restoreStats{}
+	}
+	t0 := time.Now()
 	from, snap, ok, err := s.snaps.LoadNewestWith(id, readers)
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("actors: load snapshot of %s: %w", id, err)
 	}
+	t1 := time.Now()
+	st.read, st.snapBytes = t1.Sub(t0), len(snap)
 	if ok {
 		// LoadNewest hands over a fresh buffer: decode it in place.
-		st, err := event.DecodeState(snap, event.DecodeOptions{Owned: true, Run: run})
+		state, err := event.DecodeState(snap, event.DecodeOptions{Owned: true, Run: run})
 		if err != nil {
 			return 0, 0, false, fmt.Errorf("actors: decode snapshot %d of %s: %w", from, id, err)
 		}
-		m.Restore(st)
+		m.Restore(state)
 	}
+	t2 := time.Now()
+	st.decode = t2.Sub(t1)
+	defer func() { st.replay = time.Since(t2) }()
 	if from >= through {
 		return from, from, false, nil
 	}
@@ -234,6 +244,12 @@ func (s *System) restore(m *event.Machine, id string, through uint64, parallel b
 		return 0, 0, false, fmt.Errorf("actors: replay %s: %w", id, err)
 	}
 	return from, last, gap, nil
+}
+
+// restoreStats is how long the parts of a restore took, for the log.
+type restoreStats struct {
+	read, decode, replay time.Duration
+	snapBytes            int
 }
 
 // loadGC raises the garbage collector's target (GOGC) while actors load
