@@ -753,11 +753,12 @@ func (h *Harness) recovery() error {
 	if err != nil {
 		return err
 	}
-	err = sd2.Touch(e)
-	sd2.Close() // waits for the snapshot save
+	snapAt, err := sd2.Snapshot(e)
+	sd2.Close()
 	if err != nil {
 		return err
 	}
+	h.logf("   snapshot saved at seq %d", snapAt)
 	snapSecs := time.Since(t1).Seconds()
 
 	for _, x := range []struct {

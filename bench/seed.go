@@ -174,11 +174,35 @@ func (s *Seeder) Register(e EventSetup, prefix string, n, conc int) error {
 	return firstErr
 }
 
-// Touch sends a change-making command to e (a rename), so an actor over a
-// snapshot interval takes its snapshot.
-func (s *Seeder) Touch(e EventSetup) error {
-	_, err := s.ask(e.EventID, event.UpdateEvent{Name: event.Some("Bench (touched)")})
-	return err
+// Snapshot sends a change-making command to e (a rename), so an actor over
+// a snapshot interval asks for its snapshot, and waits until the snapshot
+// worker has saved it (System.Close would drop a snapshot still queued).
+// It returns the snapshot's seq.
+func (s *Seeder) Snapshot(e EventSetup) (uint64, error) {
+	// The actor may ask for it as it loads (at the seq of the seeded log)
+	// or after the rename: either covers every seeded record.
+	last, err := s.store.LastSeq(e.EventID)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.ask(e.EventID, event.UpdateEvent{Name: event.Some("Bench (touched)")}); err != nil {
+		return 0, err
+	}
+	snaps := snapshots.New(s.store, 2)
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		seqs, err := snaps.List(e.EventID)
+		if err != nil {
+			return 0, err
+		}
+		if n := len(seqs); n > 0 && seqs[n-1] >= last {
+			return seqs[n-1], nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("bench: seed: no snapshot of %s at %d within 10m", e.EventID, last)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // Changes counts the records in e's log (after its newest snapshot's trim).
