@@ -85,6 +85,7 @@ func (w *snapshotter) want(s *System, eventID string, seq uint64) bool {
 	}
 	w.queue = append(w.queue, eventID)
 	w.wanted[eventID] = seq
+	s.metrics.SnapshotsPending.Add(1)
 	if !w.running {
 		w.running = true
 		// System.Close waits for s.wg after every actor has stopped, that
@@ -107,6 +108,7 @@ func (w *snapshotter) run(s *System) {
 		if len(w.queue) == 0 || closing {
 			if n := len(w.queue); n > 0 {
 				s.cfg.Logger.Info("snapshots dropped at close", "events", n)
+				s.metrics.SnapshotsPending.Add(-int64(n))
 			}
 			w.queue, w.wanted = nil, nil
 			w.running = false
@@ -122,6 +124,7 @@ func (w *snapshotter) run(s *System) {
 		w.mu.Unlock()
 
 		saved, err := w.take(s, id, seq, hook)
+		s.metrics.SnapshotsPending.Add(-1)
 		switch {
 		case err != nil:
 			// Nothing is lost: the log still holds every record after the

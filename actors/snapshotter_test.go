@@ -128,8 +128,11 @@ func TestActorAnswersWhileASnapshotIsBuilt(t *testing.T) {
 	_, err := e.sys.Ask(bg, evt, event.GetEvent{})
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), e.sys.Metrics().Snapshots.Load(), "answered before the snapshot completed")
+	assert.GreaterOrEqual(t, e.sys.Metrics().SnapshotsPending.Load(), int64(1), "the one being built is pending")
 	releaseOnce()
 	waitSnapshots(t, e, 1)
+	require.Eventually(t, func() bool { return e.sys.Metrics().SnapshotsPending.Load() == 0 }, 10*time.Second, time.Millisecond,
+		"nothing pending once the worker is done")
 }
 
 func TestPassivationDoesNotWaitForASnapshot(t *testing.T) {

@@ -134,6 +134,9 @@ type Metrics struct {
 	Passivations atomic.Int64
 	Snapshots    atomic.Int64
 	Active       atomic.Int64
+	// SnapshotsPending counts the snapshots asked for and not yet saved
+	// (queued or being built): background work a measurement can wait out.
+	SnapshotsPending atomic.Int64
 }
 
 const indexPrefix = "ev/"

@@ -184,10 +184,10 @@ func (m *httpMetrics) other(info RequestInfo, status int) *routeChildren {
 type systemCollector struct {
 	sys *actors.System
 
-	active, activations, passivations, snapshots *prometheus.Desc
-	commits, records, bytes, commitErrors, syncs *prometheus.Desc
-	stalls, stallSeconds                         *prometheus.Desc
-	recordsPerCommit                             *prometheus.Desc
+	active, activations, passivations, snapshots, snapshotsPending *prometheus.Desc
+	commits, records, bytes, commitErrors, syncs                   *prometheus.Desc
+	stalls, stallSeconds                                           *prometheus.Desc
+	recordsPerCommit                                               *prometheus.Desc
 }
 
 func newSystemCollector(sys *actors.System) *systemCollector {
@@ -198,6 +198,7 @@ func newSystemCollector(sys *actors.System) *systemCollector {
 		activations:      d("ticketd_event_actor_activations_total", "Event actors started (state loaded from snapshot and log)."),
 		passivations:     d("ticketd_event_actor_passivations_total", "Event actors stopped after being idle."),
 		snapshots:        d("ticketd_snapshots_total", "Event snapshots saved."),
+		snapshotsPending: d("ticketd_snapshots_pending", "Event snapshots asked for and not yet saved (queued or being built)."),
 		commits:          d("ticketd_wal_commits_total", "Non-empty commits to the write-ahead log."),
 		records:          d("ticketd_wal_records_total", "Records (changes and index entries) appended by those commits."),
 		bytes:            d("ticketd_wal_bytes_total", "Encoded bytes of those commits."),
@@ -210,7 +211,7 @@ func newSystemCollector(sys *actors.System) *systemCollector {
 }
 
 func (c *systemCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.active, c.activations, c.passivations, c.snapshots,
+	for _, d := range []*prometheus.Desc{c.active, c.activations, c.passivations, c.snapshots, c.snapshotsPending,
 		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.stalls, c.stallSeconds, c.recordsPerCommit} {
 		ch <- d
 	}
@@ -222,6 +223,7 @@ func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.activations, prometheus.CounterValue, float64(m.Activations.Load()))
 	ch <- prometheus.MustNewConstMetric(c.passivations, prometheus.CounterValue, float64(m.Passivations.Load()))
 	ch <- prometheus.MustNewConstMetric(c.snapshots, prometheus.CounterValue, float64(m.Snapshots.Load()))
+	ch <- prometheus.MustNewConstMetric(c.snapshotsPending, prometheus.GaugeValue, float64(m.SnapshotsPending.Load()))
 	st := c.sys.Store()
 	if st == nil {
 		return

@@ -163,6 +163,7 @@ func TestMetricsSystemAndRuntime(t *testing.T) {
 	require.GreaterOrEqual(t, gauge("ticketd_event_actor_activations_total"), 3.0)
 	require.Equal(t, 0.0, gauge("ticketd_event_actor_passivations_total"))
 	require.Equal(t, 0.0, gauge("ticketd_snapshots_total"))
+	require.Equal(t, 0.0, gauge("ticketd_snapshots_pending"))
 
 	st := h.store.Stats()
 	commits := gauge("ticketd_wal_commits_total")
