@@ -383,9 +383,16 @@ func (s *State) check() error {
 
 // checkRefs verifies that references between records resolve.
 func (s *State) checkRefs() error {
-	if (len(s.Types) > 0 || len(s.Regs) > 0 || len(s.Orders) > 0) && s.Event == nil {
-		return fmt.Errorf("records without an event")
+	if err := s.checkRegRefs(); err != nil {
+		return err
 	}
+	return s.checkOtherRefs()
+}
+
+// checkRegRefs checks the references of the registrations. It reads only
+// the registrations, the ticket types and the codes, so a load runs it
+// beside the index builds (see DecodeState).
+func (s *State) checkRegRefs() error {
 	for i := range s.RegOrder {
 		r := s.regAt(i)
 		if r.TypeID != "" && s.Types[r.TypeID] == nil {
@@ -394,6 +401,14 @@ func (s *State) checkRefs() error {
 		if r.CodeID != "" && s.Codes[r.CodeID] == nil {
 			return fmt.Errorf("registration %s of unknown code", r.ID)
 		}
+	}
+	return nil
+}
+
+// checkOtherRefs is checkRefs without the registrations.
+func (s *State) checkOtherRefs() error {
+	if (len(s.Types) > 0 || len(s.Regs) > 0 || len(s.Orders) > 0) && s.Event == nil {
+		return fmt.Errorf("records without an event")
 	}
 	for _, id := range s.CodeOrder {
 		if s.Types[s.Codes[id].TypeID] == nil {

@@ -77,6 +77,14 @@ func TestDecodeStateRejectsDuplicatesAndCorruptChunks(t *testing.T) {
 		_, err := DecodeState(dup, DecodeOptions{Run: run})
 		require.Error(t, err)
 	}
+	st.mem.regList[n-2].TypeID = "tt_unknown" // a reference that does not resolve
+	badRef, err := MarshalState(st)
+	st.mem.regList[n-2].TypeID = st.mem.regList[0].TypeID
+	require.NoError(t, err)
+	for _, run := range []Runner{RunInOrder, goRunner} {
+		_, err := DecodeState(badRef, DecodeOptions{Run: run})
+		require.ErrorContains(t, err, "unknown type")
+	}
 	good, err := MarshalState(st)
 	require.NoError(t, err)
 	// Cuts inside the registrations (a snapshot that ends between sections

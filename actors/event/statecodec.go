@@ -456,16 +456,20 @@ func DecodeState(b []byte, o DecodeOptions) (*State, error) {
 			tasks = append(tasks, func() { ok[i] = f() })
 		}
 		s.initIndex()
-		run(append(tasks, s.indexTasks()...)...)
+		tasks = append(tasks, s.indexTasks()...)
+		// decodeBinary builds each map and its order together, so only the
+		// references between records remain to be checked: those of the
+		// registrations beside the index builds, the rest after them.
+		var regRefs error
+		tasks = append(tasks, func() { regRefs = s.checkRegRefs() })
+		run(tasks...)
 		for _, good := range ok {
 			if !good {
 				return nil, fmt.Errorf("event: unmarshal state: %w", errCorrupt) // a duplicate id
 			}
 		}
 		s.sortWaitlists()
-		// decodeBinary builds each map and its order together, so only the
-		// references between records remain to be checked.
-		if err := s.checkRefs(); err != nil {
+		if err := errors.Join(regRefs, s.checkOtherRefs()); err != nil {
 			return nil, fmt.Errorf("event: unmarshal state %s: %w", s.ID, err)
 		}
 		return s, nil
