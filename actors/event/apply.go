@@ -247,20 +247,21 @@ func (s *State) moveHolds(o *OrderRec, held func(n *int, q int), sold func(n *in
 }
 
 func (s *State) addReg(r *RegistrationRec) {
-	if _, dup := s.Regs[r.ID]; dup {
+	if _, dup := s.regs()[r.ID]; dup {
 		panic(fmt.Sprintf("event: duplicate registration %s", r.ID))
 	}
 	if len(s.RegOrder) == 0 && s.reserveFor() > 0 {
 		n := s.reserveFor()
 		s.Regs, s.RegOrder = make(map[string]*RegistrationRec, n), make([]string, 0, n)
-		s.idx.regByEmail, s.mem.regList = make(map[string]string, n), make([]*RegistrationRec, 0, n)
+		s.idx.regByEmail = [2]map[string]string{make(map[string]string, n/2), make(map[string]string, n/2)}
+		s.mem.regList = make([]*RegistrationRec, 0, n)
 	}
 	r.Seq = len(s.RegOrder)
 	if r.Status == RegWaitlisted {
 		s.Event.WaitTicks++
 		r.WaitSeq = s.Event.WaitTicks
 	}
-	s.Regs[r.ID] = r
+	s.regs()[r.ID] = r
 	s.RegOrder = append(s.RegOrder, r.ID)
 	s.mem.regList = append(s.mem.regList, r)
 	s.count(r.TypeID, r.Status, +1)
@@ -303,8 +304,9 @@ func (s *State) setRegStatus(c RegistrationStatusChanged) {
 		s.idx.waitlist[r.TypeID] = append(s.idx.waitlist[r.TypeID], r.ID)
 	}
 	if activeReg(old) && !activeReg(c.Status) {
-		if s.idx.regByEmail[normEmail(r.Email)] == r.ID {
-			delete(s.idx.regByEmail, normEmail(r.Email))
+		k := normEmail(r.Email)
+		if id, _ := s.idx.emailReg(k); id == r.ID {
+			s.idx.delEmailReg(k)
 		}
 		// A cancelled registration gives its code use back.
 		if r.CodeID != "" {
@@ -333,7 +335,7 @@ func mustGet[T any](m map[string]*T, id, what string) *T {
 }
 
 func (s *State) mustType(id string) *TicketTypeRec  { return mustGet(s.Types, id, "ticket type") }
-func (s *State) mustReg(id string) *RegistrationRec { return mustGet(s.Regs, id, "registration") }
+func (s *State) mustReg(id string) *RegistrationRec { return mustGet(s.regs(), id, "registration") }
 func (s *State) mustCode(id string) *CodeRec        { return mustGet(s.Codes, id, "code") }
 func (s *State) mustAddon(id string) *AddonRec      { return mustGet(s.Addons, id, "add-on") }
 func (s *State) mustBundle(id string) *BundleRec    { return mustGet(s.Bundles, id, "bundle") }
@@ -407,7 +409,7 @@ func (s *State) checkRegRefs() error {
 
 // checkOtherRefs is checkRefs without the registrations.
 func (s *State) checkOtherRefs() error {
-	if (len(s.Types) > 0 || len(s.Regs) > 0 || len(s.Orders) > 0) && s.Event == nil {
+	if (len(s.Types) > 0 || len(s.RegOrder) > 0 || len(s.Orders) > 0) && s.Event == nil {
 		return fmt.Errorf("records without an event")
 	}
 	for _, id := range s.CodeOrder {
@@ -424,7 +426,7 @@ func (s *State) checkOtherRefs() error {
 		}
 	}
 	for i := range s.CheckinOrder {
-		if c := s.checkinAt(i); s.Regs[c.RegID] == nil {
+		if c := s.checkinAt(i); s.regs()[c.RegID] == nil {
 			return fmt.Errorf("check-in %s of unknown registration", c.ID)
 		}
 	}

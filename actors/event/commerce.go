@@ -589,7 +589,7 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 			return nil, nil, err
 		}
 	}
-	regID, already := m.s.idx.regByEmail[normEmail(email)]
+	regID, already := m.s.idx.emailReg(normEmail(email))
 	already = already && admission != ""
 	if !already {
 		// Sold out is the common answer in a drop: decide it before paying
@@ -654,7 +654,7 @@ func (m *Machine) fulfil(now time.Time, o *OrderRec, deliveryID string) (OrderRe
 	rec.Status, rec.UpdatedAt = OrderStatusPaid, now
 	var changes []Change
 	if o.AdmissionTypeID != "" {
-		if _, taken := m.s.idx.regByEmail[normEmail(o.Email)]; taken {
+		if _, taken := m.s.idx.emailReg(normEmail(o.Email)); taken {
 			ch.AlreadyRegistered = true
 			rec.AlreadyRegistered = true
 			changes = append(changes, ch)

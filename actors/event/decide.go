@@ -79,7 +79,7 @@ func (m *Machine) Decide(now time.Time, c Command) (any, []Change, error) {
 		if !ok || c.Token == "" {
 			return nil, nil, Errorf(NotFound, "pass not found")
 		}
-		return Pass{Registration: m.regView(m.s.Regs[id]), Event: m.eventView()}, nil, nil
+		return Pass{Registration: m.regView(m.s.regs()[id]), Event: m.eventView()}, nil, nil
 	case RecordCheckin:
 		return m.recordCheckin(now, c)
 	case ListCheckins:

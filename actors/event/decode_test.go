@@ -3,6 +3,7 @@ package event
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -29,9 +30,9 @@ func requireSameDecode(t testing.TB, snap []byte) *State {
 	again, err := MarshalState(got)
 	require.NoError(t, err)
 	require.Equal(t, string(snap), string(again), "the state decoded concurrently encodes differently")
-	require.Equal(t, len(want.Regs), len(got.Regs))
-	for id, r := range want.Regs {
-		require.Equal(t, *r, *got.Regs[id])
+	require.Equal(t, len(want.regs()), len(got.regs()))
+	for id, r := range want.regs() {
+		require.Equal(t, *r, *got.regs()[id])
 	}
 	require.Equal(t, len(want.Orders), len(got.Orders))
 	require.Equal(t, len(want.Checkins), len(got.Checkins))
@@ -56,8 +57,8 @@ func TestDecodeStateConcurrentlyIsTheSameState(t *testing.T) {
 	got := requireSameDecode(t, snap)
 	require.Len(t, got.RegOrder, n)
 	for i, id := range got.RegOrder {
-		require.Equal(t, i, got.Regs[id].Seq)
-		require.Same(t, got.Regs[id], got.mem.regList[i])
+		require.Equal(t, i, got.regs()[id].Seq)
+		require.Same(t, got.regs()[id], got.mem.regList[i])
 	}
 }
 
@@ -95,4 +96,51 @@ func TestDecodeStateRejectsDuplicatesAndCorruptChunks(t *testing.T) {
 			require.Error(t, err, "cut at %d", cut)
 		}
 	}
+}
+
+// A snapshot load leaves the registrations by id to their first use when
+// their ids increase (they are then unique) and nothing in the load needs
+// them: an order placement does not build it, a read by id does, and both
+// see what an eager load sees.
+func TestDecodeStateLeavesRegistrationsByIDToFirstUse(t *testing.T) {
+	const n = 500
+	m := replayLog(t, registrationLog(t, n), false)
+	m.State().Types[m.State().TypeOrder[0]].IsPublic = true // on sale without a code
+	snap, err := MarshalState(m.State())
+	require.NoError(t, err)
+	st, err := DecodeState(snap, DecodeOptions{Run: goRunner})
+	require.NoError(t, err)
+	require.True(t, st.idx.regsLazy)
+	require.Nil(t, st.Regs)
+
+	lm := NewMachine(st.ID, testConfig(), &benchIDs{})
+	lm.Restore(st)
+	now := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
+	items := []OrderItem{{ItemType: ItemRegistrationType, ItemID: st.TypeOrder[0], Quantity: 1}}
+	// A new buyer's order, and one of a registered buyer (already registered).
+	for _, email := range []string{"new@bench.example", "p7@bench.example"} {
+		_, _, err := shellStep(lm, now, PlaceOrder{Email: email, Items: items})
+		require.NoError(t, err, email)
+		if email == "new@bench.example" {
+			require.True(t, st.idx.regsLazy, "a new buyer's order needs no registration by id")
+		}
+	}
+	id := st.RegOrder[42]
+	res, _, err := lm.Decide(now, GetRegistration{ID: id})
+	require.NoError(t, err)
+	require.False(t, st.idx.regsLazy, "a read by id builds the map")
+	require.Len(t, st.Regs, n)
+	require.Equal(t, id, res.(Registration).ID)
+
+	// Ids out of order: the map is filled during the load.
+	m2 := replayLog(t, registrationLog(t, n), false)
+	s2 := m2.State()
+	s2.RegOrder[10], s2.RegOrder[11] = s2.RegOrder[11], s2.RegOrder[10]
+	s2.mem.regList[10], s2.mem.regList[11] = s2.mem.regList[11], s2.mem.regList[10]
+	unordered, err := MarshalState(s2)
+	require.NoError(t, err)
+	eager, err := DecodeState(unordered, DecodeOptions{Run: goRunner})
+	require.NoError(t, err)
+	require.False(t, eager.idx.regsLazy)
+	require.Len(t, eager.Regs, n)
 }

@@ -119,7 +119,7 @@ func (m *Machine) hostedOrder(c GetHostedOrder) (any, []Change, error) {
 	}
 	// The pass link only for the buyer's own registration: the page is
 	// behind the order's email, which must be the registration's.
-	if r, ok := m.s.Regs[o.RegistrationID]; ok && normEmail(r.Email) == normEmail(o.Email) {
+	if r, ok := m.s.regs()[o.RegistrationID]; ok && normEmail(r.Email) == normEmail(o.Email) {
 		h.PassURL = m.passURL(r.PassToken)
 	}
 	return h, nil, nil

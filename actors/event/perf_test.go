@@ -25,7 +25,7 @@ func TestStateRecordLengths(t *testing.T) {
 	got, err := UnmarshalState(b)
 	require.NoError(t, err)
 	for _, id := range m.State().RegOrder {
-		require.Equal(t, *m.State().Regs[id], *got.Regs[id])
+		require.Equal(t, *m.State().regs()[id], *got.regs()[id])
 	}
 	again, err := MarshalState(got)
 	require.NoError(t, err)
@@ -175,7 +175,7 @@ func BenchmarkHotPath(b *testing.B) {
 		return m
 	}
 	scan := func(m *Machine, i int) Command {
-		return RecordCheckin{CheckinCode: m.State().Regs[m.State().RegOrder[i]].CheckinCode, SubjectType: "event"}
+		return RecordCheckin{CheckinCode: m.State().regs()[m.State().RegOrder[i]].CheckinCode, SubjectType: "event"}
 	}
 	b.Run("checkin", func(b *testing.B) { run(b, registered, scan) })
 	b.Run("checkin-duplicate", func(b *testing.B) {

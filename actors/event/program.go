@@ -805,7 +805,7 @@ func (m *Machine) saveSpeaker(now time.Time, id string, c UpdateSpeaker) (any, [
 	if ch.Name, err = reqName("name", c.Name, cur.Name); err != nil {
 		return nil, nil, err
 	}
-	if ch.RegID != "" && m.s.Regs[ch.RegID] == nil {
+	if ch.RegID != "" && m.s.regs()[ch.RegID] == nil {
 		return nil, nil, FieldError("registrationId", "unknown registration")
 	}
 	if c.SessionIDs.Set {
@@ -1049,7 +1049,7 @@ func (m *Machine) attendees(c ListAttendees) (List[Attendee], error) {
 	byEmail := map[string]*Attendee{}
 	var order []string
 	for _, id := range m.s.RegOrder {
-		r := m.s.Regs[id]
+		r := m.s.regs()[id]
 		k := normEmail(r.Email)
 		a, ok := byEmail[k]
 		if !ok {

@@ -109,7 +109,7 @@ func (s *sim) checkProgram() {
 		require.Negative(t, agendaCmp(st.Sessions[st.SessionOrder[i-1]], st.Sessions[st.SessionOrder[i]]), "agenda order")
 	}
 	for _, id := range st.RegOrder {
-		r := st.Regs[id]
+		r := st.regs()[id]
 		want := map[string]bool{}
 		for _, p := range st.TypePerks[r.TypeID] {
 			want[p] = true

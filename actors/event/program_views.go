@@ -554,7 +554,7 @@ func (s *State) checkProgramRefs() error {
 	}
 	for _, id := range s.SpeakerOrder {
 		r := s.Speakers[id]
-		if r.RegID != "" && s.Regs[r.RegID] == nil {
+		if r.RegID != "" && s.regs()[r.RegID] == nil {
 			return fmt.Errorf("speaker %s of unknown registration", id)
 		}
 		for _, sid := range r.SessionIDs {
@@ -580,7 +580,7 @@ func (s *State) checkProgramRefs() error {
 		}
 	}
 	for k, ids := range s.Grants {
-		if s.Regs[k] == nil {
+		if s.regs()[k] == nil {
 			return fmt.Errorf("grants of unknown registration %s", k)
 		}
 		if err := perks("registration", k, ids); err != nil {

@@ -381,7 +381,7 @@ func (m *Machine) completeRefund(now time.Time, c CompleteRefund) (any, []Change
 // releaseRefunded cancels the registration of a fully refunded order: its
 // place is freed, its code use returned and the waitlist promoted.
 func (m *Machine) releaseRefunded(now time.Time, o *OrderRec, changes []Change) []Change {
-	reg, ok := m.s.Regs[o.RegistrationID]
+	reg, ok := m.s.regs()[o.RegistrationID]
 	if !ok || reg.OrderID != o.ID || !activeReg(reg.Status) {
 		return changes
 	}

@@ -77,7 +77,7 @@ func TestPendingRefundSurvivesRestart(t *testing.T) {
 			}
 			o := m.State().Orders["ord_1"]
 			require.Equal(t, OrderStatusRefunded, o.Status)
-			require.Equal(t, RegCancelled, m.State().Regs[o.RegistrationID].Status)
+			require.Equal(t, RegCancelled, m.State().regs()[o.RegistrationID].Status)
 			require.Equal(t, 0, m.State().Types["tt_1"].Confirmed, "the place is free")
 
 			_, changes, err = m.Decide(r.now, CompleteRefund{Ref: "ord_1", RefundID: "rf_1", Outcome: "succeeded"})

@@ -42,7 +42,7 @@ func pageOf[R any, V any](order []string, recs map[string]*R, seq func(*R) int, 
 }
 
 func (m *Machine) registration(id string) (*RegistrationRec, error) {
-	r, ok := m.s.Regs[id]
+	r, ok := m.s.regs()[id]
 	if !ok {
 		return nil, Errorf(NotFound, "registration not found")
 	}
@@ -69,8 +69,8 @@ func (m *Machine) createRegistration(now time.Time, c CreateRegistration) (any, 
 	if email == "" || !strings.Contains(email, "@") {
 		return nil, nil, FieldError("email", "must be an email address")
 	}
-	if id, ok := m.s.idx.regByEmail[normEmail(email)]; ok {
-		return RegistrationResult{Registration: m.regView(m.s.Regs[id]), Created: false}, nil, nil
+	if id, ok := m.s.idx.emailReg(normEmail(email)); ok {
+		return RegistrationResult{Registration: m.regView(m.s.regs()[id]), Created: false}, nil, nil
 	}
 	var t *TicketTypeRec
 	switch {
@@ -119,7 +119,7 @@ func (m *Machine) listRegistrations(c ListRegistrations) (any, []Change, error) 
 	keep := func(r *RegistrationRec) bool {
 		return (c.Status == "" || r.Status == c.Status) && (email == "" || normEmail(r.Email) == email)
 	}
-	l, err := pageOf(m.s.RegOrder, m.s.Regs, func(r *RegistrationRec) int { return r.Seq }, c.Cursor, c.Limit, true, keep, m.regView)
+	l, err := pageOf(m.s.RegOrder, m.s.regs(), func(r *RegistrationRec) int { return r.Seq }, c.Cursor, c.Limit, true, keep, m.regView)
 	return l, nil, err
 }
 
@@ -209,11 +209,11 @@ func (m *Machine) recordCheckin(now time.Time, c RecordCheckin) (any, []Change, 
 	case c.RegistrationID != "" && c.CheckinCode != "":
 		return nil, nil, FieldError("checkinCode", "give registrationId or checkinCode, not both")
 	case c.RegistrationID != "":
-		r = m.s.Regs[c.RegistrationID]
+		r = m.s.regs()[c.RegistrationID]
 	case c.CheckinCode != "":
 		m.s.ensureTokens()
 		if id, ok := m.s.idx.regByCheckin[strings.ToUpper(strings.TrimSpace(c.CheckinCode))]; ok {
-			r = m.s.Regs[id]
+			r = m.s.regs()[id]
 		}
 	default:
 		return nil, nil, FieldError("registrationId", "registrationId or checkinCode is required")

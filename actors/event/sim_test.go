@@ -237,7 +237,7 @@ func (s *sim) randomCommand() Command {
 	case 15:
 		door := s.pick([]string{"event", "session", "venue"})
 		c := RecordCheckin{RegistrationID: s.pick(regs), SubjectType: door}
-		if r, ok := st.Regs[c.RegistrationID]; ok && s.rng.IntN(2) == 0 {
+		if r, ok := st.regs()[c.RegistrationID]; ok && s.rng.IntN(2) == 0 {
 			c.RegistrationID, c.CheckinCode = "", r.CheckinCode
 		}
 		if door != "event" {
@@ -335,7 +335,7 @@ func (s *sim) checkRefunds(o *OrderRec) {
 	switch {
 	case full:
 		require.Equal(t, OrderStatusRefunded, o.Status, "order %s", o.ID)
-		if r, ok := st.Regs[o.RegistrationID]; ok && r.OrderID == o.ID {
+		if r, ok := st.regs()[o.RegistrationID]; ok && r.OrderID == o.ID {
 			require.False(t, activeReg(r.Status), "registration %s of refunded order %s is %s", r.ID, o.ID, r.Status)
 		}
 	case refunded > 0:
@@ -359,7 +359,7 @@ func (s *sim) checkInvariants() {
 	codeUses, codeHeld := map[string]int{}, map[string]int{}
 	active := map[string]string{}
 	for _, id := range st.RegOrder {
-		r := st.Regs[id]
+		r := st.regs()[id]
 		if r.TypeID != "" {
 			switch r.Status {
 			case RegConfirmed:

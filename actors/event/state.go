@@ -2,6 +2,7 @@ package event
 
 import (
 	"encoding/json"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"time"
@@ -109,7 +110,9 @@ type State struct {
 
 // index holds lookups derived from the exported state.
 type index struct {
-	regByEmail     map[string]string   // normalized email -> active registration
+	// regByEmail maps a normalized email to its active registration, in
+	// two shards (see emailShard) that a snapshot load fills on two cores.
+	regByEmail     [2]map[string]string
 	regByCheckin   map[string]string   // checkin code -> registration (lazy, see tokens)
 	regByPass      map[string]string   // pass token -> registration (lazy, see tokens)
 	codeByCode     map[string]string   // normalized code -> redemption code id
@@ -119,6 +122,9 @@ type index struct {
 	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
 	holding        map[string]struct{} // orders that hold places (open, awaiting_payment)
 	holds          holdQueue           // holding orders by deadline (see holdqueue.go)
+	// regsLazy reports that State.Regs is not built yet: a snapshot load
+	// leaves it to the first use (see State.regs).
+	regsLazy bool
 	// tokens reports that regByCheckin and regByPass are built. They are
 	// built on first use (a scan or a pass page), never by a snapshot load
 	// or a replay, so a restart reaches its first accepted order sooner
@@ -155,7 +161,7 @@ func (s *State) regAt(i int) *RegistrationRec {
 	if len(s.mem.regList) == len(s.RegOrder) {
 		return s.mem.regList[i]
 	}
-	return s.Regs[s.RegOrder[i]]
+	return s.regs()[s.RegOrder[i]]
 }
 
 // orderAt returns the order at position i of OrderOrder.
@@ -206,6 +212,39 @@ const maxReserve = 1 << 22
 func (s *State) reserveFor() int {
 	return s.mem.reserve / 2
 }
+
+// regs returns the registrations by id. A snapshot load of an event whose
+// registrations need no lookup by id to be checked leaves the map to its
+// first use (an order placement, the first request after a restart during
+// a sale, never needs it; a check-in does): it is a million inserts bound
+// by memory latency. Building it only fills a derived view of RegOrder and
+// the records, so Decide may call it.
+func (s *State) regs() map[string]*RegistrationRec {
+	if s.idx.regsLazy {
+		m := make(map[string]*RegistrationRec, len(s.mem.regList))
+		for _, r := range s.mem.regList {
+			m[r.ID] = r
+		}
+		s.Regs, s.idx.regsLazy = m, false
+	}
+	return s.Regs
+}
+
+// emailSeed seeds emailShard. Shards only spread the index; nothing
+// visible depends on them, so a seed per process is fine.
+var emailSeed = maphash.MakeSeed()
+
+// emailShard picks the regByEmail shard of a normalized email.
+func emailShard(k string) int { return int(maphash.String(emailSeed, k) & 1) }
+
+func (x *index) emailReg(k string) (string, bool) {
+	id, ok := x.regByEmail[emailShard(k)][k]
+	return id, ok
+}
+
+func (x *index) setEmailReg(k, id string) { x.regByEmail[emailShard(k)][k] = id }
+
+func (x *index) delEmailReg(k string) { delete(x.regByEmail[emailShard(k)], k) }
 
 // ensureTokens builds the check-in code and pass token indexes. It only
 // fills a derived cache, so Decide may call it.
@@ -508,7 +547,7 @@ func (s *State) reindex() {
 // it.
 func (s *State) initIndex() {
 	s.idx = index{
-		regByEmail:     make(map[string]string, len(s.RegOrder)),
+		regByEmail:     [2]map[string]string{make(map[string]string, len(s.RegOrder)/2), make(map[string]string, len(s.RegOrder)/2)},
 		codeByCode:     make(map[string]string, len(s.CodeOrder)),
 		orderByNumber:  make(map[string]string, len(s.OrderOrder)),
 		orderByPayment: map[string]string{},
@@ -524,11 +563,10 @@ func (s *State) initIndex() {
 // fills of those maps. sortWaitlists finishes the job.
 func (s *State) indexTasks() []func() {
 	return []func(){
-		func() {
-			for i := range s.RegOrder {
-				s.indexReg(s.regAt(i))
-			}
-		},
+		// The e-mail index in its two shards; the first task also queues
+		// the waitlisted.
+		func() { s.indexRegs(0) },
+		func() { s.indexRegs(1) },
 		func() {
 			for i := range s.OrderOrder {
 				o := s.orderAt(i)
@@ -561,13 +599,31 @@ func (s *State) indexTasks() []func() {
 // by id, so it runs after every index task and map fill).
 func (s *State) sortWaitlists() {
 	for _, w := range s.idx.waitlist {
-		slices.SortFunc(w, func(a, b string) int { return s.Regs[a].WaitSeq - s.Regs[b].WaitSeq })
+		regs := s.regs()
+		slices.SortFunc(w, func(a, b string) int { return regs[a].WaitSeq - regs[b].WaitSeq })
 	}
 }
 
+// indexRegs indexes every registration's email of one shard.
+func (s *State) indexRegs(shard int) {
+	m := s.idx.regByEmail[shard]
+	for i := range s.RegOrder {
+		r := s.regAt(i)
+		if activeReg(r.Status) {
+			if k := normEmail(r.Email); emailShard(k) == shard {
+				m[k] = r.ID
+			}
+		}
+		if shard == 0 && r.Status == RegWaitlisted {
+			s.idx.waitlist[r.TypeID] = append(s.idx.waitlist[r.TypeID], r.ID)
+		}
+	}
+}
+
+// indexReg indexes a new registration.
 func (s *State) indexReg(r *RegistrationRec) {
 	if activeReg(r.Status) {
-		s.idx.regByEmail[normEmail(r.Email)] = r.ID
+		s.idx.setEmailReg(normEmail(r.Email), r.ID)
 	}
 	if s.idx.tokens {
 		s.idx.regByCheckin[r.CheckinCode] = r.ID

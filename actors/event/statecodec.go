@@ -378,6 +378,16 @@ func readBig[T any](d *dec, run Runner, mp *map[string]*T, order *[]string, read
 	}
 }
 
+// increasing reports whether ids are in strictly increasing order.
+func increasing(ids []string) bool {
+	for i := 1; i < len(ids); i++ {
+		if ids[i-1] >= ids[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // Runner runs tasks, each exactly once, and returns when all have
 // returned. The tasks of one call never write the same memory, so a
 // Runner may run them concurrently: the shell decodes a large snapshot on
@@ -444,9 +454,18 @@ func DecodeState(b []byte, o DecodeOptions) (*State, error) {
 		} else {
 			str = string(body)
 		}
-		fills, err := s.decodeBinary(str, run)
+		regsFill, fills, err := s.decodeBinary(str, run)
 		if err != nil {
 			return nil, fmt.Errorf("event: unmarshal state: %w", err)
+		}
+		// The registrations by id are left to their first use when nothing
+		// in the load needs them and their ids are strictly increasing
+		// (ULIDs in creation order), which proves them unique; otherwise
+		// they are filled now, beside the indexes.
+		lazy := regsFill != nil && len(s.CheckinOrder) == 0 && len(s.Grants) == 0 && len(s.SpeakerOrder) == 0 &&
+			increasing(s.RegOrder)
+		if regsFill != nil && !lazy {
+			fills = append([]func() bool{regsFill}, fills...)
 		}
 		// The maps of the large sections and the indexes are independent
 		// of each other: one run, largest first.
@@ -456,6 +475,9 @@ func DecodeState(b []byte, o DecodeOptions) (*State, error) {
 			tasks = append(tasks, func() { ok[i] = f() })
 		}
 		s.initIndex()
+		if lazy {
+			s.Regs, s.idx.regsLazy = nil, true
+		}
 		tasks = append(tasks, s.indexTasks()...)
 		// decodeBinary builds each map and its order together, so only the
 		// references between records remain to be checked: those of the
@@ -485,7 +507,7 @@ func DecodeState(b []byte, o DecodeOptions) (*State, error) {
 
 // decodeBinary decodes a version 2 body. The maps of the large sections
 // are left to the returned fill tasks (see readBig).
-func (s *State) decodeBinary(body string, run Runner) (fills []func() bool, err error) {
+func (s *State) decodeBinary(body string, run Runner) (regsFill func() bool, fills []func() bool, err error) {
 	d := &dec{s: body}
 	s.ID = d.str()
 	if d.flag() {
@@ -503,8 +525,7 @@ func (s *State) decodeBinary(body string, run Runner) (fills []func() bool, err 
 			fills = append(fills, fill)
 		}
 	}
-	s.mem.regList, fill = readBig(d, run, &s.Regs, &s.RegOrder, (*dec).regRec, func(r *RegistrationRec) string { return r.ID }, func(r *RegistrationRec, i int) { r.Seq = i })
-	add()
+	s.mem.regList, regsFill = readBig(d, run, &s.Regs, &s.RegOrder, (*dec).regRec, func(r *RegistrationRec) string { return r.ID }, func(r *RegistrationRec, i int) { r.Seq = i })
 	s.mem.checkinList, fill = readBig(d, run, &s.Checkins, &s.CheckinOrder, (*dec).checkinRec, func(r *CheckinRec) string { return r.ID }, func(r *CheckinRec, i int) { r.Seq = i })
 	add()
 	readSection(d, &s.Codes, &s.CodeOrder, (*dec).codeRec, func(r *CodeRec) string { return r.ID }, func(r *CodeRec, i int) { r.Seq = i })
@@ -518,10 +539,10 @@ func (s *State) decodeBinary(body string, run Runner) (fills []func() bool, err 
 	s.decodeProgram(d)
 	s.decodeConsole(d)
 	if d.err != nil {
-		return nil, d.err
+		return nil, nil, d.err
 	}
 	if len(d.s) > 0 {
-		return nil, fmt.Errorf("%d trailing bytes", len(d.s))
+		return nil, nil, fmt.Errorf("%d trailing bytes", len(d.s))
 	}
-	return fills, nil
+	return regsFill, fills, nil
 }

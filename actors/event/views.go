@@ -202,7 +202,7 @@ func (m *Machine) regView(r *RegistrationRec) Registration {
 }
 
 func (m *Machine) checkinView(c *CheckinRec) Checkin {
-	r := m.s.Regs[c.RegID]
+	r := m.s.regs()[c.RegID]
 	return Checkin{
 		ID: c.ID, RegistrationID: c.RegID, SubjectType: c.SubjectType, SubjectID: strp(c.SubjectID),
 		Method: c.Method, RegistrationEmail: r.Email, RegistrationName: strp(r.Name), CheckedInAt: At(c.At),
