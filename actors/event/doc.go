@@ -269,6 +269,12 @@
 //     one copy of its record, a ticket.issued nothing).
 //   - UnmarshalStateOwned(b) for a buffer the caller hands over (the one
 //     snapshots.Store.LoadNewest returns): no copy of the snapshot.
+//   - DecodeState(b, DecodeOptions{Owned, Run}) with a Runner that runs
+//     independent tasks concurrently: the record chunks of the large
+//     sections, then the maps and indexes (the package starts no goroutine;
+//     the shell's Runner does). A load also leaves the registrations by id
+//     to their first use (State.regs) when their ids increase and nothing
+//     in the load needs them, and fills the e-mail index in two shards.
 //   - AppendChange(buf, ch) to reuse one encode buffer per batch.
 //
 // Memory: registrations and orders come from slabs (chunks of 4 to 512
