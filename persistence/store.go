@@ -405,23 +405,7 @@ func (s *Store) Trim(stream string, through uint64) error {
 // call. It is for package snapshots. Close waits for fn to return; fn must
 // not call other Store methods, which could deadlock with a pending Close.
 func (s *Store) ViewSnapshots(stream string, fn func(it *pebble.Iterator) error) error {
-	lo, err := SnapshotPrefix(stream)
-	if err != nil {
-		return err
-	}
-	if err := s.acquire(); err != nil {
-		return err
-	}
-	defer s.release()
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: streamEnd(nsSnapshot, stream)})
-	if err != nil {
-		return fmt.Errorf("persistence: view snapshots %s: %w", stream, err)
-	}
-	err = fn(it)
-	if cerr := it.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("persistence: view snapshots %s: %w", stream, cerr)
-	}
-	return err
+	return s.ViewSnapshotsN(stream, 1, func(its []*pebble.Iterator) error { return fn(its[0]) })
 }
 
 // ViewSnapshotsN is ViewSnapshots with n iterators (at least one) over one
@@ -441,19 +425,22 @@ func (s *Store) ViewSnapshotsN(stream string, n int, fn func(its []*pebble.Itera
 	view := s.db.NewSnapshot()
 	defer view.Close()
 	its := make([]*pebble.Iterator, 0, max(n, 1))
-	defer func() {
+	closeAll := func(err error) error {
 		for _, it := range its {
-			_ = it.Close()
+			if cerr := it.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("persistence: view snapshots %s: %w", stream, cerr)
+			}
 		}
-	}()
+		return err
+	}
 	for range max(n, 1) {
 		it, err := view.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: streamEnd(nsSnapshot, stream)})
 		if err != nil {
-			return fmt.Errorf("persistence: view snapshots %s: %w", stream, err)
+			return closeAll(fmt.Errorf("persistence: view snapshots %s: %w", stream, err))
 		}
 		its = append(its, it)
 	}
-	return fn(its)
+	return closeAll(fn(its))
 }
 
 // Get returns a copy of index entry key.
