@@ -253,7 +253,7 @@ func (s *State) addReg(r *RegistrationRec) {
 	if len(s.RegOrder) == 0 && s.reserveFor() > 0 {
 		n := s.reserveFor()
 		s.Regs, s.RegOrder = make(map[string]*RegistrationRec, n), make([]string, 0, n)
-		s.idx.regByEmail = [2]map[string]string{make(map[string]string, n/2), make(map[string]string, n/2)}
+		s.idx.regByEmail = newEmailIndex(n)
 		s.mem.regList = make([]*RegistrationRec, 0, n)
 	}
 	r.Seq = len(s.RegOrder)

@@ -237,6 +237,11 @@ var emailSeed = maphash.MakeSeed()
 // emailShard picks the regByEmail shard of a normalized email.
 func emailShard(k string) int { return int(maphash.String(emailSeed, k) & 1) }
 
+// newEmailIndex makes the shards of regByEmail with room for n emails.
+func newEmailIndex(n int) [2]map[string]string {
+	return [2]map[string]string{make(map[string]string, n/2), make(map[string]string, n/2)}
+}
+
 func (x *index) emailReg(k string) (string, bool) {
 	id, ok := x.regByEmail[emailShard(k)][k]
 	return id, ok
@@ -547,7 +552,7 @@ func (s *State) reindex() {
 // it.
 func (s *State) initIndex() {
 	s.idx = index{
-		regByEmail:     [2]map[string]string{make(map[string]string, len(s.RegOrder)/2), make(map[string]string, len(s.RegOrder)/2)},
+		regByEmail:     newEmailIndex(len(s.RegOrder)),
 		codeByCode:     make(map[string]string, len(s.CodeOrder)),
 		orderByNumber:  make(map[string]string, len(s.OrderOrder)),
 		orderByPayment: map[string]string{},
