@@ -494,6 +494,8 @@ func (s *sim) checkReplay() {
 		// The rebuilt indexes must answer like the live ones.
 		re.State().ensureTokens()
 		s.m.State().ensureTokens()
+		// The registrations by id are a cache built on first use too.
+		require.Equal(t, s.m.State().regs(), re.State().regs(), "registrations by id after snapshot + tail")
 		// The hold queue is compared by what it answers: live it may keep
 		// stale entries that a rebuilt one never had.
 		a, b := s.m.State().idx, re.State().idx
