@@ -200,6 +200,7 @@ func (r *Report) Markdown(chart string) string {
 		if d.MetricsAvailable {
 			fmt.Fprintf(&b, "- records per fsync %.1f, records per commit %.1f, fsyncs/s %.0f (%.0f commits, %.0f records, %.0f fsyncs)\n",
 				d.Sync.RecordsPerSync, d.Sync.RecordsPerCommit, d.Sync.SyncsPerSecond, d.Sync.Commits, d.Sync.Records, d.Sync.Syncs)
+			fmt.Fprintf(&b, "- an fsync took %.2f ms on average; the log was in fsync %.0f%% of the time\n", d.Sync.SyncMs, d.Sync.SyncBusy*100)
 			fmt.Fprintf(&b, "- duplicate scans: %d, fsyncs meanwhile: %.0f\n", d.DuplicateScans, d.DuplicateScanSyncs)
 		} else {
 			b.WriteString("- /metrics not served by this build: group-commit numbers unavailable\n")

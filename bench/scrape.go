@@ -82,6 +82,11 @@ type Durability struct {
 	RecordsPerSync   float64 `json:"recordsPerSync"`
 	RecordsPerCommit float64 `json:"recordsPerCommit"`
 	SyncsPerSecond   float64 `json:"syncsPerSecond"`
+	// SyncBusy is the share of the wall time spent in WAL fsyncs: near 1
+	// the syncs ran back to back and the disk paced the durable writes.
+	SyncBusy float64 `json:"syncBusy"`
+	// SyncMs is the mean fsync duration.
+	SyncMs float64 `json:"syncMs"`
 }
 
 // DurabilityBetween is the difference of two scrapes over seconds.
@@ -91,14 +96,17 @@ func DurabilityBetween(a, b Metrics, seconds float64) Durability {
 		Records: b.Sum("ticketd_wal_records_total") - a.Sum("ticketd_wal_records_total"),
 		Syncs:   b.Sum("ticketd_wal_syncs_total") - a.Sum("ticketd_wal_syncs_total"),
 	}
+	busy := b.Sum("ticketd_wal_sync_seconds_total") - a.Sum("ticketd_wal_sync_seconds_total")
 	if d.Syncs > 0 {
 		d.RecordsPerSync = d.Records / d.Syncs
+		d.SyncMs = busy * 1000 / d.Syncs
 	}
 	if d.Commits > 0 {
 		d.RecordsPerCommit = d.Records / d.Commits
 	}
 	if seconds > 0 {
 		d.SyncsPerSecond = d.Syncs / seconds
+		d.SyncBusy = busy / seconds
 	}
 	return d
 }

@@ -185,7 +185,7 @@ type systemCollector struct {
 	sys *actors.System
 
 	active, activations, passivations, snapshots, snapshotsPending *prometheus.Desc
-	commits, records, bytes, commitErrors, syncs                   *prometheus.Desc
+	commits, records, bytes, commitErrors, syncs, syncSeconds      *prometheus.Desc
 	stalls, stallSeconds                                           *prometheus.Desc
 	recordsPerCommit                                               *prometheus.Desc
 }
@@ -204,6 +204,7 @@ func newSystemCollector(sys *actors.System) *systemCollector {
 		bytes:            d("ticketd_wal_bytes_total", "Encoded bytes of those commits."),
 		commitErrors:     d("ticketd_wal_commit_errors_total", "Failed commits."),
 		syncs:            d("ticketd_wal_syncs_total", "fsyncs of WAL files; records/syncs is the group-commit factor."),
+		syncSeconds:      d("ticketd_wal_sync_seconds_total", "Time spent in those fsyncs; its rate near 1 means the syncs ran back to back."),
 		stalls:           d("ticketd_store_write_stalls_total", "Times the store stopped accepting writes (flushes or compactions behind)."),
 		stallSeconds:     d("ticketd_store_write_stall_seconds_total", "Time the store spent with writes stopped."),
 		recordsPerCommit: d("ticketd_wal_records_per_commit", "Records per commit (group-commit batch size)."),
@@ -212,7 +213,7 @@ func newSystemCollector(sys *actors.System) *systemCollector {
 
 func (c *systemCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.active, c.activations, c.passivations, c.snapshots, c.snapshotsPending,
-		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.stalls, c.stallSeconds, c.recordsPerCommit} {
+		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.syncSeconds, c.stalls, c.stallSeconds, c.recordsPerCommit} {
 		ch <- d
 	}
 }
@@ -234,6 +235,7 @@ func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.CounterValue, float64(s.Bytes))
 	ch <- prometheus.MustNewConstMetric(c.commitErrors, prometheus.CounterValue, float64(s.CommitErrors))
 	ch <- prometheus.MustNewConstMetric(c.syncs, prometheus.CounterValue, float64(s.WALSyncs))
+	ch <- prometheus.MustNewConstMetric(c.syncSeconds, prometheus.CounterValue, float64(s.WALSyncNanos)/1e9)
 	ch <- prometheus.MustNewConstMetric(c.stalls, prometheus.CounterValue, float64(s.WriteStalls))
 	ch <- prometheus.MustNewConstMetric(c.stallSeconds, prometheus.CounterValue, float64(s.WriteStallNanos)/1e9)
 	// Bucket i of Stats counts commits of (2^(i-1), 2^i] records; the last

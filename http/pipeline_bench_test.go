@@ -56,6 +56,8 @@ func newPipeFx(b *testing.B, capacity int) *pipeFx {
 		Event:      event.Config{BaseURL: "http://127.0.0.1:8080", OrderHold: 6 * time.Hour, CheckoutSessionTTL: 24 * time.Hour},
 		AskTimeout: time.Minute,
 		Logger:     log,
+		// As the service with no webhook endpoint: no queue entries.
+		WantHook: func(unitID, typ string) bool { return false },
 	}, store, snapshots.New(store, 2))
 	require.NoError(b, err)
 	audit := thttp.NewAuditLog(store, 0, log)

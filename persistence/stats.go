@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -26,6 +27,10 @@ type Stats struct {
 	// WALSyncs is the number of fsyncs of WAL files. Commits/WALSyncs is the
 	// group-commit factor.
 	WALSyncs uint64
+	// WALSyncNanos is the time spent in those fsyncs. Over a stretch of
+	// wall time it says how busy the disk kept the log: near 1 the syncs
+	// ran back to back, and the disk, not the CPU, paced durable writes.
+	WALSyncNanos uint64
 	// RecordsPerCommit[i] counts commits of up to 2^i records (more than
 	// 2^(i-1)); the last bucket is open-ended.
 	RecordsPerCommit [batchBuckets]uint64
@@ -42,6 +47,7 @@ type stats struct {
 	bytes        atomic.Uint64
 	commitErrors atomic.Uint64
 	syncs        atomic.Uint64
+	syncNanos    atomic.Uint64
 	buckets      [batchBuckets]atomic.Uint64
 	stalls       atomic.Uint64
 	stallNanos   atomic.Uint64
@@ -70,6 +76,7 @@ func (s *Store) Stats() Stats {
 		Bytes:           s.stats.bytes.Load(),
 		CommitErrors:    s.stats.commitErrors.Load(),
 		WALSyncs:        s.stats.syncs.Load(),
+		WALSyncNanos:    s.stats.syncNanos.Load(),
 	}
 	for i := range out.RecordsPerCommit {
 		out.RecordsPerCommit[i] = s.stats.buckets[i].Load()
@@ -81,14 +88,14 @@ func (s *Store) Stats() Stats {
 // can report the real number of fsyncs the commit pipeline issued.
 type syncCountingFS struct {
 	vfs.FS
-	syncs *atomic.Uint64
+	syncs, nanos *atomic.Uint64
 }
 
 func (fs *syncCountingFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
 	if err != nil || !strings.HasSuffix(name, ".log") {
 		return f, err
 	}
-	return &syncCountingFile{File: f, syncs: fs.syncs}, nil
+	return &syncCountingFile{File: f, syncs: fs.syncs, nanos: fs.nanos}, nil
 }
 
 func (fs *syncCountingFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
@@ -105,20 +112,26 @@ func (fs *syncCountingFS) Unwrap() vfs.FS { return fs.FS }
 
 type syncCountingFile struct {
 	vfs.File
-	syncs *atomic.Uint64
+	syncs, nanos *atomic.Uint64
+}
+
+// timed counts one sync and its duration.
+func (f *syncCountingFile) timed(start time.Time) {
+	f.syncs.Add(1)
+	f.nanos.Add(uint64(time.Since(start)))
 }
 
 func (f *syncCountingFile) Sync() error {
-	f.syncs.Add(1)
+	defer f.timed(time.Now())
 	return f.File.Sync()
 }
 
 func (f *syncCountingFile) SyncData() error {
-	f.syncs.Add(1)
+	defer f.timed(time.Now())
 	return f.File.SyncData()
 }
 
 func (f *syncCountingFile) SyncTo(length int64) (bool, error) {
-	f.syncs.Add(1)
+	defer f.timed(time.Now())
 	return f.File.SyncTo(length)
 }

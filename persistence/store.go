@@ -84,7 +84,7 @@ func Open(opts Options) (*Store, error) {
 	cache := pebble.NewCache(cacheBytes)
 	defer cache.Unref()
 	popts := &pebble.Options{
-		FS:                 &syncCountingFS{FS: fs, syncs: &s.stats.syncs},
+		FS:                 &syncCountingFS{FS: fs, syncs: &s.stats.syncs, nanos: &s.stats.syncNanos},
 		Cache:              cache,
 		MemTableSize:       memBytes,
 		Logger:             slogAdapter{l: opts.Logger},
