@@ -327,6 +327,14 @@ func (h *Harness) flashSale(s *Server, c *Client) error {
 		}
 		d.Sync = DurabilityBetween(m0, m1, res.Seconds)
 	}
+	if n := h.cfg.RefConns; n > 0 && n != h.cfg.Conns {
+		if err := settle(c); err != nil {
+			return err
+		}
+		l := h.drop(fmt.Sprintf("flash-sale@%dconns", n), c, s, e, 0, &ack, "fr")
+		l.Conns = n
+		h.record(l.Run())
+	}
 	for i, lv := range h.cfg.Levels {
 		rate := lv * res.RPS
 		h.record(h.drop(fmt.Sprintf("flash-sale@%.0f%%", lv*100), c, s, e, rate, &ack, "fs"+strconv.Itoa(i)+"-").Run())

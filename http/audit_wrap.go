@@ -116,9 +116,12 @@ func auditResult(c *Ctx, res any) json.RawMessage {
 	if res == nil {
 		return nil
 	}
-	b, err := gojson.Marshal(res)
-	if err != nil {
-		return nil // the response encoder fails too: a logged 500
+	b, ok := appendFastJSON(nil, res)
+	if !ok {
+		var err error
+		if b, err = gojson.Marshal(res); err != nil {
+			return nil // the response encoder fails too: a logged 500
+		}
 	}
 	c.body = b
 	if len(b) > auditBodyMax {

@@ -460,16 +460,23 @@ func (s *Server) run(c *Ctx) {
 		return
 	}
 	// Encode straight into the response's pooled body buffer, rather than
-	// into a fresh slice that is then copied there. The Encoder writes
-	// Marshal's bytes plus a newline, which is cut.
+	// into a fresh slice that is then copied there: by hand for an order or
+	// a check-in, else with goccy's Encoder, which writes Marshal's bytes
+	// plus a newline, which is cut.
 	rc.Response.ResetBody()
+	b, ok := appendFastJSON(rc.Response.SwapBody(nil)[:0], out)
+	rc.Response.SwapBody(b)
+	if ok {
+		rc.SetContentType("application/json")
+		return
+	}
 	if err := gojson.NewEncoder(rc.Response.BodyWriter()).Encode(out); err != nil {
 		rc.Response.ResetBody()
 		s.writeHandlerError(c, fmt.Errorf("http: encode %s response: %w", r.OperationID, err))
 		return
 	}
 	rc.SetContentType("application/json")
-	b := rc.Response.SwapBody(nil)
+	b = rc.Response.SwapBody(nil)
 	rc.Response.SwapBody(b[:len(b)-1])
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -69,22 +68,28 @@ type Money int64
 const moneyMax = Money(1_000_000_000_000_000)
 
 // MarshalJSON writes 49.99 for 4999 and 50 for 5000.
-func (m Money) MarshalJSON() ([]byte, error) { return []byte(m.String()), nil }
+func (m Money) MarshalJSON() ([]byte, error) { return m.AppendJSON(nil), nil }
 
 // String formats m in major units.
-func (m Money) String() string {
-	neg := m < 0
-	if neg {
-		m = -m
+func (m Money) String() string { return string(m.AppendJSON(nil)) }
+
+// AppendJSON appends m in major units, as MarshalJSON writes it: the
+// response encoders of the hot answers write it without a []byte per
+// amount.
+func (m Money) AppendJSON(b []byte) []byte {
+	u := uint64(m)
+	if m < 0 {
+		b = append(b, '-')
+		u = -u
 	}
-	s := strconv.FormatInt(int64(m/100), 10)
-	if c := m % 100; c != 0 {
-		s += "." + strings.TrimRight(fmt.Sprintf("%02d", int64(c)), "0")
+	b = strconv.AppendUint(b, u/100, 10)
+	if c := u % 100; c != 0 {
+		b = append(b, '.', byte('0'+c/10))
+		if c%10 != 0 {
+			b = append(b, byte('0'+c%10))
+		}
 	}
-	if neg {
-		s = "-" + s
-	}
-	return s
+	return b
 }
 
 // UnmarshalJSON accepts a non-negative JSON number with at most 2 decimals.
@@ -157,8 +162,13 @@ type Time struct{ time.Time }
 func At(t time.Time) Time { return Time{t} }
 
 // MarshalJSON writes UTC with whole seconds.
-func (t Time) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + t.UTC().Truncate(time.Second).Format(time.RFC3339) + `"`), nil
+func (t Time) MarshalJSON() ([]byte, error) { return t.AppendJSON(nil), nil }
+
+// AppendJSON appends t as MarshalJSON writes it.
+func (t Time) AppendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b = t.UTC().Truncate(time.Second).AppendFormat(b, time.RFC3339)
+	return append(b, '"')
 }
 
 // UnmarshalJSON reads an RFC 3339 string with any offset.

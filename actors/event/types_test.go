@@ -3,7 +3,11 @@ package event
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,4 +248,43 @@ func TestTokensAfterSnapshot(t *testing.T) {
 		c := do(CreateRegistration{Email: "c@b.c"}).(RegistrationResult)
 		require.Equal(t, c.ID, do(RecordCheckin{CheckinCode: c.CheckinCode, SubjectType: "event"}).(CheckinResult).Checkin.RegistrationID)
 	}
+}
+
+// TestMoneyAppendJSON checks the appender against the plain definition:
+// major units, a dot and the cents without trailing zeros.
+func TestMoneyAppendJSON(t *testing.T) {
+	ref := func(m Money) string {
+		neg := m < 0
+		if neg {
+			m = -m
+		}
+		s := strconv.FormatInt(int64(m/100), 10)
+		if c := m % 100; c != 0 {
+			s += "." + strings.TrimRight(fmt.Sprintf("%02d", int64(c)), "0")
+		}
+		if neg {
+			s = "-" + s
+		}
+		return s
+	}
+	for _, m := range []Money{0, 1, 5, 9, 10, 50, 99, 100, 101, 110, 4999, 5000, 123456789, -1, -5, -50, -4999, moneyMax} {
+		require.Equal(t, ref(m), m.String(), "%d", int64(m))
+		b, err := m.MarshalJSON()
+		require.NoError(t, err)
+		require.Equal(t, ref(m), string(b))
+		require.Equal(t, "x"+ref(m), string(m.AppendJSON([]byte("x"))))
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		m := Money(r.Int64N(2*int64(moneyMax)) - int64(moneyMax))
+		require.Equal(t, ref(m), m.String(), "%d", int64(m))
+	}
+}
+
+func TestTimeAppendJSON(t *testing.T) {
+	at := Time{time.Date(2026, 8, 22, 12, 0, 5, 999_999_999, time.FixedZone("x", 2*3600))}
+	b, err := at.MarshalJSON()
+	require.NoError(t, err)
+	require.Equal(t, `"2026-08-22T10:00:05Z"`, string(b))
+	require.Equal(t, `x"2026-08-22T10:00:05Z"`, string(at.AppendJSON([]byte("x"))))
 }

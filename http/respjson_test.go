@@ -1,0 +1,151 @@
+package http
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	gojson "github.com/goccy/go-json"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors/event"
+)
+
+// goccyJSON is what the response encoder writes for v without the fast
+// path: goccy's Encoder, its trailing newline cut.
+func goccyJSON(t testing.TB, v any) []byte {
+	var buf bytes.Buffer
+	require.NoError(t, gojson.NewEncoder(&buf).Encode(v))
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// randText mixes what strings on the wire may hold: plain ASCII, JSON and
+// HTML escapes, control characters, multi-byte runes, the two line
+// separators encoding/json escapes, and invalid UTF-8.
+func randText(r *rand.Rand) string {
+	parts := []string{"a", "Zoë", "ord_01m80je09pzy", "@", " ", `"`, `\`, "/", "<", ">", "&", "\n", "\r", "\t",
+		"\x00", "\x1f", "\x7f", "é", "日本", "😀", "\u2028", "\u2029", "\xff", "\xc3", "https://t.example/o/1?a=b&c=d"}
+	var b strings.Builder
+	for range r.IntN(6) {
+		b.WriteString(parts[r.IntN(len(parts))])
+	}
+	return b.String()
+}
+
+func randOptText(r *rand.Rand) *string {
+	if r.IntN(3) == 0 {
+		return nil
+	}
+	s := randText(r)
+	return &s
+}
+
+func randMoney(r *rand.Rand) event.Money {
+	switch r.IntN(4) {
+	case 0:
+		return 0
+	case 1:
+		return event.Money(r.IntN(100))
+	case 2:
+		return event.Money(r.Int64N(1_000_000_000_000_000))
+	}
+	return event.Money(r.IntN(100_000)) * 100
+}
+
+func randTime(r *rand.Rand) event.Time {
+	zone := time.FixedZone("z", (r.IntN(27)-13)*3600)
+	return event.Time{Time: time.Unix(r.Int64N(4_000_000_000), r.Int64N(1e9)).In(zone)}
+}
+
+func randOrder(r *rand.Rand) event.Order {
+	o := event.Order{
+		ID: randText(r), EventID: randText(r), OrderNumber: randText(r), Status: randText(r), Email: randText(r),
+		Name: randOptText(r), TotalAmount: randMoney(r), Currency: randText(r), AlreadyRegistered: r.IntN(2) == 0,
+		RegistrationID: randOptText(r), RedemptionCode: randOptText(r), PromotionCode: randOptText(r),
+		DiscountAmount: randMoney(r), PaymentID: randOptText(r), OrderURL: randText(r), CheckoutURL: randOptText(r),
+		PaymentURL: randOptText(r), SuccessURL: randOptText(r), CancelURL: randOptText(r),
+		CreatedAt: randTime(r), UpdatedAt: randTime(r),
+	}
+	if r.IntN(5) > 0 {
+		o.Items = make([]event.OrderItemView, r.IntN(4))
+		for i := range o.Items {
+			o.Items[i] = event.OrderItemView{ItemType: randText(r), ItemID: randText(r), Name: randText(r),
+				Quantity: r.IntN(2000) - 1000, UnitPriceAmount: randMoney(r), Amount: randMoney(r)}
+		}
+	}
+	if r.IntN(2) == 0 {
+		at := randTime(r)
+		o.HoldExpiresAt = &at
+	}
+	return o
+}
+
+func randCheckin(r *rand.Rand) event.CheckinResult {
+	return event.CheckinResult{
+		Checkin: event.Checkin{ID: randText(r), RegistrationID: randText(r), SubjectType: randText(r),
+			SubjectID: randOptText(r), Method: randText(r), RegistrationEmail: randText(r),
+			RegistrationName: randOptText(r), CheckedInAt: randTime(r)},
+		AlreadyCheckedIn: r.IntN(2) == 0,
+	}
+}
+
+// TestFastJSONMatchesGoccy: the hand-written encoders write byte for byte
+// what goccy writes, for random orders and check-ins.
+func TestFastJSONMatchesGoccy(t *testing.T) {
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
+	for i := range 20000 {
+		var v any = randOrder(r)
+		if i%2 == 1 {
+			v = randCheckin(r)
+		}
+		got, ok := appendFastJSON([]byte("prefix"), v)
+		require.True(t, ok)
+		require.Equal(t, "prefix", string(got[:6]))
+		want := goccyJSON(t, v)
+		require.Equal(t, string(want), string(got[6:]), "value %#v", v)
+		require.True(t, json.Valid(got[6:]))
+	}
+}
+
+// TestFastJSONDeclines: the shapes left to goccy, and other types, are not
+// written by the fast path.
+func TestFastJSONDeclines(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	o := randOrder(r)
+	o.Responses = json.RawMessage(`{"company":"Acme"}`)
+	for _, v := range []any{
+		o,
+		event.Order{Refunds: []event.Refund{{ID: "rf_1"}}},
+		event.CheckinResult{Access: &event.Access{}},
+		&event.Order{},
+		map[string]any{"a": 1},
+		nil,
+	} {
+		b, ok := appendFastJSON([]byte("x"), v)
+		require.False(t, ok, "%#v", v)
+		require.Equal(t, "x", string(b))
+	}
+}
+
+func BenchmarkOrderJSON(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	o := randOrder(r)
+	b.Run("goccy", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf bytes.Buffer
+		for b.Loop() {
+			buf.Reset()
+			_ = gojson.NewEncoder(&buf).Encode(o)
+		}
+	})
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf, _ = appendFastJSON(buf[:0], o)
+		}
+	})
+}
