@@ -597,6 +597,13 @@ func (h *Harness) integratorMix(s *Server, c *Client) error {
 	during := func(name string, rate float64, prefix string) (Result, Result, error) {
 		drop := h.drop(name+"-drop", c, s, hot, rate, &ack, prefix)
 		drop.Duration = h.cfg.OpenDuration + time.Second
+		if h.cfg.RefConns > 0 {
+			// The drop beside the integrator is the one of the earlier
+			// runs (128 buyers in flight): with 512 the run queue the
+			// integrator waits in is four times as long (its p99 rose
+			// from about 2x to about 20x alone in the one run measured).
+			drop.Conns = h.cfg.RefConns
+		}
 		var dres Result
 		done := make(chan struct{})
 		go func() { dres = drop.Run(); close(done) }()
