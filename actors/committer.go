@@ -75,6 +75,13 @@ func (c *committer) put(key, value []byte) {
 	b.dirty = true
 }
 
+// del adds an index entry's deletion to the open batch.
+func (c *committer) del(key []byte) {
+	b := c.openBatch()
+	b.b.Delete(key)
+	b.dirty = true
+}
+
 // last is the batch whose durability covers everything appended so far,
 // or nil when everything is durable.
 func (c *committer) last() *batch {

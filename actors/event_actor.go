@@ -159,8 +159,11 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			panic(fmt.Sprintf("actors: encode %s of %s: %v", ch.ChangeKind(), a.id, err))
 		}
 		seq := a.com.append(rec)
-		if t, ok := ch.(event.TicketIssued); ok {
-			a.outboxTickets(now, seq, t)
+		switch c := ch.(type) {
+		case event.TicketIssued:
+			a.outboxTickets(now, seq, c)
+		case event.RefundRequested, event.RefundSettled:
+			a.indexRefund(c)
 		}
 		a.hookChange(now, seq, ch)
 	}

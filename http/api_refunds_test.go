@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"context"
 	"net/url"
 	"strings"
 	"testing"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ticketd/actors/event"
 )
 
 // apiPaid places a paid order of one ticket, pays it through a signed
@@ -170,4 +173,55 @@ func TestAPIHostedCheckoutDoubleSubmit(t *testing.T) {
 	third := submit()
 	assert.Contains(t, third, "/orders/"+apiS(orders[0], "orderNumber"))
 	require.Len(t, apiData(t, apiWant(t, s.c.Do("GET", s.path("/orders?email=twice@example.com"), nil), 200)), 1)
+}
+
+// TestAPIRefundResumedAfterCrash: a refund whose request was recorded but
+// whose provider call never happened (a crash between the two) is listed
+// in the pending-refund index (written in the batch of the request, so as
+// durable as it), and the resumer settles it exactly once; a refund
+// pending for less than the resumer's minimum age is left to the request
+// working on it.
+func TestAPIRefundResumedAfterCrash(t *testing.T) {
+	t.Parallel()
+	f := newAPIFx(t)
+	s := f.shop(t, map[string]any{"capacity": 1, "priceAmount": 25})
+	o := apiPaid(t, f, s, "crash@example.com", "25")
+	number := apiS(o, "orderNumber")
+
+	// Step one of the refund alone, as a crash right after it leaves it.
+	res, err := f.s.Sys.Ask(context.Background(), s.ev, event.RequestRefund{Ref: number, Reason: "crash"})
+	require.NoError(t, err)
+	refundID := res.(event.RefundStart).Refund.ID
+	pending, err := f.s.Sys.PendingRefunds()
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+	assert.Equal(t, s.ev, pending[0].EventID)
+	assert.Equal(t, apiS(o, "id"), pending[0].OrderID)
+	assert.Equal(t, refundID, pending[0].RefundID)
+	got := apiWant(t, s.c.Do("GET", s.path("/orders/"+number), nil), 200)
+	assert.Equal(t, "pending", apiRefunds(t, got)[0]["status"])
+
+	// A refund younger than the minimum age is not taken over.
+	n, err := f.s.srv.ResumeRefunds(time.Hour)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+
+	n, err = f.s.srv.ResumeRefunds(0)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	got = apiWant(t, s.c.Do("GET", s.path("/orders/"+number), nil), 200)
+	assert.Equal(t, "refunded", got["status"])
+	refunds := apiRefunds(t, got)
+	require.Len(t, refunds, 1)
+	assert.Equal(t, "succeeded", refunds[0]["status"])
+	assert.Equal(t, refundID, refunds[0]["id"])
+	assert.EqualValues(t, 1, apiAvailability(t, s.c, s.ev, s.tt)["remaining"])
+
+	// Settled: the index is empty and a second pass does nothing.
+	pending, err = f.s.Sys.PendingRefunds()
+	require.NoError(t, err)
+	assert.Empty(t, pending)
+	n, err = f.s.srv.ResumeRefunds(0)
+	require.NoError(t, err)
+	assert.Zero(t, n)
 }

@@ -2,6 +2,8 @@ package http
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"ticketd/actors/event"
@@ -32,7 +34,8 @@ func (a *api) refundRoutes() []Route {
 		adm(Route{Method: "POST", Path: base + "/orders/{orderNumber}/refund", OperationID: "refundOrder",
 			Summary: "Refund a paid order through the payment provider: amount (default all that is refundable), " +
 				"reason, force (override the policy); a full refund cancels the registration and frees its place. " +
-				"While a refund is pending (the provider was not reached), a repeat resumes it",
+				"While a refund is pending (the provider was not reached), a repeat resumes it; the service also resumes " +
+				"it at start and after a minute",
 			Body: event.RequestRefund{}, Success: 200, Response: event.Order{}, Errors: []int{400, 404, 412, 503},
 			Handle: a.refundOrder}),
 	}
@@ -63,19 +66,7 @@ func (a *api) refundOrder(c *Ctx) (any, error) {
 // repeat of the request resumes it with the same refund id, which the
 // provider pays out once.
 func (a *api) finishRefund(eventID string, start event.RefundStart, p payments.Provider) (any, error) {
-	o, r := start.Order, start.Refund
-	pay := payments.Payment{OrderNumber: o.OrderNumber, Amount: r.Amount.String(), Currency: o.Currency, RefundID: r.ID}
-	if o.PaymentID != nil {
-		pay.ID = *o.PaymentID
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), refundTimeout)
-	perr := p.Refund(ctx, pay)
-	cancel()
-	done := event.CompleteRefund{Ref: o.ID, RefundID: r.ID, Outcome: event.RefundSucceeded}
-	if perr != nil {
-		done.Outcome, done.Error = event.RefundFailed, perr.Error()
-	}
-	res, err := a.ask(eventID, done)
+	res, perr, err := a.settleRefund(eventID, start, p)
 	if err != nil {
 		return nil, err
 	}
@@ -83,4 +74,64 @@ func (a *api) finishRefund(eventID string, start event.RefundStart, p payments.P
 		return nil, httpError(503, "the payment provider refused the refund: "+perr.Error())
 	}
 	return res, nil
+}
+
+// settleRefund asks the provider and records its answer: perr is the
+// provider's refusal (recorded as a failed refund), err a failure to
+// record the outcome (the refund stays pending).
+func (a *api) settleRefund(eventID string, start event.RefundStart, p payments.Provider) (res any, perr, err error) {
+	o, r := start.Order, start.Refund
+	pay := payments.Payment{OrderNumber: o.OrderNumber, Amount: r.Amount.String(), Currency: o.Currency, RefundID: r.ID}
+	if o.PaymentID != nil {
+		pay.ID = *o.PaymentID
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), refundTimeout)
+	perr = p.Refund(ctx, pay)
+	cancel()
+	done := event.CompleteRefund{Ref: o.ID, RefundID: r.ID, Outcome: event.RefundSucceeded}
+	if perr != nil {
+		done.Outcome, done.Error = event.RefundFailed, perr.Error()
+	}
+	res, err = a.ask(eventID, done)
+	return res, perr, err
+}
+
+// ResumeRefunds finishes the refunds that have been pending for at least
+// minAge: asks the provider (with the same refund id, which it pays out
+// once) and records the answer. A crash between a refund's request and
+// its outcome leaves one pending, and so does an outcome that could not be
+// recorded; the pending-refund index (actors.RefundPrefix) finds them
+// without loading every event. It answers how many it settled (succeeded
+// or failed at the provider); errors are those it could not settle.
+func (s *Server) ResumeRefunds(minAge time.Duration) (int, error) {
+	if s.resumeRefunds == nil {
+		return 0, nil
+	}
+	return s.resumeRefunds(minAge)
+}
+
+func (a *api) resumeRefunds(minAge time.Duration) (int, error) {
+	pending, err := a.sys.PendingRefunds()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, p := range pending {
+		if time.Since(p.RequestedAt) < minAge {
+			continue
+		}
+		res, err := a.ask(p.EventID, event.RequestRefund{Ref: p.OrderID, ResumeID: p.RefundID})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("refund %s of order %s: %w", p.RefundID, p.OrderID, err))
+			continue
+		}
+		// A refusal by the provider is recorded as a failed refund: settled.
+		if _, _, err := a.settleRefund(p.EventID, res.(event.RefundStart), a.sandbox); err != nil {
+			errs = append(errs, fmt.Errorf("refund %s of order %s: %w", p.RefundID, p.OrderID, err))
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
 }

@@ -72,6 +72,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	a.srv = srv
+	srv.resumeRefunds = a.resumeRefunds
 	if err := a.registerExtras(srv); err != nil {
 		return nil, err
 	}

@@ -80,6 +80,11 @@ type RequestRefund struct {
 	Amount *Money `json:"amount" v:"nullable"`
 	Reason string `json:"reason,omitempty" v:"maxLen=500"`
 	Force  bool   `json:"force,omitempty"`
+	// ResumeID, set by the shell's refund resumer (never decoded from a
+	// client body), only resumes: it answers the order's pending refund of
+	// that id, and FailedPrecondition when it is no longer pending, and
+	// never starts a refund.
+	ResumeID string `json:"-"`
 }
 
 // CompleteRefund records the provider's answer to a pending refund; the
@@ -297,10 +302,13 @@ func (m *Machine) requestRefund(now time.Time, c RequestRefund) (any, []Change, 
 		return nil, nil, err
 	}
 	for i := range o.Refunds {
-		if r := &o.Refunds[i]; r.Status == RefundPending {
+		if r := &o.Refunds[i]; r.Status == RefundPending && (c.ResumeID == "" || c.ResumeID == r.ID) {
 			// A retry resumes the pending refund, whatever its body.
 			return RefundStart{Order: m.orderView(o), Refund: refundView(r)}, nil, nil
 		}
+	}
+	if c.ResumeID != "" {
+		return nil, nil, Errorf(FailedPrecondition, "refund %s is not pending", c.ResumeID)
 	}
 	switch {
 	case o.Status == OrderStatusRefunded:

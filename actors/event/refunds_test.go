@@ -86,3 +86,29 @@ func TestPendingRefundSurvivesRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeOnlyResumes: RequestRefund with a ResumeID (the shell's
+// resumer) answers that pending refund and changes nothing; once the
+// refund is settled, or for another id, it is refused and never starts a
+// new refund.
+func TestResumeOnlyResumes(t *testing.T) {
+	r := paidOrder(t)
+	res, changes, err := r.m.Decide(r.now, RequestRefund{Ref: "ord_1", ResumeID: "rf_1"})
+	require.Error(t, err, "nothing pending yet: %v %v", res, changes)
+	require.Equal(t, FailedPrecondition, err.(*Error).Code)
+	require.Empty(t, changes)
+
+	require.Contains(t, r.exec(RequestRefund{Ref: "ord_1"}), "refund.requested")
+	_, _, err = r.m.Decide(r.now, RequestRefund{Ref: "ord_1", ResumeID: "rf_other"})
+	require.Error(t, err, "another id is not resumed")
+	res, changes, err = r.m.Decide(r.now, RequestRefund{Ref: "ord_1", ResumeID: "rf_1"})
+	require.NoError(t, err)
+	require.Empty(t, changes)
+	require.Equal(t, "rf_1", res.(RefundStart).Refund.ID)
+
+	require.Contains(t, r.exec(CompleteRefund{Ref: "ord_1", RefundID: "rf_1", Outcome: "failed", Error: "declined"}), "refund.settled")
+	_, changes, err = r.m.Decide(r.now, RequestRefund{Ref: "ord_1", ResumeID: "rf_1"})
+	require.Error(t, err, "a settled refund is not resumed")
+	require.Equal(t, FailedPrecondition, err.(*Error).Code)
+	require.Empty(t, changes)
+}

@@ -175,6 +175,7 @@ func (m *Main) Open() error {
 	m.hooks.Start()
 	m.done = make(chan error, 1)
 	go func() { m.done <- m.srv.Serve(m.ln) }()
+	go m.resumeRefunds(m.srv, m.stop)
 	m.banner(adminToken, adminNew)
 	return nil
 }
@@ -246,6 +247,32 @@ func (m *Main) sweepIdempotency(stop <-chan struct{}) {
 			m.log.Error("idempotency sweep", "err", err)
 		} else if n > 0 {
 			m.log.Info("idempotency sweep", "deleted", n)
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// refundResumeAge is how long a refund is pending before the periodic
+// resumer takes it over from the request that started it (that request
+// gives the provider refundTimeout, 15 s).
+const refundResumeAge = time.Minute
+
+// resumeRefunds finishes the refunds a crash left pending, at start (no
+// request of this process is working on one yet), then every minute those
+// pending for longer than refundResumeAge (an outcome that could not be
+// recorded).
+func (m *Main) resumeRefunds(srv *thttp.Server, stop <-chan struct{}) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for age := time.Duration(0); ; age = refundResumeAge {
+		if n, err := srv.ResumeRefunds(age); err != nil {
+			m.log.Error("refund resume", "settled", n, "err", err)
+		} else if n > 0 {
+			m.log.Info("refund resume", "settled", n)
 		}
 		select {
 		case <-stop:

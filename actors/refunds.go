@@ -1,0 +1,59 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"ticketd/actors/event"
+)
+
+// RefundPrefix is the key prefix of the pending-refund index: an entry is
+// written in the same batch as the RefundRequested change that makes a
+// refund pending and deleted in the batch of the RefundSettled that ends
+// it, so the index holds exactly the refunds that are durably pending. A
+// crash between a refund's request and the provider's answer leaves its
+// entry, and the shell's resumer (http.Server.ResumeRefunds) finishes it
+// after a restart. Key: "refund/" + event id + "/" + refund id.
+const RefundPrefix = "refund/"
+
+// PendingRefund is one entry of the pending-refund index.
+type PendingRefund struct {
+	EventID     string    `json:"eventId"`
+	OrderID     string    `json:"orderId"`
+	RefundID    string    `json:"refundId"`
+	RequestedAt time.Time `json:"requestedAt"`
+}
+
+func refundKey(eventID, refundID string) []byte {
+	return []byte(RefundPrefix + eventID + "/" + refundID)
+}
+
+// indexRefund keeps the pending-refund index in step with a refund change.
+func (a *eventActor) indexRefund(ch event.Change) {
+	switch c := ch.(type) {
+	case event.RefundRequested:
+		v, err := json.Marshal(PendingRefund{EventID: a.id, OrderID: c.OrderID, RefundID: c.RefundID, RequestedAt: c.At.UTC()})
+		if err != nil {
+			panic(fmt.Sprintf("actors: encode pending refund: %v", err))
+		}
+		a.com.put(refundKey(a.id, c.RefundID), v)
+	case event.RefundSettled:
+		a.com.del(refundKey(a.id, c.RefundID))
+	}
+}
+
+// PendingRefunds lists the refunds that are durably pending, oldest
+// request first within an event.
+func (s *System) PendingRefunds() ([]PendingRefund, error) {
+	var out []PendingRefund
+	err := s.store.Scan([]byte(RefundPrefix), func(key, value []byte) error {
+		var p PendingRefund
+		if err := json.Unmarshal(value, &p); err != nil {
+			return fmt.Errorf("actors: pending refund %q: %w", key, err)
+		}
+		out = append(out, p)
+		return nil
+	})
+	return out, err
+}
