@@ -587,6 +587,19 @@ func (h *Harness) integratorMix(s *Server, c *Client) error {
 		return err
 	}
 	alone := h.record(ar)
+	// The p99 of 1,600 requests moves with one stall of the machine (in one
+	// run a 40-80 ms stall lifted the solo p99 from a few to 40 ms, and the
+	// ratio to 1x). The solo mix runs twice and the lower p99 is the
+	// baseline: a noisy solo run can only make the ratio look worse.
+	if err := settle(c); err != nil {
+		return err
+	}
+	ar2, err := h.mix("integrator-alone-2", s, e, regs)
+	if err != nil {
+		return err
+	}
+	alone2 := h.record(ar2)
+	base := min(alone.P99, alone2.P99)
 	hot, err := c.CreateEvent(s.SecretKey, "Drop", 10_000_000)
 	if err != nil {
 		return err
@@ -629,9 +642,9 @@ func (h *Harness) integratorMix(s *Server, c *Client) error {
 	if err != nil {
 		return err
 	}
-	h.rep.Integrator = &IntegratorReport{AloneP99Ms: alone.P99, DuringP99Ms: load.P99, Ratio: load.P99 / alone.P99,
-		DropRPS: rate, SaturatedP99Ms: sat.P99, SaturatedRatio: sat.P99 / alone.P99, SaturatedDropRPS: satDrop.RPS}
-	for _, r := range []Result{alone, sat, load} {
+	h.rep.Integrator = &IntegratorReport{AloneP99Ms: base, DuringP99Ms: load.P99, Ratio: load.P99 / base,
+		DropRPS: rate, SaturatedP99Ms: sat.P99, SaturatedRatio: sat.P99 / base, SaturatedDropRPS: satDrop.RPS}
+	for _, r := range []Result{alone, alone2, sat, load} {
 		bad := r.Errors
 		for st, n := range r.Status {
 			if st >= 300 {
