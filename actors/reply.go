@@ -20,6 +20,9 @@ import (
 type replyBox struct {
 	pid *actor.PID
 	ch  chan any
+	// t is the box's timeout timer, reset for each request (a stopped
+	// timer's channel holds no stale value since Go 1.23).
+	t *time.Timer
 }
 
 // SendUserMessage implements actor.Process.
@@ -83,20 +86,24 @@ func (p *replyPool) request(ctx context.Context, pid *actor.PID, msg any, timeou
 		return nil, err
 	}
 	p.as.Root.RequestWithCustomSender(pid, msg, b.pid)
-	t := time.NewTimer(timeout)
+	if b.t == nil {
+		b.t = time.NewTimer(timeout)
+	} else {
+		b.t.Reset(timeout)
+	}
 	select {
 	case m := <-b.ch:
-		t.Stop()
+		b.t.Stop()
 		p.put(b)
 		if _, dead := m.(*actor.DeadLetterResponse); dead {
 			return nil, actor.ErrDeadLetter
 		}
 		return m, nil
-	case <-t.C:
+	case <-b.t.C:
 		p.drop(b)
 		return nil, errTimeout
 	case <-ctx.Done():
-		t.Stop()
+		b.t.Stop()
 		p.drop(b)
 		return nil, ctx.Err()
 	}

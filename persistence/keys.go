@@ -61,6 +61,14 @@ func logKey(stream string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(streamPrefix(nsLog, stream), seq)
 }
 
+// appendLogKey appends the key of record seq of stream to k.
+func appendLogKey(k []byte, stream string, seq uint64) []byte {
+	k = append(k, nsLog)
+	k = append(k, stream...)
+	k = append(k, streamSep)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
 // logBound is the exclusive upper bound of records with seq <= through.
 func logBound(stream string, through uint64) []byte {
 	if through == ^uint64(0) {

@@ -151,6 +151,7 @@ type Batch struct {
 	pb        *pebble.Batch
 	records   int
 	committed bool
+	key       []byte // scratch for the keys of appended records
 	// err is the first bad argument; Commit returns it, so the mutator
 	// methods can keep the shape of a builder.
 	err error
@@ -183,7 +184,9 @@ func (b *Batch) Append(stream string, seq uint64, record []byte) {
 		b.fail(fmt.Errorf("persistence: append %s/%d: %w: %d bytes", stream, seq, ErrTooLarge, len(record)))
 		return
 	}
-	if err := b.pb.Set(logKey(stream, seq), record, nil); err != nil {
+	// Set copies the key: one scratch buffer serves every record.
+	b.key = appendLogKey(b.key[:0], stream, seq)
+	if err := b.pb.Set(b.key, record, nil); err != nil {
 		b.fail(fmt.Errorf("persistence: append %s/%d: %w", stream, seq, err))
 		return
 	}

@@ -296,3 +296,15 @@ func TestCommitAsyncKeepsOrderAndTruncateAfter(t *testing.T) {
 		t.Fatalf("last seq %d %v, want 20", last, err)
 	}
 }
+
+// TestAppendLogKey: the appender writes logKey's bytes after what the
+// buffer holds.
+func TestAppendLogKey(t *testing.T) {
+	for _, tc := range []struct {
+		stream string
+		seq    uint64
+	}{{"evt_1", 0}, {"evt_01m80je06d7aca5stxyc0g1dea", 1}, {"x", 1 << 40}, {"dir", ^uint64(0)}} {
+		require.Equal(t, logKey(tc.stream, tc.seq), appendLogKey(nil, tc.stream, tc.seq))
+		require.Equal(t, append([]byte("ab"), logKey(tc.stream, tc.seq)...), appendLogKey([]byte("ab"), tc.stream, tc.seq))
+	}
+}
