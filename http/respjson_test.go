@@ -83,8 +83,27 @@ func randOrder(r *rand.Rand) event.Order {
 	return o
 }
 
+func randStrings(r *rand.Rand) []string {
+	switch r.IntN(3) {
+	case 0:
+		return nil
+	case 1:
+		return []string{}
+	}
+	out := make([]string, 1+r.IntN(3))
+	for i := range out {
+		out[i] = randText(r)
+	}
+	return out
+}
+
 func randCheckin(r *rand.Rand) event.CheckinResult {
+	var access *event.Access
+	if r.IntN(4) > 0 {
+		access = &event.Access{Allowed: r.IntN(2) == 0, RequiredPerkIDs: randStrings(r), MissingPerkIDs: randStrings(r)}
+	}
 	return event.CheckinResult{
+		Access: access,
 		Checkin: event.Checkin{ID: randText(r), RegistrationID: randText(r), SubjectType: randText(r),
 			SubjectID: randOptText(r), Method: randText(r), RegistrationEmail: randText(r),
 			RegistrationName: randOptText(r), CheckedInAt: randTime(r)},
@@ -119,7 +138,6 @@ func TestFastJSONDeclines(t *testing.T) {
 	for _, v := range []any{
 		o,
 		event.Order{Refunds: []event.Refund{{ID: "rf_1"}}},
-		event.CheckinResult{Access: &event.Access{}},
 		&event.Order{},
 		map[string]any{"a": 1},
 		nil,
