@@ -24,12 +24,16 @@ const (
 	HookRegistrationCancelled = "registration.cancelled"
 	HookCheckinCreated        = "checkin.created"
 	HookOrderPaid             = "order.paid"
+	// HookOrderRefunded fires when a refund of a paid order succeeds at
+	// the payment provider, partial or full; its data is the order with
+	// its refunds (status refunded once nothing is left to refund).
+	HookOrderRefunded = "order.refunded"
 )
 
 // HookTypes lists every webhook event type, for validating subscriptions.
 func HookTypes() []string {
 	return []string{HookRegistrationCreated, HookRegistrationConfirmed, HookRegistrationCancelled,
-		HookCheckinCreated, HookOrderPaid}
+		HookCheckinCreated, HookOrderPaid, HookOrderRefunded}
 }
 
 // HookEvent is one webhook queue entry. ID is derived from the key, so it
@@ -131,6 +135,12 @@ func (a *eventActor) hookChange(now time.Time, seq uint64, ch event.Change) {
 		if wants(HookCheckinCreated) {
 			put(HookCheckinCreated, hookCheckin{ID: c.ID, EventID: a.id, RegistrationID: c.RegID,
 				SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, CheckedInAt: c.At.UTC()})
+		}
+	case event.RefundSettled:
+		if c.Status == event.RefundSucceeded && wants(HookOrderRefunded) {
+			if res, _, err := a.m.Decide(now, event.GetOrder{Ref: c.OrderID}); err == nil {
+				put(HookOrderRefunded, res)
+			}
 		}
 	case event.OrderPaid:
 		if wants(HookOrderPaid) {

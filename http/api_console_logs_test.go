@@ -362,6 +362,45 @@ func TestAPIWebhooksDelivered(t *testing.T) {
 		assert.Len(t, rc.deliveries(), 4, "nothing for the other unit, nothing unsubscribed")
 	})
 
+	t.Run("each succeeded refund, partial or full, fires order.refunded with the order", func(t *testing.T) {
+		u := f.unit(t)
+		adm := f.admin(t)
+		rc := newHookReceiver(t, 0)
+		ep := apiWant(t, adm.Do("POST", "/admin/v1/business-units/"+u.ID+"/webhook-endpoints", map[string]any{
+			"url": rc.srv.URL, "eventTypes": []string{"order.refunded"}}), 201)
+		rc.trust(apiS(ep, "secret"))
+		ev := apiPublished(t, u.dev)
+		s := apiShop{c: u.dev, ev: ev, tt: apiOpenType(t, u.dev, ev, map[string]any{"priceAmount": 40})}
+		o := apiPaid(t, f, s, "refunded@example.com", "40")
+		number := apiS(o, "orderNumber")
+
+		apiWant(t, adm.Do("POST", s.refundPath(number), map[string]any{"amount": 15}), 200)
+		require.Eventually(t, func() bool { return len(rc.deliveries()) >= 1 }, 10*time.Second, 10*time.Millisecond)
+		apiWant(t, adm.Do("POST", s.refundPath(number), nil), 200)
+		require.Eventually(t, func() bool { return len(rc.deliveries()) >= 2 }, 10*time.Second, 10*time.Millisecond)
+		var body struct {
+			Type string         `json:"type"`
+			Data map[string]any `json:"data"`
+		}
+		for i, want := range []struct {
+			status  string
+			refunds int
+		}{{"paid", 1}, {"refunded", 2}} {
+			d := rc.deliveries()[i]
+			assert.Equal(t, "order.refunded", d.Type)
+			assert.NotEmpty(t, d.VerifiedBy)
+			require.NoError(t, json.Unmarshal(d.Body, &body))
+			assert.Equal(t, "order.refunded", body.Type)
+			assert.Equal(t, number, body.Data["orderNumber"])
+			assert.Equal(t, want.status, body.Data["status"])
+			refunds := apiRefunds(t, body.Data)
+			require.Len(t, refunds, want.refunds)
+			assert.Equal(t, "succeeded", refunds[want.refunds-1]["status"])
+		}
+		time.Sleep(50 * time.Millisecond)
+		assert.Len(t, rc.deliveries(), 2, "one webhook per succeeded refund")
+	})
+
 	t.Run("a paid order and a check-in fire their webhooks; the ticket mail still goes out", func(t *testing.T) {
 		u := f.unit(t)
 		adm := f.admin(t)

@@ -14,7 +14,7 @@ import (
 // CreateWebhookEndpointRequest is the body of POST .../webhook-endpoints.
 type CreateWebhookEndpointRequest struct {
 	URL         string   `json:"url" v:"required,minLen=8,maxLen=2048" doc:"Absolute http or https URL the events are POSTed to."`
-	EventTypes  []string `json:"eventTypes" v:"required,minItems=1,maxItems=20" doc:"Event types: registration.created, registration.confirmed, registration.cancelled, checkin.created, order.paid."`
+	EventTypes  []string `json:"eventTypes" v:"required,minItems=1,maxItems=20" doc:"Event types: registration.created, registration.confirmed, registration.cancelled, checkin.created, order.paid, order.refunded (a refund succeeded, partial or full)."`
 	Description string   `json:"description,omitempty" v:"maxLen=500"`
 }
 
