@@ -2,6 +2,7 @@ package mail
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +38,15 @@ type Config struct {
 	// SMTPAddr is the SMTP server as host:port. Empty keeps mail in the
 	// outbox.
 	SMTPAddr string
+	// Username and Password, when Username is set, log in to the SMTP
+	// server (AUTH) with the strongest mechanism it offers. Over a
+	// connection without TLS (no STARTTLS) only the mechanisms that do not
+	// reveal the password (SCRAM, CRAM-MD5) are used.
+	Username string
+	Password string
+	// TLSConfig, if set, is the TLS configuration of STARTTLS (a private
+	// CA, say); nil uses the system's roots and the server's host name.
+	TLSConfig *tls.Config
 	// From is the sender address (default DefaultFrom).
 	From string
 	// Logger receives delivery failures (default slog.Default()).
@@ -87,6 +97,12 @@ func (c Config) Validate() error {
 		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
 			return fmt.Errorf("mail: smtp addr %q: bad port", c.SMTPAddr)
 		}
+	}
+	if c.Password != "" && c.Username == "" {
+		return errors.New("mail: smtp password without a username")
+	}
+	if c.Username != "" && c.SMTPAddr == "" {
+		return errors.New("mail: smtp username without an smtp addr")
 	}
 	if c.BackoffMin > c.BackoffMax && c.BackoffMax > 0 {
 		return errors.New("mail: backoff min above max")
@@ -315,8 +331,16 @@ func (m *Mailer) delete(key string) error {
 func (m *Mailer) client() (*gomail.Client, error) {
 	host, port, _ := net.SplitHostPort(m.cfg.SMTPAddr)
 	p, _ := strconv.Atoi(port)
-	c, err := gomail.NewClient(host, gomail.WithPort(p), gomail.WithTLSPolicy(gomail.TLSOpportunistic),
-		gomail.WithTimeout(m.cfg.SendTimeout), gomail.WithHELO("ticketd"))
+	opts := []gomail.Option{gomail.WithPort(p), gomail.WithTLSPolicy(gomail.TLSOpportunistic),
+		gomail.WithTimeout(m.cfg.SendTimeout), gomail.WithHELO("ticketd")}
+	if m.cfg.TLSConfig != nil {
+		opts = append(opts, gomail.WithTLSConfig(m.cfg.TLSConfig))
+	}
+	if m.cfg.Username != "" {
+		opts = append(opts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover),
+			gomail.WithUsername(m.cfg.Username), gomail.WithPassword(m.cfg.Password))
+	}
+	c, err := gomail.NewClient(host, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("mail: client: %w", err)
 	}

@@ -2,11 +2,19 @@ package mail
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
@@ -16,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 	"github.com/stretchr/testify/require"
 
@@ -304,4 +313,165 @@ func TestBacklogGoesOutInRoundsWithMailBehindTheCursor(t *testing.T) {
 	for to := range want {
 		require.Equal(t, 1, seen[to], to)
 	}
+}
+
+// authBackend is an SMTP server that requires AUTH PLAIN with one login.
+type authBackend struct {
+	got        chan received
+	user, pass string
+	attempts   chan string // every login tried, "user:pass"
+}
+
+func (b authBackend) NewSession(*smtp.Conn) (smtp.Session, error) {
+	return &authSession{session: session{got: b.got}, b: b}, nil
+}
+
+type authSession struct {
+	session
+	b      authBackend
+	authed bool
+}
+
+func (s *authSession) AuthMechanisms() []string { return []string{sasl.Plain} }
+
+func (s *authSession) Auth(mech string) (sasl.Server, error) {
+	return sasl.NewPlainServer(func(identity, user, pass string) error {
+		s.b.attempts <- user + ":" + pass
+		if user != s.b.user || pass != s.b.pass {
+			return errors.New("invalid credentials")
+		}
+		s.authed = true
+		return nil
+	}), nil
+}
+
+func (s *authSession) Mail(from string, o *smtp.MailOptions) error {
+	if !s.authed {
+		return &smtp.SMTPError{Code: 530, EnhancedCode: smtp.EnhancedCode{5, 7, 0}, Message: "authentication required"}
+	}
+	return s.session.Mail(from, o)
+}
+
+// selfSigned returns a server certificate for 127.0.0.1 and a client TLS
+// configuration that trusts it.
+func selfSigned(t *testing.T) (tls.Certificate, *tls.Config) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	roots := x509.NewCertPool()
+	roots.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf},
+		&tls.Config{RootCAs: roots, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+}
+
+// startAuthSMTP serves SMTP with STARTTLS and AUTH PLAIN (offered only
+// once TLS is on) on ln until the test ends; the returned TLS config
+// trusts its certificate.
+func startAuthSMTP(t *testing.T, ln net.Listener, user, pass string, withTLS bool) (chan received, chan string, *tls.Config) {
+	t.Helper()
+	b := authBackend{got: make(chan received, 16), user: user, pass: pass, attempts: make(chan string, 64)}
+	cert, client := selfSigned(t)
+	srv := smtp.NewServer(b)
+	srv.Domain = "localhost"
+	if withTLS {
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	} else {
+		srv.AllowInsecureAuth = true // offers PLAIN in the clear
+	}
+	srv.ReadTimeout, srv.WriteTimeout = 5*time.Second, 5*time.Second
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return b.got, b.attempts, client
+}
+
+// TestMailLogsInWithSMTPAuth: with a username the mailer starts TLS and
+// logs in before sending; with a wrong password nothing is sent and the
+// mail stays in the outbox, retried.
+func TestMailLogsInWithSMTPAuth(t *testing.T) {
+	t.Run("right password", func(t *testing.T) {
+		s := openStore(t)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		got, attempts, tc := startAuthSMTP(t, ln, "ticketd", "s3cret", true)
+		m, err := New(Config{SMTPAddr: ln.Addr().String(), Username: "ticketd", Password: "s3cret", From: "tickets@example.com",
+			TLSConfig: tc, Logger: slog.New(slog.DiscardHandler)}, s)
+		require.NoError(t, err)
+		m.Start()
+		t.Cleanup(func() { _ = m.Close() })
+		owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
+		m.Wake()
+		select {
+		case r := <-got:
+			require.Equal(t, []string{"ada@example.com"}, r.to)
+		case <-time.After(5 * time.Second):
+			t.Fatal("no mail arrived")
+		}
+		require.Equal(t, "ticketd:s3cret", <-attempts)
+		waitPending(t, m, 0)
+	})
+	t.Run("wrong password", func(t *testing.T) {
+		s := openStore(t)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		got, attempts, tc := startAuthSMTP(t, ln, "ticketd", "s3cret", true)
+		m, err := New(Config{SMTPAddr: ln.Addr().String(), Username: "ticketd", Password: "wrong", TLSConfig: tc,
+			BackoffMin: 20 * time.Millisecond, BackoffMax: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, s)
+		require.NoError(t, err)
+		m.Start()
+		t.Cleanup(func() { _ = m.Close() })
+		owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
+		m.Wake()
+		for range 2 { // tried, and tried again
+			select {
+			case a := <-attempts:
+				require.Equal(t, "ticketd:wrong", a)
+			case <-time.After(5 * time.Second):
+				t.Fatal("the mailer never tried to log in")
+			}
+		}
+		select {
+		case r := <-got:
+			t.Fatalf("mail sent without a login: %s", r.data)
+		default:
+		}
+		waitPending(t, m, 1)
+	})
+	t.Run("no TLS: the password is not sent in the clear", func(t *testing.T) {
+		s := openStore(t)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		got, attempts, _ := startAuthSMTP(t, ln, "ticketd", "s3cret", false)
+		m, err := New(Config{SMTPAddr: ln.Addr().String(), Username: "ticketd", Password: "s3cret",
+			BackoffMin: 20 * time.Millisecond, BackoffMax: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, s)
+		require.NoError(t, err)
+		m.Start()
+		t.Cleanup(func() { _ = m.Close() })
+		owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
+		m.Wake()
+		time.Sleep(300 * time.Millisecond) // several rounds
+		select {
+		case a := <-attempts:
+			t.Fatalf("credentials sent without TLS: %s", a)
+		case r := <-got:
+			t.Fatalf("mail sent without a login: %s", r.data)
+		default:
+		}
+		waitPending(t, m, 1)
+	})
+}
+
+func TestMailConfigCredentials(t *testing.T) {
+	require.Error(t, Config{SMTPAddr: "smtp.example.com:587", Password: "x"}.Validate(), "a password needs a username")
+	require.Error(t, Config{Username: "u", Password: "x"}.Validate(), "credentials need a server")
+	require.NoError(t, Config{SMTPAddr: "smtp.example.com:587", Username: "u", Password: "x"}.Validate())
 }

@@ -25,6 +25,8 @@ type Config struct {
 	CheckoutSessionTTL     time.Duration
 	PaymentWebhookSecret   string
 	SMTPAddr               string
+	SMTPUsername           string
+	SMTPPassword           string
 	MailFrom               string
 	SnapshotEvery          int
 	IdleTimeout            time.Duration
@@ -114,6 +116,8 @@ func ParseConfig(args []string, lookup func(string) (string, bool), stderr io.Wr
 	dur(&c.CheckoutSessionTTL, "checkout-session-ttl", "TICKETD_CHECKOUT_SESSION_TTL", 24*time.Hour, "checkout session lifetime")
 	str(&c.PaymentWebhookSecret, "payment-webhook-secret", "TICKETD_PAYMENT_WEBHOOK_SECRET", "", "HMAC secret of the sandbox payment webhook (default: generated, kept in the data dir)")
 	str(&c.SMTPAddr, "smtp-addr", "TICKETD_SMTP_ADDR", "", "host:port of an SMTP server; empty keeps mail in the outbox")
+	str(&c.SMTPUsername, "smtp-username", "TICKETD_SMTP_USERNAME", "", "SMTP login (AUTH); credentials go only over TLS or to a loopback server")
+	str(&c.SMTPPassword, "smtp-password", "TICKETD_SMTP_PASSWORD", "", "SMTP password (prefer the environment variable: flags show in the process list)")
 	str(&c.MailFrom, "mail-from", "TICKETD_MAIL_FROM", "tickets@localhost", "sender of ticket emails")
 	num(&c.SnapshotEvery, "snapshot-every", "TICKETD_SNAPSHOT_EVERY", 50_000, "changes between snapshots of an event")
 	dur(&c.IdleTimeout, "idle-timeout", "TICKETD_IDLE_TIMEOUT", 10*time.Minute, "passivate event actors idle this long; 0 never")

@@ -107,7 +107,8 @@ func (m *Main) Open() error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	m.stop = make(chan struct{})
-	m.mail, err = mail.New(mail.Config{SMTPAddr: m.cfg.SMTPAddr, From: m.cfg.MailFrom, Logger: m.log}, m.store)
+	m.mail, err = mail.New(mail.Config{SMTPAddr: m.cfg.SMTPAddr, Username: m.cfg.SMTPUsername, Password: m.cfg.SMTPPassword,
+		From: m.cfg.MailFrom, Logger: m.log}, m.store)
 	if err != nil {
 		_ = m.store.Close()
 		return err
