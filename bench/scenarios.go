@@ -443,6 +443,11 @@ func (h *Harness) checkinBurst(s *Server, c *Client) error {
 				return err
 			}
 			pool.grow(more)
+			// The set-up's writes (and the snapshot they may make due)
+			// are not the scans' to pay for.
+			if err := settle(c); err != nil {
+				return err
+			}
 		}
 		h.record(h.scans(fmt.Sprintf("checkin-burst@%.0f%%", lv*100), c, s, e, pool, rate, h.cfg.Conns, &created, &repeated).Run())
 	}
