@@ -132,6 +132,15 @@ func appendHexPad(b []byte, v uint64, width int) []byte {
 	return append(b, d...)
 }
 
+// jsonPlain marks the ASCII bytes a JSON string holds as they are:
+// printable, and none of ", \, <, >, &.
+var jsonPlain = func() (t [utf8.RuneSelf]bool) {
+	for c := byte(0x20); c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendStdJSONString appends s as encoding/json writes a string with HTML
 // escaping: short escapes for \b \f \n \r \t, \u00XX for other control
 // characters and <, >, &, \ufffd for invalid UTF-8, and \u2028, \u2029.
@@ -140,7 +149,7 @@ func appendStdJSONString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if jsonPlain[c] {
 				i++
 				continue
 			}
