@@ -95,7 +95,6 @@ func (s *State) apply(ch Change) {
 		}
 		s.promoHeld(o, -1, false)
 		o.Status, o.UpdatedAt = c.Status, c.At
-		delete(s.idx.holding, o.ID)
 	case CheckoutSessionCreated:
 		s.Checkouts[c.ID] = &CheckoutRec{
 			ID: c.ID, Seq: len(s.CheckoutOrder), Items: c.Items, Email: c.Email, Name: c.Name,
@@ -150,8 +149,8 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 		n := s.reserveFor()
 		s.Orders, s.OrderOrder = make(map[string]*OrderRec, n), make([]string, 0, n)
 		s.idx.orderByNumber, s.mem.orderList = make(map[string]string, n), make([]*OrderRec, 0, n)
-		if len(s.idx.holding) == 0 && len(s.idx.holds) == 0 {
-			s.idx.holding, s.idx.holds = make(map[string]struct{}, n), make(holdQueue, 0, n)
+		if len(s.idx.holds) == 0 {
+			s.idx.holds = make(holdQueue, 0, n)
 		}
 	}
 	o := s.mem.orders.next(len(s.OrderOrder))
@@ -172,7 +171,6 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 		cs.OrderID = o.ID
 	}
 	if o.holding() {
-		s.idx.holding[o.ID] = struct{}{}
 		s.queueHold(o)
 		s.moveHolds(o, func(n *int, q int) { *n += q }, nil)
 		if o.CodeID != "" {
@@ -198,7 +196,6 @@ func (s *State) applyOrderPaid(c OrderPaid) {
 	}
 	s.promoHeld(o, -1, true)
 	o.Status, o.UpdatedAt = OrderStatusPaid, c.At
-	delete(s.idx.holding, o.ID)
 	if c.AlreadyRegistered {
 		o.AlreadyRegistered = true
 		return

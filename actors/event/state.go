@@ -120,7 +120,6 @@ type index struct {
 	orderByPayment map[string]string   // payment id -> order id
 	doors          map[string]string   // registration id + "|" + door -> check-in id
 	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
-	holding        map[string]struct{} // orders that hold places (open, awaiting_payment)
 	holds          holdQueue           // holding orders by deadline (see holdqueue.go)
 	// regsLazy reports that State.Regs is not built yet: a snapshot load
 	// leaves it to the first use (see State.regs).
@@ -558,7 +557,6 @@ func (s *State) initIndex() {
 		orderByPayment: map[string]string{},
 		doors:          make(map[string]string, len(s.CheckinOrder)),
 		waitlist:       map[string][]string{},
-		holding:        map[string]struct{}{},
 	}
 }
 
@@ -580,7 +578,6 @@ func (s *State) indexTasks() []func() {
 					s.idx.orderByPayment[o.PaymentID] = o.ID
 				}
 				if o.holding() {
-					s.idx.holding[o.ID] = struct{}{}
 					s.queueHold(o)
 				}
 			}
