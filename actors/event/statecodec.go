@@ -282,6 +282,10 @@ func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*d
 	// escape through read and cost an allocation per record.
 	var rd dec
 	for i := 0; i < n && d.err == nil; i++ {
+		if len(d.s) == 0 { // the input ended before the count (see readBig)
+			d.fail()
+			return nil
+		}
 		rd = dec{s: d.str()}
 		r := &slab[i]
 		*r = read(&rd)
@@ -330,6 +334,12 @@ func readBig[T any](d *dec, run Runner, mp *map[string]*T, order *[]string, read
 	for c := range bodies {
 		start := d.s
 		for range min(n-c*bigSectionChunk, bigSectionChunk) {
+			// A record takes at least its length byte: the input must not
+			// end before the count does (str reads a missing length as 0).
+			if len(d.s) == 0 {
+				d.fail()
+				return nil, nil
+			}
 			if d.str(); d.err != nil {
 				return nil, nil
 			}
@@ -346,7 +356,7 @@ func readBig[T any](d *dec, run Runner, mp *map[string]*T, order *[]string, read
 		tasks[c] = func() {
 			cd := dec{s: bodies[c]}
 			var rd dec // one per task: declared in the loop it would escape per record
-			for i := c * bigSectionChunk; len(cd.s) > 0; i++ {
+			for i := c * bigSectionChunk; i < min(n, (c+1)*bigSectionChunk); i++ {
 				rd = dec{s: cd.str()}
 				r := &slab[i]
 				*r = read(&rd)
