@@ -852,9 +852,10 @@ func (h *Harness) coldStart(dir string, keys [2]string, e EventSetup, snap bool)
 		StartToFirstOrder: ms(done.Sub(s.Started)), ListenToFirstOrder: ms(done.Sub(s.Listening))}, nil
 }
 
-// settle waits until the service has no snapshot pending and its WAL
-// syncs have stopped for a quarter second (at most a minute): the
-// background work of what ran before is done.
+// settle waits until the service has no snapshot pending, no store flush
+// or compaction running, and its WAL syncs have stopped for a quarter
+// second (at most a minute): the background work of what ran before is
+// done.
 func settle(c *Client) error {
 	m0, ok, err := c.Scrape()
 	if err != nil || !ok {
@@ -867,7 +868,8 @@ func settle(c *Client) error {
 		if err != nil {
 			return err
 		}
-		quiet := m.Sum("ticketd_wal_syncs_total") == m0.Sum("ticketd_wal_syncs_total") && m.Sum("ticketd_snapshots_pending") == 0
+		quiet := m.Sum("ticketd_wal_syncs_total") == m0.Sum("ticketd_wal_syncs_total") && m.Sum("ticketd_snapshots_pending") == 0 &&
+			m.Sum("ticketd_store_background_jobs") == 0
 		m0 = m
 		if quiet {
 			return nil

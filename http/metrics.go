@@ -186,7 +186,7 @@ type systemCollector struct {
 
 	active, activations, passivations, snapshots, snapshotsPending *prometheus.Desc
 	commits, records, bytes, commitErrors, syncs, syncSeconds      *prometheus.Desc
-	stalls, stallSeconds                                           *prometheus.Desc
+	stalls, stallSeconds, background                               *prometheus.Desc
 	recordsPerCommit                                               *prometheus.Desc
 }
 
@@ -207,13 +207,14 @@ func newSystemCollector(sys *actors.System) *systemCollector {
 		syncSeconds:      d("ticketd_wal_sync_seconds_total", "Time spent in those fsyncs; its rate near 1 means the syncs ran back to back."),
 		stalls:           d("ticketd_store_write_stalls_total", "Times the store stopped accepting writes (flushes or compactions behind)."),
 		stallSeconds:     d("ticketd_store_write_stall_seconds_total", "Time the store spent with writes stopped."),
+		background:       d("ticketd_store_background_jobs", "Memtable flushes and compactions in progress."),
 		recordsPerCommit: d("ticketd_wal_records_per_commit", "Records per commit (group-commit batch size)."),
 	}
 }
 
 func (c *systemCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.active, c.activations, c.passivations, c.snapshots, c.snapshotsPending,
-		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.syncSeconds, c.stalls, c.stallSeconds, c.recordsPerCommit} {
+		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.syncSeconds, c.stalls, c.stallSeconds, c.background, c.recordsPerCommit} {
 		ch <- d
 	}
 }
@@ -238,6 +239,7 @@ func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.syncSeconds, prometheus.CounterValue, float64(s.WALSyncNanos)/1e9)
 	ch <- prometheus.MustNewConstMetric(c.stalls, prometheus.CounterValue, float64(s.WriteStalls))
 	ch <- prometheus.MustNewConstMetric(c.stallSeconds, prometheus.CounterValue, float64(s.WriteStallNanos)/1e9)
+	ch <- prometheus.MustNewConstMetric(c.background, prometheus.GaugeValue, float64(s.Flushes+s.Compactions))
 	// Bucket i of Stats counts commits of (2^(i-1), 2^i] records; the last
 	// bucket is open-ended, so it only feeds +Inf (the total count).
 	buckets := make(map[float64]uint64, len(s.RecordsPerCommit)-1)

@@ -39,6 +39,9 @@ type Stats struct {
 	// WriteStallNanos their total length: commits wait meanwhile.
 	WriteStalls     uint64
 	WriteStallNanos uint64
+	// Flushes and Compactions are the memtable flushes and compactions in
+	// progress: the store's background work.
+	Flushes, Compactions int64
 }
 
 type stats struct {
@@ -80,6 +83,11 @@ func (s *Store) Stats() Stats {
 	}
 	for i := range out.RecordsPerCommit {
 		out.RecordsPerCommit[i] = s.stats.buckets[i].Load()
+	}
+	if s.acquire() == nil {
+		m := s.db.Metrics()
+		out.Flushes, out.Compactions = m.Flush.NumInProgress, m.Compact.NumInProgress
+		s.release()
 	}
 	return out
 }
