@@ -398,18 +398,29 @@ func startAuthSMTP(t *testing.T, ln net.Listener, user, pass string, withTLS boo
 // logs in before sending; with a wrong password nothing is sent and the
 // mail stays in the outbox, retried.
 func TestMailLogsInWithSMTPAuth(t *testing.T) {
-	t.Run("right password", func(t *testing.T) {
+	// authMailer starts a server that accepts ticketd:s3cret (with or
+	// without STARTTLS) and a mailer logging in with password, owing one
+	// ticket mail.
+	authMailer := func(t *testing.T, password string, withTLS bool) (*Mailer, chan received, chan string) {
 		s := openStore(t)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
-		got, attempts, tc := startAuthSMTP(t, ln, "ticketd", "s3cret", true)
-		m, err := New(Config{SMTPAddr: ln.Addr().String(), Username: "ticketd", Password: "s3cret", From: "tickets@example.com",
-			TLSConfig: tc, Logger: slog.New(slog.DiscardHandler)}, s)
+		got, attempts, tc := startAuthSMTP(t, ln, "ticketd", "s3cret", withTLS)
+		cfg := Config{SMTPAddr: ln.Addr().String(), Username: "ticketd", Password: password, From: "tickets@example.com",
+			BackoffMin: 20 * time.Millisecond, BackoffMax: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+		if withTLS {
+			cfg.TLSConfig = tc
+		}
+		m, err := New(cfg, s)
 		require.NoError(t, err)
 		m.Start()
 		t.Cleanup(func() { _ = m.Close() })
 		owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
 		m.Wake()
+		return m, got, attempts
+	}
+	t.Run("right password", func(t *testing.T) {
+		m, got, attempts := authMailer(t, "s3cret", true)
 		select {
 		case r := <-got:
 			require.Equal(t, []string{"ada@example.com"}, r.to)
@@ -420,17 +431,7 @@ func TestMailLogsInWithSMTPAuth(t *testing.T) {
 		waitPending(t, m, 0)
 	})
 	t.Run("wrong password", func(t *testing.T) {
-		s := openStore(t)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		got, attempts, tc := startAuthSMTP(t, ln, "ticketd", "s3cret", true)
-		m, err := New(Config{SMTPAddr: ln.Addr().String(), Username: "ticketd", Password: "wrong", TLSConfig: tc,
-			BackoffMin: 20 * time.Millisecond, BackoffMax: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, s)
-		require.NoError(t, err)
-		m.Start()
-		t.Cleanup(func() { _ = m.Close() })
-		owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
-		m.Wake()
+		m, got, attempts := authMailer(t, "wrong", true)
 		for range 2 { // tried, and tried again
 			select {
 			case a := <-attempts:
@@ -447,17 +448,7 @@ func TestMailLogsInWithSMTPAuth(t *testing.T) {
 		waitPending(t, m, 1)
 	})
 	t.Run("no TLS: the password is not sent in the clear", func(t *testing.T) {
-		s := openStore(t)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		got, attempts, _ := startAuthSMTP(t, ln, "ticketd", "s3cret", false)
-		m, err := New(Config{SMTPAddr: ln.Addr().String(), Username: "ticketd", Password: "s3cret",
-			BackoffMin: 20 * time.Millisecond, BackoffMax: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, s)
-		require.NoError(t, err)
-		m.Start()
-		t.Cleanup(func() { _ = m.Close() })
-		owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
-		m.Wake()
+		m, got, attempts := authMailer(t, "s3cret", false)
 		time.Sleep(300 * time.Millisecond) // several rounds
 		select {
 		case a := <-attempts:

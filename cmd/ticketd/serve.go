@@ -239,15 +239,16 @@ func (m *Main) closeBackend() {
 	}
 }
 
-// sweepIdempotency deletes expired Idempotency-Key answers hourly.
-func (m *Main) sweepIdempotency(stop <-chan struct{}) {
-	t := time.NewTicker(time.Hour)
+// periodic runs job at once and then every interval until stop, logging
+// what it did: the count under what, or its error.
+func (m *Main) periodic(name, what string, interval time.Duration, stop <-chan struct{}, job func(first bool) (int, error)) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
-	for {
-		if n, err := m.idem.Sweep(time.Now()); err != nil {
-			m.log.Error("idempotency sweep", "err", err)
+	for first := true; ; first = false {
+		if n, err := job(first); err != nil {
+			m.log.Error(name, what, n, "err", err)
 		} else if n > 0 {
-			m.log.Info("idempotency sweep", "deleted", n)
+			m.log.Info(name, what, n)
 		}
 		select {
 		case <-stop:
@@ -255,6 +256,11 @@ func (m *Main) sweepIdempotency(stop <-chan struct{}) {
 		case <-t.C:
 		}
 	}
+}
+
+// sweepIdempotency deletes expired Idempotency-Key answers hourly.
+func (m *Main) sweepIdempotency(stop <-chan struct{}) {
+	m.periodic("idempotency sweep", "deleted", time.Hour, stop, func(bool) (int, error) { return m.idem.Sweep(time.Now()) })
 }
 
 // refundResumeAge is how long a refund is pending before the periodic
@@ -267,20 +273,12 @@ const refundResumeAge = time.Minute
 // pending for longer than refundResumeAge (an outcome that could not be
 // recorded).
 func (m *Main) resumeRefunds(srv *thttp.Server, stop <-chan struct{}) {
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
-	for age := time.Duration(0); ; age = refundResumeAge {
-		if n, err := srv.ResumeRefunds(age); err != nil {
-			m.log.Error("refund resume", "settled", n, "err", err)
-		} else if n > 0 {
-			m.log.Info("refund resume", "settled", n)
+	m.periodic("refund resume", "settled", time.Minute, stop, func(first bool) (int, error) {
+		if first {
+			return srv.ResumeRefunds(0)
 		}
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-	}
+		return srv.ResumeRefunds(refundResumeAge)
+	})
 }
 
 func bootstrap(sys *actors.System) (*Bootstrap, error) {
