@@ -66,8 +66,11 @@
 // ['l'|S|0x00, 'l'|S|0x01). Big-endian sequence numbers make byte order equal
 // numeric order, so Replay is a forward scan and LastSeq one reverse seek. The
 // snapshot namespace belongs to package snapshots, which writes it through
+// Store.IngestSnapshotParts (a snapshot's payload, as one ingested table),
 // Batch.SetSnapshotPart and Batch.DeleteSnapshots and reads it through
-// Store.ViewSnapshots; this package only builds its keys.
+// Store.ViewSnapshots; this package only builds its keys. An ingest writes
+// its table as Dir/ingest-<n>.sst, beside the database, before Pebble links
+// it in; Open removes such a file that a crash left behind.
 //
 // # Value format
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -53,6 +54,12 @@ type Store struct {
 	db    *pebble.DB
 	wo    *pebble.WriteOptions
 	stats stats
+	// fs, dir and popts serve IngestSnapshotParts, which writes a table
+	// beside the database and hands it to Pebble.
+	fs        vfs.FS
+	dir       string
+	popts     *pebble.Options
+	ingestSeq atomic.Uint64
 	// mu is held shared by every operation and exclusively by Close, so
 	// Close waits for in-flight commits instead of Pebble panicking on a
 	// closed DB.
@@ -77,7 +84,7 @@ func Open(opts Options) (*Store, error) {
 	if memBytes == 0 {
 		memBytes = 16 << 20
 	}
-	s := &Store{wo: pebble.Sync}
+	s := &Store{wo: pebble.Sync, fs: fs, dir: opts.Dir}
 	if opts.NoSync {
 		s.wo = pebble.NoSync
 	}
@@ -97,12 +104,16 @@ func Open(opts Options) (*Store, error) {
 		// of per ~20 (4 KiB, Pebble's default).
 		popts.Levels[i].BlockSize = replayBlockBytes
 	}
+	// Open fills the defaults into a copy; IngestSnapshotParts makes its
+	// writer options from these, so they need them too.
+	popts.EnsureDefaults()
 	dir := fs.PathJoin(opts.Dir, "pebble")
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
-	s.db = db
+	s.db, s.popts = db, popts
+	s.removeIngestLeftovers()
 	return s, nil
 }
 

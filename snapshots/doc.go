@@ -32,21 +32,27 @@
 // holds the header, parts 1..n hold consecutive chunk-size slices of the
 // payload (256 KiB by default; a snapshot written with another chunk size
 // declares it in its header and stays readable). So no Pebble value is
-// larger than a chunk, and Save and LoadNewest hold at most one write batch
-// (one chunk) beyond the state itself, even for a 200 MB state.
+// larger than a chunk, and Save and LoadNewest hold no copy of the state
+// beyond the state itself, even for a 200 MB state.
 //
-// Save writes the payload parts first, one synced batch per chunk (so that
-// the log commits of the actors, which Pebble orders behind it, wait for at
-// most one small write), and then, in one last synced batch, the header together with the deletion
-// of snapshots beyond retention (and, for SaveAndTrim, the log trim). A
-// snapshot exists only once its header does, and the header is written after
-// every part it describes is durable, so a crash mid-save leaves orphan parts
-// that no reader sees and that a later Save overwrites or its retention
-// deletes; it never leaves a torn snapshot that LoadNewest would load. The
-// one exception to the bounded batches is a Save of a seq that already has
-// a snapshot (a re-save after a restart, or after a state format change):
-// overwriting its parts first could destroy the only snapshot the trimmed
-// log relies on, so that Save writes everything in one atomic batch.
+// Save writes the payload parts first, as one table ingested into Pebble
+// (persistence.Store.IngestSnapshotParts), and then, in one synced batch,
+// the header together with the deletion of snapshots beyond retention (and,
+// for SaveAndTrim, the log trim). An ingested table is written once and
+// never enters the commit pipeline, so the event actors' log commits do not
+// queue behind a snapshot's megabytes (when parts were committed as 256 KiB
+// batches, every commit of a check-in burst waited behind one), and Pebble
+// neither flushes nor compacts the parts: a new snapshot's key range
+// overlaps no table, so it lands in the bottom level, and the range deletion
+// of its retention later drops the whole table. A snapshot exists only once
+// its header does, and the header is written after every part it describes
+// is durable, so a crash mid-save leaves orphan parts that no reader sees
+// and that a later Save shadows or its retention deletes; it never leaves a
+// torn snapshot that LoadNewest would load. The one exception is a Save of
+// a seq that already has a snapshot (a re-save after a restart, or after a
+// state format change): overwriting its parts first could destroy the only
+// snapshot the trimmed log relies on, so that Save writes everything in one
+// atomic batch.
 //
 // # Retention and trimming
 //

@@ -51,6 +51,12 @@ func (h header) parts() uint64 {
 	return (h.length + uint64(h.chunkBytes) - 1) / uint64(h.chunkBytes)
 }
 
+// part returns payload part i (1..parts()) of state.
+func (h header) part(state []byte, i uint64) []byte {
+	lo := (i - 1) * uint64(h.chunkBytes)
+	return state[lo:min(lo+uint64(h.chunkBytes), h.length)]
+}
+
 func appendHeader(dst []byte, h header) []byte {
 	start := len(dst)
 	dst = append(dst, Magic...)

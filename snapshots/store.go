@@ -11,13 +11,6 @@ import (
 	"ticketd/persistence"
 )
 
-// partsPerBatch is how many payload parts Save commits per batch. Pebble
-// commits in order, so every log commit made meanwhile waits behind the
-// batch in the pipeline: one part keeps that wait to one small write and
-// sync, at the cost of more fsyncs for the save, which runs in the
-// background (BenchmarkCommitLatencyDuringSave).
-const partsPerBatch = 1
-
 // MaxSnapshotsListed bounds List and the candidates LoadNewest tries. Far
 // more than any sane keep, it only stops a runaway stream from costing
 // unbounded memory.
@@ -27,20 +20,19 @@ const MaxSnapshotsListed = 1024
 type Store struct {
 	db   *persistence.Store
 	keep int
-	// chunkBytes and partsPerBatch are fields so tests can force many parts
-	// and batches with small states.
-	chunkBytes    uint32
-	partsPerBatch int
-	// afterPartsBatch, when set by a test, runs after each durable batch of
-	// payload parts, the points where a crash leaves orphan parts.
-	afterPartsBatch func()
+	// chunkBytes is a field so tests can force many parts with small
+	// states.
+	chunkBytes uint32
+	// afterParts, when set by a test, runs once the payload parts are
+	// durable and the header is not: where a crash leaves orphan parts.
+	afterParts func()
 }
 
 // New returns a Store keeping the newest keep snapshots of each stream.
 // A keep below 1 is taken as 1: a snapshot store that keeps nothing would
 // make Save useless.
 func New(db *persistence.Store, keep int) *Store {
-	return &Store{db: db, keep: max(keep, 1), chunkBytes: ChunkBytes, partsPerBatch: partsPerBatch}
+	return &Store{db: db, keep: max(keep, 1), chunkBytes: ChunkBytes}
 }
 
 // Save durably stores state as the snapshot of stream at seq, then deletes
@@ -75,36 +67,35 @@ func (s *Store) save(stream string, seq uint64, state []byte, trim bool) (uint64
 		crc:        crc32.Checksum(state, castagnoli),
 	}
 
-	// Payload parts first, in bounded synced batches, so memory stays
-	// bounded. But if a snapshot at seq already exists, overwriting its
-	// parts before the new header is durable would destroy it, and with
-	// keep == 1 the log behind it is gone: then write everything in the one
-	// final batch instead (rare: a re-save after restart or a format change).
+	// Payload parts first, durable before the header that makes them a
+	// snapshot: ingested as one table (persistence.IngestSnapshotParts), so
+	// the actors' log commits never queue behind them and the bytes are
+	// written once instead of through the WAL, a flush and compactions. But
+	// if a snapshot at seq already exists, overwriting its parts before the
+	// new header is durable would destroy it, and with keep == 1 the log
+	// behind it is gone: then write everything in the one final batch
+	// instead (rare: a re-save after restart or a format change).
 	n := h.parts()
 	replace := slices.Contains(existing, seq)
-	perBatch := uint64(s.partsPerBatch)
+	var b *persistence.Batch
 	if replace {
-		perBatch = n + 1
-	}
-	b := s.db.NewBatchSized(s.batchBytes(stream, min(n, perBatch)))
-	if replace {
+		b = s.db.NewBatchSized(s.batchBytes(stream, n))
 		b.DeleteSnapshots(stream, seq, seq+1)
-	}
-	for part := uint64(1); part <= n; part++ {
-		lo := (part - 1) * uint64(s.chunkBytes)
-		hi := min(lo+uint64(s.chunkBytes), h.length)
-		b.SetSnapshotPart(stream, seq, uint32(part), state[lo:hi])
-		if part%perBatch == 0 && part < n {
-			err := s.db.Commit(b)
-			b.Close()
-			if err != nil {
-				return 0, fmt.Errorf("snapshots: save %s/%d: %w", stream, seq, err)
-			}
-			if s.afterPartsBatch != nil {
-				s.afterPartsBatch()
-			}
-			b = s.db.NewBatchSized(s.batchBytes(stream, min(n-part, perBatch)))
+		for part := uint64(1); part <= n; part++ {
+			b.SetSnapshotPart(stream, seq, uint32(part), h.part(state, part))
 		}
+	} else {
+		parts := make([][]byte, n)
+		for part := uint64(1); part <= n; part++ {
+			parts[part-1] = h.part(state, part)
+		}
+		if err := s.db.IngestSnapshotParts(stream, seq, parts); err != nil {
+			return 0, fmt.Errorf("snapshots: save %s/%d: %w", stream, seq, err)
+		}
+		if s.afterParts != nil {
+			s.afterParts()
+		}
+		b = s.db.NewBatchSized(s.batchBytes(stream, 0))
 	}
 	// Then the header, which makes the snapshot exist, with retention and
 	// the trim. Everything earlier is already durable, and this batch is

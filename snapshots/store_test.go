@@ -32,12 +32,11 @@ func stateFor(seq uint64, n int) []byte {
 	return b
 }
 
-// small returns a Store whose parts are 10 bytes and batches 3 parts, so a
-// 100-byte state spans 10 parts and 4 batches.
+// small returns a Store whose parts are 10 bytes, so a 100-byte state spans
+// 10 parts.
 func small(db *persistence.Store, keep int) *Store {
 	s := New(db, keep)
 	s.chunkBytes = 10
-	s.partsPerBatch = 3
 	return s
 }
 
@@ -239,7 +238,7 @@ func TestSnapshotsOfAnOlderChunkSizeStayReadable(t *testing.T) {
 	db := openDB(t, vfs.NewMem())
 	defer db.Close()
 	old := New(db, 2)
-	old.chunkBytes, old.partsPerBatch = 1<<20, 8 // the layout before 256 KiB parts
+	old.chunkBytes = 1 << 20 // the layout before 256 KiB parts
 	state := stateFor(7, 3<<20+5)
 	require.NoError(t, old.Save("evt_1", 7, state))
 

@@ -1,0 +1,132 @@
+package persistence
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// snapshotParts reads the parts of the snapshot of stream at seq.
+func snapshotParts(t *testing.T, s *Store, stream string, seq uint64) map[uint32]string {
+	t.Helper()
+	got := map[uint32]string{}
+	require.NoError(t, s.ViewSnapshots(stream, func(it *pebble.Iterator) error {
+		for ok := it.First(); ok; ok = it.Next() {
+			sq, part, valid := ParseSnapshotKey(stream, it.Key())
+			require.True(t, valid)
+			if sq == seq {
+				got[part] = string(it.Value())
+			}
+		}
+		return it.Error()
+	}))
+	return got
+}
+
+func parts(n int, tag string) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = []byte(fmt.Sprintf("%s-part-%d-%s", tag, i+1, strings.Repeat("x", i)))
+	}
+	return out
+}
+
+// TestIngestSnapshotPartsSurvivesCrash crashes right after the ingest
+// returns: every part must be there, beside log records committed before
+// and after it, and the table written beside the database is gone.
+func TestIngestSnapshotPartsSurvivesCrash(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	s := openMem(t, fs)
+	b := s.NewBatch()
+	b.Append("evt_1", 1, []byte("before"))
+	require.NoError(t, s.Commit(b))
+	b.Close()
+
+	want := parts(40, "a")
+	require.NoError(t, s.IngestSnapshotParts("evt_1", 1, want))
+	crash := fs.CrashClone(vfs.CrashCloneCfg{})
+
+	b = s.NewBatch()
+	b.Append("evt_1", 2, []byte("after"))
+	require.NoError(t, s.Commit(b))
+	b.Close()
+	require.NoError(t, s.Close())
+
+	s2 := openMem(t, crash)
+	defer s2.Close()
+	got := snapshotParts(t, s2, "evt_1", 1)
+	require.Len(t, got, len(want))
+	for i, p := range want {
+		assert.Equal(t, string(p), got[uint32(i+1)], "part %d", i+1)
+	}
+	assert.Equal(t, []rec{{1, "before"}}, replayAll(t, s2, "evt_1", 0))
+	names, err := crash.List("data")
+	require.NoError(t, err)
+	for _, n := range names {
+		assert.False(t, strings.HasPrefix(n, ingestPrefix), "left %s beside the database", n)
+	}
+}
+
+// TestIngestSnapshotPartsShadowOrphans ingests parts over orphan parts of
+// the same seq (a crashed save's, committed as a batch or ingested): the
+// newer parts win, and a range deletion removes both.
+func TestIngestSnapshotPartsShadowOrphans(t *testing.T) {
+	s := openMem(t, vfs.NewMem())
+	defer s.Close()
+	b := s.NewBatch()
+	for i, p := range parts(5, "batch") {
+		b.SetSnapshotPart("evt_1", 7, uint32(i+1), p)
+	}
+	require.NoError(t, s.Commit(b))
+	b.Close()
+	require.NoError(t, s.IngestSnapshotParts("evt_1", 7, parts(5, "ingested")))
+	require.NoError(t, s.IngestSnapshotParts("evt_1", 7, parts(3, "newest")))
+
+	got := snapshotParts(t, s, "evt_1", 7)
+	assert.Equal(t, string(parts(3, "newest")[0]), got[1])
+	assert.Equal(t, string(parts(3, "newest")[2]), got[3])
+	assert.Equal(t, string(parts(5, "ingested")[4]), got[5], "an older part past the newest count stays until deleted")
+
+	b = s.NewBatch()
+	b.DeleteSnapshots("evt_1", 0, 8)
+	require.NoError(t, s.Commit(b))
+	b.Close()
+	assert.Empty(t, snapshotParts(t, s, "evt_1", 7))
+}
+
+func TestIngestSnapshotPartsRefusals(t *testing.T) {
+	s := openMem(t, vfs.NewMem())
+	big := [][]byte{[]byte("ok"), bytes.Repeat([]byte{1}, MaxRecordLen+1)}
+	require.ErrorIs(t, s.IngestSnapshotParts("evt_1", 1, big), ErrTooLarge)
+	assert.Empty(t, snapshotParts(t, s, "evt_1", 1), "a refused ingest writes no part")
+	require.Error(t, s.IngestSnapshotParts("", 1, parts(1, "a")), "an invalid stream is refused")
+	require.NoError(t, s.IngestSnapshotParts("evt_1", 1, nil))
+	require.NoError(t, s.Close())
+	require.ErrorIs(t, s.IngestSnapshotParts("evt_1", 1, parts(1, "a")), ErrClosed)
+}
+
+// TestOpenRemovesIngestLeftovers: a table a crash left between its write
+// and its ingest is removed by the next Open; other files stay.
+func TestOpenRemovesIngestLeftovers(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openMem(t, fs)
+	require.NoError(t, s.Close())
+	for _, n := range []string{"ingest-3.sst", "ingest-notes.txt"} {
+		f, err := fs.Create(fs.PathJoin("data", n), vfs.WriteCategoryUnspecified)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	s = openMem(t, fs)
+	defer s.Close()
+	names, err := fs.List("data")
+	require.NoError(t, err)
+	assert.NotContains(t, names, "ingest-3.sst")
+	assert.Contains(t, names, "ingest-notes.txt")
+	assert.Contains(t, names, "pebble")
+}
