@@ -298,12 +298,17 @@ func (h *Harness) verifyOrders(scenario string, c *Client, s *Server, e EventSet
 		return err
 	}
 	missing := 0
+	distinct := make(map[string]struct{}, ack.n())
 	for _, n := range ack.all {
 		if !listed[n] {
 			missing++
 		}
+		distinct[n] = struct{}{}
 	}
 	h.rep.check(scenario, "every 2xx hold present", missing == 0, "%d acknowledged, %d listed, %d missing", ack.n(), len(listed), missing)
+	// An order number names the hosted order page: two orders sharing one
+	// would show a buyer another's order.
+	h.rep.check(scenario, "order numbers unique", len(distinct) == ack.n(), "%d acknowledged, %d distinct numbers", ack.n(), len(distinct))
 	return nil
 }
 

@@ -600,7 +600,7 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 	}
 	lines := heapCopy(p.lines)
 	ch := OrderPlaced{
-		At: now, ID: m.newID("ord_"), Number: m.eventSuffix() + "-" + m.ids.Code(8), Email: email,
+		At: now, ID: m.newID("ord_"), Number: m.newOrderNumber(), Email: email,
 		Name: strings.TrimSpace(c.Name), Lines: lines, Total: p.total, Currency: e.Currency,
 		Status: OrderStatusOpen, HoldUntil: now.Add(m.orderHold()), AdmissionTypeID: admission,
 		CheckoutSessionID: c.CheckoutSessionID,
