@@ -60,4 +60,14 @@ func TestQuickCorrectness(t *testing.T) {
 	}
 	require.Greater(t, rep.CeilingRPS, 0.0)
 	require.Greater(t, rep.Durability.NoSyncRPS, 0.0)
+	// Every closed loop against a server process reports the CPU both
+	// sides spent per request; the kill -9 drop has no figure, its server
+	// is gone when the run ends.
+	for _, x := range rep.Runs {
+		if x.Mode == "closed" && x.Name != "kill9-drop" {
+			require.Greater(t, x.ServerCPUUsPerRequest, 0.0, x.Name)
+			require.Greater(t, x.ClientCPUUsPerRequest, 0.0, x.Name)
+		}
+	}
+	require.Contains(t, rep.Markdown(""), "## CPU per request")
 }

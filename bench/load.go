@@ -25,6 +25,10 @@ type Load struct {
 	// Check sees every answer (status 0 on a transport error). It is
 	// called concurrently; body is only valid during the call.
 	Check func(i int64, status int, body []byte)
+	// ServerPID, when set, is the server process whose CPU time the run
+	// reports per request, beside this process's own (Result.ServerCPU...,
+	// ClientCPU...).
+	ServerPID int
 }
 
 // Result is what a Load measured. Latencies are in milliseconds.
@@ -52,6 +56,14 @@ type Result struct {
 	P999    float64       `json:"p999Ms"`
 	Max     float64       `json:"maxMs"`
 	Mean    float64       `json:"meanMs"`
+	// CPU time per request of the server process and of the load
+	// generator (this process) during the run, and the cores each used on
+	// average: what a ratio to the ceiling is made of, on a machine whose
+	// speed drifts (zero when Load.ServerPID was not set).
+	ServerCPUUsPerRequest float64 `json:"serverCpuUsPerRequest,omitempty"`
+	ClientCPUUsPerRequest float64 `json:"clientCpuUsPerRequest,omitempty"`
+	ServerCores           float64 `json:"serverCores,omitempty"`
+	ClientCores           float64 `json:"clientCores,omitempty"`
 }
 
 const maxLatencyUs = 120_000_000 // two minutes
@@ -94,6 +106,7 @@ func (l *Load) Run() Result {
 	var next atomic.Int64
 	var stop atomic.Bool
 	var wg sync.WaitGroup
+	cpu0 := sampleCPU(l.ServerPID)
 	start := time.Now()
 	deadline := start.Add(l.Duration)
 	if l.Rate <= 0 {
@@ -169,7 +182,9 @@ func (l *Load) Run() Result {
 	if l.Rate > 0 && elapsed < l.Duration {
 		elapsed = l.Duration
 	}
-	return l.result(workers, elapsed)
+	r := l.result(workers, elapsed)
+	r.setCPU(cpu0, sampleCPU(l.ServerPID))
+	return r
 }
 
 func (l *Load) result(workers []*worker, elapsed time.Duration) Result {

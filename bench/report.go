@@ -189,6 +189,7 @@ func (r *Report) Markdown(chart string) string {
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %d | %d |\n",
 			x.Name, x.Mode, x.Conns, tgt, x.RPS, x.CeilingRatio, x.P50, x.P99, x.P999, x.Max, statuses(x.Status), x.Errors, x.Unsent)
 	}
+	r.cpuSection(&b)
 	if len(r.Targets) > 0 {
 		b.WriteString("\n## Targets\n\n| target | want | got | met |\n|---|---|---|---|\n")
 		for _, t := range r.Targets {
@@ -240,6 +241,25 @@ func (r *Report) Markdown(chart string) string {
 		fmt.Fprintf(&b, "\n![latency vs throughput](%s)\n", chart)
 	}
 	return b.String()
+}
+
+// cpuSection writes the CPU per request of the closed-loop runs that have
+// it: a throughput ratio to the ceiling is (generator + bare server) /
+// (generator + service) per request when both cores are busy, so these
+// figures say which side moved when a ratio did.
+func (r *Report) cpuSection(b *strings.Builder) {
+	head := false
+	for _, x := range r.Runs {
+		if x.Mode != "closed" || x.ServerCPUUsPerRequest == 0 {
+			continue
+		}
+		if !head {
+			b.WriteString("\n## CPU per request (closed loops)\n\nServer and load generator CPU time over each run, from `/proc/<pid>/stat` and `getrusage`.\n\n")
+			b.WriteString("| run | req/s | server us/req | generator us/req | server cores | generator cores |\n|---|--:|--:|--:|--:|--:|\n")
+			head = true
+		}
+		fmt.Fprintf(b, "| %s | %.0f | %.1f | %.1f | %.2f | %.2f |\n", x.Name, x.RPS, x.ServerCPUUsPerRequest, x.ClientCPUUsPerRequest, x.ServerCores, x.ClientCores)
+	}
 }
 
 func yes(b bool) string {

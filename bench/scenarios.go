@@ -159,7 +159,7 @@ func (a *acks) n() int {
 // drop is a flash-sale load: every request a new buyer.
 func (h *Harness) drop(name string, c *Client, s *Server, e EventSetup, rate float64, ack *acks, prefix string) *Load {
 	uri := s.URL + "/storefront/v1/events/" + e.EventID + "/orders"
-	return &Load{Name: name, Client: c, Conns: h.cfg.Conns, Duration: h.dur(rate), Rate: rate,
+	return &Load{Name: name, Client: c, Conns: h.cfg.Conns, Duration: h.dur(rate), Rate: rate, ServerPID: s.Pid(),
 		Make: func(i int64, req *fasthttp.Request) bool {
 			setRequest(req, "POST", uri, s.PublishableKey)
 			orderBody(req, prefix, i, e.TicketTypeID)
@@ -402,7 +402,7 @@ func (p *scanPool) grow(ids []string) {
 
 func (h *Harness) scans(name string, c *Client, s *Server, e EventSetup, pool *scanPool, rate float64, conns int, created, repeated *atomic.Int64) *Load {
 	uri := s.URL + "/v1/events/" + e.EventID + "/checkins"
-	return &Load{Name: name, Client: c, Conns: conns, Duration: h.dur(rate), Rate: rate,
+	return &Load{Name: name, Client: c, Conns: conns, Duration: h.dur(rate), Rate: rate, ServerPID: s.Pid(),
 		Make: func(i int64, req *fasthttp.Request) bool {
 			id, ok := pool.pick(i)
 			if !ok {

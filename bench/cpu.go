@@ -1,0 +1,91 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// clockTicks is Linux's USER_HZ, the unit of the CPU times in
+// /proc/<pid>/stat; it is 100 on every Linux the harness runs on.
+const clockTicks = 100
+
+// procCPU returns the CPU time (user + system, every thread) process pid
+// has used, from /proc/<pid>/stat. It is accurate to 10 ms, so over a run
+// of seconds to a fraction of a percent.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseProcStatCPU(b)
+}
+
+// parseProcStatCPU reads utime and stime (fields 14 and 15) of a
+// /proc/<pid>/stat line. The command name (field 2) is in parentheses and
+// may itself hold spaces and parentheses, so the fields are counted from
+// the last ')'.
+func parseProcStatCPU(b []byte) (time.Duration, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("bench: /proc stat: no command name")
+	}
+	f := bytes.Fields(b[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("bench: /proc stat: %d fields after the name", len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(string(s), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bench: /proc stat: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// selfCPU returns the CPU time this process has used.
+func selfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, err
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
+
+// cpuSample is the CPU used so far by the server and by this process.
+type cpuSample struct {
+	server, client time.Duration
+	ok             bool
+}
+
+func sampleCPU(serverPID int) cpuSample {
+	if serverPID <= 0 {
+		return cpuSample{}
+	}
+	s, err := procCPU(serverPID)
+	if err != nil {
+		return cpuSample{}
+	}
+	c, err := selfCPU()
+	if err != nil {
+		return cpuSample{}
+	}
+	return cpuSample{server: s, client: c, ok: true}
+}
+
+// setCPU fills r's CPU figures from the samples before and after its run.
+func (r *Result) setCPU(before, after cpuSample) {
+	if !before.ok || !after.ok || r.Requests == 0 || r.Seconds <= 0 {
+		return
+	}
+	srv, cli := after.server-before.server, after.client-before.client
+	r.ServerCPUUsPerRequest = float64(srv.Microseconds()) / float64(r.Requests)
+	r.ClientCPUUsPerRequest = float64(cli.Microseconds()) / float64(r.Requests)
+	r.ServerCores = srv.Seconds() / r.Seconds
+	r.ClientCores = cli.Seconds() / r.Seconds
+}

@@ -1,0 +1,54 @@
+package bench
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseProcStatCPU(t *testing.T) {
+	// A command name with spaces and parentheses; utime 250 and stime 75
+	// ticks are fields 14 and 15.
+	line := "4242 (ticket d) (x)) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 75 0 0 20 0 6 0 100 0 0\n"
+	d, err := parseProcStatCPU([]byte(line))
+	require.NoError(t, err)
+	assert.Equal(t, 3250*time.Millisecond, d)
+
+	_, err = parseProcStatCPU([]byte("4242 ticketd S 1"))
+	require.Error(t, err, "no command name")
+	_, err = parseProcStatCPU([]byte("4242 (t) S 1 2 3"))
+	require.Error(t, err, "too few fields")
+	_, err = parseProcStatCPU([]byte("4242 (t) S 1 2 3 4 5 6 7 8 9 10 x 1 2"))
+	require.Error(t, err, "utime not a number")
+}
+
+// TestProcCPUOfThisProcess reads this process's CPU from /proc and from
+// getrusage after burning some: both grow, and agree to the tick.
+func TestProcCPUOfThisProcess(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	before := sampleCPU(os.Getpid())
+	require.True(t, before.ok)
+	x := 0
+	for start := time.Now(); time.Since(start) < 200*time.Millisecond; {
+		x++
+	}
+	after := sampleCPU(os.Getpid())
+	require.True(t, after.ok)
+	assert.GreaterOrEqual(t, after.server-before.server, 100*time.Millisecond, "spun %d times", x)
+	assert.GreaterOrEqual(t, after.client-before.client, 150*time.Millisecond)
+	assert.InDelta(t, after.client.Seconds(), after.server.Seconds(), 0.05, "/proc and getrusage disagree")
+
+	var r Result
+	r.Requests, r.Seconds = 100, 0.2
+	r.setCPU(before, after)
+	assert.Greater(t, r.ServerCPUUsPerRequest, 1000.0)
+	assert.InDelta(t, 1.0, r.ClientCores, 0.5)
+	var none Result
+	none.setCPU(cpuSample{}, after)
+	assert.Zero(t, none.ServerCPUUsPerRequest, "no figure without a sample before the run")
+}
