@@ -55,8 +55,21 @@ func (s *Store) IngestSnapshotParts(stream string, seq uint64, parts [][]byte) e
 	return nil
 }
 
-// writeSnapshotTable writes parts as a synced table at path.
+// writeSnapshotTable writes parts as a synced table at path. The keys and
+// sizes are checked before the file is created, so a refused ingest leaves
+// nothing to remove.
 func (s *Store) writeSnapshotTable(path, stream string, seq uint64, parts [][]byte) error {
+	keys := make([][]byte, len(parts))
+	for i, p := range parts {
+		if len(p) > MaxRecordLen {
+			return fmt.Errorf("part %d: %w", i+1, ErrTooLarge)
+		}
+		key, err := SnapshotKey(stream, seq, uint32(i+1))
+		if err != nil {
+			return err
+		}
+		keys[i] = key
+	}
 	f, err := s.fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
@@ -65,16 +78,7 @@ func (s *Store) writeSnapshotTable(path, stream string, seq uint64, parts [][]by
 	// not carry the bottom level's assumptions.
 	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.popts.MakeWriterOptions(0, s.db.TableFormat()))
 	for i, p := range parts {
-		if len(p) > MaxRecordLen {
-			_ = w.Close()
-			return fmt.Errorf("part %d: %w", i+1, ErrTooLarge)
-		}
-		key, err := SnapshotKey(stream, seq, uint32(i+1))
-		if err != nil {
-			_ = w.Close()
-			return err
-		}
-		if err := w.Set(key, p); err != nil {
+		if err := w.Set(keys[i], p); err != nil {
 			_ = w.Close()
 			return fmt.Errorf("part %d: %w", i+1, err)
 		}

@@ -282,12 +282,11 @@ func readParts(it *pebble.Iterator, stream string, seq uint64, h header, state [
 		if err != nil {
 			return fmt.Errorf("snapshot %d: %w", seq, err)
 		}
-		off := (part - 1) * uint64(h.chunkBytes)
-		want := min(uint64(h.chunkBytes), h.length-off)
-		if uint64(len(v)) != want {
-			return fmt.Errorf("%w: %d: part %d is %d bytes, want %d", ErrCorrupt, seq, part, len(v), want)
+		dst := h.part(state, part)
+		if len(v) != len(dst) {
+			return fmt.Errorf("%w: %d: part %d is %d bytes, want %d", ErrCorrupt, seq, part, len(v), len(dst))
 		}
-		copy(state[off:], v)
+		copy(dst, v)
 	}
 	return nil
 }
