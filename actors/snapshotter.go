@@ -159,7 +159,7 @@ func (w *snapshotter) take(s *System, id string, seq uint64, hook func(string, u
 	if hook != nil {
 		hook(id, seq)
 	}
-	state, err := event.MarshalState(m.State())
+	state, err := event.EncodeState(m.State(), background)
 	if err != nil {
 		return false, fmt.Errorf("actors: snapshot %s at %d: encode: %w", id, seq, err)
 	}
@@ -186,11 +186,12 @@ func (s *System) isClosing() bool {
 // replay stopped at a gap in the log (a record missing before the end).
 // It does not change the store. parallel reads the snapshot and decodes it
 // on all cores (an actor's load: the event answers nothing until it is
-// done); the snapshot worker restores on one.
+// done); the snapshot worker restores on one, in the background (see
+// background).
 func (s *System) restore(m *event.Machine, id string, through uint64, parallel bool, st *restoreStats) (from, last uint64, gap bool, err error) {
-	run, readers := event.Runner(event.RunInOrder), 1
+	run, readers, yield := event.Runner(event.RunInOrder), 1, background
 	if parallel {
-		run, readers = runParallel, runtime.GOMAXPROCS(0)
+		run, readers, yield = runParallel, runtime.GOMAXPROCS(0), nil
 	}
 	if st == nil {
 		st = &restoreStats{}
@@ -204,7 +205,7 @@ func (s *System) restore(m *event.Machine, id string, through uint64, parallel b
 	st.read, st.snapBytes = t1.Sub(t0), len(snap)
 	if ok {
 		// LoadNewest hands over a fresh buffer: decode it in place.
-		state, err := event.DecodeState(snap, event.DecodeOptions{Owned: true, Run: run})
+		state, err := event.DecodeState(snap, event.DecodeOptions{Owned: true, Run: run, Yield: yield})
 		if err != nil {
 			return 0, 0, false, fmt.Errorf("actors: decode snapshot %d of %s: %w", from, id, err)
 		}
@@ -229,6 +230,9 @@ func (s *System) restore(m *event.Machine, id string, through uint64, parallel b
 	}
 	last = from
 	err = s.store.Replay(id, from, func(seq uint64, rec []byte) error {
+		if yield != nil && seq%backgroundEvery == 0 {
+			yield()
+		}
 		if seq != last+1 {
 			gap = true
 			return errStopReplay
@@ -248,6 +252,20 @@ func (s *System) restore(m *event.Machine, id string, through uint64, parallel b
 	}
 	return from, last, gap, nil
 }
+
+// background is the yield hook of the snapshot worker's rebuild (decode,
+// replay, encode): every few hundred records it puts the worker at the
+// back of the global run queue. A busy P looks there only when its own
+// queue is empty or once in 61 turns, so the goroutines answering
+// requests run first and the rebuild takes what the cores leave: it holds
+// a P for some hundred microseconds at a time instead of the 10 ms of
+// Go's preemption. An idle service runs the rebuild at full speed: with
+// nothing else to run, Gosched returns at once.
+func background() { runtime.Gosched() }
+
+// backgroundEvery is how many replayed records pass between two yields
+// (as event's paceEvery).
+const backgroundEvery = 256
 
 // restoreStats is how long the parts of a restore took, for the log.
 type restoreStats struct {

@@ -109,5 +109,6 @@ func (Expire) isCommand() {}
 
 // MarshalState / UnmarshalState encode the whole state for a snapshot.
 // func MarshalState(s *State) ([]byte, error)
+// func EncodeState(s *State, yield func()) ([]byte, error)
 // func UnmarshalState(b []byte) (*State, error)
 // func DecodeState(b []byte, o DecodeOptions) (*State, error)

@@ -143,3 +143,29 @@ func TestDecodeStateLeavesRegistrationsByIDToFirstUse(t *testing.T) {
 	require.False(t, eager.idx.regsLazy)
 	require.Len(t, eager.Regs, n)
 }
+
+// The yield hook of a background encode and decode is called about once
+// every paceEvery records and changes nothing in what they produce.
+func TestEncodeAndDecodeYieldEveryFewHundredRecords(t *testing.T) {
+	n := 10*paceEvery + 3
+	m := replayLog(t, registrationLog(t, n), false)
+	want, err := MarshalState(m.State())
+	require.NoError(t, err)
+
+	var yields int
+	got, err := EncodeState(m.State(), func() { yields++ })
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got), "a yield hook changed the encoding")
+	require.GreaterOrEqual(t, yields, n/paceEvery, "the encode held on for more than paceEvery records at a time")
+	require.LessOrEqual(t, yields, n/paceEvery+4)
+
+	yields = 0
+	var mu sync.Mutex // goRunner calls the hook from several goroutines
+	st, err := DecodeState(append([]byte(nil), want...), DecodeOptions{Run: goRunner, Yield: func() { mu.Lock(); yields++; mu.Unlock() }})
+	require.NoError(t, err)
+	// Records, the map by id and the e-mail index each pace themselves.
+	require.GreaterOrEqual(t, yields, n/paceEvery)
+	again, err := MarshalState(st)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(again), "a yield hook changed the decoded state")
+}

@@ -491,18 +491,18 @@ func readBindings(d *dec, m map[string][]string) {
 }
 
 func (s *State) appendProgram(e enc) enc {
-	e = section(e, len(s.PerkOrder), byID(s.PerkOrder, s.Perks), enc.perkRec)
-	e = section(e, len(s.SpeakerOrder), byID(s.SpeakerOrder, s.Speakers), enc.speakerRec)
-	e = section(e, len(s.SponsorOrder), byID(s.SponsorOrder, s.Sponsors), enc.sponsorRec)
+	e = section(e, nil, len(s.PerkOrder), byID(s.PerkOrder, s.Perks), enc.perkRec)
+	e = section(e, nil, len(s.SpeakerOrder), byID(s.SpeakerOrder, s.Speakers), enc.speakerRec)
+	e = section(e, nil, len(s.SponsorOrder), byID(s.SponsorOrder, s.Sponsors), enc.sponsorRec)
 	e = bindingSection(e, s.TypePerks)
 	e = bindingSection(e, s.CodePerks)
 	return bindingSection(e, s.Grants)
 }
 
 func (s *State) decodeProgram(d *dec) {
-	readSection(d, &s.Perks, &s.PerkOrder, (*dec).perkRec, func(r *PerkRec) string { return r.ID }, func(r *PerkRec, i int) { r.Seq = i })
-	readSection(d, &s.Speakers, &s.SpeakerOrder, (*dec).speakerRec, func(r *SpeakerRec) string { return r.ID }, func(r *SpeakerRec, i int) { r.Seq = i })
-	readSection(d, &s.Sponsors, &s.SponsorOrder, (*dec).sponsorRec, func(r *SponsorRec) string { return r.ID }, func(r *SponsorRec, i int) { r.Seq = i })
+	readSection(d, nil, &s.Perks, &s.PerkOrder, (*dec).perkRec, func(r *PerkRec) string { return r.ID }, func(r *PerkRec, i int) { r.Seq = i })
+	readSection(d, nil, &s.Speakers, &s.SpeakerOrder, (*dec).speakerRec, func(r *SpeakerRec) string { return r.ID }, func(r *SpeakerRec, i int) { r.Seq = i })
+	readSection(d, nil, &s.Sponsors, &s.SponsorOrder, (*dec).sponsorRec, func(r *SponsorRec) string { return r.ID }, func(r *SponsorRec, i int) { r.Seq = i })
 	readBindings(d, s.TypePerks)
 	readBindings(d, s.CodePerks)
 	readBindings(d, s.Grants)

@@ -542,7 +542,7 @@ func doorKey(regID, subjectType, subjectID string) string {
 // decoding a snapshot.
 func (s *State) reindex() {
 	s.initIndex()
-	RunInOrder(s.indexTasks()...)
+	RunInOrder(s.indexTasks(nil)...)
 	s.sortWaitlists()
 }
 
@@ -564,14 +564,16 @@ func (s *State) initIndex() {
 // first. Each writes its own indexes and only reads records (never the
 // maps by id), so they may run concurrently (see Runner), also with the
 // fills of those maps. sortWaitlists finishes the job.
-func (s *State) indexTasks() []func() {
+func (s *State) indexTasks(yield func()) []func() {
 	return []func(){
 		// The e-mail index in its two shards; the first task also queues
 		// the waitlisted.
-		func() { s.indexRegs(0) },
-		func() { s.indexRegs(1) },
+		func() { s.indexRegs(0, yield) },
+		func() { s.indexRegs(1, yield) },
 		func() {
+			p := pace{yield: yield}
 			for i := range s.OrderOrder {
+				p.tick()
 				o := s.orderAt(i)
 				s.idx.orderByNumber[o.Number] = o.ID
 				if o.PaymentID != "" {
@@ -583,7 +585,9 @@ func (s *State) indexTasks() []func() {
 			}
 		},
 		func() {
+			p := pace{yield: yield}
 			for i := range s.CheckinOrder {
+				p.tick()
 				c := s.checkinAt(i)
 				s.idx.doors[doorKey(c.RegID, c.SubjectType, c.SubjectID)] = c.ID
 			}
@@ -607,9 +611,11 @@ func (s *State) sortWaitlists() {
 }
 
 // indexRegs indexes every registration's email of one shard.
-func (s *State) indexRegs(shard int) {
+func (s *State) indexRegs(shard int, yield func()) {
 	m := s.idx.regByEmail[shard]
+	p := pace{yield: yield}
 	for i := range s.RegOrder {
+		p.tick()
 		r := s.regAt(i)
 		if activeReg(r.Status) {
 			if k := normEmail(r.Email); emailShard(k) == shard {

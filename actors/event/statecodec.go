@@ -28,7 +28,13 @@ import (
 const stateVersion = 2
 
 // MarshalState encodes the whole state for a snapshot.
-func MarshalState(s *State) ([]byte, error) {
+func MarshalState(s *State) ([]byte, error) { return EncodeState(s, nil) }
+
+// EncodeState is MarshalState with a yield hook: when yield is not nil it
+// is called every paceEvery records (see pace), so a caller encoding in
+// the background can let other goroutines run.
+func EncodeState(s *State, yield func()) ([]byte, error) {
+	p := &pace{yield: yield}
 	// Sized from samples of the big sections: growing a buffer of a few
 	// hundred megabytes by appending copies it several times over.
 	size := 4096 +
@@ -46,16 +52,16 @@ func MarshalState(s *State) ([]byte, error) {
 		e = append(e, 1)
 		e = record(e, func(e enc) enc { return e.eventRec(s.Event) })
 	}
-	e = section(e, len(s.TypeOrder), byID(s.TypeOrder, s.Types), enc.typeRec)
-	e = section(e, len(s.RegOrder), s.regAt, enc.regRec)
-	e = section(e, len(s.CheckinOrder), s.checkinAt, enc.checkinRec)
-	e = section(e, len(s.CodeOrder), byID(s.CodeOrder, s.Codes), enc.codeRec)
-	e = section(e, len(s.AddonOrder), byID(s.AddonOrder, s.Addons), enc.addonRec)
-	e = section(e, len(s.BundleOrder), byID(s.BundleOrder, s.Bundles), enc.bundleRec)
-	e = section(e, len(s.OrderOrder), s.orderAt, enc.orderRec)
-	e = section(e, len(s.CheckoutOrder), byID(s.CheckoutOrder, s.Checkouts), enc.checkoutRec)
-	e = section(e, len(s.SessionOrder), byID(s.SessionOrder, s.Sessions), enc.sessionRec)
-	e = section(e, len(s.VenueOrder), byID(s.VenueOrder, s.Venues), enc.venueRec)
+	e = section(e, p, len(s.TypeOrder), byID(s.TypeOrder, s.Types), enc.typeRec)
+	e = section(e, p, len(s.RegOrder), s.regAt, enc.regRec)
+	e = section(e, p, len(s.CheckinOrder), s.checkinAt, enc.checkinRec)
+	e = section(e, p, len(s.CodeOrder), byID(s.CodeOrder, s.Codes), enc.codeRec)
+	e = section(e, p, len(s.AddonOrder), byID(s.AddonOrder, s.Addons), enc.addonRec)
+	e = section(e, p, len(s.BundleOrder), byID(s.BundleOrder, s.Bundles), enc.bundleRec)
+	e = section(e, p, len(s.OrderOrder), s.orderAt, enc.orderRec)
+	e = section(e, p, len(s.CheckoutOrder), byID(s.CheckoutOrder, s.Checkouts), enc.checkoutRec)
+	e = section(e, p, len(s.SessionOrder), byID(s.SessionOrder, s.Sessions), enc.sessionRec)
+	e = section(e, p, len(s.VenueOrder), byID(s.VenueOrder, s.Venues), enc.venueRec)
 	e = s.appendProgram(e)
 	e = s.appendConsole(e)
 	return e, nil
@@ -114,9 +120,10 @@ func estimate[T any](n int, at func(int) *T, body func(enc, *T) enc) int {
 }
 
 // section appends a count and n records; at returns record i.
-func section[T any](e enc, n int, at func(int) *T, body func(enc, *T) enc) enc {
+func section[T any](e enc, p *pace, n int, at func(int) *T, body func(enc, *T) enc) enc {
 	e = e.uvarintBytes(uint64(n))
 	for i := range n {
+		p.tick()
 		r := at(i)
 		e = record(e, func(e enc) enc { return body(e, r) })
 	}
@@ -267,7 +274,7 @@ func (d *dec) venueRec() VenueRec {
 
 // readSection decodes one section into m and order; seq sets a record's
 // position and id reads its id. It returns the records in order.
-func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*dec) T, id func(*T) string, seq func(*T, int)) []*T {
+func readSection[T any](d *dec, p *pace, mp *map[string]*T, order *[]string, read func(*dec) T, id func(*T) string, seq func(*T, int)) []*T {
 	n := d.count()
 	if n == 0 {
 		return nil
@@ -282,6 +289,7 @@ func readSection[T any](d *dec, mp *map[string]*T, order *[]string, read func(*d
 	// escape through read and cost an allocation per record.
 	var rd dec
 	for i := 0; i < n && d.err == nil; i++ {
+		p.tick()
 		if len(d.s) == 0 { // the input ended before the count (see readBig)
 			d.fail()
 			return nil
@@ -322,7 +330,7 @@ const bigSectionChunk = 1 << 16
 // caller runs with the index builds) the section's map, which reports a
 // duplicate id by returning false. It returns the records in order, nil
 // for an empty section.
-func readBig[T any](d *dec, run Runner, mp *map[string]*T, order *[]string, read func(*dec) T, id func(*T) string, seq func(*T, int)) (list []*T, fill func() bool) {
+func readBig[T any](d *dec, run Runner, yield func(), mp *map[string]*T, order *[]string, read func(*dec) T, id func(*T) string, seq func(*T, int)) (list []*T, fill func() bool) {
 	n := d.count()
 	if n == 0 {
 		return nil, nil
@@ -356,7 +364,9 @@ func readBig[T any](d *dec, run Runner, mp *map[string]*T, order *[]string, read
 		tasks[c] = func() {
 			cd := dec{s: bodies[c]}
 			var rd dec // one per task: declared in the loop it would escape per record
+			p := pace{yield: yield}
 			for i := c * bigSectionChunk; i < min(n, (c+1)*bigSectionChunk); i++ {
+				p.tick()
 				rd = dec{s: cd.str()}
 				r := &slab[i]
 				*r = read(&rd)
@@ -380,7 +390,9 @@ func readBig[T any](d *dec, run Runner, mp *map[string]*T, order *[]string, read
 	*order = ids
 	return list, func() bool {
 		m := make(map[string]*T, n)
+		p := pace{yield: yield}
 		for i, r := range list {
+			p.tick()
 			m[ids[i]] = r
 		}
 		*mp = m
@@ -419,6 +431,35 @@ type DecodeOptions struct {
 	// chunks of large sections, then the maps and indexes. nil is
 	// RunInOrder.
 	Run Runner
+	// Yield, when set, is called every paceEvery records of each part
+	// (see pace): a caller decoding in the background passes a function
+	// that lets other goroutines run. With a concurrent Run it is called
+	// concurrently.
+	Yield func()
+}
+
+// paceEvery is the number of records between two calls of a yield hook:
+// some tens to hundreds of microseconds of decoding, encoding or indexing.
+const paceEvery = 256
+
+// pace calls yield once every paceEvery ticks (one tick a record), the
+// hook by which background work (the snapshot worker's rebuild) lets the
+// goroutines that answer requests run first. A nil pace or yield costs a
+// compare (the small program sections pass nil). Not safe for concurrent
+// use: each task has its own.
+type pace struct {
+	yield func()
+	n     int
+}
+
+func (p *pace) tick() {
+	if p == nil || p.yield == nil {
+		return
+	}
+	if p.n++; p.n >= paceEvery {
+		p.n = 0
+		p.yield()
+	}
 }
 
 // UnmarshalState decodes a snapshot and rebuilds the indexes. It checks the
@@ -464,7 +505,7 @@ func DecodeState(b []byte, o DecodeOptions) (*State, error) {
 		} else {
 			str = string(body)
 		}
-		regsFill, fills, err := s.decodeBinary(str, run)
+		regsFill, fills, err := s.decodeBinary(str, run, o.Yield)
 		if err != nil {
 			return nil, fmt.Errorf("event: unmarshal state: %w", err)
 		}
@@ -488,7 +529,7 @@ func DecodeState(b []byte, o DecodeOptions) (*State, error) {
 		if lazy {
 			s.Regs, s.idx.regsLazy = nil, true
 		}
-		tasks = append(tasks, s.indexTasks()...)
+		tasks = append(tasks, s.indexTasks(o.Yield)...)
 		// decodeBinary builds each map and its order together, so only the
 		// references between records remain to be checked: those of the
 		// registrations beside the index builds, the rest after them.
@@ -517,8 +558,9 @@ func DecodeState(b []byte, o DecodeOptions) (*State, error) {
 
 // decodeBinary decodes a version 2 body. The maps of the large sections
 // are left to the returned fill tasks (see readBig).
-func (s *State) decodeBinary(body string, run Runner) (regsFill func() bool, fills []func() bool, err error) {
+func (s *State) decodeBinary(body string, run Runner, yield func()) (regsFill func() bool, fills []func() bool, err error) {
 	d := &dec{s: body}
+	p := &pace{yield: yield}
 	s.ID = d.str()
 	if d.flag() {
 		rd := dec{s: d.str()}
@@ -528,24 +570,24 @@ func (s *State) decodeBinary(body string, run Runner) (regsFill func() bool, fil
 			d.fail()
 		}
 	}
-	readSection(d, &s.Types, &s.TypeOrder, (*dec).typeRec, func(r *TicketTypeRec) string { return r.ID }, func(r *TicketTypeRec, i int) { r.Seq = i })
+	readSection(d, p, &s.Types, &s.TypeOrder, (*dec).typeRec, func(r *TicketTypeRec) string { return r.ID }, func(r *TicketTypeRec, i int) { r.Seq = i })
 	var fill func() bool
 	add := func() {
 		if fill != nil {
 			fills = append(fills, fill)
 		}
 	}
-	s.mem.regList, regsFill = readBig(d, run, &s.Regs, &s.RegOrder, (*dec).regRec, func(r *RegistrationRec) string { return r.ID }, func(r *RegistrationRec, i int) { r.Seq = i })
-	s.mem.checkinList, fill = readBig(d, run, &s.Checkins, &s.CheckinOrder, (*dec).checkinRec, func(r *CheckinRec) string { return r.ID }, func(r *CheckinRec, i int) { r.Seq = i })
+	s.mem.regList, regsFill = readBig(d, run, yield, &s.Regs, &s.RegOrder, (*dec).regRec, func(r *RegistrationRec) string { return r.ID }, func(r *RegistrationRec, i int) { r.Seq = i })
+	s.mem.checkinList, fill = readBig(d, run, yield, &s.Checkins, &s.CheckinOrder, (*dec).checkinRec, func(r *CheckinRec) string { return r.ID }, func(r *CheckinRec, i int) { r.Seq = i })
 	add()
-	readSection(d, &s.Codes, &s.CodeOrder, (*dec).codeRec, func(r *CodeRec) string { return r.ID }, func(r *CodeRec, i int) { r.Seq = i })
-	readSection(d, &s.Addons, &s.AddonOrder, (*dec).addonRec, func(r *AddonRec) string { return r.ID }, func(r *AddonRec, i int) { r.Seq = i })
-	readSection(d, &s.Bundles, &s.BundleOrder, (*dec).bundleRec, func(r *BundleRec) string { return r.ID }, func(r *BundleRec, i int) { r.Seq = i })
-	s.mem.orderList, fill = readBig(d, run, &s.Orders, &s.OrderOrder, (*dec).orderRec, func(r *OrderRec) string { return r.ID }, func(r *OrderRec, i int) { r.Seq = i })
+	readSection(d, p, &s.Codes, &s.CodeOrder, (*dec).codeRec, func(r *CodeRec) string { return r.ID }, func(r *CodeRec, i int) { r.Seq = i })
+	readSection(d, p, &s.Addons, &s.AddonOrder, (*dec).addonRec, func(r *AddonRec) string { return r.ID }, func(r *AddonRec, i int) { r.Seq = i })
+	readSection(d, p, &s.Bundles, &s.BundleOrder, (*dec).bundleRec, func(r *BundleRec) string { return r.ID }, func(r *BundleRec, i int) { r.Seq = i })
+	s.mem.orderList, fill = readBig(d, run, yield, &s.Orders, &s.OrderOrder, (*dec).orderRec, func(r *OrderRec) string { return r.ID }, func(r *OrderRec, i int) { r.Seq = i })
 	add()
-	readSection(d, &s.Checkouts, &s.CheckoutOrder, (*dec).checkoutRec, func(r *CheckoutRec) string { return r.ID }, func(r *CheckoutRec, i int) { r.Seq = i })
-	readSection(d, &s.Sessions, &s.SessionOrder, (*dec).sessionRec, func(r *SessionRec) string { return r.ID }, func(r *SessionRec, i int) { r.Seq = i })
-	readSection(d, &s.Venues, &s.VenueOrder, (*dec).venueRec, func(r *VenueRec) string { return r.ID }, func(r *VenueRec, i int) { r.Seq = i })
+	readSection(d, p, &s.Checkouts, &s.CheckoutOrder, (*dec).checkoutRec, func(r *CheckoutRec) string { return r.ID }, func(r *CheckoutRec, i int) { r.Seq = i })
+	readSection(d, p, &s.Sessions, &s.SessionOrder, (*dec).sessionRec, func(r *SessionRec) string { return r.ID }, func(r *SessionRec, i int) { r.Seq = i })
+	readSection(d, p, &s.Venues, &s.VenueOrder, (*dec).venueRec, func(r *VenueRec) string { return r.ID }, func(r *VenueRec, i int) { r.Seq = i })
 	s.decodeProgram(d)
 	s.decodeConsole(d)
 	if d.err != nil {
