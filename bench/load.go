@@ -25,6 +25,9 @@ type Load struct {
 	// Check sees every answer (status 0 on a transport error). It is
 	// called concurrently; body is only valid during the call.
 	Check func(i int64, status int, body []byte)
+	// Kind, when set, names request i's kind; the result then also gives
+	// each kind's latencies (Result.Kinds). It is called concurrently.
+	Kind func(i int64) string
 	// ServerPID, when set, is the server process whose CPU time the run
 	// reports per request, beside this process's own (Result.ServerCPU...,
 	// ClientCPU...).
@@ -64,12 +67,23 @@ type Result struct {
 	ClientCPUUsPerRequest float64 `json:"clientCpuUsPerRequest,omitempty"`
 	ServerCores           float64 `json:"serverCores,omitempty"`
 	ClientCores           float64 `json:"clientCores,omitempty"`
+	// Kinds are the latencies of each kind of request (Load.Kind).
+	Kinds map[string]KindLatency `json:"kinds,omitempty"`
+}
+
+// KindLatency is the latency of one kind of request in a run, in ms.
+type KindLatency struct {
+	Requests int64   `json:"requests"`
+	P50      float64 `json:"p50Ms"`
+	P99      float64 `json:"p99Ms"`
+	Max      float64 `json:"maxMs"`
 }
 
 const maxLatencyUs = 120_000_000 // two minutes
 
 type worker struct {
 	hist   *hdrhistogram.Histogram
+	kinds  map[string]*hdrhistogram.Histogram
 	status map[int]int64
 	errs   int64
 	n      int64
@@ -82,8 +96,20 @@ func newWorker() *worker {
 
 func (w *worker) send(l *Load, i int64, from time.Time, req *fasthttp.Request, resp *fasthttp.Response) {
 	err := l.Client.HC.DoTimeout(req, resp, time.Minute)
-	us := time.Since(from).Microseconds()
-	_ = w.hist.RecordValue(max(1, min(us, maxLatencyUs)))
+	us := max(1, min(time.Since(from).Microseconds(), maxLatencyUs))
+	_ = w.hist.RecordValue(us)
+	if l.Kind != nil {
+		k := l.Kind(i)
+		h := w.kinds[k]
+		if h == nil {
+			if w.kinds == nil {
+				w.kinds = map[string]*hdrhistogram.Histogram{}
+			}
+			h = hdrhistogram.New(1, maxLatencyUs, 3)
+			w.kinds[k] = h
+		}
+		_ = h.RecordValue(us)
+	}
 	w.n++
 	st := 0
 	if err != nil {
@@ -204,6 +230,21 @@ func (l *Load) result(workers []*worker, elapsed time.Duration) Result {
 	}
 	r.RPS = float64(r.Requests) / elapsed.Seconds()
 	ms := func(us int64) float64 { return float64(us) / 1000 }
+	kinds := map[string]*hdrhistogram.Histogram{}
+	for _, w := range workers {
+		for k, kh := range w.kinds {
+			if kinds[k] == nil {
+				kinds[k] = hdrhistogram.New(1, maxLatencyUs, 3)
+			}
+			kinds[k].Merge(kh)
+		}
+	}
+	for k, kh := range kinds {
+		if r.Kinds == nil {
+			r.Kinds = map[string]KindLatency{}
+		}
+		r.Kinds[k] = KindLatency{Requests: kh.TotalCount(), P50: ms(kh.ValueAtQuantile(50)), P99: ms(kh.ValueAtQuantile(99)), Max: ms(kh.Max())}
+	}
 	r.P50, r.P99, r.P999 = ms(h.ValueAtQuantile(50)), ms(h.ValueAtQuantile(99)), ms(h.ValueAtQuantile(99.9))
 	r.Max, r.Mean = ms(h.Max()), h.Mean()/1000
 	return r

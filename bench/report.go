@@ -212,6 +212,18 @@ func (r *Report) Markdown(chart string) string {
 	if x := r.Integrator; x != nil {
 		fmt.Fprintf(&b, "\n## Integrator mix\n\np99 alone %.2f ms; during a drop at 75%% of its maximum (%.0f/s) %.2f ms, ratio %.2f; during a saturating drop (%.0f/s) %.2f ms, ratio %.2f.\n",
 			x.AloneP99Ms, x.DropRPS, x.DuringP99Ms, x.Ratio, x.SaturatedDropRPS, x.SaturatedP99Ms, x.SaturatedRatio)
+		b.WriteString("\nBy kind of request (p50 / p99 / max ms):\n\n| run | kind | requests | p50 | p99 | max |\n|---|---|--:|--:|--:|--:|\n")
+		for _, run := range r.Runs {
+			kinds := make([]string, 0, len(run.Kinds))
+			for k := range run.Kinds {
+				kinds = append(kinds, k)
+			}
+			sort.Strings(kinds)
+			for _, k := range kinds {
+				q := run.Kinds[k]
+				fmt.Fprintf(&b, "| %s | %s | %d | %.2f | %.2f | %.2f |\n", run.Name, k, q.Requests, q.P50, q.P99, q.Max)
+			}
+		}
 	}
 	if len(r.Recovery) > 0 {
 		b.WriteString("\n## Recovery\n\n| snapshot | registrations | changes replayed | start→listening ms | start→first order ms | replay/s | seed s |\n|---|--:|--:|--:|--:|--:|--:|\n")

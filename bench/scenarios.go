@@ -538,6 +538,7 @@ type MixSpec struct {
 func (m MixSpec) Load(c *Client) *Load {
 	base := m.Base + "/v1/events/" + m.EventID
 	return &Load{Name: m.Name, Client: c, Conns: m.Conns, Duration: m.Duration, Rate: m.Rate,
+		Kind: mixKind,
 		Make: func(i int64, req *fasthttp.Request) bool {
 			switch i % 10 {
 			case 0, 1, 2, 3:
@@ -552,6 +553,19 @@ func (m MixSpec) Load(c *Client) *Load {
 			}
 			return true
 		}}
+}
+
+// mixKind names the integrator's request i (as MixSpec.Load makes it).
+func mixKind(i int64) string {
+	switch i % 10 {
+	case 0, 1, 2, 3:
+		return "list registrations"
+	case 4, 5, 6:
+		return "get registration"
+	case 7, 8:
+		return "get event"
+	}
+	return "create registration"
 }
 
 // mix runs the integrator's traffic on event e from a process of its own:

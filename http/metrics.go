@@ -33,7 +33,7 @@ func registerMetrics(srv *Server, sys *actors.System) {
 	reg := prometheus.NewRegistry()
 	hm := newHTTPMetrics(srv.routes)
 	reg.MustRegister(
-		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC)),
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC, collectors.MetricsScheduler)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		hm.requests, hm.latency,
 	)
