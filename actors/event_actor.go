@@ -106,7 +106,7 @@ func (a *eventActor) load() error {
 	// collections during the load would only slow it down.
 	exit := a.sys.loadGC.enter(a.sys.cfg.LoadGCPercent)
 	var st restoreStats
-	from, last, gap, err := a.sys.restore(a.m, a.id, ^uint64(0), true, &st)
+	from, last, gap, err := a.sys.restore(a.m, a.id, ^uint64(0), nil, &st)
 	exit()
 	if err != nil {
 		return err

@@ -369,3 +369,31 @@ func TestLoadGCRaisesGOGCForTheSectionOnly(t *testing.T) {
 	exit()
 	assert.Equal(t, 2*defaultLoadGCPercent, gogc())
 }
+
+// The snapshot worker's pacer pauses after each slice of work while the
+// System serves requests, and never while it is idle.
+func TestPacerPausesOnlyWhileRequestsAreServed(t *testing.T) {
+	work := func(p *pacer, busy bool) time.Duration {
+		start := time.Now()
+		for worked := time.Duration(0); worked < 5*pacerSlice; {
+			t0 := time.Now()
+			for time.Since(t0) < 100*time.Microsecond {
+			}
+			worked += time.Since(t0)
+			if busy {
+				p.sys.asks.Add(1)
+			}
+			p.yield()
+		}
+		return time.Since(start)
+	}
+	s := &System{}
+	idle := newPacer(s)
+	work(idle, false)
+	require.Zero(t, idle.pauses, "an idle service's snapshot was slowed down")
+
+	busy := newPacer(s)
+	took := work(busy, true)
+	require.GreaterOrEqual(t, busy.pauses, 3, "a snapshot beside live traffic ran without pauses")
+	require.GreaterOrEqual(t, took, time.Duration(busy.pauses)*pacerPause)
+}

@@ -113,6 +113,9 @@ type System struct {
 	dirView atomic.Pointer[directory.State]
 
 	metrics Metrics
+	// asks counts the requests sent to event actors: the snapshot worker
+	// paces itself while it moves (see pacer).
+	asks atomic.Uint64
 }
 
 type slot struct {
@@ -260,6 +263,7 @@ func (s *System) ask(ctx context.Context, eventID string, req *request) (any, er
 		if d, ok := ctx.Deadline(); ok {
 			timeout = time.Until(d)
 		}
+		s.asks.Add(1)
 		res, err := s.reply.request(ctx, sl.pid, req, timeout)
 		s.release(eventID, sl)
 		if errors.Is(err, actor.ErrDeadLetter) {

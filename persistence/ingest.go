@@ -74,6 +74,13 @@ func (s *Store) writeSnapshotTable(path, stream string, seq uint64, parts [][]by
 	if err != nil {
 		return err
 	}
+	// Written back every BytesPerSync as it goes, as Pebble writes its own
+	// tables: synced once at the end, a table of a few hundred megabytes
+	// went to the disk in one go and every WAL fsync queued behind it (a
+	// drop at half its maximum had a p99 of 320 ms instead of 24 ms while
+	// snapshots were saved). Each range waits for the one before, so the
+	// writer also goes no faster than the disk.
+	f = vfs.NewSyncingFile(f, vfs.SyncingFileOptions{BytesPerSync: s.popts.BytesPerSync})
 	// Options of L0: Pebble may place the table at any level, so it must
 	// not carry the bottom level's assumptions.
 	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.popts.MakeWriterOptions(0, s.db.TableFormat()))
