@@ -23,6 +23,9 @@ func TestAuditLogIsDurablePagedAndPruned(t *testing.T) {
 	for i, at := range []time.Time{now.Add(-48 * time.Hour), now.Add(-2 * time.Hour), now.Add(-time.Hour)} {
 		l.Record(AuditEntry{UnitID: "bu_1", Actor: "key_1", OperationID: "op" + itoa(i), Method: "POST",
 			After: json.RawMessage(`{"id":"x"}`), CreatedAt: event.At(at)})
+		if i == 0 {
+			require.NoError(t, l.Flush()) // a chunk of its own, all of it expired
+		}
 	}
 	l.Record(AuditEntry{UnitID: "bu_2", Actor: "admin", OperationID: "other", Method: "PATCH", CreatedAt: event.At(now)})
 	require.NoError(t, l.Close())
@@ -54,14 +57,90 @@ func TestAuditLogIsDurablePagedAndPruned(t *testing.T) {
 		require.NoError(t, st.Scan([]byte(auditPrefix), func(_, _ []byte) error { n++; return nil }))
 		return n
 	}
-	assert.Equal(t, 4, keys())
+	assert.Equal(t, 3, keys(), "one chunk per unit and flush")
 	l.lastPrune = now.Add(-auditPruneEvery)
 	require.NoError(t, l.Flush())
-	assert.Equal(t, 3, keys())
+	assert.Equal(t, 2, keys())
 	other, _, err := l.List("bu_2", AuditFilter{Actor: "admin"}, "", 10)
 	require.NoError(t, err)
 	require.Len(t, other, 1)
 	assert.Equal(t, "other", other[0].OperationID)
+}
+
+// A flush stores a unit's entries as chunks of at most auditFlushMax,
+// about a fifth of their JSON in size; paging reads each entry once,
+// newest first, across chunks and the one-entry layout of older builds.
+func TestAuditLogChunksPageExactly(t *testing.T) {
+	st, err := persistence.Open(persistence.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	defer st.Close()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	l := NewAuditLog(st, 24*time.Hour, nil)
+	l.now = func() time.Time { return now }
+	l.lastPrune = now
+
+	// An entry as an older build stored it: one key, its JSON as value.
+	legacy := AuditEntry{ID: "aud_" + string(appendAuditSuffix(nil, now.Add(-time.Hour), 1)), UnitID: "bu_1",
+		OperationID: "legacy", Method: "POST", CreatedAt: event.At(now.Add(-time.Hour))}
+	v, ok := appendAuditRecord(nil, &legacy)
+	require.True(t, ok)
+	b := st.NewBatch()
+	b.Put([]byte(auditPrefix+"bu_1/"+legacy.ID[len("aud_"):]), v)
+	require.NoError(t, st.Commit(b))
+	b.Close()
+
+	const n = auditFlushMax + 44
+	body := []byte(`{"id":"chk_01","registrationId":"reg_0123456789","subjectType":"event","status":"checked_in"}`)
+	var rawBytes int
+	l.mu.Lock() // one flush for all: no timer may flush a part of them
+	for i := range n {
+		e := AuditEntry{UnitID: "bu_1", Actor: "key_1", OperationID: "createCheckin", Method: "POST",
+			Route: "/v1/events/{eventId}/checkins", Path: "/p/" + itoa(i), After: body, CreatedAt: event.At(now.Add(time.Duration(i) * time.Millisecond))}
+		raw, ok := appendAuditRecord(nil, &e)
+		require.True(t, ok)
+		rawBytes += len(raw)
+		l.seq++
+		l.buf = append(l.buf, auditRecord{e: e, seq: l.seq})
+	}
+	l.mu.Unlock()
+	require.NoError(t, l.Flush())
+
+	var chunks, stored int
+	require.NoError(t, st.Scan([]byte(auditPrefix+"bu_1/"), func(k, v []byte) error {
+		if v[0] == auditChunkVersion {
+			chunks++
+			stored += len(v)
+		}
+		return nil
+	}))
+	assert.Equal(t, 2, chunks, "%d entries: one full chunk and the rest", n)
+	assert.Less(t, stored, rawBytes/3, "chunks are compressed")
+
+	var got []AuditEntry
+	after := ""
+	for {
+		page, more, err := l.List("bu_1", AuditFilter{}, after, 7)
+		require.NoError(t, err)
+		got = append(got, page...)
+		if !more {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	require.Len(t, got, n+1)
+	for i, e := range got[:n] {
+		require.Equal(t, "/p/"+itoa(n-1-i), e.Path, "newest first, each once")
+	}
+	assert.Equal(t, "legacy", got[n].OperationID, "the one-entry layout is read, oldest here")
+
+	// Record keeps its own copy of the bodies (a response buffer is reused).
+	after0 := []byte(`{"id":"a"}`)
+	l.Record(AuditEntry{UnitID: "bu_2", OperationID: "x", Method: "POST", After: after0, CreatedAt: event.At(now)})
+	copy(after0, `{"id":"b"}`)
+	one, _, err := l.List("bu_2", AuditFilter{}, "", 1)
+	require.NoError(t, err)
+	require.Len(t, one, 1)
+	assert.JSONEq(t, `{"id":"a"}`, string(one[0].After))
 }
 
 func TestRedactSecrets(t *testing.T) {
