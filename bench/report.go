@@ -85,6 +85,20 @@ type IntegratorReport struct {
 	SaturatedP99Ms   float64 `json:"saturatedP99Ms"`
 	SaturatedRatio   float64 `json:"saturatedRatio"`
 	SaturatedDropRPS float64 `json:"saturatedDropRps"`
+	// Levels is the integrator's p99 beside drops at fractions of the
+	// saturating drop's throughput, with the drop's own p99: where the
+	// ratio leaves 2x, and whether the drop itself kept up there.
+	Levels []IntegratorLevel `json:"levels,omitempty"`
+}
+
+// IntegratorLevel is the integrator mix beside an open-loop drop at Level
+// times the saturating drop's throughput.
+type IntegratorLevel struct {
+	Level     float64 `json:"level"`
+	DropRPS   float64 `json:"dropRps"`
+	DropP99Ms float64 `json:"dropP99Ms"`
+	P99Ms     float64 `json:"p99Ms"`
+	Ratio     float64 `json:"ratio"`
 }
 
 // RecoveryReport is one cold start on a large event.
@@ -212,6 +226,12 @@ func (r *Report) Markdown(chart string) string {
 	if x := r.Integrator; x != nil {
 		fmt.Fprintf(&b, "\n## Integrator mix\n\np99 alone %.2f ms; during a drop at 75%% of its maximum (%.0f/s) %.2f ms, ratio %.2f; during a saturating drop (%.0f/s) %.2f ms, ratio %.2f.\n",
 			x.AloneP99Ms, x.DropRPS, x.DuringP99Ms, x.Ratio, x.SaturatedDropRPS, x.SaturatedP99Ms, x.SaturatedRatio)
+		if len(x.Levels) > 0 {
+			b.WriteString("\nBeside drops at fractions of the saturating drop's throughput:\n\n| drop level | drop req/s | drop p99 ms | integrator p99 ms | x alone |\n|--:|--:|--:|--:|--:|\n")
+			for _, l := range x.Levels {
+				fmt.Fprintf(&b, "| %.0f%% | %.0f | %.2f | %.2f | %.2f |\n", l.Level*100, l.DropRPS, l.DropP99Ms, l.P99Ms, l.Ratio)
+			}
+		}
 		b.WriteString("\nBy kind of request (p50 / p99 / max ms):\n\n| run | kind | requests | p50 | p99 | max |\n|---|---|--:|--:|--:|--:|\n")
 		for _, run := range r.Runs {
 			kinds := make([]string, 0, len(run.Kinds))
