@@ -269,7 +269,7 @@ func TestSnapshotScheduleGrowsWithTheEvent(t *testing.T) {
 // middle of snapshots and at random: every registration acknowledged
 // before a crash is in the state recovered from its clone.
 func TestCrashDuringBackgroundSnapshotsLosesNothing(t *testing.T) {
-	fs := vfs.NewCrashableMem()
+	fs := persistence.NewCrashableFS() // crashes beside snapshot ingests
 	cfg := Config{Event: event.Config{BaseURL: "http://test", OrderHold: 15 * time.Minute, CheckoutSessionTTL: 24 * time.Hour}, SnapshotEvery: 30}
 	store, err := persistence.Open(persistence.Options{Dir: "data", FS: fs})
 	require.NoError(t, err)

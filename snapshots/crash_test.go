@@ -10,6 +10,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
+
+	"ticketd/persistence"
 )
 
 // sizeFor varies state sizes from empty to 30 parts of 10 bytes.
@@ -33,7 +35,7 @@ func TestCrashRecoveryInvariant(t *testing.T) {
 func crashOnce(t *testing.T, seed uint64) {
 	const streams = 4
 	const every = 7
-	fs := vfs.NewCrashableMem()
+	fs := persistence.NewCrashableFS() // crashes beside ingests
 	db := openDB(t, fs)
 	s := small(db, 2)
 
