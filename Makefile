@@ -52,8 +52,8 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet $(PKGS)
 	@# Dependency direction: the pure cores import nothing of the module and no I/O.
-	@! $(GO) list -deps ./actors/event ./actors/directory | grep -E '^ticketd/(actors|http|persistence|snapshots)$$' 
-	@! $(GO) list -f '{{join .Imports "\n"}}' ./actors/event ./actors/directory | grep -E '^(os|net|net/http|ticketd/.*)$$'
+	@! $(GO) list -deps ./event ./directory | grep -E '^ticketd/(actors|http|persistence|snapshots)$$' 
+	@! $(GO) list -f '{{join .Imports "\n"}}' ./event ./directory | grep -E '^(os|net|net/http|ticketd/.*)$$'
 	@! $(GO) list -deps ./persistence ./snapshots | grep -E '^ticketd/(http|actors)$$'
 	@! $(GO) list -deps ./actors/... | grep -E '^ticketd/http$$'
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"ticketd/actors/directory"
+	"ticketd/directory"
 )
 
 const directoryStream = "directory"

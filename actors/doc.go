@@ -1,7 +1,7 @@
 // Package actors is the shell around the pure state machines: one
-// protoactor-go actor per ticketed event (around actors/event), one actor
+// protoactor-go actor per ticketed event (around event), one actor
 // for the directory of business units and API keys (around
-// actors/directory), the registry that activates and passivates event
+// directory), the registry that activates and passivates event
 // actors, group commit, hold-expiry timers and snapshots. It holds no
 // business rules.
 //

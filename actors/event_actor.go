@@ -10,7 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/scheduler"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // eventActor is the shell of one event: it owns the event's machine and

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // HookPrefix is the key prefix of the webhook queue: outbound webhook

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // OutboxPrefix is the key prefix of outbox entries: mail the service owes

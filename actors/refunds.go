@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // RefundPrefix is the key prefix of the pending-refund index: an entry is

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // snapshotGrowthDiv sets the size rule of snapshots: an event is snapshotted

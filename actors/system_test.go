@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors/directory"
-	"ticketd/actors/event"
+	"ticketd/directory"
+	"ticketd/event"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"ticketd/actors"
-	"ticketd/actors/directory"
-	"ticketd/actors/event"
+	"ticketd/directory"
+	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/persistence"
 	"ticketd/snapshots"

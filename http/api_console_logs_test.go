@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/actors"
-	"ticketd/actors/event"
+	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/persistence"
 	"ticketd/snapshots"

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // apiPaid places a paid order of one ticket, pays it through a signed

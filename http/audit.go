@@ -16,7 +16,7 @@ import (
 
 	"github.com/klauspost/compress/s2"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 	"ticketd/persistence"
 )
 

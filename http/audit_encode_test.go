@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // auditStd is the reference encoding of a stored audit entry.

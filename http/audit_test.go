@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 	"ticketd/persistence"
 )
 

@@ -15,7 +15,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // maxDetails bounds the field problems reported for one request.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // Defaults of the developer log.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strconv"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // Error is an HTTP-side rejection: a status chosen by this package (401,

@@ -3,7 +3,7 @@ package http
 import (
 	"encoding/base64"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // Page size bounds of every list operation (decisions §3).

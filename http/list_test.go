@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 func TestListEnvelope(t *testing.T) {

@@ -1206,7 +1206,7 @@ func (g *oaGenerator) assignNames() error {
 }
 
 // oaTypeName turns a Go type name into a schema name. full is reflect's
-// String() ("event.List[ticketd/actors/event.Registration]"), name its
+// String() ("event.List[ticketd/event.Registration]"), name its
 // Name().
 func oaTypeName(full, name string) string {
 	i := strings.IndexByte(name, '[')

@@ -13,7 +13,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // The hosted pages (decisions §8): checkout, order, entry pass, the

@@ -10,7 +10,7 @@ import (
 	"github.com/skip2/go-qrcode"
 	"github.com/valyala/fasthttp"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // maxPageAddons bounds the add-ons one checkout form may add.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 	"ticketd/payments"
 )
 

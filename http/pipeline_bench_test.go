@@ -27,8 +27,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ticketd/actors"
-	"ticketd/actors/directory"
-	"ticketd/actors/event"
+	"ticketd/directory"
+	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/persistence"
 	"ticketd/snapshots"

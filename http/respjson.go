@@ -3,7 +3,7 @@ package http
 import (
 	"strconv"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // appendFastJSON appends the JSON of the two hottest answers, written by

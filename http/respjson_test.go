@@ -11,7 +11,7 @@ import (
 	gojson "github.com/goccy/go-json"
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // goccyJSON is what the response encoder writes for v without the fast

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"ticketd/actors"
-	"ticketd/actors/directory"
-	"ticketd/actors/event"
+	"ticketd/directory"
+	"ticketd/event"
 )
 
 // The console (admin API, /admin/v1): business units and API keys.

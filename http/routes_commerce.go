@@ -1,7 +1,7 @@
 package http
 
 import (
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // commerceRoutes is the selling half of the Developer API: redemption

@@ -1,7 +1,7 @@
 package http
 
 import (
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // The console for sales (issue 8, parts 1-3), admin routes under

@@ -1,7 +1,7 @@
 package http
 
 import (
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // Errors documented for event-scoped operations beyond the surface's own.

@@ -2,7 +2,7 @@ package http
 
 import (
 	"ticketd/actors"
-	"ticketd/actors/event"
+	"ticketd/event"
 	"ticketd/mail"
 )
 

@@ -1,7 +1,7 @@
 package http
 
 import (
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // The program and perks (issue 7): console records of an event under

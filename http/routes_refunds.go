@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 	"ticketd/payments"
 )
 

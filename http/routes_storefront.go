@@ -3,7 +3,7 @@ package http
 import (
 	"strings"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // StorefrontEvent is a published event as the storefront lists it.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 	"ticketd/webhooks"
 )
 

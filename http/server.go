@@ -19,7 +19,7 @@ import (
 	gojson "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // Config configures the HTTP server. Zero MaxBodyBytes, Logger and Now take

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // fakeAuth is an Authenticator over a fixed table of tokens.

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"ticketd/actors"
-	"ticketd/actors/directory"
-	"ticketd/actors/event"
+	"ticketd/directory"
+	"ticketd/event"
 	"ticketd/payments"
 	"ticketd/webhooks"
 )

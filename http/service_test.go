@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/actors"
-	"ticketd/actors/directory"
-	"ticketd/actors/event"
+	"ticketd/directory"
+	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/persistence"
 	"ticketd/snapshots"

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/actors"
-	"ticketd/actors/event"
+	"ticketd/event"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )

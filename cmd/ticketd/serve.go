@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"ticketd/actors"
-	"ticketd/actors/directory"
-	"ticketd/actors/event"
+	"ticketd/directory"
+	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/mail"
 	"ticketd/persistence"

@@ -1,5 +1,5 @@
 // Package directory is the pure state machine of the service-wide directory:
-// business units and their API keys. Like actors/event it does no I/O and
+// business units and their API keys. Like event it does no I/O and
 // reads no clock: commands carry their time and every generated secret, and
 // the changes it emits are what the log stores (stream "directory").
 //

@@ -57,7 +57,7 @@ func runSim(t *testing.T, seed uint64, steps int) {
 	}
 	defer func() {
 		if t.Failed() {
-			t.Logf("simulation seed %d failed at step %d; replay with: go test ./actors/event -run TestSimulation -seed %d", seed, s.steps, seed)
+			t.Logf("simulation seed %d failed at step %d; replay with: go test ./event -run TestSimulation -seed %d", seed, s.steps, seed)
 		}
 	}()
 	for i := range 40 {

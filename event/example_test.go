@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"ticketd/actors/event"
+	"ticketd/event"
 )
 
 // counterIDs is a deterministic IDs source for the example.
