@@ -524,8 +524,7 @@ func newState(id string) *State {
 	return s
 }
 
-// normEmail is the identity of a person: trimmed, case-insensitive.
-func normEmail(e string) string { return strings.ToLower(strings.TrimSpace(e)) }
+func normEmail(e string) string { return NormEmail(e) }
 
 // normCode is the identity of a redemption code: trimmed, case-insensitive.
 func normCode(c string) string { return strings.ToUpper(strings.TrimSpace(c)) }

@@ -691,49 +691,7 @@ func formatReason(format string) string {
 	return "must be a valid " + format
 }
 
-// validEmail accepts a bare addr-spec (no display name, no quoted local
-// part, no comments) with a dotted domain: what a ticket can be mailed to.
-func validEmail(s string) bool {
-	at := strings.LastIndexByte(s, '@')
-	if at < 1 || at > 64 || len(s) > 320 {
-		return false
-	}
-	local, domain := s[:at], s[at+1:]
-	prevDot := true // no leading dot
-	for i := 0; i < len(local); i++ {
-		c := local[i]
-		switch {
-		case c == '.':
-			if prevDot {
-				return false
-			}
-			prevDot = true
-			continue
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c >= 0x80,
-			strings.IndexByte("!#$%&'*+/=?^_`{|}~-", c) >= 0:
-		default:
-			return false
-		}
-		prevDot = false
-	}
-	if prevDot {
-		return false
-	}
-	labels := 0
-	for label := range strings.SplitSeq(domain, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for i := 0; i < len(label); i++ {
-			c := label[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c >= 0x80) {
-				return false
-			}
-		}
-		labels++
-	}
-	return labels >= 2 && utf8.ValidString(s)
-}
+func validEmail(s string) bool { return event.ValidEmail(s) }
 
 // checkQueryPlan refuses query structs the query binder cannot fill, so a
 // bad table fails at start rather than on a request.
