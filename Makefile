@@ -25,9 +25,13 @@ run: build
 ## test: every test (unit, simulation, crash, HTTP black-box, browser), plus short fuzz runs
 test: browser-deps test-go fuzz-short
 
+# gotestsum prints a line per package as it finishes (the failures in full)
+# and a closing count; it is fetched through the module proxy on first use.
+GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
+
 test-go:
 	$(GO) vet $(PKGS)
-	$(GO) test -count=1 -timeout 9m $(PKGS)
+	$(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg -- -count=1 -timeout 9m $(PKGS)
 
 # Fuzz targets as package:Target pairs.
 FUZZ_TARGETS := $(shell for f in $$(grep -rlE --include='*_test.go' '^func Fuzz' .); do \
