@@ -48,9 +48,18 @@ fuzz:
 ## bench: go test benchmarks of the core and the WAL, then the load generator
 ## (results in bench/results; BENCHFLAGS=-quick for a one-minute smoke run,
 ## `go run ./bench/cmd/loadgen -h` lists the knobs)
+# A -quick run shortens the go benchmarks too and keeps its results out of
+# the tracked bench/results (they go to bin/bench-results).
+ifneq (,$(findstring -quick,$(BENCHFLAGS)))
+GOBENCHFLAGS ?= -benchtime=200x -timeout 5m
+LOADGENRESULTS := -results bin/bench-results
+else
+GOBENCHFLAGS ?= -timeout 30m
+endif
+
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
-	$(GO) run ./bench/cmd/loadgen $(BENCHFLAGS)
+	$(GO) test -run='^$$' -bench=. -benchmem $(GOBENCHFLAGS) $(PKGS)
+	$(GO) run ./bench/cmd/loadgen $(BENCHFLAGS) $(LOADGENRESULTS)
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
