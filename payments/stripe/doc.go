@@ -1,0 +1,112 @@
+// Package stripe is the Stripe payment provider (decisions §11, §12): it
+// creates the Checkout Session of a confirmed paid order, expires it when
+// the order is cancelled or expires, refunds through the Refunds API, and
+// verifies and maps Stripe's webhooks. It calls Stripe with stripe-go
+// (github.com/stripe/stripe-go/v84) and knows nothing of events, actors or
+// HTTP handlers: the caller feeds it plain values and records the outcomes.
+//
+// # Concurrency
+//
+// A Provider is safe for concurrent use. CreateCheckoutSession,
+// ExpireSession and Refund make HTTP requests (bounded by
+// Config.RequestTimeout per attempt, Config.MaxNetworkRetries retries, and
+// the caller's context): never call them from inside an event actor.
+// Verify, ParseWebhook and the amount helpers make no call and are cheap.
+//
+// # Failures
+//
+// Every error of a call wraps ErrUnavailable (Stripe unreachable, slow, 409,
+// 429 or 5xx: answer 503 with ReasonUnavailable, and a repeat of the same
+// call completes the work once, as the idempotency key is the same) or
+// ErrRefused (4xx: answer with ReasonRefused; a repeat will not help).
+// stripe-go itself retries network failures, timeouts, 409 and 5xx with
+// the same idempotency key. Secrets never appear in an error, in a log line
+// (stripe-go's log lines go through Config.Logger, redacted), or in
+// Config's String.
+//
+// # Amounts
+//
+// The service writes amounts as decimals in major units ("49.99") with at
+// most 2 decimals; Stripe wants integers in the currency's smallest unit:
+// 4999 USD, 500 JPY for "500" (zero-decimal currencies), 12340 KWD for
+// "12.34" (three-decimal currencies). ToMinor refuses what a currency
+// cannot carry ("500.5" JPY) instead of rounding, so the buyer pays
+// exactly the order's total; FromMinor formats back without trailing
+// zeros, like the API ("50", "49.9"). Line items carry the purchase-time,
+// discounted prices; a line whose amount does not split over its units
+// goes as one unit of the whole line, and the lines must sum to the total.
+// A webhook settles an order only if Event.Check passes: the same amount
+// in Stripe's integer units, and the same currency (case-insensitive).
+//
+// # Webhook events
+//
+//	Stripe event                              condition             Kind               the caller
+//	checkout.session.completed                payment_status=paid   KindPaid           settles if Check passes
+//	checkout.session.completed                payment_status=unpaid KindPending        waits (async method)
+//	checkout.session.async_payment_succeeded                        KindPaid           settles if Check passes
+//	checkout.session.async_payment_failed                           KindFailed         marks the failure
+//	checkout.session.expired                                        KindExpired        nothing
+//	charge.refunded                                                 KindRefunded       keeps refunds in step
+//	refund.updated                                                  KindRefundUpdated  completes or fails a refund
+//	any other type, or no order number                              KindIgnored        2xx, changes nothing
+//
+// The order is named by client_reference_id (else metadata[orderNumber]);
+// sessions also put the order number (and the service's payment id) in the
+// payment intent's metadata, so charges carry it, and refunds carry
+// metadata[refundId]. The signed payload is trusted: Stripe is not asked
+// again. A missing, forged, wrong-secret or stale signature (t more than
+// Config.WebhookTolerance, 300 s, from now either way) wraps
+// payments.ErrNoSignature, payments.ErrBadSignature or payments.ErrStale:
+// answer 400 and change nothing. Several v1 signatures (a secret rotation)
+// are accepted when one matches. An event of another API version than
+// stripe-go's is accepted: only fields stable across versions are read.
+//
+// # What the caller makes durable before answering 2xx
+//
+// Stripe redelivers a webhook until it gets a 2xx, for days, so a 2xx is
+// a promise that the outcome survives a crash. Before answering it the
+// caller makes durable, in one logged change: the event id (Event.ID, the
+// de-duplication key: a repeat answers 2xx and changes nothing more), and
+// the outcome: for KindPaid the order paid (or, per decisions §12, a late
+// payment fulfilled, or its refund requested with a refund id, which the
+// resumer finishes) together with Event.PaymentIntentID, which a refund
+// later needs; for a mismatch (Check failed) the payment kept unsettled
+// for review; for refunds, the refund's new state. If that write fails,
+// answer 5xx: Stripe retries.
+//
+// # Sessions and holds
+//
+// expires_at is the order's hold end, but Stripe accepts only 30 minutes
+// to 24 hours ahead. A shorter hold (the default is 15 minutes) gets the
+// earliest accepted instant (on a 5-minute grid, so a retried confirm sends
+// the same parameters), and the caller expires the session when the hold
+// lapses; a payment that completes in between is a late payment (§12). A
+// hold longer than 24 hours gets the latest accepted instant.
+//
+// # Wiring (proposal)
+//
+// The smallest change beside payments.Provider. First, payments.Payment
+// gains ProviderRef string: for Stripe the Checkout Session id recorded at
+// confirm (or the payment intent id once paid); Refund accepts either.
+// Second, an optional interface that the confirm flow type-asserts; the
+// sandbox does not implement it and keeps its behaviour. Order, Line and
+// Session move to package payments (this package then aliases them, as
+// payments cannot import it):
+//
+//	type CheckoutCreator interface {
+//		CreateCheckoutSession(ctx context.Context, o payments.Order) (payments.Session, error)
+//		ExpireSession(ctx context.Context, sessionID string) (string, error)
+//	}
+//
+// Confirm of a paid order, when the provider is a CheckoutCreator: the
+// handler reads the order (open) and computes the new hold end, creates
+// the session outside the actor, then asks the actor to confirm with the
+// session id, url and hold end, which it logs in OrderPaymentStarted.
+// Stripe unavailable: 503 with ReasonUnavailable and nothing logged, the
+// order still open and confirmable (a retry reuses the idempotency key).
+// The actor refusing (the hold lapsed meanwhile): the handler expires the
+// session. A confirm of an order already awaiting payment answers the
+// recorded url without a call. Cancel and hold expiry of an order with a
+// session: the shell (not the actor) calls ExpireSession; SessionComplete
+// means a payment is on its way and arrives as a late payment.
+package stripe
