@@ -43,10 +43,11 @@ type Config struct {
 	// RequestTimeout bounds one HTTP attempt (DefaultRequestTimeout). The
 	// caller's context bounds the whole call, retries included.
 	RequestTimeout time.Duration
-	// MaxNetworkRetries is how often stripe-go retries an attempt that
-	// failed on the network, timed out, or answered 409 or 5xx, each time
-	// with the same idempotency key (DefaultMaxNetworkRetries; a negative
-	// value means none).
+	// MaxNetworkRetries is how often an attempt that failed on the
+	// network or timed out (stripe-go retries those), or that Stripe
+	// answered with 409 or 5xx (the Provider retries those), is repeated,
+	// each time with the same idempotency key (DefaultMaxNetworkRetries; a
+	// negative value means none).
 	MaxNetworkRetries int
 	// WebhookTolerance is how far a webhook signature's timestamp may be
 	// from now, either way (DefaultWebhookTolerance).

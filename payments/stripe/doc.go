@@ -19,8 +19,9 @@
 // 429 or 5xx: answer 503 with ReasonUnavailable, and a repeat of the same
 // call completes the work once, as the idempotency key is the same) or
 // ErrRefused (4xx: answer with ReasonRefused; a repeat will not help).
-// stripe-go itself retries network failures, timeouts, 409 and 5xx with
-// the same idempotency key. Secrets never appear in an error, in a log line
+// Within a call, stripe-go retries network failures and timeouts, and the
+// Provider retries Stripe's 409 and 5xx answers (which stripe-go does not),
+// each time with the same idempotency key. Secrets never appear in an error, in a log line
 // (stripe-go's log lines go through Config.Logger, redacted), or in
 // Config's String.
 //

@@ -47,6 +47,9 @@ type Provider struct {
 	cfg Config
 	api *stripego.Client
 	now func() time.Time
+	// retryWait is the first pause before repeating a call Stripe answered
+	// with 409 or 5xx; it doubles each time.
+	retryWait time.Duration
 }
 
 // New returns a Provider for cfg (defaults filled, then validated).
@@ -55,7 +58,7 @@ func New(cfg Config) (*Provider, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Provider{cfg: cfg, now: time.Now}
+	p := &Provider{cfg: cfg, now: time.Now, retryWait: 250 * time.Millisecond}
 	var log *slog.Logger = cfg.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -148,7 +151,11 @@ func (p *Provider) CreateCheckoutSession(ctx context.Context, o Order) (Session,
 	}
 	params.Context = ctx
 	params.IdempotencyKey = stripego.String(s.IdempotencyKey)
-	cs, err := p.api.V1CheckoutSessions.Create(ctx, params)
+	var cs *stripego.CheckoutSession
+	err = p.call(ctx, func() (err error) {
+		cs, err = p.api.V1CheckoutSessions.Create(ctx, params)
+		return err
+	})
 	if err != nil {
 		return Session{}, p.classify("create checkout session for order "+o.OrderNumber, err)
 	}
@@ -345,7 +352,11 @@ func (p *Provider) ExpireSession(ctx context.Context, sessionID string) (string,
 		return "", fmt.Errorf("stripe: expire session %q: not a checkout session id", sessionID)
 	}
 	op := "expire checkout session " + sessionID
-	cs, err := p.api.V1CheckoutSessions.Expire(ctx, sessionID, &stripego.CheckoutSessionExpireParams{})
+	var cs *stripego.CheckoutSession
+	err := p.call(ctx, func() (err error) {
+		cs, err = p.api.V1CheckoutSessions.Expire(ctx, sessionID, &stripego.CheckoutSessionExpireParams{})
+		return err
+	})
 	if err == nil {
 		if cs.Status == stripego.CheckoutSessionStatusComplete {
 			return SessionComplete, nil
@@ -359,7 +370,10 @@ func (p *Provider) ExpireSession(ctx context.Context, sessionID string) (string,
 	}
 	// Stripe refuses to expire a session that is not open: ask which
 	// state it is in.
-	cs, err = p.api.V1CheckoutSessions.Retrieve(ctx, sessionID, &stripego.CheckoutSessionRetrieveParams{})
+	err = p.call(ctx, func() (err error) {
+		cs, err = p.api.V1CheckoutSessions.Retrieve(ctx, sessionID, &stripego.CheckoutSessionRetrieveParams{})
+		return err
+	})
 	if err != nil {
 		return "", p.classify(op, err)
 	}
@@ -425,7 +439,11 @@ func (p *Provider) Refund(ctx context.Context, pay Payment, refundID string) (Re
 	}
 	pi := pay.PaymentIntentID
 	if pi == "" {
-		cs, err := p.api.V1CheckoutSessions.Retrieve(ctx, pay.SessionID, &stripego.CheckoutSessionRetrieveParams{})
+		var cs *stripego.CheckoutSession
+		err := p.call(ctx, func() (err error) {
+			cs, err = p.api.V1CheckoutSessions.Retrieve(ctx, pay.SessionID, &stripego.CheckoutSessionRetrieveParams{})
+			return err
+		})
 		if err != nil {
 			return Refund{}, p.classify(op, err)
 		}
@@ -434,20 +452,31 @@ func (p *Provider) Refund(ctx context.Context, pay Payment, refundID string) (Re
 		}
 		pi = cs.PaymentIntent.ID
 	}
-	lp := &stripego.RefundListParams{PaymentIntent: stripego.String(pi)}
-	lp.Limit = stripego.Int64(maxRefundsScanned)
-	lp.Context = ctx
-	n := 0
-	for r, err := range p.api.V1Refunds.List(ctx, lp) {
-		if err != nil {
-			return Refund{}, p.classify(op, err)
+	var earlier *stripego.Refund
+	err = p.call(ctx, func() error {
+		lp := &stripego.RefundListParams{PaymentIntent: stripego.String(pi)}
+		lp.Limit = stripego.Int64(maxRefundsScanned)
+		lp.Context = ctx
+		n := 0
+		for r, err := range p.api.V1Refunds.List(ctx, lp) {
+			if err != nil {
+				return err
+			}
+			if r.Metadata["refundId"] == refundID {
+				earlier = r
+				return nil
+			}
+			if n++; n >= maxRefundsScanned {
+				break
+			}
 		}
-		if r.Metadata["refundId"] == refundID {
-			return refundOf(r), nil
-		}
-		if n++; n >= maxRefundsScanned {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return Refund{}, p.classify(op, err)
+	}
+	if earlier != nil {
+		return refundOf(earlier), nil
 	}
 	meta := map[string]string{"refundId": refundID, "orderNumber": pay.OrderNumber}
 	if pay.PaymentID != "" {
@@ -456,11 +485,48 @@ func (p *Provider) Refund(ctx context.Context, pay Payment, refundID string) (Re
 	rp := &stripego.RefundCreateParams{PaymentIntent: stripego.String(pi), Amount: stripego.Int64(amount), Metadata: meta}
 	rp.Context = ctx
 	rp.IdempotencyKey = stripego.String("ticketd-rf-" + refundID)
-	r, err := p.api.V1Refunds.Create(ctx, rp)
+	var r *stripego.Refund
+	err = p.call(ctx, func() (err error) {
+		r, err = p.api.V1Refunds.Create(ctx, rp)
+		return err
+	})
 	if err != nil {
 		return Refund{}, p.classify(op, err)
 	}
 	return refundOf(r), nil
+}
+
+// call runs fn, and again (up to Config.MaxNetworkRetries times, with
+// the same parameters, hence the same idempotency key) while Stripe answers
+// 409 or 5xx without Stripe-Should-Retry: false. stripe-go retries network
+// failures and timeouts itself, but not an error that Stripe answered.
+func (p *Provider) call(ctx context.Context, fn func() error) error {
+	wait := p.retryWait
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		if err == nil || attempt >= p.cfg.MaxNetworkRetries || !retryableAnswer(err) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+func retryableAnswer(err error) bool {
+	var se *stripego.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	if se.LastResponse != nil && se.LastResponse.Header.Get("Stripe-Should-Retry") == "false" {
+		return false
+	}
+	return se.HTTPStatusCode >= 500 || se.HTTPStatusCode == http.StatusConflict
 }
 
 func refundOf(r *stripego.Refund) Refund {
