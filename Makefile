@@ -11,7 +11,7 @@ PKGS     := ./...
 FUZZTIME ?= 4000x
 FUZZTIME_LONG ?= 100000x
 
-.PHONY: all build run test test-go fuzz-short fuzz bench lint browser-deps clean
+.PHONY: all build run test test-go fuzz-short fuzz bench lint browser-deps stripe-mock clean
 
 all: build
 
@@ -23,7 +23,7 @@ run: build
 	./$(BIN) serve
 
 ## test: every test (unit, simulation, crash, HTTP black-box, browser), plus short fuzz runs
-test: browser-deps test-go fuzz-short
+test: browser-deps stripe-mock test-go fuzz-short
 
 # gotestsum prints a line per package as it finishes (the failures in full)
 # and a closing count; it is fetched through the module proxy on first use.
@@ -77,6 +77,15 @@ browser-deps:
 	    echo "installing chromium (browser tests)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: install Debian's chromium package to run the browser tests"; exit 1; fi; \
+	fi
+
+# The Stripe provider's tests call Stripe's own mock API server; install it
+# into $(go env GOPATH)/bin when missing (the tests look there and on PATH);
+# pinned to the version @latest built here on 2026-11-25.
+stripe-mock:
+	@if ! command -v stripe-mock >/dev/null 2>&1 && [ ! -x "$$($(GO) env GOPATH | cut -d: -f1)/bin/stripe-mock" ]; then \
+	  echo "installing stripe-mock (payments/stripe tests)"; \
+	  $(GO) install github.com/stripe/stripe-mock@v0.203.0; \
 	fi
 
 clean:

@@ -78,7 +78,7 @@ func stripeMock(t *testing.T) string {
 	mock.once.Do(func() {
 		bin := stripeMockBinary()
 		if bin == "" {
-			mock.why = "stripe-mock is not installed: run `make stripe-mock` (go install github.com/stripe/stripe-mock@latest)"
+			mock.why = "stripe-mock is not installed: run `make stripe-mock` (go install github.com/stripe/stripe-mock@v0.203.0)"
 			return
 		}
 		httpPort, httpsPort := freePort(t), freePort(t)
