@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 // stripeMockBinary finds stripe-mock on PATH or in GOPATH/bin, where
-// `go install github.com/stripe/stripe-mock@latest` (make stripe-mock)
+// `make stripe-mock` (go install github.com/stripe/stripe-mock@v0.203.0)
 // puts it.
 func stripeMockBinary() string {
 	if p, err := exec.LookPath("stripe-mock"); err == nil {

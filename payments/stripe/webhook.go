@@ -1,7 +1,6 @@
 package stripe
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,16 +137,21 @@ func (p *Provider) ParseWebhook(body []byte, sigHeader string, now time.Time) (E
 	if err := p.Verify(sigHeader, body, now); err != nil {
 		return Event{}, err
 	}
-	ev, err := webhook.ConstructEventWithOptions(body, sigHeader, p.cfg.WebhookSecret, webhook.ConstructEventOptions{
-		IgnoreTolerance: true, IgnoreAPIVersionMismatch: true,
-	})
-	if err != nil || ev.ID == "" || ev.Data == nil {
+	// The envelope is decoded here rather than by
+	// webhook.ConstructEventWithOptions into stripe-go's Event: that one
+	// fails on any field whose shape changed between API versions (an old
+	// event's "request" is a string), and a webhook that fails here is
+	// redelivered for days.
+	var ev envelope
+	if err := json.Unmarshal(body, &ev); err != nil {
 		return Event{}, fmt.Errorf("%w: %v", ErrPayload, err)
 	}
-	e := Event{ID: ev.ID, Type: string(ev.Type), Kind: KindIgnored, Created: time.Unix(ev.Created, 0).UTC(), Livemode: ev.Livemode}
+	if ev.Object != "event" || ev.ID == "" || ev.Type == "" || len(ev.Data.Object) == 0 {
+		return Event{}, fmt.Errorf("%w: no id, type or data.object", ErrPayload)
+	}
+	e := Event{ID: ev.ID, Type: ev.Type, Kind: KindIgnored, Created: time.Unix(ev.Created, 0).UTC(), Livemode: ev.Livemode}
 	var obj object
-	dec := json.NewDecoder(bytes.NewReader(ev.Data.Raw))
-	if err := dec.Decode(&obj); err != nil {
+	if err := json.Unmarshal(ev.Data.Object, &obj); err != nil {
 		return Event{}, fmt.Errorf("%w: data.object: %v", ErrPayload, err)
 	}
 	e.OrderNumber = obj.ClientReferenceID
@@ -201,6 +205,18 @@ func (e *Event) setAmount(minor *int64) {
 		e.AmountMinor = *minor
 	}
 	e.Amount = FromMinor(e.AmountMinor, e.Currency)
+}
+
+// envelope is the part of a Stripe event ParseWebhook reads.
+type envelope struct {
+	ID       string `json:"id"`
+	Object   string `json:"object"`
+	Type     string `json:"type"`
+	Created  int64  `json:"created"`
+	Livemode bool   `json:"livemode"`
+	Data     struct {
+		Object json.RawMessage `json:"object"`
+	} `json:"data"`
 }
 
 // object is the part of an event's data.object ParseWebhook reads: the

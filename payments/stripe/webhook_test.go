@@ -87,6 +87,18 @@ func TestWebhookEventsMapToKinds(t *testing.T) {
 	}
 }
 
+func TestWebhookOfAnOldAPIVersion(t *testing.T) {
+	// Before 2017-05-25 an event's "request" was a string: stripe-go's Event
+	// cannot decode it, ParseWebhook reads only what it needs.
+	p := webhookProvider(t)
+	body := []byte(`{"id":"evt_old","object":"event","api_version":"2017-02-14","created":1795600000,"livemode":false,
+"request":"req_1","type":"checkout.session.completed","data":{"object":` + sessionObject("paid", 4999, "usd") + `}}`)
+	e, err := p.ParseWebhook(body, sign(body, testWebhookSecret, testNow), testNow)
+	require.NoError(t, err)
+	assert.Equal(t, KindPaid, e.Kind)
+	assert.NoError(t, e.Check("49.99", "USD"))
+}
+
 func TestWebhookSignatures(t *testing.T) {
 	p := webhookProvider(t)
 	body := eventBody("evt_2", "checkout.session.completed", stripego.APIVersion, sessionObject("paid", 4999, "usd"))
