@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -425,4 +426,42 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 	logger.Info("config", "stripe", cfg)
 	assert.NotContains(t, sb.String(), "TopSecretLiveKey")
 	assert.Contains(t, sb.String(), "sk_live_***")
+}
+
+func TestProviderIsSafeForConcurrentUse(t *testing.T) {
+	p, rec, _ := newTestProvider(t)
+	p.now = func() time.Time { return testNow }
+	const n = 8
+	keys := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := testOrder()
+			o.OrderNumber = fmt.Sprintf("C-%d", i)
+			s, err := p.CreateCheckoutSession(ctxT(t), o)
+			keys[i], errs[i] = s.IdempotencyKey, err
+			if err == nil {
+				_, errs[i] = p.Refund(ctxT(t), Payment{OrderNumber: o.OrderNumber, PaymentIntentID: "pi_" + o.OrderNumber, Amount: "1", Currency: "USD"}, "rf_"+o.OrderNumber)
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i := range n {
+		require.NoError(t, errs[i])
+		assert.False(t, seen[keys[i]], "one key per order")
+		seen[keys[i]] = true
+	}
+	sent := map[string]string{}
+	for _, r := range rec.requests("POST /v1/checkout/sessions") {
+		sent[r.Form.Get("client_reference_id")] = r.IdemKey
+	}
+	require.Len(t, sent, n)
+	for i := range n {
+		assert.Equal(t, keys[i], sent[fmt.Sprintf("C-%d", i)], "each request under its own order's key")
+	}
+	assert.Len(t, rec.requests("POST /v1/refunds"), n)
 }
