@@ -20,10 +20,12 @@
 // call completes the work once, as the idempotency key is the same) or
 // ErrRefused (4xx: answer with ReasonRefused; a repeat will not help).
 // Within a call, stripe-go retries network failures and timeouts, and the
-// Provider retries Stripe's 409 and 5xx answers (which stripe-go does not),
-// each time with the same idempotency key. Secrets never appear in an error, in a log line
-// (stripe-go's log lines go through Config.Logger, redacted), or in
-// Config's String.
+// Provider retries Stripe's 409 and 5xx answers (which stripe-go does
+// not), each time with the same idempotency key. Secrets never appear in
+// an error, in a log line (stripe-go's log lines go through Config.Logger,
+// redacted), or in Config's String. Arguments that cannot make a valid
+// request (lines that do not sum to the total, 500.5 JPY) are refused
+// before any call, with an error that wraps neither class.
 //
 // # Amounts
 //
@@ -73,7 +75,10 @@
 // resumer finishes) together with Event.PaymentIntentID, which a refund
 // later needs; for a mismatch (Check failed) the payment kept unsettled
 // for review; for refunds, the refund's new state. If that write fails,
-// answer 5xx: Stripe retries.
+// answer 5xx: Stripe retries. A KindPaid for an order that is already paid
+// through another session or payment intent is money taken twice: it is
+// refunded (a refund id made durable first), never dropped as a repeat;
+// only the same event id is a repeat.
 //
 // # Sessions and holds
 //
@@ -88,7 +93,12 @@
 //
 // The smallest change beside payments.Provider. First, payments.Payment
 // gains ProviderRef string: for Stripe the Checkout Session id recorded at
-// confirm (or the payment intent id once paid); Refund accepts either.
+// confirm (or the payment intent id once paid); Refund accepts either, so
+// the session id alone is enough to refund. Provider.Refund answers the
+// refund's state besides its error: succeeded completes the refund,
+// pending (some payment methods) leaves it pending until refund.updated
+// (the resumer asking again with the same refund id gets the same refund),
+// failed or canceled fails it; the sandbox answers succeeded.
 // Second, an optional interface that the confirm flow type-asserts; the
 // sandbox does not implement it and keeps its behaviour. Order, Line and
 // Session move to package payments (this package then aliases them, as
