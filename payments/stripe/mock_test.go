@@ -87,6 +87,7 @@ func stripeMock(t *testing.T) string {
 		cmd := exec.Command(bin, "-http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort), "-https-addr", fmt.Sprintf("127.0.0.1:%d", httpsPort))
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
+		dieWithTest(cmd)
 		if err := cmd.Start(); err != nil {
 			mock.why = "stripe-mock did not start: " + err.Error()
 			return

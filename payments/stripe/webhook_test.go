@@ -14,6 +14,12 @@ import (
 	"ticketd/payments"
 )
 
+// Provider answers the webhook half of payments.Provider the same way.
+var _ interface {
+	Name() string
+	Verify(header string, body []byte, now time.Time) error
+} = (*Provider)(nil)
+
 // webhookProvider needs no stripe-mock: verifying and mapping a webhook
 // makes no call.
 func webhookProvider(t *testing.T) *Provider {
