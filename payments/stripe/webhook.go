@@ -118,15 +118,25 @@ func (p *Provider) Verify(header string, body []byte, now time.Time) error {
 	return nil
 }
 
-// signedAt is the header's t.
+// signedAt is the header's t, read as stripe-go reads it. A header with
+// several t is refused: stripe-go checks the signature against the last
+// one, and a fresh t put in front of a captured delivery must not pass the
+// tolerance check for it.
 func signedAt(header string) (time.Time, bool) {
-	for _, part := range strings.Split(header, ",") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "t="); ok {
-			sec, err := strconv.ParseInt(v, 10, 64)
-			return time.Unix(sec, 0), err == nil
+	var t time.Time
+	n := 0
+	for _, pair := range strings.Split(header, ",") {
+		k, v, _ := strings.Cut(pair, "=")
+		if k != "t" {
+			continue
 		}
+		sec, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return time.Time{}, false
+		}
+		t, n = time.Unix(sec, 0), n+1
 	}
-	return time.Time{}, false
+	return t, n == 1
 }
 
 // ParseWebhook verifies a webhook (Verify) and maps its event. A verified

@@ -133,6 +133,10 @@ func TestWebhookSignatures(t *testing.T) {
 		"signature, no stamp": {body, "v1=" + good[len(good)-64:], testNow, payments.ErrBadSignature},
 		"re-stamped": {body, fmt.Sprintf("t=%d,v1=%s", testNow.Add(time.Minute).Unix(), good[len(good)-64:]),
 			testNow, payments.ErrBadSignature},
+		"captured, then re-stamped in front": {body, fmt.Sprintf("t=%d,", testNow.Add(time.Hour).Unix()) + good,
+			testNow.Add(time.Hour), payments.ErrBadSignature},
+		"captured, then re-stamped behind": {body, good + fmt.Sprintf(",t=%d", testNow.Add(time.Hour).Unix()),
+			testNow.Add(time.Hour), payments.ErrBadSignature},
 		"two wrong v1": {body, fmt.Sprintf("t=%d,v1=%s,v1=%s", testNow.Unix(), hex.EncodeToString(make([]byte, 32)),
 			sign(body, "whsec_old", testNow)[len(good)-64:]), testNow, payments.ErrBadSignature},
 	}
