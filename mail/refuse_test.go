@@ -1,0 +1,298 @@
+package mail
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors"
+	"ticketd/outbox"
+	"ticketd/persistence"
+)
+
+// relay is a real SMTP server that refuses some recipients: 450 at RCPT
+// for every address of a greylisted domain and 550 for some addresses,
+// until told otherwise. It records every RCPT it is asked.
+type relay struct {
+	mu        sync.Mutex
+	greylist  map[string]bool // domain -> answer 450
+	reject    map[string]bool // address -> answer 550
+	rcpts     map[string][]time.Time
+	delivered chan string
+}
+
+func newRelay(t *testing.T) (*relay, string) {
+	t.Helper()
+	r := &relay{greylist: map[string]bool{}, reject: map[string]bool{}, rcpts: map[string][]time.Time{},
+		delivered: make(chan string, 64)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := smtp.NewServer(r)
+	srv.Domain = "localhost"
+	srv.ReadTimeout, srv.WriteTimeout = 5*time.Second, 5*time.Second
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return r, ln.Addr().String()
+}
+
+func (r *relay) NewSession(*smtp.Conn) (smtp.Session, error) { return &relaySession{r: r}, nil }
+
+func (r *relay) set(fn func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fn()
+}
+
+// tries returns the times to was asked at RCPT.
+func (r *relay) tries(to string) []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Time(nil), r.rcpts[to]...)
+}
+
+type relaySession struct {
+	r  *relay
+	to []string
+}
+
+func (s *relaySession) Reset()                               { s.to = nil }
+func (s *relaySession) Logout() error                        { return nil }
+func (s *relaySession) Mail(string, *smtp.MailOptions) error { return nil }
+func (s *relaySession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	s.r.rcpts[to] = append(s.r.rcpts[to], time.Now())
+	_, domain, _ := strings.Cut(to, "@")
+	if s.r.greylist[domain] {
+		return &smtp.SMTPError{Code: 450, EnhancedCode: smtp.EnhancedCode{4, 7, 1}, Message: "greylisted, try again later"}
+	}
+	if s.r.reject[to] {
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user here"}
+	}
+	s.to = append(s.to, to)
+	return nil
+}
+func (s *relaySession) Data(r io.Reader) error {
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return err
+	}
+	for _, to := range s.to {
+		s.r.delivered <- to
+	}
+	return nil
+}
+
+// awaitDelivered waits for the addresses in want (in any order) and
+// fails on any other.
+func awaitDelivered(t *testing.T, r *relay, within time.Duration, want ...string) {
+	t.Helper()
+	left := map[string]bool{}
+	for _, w := range want {
+		left[w] = true
+	}
+	deadline := time.After(within)
+	for len(left) > 0 {
+		select {
+		case to := <-r.delivered:
+			require.True(t, left[to], "unexpected delivery to %s", to)
+			delete(left, to)
+		case <-deadline:
+			t.Fatalf("not delivered within %s: %v", within, left)
+		}
+	}
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func stateOf(t *testing.T, m *Mailer, to string) Entry {
+	t.Helper()
+	p, err := m.Pending("", MaxPending)
+	require.NoError(t, err)
+	for _, e := range p {
+		if e.Email == to {
+			return e
+		}
+	}
+	return Entry{}
+}
+
+// TestRefusedRecipientsDoNotHoldUpTheRest: a relay answers 450 at RCPT
+// for one domain and 550 for one address. The entries sorted first are
+// the refused ones, yet every other mail goes out at once; the 450 one is
+// retried with growing delays and goes out when the relay accepts it; the
+// 550 one is parked, listed with its error, not tried again, and goes out
+// after a retry request.
+func TestRefusedRecipientsDoNotHoldUpTheRest(t *testing.T) {
+	s := openStore(t)
+	r, addr := newRelay(t)
+	r.set(func() {
+		r.greylist["greylist.example"] = true
+		r.reject["nobody@example.com"] = true
+	})
+	const grey, gone = "ann@greylist.example", "nobody@example.com"
+	owe(t, s, ticket(actors.OutboxPrefix+"evt_0/0000000000000001-0000", grey))
+	owe(t, s, ticket(actors.OutboxPrefix+"evt_0/0000000000000001-0001", gone))
+	var ok []string
+	for i := range 6 {
+		to := string(rune('a'+i)) + "@ok.example"
+		owe(t, s, ticket(actors.OutboxPrefix+"evt_1/000000000000000"+string(rune('1'+i))+"-0000", to))
+		ok = append(ok, to)
+	}
+	m, err := New(Config{SMTPAddr: addr, BatchMax: 3, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond,
+		RetryMin: 100 * time.Millisecond, RetryMax: 400 * time.Millisecond, Logger: discard()}, s)
+	require.NoError(t, err)
+	m.Start()
+	t.Cleanup(func() { _ = m.Close() })
+
+	start := time.Now()
+	awaitDelivered(t, r, 5*time.Second, ok...)
+	require.Less(t, time.Since(start), 2*time.Second, "the refused entries held up the rest")
+
+	// The 550 one is parked with the relay's answer, and left alone.
+	require.Eventually(t, func() bool { return stateOf(t, m, gone).State == outbox.Parked }, 5*time.Second, 10*time.Millisecond)
+	parked := stateOf(t, m, gone)
+	require.Contains(t, parked.LastError, "550")
+	require.Equal(t, 1, parked.Attempts)
+	require.False(t, parked.LastAttemptAt.IsZero())
+	require.Equal(t, actors.OutboxPrefix+"evt_0/0000000000000001-0001", parked.Key)
+
+	// The 450 one is retried, each time later than the last.
+	require.Eventually(t, func() bool { return len(r.tries(grey)) >= 4 }, 10*time.Second, 10*time.Millisecond)
+	tries := r.tries(grey)
+	for i := 2; i < len(tries); i++ {
+		require.GreaterOrEqual(t, tries[i].Sub(tries[i-1]), 45*time.Millisecond, "retried without backoff: %v", tries)
+	}
+	retrying := stateOf(t, m, grey)
+	require.Equal(t, outbox.Retrying, retrying.State)
+	require.GreaterOrEqual(t, retrying.Attempts, 3)
+	require.Contains(t, retrying.LastError, "450")
+	require.False(t, retrying.NextAttemptAt.IsZero())
+	require.Len(t, r.tries(gone), 1, "a parked entry is not tried again")
+
+	// The relay accepts the domain now: the retry delivers it.
+	r.set(func() { delete(r.greylist, "greylist.example") })
+	awaitDelivered(t, r, 5*time.Second, grey)
+
+	// A retry request sends the parked one.
+	_, err = m.Retry("evt_0/0000000000000001-0002")
+	require.ErrorIs(t, err, outbox.ErrNotFound)
+	_, err = m.Retry("evt_1/0000000000000001-0000")
+	require.ErrorIs(t, err, outbox.ErrNotFound, "delivered")
+	r.set(func() { delete(r.reject, gone) })
+	e, err := m.Retry(parked.ID)
+	require.NoError(t, err)
+	require.Equal(t, outbox.Retrying, e.State)
+	awaitDelivered(t, r, 5*time.Second, gone)
+	waitPending(t, m, 0)
+}
+
+// TestRetryStateAndParkedMailSurviveARestart: the attempts, the next
+// attempt time and the parking are durable; after a restart a retrying
+// entry waits for its time and a parked one for a request.
+func TestRetryStateAndParkedMailSurviveARestart(t *testing.T) {
+	dir := t.TempDir()
+	open := func() *persistence.Store {
+		st, err := persistence.Open(persistence.Options{Dir: dir, Logger: discard()})
+		require.NoError(t, err)
+		return st
+	}
+	r, addr := newRelay(t)
+	r.set(func() {
+		r.greylist["greylist.example"] = true
+		r.reject["nobody@example.com"] = true
+	})
+	const grey, gone = "ann@greylist.example", "nobody@example.com"
+	cfg := Config{SMTPAddr: addr, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond,
+		RetryMin: 2 * time.Second, RetryMax: 4 * time.Second, Logger: discard()}
+	s := open()
+	owe(t, s, ticket(actors.OutboxPrefix+"evt_0/0000000000000001-0000", grey))
+	owe(t, s, ticket(actors.OutboxPrefix+"evt_0/0000000000000001-0001", gone))
+	m, err := New(cfg, s)
+	require.NoError(t, err)
+	m.Start()
+	require.Eventually(t, func() bool {
+		return stateOf(t, m, grey).State == outbox.Retrying && stateOf(t, m, gone).State == outbox.Parked
+	}, 5*time.Second, 10*time.Millisecond)
+	before := map[string]Entry{grey: stateOf(t, m, grey), gone: stateOf(t, m, gone)}
+	require.NoError(t, m.Close())
+	require.NoError(t, s.Close())
+
+	s = open()
+	t.Cleanup(func() { _ = s.Close() })
+	r.set(func() { delete(r.greylist, "greylist.example"); delete(r.reject, gone) })
+	m, err = New(cfg, s)
+	require.NoError(t, err)
+	for _, to := range []string{grey, gone} {
+		after := stateOf(t, m, to)
+		require.Equal(t, before[to].State, after.State, to)
+		require.Equal(t, before[to].Attempts, after.Attempts, to)
+		require.Equal(t, before[to].LastError, after.LastError, to)
+		require.True(t, before[to].NextAttemptAt.Equal(after.NextAttemptAt), to)
+		require.Equal(t, before[to].PassURL, after.PassURL, to)
+	}
+	m.Start()
+	t.Cleanup(func() { _ = m.Close() })
+	// Not before its time: the restart does not reset the backoff.
+	wait := time.Until(before[grey].NextAttemptAt)
+	if wait > 300*time.Millisecond {
+		time.Sleep(wait - 200*time.Millisecond)
+		require.Len(t, r.tries(grey), 1, "retried before its time after a restart")
+	}
+	awaitDelivered(t, r, 6*time.Second, grey)
+	require.Len(t, r.tries(gone), 1, "a parked entry waits for a request, restart or not")
+	_, err = m.Retry(before[gone].ID)
+	require.NoError(t, err)
+	awaitDelivered(t, r, 5*time.Second, gone)
+	waitPending(t, m, 0)
+}
+
+// TestRelayDownBacksOffTheSenderNotTheEntries: a relay that accepts TCP
+// and hangs up at once is dialled with growing delays however often the
+// mailer is woken, and no entry is charged for it.
+func TestRelayDownBacksOffTheSenderNotTheEntries(t *testing.T) {
+	s := openStore(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	var mu sync.Mutex
+	dials := 0
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			dials++
+			mu.Unlock()
+			_ = c.Close()
+		}
+	}()
+	owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
+	m, err := New(Config{SMTPAddr: ln.Addr().String(), BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond,
+		SendTimeout: time.Second, Logger: discard()}, s)
+	require.NoError(t, err)
+	m.Start()
+	t.Cleanup(func() { _ = m.Close() })
+	stop := time.Now().Add(600 * time.Millisecond)
+	for time.Now().Before(stop) {
+		m.Wake() // as every order would
+		time.Sleep(time.Millisecond)
+	}
+	mu.Lock()
+	n := dials
+	mu.Unlock()
+	// 20, 40, 80, then every 50-100 ms: about 8 in 600 ms, never hundreds.
+	require.GreaterOrEqual(t, n, 3)
+	require.LessOrEqual(t, n, 16, "the sender spins on a dead relay")
+	e := stateOf(t, m, "ada@example.com")
+	require.Equal(t, outbox.Pending, e.State)
+	require.Zero(t, e.Attempts, "a dead relay is not the entry's fault")
+}
