@@ -308,10 +308,12 @@ func (q *Queue) Park(b *persistence.Batch, e Entry, now time.Time, reason string
 	return e, q.put(b, e)
 }
 
-// Add queues a new entry id, due at at, in b. An entry with the same id is
-// replaced.
-func (q *Queue) Add(b *persistence.Batch, id string, value []byte, at time.Time) error {
-	return q.put(b, Entry{ID: id, Value: value, State: Retrying, NextAt: at})
+// Add queues entry e (its ID, Value, NextAt and, for an entry carried
+// over from an older format, Attempts and LastError), due at e.NextAt, in
+// b. An entry with the same id is replaced.
+func (q *Queue) Add(b *persistence.Batch, e Entry) error {
+	e.State = Retrying
+	return q.put(b, e)
 }
 
 // bound keeps a stored error short: a relay's answer can be long.
