@@ -1,12 +1,8 @@
 package http
 
 import (
-	"errors"
-	"strings"
-
 	"ticketd/event"
 	"ticketd/mail"
-	"ticketd/outbox"
 )
 
 // OutboxLister lists the mail the service owes, in key order after the key
@@ -18,37 +14,35 @@ type OutboxLister interface {
 }
 
 // OutboxMail is an undelivered email in the outbox: without SMTP
-// (TICKETD_SMTP_ADDR) mail stays here; mail the SMTP server refused for now
-// waits here for its next attempt, and mail it refused for good is parked
-// here until retried.
+// (TICKETD_SMTP_ADDR) mail stays here, and while the SMTP server is down it
+// waits here for the next retry.
 type OutboxMail struct {
-	ID             string      `json:"id" doc:"The entry's id, for POST /admin/v1/outbox/{id}/retry."`
-	Key            string      `json:"key" doc:"Outbox key: mail/{eventId}/{log seq}-{index}."`
-	Status         string      `json:"status" v:"enum=pending|retrying|parked" doc:"pending: not tried yet; retrying: refused for now (a 4xx answer or a lost connection), tried again at nextAttemptAt; parked: refused for good (a 5xx answer), sent again only after a retry request."`
-	Attempts       int         `json:"attempts" doc:"Failed delivery attempts so far."`
-	LastError      *string     `json:"lastError" doc:"The SMTP server's answer to the last failed attempt."`
-	LastAttemptAt  *event.Time `json:"lastAttemptAt"`
-	NextAttemptAt  *event.Time `json:"nextAttemptAt" doc:"When a retrying entry is tried again."`
-	Kind           string      `json:"kind" v:"enum=ticket"`
-	EventID        string      `json:"eventId"`
-	EventName      string      `json:"eventName"`
-	RegistrationID string      `json:"registrationId"`
-	Email          string      `json:"email"`
-	Name           string      `json:"name"`
-	TicketName     string      `json:"ticketName"`
-	PassURL        string      `json:"passUrl"`
-	CreatedAt      event.Time  `json:"createdAt"`
+	Key            string     `json:"key" doc:"Outbox key: mail/{eventId}/{log seq}-{index}."`
+	Kind           string     `json:"kind" v:"enum=ticket"`
+	EventID        string     `json:"eventId"`
+	EventName      string     `json:"eventName"`
+	RegistrationID string     `json:"registrationId"`
+	Email          string     `json:"email"`
+	Name           string     `json:"name"`
+	TicketName     string     `json:"ticketName"`
+	PassURL        string     `json:"passUrl"`
+	CreatedAt      event.Time `json:"createdAt"`
+
+	// The delivery state: mail the SMTP server refused for now waits for
+	// its next attempt, mail it refused for good is parked until retried.
+	ID            string      `json:"id" doc:"The entry's id, for POST /admin/v1/outbox/{id}/retry."`
+	Status        string      `json:"status" v:"enum=pending|retrying|parked" doc:"pending: not tried yet; retrying: refused for now (a 4xx answer or a lost connection), tried again at nextAttemptAt; parked: refused for good (a 5xx answer), sent again only after a retry request."`
+	Attempts      int         `json:"attempts" doc:"Failed delivery attempts so far."`
+	LastError     *string     `json:"lastError" doc:"The SMTP server's answer to the last failed attempt."`
+	LastAttemptAt *event.Time `json:"lastAttemptAt"`
+	NextAttemptAt *event.Time `json:"nextAttemptAt" doc:"When a retrying entry is tried again."`
 }
 
 func (a *api) outboxRoutes() []Route {
 	return []Route{{Method: "GET", Path: "/admin/v1/outbox", OperationID: "listOutbox", Tag: "Mail",
-		Summary: "List the mail the service still owes: not yet accepted by the SMTP server, waiting for a retry, or parked",
+		Summary: "List the mail the service still owes (ticket emails not yet accepted by the SMTP server)",
 		Surface: Admin, Query: ListQuery{}, Success: 200, Response: List[OutboxMail]{}, Errors: []int{400},
-		Handle: a.listOutbox},
-		{Method: "POST", Path: "/admin/v1/outbox/{id}/retry", OperationID: "retryOutboxMail", Tag: "Mail",
-			Summary: "Send a parked email again now (after fixing what the SMTP server refused)",
-			Surface: Admin, Success: 200, Response: OutboxMail{}, Errors: []int{404, 409},
-			Handle: a.retryOutboxMail}}
+		Handle: a.listOutbox}}
 }
 
 func (a *api) outbox() OutboxLister {
@@ -61,28 +55,6 @@ func (a *api) outbox() OutboxLister {
 		return nil
 	}
 	return m
-}
-
-// outboxID makes an entry id (eventId/seq-index) fit one path segment.
-func outboxID(id string) string { return strings.ReplaceAll(id, "/", ".") }
-
-func outboxView(m mail.Entry) OutboxMail {
-	v := OutboxMail{ID: outboxID(m.ID), Key: m.Key, Status: string(m.State), Attempts: m.Attempts, Kind: m.Kind,
-		EventID: m.EventID, EventName: m.EventName, RegistrationID: m.RegistrationID, Email: m.Email, Name: m.Name,
-		TicketName: m.TicketName, PassURL: m.PassURL, CreatedAt: event.At(m.CreatedAt)}
-	if m.LastError != "" {
-		e := m.LastError
-		v.LastError = &e
-	}
-	if !m.LastAttemptAt.IsZero() {
-		t := event.At(m.LastAttemptAt)
-		v.LastAttemptAt = &t
-	}
-	if m.State == outbox.Retrying && !m.NextAttemptAt.IsZero() {
-		t := event.At(m.NextAttemptAt)
-		v.NextAttemptAt = &t
-	}
-	return v
 }
 
 func (a *api) listOutbox(c *Ctx) (any, error) {
@@ -115,22 +87,4 @@ func (a *api) listOutbox(c *Ctx) (any, error) {
 		next = out[len(out)-1].Key
 	}
 	return NewList(out, more, next), nil
-}
-
-func (a *api) retryOutboxMail(c *Ctx) (any, error) {
-	ob := a.outbox()
-	if ob == nil {
-		return nil, httpError(503, "the outbox is not available")
-	}
-	id := strings.ReplaceAll(c.Param("id"), ".", "/")
-	e, err := ob.Retry(id)
-	switch {
-	case errors.Is(err, outbox.ErrNotFound):
-		return nil, httpError(404, "no such outbox entry (delivered already, or never owed)")
-	case errors.Is(err, outbox.ErrNotParked):
-		return nil, httpError(409, "the entry is not parked: it is sent without a request")
-	case err != nil:
-		return nil, err
-	}
-	return outboxView(e), nil
 }
