@@ -34,6 +34,18 @@ type lane struct {
 	claimed map[string]bool
 	running bool
 	retryAt time.Time
+	// latency is a moving average of the endpoint's answer times: how
+	// fast its lane drains.
+	latency time.Duration
+}
+
+// drain estimates when the lane will have delivered n more tasks.
+func (l *lane) drain(now time.Time, n int) time.Time {
+	per := l.latency
+	if per <= 0 {
+		per = 100 * time.Millisecond
+	}
+	return now.Add(per * time.Duration(n))
 }
 
 // maxLane bounds the tasks waiting in one endpoint's lane; more stay
@@ -71,10 +83,12 @@ func (s *Service) round(ctx context.Context) (outbox.Round, error) {
 	var handed []handoff
 	waiting := false // due tasks left for a worker to come free
 	progress := false
+	over := map[string]int{} // tasks of a full lane met this round, by endpoint
 	s.lmu.Lock()
 	for _, e := range due {
 		endpoint, _, _ := strings.Cut(e.ID, "/")
 		l := s.laneOf(endpoint)
+		slotless := !l.running && s.busy >= s.cfg.Concurrency
 		switch {
 		case l.claimed[e.ID]:
 			waiting = true
@@ -85,8 +99,22 @@ func (s *Service) round(ctx context.Context) (outbox.Round, error) {
 				return outbox.Round{}, err
 			}
 			progress = true
-		case len(l.queue) >= s.maxLane() || (!l.running && s.busy >= s.cfg.Concurrency):
-			waiting = true
+		case (len(l.queue) >= s.maxLane() || slotless) && !full:
+			waiting = true // everything due was seen: nothing is stuck behind it
+		case len(l.queue) >= s.maxLane() || slotless:
+			// More is due behind this task: move it to when its lane (or a
+			// worker slot) should be free, so one busy endpoint's backlog
+			// never hides another endpoint's tasks from the round.
+			over[endpoint]++
+			at := l.drain(now, len(l.queue)+over[endpoint])
+			if slotless {
+				at = now.Add(s.cfg.PollInterval)
+			}
+			if _, err := s.tasks.Defer(bt, e, at); err != nil {
+				s.lmu.Unlock()
+				return outbox.Round{}, err
+			}
+			progress = true
 		default:
 			// Lease the task to the lane: out of the due index until the
 			// worker settles it, back by itself if the process dies first.
@@ -152,8 +180,11 @@ func (s *Service) work(ctx context.Context, endpoint string) {
 		l.queue = l.queue[1:]
 		s.lmu.Unlock()
 
+		began := time.Now()
 		retryAt, err := s.deliver(ctx, e)
+		took := time.Since(began)
 		s.lmu.Lock()
+		l.latency = (3*l.latency + took) / 4
 		delete(l.claimed, e.ID)
 		var rest []outbox.Entry
 		if !retryAt.IsZero() {

@@ -190,3 +190,47 @@ func TestTasksOfTheOldFormatAreDelivered(t *testing.T) {
 	require.NoError(t, st.Scan([]byte("whq/"), func(_, _ []byte) error { n++; return nil }))
 	assert.Zero(t, n)
 }
+
+// TestBusyEndpointBacklogDoesNotHideOthers: an endpoint that answers, but
+// slowly, has a backlog far larger than a round; another unit's event,
+// queued after all of it, still goes out at once, and the backlog drains
+// completely, each event once.
+func TestBusyEndpointBacklogDoesNotHideOthers(t *testing.T) {
+	w, st := open(t, webhooks.Config{BatchMax: 20})
+	var mu sync.Mutex
+	seen := map[string]int{}
+	slow := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		seen[r.Header.Get("Webhook-Id")]++
+		mu.Unlock()
+		rw.WriteHeader(204)
+	}))
+	t.Cleanup(slow.Close)
+	fast := newReceiver(t, 0)
+	_, err := w.Create("bu_a", webhooks.Input{URL: ptr(slow.URL), EventTypes: []string{actors.HookOrderPaid}})
+	require.NoError(t, err)
+	_, err = w.Create("bu_b", webhooks.Input{URL: ptr(fast.srv.URL), EventTypes: []string{actors.HookOrderPaid}})
+	require.NoError(t, err)
+	const backlog = 300 // 6 s of the slow endpoint's time
+	for i := 1; i <= backlog; i++ {
+		enqueue(t, st, fmt.Sprintf("%016x-0000", i), "bu_a", actors.HookOrderPaid)
+	}
+	enqueue(t, st, fmt.Sprintf("%016x-0000", backlog+1), "bu_b", actors.HookOrderPaid)
+	start := time.Now()
+	w.Wake()
+	require.Eventually(t, func() bool { return len(fast.got()) == 1 }, 10*time.Second, 2*time.Millisecond)
+	assert.Less(t, time.Since(start), 1500*time.Millisecond, "hidden behind the busy endpoint's backlog")
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == backlog
+	}, 30*time.Second, 10*time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	for id, n := range seen {
+		require.Equal(t, 1, n, id)
+	}
+	t.Logf("backlog of %d drained in %s", backlog, time.Since(start).Round(time.Millisecond))
+}
