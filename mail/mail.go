@@ -11,6 +11,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	texttemplate "text/template"
 	"time"
 
@@ -260,11 +261,12 @@ func (m *Mailer) round(ctx context.Context) (outbox.Round, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, m.cfg.SendTimeout)
 	defer cancel()
-	c, err := m.client()
+	c, stop, err := m.client(ctx)
 	if err != nil {
 		m.queue.Unread()
 		return outbox.Round{}, err
 	}
+	defer stop()
 	if err := c.DialWithContext(dctx); err != nil {
 		m.queue.Unread()
 		return outbox.Round{}, fmt.Errorf("mail: dial %s: %w", m.cfg.SMTPAddr, err)
@@ -276,7 +278,7 @@ func (m *Mailer) round(ctx context.Context) (outbox.Round, error) {
 			m.queue.Unread()
 			return outbox.Round{}, nil
 		}
-		charged, broken, err := m.send(c, e)
+		charged, broken, err := m.send(ctx, c, e)
 		if err != nil {
 			m.queue.Unread()
 			return outbox.Round{}, err
@@ -314,7 +316,7 @@ func (m *Mailer) next(more bool) (outbox.Round, error) {
 // settled (delivered, retried later or parked); broken that the
 // connection cannot be used further. err is a failure to store the
 // outcome.
-func (m *Mailer) send(c *gomail.Client, e outbox.Entry) (charged, broken bool, err error) {
+func (m *Mailer) send(ctx context.Context, c *gomail.Client, e outbox.Entry) (charged, broken bool, err error) {
 	now := m.cfg.Now()
 	var tm actors.TicketMail
 	if err := json.Unmarshal(e.Value, &tm); err != nil {
@@ -327,6 +329,9 @@ func (m *Mailer) send(c *gomail.Client, e outbox.Entry) (charged, broken bool, e
 	err = c.Send(msg)
 	if err == nil {
 		return true, false, m.settle(e, now, true, "")
+	}
+	if ctx.Err() != nil {
+		return false, true, nil // closing cut the connection: not e's fault
 	}
 	var se *gomail.SendError
 	code := 0
@@ -384,11 +389,29 @@ func (m *Mailer) retry(e outbox.Entry, now time.Time, reason string) error {
 	return nil
 }
 
-func (m *Mailer) client() (*gomail.Client, error) {
+// client returns an SMTP client whose connection is closed when ctx ends,
+// so Close does not wait for a slow relay; stop releases that watch.
+func (m *Mailer) client(ctx context.Context) (c *gomail.Client, stop func() bool, err error) {
 	host, port, _ := net.SplitHostPort(m.cfg.SMTPAddr)
 	p, _ := strconv.Atoi(port)
+	var mu sync.Mutex
+	var conn net.Conn
+	dial := func(dctx context.Context, network, addr string) (net.Conn, error) {
+		cn, err := (&net.Dialer{}).DialContext(dctx, network, addr)
+		mu.Lock()
+		conn = cn
+		mu.Unlock()
+		return cn, err
+	}
+	stop = context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if conn != nil {
+			_ = conn.Close()
+		}
+	})
 	opts := []gomail.Option{gomail.WithPort(p), gomail.WithTLSPolicy(gomail.TLSOpportunistic),
-		gomail.WithTimeout(m.cfg.SendTimeout), gomail.WithHELO("ticketd")}
+		gomail.WithTimeout(m.cfg.SendTimeout), gomail.WithHELO("ticketd"), gomail.WithDialContextFunc(dial)}
 	if m.cfg.TLSConfig != nil {
 		opts = append(opts, gomail.WithTLSConfig(m.cfg.TLSConfig))
 	}
@@ -396,11 +419,12 @@ func (m *Mailer) client() (*gomail.Client, error) {
 		opts = append(opts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover),
 			gomail.WithUsername(m.cfg.Username), gomail.WithPassword(m.cfg.Password))
 	}
-	c, err := gomail.NewClient(host, opts...)
+	c, err = gomail.NewClient(host, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("mail: client: %w", err)
+		stop()
+		return nil, nil, fmt.Errorf("mail: client: %w", err)
 	}
-	return c, nil
+	return c, stop, nil
 }
 
 // Render builds the email of an outbox entry: a text part and an HTML

@@ -24,6 +24,7 @@ type relay struct {
 	mu        sync.Mutex
 	greylist  map[string]bool // domain -> answer 450
 	reject    map[string]bool // address -> answer 550
+	hang      chan struct{}   // non-nil: RCPT waits until it is closed
 	rcpts     map[string][]time.Time
 	delivered chan string
 }
@@ -66,6 +67,12 @@ func (s *relaySession) Reset()                               { s.to = nil }
 func (s *relaySession) Logout() error                        { return nil }
 func (s *relaySession) Mail(string, *smtp.MailOptions) error { return nil }
 func (s *relaySession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s.r.mu.Lock()
+	hang := s.r.hang
+	s.r.mu.Unlock()
+	if hang != nil {
+		<-hang
+	}
 	s.r.mu.Lock()
 	defer s.r.mu.Unlock()
 	s.r.rcpts[to] = append(s.r.rcpts[to], time.Now())
@@ -295,4 +302,26 @@ func TestRelayDownBacksOffTheSenderNotTheEntries(t *testing.T) {
 	e := stateOf(t, m, "ada@example.com")
 	require.Equal(t, outbox.Pending, e.State)
 	require.Zero(t, e.Attempts, "a dead relay is not the entry's fault")
+}
+
+// TestCloseDoesNotWaitForAStalledRelay: a relay that stops answering in
+// the middle of a transaction does not hold up Close, and the mail it
+// never accepted stays owed, uncharged.
+func TestCloseDoesNotWaitForAStalledRelay(t *testing.T) {
+	s := openStore(t)
+	r, addr := newRelay(t)
+	hang := make(chan struct{})
+	t.Cleanup(func() { close(hang) })
+	r.set(func() { r.hang = hang })
+	owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
+	m, err := New(Config{SMTPAddr: addr, SendTimeout: 20 * time.Second, Logger: discard()}, s)
+	require.NoError(t, err)
+	m.Start()
+	time.Sleep(300 * time.Millisecond) // the round is stuck at RCPT by now
+	start := time.Now()
+	require.NoError(t, m.Close())
+	require.Less(t, time.Since(start), 2*time.Second, "Close waited for the relay")
+	e := stateOf(t, m, "ada@example.com")
+	require.Equal(t, outbox.Pending, e.State)
+	require.Zero(t, e.Attempts)
 }
