@@ -18,6 +18,9 @@ import (
 
 var errFull = errors.New("full")
 
+// errAborted reports an attempt cut short by Close: not recorded.
+var errAborted = errors.New("webhooks: attempt aborted by close")
+
 // body is the JSON sent to endpoints.
 type body struct {
 	ID        string          `json:"id"`
@@ -168,12 +171,22 @@ func (s *Service) work(ctx context.Context, endpoint string) {
 		s.lmu.Lock()
 		l := s.lanes[endpoint]
 		if len(l.queue) == 0 || ctx.Err() != nil {
+			// Closing hands the leases back, so the next start sends
+			// these at once rather than when their leases run out.
+			rest := l.queue
+			l.queue = nil
+			for _, r := range rest {
+				delete(l.claimed, r.ID)
+			}
 			l.running = false
 			s.busy--
-			if len(l.queue) == 0 && l.retryAt.IsZero() {
+			if l.retryAt.IsZero() {
 				delete(s.lanes, endpoint)
 			}
 			s.lmu.Unlock()
+			if len(rest) > 0 {
+				s.deferAll(rest, s.cfg.Now())
+			}
 			return
 		}
 		e := l.queue[0]
@@ -184,6 +197,11 @@ func (s *Service) work(ctx context.Context, endpoint string) {
 		retryAt, err := s.deliver(ctx, e)
 		took := time.Since(began)
 		s.lmu.Lock()
+		if errors.Is(err, errAborted) {
+			l.queue = append([]outbox.Entry{e}, l.queue...) // handed back above
+			s.lmu.Unlock()
+			continue
+		}
 		l.latency = (3*l.latency + took) / 4
 		delete(l.claimed, e.ID)
 		var rest []outbox.Entry
@@ -206,7 +224,8 @@ func (s *Service) work(ctx context.Context, endpoint string) {
 	}
 }
 
-// deferAll moves leased tasks to at, uncharged: their endpoint failed.
+// deferAll moves leased tasks to at, uncharged (their endpoint failed, or
+// the service closes).
 func (s *Service) deferAll(es []outbox.Entry, at time.Time) {
 	bt := s.store.NewBatch()
 	defer bt.Close()
@@ -305,7 +324,7 @@ func (s *Service) deliver(ctx context.Context, e outbox.Entry) (retryAt time.Tim
 	start := time.Now()
 	status, perr := s.post(ctx, ep.URL, t, Signature(now.Unix(), t.Body, secrets...))
 	if ctx.Err() != nil {
-		return time.Time{}, nil // closing: the task stays leased, tried after the restart
+		return time.Time{}, errAborted
 	}
 	d.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 	d.StatusCode = status

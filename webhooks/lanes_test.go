@@ -212,7 +212,7 @@ func TestBusyEndpointBacklogDoesNotHideOthers(t *testing.T) {
 	require.NoError(t, err)
 	_, err = w.Create("bu_b", webhooks.Input{URL: ptr(fast.srv.URL), EventTypes: []string{actors.HookOrderPaid}})
 	require.NoError(t, err)
-	const backlog = 300 // 6 s of the slow endpoint's time
+	const backlog = 200 // 4 s of the slow endpoint's time
 	for i := 1; i <= backlog; i++ {
 		enqueue(t, st, fmt.Sprintf("%016x-0000", i), "bu_a", actors.HookOrderPaid)
 	}
@@ -233,4 +233,34 @@ func TestBusyEndpointBacklogDoesNotHideOthers(t *testing.T) {
 		require.Equal(t, 1, n, id)
 	}
 	t.Logf("backlog of %d drained in %s", backlog, time.Since(start).Round(time.Millisecond))
+}
+
+// TestCloseCancelsAHangingPostAndKeepsItsTask: Close does not wait for an
+// endpoint that hangs; the task it was sending is neither charged nor
+// lost, and is due at once for the next start.
+func TestCloseCancelsAHangingPostAndKeepsItsTask(t *testing.T) {
+	st, err := persistence.Open(persistence.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	defer st.Close()
+	w, err := webhooks.New(webhooks.Config{Timeout: 20 * time.Second, PollInterval: 5 * time.Millisecond}, st, nil)
+	require.NoError(t, err)
+	slow, hung := hangingEndpoint(t)
+	_, err = w.Create("bu_1", webhooks.Input{URL: ptr(slow.URL), EventTypes: []string{actors.HookOrderPaid}})
+	require.NoError(t, err)
+	enqueue(t, st, "0000000000000001-0000", "bu_1", actors.HookOrderPaid)
+	enqueue(t, st, "0000000000000002-0000", "bu_1", actors.HookOrderPaid)
+	w.Start()
+	require.Eventually(t, func() bool { return hung() == 1 }, 5*time.Second, 2*time.Millisecond)
+	start := time.Now()
+	require.NoError(t, w.Close())
+	require.Less(t, time.Since(start), 2*time.Second, "Close waited for the endpoint")
+	q, err := outbox.NewQueue(st, webhooks.TaskQueue, "")
+	require.NoError(t, err)
+	es, err := q.List("", 10)
+	require.NoError(t, err)
+	require.Len(t, es, 2)
+	for _, e := range es {
+		assert.Zero(t, e.Attempts, e.ID)
+		assert.False(t, e.NextAt.After(time.Now()), "%s is leased past the close", e.ID)
+	}
 }
