@@ -5,70 +5,29 @@ package http_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net"
 	nethttp "net/http"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/emersion/go-smtp"
 	"github.com/stretchr/testify/require"
 
 	"ticketd/actors"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/mail"
+	"ticketd/mail/smtptest"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )
 
-// refusingRelay answers 550 at RCPT for the addresses in reject.
-type refusingRelay struct {
-	mu        sync.Mutex
-	reject    map[string]bool
-	delivered chan string
-}
-
-func (r *refusingRelay) NewSession(*smtp.Conn) (smtp.Session, error) {
-	return &refusingSession{r: r}, nil
-}
-
-type refusingSession struct {
-	r  *refusingRelay
-	to []string
-}
-
-func (s *refusingSession) Reset()                               { s.to = nil }
-func (s *refusingSession) Logout() error                        { return nil }
-func (s *refusingSession) Mail(string, *smtp.MailOptions) error { return nil }
-func (s *refusingSession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	s.r.mu.Lock()
-	defer s.r.mu.Unlock()
-	if s.r.reject[to] {
-		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user here"}
-	}
-	s.to = append(s.to, to)
-	return nil
-}
-func (s *refusingSession) Data(r io.Reader) error {
-	_, err := io.Copy(io.Discard, r)
-	for _, to := range s.to {
-		s.r.delivered <- to
-	}
-	return err
-}
-
 func TestAPIOutboxParkedMailListedAndRetried(t *testing.T) {
 	t.Parallel()
-	relay := &refusingRelay{reject: map[string]bool{"nobody@example.com": true}, delivered: make(chan string, 16)}
-	rl, err := net.Listen("tcp", "127.0.0.1:0")
+	relay, err := smtptest.Start()
 	require.NoError(t, err)
-	smtpSrv := smtp.NewServer(relay)
-	smtpSrv.Domain = "localhost"
-	go func() { _ = smtpSrv.Serve(rl) }()
-	t.Cleanup(func() { _ = smtpSrv.Close() })
+	t.Cleanup(func() { _ = relay.Close() })
+	relay.Reject("nobody@example.com", true)
 
 	s := &service{t: t, Admin: apiAdminToken, dir: t.TempDir()}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -78,7 +37,7 @@ func TestAPIOutboxParkedMailListedAndRetried(t *testing.T) {
 		Logger: slog.New(slog.DiscardHandler)}
 	s.Store, err = persistence.Open(persistence.Options{Dir: s.dir})
 	require.NoError(t, err)
-	m, err := mail.New(mail.Config{SMTPAddr: rl.Addr().String(), BackoffMin: 10 * time.Millisecond,
+	m, err := mail.New(mail.Config{SMTPAddr: relay.Addr, BackoffMin: 10 * time.Millisecond,
 		BackoffMax: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, s.Store)
 	require.NoError(t, err)
 	s.Sys, err = actors.Open(actors.Config{Event: event.Config{BaseURL: s.URL, OrderHold: 15 * time.Minute,
@@ -108,8 +67,8 @@ func TestAPIOutboxParkedMailListedAndRetried(t *testing.T) {
 	apiRegister(t, u.dev, ev, tt, "nobody@example.com")
 	apiRegister(t, u.dev, ev, tt, "ada@example.com")
 	select {
-	case to := <-relay.delivered:
-		require.Equal(t, "ada@example.com", to, "the refused address held up the other")
+	case msg := <-relay.Delivered():
+		require.Equal(t, []string{"ada@example.com"}, msg.To, "the refused address held up the other")
 	case <-time.After(5 * time.Second):
 		t.Fatal("the deliverable mail did not go out")
 	}
@@ -131,14 +90,12 @@ func TestAPIOutboxParkedMailListedAndRetried(t *testing.T) {
 
 	id := apiS(parked, "id")
 	apiWantErr(t, adm.Do("POST", "/admin/v1/outbox/evt_nope.0000000000000001-0000/retry", nil), 404, "NOT_FOUND")
-	relay.mu.Lock()
-	delete(relay.reject, "nobody@example.com")
-	relay.mu.Unlock()
+	relay.Reject("nobody@example.com", false)
 	got := apiWant(t, adm.Do("POST", "/admin/v1/outbox/"+id+"/retry", nil), 200)
 	require.Equal(t, "retrying", got["status"])
 	select {
-	case to := <-relay.delivered:
-		require.Equal(t, "nobody@example.com", to)
+	case msg := <-relay.Delivered():
+		require.Equal(t, []string{"nobody@example.com"}, msg.To)
 	case <-time.After(5 * time.Second):
 		t.Fatal("the retried mail did not go out")
 	}

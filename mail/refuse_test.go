@@ -1,104 +1,32 @@
 package mail
 
 import (
-	"io"
 	"log/slog"
 	"net"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/emersion/go-smtp"
 	"github.com/stretchr/testify/require"
 
 	"ticketd/actors"
+	"ticketd/mail/smtptest"
 	"ticketd/outbox"
 	"ticketd/persistence"
 )
 
-// relay is a real SMTP server that refuses some recipients: 450 at RCPT
-// for every address of a greylisted domain and 550 for some addresses,
-// until told otherwise. It records every RCPT it is asked.
-type relay struct {
-	mu        sync.Mutex
-	greylist  map[string]bool // domain -> answer 450
-	reject    map[string]bool // address -> answer 550
-	hang      chan struct{}   // non-nil: RCPT waits until it is closed
-	rcpts     map[string][]time.Time
-	delivered chan string
-}
-
-func newRelay(t *testing.T) (*relay, string) {
+// newRelay starts a real SMTP relay on loopback for the test.
+func newRelay(t *testing.T) (*smtptest.Relay, string) {
 	t.Helper()
-	r := &relay{greylist: map[string]bool{}, reject: map[string]bool{}, rcpts: map[string][]time.Time{},
-		delivered: make(chan string, 64)}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	r, err := smtptest.Start()
 	require.NoError(t, err)
-	srv := smtp.NewServer(r)
-	srv.Domain = "localhost"
-	srv.ReadTimeout, srv.WriteTimeout = 5*time.Second, 5*time.Second
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return r, ln.Addr().String()
-}
-
-func (r *relay) NewSession(*smtp.Conn) (smtp.Session, error) { return &relaySession{r: r}, nil }
-
-func (r *relay) set(fn func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fn()
-}
-
-// tries returns the times to was asked at RCPT.
-func (r *relay) tries(to string) []time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]time.Time(nil), r.rcpts[to]...)
-}
-
-type relaySession struct {
-	r  *relay
-	to []string
-}
-
-func (s *relaySession) Reset()                               { s.to = nil }
-func (s *relaySession) Logout() error                        { return nil }
-func (s *relaySession) Mail(string, *smtp.MailOptions) error { return nil }
-func (s *relaySession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	s.r.mu.Lock()
-	hang := s.r.hang
-	s.r.mu.Unlock()
-	if hang != nil {
-		<-hang
-	}
-	s.r.mu.Lock()
-	defer s.r.mu.Unlock()
-	s.r.rcpts[to] = append(s.r.rcpts[to], time.Now())
-	_, domain, _ := strings.Cut(to, "@")
-	if s.r.greylist[domain] {
-		return &smtp.SMTPError{Code: 450, EnhancedCode: smtp.EnhancedCode{4, 7, 1}, Message: "greylisted, try again later"}
-	}
-	if s.r.reject[to] {
-		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user here"}
-	}
-	s.to = append(s.to, to)
-	return nil
-}
-func (s *relaySession) Data(r io.Reader) error {
-	if _, err := io.Copy(io.Discard, r); err != nil {
-		return err
-	}
-	for _, to := range s.to {
-		s.r.delivered <- to
-	}
-	return nil
+	t.Cleanup(func() { _ = r.Close() })
+	return r, r.Addr
 }
 
 // awaitDelivered waits for the addresses in want (in any order) and
 // fails on any other.
-func awaitDelivered(t *testing.T, r *relay, within time.Duration, want ...string) {
+func awaitDelivered(t *testing.T, r *smtptest.Relay, within time.Duration, want ...string) {
 	t.Helper()
 	left := map[string]bool{}
 	for _, w := range want {
@@ -107,9 +35,11 @@ func awaitDelivered(t *testing.T, r *relay, within time.Duration, want ...string
 	deadline := time.After(within)
 	for len(left) > 0 {
 		select {
-		case to := <-r.delivered:
-			require.True(t, left[to], "unexpected delivery to %s", to)
-			delete(left, to)
+		case msg := <-r.Delivered():
+			for _, to := range msg.To {
+				require.True(t, left[to], "unexpected delivery to %s", to)
+				delete(left, to)
+			}
 		case <-deadline:
 			t.Fatalf("not delivered within %s: %v", within, left)
 		}
@@ -139,10 +69,8 @@ func stateOf(t *testing.T, m *Mailer, to string) Entry {
 func TestRefusedRecipientsDoNotHoldUpTheRest(t *testing.T) {
 	s := openStore(t)
 	r, addr := newRelay(t)
-	r.set(func() {
-		r.greylist["greylist.example"] = true
-		r.reject["nobody@example.com"] = true
-	})
+	r.Greylist("greylist.example", true)
+	r.Reject("nobody@example.com", true)
 	const grey, gone = "ann@greylist.example", "nobody@example.com"
 	owe(t, s, ticket(actors.OutboxPrefix+"evt_0/0000000000000001-0000", grey))
 	owe(t, s, ticket(actors.OutboxPrefix+"evt_0/0000000000000001-0001", gone))
@@ -171,8 +99,8 @@ func TestRefusedRecipientsDoNotHoldUpTheRest(t *testing.T) {
 	require.Equal(t, actors.OutboxPrefix+"evt_0/0000000000000001-0001", parked.Key)
 
 	// The 450 one is retried, each time later than the last.
-	require.Eventually(t, func() bool { return len(r.tries(grey)) >= 4 }, 10*time.Second, 10*time.Millisecond)
-	tries := r.tries(grey)
+	require.Eventually(t, func() bool { return len(r.Tries(grey)) >= 4 }, 10*time.Second, 10*time.Millisecond)
+	tries := r.Tries(grey)
 	for i := 2; i < len(tries); i++ {
 		require.GreaterOrEqual(t, tries[i].Sub(tries[i-1]), 45*time.Millisecond, "retried without backoff: %v", tries)
 	}
@@ -181,10 +109,10 @@ func TestRefusedRecipientsDoNotHoldUpTheRest(t *testing.T) {
 	require.GreaterOrEqual(t, retrying.Attempts, 3)
 	require.Contains(t, retrying.LastError, "450")
 	require.False(t, retrying.NextAttemptAt.IsZero())
-	require.Len(t, r.tries(gone), 1, "a parked entry is not tried again")
+	require.Len(t, r.Tries(gone), 1, "a parked entry is not tried again")
 
 	// The relay accepts the domain now: the retry delivers it.
-	r.set(func() { delete(r.greylist, "greylist.example") })
+	r.Greylist("greylist.example", false)
 	awaitDelivered(t, r, 5*time.Second, grey)
 
 	// A retry request sends the parked one.
@@ -192,7 +120,7 @@ func TestRefusedRecipientsDoNotHoldUpTheRest(t *testing.T) {
 	require.ErrorIs(t, err, outbox.ErrNotFound)
 	_, err = m.Retry("evt_1/0000000000000001-0000")
 	require.ErrorIs(t, err, outbox.ErrNotFound, "delivered")
-	r.set(func() { delete(r.reject, gone) })
+	r.Reject(gone, false)
 	e, err := m.Retry(parked.ID)
 	require.NoError(t, err)
 	require.Equal(t, outbox.Retrying, e.State)
@@ -211,10 +139,8 @@ func TestRetryStateAndParkedMailSurviveARestart(t *testing.T) {
 		return st
 	}
 	r, addr := newRelay(t)
-	r.set(func() {
-		r.greylist["greylist.example"] = true
-		r.reject["nobody@example.com"] = true
-	})
+	r.Greylist("greylist.example", true)
+	r.Reject("nobody@example.com", true)
 	const grey, gone = "ann@greylist.example", "nobody@example.com"
 	cfg := Config{SMTPAddr: addr, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond,
 		RetryMin: 2 * time.Second, RetryMax: 4 * time.Second, Logger: discard()}
@@ -233,7 +159,8 @@ func TestRetryStateAndParkedMailSurviveARestart(t *testing.T) {
 
 	s = open()
 	t.Cleanup(func() { _ = s.Close() })
-	r.set(func() { delete(r.greylist, "greylist.example"); delete(r.reject, gone) })
+	r.Greylist("greylist.example", false)
+	r.Reject(gone, false)
 	m, err = New(cfg, s)
 	require.NoError(t, err)
 	for _, to := range []string{grey, gone} {
@@ -250,10 +177,10 @@ func TestRetryStateAndParkedMailSurviveARestart(t *testing.T) {
 	wait := time.Until(before[grey].NextAttemptAt)
 	if wait > 300*time.Millisecond {
 		time.Sleep(wait - 200*time.Millisecond)
-		require.Len(t, r.tries(grey), 1, "retried before its time after a restart")
+		require.Len(t, r.Tries(grey), 1, "retried before its time after a restart")
 	}
 	awaitDelivered(t, r, 6*time.Second, grey)
-	require.Len(t, r.tries(gone), 1, "a parked entry waits for a request, restart or not")
+	require.Len(t, r.Tries(gone), 1, "a parked entry waits for a request, restart or not")
 	_, err = m.Retry(before[gone].ID)
 	require.NoError(t, err)
 	awaitDelivered(t, r, 5*time.Second, gone)
@@ -310,9 +237,7 @@ func TestRelayDownBacksOffTheSenderNotTheEntries(t *testing.T) {
 func TestCloseDoesNotWaitForAStalledRelay(t *testing.T) {
 	s := openStore(t)
 	r, addr := newRelay(t)
-	hang := make(chan struct{})
-	t.Cleanup(func() { close(hang) })
-	r.set(func() { r.hang = hang })
+	r.Stall(true)
 	owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
 	m, err := New(Config{SMTPAddr: addr, SendTimeout: 20 * time.Second, Logger: discard()}, s)
 	require.NoError(t, err)
