@@ -51,6 +51,14 @@ func (l *lane) drain(now time.Time, n int) time.Time {
 	return now.Add(per * time.Duration(n))
 }
 
+// lease is how long a task at position i of lane l stays out of the due
+// index: twice the lane's expected time to reach it, plus one timeout. A
+// crash brings it back then; a lease that runs out while the task still
+// waits in its lane is renewed by the round that finds it.
+func (s *Service) lease(l *lane, now time.Time, i int) time.Time {
+	return l.drain(now, 2*(i+1)).Add(s.cfg.Timeout)
+}
+
 // maxLane bounds the tasks waiting in one endpoint's lane; more stay
 // queued in the store.
 func (s *Service) maxLane() int { return 4 * s.cfg.BatchMax }
@@ -93,6 +101,22 @@ func (s *Service) round(ctx context.Context) (outbox.Round, error) {
 		l := s.laneOf(endpoint)
 		slotless := !l.running && s.busy >= s.cfg.Concurrency
 		switch {
+		case l.claimed[e.ID] && full:
+			// Its lease ran out before its lane got to it (the endpoint is
+			// slower than the lease guessed): lease it again, so it does
+			// not take a place in the next round's scan.
+			i := slices.IndexFunc(l.queue, func(q outbox.Entry) bool { return q.ID == e.ID })
+			if i < 0 {
+				waiting = true // in flight right now
+				continue
+			}
+			le, err := s.tasks.Defer(bt, l.queue[i], s.lease(l, now, i))
+			if err != nil {
+				s.lmu.Unlock()
+				return outbox.Round{}, err
+			}
+			l.queue[i] = le
+			progress = true
 		case l.claimed[e.ID]:
 			waiting = true
 		case now.Before(l.retryAt):
@@ -121,8 +145,7 @@ func (s *Service) round(ctx context.Context) (outbox.Round, error) {
 		default:
 			// Lease the task to the lane: out of the due index until the
 			// worker settles it, back by itself if the process dies first.
-			lease := now.Add(s.cfg.Timeout * time.Duration(len(l.queue)+2))
-			le, err := s.tasks.Defer(bt, e, lease)
+			le, err := s.tasks.Defer(bt, e, s.lease(l, now, len(l.queue)))
 			if err != nil {
 				s.lmu.Unlock()
 				return outbox.Round{}, err
@@ -201,6 +224,9 @@ func (s *Service) work(ctx context.Context, endpoint string) {
 			l.queue = append([]outbox.Entry{e}, l.queue...) // handed back above
 			s.lmu.Unlock()
 			continue
+		}
+		if l.latency == 0 {
+			l.latency = took
 		}
 		l.latency = (3*l.latency + took) / 4
 		delete(l.claimed, e.ID)
