@@ -57,7 +57,9 @@
 //	obx/webhooks/.../<endpointId>/<hook>            delivery task, an outbox queue entry (see package outbox)
 //	whlog/<endpointId>/<16 hex unix ns>-<8 hex seq> one delivery attempt (Delivery)
 //
-// hook is the queue key after "hook/". The task value (the outbox entry's
+// hook is the queue key after "hook/". Fan-out reads "hook/" as the inbox
+// of the outbox queue "hookfanout", which never stores entries of its own
+// (every entry read is settled at once). The task value (the outbox entry's
 // value) is {"v":1, endpoint, eventId, type, hook, body}. Tasks stored by
 // earlier versions under "whq/<16 hex due unix ns>/<endpointId>/<hook>"
 // (the same JSON with "attempts") are carried into the queue by New, with
