@@ -142,9 +142,12 @@ func TestTaskBackoffSurvivesARestart(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return len(rc.got()) == 2 }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, h.ID, rc.got()[1].id)
-	log, err := w.Deliveries("bu_1", ep.ID)
-	require.NoError(t, err)
-	require.Len(t, log, 2)
+	// The log is written once the answer is in: wait for it.
+	var log []webhooks.Delivery
+	require.Eventually(t, func() bool {
+		log, err = w.Deliveries("bu_1", ep.ID)
+		return err == nil && len(log) == 2
+	}, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, 2, log[0].Attempt)
 	assert.True(t, log[0].Succeeded)
 }
