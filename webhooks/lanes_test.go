@@ -80,7 +80,7 @@ func TestHangingEndpointDoesNotDelayOthers(t *testing.T) {
 		sent := time.Now()
 		w.Wake()
 		require.Eventually(t, func() bool { return len(fast.got()) == 6+round }, 5*time.Second, 2*time.Millisecond)
-		assert.Less(t, time.Since(sent), 500*time.Millisecond, "round %d", round)
+		assert.Less(t, time.Since(sent), time.Second, "round %d (the hanging endpoint holds 2 s)", round)
 		time.Sleep(400 * time.Millisecond)
 	}
 	// One request at a time, and a pause after each failure: far fewer
@@ -222,8 +222,17 @@ func TestBusyEndpointBacklogDoesNotHideOthers(t *testing.T) {
 	enqueue(t, st, fmt.Sprintf("%016x-0000", backlog+1), "bu_b", actors.HookOrderPaid)
 	start := time.Now()
 	w.Wake()
-	require.Eventually(t, func() bool { return len(fast.got()) == 1 }, 10*time.Second, 2*time.Millisecond)
-	assert.Less(t, time.Since(start), 1500*time.Millisecond, "hidden behind the busy endpoint's backlog")
+	aDone := 0 // the busy endpoint's deliveries when the other's arrived
+	require.Eventually(t, func() bool {
+		if len(fast.got()) == 0 {
+			return false
+		}
+		mu.Lock()
+		aDone = len(seen)
+		mu.Unlock()
+		return true
+	}, 10*time.Second, 2*time.Millisecond)
+	assert.Less(t, aDone, backlog/4, "hidden behind the busy endpoint's backlog")
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
