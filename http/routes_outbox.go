@@ -1,15 +1,16 @@
 package http
 
 import (
-	"ticketd/actors"
 	"ticketd/event"
 	"ticketd/mail"
 )
 
 // OutboxLister lists the mail the service owes, in key order after the key
-// after, at most limit entries (*mail.Mailer implements it).
+// after, at most limit entries, and retries a parked one (*mail.Mailer
+// implements it).
 type OutboxLister interface {
-	Pending(after string, limit int) ([]actors.TicketMail, error)
+	Pending(after string, limit int) ([]mail.Entry, error)
+	Retry(id string) (mail.Entry, error)
 }
 
 // OutboxMail is an undelivered email in the outbox: without SMTP
@@ -26,6 +27,15 @@ type OutboxMail struct {
 	TicketName     string     `json:"ticketName"`
 	PassURL        string     `json:"passUrl"`
 	CreatedAt      event.Time `json:"createdAt"`
+
+	// The delivery state: mail the SMTP server refused for now waits for
+	// its next attempt, mail it refused for good is parked until retried.
+	ID            string      `json:"id" doc:"The entry's id, for POST /admin/v1/outbox/{id}/retry."`
+	Status        string      `json:"status" v:"enum=pending|retrying|parked" doc:"pending: not tried yet; retrying: refused for now (a 4xx answer or a lost connection), tried again at nextAttemptAt; parked: refused for good (a 5xx answer), sent again only after a retry request."`
+	Attempts      int         `json:"attempts" doc:"Failed delivery attempts so far."`
+	LastError     *string     `json:"lastError" doc:"The SMTP server's answer to the last failed attempt."`
+	LastAttemptAt *event.Time `json:"lastAttemptAt"`
+	NextAttemptAt *event.Time `json:"nextAttemptAt" doc:"When a retrying entry is tried again."`
 }
 
 func (a *api) outboxRoutes() []Route {
@@ -70,8 +80,7 @@ func (a *api) listOutbox(c *Ctx) (any, error) {
 	}
 	out := make([]OutboxMail, len(got))
 	for i, m := range got {
-		out[i] = OutboxMail{Key: m.Key, Kind: m.Kind, EventID: m.EventID, EventName: m.EventName, RegistrationID: m.RegistrationID,
-			Email: m.Email, Name: m.Name, TicketName: m.TicketName, PassURL: m.PassURL, CreatedAt: event.At(m.CreatedAt)}
+		out[i] = outboxView(m)
 	}
 	next := ""
 	if more && len(out) > 0 {

@@ -1,39 +1,48 @@
-// Package mail delivers the mail the service owes: the durable outbox that
-// the event actors write (package actors) is drained over SMTP.
+// Package mail delivers the mail the service owes over SMTP: it renders
+// the entries of the ticket-mail outbox and hands them to the relay. The
+// queue, its retry state and the sender loop are package outbox's.
 //
 // # The outbox
 //
 // An event actor writes an outbox entry in the same Pebble batch as the
 // change that owes it (a TicketIssued change owes one ticket email per
 // registration), so an entry exists exactly when its change is durable.
-// Entries are index entries of the store (persistence.Batch.Put):
+// Fresh entries are index entries of the store:
 //
 //	key:   "mail/" + eventId + "/" + %016x log seq + "-" + %04x index
 //	value: JSON of actors.TicketMail (kind "ticket"), version-free: new
 //	       fields are optional, so old entries always decode
 //
-// Keys sort by event, then by the log order of their changes, so a scan
-// visits an event's mail in the order it was owed.
+// An entry that was tried and not delivered moves to the outbox queue
+// "mail" (keys "obx/mail/...", see package outbox), keeping its id (the
+// key after "mail/") and these bytes verbatim.
 //
 // # Delivery
 //
-// The Mailer scans the prefix (at most Config.BatchMax entries a round),
-// renders each entry (text/template and html/template: a plain text part
-// and an HTML alternative with the pass link, the event and ticket name),
-// sends it with github.com/wneessen/go-mail and deletes the entry with a
-// committed batch only after the SMTP server accepted the message. Delivery
-// is at least once: a crash between acceptance and the delete sends the
-// mail again on the next start.
+// Each round opens one connection, renders each due retry and fresh entry
+// (a plain text part and an HTML alternative with the pass link, the
+// event and ticket name), sends it with github.com/wneessen/go-mail, and
+// settles every entry by itself:
 //
-// While the server is unreachable or refuses a message, the round is
-// retried with exponential backoff (Config.BackoffMin doubling up to
-// Config.BackoffMax, with jitter so restarts do not synchronise). Without
-// Config.SMTPAddr nothing is sent: mail stays in the outbox, where
-// Pending lists it (the admin API shows it).
+//   - accepted: deleted (at least once: a crash between acceptance and the
+//     delete sends the mail again on the next start);
+//   - refused for now (a 4xx reply, at RCPT for an unknown domain say, or
+//     the connection lost under it): retried after Config.RetryMin
+//     doubling up to Config.RetryMax, jittered; after Config.MaxAttempts
+//     such failures it is parked;
+//   - refused for good (a 5xx reply, an address or entry that cannot be
+//     rendered): parked with its last error, shown by Pending, and sent
+//     again only after Retry (the admin API's retry).
+//
+// The other entries keep flowing meanwhile. When the relay cannot be
+// reached at all (dial, TLS or login fails), no entry is charged: the
+// whole sender backs off (Config.BackoffMin doubling to BackoffMax,
+// jittered) and is not woken early. Without Config.SMTPAddr nothing is
+// sent: mail stays in the outbox, where Pending lists it.
 //
 // # Concurrency
 //
-// One goroutine (started by Start, stopped by Close) does all scanning,
-// sending and deleting. Wake and Pending are safe from any goroutine; Wake
-// never blocks, so an actor can call it (actors.Config.OnOutbox).
+// One goroutine (started by Start, stopped by Close) does all sending.
+// Wake, Pending and Retry are safe from any goroutine; Wake never blocks,
+// so an actor can call it (actors.Config.OnOutbox).
 package mail

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	htmltemplate "html/template"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	gomail "github.com/wneessen/go-mail"
 
 	"ticketd/actors"
+	"ticketd/outbox"
 	"ticketd/persistence"
 )
 
@@ -29,6 +29,12 @@ const (
 	DefaultBackoffMax  = 5 * time.Minute
 	DefaultSendTimeout = 30 * time.Second
 	DefaultBatchMax    = 100
+	DefaultRetryMin    = 30 * time.Second
+	DefaultRetryMax    = time.Hour
+	DefaultMaxAttempts = 48
+	// QueueName is the outbox queue of ticket mail (keys under
+	// outbox.Prefix + QueueName).
+	QueueName = "mail"
 	// MaxPending bounds one Pending page.
 	MaxPending = 1000
 )
@@ -53,10 +59,16 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock of the Date header (default time.Now).
 	Now func() time.Time
-	// BackoffMin and BackoffMax bound the retry delay while the server is
-	// down or refuses mail.
+	// BackoffMin and BackoffMax bound the delay of the whole sender while
+	// the server cannot be reached.
 	BackoffMin time.Duration
 	BackoffMax time.Duration
+	// RetryMin and RetryMax bound the delay of one entry after the server
+	// refused it for now (4xx, a connection lost under it).
+	RetryMin time.Duration
+	RetryMax time.Duration
+	// MaxAttempts temporary failures park an entry.
+	MaxAttempts int
 	// SendTimeout bounds one round: dial, send, quit.
 	SendTimeout time.Duration
 	// BatchMax bounds the entries one round sends.
@@ -78,6 +90,15 @@ func (c *Config) setDefaults() {
 	}
 	if c.BackoffMax <= 0 {
 		c.BackoffMax = DefaultBackoffMax
+	}
+	if c.RetryMin <= 0 {
+		c.RetryMin = DefaultRetryMin
+	}
+	if c.RetryMax <= 0 {
+		c.RetryMax = max(DefaultRetryMax, c.RetryMin)
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = DefaultMaxAttempts
 	}
 	if c.SendTimeout <= 0 {
 		c.SendTimeout = DefaultSendTimeout
@@ -107,6 +128,12 @@ func (c Config) Validate() error {
 	if c.BackoffMin > c.BackoffMax && c.BackoffMax > 0 {
 		return errors.New("mail: backoff min above max")
 	}
+	if c.RetryMin > c.RetryMax && c.RetryMax > 0 {
+		return errors.New("mail: retry min above max")
+	}
+	if c.MaxAttempts > 1000 {
+		return errors.New("mail: max attempts above 1000")
+	}
 	if c.BatchMax > 10000 {
 		return errors.New("mail: batch max above 10000")
 	}
@@ -119,16 +146,8 @@ type Mailer struct {
 	store *persistence.Store
 	text  *texttemplate.Template
 	html  *htmltemplate.Template
-
-	// queue is where delivery goes on reading the outbox; only the
-	// delivery goroutine uses it.
-	queue persistence.Cursor
-
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
-	run  bool
+	queue *outbox.Queue
+	loop  *outbox.Loop
 }
 
 // New returns a Mailer of store's outbox. Start it to deliver.
@@ -144,195 +163,255 @@ func New(cfg Config, store *persistence.Store) (*Mailer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mailer{
-		cfg: cfg, store: store, text: text, html: html,
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-	}, nil
-}
-
-// Start starts the delivery goroutine; it first drains what an earlier run
-// left in the outbox.
-func (m *Mailer) Start() {
-	m.run = true
-	m.Wake()
-	go m.loop()
-}
-
-// Close stops the delivery goroutine and waits for it (a round in flight
-// ends within Config.SendTimeout). Mail not yet delivered stays in the
-// outbox.
-func (m *Mailer) Close() error {
-	m.once.Do(func() { close(m.stop) })
-	if m.run {
-		<-m.done
+	q, err := outbox.NewQueue(store, QueueName, actors.OutboxPrefix)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	m := &Mailer{cfg: cfg, store: store, text: text, html: html, queue: q}
+	m.loop, err = outbox.NewLoop(outbox.LoopConfig{Name: "mail", Logger: cfg.Logger, BackoffMin: cfg.BackoffMin,
+		BackoffMax: cfg.BackoffMax, Now: cfg.Now}, m.round)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
+
+// Start starts delivery; it first drains what an earlier run left.
+func (m *Mailer) Start() { m.loop.Start() }
+
+// Close stops delivery and waits for the round in flight. Mail not yet
+// delivered stays in the outbox.
+func (m *Mailer) Close() error { return m.loop.Close() }
 
 // Wake asks for a delivery round soon. It never blocks.
-func (m *Mailer) Wake() {
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
+func (m *Mailer) Wake() { m.loop.Wake() }
+
+// Entry is an outbox entry with its delivery state.
+type Entry struct {
+	actors.TicketMail
+	// ID is the entry's key after actors.OutboxPrefix.
+	ID            string
+	State         outbox.State
+	Attempts      int
+	NextAttemptAt time.Time // retrying only
+	LastError     string
+	LastAttemptAt time.Time
 }
 
-// Pending lists outbox entries in key order after the key after ("" for
-// the start), at most limit (1 to MaxPending).
-func (m *Mailer) Pending(after string, limit int) ([]actors.TicketMail, error) {
-	limit = min(max(limit, 1), MaxPending)
-	out := []actors.TicketMail{}
-	errFull := errors.New("full")
-	var from []byte
-	if after != "" {
-		from = []byte(after)
+func (m *Mailer) entry(e outbox.Entry) Entry {
+	out := Entry{ID: e.ID, State: e.State, Attempts: e.Attempts, NextAttemptAt: e.NextAt, LastError: e.LastError,
+		LastAttemptAt: e.LastAt}
+	if len(e.Value) > 0 {
+		if err := json.Unmarshal(e.Value, &out.TicketMail); err != nil && out.LastError == "" {
+			out.LastError = "undecodable outbox entry: " + err.Error()
+		}
 	}
-	err := m.store.ScanRange([]byte(actors.OutboxPrefix), from, nil, func(key, value []byte) error {
-		if len(out) == limit {
-			return errFull
-		}
-		var tm actors.TicketMail
-		if err := json.Unmarshal(value, &tm); err != nil {
-			return fmt.Errorf("mail: decode outbox entry %s: %w", key, err)
-		}
-		tm.Key = string(key)
-		out = append(out, tm)
-		return nil
-	})
-	if err != nil && !errors.Is(err, errFull) {
-		return nil, err
+	out.Key = actors.OutboxPrefix + e.ID
+	return out
+}
+
+// Pending lists the outbox (mail waiting, retrying and parked) in key
+// order after the key after ("" for the start), at most limit (1 to
+// MaxPending).
+func (m *Mailer) Pending(after string, limit int) ([]Entry, error) {
+	limit = min(max(limit, 1), MaxPending)
+	after = strings.TrimPrefix(after, actors.OutboxPrefix)
+	es, err := m.queue.List(after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("mail: %w", err)
+	}
+	out := make([]Entry, len(es))
+	for i, e := range es {
+		out[i] = m.entry(e)
 	}
 	return out, nil
 }
 
-func (m *Mailer) loop() {
-	defer close(m.done)
-	failures := 0
-	var retry <-chan time.Time
-	for {
-		select {
-		case <-m.stop:
-			return
-		case <-m.wake:
-		case <-retry:
-		}
-		retry = nil
-		if m.cfg.SMTPAddr == "" {
-			continue
-		}
-		more, err := m.round()
-		switch {
-		case err != nil:
-			failures++
-			d := m.backoff(failures)
-			m.cfg.Logger.Warn("mail: delivery failed; retrying", "err", err, "in", d.Round(time.Millisecond))
-			retry = time.After(d)
-		case more:
-			failures = 0
-			m.Wake()
-		default:
-			failures = 0
-		}
-	}
-}
-
-// backoff is the delay after n consecutive failed rounds: BackoffMin
-// doubling up to BackoffMax, then jittered into [d/2, d).
-func (m *Mailer) backoff(n int) time.Duration {
-	d := m.cfg.BackoffMin
-	for i := 1; i < n && d < m.cfg.BackoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, m.cfg.BackoffMax)
-	half := d / 2
-	return half + rand.N(half+1)
-}
-
-type entry struct {
-	key  string
-	mail actors.TicketMail
-}
-
-// round sends at most BatchMax entries over one connection. more reports a
-// full batch (there may be more to send). An entry that fails to render is
-// logged and left in place; an entry the server refuses fails the round.
-func (m *Mailer) round() (more bool, err error) {
-	var batch []entry
-	// The outbox is read with a cursor (delivered entries are deleted, and
-	// their tombstones would otherwise be stepped over every round). A
-	// round that fails puts it back, so its entries come first again.
-	prev := m.queue
-	defer func() {
-		if err != nil {
-			m.queue = prev
-		}
-	}()
-	more, err = m.queue.Next(m.store, []byte(actors.OutboxPrefix), m.cfg.BatchMax, func(key, value []byte) error {
-		var tm actors.TicketMail
-		if err := json.Unmarshal(value, &tm); err != nil {
-			m.cfg.Logger.Error("mail: undecodable outbox entry left in place", "key", string(key), "err", err)
-			return nil
-		}
-		batch = append(batch, entry{key: string(key), mail: tm})
-		return nil
-	})
+// Retry makes parked entry id (its key after actors.OutboxPrefix) go out
+// again now. outbox.ErrNotFound or outbox.ErrNotParked otherwise.
+func (m *Mailer) Retry(id string) (Entry, error) {
+	e, err := m.queue.Requeue(id, m.cfg.Now())
 	if err != nil {
-		return false, err
+		return m.entry(e), err
 	}
-	if len(batch) == 0 {
-		return false, nil
+	m.Wake()
+	return m.entry(e), nil
+}
+
+// round settles up to BatchMax due retries and BatchMax fresh entries over
+// one connection, each by itself: delivered, retried later or parked. It
+// fails as a whole only when the relay cannot be reached or the outcome
+// cannot be stored, and then charges no entry.
+func (m *Mailer) round(ctx context.Context) (outbox.Round, error) {
+	if m.cfg.SMTPAddr == "" {
+		return outbox.Round{}, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.SendTimeout)
+	now := m.cfg.Now()
+	due, dueFull, err := m.queue.Due(now, m.cfg.BatchMax)
+	if err != nil {
+		return outbox.Round{}, err
+	}
+	var fresh []outbox.Entry
+	freshFull, err := m.queue.Fresh(m.cfg.BatchMax, func(e outbox.Entry) { fresh = append(fresh, e) })
+	if err != nil {
+		return outbox.Round{}, err
+	}
+	if len(due)+len(fresh) == 0 {
+		return m.next(false)
+	}
+	dctx, cancel := context.WithTimeout(ctx, m.cfg.SendTimeout)
 	defer cancel()
-	c, err := m.client()
+	c, stop, err := m.client(ctx)
 	if err != nil {
-		return false, err
+		m.queue.Unread()
+		return outbox.Round{}, err
 	}
-	if err := c.DialWithContext(ctx); err != nil {
-		return false, fmt.Errorf("mail: dial %s: %w", m.cfg.SMTPAddr, err)
+	defer stop()
+	if err := c.DialWithContext(dctx); err != nil {
+		m.queue.Unread()
+		return outbox.Round{}, fmt.Errorf("mail: dial %s: %w", m.cfg.SMTPAddr, err)
 	}
 	defer func() { _ = c.Close() }()
-	var failed error
-	delivered := 0
-	for _, e := range batch {
-		msg, err := m.Render(e.mail)
+	settled := 0
+	for _, e := range append(due, fresh...) {
+		if ctx.Err() != nil {
+			m.queue.Unread()
+			return outbox.Round{}, nil
+		}
+		charged, broken, err := m.send(ctx, c, e)
 		if err != nil {
-			m.cfg.Logger.Error("mail: cannot render outbox entry; left in place", "key", e.key, "err", err)
-			continue
+			m.queue.Unread()
+			return outbox.Round{}, err
 		}
-		if err := c.Send(msg); err != nil {
-			failed = fmt.Errorf("mail: send %s: %w", e.key, err)
-			var se *gomail.SendError
-			if errors.As(err, &se) && se.IsTemp() {
-				break // the server is struggling: back off as a whole
+		if charged {
+			settled++
+		}
+		if broken {
+			// The rest go out on the next connection; if nothing was
+			// settled on this one, the relay is in trouble as a whole.
+			m.queue.Unread()
+			if settled == 0 {
+				return outbox.Round{}, fmt.Errorf("mail: connection to %s failed before any delivery", m.cfg.SMTPAddr)
 			}
-			continue
+			return outbox.Round{More: true}, nil
 		}
-		if err := m.delete(e.key); err != nil {
-			return false, err
-		}
-		delivered++
 	}
-	// A full batch of entries that cannot be sent must not spin: go on
-	// at once only when this round made progress.
-	return more && delivered > 0, failed
+	return m.next(dueFull || freshFull)
 }
 
-func (m *Mailer) delete(key string) error {
+// next reports the round's end: go on at once, or sleep until the
+// earliest retry.
+func (m *Mailer) next(more bool) (outbox.Round, error) {
+	if more {
+		return outbox.Round{More: true}, nil
+	}
+	at, ok, err := m.queue.NextDue()
+	if err != nil || !ok {
+		return outbox.Round{}, err
+	}
+	return outbox.Round{Next: at}, nil
+}
+
+// send makes one attempt of e and settles it. charged reports that e was
+// settled (delivered, retried later or parked); broken that the
+// connection cannot be used further. err is a failure to store the
+// outcome.
+func (m *Mailer) send(ctx context.Context, c *gomail.Client, e outbox.Entry) (charged, broken bool, err error) {
+	now := m.cfg.Now()
+	var tm actors.TicketMail
+	if err := json.Unmarshal(e.Value, &tm); err != nil {
+		return true, false, m.settle(e, now, false, "undecodable outbox entry: "+err.Error())
+	}
+	msg, err := m.Render(tm)
+	if err != nil {
+		return true, false, m.settle(e, now, false, err.Error())
+	}
+	err = c.Send(msg)
+	if err == nil {
+		return true, false, m.settle(e, now, true, "")
+	}
+	if ctx.Err() != nil {
+		return false, true, nil // closing cut the connection: not e's fault
+	}
+	var se *gomail.SendError
+	code := 0
+	if errors.As(err, &se) {
+		if se.Reason == gomail.ErrConnCheck {
+			return false, true, nil // the connection died before e's turn
+		}
+		code = se.ErrorCode()
+	}
+	switch {
+	case code >= 500:
+		return true, false, m.settle(e, now, false, err.Error())
+	case code >= 400 && code != 421:
+		return true, false, m.retry(e, now, err.Error())
+	default:
+		// No reply code (the connection broke under e) or 421 (the relay
+		// closes the channel): e is retried, and this connection is done.
+		return true, true, m.retry(e, now, err.Error())
+	}
+}
+
+// settle deletes a delivered entry, or parks one that failed for good.
+func (m *Mailer) settle(e outbox.Entry, now time.Time, delivered bool, reason string) error {
 	b := m.store.NewBatch()
 	defer b.Close()
-	b.Delete([]byte(key))
+	if delivered {
+		m.queue.Done(b, e)
+	} else {
+		m.cfg.Logger.Warn("mail: undeliverable; parked until retried", "key", actors.OutboxPrefix+e.ID, "err", reason)
+		if _, err := m.queue.Park(b, e, now, reason); err != nil {
+			return err
+		}
+	}
 	if err := m.store.Commit(b); err != nil {
-		return fmt.Errorf("mail: delete delivered %s: %w", key, err)
+		return fmt.Errorf("mail: settle %s: %w", e.ID, err)
 	}
 	return nil
 }
 
-func (m *Mailer) client() (*gomail.Client, error) {
+// retry schedules e again after a temporary failure, or parks it once it
+// has failed MaxAttempts times.
+func (m *Mailer) retry(e outbox.Entry, now time.Time, reason string) error {
+	if e.Attempts+1 >= m.cfg.MaxAttempts {
+		return m.settle(e, now, false, fmt.Sprintf("gave up after %d attempts: %s", e.Attempts+1, reason))
+	}
+	b := m.store.NewBatch()
+	defer b.Close()
+	at := now.Add(outbox.Backoff(e.Attempts+1, m.cfg.RetryMin, m.cfg.RetryMax))
+	if _, err := m.queue.Retry(b, e, at, now, reason); err != nil {
+		return err
+	}
+	if err := m.store.Commit(b); err != nil {
+		return fmt.Errorf("mail: reschedule %s: %w", e.ID, err)
+	}
+	return nil
+}
+
+// client returns an SMTP client whose connection is closed when ctx ends,
+// so Close does not wait for a slow relay; stop releases that watch.
+func (m *Mailer) client(ctx context.Context) (c *gomail.Client, stop func() bool, err error) {
 	host, port, _ := net.SplitHostPort(m.cfg.SMTPAddr)
 	p, _ := strconv.Atoi(port)
+	var mu sync.Mutex
+	var conn net.Conn
+	dial := func(dctx context.Context, network, addr string) (net.Conn, error) {
+		cn, err := (&net.Dialer{}).DialContext(dctx, network, addr)
+		mu.Lock()
+		conn = cn
+		mu.Unlock()
+		return cn, err
+	}
+	stop = context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if conn != nil {
+			_ = conn.Close()
+		}
+	})
 	opts := []gomail.Option{gomail.WithPort(p), gomail.WithTLSPolicy(gomail.TLSOpportunistic),
-		gomail.WithTimeout(m.cfg.SendTimeout), gomail.WithHELO("ticketd")}
+		gomail.WithTimeout(m.cfg.SendTimeout), gomail.WithHELO("ticketd"), gomail.WithDialContextFunc(dial)}
 	if m.cfg.TLSConfig != nil {
 		opts = append(opts, gomail.WithTLSConfig(m.cfg.TLSConfig))
 	}
@@ -340,11 +419,12 @@ func (m *Mailer) client() (*gomail.Client, error) {
 		opts = append(opts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover),
 			gomail.WithUsername(m.cfg.Username), gomail.WithPassword(m.cfg.Password))
 	}
-	c, err := gomail.NewClient(host, opts...)
+	c, err = gomail.NewClient(host, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("mail: client: %w", err)
+		stop()
+		return nil, nil, fmt.Errorf("mail: client: %w", err)
 	}
-	return c, nil
+	return c, stop, nil
 }
 
 // Render builds the email of an outbox entry: a text part and an HTML

@@ -247,17 +247,6 @@ func TestWithoutSMTPMailStaysAndPendingPages(t *testing.T) {
 	require.Equal(t, actors.OutboxPrefix+"evt_2/0000000000000001-0000", rest[0].Key)
 }
 
-func TestBackoffIsBoundedAndJittered(t *testing.T) {
-	m, err := New(Config{BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second}, openStore(t))
-	require.NoError(t, err)
-	for n := 1; n <= 40; n++ {
-		d := m.backoff(n)
-		want := min(100*time.Millisecond<<min(n-1, 20), time.Second)
-		require.GreaterOrEqual(t, d, want/2, "n=%d", n)
-		require.LessOrEqual(t, d, want, "n=%d", n)
-	}
-}
-
 func TestConfigValidate(t *testing.T) {
 	require.Error(t, Config{SMTPAddr: "nohost"}.Validate())
 	require.Error(t, Config{SMTPAddr: "localhost:0"}.Validate())

@@ -79,4 +79,17 @@
 // byte per record. Index values are the caller's bytes verbatim. Trim removes
 // log records with one range deletion, which Pebble turns into a single
 // tombstone, so trimming a million records costs one key.
+//
+// # Index key prefixes
+//
+// The user keys of index entries, by owner (each owner's doc.go gives the
+// byte format):
+//
+//	mail/<eventId>/<seq>-<i>        ticket mail owed, not tried yet (actors, mail)
+//	hook/<eventId>/<seq>-<i>        webhook event owed, not fanned out yet (actors, webhooks)
+//	obx/<queue>/s/<id>              outbox entry that was tried: retrying or parked (outbox)
+//	obx/<queue>/d/<due ns>/<id>     due index of retrying outbox entries (outbox)
+//	whep/<endpointId>               webhook endpoint (webhooks)
+//	whlog/<endpointId>/<ns>-<seq>   webhook delivery log (webhooks)
+//	whq/<due ns>/<endpointId>/<h>   webhook task of earlier versions, carried into obx/webhooks/ at start (webhooks)
 package persistence

@@ -7,20 +7,34 @@
 // actors.HookPrefix) in the same Pebble batch as the change that causes it
 // (a registration created, confirmed or cancelled, a check-in, a paid
 // order), so the queue is exactly as durable as the change. The Service's
-// delivery goroutine, woken by Wake (wired to actors.Config.OnOutbox) and
-// by a poll ticker, does rounds of two steps:
+// sender loop (package outbox), woken by Wake (wired to
+// actors.Config.OnOutbox), when a task comes due and by a poll ticker,
+// does rounds of two steps:
 //
 //  1. Fan-out: each queue entry becomes one task per enabled endpoint of the
-//     event's unit subscribed to its type; the entry is deleted in the same
-//     batch. The JSON body {id, type, createdAt, data} is built here once,
-//     so every attempt sends the same bytes and the same event id.
-//  2. Delivery: due tasks (their keys sort by due time) are POSTed with a
-//     Webhook-Signature header. A 2xx answer deletes the task; anything else
-//     reschedules it with exponential, jittered backoff (Config.BackoffMin
-//     doubling up to BackoffMax, drawn from [d/2, d)) until
-//     Config.MaxAttempts, after which it is dropped. Config.DisableAfter
-//     consecutive failed attempts of an endpoint disable it; the tasks of a
-//     disabled or deleted endpoint are dropped when they come due.
+//     event's unit subscribed to its type, in the outbox queue TaskQueue;
+//     the entry is deleted in the same batch. The JSON body {id, type,
+//     createdAt, data} is built here once, so every attempt sends the same
+//     bytes and the same event id.
+//  2. Hand-off: due tasks go to their endpoint's lane. Each endpoint has at
+//     most one POST in flight and at most Config.Concurrency endpoints are
+//     delivered to at once, each on its own goroutine, so a slow or dead
+//     endpoint holds up only its own tasks, never another endpoint's or
+//     another unit's. A task handed to a lane is leased (its due time
+//     moved past the time its lane needs), so rounds look past it and a
+//     crash brings it back.
+//
+// A worker POSTs its lane's tasks in order, each with a Webhook-Signature
+// header and bounded by Config.Timeout. A 2xx answer deletes the task;
+// anything else counts an attempt and reschedules it with exponential,
+// jittered backoff (Config.BackoffMin doubling up to BackoffMax) until
+// Config.MaxAttempts, after which it is dropped; and the endpoint itself
+// backs off (by its consecutive failures): the rest of its lane, and its
+// tasks that come due meanwhile, wait for it without being charged.
+// Config.DisableAfter consecutive failed attempts disable an endpoint; the
+// tasks of a disabled or deleted endpoint are dropped when they come due.
+// A task's attempts and due time are durable (package outbox); an
+// endpoint's backoff is kept in memory and starts afresh after a restart.
 //
 // Every attempt is appended to the endpoint's delivery log (status code,
 // attempt, latency, error) in the same batch that deletes or reschedules
@@ -40,14 +54,21 @@
 // carry "v":1, the version of their format)
 //
 //	whep/<endpointId>                               endpoint configuration
-//	whq/<16 hex due unix ns>/<endpointId>/<hook>    delivery task (hook = queue key after "hook/")
+//	obx/webhooks/.../<endpointId>/<hook>            delivery task, an outbox queue entry (see package outbox)
 //	whlog/<endpointId>/<16 hex unix ns>-<8 hex seq> one delivery attempt (Delivery)
+//
+// hook is the queue key after "hook/". Fan-out reads "hook/" as the inbox
+// of the outbox queue "hookfanout", which never stores entries of its own
+// (every entry read is settled at once). The task value (the outbox entry's
+// value) is {"v":1, endpoint, eventId, type, hook, body}. Tasks stored by
+// earlier versions under "whq/<16 hex due unix ns>/<endpointId>/<hook>"
+// (the same JSON with "attempts") are carried into the queue by New, with
+// their due time and attempts.
 //
 // # Concurrency
 //
 // Service methods are safe for concurrent use; endpoint changes commit
-// under one mutex (console traffic is rare). One goroutine delivers,
-// sequentially, each POST bounded by Config.Timeout; an endpoint that fails
-// is skipped for the rest of its round so a dead receiver costs one timeout
-// per round, not one per task.
+// under one mutex (console traffic is rare). One goroutine (the loop) fans
+// out and hands off; up to Config.Concurrency worker goroutines POST, one
+// per endpoint. Close cancels the POSTs in flight and waits for them.
 package webhooks

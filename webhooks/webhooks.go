@@ -1,16 +1,12 @@
 package webhooks
 
 import (
-	"bytes"
-	"context"
 	crand "crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -20,6 +16,7 @@ import (
 	"time"
 
 	"ticketd/actors"
+	"ticketd/outbox"
 	"ticketd/persistence"
 )
 
@@ -34,6 +31,10 @@ const (
 	DefaultPollInterval  = time.Second
 	DefaultBatchMax      = 100
 	DefaultLogMax        = 100
+	DefaultConcurrency   = 8
+	// TaskQueue is the outbox queue of deliveries (keys under
+	// outbox.Prefix + TaskQueue).
+	TaskQueue = "webhooks"
 	// MaxEndpointsPerUnit bounds a unit's endpoints.
 	MaxEndpointsPerUnit = 50
 	// MaxEventTypes bounds an endpoint's subscriptions.
@@ -43,8 +44,10 @@ const (
 // Key prefixes; see the package documentation.
 const (
 	endpointPrefix = "whep/"
-	taskPrefix     = "whq/"
-	logPrefix      = "whlog/"
+	// legacyTaskPrefix held deliveries before they moved to the outbox
+	// queue TaskQueue; New carries them over.
+	legacyTaskPrefix = "whq/"
+	logPrefix        = "whlog/"
 )
 
 // Errors of the endpoint operations.
@@ -70,6 +73,9 @@ type Config struct {
 	RotationGrace time.Duration
 	// Timeout bounds one POST.
 	Timeout time.Duration
+	// Concurrency bounds the endpoints delivered to at once; each endpoint
+	// gets one POST at a time.
+	Concurrency int
 	// PollInterval is how often due retries are looked for.
 	PollInterval time.Duration
 	// BatchMax bounds the queue entries and tasks one round handles.
@@ -106,6 +112,9 @@ func (c *Config) setDefaults() {
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
+	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = DefaultPollInterval
 	}
@@ -132,6 +141,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxAttempts > 100 {
 		return errors.New("webhooks: max attempts above 100")
+	}
+	if c.Concurrency > 1000 {
+		return errors.New("webhooks: concurrency above 1000")
 	}
 	if c.BatchMax > 10000 || c.LogMax > 10000 {
 		return errors.New("webhooks: batch max or log max above 10000")
@@ -178,7 +190,9 @@ type Delivery struct {
 	At         time.Time `json:"at"`
 }
 
-// task is a pending delivery of one event to one endpoint.
+// task is a pending delivery of one event to one endpoint. Its attempts
+// are counted by the outbox queue; Attempts is read only from tasks
+// stored before (legacyTaskPrefix).
 type task struct {
 	V        int             `json:"v"`
 	Endpoint string          `json:"endpoint"`
@@ -186,7 +200,7 @@ type task struct {
 	Type     string          `json:"type"`
 	Hook     string          `json:"hook"`
 	Body     json.RawMessage `json:"body"`
-	Attempts int             `json:"attempts"`
+	Attempts int             `json:"attempts,omitempty"`
 }
 
 // Service stores endpoint configuration and delivers the webhook queue.
@@ -200,15 +214,16 @@ type Service struct {
 	logCount map[string]int // endpoint id -> delivery log entries stored
 	logSeq   uint32
 
-	// queue is where fan-out goes on reading the webhook queue; only the
-	// delivery goroutine uses it.
-	queue persistence.Cursor
+	// events is the queue the event actors write (actors.HookPrefix);
+	// tasks the deliveries it fans out to, one per endpoint.
+	events, tasks *outbox.Queue
+	loop          *outbox.Loop
+	workers       sync.WaitGroup
 
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
-	run  bool
+	// lmu guards lanes and busy: the delivery state of each endpoint.
+	lmu   sync.Mutex
+	lanes map[string]*lane
+	busy  int // lanes with a worker
 }
 
 // New loads the endpoints from store. unitOf resolves an event's business
@@ -223,8 +238,20 @@ func New(cfg Config, store *persistence.Store, unitOf func(eventID string) (stri
 	}
 	cfg.setDefaults()
 	s := &Service{cfg: cfg, store: store, unit: unitOf, eps: map[string]*Endpoint{}, logCount: map[string]int{},
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	err := store.Scan([]byte(endpointPrefix), func(key, value []byte) error {
+		lanes: map[string]*lane{}}
+	var err error
+	if s.events, err = outbox.NewQueue(store, "hookfanout", actors.HookPrefix); err != nil {
+		return nil, err
+	}
+	if s.tasks, err = outbox.NewQueue(store, TaskQueue, ""); err != nil {
+		return nil, err
+	}
+	s.loop, err = outbox.NewLoop(outbox.LoopConfig{Name: "webhooks", Logger: cfg.Logger, BackoffMin: cfg.BackoffMin,
+		BackoffMax: cfg.BackoffMax, Poll: cfg.PollInterval, Now: cfg.Now}, s.round)
+	if err != nil {
+		return nil, err
+	}
+	err = store.Scan([]byte(endpointPrefix), func(key, value []byte) error {
 		var e Endpoint
 		if err := json.Unmarshal(value, &e); err != nil {
 			return fmt.Errorf("webhooks: decode endpoint %s: %w", key, err)
@@ -243,33 +270,25 @@ func New(cfg Config, store *persistence.Store, unitOf func(eventID string) (stri
 	if err != nil {
 		return nil, err
 	}
+	if err := s.migrateTasks(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
-// Start starts the delivery goroutine.
-func (s *Service) Start() {
-	s.run = true
-	s.Wake()
-	go s.loop()
-}
+// Start starts delivery.
+func (s *Service) Start() { s.loop.Start() }
 
-// Close stops the delivery goroutine and waits for it (a POST in flight
-// ends within Config.Timeout). Undelivered events stay queued.
+// Close stops delivery and waits for the POSTs in flight (they are
+// cancelled). Undelivered events stay queued.
 func (s *Service) Close() error {
-	s.once.Do(func() { close(s.stop) })
-	if s.run {
-		<-s.done
-	}
-	return nil
+	err := s.loop.Close()
+	s.workers.Wait()
+	return err
 }
 
 // Wake asks for a round soon. It never blocks.
-func (s *Service) Wake() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Service) Wake() { s.loop.Wake() }
 
 func newSecret() string {
 	var b [24]byte
@@ -518,287 +537,6 @@ func (s *Service) Deliveries(unitID, id string) ([]Delivery, error) {
 	return out, nil
 }
 
-func (s *Service) loop() {
-	defer close(s.done)
-	tick := time.NewTicker(s.cfg.PollInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-s.wake:
-		case <-tick.C:
-		}
-		more, err := s.fanout()
-		if err != nil {
-			s.cfg.Logger.Error("webhooks: fan-out failed", "err", err)
-		}
-		if err := s.deliverDue(); err != nil {
-			s.cfg.Logger.Error("webhooks: delivery round failed", "err", err)
-		}
-		if more {
-			s.Wake()
-		}
-	}
-}
-
-var errFull = errors.New("full")
-
-// body is the JSON sent to endpoints.
-type body struct {
-	ID        string          `json:"id"`
-	Type      string          `json:"type"`
-	CreatedAt time.Time       `json:"createdAt"`
-	Data      json.RawMessage `json:"data"`
-}
-
-// taskKey orders tasks by due time.
-func taskKey(due time.Time, endpoint, hook string) string {
-	return fmt.Sprintf("%s%016x/%s/%s", taskPrefix, uint64(due.UnixNano()), endpoint, hook)
-}
-
-// fanout turns up to BatchMax queue entries into tasks. more reports a
-// full batch.
-func (s *Service) fanout() (more bool, err error) {
-	type item struct {
-		key string
-		ev  actors.HookEvent
-		bad bool
-	}
-	var items []item
-	// Every entry read is deleted below, so the queue cursor may move on.
-	more, err = s.queue.Next(s.store, []byte(actors.HookPrefix), s.cfg.BatchMax, func(key, value []byte) error {
-		it := item{key: string(key)}
-		if err := json.Unmarshal(value, &it.ev); err != nil {
-			s.cfg.Logger.Error("webhooks: undecodable queue entry dropped", "key", string(key), "err", err)
-			it.bad = true
-		}
-		items = append(items, it)
-		return nil
-	})
-	if err != nil {
-		return false, err
-	}
-	if len(items) == 0 {
-		return false, nil
-	}
-	now := s.cfg.Now()
-	bt := s.store.NewBatch()
-	defer bt.Close()
-	s.mu.Lock()
-	for _, it := range items {
-		bt.Delete([]byte(it.key))
-		if it.bad {
-			continue
-		}
-		unit := it.ev.UnitID
-		if unit == "" && s.unit != nil {
-			unit, _ = s.unit(it.ev.EventID)
-		}
-		b, err := json.Marshal(body{ID: it.ev.ID, Type: it.ev.Type, CreatedAt: it.ev.CreatedAt.UTC(), Data: it.ev.Data})
-		if err != nil {
-			continue
-		}
-		hook := strings.TrimPrefix(it.key, actors.HookPrefix)
-		for _, e := range s.eps {
-			if e.UnitID != unit || !e.Enabled || !slices.Contains(e.EventTypes, it.ev.Type) {
-				continue
-			}
-			tb, _ := json.Marshal(task{V: 1, Endpoint: e.ID, EventID: it.ev.ID, Type: it.ev.Type, Hook: hook, Body: b})
-			bt.Put([]byte(taskKey(now, e.ID, hook)), tb)
-		}
-	}
-	s.mu.Unlock()
-	if err := s.store.Commit(bt); err != nil {
-		return false, fmt.Errorf("webhooks: fan out: %w", err)
-	}
-	return more, nil
-}
-
-// deliverDue sends up to BatchMax due tasks.
-func (s *Service) deliverDue() error {
-	now := s.cfg.Now()
-	due := taskKey(now, "", "")
-	type item struct {
-		key string
-		t   task
-	}
-	var items []item
-	err := s.store.Scan([]byte(taskPrefix), func(key, value []byte) error {
-		if len(items) == s.cfg.BatchMax || string(key) > due {
-			return errFull
-		}
-		it := item{key: string(key)}
-		if err := json.Unmarshal(value, &it.t); err != nil {
-			it.t.Endpoint = "" // dropped below as of no endpoint
-		}
-		items = append(items, it)
-		return nil
-	})
-	if err != nil && !errors.Is(err, errFull) {
-		return err
-	}
-	failed := map[string]bool{}
-	for _, it := range items {
-		select {
-		case <-s.stop:
-			return nil
-		default:
-		}
-		if failed[it.t.Endpoint] {
-			continue
-		}
-		ok, err := s.deliver(it.key, it.t)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			failed[it.t.Endpoint] = true
-		}
-	}
-	return nil
-}
-
-// deliver makes one attempt of t and records its outcome. ok is false when
-// the attempt failed.
-func (s *Service) deliver(key string, t task) (ok bool, err error) {
-	s.mu.Lock()
-	e, found := s.eps[t.Endpoint]
-	var ep Endpoint
-	if found {
-		ep = *e
-	}
-	s.mu.Unlock()
-	if !found || !ep.Enabled {
-		if found {
-			return true, s.finish(key, "", nil, ep.ID, &Delivery{EventID: t.EventID, Type: t.Type, Attempt: t.Attempts,
-				Error: "endpoint disabled; delivery dropped", At: s.cfg.Now().UTC()})
-		}
-		return true, s.finish(key, "", nil, "", nil)
-	}
-	attempt := t.Attempts + 1
-	now := s.cfg.Now()
-	secrets := []string{ep.Secret}
-	if ep.PreviousSecret != "" && now.Before(ep.PreviousUntil) {
-		secrets = append(secrets, ep.PreviousSecret)
-	}
-	d := Delivery{EventID: t.EventID, Type: t.Type, Attempt: attempt, At: now.UTC()}
-	start := time.Now()
-	status, perr := s.post(ep.URL, t, Signature(now.Unix(), t.Body, secrets...))
-	d.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
-	d.StatusCode = status
-	switch {
-	case perr != nil:
-		d.Error = perr.Error()
-	case status < 200 || status > 299:
-		d.Error = fmt.Sprintf("endpoint answered %d", status)
-	default:
-		d.Succeeded = true
-	}
-	s.mu.Lock()
-	cur, still := s.eps[ep.ID]
-	var save *Endpoint
-	if still {
-		c := *cur
-		switch {
-		case d.Succeeded && c.ConsecutiveFailures != 0:
-			c.ConsecutiveFailures = 0
-			save = &c
-		case !d.Succeeded:
-			c.ConsecutiveFailures++
-			if c.ConsecutiveFailures >= s.cfg.DisableAfter && c.Enabled {
-				c.Enabled = false
-				c.DisabledReason = fmt.Sprintf("%d consecutive failed deliveries", c.ConsecutiveFailures)
-				c.UpdatedAt = now.UTC()
-				s.cfg.Logger.Warn("webhooks: endpoint disabled", "endpoint", c.ID, "failures", c.ConsecutiveFailures)
-			}
-			save = &c
-		}
-		if save != nil {
-			if err := s.save(save); err != nil {
-				s.mu.Unlock()
-				return false, err
-			}
-			s.eps[ep.ID] = save
-		}
-	}
-	s.mu.Unlock()
-	if d.Succeeded {
-		return true, s.finish(key, "", nil, ep.ID, &d)
-	}
-	if attempt >= s.cfg.MaxAttempts {
-		s.cfg.Logger.Warn("webhooks: delivery dropped after max attempts", "endpoint", ep.ID, "event", t.EventID)
-		return false, s.finish(key, "", nil, ep.ID, &d)
-	}
-	t.Attempts = attempt
-	nk := taskKey(now.Add(s.backoff(attempt)), t.Endpoint, t.Hook)
-	return false, s.finish(key, nk, &t, ep.ID, &d)
-}
-
-// finish deletes the task at key and, with next, writes it at key nk; with
-// d it appends d to endpoint's delivery log and trims the log to LogMax,
-// all in one batch.
-func (s *Service) finish(key, nk string, next *task, endpoint string, d *Delivery) error {
-	bt := s.store.NewBatch()
-	defer bt.Close()
-	bt.Delete([]byte(key))
-	trimmed := -1 // -1: no delivery logged
-	if d != nil {
-		s.mu.Lock()
-		s.logSeq++
-		seq := s.logSeq
-		over := s.logCount[endpoint] + 1 - s.cfg.LogMax
-		s.mu.Unlock()
-		b, err := json.Marshal(d)
-		if err != nil {
-			return fmt.Errorf("webhooks: encode delivery: %w", err)
-		}
-		bt.Put([]byte(fmt.Sprintf("%s%s/%016x-%08x", logPrefix, endpoint, uint64(d.At.UnixNano()), seq)), b)
-		if over > 0 {
-			old, err := s.logKeys(endpoint, over)
-			if err != nil {
-				return err
-			}
-			for _, k := range old {
-				bt.Delete(k)
-			}
-			trimmed = len(old)
-		} else {
-			trimmed = 0
-		}
-	}
-	if next != nil {
-		b, err := json.Marshal(next)
-		if err != nil {
-			return fmt.Errorf("webhooks: encode task: %w", err)
-		}
-		bt.Put([]byte(nk), b)
-	}
-	if err := s.store.Commit(bt); err != nil {
-		return fmt.Errorf("webhooks: update task %s: %w", key, err)
-	}
-	if trimmed >= 0 {
-		s.mu.Lock()
-		if _, ok := s.eps[endpoint]; ok {
-			s.logCount[endpoint] += 1 - trimmed
-		}
-		s.mu.Unlock()
-	}
-	return nil
-}
-
-// backoff is the delay after attempt n failed: BackoffMin doubling up to
-// BackoffMax, jittered into [d/2, d).
-func (s *Service) backoff(n int) time.Duration {
-	d := s.cfg.BackoffMin
-	for i := 1; i < n && d < s.cfg.BackoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, s.cfg.BackoffMax)
-	half := d / 2
-	return half + rand.N(half+1)
-}
-
 // logKeys returns the oldest n keys of endpoint's delivery log (n < 0:
 // all of them).
 func (s *Service) logKeys(endpoint string, n int) ([][]byte, error) {
@@ -814,26 +552,4 @@ func (s *Service) logKeys(endpoint string, n int) ([][]byte, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// post sends one attempt. The response body is drained (bounded) so the
-// connection can be reused.
-func (s *Service) post(u string, t task, sig string) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(t.Body))
-	if err != nil {
-		return 0, fmt.Errorf("webhooks: request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "ticketd-webhooks/1")
-	req.Header.Set("Webhook-Id", t.EventID)
-	req.Header.Set(SignatureHeader, sig)
-	resp, err := s.cfg.Client.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("webhooks: post: %w", err)
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
-	return resp.StatusCode, nil
 }

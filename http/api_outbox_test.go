@@ -1,0 +1,106 @@
+package http_test
+
+// Black-box test of the mail outbox listing and the retry of parked mail,
+// with the service's mailer delivering to a real SMTP server on loopback.
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	nethttp "net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors"
+	"ticketd/event"
+	thttp "ticketd/http"
+	"ticketd/mail"
+	"ticketd/mail/smtptest"
+	"ticketd/persistence"
+	"ticketd/snapshots"
+)
+
+func TestAPIOutboxParkedMailListedAndRetried(t *testing.T) {
+	t.Parallel()
+	relay, err := smtptest.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = relay.Close() })
+	relay.Reject("nobody@example.com", true)
+
+	s := &service{t: t, Admin: apiAdminToken, dir: t.TempDir()}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s.URL = "http://" + ln.Addr().String()
+	s.Config = thttp.Config{Addr: ln.Addr().String(), BaseURL: s.URL, AdminToken: s.Admin,
+		Logger: slog.New(slog.DiscardHandler)}
+	s.Store, err = persistence.Open(persistence.Options{Dir: s.dir})
+	require.NoError(t, err)
+	m, err := mail.New(mail.Config{SMTPAddr: relay.Addr, BackoffMin: 10 * time.Millisecond,
+		BackoffMax: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, s.Store)
+	require.NoError(t, err)
+	s.Sys, err = actors.Open(actors.Config{Event: event.Config{BaseURL: s.URL, OrderHold: 15 * time.Minute,
+		CheckoutSessionTTL: 24 * time.Hour}, OnOutbox: m.Wake}, s.Store, snapshots.New(s.Store, 2))
+	require.NoError(t, err)
+	s.srv, err = thttp.New(s.Config, thttp.Deps{System: s.Sys, WebhookSecret: "whsec_test", Outbox: m})
+	require.NoError(t, err)
+	go func() { _ = s.srv.Serve(ln) }()
+	m.Start()
+	t.Cleanup(func() {
+		if tr, ok := nethttp.DefaultTransport.(*nethttp.Transport); ok {
+			tr.CloseIdleConnections()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.srv.Shutdown(ctx)
+		_ = m.Close()
+		_ = s.Sys.Close()
+		_ = s.Store.Close()
+	})
+	f := &apiFx{s: s}
+	u := f.unit(t)
+	adm := f.admin(t)
+
+	ev := apiPublished(t, u.dev)
+	tt := apiOpenType(t, u.dev, ev, nil)
+	apiRegister(t, u.dev, ev, tt, "nobody@example.com")
+	apiRegister(t, u.dev, ev, tt, "ada@example.com")
+	select {
+	case msg := <-relay.Delivered():
+		require.Equal(t, []string{"ada@example.com"}, msg.To, "the refused address held up the other")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the deliverable mail did not go out")
+	}
+
+	var parked map[string]any
+	require.Eventually(t, func() bool {
+		items := apiData(t, apiWant(t, adm.Do("GET", "/admin/v1/outbox", nil), 200))
+		if len(items) != 1 || items[0]["status"] != "parked" {
+			return false
+		}
+		parked = items[0]
+		return true
+	}, 5*time.Second, 20*time.Millisecond)
+	require.Equal(t, "nobody@example.com", parked["email"])
+	require.Contains(t, parked["lastError"], "550")
+	require.EqualValues(t, 1, parked["attempts"])
+	require.NotNil(t, parked["lastAttemptAt"])
+	require.Nil(t, parked["nextAttemptAt"])
+
+	id := apiS(parked, "id")
+	apiWantErr(t, adm.Do("POST", "/admin/v1/outbox/evt_nope.0000000000000001-0000/retry", nil), 404, "NOT_FOUND")
+	relay.Reject("nobody@example.com", false)
+	got := apiWant(t, adm.Do("POST", "/admin/v1/outbox/"+id+"/retry", nil), 200)
+	require.Equal(t, "retrying", got["status"])
+	select {
+	case msg := <-relay.Delivered():
+		require.Equal(t, []string{"nobody@example.com"}, msg.To)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the retried mail did not go out")
+	}
+	require.Eventually(t, func() bool {
+		return len(apiData(t, apiWant(t, adm.Do("GET", "/admin/v1/outbox", nil), 200))) == 0
+	}, 5*time.Second, 20*time.Millisecond)
+	apiWantErr(t, adm.Do("POST", "/admin/v1/outbox/"+id+"/retry", nil), 404, "NOT_FOUND")
+}
