@@ -17,9 +17,12 @@ type Command interface {
 // log stores and what Apply performs. Every change carries its own timestamp
 // (At) so replay never reads a clock.
 type Change interface {
-	isChange()
 	// ChangeKind names the change in the log encoding ("registration.created").
 	ChangeKind() string
+	// appendBody appends the change's fields in binary (bincodec.go).
+	appendBody(e enc) enc
+	// apply performs the change on s (see Machine.Apply).
+	apply(s *State)
 }
 
 // IDs supplies the fresh identifiers and secrets a decision needs (record
@@ -40,6 +43,7 @@ type Machine struct {
 	cfg Config
 	ids IDs
 	s   *State
+	dec dec // ApplyRecord's decoder
 }
 
 // Config is the static configuration of a machine. Durations are only used

@@ -350,17 +350,6 @@ type DescriptionSet struct {
 	Description string    `json:"description,omitempty"`
 }
 
-func (FormSaved) isChange()        {}
-func (PromoSaved) isChange()       {}
-func (TranslationSaved) isChange() {}
-func (DescriptionSet) isChange()   {}
-
-// ChangeKind implementations: the names are part of the log format.
-func (FormSaved) ChangeKind() string        { return "form.saved" }
-func (PromoSaved) ChangeKind() string       { return "promotion_code.saved" }
-func (TranslationSaved) ChangeKind() string { return "translation.saved" }
-func (DescriptionSet) ChangeKind() string   { return "event.description_set" }
-
 // ---- decide
 
 func (m *Machine) decideConsole(now time.Time, c consoleCommand) (any, []Change, error) {
@@ -1011,58 +1000,6 @@ func (m *Machine) consoleCatalog(cat *Catalog, lang string) {
 
 // applyConsole performs the console's changes; false for a change that is
 // not one of them.
-func (s *State) applyConsole(ch Change) bool {
-	cs := &s.Console
-	switch c := ch.(type) {
-	case FormSaved:
-		if cs.Forms == nil {
-			cs.Forms = map[string]*FormRec{}
-		}
-		f := cs.Forms[c.TypeID]
-		if f == nil {
-			f = &FormRec{TypeID: c.TypeID, CreatedAt: c.At}
-			cs.Forms[c.TypeID] = f
-		}
-		if c.Publish {
-			f.Published, f.PublishedAt = slices.Clone(f.Draft), &c.At
-		} else {
-			f.Draft = c.Questions
-		}
-		f.UpdatedAt = c.At
-	case PromoSaved:
-		if cs.Promos == nil {
-			cs.Promos = map[string]*PromoRec{}
-		}
-		p := cs.Promos[c.ID]
-		if p == nil {
-			p = &PromoRec{Seq: len(cs.PromoOrder), CreatedAt: c.At}
-			cs.Promos[c.ID] = p
-			cs.PromoOrder = append(cs.PromoOrder, c.ID)
-		}
-		p.saved(c)
-		cs.byCode()[p.Code] = p.ID
-	case TranslationSaved:
-		if c.Deleted {
-			delete(cs.Translations, c.Lang)
-			return true
-		}
-		if cs.Translations == nil {
-			cs.Translations = map[string]*TranslationRec{}
-		}
-		t := cs.Translations[c.Lang]
-		if t == nil {
-			t = &TranslationRec{Lang: c.Lang, CreatedAt: c.At}
-			cs.Translations[c.Lang] = t
-		}
-		t.Text, t.UpdatedAt = c.Text, c.At
-	case DescriptionSet:
-		cs.Description = c.Description
-		s.mustEvent().UpdatedAt = c.At
-	default:
-		return false
-	}
-	return true
-}
 
 // promoHeld moves an order's promotion use: a placed holding order
 // reserves one (delta +1), a released one returns it (-1), a paid one
@@ -1083,42 +1020,16 @@ func (s *State) promoHeld(o *OrderRec, delta int, paid bool) {
 
 // ---- codecs
 
-func appendConsoleBody(e enc, ch Change) (enc, bool) {
-	var body any
-	var at time.Time
-	switch c := ch.(type) {
-	case FormSaved:
-		at, body = c.At, c
-	case PromoSaved:
-		at, body = c.At, c
-	case TranslationSaved:
-		at, body = c.At, c
-	case DescriptionSet:
-		return e.time(c.At).str(c.Description), true
-	default:
-		return e, false
-	}
-	// The console's changes are rare and nested (questions, scopes, maps of
-	// texts): their fields travel as one JSON document after the time.
+// appendJSONBody encodes a console change: the console's changes are rare
+// and nested (questions, scopes, maps of texts), so their fields travel as
+// one JSON document after the time. Their fields are strings, numbers,
+// booleans, slices and maps of those, which always marshal.
+func appendJSONBody(e enc, at time.Time, body any) enc {
 	b, err := json.Marshal(body)
 	if err != nil {
-		return e, false
+		panic(fmt.Sprintf("event: encode %T: %v", body, err))
 	}
-	return e.time(at).bytes(b), true
-}
-
-func readConsoleBody(kind string, d *dec) (Change, bool) {
-	switch kind {
-	case "event.description_set":
-		return DescriptionSet{At: d.time(), Description: d.str()}, true
-	case "form.saved":
-		return readJSONChange[FormSaved](d, func(c *FormSaved, at time.Time) { c.At = at }), true
-	case "promotion_code.saved":
-		return readJSONChange[PromoSaved](d, func(c *PromoSaved, at time.Time) { c.At = at }), true
-	case "translation.saved":
-		return readJSONChange[TranslationSaved](d, func(c *TranslationSaved, at time.Time) { c.At = at }), true
-	}
-	return nil, false
+	return e.time(at).bytes(b)
 }
 
 func readJSONChange[C any](d *dec, setAt func(*C, time.Time)) C {
@@ -1220,4 +1131,98 @@ func (cs *ConsoleState) consistent(s *State) bool {
 		}
 	}
 	return true
+}
+
+// ---- change kinds: each one's log name, body codec and apply
+
+// ChangeKind names the change in the log (its binary tag).
+func (FormSaved) ChangeKind() string { return "form.saved" }
+
+func decodeFormSaved(d *dec) FormSaved {
+	return readJSONChange(d, func(c *FormSaved, at time.Time) { c.At = at })
+}
+
+func (c FormSaved) appendBody(e enc) enc { return appendJSONBody(e, c.At, c) }
+
+func (c FormSaved) apply(s *State) {
+	cs := &s.Console
+	if cs.Forms == nil {
+		cs.Forms = map[string]*FormRec{}
+	}
+	f := cs.Forms[c.TypeID]
+	if f == nil {
+		f = &FormRec{TypeID: c.TypeID, CreatedAt: c.At}
+		cs.Forms[c.TypeID] = f
+	}
+	if c.Publish {
+		f.Published, f.PublishedAt = slices.Clone(f.Draft), &c.At
+	} else {
+		f.Draft = c.Questions
+	}
+	f.UpdatedAt = c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (PromoSaved) ChangeKind() string { return "promotion_code.saved" }
+
+func decodePromoSaved(d *dec) PromoSaved {
+	return readJSONChange(d, func(c *PromoSaved, at time.Time) { c.At = at })
+}
+
+func (c PromoSaved) appendBody(e enc) enc { return appendJSONBody(e, c.At, c) }
+
+func (c PromoSaved) apply(s *State) {
+	cs := &s.Console
+	if cs.Promos == nil {
+		cs.Promos = map[string]*PromoRec{}
+	}
+	p := cs.Promos[c.ID]
+	if p == nil {
+		p = &PromoRec{Seq: len(cs.PromoOrder), CreatedAt: c.At}
+		cs.Promos[c.ID] = p
+		cs.PromoOrder = append(cs.PromoOrder, c.ID)
+	}
+	p.saved(c)
+	cs.byCode()[p.Code] = p.ID
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (TranslationSaved) ChangeKind() string { return "translation.saved" }
+
+func decodeTranslationSaved(d *dec) TranslationSaved {
+	return readJSONChange(d, func(c *TranslationSaved, at time.Time) { c.At = at })
+}
+
+func (c TranslationSaved) appendBody(e enc) enc { return appendJSONBody(e, c.At, c) }
+
+func (c TranslationSaved) apply(s *State) {
+	cs := &s.Console
+	if c.Deleted {
+		delete(cs.Translations, c.Lang)
+		return
+	}
+	if cs.Translations == nil {
+		cs.Translations = map[string]*TranslationRec{}
+	}
+	t := cs.Translations[c.Lang]
+	if t == nil {
+		t = &TranslationRec{Lang: c.Lang, CreatedAt: c.At}
+		cs.Translations[c.Lang] = t
+	}
+	t.Text, t.UpdatedAt = c.Text, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (DescriptionSet) ChangeKind() string { return "event.description_set" }
+
+func decodeDescriptionSet(d *dec) DescriptionSet {
+	return DescriptionSet{At: d.time(), Description: d.str()}
+}
+
+func (c DescriptionSet) appendBody(e enc) enc { return e.time(c.At).str(c.Description) }
+
+func (c DescriptionSet) apply(s *State) {
+	cs := &s.Console
+	cs.Description = c.Description
+	s.mustEvent().UpdatedAt = c.At
 }

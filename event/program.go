@@ -422,25 +422,6 @@ type PerkGranted struct {
 	Revoke bool      `json:"revoke,omitempty"`
 }
 
-func (VenueSaved) isChange()     {}
-func (SessionSaved) isChange()   {}
-func (SpeakerSaved) isChange()   {}
-func (SponsorSaved) isChange()   {}
-func (PerkSaved) isChange()      {}
-func (ProgramDeleted) isChange() {}
-func (PerksBound) isChange()     {}
-func (PerkGranted) isChange()    {}
-
-// ChangeKind implementations: the names are part of the log format.
-func (VenueSaved) ChangeKind() string     { return "venue.saved" }
-func (SessionSaved) ChangeKind() string   { return "session.saved" }
-func (SpeakerSaved) ChangeKind() string   { return "speaker.saved" }
-func (SponsorSaved) ChangeKind() string   { return "sponsor.saved" }
-func (PerkSaved) ChangeKind() string      { return "perk.saved" }
-func (ProgramDeleted) ChangeKind() string { return "program.deleted" }
-func (PerksBound) ChangeKind() string     { return "perks.bound" }
-func (PerkGranted) ChangeKind() string    { return "perk.granted" }
-
 // Kinds of ProgramDeleted.
 const (
 	kindVenue   = "venue"
@@ -1089,4 +1070,178 @@ func orEmpty(ids []string) []string {
 		return []string{}
 	}
 	return ids
+}
+
+// ---- change kinds: each one's log name, body codec and apply
+
+// ChangeKind names the change in the log (its binary tag).
+func (VenueSaved) ChangeKind() string { return "venue.saved" }
+
+func decodeVenueSaved(d *dec) VenueSaved {
+	return VenueSaved{At: d.time(), ID: d.str(), Name: d.str(), PerkIDs: d.strs()}
+}
+
+func (c VenueSaved) appendBody(e enc) enc { return e.time(c.At).str(c.ID).str(c.Name).strs(c.PerkIDs) }
+
+func (c VenueSaved) apply(s *State) {
+	s.mustEvent()
+	v, ok := s.Venues[c.ID]
+	if !ok {
+		v = &VenueRec{ID: c.ID, Seq: len(s.VenueOrder), CreatedAt: c.At}
+		s.Venues[c.ID] = v
+		s.VenueOrder = append(s.VenueOrder, c.ID)
+	}
+	v.Name, v.PerkIDs, v.UpdatedAt = c.Name, c.PerkIDs, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (SessionSaved) ChangeKind() string { return "session.saved" }
+
+func decodeSessionSaved(d *dec) SessionSaved {
+	return SessionSaved{At: d.time(), ID: d.str(), Title: d.str(), StartsAt: d.time(), EndsAt: d.time(), VenueID: d.str(), PerkIDs: d.strs()}
+}
+
+func (c SessionSaved) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.Title).time(c.StartsAt).time(c.EndsAt).str(c.VenueID).strs(c.PerkIDs)
+}
+
+func (c SessionSaved) apply(s *State) {
+	s.mustEvent()
+	r, ok := s.Sessions[c.ID]
+	if !ok {
+		r = &SessionRec{ID: c.ID, CreatedAt: c.At}
+		s.Sessions[c.ID] = r
+	} else {
+		s.SessionOrder = removeID(s.SessionOrder, c.ID)
+	}
+	starts, ends := c.StartsAt, c.EndsAt
+	r.Title, r.StartsAt, r.EndsAt, r.VenueID, r.PerkIDs, r.UpdatedAt = c.Title, &starts, &ends, c.VenueID, c.PerkIDs, c.At
+	i, _ := slices.BinarySearchFunc(s.SessionOrder, r, func(id string, r *SessionRec) int { return agendaCmp(s.Sessions[id], r) })
+	s.SessionOrder = slices.Insert(s.SessionOrder, i, c.ID)
+	renumber(s.SessionOrder, s.Sessions, func(r *SessionRec, i int) { r.Seq = i })
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (SpeakerSaved) ChangeKind() string { return "speaker.saved" }
+
+func decodeSpeakerSaved(d *dec) SpeakerSaved {
+	return SpeakerSaved{At: d.time(), ID: d.str(), Name: d.str(), Title: d.str(), Bio: d.str(), RegID: d.str(), SessionIDs: d.strs()}
+}
+
+func (c SpeakerSaved) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.Name).str(c.Title).str(c.Bio).str(c.RegID).strs(c.SessionIDs)
+}
+
+func (c SpeakerSaved) apply(s *State) {
+	s.mustEvent()
+	r, ok := s.Speakers[c.ID]
+	if !ok {
+		r = &SpeakerRec{ID: c.ID, Seq: len(s.SpeakerOrder), CreatedAt: c.At}
+		s.Speakers[c.ID] = r
+		s.SpeakerOrder = append(s.SpeakerOrder, c.ID)
+	}
+	r.Name, r.Title, r.Bio, r.RegID, r.SessionIDs, r.UpdatedAt = c.Name, c.Title, c.Bio, c.RegID, c.SessionIDs, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (SponsorSaved) ChangeKind() string { return "sponsor.saved" }
+
+func decodeSponsorSaved(d *dec) SponsorSaved {
+	return SponsorSaved{At: d.time(), ID: d.str(), Name: d.str(), URL: d.str(), Tier: d.str()}
+}
+
+func (c SponsorSaved) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.Name).str(c.URL).str(c.Tier)
+}
+
+func (c SponsorSaved) apply(s *State) {
+	s.mustEvent()
+	r, ok := s.Sponsors[c.ID]
+	if !ok {
+		r = &SponsorRec{ID: c.ID, Seq: len(s.SponsorOrder), CreatedAt: c.At}
+		s.Sponsors[c.ID] = r
+		s.SponsorOrder = append(s.SponsorOrder, c.ID)
+	}
+	r.Name, r.URL, r.Tier, r.UpdatedAt = c.Name, c.URL, c.Tier, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (PerkSaved) ChangeKind() string { return "perk.saved" }
+
+func decodePerkSaved(d *dec) PerkSaved {
+	return PerkSaved{At: d.time(), ID: d.str(), Name: d.str(), Description: d.str()}
+}
+
+func (c PerkSaved) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.Name).str(c.Description)
+}
+
+func (c PerkSaved) apply(s *State) {
+	s.mustEvent()
+	r, ok := s.Perks[c.ID]
+	if !ok {
+		r = &PerkRec{ID: c.ID, Seq: len(s.PerkOrder), CreatedAt: c.At}
+		s.Perks[c.ID] = r
+		s.PerkOrder = append(s.PerkOrder, c.ID)
+	}
+	r.Name, r.Description, r.UpdatedAt = c.Name, c.Description, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (ProgramDeleted) ChangeKind() string { return "program.deleted" }
+
+func decodeProgramDeleted(d *dec) ProgramDeleted {
+	return ProgramDeleted{At: d.time(), Kind: d.str(), ID: d.str()}
+}
+
+func (c ProgramDeleted) appendBody(e enc) enc { return e.time(c.At).str(c.Kind).str(c.ID) }
+
+func (c ProgramDeleted) apply(s *State) {
+	s.deleteProgram(c)
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (PerksBound) ChangeKind() string { return "perks.bound" }
+
+func decodePerksBound(d *dec) PerksBound {
+	return PerksBound{At: d.time(), Kind: d.str(), ID: d.str(), PerkIDs: d.strs()}
+}
+
+func (c PerksBound) appendBody(e enc) enc { return e.time(c.At).str(c.Kind).str(c.ID).strs(c.PerkIDs) }
+
+func (c PerksBound) apply(s *State) {
+	m := s.TypePerks
+	switch c.Kind {
+	case SourceTicketType:
+		s.mustType(c.ID)
+	case SourceRedemptionCode:
+		s.mustCode(c.ID)
+		m = s.CodePerks
+	default:
+		panic(fmt.Sprintf("event: perks bound to unknown kind %q", c.Kind))
+	}
+	setOrDelete(m, c.ID, c.PerkIDs)
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (PerkGranted) ChangeKind() string { return "perk.granted" }
+
+func decodePerkGranted(d *dec) PerkGranted {
+	return PerkGranted{At: d.time(), RegID: d.str(), PerkID: d.str(), Revoke: d.bool()}
+}
+
+func (c PerkGranted) appendBody(e enc) enc {
+	return e.time(c.At).str(c.RegID).str(c.PerkID).bool(c.Revoke)
+}
+
+func (c PerkGranted) apply(s *State) {
+	s.mustReg(c.RegID)
+	mustGet(s.Perks, c.PerkID, "perk")
+	g := s.Grants[c.RegID]
+	if c.Revoke {
+		g = slices.DeleteFunc(slices.Clone(g), func(id string) bool { return id == c.PerkID })
+	} else if !slices.Contains(g, c.PerkID) {
+		g = append(slices.Clone(g), c.PerkID)
+	}
+	setOrDelete(s.Grants, c.RegID, g)
 }

@@ -148,15 +148,6 @@ type RefundSettled struct {
 	Error    string    `json:"error,omitempty"`
 }
 
-func (RefundPolicySet) isChange() {}
-func (RefundRequested) isChange() {}
-func (RefundSettled) isChange()   {}
-
-// ChangeKind implementations: the names are part of the log format.
-func (RefundPolicySet) ChangeKind() string { return "refund_policy.set" }
-func (RefundRequested) ChangeKind() string { return "refund.requested" }
-func (RefundSettled) ChangeKind() string   { return "refund.settled" }
-
 // ---- views
 
 // RefundPolicy is the event's refund policy. EffectiveDeadline is the
@@ -438,42 +429,6 @@ func settleRefund(o *OrderRec, ch RefundSettled) *RefundRec {
 
 // ---- apply
 
-func (s *State) applyRefund(ch Change) bool {
-	switch c := ch.(type) {
-	case RefundPolicySet:
-		e := s.mustEvent()
-		e.Refund = &RefundPolicyRec{Refundable: c.Refundable, Deadline: c.Deadline, HoursBefore: c.HoursBefore, FeePercent: c.FeePercent, UpdatedAt: c.At}
-		e.UpdatedAt = c.At
-	case RefundRequested:
-		o := s.mustOrder(c.OrderID)
-		if o.Status != OrderStatusPaid {
-			panic(fmt.Sprintf("event: refund of order %s in status %s", o.ID, o.Status))
-		}
-		o.Refunds = append(o.Refunds, refundOf(c))
-		o.UpdatedAt = c.At
-	case RefundSettled:
-		o := s.mustOrder(c.OrderID)
-		r := settleRefund(o, c)
-		if r.Status == RefundSucceeded && r.Full {
-			// Add-on and bundle units go back on sale and the promotion
-			// use returns; the admission's place and code use are freed
-			// by the registration's cancellation.
-			s.promoRefunded(o)
-			for _, h := range o.Holds {
-				switch h.Kind {
-				case ItemAddon:
-					s.mustAddon(h.ID).Sold -= h.Qty
-				case ItemBundle:
-					s.mustBundle(h.ID).Sold -= h.Qty
-				}
-			}
-		}
-	default:
-		return false
-	}
-	return true
-}
-
 // promoRefunded gives a fully refunded order's promotion use back.
 func (s *State) promoRefunded(o *OrderRec) {
 	if o.PromoID == "" {
@@ -512,30 +467,6 @@ func refundViews(o *OrderRec) []Refund {
 
 // ---- codecs (bincodec.go, statecodec.go)
 
-func appendRefundBody(e enc, ch Change) (enc, bool) {
-	switch c := ch.(type) {
-	case RefundPolicySet:
-		return e.time(c.At).bool(c.Refundable).timep(c.Deadline).intp(c.HoursBefore).int(int64(c.FeePercent)), true
-	case RefundRequested:
-		return e.time(c.At).str(c.OrderID).str(c.RefundID).int(int64(c.Amount)).str(c.Reason).bool(c.Force).bool(c.Full), true
-	case RefundSettled:
-		return e.time(c.At).str(c.OrderID).str(c.RefundID).str(c.Status).str(c.Error), true
-	}
-	return e, false
-}
-
-func readRefundBody(kind string, d *dec) (Change, bool) {
-	switch kind {
-	case "refund_policy.set":
-		return RefundPolicySet{At: d.time(), Refundable: d.bool(), Deadline: d.timep(), HoursBefore: d.intp(), FeePercent: int(d.int())}, true
-	case "refund.requested":
-		return RefundRequested{At: d.time(), OrderID: d.str(), RefundID: d.str(), Amount: Money(d.int()), Reason: d.str(), Force: d.bool(), Full: d.bool()}, true
-	case "refund.settled":
-		return RefundSettled{At: d.time(), OrderID: d.str(), RefundID: d.str(), Status: d.str(), Error: d.str()}, true
-	}
-	return nil, false
-}
-
 // refundPolicy encodes an optional policy: a flag byte, then its fields.
 func (e enc) refundPolicy(p *RefundPolicyRec) enc {
 	if p == nil {
@@ -572,4 +503,73 @@ func (d *dec) refunds() []RefundRec {
 			Error: d.str(), RequestedAt: d.time(), SettledAt: d.time()}
 	}
 	return out
+}
+
+// ---- change kinds: each one's log name, body codec and apply
+
+// ChangeKind names the change in the log (its binary tag).
+func (RefundPolicySet) ChangeKind() string { return "refund_policy.set" }
+
+func decodeRefundPolicySet(d *dec) RefundPolicySet {
+	return RefundPolicySet{At: d.time(), Refundable: d.bool(), Deadline: d.timep(), HoursBefore: d.intp(), FeePercent: int(d.int())}
+}
+
+func (c RefundPolicySet) appendBody(e enc) enc {
+	return e.time(c.At).bool(c.Refundable).timep(c.Deadline).intp(c.HoursBefore).int(int64(c.FeePercent))
+}
+
+func (c RefundPolicySet) apply(s *State) {
+	e := s.mustEvent()
+	e.Refund = &RefundPolicyRec{Refundable: c.Refundable, Deadline: c.Deadline, HoursBefore: c.HoursBefore, FeePercent: c.FeePercent, UpdatedAt: c.At}
+	e.UpdatedAt = c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (RefundRequested) ChangeKind() string { return "refund.requested" }
+
+func decodeRefundRequested(d *dec) RefundRequested {
+	return RefundRequested{At: d.time(), OrderID: d.str(), RefundID: d.str(), Amount: Money(d.int()), Reason: d.str(), Force: d.bool(), Full: d.bool()}
+}
+
+func (c RefundRequested) appendBody(e enc) enc {
+	return e.time(c.At).str(c.OrderID).str(c.RefundID).int(int64(c.Amount)).str(c.Reason).bool(c.Force).bool(c.Full)
+}
+
+func (c RefundRequested) apply(s *State) {
+	o := s.mustOrder(c.OrderID)
+	if o.Status != OrderStatusPaid {
+		panic(fmt.Sprintf("event: refund of order %s in status %s", o.ID, o.Status))
+	}
+	o.Refunds = append(o.Refunds, refundOf(c))
+	o.UpdatedAt = c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (RefundSettled) ChangeKind() string { return "refund.settled" }
+
+func decodeRefundSettled(d *dec) RefundSettled {
+	return RefundSettled{At: d.time(), OrderID: d.str(), RefundID: d.str(), Status: d.str(), Error: d.str()}
+}
+
+func (c RefundSettled) appendBody(e enc) enc {
+	return e.time(c.At).str(c.OrderID).str(c.RefundID).str(c.Status).str(c.Error)
+}
+
+func (c RefundSettled) apply(s *State) {
+	o := s.mustOrder(c.OrderID)
+	r := settleRefund(o, c)
+	if r.Status == RefundSucceeded && r.Full {
+		// Add-on and bundle units go back on sale and the promotion
+		// use returns; the admission's place and code use are freed
+		// by the registration's cancellation.
+		s.promoRefunded(o)
+		for _, h := range o.Holds {
+			switch h.Kind {
+			case ItemAddon:
+				s.mustAddon(h.ID).Sold -= h.Qty
+			case ItemBundle:
+				s.mustBundle(h.ID).Sold -= h.Qty
+			}
+		}
+	}
 }
