@@ -10,7 +10,18 @@ import "time"
 // (decoded from a request body plus path parameters) or by the shell
 // (Expire); they carry no I/O handles.
 type Command interface {
-	isCommand()
+	// decide is the command's own part of Decide, which has already
+	// checked what its registry entry says (registry.go).
+	decide(m *Machine, now time.Time) (any, []Change, error)
+}
+
+// Op is a command whose result (what Decide returns for it when it
+// succeeds) is an R. Each command declares its R with a result method and
+// its registry line checks it at compile time, so the shell can hand a
+// typed result back to its caller (actors.Ask).
+type Op[R any] interface {
+	Command
+	result(*R)
 }
 
 // Change is a state-change record: what Decide emits, what the write-ahead
@@ -102,8 +113,6 @@ func (m *Machine) Reserve(changes int) {
 // Expire is the command the shell's timer sends (and the shell sends once
 // after recovery): every hold whose deadline is at or before Now lapses.
 type Expire struct{ Now time.Time }
-
-func (Expire) isCommand() {}
 
 // MarshalChange encodes a change for the log: one version byte, then the
 // encoding. UnmarshalChange is its inverse and returns an error (never

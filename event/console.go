@@ -274,42 +274,6 @@ type GetLocalizedEvent struct {
 	Lang string `json:"-" query:"lang"`
 }
 
-// consoleCommand marks the commands decideConsole handles.
-type consoleCommand interface {
-	Command
-	isConsole()
-}
-
-func (PutForm) isCommand()             {}
-func (GetForm) isCommand()             {}
-func (PublishForm) isCommand()         {}
-func (CreatePromotionCode) isCommand() {}
-func (UpdatePromotionCode) isCommand() {}
-func (GetPromotionCode) isCommand()    {}
-func (ListPromotionCodes) isCommand()  {}
-func (DeletePromotionCode) isCommand() {}
-func (SetSite) isCommand()             {}
-func (PutTranslation) isCommand()      {}
-func (GetTranslation) isCommand()      {}
-func (ListTranslations) isCommand()    {}
-func (DeleteTranslation) isCommand()   {}
-func (GetLocalizedEvent) isCommand()   {}
-
-func (PutForm) isConsole()             {}
-func (GetForm) isConsole()             {}
-func (PublishForm) isConsole()         {}
-func (CreatePromotionCode) isConsole() {}
-func (UpdatePromotionCode) isConsole() {}
-func (GetPromotionCode) isConsole()    {}
-func (ListPromotionCodes) isConsole()  {}
-func (DeletePromotionCode) isConsole() {}
-func (SetSite) isConsole()             {}
-func (PutTranslation) isConsole()      {}
-func (GetTranslation) isConsole()      {}
-func (ListTranslations) isConsole()    {}
-func (DeleteTranslation) isConsole()   {}
-func (GetLocalizedEvent) isConsole()   {}
-
 // ---- changes
 
 // FormSaved replaces the draft of a ticket type's form (Publish false) or
@@ -352,97 +316,147 @@ type DescriptionSet struct {
 
 // ---- decide
 
-func (m *Machine) decideConsole(now time.Time, c consoleCommand) (any, []Change, error) {
-	switch c.(type) {
-	case GetForm, GetPromotionCode, ListPromotionCodes, GetTranslation, ListTranslations, GetLocalizedEvent:
-	default:
-		if err := m.notArchived(); err != nil {
-			return nil, nil, err
-		}
-	}
+func (PutForm) result(*RegistrationForm) {}
+
+func (c PutForm) decide(m *Machine, now time.Time) (any, []Change, error) {
 	cs := &m.s.Console
-	switch c := c.(type) {
-	case PutForm:
-		t, err := m.ticketType(c.TypeID)
-		if err != nil {
-			return nil, nil, err
-		}
-		qs, err := checkQuestions(c.Questions)
-		if err != nil {
-			return nil, nil, err
-		}
-		rec := FormRec{TypeID: t.ID, CreatedAt: now}
-		if f := cs.Forms[t.ID]; f != nil {
-			rec = *f
-		}
-		rec.Draft, rec.UpdatedAt = qs, now
-		return m.formView(&rec), []Change{FormSaved{At: now, TypeID: t.ID, Questions: qs}}, nil
-	case GetForm:
-		t, err := m.ticketType(c.TypeID)
-		if err != nil {
-			return nil, nil, err
-		}
-		if f := cs.Forms[t.ID]; f != nil {
-			return m.formView(f), nil, nil
-		}
-		return m.formView(&FormRec{TypeID: t.ID, CreatedAt: t.CreatedAt, UpdatedAt: t.CreatedAt}), nil, nil
-	case PublishForm:
-		t, err := m.ticketType(c.TypeID)
-		if err != nil {
-			return nil, nil, err
-		}
-		f := cs.Forms[t.ID]
-		if f == nil {
-			return nil, nil, Errorf(FailedPrecondition, "ticket type %s has no form to publish", t.ID)
-		}
-		rec := *f
-		rec.Published, rec.PublishedAt, rec.UpdatedAt = slices.Clone(f.Draft), &now, now
-		return m.formView(&rec), []Change{FormSaved{At: now, TypeID: t.ID, Publish: true}}, nil
-	case CreatePromotionCode:
-		return m.createPromo(now, c)
-	case UpdatePromotionCode:
-		return m.updatePromo(now, c)
-	case GetPromotionCode:
-		p, ok := cs.Promos[c.ID]
-		if !ok {
-			return nil, nil, Errorf(NotFound, "promotion code not found")
-		}
-		return m.promoView(p, now), nil, nil
-	case ListPromotionCodes:
-		l, err := pageOf(cs.PromoOrder, cs.Promos, func(p *PromoRec) int { return p.Seq }, c.Cursor, c.Limit, false, nil,
-			func(p *PromoRec) PromotionCode { return m.promoView(p, now) })
-		return l, nil, err
-	case DeletePromotionCode:
-		return m.updatePromo(now, UpdatePromotionCode{ID: c.ID, Active: Some(false)})
-	case SetSite:
-		return m.setSite(now, c)
-	case PutTranslation:
-		return m.putTranslation(now, c)
-	case GetTranslation:
-		t, ok := cs.Translations[canonLang(c.Lang)]
-		if !ok {
-			return nil, nil, Errorf(NotFound, "translation not found")
-		}
-		return m.translationView(t), nil, nil
-	case ListTranslations:
-		out := []Translation{}
-		for _, l := range sortedKeys(cs.Translations) {
-			out = append(out, m.translationView(cs.Translations[l]))
-		}
-		return List[Translation]{Data: out}, nil, nil
-	case DeleteTranslation:
-		t, ok := cs.Translations[canonLang(c.Lang)]
-		if !ok {
-			return nil, nil, Errorf(NotFound, "translation not found")
-		}
-		return m.translationView(t), []Change{TranslationSaved{At: now, Lang: t.Lang, Deleted: true}}, nil
-	case GetLocalizedEvent:
-		if m.s.Event == nil {
-			return nil, nil, Errorf(NotFound, "event not found")
-		}
-		return m.localizedEvent(c.Lang), nil, nil
+	t, err := m.ticketType(c.TypeID)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, Errorf(InvalidArgument, "unknown console command %T", c)
+	qs, err := checkQuestions(c.Questions)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec := FormRec{TypeID: t.ID, CreatedAt: now}
+	if f := cs.Forms[t.ID]; f != nil {
+		rec = *f
+	}
+	rec.Draft, rec.UpdatedAt = qs, now
+	return m.formView(&rec), []Change{FormSaved{At: now, TypeID: t.ID, Questions: qs}}, nil
+}
+
+func (GetForm) result(*RegistrationForm) {}
+
+func (c GetForm) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	t, err := m.ticketType(c.TypeID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f := cs.Forms[t.ID]; f != nil {
+		return m.formView(f), nil, nil
+	}
+	return m.formView(&FormRec{TypeID: t.ID, CreatedAt: t.CreatedAt, UpdatedAt: t.CreatedAt}), nil, nil
+}
+
+func (PublishForm) result(*RegistrationForm) {}
+
+func (c PublishForm) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	t, err := m.ticketType(c.TypeID)
+	if err != nil {
+		return nil, nil, err
+	}
+	f := cs.Forms[t.ID]
+	if f == nil {
+		return nil, nil, Errorf(FailedPrecondition, "ticket type %s has no form to publish", t.ID)
+	}
+	rec := *f
+	rec.Published, rec.PublishedAt, rec.UpdatedAt = slices.Clone(f.Draft), &now, now
+	return m.formView(&rec), []Change{FormSaved{At: now, TypeID: t.ID, Publish: true}}, nil
+}
+
+func (CreatePromotionCode) result(*PromotionCode) {}
+
+func (c CreatePromotionCode) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.createPromo(now, c)
+}
+
+func (UpdatePromotionCode) result(*PromotionCode) {}
+
+func (c UpdatePromotionCode) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.updatePromo(now, c)
+}
+
+func (GetPromotionCode) result(*PromotionCode) {}
+
+func (c GetPromotionCode) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	p, ok := cs.Promos[c.ID]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "promotion code not found")
+	}
+	return m.promoView(p, now), nil, nil
+}
+
+func (ListPromotionCodes) result(*List[PromotionCode]) {}
+
+func (c ListPromotionCodes) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	l, err := pageOf(cs.PromoOrder, cs.Promos, func(p *PromoRec) int { return p.Seq }, c.Cursor, c.Limit, false, nil,
+		func(p *PromoRec) PromotionCode { return m.promoView(p, now) })
+	return l, nil, err
+}
+
+func (DeletePromotionCode) result(*PromotionCode) {}
+
+func (c DeletePromotionCode) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.updatePromo(now, UpdatePromotionCode{ID: c.ID, Active: Some(false)})
+}
+
+func (SetSite) result(*Event) {}
+
+func (c SetSite) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.setSite(now, c)
+}
+
+func (PutTranslation) result(*Translation) {}
+
+func (c PutTranslation) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.putTranslation(now, c)
+}
+
+func (GetTranslation) result(*Translation) {}
+
+func (c GetTranslation) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	t, ok := cs.Translations[canonLang(c.Lang)]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "translation not found")
+	}
+	return m.translationView(t), nil, nil
+}
+
+func (ListTranslations) result(*List[Translation]) {}
+
+func (c ListTranslations) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	out := []Translation{}
+	for _, l := range sortedKeys(cs.Translations) {
+		out = append(out, m.translationView(cs.Translations[l]))
+	}
+	return List[Translation]{Data: out}, nil, nil
+}
+
+func (DeleteTranslation) result(*Translation) {}
+
+func (c DeleteTranslation) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	t, ok := cs.Translations[canonLang(c.Lang)]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "translation not found")
+	}
+	return m.translationView(t), []Change{TranslationSaved{At: now, Lang: t.Lang, Deleted: true}}, nil
+}
+
+func (GetLocalizedEvent) result(*Event) {}
+
+func (c GetLocalizedEvent) decide(m *Machine, now time.Time) (any, []Change, error) {
+	if m.s.Event == nil {
+		return nil, nil, Errorf(NotFound, "event not found")
+	}
+	return m.localizedEvent(c.Lang), nil, nil
 }
 
 func sortedKeys[V any](mp map[string]V) []string {

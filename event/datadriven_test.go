@@ -46,24 +46,11 @@ func (s *seqIDs) Code(n int) string {
 	return string(b)
 }
 
-// commandTypes names every command for scripts and fuzzing.
+// commandTypes names every command for scripts and fuzzing: the registry.
 func commandTypes() map[string]reflect.Type {
-	cmds := []Command{
-		CreateEvent{}, UpdateEvent{}, ArchiveEvent{}, GetEvent{}, CreateTicketType{}, UpdateTicketType{},
-		GetTicketType{}, ListTicketTypes{}, GetAvailability{}, CreateRegistration{}, ListRegistrations{},
-		GetRegistration{}, ApproveRegistration{}, RejectRegistration{}, CancelRegistration{}, RotatePass{},
-		GetPass{}, RecordCheckin{}, ListCheckins{}, MintCodes{}, ListCodes{}, LookupCode{}, DisableCode{},
-		CreateAddon{}, UpdateAddon{}, GetAddon{}, ListAddons{}, CreateBundle{}, UpdateBundle{}, GetBundle{},
-		ListBundles{}, ReplaceBundleItems{}, PlaceOrder{}, ConfirmOrder{}, CancelOrder{}, GetOrder{},
-		ListOrders{}, SettlePayment{}, CreateCheckoutSession{}, GetCheckoutSession{}, Expire{}, GetCatalog{}, GetPayment{}, SetSiteURL{}, GetHostedCheckout{}, GetHostedOrder{},
-	}
-	cmds = append(cmds, programCommands()...)
-	cmds = append(cmds, consoleCommands()...)
-	cmds = append(cmds, refundCommands()...)
 	out := map[string]reflect.Type{}
-	for _, c := range cmds {
-		t := reflect.TypeOf(c)
-		out[t.Name()] = t
+	for _, k := range commandKinds {
+		out[k.name] = k.typ
 	}
 	return out
 }
@@ -210,6 +197,14 @@ func (r *scriptRunner) exec(cmd Command) string {
 			fmt.Fprintf(&out, " [%s: %s]", d.Field, d.Reason)
 		}
 		return out.String()
+	}
+	k := commandKindOf(cmd)
+	require.NotNil(r.t, k, "unregistered command %T", cmd)
+	if k.mode == opRead {
+		require.Empty(r.t, changes, "read %s changed the event", k.name)
+	}
+	if res != nil || k.result.Kind() != reflect.Interface {
+		require.Equal(r.t, k.result, reflect.TypeOf(res), "result of %s", k.name)
 	}
 	rb, err := json.Marshal(res)
 	require.NoError(r.t, err)

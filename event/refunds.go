@@ -97,22 +97,6 @@ type CompleteRefund struct {
 	Error    string `json:"-"`
 }
 
-func (GetRefundPolicy) isCommand() {}
-func (SetRefundPolicy) isCommand() {}
-func (RequestRefund) isCommand()   {}
-func (CompleteRefund) isCommand()  {}
-
-func (GetRefundPolicy) refundCommand() {}
-func (SetRefundPolicy) refundCommand() {}
-func (RequestRefund) refundCommand()   {}
-func (CompleteRefund) refundCommand()  {}
-
-// refundCommand marks the commands decideRefunds handles.
-type refundCommand interface {
-	Command
-	refundCommand()
-}
-
 // ---- changes
 
 // RefundPolicySet replaces the event's refund policy.
@@ -184,18 +168,28 @@ type RefundStart struct {
 
 // ---- decide
 
-func (m *Machine) decideRefunds(now time.Time, c refundCommand) (any, []Change, error) {
-	switch c := c.(type) {
-	case GetRefundPolicy:
-		return m.refundPolicyView(m.refundPolicy()), nil, nil
-	case SetRefundPolicy:
-		return m.setRefundPolicy(now, c)
-	case RequestRefund:
-		return m.requestRefund(now, c)
-	case CompleteRefund:
-		return m.completeRefund(now, c)
-	}
-	return nil, nil, Errorf(InvalidArgument, "unsupported command %T", c)
+func (GetRefundPolicy) result(*RefundPolicy) {}
+
+func (c GetRefundPolicy) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.refundPolicyView(m.refundPolicy()), nil, nil
+}
+
+func (SetRefundPolicy) result(*RefundPolicy) {}
+
+func (c SetRefundPolicy) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.setRefundPolicy(now, c)
+}
+
+func (RequestRefund) result(*RefundStart) {}
+
+func (c RequestRefund) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.requestRefund(now, c)
+}
+
+func (CompleteRefund) result(*Order) {}
+
+func (c CompleteRefund) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.completeRefund(now, c)
 }
 
 func (m *Machine) refundPolicy() RefundPolicyRec {

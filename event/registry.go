@@ -1,6 +1,178 @@
 package event
 
-import "fmt"
+import (
+	"fmt"
+	"reflect"
+)
+
+// The registry of commands. A command is declared once, in its feature
+// file: its type (which is also its JSON request body), its result type
+// (result) and its decide. The table below is the one list of them, with
+// what Decide checks for every command of a mode; adding an operation is
+// its feature-file block plus one line here. op[C, R] does not compile
+// unless C declares R as its result.
+var commandKinds = [...]commandKind{
+	// the event, ticket types, registrations, check-ins (decide.go)
+	op[CreateEvent, Event](opCreate),
+	op[UpdateEvent, Event](opWrite),
+	op[ArchiveEvent, Event](opWrite),
+	op[SetSiteURL, Event](opWrite),
+	op[GetEvent, Event](opRead),
+	op[CreateTicketType, TicketType](opWrite),
+	op[UpdateTicketType, TicketType](opWrite),
+	op[GetTicketType, TicketType](opRead),
+	op[ListTicketTypes, List[TicketType]](opRead),
+	op[GetAvailability, Availability](opRead),
+	op[CreateRegistration, RegistrationResult](opWrite),
+	op[ListRegistrations, List[Registration]](opRead),
+	op[GetRegistration, Registration](opRead),
+	op[ApproveRegistration, Registration](opWrite),
+	op[RejectRegistration, Registration](opWrite),
+	op[CancelRegistration, Registration](opWrite),
+	op[RotatePass, Registration](opWrite),
+	op[GetPass, Pass](opRead),
+	op[RecordCheckin, CheckinResult](opWrite),
+	op[ListCheckins, List[Checkin]](opRead),
+	op[GetPayment, Order](opRead),
+	// codes, add-ons, bundles, orders, checkout (commerce.go)
+	op[Expire, any](opTick),
+	op[MintCodes, MintResult](opWrite),
+	op[ListCodes, List[RedemptionCode]](opRead),
+	op[LookupCode, CodeLookup](opRead),
+	op[DisableCode, RedemptionCode](opWrite),
+	op[CreateAddon, Addon](opWrite),
+	op[UpdateAddon, Addon](opWrite),
+	op[GetAddon, Addon](opRead),
+	op[ListAddons, List[Addon]](opRead),
+	op[CreateBundle, Bundle](opWrite),
+	op[UpdateBundle, Bundle](opWrite),
+	op[ReplaceBundleItems, Bundle](opWrite),
+	op[GetBundle, Bundle](opRead),
+	op[ListBundles, List[Bundle]](opRead),
+	op[PlaceOrder, Order](opWrite),
+	op[ConfirmOrder, Order](opWrite),
+	op[CancelOrder, Order](opWrite),
+	op[GetOrder, Order](opRead),
+	op[ListOrders, List[Order]](opRead),
+	op[SettlePayment, Order](opWrite),
+	op[CreateCheckoutSession, CheckoutSession](opWrite),
+	op[GetCheckoutSession, CheckoutSession](opRead),
+	op[GetCatalog, Catalog](opRead),
+	op[GetHostedCheckout, HostedCheckout](opRead),
+	op[GetHostedOrder, HostedOrder](opRead),
+	// refunds (refunds.go)
+	op[GetRefundPolicy, RefundPolicy](opRead),
+	op[SetRefundPolicy, RefundPolicy](opWrite),
+	op[RequestRefund, RefundStart](opWrite),
+	op[CompleteRefund, Order](opWrite),
+	// the program (program.go)
+	op[CreateVenue, Venue](opEdit),
+	op[UpdateVenue, Venue](opEdit),
+	op[GetVenue, Venue](opRead),
+	op[ListVenues, List[Venue]](opRead),
+	op[DeleteVenue, Venue](opEdit),
+	op[CreateSession, Session](opEdit),
+	op[UpdateSession, Session](opEdit),
+	op[GetSession, Session](opRead),
+	op[ListSessions, List[Session]](opRead),
+	op[DeleteSession, Session](opEdit),
+	op[CreateSpeaker, Speaker](opEdit),
+	op[UpdateSpeaker, Speaker](opEdit),
+	op[GetSpeaker, Speaker](opRead),
+	op[ListSpeakers, List[Speaker]](opRead),
+	op[DeleteSpeaker, Speaker](opEdit),
+	op[CreateSponsor, Sponsor](opEdit),
+	op[UpdateSponsor, Sponsor](opEdit),
+	op[GetSponsor, Sponsor](opRead),
+	op[ListSponsors, List[Sponsor]](opRead),
+	op[DeleteSponsor, Sponsor](opEdit),
+	op[CreatePerk, Perk](opEdit),
+	op[UpdatePerk, Perk](opEdit),
+	op[GetPerk, Perk](opRead),
+	op[ListPerks, List[Perk]](opRead),
+	op[DeletePerk, Perk](opEdit),
+	op[SetTicketTypePerks, PerkBinding](opEdit),
+	op[SetCodePerks, PerkBinding](opEdit),
+	op[GrantPerk, PerkGrantResult](opEdit),
+	op[RevokePerk, PerkGrantResult](opEdit),
+	op[GetRegistrationPerks, RegistrationPerks](opRead),
+	op[ListAttendees, List[Attendee]](opRead),
+	// the console (console.go)
+	op[PutForm, RegistrationForm](opEdit),
+	op[GetForm, RegistrationForm](opRead),
+	op[PublishForm, RegistrationForm](opEdit),
+	op[CreatePromotionCode, PromotionCode](opEdit),
+	op[UpdatePromotionCode, PromotionCode](opEdit),
+	op[GetPromotionCode, PromotionCode](opRead),
+	op[ListPromotionCodes, List[PromotionCode]](opRead),
+	op[DeletePromotionCode, PromotionCode](opEdit),
+	op[SetSite, Event](opEdit),
+	op[PutTranslation, Translation](opEdit),
+	op[GetTranslation, Translation](opRead),
+	op[ListTranslations, List[Translation]](opRead),
+	op[DeleteTranslation, Translation](opEdit),
+	op[GetLocalizedEvent, Event](opRead),
+}
+
+// opMode is what Decide checks before a command's own decide.
+type opMode uint8
+
+const (
+	// opRead never changes anything; it is allowed on an archived event.
+	opRead opMode = iota
+	// opWrite may change the event; its decide checks the archived state
+	// itself where that matters (cancelling a registration of an archived
+	// event is allowed, creating a ticket type is not).
+	opWrite
+	// opEdit changes the event's setup: an archived event refuses it.
+	opEdit
+	// opCreate creates the event: the only command for a machine without one.
+	opCreate
+	// opTick is the shell's timer (Expire): nothing to do without an event.
+	opTick
+)
+
+// commandKind describes one command.
+type commandKind struct {
+	// name is the command's Go type name (scripts and fuzzing name it).
+	name   string
+	mode   opMode
+	typ    reflect.Type // the command
+	result reflect.Type // what Decide returns for it
+}
+
+// op makes the descriptor of command C with result R.
+func op[C Op[R], R any](mode opMode) commandKind {
+	t := reflect.TypeFor[C]()
+	return commandKind{name: t.Name(), mode: mode, typ: t, result: reflect.TypeFor[R]()}
+}
+
+// commandByType finds a command's descriptor.
+var commandByType = func() map[reflect.Type]*commandKind {
+	m := make(map[reflect.Type]*commandKind, len(commandKinds))
+	for i := range commandKinds {
+		k := &commandKinds[i]
+		if _, dup := m[k.typ]; dup {
+			panic(fmt.Sprintf("event: command %s registered twice", k.name))
+		}
+		m[k.typ] = k
+	}
+	return m
+}()
+
+// commandKindOf returns c's descriptor, nil for an unregistered command.
+func commandKindOf(c Command) *commandKind { return commandByType[reflect.TypeOf(c)] }
+
+// IsRead reports whether c only reads: it never changes the event, so the
+// shell may answer it without logging anything. Unknown commands are not
+// reads.
+func IsRead(c Command) bool {
+	if sc, ok := c.(storefronter); ok {
+		c = sc.storefront().Cmd
+	}
+	k := commandKindOf(c)
+	return k != nil && k.mode == opRead
+}
 
 // The registry of change kinds. A change kind is declared once, in its
 // feature file: its type, its log name (ChangeKind, the binary tag written

@@ -1,0 +1,54 @@
+package event
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestChangeKindsRoundTrip checks every registered change kind: its decoder
+// yields its own type, whose ChangeKind is the registered name, and a value
+// survives MarshalChange and UnmarshalChange.
+func TestChangeKindsRoundTrip(t *testing.T) {
+	require.Len(t, kindByName, len(changeKinds))
+	for _, k := range changeKinds {
+		ch := k.decode(&dec{})
+		require.Equal(t, k.name, ch.ChangeKind())
+		b, err := MarshalChange(ch)
+		require.NoError(t, err, k.name)
+		back, err := UnmarshalChange(b)
+		require.NoError(t, err, k.name)
+		require.Equal(t, ch, back, k.name)
+	}
+}
+
+// TestCommandKinds checks the command registry: one entry per type, and
+// what IsRead tells the shell follows the registered mode, through the
+// storefront wrapper too.
+func TestCommandKinds(t *testing.T) {
+	require.Len(t, commandByType, len(commandKinds))
+	names := map[string]bool{}
+	for _, k := range commandKinds {
+		require.False(t, names[k.name], k.name)
+		names[k.name] = true
+	}
+	require.True(t, IsRead(GetEvent{}))
+	require.True(t, IsRead(GetForm{}))
+	require.False(t, IsRead(PutForm{}))
+	require.False(t, IsRead(PlaceOrder{}))
+	require.True(t, IsRead(Storefront{Cmd: GetCatalog{}}))
+	require.True(t, IsRead(OnStorefront(GetCatalog{})))
+	require.False(t, IsRead(OnStorefront(PlaceOrder{})))
+}
+
+// TestEditRefusedWhenArchived: an edit (registry mode opEdit) is refused
+// on an archived event before its own decide runs; a read is answered.
+func TestEditRefusedWhenArchived(t *testing.T) {
+	r := newScriptRunner(t)
+	r.run(`CreateEvent {"name":"Conf","timezone":"UTC"}`)
+	r.run(`ArchiveEvent`)
+	require.Equal(t, "error FailedPrecondition: event is archived", r.run(`CreateVenue {"name":"Hall"}`))
+	require.Contains(t, r.run(`ListVenues`), "result ")
+	_, _, err := r.m.Decide(r.now, OnStorefront(GetCatalog{}))
+	require.Error(t, err) // not published
+}
