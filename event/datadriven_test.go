@@ -220,6 +220,9 @@ func (r *scriptRunner) exec(cmd Command) string {
 		js, err := json.Marshal(ch)
 		require.NoError(r.t, err)
 		fmt.Fprintf(&out, "\nchange %s %s", ch.ChangeKind(), js)
+		for _, e := range AppendEffects(nil, ch) {
+			fmt.Fprintf(&out, "\neffect %s", e)
+		}
 	}
 	return out.String()
 }
