@@ -634,9 +634,9 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 	if e.Status != EventPublished {
 		return nil, nil, Errorf(FailedPrecondition, "event is %s, not published", e.Status)
 	}
-	email := strings.TrimSpace(c.Email)
-	if email == "" || !strings.Contains(email, "@") || len(email) > 320 {
-		return nil, nil, FieldError("email", "must be an email address")
+	email, err := checkEmail("email", c.Email, true)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := checkResponses("responses", c.Responses); err != nil {
 		return nil, nil, err
@@ -926,6 +926,10 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 			return nil, nil, err
 		}
 	}
+	email, err := checkEmail("email", c.Email, false)
+	if err != nil {
+		return nil, nil, err
+	}
 	switch c.Locale {
 	case "", "en", "zh-CN":
 	default:
@@ -937,7 +941,7 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 	}
 	ch := CheckoutSessionCreated{
 		At: now, ID: "cs_" + m.eventSuffix() + "." + m.ids.Code(24), Items: append([]OrderItem{}, c.Items...),
-		Email: strings.TrimSpace(c.Email), Name: strings.TrimSpace(c.Name), RedemptionCode: c.RedemptionCode,
+		Email: email, Name: strings.TrimSpace(c.Name), RedemptionCode: c.RedemptionCode,
 		PromotionCode: c.PromotionCode, ReturnURL: c.ReturnURL, Locale: c.Locale, ExpiresAt: now.Add(ttl),
 	}
 	if r := bytes.TrimSpace(c.Responses); len(r) > 0 && !bytes.Equal(r, []byte("null")) {

@@ -2,7 +2,6 @@ package event
 
 import (
 	"fmt"
-	"net/mail"
 	"slices"
 	"strings"
 	"time"
@@ -576,7 +575,7 @@ func checkAnswer(q Question, a json.RawMessage, full bool) error {
 	}
 	switch q.Type {
 	case QEmail:
-		if ad, err := mail.ParseAddress(s); err != nil || ad.Address != s || !strings.Contains(s[strings.IndexByte(s, '@'):], ".") {
+		if !ValidEmail(s) {
 			return fmt.Errorf("must be an email address")
 		}
 	case QPhone:

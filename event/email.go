@@ -55,6 +55,21 @@ func ValidEmail(s string) bool {
 	return labels >= 2 && utf8.ValidString(s)
 }
 
+// checkEmail is the core's check of an email field (the binder and the
+// hosted pages ask ValidEmail too, so every surface accepts the same
+// addresses): the trimmed value must be ValidEmail. An empty optional
+// field passes. It returns the trimmed address.
+func checkEmail(field, s string, required bool) (string, error) {
+	e := strings.TrimSpace(s)
+	if e == "" && !required {
+		return "", nil
+	}
+	if !ValidEmail(e) {
+		return "", FieldError(field, "must be an email address")
+	}
+	return e, nil
+}
+
 // NormEmail is the identity of a person's address: trimmed and compared
 // case-insensitively. Two registrations whose NormEmail are equal are the
 // same person.

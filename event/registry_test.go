@@ -52,3 +52,31 @@ func TestEditRefusedWhenArchived(t *testing.T) {
 	_, _, err := r.m.Decide(r.now, OnStorefront(GetCatalog{}))
 	require.Error(t, err) // not published
 }
+
+// TestCoreEmailRule: the core refuses what the binder refuses (ValidEmail
+// of the trimmed value), on every command that takes an email, so a
+// surface that skips the binder (the hosted pages, the shell) cannot let
+// another address in.
+func TestCoreEmailRule(t *testing.T) {
+	r := newScriptRunner(t)
+	for _, l := range []string{
+		`CreateEvent {"name":"Conf","timezone":"UTC","startsAt":"2026-09-01T09:00:00Z"}`,
+		`CreateTicketType {"name":"GA","capacity":10}`,
+		`UpdateTicketType ID=tt_1 {"status":"open"}`,
+		`UpdateEvent {"status":"published"}`,
+	} {
+		require.NotContains(t, r.run(l), "error", l)
+	}
+	items := []OrderItem{{ItemType: ItemRegistrationType, ItemID: "tt_1", Quantity: 1}}
+	for _, bad := range []string{"a@localhost", "a b@x.io", "<a@x.io>", "a@x..io", "@x.io", "a@"} {
+		for _, c := range []Command{
+			CreateRegistration{Email: bad, RegistrationTypeID: "tt_1"},
+			PlaceOrder{Email: bad, Items: items},
+			CreateCheckoutSession{Email: bad, Items: items},
+		} {
+			require.Equal(t, "error InvalidArgument: email: must be an email address [email: must be an email address]", r.exec(c), "%T %q", c, bad)
+		}
+	}
+	require.Contains(t, r.exec(CreateRegistration{Email: "  Ann@X.io ", RegistrationTypeID: "tt_1"}), `"email":"Ann@X.io"`)
+	require.Contains(t, r.exec(CreateCheckoutSession{Items: items}), "result ")
+}

@@ -89,7 +89,7 @@ func (p *pages) checkout(rc *fasthttp.RequestCtx) {
 		}
 	}
 	switch {
-	case !plausibleEmail(email):
+	case !event.ValidEmail(email):
 		v.Error = l.T("err.email")
 	case len(name) > 200:
 		v.Error = l.T("err.name")
@@ -341,14 +341,6 @@ func (p *pages) payView(rc *fasthttp.RequestCtx, o event.Order) {
 	v := &view{L: l, Title: l.T("pay.title") + " " + o.OrderNumber, Order: &o,
 		StatusText: l.T("pay.done") + " " + l.T("order.status."+o.Status)}
 	p.render(rc, 200, "pay", v, originOf(deref(o.SuccessURL)), originOf(deref(o.CancelURL)))
-}
-
-func plausibleEmail(s string) bool {
-	if len(s) > maxEmailLen || strings.ContainsAny(s, " \t\r\n<>\"") {
-		return false
-	}
-	local, domain, ok := strings.Cut(s, "@")
-	return ok && local != "" && strings.Contains(domain, ".") && !strings.HasPrefix(domain, ".") && !strings.HasSuffix(domain, ".")
 }
 
 func deref(s *string) string {
