@@ -143,17 +143,3 @@ func (k EffectKind) String() string {
 	}
 	return "effect?"
 }
-
-// DecideOp is Decide with the command's own result type.
-func DecideOp[R any](m *Machine, now time.Time, c Op[R]) (R, []Change, error) {
-	res, chs, err := m.Decide(now, c)
-	if err != nil {
-		var zero R
-		return zero, nil, err
-	}
-	v, ok := res.(R)
-	if !ok && res != nil {
-		mustNotHappen("%T answered %T", c, res)
-	}
-	return v, chs, nil
-}
