@@ -638,6 +638,10 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 	if err != nil {
 		return nil, nil, err
 	}
+	name, err := checkName("name", c.Name)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := checkResponses("responses", c.Responses); err != nil {
 		return nil, nil, err
 	}
@@ -692,7 +696,7 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 	lines := heapCopy(p.lines)
 	ch := OrderPlaced{
 		At: now, ID: m.newID("ord_"), Number: m.newOrderNumber(), Email: email,
-		Name: strings.TrimSpace(c.Name), Lines: lines, Total: p.total, Currency: e.Currency,
+		Name: name, Lines: lines, Total: p.total, Currency: e.Currency,
 		Status: OrderStatusOpen, HoldUntil: now.Add(m.orderHold()), AdmissionTypeID: admission,
 		CheckoutSessionID: c.CheckoutSessionID,
 	}
@@ -930,6 +934,10 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 	if err != nil {
 		return nil, nil, err
 	}
+	name, err := checkName("name", c.Name)
+	if err != nil {
+		return nil, nil, err
+	}
 	switch c.Locale {
 	case "", "en", "zh-CN":
 	default:
@@ -941,7 +949,7 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 	}
 	ch := CheckoutSessionCreated{
 		At: now, ID: "cs_" + m.eventSuffix() + "." + m.ids.Code(24), Items: append([]OrderItem{}, c.Items...),
-		Email: email, Name: strings.TrimSpace(c.Name), RedemptionCode: c.RedemptionCode,
+		Email: email, Name: name, RedemptionCode: c.RedemptionCode,
 		PromotionCode: c.PromotionCode, ReturnURL: c.ReturnURL, Locale: c.Locale, ExpiresAt: now.Add(ttl),
 	}
 	if r := bytes.TrimSpace(c.Responses); len(r) > 0 && !bytes.Equal(r, []byte("null")) {

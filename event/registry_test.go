@@ -1,6 +1,7 @@
 package event
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,7 +55,8 @@ func TestEditRefusedWhenArchived(t *testing.T) {
 }
 
 // TestCoreEmailRule: the core refuses what the binder refuses (ValidEmail
-// of the trimmed value), on every command that takes an email, so a
+// of the trimmed value, names of more than MaxNameLen characters), on
+// every command that takes them, so a
 // surface that skips the binder (the hosted pages, the shell) cannot let
 // another address in.
 func TestCoreEmailRule(t *testing.T) {
@@ -77,6 +79,14 @@ func TestCoreEmailRule(t *testing.T) {
 			require.Equal(t, "error InvalidArgument: email: must be an email address [email: must be an email address]", r.exec(c), "%T %q", c, bad)
 		}
 	}
-	require.Contains(t, r.exec(CreateRegistration{Email: "  Ann@X.io ", RegistrationTypeID: "tt_1"}), `"email":"Ann@X.io"`)
+	long := strings.Repeat("é", MaxNameLen+1)
+	for _, c := range []Command{
+		CreateRegistration{Email: "n@x.io", Name: long, RegistrationTypeID: "tt_1"},
+		PlaceOrder{Email: "n@x.io", Name: long, Items: items},
+		CreateCheckoutSession{Name: long, Items: items},
+	} {
+		require.Equal(t, "error InvalidArgument: name: must be at most 200 characters [name: must be at most 200 characters]", r.exec(c), "%T", c)
+	}
+	require.Contains(t, r.exec(CreateRegistration{Email: "  Ann@X.io ", Name: " " + long[:2*MaxNameLen] + " ", RegistrationTypeID: "tt_1"}), `"email":"Ann@X.io"`)
 	require.Contains(t, r.exec(CreateCheckoutSession{Items: items}), "result ")
 }

@@ -91,7 +91,7 @@ func (p *pages) checkout(rc *fasthttp.RequestCtx) {
 	switch {
 	case !event.ValidEmail(email):
 		v.Error = l.T("err.email")
-	case len(name) > 200:
+	case !event.ValidName(name):
 		v.Error = l.T("err.name")
 	}
 	if v.Error != "" {
