@@ -452,9 +452,6 @@ func (c DeleteTranslation) decide(m *Machine, now time.Time) (any, []Change, err
 func (GetLocalizedEvent) result(*Event) {}
 
 func (c GetLocalizedEvent) decide(m *Machine, now time.Time) (any, []Change, error) {
-	if m.s.Event == nil {
-		return nil, nil, Errorf(NotFound, "event not found")
-	}
 	return m.localizedEvent(c.Lang), nil, nil
 }
 

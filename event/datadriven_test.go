@@ -200,6 +200,7 @@ func (r *scriptRunner) exec(cmd Command) string {
 	}
 	k := commandKindOf(cmd)
 	require.NotNil(r.t, k, "unregistered command %T", cmd)
+	scriptRan[k.name] = true
 	if k.mode == opRead {
 		require.Empty(r.t, changes, "read %s changed the event", k.name)
 	}
@@ -266,14 +267,25 @@ func codeName(c Code) string {
 // TestScripts runs testdata/*.txt: blocks of command lines, "----", and the
 // expected output, separated by blank lines. Lines starting with # are
 // comments. -rewrite regenerates the expected output.
+// Every registered command must run in some script, so each one's result
+// type is checked against its registry line.
 func TestScripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
+	clear(scriptRan)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) { runScript(t, f) })
 	}
+	for _, k := range commandKinds {
+		if !scriptRan[k.name] && len(files) > 1 {
+			t.Errorf("no script runs %s", k.name)
+		}
+	}
 }
+
+// scriptRan records the commands the scripts ran successfully.
+var scriptRan = map[string]bool{}
 
 func runScript(t *testing.T, path string) {
 	data, err := os.ReadFile(path)
