@@ -10,8 +10,13 @@ import (
 	"time"
 )
 
-// Bounds of commerce inputs.
+// Bounds of commerce inputs (the binder's v tags say the same to clients;
+// these are the rule).
 const (
+	// MaxOrderItems bounds the lines of an order or checkout session.
+	MaxOrderItems = 50
+	// MaxItemQuantity bounds one line's quantity.
+	MaxItemQuantity  = 100
 	maxMintCount     = 1000
 	maxResponsesSize = 16 << 10
 	defaultOrderHold = 15 * time.Minute
@@ -367,7 +372,7 @@ func (m *Machine) checkBundleItems(field string, items []BundleItem) ([]BundleIt
 		default:
 			return nil, FieldError(f+".itemType", "must be registration_type or addon")
 		}
-		if it.Quantity < 1 || it.Quantity > 100 {
+		if it.Quantity < 1 || it.Quantity > MaxItemQuantity {
 			return nil, FieldError(f+".quantity", "must be 1 to 100")
 		}
 		out[i] = it
@@ -521,15 +526,15 @@ func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, li
 	if len(items) == 0 {
 		return p, "", FieldError("items", "at least one item is required")
 	}
-	if len(items) > 50 {
-		return p, "", FieldError("items", "at most 50 items")
+	if len(items) > MaxOrderItems {
+		return p, "", FieldError("items", fmt.Sprintf("at most %d items", MaxOrderItems))
 	}
 	admissions := 0
 	for i, it := range items {
 		// The field name is built only for an error: this loop runs for
 		// every order of a drop, sold out or not.
 		f := func() string { return "items[" + strconv.Itoa(i) + "]" }
-		if it.Quantity < 1 || it.Quantity > 100 {
+		if it.Quantity < 1 || it.Quantity > MaxItemQuantity {
 			return p, "", FieldError(f()+".quantity", "must be 1 to 100")
 		}
 		line := OrderLine{ItemType: it.ItemType, ItemID: it.ItemID, Quantity: it.Quantity}
@@ -896,8 +901,8 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 	if len(c.Items) == 0 {
 		return nil, nil, FieldError("items", "at least one item is required")
 	}
-	if len(c.Items) > 50 {
-		return nil, nil, FieldError("items", "at most 50 items")
+	if len(c.Items) > MaxOrderItems {
+		return nil, nil, FieldError("items", fmt.Sprintf("at most %d items", MaxOrderItems))
 	}
 	for i, it := range c.Items {
 		f := "items[" + strconv.Itoa(i) + "]"
@@ -915,7 +920,7 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 		if !known {
 			return nil, nil, FieldError(f+".itemId", "not an item of this event")
 		}
-		if it.Quantity < 1 || it.Quantity > 100 {
+		if it.Quantity < 1 || it.Quantity > MaxItemQuantity {
 			return nil, nil, FieldError(f+".quantity", "must be 1 to 100")
 		}
 	}
