@@ -17,6 +17,14 @@
 // scan) is still released only after every change it may have observed is
 // durable: it waits for the batch in flight, but it costs no sync of its own.
 //
+// # Effects
+//
+// What a change owes the world is said by the core (event.AppendEffects);
+// the actor carries it out in the batch of the change (carryOut): ticket
+// mail into the outbox, webhooks into the webhook queue (only the types
+// the unit's endpoints subscribe to), and the pending-refund index. So an
+// entry is exactly as durable as the change that owes it.
+//
 // # Recovery
 //
 // On activation an event actor loads its newest snapshot, replays the log

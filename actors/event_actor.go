@@ -32,7 +32,8 @@ type eventActor struct {
 	cancel  scheduler.CancelFunc
 	timerAt time.Time
 
-	enc []byte // the change encode buffer
+	enc  []byte         // the change encode buffer
+	effs []event.Effect // the effects buffer
 }
 
 // errStopReplay ends a replay early at a gap in the log.
@@ -159,13 +160,10 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			panic(fmt.Sprintf("actors: encode %s of %s: %v", ch.ChangeKind(), a.id, err))
 		}
 		seq := a.com.append(rec)
-		switch c := ch.(type) {
-		case event.TicketIssued:
-			a.outboxTickets(now, seq, c)
-		case event.RefundRequested, event.RefundSettled:
-			a.indexRefund(c)
+		// What the change owes the world goes into the same batch.
+		if a.effs = event.AppendEffects(a.effs[:0], ch); len(a.effs) > 0 {
+			a.carryOut(now, seq, a.effs)
 		}
-		a.hookChange(now, seq, ch)
 	}
 	if a.outboxDirty && a.sys.cfg.OnOutbox != nil {
 		a.outboxDirty = false

@@ -18,16 +18,17 @@ import (
 const HookPrefix = "hook/"
 
 // Webhook event types.
+// The core names them (event.Effect); these are its names.
 const (
-	HookRegistrationCreated   = "registration.created"
-	HookRegistrationConfirmed = "registration.confirmed"
-	HookRegistrationCancelled = "registration.cancelled"
-	HookCheckinCreated        = "checkin.created"
-	HookOrderPaid             = "order.paid"
+	HookRegistrationCreated   = event.HookRegistrationCreated
+	HookRegistrationConfirmed = event.HookRegistrationConfirmed
+	HookRegistrationCancelled = event.HookRegistrationCancelled
+	HookCheckinCreated        = event.HookCheckinCreated
+	HookOrderPaid             = event.HookOrderPaid
 	// HookOrderRefunded fires when a refund of a paid order succeeds at
 	// the payment provider, partial or full; its data is the order with
 	// its refunds (status refunded once nothing is left to refund).
-	HookOrderRefunded = "order.refunded"
+	HookOrderRefunded = event.HookOrderRefunded
 )
 
 // HookTypes lists every webhook event type, for validating subscriptions.
@@ -58,101 +59,78 @@ type hookCheckin struct {
 	CheckedInAt    time.Time `json:"checkedInAt"`
 }
 
-// hookChange writes the webhook events change ch owes into the open batch.
-// It reads the machine after the change was applied, so the data is the
-// record as the change left it. A change that owes nothing, or owes only
-// types no endpoint of the unit subscribes to, costs a type switch and a
-// subscription lookup: nothing is read or encoded.
-func (a *eventActor) hookChange(now time.Time, seq uint64, ch event.Change) {
-	var n int
+// carryOut writes what the change at seq owes the world (its effects, in
+// the core's order) into the open batch. The data of mail and webhooks is
+// read from the machine after the change was applied, so it is the record
+// as the change left it. A webhook type no endpoint of the unit subscribes
+// to costs a subscription lookup: nothing is read or encoded.
+func (a *eventActor) carryOut(now time.Time, seq uint64, effs []event.Effect) {
+	var hooks, mails int
 	var unit string
 	var unitKnown bool
-	wants := func(typ string) bool {
-		if !unitKnown {
-			unit, _ = a.sys.EventUnit(a.id)
-			unitKnown = true
-		}
-		want := a.sys.cfg.WantHook
-		return want == nil || want(unit, typ)
-	}
-	put := func(typ string, data any) {
-		if !wants(typ) {
-			return // nobody listens: no queue entry, no write
-		}
-		b, err := json.Marshal(data)
-		if err != nil {
-			panic(fmt.Sprintf("actors: encode webhook data: %v", err))
-		}
-		key := fmt.Sprintf("%s%s/%016x-%04x", HookPrefix, a.id, seq, n)
-		h := HookEvent{
-			ID:   fmt.Sprintf("whevt_%s_%x_%x", a.id, seq, n),
-			Type: typ, EventID: a.id, UnitID: unit, CreatedAt: now.UTC(), Data: b,
-		}
-		v, err := json.Marshal(h)
-		if err != nil {
-			panic(fmt.Sprintf("actors: encode webhook event: %v", err))
-		}
-		a.com.put([]byte(key), v)
-		n++
-		// The webhooks deliverer is woken through the same hook as the
-		// mailer (Config.OnOutbox), once the entry is durable.
-		a.outboxDirty = true
-	}
-	// reg reads a registration only if one of types is wanted.
-	reg := func(id string, types ...string) (any, bool) {
-		wanted := false
-		for _, t := range types {
-			wanted = wanted || wants(t)
-		}
-		if !wanted {
-			return nil, false
-		}
-		res, _, err := a.m.Decide(now, event.GetRegistration{ID: id})
-		return res, err == nil
-	}
-	switch c := ch.(type) {
-	case event.RegistrationCreated:
-		if r, ok := reg(c.ID, HookRegistrationCreated, HookRegistrationConfirmed); ok {
-			put(HookRegistrationCreated, r)
-			if c.Status == event.RegConfirmed {
-				put(HookRegistrationConfirmed, r)
+	for _, e := range effs {
+		switch e.Kind {
+		case event.EffectTicketMail:
+			a.ticketMail(now, seq, mails, e)
+			mails++
+		case event.EffectRefundPending:
+			v, err := json.Marshal(PendingRefund{EventID: a.id, OrderID: e.ID, RefundID: e.RefundID, RequestedAt: e.At.UTC()})
+			if err != nil {
+				panic(fmt.Sprintf("actors: encode pending refund: %v", err))
 			}
-		}
-	case event.RegistrationStatusChanged:
-		var typ string
-		switch c.Status {
-		case event.RegConfirmed:
-			typ = HookRegistrationConfirmed
-		case event.RegCancelled:
-			typ = HookRegistrationCancelled
-		default:
-			return
-		}
-		if r, ok := reg(c.ID, typ); ok {
-			put(typ, r)
-		}
-	case event.CheckedIn:
-		if wants(HookCheckinCreated) {
-			put(HookCheckinCreated, hookCheckin{ID: c.ID, EventID: a.id, RegistrationID: c.RegID,
-				SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, CheckedInAt: c.At.UTC()})
-		}
-	case event.RefundSettled:
-		if c.Status == event.RefundSucceeded && wants(HookOrderRefunded) {
-			if res, _, err := a.m.Decide(now, event.GetOrder{Ref: c.OrderID}); err == nil {
-				put(HookOrderRefunded, res)
+			a.com.put(refundKey(a.id, e.RefundID), v)
+		case event.EffectRefundSettled:
+			a.com.del(refundKey(a.id, e.RefundID))
+		case event.EffectWebhook:
+			if !unitKnown {
+				unit, _ = a.sys.EventUnit(a.id)
+				unitKnown = true
 			}
-		}
-	case event.OrderPaid:
-		if wants(HookOrderPaid) {
-			if res, _, err := a.m.Decide(now, event.GetOrder{Ref: c.ID}); err == nil {
-				put(HookOrderPaid, res)
+			if want := a.sys.cfg.WantHook; want != nil && !want(unit, e.Hook) {
+				continue // nobody listens: no queue entry, no write
 			}
-		}
-		if c.RegistrationID != "" && !c.AlreadyRegistered {
-			if r, ok := reg(c.RegistrationID, HookRegistrationCreated, HookRegistrationConfirmed); ok {
-				put(HookRegistrationCreated, r)
-				put(HookRegistrationConfirmed, r)
+			data, ok := a.hookData(now, e)
+			if !ok {
+				continue
 			}
+			a.putHook(now, seq, hooks, unit, e.Hook, data)
+			hooks++
 		}
 	}
+}
+
+// hookData reads the data of webhook e.
+func (a *eventActor) hookData(now time.Time, e event.Effect) (any, bool) {
+	switch e.Hook {
+	case HookCheckinCreated:
+		c := e.Checkin
+		return hookCheckin{ID: c.ID, EventID: a.id, RegistrationID: c.RegID,
+			SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, CheckedInAt: c.At.UTC()}, true
+	case HookOrderPaid, HookOrderRefunded:
+		o, _, err := event.DecideOp(a.m, now, event.GetOrder{Ref: e.ID})
+		return o, err == nil
+	}
+	r, _, err := event.DecideOp(a.m, now, event.GetRegistration{ID: e.ID})
+	return r, err == nil
+}
+
+// putHook writes webhook entry n of the change at seq.
+func (a *eventActor) putHook(now time.Time, seq uint64, n int, unit, typ string, data any) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic(fmt.Sprintf("actors: encode webhook data: %v", err))
+	}
+	key := fmt.Sprintf("%s%s/%016x-%04x", HookPrefix, a.id, seq, n)
+	h := HookEvent{
+		ID:   fmt.Sprintf("whevt_%s_%x_%x", a.id, seq, n),
+		Type: typ, EventID: a.id, UnitID: unit, CreatedAt: now.UTC(), Data: b,
+	}
+	v, err := json.Marshal(h)
+	if err != nil {
+		panic(fmt.Sprintf("actors: encode webhook event: %v", err))
+	}
+	a.com.put([]byte(key), v)
+	// The webhooks deliverer is woken through the same hook as the
+	// mailer (Config.OnOutbox), once the entry is durable.
+	a.outboxDirty = true
 }

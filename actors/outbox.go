@@ -31,38 +31,35 @@ type TicketMail struct {
 	CreatedAt      time.Time `json:"createdAt"`
 }
 
-// outboxTickets writes the ticket mail a TicketIssued change owes into the
-// open batch. It reads the machine after the change was applied.
-func (a *eventActor) outboxTickets(now time.Time, seq uint64, ch event.TicketIssued) {
-	evName := ""
-	if res, _, err := a.m.Decide(now, event.GetEvent{}); err == nil {
-		evName = res.(event.Event).Name
+// ticketMail writes the ticket mail of registration e.ID into the open
+// batch as entry i of the change at seq. It reads the machine after the
+// change was applied.
+func (a *eventActor) ticketMail(now time.Time, seq uint64, i int, e event.Effect) {
+	r, _, err := event.DecideOp(a.m, now, event.GetRegistration{ID: e.ID})
+	if err != nil {
+		a.sys.cfg.Logger.Error("outbox: ticket of unknown registration", "event", a.id, "registration", e.ID)
+		return
 	}
-	for i, regID := range ch.RegistrationIDs {
-		res, _, err := a.m.Decide(now, event.GetRegistration{ID: regID})
-		if err != nil {
-			a.sys.cfg.Logger.Error("outbox: ticket of unknown registration", "event", a.id, "registration", regID)
-			continue
-		}
-		r := res.(event.Registration)
-		m := TicketMail{
-			Key:  fmt.Sprintf("%s%s/%016x-%04x", OutboxPrefix, a.id, seq, i),
-			Kind: "ticket", EventID: a.id, EventName: evName, RegistrationID: r.ID, Email: r.Email,
-			CheckinCode: r.CheckinCode, PassURL: r.PassURL, CreatedAt: ch.At,
-		}
-		if r.Name != nil {
-			m.Name = *r.Name
-		}
-		if r.RegistrationTypeID != nil {
-			if res, _, err := a.m.Decide(now, event.GetTicketType{ID: *r.RegistrationTypeID}); err == nil {
-				m.TicketName = res.(event.TicketType).Name
-			}
-		}
-		b, err := json.Marshal(m)
-		if err != nil {
-			panic(fmt.Sprintf("actors: encode outbox entry: %v", err))
-		}
-		a.com.put([]byte(m.Key), b)
+	m := TicketMail{
+		Key:  fmt.Sprintf("%s%s/%016x-%04x", OutboxPrefix, a.id, seq, i),
+		Kind: "ticket", EventID: a.id, RegistrationID: r.ID, Email: r.Email,
+		CheckinCode: r.CheckinCode, PassURL: r.PassURL, CreatedAt: e.At,
 	}
+	if ev, _, err := event.DecideOp(a.m, now, event.GetEvent{}); err == nil {
+		m.EventName = ev.Name
+	}
+	if r.Name != nil {
+		m.Name = *r.Name
+	}
+	if r.RegistrationTypeID != nil {
+		if t, _, err := event.DecideOp(a.m, now, event.GetTicketType{ID: *r.RegistrationTypeID}); err == nil {
+			m.TicketName = t.Name
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("actors: encode outbox entry: %v", err))
+	}
+	a.com.put([]byte(m.Key), b)
 	a.outboxDirty = true
 }

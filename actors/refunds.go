@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"ticketd/event"
 )
 
 // RefundPrefix is the key prefix of the pending-refund index: an entry is
@@ -27,20 +25,6 @@ type PendingRefund struct {
 
 func refundKey(eventID, refundID string) []byte {
 	return []byte(RefundPrefix + eventID + "/" + refundID)
-}
-
-// indexRefund keeps the pending-refund index in step with a refund change.
-func (a *eventActor) indexRefund(ch event.Change) {
-	switch c := ch.(type) {
-	case event.RefundRequested:
-		v, err := json.Marshal(PendingRefund{EventID: a.id, OrderID: c.OrderID, RefundID: c.RefundID, RequestedAt: c.At.UTC()})
-		if err != nil {
-			panic(fmt.Sprintf("actors: encode pending refund: %v", err))
-		}
-		a.com.put(refundKey(a.id, c.RefundID), v)
-	case event.RefundSettled:
-		a.com.del(refundKey(a.id, c.RefundID))
-	}
 }
 
 // PendingRefunds lists the refunds that are durably pending, oldest

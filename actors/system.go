@@ -240,6 +240,27 @@ func (s *System) Ask(ctx context.Context, eventID string, cmd event.Command) (an
 	return s.ask(ctx, eventID, &request{cmd: cmd})
 }
 
+// Ask is System.Ask with the command's own result type: the answer of a
+// command declared as an event.Op[R] is an R. An answer of another type
+// (an unregistered result, a bug of the core) is ErrUnavailable, never a
+// panic of the caller.
+func Ask[R any](ctx context.Context, s *System, eventID string, cmd event.Op[R]) (R, error) {
+	res, err := s.Ask(ctx, eventID, cmd)
+	return resultAs[R](eventID, res, err)
+}
+
+func resultAs[R any](eventID string, res any, err error) (R, error) {
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	v, ok := res.(R)
+	if !ok {
+		return v, fmt.Errorf("%w: event %s answered %T, not %T", ErrUnavailable, eventID, res, v)
+	}
+	return v, nil
+}
+
 // CreateEvent creates a new event owned by unitID: cmd must be the core's
 // create command for eventID (see NewEventID).
 func (s *System) CreateEvent(ctx context.Context, unitID, eventID string, cmd event.Command) (any, error) {

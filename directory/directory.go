@@ -53,8 +53,13 @@ func HashSecret(secret string) []byte {
 	return h[:]
 }
 
-// Change is one directory change record.
-type Change interface{ kind() string }
+// Change is one directory change record. Each kind is declared once:
+// its type, its log name (kind) and its apply, with one line in the
+// registry (kinds).
+type Change interface {
+	kind() string
+	apply(s *State)
+}
 
 // UnitCreated records a new business unit.
 type UnitCreated struct{ Unit Unit }
@@ -69,8 +74,84 @@ type KeyRevoked struct {
 }
 
 func (UnitCreated) kind() string { return "unit.created" }
-func (KeyCreated) kind() string  { return "key.created" }
-func (KeyRevoked) kind() string  { return "key.revoked" }
+
+func (c UnitCreated) apply(s *State) {
+	u := c.Unit
+	s.units[u.ID] = &u
+	s.unitOrder = append(s.unitOrder, u.ID)
+}
+
+func (KeyCreated) kind() string { return "key.created" }
+
+func (c KeyCreated) apply(s *State) {
+	k := c.Key
+	s.keys[k.ID] = &k
+	s.keyOrder = append(s.keyOrder, k.ID)
+	if k.Type == Secret {
+		s.bySecret[string(k.Hash)] = k.ID
+	} else {
+		s.byToken[k.Token] = k.ID
+	}
+}
+
+func (KeyRevoked) kind() string { return "key.revoked" }
+
+func (c KeyRevoked) check() error {
+	if c.KeyID == "" {
+		return errors.New("missing key id")
+	}
+	return nil
+}
+
+func (c KeyRevoked) apply(s *State) {
+	k := s.keys[c.KeyID]
+	if k == nil {
+		panic("directory: revoke of unknown key " + c.KeyID)
+	}
+	at := c.At
+	k.RevokedAt = &at
+}
+
+// kinds is the registry of change kinds: adding one is its block above
+// plus one line here. The names are the log format.
+var kinds = func() map[string]func(body []byte) (Change, error) {
+	m := map[string]func([]byte) (Change, error){}
+	for _, k := range []changeKind{
+		kindOf[UnitCreated](),
+		kindOf[KeyCreated](),
+		kindOf[KeyRevoked](),
+	} {
+		if m[k.name] != nil {
+			panic("directory: change kind " + k.name + " registered twice")
+		}
+		m[k.name] = k.decode
+	}
+	return m
+}()
+
+// changeKind is a registry entry: a kind's log name and its decoder.
+type changeKind struct {
+	name   string
+	decode func(body []byte) (Change, error)
+}
+
+// kindOf makes the registry entry of change type C; its decoder reads
+// JSON, then runs C's own check if it has one.
+func kindOf[C Change]() changeKind {
+	var zero C
+	return changeKind{zero.kind(), func(b []byte) (Change, error) {
+		var v C
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, err
+		}
+		if c, ok := any(v).(interface{ check() error }); ok {
+			if err := c.check(); err != nil {
+				return nil, err
+			}
+		}
+		return v, nil
+	}}
+}
 
 // ErrNotFound is returned for an unknown unit or key.
 var ErrNotFound = errors.New("directory: not found")
@@ -141,33 +222,8 @@ func (s *State) RevokeKey(id string, now time.Time) (Change, error) {
 	return KeyRevoked{KeyID: id, At: now.UTC()}, nil
 }
 
-// Apply performs a change.
-func (s *State) Apply(c Change) {
-	switch c := c.(type) {
-	case UnitCreated:
-		u := c.Unit
-		s.units[u.ID] = &u
-		s.unitOrder = append(s.unitOrder, u.ID)
-	case KeyCreated:
-		k := c.Key
-		s.keys[k.ID] = &k
-		s.keyOrder = append(s.keyOrder, k.ID)
-		if k.Type == Secret {
-			s.bySecret[string(k.Hash)] = k.ID
-		} else {
-			s.byToken[k.Token] = k.ID
-		}
-	case KeyRevoked:
-		k := s.keys[c.KeyID]
-		if k == nil {
-			panic("directory: revoke of unknown key " + c.KeyID)
-		}
-		at := c.At
-		k.RevokedAt = &at
-	default:
-		panic(fmt.Sprintf("directory: unknown change %T", c))
-	}
-}
+// Apply performs a change. Each kind's apply lives with its type.
+func (s *State) Apply(c Change) { c.apply(s) }
 
 // Unit returns a copy of unit id.
 func (s *State) Unit(id string) (Unit, bool) {
@@ -295,27 +351,11 @@ func Unmarshal(b []byte) (Change, error) {
 	if err := json.Unmarshal(b[1:], &r); err != nil {
 		return nil, fmt.Errorf("directory: decode record: %w", err)
 	}
-	var c Change
-	var err error
-	switch r.K {
-	case "unit.created":
-		var v UnitCreated
-		err = json.Unmarshal(r.C, &v)
-		c = v
-	case "key.created":
-		var v KeyCreated
-		err = json.Unmarshal(r.C, &v)
-		c = v
-	case "key.revoked":
-		var v KeyRevoked
-		err = json.Unmarshal(r.C, &v)
-		if err == nil && v.KeyID == "" {
-			err = errors.New("missing key id")
-		}
-		c = v
-	default:
+	decode := kinds[r.K]
+	if decode == nil {
 		return nil, fmt.Errorf("directory: unknown change kind %q", r.K)
 	}
+	c, err := decode(r.C)
 	if err != nil {
 		return nil, fmt.Errorf("directory: decode %s: %w", r.K, err)
 	}

@@ -3,23 +3,41 @@ package event
 import "time"
 
 // This file is the contract between the pure core and the actor shell
-// (package actors). Signatures here change only together with the shell.
+// (package actors), with effects.go: Machine with Decide (decide.go), Apply
+// (apply.go), ApplyRecord and NextDeadline; AppendChange, MarshalChange
+// and UnmarshalChange (codec.go); MarshalState, EncodeState, UnmarshalState
+// and DecodeState (statecodec.go). Signatures change only together with
+// the shell.
 
 // Command is a request to one event's machine. Every command type in
 // commands.go implements it. Commands are values built by the HTTP layer
 // (decoded from a request body plus path parameters) or by the shell
 // (Expire); they carry no I/O handles.
 type Command interface {
-	isCommand()
+	// decide is the command's own part of Decide, which has already
+	// checked what its registry entry says (registry.go).
+	decide(m *Machine, now time.Time) (any, []Change, error)
+}
+
+// Op is a command whose result (what Decide returns for it when it
+// succeeds) is an R. Each command declares its R with a result method and
+// its registry line checks it at compile time, so the shell can hand a
+// typed result back to its caller (actors.Ask).
+type Op[R any] interface {
+	Command
+	result(*R)
 }
 
 // Change is a state-change record: what Decide emits, what the write-ahead
 // log stores and what Apply performs. Every change carries its own timestamp
 // (At) so replay never reads a clock.
 type Change interface {
-	isChange()
 	// ChangeKind names the change in the log encoding ("registration.created").
 	ChangeKind() string
+	// appendBody appends the change's fields in binary (bincodec.go).
+	appendBody(e enc) enc
+	// apply performs the change on s (see Machine.Apply).
+	apply(s *State)
 }
 
 // IDs supplies the fresh identifiers and secrets a decision needs (record
@@ -40,6 +58,7 @@ type Machine struct {
 	cfg Config
 	ids IDs
 	s   *State
+	dec dec // ApplyRecord's decoder
 }
 
 // Config is the static configuration of a machine. Durations are only used
@@ -79,36 +98,21 @@ func (m *Machine) Reserve(changes int) {
 	m.s.mem.reserve = min(max(changes, 0), maxReserve)
 }
 
-// Decide checks c against the state at time now and says what would change.
-// It does not mutate. A business rejection is returned as *Error; the result
-// is a value the caller may keep and encode after the state moves on (no
-// pointers into the state).
-// func (m *Machine) Decide(now time.Time, c Command) (any, []Change, error)
-
-// Apply performs a change. It cannot fail for a change that Decide produced:
-// replay calls it. Apply also advances State.Seq is NOT its job: the shell
-// numbers log records.
-// func (m *Machine) Apply(ch Change)
-
-// NextDeadline reports the earliest instant at which an Expire command would
-// produce changes (a hold lapsing, a code or session expiring), so the shell
-// can arm one timer.
-// func (m *Machine) NextDeadline() (time.Time, bool)
-
 // Expire is the command the shell's timer sends (and the shell sends once
 // after recovery): every hold whose deadline is at or before Now lapses.
 type Expire struct{ Now time.Time }
 
-func (Expire) isCommand() {}
-
-// MarshalChange encodes a change for the log: one version byte, then the
-// encoding. UnmarshalChange is its inverse and returns an error (never
-// panics) on bad bytes.
-// func MarshalChange(ch Change) ([]byte, error)
-// func UnmarshalChange(b []byte) (Change, error)
-
-// MarshalState / UnmarshalState encode the whole state for a snapshot.
-// func MarshalState(s *State) ([]byte, error)
-// func EncodeState(s *State, yield func()) ([]byte, error)
-// func UnmarshalState(b []byte) (*State, error)
-// func DecodeState(b []byte, o DecodeOptions) (*State, error)
+// DecideOp is Decide with the command's own result type (for the shell's
+// own reads of the machine).
+func DecideOp[R any](m *Machine, now time.Time, c Op[R]) (R, []Change, error) {
+	res, chs, err := m.Decide(now, c)
+	if err != nil {
+		var zero R
+		return zero, nil, err
+	}
+	v, ok := res.(R)
+	if !ok && res != nil {
+		mustNotHappen("%T answered %T", c, res)
+	}
+	return v, chs, nil
+}

@@ -7,106 +7,14 @@ import (
 
 // Apply performs a change. It cannot fail for a change that Decide produced
 // (replay calls it); a change that does not fit the state is a broken
-// invariant and panics.
+// invariant and panics. Each kind's apply lives with its type (see the
+// registry in registry.go).
 func (m *Machine) Apply(ch Change) { m.s.apply(ch) }
 
 func (s *State) apply(ch Change) {
-	defer s.trimHolds()
 	s.countDown()
-	switch c := ch.(type) {
-	case EventCreated:
-		s.Event = &EventRec{
-			Name: c.Name, Timezone: c.Timezone, StartsAt: c.StartsAt, EndsAt: c.EndsAt,
-			Status: EventDraft, Currency: c.Currency, CreatedAt: c.At, UpdatedAt: c.At,
-		}
-	case EventUpdated:
-		e := s.mustEvent()
-		e.Name, e.Timezone, e.StartsAt, e.EndsAt = c.Name, c.Timezone, c.StartsAt, c.EndsAt
-		e.Status, e.Currency, e.UpdatedAt = c.Status, c.Currency, c.At
-		if c.AgendaReset {
-			s.resetAgenda()
-		}
-	case SiteURLSet:
-		e := s.mustEvent()
-		e.SiteURL, e.UpdatedAt = c.SiteURL, c.At
-	case TicketTypeCreated:
-		s.mustEvent()
-		s.Types[c.ID] = &TicketTypeRec{ID: c.ID, Seq: len(s.TypeOrder), TicketTypeSpec: c.TicketTypeSpec, CreatedAt: c.At, UpdatedAt: c.At}
-		s.TypeOrder = append(s.TypeOrder, c.ID)
-	case TicketTypeUpdated:
-		t := s.mustType(c.ID)
-		t.TicketTypeSpec, t.UpdatedAt = c.TicketTypeSpec, c.At
-	case RegistrationCreated:
-		s.applyRegistrationCreated(c)
-	case RegistrationStatusChanged:
-		s.setRegStatus(c)
-	case PassRotated:
-		r := s.mustReg(c.ID)
-		if s.idx.tokens {
-			delete(s.idx.regByPass, r.PassToken)
-			s.idx.regByPass[c.PassToken] = r.ID
-		}
-		r.PassToken, r.UpdatedAt = c.PassToken, c.At
-	case CheckedIn:
-		s.applyCheckedIn(c)
-	case TicketIssued:
-		// Nothing to do: the shell reads it to queue ticket emails.
-	case CodesMinted:
-		for _, mc := range c.Codes {
-			s.Codes[mc.ID] = &CodeRec{ID: mc.ID, Seq: len(s.CodeOrder), TypeID: c.TypeID, Code: mc.Code, Label: c.Label, MaxUses: c.MaxUses, ExpiresAt: c.ExpiresAt, CreatedAt: c.At}
-			s.CodeOrder = append(s.CodeOrder, mc.ID)
-			s.idx.codeByCode[normCode(mc.Code)] = mc.ID
-		}
-	case CodeDisabled:
-		s.mustCode(c.ID).Disabled = true
-	case AddonCreated:
-		s.Addons[c.ID] = &AddonRec{ID: c.ID, Seq: len(s.AddonOrder), AddonSpec: c.AddonSpec, CreatedAt: c.At, UpdatedAt: c.At}
-		s.AddonOrder = append(s.AddonOrder, c.ID)
-	case AddonUpdated:
-		a := s.mustAddon(c.ID)
-		a.AddonSpec, a.UpdatedAt = c.AddonSpec, c.At
-	case BundleCreated:
-		s.Bundles[c.ID] = &BundleRec{ID: c.ID, Seq: len(s.BundleOrder), BundleSpec: c.BundleSpec, CreatedAt: c.At, UpdatedAt: c.At}
-		s.BundleOrder = append(s.BundleOrder, c.ID)
-	case BundleUpdated:
-		b := s.mustBundle(c.ID)
-		b.BundleSpec, b.UpdatedAt = c.BundleSpec, c.At
-	case OrderPlaced:
-		s.applyOrderPlaced(c)
-	case OrderPaymentStarted:
-		o := s.mustOrder(c.ID)
-		if o.Status != OrderStatusOpen {
-			panic(fmt.Sprintf("event: payment on order %s in status %s", o.ID, o.Status))
-		}
-		o.Status, o.PaymentID, o.HoldUntil = OrderStatusAwaitingPayment, c.PaymentID, c.HoldUntil
-		o.SuccessURL, o.CancelURL, o.UpdatedAt = c.SuccessURL, c.CancelURL, c.At
-		s.idx.orderByPayment[c.PaymentID] = o.ID
-		s.queueHold(o)
-	case OrderPaid:
-		s.applyOrderPaid(c)
-	case OrderReleased:
-		o := s.mustOrder(c.ID)
-		if !o.holding() {
-			panic(fmt.Sprintf("event: release of order %s in status %s", o.ID, o.Status))
-		}
-		s.moveHolds(o, func(n *int, q int) { *n -= q }, nil)
-		if o.CodeHeld {
-			s.mustCode(o.CodeID).Held--
-		}
-		s.promoHeld(o, -1, false)
-		o.Status, o.UpdatedAt = c.Status, c.At
-	case CheckoutSessionCreated:
-		s.Checkouts[c.ID] = &CheckoutRec{
-			ID: c.ID, Seq: len(s.CheckoutOrder), Items: c.Items, Email: c.Email, Name: c.Name,
-			Responses: c.Responses, RedemptionCode: c.RedemptionCode, PromotionCode: c.PromotionCode,
-			ReturnURL: c.ReturnURL, Locale: c.Locale, CreatedAt: c.At, ExpiresAt: c.ExpiresAt,
-		}
-		s.CheckoutOrder = append(s.CheckoutOrder, c.ID)
-	default:
-		if !s.applyRefund(ch) && !s.applyProgram(ch) && !s.applyConsole(ch) {
-			panic(fmt.Sprintf("event: apply: unknown change %T", ch))
-		}
-	}
+	ch.apply(s)
+	s.trimHolds()
 }
 
 func (s *State) applyCheckedIn(c CheckedIn) {

@@ -132,6 +132,20 @@ func BenchmarkMarshalChange(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendChange encodes a change the way the actor does: a Change
+// value (as Decide returns it) into one reused buffer.
+func BenchmarkAppendChange(b *testing.B) {
+	var ch Change = OrderPlaced{At: time.Now(), ID: "ord_1", Number: "X-ABCDEFGH", Email: "a@x.io", Lines: []OrderLine{{ItemType: ItemRegistrationType, ItemID: "tt_1", Name: "GA", Quantity: 1, UnitPrice: 1000, Amount: 1000}}, Holds: []Hold{{Kind: ItemRegistrationType, ID: "tt_1", Qty: 1}}, Total: 1000, Currency: "USD", Status: OrderStatusOpen}
+	buf := make([]byte, 0, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = AppendChange(buf[:0], ch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // bigState builds an event with n confirmed registrations.
 func bigState(b *testing.B, n int) *Machine {
 	m, now := benchMachine(b)

@@ -1,7 +1,9 @@
 package event
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -38,11 +40,6 @@ type SiteURLSet struct {
 	At      time.Time `json:"at"`
 	SiteURL string    `json:"siteUrl,omitempty"`
 }
-
-func (SiteURLSet) isChange() {}
-
-// ChangeKind names the change in the log.
-func (SiteURLSet) ChangeKind() string { return "event.site_url_set" }
 
 // TicketTypeCreated creates a ticket type.
 type TicketTypeCreated struct {
@@ -227,45 +224,372 @@ type CheckoutSessionCreated struct {
 	ExpiresAt      time.Time       `json:"exp"`
 }
 
-func (EventCreated) isChange()              {}
-func (EventUpdated) isChange()              {}
-func (TicketTypeCreated) isChange()         {}
-func (TicketTypeUpdated) isChange()         {}
-func (RegistrationCreated) isChange()       {}
-func (RegistrationStatusChanged) isChange() {}
-func (PassRotated) isChange()               {}
-func (CheckedIn) isChange()                 {}
-func (TicketIssued) isChange()              {}
-func (CodesMinted) isChange()               {}
-func (CodeDisabled) isChange()              {}
-func (AddonCreated) isChange()              {}
-func (AddonUpdated) isChange()              {}
-func (BundleCreated) isChange()             {}
-func (BundleUpdated) isChange()             {}
-func (OrderPlaced) isChange()               {}
-func (OrderPaymentStarted) isChange()       {}
-func (OrderPaid) isChange()                 {}
-func (OrderReleased) isChange()             {}
-func (CheckoutSessionCreated) isChange()    {}
+// ---- change kinds: each one's log name, body codec and apply
 
-// ChangeKind implementations: the names are part of the log format.
-func (EventCreated) ChangeKind() string              { return "event.created" }
-func (EventUpdated) ChangeKind() string              { return "event.updated" }
-func (TicketTypeCreated) ChangeKind() string         { return "ticket_type.created" }
-func (TicketTypeUpdated) ChangeKind() string         { return "ticket_type.updated" }
-func (RegistrationCreated) ChangeKind() string       { return "registration.created" }
+// ChangeKind names the change in the log (its binary tag).
+func (SiteURLSet) ChangeKind() string { return "event.site_url_set" }
+
+func decodeSiteURLSet(d *dec) SiteURLSet {
+	return SiteURLSet{At: d.time(), SiteURL: d.str()}
+}
+
+func (c SiteURLSet) appendBody(e enc) enc { return e.time(c.At).str(c.SiteURL) }
+
+func (c SiteURLSet) apply(s *State) {
+	e := s.mustEvent()
+	e.SiteURL, e.UpdatedAt = c.SiteURL, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (EventCreated) ChangeKind() string { return "event.created" }
+
+func decodeEventCreated(d *dec) EventCreated {
+	return EventCreated{At: d.time(), Name: d.str(), Timezone: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), Currency: d.str()}
+}
+
+func (c EventCreated) appendBody(e enc) enc {
+	return e.time(c.At).str(c.Name).str(c.Timezone).timep(c.StartsAt).timep(c.EndsAt).str(c.Currency)
+}
+
+func (c EventCreated) apply(s *State) {
+	s.Event = &EventRec{
+		Name: c.Name, Timezone: c.Timezone, StartsAt: c.StartsAt, EndsAt: c.EndsAt,
+		Status: EventDraft, Currency: c.Currency, CreatedAt: c.At, UpdatedAt: c.At,
+	}
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (EventUpdated) ChangeKind() string { return "event.updated" }
+
+func decodeEventUpdated(d *dec) EventUpdated {
+	return EventUpdated{At: d.time(), Name: d.str(), Timezone: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), Status: d.str(), Currency: d.str(), AgendaReset: d.bool()}
+}
+
+func (c EventUpdated) appendBody(e enc) enc {
+	return e.time(c.At).str(c.Name).str(c.Timezone).timep(c.StartsAt).timep(c.EndsAt).str(c.Status).str(c.Currency).bool(c.AgendaReset)
+}
+
+func (c EventUpdated) apply(s *State) {
+	e := s.mustEvent()
+	e.Name, e.Timezone, e.StartsAt, e.EndsAt = c.Name, c.Timezone, c.StartsAt, c.EndsAt
+	e.Status, e.Currency, e.UpdatedAt = c.Status, c.Currency, c.At
+	if c.AgendaReset {
+		s.resetAgenda()
+	}
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (TicketTypeCreated) ChangeKind() string { return "ticket_type.created" }
+
+func decodeTicketTypeCreated(d *dec) TicketTypeCreated {
+	return TicketTypeCreated{At: d.time(), ID: d.str(), TicketTypeSpec: d.typeSpec()}
+}
+
+func (c TicketTypeCreated) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).typeSpec(c.TicketTypeSpec)
+}
+
+func (c TicketTypeCreated) apply(s *State) {
+	s.mustEvent()
+	s.Types[c.ID] = &TicketTypeRec{ID: c.ID, Seq: len(s.TypeOrder), TicketTypeSpec: c.TicketTypeSpec, CreatedAt: c.At, UpdatedAt: c.At}
+	s.TypeOrder = append(s.TypeOrder, c.ID)
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (TicketTypeUpdated) ChangeKind() string { return "ticket_type.updated" }
+
+func decodeTicketTypeUpdated(d *dec) TicketTypeUpdated {
+	return TicketTypeUpdated{At: d.time(), ID: d.str(), TicketTypeSpec: d.typeSpec()}
+}
+
+func (c TicketTypeUpdated) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).typeSpec(c.TicketTypeSpec)
+}
+
+func (c TicketTypeUpdated) apply(s *State) {
+	t := s.mustType(c.ID)
+	t.TicketTypeSpec, t.UpdatedAt = c.TicketTypeSpec, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (RegistrationCreated) ChangeKind() string { return "registration.created" }
+
+func decodeRegistrationCreated(d *dec) RegistrationCreated {
+	return d.registrationCreated()
+}
+
+func (c RegistrationCreated) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.Email).str(c.Name).str(c.TypeID).str(c.Status).str(c.CheckinCode).str(c.PassToken)
+}
+
+func (c RegistrationCreated) apply(s *State) {
+	s.applyRegistrationCreated(c)
+}
+
+// ChangeKind names the change in the log (its binary tag).
 func (RegistrationStatusChanged) ChangeKind() string { return "registration.status_changed" }
-func (PassRotated) ChangeKind() string               { return "registration.pass_rotated" }
-func (CheckedIn) ChangeKind() string                 { return "checkin.created" }
-func (TicketIssued) ChangeKind() string              { return "ticket.issued" }
-func (CodesMinted) ChangeKind() string               { return "code.minted" }
-func (CodeDisabled) ChangeKind() string              { return "code.disabled" }
-func (AddonCreated) ChangeKind() string              { return "addon.created" }
-func (AddonUpdated) ChangeKind() string              { return "addon.updated" }
-func (BundleCreated) ChangeKind() string             { return "bundle.created" }
-func (BundleUpdated) ChangeKind() string             { return "bundle.updated" }
-func (OrderPlaced) ChangeKind() string               { return "order.placed" }
-func (OrderPaymentStarted) ChangeKind() string       { return "order.awaiting_payment" }
-func (OrderPaid) ChangeKind() string                 { return "order.paid" }
-func (OrderReleased) ChangeKind() string             { return "order.released" }
-func (CheckoutSessionCreated) ChangeKind() string    { return "checkout_session.created" }
+
+func decodeRegistrationStatusChanged(d *dec) RegistrationStatusChanged {
+	return RegistrationStatusChanged{At: d.time(), ID: d.str(), Status: d.str(), Reason: d.str()}
+}
+
+func (c RegistrationStatusChanged) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.Status).str(c.Reason)
+}
+
+func (c RegistrationStatusChanged) apply(s *State) {
+	s.setRegStatus(c)
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (PassRotated) ChangeKind() string { return "registration.pass_rotated" }
+
+func decodePassRotated(d *dec) PassRotated {
+	return PassRotated{At: d.time(), ID: d.str(), PassToken: d.str()}
+}
+
+func (c PassRotated) appendBody(e enc) enc { return e.time(c.At).str(c.ID).str(c.PassToken) }
+
+func (c PassRotated) apply(s *State) {
+	r := s.mustReg(c.ID)
+	if s.idx.tokens {
+		delete(s.idx.regByPass, r.PassToken)
+		s.idx.regByPass[c.PassToken] = r.ID
+	}
+	r.PassToken, r.UpdatedAt = c.PassToken, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (CheckedIn) ChangeKind() string { return "checkin.created" }
+
+func decodeCheckedIn(d *dec) CheckedIn {
+	return d.checkedIn()
+}
+
+func (c CheckedIn) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.RegID).str(c.SubjectType).str(c.SubjectID).str(c.Method)
+}
+
+func (c CheckedIn) apply(s *State) {
+	s.applyCheckedIn(c)
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (TicketIssued) ChangeKind() string { return "ticket.issued" }
+
+func decodeTicketIssued(d *dec) TicketIssued {
+	return TicketIssued{At: d.time(), RegistrationIDs: d.strs()}
+}
+
+func (c TicketIssued) appendBody(e enc) enc { return e.time(c.At).strs(c.RegistrationIDs) }
+
+func (c TicketIssued) apply(s *State) {
+	// Nothing to do: the shell reads it to queue ticket emails.
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (CodesMinted) ChangeKind() string { return "code.minted" }
+
+func decodeCodesMinted(d *dec) CodesMinted {
+	c := CodesMinted{At: d.time(), TypeID: d.str(), Label: d.str(), MaxUses: d.intp(), ExpiresAt: d.timep()}
+	if n := d.count(); n > 0 {
+		c.Codes = make([]MintedCode, n)
+		for i := range c.Codes {
+			c.Codes[i] = MintedCode{ID: d.str(), Code: d.str()}
+		}
+	}
+	return c
+}
+
+func (c CodesMinted) appendBody(e enc) enc {
+	e = e.time(c.At).str(c.TypeID).str(c.Label).intp(c.MaxUses).timep(c.ExpiresAt)
+	e = binary.AppendUvarint(e, uint64(len(c.Codes)))
+	for _, mc := range c.Codes {
+		e = e.str(mc.ID).str(mc.Code)
+	}
+	return e
+}
+
+func (c CodesMinted) apply(s *State) {
+	for _, mc := range c.Codes {
+		s.Codes[mc.ID] = &CodeRec{ID: mc.ID, Seq: len(s.CodeOrder), TypeID: c.TypeID, Code: mc.Code, Label: c.Label, MaxUses: c.MaxUses, ExpiresAt: c.ExpiresAt, CreatedAt: c.At}
+		s.CodeOrder = append(s.CodeOrder, mc.ID)
+		s.idx.codeByCode[normCode(mc.Code)] = mc.ID
+	}
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (CodeDisabled) ChangeKind() string { return "code.disabled" }
+
+func decodeCodeDisabled(d *dec) CodeDisabled {
+	return CodeDisabled{At: d.time(), ID: d.str()}
+}
+
+func (c CodeDisabled) appendBody(e enc) enc { return e.time(c.At).str(c.ID) }
+
+func (c CodeDisabled) apply(s *State) {
+	s.mustCode(c.ID).Disabled = true
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (AddonCreated) ChangeKind() string { return "addon.created" }
+
+func decodeAddonCreated(d *dec) AddonCreated {
+	return AddonCreated{At: d.time(), ID: d.str(), AddonSpec: d.addonSpec()}
+}
+
+func (c AddonCreated) appendBody(e enc) enc { return e.time(c.At).str(c.ID).addonSpec(c.AddonSpec) }
+
+func (c AddonCreated) apply(s *State) {
+	s.Addons[c.ID] = &AddonRec{ID: c.ID, Seq: len(s.AddonOrder), AddonSpec: c.AddonSpec, CreatedAt: c.At, UpdatedAt: c.At}
+	s.AddonOrder = append(s.AddonOrder, c.ID)
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (AddonUpdated) ChangeKind() string { return "addon.updated" }
+
+func decodeAddonUpdated(d *dec) AddonUpdated {
+	return AddonUpdated{At: d.time(), ID: d.str(), AddonSpec: d.addonSpec()}
+}
+
+func (c AddonUpdated) appendBody(e enc) enc { return e.time(c.At).str(c.ID).addonSpec(c.AddonSpec) }
+
+func (c AddonUpdated) apply(s *State) {
+	a := s.mustAddon(c.ID)
+	a.AddonSpec, a.UpdatedAt = c.AddonSpec, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (BundleCreated) ChangeKind() string { return "bundle.created" }
+
+func decodeBundleCreated(d *dec) BundleCreated {
+	return BundleCreated{At: d.time(), ID: d.str(), BundleSpec: d.bundleSpec()}
+}
+
+func (c BundleCreated) appendBody(e enc) enc { return e.time(c.At).str(c.ID).bundleSpec(c.BundleSpec) }
+
+func (c BundleCreated) apply(s *State) {
+	s.Bundles[c.ID] = &BundleRec{ID: c.ID, Seq: len(s.BundleOrder), BundleSpec: c.BundleSpec, CreatedAt: c.At, UpdatedAt: c.At}
+	s.BundleOrder = append(s.BundleOrder, c.ID)
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (BundleUpdated) ChangeKind() string { return "bundle.updated" }
+
+func decodeBundleUpdated(d *dec) BundleUpdated {
+	return BundleUpdated{At: d.time(), ID: d.str(), BundleSpec: d.bundleSpec()}
+}
+
+func (c BundleUpdated) appendBody(e enc) enc { return e.time(c.At).str(c.ID).bundleSpec(c.BundleSpec) }
+
+func (c BundleUpdated) apply(s *State) {
+	b := s.mustBundle(c.ID)
+	b.BundleSpec, b.UpdatedAt = c.BundleSpec, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (OrderPlaced) ChangeKind() string { return "order.placed" }
+
+func decodeOrderPlaced(d *dec) OrderPlaced {
+	return d.orderPlaced()
+}
+
+func (c OrderPlaced) appendBody(e enc) enc {
+	e = e.time(c.At).str(c.ID).str(c.Number).str(c.Email).str(c.Name)
+	e = binary.AppendUvarint(e, uint64(len(c.Lines)))
+	for _, l := range c.Lines {
+		e = e.str(l.ItemType).str(l.ItemID).str(l.Name).int(int64(l.Quantity)).int(int64(l.UnitPrice)).int(int64(l.Amount))
+	}
+	e = binary.AppendUvarint(e, uint64(len(c.Holds)))
+	for _, h := range c.Holds {
+		e = e.str(h.Kind).str(h.ID).int(int64(h.Qty))
+	}
+	return e.str(c.AdmissionTypeID).str(c.CodeID).bytes(c.Responses).int(int64(c.Total)).str(c.Currency).
+		time(c.HoldUntil).str(c.Status).bool(c.AlreadyRegistered).str(c.RegistrationID).str(c.CheckoutSessionID).
+		str(c.PromoID).int(int64(c.Discount))
+}
+
+func (c OrderPlaced) apply(s *State) {
+	s.applyOrderPlaced(c)
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (OrderPaymentStarted) ChangeKind() string { return "order.awaiting_payment" }
+
+func decodeOrderPaymentStarted(d *dec) OrderPaymentStarted {
+	return OrderPaymentStarted{At: d.time(), ID: d.str(), PaymentID: d.str(), HoldUntil: d.time(), SuccessURL: d.str(), CancelURL: d.str()}
+}
+
+func (c OrderPaymentStarted) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.PaymentID).time(c.HoldUntil).str(c.SuccessURL).str(c.CancelURL)
+}
+
+func (c OrderPaymentStarted) apply(s *State) {
+	o := s.mustOrder(c.ID)
+	if o.Status != OrderStatusOpen {
+		panic(fmt.Sprintf("event: payment on order %s in status %s", o.ID, o.Status))
+	}
+	o.Status, o.PaymentID, o.HoldUntil = OrderStatusAwaitingPayment, c.PaymentID, c.HoldUntil
+	o.SuccessURL, o.CancelURL, o.UpdatedAt = c.SuccessURL, c.CancelURL, c.At
+	s.idx.orderByPayment[c.PaymentID] = o.ID
+	s.queueHold(o)
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (OrderPaid) ChangeKind() string { return "order.paid" }
+
+func decodeOrderPaid(d *dec) OrderPaid {
+	return OrderPaid{At: d.time(), ID: d.str(), DeliveryID: d.str(), RegistrationID: d.str(), CheckinCode: d.str(), PassToken: d.str(), AlreadyRegistered: d.bool()}
+}
+
+func (c OrderPaid) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.DeliveryID).str(c.RegistrationID).str(c.CheckinCode).str(c.PassToken).bool(c.AlreadyRegistered)
+}
+
+func (c OrderPaid) apply(s *State) {
+	s.applyOrderPaid(c)
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (OrderReleased) ChangeKind() string { return "order.released" }
+
+func decodeOrderReleased(d *dec) OrderReleased {
+	return OrderReleased{At: d.time(), ID: d.str(), Status: d.str()}
+}
+
+func (c OrderReleased) appendBody(e enc) enc { return e.time(c.At).str(c.ID).str(c.Status) }
+
+func (c OrderReleased) apply(s *State) {
+	o := s.mustOrder(c.ID)
+	if !o.holding() {
+		panic(fmt.Sprintf("event: release of order %s in status %s", o.ID, o.Status))
+	}
+	s.moveHolds(o, func(n *int, q int) { *n -= q }, nil)
+	if o.CodeHeld {
+		s.mustCode(o.CodeID).Held--
+	}
+	s.promoHeld(o, -1, false)
+	o.Status, o.UpdatedAt = c.Status, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (CheckoutSessionCreated) ChangeKind() string { return "checkout_session.created" }
+
+func decodeCheckoutSessionCreated(d *dec) CheckoutSessionCreated {
+	return CheckoutSessionCreated{At: d.time(), ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
+		RedemptionCode: d.str(), PromotionCode: d.str(), ReturnURL: d.str(), Locale: d.str(), ExpiresAt: d.time()}
+}
+
+func (c CheckoutSessionCreated) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).orderItems(c.Items).str(c.Email).str(c.Name).bytes(c.Responses).str(c.RedemptionCode).
+		str(c.PromotionCode).str(c.ReturnURL).str(c.Locale).time(c.ExpiresAt)
+}
+
+func (c CheckoutSessionCreated) apply(s *State) {
+	s.Checkouts[c.ID] = &CheckoutRec{
+		ID: c.ID, Seq: len(s.CheckoutOrder), Items: c.Items, Email: c.Email, Name: c.Name,
+		Responses: c.Responses, RedemptionCode: c.RedemptionCode, PromotionCode: c.PromotionCode,
+		ReturnURL: c.ReturnURL, Locale: c.Locale, CreatedAt: c.At, ExpiresAt: c.ExpiresAt,
+	}
+	s.CheckoutOrder = append(s.CheckoutOrder, c.ID)
+}

@@ -33,8 +33,6 @@ type SetSiteURL struct {
 	SiteURL Opt[string] `json:"siteUrl" v:"nullable,format=uri,maxLen=2000"`
 }
 
-func (SetSiteURL) isCommand() {}
-
 // ArchiveEvent archives the event; archive is final.
 type ArchiveEvent struct{}
 
@@ -332,47 +330,6 @@ type GetCheckoutSession struct {
 	ID string `json:"-"`
 }
 
-func (CreateEvent) isCommand()           {}
-func (UpdateEvent) isCommand()           {}
-func (ArchiveEvent) isCommand()          {}
-func (GetEvent) isCommand()              {}
-func (CreateTicketType) isCommand()      {}
-func (UpdateTicketType) isCommand()      {}
-func (GetTicketType) isCommand()         {}
-func (ListTicketTypes) isCommand()       {}
-func (GetAvailability) isCommand()       {}
-func (CreateRegistration) isCommand()    {}
-func (ListRegistrations) isCommand()     {}
-func (GetRegistration) isCommand()       {}
-func (ApproveRegistration) isCommand()   {}
-func (RejectRegistration) isCommand()    {}
-func (CancelRegistration) isCommand()    {}
-func (RotatePass) isCommand()            {}
-func (GetPass) isCommand()               {}
-func (RecordCheckin) isCommand()         {}
-func (ListCheckins) isCommand()          {}
-func (MintCodes) isCommand()             {}
-func (ListCodes) isCommand()             {}
-func (LookupCode) isCommand()            {}
-func (DisableCode) isCommand()           {}
-func (CreateAddon) isCommand()           {}
-func (UpdateAddon) isCommand()           {}
-func (GetAddon) isCommand()              {}
-func (ListAddons) isCommand()            {}
-func (CreateBundle) isCommand()          {}
-func (UpdateBundle) isCommand()          {}
-func (GetBundle) isCommand()             {}
-func (ListBundles) isCommand()           {}
-func (ReplaceBundleItems) isCommand()    {}
-func (PlaceOrder) isCommand()            {}
-func (ConfirmOrder) isCommand()          {}
-func (CancelOrder) isCommand()           {}
-func (GetOrder) isCommand()              {}
-func (ListOrders) isCommand()            {}
-func (SettlePayment) isCommand()         {}
-func (CreateCheckoutSession) isCommand() {}
-func (GetCheckoutSession) isCommand()    {}
-
 // GetCatalog reads what a storefront sales page needs: the published event
 // with its public ticket types (soldOut, never a count), upcoming types,
 // add-ons and bundles on sale. An unpublished event is NotFound.
@@ -380,5 +337,3 @@ type GetCatalog struct {
 	// Lang picks a translation (console.go); unknown falls back to the default.
 	Lang string `json:"-" query:"lang" v:"maxLen=35"`
 }
-
-func (GetCatalog) isCommand() {}

@@ -10,105 +10,201 @@ import (
 	"time"
 )
 
-// Bounds of commerce inputs.
+// Bounds of commerce inputs (the binder's v tags say the same to clients;
+// these are the rule).
 const (
+	// MaxOrderItems bounds the lines of an order or checkout session.
+	MaxOrderItems = 50
+	// MaxItemQuantity bounds one line's quantity.
+	MaxItemQuantity  = 100
 	maxMintCount     = 1000
 	maxResponsesSize = 16 << 10
 	defaultOrderHold = 15 * time.Minute
 	defaultTTL       = 24 * time.Hour
 )
 
-func (m *Machine) decideCommerce(now time.Time, c Command) (any, []Change, error) {
-	if rc, ok := c.(refundCommand); ok {
-		return m.decideRefunds(now, rc)
+func (Expire) result(*any) {}
+
+func (c Expire) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.expire(c.Now)
+}
+
+func (MintCodes) result(*MintResult) {}
+
+func (c MintCodes) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.mintCodes(now, c)
+}
+
+func (ListCodes) result(*List[RedemptionCode]) {}
+
+func (c ListCodes) decide(m *Machine, now time.Time) (any, []Change, error) {
+	l, err := pageOf(m.s.CodeOrder, m.s.Codes, func(r *CodeRec) int { return r.Seq }, c.Cursor, c.Limit, false, nil,
+		func(r *CodeRec) RedemptionCode { return m.codeView(r, now) })
+	return l, nil, err
+}
+
+func (LookupCode) result(*CodeLookup) {}
+
+func (c LookupCode) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.lookupCode(now, c)
+}
+
+func (DisableCode) result(*RedemptionCode) {}
+
+func (c DisableCode) decide(m *Machine, now time.Time) (any, []Change, error) {
+	r, ok := m.s.Codes[c.ID]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "redemption code not found")
 	}
-	switch c := c.(type) {
-	case Expire:
-		return m.expire(c.Now)
-	case MintCodes:
-		return m.mintCodes(now, c)
-	case ListCodes:
-		l, err := pageOf(m.s.CodeOrder, m.s.Codes, func(r *CodeRec) int { return r.Seq }, c.Cursor, c.Limit, false, nil,
-			func(r *CodeRec) RedemptionCode { return m.codeView(r, now) })
-		return l, nil, err
-	case LookupCode:
-		return m.lookupCode(now, c)
-	case DisableCode:
-		r, ok := m.s.Codes[c.ID]
-		if !ok {
-			return nil, nil, Errorf(NotFound, "redemption code not found")
-		}
-		if r.Disabled {
-			return m.codeView(r, now), nil, nil
-		}
-		rec := *r
-		rec.Disabled = true
-		return m.codeView(&rec, now), []Change{CodeDisabled{At: now, ID: r.ID}}, nil
-	case CreateAddon:
-		return m.createAddon(now, c)
-	case UpdateAddon:
-		return m.updateAddon(now, c)
-	case GetAddon:
-		a, ok := m.s.Addons[c.ID]
-		if !ok {
-			return nil, nil, Errorf(NotFound, "add-on not found")
-		}
-		return m.addonView(a), nil, nil
-	case ListAddons:
-		l, err := pageOf(m.s.AddonOrder, m.s.Addons, func(r *AddonRec) int { return r.Seq }, c.Cursor, c.Limit, false, nil, m.addonView)
-		return l, nil, err
-	case CreateBundle:
-		return m.createBundle(now, c)
-	case UpdateBundle:
-		return m.updateBundle(now, c)
-	case ReplaceBundleItems:
-		return m.updateBundle(now, UpdateBundle{ID: c.ID, Items: Some(c.Items), bareItems: true})
-	case GetBundle:
-		b, ok := m.s.Bundles[c.ID]
-		if !ok {
-			return nil, nil, Errorf(NotFound, "bundle not found")
-		}
-		return m.bundleView(b), nil, nil
-	case ListBundles:
-		l, err := pageOf(m.s.BundleOrder, m.s.Bundles, func(r *BundleRec) int { return r.Seq }, c.Cursor, c.Limit, false, nil, m.bundleView)
-		return l, nil, err
-	case PlaceOrder:
-		return m.placeOrder(now, c)
-	case ConfirmOrder:
-		return m.confirmOrder(now, c)
-	case CancelOrder:
-		return m.cancelOrder(now, c)
-	case GetOrder:
-		o, err := m.order(c.Ref)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m.orderView(o), nil, nil
-	case ListOrders:
-		email := normEmail(c.Email)
-		keep := func(o *OrderRec) bool {
-			return (c.Status == "" || o.Status == c.Status) && (email == "" || normEmail(o.Email) == email)
-		}
-		l, err := pageOf(m.s.OrderOrder, m.s.Orders, func(r *OrderRec) int { return r.Seq }, c.Cursor, c.Limit, true, keep, m.orderView)
-		return l, nil, err
-	case SettlePayment:
-		return m.settlePayment(now, c)
-	case CreateCheckoutSession:
-		return m.createCheckoutSession(now, c)
-	case GetCheckoutSession:
-		s, ok := m.s.Checkouts[c.ID]
-		if !ok {
-			return nil, nil, Errorf(NotFound, "checkout session not found")
-		}
-		return m.checkoutView(s, now), nil, nil
-	case GetCatalog:
-		return m.catalog(now, c.Lang)
-	case GetHostedCheckout:
-		return m.hostedCheckout(now, c)
-	case GetHostedOrder:
-		return m.hostedOrder(c)
+	if r.Disabled {
+		return m.codeView(r, now), nil, nil
 	}
-	return nil, nil, Errorf(InvalidArgument, "unsupported command %T", c)
+	rec := *r
+	rec.Disabled = true
+	return m.codeView(&rec, now), []Change{CodeDisabled{At: now, ID: r.ID}}, nil
+}
+
+func (CreateAddon) result(*Addon) {}
+
+func (c CreateAddon) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.createAddon(now, c)
+}
+
+func (UpdateAddon) result(*Addon) {}
+
+func (c UpdateAddon) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.updateAddon(now, c)
+}
+
+func (GetAddon) result(*Addon) {}
+
+func (c GetAddon) decide(m *Machine, now time.Time) (any, []Change, error) {
+	a, ok := m.s.Addons[c.ID]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "add-on not found")
+	}
+	return m.addonView(a), nil, nil
+}
+
+func (ListAddons) result(*List[Addon]) {}
+
+func (c ListAddons) decide(m *Machine, now time.Time) (any, []Change, error) {
+	l, err := pageOf(m.s.AddonOrder, m.s.Addons, func(r *AddonRec) int { return r.Seq }, c.Cursor, c.Limit, false, nil, m.addonView)
+	return l, nil, err
+}
+
+func (CreateBundle) result(*Bundle) {}
+
+func (c CreateBundle) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.createBundle(now, c)
+}
+
+func (UpdateBundle) result(*Bundle) {}
+
+func (c UpdateBundle) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.updateBundle(now, c)
+}
+
+func (ReplaceBundleItems) result(*Bundle) {}
+
+func (c ReplaceBundleItems) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.updateBundle(now, UpdateBundle{ID: c.ID, Items: Some(c.Items), bareItems: true})
+}
+
+func (GetBundle) result(*Bundle) {}
+
+func (c GetBundle) decide(m *Machine, now time.Time) (any, []Change, error) {
+	b, ok := m.s.Bundles[c.ID]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "bundle not found")
+	}
+	return m.bundleView(b), nil, nil
+}
+
+func (ListBundles) result(*List[Bundle]) {}
+
+func (c ListBundles) decide(m *Machine, now time.Time) (any, []Change, error) {
+	l, err := pageOf(m.s.BundleOrder, m.s.Bundles, func(r *BundleRec) int { return r.Seq }, c.Cursor, c.Limit, false, nil, m.bundleView)
+	return l, nil, err
+}
+
+func (PlaceOrder) result(*Order) {}
+
+func (c PlaceOrder) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.placeOrder(now, c)
+}
+
+func (ConfirmOrder) result(*Order) {}
+
+func (c ConfirmOrder) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.confirmOrder(now, c)
+}
+
+func (CancelOrder) result(*Order) {}
+
+func (c CancelOrder) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.cancelOrder(now, c)
+}
+
+func (GetOrder) result(*Order) {}
+
+func (c GetOrder) decide(m *Machine, now time.Time) (any, []Change, error) {
+	o, err := m.order(c.Ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.orderView(o), nil, nil
+}
+
+func (ListOrders) result(*List[Order]) {}
+
+func (c ListOrders) decide(m *Machine, now time.Time) (any, []Change, error) {
+	email := normEmail(c.Email)
+	keep := func(o *OrderRec) bool {
+		return (c.Status == "" || o.Status == c.Status) && (email == "" || normEmail(o.Email) == email)
+	}
+	l, err := pageOf(m.s.OrderOrder, m.s.Orders, func(r *OrderRec) int { return r.Seq }, c.Cursor, c.Limit, true, keep, m.orderView)
+	return l, nil, err
+}
+
+func (SettlePayment) result(*Order) {}
+
+func (c SettlePayment) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.settlePayment(now, c)
+}
+
+func (CreateCheckoutSession) result(*CheckoutSession) {}
+
+func (c CreateCheckoutSession) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.createCheckoutSession(now, c)
+}
+
+func (GetCheckoutSession) result(*CheckoutSession) {}
+
+func (c GetCheckoutSession) decide(m *Machine, now time.Time) (any, []Change, error) {
+	s, ok := m.s.Checkouts[c.ID]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "checkout session not found")
+	}
+	return m.checkoutView(s, now), nil, nil
+}
+
+func (GetCatalog) result(*Catalog) {}
+
+func (c GetCatalog) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.catalog(now, c.Lang)
+}
+
+func (GetHostedCheckout) result(*HostedCheckout) {}
+
+func (c GetHostedCheckout) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.hostedCheckout(now, c)
+}
+
+func (GetHostedOrder) result(*HostedOrder) {}
+
+func (c GetHostedOrder) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.hostedOrder(c)
 }
 
 // ---- redemption codes
@@ -276,7 +372,7 @@ func (m *Machine) checkBundleItems(field string, items []BundleItem) ([]BundleIt
 		default:
 			return nil, FieldError(f+".itemType", "must be registration_type or addon")
 		}
-		if it.Quantity < 1 || it.Quantity > 100 {
+		if it.Quantity < 1 || it.Quantity > MaxItemQuantity {
 			return nil, FieldError(f+".quantity", "must be 1 to 100")
 		}
 		out[i] = it
@@ -430,15 +526,15 @@ func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, li
 	if len(items) == 0 {
 		return p, "", FieldError("items", "at least one item is required")
 	}
-	if len(items) > 50 {
-		return p, "", FieldError("items", "at most 50 items")
+	if len(items) > MaxOrderItems {
+		return p, "", FieldError("items", fmt.Sprintf("at most %d items", MaxOrderItems))
 	}
 	admissions := 0
 	for i, it := range items {
 		// The field name is built only for an error: this loop runs for
 		// every order of a drop, sold out or not.
 		f := func() string { return "items[" + strconv.Itoa(i) + "]" }
-		if it.Quantity < 1 || it.Quantity > 100 {
+		if it.Quantity < 1 || it.Quantity > MaxItemQuantity {
 			return p, "", FieldError(f()+".quantity", "must be 1 to 100")
 		}
 		line := OrderLine{ItemType: it.ItemType, ItemID: it.ItemID, Quantity: it.Quantity}
@@ -543,9 +639,13 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 	if e.Status != EventPublished {
 		return nil, nil, Errorf(FailedPrecondition, "event is %s, not published", e.Status)
 	}
-	email := strings.TrimSpace(c.Email)
-	if email == "" || !strings.Contains(email, "@") || len(email) > 320 {
-		return nil, nil, FieldError("email", "must be an email address")
+	email, err := checkEmail("email", c.Email, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	name, err := checkName("name", c.Name)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := checkResponses("responses", c.Responses); err != nil {
 		return nil, nil, err
@@ -601,7 +701,7 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 	lines := heapCopy(p.lines)
 	ch := OrderPlaced{
 		At: now, ID: m.newID("ord_"), Number: m.newOrderNumber(), Email: email,
-		Name: strings.TrimSpace(c.Name), Lines: lines, Total: p.total, Currency: e.Currency,
+		Name: name, Lines: lines, Total: p.total, Currency: e.Currency,
 		Status: OrderStatusOpen, HoldUntil: now.Add(m.orderHold()), AdmissionTypeID: admission,
 		CheckoutSessionID: c.CheckoutSessionID,
 	}
@@ -801,8 +901,8 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 	if len(c.Items) == 0 {
 		return nil, nil, FieldError("items", "at least one item is required")
 	}
-	if len(c.Items) > 50 {
-		return nil, nil, FieldError("items", "at most 50 items")
+	if len(c.Items) > MaxOrderItems {
+		return nil, nil, FieldError("items", fmt.Sprintf("at most %d items", MaxOrderItems))
 	}
 	for i, it := range c.Items {
 		f := "items[" + strconv.Itoa(i) + "]"
@@ -820,7 +920,7 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 		if !known {
 			return nil, nil, FieldError(f+".itemId", "not an item of this event")
 		}
-		if it.Quantity < 1 || it.Quantity > 100 {
+		if it.Quantity < 1 || it.Quantity > MaxItemQuantity {
 			return nil, nil, FieldError(f+".quantity", "must be 1 to 100")
 		}
 	}
@@ -835,6 +935,14 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 			return nil, nil, err
 		}
 	}
+	email, err := checkEmail("email", c.Email, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	name, err := checkName("name", c.Name)
+	if err != nil {
+		return nil, nil, err
+	}
 	switch c.Locale {
 	case "", "en", "zh-CN":
 	default:
@@ -846,7 +954,7 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 	}
 	ch := CheckoutSessionCreated{
 		At: now, ID: "cs_" + m.eventSuffix() + "." + m.ids.Code(24), Items: append([]OrderItem{}, c.Items...),
-		Email: strings.TrimSpace(c.Email), Name: strings.TrimSpace(c.Name), RedemptionCode: c.RedemptionCode,
+		Email: email, Name: name, RedemptionCode: c.RedemptionCode,
 		PromotionCode: c.PromotionCode, ReturnURL: c.ReturnURL, Locale: c.Locale, ExpiresAt: now.Add(ttl),
 	}
 	if r := bytes.TrimSpace(c.Responses); len(r) > 0 && !bytes.Equal(r, []byte("null")) {

@@ -2,7 +2,6 @@ package event
 
 import (
 	"fmt"
-	"net/mail"
 	"slices"
 	"strings"
 	"time"
@@ -274,42 +273,6 @@ type GetLocalizedEvent struct {
 	Lang string `json:"-" query:"lang"`
 }
 
-// consoleCommand marks the commands decideConsole handles.
-type consoleCommand interface {
-	Command
-	isConsole()
-}
-
-func (PutForm) isCommand()             {}
-func (GetForm) isCommand()             {}
-func (PublishForm) isCommand()         {}
-func (CreatePromotionCode) isCommand() {}
-func (UpdatePromotionCode) isCommand() {}
-func (GetPromotionCode) isCommand()    {}
-func (ListPromotionCodes) isCommand()  {}
-func (DeletePromotionCode) isCommand() {}
-func (SetSite) isCommand()             {}
-func (PutTranslation) isCommand()      {}
-func (GetTranslation) isCommand()      {}
-func (ListTranslations) isCommand()    {}
-func (DeleteTranslation) isCommand()   {}
-func (GetLocalizedEvent) isCommand()   {}
-
-func (PutForm) isConsole()             {}
-func (GetForm) isConsole()             {}
-func (PublishForm) isConsole()         {}
-func (CreatePromotionCode) isConsole() {}
-func (UpdatePromotionCode) isConsole() {}
-func (GetPromotionCode) isConsole()    {}
-func (ListPromotionCodes) isConsole()  {}
-func (DeletePromotionCode) isConsole() {}
-func (SetSite) isConsole()             {}
-func (PutTranslation) isConsole()      {}
-func (GetTranslation) isConsole()      {}
-func (ListTranslations) isConsole()    {}
-func (DeleteTranslation) isConsole()   {}
-func (GetLocalizedEvent) isConsole()   {}
-
 // ---- changes
 
 // FormSaved replaces the draft of a ticket type's form (Publish false) or
@@ -350,110 +313,146 @@ type DescriptionSet struct {
 	Description string    `json:"description,omitempty"`
 }
 
-func (FormSaved) isChange()        {}
-func (PromoSaved) isChange()       {}
-func (TranslationSaved) isChange() {}
-func (DescriptionSet) isChange()   {}
-
-// ChangeKind implementations: the names are part of the log format.
-func (FormSaved) ChangeKind() string        { return "form.saved" }
-func (PromoSaved) ChangeKind() string       { return "promotion_code.saved" }
-func (TranslationSaved) ChangeKind() string { return "translation.saved" }
-func (DescriptionSet) ChangeKind() string   { return "event.description_set" }
-
 // ---- decide
 
-func (m *Machine) decideConsole(now time.Time, c consoleCommand) (any, []Change, error) {
-	switch c.(type) {
-	case GetForm, GetPromotionCode, ListPromotionCodes, GetTranslation, ListTranslations, GetLocalizedEvent:
-	default:
-		if err := m.notArchived(); err != nil {
-			return nil, nil, err
-		}
-	}
+func (PutForm) result(*RegistrationForm) {}
+
+func (c PutForm) decide(m *Machine, now time.Time) (any, []Change, error) {
 	cs := &m.s.Console
-	switch c := c.(type) {
-	case PutForm:
-		t, err := m.ticketType(c.TypeID)
-		if err != nil {
-			return nil, nil, err
-		}
-		qs, err := checkQuestions(c.Questions)
-		if err != nil {
-			return nil, nil, err
-		}
-		rec := FormRec{TypeID: t.ID, CreatedAt: now}
-		if f := cs.Forms[t.ID]; f != nil {
-			rec = *f
-		}
-		rec.Draft, rec.UpdatedAt = qs, now
-		return m.formView(&rec), []Change{FormSaved{At: now, TypeID: t.ID, Questions: qs}}, nil
-	case GetForm:
-		t, err := m.ticketType(c.TypeID)
-		if err != nil {
-			return nil, nil, err
-		}
-		if f := cs.Forms[t.ID]; f != nil {
-			return m.formView(f), nil, nil
-		}
-		return m.formView(&FormRec{TypeID: t.ID, CreatedAt: t.CreatedAt, UpdatedAt: t.CreatedAt}), nil, nil
-	case PublishForm:
-		t, err := m.ticketType(c.TypeID)
-		if err != nil {
-			return nil, nil, err
-		}
-		f := cs.Forms[t.ID]
-		if f == nil {
-			return nil, nil, Errorf(FailedPrecondition, "ticket type %s has no form to publish", t.ID)
-		}
-		rec := *f
-		rec.Published, rec.PublishedAt, rec.UpdatedAt = slices.Clone(f.Draft), &now, now
-		return m.formView(&rec), []Change{FormSaved{At: now, TypeID: t.ID, Publish: true}}, nil
-	case CreatePromotionCode:
-		return m.createPromo(now, c)
-	case UpdatePromotionCode:
-		return m.updatePromo(now, c)
-	case GetPromotionCode:
-		p, ok := cs.Promos[c.ID]
-		if !ok {
-			return nil, nil, Errorf(NotFound, "promotion code not found")
-		}
-		return m.promoView(p, now), nil, nil
-	case ListPromotionCodes:
-		l, err := pageOf(cs.PromoOrder, cs.Promos, func(p *PromoRec) int { return p.Seq }, c.Cursor, c.Limit, false, nil,
-			func(p *PromoRec) PromotionCode { return m.promoView(p, now) })
-		return l, nil, err
-	case DeletePromotionCode:
-		return m.updatePromo(now, UpdatePromotionCode{ID: c.ID, Active: Some(false)})
-	case SetSite:
-		return m.setSite(now, c)
-	case PutTranslation:
-		return m.putTranslation(now, c)
-	case GetTranslation:
-		t, ok := cs.Translations[canonLang(c.Lang)]
-		if !ok {
-			return nil, nil, Errorf(NotFound, "translation not found")
-		}
-		return m.translationView(t), nil, nil
-	case ListTranslations:
-		out := []Translation{}
-		for _, l := range sortedKeys(cs.Translations) {
-			out = append(out, m.translationView(cs.Translations[l]))
-		}
-		return List[Translation]{Data: out}, nil, nil
-	case DeleteTranslation:
-		t, ok := cs.Translations[canonLang(c.Lang)]
-		if !ok {
-			return nil, nil, Errorf(NotFound, "translation not found")
-		}
-		return m.translationView(t), []Change{TranslationSaved{At: now, Lang: t.Lang, Deleted: true}}, nil
-	case GetLocalizedEvent:
-		if m.s.Event == nil {
-			return nil, nil, Errorf(NotFound, "event not found")
-		}
-		return m.localizedEvent(c.Lang), nil, nil
+	t, err := m.ticketType(c.TypeID)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, Errorf(InvalidArgument, "unknown console command %T", c)
+	qs, err := checkQuestions(c.Questions)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec := FormRec{TypeID: t.ID, CreatedAt: now}
+	if f := cs.Forms[t.ID]; f != nil {
+		rec = *f
+	}
+	rec.Draft, rec.UpdatedAt = qs, now
+	return m.formView(&rec), []Change{FormSaved{At: now, TypeID: t.ID, Questions: qs}}, nil
+}
+
+func (GetForm) result(*RegistrationForm) {}
+
+func (c GetForm) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	t, err := m.ticketType(c.TypeID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f := cs.Forms[t.ID]; f != nil {
+		return m.formView(f), nil, nil
+	}
+	return m.formView(&FormRec{TypeID: t.ID, CreatedAt: t.CreatedAt, UpdatedAt: t.CreatedAt}), nil, nil
+}
+
+func (PublishForm) result(*RegistrationForm) {}
+
+func (c PublishForm) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	t, err := m.ticketType(c.TypeID)
+	if err != nil {
+		return nil, nil, err
+	}
+	f := cs.Forms[t.ID]
+	if f == nil {
+		return nil, nil, Errorf(FailedPrecondition, "ticket type %s has no form to publish", t.ID)
+	}
+	rec := *f
+	rec.Published, rec.PublishedAt, rec.UpdatedAt = slices.Clone(f.Draft), &now, now
+	return m.formView(&rec), []Change{FormSaved{At: now, TypeID: t.ID, Publish: true}}, nil
+}
+
+func (CreatePromotionCode) result(*PromotionCode) {}
+
+func (c CreatePromotionCode) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.createPromo(now, c)
+}
+
+func (UpdatePromotionCode) result(*PromotionCode) {}
+
+func (c UpdatePromotionCode) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.updatePromo(now, c)
+}
+
+func (GetPromotionCode) result(*PromotionCode) {}
+
+func (c GetPromotionCode) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	p, ok := cs.Promos[c.ID]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "promotion code not found")
+	}
+	return m.promoView(p, now), nil, nil
+}
+
+func (ListPromotionCodes) result(*List[PromotionCode]) {}
+
+func (c ListPromotionCodes) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	l, err := pageOf(cs.PromoOrder, cs.Promos, func(p *PromoRec) int { return p.Seq }, c.Cursor, c.Limit, false, nil,
+		func(p *PromoRec) PromotionCode { return m.promoView(p, now) })
+	return l, nil, err
+}
+
+func (DeletePromotionCode) result(*PromotionCode) {}
+
+func (c DeletePromotionCode) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.updatePromo(now, UpdatePromotionCode{ID: c.ID, Active: Some(false)})
+}
+
+func (SetSite) result(*Event) {}
+
+func (c SetSite) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.setSite(now, c)
+}
+
+func (PutTranslation) result(*Translation) {}
+
+func (c PutTranslation) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.putTranslation(now, c)
+}
+
+func (GetTranslation) result(*Translation) {}
+
+func (c GetTranslation) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	t, ok := cs.Translations[canonLang(c.Lang)]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "translation not found")
+	}
+	return m.translationView(t), nil, nil
+}
+
+func (ListTranslations) result(*List[Translation]) {}
+
+func (c ListTranslations) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	out := []Translation{}
+	for _, l := range sortedKeys(cs.Translations) {
+		out = append(out, m.translationView(cs.Translations[l]))
+	}
+	return List[Translation]{Data: out}, nil, nil
+}
+
+func (DeleteTranslation) result(*Translation) {}
+
+func (c DeleteTranslation) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := &m.s.Console
+	t, ok := cs.Translations[canonLang(c.Lang)]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "translation not found")
+	}
+	return m.translationView(t), []Change{TranslationSaved{At: now, Lang: t.Lang, Deleted: true}}, nil
+}
+
+func (GetLocalizedEvent) result(*Event) {}
+
+func (c GetLocalizedEvent) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.localizedEvent(c.Lang), nil, nil
 }
 
 func sortedKeys[V any](mp map[string]V) []string {
@@ -573,7 +572,7 @@ func checkAnswer(q Question, a json.RawMessage, full bool) error {
 	}
 	switch q.Type {
 	case QEmail:
-		if ad, err := mail.ParseAddress(s); err != nil || ad.Address != s || !strings.Contains(s[strings.IndexByte(s, '@'):], ".") {
+		if !ValidEmail(s) {
 			return fmt.Errorf("must be an email address")
 		}
 	case QPhone:
@@ -1011,58 +1010,6 @@ func (m *Machine) consoleCatalog(cat *Catalog, lang string) {
 
 // applyConsole performs the console's changes; false for a change that is
 // not one of them.
-func (s *State) applyConsole(ch Change) bool {
-	cs := &s.Console
-	switch c := ch.(type) {
-	case FormSaved:
-		if cs.Forms == nil {
-			cs.Forms = map[string]*FormRec{}
-		}
-		f := cs.Forms[c.TypeID]
-		if f == nil {
-			f = &FormRec{TypeID: c.TypeID, CreatedAt: c.At}
-			cs.Forms[c.TypeID] = f
-		}
-		if c.Publish {
-			f.Published, f.PublishedAt = slices.Clone(f.Draft), &c.At
-		} else {
-			f.Draft = c.Questions
-		}
-		f.UpdatedAt = c.At
-	case PromoSaved:
-		if cs.Promos == nil {
-			cs.Promos = map[string]*PromoRec{}
-		}
-		p := cs.Promos[c.ID]
-		if p == nil {
-			p = &PromoRec{Seq: len(cs.PromoOrder), CreatedAt: c.At}
-			cs.Promos[c.ID] = p
-			cs.PromoOrder = append(cs.PromoOrder, c.ID)
-		}
-		p.saved(c)
-		cs.byCode()[p.Code] = p.ID
-	case TranslationSaved:
-		if c.Deleted {
-			delete(cs.Translations, c.Lang)
-			return true
-		}
-		if cs.Translations == nil {
-			cs.Translations = map[string]*TranslationRec{}
-		}
-		t := cs.Translations[c.Lang]
-		if t == nil {
-			t = &TranslationRec{Lang: c.Lang, CreatedAt: c.At}
-			cs.Translations[c.Lang] = t
-		}
-		t.Text, t.UpdatedAt = c.Text, c.At
-	case DescriptionSet:
-		cs.Description = c.Description
-		s.mustEvent().UpdatedAt = c.At
-	default:
-		return false
-	}
-	return true
-}
 
 // promoHeld moves an order's promotion use: a placed holding order
 // reserves one (delta +1), a released one returns it (-1), a paid one
@@ -1083,42 +1030,16 @@ func (s *State) promoHeld(o *OrderRec, delta int, paid bool) {
 
 // ---- codecs
 
-func appendConsoleBody(e enc, ch Change) (enc, bool) {
-	var body any
-	var at time.Time
-	switch c := ch.(type) {
-	case FormSaved:
-		at, body = c.At, c
-	case PromoSaved:
-		at, body = c.At, c
-	case TranslationSaved:
-		at, body = c.At, c
-	case DescriptionSet:
-		return e.time(c.At).str(c.Description), true
-	default:
-		return e, false
-	}
-	// The console's changes are rare and nested (questions, scopes, maps of
-	// texts): their fields travel as one JSON document after the time.
+// appendJSONBody encodes a console change: the console's changes are rare
+// and nested (questions, scopes, maps of texts), so their fields travel as
+// one JSON document after the time. Their fields are strings, numbers,
+// booleans, slices and maps of those, which always marshal.
+func appendJSONBody(e enc, at time.Time, body any) enc {
 	b, err := json.Marshal(body)
 	if err != nil {
-		return e, false
+		panic(fmt.Sprintf("event: encode %T: %v", body, err))
 	}
-	return e.time(at).bytes(b), true
-}
-
-func readConsoleBody(kind string, d *dec) (Change, bool) {
-	switch kind {
-	case "event.description_set":
-		return DescriptionSet{At: d.time(), Description: d.str()}, true
-	case "form.saved":
-		return readJSONChange[FormSaved](d, func(c *FormSaved, at time.Time) { c.At = at }), true
-	case "promotion_code.saved":
-		return readJSONChange[PromoSaved](d, func(c *PromoSaved, at time.Time) { c.At = at }), true
-	case "translation.saved":
-		return readJSONChange[TranslationSaved](d, func(c *TranslationSaved, at time.Time) { c.At = at }), true
-	}
-	return nil, false
+	return e.time(at).bytes(b)
 }
 
 func readJSONChange[C any](d *dec, setAt func(*C, time.Time)) C {
@@ -1220,4 +1141,98 @@ func (cs *ConsoleState) consistent(s *State) bool {
 		}
 	}
 	return true
+}
+
+// ---- change kinds: each one's log name, body codec and apply
+
+// ChangeKind names the change in the log (its binary tag).
+func (FormSaved) ChangeKind() string { return "form.saved" }
+
+func decodeFormSaved(d *dec) FormSaved {
+	return readJSONChange(d, func(c *FormSaved, at time.Time) { c.At = at })
+}
+
+func (c FormSaved) appendBody(e enc) enc { return appendJSONBody(e, c.At, c) }
+
+func (c FormSaved) apply(s *State) {
+	cs := &s.Console
+	if cs.Forms == nil {
+		cs.Forms = map[string]*FormRec{}
+	}
+	f := cs.Forms[c.TypeID]
+	if f == nil {
+		f = &FormRec{TypeID: c.TypeID, CreatedAt: c.At}
+		cs.Forms[c.TypeID] = f
+	}
+	if c.Publish {
+		f.Published, f.PublishedAt = slices.Clone(f.Draft), &c.At
+	} else {
+		f.Draft = c.Questions
+	}
+	f.UpdatedAt = c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (PromoSaved) ChangeKind() string { return "promotion_code.saved" }
+
+func decodePromoSaved(d *dec) PromoSaved {
+	return readJSONChange(d, func(c *PromoSaved, at time.Time) { c.At = at })
+}
+
+func (c PromoSaved) appendBody(e enc) enc { return appendJSONBody(e, c.At, c) }
+
+func (c PromoSaved) apply(s *State) {
+	cs := &s.Console
+	if cs.Promos == nil {
+		cs.Promos = map[string]*PromoRec{}
+	}
+	p := cs.Promos[c.ID]
+	if p == nil {
+		p = &PromoRec{Seq: len(cs.PromoOrder), CreatedAt: c.At}
+		cs.Promos[c.ID] = p
+		cs.PromoOrder = append(cs.PromoOrder, c.ID)
+	}
+	p.saved(c)
+	cs.byCode()[p.Code] = p.ID
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (TranslationSaved) ChangeKind() string { return "translation.saved" }
+
+func decodeTranslationSaved(d *dec) TranslationSaved {
+	return readJSONChange(d, func(c *TranslationSaved, at time.Time) { c.At = at })
+}
+
+func (c TranslationSaved) appendBody(e enc) enc { return appendJSONBody(e, c.At, c) }
+
+func (c TranslationSaved) apply(s *State) {
+	cs := &s.Console
+	if c.Deleted {
+		delete(cs.Translations, c.Lang)
+		return
+	}
+	if cs.Translations == nil {
+		cs.Translations = map[string]*TranslationRec{}
+	}
+	t := cs.Translations[c.Lang]
+	if t == nil {
+		t = &TranslationRec{Lang: c.Lang, CreatedAt: c.At}
+		cs.Translations[c.Lang] = t
+	}
+	t.Text, t.UpdatedAt = c.Text, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (DescriptionSet) ChangeKind() string { return "event.description_set" }
+
+func decodeDescriptionSet(d *dec) DescriptionSet {
+	return DescriptionSet{At: d.time(), Description: d.str()}
+}
+
+func (c DescriptionSet) appendBody(e enc) enc { return e.time(c.At).str(c.Description) }
+
+func (c DescriptionSet) apply(s *State) {
+	cs := &s.Console
+	cs.Description = c.Description
+	s.mustEvent().UpdatedAt = c.At
 }

@@ -8,14 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func consoleCommands() []Command {
-	return []Command{
-		PutForm{}, GetForm{}, PublishForm{}, CreatePromotionCode{}, UpdatePromotionCode{}, GetPromotionCode{},
-		ListPromotionCodes{}, DeletePromotionCode{}, SetSite{}, PutTranslation{}, GetTranslation{},
-		ListTranslations{}, DeleteTranslation{}, GetLocalizedEvent{},
-	}
-}
-
 // simPromos are the promotion codes the simulation tries: two with few
 // uses, one scoped to add-ons, and one unknown.
 var simPromos = []string{"HALF", "TENOFF", "SHIRT", "nope"}

@@ -46,24 +46,11 @@ func (s *seqIDs) Code(n int) string {
 	return string(b)
 }
 
-// commandTypes names every command for scripts and fuzzing.
+// commandTypes names every command for scripts and fuzzing: the registry.
 func commandTypes() map[string]reflect.Type {
-	cmds := []Command{
-		CreateEvent{}, UpdateEvent{}, ArchiveEvent{}, GetEvent{}, CreateTicketType{}, UpdateTicketType{},
-		GetTicketType{}, ListTicketTypes{}, GetAvailability{}, CreateRegistration{}, ListRegistrations{},
-		GetRegistration{}, ApproveRegistration{}, RejectRegistration{}, CancelRegistration{}, RotatePass{},
-		GetPass{}, RecordCheckin{}, ListCheckins{}, MintCodes{}, ListCodes{}, LookupCode{}, DisableCode{},
-		CreateAddon{}, UpdateAddon{}, GetAddon{}, ListAddons{}, CreateBundle{}, UpdateBundle{}, GetBundle{},
-		ListBundles{}, ReplaceBundleItems{}, PlaceOrder{}, ConfirmOrder{}, CancelOrder{}, GetOrder{},
-		ListOrders{}, SettlePayment{}, CreateCheckoutSession{}, GetCheckoutSession{}, Expire{}, GetCatalog{}, GetPayment{}, SetSiteURL{}, GetHostedCheckout{}, GetHostedOrder{},
-	}
-	cmds = append(cmds, programCommands()...)
-	cmds = append(cmds, consoleCommands()...)
-	cmds = append(cmds, refundCommands()...)
 	out := map[string]reflect.Type{}
-	for _, c := range cmds {
-		t := reflect.TypeOf(c)
-		out[t.Name()] = t
+	for _, k := range commandKinds {
+		out[k.name] = k.typ
 	}
 	return out
 }
@@ -211,6 +198,15 @@ func (r *scriptRunner) exec(cmd Command) string {
 		}
 		return out.String()
 	}
+	k := commandKindOf(cmd)
+	require.NotNil(r.t, k, "unregistered command %T", cmd)
+	scriptRan[k.name] = true
+	if k.mode == opRead {
+		require.Empty(r.t, changes, "read %s changed the event", k.name)
+	}
+	if res != nil || k.result.Kind() != reflect.Interface {
+		require.Equal(r.t, k.result, reflect.TypeOf(res), "result of %s", k.name)
+	}
 	rb, err := json.Marshal(res)
 	require.NoError(r.t, err)
 	fmt.Fprintf(&out, "result %s", rb)
@@ -225,6 +221,9 @@ func (r *scriptRunner) exec(cmd Command) string {
 		js, err := json.Marshal(ch)
 		require.NoError(r.t, err)
 		fmt.Fprintf(&out, "\nchange %s %s", ch.ChangeKind(), js)
+		for _, e := range AppendEffects(nil, ch) {
+			fmt.Fprintf(&out, "\neffect %s", e)
+		}
 	}
 	return out.String()
 }
@@ -268,14 +267,25 @@ func codeName(c Code) string {
 // TestScripts runs testdata/*.txt: blocks of command lines, "----", and the
 // expected output, separated by blank lines. Lines starting with # are
 // comments. -rewrite regenerates the expected output.
+// Every registered command must run in some script, so each one's result
+// type is checked against its registry line.
 func TestScripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
+	clear(scriptRan)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) { runScript(t, f) })
 	}
+	for _, k := range commandKinds {
+		if !scriptRan[k.name] && len(files) > 1 {
+			t.Errorf("no script runs %s", k.name)
+		}
+	}
 }
+
+// scriptRan records the commands the scripts ran successfully.
+var scriptRan = map[string]bool{}
 
 func runScript(t *testing.T, path string) {
 	data, err := os.ReadFile(path)

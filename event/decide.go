@@ -10,88 +10,177 @@ import (
 // Decide checks c against the state at time now and says what would change.
 // It does not mutate the state: the shell applies the returned changes right
 // after (and logs them first). A business rejection is an *Error. The result
-// is a fresh value (see views.go).
+// is a fresh value (see views.go) of the command's result type (Op). What
+// holds for every command of a kind (the event must exist; an archived
+// event refuses edits) is checked here from the command registry
+// (registry.go); the rest is the command's own decide.
 func (m *Machine) Decide(now time.Time, c Command) (any, []Change, error) {
 	if c == nil {
 		return nil, nil, Errorf(InvalidArgument, "no command")
 	}
-	if cc, ok := c.(CreateEvent); ok {
-		return m.createEvent(now, cc)
+	if sc, ok := c.(storefronter); ok {
+		return m.decideStorefront(now, sc.storefront())
 	}
-	if sc, ok := c.(Storefront); ok {
-		return m.decideStorefront(now, sc)
+	k := commandKindOf(c)
+	if k == nil {
+		return nil, nil, Errorf(InvalidArgument, "unsupported command %T", c)
 	}
-	if m.s.Event == nil {
-		if _, ok := c.(Expire); ok {
+	if m.s.Event == nil && k.mode != opCreate {
+		if k.mode == opTick {
 			return nil, nil, nil
 		}
 		return nil, nil, Errorf(NotFound, "event not found")
 	}
-	switch c := c.(type) {
-	case UpdateEvent:
-		return m.updateEvent(now, c)
-	case ArchiveEvent:
-		return m.archiveEvent(now)
-	case SetSiteURL:
-		return m.setSiteURL(now, c)
-	case GetEvent:
-		return m.eventView(), nil, nil
-	case CreateTicketType:
-		return m.createTicketType(now, c)
-	case UpdateTicketType:
-		return m.updateTicketType(now, c)
-	case GetTicketType:
-		t, err := m.ticketType(c.ID)
-		if err != nil {
+	if k.mode == opEdit {
+		if err := m.notArchived(); err != nil {
 			return nil, nil, err
 		}
-		return m.typeView(t), nil, nil
-	case ListTicketTypes:
-		l, err := pageOf(m.s.TypeOrder, m.s.Types, func(t *TicketTypeRec) int { return t.Seq }, c.Cursor, c.Limit, false, nil, m.typeView)
-		return l, nil, err
-	case GetAvailability:
-		t, err := m.ticketType(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return availability(t), nil, nil
-	case CreateRegistration:
-		return m.createRegistration(now, c)
-	case ListRegistrations:
-		return m.listRegistrations(c)
-	case GetRegistration:
-		r, err := m.registration(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m.regView(r), nil, nil
-	case ApproveRegistration:
-		return m.approveRegistration(now, c)
-	case RejectRegistration:
-		return m.rejectRegistration(now, c)
-	case CancelRegistration:
-		return m.cancelRegistration(now, c)
-	case RotatePass:
-		return m.rotatePass(now, c)
-	case GetPass:
-		m.s.ensureTokens()
-		id, ok := m.s.idx.regByPass[c.Token]
-		if !ok || c.Token == "" {
-			return nil, nil, Errorf(NotFound, "pass not found")
-		}
-		return Pass{Registration: m.regView(m.s.regs()[id]), Event: m.eventView()}, nil, nil
-	case RecordCheckin:
-		return m.recordCheckin(now, c)
-	case ListCheckins:
-		return m.listCheckins(c)
-	case GetPayment:
-		return m.getPayment(c)
-	case programCommand:
-		return m.decideProgram(now, c)
-	case consoleCommand:
-		return m.decideConsole(now, c)
 	}
-	return m.decideCommerce(now, c)
+	return c.decide(m, now)
+}
+
+func (CreateEvent) result(*Event) {}
+
+func (c CreateEvent) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.createEvent(now, c)
+}
+
+func (UpdateEvent) result(*Event) {}
+
+func (c UpdateEvent) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.updateEvent(now, c)
+}
+
+func (ArchiveEvent) result(*Event) {}
+
+func (c ArchiveEvent) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.archiveEvent(now)
+}
+
+func (SetSiteURL) result(*Event) {}
+
+func (c SetSiteURL) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.setSiteURL(now, c)
+}
+
+func (GetEvent) result(*Event) {}
+
+func (c GetEvent) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.eventView(), nil, nil
+}
+
+func (CreateTicketType) result(*TicketType) {}
+
+func (c CreateTicketType) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.createTicketType(now, c)
+}
+
+func (UpdateTicketType) result(*TicketType) {}
+
+func (c UpdateTicketType) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.updateTicketType(now, c)
+}
+
+func (GetTicketType) result(*TicketType) {}
+
+func (c GetTicketType) decide(m *Machine, now time.Time) (any, []Change, error) {
+	t, err := m.ticketType(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.typeView(t), nil, nil
+}
+
+func (ListTicketTypes) result(*List[TicketType]) {}
+
+func (c ListTicketTypes) decide(m *Machine, now time.Time) (any, []Change, error) {
+	l, err := pageOf(m.s.TypeOrder, m.s.Types, func(t *TicketTypeRec) int { return t.Seq }, c.Cursor, c.Limit, false, nil, m.typeView)
+	return l, nil, err
+}
+
+func (GetAvailability) result(*Availability) {}
+
+func (c GetAvailability) decide(m *Machine, now time.Time) (any, []Change, error) {
+	t, err := m.ticketType(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return availability(t), nil, nil
+}
+
+func (CreateRegistration) result(*RegistrationResult) {}
+
+func (c CreateRegistration) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.createRegistration(now, c)
+}
+
+func (ListRegistrations) result(*List[Registration]) {}
+
+func (c ListRegistrations) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.listRegistrations(c)
+}
+
+func (GetRegistration) result(*Registration) {}
+
+func (c GetRegistration) decide(m *Machine, now time.Time) (any, []Change, error) {
+	r, err := m.registration(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.regView(r), nil, nil
+}
+
+func (ApproveRegistration) result(*Registration) {}
+
+func (c ApproveRegistration) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.approveRegistration(now, c)
+}
+
+func (RejectRegistration) result(*Registration) {}
+
+func (c RejectRegistration) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.rejectRegistration(now, c)
+}
+
+func (CancelRegistration) result(*Registration) {}
+
+func (c CancelRegistration) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.cancelRegistration(now, c)
+}
+
+func (RotatePass) result(*Registration) {}
+
+func (c RotatePass) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.rotatePass(now, c)
+}
+
+func (GetPass) result(*Pass) {}
+
+func (c GetPass) decide(m *Machine, now time.Time) (any, []Change, error) {
+	m.s.ensureTokens()
+	id, ok := m.s.idx.regByPass[c.Token]
+	if !ok || c.Token == "" {
+		return nil, nil, Errorf(NotFound, "pass not found")
+	}
+	return Pass{Registration: m.regView(m.s.regs()[id]), Event: m.eventView()}, nil, nil
+}
+
+func (RecordCheckin) result(*CheckinResult) {}
+
+func (c RecordCheckin) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.recordCheckin(now, c)
+}
+
+func (ListCheckins) result(*List[Checkin]) {}
+
+func (c ListCheckins) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.listCheckins(c)
+}
+
+func (GetPayment) result(*Order) {}
+
+func (c GetPayment) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.getPayment(c)
 }
 
 // ids generates record ids. Generated values are put into changes, so

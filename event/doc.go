@@ -15,6 +15,29 @@
 // ids, hold deadlines) is inside the change, so replay never calls IDs or
 // reads Config durations.
 //
+// # One registry of operations
+//
+// registry.go lists every command and every change kind once. A command
+// is a type in its feature file with its decide (its own part of Decide)
+// and its result type (result, see Op); its registry line says its mode:
+// a read (never changes anything, so the shell may answer it without
+// logging), a write, or an edit that an archived event refuses (Decide
+// checks that before the command's decide). A change kind is a type with
+// its log name (ChangeKind), its body codec (decodeX, appendBody) and its
+// apply; its registry line makes the log decoder and the replay of that
+// kind. Adding an operation is one feature-file block plus one registry
+// line per command and change kind.
+//
+// # Effects
+//
+// What a change owes the world outside the machine (the ticket email of a
+// confirmed registration, a webhook, a refund pending at the payment
+// provider) is said by the core: AppendEffects(dst, ch), like raft's
+// Ready. Effects name records by id, so they cost nothing to compute; the
+// shell reads what it sends from the machine after applying the change,
+// and writes the outbox, webhook and refund-index entries in the same
+// batch as the change. The scripts print each change's effects.
+//
 // # Concurrency
 //
 // A Machine is not safe for concurrent use: one actor owns it. Results are
@@ -23,15 +46,19 @@
 //
 // # Files
 //
-// api.go and errors.go are the contract with the shell; commands.go the
+// api.go, errors.go and effects.go are the contract with the shell;
+// registry.go the list of commands and change kinds; commands.go the
 // request bodies (the HTTP binder decodes straight into them); changes.go
-// the log records; state.go the state and its indexes; views.go and
-// commerce_views.go the results; decide.go, registrations.go, commerce.go,
-// storefront.go (the Storefront wrapper: published events only),
-// hosted.go (reads for hosted pages) and program.go (program and perks,
-// with program_views.go) the decisions; apply.go Apply;
-// codec.go, bincodec.go and statecodec.go the byte formats; examples.go
-// the OpenAPI example bodies. Tests: testdata/*.txt scripts run by
+// the log records of the core features with their codecs and applies;
+// state.go the state and its indexes; views.go and commerce_views.go the
+// results; decide.go, registrations.go, commerce.go, storefront.go (the
+// Storefront wrapper: published events only), hosted.go (reads for hosted
+// pages), refunds.go, console.go and program.go (program and perks, with
+// program_views.go) the decisions, each feature file with its commands'
+// decide methods and its own change kinds; apply.go Apply and the helpers
+// the applies share; codec.go (the record header, ApplyRecord), bincodec.go
+// (the field encodings) and statecodec.go the byte formats; email.go the
+// one email rule; examples.go the OpenAPI example bodies. Tests: testdata/*.txt scripts run by
 // datadriven_test.go (-rewrite regenerates them), sim_test.go (seeded
 // simulation, -seed and -simruns), fuzz_test.go, bench_test.go,
 // replay_bench_test.go and perf_test.go (benchmarks of recovery, snapshots
@@ -237,8 +264,9 @@
 //
 // # Byte formats
 //
-// A change (MarshalChange, codec.go and bincodec.go): version byte 1, a
-// kind length byte, the kind ("order.placed") and the change's fields in a
+// A change (MarshalChange, codec.go; each kind's appendBody and decoder):
+// version byte 1, a kind length byte, the kind ("order.placed", its
+// ChangeKind, registered in registry.go) and the change's fields in a
 // compact binary form (varints, length-prefixed strings, Unix-nanosecond
 // times). A snapshot (MarshalState, statecodec.go): version byte 2, the
 // event id, the event record and one section per collection in creation

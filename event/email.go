@@ -1,6 +1,7 @@
 package event
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -53,6 +54,37 @@ func ValidEmail(s string) bool {
 		labels++
 	}
 	return labels >= 2 && utf8.ValidString(s)
+}
+
+// checkEmail is the core's check of an email field (the binder and the
+// hosted pages ask ValidEmail too, so every surface accepts the same
+// addresses): the trimmed value must be ValidEmail. An empty optional
+// field passes. It returns the trimmed address.
+func checkEmail(field, s string, required bool) (string, error) {
+	e := strings.TrimSpace(s)
+	if e == "" && !required {
+		return "", nil
+	}
+	if !ValidEmail(e) {
+		return "", FieldError(field, "must be an email address")
+	}
+	return e, nil
+}
+
+// MaxNameLen bounds a person's name, in characters.
+const MaxNameLen = 200
+
+// ValidName accepts a person's name of at most MaxNameLen characters once
+// trimmed (empty is allowed: the name is optional).
+func ValidName(s string) bool { return utf8.RuneCountInString(strings.TrimSpace(s)) <= MaxNameLen }
+
+// checkName is the core's check of a person's name field: it returns the
+// trimmed name.
+func checkName(field, s string) (string, error) {
+	if !ValidName(s) {
+		return "", FieldError(field, fmt.Sprintf("must be at most %d characters", MaxNameLen))
+	}
+	return strings.TrimSpace(s), nil
 }
 
 // NormEmail is the identity of a person's address: trimmed and compared

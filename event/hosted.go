@@ -51,9 +51,6 @@ type HostedOrder struct {
 	PassURL   string `json:"passUrl"`
 }
 
-func (GetHostedCheckout) isCommand() {}
-func (GetHostedOrder) isCommand()    {}
-
 // maxHostedAddons bounds the add-ons a checkout page offers.
 const maxHostedAddons = 50
 

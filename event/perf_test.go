@@ -193,7 +193,8 @@ func BenchmarkHotPath(b *testing.B) {
 }
 
 // shellStep does what the actor shell does with a command: Decide, encode
-// every change for the log, Apply it.
+// every change for the log into the actor's one reused buffer
+// (AppendChange, as actors.eventActor.handle does), Apply it.
 func shellStep(m *Machine, now time.Time, c Command) (any, int, error) {
 	res, chs, err := m.Decide(now, c)
 	if err != nil {
@@ -201,15 +202,20 @@ func shellStep(m *Machine, now time.Time, c Command) (any, int, error) {
 	}
 	n := 0
 	for _, ch := range chs {
-		rec, err := MarshalChange(ch)
+		rec, err := AppendChange(shellEnc[:0], ch)
 		if err != nil {
 			return nil, 0, err
 		}
+		shellEnc = rec
 		n += len(rec)
 		m.Apply(ch)
 	}
 	return res, n, nil
 }
+
+// shellEnc is shellStep's encode buffer, the actor's enc (benchmarks and
+// tests of this package do not call shellStep in parallel).
+var shellEnc []byte
 
 // TestApplyRecordRefusesLikeUnmarshalChange cuts every record of the fast
 // paths at every length and checks that ApplyRecord refuses exactly what

@@ -277,76 +277,6 @@ type ListAttendees struct {
 	Cursor string `json:"-" query:"cursor"`
 }
 
-// programCommand marks the commands decideProgram handles.
-type programCommand interface {
-	Command
-	isProgram()
-}
-
-func (CreateVenue) isCommand()          {}
-func (UpdateVenue) isCommand()          {}
-func (GetVenue) isCommand()             {}
-func (ListVenues) isCommand()           {}
-func (DeleteVenue) isCommand()          {}
-func (CreateSession) isCommand()        {}
-func (UpdateSession) isCommand()        {}
-func (GetSession) isCommand()           {}
-func (ListSessions) isCommand()         {}
-func (DeleteSession) isCommand()        {}
-func (CreateSpeaker) isCommand()        {}
-func (UpdateSpeaker) isCommand()        {}
-func (GetSpeaker) isCommand()           {}
-func (ListSpeakers) isCommand()         {}
-func (DeleteSpeaker) isCommand()        {}
-func (CreateSponsor) isCommand()        {}
-func (UpdateSponsor) isCommand()        {}
-func (GetSponsor) isCommand()           {}
-func (ListSponsors) isCommand()         {}
-func (DeleteSponsor) isCommand()        {}
-func (CreatePerk) isCommand()           {}
-func (UpdatePerk) isCommand()           {}
-func (GetPerk) isCommand()              {}
-func (ListPerks) isCommand()            {}
-func (DeletePerk) isCommand()           {}
-func (SetTicketTypePerks) isCommand()   {}
-func (SetCodePerks) isCommand()         {}
-func (GrantPerk) isCommand()            {}
-func (RevokePerk) isCommand()           {}
-func (GetRegistrationPerks) isCommand() {}
-func (ListAttendees) isCommand()        {}
-
-func (CreateVenue) isProgram()          {}
-func (UpdateVenue) isProgram()          {}
-func (GetVenue) isProgram()             {}
-func (ListVenues) isProgram()           {}
-func (DeleteVenue) isProgram()          {}
-func (CreateSession) isProgram()        {}
-func (UpdateSession) isProgram()        {}
-func (GetSession) isProgram()           {}
-func (ListSessions) isProgram()         {}
-func (DeleteSession) isProgram()        {}
-func (CreateSpeaker) isProgram()        {}
-func (UpdateSpeaker) isProgram()        {}
-func (GetSpeaker) isProgram()           {}
-func (ListSpeakers) isProgram()         {}
-func (DeleteSpeaker) isProgram()        {}
-func (CreateSponsor) isProgram()        {}
-func (UpdateSponsor) isProgram()        {}
-func (GetSponsor) isProgram()           {}
-func (ListSponsors) isProgram()         {}
-func (DeleteSponsor) isProgram()        {}
-func (CreatePerk) isProgram()           {}
-func (UpdatePerk) isProgram()           {}
-func (GetPerk) isProgram()              {}
-func (ListPerks) isProgram()            {}
-func (DeletePerk) isProgram()           {}
-func (SetTicketTypePerks) isProgram()   {}
-func (SetCodePerks) isProgram()         {}
-func (GrantPerk) isProgram()            {}
-func (RevokePerk) isProgram()           {}
-func (GetRegistrationPerks) isProgram() {}
-func (ListAttendees) isProgram()        {}
-
 // ---- changes
 
 // VenueSaved creates a venue or replaces its fields.
@@ -422,25 +352,6 @@ type PerkGranted struct {
 	Revoke bool      `json:"revoke,omitempty"`
 }
 
-func (VenueSaved) isChange()     {}
-func (SessionSaved) isChange()   {}
-func (SpeakerSaved) isChange()   {}
-func (SponsorSaved) isChange()   {}
-func (PerkSaved) isChange()      {}
-func (ProgramDeleted) isChange() {}
-func (PerksBound) isChange()     {}
-func (PerkGranted) isChange()    {}
-
-// ChangeKind implementations: the names are part of the log format.
-func (VenueSaved) ChangeKind() string     { return "venue.saved" }
-func (SessionSaved) ChangeKind() string   { return "session.saved" }
-func (SpeakerSaved) ChangeKind() string   { return "speaker.saved" }
-func (SponsorSaved) ChangeKind() string   { return "sponsor.saved" }
-func (PerkSaved) ChangeKind() string      { return "perk.saved" }
-func (ProgramDeleted) ChangeKind() string { return "program.deleted" }
-func (PerksBound) ChangeKind() string     { return "perks.bound" }
-func (PerkGranted) ChangeKind() string    { return "perk.granted" }
-
 // Kinds of ProgramDeleted.
 const (
 	kindVenue   = "venue"
@@ -452,162 +363,271 @@ const (
 
 // ---- decide
 
-func (m *Machine) decideProgram(now time.Time, c programCommand) (any, []Change, error) {
-	switch c.(type) {
-	case GetVenue, ListVenues, GetSession, ListSessions, GetSpeaker, ListSpeakers, GetSponsor, ListSponsors,
-		GetPerk, ListPerks, GetRegistrationPerks, ListAttendees:
-	default:
-		// Console writes follow the other records: an archived event is final.
-		if err := m.notArchived(); err != nil {
-			return nil, nil, err
-		}
+func (CreateVenue) result(*Venue) {}
+
+func (c CreateVenue) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.saveVenue(now, "", Some(c.Name), Some(c.PerkIDs))
+}
+
+func (UpdateVenue) result(*Venue) {}
+
+func (c UpdateVenue) decide(m *Machine, now time.Time) (any, []Change, error) {
+	if _, err := m.venue(c.ID); err != nil {
+		return nil, nil, err
 	}
-	switch c := c.(type) {
-	case CreateVenue:
-		return m.saveVenue(now, "", Some(c.Name), Some(c.PerkIDs))
-	case UpdateVenue:
-		if _, err := m.venue(c.ID); err != nil {
-			return nil, nil, err
-		}
-		return m.saveVenue(now, c.ID, c.Name, c.PerkIDs)
-	case GetVenue:
-		v, err := m.venue(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m.venueView(v), nil, nil
-	case ListVenues:
-		l, err := pageOf(m.s.VenueOrder, m.s.Venues, func(v *VenueRec) int { return v.Seq }, c.Cursor, c.Limit, false, nil, m.venueView)
-		return l, nil, err
-	case DeleteVenue:
-		v, err := m.venue(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m.venueView(v), []Change{ProgramDeleted{At: now, Kind: kindVenue, ID: v.ID}}, nil
-	case CreateSession:
-		return m.createSession(now, c)
-	case UpdateSession:
-		return m.updateSession(now, c)
-	case GetSession:
-		v, err := m.session(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m.sessionView(v), nil, nil
-	case ListSessions:
-		l, err := pageOf(m.s.SessionOrder, m.s.Sessions, func(v *SessionRec) int { return v.Seq }, c.Cursor, c.Limit, false, nil, m.sessionView)
-		return l, nil, err
-	case DeleteSession:
-		v, err := m.session(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m.sessionView(v), []Change{ProgramDeleted{At: now, Kind: kindSession, ID: v.ID}}, nil
-	case CreateSpeaker:
-		return m.saveSpeaker(now, "", UpdateSpeaker{Name: Some(c.Name), Title: Some(c.Title), Bio: Some(c.Bio),
-			RegistrationID: Some(c.RegistrationID), SessionIDs: Some(c.SessionIDs)})
-	case UpdateSpeaker:
-		if _, err := m.speaker(c.ID); err != nil {
-			return nil, nil, err
-		}
-		return m.saveSpeaker(now, c.ID, c)
-	case GetSpeaker:
-		v, err := m.speaker(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m.speakerView(v), nil, nil
-	case ListSpeakers:
-		l, err := pageOf(m.s.SpeakerOrder, m.s.Speakers, func(v *SpeakerRec) int { return v.Seq }, c.Cursor, c.Limit, false, nil, m.speakerView)
-		return l, nil, err
-	case DeleteSpeaker:
-		v, err := m.speaker(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m.speakerView(v), []Change{ProgramDeleted{At: now, Kind: kindSpeaker, ID: v.ID}}, nil
-	case CreateSponsor:
-		return m.saveSponsor(now, "", UpdateSponsor{Name: Some(c.Name), URL: Some(c.URL), Tier: Some(c.Tier)})
-	case UpdateSponsor:
-		if _, err := m.sponsor(c.ID); err != nil {
-			return nil, nil, err
-		}
-		return m.saveSponsor(now, c.ID, c)
-	case GetSponsor:
-		v, err := m.sponsor(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m.sponsorView(v), nil, nil
-	case ListSponsors:
-		l, err := pageOf(m.s.SponsorOrder, m.s.Sponsors, func(v *SponsorRec) int { return v.Seq }, c.Cursor, c.Limit, false, nil, m.sponsorView)
-		return l, nil, err
-	case DeleteSponsor:
-		v, err := m.sponsor(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m.sponsorView(v), []Change{ProgramDeleted{At: now, Kind: kindSponsor, ID: v.ID}}, nil
-	case CreatePerk:
-		return m.savePerk(now, "", UpdatePerk{Name: Some(c.Name), Description: Some(c.Description)})
-	case UpdatePerk:
-		if _, err := m.perk(c.ID); err != nil {
-			return nil, nil, err
-		}
-		return m.savePerk(now, c.ID, c)
-	case GetPerk:
-		v, err := m.perk(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return perkView(v), nil, nil
-	case ListPerks:
-		l, err := pageOf(m.s.PerkOrder, m.s.Perks, func(v *PerkRec) int { return v.Seq }, c.Cursor, c.Limit, false, nil, perkView)
-		return l, nil, err
-	case DeletePerk:
-		v, err := m.perk(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return perkView(v), []Change{ProgramDeleted{At: now, Kind: kindPerk, ID: v.ID}}, nil
-	case SetTicketTypePerks:
-		t, err := m.ticketType(c.TypeID)
-		if err != nil {
-			return nil, nil, err
-		}
-		ids, err := m.checkPerkIDs("perkIds", c.PerkIDs)
-		if err != nil {
-			return nil, nil, err
-		}
-		return PerkBinding{ID: t.ID, PerkIDs: orEmpty(ids), Perks: m.perksOf(ids)},
-			[]Change{PerksBound{At: now, Kind: SourceTicketType, ID: t.ID, PerkIDs: ids}}, nil
-	case SetCodePerks:
-		code, ok := m.s.Codes[c.CodeID]
-		if !ok {
-			return nil, nil, Errorf(NotFound, "redemption code not found")
-		}
-		ids, err := m.checkPerkIDs("perkIds", c.PerkIDs)
-		if err != nil {
-			return nil, nil, err
-		}
-		return PerkBinding{ID: code.ID, PerkIDs: orEmpty(ids), Perks: m.perksOf(ids)},
-			[]Change{PerksBound{At: now, Kind: SourceRedemptionCode, ID: code.ID, PerkIDs: ids}}, nil
-	case GrantPerk:
-		return m.grantPerk(now, c.RegistrationID, c.PerkID, false)
-	case RevokePerk:
-		return m.grantPerk(now, c.RegistrationID, c.PerkID, true)
-	case GetRegistrationPerks:
-		r, err := m.registration(c.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return m.effectivePerks(r), nil, nil
-	case ListAttendees:
-		l, err := m.attendees(c)
-		return l, nil, err
+	return m.saveVenue(now, c.ID, c.Name, c.PerkIDs)
+}
+
+func (GetVenue) result(*Venue) {}
+
+func (c GetVenue) decide(m *Machine, now time.Time) (any, []Change, error) {
+	v, err := m.venue(c.ID)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, Errorf(InvalidArgument, "unknown program command %T", c)
+	return m.venueView(v), nil, nil
+}
+
+func (ListVenues) result(*List[Venue]) {}
+
+func (c ListVenues) decide(m *Machine, now time.Time) (any, []Change, error) {
+	l, err := pageOf(m.s.VenueOrder, m.s.Venues, func(v *VenueRec) int { return v.Seq }, c.Cursor, c.Limit, false, nil, m.venueView)
+	return l, nil, err
+}
+
+func (DeleteVenue) result(*Venue) {}
+
+func (c DeleteVenue) decide(m *Machine, now time.Time) (any, []Change, error) {
+	v, err := m.venue(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.venueView(v), []Change{ProgramDeleted{At: now, Kind: kindVenue, ID: v.ID}}, nil
+}
+
+func (CreateSession) result(*Session) {}
+
+func (c CreateSession) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.createSession(now, c)
+}
+
+func (UpdateSession) result(*Session) {}
+
+func (c UpdateSession) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.updateSession(now, c)
+}
+
+func (GetSession) result(*Session) {}
+
+func (c GetSession) decide(m *Machine, now time.Time) (any, []Change, error) {
+	v, err := m.session(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.sessionView(v), nil, nil
+}
+
+func (ListSessions) result(*List[Session]) {}
+
+func (c ListSessions) decide(m *Machine, now time.Time) (any, []Change, error) {
+	l, err := pageOf(m.s.SessionOrder, m.s.Sessions, func(v *SessionRec) int { return v.Seq }, c.Cursor, c.Limit, false, nil, m.sessionView)
+	return l, nil, err
+}
+
+func (DeleteSession) result(*Session) {}
+
+func (c DeleteSession) decide(m *Machine, now time.Time) (any, []Change, error) {
+	v, err := m.session(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.sessionView(v), []Change{ProgramDeleted{At: now, Kind: kindSession, ID: v.ID}}, nil
+}
+
+func (CreateSpeaker) result(*Speaker) {}
+
+func (c CreateSpeaker) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.saveSpeaker(now, "", UpdateSpeaker{Name: Some(c.Name), Title: Some(c.Title), Bio: Some(c.Bio),
+		RegistrationID: Some(c.RegistrationID), SessionIDs: Some(c.SessionIDs)})
+}
+
+func (UpdateSpeaker) result(*Speaker) {}
+
+func (c UpdateSpeaker) decide(m *Machine, now time.Time) (any, []Change, error) {
+	if _, err := m.speaker(c.ID); err != nil {
+		return nil, nil, err
+	}
+	return m.saveSpeaker(now, c.ID, c)
+}
+
+func (GetSpeaker) result(*Speaker) {}
+
+func (c GetSpeaker) decide(m *Machine, now time.Time) (any, []Change, error) {
+	v, err := m.speaker(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.speakerView(v), nil, nil
+}
+
+func (ListSpeakers) result(*List[Speaker]) {}
+
+func (c ListSpeakers) decide(m *Machine, now time.Time) (any, []Change, error) {
+	l, err := pageOf(m.s.SpeakerOrder, m.s.Speakers, func(v *SpeakerRec) int { return v.Seq }, c.Cursor, c.Limit, false, nil, m.speakerView)
+	return l, nil, err
+}
+
+func (DeleteSpeaker) result(*Speaker) {}
+
+func (c DeleteSpeaker) decide(m *Machine, now time.Time) (any, []Change, error) {
+	v, err := m.speaker(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.speakerView(v), []Change{ProgramDeleted{At: now, Kind: kindSpeaker, ID: v.ID}}, nil
+}
+
+func (CreateSponsor) result(*Sponsor) {}
+
+func (c CreateSponsor) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.saveSponsor(now, "", UpdateSponsor{Name: Some(c.Name), URL: Some(c.URL), Tier: Some(c.Tier)})
+}
+
+func (UpdateSponsor) result(*Sponsor) {}
+
+func (c UpdateSponsor) decide(m *Machine, now time.Time) (any, []Change, error) {
+	if _, err := m.sponsor(c.ID); err != nil {
+		return nil, nil, err
+	}
+	return m.saveSponsor(now, c.ID, c)
+}
+
+func (GetSponsor) result(*Sponsor) {}
+
+func (c GetSponsor) decide(m *Machine, now time.Time) (any, []Change, error) {
+	v, err := m.sponsor(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.sponsorView(v), nil, nil
+}
+
+func (ListSponsors) result(*List[Sponsor]) {}
+
+func (c ListSponsors) decide(m *Machine, now time.Time) (any, []Change, error) {
+	l, err := pageOf(m.s.SponsorOrder, m.s.Sponsors, func(v *SponsorRec) int { return v.Seq }, c.Cursor, c.Limit, false, nil, m.sponsorView)
+	return l, nil, err
+}
+
+func (DeleteSponsor) result(*Sponsor) {}
+
+func (c DeleteSponsor) decide(m *Machine, now time.Time) (any, []Change, error) {
+	v, err := m.sponsor(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.sponsorView(v), []Change{ProgramDeleted{At: now, Kind: kindSponsor, ID: v.ID}}, nil
+}
+
+func (CreatePerk) result(*Perk) {}
+
+func (c CreatePerk) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.savePerk(now, "", UpdatePerk{Name: Some(c.Name), Description: Some(c.Description)})
+}
+
+func (UpdatePerk) result(*Perk) {}
+
+func (c UpdatePerk) decide(m *Machine, now time.Time) (any, []Change, error) {
+	if _, err := m.perk(c.ID); err != nil {
+		return nil, nil, err
+	}
+	return m.savePerk(now, c.ID, c)
+}
+
+func (GetPerk) result(*Perk) {}
+
+func (c GetPerk) decide(m *Machine, now time.Time) (any, []Change, error) {
+	v, err := m.perk(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return perkView(v), nil, nil
+}
+
+func (ListPerks) result(*List[Perk]) {}
+
+func (c ListPerks) decide(m *Machine, now time.Time) (any, []Change, error) {
+	l, err := pageOf(m.s.PerkOrder, m.s.Perks, func(v *PerkRec) int { return v.Seq }, c.Cursor, c.Limit, false, nil, perkView)
+	return l, nil, err
+}
+
+func (DeletePerk) result(*Perk) {}
+
+func (c DeletePerk) decide(m *Machine, now time.Time) (any, []Change, error) {
+	v, err := m.perk(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return perkView(v), []Change{ProgramDeleted{At: now, Kind: kindPerk, ID: v.ID}}, nil
+}
+
+func (SetTicketTypePerks) result(*PerkBinding) {}
+
+func (c SetTicketTypePerks) decide(m *Machine, now time.Time) (any, []Change, error) {
+	t, err := m.ticketType(c.TypeID)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, err := m.checkPerkIDs("perkIds", c.PerkIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return PerkBinding{ID: t.ID, PerkIDs: orEmpty(ids), Perks: m.perksOf(ids)},
+		[]Change{PerksBound{At: now, Kind: SourceTicketType, ID: t.ID, PerkIDs: ids}}, nil
+}
+
+func (SetCodePerks) result(*PerkBinding) {}
+
+func (c SetCodePerks) decide(m *Machine, now time.Time) (any, []Change, error) {
+	code, ok := m.s.Codes[c.CodeID]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "redemption code not found")
+	}
+	ids, err := m.checkPerkIDs("perkIds", c.PerkIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return PerkBinding{ID: code.ID, PerkIDs: orEmpty(ids), Perks: m.perksOf(ids)},
+		[]Change{PerksBound{At: now, Kind: SourceRedemptionCode, ID: code.ID, PerkIDs: ids}}, nil
+}
+
+func (GrantPerk) result(*PerkGrantResult) {}
+
+func (c GrantPerk) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.grantPerk(now, c.RegistrationID, c.PerkID, false)
+}
+
+func (RevokePerk) result(*PerkGrantResult) {}
+
+func (c RevokePerk) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.grantPerk(now, c.RegistrationID, c.PerkID, true)
+}
+
+func (GetRegistrationPerks) result(*RegistrationPerks) {}
+
+func (c GetRegistrationPerks) decide(m *Machine, now time.Time) (any, []Change, error) {
+	r, err := m.registration(c.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.effectivePerks(r), nil, nil
+}
+
+func (ListAttendees) result(*List[Attendee]) {}
+
+func (c ListAttendees) decide(m *Machine, now time.Time) (any, []Change, error) {
+	l, err := m.attendees(c)
+	return l, nil, err
 }
 
 func (m *Machine) venue(id string) (*VenueRec, error) {
@@ -1089,4 +1109,178 @@ func orEmpty(ids []string) []string {
 		return []string{}
 	}
 	return ids
+}
+
+// ---- change kinds: each one's log name, body codec and apply
+
+// ChangeKind names the change in the log (its binary tag).
+func (VenueSaved) ChangeKind() string { return "venue.saved" }
+
+func decodeVenueSaved(d *dec) VenueSaved {
+	return VenueSaved{At: d.time(), ID: d.str(), Name: d.str(), PerkIDs: d.strs()}
+}
+
+func (c VenueSaved) appendBody(e enc) enc { return e.time(c.At).str(c.ID).str(c.Name).strs(c.PerkIDs) }
+
+func (c VenueSaved) apply(s *State) {
+	s.mustEvent()
+	v, ok := s.Venues[c.ID]
+	if !ok {
+		v = &VenueRec{ID: c.ID, Seq: len(s.VenueOrder), CreatedAt: c.At}
+		s.Venues[c.ID] = v
+		s.VenueOrder = append(s.VenueOrder, c.ID)
+	}
+	v.Name, v.PerkIDs, v.UpdatedAt = c.Name, c.PerkIDs, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (SessionSaved) ChangeKind() string { return "session.saved" }
+
+func decodeSessionSaved(d *dec) SessionSaved {
+	return SessionSaved{At: d.time(), ID: d.str(), Title: d.str(), StartsAt: d.time(), EndsAt: d.time(), VenueID: d.str(), PerkIDs: d.strs()}
+}
+
+func (c SessionSaved) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.Title).time(c.StartsAt).time(c.EndsAt).str(c.VenueID).strs(c.PerkIDs)
+}
+
+func (c SessionSaved) apply(s *State) {
+	s.mustEvent()
+	r, ok := s.Sessions[c.ID]
+	if !ok {
+		r = &SessionRec{ID: c.ID, CreatedAt: c.At}
+		s.Sessions[c.ID] = r
+	} else {
+		s.SessionOrder = removeID(s.SessionOrder, c.ID)
+	}
+	starts, ends := c.StartsAt, c.EndsAt
+	r.Title, r.StartsAt, r.EndsAt, r.VenueID, r.PerkIDs, r.UpdatedAt = c.Title, &starts, &ends, c.VenueID, c.PerkIDs, c.At
+	i, _ := slices.BinarySearchFunc(s.SessionOrder, r, func(id string, r *SessionRec) int { return agendaCmp(s.Sessions[id], r) })
+	s.SessionOrder = slices.Insert(s.SessionOrder, i, c.ID)
+	renumber(s.SessionOrder, s.Sessions, func(r *SessionRec, i int) { r.Seq = i })
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (SpeakerSaved) ChangeKind() string { return "speaker.saved" }
+
+func decodeSpeakerSaved(d *dec) SpeakerSaved {
+	return SpeakerSaved{At: d.time(), ID: d.str(), Name: d.str(), Title: d.str(), Bio: d.str(), RegID: d.str(), SessionIDs: d.strs()}
+}
+
+func (c SpeakerSaved) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.Name).str(c.Title).str(c.Bio).str(c.RegID).strs(c.SessionIDs)
+}
+
+func (c SpeakerSaved) apply(s *State) {
+	s.mustEvent()
+	r, ok := s.Speakers[c.ID]
+	if !ok {
+		r = &SpeakerRec{ID: c.ID, Seq: len(s.SpeakerOrder), CreatedAt: c.At}
+		s.Speakers[c.ID] = r
+		s.SpeakerOrder = append(s.SpeakerOrder, c.ID)
+	}
+	r.Name, r.Title, r.Bio, r.RegID, r.SessionIDs, r.UpdatedAt = c.Name, c.Title, c.Bio, c.RegID, c.SessionIDs, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (SponsorSaved) ChangeKind() string { return "sponsor.saved" }
+
+func decodeSponsorSaved(d *dec) SponsorSaved {
+	return SponsorSaved{At: d.time(), ID: d.str(), Name: d.str(), URL: d.str(), Tier: d.str()}
+}
+
+func (c SponsorSaved) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.Name).str(c.URL).str(c.Tier)
+}
+
+func (c SponsorSaved) apply(s *State) {
+	s.mustEvent()
+	r, ok := s.Sponsors[c.ID]
+	if !ok {
+		r = &SponsorRec{ID: c.ID, Seq: len(s.SponsorOrder), CreatedAt: c.At}
+		s.Sponsors[c.ID] = r
+		s.SponsorOrder = append(s.SponsorOrder, c.ID)
+	}
+	r.Name, r.URL, r.Tier, r.UpdatedAt = c.Name, c.URL, c.Tier, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (PerkSaved) ChangeKind() string { return "perk.saved" }
+
+func decodePerkSaved(d *dec) PerkSaved {
+	return PerkSaved{At: d.time(), ID: d.str(), Name: d.str(), Description: d.str()}
+}
+
+func (c PerkSaved) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.Name).str(c.Description)
+}
+
+func (c PerkSaved) apply(s *State) {
+	s.mustEvent()
+	r, ok := s.Perks[c.ID]
+	if !ok {
+		r = &PerkRec{ID: c.ID, Seq: len(s.PerkOrder), CreatedAt: c.At}
+		s.Perks[c.ID] = r
+		s.PerkOrder = append(s.PerkOrder, c.ID)
+	}
+	r.Name, r.Description, r.UpdatedAt = c.Name, c.Description, c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (ProgramDeleted) ChangeKind() string { return "program.deleted" }
+
+func decodeProgramDeleted(d *dec) ProgramDeleted {
+	return ProgramDeleted{At: d.time(), Kind: d.str(), ID: d.str()}
+}
+
+func (c ProgramDeleted) appendBody(e enc) enc { return e.time(c.At).str(c.Kind).str(c.ID) }
+
+func (c ProgramDeleted) apply(s *State) {
+	s.deleteProgram(c)
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (PerksBound) ChangeKind() string { return "perks.bound" }
+
+func decodePerksBound(d *dec) PerksBound {
+	return PerksBound{At: d.time(), Kind: d.str(), ID: d.str(), PerkIDs: d.strs()}
+}
+
+func (c PerksBound) appendBody(e enc) enc { return e.time(c.At).str(c.Kind).str(c.ID).strs(c.PerkIDs) }
+
+func (c PerksBound) apply(s *State) {
+	m := s.TypePerks
+	switch c.Kind {
+	case SourceTicketType:
+		s.mustType(c.ID)
+	case SourceRedemptionCode:
+		s.mustCode(c.ID)
+		m = s.CodePerks
+	default:
+		panic(fmt.Sprintf("event: perks bound to unknown kind %q", c.Kind))
+	}
+	setOrDelete(m, c.ID, c.PerkIDs)
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (PerkGranted) ChangeKind() string { return "perk.granted" }
+
+func decodePerkGranted(d *dec) PerkGranted {
+	return PerkGranted{At: d.time(), RegID: d.str(), PerkID: d.str(), Revoke: d.bool()}
+}
+
+func (c PerkGranted) appendBody(e enc) enc {
+	return e.time(c.At).str(c.RegID).str(c.PerkID).bool(c.Revoke)
+}
+
+func (c PerkGranted) apply(s *State) {
+	s.mustReg(c.RegID)
+	mustGet(s.Perks, c.PerkID, "perk")
+	g := s.Grants[c.RegID]
+	if c.Revoke {
+		g = slices.DeleteFunc(slices.Clone(g), func(id string) bool { return id == c.PerkID })
+	} else if !slices.Contains(g, c.PerkID) {
+		g = append(slices.Clone(g), c.PerkID)
+	}
+	setOrDelete(s.Grants, c.RegID, g)
 }

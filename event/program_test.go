@@ -9,18 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// programCommands lists the program's commands for scripts and fuzzing.
-func programCommands() []Command {
-	return []Command{
-		CreateVenue{}, UpdateVenue{}, GetVenue{}, ListVenues{}, DeleteVenue{},
-		CreateSession{}, UpdateSession{}, GetSession{}, ListSessions{}, DeleteSession{},
-		CreateSpeaker{}, UpdateSpeaker{}, GetSpeaker{}, ListSpeakers{}, DeleteSpeaker{},
-		CreateSponsor{}, UpdateSponsor{}, GetSponsor{}, ListSponsors{}, DeleteSponsor{},
-		CreatePerk{}, UpdatePerk{}, GetPerk{}, ListPerks{}, DeletePerk{},
-		SetTicketTypePerks{}, SetCodePerks{}, GrantPerk{}, RevokePerk{}, GetRegistrationPerks{}, ListAttendees{},
-	}
-}
-
 // setupProgram gives the simulation perks, venues, sessions, a speaker, a
 // sponsor and bindings to act on.
 func (s *sim) setupProgram() {

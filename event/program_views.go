@@ -191,87 +191,6 @@ func (m *Machine) programCatalog(cat *Catalog) {
 
 // applyProgram performs the program's changes; false for a change that is
 // not the program's.
-func (s *State) applyProgram(ch Change) bool {
-	switch c := ch.(type) {
-	case VenueSaved:
-		s.mustEvent()
-		v, ok := s.Venues[c.ID]
-		if !ok {
-			v = &VenueRec{ID: c.ID, Seq: len(s.VenueOrder), CreatedAt: c.At}
-			s.Venues[c.ID] = v
-			s.VenueOrder = append(s.VenueOrder, c.ID)
-		}
-		v.Name, v.PerkIDs, v.UpdatedAt = c.Name, c.PerkIDs, c.At
-	case SessionSaved:
-		s.mustEvent()
-		r, ok := s.Sessions[c.ID]
-		if !ok {
-			r = &SessionRec{ID: c.ID, CreatedAt: c.At}
-			s.Sessions[c.ID] = r
-		} else {
-			s.SessionOrder = removeID(s.SessionOrder, c.ID)
-		}
-		starts, ends := c.StartsAt, c.EndsAt
-		r.Title, r.StartsAt, r.EndsAt, r.VenueID, r.PerkIDs, r.UpdatedAt = c.Title, &starts, &ends, c.VenueID, c.PerkIDs, c.At
-		i, _ := slices.BinarySearchFunc(s.SessionOrder, r, func(id string, r *SessionRec) int { return agendaCmp(s.Sessions[id], r) })
-		s.SessionOrder = slices.Insert(s.SessionOrder, i, c.ID)
-		renumber(s.SessionOrder, s.Sessions, func(r *SessionRec, i int) { r.Seq = i })
-	case SpeakerSaved:
-		s.mustEvent()
-		r, ok := s.Speakers[c.ID]
-		if !ok {
-			r = &SpeakerRec{ID: c.ID, Seq: len(s.SpeakerOrder), CreatedAt: c.At}
-			s.Speakers[c.ID] = r
-			s.SpeakerOrder = append(s.SpeakerOrder, c.ID)
-		}
-		r.Name, r.Title, r.Bio, r.RegID, r.SessionIDs, r.UpdatedAt = c.Name, c.Title, c.Bio, c.RegID, c.SessionIDs, c.At
-	case SponsorSaved:
-		s.mustEvent()
-		r, ok := s.Sponsors[c.ID]
-		if !ok {
-			r = &SponsorRec{ID: c.ID, Seq: len(s.SponsorOrder), CreatedAt: c.At}
-			s.Sponsors[c.ID] = r
-			s.SponsorOrder = append(s.SponsorOrder, c.ID)
-		}
-		r.Name, r.URL, r.Tier, r.UpdatedAt = c.Name, c.URL, c.Tier, c.At
-	case PerkSaved:
-		s.mustEvent()
-		r, ok := s.Perks[c.ID]
-		if !ok {
-			r = &PerkRec{ID: c.ID, Seq: len(s.PerkOrder), CreatedAt: c.At}
-			s.Perks[c.ID] = r
-			s.PerkOrder = append(s.PerkOrder, c.ID)
-		}
-		r.Name, r.Description, r.UpdatedAt = c.Name, c.Description, c.At
-	case ProgramDeleted:
-		s.deleteProgram(c)
-	case PerksBound:
-		m := s.TypePerks
-		switch c.Kind {
-		case SourceTicketType:
-			s.mustType(c.ID)
-		case SourceRedemptionCode:
-			s.mustCode(c.ID)
-			m = s.CodePerks
-		default:
-			panic(fmt.Sprintf("event: perks bound to unknown kind %q", c.Kind))
-		}
-		setOrDelete(m, c.ID, c.PerkIDs)
-	case PerkGranted:
-		s.mustReg(c.RegID)
-		mustGet(s.Perks, c.PerkID, "perk")
-		g := s.Grants[c.RegID]
-		if c.Revoke {
-			g = slices.DeleteFunc(slices.Clone(g), func(id string) bool { return id == c.PerkID })
-		} else if !slices.Contains(g, c.PerkID) {
-			g = append(slices.Clone(g), c.PerkID)
-		}
-		setOrDelete(s.Grants, c.RegID, g)
-	default:
-		return false
-	}
-	return true
-}
 
 // agendaCmp orders sessions by start, end, title, id.
 func agendaCmp(a, b *SessionRec) int {
@@ -385,50 +304,6 @@ func (s *State) resetAgenda() {
 }
 
 // ---- change codec (see bincodec.go for the field encodings)
-
-func appendProgramBody(e enc, ch Change) (enc, bool) {
-	switch c := ch.(type) {
-	case VenueSaved:
-		return e.time(c.At).str(c.ID).str(c.Name).strs(c.PerkIDs), true
-	case SessionSaved:
-		return e.time(c.At).str(c.ID).str(c.Title).time(c.StartsAt).time(c.EndsAt).str(c.VenueID).strs(c.PerkIDs), true
-	case SpeakerSaved:
-		return e.time(c.At).str(c.ID).str(c.Name).str(c.Title).str(c.Bio).str(c.RegID).strs(c.SessionIDs), true
-	case SponsorSaved:
-		return e.time(c.At).str(c.ID).str(c.Name).str(c.URL).str(c.Tier), true
-	case PerkSaved:
-		return e.time(c.At).str(c.ID).str(c.Name).str(c.Description), true
-	case ProgramDeleted:
-		return e.time(c.At).str(c.Kind).str(c.ID), true
-	case PerksBound:
-		return e.time(c.At).str(c.Kind).str(c.ID).strs(c.PerkIDs), true
-	case PerkGranted:
-		return e.time(c.At).str(c.RegID).str(c.PerkID).bool(c.Revoke), true
-	}
-	return e, false
-}
-
-func readProgramBody(kind string, d *dec) (Change, bool) {
-	switch kind {
-	case "venue.saved":
-		return VenueSaved{At: d.time(), ID: d.str(), Name: d.str(), PerkIDs: d.strs()}, true
-	case "session.saved":
-		return SessionSaved{At: d.time(), ID: d.str(), Title: d.str(), StartsAt: d.time(), EndsAt: d.time(), VenueID: d.str(), PerkIDs: d.strs()}, true
-	case "speaker.saved":
-		return SpeakerSaved{At: d.time(), ID: d.str(), Name: d.str(), Title: d.str(), Bio: d.str(), RegID: d.str(), SessionIDs: d.strs()}, true
-	case "sponsor.saved":
-		return SponsorSaved{At: d.time(), ID: d.str(), Name: d.str(), URL: d.str(), Tier: d.str()}, true
-	case "perk.saved":
-		return PerkSaved{At: d.time(), ID: d.str(), Name: d.str(), Description: d.str()}, true
-	case "program.deleted":
-		return ProgramDeleted{At: d.time(), Kind: d.str(), ID: d.str()}, true
-	case "perks.bound":
-		return PerksBound{At: d.time(), Kind: d.str(), ID: d.str(), PerkIDs: d.strs()}, true
-	case "perk.granted":
-		return PerkGranted{At: d.time(), RegID: d.str(), PerkID: d.str(), Revoke: d.bool()}, true
-	}
-	return nil, false
-}
 
 // ---- snapshot sections (after venues, see statecodec.go): perks,
 // speakers, sponsors, then the ticket type bindings, code bindings and

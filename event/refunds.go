@@ -97,22 +97,6 @@ type CompleteRefund struct {
 	Error    string `json:"-"`
 }
 
-func (GetRefundPolicy) isCommand() {}
-func (SetRefundPolicy) isCommand() {}
-func (RequestRefund) isCommand()   {}
-func (CompleteRefund) isCommand()  {}
-
-func (GetRefundPolicy) refundCommand() {}
-func (SetRefundPolicy) refundCommand() {}
-func (RequestRefund) refundCommand()   {}
-func (CompleteRefund) refundCommand()  {}
-
-// refundCommand marks the commands decideRefunds handles.
-type refundCommand interface {
-	Command
-	refundCommand()
-}
-
 // ---- changes
 
 // RefundPolicySet replaces the event's refund policy.
@@ -147,15 +131,6 @@ type RefundSettled struct {
 	Status   string    `json:"status"`
 	Error    string    `json:"error,omitempty"`
 }
-
-func (RefundPolicySet) isChange() {}
-func (RefundRequested) isChange() {}
-func (RefundSettled) isChange()   {}
-
-// ChangeKind implementations: the names are part of the log format.
-func (RefundPolicySet) ChangeKind() string { return "refund_policy.set" }
-func (RefundRequested) ChangeKind() string { return "refund.requested" }
-func (RefundSettled) ChangeKind() string   { return "refund.settled" }
 
 // ---- views
 
@@ -193,18 +168,28 @@ type RefundStart struct {
 
 // ---- decide
 
-func (m *Machine) decideRefunds(now time.Time, c refundCommand) (any, []Change, error) {
-	switch c := c.(type) {
-	case GetRefundPolicy:
-		return m.refundPolicyView(m.refundPolicy()), nil, nil
-	case SetRefundPolicy:
-		return m.setRefundPolicy(now, c)
-	case RequestRefund:
-		return m.requestRefund(now, c)
-	case CompleteRefund:
-		return m.completeRefund(now, c)
-	}
-	return nil, nil, Errorf(InvalidArgument, "unsupported command %T", c)
+func (GetRefundPolicy) result(*RefundPolicy) {}
+
+func (c GetRefundPolicy) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.refundPolicyView(m.refundPolicy()), nil, nil
+}
+
+func (SetRefundPolicy) result(*RefundPolicy) {}
+
+func (c SetRefundPolicy) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.setRefundPolicy(now, c)
+}
+
+func (RequestRefund) result(*RefundStart) {}
+
+func (c RequestRefund) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.requestRefund(now, c)
+}
+
+func (CompleteRefund) result(*Order) {}
+
+func (c CompleteRefund) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.completeRefund(now, c)
 }
 
 func (m *Machine) refundPolicy() RefundPolicyRec {
@@ -438,42 +423,6 @@ func settleRefund(o *OrderRec, ch RefundSettled) *RefundRec {
 
 // ---- apply
 
-func (s *State) applyRefund(ch Change) bool {
-	switch c := ch.(type) {
-	case RefundPolicySet:
-		e := s.mustEvent()
-		e.Refund = &RefundPolicyRec{Refundable: c.Refundable, Deadline: c.Deadline, HoursBefore: c.HoursBefore, FeePercent: c.FeePercent, UpdatedAt: c.At}
-		e.UpdatedAt = c.At
-	case RefundRequested:
-		o := s.mustOrder(c.OrderID)
-		if o.Status != OrderStatusPaid {
-			panic(fmt.Sprintf("event: refund of order %s in status %s", o.ID, o.Status))
-		}
-		o.Refunds = append(o.Refunds, refundOf(c))
-		o.UpdatedAt = c.At
-	case RefundSettled:
-		o := s.mustOrder(c.OrderID)
-		r := settleRefund(o, c)
-		if r.Status == RefundSucceeded && r.Full {
-			// Add-on and bundle units go back on sale and the promotion
-			// use returns; the admission's place and code use are freed
-			// by the registration's cancellation.
-			s.promoRefunded(o)
-			for _, h := range o.Holds {
-				switch h.Kind {
-				case ItemAddon:
-					s.mustAddon(h.ID).Sold -= h.Qty
-				case ItemBundle:
-					s.mustBundle(h.ID).Sold -= h.Qty
-				}
-			}
-		}
-	default:
-		return false
-	}
-	return true
-}
-
 // promoRefunded gives a fully refunded order's promotion use back.
 func (s *State) promoRefunded(o *OrderRec) {
 	if o.PromoID == "" {
@@ -512,30 +461,6 @@ func refundViews(o *OrderRec) []Refund {
 
 // ---- codecs (bincodec.go, statecodec.go)
 
-func appendRefundBody(e enc, ch Change) (enc, bool) {
-	switch c := ch.(type) {
-	case RefundPolicySet:
-		return e.time(c.At).bool(c.Refundable).timep(c.Deadline).intp(c.HoursBefore).int(int64(c.FeePercent)), true
-	case RefundRequested:
-		return e.time(c.At).str(c.OrderID).str(c.RefundID).int(int64(c.Amount)).str(c.Reason).bool(c.Force).bool(c.Full), true
-	case RefundSettled:
-		return e.time(c.At).str(c.OrderID).str(c.RefundID).str(c.Status).str(c.Error), true
-	}
-	return e, false
-}
-
-func readRefundBody(kind string, d *dec) (Change, bool) {
-	switch kind {
-	case "refund_policy.set":
-		return RefundPolicySet{At: d.time(), Refundable: d.bool(), Deadline: d.timep(), HoursBefore: d.intp(), FeePercent: int(d.int())}, true
-	case "refund.requested":
-		return RefundRequested{At: d.time(), OrderID: d.str(), RefundID: d.str(), Amount: Money(d.int()), Reason: d.str(), Force: d.bool(), Full: d.bool()}, true
-	case "refund.settled":
-		return RefundSettled{At: d.time(), OrderID: d.str(), RefundID: d.str(), Status: d.str(), Error: d.str()}, true
-	}
-	return nil, false
-}
-
 // refundPolicy encodes an optional policy: a flag byte, then its fields.
 func (e enc) refundPolicy(p *RefundPolicyRec) enc {
 	if p == nil {
@@ -572,4 +497,73 @@ func (d *dec) refunds() []RefundRec {
 			Error: d.str(), RequestedAt: d.time(), SettledAt: d.time()}
 	}
 	return out
+}
+
+// ---- change kinds: each one's log name, body codec and apply
+
+// ChangeKind names the change in the log (its binary tag).
+func (RefundPolicySet) ChangeKind() string { return "refund_policy.set" }
+
+func decodeRefundPolicySet(d *dec) RefundPolicySet {
+	return RefundPolicySet{At: d.time(), Refundable: d.bool(), Deadline: d.timep(), HoursBefore: d.intp(), FeePercent: int(d.int())}
+}
+
+func (c RefundPolicySet) appendBody(e enc) enc {
+	return e.time(c.At).bool(c.Refundable).timep(c.Deadline).intp(c.HoursBefore).int(int64(c.FeePercent))
+}
+
+func (c RefundPolicySet) apply(s *State) {
+	e := s.mustEvent()
+	e.Refund = &RefundPolicyRec{Refundable: c.Refundable, Deadline: c.Deadline, HoursBefore: c.HoursBefore, FeePercent: c.FeePercent, UpdatedAt: c.At}
+	e.UpdatedAt = c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (RefundRequested) ChangeKind() string { return "refund.requested" }
+
+func decodeRefundRequested(d *dec) RefundRequested {
+	return RefundRequested{At: d.time(), OrderID: d.str(), RefundID: d.str(), Amount: Money(d.int()), Reason: d.str(), Force: d.bool(), Full: d.bool()}
+}
+
+func (c RefundRequested) appendBody(e enc) enc {
+	return e.time(c.At).str(c.OrderID).str(c.RefundID).int(int64(c.Amount)).str(c.Reason).bool(c.Force).bool(c.Full)
+}
+
+func (c RefundRequested) apply(s *State) {
+	o := s.mustOrder(c.OrderID)
+	if o.Status != OrderStatusPaid {
+		panic(fmt.Sprintf("event: refund of order %s in status %s", o.ID, o.Status))
+	}
+	o.Refunds = append(o.Refunds, refundOf(c))
+	o.UpdatedAt = c.At
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (RefundSettled) ChangeKind() string { return "refund.settled" }
+
+func decodeRefundSettled(d *dec) RefundSettled {
+	return RefundSettled{At: d.time(), OrderID: d.str(), RefundID: d.str(), Status: d.str(), Error: d.str()}
+}
+
+func (c RefundSettled) appendBody(e enc) enc {
+	return e.time(c.At).str(c.OrderID).str(c.RefundID).str(c.Status).str(c.Error)
+}
+
+func (c RefundSettled) apply(s *State) {
+	o := s.mustOrder(c.OrderID)
+	r := settleRefund(o, c)
+	if r.Status == RefundSucceeded && r.Full {
+		// Add-on and bundle units go back on sale and the promotion
+		// use returns; the admission's place and code use are freed
+		// by the registration's cancellation.
+		s.promoRefunded(o)
+		for _, h := range o.Holds {
+			switch h.Kind {
+			case ItemAddon:
+				s.mustAddon(h.ID).Sold -= h.Qty
+			case ItemBundle:
+				s.mustBundle(h.ID).Sold -= h.Qty
+			}
+		}
+	}
 }

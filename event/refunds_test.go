@@ -6,11 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// refundCommands names the refund commands for scripts and fuzzing.
-func refundCommands() []Command {
-	return []Command{GetRefundPolicy{}, SetRefundPolicy{}, RequestRefund{}, CompleteRefund{}}
-}
-
 // paidOrder runs a script prefix that leaves ord_1 paid (100 USD, one
 // place of capacity 1) and returns the runner.
 func paidOrder(t *testing.T) *scriptRunner {

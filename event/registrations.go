@@ -65,9 +65,13 @@ func (m *Machine) createRegistration(now time.Time, c CreateRegistration) (any, 
 	if err := m.notArchived(); err != nil {
 		return nil, nil, err
 	}
-	email := strings.TrimSpace(c.Email)
-	if email == "" || !strings.Contains(email, "@") {
-		return nil, nil, FieldError("email", "must be an email address")
+	email, err := checkEmail("email", c.Email, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	name, err := checkName("name", c.Name)
+	if err != nil {
+		return nil, nil, err
 	}
 	if id, ok := m.s.idx.emailReg(normEmail(email)); ok {
 		return RegistrationResult{Registration: m.regView(m.s.regs()[id]), Created: false}, nil, nil
@@ -100,7 +104,7 @@ func (m *Machine) createRegistration(now time.Time, c CreateRegistration) (any, 
 		}
 	}
 	ch := RegistrationCreated{
-		At: now, ID: m.newID("reg_"), Email: email, Name: strings.TrimSpace(c.Name), Status: status,
+		At: now, ID: m.newID("reg_"), Email: email, Name: name, Status: status,
 		CheckinCode: m.newCheckinCode(), PassToken: m.newPassToken(),
 	}
 	if t != nil {

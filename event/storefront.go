@@ -12,13 +12,33 @@ type Storefront struct {
 	Cmd Command
 }
 
-func (Storefront) isCommand() {}
+// storefronter is a command wrapped for the storefront: Storefront, or
+// the typed form OnStorefront makes.
+type storefronter interface {
+	Command
+	storefront() Storefront
+}
+
+func (c Storefront) storefront() Storefront { return c }
+
+// decide is never called: Decide unwraps a storefront command first.
+func (c Storefront) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.decideStorefront(now, c)
+}
+
+// OnStorefront wraps c for the storefront (see Storefront) and keeps its
+// result type.
+func OnStorefront[R any](c Op[R]) Op[R] { return storefrontOp[R]{Storefront{Cmd: c}} }
+
+type storefrontOp[R any] struct{ Storefront }
+
+func (storefrontOp[R]) result(*R) {}
 
 func (m *Machine) decideStorefront(now time.Time, c Storefront) (any, []Change, error) {
 	if m.s.Event == nil || m.s.Event.Status != EventPublished || c.Cmd == nil {
 		return nil, nil, Errorf(NotFound, "event not found")
 	}
-	if _, nested := c.Cmd.(Storefront); nested {
+	if _, nested := c.Cmd.(storefronter); nested {
 		return nil, nil, Errorf(InvalidArgument, "nested storefront command")
 	}
 	return m.Decide(now, c.Cmd)
@@ -29,8 +49,6 @@ func (m *Machine) decideStorefront(now time.Time, c Storefront) (any, []Change, 
 type GetPayment struct {
 	ID string `json:"-"`
 }
-
-func (GetPayment) isCommand() {}
 
 func (m *Machine) getPayment(c GetPayment) (any, []Change, error) {
 	id, ok := m.s.idx.orderByPayment[c.ID]

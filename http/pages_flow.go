@@ -26,12 +26,11 @@ func (p *pages) checkout(rc *fasthttp.RequestCtx) {
 		p.notFound(rc, p.localeOf(rc, ""))
 		return
 	}
-	res, err := p.a.ask(eventID, event.Storefront{Cmd: event.GetHostedCheckout{ID: id}})
+	h, err := askOp(p.a, eventID, event.OnStorefront(event.GetHostedCheckout{ID: id}))
 	if err != nil {
 		p.fail(rc, p.localeOf(rc, ""), err)
 		return
 	}
-	h := res.(event.HostedCheckout)
 	s := h.Session
 	if h.OrderURL != "" && !rc.IsPost() {
 		// The session already placed a live order (a reload, the back
@@ -90,24 +89,23 @@ func (p *pages) checkout(rc *fasthttp.RequestCtx) {
 		}
 	}
 	switch {
-	case !plausibleEmail(email):
+	case !event.ValidEmail(email):
 		v.Error = l.T("err.email")
-	case len(name) > 200:
+	case !event.ValidName(name):
 		v.Error = l.T("err.name")
 	}
 	if v.Error != "" {
 		p.render(rc, 400, "checkout", v)
 		return
 	}
-	res, err = p.a.ask(eventID, event.Storefront{Cmd: event.PlaceOrder{
+	o, err := askOp(p.a, eventID, event.OnStorefront(event.PlaceOrder{
 		Email: email, Name: name, Items: items, RedemptionCode: deref(s.RedemptionCode), Responses: formResponses(h, args),
 		PromotionCode: deref(s.PromotionCode), Storefront: true, CheckoutSessionID: s.ID,
-	}})
+	}))
 	if err != nil {
 		p.checkoutError(rc, v, err)
 		return
 	}
-	o := res.(event.Order)
 	if o.AlreadyRegistered {
 		ho := event.HostedOrder{Order: o, Event: h.Event, ReturnURL: deref(s.ReturnURL)}
 		p.message(rc, 200, l, h.Event.Name, l.T("checkout.already_title"),
@@ -120,12 +118,11 @@ func (p *pages) checkout(rc *fasthttp.RequestCtx) {
 // confirm confirms an order placed from a hosted page and sends the buyer
 // on: to the payment page for a paid order, else to the order page.
 func (p *pages) confirm(rc *fasthttp.RequestCtx, v *view, eventID, number string) {
-	res, err := p.a.ask(eventID, event.Storefront{Cmd: event.ConfirmOrder{Ref: number, Storefront: true}})
+	o, err := askOp(p.a, eventID, event.OnStorefront(event.ConfirmOrder{Ref: number, Storefront: true}))
 	if err != nil {
 		p.checkoutError(rc, v, err)
 		return
 	}
-	o := res.(event.Order)
 	p.headers(rc)
 	if o.Status == "awaiting_payment" && o.PaymentURL != nil {
 		rc.Redirect(*o.PaymentURL, fasthttp.StatusSeeOther)
@@ -221,12 +218,11 @@ func (p *pages) hostedOrder(rc *fasthttp.RequestCtx) (event.HostedOrder, bool) {
 		p.notFound(rc, p.localeOf(rc, ""))
 		return event.HostedOrder{}, false
 	}
-	res, err := p.a.ask(eventID, event.GetHostedOrder{Ref: number})
+	h, err := askOp(p.a, eventID, event.GetHostedOrder{Ref: number})
 	if err != nil {
 		p.fail(rc, p.localeOf(rc, ""), err)
 		return event.HostedOrder{}, false
 	}
-	h := res.(event.HostedOrder)
 	if h.Order.OrderNumber != number { // order ids are not page addresses
 		p.notFound(rc, p.localeOf(rc, ""))
 		return event.HostedOrder{}, false
@@ -292,12 +288,11 @@ func (p *pages) pass(rc *fasthttp.RequestCtx) {
 		p.notFound(rc, l)
 		return
 	}
-	res, err := p.a.ask(eventID, event.GetPass{Token: token})
+	ps, err := askOp(p.a, eventID, event.GetPass{Token: token})
 	if err != nil {
 		p.fail(rc, l, err)
 		return
 	}
-	ps := res.(event.Pass)
 	r := ps.Registration
 	v := &view{L: l, Title: l.T("pass.title"), EventName: ps.Event.Name, Reg: &r, When: when(ps.Event, l.Lang),
 		StatusText: l.T("reg.status." + r.Status), Admits: r.Status == "confirmed"}
@@ -305,8 +300,8 @@ func (p *pages) pass(rc *fasthttp.RequestCtx) {
 		return
 	}
 	if r.RegistrationTypeID != nil {
-		if res, err := p.a.ask(eventID, event.GetTicketType{ID: *r.RegistrationTypeID}); err == nil {
-			v.Ticket = res.(event.TicketType).Name
+		if t, err := askOp(p.a, eventID, event.GetTicketType{ID: *r.RegistrationTypeID}); err == nil {
+			v.Ticket = t.Name
 		}
 	}
 	if v.Admits {
@@ -329,12 +324,11 @@ func (p *pages) eventPage(rc *fasthttp.RequestCtx) {
 		p.notFound(rc, l)
 		return
 	}
-	res, err := p.a.ask(id, event.GetCatalog{})
+	c, err := askOp(p.a, id, event.GetCatalog{})
 	if err != nil {
 		p.fail(rc, l, err)
 		return
 	}
-	c := res.(event.Catalog)
 	p.render(rc, 200, "event", &view{L: l, Title: c.Event.Name, EventName: c.Event.Name, When: when(c.Event, l.Lang),
 		Tickets: c.TicketTypes, Currency: c.Event.Currency})
 }
@@ -347,14 +341,6 @@ func (p *pages) payView(rc *fasthttp.RequestCtx, o event.Order) {
 	v := &view{L: l, Title: l.T("pay.title") + " " + o.OrderNumber, Order: &o,
 		StatusText: l.T("pay.done") + " " + l.T("order.status."+o.Status)}
 	p.render(rc, 200, "pay", v, originOf(deref(o.SuccessURL)), originOf(deref(o.CancelURL)))
-}
-
-func plausibleEmail(s string) bool {
-	if len(s) > maxEmailLen || strings.ContainsAny(s, " \t\r\n<>\"") {
-		return false
-	}
-	local, domain, ok := strings.Cut(s, "@")
-	return ok && local != "" && strings.Contains(domain, ".") && !strings.HasPrefix(domain, ".") && !strings.HasSuffix(domain, ".")
 }
 
 func deref(s *string) string {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"ticketd/event"
 )
 
 // The email gate (decisions §8): an order or pass page shows nothing until
@@ -46,11 +48,9 @@ const (
 	gateBad
 )
 
-func normEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
-
 func (p *pages) gateMAC(scope, email string, exp int64) string {
 	m := hmac.New(sha256.New, p.secret)
-	m.Write([]byte("gate\x00" + scope + "\x00" + normEmail(email) + "\x00" + strconv.FormatInt(exp, 10)))
+	m.Write([]byte("gate\x00" + scope + "\x00" + event.NormEmail(email) + "\x00" + strconv.FormatInt(exp, 10)))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
@@ -115,7 +115,7 @@ func (p *pages) gate(rc *fasthttp.RequestCtx, v *view, scope, path, back, email 
 			return false
 		}
 		typed := string(rc.PostArgs().Peek("email"))
-		if len(typed) <= maxEmailLen && normEmail(typed) != "" && normEmail(typed) == normEmail(email) {
+		if len(typed) <= maxEmailLen && event.NormEmail(typed) != "" && event.NormEmail(typed) == event.NormEmail(email) {
 			p.setGateCookie(rc, path, p.gateValue(scope, email, now), gateCookieTTL)
 			p.headers(rc)
 			rc.Redirect(back, fasthttp.StatusSeeOther)

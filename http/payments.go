@@ -64,14 +64,13 @@ func (a *api) paymentWebhook(rc *fasthttp.RequestCtx) {
 	if w.Type == payments.Failed {
 		outcome = "failed"
 	}
-	res, err := a.ask(eventID, event.SettlePayment{
+	o, err := askOp(a, eventID, event.SettlePayment{
 		PaymentID: w.Data.PaymentID, Amount: amount, Currency: w.Data.Currency, DeliveryID: w.ID, Outcome: outcome,
 	})
 	if err != nil {
 		a.srv.writeError(rc, err)
 		return
 	}
-	o := res.(event.Order)
 	rc.SetContentType("application/json")
 	b, _ := json.Marshal(map[string]any{"received": true, "orderNumber": o.OrderNumber, "status": o.Status})
 	rc.SetBody(b)
@@ -94,11 +93,7 @@ func (a *api) payment(rc *fasthttp.RequestCtx) (event.Order, error) {
 	if _, known := a.sys.EventUnit(eventID); !known {
 		return event.Order{}, httpError(404, "payment not found")
 	}
-	res, err := a.ask(eventID, event.GetPayment{ID: id})
-	if err != nil {
-		return event.Order{}, err
-	}
-	return res.(event.Order), nil
+	return askOp(a, eventID, event.GetPayment{ID: id})
 }
 
 func (a *api) payPage(rc *fasthttp.RequestCtx, p *pages) {

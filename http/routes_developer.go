@@ -139,11 +139,11 @@ func (a *api) listEvents(c *Ctx) (any, error) {
 	out := make([]event.Event, 0, q.Limit)
 	i := start
 	for ; i >= 0 && len(out) < q.Limit; i-- {
-		res, err := a.ask(ids[i], event.GetEvent{})
+		ev, err := askOp(a, ids[i], event.GetEvent{})
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, res.(event.Event))
+		out = append(out, ev)
 	}
 	next := ""
 	if len(out) > 0 {

@@ -51,11 +51,10 @@ func (a *api) refundOrder(c *Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.ask(eventID, cmd)
+	start, err := askOp(a, eventID, cmd)
 	if err != nil {
 		return nil, err
 	}
-	start := res.(event.RefundStart)
 	return a.finishRefund(eventID, start, a.sandbox)
 }
 
@@ -121,13 +120,13 @@ func (a *api) resumeRefunds(minAge time.Duration) (int, error) {
 		if time.Since(p.RequestedAt) < minAge {
 			continue
 		}
-		res, err := a.ask(p.EventID, event.RequestRefund{Ref: p.OrderID, ResumeID: p.RefundID})
+		start, err := askOp(a, p.EventID, event.RequestRefund{Ref: p.OrderID, ResumeID: p.RefundID})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("refund %s of order %s: %w", p.RefundID, p.OrderID, err))
 			continue
 		}
 		// A refusal by the provider is recorded as a failed refund: settled.
-		if _, _, err := a.settleRefund(p.EventID, res.(event.RefundStart), a.sandbox); err != nil {
+		if _, _, err := a.settleRefund(p.EventID, start, a.sandbox); err != nil {
 			errs = append(errs, fmt.Errorf("refund %s of order %s: %w", p.RefundID, p.OrderID, err))
 			continue
 		}

@@ -141,11 +141,10 @@ func (a *api) listPublishedEvents(c *Ctx) (any, error) {
 	}
 	out := make([]StorefrontEvent, 0, q.Limit)
 	for ; i >= 0 && len(out) < q.Limit; i-- {
-		res, err := a.ask(ids[i], event.GetLocalizedEvent{Lang: q.Lang})
+		ev, err := askOp(a, ids[i], event.GetLocalizedEvent{Lang: q.Lang})
 		if err != nil {
 			return nil, err
 		}
-		ev := res.(event.Event)
 		if ev.Status == "published" {
 			out = append(out, StorefrontEvent{Event: ev, SiteURL: ev.SiteURL})
 		}

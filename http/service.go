@@ -186,6 +186,12 @@ func (a *api) ask(eventID string, cmd event.Command) (any, error) {
 	return res, shellErr(err)
 }
 
+// askOp is ask with the command's own result type.
+func askOp[R any](a *api, eventID string, cmd event.Op[R]) (R, error) {
+	res, err := actors.Ask(contextBG, a.sys, eventID, cmd)
+	return res, shellErr(err)
+}
+
 // shellErr maps the actor shell's failures to 503; business errors pass.
 func shellErr(err error) error {
 	if errors.Is(err, actors.ErrBusy) {

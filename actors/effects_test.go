@@ -1,0 +1,75 @@
+package actors
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ticketd/event"
+)
+
+// TestEffectsCarriedOut runs a paid order through payment, check-in and a
+// full refund on a real store, and checks that the actor wrote exactly
+// what the core's effects say, in the batches of their changes: ticket
+// mail, the webhooks in the core's order, and the pending-refund index
+// entry that lives from RefundRequested to RefundSettled. It uses the typed
+// Ask throughout.
+func TestEffectsCarriedOut(t *testing.T) {
+	e := newEnv(t, nil)
+	evt := e.sys.NewEventID()
+	starts := event.Time{Time: time.Now().Add(30 * 24 * time.Hour).UTC()}
+	_, err := e.sys.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Conf", Timezone: "UTC", StartsAt: &starts})
+	require.NoError(t, err)
+	tt, err := Ask(bg, e.sys, evt, event.CreateTicketType{Name: "GA", PriceAmount: 100})
+	require.NoError(t, err)
+	_, err = Ask(bg, e.sys, evt, event.UpdateTicketType{ID: tt.ID, Status: event.Some("open")})
+	require.NoError(t, err)
+	_, err = Ask(bg, e.sys, evt, event.UpdateEvent{Status: event.Some("published")})
+	require.NoError(t, err)
+	o, err := Ask(bg, e.sys, evt, event.OnStorefront(event.PlaceOrder{Email: "p@x.io", Items: []event.OrderItem{{ItemType: event.ItemRegistrationType, ItemID: tt.ID, Quantity: 1}}, Storefront: true}))
+	require.NoError(t, err)
+	o, err = Ask(bg, e.sys, evt, event.OnStorefront(event.ConfirmOrder{Ref: o.ID, Storefront: true}))
+	require.NoError(t, err)
+	require.NotNil(t, o.PaymentID)
+	o, err = Ask(bg, e.sys, evt, event.SettlePayment{PaymentID: *o.PaymentID, Amount: o.TotalAmount, Currency: o.Currency, DeliveryID: "d1", Outcome: "succeeded"})
+	require.NoError(t, err)
+	require.Equal(t, event.OrderStatusPaid, o.Status)
+	reg := *o.RegistrationID
+	_, err = Ask(bg, e.sys, evt, event.RecordCheckin{RegistrationID: reg, SubjectType: "event"})
+	require.NoError(t, err)
+
+	start, err := Ask(bg, e.sys, evt, event.RequestRefund{Ref: o.ID})
+	require.NoError(t, err)
+	pending, err := e.sys.PendingRefunds()
+	require.NoError(t, err)
+	require.Equal(t, []PendingRefund{{EventID: evt, OrderID: o.ID, RefundID: start.Refund.ID, RequestedAt: pending[0].RequestedAt}}, pending)
+	_, err = Ask(bg, e.sys, evt, event.CompleteRefund{Ref: o.ID, RefundID: start.Refund.ID, Outcome: event.RefundSucceeded})
+	require.NoError(t, err)
+	e.reopen()
+	pending, err = e.sys.PendingRefunds()
+	require.NoError(t, err)
+	require.Empty(t, pending)
+
+	var hooks []string
+	require.NoError(t, e.store.Scan([]byte(HookPrefix), func(k, v []byte) error {
+		var h HookEvent
+		require.NoError(t, json.Unmarshal(v, &h))
+		hooks = append(hooks, h.Type)
+		return nil
+	}))
+	require.Equal(t, []string{HookOrderPaid, HookRegistrationCreated, HookRegistrationConfirmed, HookCheckinCreated,
+		HookOrderRefunded, HookRegistrationCancelled}, hooks)
+	var mails []TicketMail
+	require.NoError(t, e.store.Scan([]byte(OutboxPrefix), func(k, v []byte) error {
+		var m TicketMail
+		require.NoError(t, json.Unmarshal(v, &m))
+		mails = append(mails, m)
+		return nil
+	}))
+	require.Len(t, mails, 1)
+	require.Equal(t, reg, mails[0].RegistrationID)
+	require.Equal(t, "GA", mails[0].TicketName)
+	require.Equal(t, "Conf", mails[0].EventName)
+}
