@@ -1,0 +1,184 @@
+package persistence
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrFailed reports that the store stopped after a storage fault (a failed
+// WAL write or fsync, a panic inside Pebble, or commits making no progress
+// for Options.StallTimeout). It is final: the process must restart to write
+// again (see the package doc, "Storage faults").
+var ErrFailed = errors.New("persistence: storage failed")
+
+// Defaults of the fault options.
+const (
+	DefaultStallTimeout = 3 * time.Second
+	DefaultCloseTimeout = 3 * time.Second
+)
+
+// health is the store's fault state and its operation gate.
+//
+// The gate replaces a read-write lock: an operation stuck inside Pebble
+// (behind a wedged commit pipeline) would hold a read lock forever and
+// Close, waiting for the write lock, with it. Here Close waits for the
+// operations in flight with a deadline and then gives up on them.
+type health struct {
+	log *slog.Logger
+
+	inflight atomic.Int64 // operations between acquire and release
+	closing  atomic.Bool
+	drained  chan struct{} // signalled when closing and inflight drops to 0
+
+	failedFlag atomic.Bool
+	failOnce   sync.Once
+	failErr    error // set once, before failed is closed
+	failed     chan struct{}
+
+	// Commit progress for the stall watchdog: the number of commits
+	// waiting and when one last started from idle or completed, in
+	// nanoseconds since epoch (monotonic).
+	epoch    time.Time
+	waiting  atomic.Int64
+	progress atomic.Int64
+	stop     chan struct{}
+	stopOnce sync.Once
+	watchWG  sync.WaitGroup
+}
+
+func (h *health) init(log *slog.Logger) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h.log = log
+	h.drained = make(chan struct{}, 1)
+	h.failed = make(chan struct{})
+	h.stop = make(chan struct{})
+	h.epoch = time.Now()
+}
+
+// acquire admits one operation unless the store is closing or failed.
+func (s *Store) acquire() error {
+	s.h.inflight.Add(1)
+	// Sequentially consistent atomics: either Close sees this operation in
+	// inflight, or this operation sees closing.
+	if s.h.closing.Load() {
+		s.release()
+		return ErrClosed
+	}
+	if s.h.failedFlag.Load() {
+		s.release()
+		return s.Err()
+	}
+	return nil
+}
+
+func (s *Store) release() {
+	if s.h.inflight.Add(-1) == 0 && s.h.closing.Load() {
+		select {
+		case s.h.drained <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitDrained waits until no operation is in flight or the deadline passes.
+func (s *Store) waitDrained(deadline time.Time) bool {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for s.h.inflight.Load() != 0 {
+		select {
+		case <-s.h.drained:
+		case <-t.C:
+			return s.h.inflight.Load() == 0
+		}
+	}
+	return true
+}
+
+// Err returns nil while the store is healthy, else the fault that stopped
+// it, wrapping ErrFailed.
+func (s *Store) Err() error {
+	if !s.h.failedFlag.Load() {
+		return nil
+	}
+	<-s.h.failed // failErr is written before the channel closes
+	return s.h.failErr
+}
+
+// Failed is closed when the store stops after a storage fault. The service
+// watches it to exit (fail-stop) and to answer waiting requests at once.
+func (s *Store) Failed() <-chan struct{} { return s.h.failed }
+
+// fail stops the store for good: every later operation answers the
+// returned error (the first fault's). It logs the fault once.
+func (s *Store) fail(cause error) error {
+	s.h.failOnce.Do(func() {
+		s.h.failErr = fmt.Errorf("%w: %w", ErrFailed, cause)
+		s.h.failedFlag.Store(true)
+		s.h.log.Error("persistence: storage fault: the store refuses every operation from now on; restart the process to recover from the log",
+			"err", cause)
+		close(s.h.failed)
+	})
+	return s.Err()
+}
+
+func (s *Store) now() int64 { return int64(time.Since(s.h.epoch)) }
+
+// commitBegin and commitEnd bracket a commit for the stall watchdog.
+func (s *Store) commitBegin() {
+	if s.h.waiting.Add(1) == 1 {
+		s.h.progress.Store(s.now())
+	}
+}
+
+func (s *Store) commitEnd() {
+	s.h.progress.Store(s.now())
+	s.h.waiting.Add(-1)
+}
+
+// watch fails the store when commits wait and none completes for timeout:
+// a disk that hangs, or a write stall that cannot end because Pebble's
+// flushes keep failing (a full disk), would otherwise hold every writer
+// and every reader queued behind one for good, with no error to see.
+func (s *Store) watch(timeout time.Duration) {
+	defer s.h.watchWG.Done()
+	tick := time.NewTicker(max(timeout/8, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.h.stop:
+			return
+		case <-s.h.failed:
+			return
+		case <-tick.C:
+		}
+		if s.h.waiting.Load() == 0 {
+			continue
+		}
+		if idle := time.Duration(s.now() - s.h.progress.Load()); idle > timeout {
+			s.fail(fmt.Errorf("no commit completed for %s with %d waiting (disk stalled or full)",
+				idle.Round(time.Millisecond), s.h.waiting.Load()))
+			return
+		}
+	}
+}
+
+func (s *Store) stopWatch() {
+	s.h.stopOnce.Do(func() { close(s.h.stop) })
+	s.h.watchWG.Wait()
+}
+
+// recoverPebble turns a panic inside Pebble during a commit into a store
+// fault. Pebble panics when its WAL writer has kept an earlier write
+// error (db.go commitWrite), and our Logger.Fatalf panics after a commit
+// error that leaves its commit pipeline unusable.
+func (s *Store) recoverPebble(err *error) {
+	if r := recover(); r != nil {
+		*err = s.fail(fmt.Errorf("pebble panicked in a commit: %v", r))
+	}
+}
