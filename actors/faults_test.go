@@ -230,4 +230,3 @@ func waitDone(t *testing.T, wg *sync.WaitGroup, d time.Duration, msg string) {
 		t.Fatal(msg)
 	}
 }
-
