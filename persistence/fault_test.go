@@ -219,3 +219,40 @@ func TestCloseIsBoundedWhenHealthy(t *testing.T) {
 	defer s2.Close()
 	require.Len(t, replayAll(t, s2, "evt_1", 0), 100)
 }
+
+// TestOpenOnFullDiskFailsPromptly restarts on a full disk with a WAL to
+// replay: Pebble's Open waits for the flush of the replayed WAL and
+// retries a failed flush without end, so Open must give up with the disk
+// error instead of hanging; once space is back it opens with everything.
+func TestOpenOnFullDiskFailsPromptly(t *testing.T) {
+	mem := NewCrashableFS()
+	s := openMem(t, mem)
+	for i := uint64(1); i <= 500; i++ {
+		b := s.NewBatch()
+		b.Append("evt_1", i, make([]byte, 1000))
+		require.NoError(t, s.Commit(b))
+		b.Close()
+	}
+	crashed := mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}) // the WAL is not flushed
+	require.NoError(t, s.Close())
+
+	ffs := NewFaultFS(crashed)
+	ffs.FailWrites(syscall.ENOSPC)
+	t0 := time.Now()
+	_, err := Open(Options{Dir: "data", FS: ffs})
+	require.Error(t, err)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	require.Less(t, time.Since(t0), 5*time.Second)
+	t.Logf("open on a full disk: %v after %s", err, time.Since(t0).Round(time.Millisecond))
+
+	// Space freed. The abandoned Open finishes its flush now and releases
+	// the directory lock (in the service, the process has exited).
+	ffs.FailWrites(nil)
+	var s2 *Store
+	require.Eventually(t, func() bool {
+		s2, err = Open(Options{Dir: "data", FS: ffs})
+		return err == nil
+	}, 5*time.Second, 20*time.Millisecond, "reopen after freeing space: %v", err)
+	defer s2.Close()
+	require.Len(t, replayAll(t, s2, "evt_1", 0), 500)
+}

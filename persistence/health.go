@@ -6,7 +6,10 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // ErrFailed reports that the store stopped after a storage fault (a failed
@@ -34,6 +37,12 @@ type health struct {
 	closing  atomic.Bool
 	drained  chan struct{} // signalled when closing and inflight drops to 0
 
+	// opening is set while pebble.Open runs; a disk fault in a
+	// background job meanwhile (the flush of the replayed WAL) lands in
+	// openFault.
+	opening   atomic.Bool
+	openFault chan error
+
 	failedFlag atomic.Bool
 	failOnce   sync.Once
 	failErr    error // set once, before failed is closed
@@ -56,6 +65,7 @@ func (h *health) init(log *slog.Logger) {
 	}
 	h.log = log
 	h.drained = make(chan struct{}, 1)
+	h.openFault = make(chan error, 1)
 	h.failed = make(chan struct{})
 	h.stop = make(chan struct{})
 	h.epoch = time.Now()
@@ -181,4 +191,60 @@ func (s *Store) recoverPebble(err *error) {
 	if r := recover(); r != nil {
 		*err = s.fail(fmt.Errorf("pebble panicked in a commit: %v", r))
 	}
+}
+
+// openDB runs pebble.Open, but gives up when a background job of the open
+// meets a disk fault. Open flushes the WAL it replayed and waits for that
+// flush; Pebble retries a failed flush without end, so on a full disk
+// Open would never return and a restarted service would hang instead of
+// exiting for its supervisor to try again later.
+func (s *Store) openDB(dir string, popts *pebble.Options) (*pebble.DB, error) {
+	type result struct {
+		db  *pebble.DB
+		err error
+	}
+	done := make(chan result, 1)
+	var mu sync.Mutex
+	gaveUp := false
+	s.h.opening.Store(true)
+	defer s.h.opening.Store(false)
+	go func() {
+		db, err := pebble.Open(dir, popts)
+		mu.Lock()
+		defer mu.Unlock()
+		if gaveUp {
+			if err == nil {
+				_ = db.Close()
+			}
+			return
+		}
+		done <- result{db, err}
+	}()
+	select {
+	case r := <-done:
+		return r.db, r.err
+	case err := <-s.h.openFault:
+		mu.Lock()
+		gaveUp = true
+		mu.Unlock()
+		select { // it may have finished before we gave up
+		case r := <-done:
+			if r.err == nil {
+				_ = r.db.Close()
+			}
+		default:
+		}
+		return nil, fmt.Errorf("disk fault while opening: %w", err)
+	}
+}
+
+// isDiskFault reports errors of the disk itself (full, failing, read-only),
+// as opposed to Pebble's own.
+func isDiskFault(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EROFS} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

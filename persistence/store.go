@@ -121,7 +121,7 @@ func Open(opts Options) (*Store, error) {
 	// writer options from these, so they need them too.
 	popts.EnsureDefaults()
 	dir := fs.PathJoin(opts.Dir, "pebble")
-	db, err := pebble.Open(dir, popts)
+	db, err := s.openDB(dir, popts)
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
@@ -746,7 +746,25 @@ func (s *Store) stallListener(l *slog.Logger) *pebble.EventListener {
 	if l == nil {
 		l = slog.New(slog.DiscardHandler)
 	}
+	var lastLog atomic.Int64 // unix nanos of the last background error logged
+	var quiet atomic.Int64   // background errors not logged since
 	return &pebble.EventListener{
+		BackgroundError: func(err error) {
+			if s.h.opening.Load() && isDiskFault(err) {
+				select {
+				case s.h.openFault <- err:
+				default:
+				}
+			}
+			// Pebble retries a failed flush at once and without end: on
+			// a full disk that is a line every few milliseconds.
+			now := time.Now().UnixNano()
+			if last := lastLog.Load(); now-last < int64(time.Second) || !lastLog.CompareAndSwap(last, now) {
+				quiet.Add(1)
+				return
+			}
+			l.Error("pebble: background error", "err", err, "not_logged_since", quiet.Swap(0))
+		},
 		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
 			s.stats.stalls.Add(1)
 			s.stats.stallStart.Store(time.Now().UnixNano())
