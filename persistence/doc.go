@@ -77,8 +77,10 @@
 // while goroutines are stuck in its commit pipeline and it holds the
 // directory lock. Staying up to serve reads would serve from that
 // untrustworthy memory. So the process exits; while the disk stays full a
-// restart fails to open (Pebble must write a new WAL and MANIFEST) and
-// exits non-zero again; once space is freed the next restart writes again.
+// restart fails to open and exits non-zero again (Open must flush the WAL
+// it replayed; Pebble retries a failed flush without end, so Open gives up
+// on the first disk error of that flush instead of hanging); once space
+// is freed the next restart writes again.
 //
 // A fault can also come without an error: a disk that stops answering, or
 // a write stall that cannot end because Pebble's flushes keep failing (a

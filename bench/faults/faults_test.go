@@ -458,10 +458,10 @@ func TestFsyncEIOUnderOrderFlood(t *testing.T) {
 	evt, typeID := p.event(sk)
 	_, _ = p.sigterm(10 * time.Second)
 
-	// Each thread's 300th fdatasync and every later one fail: the start
+	// Each thread's 150th fdatasync and every later one fail: the start
 	// needs a few, the flood thousands.
 	p = start(t, dataDir, strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=fdatasync",
-		"-e", "inject=fdatasync:error=EIO:when=300+")
+		"-e", "inject=fdatasync:error=EIO:when=150+")
 	select {
 	case <-p.exited:
 		t.Fatalf("ticketd under strace did not start; output:\n%s", p.out)
