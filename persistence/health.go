@@ -113,11 +113,17 @@ func (s *Store) waitDrained(deadline time.Time) bool {
 // Err returns nil while the store is healthy, else the fault that stopped
 // it, wrapping ErrFailed.
 func (s *Store) Err() error {
-	if !s.h.failedFlag.Load() {
+	if s.h.failedFlag.Load() {
+		return s.h.failErr
+	}
+	// Failed may be closed a moment before the flag is set: whoever woke
+	// on it must see the fault.
+	select {
+	case <-s.h.failed:
+		return s.h.failErr
+	default:
 		return nil
 	}
-	<-s.h.failed // failErr is written before the channel closes
-	return s.h.failErr
 }
 
 // Failed is closed when the store stops after a storage fault. The service
@@ -129,12 +135,12 @@ func (s *Store) Failed() <-chan struct{} { return s.h.failed }
 func (s *Store) fail(cause error) error {
 	s.h.failOnce.Do(func() {
 		s.h.failErr = fmt.Errorf("%w: %w", ErrFailed, cause)
-		s.h.failedFlag.Store(true)
+		close(s.h.failed)
+		s.h.failedFlag.Store(true) // after the close: Err never waits
 		s.h.log.Error("persistence: storage fault: the store refuses every operation from now on; restart the process to recover from the log",
 			"err", cause)
-		close(s.h.failed)
 	})
-	return s.Err()
+	return s.h.failErr
 }
 
 func (s *Store) now() int64 { return int64(time.Since(s.h.epoch)) }
