@@ -405,7 +405,10 @@ func (s *System) Close() error {
 	select {
 	case <-done:
 	case <-time.After(s.cfg.CloseTimeout):
-		err = fmt.Errorf("actors: close: actors or syncs still busy after %s (store: %v)", s.cfg.CloseTimeout, s.store.Err())
+		err = fmt.Errorf("actors: close: actors or syncs still busy after %s", s.cfg.CloseTimeout)
+		if f := s.store.Err(); f != nil {
+			err = fmt.Errorf("%w: %w", err, f)
+		}
 		s.cfg.Logger.Error("actors: close timed out; leaving stuck actors to the process exit", "err", err)
 	}
 	s.as.Shutdown()
