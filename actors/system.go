@@ -401,11 +401,17 @@ func (s *System) Close() error {
 		}
 		s.wg.Wait()
 	}()
+	// After a storage fault the mailboxes drain at once (every answer is
+	// a refusal), and what is still busy is stuck in the store for good.
+	timeout := s.cfg.CloseTimeout
+	if s.store.Err() != nil {
+		timeout = min(timeout, 500*time.Millisecond)
+	}
 	var err error
 	select {
 	case <-done:
-	case <-time.After(s.cfg.CloseTimeout):
-		err = fmt.Errorf("actors: close: actors or syncs still busy after %s", s.cfg.CloseTimeout)
+	case <-time.After(timeout):
+		err = fmt.Errorf("actors: close: actors or syncs still busy after %s", timeout)
 		if f := s.store.Err(); f != nil {
 			err = fmt.Errorf("%w: %w", err, f)
 		}

@@ -272,8 +272,13 @@ func (m *Main) closeBackend() {
 		m.hooks = nil
 	}
 	if m.audit != nil {
-		if err := m.audit.Close(); err != nil {
-			m.log.Error("close audit log", "err", err)
+		// After a storage fault the audit log cannot be written, and its
+		// flush may be stuck in the store holding the log's lock: leave
+		// it to the process exit.
+		if m.store == nil || m.store.Err() == nil {
+			if err := m.audit.Close(); err != nil {
+				m.log.Error("close audit log", "err", err)
+			}
 		}
 		m.audit = nil
 	}
