@@ -68,19 +68,22 @@
 //     have reached the disk.
 //
 // Recovery is the ordinary crash recovery: the restarted process replays
-// the WAL, which holds exactly what was synced, so every acknowledged
-// write is there (answers go out only after their sync succeeded) and no
-// failed one was ever acknowledged.
+// the WAL, which holds everything that was synced, so every acknowledged
+// write is there (answers go out only after their sync succeeded). A write
+// answered with an error at the fault may be there too (it was synced but
+// its answer lost the race with the fault): an error at a fault means
+// "unknown", and a client retries with the same idempotency key.
 //
 // A full disk (ENOSPC) takes the same path, for the same reason: the WAL
 // writer keeps the error, and the database cannot be reopened in-process
 // while goroutines are stuck in its commit pipeline and it holds the
 // directory lock. Staying up to serve reads would serve from that
 // untrustworthy memory. So the process exits; while the disk stays full a
-// restart fails to open and exits non-zero again (Open must flush the WAL
-// it replayed; Pebble retries a failed flush without end, so Open gives up
-// on the first disk error of that flush instead of hanging); once space
-// is freed the next restart writes again.
+// restart exits non-zero again: Open must flush the WAL it replayed, and
+// since Pebble retries a failed flush without end, Open gives up on the
+// first disk error of that flush instead of hanging (or, with little to
+// flush, the first MANIFEST write after Open fails and Pebble's Fatalf
+// ends the process). Once space is freed the next restart writes again.
 //
 // A fault can also come without an error: a disk that stops answering, or
 // a write stall that cannot end because Pebble's flushes keep failing (a
