@@ -22,6 +22,9 @@ type dirActor struct {
 	sys *System
 	st  *directory.State
 	com committer
+	// failed is the sync failure after which the state is ahead of the
+	// log: every later request is answered with it.
+	failed error
 }
 
 type dirCreateUnit struct{ name string }
@@ -72,11 +75,15 @@ func (a *dirActor) Receive(ctx actor.Context) {
 		a.com.post = func(msg any) { root.Send(self, msg) }
 		a.com.wg = &a.sys.wg
 	case *synced:
+		if a.failed != nil {
+			return
+		}
 		if err := a.com.done(ctx, m); err != nil {
-			// The directory cannot go on with state ahead of its log.
+			// The directory cannot go on with state ahead of its log; the
+			// store has failed too, and the service restarts from the log.
 			a.sys.cfg.Logger.Error("directory sync failed", "err", err)
-			a.com.fail(ctx, func() any { return &response{err: fmt.Errorf("%w: %v", ErrUnavailable, err)} })
-			panic(fmt.Sprintf("actors: directory log sync failed: %v", err))
+			a.failed = fmt.Errorf("%w: directory: %w", ErrUnavailable, err)
+			a.com.fail(ctx, func() any { return &response{err: a.failed} })
 		}
 	case *dirCreateUnit:
 		a.decide(ctx, func() (any, directory.Change, error) {
@@ -109,6 +116,10 @@ func (a *dirActor) Receive(ctx actor.Context) {
 // decide applies the change fn decides, logs it, and answers once durable
 // with fn's result (or, for a nil result, the key named by a revocation).
 func (a *dirActor) decide(ctx actor.Context, fn func() (any, directory.Change, error)) {
+	if a.failed != nil {
+		ctx.Respond(&response{err: a.failed})
+		return
+	}
 	res, ch, err := fn()
 	if err != nil {
 		a.com.reply(ctx, ctx.Sender(), &response{err: err})
@@ -134,9 +145,12 @@ func (a *dirActor) decide(ctx actor.Context, fn func() (any, directory.Change, e
 }
 
 func (s *System) askDirectory(ctx context.Context, msg any) (any, error) {
-	res, err := s.reply.request(ctx, s.dirPID, msg, s.cfg.AskTimeout)
+	if err := s.store.Err(); err != nil {
+		return nil, fmt.Errorf("%w: directory: %w", ErrUnavailable, err)
+	}
+	res, err := s.reply.request(ctx, s.dirPID, msg, s.cfg.AskTimeout, s.store.Failed())
 	if err != nil {
-		return nil, fmt.Errorf("%w: directory: %v", ErrUnavailable, err)
+		return nil, s.unavailable("directory", err)
 	}
 	r, ok := res.(*response)
 	if !ok {

@@ -67,6 +67,19 @@
 // Building a snapshot holds a second copy of the event's state in memory
 // for its duration.
 //
+// # Storage faults
+//
+// A failed sync fails the store for good (see package persistence). The
+// actor whose batch failed answers every waiting caller ErrUnavailable,
+// wrapping persistence.ErrFailed, and stops: its state is ahead of the
+// log. Every other caller waiting for an answer is released at once
+// (Ask also waits on Store.Failed), and later asks are refused without
+// activating an actor, since nothing can become durable and what the
+// memtable holds may never have reached the disk. The process is expected
+// to exit and restart from the log. Close is bounded by
+// Config.CloseTimeout: an actor stuck inside a wedged store is left to the
+// process exit.
+//
 // # Concurrency
 //
 // System methods are safe for concurrent use. Requests reach an event actor

@@ -137,7 +137,7 @@ func (a *eventActor) load() error {
 func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	if a.loadErr != nil {
 		if to != nil {
-			ctx.Send(to, &response{err: fmt.Errorf("%w: %v", ErrUnavailable, a.loadErr)})
+			ctx.Send(to, &response{err: fmt.Errorf("%w: %w", ErrUnavailable, a.loadErr)})
 		}
 		return
 	}
@@ -224,7 +224,7 @@ func (a *eventActor) arm() {
 func (a *eventActor) crash(ctx actor.Context, err error) {
 	a.sys.cfg.Logger.Error("log sync failed", "event", a.id, "err", err)
 	a.com.fail(ctx, func() any {
-		return &response{err: fmt.Errorf("%w: %v", ErrUnavailable, err)}
+		return &response{err: fmt.Errorf("%w: %w", ErrUnavailable, err)}
 	})
 	a.sys.forget(a.id, ctx.Self())
 	ctx.Stop(ctx.Self())

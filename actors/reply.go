@@ -78,9 +78,14 @@ func (p *replyPool) drop(b *replyBox) { p.as.ProcessRegistry.Remove(b.pid) }
 // errTimeout is how request reports an answer that did not come in time.
 var errTimeout = errors.New("actors: no answer in time")
 
-// request sends msg to pid and waits up to timeout (or ctx's end) for the
-// answer. A message to a stopped actor answers actor.ErrDeadLetter.
-func (p *replyPool) request(ctx context.Context, pid *actor.PID, msg any, timeout time.Duration) (any, error) {
+// errFailed is how request reports that fail closed first.
+var errFailed = errors.New("actors: store failed")
+
+// request sends msg to pid and waits up to timeout (or ctx's end, or fail
+// closing: a failed store will make nothing durable, so nobody waits for
+// it) for the answer. A message to a stopped actor answers
+// actor.ErrDeadLetter.
+func (p *replyPool) request(ctx context.Context, pid *actor.PID, msg any, timeout time.Duration, fail <-chan struct{}) (any, error) {
 	b, err := p.get()
 	if err != nil {
 		return nil, err
@@ -106,5 +111,9 @@ func (p *replyPool) request(ctx context.Context, pid *actor.PID, msg any, timeou
 		b.t.Stop()
 		p.drop(b)
 		return nil, ctx.Err()
+	case <-fail:
+		b.t.Stop()
+		p.drop(b)
+		return nil, errFailed
 	}
 }

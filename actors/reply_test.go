@@ -26,7 +26,7 @@ func TestReplyPoolAnswersAndReusesBoxes(t *testing.T) {
 	pid := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return echo{} }))
 	for i := range 20 {
 		msg := string(rune('a' + i))
-		got, err := p.request(context.Background(), pid, msg, 5*time.Second)
+		got, err := p.request(context.Background(), pid, msg, 5*time.Second, nil)
 		require.NoError(t, err)
 		assert.Equal(t, msg, got)
 	}
@@ -38,13 +38,13 @@ func TestReplyPoolLateAnswerNeverReachesTheNextCaller(t *testing.T) {
 	defer as.Shutdown()
 	p := newReplyPool(as, 4)
 	pid := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return echo{} }))
-	_, err := p.request(context.Background(), pid, "silence", 20*time.Millisecond)
+	_, err := p.request(context.Background(), pid, "silence", 20*time.Millisecond, nil)
 	assert.ErrorIs(t, err, errTimeout)
 	assert.Empty(t, p.idle, "a box whose caller gave up is not reused")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = p.request(ctx, pid, "silence", time.Minute)
+	_, err = p.request(ctx, pid, "silence", time.Minute, nil)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, p.idle)
 }
@@ -55,6 +55,6 @@ func TestReplyPoolReportsAStoppedActor(t *testing.T) {
 	p := newReplyPool(as, 4)
 	pid := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return echo{} }))
 	require.NoError(t, as.Root.StopFuture(pid).Wait())
-	_, err := p.request(context.Background(), pid, "hello", 5*time.Second)
+	_, err := p.request(context.Background(), pid, "hello", 5*time.Second, nil)
 	assert.ErrorIs(t, err, actor.ErrDeadLetter)
 }

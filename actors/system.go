@@ -35,6 +35,9 @@ type Config struct {
 	IdleTimeout time.Duration
 	// AskTimeout bounds how long a caller waits for an actor's answer.
 	AskTimeout time.Duration
+	// CloseTimeout bounds Close (0: 3 s): an actor stuck in a store call
+	// that never returns (a wedged disk) must not hold the shutdown.
+	CloseTimeout time.Duration
 	// MailboxSize bounds the requests on their way to one event actor;
 	// beyond it Ask answers ErrBusy at once. (The mailbox itself is
 	// unbounded: a bounded protoactor mailbox preallocates its whole ring,
@@ -63,6 +66,9 @@ func (c *Config) Validate() error {
 	if c.AskTimeout == 0 {
 		c.AskTimeout = 10 * time.Second
 	}
+	if c.CloseTimeout == 0 {
+		c.CloseTimeout = 3 * time.Second
+	}
 	if c.MailboxSize == 0 {
 		c.MailboxSize = 100_000
 	}
@@ -86,7 +92,8 @@ func (c *Config) Validate() error {
 var ErrBusy = errors.New("actors: event busy")
 
 // ErrUnavailable is answered when an actor cannot serve (storage failure,
-// shutdown, timeout). It maps to 503.
+// shutdown, timeout). It maps to 503. After a storage fault the error
+// wraps persistence.ErrFailed too.
 var ErrUnavailable = errors.New("actors: unavailable")
 
 // System owns the actor system, the event registry and the directory.
@@ -275,6 +282,11 @@ func (s *System) CreateEvent(ctx context.Context, unitID, eventID string, cmd ev
 func (s *System) NewEventID() string { return s.cfg.IDs.New("evt_") }
 
 func (s *System) ask(ctx context.Context, eventID string, req *request) (any, error) {
+	if err := s.store.Err(); err != nil {
+		// Nothing can become durable, and what the actors hold may not
+		// be: answer at once rather than activate an actor to fail.
+		return nil, fmt.Errorf("%w: event %s: %w", ErrUnavailable, eventID, err)
+	}
 	for attempt := 0; attempt < 3; attempt++ {
 		sl, err := s.acquire(eventID)
 		if err != nil {
@@ -285,13 +297,13 @@ func (s *System) ask(ctx context.Context, eventID string, req *request) (any, er
 			timeout = time.Until(d)
 		}
 		s.asks.Add(1)
-		res, err := s.reply.request(ctx, sl.pid, req, timeout)
+		res, err := s.reply.request(ctx, sl.pid, req, timeout, s.store.Failed())
 		s.release(eventID, sl)
 		if errors.Is(err, actor.ErrDeadLetter) {
 			continue // the actor stopped (storage failure); activate afresh
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: event %s: %v", ErrUnavailable, eventID, err)
+			return nil, s.unavailable("event "+eventID, err)
 		}
 		r, ok := res.(*response)
 		if !ok {
@@ -372,9 +384,20 @@ func (s *System) ActiveEvents() int {
 	return len(s.slots)
 }
 
+// unavailable wraps a failed ask: with the store's fault when there is
+// one, so the caller can tell a storage fault from a slow actor.
+func (s *System) unavailable(what string, err error) error {
+	if f := s.store.Err(); f != nil {
+		return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, f)
+	}
+	return fmt.Errorf("%w: %s: %v", ErrUnavailable, what, err)
+}
+
 // Close stops every actor after it has handled what is in its mailbox,
 // waits for syncs and snapshot saves in flight, and shuts the actor system
-// down. The store stays open: its owner closes it.
+// down, all within Config.CloseTimeout: an actor or a sync stuck in the
+// store (a disk that stopped answering) is left behind, with an error,
+// for the process exit to end. The store stays open: its owner closes it.
 func (s *System) Close() error {
 	s.mu.Lock()
 	s.closing = true
@@ -383,14 +406,39 @@ func (s *System) Close() error {
 		pids = append(pids, sl.pid)
 	}
 	s.mu.Unlock()
-	for _, pid := range pids {
-		_ = s.as.Root.PoisonFuture(pid).Wait()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// All at once: the actors drain their mailboxes in parallel.
+		futs := make([]actor.Future, 0, len(pids))
+		for _, pid := range pids {
+			futs = append(futs, s.as.Root.PoisonFuture(pid))
+		}
+		for _, f := range futs {
+			_ = f.Wait()
+		}
+		if s.dirPID != nil {
+			_ = s.as.Root.PoisonFuture(s.dirPID).Wait()
+		}
+		s.wg.Wait()
+	}()
+	// After a storage fault the mailboxes drain at once (every answer is
+	// a refusal), and what is still busy is stuck in the store for good.
+	timeout := s.cfg.CloseTimeout
+	if s.store.Err() != nil {
+		timeout = min(timeout, 500*time.Millisecond)
 	}
-	if s.dirPID != nil {
-		_ = s.as.Root.PoisonFuture(s.dirPID).Wait()
+	var err error
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		err = fmt.Errorf("actors: close: actors or syncs still busy after %s", timeout)
+		if f := s.store.Err(); f != nil {
+			err = fmt.Errorf("%w: %w", err, f)
+		}
+		s.cfg.Logger.Error("actors: close timed out; leaving stuck actors to the process exit", "err", err)
 	}
-	s.wg.Wait()
 	s.as.Shutdown()
 	s.disp.close()
-	return nil
+	return err
 }

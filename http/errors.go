@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"ticketd/event"
+	"ticketd/persistence"
 )
 
 // Error is an HTTP-side rejection: a status chosen by this package (401,
@@ -15,6 +16,8 @@ type Error struct {
 	Status  int
 	Message string
 	Details []event.Detail
+	// Reason, if set, is the stable identifier of the cause.
+	Reason string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -81,6 +84,7 @@ type ErrorObject struct {
 	Status  string         `json:"status"`
 	Message string         `json:"message"`
 	Details []event.Detail `json:"details,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
 }
 
 // errorResponse turns any handler error into a status and an envelope.
@@ -92,7 +96,7 @@ func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
 	switch {
 	case he != nil:
 		status = he.Status
-		env.Error = ErrorObject{Code: status, Status: statusName(status), Message: he.Message, Details: he.Details}
+		env.Error = ErrorObject{Code: status, Status: statusName(status), Message: he.Message, Details: he.Details, Reason: he.Reason}
 	case ee != nil:
 		status = statusOfCode(ee.Code)
 		if status == 500 {
@@ -103,6 +107,12 @@ func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
 		status = 503
 		env.Error = ErrorObject{Code: 503, Status: statusName(503), Message: "the service is busy, retry later"}
 		internal = true
+	case errors.Is(err, persistence.ErrFailed):
+		// A handler that reads or writes the store itself (idempotency,
+		// audit, outbox) meets the storage fault the actors turn into 503.
+		he := errStorageUnavailable
+		status = he.Status
+		env.Error = ErrorObject{Code: status, Status: statusName(status), Message: he.Message, Reason: he.Reason}
 	default:
 		return 500, internalEnvelope(), true
 	}
@@ -174,6 +184,10 @@ func appendErrorJSON(b []byte, e ErrorObject) []byte {
 			b = append(b, '}')
 		}
 		b = append(b, ']')
+	}
+	if e.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, e.Reason)
 	}
 	return append(b, "}}"...)
 }

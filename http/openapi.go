@@ -681,6 +681,8 @@ func oaErrorEnvelopeSchema() map[string]any {
 						"description": "Field-level issues of a 400.",
 						"items":       map[string]any{"$ref": "#/components/schemas/ErrorDetail"},
 					},
+					"reason": map[string]any{"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$",
+						"description": "A stable identifier of the cause, for programs; for example STORAGE_UNAVAILABLE on a 503 while writes cannot be made durable. A 503 does not say whether the request was applied: retry a POST with the same Idempotency-Key."},
 				},
 				"additionalProperties": false,
 			},

@@ -11,6 +11,7 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	"ticketd/payments"
+	"ticketd/persistence"
 	"ticketd/webhooks"
 )
 
@@ -100,6 +101,7 @@ func (a *api) routes() []Route {
 // and docs pages, the hosted pages, the payment provider's page and webhook.
 func (a *api) registerExtras(srv *Server) error {
 	registerMetrics(srv, a.sys)
+	registerHealth(srv, a.sys)
 	registerLogs(srv, a.devlog)
 	if err := RegisterDocs(srv, srv.Routes(), DocInfo{Version: CurrentVersion}); err != nil {
 		return err
@@ -198,6 +200,9 @@ func shellErr(err error) error {
 		return httpError(503, "the event is busy; retry shortly")
 	}
 	if errors.Is(err, actors.ErrUnavailable) {
+		if errors.Is(err, persistence.ErrFailed) {
+			return errStorageUnavailable
+		}
 		return httpError(503, "temporarily unavailable; retry")
 	}
 	return err

@@ -40,9 +40,62 @@
 // Store methods are safe for concurrent use. A Batch belongs to one goroutine
 // from NewBatch to Close. Replay and Scan read a consistent point-in-time view
 // (a Pebble iterator), so concurrent commits do not tear what they see.
-// Close waits for operations in flight and then makes every method return
-// ErrClosed; the callbacks of Replay, Scan and ViewSnapshots must therefore
-// not call back into the Store.
+// Close waits for operations in flight (for at most Options.CloseTimeout)
+// and then makes every method return ErrClosed; the callbacks of Replay,
+// Scan and ViewSnapshots must therefore not call back into the Store.
+//
+// # Storage faults
+//
+// A failed WAL write or fsync is final: the store fails (ErrFailed), every
+// operation from then on, reads included, returns that error at once,
+// Failed is closed, and the service exits so that its supervisor restarts
+// it (fail-stop). The reasons:
+//
+//   - After a failed fsync the kernel may already have dropped the dirty
+//     pages and cleared the error, so a retried fsync can succeed without
+//     the data being on disk; PostgreSQL learned this in 2018 and since
+//     then PANICs on a failed fsync and recovers from its WAL.
+//   - Pebble does not recover either. Its WAL writer (record.LogWriter)
+//     keeps the first write or sync error and hands it to every later sync
+//     waiter; once a block fills, the next write returns it and
+//     DB.commitWrite panics while holding the commit pipeline's mutex, so
+//     every later commit blocks for good. A commit that fails in the
+//     synchronous path is logged through Logger.Fatalf ("the commit
+//     pipeline will be horked"), and a failed MANIFEST sync is Fatalf too;
+//     Pebble's default Fatalf is os.Exit(1).
+//   - The memtable and the state of the actors already hold the records of
+//     the failed batches: serving reads from them would show what may never
+//     have reached the disk.
+//
+// Recovery is the ordinary crash recovery: the restarted process replays
+// the WAL, which holds everything that was synced, so every acknowledged
+// write is there (answers go out only after their sync succeeded). A write
+// answered with an error at the fault may be there too (it was synced but
+// its answer lost the race with the fault): an error at a fault means
+// "unknown", and a client retries with the same idempotency key.
+//
+// A full disk (ENOSPC) takes the same path, for the same reason: the WAL
+// writer keeps the error, and the database cannot be reopened in-process
+// while goroutines are stuck in its commit pipeline and it holds the
+// directory lock. Staying up to serve reads would serve from that
+// untrustworthy memory. So the process exits; while the disk stays full a
+// restart exits non-zero again: Open must flush the WAL it replayed, and
+// since Pebble retries a failed flush without end, Open gives up on the
+// first disk error of that flush instead of hanging (or, with little to
+// flush, the first MANIFEST write after Open fails and Pebble's Fatalf
+// ends the process). Once space is freed the next restart writes again.
+//
+// A fault can also come without an error: a disk that stops answering, or
+// a write stall that cannot end because Pebble's flushes keep failing (a
+// flush error is only logged and retried). A watchdog fails the store when
+// commits wait and none completes for Options.StallTimeout (3 s by
+// default), so callers are answered within seconds, not never.
+//
+// Close after a fault does not flush and does not wait for operations
+// stuck inside Pebble: it closes the database only if nothing is in
+// flight and otherwise leaves it to the process exit. A panic inside
+// Pebble during a commit (and Logger.Fatalf, which panics) fails the
+// store too.
 //
 // # Recovery positions
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,13 @@ type Options struct {
 	// measures what fsync costs and never a service mode: acknowledged
 	// writes can be lost on a crash.
 	NoSync bool
+	// StallTimeout fails the store (ErrFailed) when commits wait and none
+	// completes for this long; 0 means DefaultStallTimeout, below 0 turns
+	// the watchdog off.
+	StallTimeout time.Duration
+	// CloseTimeout bounds Close: the wait for operations in flight, then
+	// the flush and close of the database; 0 means DefaultCloseTimeout.
+	CloseTimeout time.Duration
 }
 
 // Store is the write-ahead log and index store on one Pebble database.
@@ -60,11 +68,12 @@ type Store struct {
 	dir       string
 	popts     *pebble.Options
 	ingestSeq atomic.Uint64
-	// mu is held shared by every operation and exclusively by Close, so
-	// Close waits for in-flight commits instead of Pebble panicking on a
-	// closed DB.
-	mu     sync.RWMutex
-	closed bool
+	// h admits operations (Close waits for those in flight, so Pebble
+	// never sees a call on a closed DB) and holds the fault state.
+	h            health
+	closeTimeout time.Duration
+	closeOnce    sync.Once
+	closeErr     error
 }
 
 // Open opens or creates the store in opts.Dir/pebble.
@@ -84,7 +93,11 @@ func Open(opts Options) (*Store, error) {
 	if memBytes == 0 {
 		memBytes = 16 << 20
 	}
-	s := &Store{wo: pebble.Sync, fs: fs, dir: opts.Dir}
+	s := &Store{wo: pebble.Sync, fs: fs, dir: opts.Dir, closeTimeout: opts.CloseTimeout}
+	if s.closeTimeout <= 0 {
+		s.closeTimeout = DefaultCloseTimeout
+	}
+	s.h.init(opts.Logger)
 	if opts.NoSync {
 		s.wo = pebble.NoSync
 	}
@@ -94,7 +107,7 @@ func Open(opts Options) (*Store, error) {
 		FS:                 &syncCountingFS{FS: fs, syncs: &s.stats.syncs, nanos: &s.stats.syncNanos},
 		Cache:              cache,
 		MemTableSize:       memBytes,
-		Logger:             slogAdapter{l: opts.Logger},
+		Logger:             slogAdapter{l: opts.Logger, fail: s.fail},
 		EventListener:      s.stallListener(opts.Logger),
 		FormatMajorVersion: pebble.FormatNewest,
 	}
@@ -108,12 +121,20 @@ func Open(opts Options) (*Store, error) {
 	// writer options from these, so they need them too.
 	popts.EnsureDefaults()
 	dir := fs.PathJoin(opts.Dir, "pebble")
-	db, err := pebble.Open(dir, popts)
+	db, err := s.openDB(dir, popts)
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open %s: %w", dir, err)
 	}
 	s.db, s.popts = db, popts
 	s.removeIngestLeftovers()
+	stall := opts.StallTimeout
+	if stall == 0 {
+		stall = DefaultStallTimeout
+	}
+	if stall > 0 {
+		s.h.watchWG.Add(1)
+		go s.watch(stall)
+	}
 	return s, nil
 }
 
@@ -123,38 +144,74 @@ func Open(opts Options) (*Store, error) {
 // memtable on open and flushes it before returning, which costs as much as
 // the memtable is large). A crash skips the flush and loses nothing: the
 // WAL stays, and Open replays it.
+//
+// Close returns within about Options.CloseTimeout in every state. After a
+// fault it neither waits for operations stuck inside Pebble nor flushes:
+// it closes the database only if nothing is in flight, and otherwise
+// leaves it to the process exit, which loses nothing either (what was
+// acknowledged is in the synced WAL). It then returns the fault.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Store) close() error {
+	deadline := time.Now().Add(s.closeTimeout)
+	s.h.closing.Store(true)
+	s.stopWatch()
+	if fault := s.Err(); fault != nil {
+		// Healthy operations finish in microseconds; stuck ones never do.
+		if !s.waitDrained(time.Now().Add(100 * time.Millisecond)) {
+			return fmt.Errorf("persistence: close: database left open, %d operations stuck in pebble: %w", s.h.inflight.Load(), fault)
+		}
+		if err := s.closeDB(deadline, false); err != nil {
+			return errors.Join(fault, err)
+		}
+		return fault
 	}
-	s.closed = true
-	if err := s.db.Flush(); err != nil {
-		_ = s.db.Close()
-		return fmt.Errorf("persistence: close: flush: %w", err)
+	if !s.waitDrained(deadline) {
+		return fmt.Errorf("persistence: close: database left open, %d operations still in flight after %s", s.h.inflight.Load(), s.closeTimeout)
 	}
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("persistence: close: %w", err)
+	return s.closeDB(deadline, true)
+}
+
+// closeDB flushes (if asked) and closes the database, giving up at
+// deadline: a disk that hangs must not hold the process's exit.
+func (s *Store) closeDB(deadline time.Time, flush bool) error {
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("persistence: close: pebble panicked: %v", r)
+			}
+		}()
+		if flush {
+			if err := s.db.Flush(); err != nil {
+				_ = s.db.Close()
+				done <- fmt.Errorf("persistence: close: flush: %w", err)
+				return
+			}
+		}
+		if err := s.db.Close(); err != nil {
+			done <- fmt.Errorf("persistence: close: %w", err)
+			return
+		}
+		done <- nil
+	}()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("persistence: close: database did not close within %s", s.closeTimeout)
 	}
-	return nil
 }
 
 // DB returns the underlying database, an escape hatch for tests and tools
 // (for example to damage a value on purpose). Unlike Store methods, using it
 // after Close panics; package snapshots reads through ViewSnapshots instead.
 func (s *Store) DB() *pebble.DB { return s.db }
-
-func (s *Store) acquire() error {
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return ErrClosed
-	}
-	return nil
-}
-
-func (s *Store) release() { s.mu.RUnlock() }
 
 // Batch collects appends and index updates that commit atomically.
 // It belongs to one goroutine.
@@ -295,8 +352,9 @@ func (b *Batch) Close() {
 
 // Commit writes b and returns once it is durable (fsynced), unless
 // Options.NoSync. Concurrent commits share fsyncs. An empty batch is a no-op.
-// A batch commits at most once; Close it afterwards.
-func (s *Store) Commit(b *Batch) error {
+// A batch commits at most once; Close it afterwards. A failed commit fails
+// the store (ErrFailed): see the package doc, "Storage faults".
+func (s *Store) Commit(b *Batch) (err error) {
 	if b.err != nil {
 		return b.err
 	}
@@ -315,9 +373,12 @@ func (s *Store) Commit(b *Batch) error {
 	defer s.release()
 	n := b.pb.Len()
 	b.committed = true
+	s.commitBegin()
+	defer s.commitEnd()
+	defer s.recoverPebble(&err)
 	if err := s.db.Apply(b.pb, s.wo); err != nil {
 		s.stats.commitErrors.Add(1)
-		return fmt.Errorf("persistence: commit %d records: %w", b.records, err)
+		return s.fail(fmt.Errorf("commit %d records: %w", b.records, err))
 	}
 	s.stats.observe(b.records, n)
 	return nil
@@ -538,7 +599,10 @@ func (s *Store) ScanRange(prefix, after, through []byte, fn func(key, value []by
 
 // slogAdapter routes Pebble's logging to slog. Pebble's info lines (WAL
 // recovery, compactions) are chatty, so they go out at debug level.
-type slogAdapter struct{ l *slog.Logger }
+type slogAdapter struct {
+	l    *slog.Logger
+	fail func(error) error
+}
 
 func (a slogAdapter) Infof(format string, args ...any) {
 	if a.l != nil {
@@ -552,15 +616,43 @@ func (a slogAdapter) Errorf(format string, args ...any) {
 	}
 }
 
-// Fatalf panics instead of exiting: Pebble calls it on broken invariants,
-// and a panic lets the process supervisor and tests see the message.
+// Fatalf fails the store and panics instead of exiting. Pebble calls it
+// when it cannot go on (a commit error leaves its commit pipeline
+// unusable, a MANIFEST sync failed, an invariant broke) and expects it not
+// to return. In a commit the panic becomes the commit's error (see
+// recoverPebble) and the service exits through Store.Failed; in Pebble's
+// own goroutines it ends the process, which is the fail-stop Pebble's
+// default logger (os.Exit(1)) would do too.
 func (a slogAdapter) Fatalf(format string, args ...any) {
-	msg := "pebble: " + fmt.Sprintf(format, args...)
+	msg := fmt.Sprintf(format, args...)
+	if !strings.HasPrefix(msg, "pebble: ") {
+		msg = "pebble: " + msg
+	}
 	if a.l != nil {
 		a.l.Error(msg)
 	}
+	if a.fail != nil {
+		fe := &fatalError{msg: msg}
+		for _, arg := range args {
+			if err, ok := arg.(error); ok {
+				fe.err = err // keeps errors.Is(err, syscall.EIO) true
+				break
+			}
+		}
+		a.fail(fe)
+	}
 	panic(msg)
 }
+
+// fatalError is what Pebble reported through Fatalf, with the error it
+// formatted, if any, as its cause.
+type fatalError struct {
+	msg string
+	err error
+}
+
+func (e *fatalError) Error() string { return e.msg }
+func (e *fatalError) Unwrap() error { return e.err }
 
 // CommitAsync hands b to Pebble's commit pipeline and returns once b is
 // written to the WAL (and visible), without waiting for the fsync; wait
@@ -569,6 +661,8 @@ func (a slogAdapter) Fatalf(format string, args ...any) {
 // WAL in that order, so when a later one is durable every earlier one is
 // too. This lets an actor keep several batches in flight while Pebble
 // groups their fsyncs, instead of waiting a round trip per sync.
+//
+// A failed hand-off or sync fails the store (ErrFailed), like Commit.
 func (s *Store) CommitAsync(b *Batch) (wait func() error, err error) {
 	if b.err != nil {
 		return nil, b.err
@@ -587,31 +681,45 @@ func (s *Store) CommitAsync(b *Batch) (wait func() error, err error) {
 	}
 	n := b.pb.Len()
 	b.committed = true
-	if !s.wo.Sync { // Options.NoSync (benchmarks): nothing to wait for
-		err := s.db.Apply(b.pb, s.wo)
-		s.release()
-		if err != nil {
-			s.stats.commitErrors.Add(1)
-			return nil, fmt.Errorf("persistence: commit %d records: %w", b.records, err)
-		}
-		s.stats.observe(b.records, n)
-		return func() error { return nil }, nil
-	}
-	if err := s.db.ApplyNoSyncWait(b.pb, s.wo); err != nil {
+	s.commitBegin()
+	if err := s.applyNoSyncWait(b); err != nil {
+		s.commitEnd()
 		s.release()
 		s.stats.commitErrors.Add(1)
-		return nil, fmt.Errorf("persistence: commit %d records: %w", b.records, err)
+		return nil, err
+	}
+	if !s.wo.Sync { // Options.NoSync (benchmarks): nothing to wait for
+		s.commitEnd()
+		s.release()
+		s.stats.observe(b.records, n)
+		return func() error { return nil }, nil
 	}
 	records := b.records
 	return func() error {
 		defer s.release()
+		defer s.commitEnd()
 		if err := b.pb.SyncWait(); err != nil {
 			s.stats.commitErrors.Add(1)
-			return fmt.Errorf("persistence: sync %d records: %w", records, err)
+			return s.fail(fmt.Errorf("sync %d records: %w", records, err))
 		}
 		s.stats.observe(records, n)
 		return nil
 	}, nil
+}
+
+// applyNoSyncWait hands b to Pebble without waiting for its sync (with
+// Options.NoSync, it applies it without one).
+func (s *Store) applyNoSyncWait(b *Batch) (err error) {
+	defer s.recoverPebble(&err)
+	if !s.wo.Sync {
+		err = s.db.Apply(b.pb, s.wo)
+	} else {
+		err = s.db.ApplyNoSyncWait(b.pb, s.wo)
+	}
+	if err != nil {
+		return s.fail(fmt.Errorf("commit %d records: %w", b.records, err))
+	}
+	return nil
 }
 
 // TruncateAfter deletes the records of stream with seq > after. Recovery
@@ -638,7 +746,25 @@ func (s *Store) stallListener(l *slog.Logger) *pebble.EventListener {
 	if l == nil {
 		l = slog.New(slog.DiscardHandler)
 	}
+	var lastLog atomic.Int64 // unix nanos of the last background error logged
+	var quiet atomic.Int64   // background errors not logged since
 	return &pebble.EventListener{
+		BackgroundError: func(err error) {
+			if s.h.opening.Load() && isDiskFault(err) {
+				select {
+				case s.h.openFault <- err:
+				default:
+				}
+			}
+			// Pebble retries a failed flush at once and without end: on
+			// a full disk that is a line every few milliseconds.
+			now := time.Now().UnixNano()
+			if last := lastLog.Load(); now-last < int64(time.Second) || !lastLog.CompareAndSwap(last, now) {
+				quiet.Add(1)
+				return
+			}
+			l.Error("pebble: background error", "err", err, "not_logged_since", quiet.Swap(0))
+		},
 		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
 			s.stats.stalls.Add(1)
 			s.stats.stallStart.Store(time.Now().UnixNano())

@@ -66,21 +66,64 @@ func NewMain(cfg Config, out io.Writer) *Main {
 	}
 }
 
+// shutdownTimeout bounds Close, whatever state the service is in: a
+// supervisor's stop (systemd's default TimeoutStopSec is 90 s, Kubernetes'
+// grace period 30 s) must never need a SIGKILL.
+const shutdownTimeout = 9 * time.Second
+
+// faultGrace is how long the service keeps answering (503 for anything
+// that needs the store) after a storage fault before it shuts down.
+const faultGrace = time.Second
+
 // Run opens the service, serves until ctx is done, then shuts down
 // gracefully: stop accepting, finish in-flight requests, flush the log.
+// After a storage fault it shuts down the same way and returns the fault
+// (fail-stop: the process exits non-zero and its supervisor restarts it,
+// which recovers from the log; see package persistence).
 func (m *Main) Run(ctx context.Context) error {
 	if err := m.Open(); err != nil {
 		return err
 	}
+	var fault error
 	select {
 	case <-ctx.Done():
 	case err := <-m.done:
 		if err != nil {
-			_ = m.Close()
+			_ = m.closeBounded()
 			return fmt.Errorf("serve: %w", err)
 		}
+	case <-m.store.Failed():
+		fault = m.store.Err()
+		m.log.Error("storage fault: shutting down so that a restart recovers from the log; nothing acknowledged is lost",
+			"err", fault)
+		// A moment more of prompt 503s (and /readyz 503) lets load
+		// balancers and probes see why, rather than only refused
+		// connections; a stop signal cuts it short.
+		select {
+		case <-time.After(faultGrace):
+		case <-ctx.Done():
+		}
 	}
-	return m.Close()
+	err := m.closeBounded()
+	if fault != nil {
+		return fmt.Errorf("storage fault: %w", fault)
+	}
+	return err
+}
+
+// closeBounded is Close with shutdownTimeout: past it, the parts still
+// closing are left to the process exit (what was acknowledged is in the
+// synced log already).
+func (m *Main) closeBounded() error {
+	done := make(chan error, 1)
+	go func() { done <- m.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(shutdownTimeout):
+		m.log.Error("shutdown did not finish in time; exiting anyway", "timeout", shutdownTimeout)
+		return fmt.Errorf("shutdown: not finished after %s", shutdownTimeout)
+	}
 }
 
 // Open opens the data dir, starts the actors and listens.
@@ -204,7 +247,10 @@ func (m *Main) Close() error {
 		m.stop = nil
 	}
 	if m.srv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		// In-flight requests are answered within seconds even after a
+		// storage fault (the actors answer at once, or the store's
+		// watchdog fails a stalled disk), so 3 s is plenty.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		errs = append(errs, m.srv.Shutdown(ctx))
 		cancel()
 	}
@@ -226,8 +272,13 @@ func (m *Main) closeBackend() {
 		m.hooks = nil
 	}
 	if m.audit != nil {
-		if err := m.audit.Close(); err != nil {
-			m.log.Error("close audit log", "err", err)
+		// After a storage fault the audit log cannot be written, and its
+		// flush may be stuck in the store holding the log's lock: leave
+		// it to the process exit.
+		if m.store == nil || m.store.Err() == nil {
+			if err := m.audit.Close(); err != nil {
+				m.log.Error("close audit log", "err", err)
+			}
 		}
 		m.audit = nil
 	}

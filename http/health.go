@@ -1,0 +1,34 @@
+package http
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"ticketd/actors"
+)
+
+// reasonStorageUnavailable is the error reason of every answer refused
+// because the store failed (see persistence, "Storage faults").
+const reasonStorageUnavailable = "STORAGE_UNAVAILABLE"
+
+// errStorageUnavailable is the answer while writes cannot be made durable.
+var errStorageUnavailable = &Error{Status: 503, Reason: reasonStorageUnavailable,
+	Message: "storage unavailable: writes cannot be made durable; the service restarts to recover, retry shortly"}
+
+// registerHealth serves GET /healthz (200 while the process runs) and GET
+// /readyz (200 while writes can be made durable, else 503 in the error
+// envelope), both without a key, for probes and load balancers.
+func registerHealth(srv *Server, sys *actors.System) {
+	srv.Handle("GET", "/healthz", func(rc *fasthttp.RequestCtx) {
+		rc.SetContentType("application/json")
+		rc.SetBodyString(`{"status":"ok"}`)
+	})
+	srv.Handle("GET", "/readyz", func(rc *fasthttp.RequestCtx) {
+		rc.Response.Header.Set("Cache-Control", "no-store")
+		if sys != nil && sys.Store().Err() != nil {
+			srv.writeError(rc, errStorageUnavailable)
+			return
+		}
+		rc.SetContentType("application/json")
+		rc.SetBodyString(`{"status":"ready"}`)
+	})
+}
