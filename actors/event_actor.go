@@ -33,6 +33,22 @@ type eventActor struct {
 	timerAt time.Time
 
 	enc []byte // the change encode buffer
+
+	published int8 // the status last reported to the event index: 0 none, 1 published, 2 not
+}
+
+// notePublished tells the event index whether the event is published, when
+// that changed since the last report.
+func (a *eventActor) notePublished() {
+	e := a.m.State().Event
+	k := int8(2)
+	if e != nil && e.Status == event.EventPublished {
+		k = 1
+	}
+	if k != a.published {
+		a.published = k
+		a.sys.idx.noteStatus(a.id, k == 1)
+	}
 }
 
 // errStopReplay ends a replay early at a gap in the log.
@@ -167,6 +183,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 		}
 		a.hookChange(now, seq, ch)
 	}
+	a.notePublished()
 	if a.outboxDirty && a.sys.cfg.OnOutbox != nil {
 		a.outboxDirty = false
 		a.com.afterDurable(a.sys.cfg.OnOutbox)

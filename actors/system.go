@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -125,10 +126,20 @@ type slot struct {
 
 // eventIndex maps events to their business units; it is rebuilt from the
 // "ev/" index entries at start and extended as events are created.
+//
+// It also knows which events are not published, for the storefront's
+// listing: an event actor reports its event's status when it loads and
+// when a change moves it. Events not loaded since the start are unknown,
+// so they stay candidates (the listing asks them); once known, a draft
+// costs a listing nothing. The status is not persisted: after a restart
+// the first listing of a unit learns it again.
 type eventIndex struct {
 	mu     sync.RWMutex
 	unit   map[string]string   // event id -> unit id
-	byUnit map[string][]string // unit id -> event ids, creation order
+	byUnit map[string][]string // unit id -> event ids, sorted (time-ordered ULIDs)
+
+	notPublished map[string]bool     // event id -> known not published
+	candidates   map[string][]string // unit id -> byUnit less notPublished; absent when stale
 }
 
 // Metrics are counters the /metrics endpoint exposes.
@@ -166,7 +177,8 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 		snaps: snaps,
 		slots: map[string]*slot{},
 		disp:  newDispatcher(dispatchThroughput, dispatchWorkers),
-		idx:   eventIndex{unit: map[string]string{}, byUnit: map[string][]string{}},
+		idx: eventIndex{unit: map[string]string{}, byUnit: map[string][]string{},
+			notPublished: map[string]bool{}, candidates: map[string][]string{}},
 	}
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return cfg.Logger.With("component", "protoactor")
@@ -197,7 +209,62 @@ func (x *eventIndex) add(eventID, unitID string) {
 		return
 	}
 	x.unit[eventID] = unitID
-	x.byUnit[unitID] = append(x.byUnit[unitID], eventID)
+	ids := x.byUnit[unitID]
+	// Ids are time-ordered, so this appends but for ids of one millisecond.
+	i, _ := slices.BinarySearch(ids, eventID)
+	x.byUnit[unitID] = slices.Insert(ids, i, eventID)
+	delete(x.candidates, unitID)
+}
+
+// noteStatus records whether an event is published, as its actor sees it.
+func (x *eventIndex) noteStatus(eventID string, published bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.notPublished[eventID] == !published {
+		return
+	}
+	if published {
+		delete(x.notPublished, eventID)
+	} else {
+		x.notPublished[eventID] = true
+	}
+	if u, ok := x.unit[eventID]; ok {
+		delete(x.candidates, u)
+	}
+}
+
+// PublishedCandidates returns, oldest first, the unit's events that may be
+// published (see eventIndex) and were created before the event after (all
+// of them for ""). ok is false when after is not an event of the unit.
+// The slice is shared: do not modify it.
+func (s *System) PublishedCandidates(unitID, after string) (ids []string, ok bool) {
+	x := &s.idx
+	x.mu.RLock()
+	if after != "" && x.unit[after] != unitID {
+		x.mu.RUnlock()
+		return nil, false
+	}
+	cand, fresh := x.candidates[unitID]
+	x.mu.RUnlock()
+	if !fresh {
+		x.mu.Lock()
+		if cand, fresh = x.candidates[unitID]; !fresh {
+			all := x.byUnit[unitID]
+			cand = make([]string, 0, len(all))
+			for _, id := range all {
+				if !x.notPublished[id] {
+					cand = append(cand, id)
+				}
+			}
+			x.candidates[unitID] = cand
+		}
+		x.mu.Unlock()
+	}
+	if after != "" {
+		i, _ := slices.BinarySearch(cand, after)
+		cand = cand[:i]
+	}
+	return cand, true
 }
 
 // EventUnit returns the business unit that owns eventID.

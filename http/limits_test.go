@@ -265,3 +265,63 @@ func TestPreflightWithManyKeys(t *testing.T) {
 	}
 	t.Logf("500 preflights of an unlisted origin among 300 keys: %s", time.Since(start))
 }
+
+// TestStorefrontListSkipsKnownDrafts: the storefront's event list asks
+// only the events that may be published. Once the actors of a unit's drafts
+// have told the index their status, a listing no longer visits them, and
+// a draft published (or an event archived) later shows (or goes) at once.
+func TestStorefrontListSkipsKnownDrafts(t *testing.T) {
+	f := newAPIFx(t)
+	u := f.unit(t)
+	const drafts = 1000
+	var published []string // newest first
+	for i := 0; i < drafts; i++ {
+		if i%300 == 0 {
+			published = append([]string{apiPublished(t, u.dev)}, published...)
+		}
+		apiEvent(t, u.dev, nil)
+	}
+	list := func() []string {
+		var ids []string
+		cursor := ""
+		for i := 0; i < 20; i++ {
+			p := apiWant(t, u.sf.Do("GET", "/storefront/v1/events?limit=2&cursor="+cursor, nil), 200)
+			ids = append(ids, apiIDs(t, p)...)
+			if cursor = apiS(p, "nextCursor"); cursor == "" {
+				return ids
+			}
+		}
+		t.Fatal("too many pages")
+		return nil
+	}
+	start := time.Now()
+	require.Equal(t, published, list())
+	cold := time.Since(start)
+	cand, ok := f.s.Sys.PublishedCandidates(u.ID, "")
+	require.True(t, ok)
+	require.Len(t, cand, len(published), "every draft is known once its actor has loaded")
+	start = time.Now()
+	for i := 0; i < 10; i++ {
+		require.Equal(t, published, list())
+	}
+	t.Logf("%d drafts, %d published: first listing %s, then %s per listing", drafts, len(published), cold, time.Since(start)/10)
+
+	// Status changes reach the index.
+	draft := apiS(apiEvent(t, u.dev, map[string]any{"startsAt": apiStartsAt}), "id")
+	require.Equal(t, published, list())
+	apiSetStatus(t, u.dev, "/v1/events/"+draft, "published")
+	require.Equal(t, append([]string{draft}, published...), list())
+	apiWant(t, u.dev.Do("POST", "/v1/events/"+published[0]+"/archive", nil), 200)
+	require.Equal(t, append([]string{draft}, published[1:]...), list())
+	// A cursor naming an event that has since become a known draft still
+	// pages on from its place.
+	p := apiWant(t, u.sf.Do("GET", "/storefront/v1/events?limit=1", nil), 200)
+	require.Equal(t, []string{draft}, apiIDs(t, p))
+	apiSetStatus(t, u.dev, "/v1/events/"+draft, "draft")
+	p = apiWant(t, u.sf.Do("GET", "/storefront/v1/events?limit=5&cursor="+apiS(p, "nextCursor"), nil), 200)
+	require.Equal(t, published[1:], apiIDs(t, p))
+	// Another unit's event is an unknown cursor.
+	other := f.unit(t)
+	foreign := apiPublished(t, other.dev)
+	apiWant400(t, u.sf.AllowInvalidRequest().Do("GET", "/storefront/v1/events?cursor="+thttp.EncodeCursor(foreign), nil), "cursor")
+}
