@@ -34,20 +34,28 @@ type eventActor struct {
 
 	enc []byte // the change encode buffer
 
-	published int8 // the status last reported to the event index: 0 none, 1 published, 2 not
+	published byte // the status last reported to the event index; 0 before the first report
 }
 
 // notePublished tells the event index whether the event is published, when
-// that changed since the last report.
+// that changed since the last report, and when the index did not know it
+// yet puts its durable entry in the open batch: with the change that moved
+// it, or once after the first load of an event without one.
 func (a *eventActor) notePublished() {
 	e := a.m.State().Event
-	k := int8(2)
-	if e != nil && e.Status == event.EventPublished {
-		k = 1
+	if e == nil {
+		return // not created (yet)
 	}
-	if k != a.published {
-		a.published = k
-		a.sys.idx.noteStatus(a.id, k == 1)
+	st := byte(statusNotPublished)
+	if e.Status == event.EventPublished {
+		st = statusPublished
+	}
+	if st == a.published {
+		return
+	}
+	a.published = st
+	if a.sys.idx.noteStatus(a.id, st) {
+		a.com.put([]byte(publishedPrefix+a.id), []byte{st})
 	}
 }
 

@@ -127,20 +127,31 @@ type slot struct {
 // eventIndex maps events to their business units; it is rebuilt from the
 // "ev/" index entries at start and extended as events are created.
 //
-// It also knows which events are not published, for the storefront's
-// listing: an event actor reports its event's status when it loads and
-// when a change moves it. Events not loaded since the start are unknown,
-// so they stay candidates (the listing asks them); once known, a draft
-// costs a listing nothing. The status is not persisted: after a restart
-// the first listing of a unit learns it again.
+// It also knows which events are published, for the storefront's listing:
+// an event actor reports its event's status when it loads and when a change
+// moves it, and writes it as a "evpub/" entry in the same batch as that
+// change, so the index is rebuilt at start too. An event without an entry
+// (its actor has not run since the entry was introduced) is unknown and
+// stays a candidate (the listing asks it); a known draft costs a listing
+// nothing.
 type eventIndex struct {
 	mu     sync.RWMutex
 	unit   map[string]string   // event id -> unit id
 	byUnit map[string][]string // unit id -> event ids, sorted (time-ordered ULIDs)
 
-	notPublished map[string]bool     // event id -> known not published
-	candidates   map[string][]string // unit id -> byUnit less notPublished; absent when stale
+	status     map[string]byte     // event id -> statusPublished or statusNotPublished; absent: unknown
+	candidates map[string][]string // unit id -> byUnit less the known unpublished; absent when stale
 }
+
+// The values of "evpub/" entries and of eventIndex.status.
+const (
+	statusPublished    = '1'
+	statusNotPublished = '0'
+)
+
+// publishedPrefix keys the durable status of each event: "evpub/" + event
+// id -> statusPublished or statusNotPublished.
+const publishedPrefix = "evpub/"
 
 // Metrics are counters the /metrics endpoint exposes.
 type Metrics struct {
@@ -178,7 +189,7 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 		slots: map[string]*slot{},
 		disp:  newDispatcher(dispatchThroughput, dispatchWorkers),
 		idx: eventIndex{unit: map[string]string{}, byUnit: map[string][]string{},
-			notPublished: map[string]bool{}, candidates: map[string][]string{}},
+			status: map[string]byte{}, candidates: map[string][]string{}},
 	}
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return cfg.Logger.With("component", "protoactor")
@@ -191,6 +202,15 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 	})
 	if err != nil {
 		return nil, fmt.Errorf("actors: load event index: %w", err)
+	}
+	err = store.Scan([]byte(publishedPrefix), func(k, v []byte) error {
+		if len(v) == 1 && (v[0] == statusPublished || v[0] == statusNotPublished) {
+			s.idx.status[string(k[len(publishedPrefix):])] = v[0]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("actors: load published index: %w", err)
 	}
 	for u, ids := range s.idx.byUnit {
 		sort.Strings(ids) // ids are time-ordered ULIDs
@@ -216,21 +236,20 @@ func (x *eventIndex) add(eventID, unitID string) {
 	delete(x.candidates, unitID)
 }
 
-// noteStatus records whether an event is published, as its actor sees it.
-func (x *eventIndex) noteStatus(eventID string, published bool) {
+// noteStatus records an event's status (statusPublished or
+// statusNotPublished) as its actor sees it, and reports whether that
+// changed what the index held, in which case the actor writes its entry.
+func (x *eventIndex) noteStatus(eventID string, st byte) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.notPublished[eventID] == !published {
-		return
+	if old, ok := x.status[eventID]; ok && old == st {
+		return false
 	}
-	if published {
-		delete(x.notPublished, eventID)
-	} else {
-		x.notPublished[eventID] = true
-	}
+	x.status[eventID] = st
 	if u, ok := x.unit[eventID]; ok {
 		delete(x.candidates, u)
 	}
+	return true
 }
 
 // PublishedCandidates returns, oldest first, the unit's events that may be
@@ -252,7 +271,7 @@ func (s *System) PublishedCandidates(unitID, after string) (ids []string, ok boo
 			all := x.byUnit[unitID]
 			cand = make([]string, 0, len(all))
 			for _, id := range all {
-				if !x.notPublished[id] {
+				if x.status[id] != statusNotPublished {
 					cand = append(cand, id)
 				}
 			}
