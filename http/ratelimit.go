@@ -1,9 +1,11 @@
 package http
 
 import (
+	"math"
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -160,8 +162,13 @@ type failLimiter struct {
 	rate      float64 // tokens per nanosecond
 	maxIPs    int
 
-	mu    sync.Mutex
+	// tracked mirrors len(spent), so that blocked, which every keyed
+	// request calls, takes no lock while no address has failed.
+	tracked atomic.Int64
+
+	mu    sync.RWMutex
 	spent map[netip.Addr]failBucket
+	swept int64 // unix nanos of the last sweep
 }
 
 type failBucket struct {
@@ -187,22 +194,32 @@ func (l *failLimiter) spentAt(b failBucket, now int64) float64 {
 // blocked reports whether ip has no token left, and in how many seconds
 // it will have one.
 func (l *failLimiter) blocked(ip netip.Addr, now time.Time) (bool, int) {
-	if l == nil {
+	if l == nil || l.tracked.Load() == 0 {
 		return false, 0
 	}
 	ip = ipKey(ip)
 	t := now.UnixNano()
-	l.mu.Lock()
+	l.mu.RLock()
 	b, ok := l.spent[ip]
-	l.mu.Unlock()
+	l.mu.RUnlock()
 	if !ok {
+		return false, 0
+	}
+	if l.spentAt(b, t) == 0 {
+		// Back to full: forget it, so that the lock-free path returns.
+		l.mu.Lock()
+		if b, ok := l.spent[ip]; ok && l.spentAt(b, t) == 0 {
+			delete(l.spent, ip)
+			l.tracked.Store(int64(len(l.spent)))
+		}
+		l.mu.Unlock()
 		return false, 0
 	}
 	over := l.spentAt(b, t) - float64(l.perMinute-1)
 	if over <= 0 {
 		return false, 0
 	}
-	return true, int(over/l.rate/float64(time.Second)) + 1
+	return true, max(1, int(math.Ceil(over/l.rate/float64(time.Second))))
 }
 
 // fail spends one of ip's tokens.
@@ -215,6 +232,15 @@ func (l *failLimiter) fail(ip netip.Addr, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b, ok := l.spent[ip]
+	if !ok && len(l.spent) >= 1024 && t-l.swept > int64(time.Minute) {
+		// Now and then forget the addresses that never came back.
+		l.swept = t
+		for k, v := range l.spent {
+			if l.spentAt(v, t) == 0 {
+				delete(l.spent, k)
+			}
+		}
+	}
 	if !ok && len(l.spent) >= l.maxIPs {
 		// Full: forget the buckets back to full, and else a sixteenth at
 		// random (so the sweep is paid once per many new IPs), rather
@@ -232,4 +258,5 @@ func (l *failLimiter) fail(ip netip.Addr, now time.Time) {
 		}
 	}
 	l.spent[ip] = failBucket{spent: min(l.spentAt(b, t)+1, float64(l.perMinute)), at: t}
+	l.tracked.Store(int64(len(l.spent)))
 }
