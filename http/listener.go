@@ -16,9 +16,12 @@ import (
 
 // Connection bounds when Config leaves them zero.
 const (
-	// DefaultMaxConnsPerIP leaves room for a NAT of many visitors while one
-	// address cannot hold the whole server.
-	DefaultMaxConnsPerIP = 256
+	// DefaultMaxConnsPerIP leaves room for a NAT of many visitors (a
+	// browser opens about six connections; an office or a carrier NAT puts
+	// hundreds of them behind one address) while one address cannot hold
+	// the whole server by default. Idle connections need no per-address
+	// bound: at the total bound the longest idle one is reclaimed.
+	DefaultMaxConnsPerIP = 1024
 	// maxConnsCeiling and maxConnsFloor bound the total derived from the
 	// file descriptor limit.
 	maxConnsCeiling = 10_000

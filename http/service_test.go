@@ -51,8 +51,6 @@ func startService(t testing.TB, opts ...serviceOption) *service {
 		Addr:       ln.Addr().String(),
 		BaseURL:    s.URL,
 		AdminToken: s.Admin,
-		// Every test client is on loopback, some hundreds at once.
-		MaxConnsPerIP: 10_000,
 	}
 	ac := actors.Config{Event: event.Config{BaseURL: s.URL, OrderHold: 15 * time.Minute, CheckoutSessionTTL: 24 * time.Hour}}
 	for _, o := range opts {

@@ -131,7 +131,7 @@ func ParseConfig(args []string, lookup func(string) (string, bool), stderr io.Wr
 	num(&c.StorefrontCatalogIPPerMinute, "storefront-catalog-ip-limit-per-minute", "TICKETD_STOREFRONT_CATALOG_IP_LIMIT_PER_MINUTE", 60, "per (key, client IP) on every other storefront route (catalog reads, code lookup, confirm, cancel); 0 off")
 	num(&c.AuthFailuresPerMinute, "auth-failures-per-minute", "TICKETD_AUTH_FAILURES_PER_MINUTE", 20, "failed authentications (admin token, API keys) per client IP per minute before 429; 0 off")
 	num(&c.MaxConns, "max-conns", "TICKETD_MAX_CONNS", 0, "open connections in total; at the bound the longest idle one is reclaimed (default: half the file descriptor limit, 64 to 10000)")
-	num(&c.MaxConnsPerIP, "max-conns-per-ip", "TICKETD_MAX_CONNS_PER_IP", 256, "open connections per client address (IPv6: per /64; trusted proxies exempt); more get 429")
+	num(&c.MaxConnsPerIP, "max-conns-per-ip", "TICKETD_MAX_CONNS_PER_IP", 1024, "open connections per client address (IPv6: per /64; trusted proxies exempt); more get 429")
 	dur(&c.HTTPReadTimeout, "http-read-timeout", "TICKETD_HTTP_READ_TIMEOUT", 15*time.Second, "time to receive one request, from connect or its first byte")
 	dur(&c.HTTPIdleTimeout, "http-idle-timeout", "TICKETD_HTTP_IDLE_TIMEOUT", 60*time.Second, "time a kept-alive connection may wait for its next request")
 	str(&proxies, "trusted-proxies", "TICKETD_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed")

@@ -173,9 +173,13 @@ func TestIdleFloodUnderLowNofile(t *testing.T) {
 		conns := idleFlood(t, p.base[len("http://"):], flood)
 		took := answersWithin(t, fromAddr("127.0.0.2"), p.base+"/hosted/style.css", 10*time.Second)
 		t.Logf("%d idle connections held; a fresh client got 200 after %s", len(conns), took)
-		m := p.connMetrics(t)
+		// Reclaimed connections close as soon as their goroutine runs.
+		var m map[string]float64
+		require.Eventually(t, func() bool {
+			m = p.connMetrics(t)
+			return m["ticketd_http_connections_open"] <= 128+1 // and the scrape's own
+		}, 10*time.Second, 50*time.Millisecond, "within the bound: %v", m)
 		t.Logf("connection metrics: %v", m)
-		require.LessOrEqual(t, m["ticketd_http_connections_open"], 128.0+2, "within the bound (+ the scrape and a closing one)")
 		require.Greater(t, m["ticketd_http_connections_reclaimed_total"], 0.0)
 		time.Sleep(200 * time.Millisecond)
 		p.alive(t, "during the flood")
