@@ -569,7 +569,8 @@ func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
 }
 
 // transportError answers requests fasthttp refused before routing: a body
-// over MaxBodyBytes (413) or a malformed request (400).
+// over MaxBodyBytes (413), a request not received within ReadTimeout (408,
+// also what a reclaimed silent connection gets) or a malformed one (400).
 func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
 	st := s.begin(rc)
 	s.echoVersionUnrouted(rc)
