@@ -214,6 +214,20 @@ func (l *connListener) reclaimLocked() bool {
 	return true
 }
 
+// reclaimAllIdle ends every connection without a request in flight, for
+// Shutdown.
+func (l *connListener) reclaimAllIdle() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c := range l.conns {
+		if !c.busy.Load() && !c.reclaimed.Load() {
+			c.reclaimed.Store(true)
+			l.reclaiming++
+			_ = c.Conn.SetReadDeadline(pastDeadline)
+		}
+	}
+}
+
 // pastDeadline is a read deadline that has already passed.
 var pastDeadline = time.Unix(1, 0)
 

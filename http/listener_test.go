@@ -2,6 +2,7 @@ package http
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	nethttp "net/http"
@@ -156,4 +157,31 @@ func TestListenerPerIP(t *testing.T) {
 
 	require.Equal(t, netip.MustParseAddr("2001:db8:1:2::"), ipKey(netip.MustParseAddr("2001:db8:1:2:aaaa::1")))
 	require.Equal(t, netip.MustParseAddr("192.0.2.7"), ipKey(netip.MustParseAddr("192.0.2.7")))
+}
+
+// TestShutdownLetsSilentConnectionsGo: connections that never sent a
+// request do not hold Shutdown for ReadTimeout; a request in flight is
+// still finished.
+func TestShutdownLetsSilentConnectionsGo(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ReadTimeout = time.Minute })
+	for i := 0; i < 20; i++ {
+		dialRaw(t, h)
+	}
+	a := dialRaw(t, h)
+	a.send("POST", "/v1/events/evt_1/orders", skLive, strings.Replace(goodOrder, "ann@", "slow@", 1))
+	<-h.entered
+	require.Eventually(t, func() bool { return h.srv.conns.Load().open() == 21 }, 5*time.Second, time.Millisecond)
+	start := time.Now()
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		shut <- h.srv.Shutdown(ctx)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	close(h.gate)
+	st, _ := a.answer()
+	require.Equal(t, 201, st, "the request in flight is answered")
+	require.NoError(t, <-shut)
+	require.Less(t, time.Since(start), 3*time.Second, "not ReadTimeout")
 }

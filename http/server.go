@@ -342,9 +342,24 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops accepting connections, waits for in-flight requests to
-// finish (or ctx to end) and returns.
+// finish (or ctx to end) and returns. Connections without a request in
+// flight are let go at once: fasthttp closes the kept-alive ones, but would
+// wait out ReadTimeout for those that never sent one (an idle flood).
 func (s *Server) Shutdown(ctx context.Context) error {
-	return s.fast.ShutdownWithContext(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.fast.ShutdownWithContext(ctx) }()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if l := s.conns.Load(); l != nil {
+			l.reclaimAllIdle()
+		}
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+		}
+	}
 }
 
 func (s *Server) routeHandler(r *Route) fasthttp.RequestHandler {
