@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -256,4 +257,21 @@ func TestConnsPerIPOnTheBinary(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatal("127.0.0.1 was not served after closing one of its connections")
+}
+
+// TestSIGTERMDuringIdleFlood: connections that never send a request do not
+// hold a graceful stop for the read timeout.
+func TestSIGTERMDuringIdleFlood(t *testing.T) {
+	p := startUnderNofile(t, 1024, "-http-read-timeout", "1m")
+	idleFlood(t, p.base[len("http://"):], 600)
+	answersWithin(t, fromAddr("127.0.0.2"), p.base+"/hosted/style.css", 10*time.Second)
+	start := time.Now()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still running 10 s after SIGTERM; stderr:\n%s", p.logs())
+	}
+	require.True(t, p.cmd.ProcessState.Success(), "exit status %v; stderr:\n%s", p.cmd.ProcessState, p.logs())
+	t.Logf("exited %s after SIGTERM with 600 silent connections open", time.Since(start))
 }
