@@ -191,7 +191,7 @@ type Server struct {
 	binder        binder
 	limiter       *rateLimiter
 	authFails     *failLimiter
-	conns         atomic.Pointer[connListener] // the listener Serve wraps, for metrics
+	conns         atomic.Pointer[connListener] // the listener Serve wraps, for metrics and Shutdown
 	idem          IdempotencyStore
 	// selfOrigin is the scheme://host[:port] of BaseURL: the service's own
 	// pages (the docs' try-it-out) may call the storefront with any key.
