@@ -34,6 +34,30 @@ type eventActor struct {
 
 	enc  []byte         // the change encode buffer
 	effs []event.Effect // the effects buffer
+
+	published byte // the status last reported to the event index; 0 before the first report
+}
+
+// notePublished tells the event index whether the event is published, when
+// that changed since the last report, and when the index did not know it
+// yet puts its durable entry in the open batch: with the change that moved
+// it, or once after the first load of an event without one.
+func (a *eventActor) notePublished() {
+	e := a.m.State().Event
+	if e == nil {
+		return // not created (yet)
+	}
+	st := byte(statusNotPublished)
+	if e.Status == event.EventPublished {
+		st = statusPublished
+	}
+	if st == a.published {
+		return
+	}
+	a.published = st
+	if a.sys.idx.noteStatus(a.id, st) {
+		a.com.put([]byte(publishedPrefix+a.id), []byte{st})
+	}
 }
 
 // errStopReplay ends a replay early at a gap in the log.
@@ -165,6 +189,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			a.carryOut(now, seq, a.effs)
 		}
 	}
+	a.notePublished()
 	if a.outboxDirty && a.sys.cfg.OnOutbox != nil {
 		a.outboxDirty = false
 		a.com.afterDurable(a.sys.cfg.OnOutbox)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -132,11 +133,32 @@ type slot struct {
 
 // eventIndex maps events to their business units; it is rebuilt from the
 // "ev/" index entries at start and extended as events are created.
+//
+// It also knows which events are published, for the storefront's listing:
+// an event actor reports its event's status when it loads and when a change
+// moves it, and writes it as a "evpub/" entry in the same batch as that
+// change, so the index is rebuilt at start too. An event without an entry
+// (its actor has not run since the entry was introduced) is unknown and
+// stays a candidate (the listing asks it); a known draft costs a listing
+// nothing.
 type eventIndex struct {
 	mu     sync.RWMutex
 	unit   map[string]string   // event id -> unit id
-	byUnit map[string][]string // unit id -> event ids, creation order
+	byUnit map[string][]string // unit id -> event ids, sorted (time-ordered ULIDs)
+
+	status     map[string]byte     // event id -> statusPublished or statusNotPublished; absent: unknown
+	candidates map[string][]string // unit id -> byUnit less the known unpublished; absent when stale
 }
+
+// The values of "evpub/" entries and of eventIndex.status.
+const (
+	statusPublished    = '1'
+	statusNotPublished = '0'
+)
+
+// publishedPrefix keys the durable status of each event: "evpub/" + event
+// id -> statusPublished or statusNotPublished.
+const publishedPrefix = "evpub/"
 
 // Metrics are counters the /metrics endpoint exposes.
 type Metrics struct {
@@ -173,7 +195,8 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 		snaps: snaps,
 		slots: map[string]*slot{},
 		disp:  newDispatcher(dispatchThroughput, dispatchWorkers),
-		idx:   eventIndex{unit: map[string]string{}, byUnit: map[string][]string{}},
+		idx: eventIndex{unit: map[string]string{}, byUnit: map[string][]string{},
+			status: map[string]byte{}, candidates: map[string][]string{}},
 	}
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return cfg.Logger.With("component", "protoactor")
@@ -186,6 +209,15 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 	})
 	if err != nil {
 		return nil, fmt.Errorf("actors: load event index: %w", err)
+	}
+	err = store.Scan([]byte(publishedPrefix), func(k, v []byte) error {
+		if len(v) == 1 && (v[0] == statusPublished || v[0] == statusNotPublished) {
+			s.idx.status[string(k[len(publishedPrefix):])] = v[0]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("actors: load published index: %w", err)
 	}
 	for u, ids := range s.idx.byUnit {
 		sort.Strings(ids) // ids are time-ordered ULIDs
@@ -204,7 +236,61 @@ func (x *eventIndex) add(eventID, unitID string) {
 		return
 	}
 	x.unit[eventID] = unitID
-	x.byUnit[unitID] = append(x.byUnit[unitID], eventID)
+	ids := x.byUnit[unitID]
+	// Ids are time-ordered, so this appends but for ids of one millisecond.
+	i, _ := slices.BinarySearch(ids, eventID)
+	x.byUnit[unitID] = slices.Insert(ids, i, eventID)
+	delete(x.candidates, unitID)
+}
+
+// noteStatus records an event's status (statusPublished or
+// statusNotPublished) as its actor sees it, and reports whether that
+// changed what the index held, in which case the actor writes its entry.
+func (x *eventIndex) noteStatus(eventID string, st byte) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if old, ok := x.status[eventID]; ok && old == st {
+		return false
+	}
+	x.status[eventID] = st
+	if u, ok := x.unit[eventID]; ok {
+		delete(x.candidates, u)
+	}
+	return true
+}
+
+// PublishedCandidates returns, oldest first, the unit's events that may be
+// published (see eventIndex) and were created before the event after (all
+// of them for ""). ok is false when after is not an event of the unit.
+// The slice is shared: do not modify it.
+func (s *System) PublishedCandidates(unitID, after string) (ids []string, ok bool) {
+	x := &s.idx
+	x.mu.RLock()
+	if after != "" && x.unit[after] != unitID {
+		x.mu.RUnlock()
+		return nil, false
+	}
+	cand, fresh := x.candidates[unitID]
+	x.mu.RUnlock()
+	if !fresh {
+		x.mu.Lock()
+		if cand, fresh = x.candidates[unitID]; !fresh {
+			all := x.byUnit[unitID]
+			cand = make([]string, 0, len(all))
+			for _, id := range all {
+				if x.status[id] != statusNotPublished {
+					cand = append(cand, id)
+				}
+			}
+			x.candidates[unitID] = cand
+		}
+		x.mu.Unlock()
+	}
+	if after != "" {
+		i, _ := slices.BinarySearch(cand, after)
+		cand = cand[:i]
+	}
+	return cand, true
 }
 
 // EventUnit returns the business unit that owns eventID.

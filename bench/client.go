@@ -17,6 +17,8 @@ import (
 type Client struct {
 	Base string // e.g. http://127.0.0.1:1234
 	HC   *fasthttp.HostClient
+	// AdminToken authorizes the scrapes of /metrics.
+	AdminToken string
 }
 
 // NewClient returns a client of base with at most conns connections.

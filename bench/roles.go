@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -126,6 +128,8 @@ func runService(args []string, out io.Writer, noSync bool) error {
 	rl := fs.Int("rate-limit-per-minute", 0, "")
 	skl := fs.Int("storefront-key-limit-per-minute", 0, "")
 	ipl := fs.Int("storefront-ip-limit-per-minute", 0, "")
+	catl := fs.Int("storefront-catalog-ip-limit-per-minute", 0, "")
+	perIP := fs.Int("max-conns-per-ip", 0, "")
 	hold := fs.Duration("order-hold", 6*time.Hour, "")
 	_ = fs.String("log-level", "warn", "")
 	idle := fs.Duration("idle-timeout", 10*time.Minute, "")
@@ -170,9 +174,15 @@ func runService(args []string, out io.Writer, noSync bool) error {
 			return err
 		}
 	}
+	// /metrics needs the admin token: a fresh one per start, printed like
+	// ticketd prints a generated one.
+	var tok [16]byte
+	_, _ = rand.Read(tok[:])
+	admin := "adm_" + hex.EncodeToString(tok[:])
 	srv, err := thttp.New(thttp.Config{
 		Addr: *addr, BaseURL: base, RateLimitPerMinute: *rl,
 		StorefrontKeyLimitPerMinute: *skl, StorefrontIPLimitPerMinute: *ipl, Logger: log,
+		StorefrontCatalogIPLimitPerMinute: *catl, MaxConnsPerIP: *perIP, AdminToken: admin,
 	}, thttp.Deps{System: sys, WebhookSecret: "whsec_bench"})
 	if err != nil {
 		return fmt.Errorf("bench: service: http: %w", err)
@@ -184,6 +194,7 @@ func runService(args []string, out io.Writer, noSync bool) error {
 	if sk != "" {
 		fmt.Fprintf(out, "  secret key:      %s\n  publishable key: %s\n", sk, pk)
 	}
+	fmt.Fprintf(out, "  admin token:     %s\n", admin)
 	fmt.Fprintf(out, "ticketd listening on http://%s\n", ln.Addr())
 	go waitTerm(func() {
 		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -184,7 +184,7 @@ func (h *Harness) ceiling() error {
 	if err != nil {
 		return err
 	}
-	c, err := NewClient(s.URL, h.cfg.Conns)
+	c, err := s.Client(h.cfg.Conns)
 	if err != nil {
 		_ = s.Stop()
 		return err
@@ -235,7 +235,7 @@ func (h *Harness) ticketdScenarios() error {
 			_ = s.Stop()
 		}
 	}()
-	c, err := NewClient(s.URL, h.cfg.Conns+h.cfg.MixConns)
+	c, err := s.Client(h.cfg.Conns + h.cfg.MixConns)
 	if err != nil {
 		return err
 	}
@@ -728,7 +728,7 @@ func (h *Harness) kill9(s *Server, c *Client) error {
 	}
 	defer s2.Stop()
 	s2.SecretKey, s2.PublishableKey = s.SecretKey, s.PublishableKey
-	c2, err := NewClient(s2.URL, 8)
+	c2, err := s2.Client(8)
 	if err != nil {
 		return err
 	}
@@ -760,7 +760,7 @@ func (h *Harness) nosync() error {
 		return err
 	}
 	defer s.Stop()
-	c, err := NewClient(s.URL, h.cfg.Conns)
+	c, err := s.Client(h.cfg.Conns)
 	if err != nil {
 		return err
 	}
@@ -866,7 +866,7 @@ func (h *Harness) coldStart(dir string, keys [2]string, e EventSetup, snap bool)
 		return RecoveryReport{}, err
 	}
 	defer s.Stop()
-	c, err := NewClient(s.URL, 4)
+	c, err := s.Client(4)
 	if err != nil {
 		return RecoveryReport{}, err
 	}
@@ -958,7 +958,7 @@ func (h *Harness) scale() error {
 	if err != nil {
 		return err
 	}
-	ce, err := NewClient(empty.URL, 4)
+	ce, err := empty.Client(4)
 	if err != nil {
 		_ = empty.Stop()
 		return err
@@ -1015,7 +1015,7 @@ func (h *Harness) scale() error {
 		return err
 	}
 	defer s.Stop()
-	c, err := NewClient(s.URL, 32)
+	c, err := s.Client(32)
 	if err != nil {
 		return err
 	}
@@ -1135,7 +1135,7 @@ func (h *Harness) profile() error {
 	if err != nil {
 		return err
 	}
-	c, err := NewClient(s.URL, h.cfg.Conns)
+	c, err := s.Client(h.cfg.Conns)
 	if err != nil {
 		_ = s.Stop()
 		return err

@@ -12,9 +12,20 @@ import (
 // printed) to value.
 type Metrics map[string]float64
 
-// Scrape reads /metrics. ok is false when the server does not serve it.
+// Client returns a client of the server with at most conns connections,
+// holding its admin token for Scrape.
+func (s *Server) Client(conns int) (*Client, error) {
+	c, err := NewClient(s.URL, conns)
+	if err == nil {
+		c.AdminToken = s.AdminToken
+	}
+	return c, err
+}
+
+// Scrape reads /metrics with the admin token (decisions §10). ok is false
+// when the server does not serve it.
 func (c *Client) Scrape() (m Metrics, ok bool, err error) {
-	st, body, err := c.Do("GET", "/metrics", "", nil)
+	st, body, err := c.Do("GET", "/metrics", c.AdminToken, nil)
 	if err != nil {
 		return nil, false, err
 	}

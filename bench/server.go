@@ -78,6 +78,9 @@ func StartServer(spec ServerSpec) (*Server, error) {
 			"-rate-limit-per-minute", "0",
 			"-storefront-key-limit-per-minute", "0",
 			"-storefront-ip-limit-per-minute", "0",
+			"-storefront-catalog-ip-limit-per-minute", "0",
+			// Every load connection comes from loopback.
+			"-max-conns-per-ip", "100000",
 			"-order-hold", "6h",
 			"-log-level", "warn",
 		)
@@ -135,6 +138,12 @@ func StartServer(spec ServerSpec) (*Server, error) {
 				s.AdminToken = m
 			}
 			if m := reListening.FindStringSubmatch(l); m != nil {
+				if s.AdminToken == "" && spec.DataDir != "" {
+					// Printed only when generated: a restart reads it back.
+					if b, err := os.ReadFile(filepath.Join(spec.DataDir, "admin-token")); err == nil {
+						s.AdminToken = strings.TrimSpace(string(b))
+					}
+				}
 				s.Listening = time.Now()
 				s.URL = m[1]
 				go func() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -91,6 +92,9 @@ func (c KeyCreated) apply(s *State) {
 		s.bySecret[string(k.Hash)] = k.ID
 	} else {
 		s.byToken[k.Token] = k.ID
+		if k.RevokedAt == nil {
+			s.indexOrigins(&k)
+		}
 	}
 }
 
@@ -107,6 +111,9 @@ func (c KeyRevoked) apply(s *State) {
 	k := s.keys[c.KeyID]
 	if k == nil {
 		panic("directory: revoke of unknown key " + c.KeyID)
+	}
+	if k.RevokedAt == nil && k.Type == Publishable {
+		s.unindexOrigins(k)
 	}
 	at := c.At
 	k.RevokedAt = &at
@@ -164,6 +171,30 @@ type State struct {
 	keyOrder  []string
 	bySecret  map[string]string // string(hash) -> key id
 	byToken   map[string]string // publishable token -> key id
+	// byOrigin indexes the origins of unrevoked publishable keys, so a
+	// CORS preflight costs one lookup however many keys the service has.
+	byOrigin map[string]*originKeys
+}
+
+// originKeys are the unrevoked publishable keys listing one origin, and
+// until when one of them is active (zero: one never expires).
+type originKeys struct {
+	keys  []string
+	until time.Time
+}
+
+func (o *originKeys) recompute(keys map[string]*Key) {
+	o.until = time.Time{}
+	for i, id := range o.keys {
+		e := keys[id].ExpiresAt
+		if e == nil {
+			o.until = time.Time{}
+			return
+		}
+		if i == 0 || e.After(o.until) {
+			o.until = *e
+		}
+	}
 }
 
 // New returns an empty directory.
@@ -173,6 +204,7 @@ func New() *State {
 		keys:     map[string]*Key{},
 		bySecret: map[string]string{},
 		byToken:  map[string]string{},
+		byOrigin: map[string]*originKeys{},
 	}
 }
 
@@ -281,18 +313,47 @@ func (s *State) Lookup(token string) (*Key, bool) {
 
 // OriginListed reports whether any active publishable key lists origin.
 func (s *State) OriginListed(origin string, now time.Time) bool {
-	for _, id := range s.byToken {
-		k := s.keys[id]
-		if !k.Active(now) {
+	o, ok := s.byOrigin[origin]
+	return ok && (o.until.IsZero() || now.Before(o.until))
+}
+
+// indexOrigins adds publishable key k to the origin index.
+func (s *State) indexOrigins(k *Key) {
+	for _, origin := range k.Origins {
+		o := s.byOrigin[origin]
+		if o == nil {
+			o = &originKeys{}
+			s.byOrigin[origin] = o
+		}
+		if slices.Contains(o.keys, k.ID) { // an origin listed twice
 			continue
 		}
-		for _, o := range k.Origins {
-			if o == origin {
-				return true
-			}
+		o.keys = append(o.keys, k.ID)
+		switch {
+		case len(o.keys) == 1 && k.ExpiresAt != nil:
+			o.until = *k.ExpiresAt
+		case len(o.keys) == 1 || o.until.IsZero() || k.ExpiresAt == nil:
+			o.until = time.Time{} // some key never expires
+		case k.ExpiresAt.After(o.until):
+			o.until = *k.ExpiresAt
 		}
 	}
-	return false
+}
+
+// unindexOrigins removes a revoked key from the origin index.
+func (s *State) unindexOrigins(k *Key) {
+	for _, origin := range k.Origins {
+		o := s.byOrigin[origin]
+		if o == nil {
+			continue
+		}
+		o.keys = slices.DeleteFunc(o.keys, func(id string) bool { return id == k.ID })
+		if len(o.keys) == 0 {
+			delete(s.byOrigin, origin)
+		} else {
+			o.recompute(s.keys)
+		}
+	}
 }
 
 // Clone returns a deep copy, used to publish an immutable read view.
@@ -313,6 +374,9 @@ func (s *State) Clone() *State {
 	}
 	for t, id := range s.byToken {
 		c.byToken[t] = id
+	}
+	for origin, o := range s.byOrigin {
+		c.byOrigin[origin] = &originKeys{keys: slices.Clone(o.keys), until: o.until}
 	}
 	return c
 }

@@ -1,6 +1,8 @@
 package directory
 
 import (
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -91,4 +93,78 @@ func FuzzUnmarshal(f *testing.F) {
 		_, err = Unmarshal(again)
 		require.NoError(t, err)
 	})
+}
+
+// TestOriginIndex checks the origin index against the scan it replaces:
+// for every origin and time, listed exactly when some unrevoked active
+// publishable key lists it, through creation, expiry, revocation, replay
+// and Clone.
+func TestOriginIndex(t *testing.T) {
+	live, replica := New(), New()
+	ch, err := live.CreateUnit("bu_1", "Default", t0)
+	step(t, live, replica, ch, err)
+	h1, h2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
+	keys := []Key{
+		{ID: "k1", Origins: []string{"https://a.example", "https://b.example"}, ExpiresAt: &h1},
+		{ID: "k2", Origins: []string{"https://a.example"}, ExpiresAt: &h2},
+		{ID: "k3", Origins: []string{"https://c.example", "https://c.example"}},
+		{ID: "k4", Origins: []string{"https://c.example", "https://d.example"}, ExpiresAt: &h1},
+		{ID: "k5", Type: Secret, Origins: []string{"https://s.example"}},
+	}
+	for _, k := range keys {
+		k.UnitID = "bu_1"
+		if k.Type == "" {
+			k.Type = Publishable
+		}
+		ch, err := live.CreateKey(k, "pk_"+k.ID)
+		step(t, live, replica, ch, err)
+	}
+	scan := func(s *State, origin string, now time.Time) bool {
+		for _, k := range s.keys {
+			if k.Type == Publishable && k.Active(now) && slices.Contains(k.Origins, origin) {
+				return true
+			}
+		}
+		return false
+	}
+	check := func(what string) {
+		t.Helper()
+		for _, s := range []*State{live, replica, live.Clone()} {
+			for _, o := range []string{"https://a.example", "https://b.example", "https://c.example", "https://d.example", "https://s.example", "https://x.example"} {
+				for _, now := range []time.Time{t0, h1.Add(-time.Second), h1, h2.Add(-time.Second), h2, h2.Add(time.Hour)} {
+					assert.Equal(t, scan(s, o, now), s.OriginListed(o, now), "%s: %s at %s", what, o, now)
+				}
+			}
+		}
+	}
+	check("created")
+	for _, id := range []string{"k2", "k3", "k1", "k4"} {
+		ch, err := live.RevokeKey(id, t0)
+		step(t, live, replica, ch, err)
+		check("revoked " + id)
+	}
+	assert.Empty(t, live.byOrigin, "every publishable key revoked")
+}
+
+// TestOriginListedManyKeys: the preflight check costs one map lookup with
+// 10,000 publishable keys (the scan it replaced read every key).
+func TestOriginListedManyKeys(t *testing.T) {
+	s := New()
+	s.Apply(UnitCreated{Unit: Unit{ID: "bu_1", Name: "u", CreatedAt: t0}})
+	for i := 0; i < 10_000; i++ {
+		id := "k" + strconv.Itoa(i)
+		s.Apply(KeyCreated{Key: Key{ID: id, UnitID: "bu_1", Type: Publishable, Token: "pk_" + id,
+			Origins: []string{"https://shop" + strconv.Itoa(i) + ".example"}}})
+	}
+	require.True(t, s.OriginListed("https://shop9999.example", t0))
+	const n = 100_000
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		if s.OriginListed("https://evil.example", t0) {
+			t.Fatal("listed")
+		}
+	}
+	per := time.Since(start) / n
+	t.Logf("OriginListed of an unlisted origin among 10,000 keys: %s", per)
+	require.Less(t, per, 5*time.Microsecond, "a scan of 10,000 keys takes far longer")
 }

@@ -6,6 +6,11 @@
 // Only a SHA-256 hash of a secret key is ever stored; publishable keys are
 // public and kept whole, as the console shows them in full.
 //
+// Lookups a request makes are map reads, whatever the number of keys: a
+// token by its hash (secret) or itself (publishable), and a CORS origin by
+// an index of the origins of unrevoked publishable keys with the latest
+// expiry among them (OriginListed), kept by Apply and copied by Clone.
+//
 // Change encoding (the log record): one version byte (1), then the JSON of
 // a record {"k": kind, "c": change}. Decoding bad bytes returns an error.
 //

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -122,14 +123,14 @@ func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *P
 		if len(path) > 256 {
 			path = path[:256]
 		}
-		info.Path = string(path)
+		info.Path = logPath(rc, path)
 		info.Surface = Public
 	}
 	if p != nil {
 		info.KeyID, info.UnitID = p.KeyID, p.UnitID
 	}
 	if notedPath {
-		info.URLPath = string(truncate(rc.Path(), maxDevLogPath))
+		info.URLPath = logPath(rc, truncate(rc.Path(), maxDevLogPath))
 	}
 	if s.log.Enabled(context.Background(), slog.LevelInfo) {
 		s.log.LogAttrs(context.Background(), slog.LevelInfo, "request",
@@ -145,4 +146,24 @@ func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *P
 	if s.cfg.OnRequest != nil {
 		s.cfg.OnRequest(info)
 	}
+}
+
+// passPrefix starts the hosted pass page's path, whose last segment is the
+// pass token: whoever holds it holds the ticket.
+const passPrefix = "/pass/"
+
+// logPath returns a request path for the logs. A pass page's path (as the
+// router decodes it, so no escaped spelling slips by) keeps its event id
+// and loses the token's secret part: "/pass/evt_1.[redacted]". Any other
+// path is raw, as received.
+func logPath(rc *fasthttp.RequestCtx, raw []byte) string {
+	decoded := rc.Request.URI().Path()
+	if !hasPrefix(decoded, passPrefix) {
+		return string(raw)
+	}
+	rest := decoded[len(passPrefix):]
+	if i := bytes.IndexByte(rest, '.'); i > 0 && i <= 64 && bytes.IndexByte(rest[:i], '/') < 0 {
+		return passPrefix + string(rest[:i+1]) + "[redacted]"
+	}
+	return passPrefix + "[redacted]"
 }

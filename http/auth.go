@@ -3,6 +3,8 @@ package http
 import (
 	"bytes"
 	"crypto/subtle"
+	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -84,4 +86,35 @@ func (s *Server) authenticate(rc *fasthttp.RequestCtx, surface Surface, now time
 		return p
 	}
 	return nil
+}
+
+// authAllowed refuses, with 429, a client IP that has spent its failed
+// authentication budget (Config.AuthFailuresPerMinute), before its token is
+// checked: guessing tokens then runs at the budget's pace, whatever the
+// client's. A caller that then fails authentication spends a token with
+// s.authFails.fail.
+func (s *Server) authAllowed(rc *fasthttp.RequestCtx, ip netip.Addr, now time.Time) bool {
+	blocked, retry := s.authFails.blocked(ip, now)
+	if !blocked {
+		return true
+	}
+	rc.Response.Header.Set("Retry-After", strconv.Itoa(retry))
+	s.writeError(rc, httpError(429, "too many failed authentication attempts, retry after "+strconv.Itoa(retry)+" seconds"))
+	return false
+}
+
+// adminAuthorized checks the admin token of a request outside the route
+// table (/metrics), with the failed-authentication budget of the table's
+// routes. It writes the 429 or 401 when it returns false.
+func (s *Server) adminAuthorized(rc *fasthttp.RequestCtx, ip netip.Addr, now time.Time) bool {
+	if !s.authAllowed(rc, ip, now) {
+		return false
+	}
+	tok := bearer(rc)
+	if s.adminToken == nil || len(tok) == 0 || subtle.ConstantTimeCompare(tok, s.adminToken) != 1 {
+		s.authFails.fail(ip, now)
+		s.writeError(rc, httpError(401, msgUnauthenticated))
+		return false
+	}
+	return true
 }

@@ -8,12 +8,16 @@
 // X-Content-Type-Options and (keyed surfaces) Cache-Control: no-store;
 // authenticates by surface (Developer: Bearer sk_…, Storefront: Bearer
 // pk_…, Admin: the admin token compared in constant time, Public: nothing),
-// answering every failure with the same 401; checks a storefront request's
+// answering every failure with the same 401 and charging it to the client
+// IP's failure bucket (an IP whose bucket is empty gets 429 before its
+// token is checked); checks a storefront request's
 // Origin against the key's origins (401 when not listed); picks the API
 // version (the key's pin, or a known service-version header; an unknown
 // one answers 400) and echoes it on /v1 and /storefront/v1; counts the
 // request against its rate budgets (RateLimit-* headers, 429 with
-// Retry-After; Route.IPLimited adds the per (key, client IP) budget);
+// Retry-After; on the storefront the per (key, client IP) budget, of order
+// routes (Route.IPLimited) or of the rest, comes first, and what it
+// refuses costs the key's budget nothing);
 // claims the Idempotency-Key of a POST; refuses a non-empty body other than
 // {} on routes without a Body; then calls the HandlerFunc and encodes its
 // result as JSON with the route's success status. Errors of any stage use
@@ -34,6 +38,16 @@
 // fasthttp before any handler runs, with a 413 envelope; the server drains
 // what the client is still sending first, so the client reads the 413
 // instead of a connection reset.
+//
+// # Connections
+//
+// Serve wraps the listener (listener.go): accept errors, running out of
+// file descriptors included, are retried with a backoff and never end
+// Serve; connections are bounded in total (Config.MaxConns, by default
+// half the descriptor limit) and per client address (MaxConnsPerIP); at
+// the total bound the connection idle the longest is reclaimed for the
+// newcomer. ReadTimeout lets a silent connection go with 408, IdleTimeout
+// a kept-alive one.
 //
 // # Concurrency
 //

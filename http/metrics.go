@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"ticketd/actors"
@@ -24,7 +25,8 @@ const otherRoute = "other"
 // here) and a stalled one (seconds) land in different buckets.
 var latencyBuckets = prometheus.ExponentialBuckets(50e-6, 2, 19)
 
-// registerMetrics serves GET /metrics in the Prometheus text format: request
+// registerMetrics serves GET /metrics, to the admin token only (decisions
+// §10), in the Prometheus text format: request
 // counts and latency histograms per route (fed by Config.OnRequest, chained
 // after any hook already set), the actor system's counters, the WAL's
 // group-commit statistics, and the Go runtime. It must be called before
@@ -37,6 +39,7 @@ func registerMetrics(srv *Server, sys *actors.System) {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		hm.requests, hm.latency,
 	)
+	reg.MustRegister(connCollectors(srv)...)
 	if sys != nil {
 		reg.MustRegister(newSystemCollector(sys))
 	}
@@ -53,7 +56,44 @@ func registerMetrics(srv *Server, sys *actors.System) {
 		MaxRequestsInFlight: 4,
 		ErrorHandling:       promhttp.ContinueOnError,
 	})
-	srv.Handle("GET", "/metrics", fasthttpadaptor.NewFastHTTPHandler(h))
+	metrics := fasthttpadaptor.NewFastHTTPHandler(h)
+	// Request counts per route are sales volume: the admin token only.
+	srv.Handle("GET", "/metrics", func(rc *fasthttp.RequestCtx) {
+		if !srv.adminAuthorized(rc, clientIP(rc, srv.cfg.TrustedProxies), srv.cfg.Now()) {
+			return
+		}
+		metrics(rc)
+	})
+}
+
+// connCollectors expose the connection listener's counters (zero before
+// Serve).
+func connCollectors(srv *Server) []prometheus.Collector {
+	stat := func(f func(*connListener) int64) func() float64 {
+		return func() float64 {
+			if l := srv.conns.Load(); l != nil {
+				return float64(f(l))
+			}
+			return 0
+		}
+	}
+	counter := func(name, help string, f func(*connListener) int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, stat(f))
+	}
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ticketd_http_connections_open", Help: "Open client connections."},
+			stat(func(l *connListener) int64 { return int64(l.open()) })),
+		counter("ticketd_http_connections_accepted_total", "Client connections admitted.",
+			func(l *connListener) int64 { return l.stats.accepted.Load() }),
+		counter("ticketd_http_connections_refused_per_ip_total", "Connections refused (429) at the per-address bound.",
+			func(l *connListener) int64 { return l.stats.refusedPerIP.Load() }),
+		counter("ticketd_http_connections_refused_total", "Connections refused (503) at the total bound with none idle.",
+			func(l *connListener) int64 { return l.stats.refusedTotal.Load() }),
+		counter("ticketd_http_connections_reclaimed_total", "Idle connections closed to admit another or to free a descriptor.",
+			func(l *connListener) int64 { return l.stats.reclaimed.Load() }),
+		counter("ticketd_http_accept_errors_total", "Accept errors (such as out of file descriptors), each retried.",
+			func(l *connListener) int64 { return l.stats.acceptErrors.Load() }),
+	}
 }
 
 // httpMetrics holds the per-route series. A table route's series are

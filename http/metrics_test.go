@@ -40,6 +40,7 @@ func newMetricsHarness(t *testing.T) *metricsHarness {
 
 	cfg := DefaultConfig()
 	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.AdminToken = metricsAdminToken
 	cfg.OnRequest = func(ri RequestInfo) {
 		h.mu.Lock()
 		h.infos = append(h.infos, ri)
@@ -62,10 +63,16 @@ func newMetricsHarness(t *testing.T) *metricsHarness {
 	return &metricsHarness{harness: h, sys: sys, store: store}
 }
 
-// scrape reads /metrics and parses it as the Prometheus text format.
+const metricsAdminToken = "adm_metrics_test_0123456789"
+
+// scrape reads /metrics with the admin token and parses it as the
+// Prometheus text format.
 func (h *metricsHarness) scrape() map[string]*dto.MetricFamily {
 	h.t.Helper()
-	res, err := nethttp.Get(h.base + "/metrics")
+	req, err := nethttp.NewRequest("GET", h.base+"/metrics", nil)
+	require.NoError(h.t, err)
+	req.Header.Set("Authorization", "Bearer "+metricsAdminToken)
+	res, err := nethttp.DefaultClient.Do(req)
 	require.NoError(h.t, err)
 	defer res.Body.Close()
 	require.Equal(h.t, 200, res.StatusCode)

@@ -452,7 +452,7 @@ func oaAllOptional(t reflect.Type) bool {
 // oaErrorStatuses lists the error responses of a route: its own plus those
 // every route of the surface can answer.
 func oaErrorStatuses(r *Route, surface Surface, hasBody bool) []int {
-	set := map[int]bool{401: true}
+	set := map[int]bool{401: true, 429: true} // 429: too many failed authentications from one address
 	for _, st := range r.Errors {
 		set[st] = true
 	}

@@ -227,7 +227,7 @@ func (p *pages) fail(rc *fasthttp.RequestCtx, l loc, err error) {
 	case errors.As(err, &ee) && ee.Code == event.FailedPrecondition:
 		p.message(rc, 412, l, "", l.T("err.closed"), nil)
 	default:
-		p.a.srv.log.Error("http: hosted page", "path", string(rc.Path()), "err", err)
+		p.a.srv.log.Error("http: hosted page", "path", logPath(rc, rc.Path()), "err", err)
 		p.message(rc, 500, l, "", l.T("err.generic"), nil)
 	}
 }

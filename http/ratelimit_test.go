@@ -82,11 +82,13 @@ func TestRateLimitStorefrontPerIPBehindTrustedProxy(t *testing.T) {
 
 	r = place("198.51.100.1")
 	require.Equal(t, 201, r.status, "another visitor has its own budget")
-	// Reads without the IP mark only spend the key budget: 4 of 5 used now.
+	// The refused request cost the key nothing, so a read (whose own per-IP
+	// budget is wider) spends the key's fourth of five.
 	r = h.do("GET", "/storefront/v1/events/evt_1", pkLive, "")
 	require.Equal(t, 200, r.status)
 	require.Equal(t, "5", r.header.Get("RateLimit-Limit"))
-	require.Equal(t, "0", r.header.Get("RateLimit-Remaining"))
+	require.Equal(t, "1", r.header.Get("RateLimit-Remaining"))
+	require.Equal(t, 200, h.do("GET", "/storefront/v1/events/evt_1", pkLive, "").status)
 	require.Equal(t, 429, h.do("GET", "/storefront/v1/events/evt_1", pkLive, "").status, "the key budget is spent")
 }
 
@@ -100,4 +102,44 @@ func TestRateLimiterBoundedKeys(t *testing.T) {
 	require.Len(t, l.counts, 2)
 	require.True(t, l.take(limitKey{key: "a"}, 1, now.Add(time.Minute)).ok)
 	require.Len(t, l.counts, 1, "old windows are dropped")
+}
+
+func TestFailLimiterBucket(t *testing.T) {
+	l := newFailLimiter(6, 100) // 6 per minute: one token per 10 s
+	now := time.Unix(1_000_000, 0)
+	a, b := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("2001:db8::1")
+	for i := 0; i < 6; i++ {
+		blocked, _ := l.blocked(a, now)
+		require.False(t, blocked, "failure %d", i)
+		l.fail(a, now)
+	}
+	blocked, retry := l.blocked(a, now)
+	require.True(t, blocked)
+	require.Equal(t, 10, retry, "one token back in 10 s")
+	blocked, _ = l.blocked(a, now.Add(10*time.Second))
+	require.False(t, blocked, "a token came back")
+	l.fail(a, now.Add(10*time.Second))
+	blocked, _ = l.blocked(a, now.Add(10*time.Second))
+	require.True(t, blocked)
+	blocked, _ = l.blocked(a, now.Add(2*time.Minute))
+	require.False(t, blocked)
+	require.Zero(t, l.tracked.Load(), "a full bucket is forgotten")
+
+	// IPv6 addresses of one /64 share a bucket.
+	for i := 0; i < 6; i++ {
+		l.fail(b, now)
+	}
+	blocked, _ = l.blocked(netip.MustParseAddr("2001:db8::ffff:1"), now)
+	require.True(t, blocked, "same /64")
+	blocked, _ = l.blocked(netip.MustParseAddr("2001:db8:0:1::1"), now)
+	require.False(t, blocked, "another /64")
+
+	// Bounded: past maxIPs, old buckets give way.
+	for i := 0; i < 300; i++ {
+		l.fail(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), now)
+	}
+	require.LessOrEqual(t, len(l.spent), 100)
+	require.Nil(t, newFailLimiter(0, 100), "off")
+	blocked, _ = (*failLimiter)(nil).blocked(a, now)
+	require.False(t, blocked)
 }

@@ -128,17 +128,12 @@ func (a *api) listPublishedEvents(c *Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := a.sys.UnitEvents(c.Principal().UnitID)
-	i := len(ids) - 1
-	if after != "" {
-		for i >= 0 && ids[i] != after {
-			i--
-		}
-		if i < 0 {
-			return nil, httpError(400, "cursor: unknown cursor", event.Detail{Field: "cursor", Reason: "unknown cursor"})
-		}
-		i--
+	// Events known not to be published are left out by the index.
+	ids, ok := a.sys.PublishedCandidates(c.Principal().UnitID, after)
+	if !ok {
+		return nil, httpError(400, "cursor: unknown cursor", event.Detail{Field: "cursor", Reason: "unknown cursor"})
 	}
+	i := len(ids) - 1
 	out := make([]StorefrontEvent, 0, q.Limit)
 	for ; i >= 0 && len(out) < q.Limit; i-- {
 		ev, err := askOp(a, ids[i], event.GetLocalizedEvent{Lang: q.Lang})

@@ -33,7 +33,27 @@ type Config struct {
 	RateLimitPerMinute          int // per secret key on /v1; 0 = off
 	StorefrontKeyLimitPerMinute int // per publishable key on /storefront/v1; 0 = off
 	StorefrontIPLimitPerMinute  int // per (key, client IP) on Route.IPLimited routes; 0 = off
-	RateLimitMaxKeys            int // bound of tracked budgets per minute; default 1<<20
+	// StorefrontCatalogIPLimitPerMinute is the per (key, client IP) budget
+	// of every other storefront route (catalog reads, code lookup, confirm,
+	// cancel); 0 = off. A request a per-IP budget refuses costs the key's
+	// budget nothing.
+	StorefrontCatalogIPLimitPerMinute int
+	RateLimitMaxKeys                  int // bound of tracked budgets per minute; default 1<<20
+	// AuthFailuresPerMinute bounds failed authentications (admin token,
+	// API keys) per client IP: a bucket of that many, refilled over a
+	// minute; an IP with an empty bucket gets 429 before its token is
+	// checked. 0 = off.
+	AuthFailuresPerMinute int
+
+	// MaxConns bounds open connections in total: at the bound the
+	// connection idle the longest is reclaimed for a newcomer, and without
+	// an idle one the newcomer gets 503. Default DefaultMaxConns() (from
+	// the file descriptor limit).
+	MaxConns int
+	// MaxConnsPerIP bounds open connections per client address (IPv6: per
+	// /64; trusted proxies are exempt); more get 429. Default
+	// DefaultMaxConnsPerIP.
+	MaxConnsPerIP int
 
 	TrustedProxies []netip.Prefix // peers whose X-Forwarded-For is believed
 	MaxBodyBytes   int            // request body bound; default 1 MiB, larger answers 413
@@ -44,9 +64,14 @@ type Config struct {
 	IdempotencyTTL        time.Duration
 	IdempotencyMaxEntries int
 
-	ReadTimeout  time.Duration // default 30s
-	WriteTimeout time.Duration // default 30s
-	IdleTimeout  time.Duration // default 2m
+	// ReadTimeout bounds reading one request, from the connection's
+	// accept or the request's first byte (default 15s): a silent or
+	// trickling client is let go. WriteTimeout bounds writing the answer
+	// (default 30s). IdleTimeout bounds the wait for the next request on a
+	// kept-alive connection (default 60s).
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	IdleTimeout  time.Duration
 
 	Logger    *slog.Logger
 	Now       func() time.Time
@@ -60,7 +85,10 @@ func DefaultConfig() Config {
 		RateLimitPerMinute:          120,
 		StorefrontKeyLimitPerMinute: 600,
 		StorefrontIPLimitPerMinute:  20,
-		MaxBodyBytes:                1 << 20,
+		// A tenth of the key's budget: one visitor cannot spend it.
+		StorefrontCatalogIPLimitPerMinute: 60,
+		AuthFailuresPerMinute:             20,
+		MaxBodyBytes:                      1 << 20,
 	}
 }
 
@@ -73,7 +101,11 @@ func (c Config) Validate() error {
 		return errors.New("http: config: storefront key limit per minute must not be negative")
 	case c.StorefrontIPLimitPerMinute < 0:
 		return errors.New("http: config: storefront ip limit per minute must not be negative")
-	case c.RateLimitMaxKeys < 0, c.IdempotencyMaxEntries < 0:
+	case c.StorefrontCatalogIPLimitPerMinute < 0:
+		return errors.New("http: config: storefront catalog ip limit per minute must not be negative")
+	case c.AuthFailuresPerMinute < 0:
+		return errors.New("http: config: auth failures per minute must not be negative")
+	case c.RateLimitMaxKeys < 0, c.IdempotencyMaxEntries < 0, c.MaxConns < 0, c.MaxConnsPerIP < 0:
 		return errors.New("http: config: bounds must not be negative")
 	case c.MaxBodyBytes < 0:
 		return errors.New("http: config: max body bytes must not be negative")
@@ -116,13 +148,19 @@ func (c Config) withDefaults() Config {
 		c.IdempotencyMaxEntries = 100_000
 	}
 	if c.ReadTimeout == 0 {
-		c.ReadTimeout = 30 * time.Second
+		c.ReadTimeout = 15 * time.Second
 	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = 30 * time.Second
 	}
 	if c.IdleTimeout == 0 {
-		c.IdleTimeout = 2 * time.Minute
+		c.IdleTimeout = 60 * time.Second
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns()
+	}
+	if c.MaxConnsPerIP == 0 {
+		c.MaxConnsPerIP = DefaultMaxConnsPerIP
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -152,6 +190,8 @@ type Server struct {
 	fast          *fasthttp.Server
 	binder        binder
 	limiter       *rateLimiter
+	authFails     *failLimiter
+	conns         atomic.Pointer[connListener] // the listener Serve wraps, for metrics and Shutdown
 	idem          IdempotencyStore
 	// selfOrigin is the scheme://host[:port] of BaseURL: the service's own
 	// pages (the docs' try-it-out) may call the storefront with any key.
@@ -188,6 +228,7 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 		routes:    append([]Route(nil), routes...),
 		router:    router.New(),
 		limiter:   newRateLimiter(cfg.RateLimitMaxKeys),
+		authFails: newFailLimiter(cfg.AuthFailuresPerMinute, cfg.RateLimitMaxKeys),
 		idem:      cfg.Idempotency,
 		reqPrefix: newRequestIDPrefix(),
 	}
@@ -239,6 +280,7 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          cfg.WriteTimeout,
 		IdleTimeout:           cfg.IdleTimeout,
+		ConnState:             connState,
 		NoDefaultServerHeader: true,
 		Logger:                fastLogger{cfg.Logger},
 	}
@@ -289,16 +331,35 @@ func (s *Server) safe(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 	}
 }
 
-// Serve accepts connections on ln until Shutdown.
+// Serve accepts connections on ln until Shutdown, within the connection
+// bounds of Config (see connListener). No accept error ends it: it returns
+// only when ln is closed.
 func (s *Server) Serve(ln net.Listener) error {
 	s.serving.Store(true)
-	return s.fast.Serve(ln)
+	cl := newConnListener(ln, s.cfg.MaxConns, s.cfg.MaxConnsPerIP, s.cfg.TrustedProxies, s.log)
+	s.conns.Store(cl)
+	return s.fast.Serve(cl)
 }
 
 // Shutdown stops accepting connections, waits for in-flight requests to
-// finish (or ctx to end) and returns.
+// finish (or ctx to end) and returns. Connections without a request in
+// flight are let go at once: fasthttp closes the kept-alive ones, but would
+// wait out ReadTimeout for those that never sent one (an idle flood).
 func (s *Server) Shutdown(ctx context.Context) error {
-	return s.fast.ShutdownWithContext(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.fast.ShutdownWithContext(ctx) }()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if l := s.conns.Load(); l != nil {
+			l.reclaimAllIdle()
+		}
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+		}
+	}
 }
 
 func (s *Server) routeHandler(r *Route) fasthttp.RequestHandler {
@@ -335,8 +396,12 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
 	if r.Surface != Public {
 		// Answers carry keys and personal data: no shared cache may keep them.
 		setCanonical(&rc.Response.Header, hdrCacheControl, "no-store")
+		if !s.authAllowed(rc, c.ip, c.now) {
+			return
+		}
 		c.principal = s.authenticate(rc, r.Surface, c.now)
 		if c.principal == nil {
+			s.authFails.fail(c.ip, c.now)
 			if r.Surface == Storefront {
 				// Let a listed browser origin read why it was refused.
 				if o := rc.Request.Header.Peek("Origin"); len(o) > 0 && s.origins != nil && s.origins.OriginAllowed(string(o)) {
@@ -519,13 +584,18 @@ func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
 }
 
 // transportError answers requests fasthttp refused before routing: a body
-// over MaxBodyBytes (413) or a malformed request (400).
+// over MaxBodyBytes (413), a request not received within ReadTimeout (408,
+// also what a reclaimed silent connection gets) or a malformed one (400).
 func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
 	st := s.begin(rc)
 	s.echoVersionUnrouted(rc)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		drainBody(rc.Conn(), rc.Request.Header.ContentLength(), 8*s.cfg.MaxBodyBytes)
 		s.writeError(rc, httpError(413, "request body exceeds "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes"))
+	} else if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		// A silent or trickling client, or an idle connection reclaimed.
+		rc.SetConnectionClose()
+		s.writeError(rc, httpError(408, "request not received in time"))
 	} else {
 		s.writeError(rc, httpError(400, "malformed HTTP request"))
 	}

@@ -35,6 +35,14 @@ type Config struct {
 	DevLogPerUnit          int
 	AuditRetention         time.Duration
 	WebhookDisableAfter    int
+
+	// Connection and abuse bounds of the HTTP server (see http.Config).
+	StorefrontCatalogIPPerMinute int
+	AuthFailuresPerMinute        int
+	MaxConns                     int // 0: from the file descriptor limit
+	MaxConnsPerIP                int
+	HTTPReadTimeout              time.Duration
+	HTTPIdleTimeout              time.Duration
 }
 
 // Validate checks a parsed configuration and fills derived defaults.
@@ -57,10 +65,19 @@ func (c *Config) Validate() error {
 		"rate-limit-per-minute":           c.RateLimitPerMinute,
 		"storefront-key-limit-per-minute": c.StorefrontKeyPerMinute,
 		"storefront-ip-limit-per-minute":  c.StorefrontIPPerMinute,
+
+		"storefront-catalog-ip-limit-per-minute": c.StorefrontCatalogIPPerMinute,
+		"auth-failures-per-minute":               c.AuthFailuresPerMinute,
+		"max-conns":                              c.MaxConns,
+		"max-conns-per-ip":                       c.MaxConnsPerIP,
 	} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("%s: must be >= 0", name))
 		}
+	}
+	// Zero keeps the http package's defaults, like the limits above.
+	if c.HTTPReadTimeout < 0 || c.HTTPIdleTimeout < 0 {
+		errs = append(errs, errors.New("http-read-timeout, http-idle-timeout: must not be negative"))
 	}
 	if c.OrderHold <= 0 {
 		errs = append(errs, errors.New("order-hold: must be positive"))
@@ -111,6 +128,12 @@ func ParseConfig(args []string, lookup func(string) (string, bool), stderr io.Wr
 	num(&c.RateLimitPerMinute, "rate-limit-per-minute", "TICKETD_RATE_LIMIT_PER_MINUTE", 120, "Developer API requests per key per minute; 0 turns it off")
 	num(&c.StorefrontKeyPerMinute, "storefront-key-limit-per-minute", "TICKETD_STOREFRONT_KEY_LIMIT_PER_MINUTE", 600, "storefront requests per publishable key per minute; 0 off")
 	num(&c.StorefrontIPPerMinute, "storefront-ip-limit-per-minute", "TICKETD_STOREFRONT_IP_LIMIT_PER_MINUTE", 20, "per (key, client IP) on checkout sessions, order placement and order reads; 0 off")
+	num(&c.StorefrontCatalogIPPerMinute, "storefront-catalog-ip-limit-per-minute", "TICKETD_STOREFRONT_CATALOG_IP_LIMIT_PER_MINUTE", 60, "per (key, client IP) on every other storefront route (catalog reads, code lookup, confirm, cancel); 0 off")
+	num(&c.AuthFailuresPerMinute, "auth-failures-per-minute", "TICKETD_AUTH_FAILURES_PER_MINUTE", 20, "failed authentications (admin token, API keys) per client IP per minute before 429; 0 off")
+	num(&c.MaxConns, "max-conns", "TICKETD_MAX_CONNS", 0, "open connections in total; at the bound the longest idle one is reclaimed (default: half the file descriptor limit, 64 to 10000)")
+	num(&c.MaxConnsPerIP, "max-conns-per-ip", "TICKETD_MAX_CONNS_PER_IP", 1024, "open connections per client address (IPv6: per /64; trusted proxies exempt); more get 429")
+	dur(&c.HTTPReadTimeout, "http-read-timeout", "TICKETD_HTTP_READ_TIMEOUT", 15*time.Second, "time to receive one request, from connect or its first byte")
+	dur(&c.HTTPIdleTimeout, "http-idle-timeout", "TICKETD_HTTP_IDLE_TIMEOUT", 60*time.Second, "time a kept-alive connection may wait for its next request")
 	str(&proxies, "trusted-proxies", "TICKETD_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed")
 	dur(&c.OrderHold, "order-hold", "TICKETD_ORDER_HOLD", 15*time.Minute, "how long a placed order holds its places")
 	dur(&c.CheckoutSessionTTL, "checkout-session-ttl", "TICKETD_CHECKOUT_SESSION_TTL", 24*time.Hour, "checkout session lifetime")

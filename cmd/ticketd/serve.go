@@ -199,6 +199,13 @@ func (m *Main) Open() error {
 		TrustedProxies:              m.cfg.TrustedProxies,
 		Idempotency:                 m.idem,
 		Logger:                      m.log,
+
+		StorefrontCatalogIPLimitPerMinute: m.cfg.StorefrontCatalogIPPerMinute,
+		AuthFailuresPerMinute:             m.cfg.AuthFailuresPerMinute,
+		MaxConns:                          m.cfg.MaxConns,
+		MaxConnsPerIP:                     m.cfg.MaxConnsPerIP,
+		ReadTimeout:                       m.cfg.HTTPReadTimeout,
+		IdleTimeout:                       m.cfg.HTTPIdleTimeout,
 	}, thttp.Deps{System: m.sys, WebhookSecret: webhookSecret, WebhookURL: loopbackURL(m.cfg.Addr) + "/webhooks/payments/sandbox",
 		PagesSecret: pagesSecret, Outbox: m.mail,
 		DevLog: thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention), Audit: m.audit, Webhooks: m.hooks})

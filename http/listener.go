@@ -1,0 +1,386 @@
+package http
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Connection bounds when Config leaves them zero.
+const (
+	// DefaultMaxConnsPerIP leaves room for a NAT of many visitors (a
+	// browser opens about six connections; an office or a carrier NAT puts
+	// hundreds of them behind one address) while one address cannot hold
+	// the whole server by default. Idle connections need no per-address
+	// bound: at the total bound the longest idle one is reclaimed.
+	DefaultMaxConnsPerIP = 1024
+	// maxConnsCeiling and maxConnsFloor bound the total derived from the
+	// file descriptor limit.
+	maxConnsCeiling = 10_000
+	maxConnsFloor   = 64
+)
+
+// Accept retry delays after an error such as EMFILE: short at first (a
+// connection closing frees a descriptor at once), at most a second so a
+// freed descriptor is used promptly.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+// refusers bounds the goroutines answering refused connections; beyond it a
+// refused connection is closed without an answer, so that refusing costs
+// neither unbounded goroutines nor descriptors.
+const refusers = 32
+
+// DefaultMaxConns is the total connection bound for the process's file
+// descriptor limit: half of RLIMIT_NOFILE, the rest being left to the store
+// (Pebble keeps its tables open), the outbox's SMTP and webhook
+// connections and the process itself; within 64 to 10,000.
+func DefaultMaxConns() int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur == 0 {
+		return 1024
+	}
+	n := rl.Cur / 2
+	if rl.Cur == ^uint64(0) || n > maxConnsCeiling {
+		return maxConnsCeiling
+	}
+	return max(int(n), maxConnsFloor)
+}
+
+// connListener is the listener fasthttp serves on. It exists for three
+// reasons fasthttp's own Serve does not cover:
+//
+//   - fasthttp ends Serve on any accept error that is not a timeout, and
+//     running out of file descriptors (EMFILE, ENFILE) is such an error: an
+//     idle-connection flood would end the process. Here every accept error
+//     but a closed listener is retried with a backoff, and running out of
+//     descriptors also reclaims an idle connection to free one.
+//   - It bounds connections in total and per client address (IPv6 per /64;
+//     trusted proxies are exempt, their clients are counted by the rate
+//     limits instead). fasthttp's MaxConnsPerIP counts IPv4 only, and its
+//     Concurrency answers 503 to the newcomer however idle the others are.
+//   - At the total bound the connection idle the longest (between requests,
+//     or connected and silent) is reclaimed for the newcomer, so idle
+//     connections cannot lock active clients out until their timeouts.
+//
+// Every method is safe for concurrent use. The per-request cost is two
+// atomic stores (busy in Read, idle in the ConnState hook).
+type connListener struct {
+	net.Listener
+	max, maxPerIP int
+	exempt        []netip.Prefix
+	log           *slog.Logger
+	refuse429     []byte // canned answers to refused connections
+	refuse503     []byte
+	refusing      chan struct{} // semaphore of refusers
+
+	mu         sync.Mutex
+	conns      map[*trackedConn]struct{}
+	perIP      map[netip.Addr]int
+	reclaiming int // reclaimed connections not yet closed
+
+	stats connStats
+	// lastLog rate-limits the warnings of each kind (unix nanos).
+	lastLog [3]atomic.Int64
+}
+
+// connStats counts what the listener did, for /metrics.
+type connStats struct {
+	accepted, refusedPerIP, refusedTotal, reclaimed, acceptErrors atomic.Int64
+}
+
+const (
+	logAcceptError = iota
+	logPerIP
+	logTotal
+)
+
+func newConnListener(ln net.Listener, maxConns, maxPerIP int, exempt []netip.Prefix, log *slog.Logger) *connListener {
+	return &connListener{
+		Listener: ln, max: maxConns, maxPerIP: maxPerIP, exempt: exempt, log: log,
+		refuse429: cannedError(429, "too many connections from this address"),
+		refuse503: cannedError(503, "too many connections; retry shortly"),
+		refusing:  make(chan struct{}, refusers),
+		conns:     map[*trackedConn]struct{}{},
+		perIP:     map[netip.Addr]int{},
+	}
+}
+
+// cannedError is a whole HTTP/1.1 answer in the error envelope, for a
+// connection refused before any request was read.
+func cannedError(status int, msg string) []byte {
+	_, env, _ := errorResponse(httpError(status, msg))
+	body := appendErrorJSON(nil, env.Error)
+	b := []byte("HTTP/1.1 " + strconv.Itoa(status) + " " + fasthttp.StatusMessage(status) + "\r\n" +
+		"Content-Type: application/json\r\nConnection: close\r\nRetry-After: 1\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\n\r\n")
+	return append(b, body...)
+}
+
+// Accept returns the next admitted connection. It returns an error only
+// when the listener is closed.
+func (l *connListener) Accept() (net.Conn, error) {
+	var delay time.Duration
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil, err
+			}
+			l.stats.acceptErrors.Add(1)
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) {
+				l.mu.Lock()
+				l.reclaimLocked()
+				l.mu.Unlock()
+			}
+			delay = min(max(2*delay, acceptBackoffMin), acceptBackoffMax)
+			l.warn(logAcceptError, "http: accept failed; retrying", "err", err, "retry_in", delay)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		if tc := l.admit(c); tc != nil {
+			return tc, nil
+		}
+	}
+}
+
+// admit tracks c, or refuses it (and returns nil) when its address or the
+// server is at its bound and no idle connection can be reclaimed.
+func (l *connListener) admit(c net.Conn) *trackedConn {
+	peer := peerAddr(c)
+	ip := ipKey(peer)
+	exempt := isTrusted(peer, l.exempt)
+	now := time.Now()
+	l.mu.Lock()
+	if l.maxPerIP > 0 && !exempt && l.perIP[ip] >= l.maxPerIP {
+		l.mu.Unlock()
+		l.stats.refusedPerIP.Add(1)
+		l.warn(logPerIP, "http: connection refused: too many from one address", "client_ip", ip.String(), "max_conns_per_ip", l.maxPerIP)
+		l.refuse(c, l.refuse429)
+		return nil
+	}
+	if l.max > 0 && len(l.conns)-l.reclaiming >= l.max && !l.reclaimLocked() {
+		l.mu.Unlock()
+		l.stats.refusedTotal.Add(1)
+		l.warn(logTotal, "http: connection refused: every connection is busy", "max_conns", l.max)
+		l.refuse(c, l.refuse503)
+		return nil
+	}
+	tc := &trackedConn{Conn: c, l: l, ip: ip, counted: !exempt}
+	tc.idleSince.Store(now.UnixNano())
+	l.conns[tc] = struct{}{}
+	if tc.counted {
+		l.perIP[ip]++
+	}
+	l.mu.Unlock()
+	l.stats.accepted.Add(1)
+	return tc
+}
+
+// reclaimLocked ends the connection idle the longest, if any: it expires
+// its read deadline, so fasthttp's goroutine wakes from its read and
+// closes it as after an idle timeout. The caller holds l.mu. The scan is
+// linear, but it runs only at the bound or out of descriptors, never per
+// request.
+func (l *connListener) reclaimLocked() bool {
+	var victim *trackedConn
+	var oldest int64
+	for c := range l.conns {
+		if c.busy.Load() || c.reclaimed.Load() {
+			continue
+		}
+		if at := c.idleSince.Load(); victim == nil || at < oldest {
+			victim, oldest = c, at
+		}
+	}
+	if victim == nil {
+		return false
+	}
+	victim.reclaimed.Store(true)
+	l.reclaiming++
+	l.stats.reclaimed.Add(1)
+	_ = victim.Conn.SetReadDeadline(pastDeadline)
+	return true
+}
+
+// reclaimAllIdle ends every connection without a request in flight, for
+// Shutdown.
+func (l *connListener) reclaimAllIdle() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c := range l.conns {
+		if !c.busy.Load() && !c.reclaimed.Load() {
+			c.reclaimed.Store(true)
+			l.reclaiming++
+			_ = c.Conn.SetReadDeadline(pastDeadline)
+		}
+	}
+}
+
+// pastDeadline is a read deadline that has already passed.
+var pastDeadline = time.Unix(1, 0)
+
+// refuse answers c with a canned error and closes it, off the accept loop.
+// The client's request is drained briefly first: closing a socket with
+// unread input sends a reset, and the client would lose the answer.
+func (l *connListener) refuse(c net.Conn, answer []byte) {
+	select {
+	case l.refusing <- struct{}{}:
+	default:
+		_ = c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.refusing }()
+		_ = c.SetDeadline(time.Now().Add(200 * time.Millisecond))
+		_, _ = c.Write(answer)
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+		}
+		var buf [1024]byte
+		for i := 0; i < 16; i++ {
+			if _, err := c.Read(buf[:]); err != nil {
+				break
+			}
+		}
+		_ = c.Close()
+	}()
+}
+
+// release forgets a closed connection.
+func (l *connListener) release(c *trackedConn) {
+	l.mu.Lock()
+	delete(l.conns, c)
+	if c.counted {
+		if n := l.perIP[c.ip] - 1; n > 0 {
+			l.perIP[c.ip] = n
+		} else {
+			delete(l.perIP, c.ip)
+		}
+	}
+	if c.reclaimed.Load() {
+		l.reclaiming--
+	}
+	l.mu.Unlock()
+}
+
+// open returns the connections being served.
+func (l *connListener) open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.conns)
+}
+
+// warn logs at most once per 10 seconds per kind: a flood must not turn
+// into a log flood.
+func (l *connListener) warn(kind int, msg string, args ...any) {
+	now := time.Now().UnixNano()
+	last := l.lastLog[kind].Load()
+	if now-last < int64(10*time.Second) || !l.lastLog[kind].CompareAndSwap(last, now) {
+		return
+	}
+	l.log.Warn(msg, args...)
+}
+
+// connState is fasthttp's ConnState hook: it keeps each connection's idle
+// mark for reclaiming.
+func connState(c net.Conn, st fasthttp.ConnState) {
+	tc, ok := c.(*trackedConn)
+	if !ok {
+		return
+	}
+	switch st {
+	case fasthttp.StateIdle:
+		tc.served.Store(true)
+		tc.idleSince.Store(time.Now().UnixNano())
+		tc.busy.Store(false)
+	case fasthttp.StateActive:
+		// fasthttp says active before the first request's first byte, but
+		// on a kept-alive connection only once the next request's bytes
+		// are there (or already buffered, when pipelined).
+		if tc.served.Load() {
+			tc.busy.Store(true)
+		}
+	}
+}
+
+// trackedConn is a connection the listener counts. It is busy from the
+// first byte of a request until fasthttp has answered it.
+type trackedConn struct {
+	net.Conn
+	l         *connListener
+	ip        netip.Addr
+	counted   bool // counts against its address's bound
+	busy      atomic.Bool
+	served    atomic.Bool  // has answered a request
+	idleSince atomic.Int64 // unix nanos
+	reclaimed atomic.Bool
+	once      sync.Once
+}
+
+func (c *trackedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.busy.Load() {
+		c.busy.Store(true)
+	}
+	return n, err
+}
+
+// SetReadDeadline keeps a reclaimed connection's deadline in the past,
+// whatever fasthttp sets: its goroutine may be about to wait for the next
+// request. The check after the set closes the race with reclaimLocked.
+func (c *trackedConn) SetReadDeadline(t time.Time) error {
+	if c.reclaimed.Load() {
+		t = pastDeadline
+	}
+	err := c.Conn.SetReadDeadline(t)
+	if c.reclaimed.Load() {
+		return c.Conn.SetReadDeadline(pastDeadline)
+	}
+	return err
+}
+
+func (c *trackedConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.SetReadDeadline(t)
+}
+
+func (c *trackedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { c.l.release(c) })
+	return err
+}
+
+// peerAddr is the connection's remote address.
+func peerAddr(c net.Conn) netip.Addr {
+	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		a, _ := netip.AddrFromSlice(ta.IP)
+		return a.Unmap()
+	}
+	return netip.Addr{}
+}
+
+// ipKey is the address a per-client bound counts: IPv6 clients by their
+// /64, which one subscriber usually holds whole.
+func ipKey(a netip.Addr) netip.Addr {
+	if a.Is6() {
+		p, err := a.Prefix(64)
+		if err == nil {
+			return p.Addr()
+		}
+	}
+	return a
+}
