@@ -1,8 +1,13 @@
 package http
 
 import (
+	"bytes"
 	"container/list"
 	"crypto/sha256"
+	"encoding/json"
+	"math/big"
+	"sort"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -41,13 +46,23 @@ type IdempotencyStore interface {
 }
 
 // fingerprint identifies a request for idempotency: method, path and body.
+// A JSON body counts by its meaning, not its bytes: the same document with
+// other key order, spacing, string escapes or number spelling (18.5 and
+// 18.50) is the same request, since retry layers re-serialise bodies. A body
+// that is not JSON counts by its bytes.
 func fingerprint(method, path, body []byte) [32]byte {
 	h := sha256.New()
 	h.Write(method)
 	h.Write([]byte{0})
 	h.Write(path)
 	h.Write([]byte{0})
-	h.Write(body)
+	if c, ok := canonicalJSON(body); ok {
+		h.Write([]byte{1})
+		h.Write(c)
+	} else {
+		h.Write([]byte{0})
+		h.Write(body)
+	}
 	var fp [32]byte
 	h.Sum(fp[:0])
 	return fp
@@ -141,5 +156,70 @@ func (m *MemoryIdempotency) remove(el *list.Element) {
 	delete(m.byKey, e.k)
 	if e.resp != nil {
 		m.bytes -= len(e.resp.Body)
+	}
+}
+
+// canonicalJSON writes body as canonical JSON: object keys sorted, no
+// spacing, strings re-escaped one way, numbers as exact reduced fractions.
+// ok is false when body is not one JSON value.
+func canonicalJSON(body []byte) (out []byte, ok bool) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, false
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, false
+	}
+	if len(bytes.TrimSpace(body[d.InputOffset():])) > 0 {
+		return nil, false // trailing data
+	}
+	return appendCanonical(nil, v), true
+}
+
+func appendCanonical(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendQuote(b, k)
+			b = append(b, ':')
+			b = appendCanonical(b, v[k])
+		}
+		return append(b, '}')
+	case []any:
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendCanonical(b, e)
+		}
+		return append(b, ']')
+	case string:
+		return strconv.AppendQuote(b, v)
+	case json.Number:
+		// An exponent could ask big.Rat for a huge number: such literals,
+		// which no field of the API needs, count as written.
+		if bytes.ContainsAny([]byte(v), "eE") || len(v) > 64 {
+			return append(b, v...)
+		}
+		if r, ok := new(big.Rat).SetString(string(v)); ok {
+			return append(b, r.RatString()...)
+		}
+		return append(b, v...)
+	case bool:
+		return strconv.AppendBool(b, v)
+	default: // nil
+		return append(b, "null"...)
 	}
 }

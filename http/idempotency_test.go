@@ -94,3 +94,42 @@ func TestMemoryIdempotencyBounds(t *testing.T) {
 	require.Equal(t, IdemNew, st, "expired after the ttl")
 	require.Equal(t, 1, m.order.Len())
 }
+
+func TestIdempotencyComparesJSONByMeaning(t *testing.T) {
+	h := newHarness(t, nil)
+	post := func(key, body string) resp {
+		return h.do("POST", "/v1/events/evt_1/orders", skLive, body, "Idempotency-Key", key)
+	}
+	first := post("canon", goodOrder)
+	require.Equal(t, 201, first.status)
+	// A retry layer that re-serialises: other key order, spacing, escapes
+	// and number spelling is the same request.
+	for _, body := range []string{
+		"{\n  \"items\": [ {\"quantity\": 1, \"itemId\": \"tt_1\", \"itemType\": \"registration_type\"} ],\n  \"email\": \"ann@example.com\"\n}",
+		`{"email":"\u0061nn@example.com","items":[{"itemType":"registration_type","itemId":"tt_1","quantity":1.0}]}`,
+	} {
+		r := post("canon", body)
+		require.Equal(t, 201, r.status, body)
+		require.Equal(t, "true", r.header.Get("Idempotent-Replayed"), body)
+		require.Equal(t, string(first.body), string(r.body))
+	}
+	// Another value, or a number sent as a string, is another request.
+	for _, body := range []string{
+		strings.Replace(goodOrder, `"quantity":1`, `"quantity":2`, 1),
+		strings.Replace(goodOrder, `"quantity":1`, `"quantity":"1"`, 1),
+		strings.Replace(goodOrder, "ann@", "Ann@", 1),
+	} {
+		require.Equal(t, 422, post("canon", body).status, body)
+	}
+}
+
+func TestFingerprintCanonical(t *testing.T) {
+	m, p := []byte("POST"), []byte("/v1/x")
+	fp := func(body string) [32]byte { return fingerprint(m, p, []byte(body)) }
+	require.Equal(t, fp(`{"a":1,"b":[true,null,"x"]}`), fp(` { "b" : [ true , null , "\u0078" ] , "a" : 1.0 } `))
+	require.NotEqual(t, fp(`{"a":1}`), fp(`{"a":2}`))
+	require.NotEqual(t, fp(`{"a":1}`), fp(`{"a":1}x`), "trailing bytes are not the same document")
+	require.Equal(t, fp(`not json`), fp(`not json`))
+	require.NotEqual(t, fp(`not json`), fp(`not  json`), "a body that is not JSON counts by its bytes")
+	require.NotEqual(t, fp(`1e400`), fp(`1E400`), "exponents count as written (no huge numbers are built)")
+}
