@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -24,8 +24,9 @@ import (
 	"ticketd/webhooks"
 )
 
-// Main is the running service: the store, the actor system and the HTTP
-// server. The end-to-end tests drive the same type.
+// Main is the running service: the store, the actor system, the mail and
+// webhook deliverers and the HTTP server. cmd/ticketd, the end-to-end and
+// HTTP tests and the benchmarks all run this one wiring.
 type Main struct {
 	cfg Config
 	out io.Writer
@@ -57,14 +58,21 @@ type Bootstrap struct {
 
 // NewMain returns a Main for cfg that prints its banner to out.
 func NewMain(cfg Config, out io.Writer) *Main {
-	level := slog.LevelInfo
-	_ = level.UnmarshalText([]byte(cfg.LogLevel))
-	return &Main{
-		cfg: cfg,
-		out: out,
-		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+	log := cfg.Logger
+	if log == nil {
+		level := slog.LevelInfo
+		_ = level.UnmarshalText([]byte(cfg.LogLevel))
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
+	return &Main{cfg: cfg, out: out, log: log}
 }
+
+// System is the actor system of an open Main (tests seed and inspect
+// state through it).
+func (m *Main) System() *actors.System { return m.sys }
+
+// Server is the HTTP server of an open Main.
+func (m *Main) Server() *thttp.Server { return m.srv }
 
 // Run opens the service, serves until ctx is done, then shuts down
 // gracefully: stop accepting, finish in-flight requests, flush the log.
@@ -77,16 +85,21 @@ func (m *Main) Run(ctx context.Context) error {
 	case err := <-m.done:
 		if err != nil {
 			_ = m.Close()
-			return fmt.Errorf("serve: %w", err)
+			return fmt.Errorf("app: serve: %w", err)
 		}
 	}
 	return m.Close()
 }
 
-// Open opens the data dir, starts the actors and listens.
+// Open opens the data dir, starts the actors and listens. On an Addr with
+// port 0 it binds a free port, and URL (and, unless set, the base URL) is
+// the bound address.
 func (m *Main) Open() error {
+	if err := m.cfg.Validate(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(m.cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data dir: %w", err)
+		return fmt.Errorf("app: data dir: %w", err)
 	}
 	adminToken, adminNew, err := secretFile(m.cfg.DataDir, "admin-token", m.cfg.AdminToken, "adm_")
 	if err != nil {
@@ -102,27 +115,42 @@ func (m *Main) Open() error {
 	if err != nil {
 		return err
 	}
+	// Listen first: on port 0 the base URL, which the actors hand out in
+	// checkout URLs, is known only once the port is bound.
+	m.ln, err = net.Listen("tcp", m.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("app: listen: %w", err)
+	}
+	bound := "http://" + m.ln.Addr().String()
+	if m.cfg.BaseURL == "" {
+		m.cfg.BaseURL = bound
+	}
 	m.store, err = persistence.Open(persistence.Options{Dir: m.cfg.DataDir, Logger: m.log})
 	if err != nil {
-		return fmt.Errorf("open store: %w", err)
+		_ = m.ln.Close()
+		return fmt.Errorf("app: open store: %w", err)
 	}
 	m.stop = make(chan struct{})
 	m.mail, err = mail.New(mail.Config{SMTPAddr: m.cfg.SMTPAddr, Username: m.cfg.SMTPUsername, Password: m.cfg.SMTPPassword,
 		From: m.cfg.MailFrom, Logger: m.log}, m.store)
 	if err != nil {
-		_ = m.store.Close()
+		m.closeBackend()
 		return err
 	}
-	m.hooks, err = webhooks.New(webhooks.Config{Logger: m.log, DisableAfter: m.cfg.WebhookDisableAfter}, m.store, nil)
+	hc := webhooks.Config{Logger: m.log, DisableAfter: m.cfg.WebhookDisableAfter}
+	if t := m.cfg.Tune; t != nil && t.Webhooks != nil {
+		t.Webhooks(&hc)
+	}
+	m.hooks, err = webhooks.New(hc, m.store, nil)
 	if err != nil {
-		_ = m.store.Close()
+		m.closeBackend()
 		return err
 	}
 	m.audit = thttp.NewAuditLog(m.store, m.cfg.AuditRetention, m.log)
 	// The actors wake both deliverers (bound now: Close clears the fields).
 	mailer, hooks := m.mail, m.hooks
 	snaps := snapshots.New(m.store, 2)
-	m.sys, err = actors.Open(actors.Config{
+	ac := actors.Config{
 		Event: event.Config{
 			BaseURL:            m.cfg.BaseURL,
 			OrderHold:          m.cfg.OrderHold,
@@ -133,20 +161,24 @@ func (m *Main) Open() error {
 		Logger:        m.log,
 		OnOutbox:      func() { mailer.Wake(); hooks.Wake() },
 		WantHook:      hooks.Subscribed,
-	}, m.store, snaps)
+	}
+	if t := m.cfg.Tune; t != nil && t.Actors != nil {
+		t.Actors(&ac)
+	}
+	m.sys, err = actors.Open(ac, m.store, snaps)
 	if err != nil {
-		_ = m.store.Close()
+		m.closeBackend()
 		return err
 	}
 	if len(m.sys.Directory().Units()) == 0 {
 		if m.Bootstrap, err = bootstrap(m.sys); err != nil {
 			m.closeBackend()
-			return fmt.Errorf("bootstrap: %w", err)
+			return fmt.Errorf("app: bootstrap: %w", err)
 		}
 	}
 	m.idem = thttp.NewDurableIdempotency(m.store, 24*time.Hour, m.log.Error)
 	go m.sweepIdempotency(m.stop)
-	m.srv, err = thttp.New(thttp.Config{
+	hcfg := thttp.Config{
 		Addr:                        m.cfg.Addr,
 		BaseURL:                     m.cfg.BaseURL,
 		AdminToken:                  adminToken,
@@ -156,21 +188,20 @@ func (m *Main) Open() error {
 		TrustedProxies:              m.cfg.TrustedProxies,
 		Idempotency:                 m.idem,
 		Logger:                      m.log,
-	}, thttp.Deps{System: m.sys, WebhookSecret: webhookSecret, WebhookURL: loopbackURL(m.cfg.Addr) + "/webhooks/payments/sandbox",
+	}
+	if t := m.cfg.Tune; t != nil && t.HTTP != nil {
+		t.HTTP(&hcfg)
+	}
+	m.srv, err = thttp.New(hcfg, thttp.Deps{System: m.sys, WebhookSecret: webhookSecret, WebhookURL: loopbackURL(m.ln.Addr().String()) + "/webhooks/payments/sandbox",
 		PagesSecret: pagesSecret, Outbox: m.mail,
 		DevLog: thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention), Audit: m.audit, Webhooks: m.hooks})
 	if err != nil {
 		m.closeBackend()
 		return err
 	}
-	m.ln, err = net.Listen("tcp", m.cfg.Addr)
-	if err != nil {
-		m.closeBackend()
-		return fmt.Errorf("listen: %w", err)
-	}
 	m.URL = m.cfg.BaseURL
 	if strings.HasSuffix(m.cfg.Addr, ":0") {
-		m.URL = "http://" + m.ln.Addr().String()
+		m.URL = bound
 	}
 	m.mail.Start()
 	m.hooks.Start()
@@ -213,6 +244,10 @@ func (m *Main) Close() error {
 }
 
 func (m *Main) closeBackend() {
+	if m.ln != nil {
+		_ = m.ln.Close() // already closed once the server shut down
+		m.ln = nil
+	}
 	if m.mail != nil {
 		_ = m.mail.Close() // undelivered mail stays in the outbox
 		m.mail = nil
@@ -309,7 +344,7 @@ func secretFile(dir, name, value, prefix string) (secret string, fresh bool, err
 	if b, err := os.ReadFile(path); err == nil {
 		return strings.TrimSpace(string(b)), false, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", false, fmt.Errorf("read %s: %w", path, err)
+		return "", false, fmt.Errorf("app: read %s: %w", path, err)
 	}
 	buf := make([]byte, 24)
 	if _, err := rand.Read(buf); err != nil {
@@ -317,7 +352,7 @@ func secretFile(dir, name, value, prefix string) (secret string, fresh bool, err
 	}
 	secret = prefix + hex.EncodeToString(buf)
 	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
-		return "", false, fmt.Errorf("write %s: %w", path, err)
+		return "", false, fmt.Errorf("app: write %s: %w", path, err)
 	}
 	return secret, true, nil
 }
