@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"ticketd/http/bind"
 )
 
 // DocInfo is what a document says about itself beyond the route table.
@@ -442,7 +444,7 @@ func oaAllOptional(t reflect.Type) bool {
 	}
 	ok := true
 	oaWalkFields(t, "json", func(f reflect.StructField, _ string) {
-		if parseRules(f.Tag.Get("v")).Required {
+		if bind.ParseRules(f.Tag.Get("v")).Required {
 			ok = false
 		}
 	})
@@ -710,14 +712,14 @@ func (g *oaGenerator) queryParams(t reflect.Type) ([]any, error) {
 		}
 		seen[name] = true
 		var s any
-		var rules fieldRules
+		var rules bind.Rules
 		s, rules, err = g.fieldSchema(f, true, name)
 		if err != nil {
 			err = fmt.Errorf("query %s.%s: %w", t, f.Name, err)
 			return
 		}
 		if m, ok := s.(map[string]any); ok && name == "limit" {
-			m["default"] = DefaultPageSize
+			m["default"] = bind.DefaultPageSize
 		}
 		p := map[string]any{"name": name, "in": "query", "required": rules.Required, "schema": s}
 		if d := f.Tag.Get("doc"); d != "" {
@@ -770,7 +772,7 @@ func oaWalkFields(t reflect.Type, tagKey string, fn func(f reflect.StructField, 
 			var name string
 			if tagKey == "json" {
 				var ok bool
-				if name, ok = jsonName(f); !ok {
+				if name, ok = bind.JSONName(f); !ok {
 					continue
 				}
 			} else if name = tagName; name == "" {
@@ -808,7 +810,7 @@ func oaWalkFields(t reflect.Type, tagKey string, fn func(f reflect.StructField, 
 // fieldSchema returns the schema of a struct field with its v-tag rules,
 // nullability and description applied. query is the parameter name for a
 // query field, "" for a body or response member.
-func (g *oaGenerator) fieldSchema(f reflect.StructField, input bool, query string) (s any, rules fieldRules, err error) {
+func (g *oaGenerator) fieldSchema(f reflect.StructField, input bool, query string) (s any, rules bind.Rules, err error) {
 	defer func() {
 		// parseRules panics on a typo; a generator answering an error names
 		// the field instead of crashing the server at start.
@@ -816,10 +818,10 @@ func (g *oaGenerator) fieldSchema(f reflect.StructField, input bool, query strin
 			err = fmt.Errorf("%v", p)
 		}
 	}()
-	rules = parseRules(f.Tag.Get("v"))
+	rules = bind.ParseRules(f.Tag.Get("v"))
 	if query != "" {
 		// The binder's own bounds of limit and cursor (bind.go).
-		rules = queryParamRules(query, rules)
+		rules = bind.QueryParamRules(query, rules)
 	}
 	s, err = g.schemaOf(f.Type, input, 0)
 	if err != nil {
@@ -843,7 +845,7 @@ func (g *oaGenerator) fieldSchema(f reflect.StructField, input bool, query strin
 // oaApplyRules puts the v-tag bounds on a field's schema. On an array of
 // scalars the scalar rules (lengths, bounds, enum, format) constrain the
 // items, and the item rules constrain the array.
-func oaApplyRules(s any, r fieldRules) (any, error) {
+func oaApplyRules(s any, r bind.Rules) (any, error) {
 	m, isMap := s.(map[string]any)
 	if !isMap {
 		if r.Min != nil || r.Max != nil || r.MinLen != nil || r.MaxLen != nil || r.MaxItems != nil ||
@@ -1059,7 +1061,7 @@ func (g *oaGenerator) structSchema(t reflect.Type, input bool, depth int) (map[s
 			return
 		}
 		var s any
-		var rules fieldRules
+		var rules bind.Rules
 		s, rules, err = g.fieldSchema(f, input, "")
 		if err != nil {
 			err = fmt.Errorf("%s.%s: %w", t, f.Name, err)

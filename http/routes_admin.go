@@ -8,6 +8,7 @@ import (
 	"ticketd/actors"
 	"ticketd/directory"
 	"ticketd/event"
+	"ticketd/http/bind"
 )
 
 // The console (admin API, /admin/v1): business units and API keys.
@@ -55,14 +56,14 @@ func (a *api) adminRoutes() []Route {
 			Summary: "Create a business unit", Body: CreateUnitRequest{}, Success: 201, Response: BusinessUnit{},
 			Errors: []int{400}, Handle: a.createUnit}),
 		adm(Route{Method: "GET", Path: "/admin/v1/business-units", OperationID: "listBusinessUnits", Tag: "Business units",
-			Summary: "List business units", Query: ListQuery{}, Success: 200, Response: List[BusinessUnit]{},
+			Summary: "List business units", Query: bind.ListQuery{}, Success: 200, Response: bind.List[BusinessUnit]{},
 			Errors: []int{400}, Handle: a.listUnits}),
 		adm(Route{Method: "POST", Path: "/admin/v1/business-units/{unitId}/api-keys", OperationID: "createApiKey", Tag: "API keys",
 			Summary: "Create an API key; the whole secret key is shown only in this answer", Body: CreateKeyRequest{},
 			Success: 201, Response: APIKey{}, Errors: []int{400, 404}, Handle: a.createKey}),
 		adm(Route{Method: "GET", Path: "/admin/v1/business-units/{unitId}/api-keys", OperationID: "listApiKeys", Tag: "API keys",
-			Summary: "List a unit's API keys; secret keys masked, publishable keys whole", Query: ListQuery{},
-			Success: 200, Response: List[APIKey]{}, Errors: []int{400, 404}, Handle: a.listKeys}),
+			Summary: "List a unit's API keys; secret keys masked, publishable keys whole", Query: bind.ListQuery{},
+			Success: 200, Response: bind.List[APIKey]{}, Errors: []int{400, 404}, Handle: a.listKeys}),
 		adm(Route{Method: "POST", Path: "/admin/v1/api-keys/{keyId}/revoke", OperationID: "revokeApiKey", Tag: "API keys",
 			Summary: "Revoke an API key, effective at once", Success: 200, Response: APIKey{},
 			Errors: []int{404}, Handle: a.revokeKey}),
@@ -86,7 +87,7 @@ func unitView(u directory.Unit) BusinessUnit {
 }
 
 func (a *api) listUnits(c *Ctx) (any, error) {
-	var q ListQuery
+	var q bind.ListQuery
 	if err := c.BindQuery(&q); err != nil {
 		return nil, err
 	}
@@ -181,7 +182,7 @@ func keyView(k directory.Key) APIKey {
 }
 
 func (a *api) listKeys(c *Ctx) (any, error) {
-	var q ListQuery
+	var q bind.ListQuery
 	if err := c.BindQuery(&q); err != nil {
 		return nil, err
 	}
@@ -219,8 +220,8 @@ func dirErr(err error) error {
 
 // paginate pages an in-memory list in order with an opaque cursor of the
 // last id returned.
-func paginate[T any](items []T, q ListQuery, id func(T) string) (any, error) {
-	after, err := DecodeCursor(q.Cursor)
+func paginate[T any](items []T, q bind.ListQuery, id func(T) string) (any, error) {
+	after, err := bind.DecodeCursor(q.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -243,5 +244,5 @@ func paginate[T any](items []T, q ListQuery, id func(T) string) (any, error) {
 	if len(page) > 0 {
 		next = id(page[len(page)-1])
 	}
-	return NewList(append([]T(nil), page...), end < len(items), next), nil
+	return bind.NewList(append([]T(nil), page...), end < len(items), next), nil
 }

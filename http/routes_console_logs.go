@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"ticketd/http/bind"
 	"ticketd/webhooks"
 )
 
@@ -13,7 +14,7 @@ import (
 
 // RequestLogQuery filters GET .../request-log.
 type RequestLogQuery struct {
-	ListQuery
+	bind.ListQuery
 	KeyID  string    `query:"keyId" v:"maxLen=100" doc:"Only requests of this API key."`
 	Status int       `query:"status" v:"min=100,max=599" doc:"Only requests answered with this status."`
 	Method string    `query:"method" v:"enum=GET|POST|PUT|PATCH|DELETE|OPTIONS|HEAD" doc:"Only requests of this method."`
@@ -23,7 +24,7 @@ type RequestLogQuery struct {
 
 // AuditLogQuery filters GET .../audit-log.
 type AuditLogQuery struct {
-	ListQuery
+	bind.ListQuery
 	KeyID       string    `query:"keyId" v:"maxLen=100" doc:"Only changes by this API key (\"admin\": the console)."`
 	OperationID string    `query:"operationId" v:"maxLen=100" doc:"Only changes by this operation."`
 	Method      string    `query:"method" v:"enum=POST|PUT|PATCH|DELETE" doc:"Only changes by this method."`
@@ -37,10 +38,10 @@ func (a *api) consoleLogRoutes() []Route {
 	return []Route{
 		adm(Route{Method: "GET", Path: "/admin/v1/business-units/{unitId}/request-log", OperationID: "listRequestLog",
 			Summary: "List the requests of the unit's API keys, newest first (developer log)", Query: RequestLogQuery{},
-			Success: 200, Response: List[RequestLogEntry]{}, Errors: []int{400, 404}, Handle: a.listRequestLog}),
+			Success: 200, Response: bind.List[RequestLogEntry]{}, Errors: []int{400, 404}, Handle: a.listRequestLog}),
 		adm(Route{Method: "GET", Path: "/admin/v1/business-units/{unitId}/audit-log", OperationID: "listAuditLog",
 			Summary: "List the changes made in the unit through the Developer API and the console, newest first",
-			Query:   AuditLogQuery{}, Success: 200, Response: List[AuditEntry]{}, Errors: []int{400, 404},
+			Query:   AuditLogQuery{}, Success: 200, Response: bind.List[AuditEntry]{}, Errors: []int{400, 404},
 			Handle: a.listAuditLog}),
 	}
 }
@@ -63,7 +64,7 @@ func (a *api) listRequestLog(c *Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	pos, err := DecodeCursor(q.Cursor)
+	pos, err := bind.DecodeCursor(q.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +80,7 @@ func (a *api) listRequestLog(c *Ctx) (any, error) {
 	if more && len(items) > 0 {
 		next = items[len(items)-1].ID[len("rl_"):]
 	}
-	return NewList(items, more, next), nil
+	return bind.NewList(items, more, next), nil
 }
 
 func (a *api) listAuditLog(c *Ctx) (any, error) {
@@ -91,7 +92,7 @@ func (a *api) listAuditLog(c *Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	after, err := DecodeCursor(q.Cursor)
+	after, err := bind.DecodeCursor(q.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func (a *api) listAuditLog(c *Ctx) (any, error) {
 	if more && len(items) > 0 {
 		next = items[len(items)-1].ID
 	}
-	return NewList(items, more, next), nil
+	return bind.NewList(items, more, next), nil
 }
 
 // initLogs takes the developer log, audit log and webhook endpoints from

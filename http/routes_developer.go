@@ -2,6 +2,7 @@ package http
 
 import (
 	"ticketd/event"
+	"ticketd/http/bind"
 )
 
 // Errors documented for event-scoped operations beyond the surface's own.
@@ -22,7 +23,7 @@ func (a *api) developerRoutes() []Route {
 		// Events.
 		dev(Route{Method: "GET", Path: "/v1/events", OperationID: "listEvents", Tag: "Events",
 			Summary: "List the business unit's events, all statuses, newest first",
-			Query:   ListQuery{}, Success: 200, Response: event.List[event.Event]{}, Errors: []int{400},
+			Query:   bind.ListQuery{}, Success: 200, Response: event.List[event.Event]{}, Errors: []int{400},
 			Handle: a.listEvents}),
 		dev(Route{Method: "POST", Path: "/v1/events", OperationID: "createEvent", Tag: "Events",
 			Summary: "Create an event (as draft)",
@@ -114,11 +115,11 @@ func (a *api) createEvent(c *Ctx) (any, error) {
 // listEvents pages through the unit's events, newest first, reading each
 // from its actor.
 func (a *api) listEvents(c *Ctx) (any, error) {
-	var q ListQuery
+	var q bind.ListQuery
 	if err := c.BindQuery(&q); err != nil {
 		return nil, err
 	}
-	after, err := DecodeCursor(q.Cursor)
+	after, err := bind.DecodeCursor(q.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +150,7 @@ func (a *api) listEvents(c *Ctx) (any, error) {
 	if len(out) > 0 {
 		next = out[len(out)-1].ID
 	}
-	return NewList(out, i >= 0, next), nil
+	return bind.NewList(out, i >= 0, next), nil
 }
 
 func (a *api) createRegistration(c *Ctx) (any, error) {

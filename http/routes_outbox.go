@@ -3,6 +3,7 @@ package http
 import (
 	"ticketd/actors"
 	"ticketd/event"
+	"ticketd/http/bind"
 	"ticketd/mail"
 )
 
@@ -31,7 +32,7 @@ type OutboxMail struct {
 func (a *api) outboxRoutes() []Route {
 	return []Route{{Method: "GET", Path: "/admin/v1/outbox", OperationID: "listOutbox", Tag: "Mail",
 		Summary: "List the mail the service still owes (ticket emails not yet accepted by the SMTP server)",
-		Surface: Admin, Query: ListQuery{}, Success: 200, Response: List[OutboxMail]{}, Errors: []int{400},
+		Surface: Admin, Query: bind.ListQuery{}, Success: 200, Response: bind.List[OutboxMail]{}, Errors: []int{400},
 		Handle: a.listOutbox}}
 }
 
@@ -48,11 +49,11 @@ func (a *api) outbox() OutboxLister {
 }
 
 func (a *api) listOutbox(c *Ctx) (any, error) {
-	var q ListQuery
+	var q bind.ListQuery
 	if err := c.BindQuery(&q); err != nil {
 		return nil, err
 	}
-	after, err := DecodeCursor(q.Cursor)
+	after, err := bind.DecodeCursor(q.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -77,5 +78,5 @@ func (a *api) listOutbox(c *Ctx) (any, error) {
 	if more && len(out) > 0 {
 		next = out[len(out)-1].Key
 	}
-	return NewList(out, more, next), nil
+	return bind.NewList(out, more, next), nil
 }

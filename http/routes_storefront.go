@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"ticketd/event"
+	"ticketd/http/bind"
 )
 
 // StorefrontEvent is a published event as the storefront lists it.
@@ -17,7 +18,7 @@ type StorefrontEvent struct {
 // StorefrontEventsQuery pages the storefront's events; Lang picks a
 // translation of names and descriptions (unknown: the default texts).
 type StorefrontEventsQuery struct {
-	ListQuery
+	bind.ListQuery
 	Lang string `query:"lang" v:"maxLen=35"`
 }
 
@@ -31,7 +32,7 @@ func (a *api) storefrontRoutes() []Route {
 	return []Route{
 		sf(Route{Method: "GET", Path: "/storefront/v1/events", OperationID: "listPublishedEvents", Tag: "Catalog",
 			Summary: "List published events, each with siteUrl; ?lang= translates names and descriptions, falling back per field", Query: StorefrontEventsQuery{}, Success: 200,
-			Response: List[StorefrontEvent]{}, Errors: []int{400}, Handle: a.listPublishedEvents}),
+			Response: bind.List[StorefrontEvent]{}, Errors: []int{400}, Handle: a.listPublishedEvents}),
 		sf(Route{Method: "GET", Path: "/storefront/v1/events/{publicId}", OperationID: "getCatalog", Tag: "Catalog",
 			Summary: "Everything a sales page needs: public ticket types (soldOut, never a count), upcoming ticket types, add-ons, bundles",
 			Query:   event.GetCatalog{}, Success: 200, Response: event.Catalog{}, Errors: []int{400, 404}, Handle: storefrontCmd[event.GetCatalog](a, nil)}),
@@ -124,7 +125,7 @@ func (a *api) listPublishedEvents(c *Ctx) (any, error) {
 	if err := c.BindQuery(&q); err != nil {
 		return nil, err
 	}
-	after, err := DecodeCursor(q.Cursor)
+	after, err := bind.DecodeCursor(q.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -155,5 +156,5 @@ func (a *api) listPublishedEvents(c *Ctx) (any, error) {
 	if i >= 0 {
 		next = ids[i+1]
 	}
-	return NewList(out, i >= 0, next), nil
+	return bind.NewList(out, i >= 0, next), nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"ticketd/event"
+	"ticketd/http/bind"
 	"ticketd/webhooks"
 )
 
@@ -63,7 +64,7 @@ func (a *api) webhookRoutes() []Route {
 			Body:    CreateWebhookEndpointRequest{}, Success: 201, Response: WebhookEndpoint{}, Errors: []int{400, 404, 409},
 			Handle: a.createWebhookEndpoint}),
 		adm(Route{Method: "GET", Path: base, OperationID: "listWebhookEndpoints", Summary: "List the unit's webhook endpoints",
-			Query: ListQuery{}, Success: 200, Response: List[WebhookEndpoint]{}, Errors: []int{400, 404},
+			Query: bind.ListQuery{}, Success: 200, Response: bind.List[WebhookEndpoint]{}, Errors: []int{400, 404},
 			Handle: a.listWebhookEndpoints}),
 		adm(Route{Method: "GET", Path: base + "/{endpointId}", OperationID: "getWebhookEndpoint", Summary: "Get a webhook endpoint",
 			Success: 200, Response: WebhookEndpoint{}, Errors: []int{404}, Handle: a.getWebhookEndpoint}),
@@ -83,8 +84,8 @@ func (a *api) webhookRoutes() []Route {
 			Summary: "Disable a webhook endpoint", Success: 200, Response: WebhookEndpoint{},
 			Errors: []int{404}, Handle: a.enableWebhookEndpoint(false)}),
 		adm(Route{Method: "GET", Path: base + "/{endpointId}/deliveries", OperationID: "listWebhookDeliveries",
-			Summary: "List an endpoint's recent delivery attempts, newest first", Query: ListQuery{}, Success: 200,
-			Response: List[WebhookDelivery]{}, Errors: []int{400, 404}, Handle: a.listWebhookDeliveries}),
+			Summary: "List an endpoint's recent delivery attempts, newest first", Query: bind.ListQuery{}, Success: 200,
+			Response: bind.List[WebhookDelivery]{}, Errors: []int{400, 404}, Handle: a.listWebhookDeliveries}),
 	}
 }
 
@@ -146,7 +147,7 @@ func (a *api) createWebhookEndpoint(c *Ctx) (any, error) {
 }
 
 func (a *api) listWebhookEndpoints(c *Ctx) (any, error) {
-	var q ListQuery
+	var q bind.ListQuery
 	if err := c.BindQuery(&q); err != nil {
 		return nil, err
 	}
@@ -214,7 +215,7 @@ func (a *api) enableWebhookEndpoint(on bool) HandlerFunc {
 }
 
 func (a *api) listWebhookDeliveries(c *Ctx) (any, error) {
-	var q ListQuery
+	var q bind.ListQuery
 	if err := c.BindQuery(&q); err != nil {
 		return nil, err
 	}
@@ -241,8 +242,8 @@ func (a *api) listWebhookDeliveries(c *Ctx) (any, error) {
 }
 
 // paginateIndex pages a short in-memory list by position.
-func paginateIndex[T any](items []T, q ListQuery) (any, error) {
-	pos, err := DecodeCursor(q.Cursor)
+func paginateIndex[T any](items []T, q bind.ListQuery) (any, error) {
+	pos, err := bind.DecodeCursor(q.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +261,7 @@ func paginateIndex[T any](items []T, q ListQuery) (any, error) {
 	if more {
 		next = itoa(end)
 	}
-	return NewList(items[start:end], more, next), nil
+	return bind.NewList(items[start:end], more, next), nil
 }
 
 func atoiStrict(s string) (int, error) {

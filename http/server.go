@@ -20,6 +20,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ticketd/event"
+	"ticketd/http/bind"
 )
 
 // Config configures the HTTP server. Zero MaxBodyBytes, Logger and Now take
@@ -150,7 +151,7 @@ type Server struct {
 	routes        []Route
 	router        *router.Router
 	fast          *fasthttp.Server
-	binder        binder
+	binder        bind.Binder
 	limiter       *rateLimiter
 	idem          IdempotencyStore
 	// selfOrigin is the scheme://host[:port] of BaseURL: the service's own
@@ -223,10 +224,10 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 		seen[r.OperationID] = true
 		// Build the plans now so a bad tag fails at start, not mid-sale.
 		if r.Body != nil {
-			s.binder.planFor(reflectType(r.Body))
+			s.binder.Prepare(r.Body)
 		}
 		if r.Query != nil {
-			if err := checkQueryPlan(s.binder.cached(&s.binder.qplans, reflectType(r.Query), "query")); err != nil {
+			if err := s.binder.PrepareQuery(r.Query); err != nil {
 				return nil, fmt.Errorf("http: new server: route %s: %w", r.OperationID, err)
 			}
 		}

@@ -1,4 +1,4 @@
-package http
+package bind
 
 import (
 	"reflect"
@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// fieldRules is the parsed form of a struct field's `v` tag (see route.go),
+// Rules is the parsed form of a struct field's `v` tag (see route.go),
 // shared by the request binder and the OpenAPI generator so that what is
 // documented is exactly what is enforced.
-type fieldRules struct {
+type Rules struct {
 	Required bool
 	Nullable bool
 	Min, Max *float64 // numeric bounds
@@ -21,10 +21,10 @@ type fieldRules struct {
 	Format   string // email, date-time, uri, date
 }
 
-// parseRules parses a `v` tag. Unknown rules panic: tags are code, and a
+// ParseRules parses a `v` tag. Unknown rules panic: tags are code, and a
 // typo must fail the first test that touches the type.
-func parseRules(tag string) fieldRules {
-	var r fieldRules
+func ParseRules(tag string) Rules {
+	var r Rules
 	if tag == "" {
 		return r
 	}
@@ -58,15 +58,15 @@ func parseRules(tag string) fieldRules {
 		case "format":
 			r.Format = val
 		default:
-			panic("http: unknown v tag rule " + strconv.Quote(name) + " in " + strconv.Quote(tag))
+			panic("bind: unknown v tag rule " + strconv.Quote(name) + " in " + strconv.Quote(tag))
 		}
 	}
 	return r
 }
 
-// jsonName returns the wire name of a struct field and whether it is on the
+// JSONName returns the wire name of a struct field and whether it is on the
 // wire at all (json:"-" fields, e.g. path ids, are not).
-func jsonName(f reflect.StructField) (string, bool) {
+func JSONName(f reflect.StructField) (string, bool) {
 	if !f.IsExported() {
 		return "", false
 	}
@@ -84,7 +84,7 @@ func jsonName(f reflect.StructField) (string, bool) {
 func mustFloat(s, tag string) float64 {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		panic("http: bad number in v tag " + strconv.Quote(tag))
+		panic("bind: bad number in v tag " + strconv.Quote(tag))
 	}
 	return f
 }
@@ -92,7 +92,7 @@ func mustFloat(s, tag string) float64 {
 func mustInt(s, tag string) int {
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		panic("http: bad integer in v tag " + strconv.Quote(tag))
+		panic("bind: bad integer in v tag " + strconv.Quote(tag))
 	}
 	return n
 }

@@ -1,4 +1,4 @@
-package http
+package bind
 
 import (
 	"bytes"
@@ -21,10 +21,10 @@ import (
 // maxDetails bounds the field problems reported for one request.
 const maxDetails = 50
 
-// binder decodes request bodies and query strings strictly into Go values,
+// Binder decodes request bodies and query strings strictly into Go values,
 // reporting every field problem at once. Per-type plans are built once and
 // cached, so the hot path does no tag parsing.
-type binder struct {
+type Binder struct {
 	parsers sync.Pool // *jsonParser, whose stack and arena are reused
 	plans   sync.Map  // reflect.Type -> *plan of a JSON body
 	qplans  sync.Map  // reflect.Type -> *plan of a query struct
@@ -61,7 +61,7 @@ type plan struct {
 type fieldPlan struct {
 	name  string // wire name (json tag, or query tag on query structs)
 	index []int
-	rules fieldRules
+	rules Rules
 	plan  *plan
 	def   int64 // query: value of an absent integer parameter (limit: 50)
 }
@@ -71,9 +71,9 @@ var (
 	timeType        = reflect.TypeFor[time.Time]()
 )
 
-func (b *binder) planFor(t reflect.Type) *plan { return b.cached(&b.plans, t, "json") }
+func (b *Binder) planFor(t reflect.Type) *plan { return b.cached(&b.plans, t, "json") }
 
-func (b *binder) cached(m *sync.Map, t reflect.Type, tagKey string) *plan {
+func (b *Binder) cached(m *sync.Map, t reflect.Type, tagKey string) *plan {
 	if p, ok := m.Load(t); ok {
 		return p.(*plan)
 	}
@@ -158,20 +158,20 @@ func addFields(p *plan, t reflect.Type, index []int, seen map[reflect.Type]*plan
 			}
 			name = tag
 		} else {
-			n, ok := jsonName(f)
+			n, ok := JSONName(f)
 			if !ok {
 				continue
 			}
 			name = n
 		}
 		if _, dup := p.byName[name]; dup {
-			panic("http: duplicate wire name " + strconv.Quote(name) + " in " + t.String())
+			panic("bind: duplicate wire name " + strconv.Quote(name) + " in " + t.String())
 		}
 		p.byName[name] = len(p.fields)
 		fp := fieldPlan{
 			name:  name,
 			index: idx,
-			rules: parseRules(f.Tag.Get("v")),
+			rules: ParseRules(f.Tag.Get("v")),
 			plan:  buildPlan(f.Type, seen, tagKey),
 		}
 		if tagKey == "query" {
@@ -236,12 +236,12 @@ func malformed(reason string) error {
 	}
 }
 
-// bind decodes body into dst (a non-nil pointer). An empty body counts as
+// Bind decodes body into dst (a non-nil pointer). An empty body counts as
 // {} for struct targets, so POST actions without required fields accept it.
-func (b *binder) bind(body []byte, dst any) error {
+func (b *Binder) Bind(body []byte, dst any) error {
 	v := reflect.ValueOf(dst)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
-		panic("http: Bind needs a non-nil pointer, got " + reflect.TypeOf(dst).String())
+		panic("bind: Bind needs a non-nil pointer, got " + reflect.TypeOf(dst).String())
 	}
 	p := b.planFor(v.Elem().Type())
 	var root jnode
@@ -281,7 +281,7 @@ func (b *binder) bind(body []byte, dst any) error {
 
 // putParser returns a parser to the pool once its nodes are dead; a parser
 // grown by a huge body is dropped so the pool stays small.
-func (b *binder) putParser(p *jsonParser) {
+func (b *Binder) putParser(p *jsonParser) {
 	if cap(p.arena) > 4096 || cap(p.stack) > 4096 || cap(p.path) > maxJSONDepth+8 {
 		return
 	}
@@ -594,7 +594,7 @@ func jsonInt(n *jnode, bits int) (int64, bool) {
 
 // checkCollection applies item-count rules before the items are decoded,
 // so an oversized array is reported once instead of item by item.
-func checkCollection(n *jnode, r *fieldRules, ps *problems) bool {
+func checkCollection(n *jnode, r *Rules, ps *problems) bool {
 	if n.kind != jArr {
 		return true
 	}
@@ -611,7 +611,7 @@ func checkCollection(n *jnode, r *fieldRules, ps *problems) bool {
 
 // checkScalar applies the value rules of a decoded field; it looks at the
 // JSON value, so it also covers Unmarshaler types such as money amounts.
-func checkScalar(n *jnode, r *fieldRules, ps *problems) {
+func checkScalar(n *jnode, r *Rules, ps *problems) {
 	switch n.kind {
 	case jNum:
 		if r.Min == nil && r.Max == nil {
@@ -631,7 +631,7 @@ func checkScalar(n *jnode, r *fieldRules, ps *problems) {
 	}
 }
 
-func checkString(s string, r *fieldRules, ps *problems) {
+func checkString(s string, r *Rules, ps *problems) {
 	if r.MinLen != nil || r.MaxLen != nil {
 		l := utf8.RuneCountInString(s)
 		if r.MinLen != nil && l < *r.MinLen {
@@ -716,17 +716,17 @@ func checkQueryPlan(p *plan) error {
 // listRules gives the pagination parameters of every list operation their
 // rules (decisions §3) even when the query struct's tags leave them out.
 func listRules(f *fieldPlan) {
-	f.rules = queryParamRules(f.name, f.rules)
+	f.rules = QueryParamRules(f.name, f.rules)
 	if f.name == "limit" {
 		f.def = DefaultPageSize
 	}
 }
 
-// queryParamRules returns the rules the binder enforces on query parameter
+// QueryParamRules returns the rules the binder enforces on query parameter
 // name given its tag rules: limit is 1 to 100 (default 50) and cursor at
 // most 512 characters unless the tag says otherwise. The OpenAPI generator
 // should document the same.
-func queryParamRules(name string, r fieldRules) fieldRules {
+func QueryParamRules(name string, r Rules) Rules {
 	switch name {
 	case "limit":
 		if r.Min == nil {
@@ -748,16 +748,16 @@ func queryParamRules(name string, r fieldRules) fieldRules {
 
 // queryDefaulter lets a query struct fill defaults of absent parameters
 // (ListQuery sets limit 50) after binding.
-type queryDefaulter interface{ queryDefaults() }
+type queryDefaulter interface{ QueryDefaults() }
 
-// bindQuery decodes query parameters into dst, a pointer to a struct whose
+// BindQuery decodes query parameters into dst, a pointer to a struct whose
 // fields carry `query:"name"` tags: strings, integers, booleans, and
 // pointers to those (nil when absent). Unknown parameters are ignored:
 // caches and proxies add their own.
-func (b *binder) bindQuery(get func(name string) ([]byte, bool), dst any) error {
+func (b *Binder) BindQuery(get func(name string) ([]byte, bool), dst any) error {
 	v := reflect.ValueOf(dst)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		panic("http: BindQuery needs a pointer to a struct, got " + reflect.TypeOf(dst).String())
+		panic("bind: BindQuery needs a pointer to a struct, got " + reflect.TypeOf(dst).String())
 	}
 	p := b.cached(&b.qplans, v.Elem().Type(), "query")
 	var ps problems
@@ -816,11 +816,11 @@ func (b *binder) bindQuery(get func(name string) ([]byte, bool), dst any) error 
 			}
 			fv.Set(reflect.ValueOf(t))
 		default:
-			panic("http: unsupported query field type " + fp.typ.String() + " for " + strconv.Quote(f.name))
+			panic("bind: unsupported query field type " + fp.typ.String() + " for " + strconv.Quote(f.name))
 		}
 	}
 	if d, ok := dst.(queryDefaulter); ok {
-		d.queryDefaults()
+		d.QueryDefaults()
 	}
 	return ps.err()
 }
@@ -1249,3 +1249,13 @@ func (p *jsonParser) duplicate(members []jnode, set *map[string]struct{}, k []by
 
 // reflectType returns the type of a Route's Body or Query value.
 func reflectType(v any) reflect.Type { return reflect.TypeOf(v) }
+
+// Prepare builds and caches the plan of body's type (a route's Body value),
+// so a malformed tag fails at start rather than on a first request.
+func (b *Binder) Prepare(body any) { b.planFor(reflectType(body)) }
+
+// PrepareQuery builds and caches the plan of a query struct (a route's
+// Query value) and checks that the binder supports each of its fields.
+func (b *Binder) PrepareQuery(query any) error {
+	return checkQueryPlan(b.cached(&b.qplans, reflectType(query), "query"))
+}

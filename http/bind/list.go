@@ -1,4 +1,4 @@
-package http
+package bind
 
 import (
 	"encoding/base64"
@@ -22,7 +22,7 @@ type ListQuery struct {
 	Cursor string `query:"cursor" v:"maxLen=512" doc:"The previous page's nextCursor."`
 }
 
-func (q *ListQuery) queryDefaults() {
+func (q *ListQuery) QueryDefaults() {
 	if q.Limit == 0 {
 		q.Limit = DefaultPageSize
 	}

@@ -1,4 +1,4 @@
-package http
+package bind
 
 import (
 	"encoding/json"
@@ -31,23 +31,4 @@ func TestListEnvelope(t *testing.T) {
 		require.Error(t, err, bad)
 		require.Equal(t, "cursor", err.(*event.Error).Details[0].Field)
 	}
-}
-
-func TestListQueryThroughServer(t *testing.T) {
-	h := newHarness(t, nil)
-	r := h.do("GET", "/v1/events", skLive, "")
-	require.Equal(t, 200, r.status)
-	require.Equal(t, DefaultPageSize, r.result(t).Query.Limit)
-	r = h.do("GET", "/v1/events?limit=7&cursor=abc&status=open&utm_source=x", skLive, "")
-	require.Equal(t, 200, r.status, "unknown parameters are ignored")
-	q := r.result(t).Query
-	require.Equal(t, 7, q.Limit)
-	require.Equal(t, "abc", q.Cursor)
-	require.Equal(t, "open", q.Status)
-	r = h.do("GET", "/v1/events?limit=0&status=nope", skLive, "")
-	require.Equal(t, 400, r.status)
-	require.Equal(t, []event.Detail{
-		{Field: "limit", Reason: "must be at least 1"},
-		{Field: "status", Reason: "must be one of: open, closed"},
-	}, r.envelope(t).Details)
 }

@@ -1,4 +1,4 @@
-package http
+package bind
 
 import (
 	"strings"
@@ -11,10 +11,10 @@ import (
 )
 
 // bindErr binds body into a fresh toyOrder and returns the details.
-func bindDetails(t *testing.T, b *binder, body string) []event.Detail {
+func bindDetails(t *testing.T, b *Binder, body string) []event.Detail {
 	t.Helper()
 	var o toyOrder
-	err := b.bind([]byte(body), &o)
+	err := b.Bind([]byte(body), &o)
 	if err == nil {
 		return nil
 	}
@@ -26,12 +26,12 @@ func bindDetails(t *testing.T, b *binder, body string) []event.Detail {
 }
 
 func TestBindAcceptsAValidBody(t *testing.T) {
-	var b binder
+	var b Binder
 	var o toyOrder
 	body := `{"email":"ann@example.com","name":"Ann \u00e9\ud83d\ude00","items":[{"itemType":"addon","itemId":"ao_1","quantity":100}],
 		"capacity":null,"amount":49.99,"locale":"zh-CN","startsAt":"2026-08-22T10:00:00Z","returnUrl":"https://x.example/r",
 		"day":"2026-08-22","free":true,"ratio":0.5,"responses":{"a":[1,{"b":null}]}}`
-	require.NoError(t, b.bind([]byte(body), &o))
+	require.NoError(t, b.Bind([]byte(body), &o))
 	require.Equal(t, "ann@example.com", o.Email)
 	require.Equal(t, "Ann é😀", o.Name)
 	require.Equal(t, []toyItem{{"addon", "ao_1", 100}}, o.Items)
@@ -43,13 +43,13 @@ func TestBindAcceptsAValidBody(t *testing.T) {
 	require.Equal(t, 0.5, o.Ratio)
 	require.Equal(t, map[string]any{"a": []any{float64(1), map[string]any{"b": nil}}}, o.Responses)
 
-	require.NoError(t, b.bind([]byte(`{"email":"a@b.co","items":[{"itemType":"bundle","itemId":"x","quantity":2.0}],"capacity":5}`), &o))
+	require.NoError(t, b.Bind([]byte(`{"email":"a@b.co","items":[{"itemType":"bundle","itemId":"x","quantity":2.0}],"capacity":5}`), &o))
 	require.Equal(t, 2, o.Items[0].Quantity, "2.0 is an integer")
 	require.Equal(t, 5, *o.Capacity)
 }
 
 func TestBindReportsEveryProblemSortedByField(t *testing.T) {
-	var b binder
+	var b Binder
 	got := bindDetails(t, &b, `{"email":"not-an-email","name":"`+strings.Repeat("é", 201)+`",
 		"items":[{"itemType":"ticket","itemId":"","quantity":0,"colour":"red"},{"itemType":"addon","itemId":"a","quantity":"2"},
 		         {"itemType":"addon","itemId":"a","quantity":1.5}],
@@ -77,7 +77,7 @@ func TestBindReportsEveryProblemSortedByField(t *testing.T) {
 }
 
 func TestBindRequiredNullAndCounts(t *testing.T) {
-	var b binder
+	var b Binder
 	require.Equal(t, []event.Detail{
 		{Field: "email", Reason: "is required"},
 		{Field: "items", Reason: "is required"},
@@ -106,7 +106,7 @@ func TestBindRequiredNullAndCounts(t *testing.T) {
 }
 
 func TestBindMalformed(t *testing.T) {
-	var b binder
+	var b Binder
 	for _, body := range []string{
 		`{`, `{"email":}`, `{"email":"a"}x`, `{"email":"a","email":"b"}`, `[1,]`, `{"a":01}`,
 		`{"a":"` + "\x01" + `"}`, "{\"a\":\"\xff\"}", `{"a":"\x"}`, `nul`, `{"a":1.}`, `{"a":-}`,
@@ -127,7 +127,7 @@ func TestBindQueryListRulesWithoutTags(t *testing.T) {
 		Limit  int    `json:"-" query:"limit"`
 		Cursor string `json:"-" query:"cursor"`
 	}
-	var b binder
+	var b Binder
 	get := func(vals map[string]string) func(string) ([]byte, bool) {
 		return func(n string) ([]byte, bool) {
 			v, ok := vals[n]
@@ -135,18 +135,18 @@ func TestBindQueryListRulesWithoutTags(t *testing.T) {
 		}
 	}
 	var q coreList
-	require.NoError(t, b.bindQuery(get(nil), &q))
+	require.NoError(t, b.BindQuery(get(nil), &q))
 	require.Equal(t, 50, q.Limit)
 	q = coreList{}
-	require.NoError(t, b.bindQuery(get(map[string]string{"limit": "100"}), &q))
+	require.NoError(t, b.BindQuery(get(map[string]string{"limit": "100"}), &q))
 	require.Equal(t, 100, q.Limit)
 	for _, v := range []string{"0", "101", "-1"} {
 		q = coreList{}
-		err := b.bindQuery(get(map[string]string{"limit": v}), &q)
+		err := b.BindQuery(get(map[string]string{"limit": v}), &q)
 		require.Error(t, err, v)
 		require.Equal(t, "limit", err.(*event.Error).Details[0].Field)
 	}
-	err := b.bindQuery(get(map[string]string{"cursor": strings.Repeat("c", 600)}), &q)
+	err := b.BindQuery(get(map[string]string{"cursor": strings.Repeat("c", 600)}), &q)
 	require.Equal(t, "cursor", err.(*event.Error).Details[0].Field)
 }
 
@@ -162,16 +162,16 @@ func TestValidEmail(t *testing.T) {
 }
 
 func TestBindEmailAllowsSurroundingSpace(t *testing.T) {
-	var b binder
+	var b Binder
 	var o toyOrder
-	require.NoError(t, b.bind([]byte(`{"email":"  ann@example.com ","items":[{"itemType":"addon","itemId":"a","quantity":1}]}`), &o))
+	require.NoError(t, b.Bind([]byte(`{"email":"  ann@example.com ","items":[{"itemType":"addon","itemId":"a","quantity":1}]}`), &o))
 	require.Equal(t, "  ann@example.com ", o.Email, "the value is kept; the core trims when it compares")
 	require.Equal(t, []event.Detail{{Field: "email", Reason: "must be an email address"}},
 		bindDetails(t, &b, `{"email":"  ","items":[{"itemType":"addon","itemId":"a","quantity":1}]}`))
 }
 
 func TestBindFreeFormNumbersInRange(t *testing.T) {
-	var b binder
+	var b Binder
 	require.Equal(t, []event.Detail{{Field: "responses.a[1]", Reason: "must be a number in range"}},
 		bindDetails(t, &b, `{"email":"a@b.co","items":[{"itemType":"addon","itemId":"a","quantity":1}],"responses":{"a":[1,1e999]}}`))
 	require.Equal(t, []event.Detail{{Field: "responses", Reason: "must be an object"}},
@@ -179,31 +179,31 @@ func TestBindFreeFormNumbersInRange(t *testing.T) {
 }
 
 func TestBindArrayBody(t *testing.T) {
-	var b binder
+	var b Binder
 	var items []toyItem
-	require.NoError(t, b.bind([]byte(`[{"itemType":"addon","itemId":"a","quantity":1}]`), &items))
+	require.NoError(t, b.Bind([]byte(`[{"itemType":"addon","itemId":"a","quantity":1}]`), &items))
 	require.Len(t, items, 1)
-	err := b.bind([]byte(`[{"itemType":"addon","itemId":"a","quantity":0},{"itemId":"b","quantity":1,"x":1}]`), &items)
+	err := b.Bind([]byte(`[{"itemType":"addon","itemId":"a","quantity":0},{"itemId":"b","quantity":1,"x":1}]`), &items)
 	require.Equal(t, []event.Detail{
 		{Field: "[0].quantity", Reason: "must be at least 1"},
 		{Field: "[1].itemType", Reason: "is required"},
 		{Field: "[1].x", Reason: "unknown field"},
 	}, err.(*event.Error).Details)
-	require.Error(t, b.bind(nil, &items), "an array body cannot be empty")
-	require.Error(t, b.bind([]byte(`{}`), &items))
+	require.Error(t, b.Bind(nil, &items), "an array body cannot be empty")
+	require.Error(t, b.Bind([]byte(`{}`), &items))
 }
 
 func TestBindBoundsDetails(t *testing.T) {
-	var b binder
+	var b Binder
 	var many []toyItem
-	err := b.bind([]byte("["+strings.TrimSuffix(strings.Repeat(`{"q":1},`, 200), ",")+"]"), &many)
+	err := b.Bind([]byte("["+strings.TrimSuffix(strings.Repeat(`{"q":1},`, 200), ",")+"]"), &many)
 	ee := err.(*event.Error)
 	require.Len(t, ee.Details, maxDetails)
 	require.Contains(t, ee.Message, "more)")
 }
 
 func TestBindQuery(t *testing.T) {
-	var b binder
+	var b Binder
 	get := func(vals map[string]string) func(string) ([]byte, bool) {
 		return func(n string) ([]byte, bool) {
 			v, ok := vals[n]
@@ -211,12 +211,12 @@ func TestBindQuery(t *testing.T) {
 		}
 	}
 	var q toyQuery
-	require.NoError(t, b.bindQuery(get(nil), &q))
+	require.NoError(t, b.BindQuery(get(nil), &q))
 	require.Equal(t, DefaultPageSize, q.Limit)
 	require.Nil(t, q.Big)
 
 	q = toyQuery{}
-	require.NoError(t, b.bindQuery(get(map[string]string{"limit": "100", "cursor": "abc", "status": "open", "big": "true"}), &q))
+	require.NoError(t, b.BindQuery(get(map[string]string{"limit": "100", "cursor": "abc", "status": "open", "big": "true"}), &q))
 	require.Equal(t, 100, q.Limit)
 	require.Equal(t, "abc", q.Cursor)
 	require.True(t, *q.Big)
@@ -230,7 +230,7 @@ func TestBindQuery(t *testing.T) {
 		{"cursor", strings.Repeat("c", 513), "must be at most 512 characters"},
 	} {
 		q = toyQuery{}
-		err := b.bindQuery(get(map[string]string{c.k: c.v}), &q)
+		err := b.BindQuery(get(map[string]string{c.k: c.v}), &q)
 		require.Error(t, err, c.k+"="+c.v)
 		require.Equal(t, []event.Detail{{Field: c.k, Reason: c.reason}}, err.(*event.Error).Details)
 	}
@@ -263,10 +263,10 @@ func FuzzBind(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	var b binder
+	var b Binder
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var r richBody
-		err := b.bind(body, &r)
+		err := b.Bind(body, &r)
 		if err != nil {
 			ee, ok := err.(*event.Error)
 			if !ok || ee.Code != event.InvalidArgument || len(ee.Details) == 0 || len(ee.Details) > maxDetails {
@@ -274,7 +274,7 @@ func FuzzBind(f *testing.F) {
 			}
 		}
 		var o toyOrder
-		_ = b.bind(body, &o)
+		_ = b.Bind(body, &o)
 	})
 }
 
@@ -282,12 +282,12 @@ func BenchmarkBindPlaceOrderLike(b *testing.B) {
 	body := []byte(`{"email":"ann@example.com","name":"Ann Lee","items":[{"itemType":"registration_type","itemId":"tt_01HZX5","quantity":1},
 		{"itemType":"addon","itemId":"ao_01HZX6","quantity":2}],"redemptionCode":"","locale":"en","responses":{"company":"Acme"}}`)
 	body = []byte(strings.Replace(string(body), `"redemptionCode":"",`, "", 1))
-	var bd binder
+	var bd Binder
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		var o toyOrder
-		if err := bd.bind(body, &o); err != nil {
+		if err := bd.Bind(body, &o); err != nil {
 			b.Fatal(err)
 		}
 	}
