@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"ticketd/actors"
+	"ticketd/audit"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
@@ -40,7 +41,7 @@ type Main struct {
 	idem  *thttp.DurableIdempotency
 	mail  *mail.Mailer      // delivers the ticket-mail outbox
 	hooks *webhooks.Service // webhook endpoints; delivers the webhook queue
-	audit *thttp.AuditLog
+	audit *audit.Log
 	stop  chan struct{} // closed by Close: ends background loops
 
 	// URL is the base URL once Open returned.
@@ -146,7 +147,7 @@ func (m *Main) Open() error {
 		m.closeBackend()
 		return err
 	}
-	m.audit = thttp.NewAuditLog(m.store, m.cfg.AuditRetention, m.log)
+	m.audit = audit.New(m.store, m.cfg.AuditRetention, m.log)
 	// The actors wake both deliverers (bound now: Close clears the fields).
 	mailer, hooks := m.mail, m.hooks
 	snaps := snapshots.New(m.store, 2)

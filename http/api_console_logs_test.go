@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/actors"
+	"ticketd/audit"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/persistence"
@@ -284,7 +285,7 @@ func startHookService(t *testing.T, disableAfter int) *apiFx {
 	hooks = w
 	wakeMu.Unlock()
 	w.Start()
-	audit := thttp.NewAuditLog(s.Store, 0, nil)
+	audit := audit.New(s.Store, 0, nil)
 	s.srv, err = thttp.New(s.Config, thttp.Deps{System: s.Sys, WebhookSecret: "whsec_test", Webhooks: w, Audit: audit})
 	require.NoError(t, err)
 	go func() { _ = s.srv.Serve(ln) }()

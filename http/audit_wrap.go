@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	gojson "github.com/goccy/go-json"
+
+	"ticketd/audit"
 )
 
 // instrument wraps the handlers of rs for the developer log and the audit
@@ -102,10 +104,10 @@ func auditJSON(v any) json.RawMessage {
 	if err != nil {
 		return nil
 	}
-	if len(b) > auditBodyMax {
+	if len(b) > audit.BodyMax {
 		return json.RawMessage(`{"truncated":true}`)
 	}
-	return redactSecrets(b)
+	return audit.RedactSecrets(b)
 }
 
 // auditResult encodes a write's result for the audit log as the response
@@ -124,17 +126,17 @@ func auditResult(c *Ctx, res any) json.RawMessage {
 		}
 	}
 	c.body = b
-	if len(b) > auditBodyMax {
+	if len(b) > audit.BodyMax {
 		return json.RawMessage(`{"truncated":true}`)
 	}
-	return redactSecrets(b)
+	return audit.RedactSecrets(b)
 }
 
 // audit records a successful write of c.
 func (a *api) audit(c *Ctx, params []string, before json.RawMessage, res any) {
 	p := c.Principal()
 	r := c.Route()
-	e := AuditEntry{
+	e := audit.AuditEntry{
 		OperationID: r.OperationID, Method: r.Method, Route: r.Path, Status: r.Success,
 		RequestID: c.RequestID(), Before: before, After: auditResult(c, res), TargetIDs: map[string]string{},
 		Path: string(c.RequestCtx().Path()),

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"ticketd/audit"
 	"ticketd/http/bind"
 	"ticketd/webhooks"
 )
@@ -41,7 +42,7 @@ func (a *api) consoleLogRoutes() []Route {
 			Success: 200, Response: bind.List[RequestLogEntry]{}, Errors: []int{400, 404}, Handle: a.listRequestLog}),
 		adm(Route{Method: "GET", Path: "/admin/v1/business-units/{unitId}/audit-log", OperationID: "listAuditLog",
 			Summary: "List the changes made in the unit through the Developer API and the console, newest first",
-			Query:   AuditLogQuery{}, Success: 200, Response: bind.List[AuditEntry]{}, Errors: []int{400, 404},
+			Query:   AuditLogQuery{}, Success: 200, Response: bind.List[audit.AuditEntry]{}, Errors: []int{400, 404},
 			Handle: a.listAuditLog}),
 	}
 }
@@ -96,7 +97,7 @@ func (a *api) listAuditLog(c *Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := AuditFilter{Actor: q.KeyID, OperationID: q.OperationID, Method: q.Method, TargetID: q.TargetID,
+	f := audit.Filter{Actor: q.KeyID, OperationID: q.OperationID, Method: q.Method, TargetID: q.TargetID,
 		Since: q.Since, Until: q.Until}
 	items, more, err := a.auditLog.List(unit, f, after, q.Limit)
 	if err != nil {
@@ -117,7 +118,7 @@ func (a *api) initLogs() error {
 		a.devlog = NewDevLog(0, 0)
 	}
 	if a.auditLog == nil {
-		a.auditLog = NewAuditLog(a.sys.Store(), 0, a.cfg.Logger)
+		a.auditLog = audit.New(a.sys.Store(), 0, a.cfg.Logger)
 	}
 	if a.hooks == nil {
 		w, err := webhooks.New(webhooks.Config{Logger: a.cfg.Logger}, a.sys.Store(), a.sys.EventUnit)

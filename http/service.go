@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"ticketd/actors"
+	"ticketd/audit"
 	"ticketd/directory"
 	"ticketd/event"
 	"ticketd/payments"
@@ -34,7 +35,7 @@ type Deps struct {
 	DevLog *DevLog
 	// Audit is the audit log (nil: one over the actor system's store with
 	// the default retention, flushed by its own timer).
-	Audit *AuditLog
+	Audit *audit.Log
 	// Webhooks holds the webhook endpoints and delivers the webhook queue
 	// (nil: one over the actor system's store that is not started, so the
 	// console works but nothing is delivered).
@@ -52,7 +53,7 @@ type api struct {
 	sandbox *payments.Sandbox
 
 	devlog   *DevLog
-	auditLog *AuditLog
+	auditLog *audit.Log
 	hooks    *webhooks.Service
 }
 

@@ -1,4 +1,4 @@
-package http
+package audit
 
 import (
 	"encoding/json"
@@ -96,4 +96,13 @@ func TestAppendAuditSuffixMatchesSprintf(t *testing.T) {
 // hand-written.
 func fmtAuditSuffix(t time.Time, seq uint32) string {
 	return fmt.Sprintf("%016x-%08x", ^uint64(t.UnixNano()), seq)
+}
+
+// auditJSON encodes v as the recording middleware stores a body.
+func auditJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return RedactSecrets(b)
 }

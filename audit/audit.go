@@ -1,4 +1,4 @@
-package http
+package audit
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 
 // Defaults and bounds of the audit log.
 const (
-	DefaultAuditRetention = 90 * 24 * time.Hour
+	DefaultRetention = 90 * 24 * time.Hour
 	// auditFlushDelay bounds how long a recorded entry waits in memory
 	// before its batch is committed; auditFlushMax entries commit at once.
 	auditFlushDelay = 100 * time.Millisecond
@@ -30,8 +30,8 @@ const (
 	// auditBufferMax bounds the entries waiting in memory when the store
 	// fails: beyond it new entries are dropped (and logged).
 	auditBufferMax = 10_000
-	// auditBodyMax bounds the bytes kept of a before or after record.
-	auditBodyMax = 16 << 10
+	// BodyMax bounds the bytes kept of a before or after record.
+	BodyMax = 16 << 10
 	// auditPruneEvery is how often expired entries are deleted, and
 	// auditPruneMax bounds the deletes of one prune.
 	auditPruneEvery = time.Hour
@@ -57,7 +57,7 @@ type AuditEntry struct {
 	CreatedAt   event.Time        `json:"createdAt"`
 }
 
-// AuditLog is the organization audit log: every successful change made
+// Log is the organization audit log: every successful change made
 // through the Developer API or the console, per business unit, durable in
 // Pebble and bounded by a retention.
 //
@@ -81,7 +81,7 @@ type AuditEntry struct {
 // every scan with its answer (~0.8 KB): one key and about a fifth of the
 // bytes per 256 entries instead of 256 keys kept the audit log from being
 // most of what the WAL, the memtable flushes and the compactions carried.
-type AuditLog struct {
+type Log struct {
 	store     *persistence.Store
 	retention time.Duration
 	log       *slog.Logger
@@ -106,22 +106,22 @@ type auditRecord struct {
 // one entry's JSON, starts with '{').
 const auditChunkVersion = 2
 
-// NewAuditLog returns the audit log of store with the given retention
-// (default DefaultAuditRetention when <= 0).
-func NewAuditLog(store *persistence.Store, retention time.Duration, logger *slog.Logger) *AuditLog {
+// New returns the audit log of store with the given retention
+// (default DefaultRetention when <= 0).
+func New(store *persistence.Store, retention time.Duration, logger *slog.Logger) *Log {
 	if retention <= 0 {
-		retention = DefaultAuditRetention
+		retention = DefaultRetention
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &AuditLog{store: store, retention: retention, log: logger, now: time.Now}
+	return &Log{store: store, retention: retention, log: logger, now: time.Now}
 }
 
 // Record buffers e for the next batch, which gives it its ID and encodes
 // it. Before and After are copied: a handler's After is its response
 // body, whose buffer is reused once the response is written.
-func (l *AuditLog) Record(e AuditEntry) {
+func (l *Log) Record(e AuditEntry) {
 	e.Before, e.After = bytes.Clone(e.Before), bytes.Clone(e.After)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -144,26 +144,26 @@ func (l *AuditLog) Record(e AuditEntry) {
 
 // roomLocked reports whether an entry may join the buffer (logging the
 // drop of a full one); l.mu is held.
-func (l *AuditLog) roomLocked(e *AuditEntry) bool {
+func (l *Log) roomLocked(e *AuditEntry) bool {
 	if l.closed {
 		return false
 	}
 	if len(l.buf) >= auditBufferMax {
-		l.log.Error("http: audit buffer full; entry dropped", "operation", e.OperationID, "unit", e.UnitID)
+		l.log.Error("audit: audit buffer full; entry dropped", "operation", e.OperationID, "unit", e.UnitID)
 		return false
 	}
 	return true
 }
 
-func (l *AuditLog) flushLogged() {
+func (l *Log) flushLogged() {
 	if err := l.Flush(); err != nil {
-		l.log.Error("http: audit flush failed; entries kept for the next try", "err", err)
+		l.log.Error("audit: audit flush failed; entries kept for the next try", "err", err)
 	}
 }
 
 // Flush commits the buffered entries now, and prunes expired ones at most
 // once per auditPruneEvery.
-func (l *AuditLog) Flush() error {
+func (l *Log) Flush() error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.Lock()
@@ -188,7 +188,7 @@ func (l *AuditLog) Flush() error {
 			l.closed = true
 			l.buf = nil
 			l.mu.Unlock()
-			return fmt.Errorf("http: audit commit: %d entries lost: %w", len(buf), err)
+			return fmt.Errorf("audit: audit commit: %d entries lost: %w", len(buf), err)
 		}
 		if err != nil {
 			l.mu.Lock()
@@ -197,7 +197,7 @@ func (l *AuditLog) Flush() error {
 				l.timer = time.AfterFunc(time.Second, l.flushLogged)
 			}
 			l.mu.Unlock()
-			return fmt.Errorf("http: audit commit: %w", err)
+			return fmt.Errorf("audit: audit commit: %w", err)
 		}
 	}
 	if prune {
@@ -208,9 +208,9 @@ func (l *AuditLog) Flush() error {
 
 type auditChunk struct{ key, val []byte }
 
-// chunks encodes buf as one chunk per unit (see AuditLog), each of at
+// chunks encodes buf as one chunk per unit (see Log), each of at
 // most auditFlushMax entries, newest first.
-func (l *AuditLog) chunks(buf []auditRecord) []auditChunk {
+func (l *Log) chunks(buf []auditRecord) []auditChunk {
 	type keyed struct {
 		r      *auditRecord
 		suffix string
@@ -245,7 +245,7 @@ func (l *AuditLog) chunks(buf []auditRecord) []auditChunk {
 					V int `json:"v"`
 					AuditEntry
 				}{1, e}); err != nil {
-					l.log.Error("http: encode audit entry", "err", err)
+					l.log.Error("audit: encode audit entry", "err", err)
 					continue
 				}
 			} else {
@@ -268,16 +268,16 @@ func auditEntries(key, value []byte, each func(i int, entry []byte) error) error
 		return each(0, value)
 	}
 	if len(value) == 0 || value[0] != auditChunkVersion {
-		return fmt.Errorf("http: audit chunk %s: unknown format", key)
+		return fmt.Errorf("audit: audit chunk %s: unknown format", key)
 	}
 	raw, err := s2.Decode(nil, value[1:])
 	if err != nil {
-		return fmt.Errorf("http: audit chunk %s: %w", key, err)
+		return fmt.Errorf("audit: audit chunk %s: %w", key, err)
 	}
 	for i := 0; len(raw) > 0; i++ {
 		n, w := binary.Uvarint(raw)
 		if w <= 0 || uint64(len(raw)-w) < n {
-			return fmt.Errorf("http: audit chunk %s: entry %d is cut short", key, i)
+			return fmt.Errorf("audit: audit chunk %s: entry %d is cut short", key, i)
 		}
 		if err := each(i, raw[w:w+int(n)]); err != nil {
 			return err
@@ -288,7 +288,7 @@ func auditEntries(key, value []byte, each func(i int, entry []byte) error) error
 }
 
 // prune deletes entries older than the retention, at most auditPruneMax.
-func (l *AuditLog) prune() error {
+func (l *Log) prune() error {
 	cut := l.now().Add(-l.retention).UnixNano()
 	var old [][]byte
 	errFull := errors.New("full")
@@ -302,7 +302,7 @@ func (l *AuditLog) prune() error {
 		return nil
 	})
 	if err != nil && !errors.Is(err, errFull) {
-		return fmt.Errorf("http: audit prune: %w", err)
+		return fmt.Errorf("audit: audit prune: %w", err)
 	}
 	if len(old) == 0 {
 		return nil
@@ -313,7 +313,7 @@ func (l *AuditLog) prune() error {
 		b.Delete(k)
 	}
 	if err := l.store.Commit(b); err != nil {
-		return fmt.Errorf("http: audit prune: %w", err)
+		return fmt.Errorf("audit: audit prune: %w", err)
 	}
 	return nil
 }
@@ -339,7 +339,7 @@ func auditKeyTime(key []byte) (int64, bool) {
 }
 
 // Close commits what is buffered; later Records are dropped.
-func (l *AuditLog) Close() error {
+func (l *Log) Close() error {
 	l.mu.Lock()
 	l.closed = true
 	if l.timer != nil {
@@ -350,8 +350,8 @@ func (l *AuditLog) Close() error {
 	return l.Flush()
 }
 
-// AuditFilter selects audit entries; zero fields match all.
-type AuditFilter struct {
+// Filter selects audit entries; zero fields match all.
+type Filter struct {
 	Actor       string
 	OperationID string
 	Method      string
@@ -360,7 +360,7 @@ type AuditFilter struct {
 	Until       time.Time
 }
 
-func (f AuditFilter) match(e *AuditEntry) bool {
+func (f Filter) match(e *AuditEntry) bool {
 	if f.Actor != "" && e.Actor != f.Actor || f.OperationID != "" && e.OperationID != f.OperationID ||
 		f.Method != "" && e.Method != f.Method {
 		return false
@@ -383,7 +383,7 @@ func (f AuditFilter) match(e *AuditEntry) bool {
 // entry id after ("" from the newest), at most limit, within the
 // retention. Buffered entries are flushed first so a reader sees its own
 // writes.
-func (l *AuditLog) List(unitID string, f AuditFilter, after string, limit int) ([]AuditEntry, bool, error) {
+func (l *Log) List(unitID string, f Filter, after string, limit int) ([]AuditEntry, bool, error) {
 	if err := l.Flush(); err != nil {
 		return nil, false, err
 	}
@@ -429,7 +429,7 @@ func (l *AuditLog) List(unitID string, f AuditFilter, after string, limit int) (
 			}
 			var e AuditEntry
 			if err := json.Unmarshal(raw, &e); err != nil {
-				return fmt.Errorf("http: decode audit entry %s/%d: %w", key, i, err)
+				return fmt.Errorf("audit: decode audit entry %s/%d: %w", key, i, err)
 			}
 			if e.CreatedAt.Before(cut) || !f.match(&e) {
 				return nil
@@ -448,9 +448,9 @@ func (l *AuditLog) List(unitID string, f AuditFilter, after string, limit int) (
 	return out, more, nil
 }
 
-// redactSecrets replaces top-level string values that are secrets (whole
+// RedactSecrets replaces top-level string values that are secrets (whole
 // secret keys, webhook secrets) so the audit log never stores them.
-func redactSecrets(b []byte) []byte {
+func RedactSecrets(b []byte) []byte {
 	if !bytes.Contains(b, []byte(`"sk_`)) && !bytes.Contains(b, []byte(`"whsec_`)) {
 		return b
 	}

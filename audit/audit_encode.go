@@ -1,10 +1,11 @@
-package http
+package audit
 
 import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"ticketd/internal/jsonenc"
 )
 
 // This file encodes audit entries without reflection: every audited write
@@ -23,21 +24,21 @@ func appendAuditRecord(b []byte, e *AuditEntry) (_ []byte, ok bool) {
 		return b, false
 	}
 	b = append(b, `{"v":1,"id":`...)
-	b = appendStdJSONString(b, e.ID)
+	b = jsonenc.AppendString(b, e.ID)
 	b = append(b, `,"unitId":`...)
-	b = appendStdJSONString(b, e.UnitID)
+	b = jsonenc.AppendString(b, e.UnitID)
 	b = append(b, `,"actor":`...)
-	b = appendStdJSONString(b, e.Actor)
+	b = jsonenc.AppendString(b, e.Actor)
 	b = append(b, `,"actorType":`...)
-	b = appendStdJSONString(b, e.ActorType)
+	b = jsonenc.AppendString(b, e.ActorType)
 	b = append(b, `,"operationId":`...)
-	b = appendStdJSONString(b, e.OperationID)
+	b = jsonenc.AppendString(b, e.OperationID)
 	b = append(b, `,"method":`...)
-	b = appendStdJSONString(b, e.Method)
+	b = jsonenc.AppendString(b, e.Method)
 	b = append(b, `,"route":`...)
-	b = appendStdJSONString(b, e.Route)
+	b = jsonenc.AppendString(b, e.Route)
 	b = append(b, `,"path":`...)
-	b = appendStdJSONString(b, e.Path)
+	b = jsonenc.AppendString(b, e.Path)
 	b = append(b, `,"targetIds":`...)
 	if e.TargetIDs == nil {
 		b = append(b, "null"...)
@@ -53,9 +54,9 @@ func appendAuditRecord(b []byte, e *AuditEntry) (_ []byte, ok bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendStdJSONString(b, k)
+			b = jsonenc.AppendString(b, k)
 			b = append(b, ':')
-			b = appendStdJSONString(b, e.TargetIDs[k])
+			b = jsonenc.AppendString(b, e.TargetIDs[k])
 		}
 		b = append(b, '}')
 	}
@@ -66,7 +67,7 @@ func appendAuditRecord(b []byte, e *AuditEntry) (_ []byte, ok bool) {
 	b = append(b, `,"after":`...)
 	b = appendRaw(b, e.After)
 	b = append(b, `,"requestId":`...)
-	b = appendStdJSONString(b, e.RequestID)
+	b = jsonenc.AppendString(b, e.RequestID)
 	b = append(b, `,"createdAt":"`...)
 	b = e.CreatedAt.UTC().Truncate(time.Second).AppendFormat(b, time.RFC3339)
 	return append(b, `"}`...), true
@@ -130,67 +131,4 @@ func appendHexPad(b []byte, v uint64, width int) []byte {
 		b = append(b, '0')
 	}
 	return append(b, d...)
-}
-
-// jsonPlain marks the ASCII bytes a JSON string holds as they are:
-// printable, and none of ", \, <, >, &.
-var jsonPlain = func() (t [utf8.RuneSelf]bool) {
-	for c := byte(0x20); c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
-// appendStdJSONString appends s as encoding/json writes a string with HTML
-// escaping: short escapes for \b \f \n \r \t, \u00XX for other control
-// characters and <, >, &, \ufffd for invalid UTF-8, and \u2028, \u2029.
-func appendStdJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if jsonPlain[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

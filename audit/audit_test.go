@@ -1,7 +1,8 @@
-package http
+package audit
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,11 +18,11 @@ func TestAuditLogIsDurablePagedAndPruned(t *testing.T) {
 	st, err := persistence.Open(persistence.Options{Dir: dir})
 	require.NoError(t, err)
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	l := NewAuditLog(st, 24*time.Hour, nil)
+	l := New(st, 24*time.Hour, nil)
 	l.now = func() time.Time { return now }
 	l.lastPrune = now // no prune before the entries exist
 	for i, at := range []time.Time{now.Add(-48 * time.Hour), now.Add(-2 * time.Hour), now.Add(-time.Hour)} {
-		l.Record(AuditEntry{UnitID: "bu_1", Actor: "key_1", OperationID: "op" + itoa(i), Method: "POST",
+		l.Record(AuditEntry{UnitID: "bu_1", Actor: "key_1", OperationID: "op" + strconv.Itoa(i), Method: "POST",
 			After: json.RawMessage(`{"id":"x"}`), CreatedAt: event.At(at)})
 		if i == 0 {
 			require.NoError(t, l.Flush()) // a chunk of its own, all of it expired
@@ -34,20 +35,20 @@ func TestAuditLogIsDurablePagedAndPruned(t *testing.T) {
 	st, err = persistence.Open(persistence.Options{Dir: dir})
 	require.NoError(t, err)
 	defer st.Close()
-	l = NewAuditLog(st, 24*time.Hour, nil)
+	l = New(st, 24*time.Hour, nil)
 	l.now = func() time.Time { return now }
 	l.lastPrune = now
-	got, more, err := l.List("bu_1", AuditFilter{}, "", 10)
+	got, more, err := l.List("bu_1", Filter{}, "", 10)
 	require.NoError(t, err)
 	assert.False(t, more)
 	require.Len(t, got, 2, "the entry beyond the retention is not listed")
 	assert.Equal(t, "op2", got[0].OperationID, "newest first")
 	assert.JSONEq(t, `{"id":"x"}`, string(got[0].After))
 
-	p1, more, err := l.List("bu_1", AuditFilter{}, "", 1)
+	p1, more, err := l.List("bu_1", Filter{}, "", 1)
 	require.NoError(t, err)
 	assert.True(t, more)
-	p2, _, err := l.List("bu_1", AuditFilter{}, p1[0].ID, 1)
+	p2, _, err := l.List("bu_1", Filter{}, p1[0].ID, 1)
 	require.NoError(t, err)
 	assert.Equal(t, "op1", p2[0].OperationID)
 
@@ -61,7 +62,7 @@ func TestAuditLogIsDurablePagedAndPruned(t *testing.T) {
 	l.lastPrune = now.Add(-auditPruneEvery)
 	require.NoError(t, l.Flush())
 	assert.Equal(t, 2, keys())
-	other, _, err := l.List("bu_2", AuditFilter{Actor: "admin"}, "", 10)
+	other, _, err := l.List("bu_2", Filter{Actor: "admin"}, "", 10)
 	require.NoError(t, err)
 	require.Len(t, other, 1)
 	assert.Equal(t, "other", other[0].OperationID)
@@ -75,7 +76,7 @@ func TestAuditLogChunksPageExactly(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	l := NewAuditLog(st, 24*time.Hour, nil)
+	l := New(st, 24*time.Hour, nil)
 	l.now = func() time.Time { return now }
 	l.lastPrune = now
 
@@ -95,7 +96,7 @@ func TestAuditLogChunksPageExactly(t *testing.T) {
 	l.mu.Lock() // one flush for all: no timer may flush a part of them
 	for i := range n {
 		e := AuditEntry{UnitID: "bu_1", Actor: "key_1", OperationID: "createCheckin", Method: "POST",
-			Route: "/v1/events/{eventId}/checkins", Path: "/p/" + itoa(i), After: body, CreatedAt: event.At(now.Add(time.Duration(i) * time.Millisecond))}
+			Route: "/v1/events/{eventId}/checkins", Path: "/p/" + strconv.Itoa(i), After: body, CreatedAt: event.At(now.Add(time.Duration(i) * time.Millisecond))}
 		raw, ok := appendAuditRecord(nil, &e)
 		require.True(t, ok)
 		rawBytes += len(raw)
@@ -119,7 +120,7 @@ func TestAuditLogChunksPageExactly(t *testing.T) {
 	var got []AuditEntry
 	after := ""
 	for {
-		page, more, err := l.List("bu_1", AuditFilter{}, after, 7)
+		page, more, err := l.List("bu_1", Filter{}, after, 7)
 		require.NoError(t, err)
 		got = append(got, page...)
 		if !more {
@@ -129,7 +130,7 @@ func TestAuditLogChunksPageExactly(t *testing.T) {
 	}
 	require.Len(t, got, n+1)
 	for i, e := range got[:n] {
-		require.Equal(t, "/p/"+itoa(n-1-i), e.Path, "newest first, each once")
+		require.Equal(t, "/p/"+strconv.Itoa(n-1-i), e.Path, "newest first, each once")
 	}
 	assert.Equal(t, "legacy", got[n].OperationID, "the one-entry layout is read, oldest here")
 
@@ -137,15 +138,15 @@ func TestAuditLogChunksPageExactly(t *testing.T) {
 	after0 := []byte(`{"id":"a"}`)
 	l.Record(AuditEntry{UnitID: "bu_2", OperationID: "x", Method: "POST", After: after0, CreatedAt: event.At(now)})
 	copy(after0, `{"id":"b"}`)
-	one, _, err := l.List("bu_2", AuditFilter{}, "", 1)
+	one, _, err := l.List("bu_2", Filter{}, "", 1)
 	require.NoError(t, err)
 	require.Len(t, one, 1)
 	assert.JSONEq(t, `{"id":"a"}`, string(one[0].After))
 }
 
 func TestRedactSecrets(t *testing.T) {
-	assert.JSONEq(t, `{"id":"k","key":"[redacted]"}`, string(redactSecrets([]byte(`{"id":"k","key":"sk_live_123"}`))))
-	assert.JSONEq(t, `{"secret":"[redacted]","n":1}`, string(redactSecrets([]byte(`{"secret":"whsec_abc","n":1}`))))
-	assert.Equal(t, `{"redacted":true}`, string(redactSecrets([]byte(`{"nested":{"k":"sk_x"}}`))))
-	assert.Equal(t, `{"a":"b"}`, string(redactSecrets([]byte(`{"a":"b"}`))))
+	assert.JSONEq(t, `{"id":"k","key":"[redacted]"}`, string(RedactSecrets([]byte(`{"id":"k","key":"sk_live_123"}`))))
+	assert.JSONEq(t, `{"secret":"[redacted]","n":1}`, string(RedactSecrets([]byte(`{"secret":"whsec_abc","n":1}`))))
+	assert.Equal(t, `{"redacted":true}`, string(RedactSecrets([]byte(`{"nested":{"k":"sk_x"}}`))))
+	assert.Equal(t, `{"a":"b"}`, string(RedactSecrets([]byte(`{"a":"b"}`))))
 }
