@@ -19,6 +19,7 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/http/openapi"
 	"ticketd/mail"
 	"ticketd/persistence"
 	"ticketd/snapshots"
@@ -196,6 +197,9 @@ func (m *Main) Open() error {
 	m.srv, err = thttp.New(hcfg, thttp.Deps{System: m.sys, WebhookSecret: webhookSecret, WebhookURL: loopbackURL(m.ln.Addr().String()) + "/webhooks/payments/sandbox",
 		PagesSecret: pagesSecret, Outbox: m.mail,
 		DevLog: thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention), Audit: m.audit, Webhooks: m.hooks})
+	if err == nil {
+		err = openapi.RegisterDocs(m.srv, m.srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion})
+	}
 	if err != nil {
 		m.closeBackend()
 		return err

@@ -23,6 +23,7 @@ import (
 	"ticketd/audit"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/http/openapi"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 	"ticketd/webhooks"
@@ -288,6 +289,7 @@ func startHookService(t *testing.T, disableAfter int) *apiFx {
 	audit := audit.New(s.Store, 0, nil)
 	s.srv, err = thttp.New(s.Config, thttp.Deps{System: s.Sys, WebhookSecret: "whsec_test", Webhooks: w, Audit: audit})
 	require.NoError(t, err)
+	require.NoError(t, openapi.RegisterDocs(s.srv, s.srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion}))
 	go func() { _ = s.srv.Serve(ln) }()
 	t.Cleanup(func() {
 		if tr, ok := nethttp.DefaultTransport.(*nethttp.Transport); ok {

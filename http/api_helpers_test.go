@@ -29,6 +29,7 @@ import (
 
 	"ticketd/actors"
 	thttp "ticketd/http"
+	"ticketd/http/openapi/openapitest"
 )
 
 // apiStartsAt is a start time far enough ahead to publish with.
@@ -38,14 +39,16 @@ const apiStartsAt = "2030-06-01T09:00:00Z"
 // every exchange is also checked against the served OpenAPI documents (an
 // undocumented status, field or path fails the test).
 type apiClient struct {
-	c *Client
+	c *openapitest.Client
 	t testing.TB // the test c reports to, for Helper
 }
 
 // apiResp is what a request answered, already read and closed.
-type apiResp = Response
+type apiResp = openapitest.Response
 
-func newAPIClient(t testing.TB, base string) *apiClient { return &apiClient{NewClient(t, base), t} }
+func newAPIClient(t testing.TB, base string) *apiClient {
+	return &apiClient{openapitest.NewClient(t, base), t}
+}
 
 // WithKey returns a copy of c that sends Authorization: Bearer key.
 func (c *apiClient) WithKey(key string) *apiClient { return &apiClient{c.c.WithKey(key), c.t} }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	thttp "ticketd/http"
+	"ticketd/http/openapi"
 )
 
 // TestEveryRouteIsDocumentedAndEveryDocumentedPathRouted compares the
@@ -20,7 +21,7 @@ func TestEveryRouteIsDocumentedAndEveryDocumentedPathRouted(t *testing.T) {
 	s := startService(t)
 	routes := s.srv.Routes()
 	for _, surface := range []thttp.Surface{thttp.Developer, thttp.Storefront, thttp.Admin} {
-		resp, err := http.Get(s.URL + thttp.OpenAPIPath(surface))
+		resp, err := http.Get(s.URL + openapi.DocumentPath(surface))
 		require.NoError(t, err)
 		var doc struct {
 			Paths map[string]map[string]json.RawMessage `json:"paths"`

@@ -101,9 +101,6 @@ func (a *api) routes() []Route {
 func (a *api) registerExtras(srv *Server) error {
 	registerMetrics(srv, a.sys)
 	registerLogs(srv, a.devlog)
-	if err := RegisterDocs(srv, srv.Routes(), DocInfo{Version: CurrentVersion}); err != nil {
-		return err
-	}
 	p, err := newPages(a)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/http/openapi"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )
@@ -62,6 +63,7 @@ func startService(t testing.TB, opts ...serviceOption) *service {
 	require.NoError(t, err)
 	s.srv, err = thttp.New(s.Config, thttp.Deps{System: s.Sys, WebhookSecret: "whsec_test"})
 	require.NoError(t, err)
+	require.NoError(t, openapi.RegisterDocs(s.srv, s.srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion}))
 	go func() { _ = s.srv.Serve(ln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

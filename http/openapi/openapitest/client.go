@@ -1,13 +1,4 @@
-package http_test
-
-// This file is the contract-test harness of the black-box HTTP suite. A
-// Client talks to a live server over real HTTP (net/http) and checks every
-// exchange against the server's own OpenAPI documents with kin-openapi: the
-// request (unless a test means to send a bad one) and always the response:
-// its status must be documented for the operation, its documented headers
-// well-formed, its body valid for the schema. A request to a path or method
-// the documents do not describe fails the test. So an endpoint whose
-// behaviour drifts from its documentation fails `go test`.
+package openapitest
 
 import (
 	"bytes"
@@ -28,6 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	thttp "ticketd/http"
+	"ticketd/http/openapi"
 )
 
 // Bounds of the harness: a response body over contractMaxBody is a test
@@ -133,7 +125,7 @@ func NewClient(t testing.TB, baseURL string) *Client {
 func loadContractDocs(hc *nethttp.Client, base string) (*contractDocs, error) {
 	out := &contractDocs{bySurface: map[thttp.Surface]*contractDoc{}}
 	for _, s := range []thttp.Surface{thttp.Developer, thttp.Storefront, thttp.Admin} {
-		p := thttp.OpenAPIPath(s)
+		p := openapi.DocumentPath(s)
 		resp, err := hc.Get(base + p)
 		if err != nil {
 			return nil, fmt.Errorf("fetch %s: %w", p, err)
@@ -238,6 +230,10 @@ func (c *Client) WithHeader(name, value string) *Client {
 	cp.header.Set(name, value)
 	return &cp
 }
+
+// SharesDocuments reports whether c and o validate against the same loaded
+// documents (one load per server).
+func (c *Client) SharesDocuments(o *Client) bool { return c.docs == o.docs }
 
 // WithT returns a copy of c that reports to t: use it in subtests so a
 // failure is charged to the subtest that made the request.

@@ -1,4 +1,4 @@
-package http_test
+package openapi_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	thttp "ticketd/http"
+	"ticketd/http/openapi"
 )
 
 // The golden file is rewritten with `go test ./http -run TestOpenAPIGolden
@@ -153,11 +154,11 @@ func toyRoutes() []thttp.Route {
 	}
 }
 
-var toyInfo = thttp.DocInfo{Version: thttp.CurrentVersion}
+var toyInfo = openapi.DocInfo{Version: thttp.CurrentVersion}
 
 func genDoc(t *testing.T, routes []thttp.Route, s thttp.Surface) map[string]any {
 	t.Helper()
-	b, err := thttp.OpenAPIDocument(routes, s, toyInfo)
+	b, err := openapi.Document(routes, s, toyInfo)
 	require.NoError(t, err)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(b, &m))
@@ -186,7 +187,7 @@ func dig(t *testing.T, v any, keys ...string) any {
 }
 
 func TestOpenAPIGolden(t *testing.T) {
-	got, err := thttp.OpenAPIDocument(toyRoutes(), thttp.Developer, toyInfo)
+	got, err := openapi.Document(toyRoutes(), thttp.Developer, toyInfo)
 	require.NoError(t, err)
 	golden := filepath.Join("testdata", "openapi_golden.json")
 	if rewriteGolden() {
@@ -219,10 +220,10 @@ func firstDiff(a, b []byte) string {
 
 func TestOpenAPIDeterministic(t *testing.T) {
 	for _, s := range []thttp.Surface{thttp.Developer, thttp.Storefront, thttp.Admin} {
-		first, err := thttp.OpenAPIDocument(toyRoutes(), s, toyInfo)
+		first, err := openapi.Document(toyRoutes(), s, toyInfo)
 		require.NoError(t, err)
 		for i := 0; i < 5; i++ {
-			again, err := thttp.OpenAPIDocument(toyRoutes(), s, toyInfo)
+			again, err := openapi.Document(toyRoutes(), s, toyInfo)
 			require.NoError(t, err)
 			require.Equal(t, string(first), string(again))
 		}
@@ -433,13 +434,13 @@ func TestOpenAPIRefusesInconsistentTables(t *testing.T) {
 	}
 	for name, routes := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := thttp.OpenAPIDocument(routes, thttp.Developer, toyInfo)
+			_, err := openapi.Document(routes, thttp.Developer, toyInfo)
 			assert.Error(t, err)
 		})
 	}
-	_, err := thttp.OpenAPIDocument([]thttp.Route{base}, thttp.Public, toyInfo)
+	_, err := openapi.Document([]thttp.Route{base}, thttp.Public, toyInfo)
 	assert.Error(t, err, "public routes have no document")
-	_, err = thttp.OpenAPIDocument([]thttp.Route{base}, thttp.Developer, thttp.DocInfo{})
+	_, err = openapi.Document([]thttp.Route{base}, thttp.Developer, openapi.DocInfo{})
 	assert.Error(t, err, "a document needs a version")
 }
 

@@ -1,4 +1,4 @@
-package http
+package openapi
 
 // This file serves the OpenAPI documents and the interactive references
 // (/docs, /storefront/docs, /admin/docs). Everything is built once, at
@@ -20,6 +20,8 @@ import (
 	"sync"
 
 	"github.com/valyala/fasthttp"
+
+	thttp "ticketd/http"
 )
 
 //go:embed docs/page.html docs/assets
@@ -47,20 +49,20 @@ const docsCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe
 // /storefront/openapi.json, /admin/openapi.json, the three docs pages and
 // their assets under /docs/assets/. None of them needs a key. It fails if a
 // document cannot be built, so a bad table stops the server at start.
-func RegisterDocs(r DocsRouter, routes []Route, info DocInfo) error {
-	surfaces := []Surface{Developer, Storefront, Admin}
+func RegisterDocs(r DocsRouter, routes []thttp.Route, info DocInfo) error {
+	surfaces := []thttp.Surface{thttp.Developer, thttp.Storefront, thttp.Admin}
 	for _, s := range surfaces {
-		doc, err := OpenAPIDocument(routes, s, info)
+		doc, err := Document(routes, s, info)
 		if err != nil {
 			return fmt.Errorf("docs: %w", err)
 		}
 		f, err := newDocsFile("application/json", doc)
 		if err != nil {
-			return fmt.Errorf("docs: %s: %w", OpenAPIPath(s), err)
+			return fmt.Errorf("docs: %s: %w", DocumentPath(s), err)
 		}
 		// The document describes the live table: revalidate (ETag) rather
 		// than keep a stale copy.
-		r.Handle("GET", OpenAPIPath(s), f.handler("no-cache", ""))
+		r.Handle("GET", DocumentPath(s), f.handler("no-cache", ""))
 	}
 
 	tmpl, err := template.ParseFS(docsFS, "docs/page.html")
@@ -109,7 +111,7 @@ type docsLink struct {
 	Current bool
 }
 
-func docsRenderPage(tmpl *template.Template, s Surface, info DocInfo, all []Surface) ([]byte, error) {
+func docsRenderPage(tmpl *template.Template, s thttp.Surface, info DocInfo, all []thttp.Surface) ([]byte, error) {
 	title := info.Title
 	if title == "" {
 		title = oaDefaultTitle(s)
@@ -121,7 +123,7 @@ func docsRenderPage(tmpl *template.Template, s Surface, info DocInfo, all []Surf
 	var buf bytes.Buffer
 	err := tmpl.Execute(&buf, map[string]any{
 		"Title":    title + " reference",
-		"Spec":     OpenAPIPath(s),
+		"Spec":     DocumentPath(s),
 		"Assets":   DocsAssetsPath,
 		"Surfaces": links,
 	})

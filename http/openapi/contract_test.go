@@ -1,4 +1,4 @@
-package http_test
+package openapi_test
 
 import (
 	"context"
@@ -16,11 +16,13 @@ import (
 	"github.com/valyala/fasthttp"
 
 	thttp "ticketd/http"
+	"ticketd/http/openapi"
+	"ticketd/http/openapi/openapitest"
 )
 
 func TestOpenAPIValidatesAsOpenAPI31(t *testing.T) {
 	for _, s := range []thttp.Surface{thttp.Developer, thttp.Storefront, thttp.Admin} {
-		b, err := thttp.OpenAPIDocument(toyRoutes(), s, toyInfo)
+		b, err := openapi.Document(toyRoutes(), s, toyInfo)
 		require.NoError(t, err)
 		doc, err := openapi3.NewLoader().LoadFromData(b)
 		require.NoError(t, err)
@@ -32,7 +34,7 @@ func TestOpenAPIValidatesAsOpenAPI31(t *testing.T) {
 // TestOpenAPIValidatorIsReal shows the validation above can fail: a
 // document with a broken schema is refused.
 func TestOpenAPIValidatorIsReal(t *testing.T) {
-	b, err := thttp.OpenAPIDocument(toyRoutes(), thttp.Developer, toyInfo)
+	b, err := openapi.Document(toyRoutes(), thttp.Developer, toyInfo)
 	require.NoError(t, err)
 	broken := strings.Replace(string(b), `"type": "integer"`, `"type": "integr"`, 1)
 	require.NotEqual(t, string(b), broken)
@@ -80,7 +82,7 @@ func (r *recTB) reported() string {
 func toyServer(t *testing.T) string {
 	t.Helper()
 	r := router.New()
-	require.NoError(t, thttp.RegisterDocs(r, toyRoutes(), toyInfo))
+	require.NoError(t, openapi.RegisterDocs(r, toyRoutes(), toyInfo))
 
 	send := func(rc *fasthttp.RequestCtx, status int, v any) {
 		rc.Response.Header.Set("Request-Id", "req_1")
@@ -173,7 +175,7 @@ func toyServer(t *testing.T) string {
 func TestContractAcceptsAConformingServer(t *testing.T) {
 	base := toyServer(t)
 	rec := &recTB{TB: t}
-	c := NewClient(rec, base).WithKey("sk_test")
+	c := openapitest.NewClient(rec, base).WithKey("sk_test")
 	require.Empty(t, rec.reported())
 
 	// One client shared by parallel subtests, as the black-box suite does.
@@ -215,7 +217,7 @@ func TestContractAcceptsAConformingServer(t *testing.T) {
 
 func TestContractClientCopiesAreIndependent(t *testing.T) {
 	base := toyServer(t)
-	c := NewClient(t, base)
+	c := openapitest.NewClient(t, base)
 	a := c.WithKey("sk_a")
 	b := a.WithKey("sk_b")
 	var got struct {
@@ -227,7 +229,7 @@ func TestContractClientCopiesAreIndependent(t *testing.T) {
 	assert.Equal(t, "Bearer sk_b", got.Name)
 	c.Do("GET", "/v1/events/evt_1/things/thg_1", nil).Decode(&got)
 	assert.Equal(t, "", got.Name)
-	assert.Same(t, c.docs, NewClient(t, base).docs, "documents are fetched once per server")
+	assert.True(t, c.SharesDocuments(openapitest.NewClient(t, base)), "documents are fetched once per server")
 }
 
 // TestContractCatchesDrift breaks the contract in each way the harness must
@@ -252,7 +254,7 @@ func TestContractCatchesDrift(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.mode, func(t *testing.T) {
 			rec := &recTB{TB: t}
-			c := NewClient(rec, base).WithHeader("X-Toy-Mode", tc.mode)
+			c := openapitest.NewClient(rec, base).WithHeader("X-Toy-Mode", tc.mode)
 			c.Do(tc.method, tc.path, tc.body)
 			got := rec.reported()
 			require.NotEmpty(t, got, "drift %q went unnoticed", tc.mode)
@@ -279,7 +281,7 @@ func TestContractRefusesUndocumentedRequests(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recTB{TB: t}
-			c := NewClient(rec, base)
+			c := openapitest.NewClient(rec, base)
 			if tc.name == "bad version header" {
 				c = c.WithHeader("service-version", "tuesday")
 			}
@@ -292,7 +294,7 @@ func TestContractRefusesUndocumentedRequests(t *testing.T) {
 
 	t.Run("on purpose", func(t *testing.T) {
 		rec := &recTB{TB: t}
-		c := NewClient(rec, base)
+		c := openapitest.NewClient(rec, base)
 		r := c.AllowInvalidRequest().Do("POST", "/v1/events/evt_1/things", map[string]any{"items": []any{}})
 		assert.Equal(t, 201, r.Status)
 		r = c.Do("POST", "/v1/events/evt_1/things", []byte(`{"name":`))
@@ -313,7 +315,7 @@ func TestContractRefusesAnInvalidDocument(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		NewClient(rec, base)
+		openapitest.NewClient(rec, base)
 	}()
 	<-done
 	assert.True(t, rec.fatal, "an invalid document stops the test")
@@ -324,7 +326,7 @@ func TestContractRefusesAnInvalidDocument(t *testing.T) {
 // next client of the same server loads the documents again.
 func TestContractRetriesAFailedLoad(t *testing.T) {
 	r := router.New()
-	require.NoError(t, thttp.RegisterDocs(r, toyRoutes(), toyInfo))
+	require.NoError(t, openapi.RegisterDocs(r, toyRoutes(), toyInfo))
 	var mu sync.Mutex
 	failed := false
 	outer := router.New()
@@ -345,14 +347,14 @@ func TestContractRetriesAFailedLoad(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		NewClient(rec, base)
+		openapitest.NewClient(rec, base)
 	}()
 	<-done
 	require.True(t, rec.fatal, "the first load fails")
 	assert.Contains(t, rec.reported(), "status 500")
 
 	rec = &recTB{TB: t}
-	c := NewClient(rec, base)
+	c := openapitest.NewClient(rec, base)
 	assert.Empty(t, rec.reported(), "the second load succeeds")
-	assert.NotNil(t, c.docs)
+	assert.True(t, c.SharesDocuments(openapitest.NewClient(t, base)), "the second load is kept")
 }

@@ -1,4 +1,4 @@
-package http
+package openapi
 
 // This file generates the OpenAPI 3.1 documents of the three surfaces from
 // the Route table and the Go types named in it (Body, Query, Response). The
@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	thttp "ticketd/http"
 	"ticketd/http/bind"
 )
 
@@ -54,11 +55,11 @@ const (
 	oaMaxComponentsCount = 2000
 )
 
-// OpenAPIDocument returns the OpenAPI 3.1.0 JSON document of one surface
+// Document returns the OpenAPI 3.1.0 JSON document of one surface
 // (Developer, Storefront or Admin), built by reflection from the routes of
 // that surface. It fails on an inconsistent table: duplicate operationId or
 // method and path, a missing success status, a type it cannot describe.
-func OpenAPIDocument(routes []Route, surface Surface, info DocInfo) ([]byte, error) {
+func Document(routes []thttp.Route, surface thttp.Surface, info DocInfo) ([]byte, error) {
 	doc, err := oaOpenAPIMap(routes, surface, info)
 	if err != nil {
 		return nil, err
@@ -73,37 +74,37 @@ func OpenAPIDocument(routes []Route, surface Surface, info DocInfo) ([]byte, err
 	return buf.Bytes(), nil
 }
 
-// OpenAPIPath returns where the document of a surface is served.
-func OpenAPIPath(s Surface) string {
+// DocumentPath returns where the document of a surface is served.
+func DocumentPath(s thttp.Surface) string {
 	switch s {
-	case Storefront:
+	case thttp.Storefront:
 		return "/storefront/openapi.json"
-	case Admin:
+	case thttp.Admin:
 		return "/admin/openapi.json"
 	}
 	return "/openapi.json"
 }
 
 // DocsPath returns where the interactive reference of a surface is served.
-func DocsPath(s Surface) string {
+func DocsPath(s thttp.Surface) string {
 	switch s {
-	case Storefront:
+	case thttp.Storefront:
 		return "/storefront/docs"
-	case Admin:
+	case thttp.Admin:
 		return "/admin/docs"
 	}
 	return "/docs"
 }
 
-func oaSurfaceName(s Surface) string {
+func oaSurfaceName(s thttp.Surface) string {
 	switch s {
-	case Developer:
+	case thttp.Developer:
 		return "developer"
-	case Storefront:
+	case thttp.Storefront:
 		return "storefront"
-	case Admin:
+	case thttp.Admin:
 		return "admin"
-	case Public:
+	case thttp.Public:
 		return "public"
 	}
 	return "surface " + strconv.Itoa(int(s))
@@ -111,10 +112,10 @@ func oaSurfaceName(s Surface) string {
 
 // oaVersioned reports whether a surface speaks date versions (service-version
 // header in and out, 400 for an unknown date) and is rate limited.
-func oaVersioned(s Surface) bool { return s == Developer || s == Storefront }
+func oaVersioned(s thttp.Surface) bool { return s == thttp.Developer || s == thttp.Storefront }
 
-func oaOpenAPIMap(routes []Route, surface Surface, info DocInfo) (map[string]any, error) {
-	if surface != Developer && surface != Storefront && surface != Admin {
+func oaOpenAPIMap(routes []thttp.Route, surface thttp.Surface, info DocInfo) (map[string]any, error) {
+	if surface != thttp.Developer && surface != thttp.Storefront && surface != thttp.Admin {
 		return nil, fmt.Errorf("openapi: %s has no document", oaSurfaceName(surface))
 	}
 	if info.Version == "" {
@@ -204,23 +205,23 @@ func oaOpenAPIMap(routes []Route, surface Surface, info DocInfo) (map[string]any
 	return resolved.(map[string]any), nil
 }
 
-func oaDefaultTitle(s Surface) string {
+func oaDefaultTitle(s thttp.Surface) string {
 	switch s {
-	case Storefront:
+	case thttp.Storefront:
 		return "ticketd Storefront API"
-	case Admin:
+	case thttp.Admin:
 		return "ticketd Admin API"
 	}
 	return "ticketd Developer API"
 }
 
-func oaDefaultDescription(s Surface) string {
+func oaDefaultDescription(s thttp.Surface) string {
 	switch s {
-	case Storefront:
+	case thttp.Storefront:
 		return "Browser-side API under /storefront/v1: the published catalog, checkout sessions and " +
 			"rate-limited order placement. Authenticate with a publishable key: `Authorization: Bearer pk_...`. " +
 			"Errors use one envelope: `{\"error\":{\"code\",\"status\",\"message\",\"details\"}}`."
-	case Admin:
+	case thttp.Admin:
 		return "Console API under /admin/v1: business units, API keys and the console records of events. " +
 			"Authenticate with the admin token: `Authorization: Bearer <TICKETD_ADMIN_TOKEN>`."
 	}
@@ -229,11 +230,11 @@ func oaDefaultDescription(s Surface) string {
 		"Errors use one envelope: `{\"error\":{\"code\",\"status\",\"message\",\"details\"}}`."
 }
 
-func oaSecuritySchemeName(s Surface) string {
+func oaSecuritySchemeName(s thttp.Surface) string {
 	switch s {
-	case Storefront:
+	case thttp.Storefront:
 		return "publishableKey"
-	case Admin:
+	case thttp.Admin:
 		return "adminToken"
 	}
 	return "secretKey"
@@ -318,7 +319,7 @@ func oaNewGenerator() *oaGenerator {
 	return &oaGenerator{schemas: map[oaSchemaKey]map[string]any{}}
 }
 
-func (g *oaGenerator) operation(r *Route, surface Surface, pathParams []string) (map[string]any, error) {
+func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParams []string) (map[string]any, error) {
 	op := map[string]any{"operationId": r.OperationID}
 	if r.Summary != "" {
 		op["summary"] = r.Summary
@@ -453,7 +454,7 @@ func oaAllOptional(t reflect.Type) bool {
 
 // oaErrorStatuses lists the error responses of a route: its own plus those
 // every route of the surface can answer.
-func oaErrorStatuses(r *Route, surface Surface, hasBody bool) []int {
+func oaErrorStatuses(r *thttp.Route, surface thttp.Surface, hasBody bool) []int {
 	set := map[int]bool{401: true}
 	for _, st := range r.Errors {
 		set[st] = true
@@ -538,7 +539,7 @@ func oaErrorDescription(st int) string {
 
 // oaResponseHeaders returns the headers of a response with status st (0 for
 // a success).
-func oaResponseHeaders(surface Surface, st int) map[string]any {
+func oaResponseHeaders(surface thttp.Surface, st int) map[string]any {
 	h := map[string]any{
 		"Request-Id": map[string]any{"$ref": "#/components/headers/RequestId"},
 	}
@@ -555,7 +556,7 @@ func oaResponseHeaders(surface Surface, st int) map[string]any {
 }
 
 // components returns the components object; schemas are built already.
-func (g *oaGenerator) components(surface Surface) (map[string]any, error) {
+func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) {
 	if len(g.schemas) > oaMaxComponentsCount {
 		return nil, fmt.Errorf("openapi: %d component schemas, more than %d", len(g.schemas), oaMaxComponentsCount)
 	}
@@ -638,10 +639,10 @@ func (g *oaGenerator) components(surface Surface) (map[string]any, error) {
 
 	var sec map[string]any
 	switch surface {
-	case Storefront:
+	case thttp.Storefront:
 		sec = map[string]any{"type": "http", "scheme": "bearer",
 			"description": "Publishable key (pk_...): public, bound to one business unit and its listed origins."}
-	case Admin:
+	case thttp.Admin:
 		sec = map[string]any{"type": "http", "scheme": "bearer",
 			"description": "The admin token (TICKETD_ADMIN_TOKEN)."}
 	default:
@@ -658,7 +659,7 @@ func (g *oaGenerator) components(surface Surface) (map[string]any, error) {
 }
 
 func oaVersionSchema() map[string]any {
-	return map[string]any{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2}$`, "examples": []any{CurrentVersion}}
+	return map[string]any{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2}$`, "examples": []any{thttp.CurrentVersion}}
 }
 
 func oaErrorEnvelopeSchema() map[string]any {

@@ -1,4 +1,4 @@
-package http_test
+package openapi_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	thttp "ticketd/http"
+	"ticketd/http/openapi"
 )
 
 // serveRouter serves r on a loopback port until the test ends and returns
@@ -42,7 +43,7 @@ func serveRouter(t testing.TB, r *router.Router) string {
 func docsServer(t *testing.T) string {
 	t.Helper()
 	r := router.New()
-	require.NoError(t, thttp.RegisterDocs(r, toyRoutes(), toyInfo))
+	require.NoError(t, openapi.RegisterDocs(r, toyRoutes(), toyInfo))
 	return serveRouter(t, r)
 }
 
@@ -67,15 +68,15 @@ func get(t *testing.T, url string, header map[string]string) (*nethttp.Response,
 func TestDocsServesTheDocuments(t *testing.T) {
 	base := docsServer(t)
 	for _, s := range []thttp.Surface{thttp.Developer, thttp.Storefront, thttp.Admin} {
-		want, err := thttp.OpenAPIDocument(toyRoutes(), s, toyInfo)
+		want, err := openapi.Document(toyRoutes(), s, toyInfo)
 		require.NoError(t, err)
-		resp, body := get(t, base+thttp.OpenAPIPath(s), nil)
+		resp, body := get(t, base+openapi.DocumentPath(s), nil)
 		require.Equal(t, 200, resp.StatusCode)
 		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 		assert.Equal(t, string(want), string(body), "served bytes are the generated document")
 
 		// The same bytes compressed, and a revalidation without a body.
-		resp, gz := get(t, base+thttp.OpenAPIPath(s), map[string]string{"Accept-Encoding": "gzip"})
+		resp, gz := get(t, base+openapi.DocumentPath(s), map[string]string{"Accept-Encoding": "gzip"})
 		require.Equal(t, "gzip", resp.Header.Get("Content-Encoding"))
 		zr, err := gzip.NewReader(bytes.NewReader(gz))
 		require.NoError(t, err)
@@ -84,7 +85,7 @@ func TestDocsServesTheDocuments(t *testing.T) {
 		assert.Equal(t, want, plain)
 		etag := resp.Header.Get("ETag")
 		require.NotEmpty(t, etag)
-		resp, body = get(t, base+thttp.OpenAPIPath(s), map[string]string{"If-None-Match": etag})
+		resp, body = get(t, base+openapi.DocumentPath(s), map[string]string{"If-None-Match": etag})
 		assert.Equal(t, 304, resp.StatusCode)
 		assert.Empty(t, body)
 	}
@@ -96,7 +97,7 @@ func TestDocsPagesUseOnlyEmbeddedAssets(t *testing.T) {
 	base := docsServer(t)
 	attr := regexp.MustCompile(`(?:src|href)="([^"]*)"`)
 	for _, s := range []thttp.Surface{thttp.Developer, thttp.Storefront, thttp.Admin} {
-		resp, body := get(t, base+thttp.DocsPath(s), nil)
+		resp, body := get(t, base+openapi.DocsPath(s), nil)
 		require.Equal(t, 200, resp.StatusCode)
 		assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
 		csp := resp.Header.Get("Content-Security-Policy")
@@ -105,7 +106,7 @@ func TestDocsPagesUseOnlyEmbeddedAssets(t *testing.T) {
 		assert.Contains(t, csp, "frame-ancestors 'none'")
 		page := string(body)
 		assert.NotContains(t, page, "<script>", "scripts are files, the CSP forbids inline ones")
-		assert.Contains(t, page, `data-spec-url="`+thttp.OpenAPIPath(s)+`"`)
+		assert.Contains(t, page, `data-spec-url="`+openapi.DocumentPath(s)+`"`)
 
 		var scripts int
 		for _, m := range attr.FindAllStringSubmatch(page, -1) {
@@ -113,7 +114,7 @@ func TestDocsPagesUseOnlyEmbeddedAssets(t *testing.T) {
 			if strings.HasPrefix(u, "data:") {
 				continue
 			}
-			require.True(t, strings.HasPrefix(u, "/"), "%s links off-site: %s", thttp.DocsPath(s), u)
+			require.True(t, strings.HasPrefix(u, "/"), "%s links off-site: %s", openapi.DocsPath(s), u)
 			r, b := get(t, base+u, nil)
 			require.Equal(t, 200, r.StatusCode, u)
 			require.NotEmpty(t, b, u)
@@ -127,17 +128,17 @@ func TestDocsPagesUseOnlyEmbeddedAssets(t *testing.T) {
 		}
 		assert.Equal(t, 2, scripts, "Swagger UI and its initializer")
 	}
-	resp, body := get(t, base+thttp.DocsAssetsPath+"/swagger-ui-bundle.js", nil)
+	resp, body := get(t, base+openapi.DocsAssetsPath+"/swagger-ui-bundle.js", nil)
 	require.Equal(t, 200, resp.StatusCode)
 	assert.Greater(t, len(body), 1<<20, "the real Swagger UI bundle is embedded")
 	assert.Contains(t, resp.Header.Get("Cache-Control"), "max-age")
-	resp, _ = get(t, base+thttp.DocsAssetsPath+"/swagger-ui.LICENSE", nil)
+	resp, _ = get(t, base+openapi.DocsAssetsPath+"/swagger-ui.LICENSE", nil)
 	assert.Equal(t, 200, resp.StatusCode, "the license ships with the code")
 }
 
 func TestRegisterDocsRefusesABadTable(t *testing.T) {
 	bad := append(toyRoutes(), toyRoutes()[0])
-	err := thttp.RegisterDocs(router.New(), bad, toyInfo)
+	err := openapi.RegisterDocs(router.New(), bad, toyInfo)
 	assert.ErrorContains(t, err, "listThings")
 }
 

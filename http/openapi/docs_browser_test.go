@@ -1,4 +1,4 @@
-package http_test
+package openapi_test
 
 import (
 	"context"
