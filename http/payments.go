@@ -16,7 +16,6 @@ import (
 // provider calls (POST /webhooks/payments/sandbox).
 
 func (a *api) registerPayments(srv *Server, p *pages) {
-	a.sandbox = payments.NewSandbox(a.deps.WebhookSecret, a.cfg.BaseURL, a.webhookURL())
 	srv.Handle("POST", "/webhooks/payments/sandbox", a.paymentWebhook)
 	srv.Handle("GET", "/pay/{paymentId}", func(rc *fasthttp.RequestCtx) { a.payPage(rc, p) })
 	srv.Handle("POST", "/pay/{paymentId}", a.payAction)

@@ -51,6 +51,7 @@ type api struct {
 	sys     *actors.System
 	srv     *Server
 	sandbox *payments.Sandbox
+	refunds *payments.Refunds
 
 	devlog   *DevLog
 	auditLog *audit.Log
@@ -65,6 +66,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, errors.New("http: no actor system")
 	}
 	a := &api{cfg: cfg, deps: deps, sys: deps.System}
+	a.sandbox = payments.NewSandbox(deps.WebhookSecret, cfg.BaseURL, a.webhookURL())
+	a.refunds = payments.NewRefunds(deps.System, a.sandbox)
 	if err := a.initLogs(); err != nil {
 		return nil, err
 	}
@@ -73,7 +76,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	a.srv = srv
-	srv.resumeRefunds = a.resumeRefunds
+	srv.resumeRefunds = a.refunds.Resume
 	if err := a.registerExtras(srv); err != nil {
 		return nil, err
 	}
