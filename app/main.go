@@ -19,8 +19,10 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/http/api"
 	"ticketd/http/openapi"
 	"ticketd/mail"
+	"ticketd/payments"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 	"ticketd/webhooks"
@@ -43,7 +45,9 @@ type Main struct {
 	mail  *mail.Mailer      // delivers the ticket-mail outbox
 	hooks *webhooks.Service // webhook endpoints; delivers the webhook queue
 	audit *audit.Log
-	stop  chan struct{} // closed by Close: ends background loops
+	// refunds settles refunds; its resumer runs until Close
+	refunds *payments.Refunds
+	stop    chan struct{} // closed by Close: ends background loops
 
 	// URL is the base URL once Open returned.
 	URL string
@@ -72,6 +76,9 @@ func NewMain(cfg Config, out io.Writer) *Main {
 // System is the actor system of an open Main (tests seed and inspect
 // state through it).
 func (m *Main) System() *actors.System { return m.sys }
+
+// Refunds is the refund workflow of an open Main (tests run its resumer).
+func (m *Main) Refunds() *payments.Refunds { return m.refunds }
 
 // Server is the HTTP server of an open Main.
 func (m *Main) Server() *thttp.Server { return m.srv }
@@ -194,7 +201,11 @@ func (m *Main) Open() error {
 	if t := m.cfg.Tune; t != nil && t.HTTP != nil {
 		t.HTTP(&hcfg)
 	}
-	m.srv, err = thttp.New(hcfg, thttp.Deps{System: m.sys, WebhookSecret: webhookSecret, WebhookURL: loopbackURL(m.ln.Addr().String()) + "/webhooks/payments/sandbox",
+	// The sandbox provider delivers its webhooks to the service's own
+	// listener, whatever the public base URL.
+	sandbox := payments.NewSandbox(webhookSecret, m.cfg.BaseURL, loopbackURL(m.ln.Addr().String())+"/webhooks/payments/sandbox")
+	m.refunds = payments.NewRefunds(m.sys, sandbox)
+	m.srv, err = api.New(hcfg, api.Deps{System: m.sys, WebhookSecret: webhookSecret, Sandbox: sandbox, Refunds: m.refunds,
 		PagesSecret: pagesSecret, Outbox: m.mail,
 		DevLog: thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention), Audit: m.audit, Webhooks: m.hooks})
 	if err == nil {
@@ -212,7 +223,7 @@ func (m *Main) Open() error {
 	m.hooks.Start()
 	m.done = make(chan error, 1)
 	go func() { m.done <- m.srv.Serve(m.ln) }()
-	go m.resumeRefunds(m.srv, m.stop)
+	go m.resumeRefunds(m.stop)
 	m.banner(adminToken, adminNew)
 	return nil
 }
@@ -312,12 +323,12 @@ const refundResumeAge = time.Minute
 // request of this process is working on one yet), then every minute those
 // pending for longer than refundResumeAge (an outcome that could not be
 // recorded).
-func (m *Main) resumeRefunds(srv *thttp.Server, stop <-chan struct{}) {
+func (m *Main) resumeRefunds(stop <-chan struct{}) {
 	m.periodic("refund resume", "settled", time.Minute, stop, func(first bool) (int, error) {
 		if first {
-			return srv.ResumeRefunds(0)
+			return m.refunds.Resume(0)
 		}
-		return srv.ResumeRefunds(refundResumeAge)
+		return m.refunds.Resume(refundResumeAge)
 	})
 }
 

@@ -22,6 +22,7 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/http/api"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )
@@ -170,10 +171,10 @@ func runService(args []string, out io.Writer, noSync bool) error {
 			return err
 		}
 	}
-	srv, err := thttp.New(thttp.Config{
+	srv, err := api.New(thttp.Config{
 		Addr: *addr, BaseURL: base, RateLimitPerMinute: *rl,
 		StorefrontKeyLimitPerMinute: *skl, StorefrontIPLimitPerMinute: *ipl, Logger: log,
-	}, thttp.Deps{System: sys, WebhookSecret: "whsec_bench"})
+	}, api.Deps{System: sys, WebhookSecret: "whsec_bench"})
 	if err != nil {
 		return fmt.Errorf("bench: service: http: %w", err)
 	}

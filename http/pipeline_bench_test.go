@@ -31,6 +31,7 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/http/api"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )
@@ -62,7 +63,7 @@ func newPipeFx(b *testing.B, capacity int) *pipeFx {
 	}, store, snapshots.New(store, 2))
 	require.NoError(b, err)
 	audit := audit.New(store, 0, log)
-	srv, err := thttp.New(thttp.Config{Addr: "127.0.0.1:8080", Logger: log}, thttp.Deps{System: sys, WebhookSecret: "whsec_bench", Audit: audit})
+	srv, err := api.New(thttp.Config{Addr: "127.0.0.1:8080", Logger: log}, api.Deps{System: sys, WebhookSecret: "whsec_bench", Audit: audit})
 	require.NoError(b, err)
 	b.Cleanup(func() {
 		_ = audit.Close()

@@ -142,18 +142,16 @@ func (c Config) withDefaults() Config {
 // Server serves the route table over fasthttp. Build it with NewServer, add
 // non-table handlers with Handle, then Serve; Shutdown stops it.
 type Server struct {
-	cfg Config
-	// resumeRefunds is the refund resumer of the API (see ResumeRefunds).
-	resumeRefunds func(minAge time.Duration) (int, error)
-	log           *slog.Logger
-	auth          Authenticator
-	origins       OriginChecker // nil when auth does not implement it
-	routes        []Route
-	router        *router.Router
-	fast          *fasthttp.Server
-	binder        bind.Binder
-	limiter       *rateLimiter
-	idem          IdempotencyStore
+	cfg     Config
+	log     *slog.Logger
+	auth    Authenticator
+	origins OriginChecker // nil when auth does not implement it
+	routes  []Route
+	router  *router.Router
+	fast    *fasthttp.Server
+	binder  bind.Binder
+	limiter *rateLimiter
+	idem    IdempotencyStore
 	// selfOrigin is the scheme://host[:port] of BaseURL: the service's own
 	// pages (the docs' try-it-out) may call the storefront with any key.
 	selfOrigin string

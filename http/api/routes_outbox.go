@@ -1,0 +1,83 @@
+package api
+
+import (
+	"ticketd/actors"
+	"ticketd/event"
+	thttp "ticketd/http"
+	"ticketd/http/bind"
+	"ticketd/mail"
+)
+
+// OutboxLister lists the mail the service owes, in key order after the key
+// after, at most limit entries (*mail.Mailer implements it).
+type OutboxLister interface {
+	Pending(after string, limit int) ([]actors.TicketMail, error)
+}
+
+// OutboxMail is an undelivered email in the outbox: without SMTP
+// (TICKETD_SMTP_ADDR) mail stays here, and while the SMTP server is down it
+// waits here for the next retry.
+type OutboxMail struct {
+	Key            string     `json:"key" doc:"Outbox key: mail/{eventId}/{log seq}-{index}."`
+	Kind           string     `json:"kind" v:"enum=ticket"`
+	EventID        string     `json:"eventId"`
+	EventName      string     `json:"eventName"`
+	RegistrationID string     `json:"registrationId"`
+	Email          string     `json:"email"`
+	Name           string     `json:"name"`
+	TicketName     string     `json:"ticketName"`
+	PassURL        string     `json:"passUrl"`
+	CreatedAt      event.Time `json:"createdAt"`
+}
+
+func (a *api) outboxRoutes() []thttp.Route {
+	return []thttp.Route{{Method: "GET", Path: "/admin/v1/outbox", OperationID: "listOutbox", Tag: "Mail",
+		Summary: "List the mail the service still owes (ticket emails not yet accepted by the SMTP server)",
+		Surface: thttp.Admin, Query: bind.ListQuery{}, Success: 200, Response: bind.List[OutboxMail]{}, Errors: []int{400},
+		Handle: a.listOutbox}}
+}
+
+func (a *api) outbox() OutboxLister {
+	if a.deps.Outbox != nil {
+		return a.deps.Outbox
+	}
+	// Reading needs no SMTP: an unstarted mailer over the same store.
+	m, err := mail.New(mail.Config{}, a.sys.Store())
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+func (a *api) listOutbox(c *thttp.Ctx) (any, error) {
+	var q bind.ListQuery
+	if err := c.BindQuery(&q); err != nil {
+		return nil, err
+	}
+	after, err := bind.DecodeCursor(q.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	ob := a.outbox()
+	if ob == nil {
+		return nil, thttp.NewError(503, "the outbox is not available")
+	}
+	got, err := ob.Pending(after, q.Limit+1)
+	if err != nil {
+		return nil, err
+	}
+	more := len(got) > q.Limit
+	if more {
+		got = got[:q.Limit]
+	}
+	out := make([]OutboxMail, len(got))
+	for i, m := range got {
+		out[i] = OutboxMail{Key: m.Key, Kind: m.Kind, EventID: m.EventID, EventName: m.EventName, RegistrationID: m.RegistrationID,
+			Email: m.Email, Name: m.Name, TicketName: m.TicketName, PassURL: m.PassURL, CreatedAt: event.At(m.CreatedAt)}
+	}
+	next := ""
+	if more && len(out) > 0 {
+		next = out[len(out)-1].Key
+	}
+	return bind.NewList(out, more, next), nil
+}
