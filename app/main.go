@@ -20,7 +20,6 @@ import (
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/api"
-	"ticketd/http/openapi"
 	"ticketd/mail"
 	"ticketd/payments"
 	"ticketd/persistence"
@@ -208,9 +207,6 @@ func (m *Main) Open() error {
 	m.srv, err = api.New(hcfg, api.Deps{System: m.sys, WebhookSecret: webhookSecret, Sandbox: sandbox, Refunds: m.refunds,
 		PagesSecret: pagesSecret, Outbox: m.mail,
 		DevLog: thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention), Audit: m.audit, Webhooks: m.hooks})
-	if err == nil {
-		err = openapi.RegisterDocs(m.srv, m.srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion})
-	}
 	if err != nil {
 		m.closeBackend()
 		return err

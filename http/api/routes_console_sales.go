@@ -5,7 +5,7 @@ import (
 	thttp "ticketd/http"
 )
 
-// The console for sales (issue 8, parts 1-3), admin routes under
+// The console for sales: admin routes under
 // /admin/v1/events/{eventId}/...: registration forms per ticket type,
 // promotion codes, the site (siteUrl, description) and translations. The
 // storefront's ?lang= reads are in routes_storefront.go.

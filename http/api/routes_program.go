@@ -5,7 +5,7 @@ import (
 	thttp "ticketd/http"
 )
 
-// The program and perks (issue 7): console records of an event under
+// The program and perks: console records of an event under
 // /admin/v1/events/{eventId}/... (venues, sessions, speakers, sponsors,
 // perks, perk bindings and grants) and the Developer API's reads (agenda,
 // line-up, venues, attendees, a registration's effective perks).

@@ -12,6 +12,7 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/http/openapi"
 	"ticketd/http/pages"
 	"ticketd/payments"
 	"ticketd/webhooks"
@@ -115,6 +116,9 @@ func (a *api) routes() []thttp.Route {
 func (a *api) registerExtras(srv *thttp.Server) error {
 	thttp.RegisterMetrics(srv, a.sys)
 	thttp.RegisterLogs(srv, a.devlog)
+	if err := openapi.RegisterDocs(srv, srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion}); err != nil {
+		return err
+	}
 	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, TrustedProxies: a.cfg.TrustedProxies,
 		Secret: a.deps.PagesSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ask: a.ask, EventUnit: a.sys.EventUnit})
 	if err != nil {

@@ -661,7 +661,7 @@ func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 func validFormat(format, s string) bool {
 	switch format {
 	case "email":
-		// Emails compare trimmed (decisions §6), so surrounding spaces are
+		// Emails compare trimmed, so surrounding spaces are
 		// the caller's to trim, not a reason to refuse.
 		return validEmail(strings.TrimSpace(s))
 	case "date-time":
@@ -714,7 +714,7 @@ func checkQueryPlan(p *plan) error {
 }
 
 // listRules gives the pagination parameters of every list operation their
-// rules (decisions §3) even when the query struct's tags leave them out.
+// rules even when the query struct's tags leave them out.
 func listRules(f *fieldPlan) {
 	f.rules = QueryParamRules(f.name, f.rules)
 	if f.name == "limit" {

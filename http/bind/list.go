@@ -6,7 +6,7 @@ import (
 	"ticketd/event"
 )
 
-// Page size bounds of every list operation (decisions §3).
+// Page size bounds of every list operation.
 const (
 	DefaultPageSize = 50
 	MaxPageSize     = 100

@@ -368,7 +368,7 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 			"content":  map[string]any{"application/json": media},
 		}
 	} else if r.Method == "POST" {
-		// Actions that need no field take an empty body or {} (decisions §3).
+		// Actions that need no field take an empty body or {}.
 		op["requestBody"] = map[string]any{
 			"required":    false,
 			"description": "Empty, or an empty JSON object.",

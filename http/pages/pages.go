@@ -19,7 +19,7 @@ import (
 	thttp "ticketd/http"
 )
 
-// The hosted pages (decisions §8): checkout, order, entry pass, the
+// The hosted pages: checkout, order, entry pass, the
 // continue-checkout page of an open order, a minimal public event page and
 // the sandbox payment page's look. Server-rendered html/template, no
 // JavaScript, one stylesheet; every page that shows personal data sits

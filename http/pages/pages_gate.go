@@ -14,7 +14,7 @@ import (
 	thttp "ticketd/http"
 )
 
-// The email gate (decisions §8): an order or pass page shows nothing until
+// The email gate: an order or pass page shows nothing until
 // the visitor types the order's (registration's) email. A match is
 // remembered on that device by a cookie scoped to the page's path:
 //
