@@ -10,6 +10,7 @@ import (
 
 	"ticketd/actors"
 	thttp "ticketd/http"
+	"ticketd/persistence"
 	"ticketd/webhooks"
 )
 
@@ -50,6 +51,8 @@ type Config struct {
 // Tuning holds settings no flag sets: the parts' own knobs, which tests
 // shorten. A zero field keeps the part's default.
 type Tuning struct {
+	// Store adjusts the Pebble options (the benchmarks measure NoSync).
+	Store    func(*persistence.Options)
 	Webhooks func(*webhooks.Config)
 	Actors   func(*actors.Config)
 	HTTP     func(*thttp.Config)

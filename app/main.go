@@ -133,7 +133,11 @@ func (m *Main) Open() error {
 	if m.cfg.BaseURL == "" {
 		m.cfg.BaseURL = bound
 	}
-	m.store, err = persistence.Open(persistence.Options{Dir: m.cfg.DataDir, Logger: m.log})
+	so := persistence.Options{Dir: m.cfg.DataDir, Logger: m.log}
+	if t := m.cfg.Tune; t != nil && t.Store != nil {
+		t.Store(&so)
+	}
+	m.store, err = persistence.Open(so)
 	if err != nil {
 		_ = m.ln.Close()
 		return fmt.Errorf("app: open store: %w", err)
