@@ -260,6 +260,11 @@ func (m *Main) Close() error {
 }
 
 func (m *Main) closeBackend() {
+	// A failed Open ends the loops it started too.
+	if m.stop != nil {
+		close(m.stop)
+		m.stop = nil
+	}
 	if m.ln != nil {
 		_ = m.ln.Close() // already closed once the server shut down
 		m.ln = nil
