@@ -69,6 +69,13 @@ lint:
 	@! $(GO) list -f '{{join .Imports "\n"}}' ./event ./directory | grep -E '^(os|net|net/http|ticketd/.*)$$'
 	@! $(GO) list -deps ./persistence ./snapshots | grep -E '^ticketd/(http|actors)$$'
 	@! $(GO) list -deps ./actors/... | grep -E '^ticketd/http$$'
+	@# The pipeline knows no endpoint; the handler packages sit above it,
+	@# decoding and storage below it; only cmd and bench run the wiring (app).
+	@! $(GO) list -deps ./http | grep -E '^ticketd/(app|http/api|http/pages|http/openapi)$$'
+	@! $(GO) list -deps ./http/bind | grep -E '^ticketd/(app|http|http/(api|pages|openapi))$$'
+	@! $(GO) list -deps ./audit ./payments ./internal/... | grep -E '^ticketd/(app|http|http/.*)$$'
+	@! $(GO) list -deps ./http/openapi ./http/pages | grep -E '^ticketd/(app|http/api)$$'
+	@! $(GO) list -deps ./http/... ./actors/... ./audit ./payments | grep -E '^ticketd/app$$'
 
 # The browser tests drive Debian's chromium; install it when missing.
 browser-deps:

@@ -2,13 +2,10 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -20,12 +17,8 @@ import (
 	gojson "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
-	"ticketd/actors"
-	"ticketd/directory"
-	"ticketd/event"
-	thttp "ticketd/http"
+	"ticketd/app"
 	"ticketd/persistence"
-	"ticketd/snapshots"
 )
 
 // ProfileEnv, set for a service role, names a file prefix: the process
@@ -118,7 +111,7 @@ func waitTerm(f func()) {
 	f()
 }
 
-// runService is the service composed as cmd/ticketd composes it; with
+// runService runs the service's one wiring, app.Main, as cmd/ticketd does; with
 // noSync its store is opened with persistence.Options.NoSync: a measurement
 // of what the fsync costs, never a way to run the service.
 func runService(args []string, out io.Writer, noSync bool) error {
@@ -150,75 +143,15 @@ func runService(args []string, out io.Writer, noSync bool) error {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(200) // as cmd/ticketd serve does
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	store, err := persistence.Open(persistence.Options{Dir: *dir, Logger: log, NoSync: noSync})
-	if err != nil {
-		return fmt.Errorf("bench: service: open store: %w", err)
-	}
-	defer store.Close()
-	base := "http://" + *addr
-	sys, err := actors.Open(actors.Config{
-		Event:         event.Config{BaseURL: base, OrderHold: *hold, CheckoutSessionTTL: 24 * time.Hour},
-		SnapshotEvery: *snapEvery,
-		IdleTimeout:   *idle,
-		Logger:        log,
-	}, store, snapshots.New(store, 2))
-	if err != nil {
-		return fmt.Errorf("bench: service: actors: %w", err)
-	}
-	defer sys.Close()
-	ctx := context.Background()
-	var sk, pk string
-	if len(sys.Directory().Units()) == 0 {
-		if sk, pk, err = bootstrapKeys(ctx, sys); err != nil {
-			return err
-		}
-	}
-	// /metrics needs the admin token: a fresh one per start, printed like
-	// ticketd prints a generated one.
-	var tok [16]byte
-	_, _ = rand.Read(tok[:])
-	admin := "adm_" + hex.EncodeToString(tok[:])
-	srv, err := thttp.New(thttp.Config{
-		Addr: *addr, BaseURL: base, RateLimitPerMinute: *rl,
-		StorefrontKeyLimitPerMinute: *skl, StorefrontIPLimitPerMinute: *ipl, Logger: log,
-		StorefrontCatalogIPLimitPerMinute: *catl, MaxConnsPerIP: *perIP, AdminToken: admin,
-	}, thttp.Deps{System: sys, WebhookSecret: "whsec_bench"})
-	if err != nil {
-		return fmt.Errorf("bench: service: http: %w", err)
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("bench: service: listen: %w", err)
-	}
-	if sk != "" {
-		fmt.Fprintf(out, "  secret key:      %s\n  publishable key: %s\n", sk, pk)
-	}
-	fmt.Fprintf(out, "  admin token:     %s\n", admin)
-	fmt.Fprintf(out, "ticketd listening on http://%s\n", ln.Addr())
-	go waitTerm(func() {
-		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(c)
-	})
-	return srv.Serve(ln)
-}
-
-// bootstrapKeys creates the unit and keys ticketd creates on an empty dir.
-func bootstrapKeys(ctx context.Context, sys *actors.System) (sk, pk string, err error) {
-	u, err := sys.CreateUnit(ctx, "Default")
-	if err != nil {
-		return "", "", fmt.Errorf("bench: service: unit: %w", err)
-	}
-	_, sk, err = sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bench", Version: thttp.CurrentVersion})
-	if err != nil {
-		return "", "", fmt.Errorf("bench: service: key: %w", err)
-	}
-	_, pk, err = sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bench", Version: thttp.CurrentVersion})
-	if err != nil {
-		return "", "", fmt.Errorf("bench: service: key: %w", err)
-	}
-	return sk, pk, nil
+	cfg := app.DefaultConfig()
+	cfg.Addr, cfg.DataDir, cfg.LogLevel = *addr, *dir, "warn"
+	cfg.RateLimitPerMinute, cfg.StorefrontKeyPerMinute, cfg.StorefrontIPPerMinute = *rl, *skl, *ipl
+	cfg.OrderHold, cfg.IdleTimeout, cfg.SnapshotEvery = *hold, *idle, *snapEvery
+	cfg.StorefrontCatalogIPPerMinute, cfg.MaxConnsPerIP = *catl, *perIP
+	cfg.Tune = &app.Tuning{Store: func(o *persistence.Options) { o.NoSync = noSync }}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return app.NewMain(cfg, out).Run(ctx)
 }
 
 // startProfile starts the CPU profile; the returned func stops it and

@@ -55,13 +55,13 @@ func (c *Ctx) Param(name string) string {
 // Bind decodes and validates the JSON request body into dst, a pointer to
 // the route's Body type (a struct, or a slice for array bodies). The error
 // is an *event.Error (400) naming every field problem at once.
-func (c *Ctx) Bind(dst any) error { return c.srv.binder.bind(c.rc.PostBody(), dst) }
+func (c *Ctx) Bind(dst any) error { return c.srv.binder.Bind(c.rc.PostBody(), dst) }
 
 // BindQuery decodes and validates query parameters into dst, a pointer to a
 // struct with `query:"name"` tags (see ListQuery).
 func (c *Ctx) BindQuery(dst any) error {
 	args := c.rc.QueryArgs()
-	return c.srv.binder.bindQuery(func(name string) ([]byte, bool) {
+	return c.srv.binder.BindQuery(func(name string) ([]byte, bool) {
 		if !args.Has(name) {
 			return nil, false
 		}

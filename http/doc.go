@@ -1,6 +1,11 @@
-// Package http is ticketd's HTTP runtime and endpoints on fasthttp and
-// fasthttp/router: one route table (route.go) drives both the router and the
-// OpenAPI documents.
+// Package http is ticketd's HTTP request pipeline on fasthttp and
+// fasthttp/router: the server, the route table type (route.go), the
+// per-request Ctx, the one error -> status map (errors.go), authentication,
+// rate limits, idempotency, CORS, the access log, metrics and the
+// developer log. It knows no endpoint: the caller hands NewServer the
+// route table (http/api builds it), and the same table drives the router
+// and the OpenAPI documents (http/openapi). Request decoding is http/bind,
+// the hosted pages http/pages.
 //
 // # Request pipeline
 //
@@ -28,16 +33,12 @@
 //
 // # Request bodies
 //
-// Handlers decode with Ctx.Bind: a strict RFC 8259 parser (no duplicate
-// members, no trailing data, valid UTF-8) builds a tree, which is walked
-// against the target type by reflection, collecting every problem with its
-// path ("items[0].quantity") before answering 400. Types implementing
-// json.Unmarshaler get their raw JSON, and their error becomes that field's
-// detail. The `v` tag rules (tags.go) are checked on the JSON values. Per
-// type plans are cached. Bodies over Config.MaxBodyBytes are refused by
-// fasthttp before any handler runs, with a 413 envelope; the server drains
-// what the client is still sending first, so the client reads the 413
-// instead of a connection reset.
+// Handlers decode with Ctx.Bind and Ctx.BindQuery (http/bind: a strict
+// parser, every field problem reported at once, the `v` tag rules).
+// Bodies over Config.MaxBodyBytes are refused by fasthttp before any
+// handler runs, with a 413 envelope; the server drains what the client is
+// still sending first, so the client reads the 413 instead of a connection
+// reset.
 //
 // # Connections
 //

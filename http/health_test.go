@@ -77,7 +77,7 @@ func TestReadyzFollowsTheStore(t *testing.T) {
 	code, _ = get("/healthz")
 	require.Equal(t, 200, code, "the process still runs")
 
-	status, env, _ := errorResponse(shellErr(err))
+	status, env, _ := errorResponse(err)
 	require.Equal(t, 503, status)
 	require.Equal(t, "STORAGE_UNAVAILABLE", env.Error.Reason)
 }

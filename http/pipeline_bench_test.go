@@ -27,9 +27,11 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ticketd/actors"
+	"ticketd/audit"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/http/api"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )
@@ -60,8 +62,8 @@ func newPipeFx(b *testing.B, capacity int) *pipeFx {
 		WantHook: func(unitID, typ string) bool { return false },
 	}, store, snapshots.New(store, 2))
 	require.NoError(b, err)
-	audit := thttp.NewAuditLog(store, 0, log)
-	srv, err := thttp.New(thttp.Config{Addr: "127.0.0.1:8080", Logger: log}, thttp.Deps{System: sys, WebhookSecret: "whsec_bench", Audit: audit})
+	audit := audit.New(store, 0, log)
+	srv, err := api.New(thttp.Config{Addr: "127.0.0.1:8080", Logger: log}, api.Deps{System: sys, WebhookSecret: "whsec_bench", Audit: audit})
 	require.NoError(b, err)
 	b.Cleanup(func() {
 		_ = audit.Close()

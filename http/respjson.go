@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"ticketd/event"
+	"ticketd/internal/jsonenc"
 )
 
 // appendFastJSON appends the JSON of the two hottest answers, written by
@@ -28,15 +29,15 @@ func appendFastJSON(b []byte, v any) (_ []byte, ok bool) {
 
 func appendOrderJSON(b []byte, o *event.Order) []byte {
 	b = append(b, `{"id":`...)
-	b = appendStdJSONString(b, o.ID)
+	b = jsonenc.AppendString(b, o.ID)
 	b = append(b, `,"eventId":`...)
-	b = appendStdJSONString(b, o.EventID)
+	b = jsonenc.AppendString(b, o.EventID)
 	b = append(b, `,"orderNumber":`...)
-	b = appendStdJSONString(b, o.OrderNumber)
+	b = jsonenc.AppendString(b, o.OrderNumber)
 	b = append(b, `,"status":`...)
-	b = appendStdJSONString(b, o.Status)
+	b = jsonenc.AppendString(b, o.Status)
 	b = append(b, `,"email":`...)
-	b = appendStdJSONString(b, o.Email)
+	b = jsonenc.AppendString(b, o.Email)
 	b = append(b, `,"name":`...)
 	b = appendOptString(b, o.Name)
 	b = append(b, `,"items":`...)
@@ -50,11 +51,11 @@ func appendOrderJSON(b []byte, o *event.Order) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"itemType":`...)
-			b = appendStdJSONString(b, it.ItemType)
+			b = jsonenc.AppendString(b, it.ItemType)
 			b = append(b, `,"itemId":`...)
-			b = appendStdJSONString(b, it.ItemID)
+			b = jsonenc.AppendString(b, it.ItemID)
 			b = append(b, `,"name":`...)
-			b = appendStdJSONString(b, it.Name)
+			b = jsonenc.AppendString(b, it.Name)
 			b = append(b, `,"quantity":`...)
 			b = strconv.AppendInt(b, int64(it.Quantity), 10)
 			b = append(b, `,"unitPriceAmount":`...)
@@ -68,7 +69,7 @@ func appendOrderJSON(b []byte, o *event.Order) []byte {
 	b = append(b, `,"totalAmount":`...)
 	b = o.TotalAmount.AppendJSON(b)
 	b = append(b, `,"currency":`...)
-	b = appendStdJSONString(b, o.Currency)
+	b = jsonenc.AppendString(b, o.Currency)
 	b = append(b, `,"alreadyRegistered":`...)
 	b = strconv.AppendBool(b, o.AlreadyRegistered)
 	b = append(b, `,"registrationId":`...)
@@ -88,7 +89,7 @@ func appendOrderJSON(b []byte, o *event.Order) []byte {
 	b = append(b, `,"paymentId":`...)
 	b = appendOptString(b, o.PaymentID)
 	b = append(b, `,"orderUrl":`...)
-	b = appendStdJSONString(b, o.OrderURL)
+	b = jsonenc.AppendString(b, o.OrderURL)
 	b = append(b, `,"checkoutUrl":`...)
 	b = appendOptString(b, o.CheckoutURL)
 	b = append(b, `,"paymentUrl":`...)
@@ -107,17 +108,17 @@ func appendOrderJSON(b []byte, o *event.Order) []byte {
 func appendCheckinResultJSON(b []byte, r *event.CheckinResult) []byte {
 	c := &r.Checkin
 	b = append(b, `{"checkin":{"id":`...)
-	b = appendStdJSONString(b, c.ID)
+	b = jsonenc.AppendString(b, c.ID)
 	b = append(b, `,"registrationId":`...)
-	b = appendStdJSONString(b, c.RegistrationID)
+	b = jsonenc.AppendString(b, c.RegistrationID)
 	b = append(b, `,"subjectType":`...)
-	b = appendStdJSONString(b, c.SubjectType)
+	b = jsonenc.AppendString(b, c.SubjectType)
 	b = append(b, `,"subjectId":`...)
 	b = appendOptString(b, c.SubjectID)
 	b = append(b, `,"method":`...)
-	b = appendStdJSONString(b, c.Method)
+	b = jsonenc.AppendString(b, c.Method)
 	b = append(b, `,"registrationEmail":`...)
-	b = appendStdJSONString(b, c.RegistrationEmail)
+	b = jsonenc.AppendString(b, c.RegistrationEmail)
 	b = append(b, `,"registrationName":`...)
 	b = appendOptString(b, c.RegistrationName)
 	b = append(b, `,"checkedInAt":`...)
@@ -149,7 +150,7 @@ func appendStrings(b []byte, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendStdJSONString(b, s)
+		b = jsonenc.AppendString(b, s)
 	}
 	return append(b, ']')
 }
@@ -158,5 +159,5 @@ func appendOptString(b []byte, s *string) []byte {
 	if s == nil {
 		return append(b, "null"...)
 	}
-	return appendStdJSONString(b, *s)
+	return jsonenc.AppendString(b, *s)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ticketd/event"
+	"ticketd/http/bind"
 )
 
 // Config configures the HTTP server. Zero MaxBodyBytes, Logger and Now take
@@ -179,20 +180,18 @@ func (c Config) withDefaults() Config {
 // Server serves the route table over fasthttp. Build it with NewServer, add
 // non-table handlers with Handle, then Serve; Shutdown stops it.
 type Server struct {
-	cfg Config
-	// resumeRefunds is the refund resumer of the API (see ResumeRefunds).
-	resumeRefunds func(minAge time.Duration) (int, error)
-	log           *slog.Logger
-	auth          Authenticator
-	origins       OriginChecker // nil when auth does not implement it
-	routes        []Route
-	router        *router.Router
-	fast          *fasthttp.Server
-	binder        binder
-	limiter       *rateLimiter
-	authFails     *failLimiter
-	conns         atomic.Pointer[connListener] // the listener Serve wraps, for metrics and Shutdown
-	idem          IdempotencyStore
+	cfg       Config
+	log       *slog.Logger
+	auth      Authenticator
+	origins   OriginChecker // nil when auth does not implement it
+	routes    []Route
+	router    *router.Router
+	fast      *fasthttp.Server
+	binder    bind.Binder
+	limiter   *rateLimiter
+	authFails *failLimiter
+	conns     atomic.Pointer[connListener] // the listener Serve wraps, for metrics and Shutdown
+	idem      IdempotencyStore
 	// selfOrigin is the scheme://host[:port] of BaseURL: the service's own
 	// pages (the docs' try-it-out) may call the storefront with any key.
 	selfOrigin string
@@ -264,10 +263,10 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 		seen[r.OperationID] = true
 		// Build the plans now so a bad tag fails at start, not mid-sale.
 		if r.Body != nil {
-			s.binder.planFor(reflectType(r.Body))
+			s.binder.Prepare(r.Body)
 		}
 		if r.Query != nil {
-			if err := checkQueryPlan(s.binder.cached(&s.binder.qplans, reflectType(r.Query), "query")); err != nil {
+			if err := s.binder.PrepareQuery(r.Query); err != nil {
 				return nil, fmt.Errorf("http: new server: route %s: %w", r.OperationID, err)
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ticketd/event"
+	"ticketd/http/bind"
 )
 
 // fakeAuth is an Authenticator over a fixed table of tokens.
@@ -111,7 +112,7 @@ type toyOrder struct {
 }
 
 type toyQuery struct {
-	ListQuery
+	bind.ListQuery
 	Status string `query:"status" v:"enum=open|closed"`
 	Big    *bool  `query:"big"`
 }
@@ -423,4 +424,23 @@ func BenchmarkServePlaceOrder(b *testing.B) {
 			b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
 		}
 	}
+}
+
+func TestListQueryThroughServer(t *testing.T) {
+	h := newHarness(t, nil)
+	r := h.do("GET", "/v1/events", skLive, "")
+	require.Equal(t, 200, r.status)
+	require.Equal(t, bind.DefaultPageSize, r.result(t).Query.Limit)
+	r = h.do("GET", "/v1/events?limit=7&cursor=abc&status=open&utm_source=x", skLive, "")
+	require.Equal(t, 200, r.status, "unknown parameters are ignored")
+	q := r.result(t).Query
+	require.Equal(t, 7, q.Limit)
+	require.Equal(t, "abc", q.Cursor)
+	require.Equal(t, "open", q.Status)
+	r = h.do("GET", "/v1/events?limit=0&status=nope", skLive, "")
+	require.Equal(t, 400, r.status)
+	require.Equal(t, []event.Detail{
+		{Field: "limit", Reason: "must be at least 1"},
+		{Field: "status", Reason: "must be one of: open, closed"},
+	}, r.envelope(t).Details)
 }

@@ -1,6 +1,6 @@
 // Package payments is the payment-provider side of ticketd: the Provider
 // interface a real provider's adapter implements, and the built-in sandbox
-// provider that stands in for one (decisions §7).
+// provider that stands in for one.
 //
 // The sandbox's hosted payment page (served by package http at
 // {base_url}/pay/{paymentId}) has "Pay" and "Decline"; pressing one makes
@@ -19,6 +19,13 @@
 // twice). The sandbox accepts every refund at once and books it; Refunds
 // lists the book (at most 10,000 entries, oldest forgotten first).
 //
-// Concurrency: a Sandbox is safe for concurrent use. Delivery makes an HTTP
+// The refund workflow (Refunds) drives a refund through the event's actor
+// and the provider in three steps, none holding the actor across the
+// provider call: the actor records RefundRequested (durable, and indexed
+// as pending), Settle asks the provider within RefundTimeout, the actor
+// records the outcome. A crash or a failed write between the steps leaves
+// the refund pending; Resume finishes it with the same refund id.
+//
+// Concurrency: a Sandbox and a Refunds are safe for concurrent use. Delivery makes an HTTP
 // call: callers must never make it from inside an event actor.
 package payments

@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"ticketd/app"
 )
 
 // defaultGCPercent is the GOGC of `ticketd serve` unless the GOGC
@@ -43,7 +45,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "ticketd:", err)
 			return 2
 		}
-		m := NewMain(cfg, stdout)
+		m := app.NewMain(cfg, stdout)
 		if err := m.Run(ctx); err != nil {
 			fmt.Fprintln(stderr, "ticketd:", err)
 			return 1

@@ -1,0 +1,153 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"time"
+
+	"ticketd/actors"
+	thttp "ticketd/http"
+	"ticketd/mail"
+	"ticketd/persistence"
+	"ticketd/webhooks"
+)
+
+// Config is every setting of the service. cmd/ticketd fills it from flags
+// and environment variables; tests build it in code from DefaultConfig.
+type Config struct {
+	Addr                   string
+	DataDir                string
+	BaseURL                string
+	AdminToken             string
+	RateLimitPerMinute     int
+	StorefrontKeyPerMinute int
+	StorefrontIPPerMinute  int
+	TrustedProxies         []netip.Prefix
+	OrderHold              time.Duration
+	CheckoutSessionTTL     time.Duration
+	PaymentWebhookSecret   string
+	SMTPAddr               string
+	SMTPUsername           string
+	SMTPPassword           string
+	MailFrom               string
+	SnapshotEvery          int
+	IdleTimeout            time.Duration
+	LogLevel               string
+	DevLogRetention        time.Duration
+	DevLogPerUnit          int
+	AuditRetention         time.Duration
+	WebhookDisableAfter    int
+
+	// Connection and abuse bounds of the HTTP server (see http.Config).
+	StorefrontCatalogIPPerMinute int
+	AuthFailuresPerMinute        int
+	MaxConns                     int // 0: from the file descriptor limit
+	MaxConnsPerIP                int
+	HTTPReadTimeout              time.Duration
+	HTTPIdleTimeout              time.Duration
+
+	// Logger receives the service's log; nil: text lines on stderr at
+	// LogLevel.
+	Logger *slog.Logger
+	// Tune, when set, adjusts the configuration of the parts Main builds
+	// before they start (tests shorten the webhook backoff with it).
+	Tune *Tuning
+}
+
+// Tuning holds settings no flag sets: the parts' own knobs, which tests
+// shorten. A zero field keeps the part's default.
+type Tuning struct {
+	// Store adjusts the Pebble options (the benchmarks measure NoSync).
+	Store    func(*persistence.Options)
+	Webhooks func(*webhooks.Config)
+	Mail     func(*mail.Config)
+	Actors   func(*actors.Config)
+	HTTP     func(*thttp.Config)
+}
+
+// DefaultConfig returns the settings of `ticketd serve` without flags.
+func DefaultConfig() Config {
+	return Config{
+		Addr:                   "127.0.0.1:8080",
+		DataDir:                "./data",
+		RateLimitPerMinute:     120,
+		StorefrontKeyPerMinute: 600,
+		StorefrontIPPerMinute:  20,
+		OrderHold:              15 * time.Minute,
+		CheckoutSessionTTL:     24 * time.Hour,
+		MailFrom:               "tickets@localhost",
+		SnapshotEvery:          50_000,
+		IdleTimeout:            10 * time.Minute,
+		LogLevel:               "info",
+		DevLogRetention:        7 * 24 * time.Hour,
+		DevLogPerUnit:          5000,
+		AuditRetention:         90 * 24 * time.Hour,
+		WebhookDisableAfter:    10,
+
+		StorefrontCatalogIPPerMinute: 60,
+		AuthFailuresPerMinute:        20,
+		MaxConnsPerIP:                1024,
+		HTTPReadTimeout:              15 * time.Second,
+		HTTPIdleTimeout:              60 * time.Second,
+	}
+}
+
+// Validate checks a parsed configuration and fills derived defaults.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Addr == "" {
+		errs = append(errs, errors.New("app: addr: must not be empty"))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("app: data-dir: must not be empty"))
+	}
+	// On port 0 the base URL is known once Open has bound the listener.
+	if c.BaseURL == "" && !strings.HasSuffix(c.Addr, ":0") {
+		c.BaseURL = "http://" + c.Addr
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	if c.BaseURL != "" && !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
+		errs = append(errs, errors.New("app: base-url: must start with http:// or https://"))
+	}
+	for name, v := range map[string]int{
+		"rate-limit-per-minute":           c.RateLimitPerMinute,
+		"storefront-key-limit-per-minute": c.StorefrontKeyPerMinute,
+		"storefront-ip-limit-per-minute":  c.StorefrontIPPerMinute,
+
+		"storefront-catalog-ip-limit-per-minute": c.StorefrontCatalogIPPerMinute,
+		"auth-failures-per-minute":               c.AuthFailuresPerMinute,
+		"max-conns":                              c.MaxConns,
+		"max-conns-per-ip":                       c.MaxConnsPerIP,
+	} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("%s: must be >= 0", name))
+		}
+	}
+	// Zero keeps the http package's defaults, like the limits above.
+	if c.HTTPReadTimeout < 0 || c.HTTPIdleTimeout < 0 {
+		errs = append(errs, errors.New("http-read-timeout, http-idle-timeout: must not be negative"))
+	}
+	if c.OrderHold <= 0 {
+		errs = append(errs, errors.New("order-hold: must be positive"))
+	}
+	if c.CheckoutSessionTTL <= 0 {
+		errs = append(errs, errors.New("checkout-session-ttl: must be positive"))
+	}
+	if c.SnapshotEvery <= 0 {
+		errs = append(errs, errors.New("snapshot-every: must be positive"))
+	}
+	// Zero keeps the packages' defaults (a Config built in code).
+	if c.DevLogRetention < 0 || c.AuditRetention < 0 {
+		errs = append(errs, errors.New("devlog-retention, audit-retention: must not be negative"))
+	}
+	if c.DevLogPerUnit < 0 || c.DevLogPerUnit > 1_000_000 {
+		errs = append(errs, errors.New("devlog-per-unit: must be 0 to 1000000"))
+	}
+	if c.WebhookDisableAfter < 0 || c.WebhookDisableAfter > 1000 {
+		errs = append(errs, errors.New("webhook-disable-after: must be 0 to 1000"))
+	}
+	return errors.Join(errs...)
+}

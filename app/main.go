@@ -1,0 +1,454 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"ticketd/actors"
+	"ticketd/audit"
+	"ticketd/directory"
+	"ticketd/event"
+	thttp "ticketd/http"
+	"ticketd/http/api"
+	"ticketd/mail"
+	"ticketd/payments"
+	"ticketd/persistence"
+	"ticketd/snapshots"
+	"ticketd/webhooks"
+)
+
+// Main is the running service: the store, the actor system, the mail and
+// webhook deliverers and the HTTP server. cmd/ticketd, the end-to-end and
+// HTTP tests and the benchmarks all run this one wiring.
+type Main struct {
+	cfg Config
+	out io.Writer
+	log *slog.Logger
+
+	store *persistence.Store
+	sys   *actors.System
+	srv   *thttp.Server
+	ln    net.Listener
+	done  chan error
+	idem  *thttp.DurableIdempotency
+	mail  *mail.Mailer      // delivers the ticket-mail outbox
+	hooks *webhooks.Service // webhook endpoints; delivers the webhook queue
+	audit *audit.Log
+	// refunds settles refunds; its resumer runs until Close
+	refunds *payments.Refunds
+	stop    chan struct{} // closed by Close: ends background loops
+
+	// URL is the base URL once Open returned.
+	URL string
+	// Bootstrap holds the keys created on an empty data dir, else nil.
+	Bootstrap *Bootstrap
+}
+
+// Bootstrap is what a first start creates so a newcomer can call the API.
+type Bootstrap struct {
+	UnitID         string
+	SecretKey      string
+	PublishableKey string
+}
+
+// NewMain returns a Main for cfg that prints its banner to out.
+func NewMain(cfg Config, out io.Writer) *Main {
+	log := cfg.Logger
+	if log == nil {
+		level := slog.LevelInfo
+		_ = level.UnmarshalText([]byte(cfg.LogLevel))
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	}
+	return &Main{cfg: cfg, out: out, log: log}
+}
+
+// shutdownTimeout bounds Close, whatever state the service is in: a
+// supervisor's stop (systemd's default TimeoutStopSec is 90 s, Kubernetes'
+// grace period 30 s) must never need a SIGKILL.
+const shutdownTimeout = 9 * time.Second
+
+// faultGrace is how long the service keeps answering (503 for anything
+// that needs the store) after a storage fault before it shuts down.
+const faultGrace = time.Second
+
+// System is the actor system of an open Main (tests seed and inspect
+// state through it).
+func (m *Main) System() *actors.System { return m.sys }
+
+// Refunds is the refund workflow of an open Main (tests run its resumer).
+func (m *Main) Refunds() *payments.Refunds { return m.refunds }
+
+// Server is the HTTP server of an open Main.
+func (m *Main) Server() *thttp.Server { return m.srv }
+
+// Run opens the service, serves until ctx is done, then shuts down
+// gracefully: stop accepting, finish in-flight requests, flush the log.
+// After a storage fault it shuts down the same way and returns the fault
+// (fail-stop: the process exits non-zero and its supervisor restarts it,
+// which recovers from the log; see package persistence).
+func (m *Main) Run(ctx context.Context) error {
+	if err := m.Open(); err != nil {
+		return err
+	}
+	var fault error
+	select {
+	case <-ctx.Done():
+	case err := <-m.done:
+		if err != nil {
+			_ = m.closeBounded()
+			return fmt.Errorf("app: serve: %w", err)
+		}
+	case <-m.store.Failed():
+		fault = m.store.Err()
+		m.log.Error("storage fault: shutting down so that a restart recovers from the log; nothing acknowledged is lost",
+			"err", fault)
+		// A moment more of prompt 503s (and /readyz 503) lets load
+		// balancers and probes see why, rather than only refused
+		// connections; a stop signal cuts it short.
+		select {
+		case <-time.After(faultGrace):
+		case <-ctx.Done():
+		}
+	}
+	err := m.closeBounded()
+	if fault != nil {
+		return fmt.Errorf("storage fault: %w", fault)
+	}
+	return err
+}
+
+// closeBounded is Close with shutdownTimeout: past it, the parts still
+// closing are left to the process exit (what was acknowledged is in the
+// synced log already).
+func (m *Main) closeBounded() error {
+	done := make(chan error, 1)
+	go func() { done <- m.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(shutdownTimeout):
+		m.log.Error("shutdown did not finish in time; exiting anyway", "timeout", shutdownTimeout)
+		return fmt.Errorf("shutdown: not finished after %s", shutdownTimeout)
+	}
+}
+
+// Open opens the data dir, starts the actors and listens. On an Addr with
+// port 0 it binds a free port, and URL (and, unless set, the base URL) is
+// the bound address.
+func (m *Main) Open() error {
+	if err := m.cfg.Validate(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(m.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("app: data dir: %w", err)
+	}
+	adminToken, adminNew, err := secretFile(m.cfg.DataDir, "admin-token", m.cfg.AdminToken, "adm_")
+	if err != nil {
+		return err
+	}
+	webhookSecret, _, err := secretFile(m.cfg.DataDir, "payment-webhook-secret", m.cfg.PaymentWebhookSecret, "whsec_")
+	if err != nil {
+		return err
+	}
+	// The hosted pages sign their email-gate cookies with it: kept, so
+	// devices stay remembered across restarts.
+	pagesSecret, _, err := secretFile(m.cfg.DataDir, "pages-secret", "", "pgs_")
+	if err != nil {
+		return err
+	}
+	// Listen first: on port 0 the base URL, which the actors hand out in
+	// checkout URLs, is known only once the port is bound.
+	m.ln, err = net.Listen("tcp", m.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("app: listen: %w", err)
+	}
+	bound := "http://" + m.ln.Addr().String()
+	if m.cfg.BaseURL == "" {
+		m.cfg.BaseURL = bound
+	}
+	so := persistence.Options{Dir: m.cfg.DataDir, Logger: m.log}
+	if t := m.cfg.Tune; t != nil && t.Store != nil {
+		t.Store(&so)
+	}
+	m.store, err = persistence.Open(so)
+	if err != nil {
+		_ = m.ln.Close()
+		return fmt.Errorf("app: open store: %w", err)
+	}
+	m.stop = make(chan struct{})
+	mc := mail.Config{SMTPAddr: m.cfg.SMTPAddr, Username: m.cfg.SMTPUsername, Password: m.cfg.SMTPPassword,
+		From: m.cfg.MailFrom, Logger: m.log}
+	if t := m.cfg.Tune; t != nil && t.Mail != nil {
+		t.Mail(&mc)
+	}
+	m.mail, err = mail.New(mc, m.store)
+	if err != nil {
+		m.closeBackend()
+		return err
+	}
+	hc := webhooks.Config{Logger: m.log, DisableAfter: m.cfg.WebhookDisableAfter}
+	if t := m.cfg.Tune; t != nil && t.Webhooks != nil {
+		t.Webhooks(&hc)
+	}
+	m.hooks, err = webhooks.New(hc, m.store, nil)
+	if err != nil {
+		m.closeBackend()
+		return err
+	}
+	m.audit = audit.New(m.store, m.cfg.AuditRetention, m.log)
+	// The actors wake both deliverers (bound now: Close clears the fields).
+	mailer, hooks := m.mail, m.hooks
+	snaps := snapshots.New(m.store, 2)
+	ac := actors.Config{
+		Event: event.Config{
+			BaseURL:            m.cfg.BaseURL,
+			OrderHold:          m.cfg.OrderHold,
+			CheckoutSessionTTL: m.cfg.CheckoutSessionTTL,
+		},
+		SnapshotEvery: m.cfg.SnapshotEvery,
+		IdleTimeout:   m.cfg.IdleTimeout,
+		Logger:        m.log,
+		OnOutbox:      func() { mailer.Wake(); hooks.Wake() },
+		WantHook:      hooks.Subscribed,
+	}
+	if t := m.cfg.Tune; t != nil && t.Actors != nil {
+		t.Actors(&ac)
+	}
+	m.sys, err = actors.Open(ac, m.store, snaps)
+	if err != nil {
+		m.closeBackend()
+		return err
+	}
+	if len(m.sys.Directory().Units()) == 0 {
+		if m.Bootstrap, err = bootstrap(m.sys); err != nil {
+			m.closeBackend()
+			return fmt.Errorf("app: bootstrap: %w", err)
+		}
+	}
+	m.idem = thttp.NewDurableIdempotency(m.store, 24*time.Hour, m.log.Error)
+	go m.sweepIdempotency(m.stop)
+	hcfg := thttp.Config{
+		Addr:                        m.cfg.Addr,
+		BaseURL:                     m.cfg.BaseURL,
+		AdminToken:                  adminToken,
+		RateLimitPerMinute:          m.cfg.RateLimitPerMinute,
+		StorefrontKeyLimitPerMinute: m.cfg.StorefrontKeyPerMinute,
+		StorefrontIPLimitPerMinute:  m.cfg.StorefrontIPPerMinute,
+		TrustedProxies:              m.cfg.TrustedProxies,
+		Idempotency:                 m.idem,
+		Logger:                      m.log,
+
+		StorefrontCatalogIPLimitPerMinute: m.cfg.StorefrontCatalogIPPerMinute,
+		AuthFailuresPerMinute:             m.cfg.AuthFailuresPerMinute,
+		MaxConns:                          m.cfg.MaxConns,
+		MaxConnsPerIP:                     m.cfg.MaxConnsPerIP,
+		ReadTimeout:                       m.cfg.HTTPReadTimeout,
+		IdleTimeout:                       m.cfg.HTTPIdleTimeout,
+	}
+	if t := m.cfg.Tune; t != nil && t.HTTP != nil {
+		t.HTTP(&hcfg)
+	}
+	// The sandbox provider delivers its webhooks to the service's own
+	// listener, whatever the public base URL.
+	sandbox := payments.NewSandbox(webhookSecret, m.cfg.BaseURL, loopbackURL(m.ln.Addr().String())+"/webhooks/payments/sandbox")
+	m.refunds = payments.NewRefunds(m.sys, sandbox)
+	m.srv, err = api.New(hcfg, api.Deps{System: m.sys, WebhookSecret: webhookSecret, Sandbox: sandbox, Refunds: m.refunds,
+		PagesSecret: pagesSecret, Outbox: m.mail,
+		DevLog: thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention), Audit: m.audit, Webhooks: m.hooks})
+	if err != nil {
+		m.closeBackend()
+		return err
+	}
+	m.URL = m.cfg.BaseURL
+	if strings.HasSuffix(m.cfg.Addr, ":0") {
+		m.URL = bound
+	}
+	m.mail.Start()
+	m.hooks.Start()
+	m.done = make(chan error, 1)
+	go func() { m.done <- m.srv.Serve(m.ln) }()
+	go m.resumeRefunds(m.stop)
+	m.banner(adminToken, adminNew)
+	return nil
+}
+
+func (m *Main) banner(adminToken string, adminNew bool) {
+	if adminNew {
+		fmt.Fprintf(m.out, "  admin token:     %s  (generated; kept in %s)\n", adminToken, filepath.Join(m.cfg.DataDir, "admin-token"))
+	}
+	if b := m.Bootstrap; b != nil {
+		fmt.Fprintf(m.out, "  business unit:   Default (%s)\n", b.UnitID)
+		fmt.Fprintf(m.out, "  secret key:      %s  (shown once)\n", b.SecretKey)
+		fmt.Fprintf(m.out, "  publishable key: %s\n", b.PublishableKey)
+	}
+	fmt.Fprintf(m.out, "  docs:            %s/docs  (storefront: %s/storefront/docs, admin: %s/admin/docs)\n", m.URL, m.URL, m.URL)
+	// The last line: scripts and tests wait for it.
+	fmt.Fprintf(m.out, "ticketd listening on %s\n", m.URL)
+}
+
+// Close shuts down in order: HTTP (in-flight requests finish), actors
+// (mailboxes drain, syncs complete), store.
+func (m *Main) Close() error {
+	var errs []error
+	if m.stop != nil {
+		close(m.stop)
+		m.stop = nil
+	}
+	if m.srv != nil {
+		// In-flight requests are answered within seconds even after a
+		// storage fault (the actors answer at once, or the store's
+		// watchdog fails a stalled disk), so 3 s is plenty.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		errs = append(errs, m.srv.Shutdown(ctx))
+		cancel()
+	}
+	m.closeBackend()
+	return errors.Join(errs...)
+}
+
+func (m *Main) closeBackend() {
+	// A failed Open ends the loops it started too.
+	if m.stop != nil {
+		close(m.stop)
+		m.stop = nil
+	}
+	if m.ln != nil {
+		_ = m.ln.Close() // already closed once the server shut down
+		m.ln = nil
+	}
+	if m.mail != nil {
+		_ = m.mail.Close() // undelivered mail stays in the outbox
+		m.mail = nil
+	}
+	if m.sys != nil {
+		_ = m.sys.Close()
+		m.sys = nil
+	}
+	if m.hooks != nil {
+		_ = m.hooks.Close() // undelivered webhooks stay queued
+		m.hooks = nil
+	}
+	if m.audit != nil {
+		// After a storage fault the audit log cannot be written, and its
+		// flush may be stuck in the store holding the log's lock: leave
+		// it to the process exit.
+		if m.store == nil || m.store.Err() == nil {
+			if err := m.audit.Close(); err != nil {
+				m.log.Error("close audit log", "err", err)
+			}
+		}
+		m.audit = nil
+	}
+	if m.store != nil {
+		if err := m.store.Close(); err != nil {
+			m.log.Error("close store", "err", err)
+		}
+		m.store = nil
+	}
+}
+
+// periodic runs job at once and then every interval until stop, logging
+// what it did: the count under what, or its error.
+func (m *Main) periodic(name, what string, interval time.Duration, stop <-chan struct{}, job func(first bool) (int, error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for first := true; ; first = false {
+		if n, err := job(first); err != nil {
+			m.log.Error(name, what, n, "err", err)
+		} else if n > 0 {
+			m.log.Info(name, what, n)
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sweepIdempotency deletes expired Idempotency-Key answers hourly.
+func (m *Main) sweepIdempotency(stop <-chan struct{}) {
+	m.periodic("idempotency sweep", "deleted", time.Hour, stop, func(bool) (int, error) { return m.idem.Sweep(time.Now()) })
+}
+
+// refundResumeAge is how long a refund is pending before the periodic
+// resumer takes it over from the request that started it (that request
+// gives the provider refundTimeout, 15 s).
+const refundResumeAge = time.Minute
+
+// resumeRefunds finishes the refunds a crash left pending, at start (no
+// request of this process is working on one yet), then every minute those
+// pending for longer than refundResumeAge (an outcome that could not be
+// recorded).
+func (m *Main) resumeRefunds(stop <-chan struct{}) {
+	m.periodic("refund resume", "settled", time.Minute, stop, func(first bool) (int, error) {
+		if first {
+			return m.refunds.Resume(0)
+		}
+		return m.refunds.Resume(refundResumeAge)
+	})
+}
+
+func bootstrap(sys *actors.System) (*Bootstrap, error) {
+	ctx := context.Background()
+	u, err := sys.CreateUnit(ctx, "Default")
+	if err != nil {
+		return nil, err
+	}
+	_, sk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bootstrap", Version: thttp.CurrentVersion})
+	if err != nil {
+		return nil, err
+	}
+	_, pk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bootstrap",
+		Origins: []string{"http://localhost:3000", "http://127.0.0.1:3000"}, Version: thttp.CurrentVersion})
+	if err != nil {
+		return nil, err
+	}
+	return &Bootstrap{UnitID: u.ID, SecretKey: sk, PublishableKey: pk}, nil
+}
+
+// secretFile returns value when set; else the secret kept in dir/name,
+// generating and keeping one (0600) on first use. fresh reports generation.
+func secretFile(dir, name, value, prefix string) (secret string, fresh bool, err error) {
+	if value != "" {
+		return value, false, nil
+	}
+	path := filepath.Join(dir, name)
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), false, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", false, fmt.Errorf("app: read %s: %w", path, err)
+	}
+	buf := make([]byte, 24)
+	if _, err := rand.Read(buf); err != nil {
+		return "", false, err
+	}
+	secret = prefix + hex.EncodeToString(buf)
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return "", false, fmt.Errorf("app: write %s: %w", path, err)
+	}
+	return secret, true, nil
+}
+
+// loopbackURL is how the service reaches its own listener (the sandbox
+// payment provider delivers webhooks there), whatever its public base URL.
+func loopbackURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}

@@ -1,0 +1,138 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"ticketd/event"
+	thttp "ticketd/http"
+	"ticketd/http/pages"
+	"ticketd/payments"
+)
+
+// The sandbox payment provider's two HTTP faces: its hosted payment page
+// (GET/POST /pay/{paymentId}) and the service's webhook endpoint that the
+// provider calls (POST /webhooks/payments/sandbox).
+
+func (a *api) registerPayments(srv *thttp.Server, p *pages.Pages) {
+	srv.Handle("POST", "/webhooks/payments/sandbox", a.paymentWebhook)
+	srv.Handle("GET", "/pay/{paymentId}", func(rc *fasthttp.RequestCtx) { a.payPage(rc, p) })
+	srv.Handle("POST", "/pay/{paymentId}", a.payAction)
+}
+
+// webhookURL is where the sandbox provider delivers. It is the service's
+// own listener, so it works whatever the public base URL.
+func (a *api) webhookURL() string {
+	if a.deps.WebhookURL != "" {
+		return a.deps.WebhookURL
+	}
+	return a.cfg.BaseURL + "/webhooks/payments/sandbox"
+}
+
+// paymentWebhook settles a payment: a missing, wrong or stale signature is
+// refused with 400 and changes nothing; a repeated delivery answers 200 and
+// changes nothing more (the machine sees the order already paid).
+func (a *api) paymentWebhook(rc *fasthttp.RequestCtx) {
+	body := rc.PostBody()
+	sig := string(rc.Request.Header.Peek(payments.SignatureHeader))
+	if err := a.sandbox.Verify(sig, body, a.now()); err != nil {
+		a.srv.WriteError(rc, thttp.NewError(400, "webhook signature refused: "+err.Error()))
+		return
+	}
+	w, err := payments.ParseWebhook(body)
+	if err != nil {
+		a.srv.WriteError(rc, thttp.NewError(400, err.Error()))
+		return
+	}
+	amount, err := event.ParseMoney(w.Data.Amount.String())
+	if err != nil {
+		a.srv.WriteError(rc, thttp.NewError(400, "data.amount: "+err.Error(), event.Detail{Field: "data.amount", Reason: err.Error()}))
+		return
+	}
+	eventID, ok := event.EventIDFromPayment(w.Data.PaymentID)
+	if !ok {
+		a.srv.WriteError(rc, thttp.NewError(404, "payment not found"))
+		return
+	}
+	if _, known := a.sys.EventUnit(eventID); !known {
+		a.srv.WriteError(rc, thttp.NewError(404, "payment not found"))
+		return
+	}
+	outcome := "succeeded"
+	if w.Type == payments.Failed {
+		outcome = "failed"
+	}
+	o, err := askOp(a, eventID, event.SettlePayment{
+		PaymentID: w.Data.PaymentID, Amount: amount, Currency: w.Data.Currency, DeliveryID: w.ID, Outcome: outcome,
+	})
+	if err != nil {
+		a.srv.WriteError(rc, err)
+		return
+	}
+	rc.SetContentType("application/json")
+	b, _ := json.Marshal(map[string]any{"received": true, "orderNumber": o.OrderNumber, "status": o.Status})
+	rc.SetBody(b)
+}
+
+func (a *api) now() time.Time {
+	if a.cfg.Now != nil {
+		return a.cfg.Now()
+	}
+	return time.Now()
+}
+
+// payment reads the order of the path's payment id.
+func (a *api) payment(rc *fasthttp.RequestCtx) (event.Order, error) {
+	id, _ := rc.UserValue("paymentId").(string)
+	eventID, ok := event.EventIDFromPayment(id)
+	if !ok {
+		return event.Order{}, thttp.NewError(404, "payment not found")
+	}
+	if _, known := a.sys.EventUnit(eventID); !known {
+		return event.Order{}, thttp.NewError(404, "payment not found")
+	}
+	return askOp(a, eventID, event.GetPayment{ID: id})
+}
+
+func (a *api) payPage(rc *fasthttp.RequestCtx, p *pages.Pages) {
+	o, err := a.payment(rc)
+	p.PayPage(rc, o, err)
+}
+
+// payAction is the provider reacting to "Pay" or "Decline": it delivers the
+// signed webhook to the service (an HTTP call, never made from an actor)
+// and sends the buyer on: to successUrl / cancelUrl when the order has them,
+// else to the hosted order page.
+func (a *api) payAction(rc *fasthttp.RequestCtx) {
+	o, err := a.payment(rc)
+	if err != nil {
+		a.srv.WriteError(rc, err)
+		return
+	}
+	typ := payments.Succeeded
+	if string(rc.PostArgs().Peek("action")) == "decline" {
+		typ = payments.Failed
+	}
+	if o.Status == "awaiting_payment" {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		_, err = a.sandbox.Deliver(ctx, typ, payments.Payment{
+			ID: *o.PaymentID, OrderNumber: o.OrderNumber, Amount: o.TotalAmount.String(), Currency: o.Currency,
+		}, a.now())
+		cancel()
+		if err != nil {
+			a.srv.WriteError(rc, thttp.NewError(503, "the payment provider could not reach the service; retry"))
+			return
+		}
+	}
+	next := o.OrderURL
+	switch {
+	case typ == payments.Succeeded && o.SuccessURL != nil:
+		next = *o.SuccessURL
+	case typ == payments.Failed && o.CancelURL != nil:
+		next = *o.CancelURL
+	}
+	rc.Redirect(next, fasthttp.StatusSeeOther)
+}

@@ -1,0 +1,92 @@
+package api
+
+import (
+	"ticketd/event"
+	thttp "ticketd/http"
+	"ticketd/http/bind"
+	"ticketd/mail"
+)
+
+// OutboxLister lists the mail the service owes, in key order after the key
+// after, at most limit entries, and retries a parked one (*mail.Mailer
+// implements it).
+type OutboxLister interface {
+	Pending(after string, limit int) ([]mail.Entry, error)
+	Retry(id string) (mail.Entry, error)
+}
+
+// OutboxMail is an undelivered email in the outbox: without SMTP
+// (TICKETD_SMTP_ADDR) mail stays here, and while the SMTP server is down it
+// waits here for the next retry.
+type OutboxMail struct {
+	Key            string     `json:"key" doc:"Outbox key: mail/{eventId}/{log seq}-{index}."`
+	Kind           string     `json:"kind" v:"enum=ticket"`
+	EventID        string     `json:"eventId"`
+	EventName      string     `json:"eventName"`
+	RegistrationID string     `json:"registrationId"`
+	Email          string     `json:"email"`
+	Name           string     `json:"name"`
+	TicketName     string     `json:"ticketName"`
+	PassURL        string     `json:"passUrl"`
+	CreatedAt      event.Time `json:"createdAt"`
+
+	// The delivery state: mail the SMTP server refused for now waits for
+	// its next attempt, mail it refused for good is parked until retried.
+	ID            string      `json:"id" doc:"The entry's id, for POST /admin/v1/outbox/{id}/retry."`
+	Status        string      `json:"status" v:"enum=pending|retrying|parked" doc:"pending: not tried yet; retrying: refused for now (a 4xx answer or a lost connection), tried again at nextAttemptAt; parked: refused for good (a 5xx answer), sent again only after a retry request."`
+	Attempts      int         `json:"attempts" doc:"Failed delivery attempts so far."`
+	LastError     *string     `json:"lastError" doc:"The SMTP server's answer to the last failed attempt."`
+	LastAttemptAt *event.Time `json:"lastAttemptAt"`
+	NextAttemptAt *event.Time `json:"nextAttemptAt" doc:"When a retrying entry is tried again."`
+}
+
+func (a *api) outboxRoutes() []thttp.Route {
+	return []thttp.Route{{Method: "GET", Path: "/admin/v1/outbox", OperationID: "listOutbox", Tag: "Mail",
+		Summary: "List the mail the service still owes (ticket emails not yet accepted by the SMTP server)",
+		Surface: thttp.Admin, Query: bind.ListQuery{}, Success: 200, Response: bind.List[OutboxMail]{}, Errors: []int{400},
+		Handle: a.listOutbox}}
+}
+
+func (a *api) outbox() OutboxLister {
+	if a.deps.Outbox != nil {
+		return a.deps.Outbox
+	}
+	// Reading needs no SMTP: an unstarted mailer over the same store.
+	m, err := mail.New(mail.Config{}, a.sys.Store())
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+func (a *api) listOutbox(c *thttp.Ctx) (any, error) {
+	var q bind.ListQuery
+	if err := c.BindQuery(&q); err != nil {
+		return nil, err
+	}
+	after, err := bind.DecodeCursor(q.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	ob := a.outbox()
+	if ob == nil {
+		return nil, thttp.NewError(503, "the outbox is not available")
+	}
+	got, err := ob.Pending(after, q.Limit+1)
+	if err != nil {
+		return nil, err
+	}
+	more := len(got) > q.Limit
+	if more {
+		got = got[:q.Limit]
+	}
+	out := make([]OutboxMail, len(got))
+	for i, m := range got {
+		out[i] = outboxView(m)
+	}
+	next := ""
+	if more && len(out) > 0 {
+		next = out[len(out)-1].Key
+	}
+	return bind.NewList(out, more, next), nil
+}

@@ -1,0 +1,56 @@
+package api
+
+import (
+	"ticketd/event"
+	thttp "ticketd/http"
+)
+
+// The console's refund policy of an event and refunds of paid orders
+// through the payment provider (the workflow is payments.Refunds).
+
+func (a *api) refundRoutes() []thttp.Route {
+	adm := func(r thttp.Route) thttp.Route { r.Surface, r.Tag = thttp.Admin, "Refunds"; return r }
+	base := "/admin/v1/events/{eventId}"
+	return []thttp.Route{
+		adm(thttp.Route{Method: "GET", Path: base + "/refund-policy", OperationID: "getRefundPolicy",
+			Summary: "Get the event's refund policy (refundable, no deadline and no fee until set)", Success: 200,
+			Response: event.RefundPolicy{}, Errors: errsRead, Handle: adminEventCmd[event.GetRefundPolicy](a, nil)}),
+		adm(thttp.Route{Method: "PUT", Path: base + "/refund-policy", OperationID: "setRefundPolicy",
+			Summary: "Replace the event's refund policy: refundable, a deadline or hoursBeforeStart (not both), " +
+				"feePercent kept of each order; it binds console refunds unless they set force",
+			Body: event.SetRefundPolicy{}, Success: 200, Response: event.RefundPolicy{}, Errors: []int{400, 404, 412},
+			Handle: adminEventCmd[event.SetRefundPolicy](a, nil)}),
+		adm(thttp.Route{Method: "POST", Path: base + "/orders/{orderNumber}/refund", OperationID: "refundOrder",
+			Summary: "Refund a paid order through the payment provider: amount (default all that is refundable), " +
+				"reason, force (override the policy); a full refund cancels the registration and frees its place. " +
+				"While a refund is pending (the provider was not reached), a repeat resumes it; the service also resumes " +
+				"it at start and after a minute",
+			Body: event.RequestRefund{}, Success: 200, Response: event.Order{}, Errors: []int{400, 404, 412, 503},
+			Handle: a.refundOrder}),
+	}
+}
+
+// refundOrder starts a refund (or resumes a pending one) and settles it.
+func (a *api) refundOrder(c *thttp.Ctx) (any, error) {
+	eventID := c.Param("eventId")
+	if _, ok := a.sys.EventUnit(eventID); !ok {
+		return nil, errEventNotFound
+	}
+	cmd, err := bindCmd(c, func(c *thttp.Ctx, cmd *event.RequestRefund) { cmd.Ref = c.Param("orderNumber") })
+	if err != nil {
+		return nil, err
+	}
+	start, err := askOp(a, eventID, cmd)
+	if err != nil {
+		return nil, err
+	}
+	res, perr, err := a.refunds.Settle(eventID, start)
+	if err != nil {
+		return nil, shellErr(err)
+	}
+	// A refusal is recorded as a failed refund; the console may ask again.
+	if perr != nil {
+		return nil, thttp.NewError(503, "the payment provider refused the refund: "+perr.Error())
+	}
+	return res, nil
+}

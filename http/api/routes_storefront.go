@@ -1,0 +1,144 @@
+package api
+
+import (
+	"ticketd/event"
+	thttp "ticketd/http"
+	"ticketd/http/bind"
+	"ticketd/http/pages"
+)
+
+// StorefrontEvent is a published event as the storefront lists it.
+type StorefrontEvent struct {
+	event.Event
+	// SiteURL is the event's public page address set in the console; null
+	// until set.
+	SiteURL *string `json:"siteUrl"`
+}
+
+// StorefrontEventsQuery pages the storefront's events; Lang picks a
+// translation of names and descriptions (unknown: the default texts).
+type StorefrontEventsQuery struct {
+	bind.ListQuery
+	Lang string `query:"lang" v:"maxLen=35"`
+}
+
+// storefrontRoutes is the Storefront API (/storefront/v1, publishable
+// keys): the published catalog, code lookup, checkout sessions and the
+// direct place / confirm / poll order flow. Every command is wrapped in
+// event.Storefront, so an unpublished event answers 404 like a missing one.
+func (a *api) storefrontRoutes() []thttp.Route {
+	sf := func(r thttp.Route) thttp.Route { r.Surface = thttp.Storefront; return r }
+	ref := func(c *thttp.Ctx) string { return c.Param("orderNumber") }
+	return []thttp.Route{
+		sf(thttp.Route{Method: "GET", Path: "/storefront/v1/events", OperationID: "listPublishedEvents", Tag: "Catalog",
+			Summary: "List published events, each with siteUrl; ?lang= translates names and descriptions, falling back per field", Query: StorefrontEventsQuery{}, Success: 200,
+			Response: bind.List[StorefrontEvent]{}, Errors: []int{400}, Handle: a.listPublishedEvents}),
+		sf(thttp.Route{Method: "GET", Path: "/storefront/v1/events/{publicId}", OperationID: "getCatalog", Tag: "Catalog",
+			Summary: "Everything a sales page needs: public ticket types (soldOut, never a count), upcoming ticket types, add-ons, bundles",
+			Query:   event.GetCatalog{}, Success: 200, Response: event.Catalog{}, Errors: []int{400, 404}, Handle: storefrontCmd[event.GetCatalog](a, nil)}),
+		sf(thttp.Route{Method: "GET", Path: "/storefront/v1/events/{publicId}/redemption-codes/lookup", OperationID: "lookupStorefrontRedemptionCode", Tag: "Catalog",
+			Summary: "Look up a buyer's code: the only way to reach hidden ticket types; every invalid code answers the same 404",
+			Query:   event.LookupCode{}, Success: 200, Response: event.CodeLookup{}, Errors: []int{400, 404},
+			Handle: storefrontCmd[event.LookupCode](a, nil)}),
+		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/checkout-sessions", OperationID: "createStorefrontCheckoutSession", Tag: "Checkout",
+			Summary: "Create a hosted checkout session (24 hours, holds no seat)", Body: event.CreateCheckoutSession{},
+			Success: 201, Response: event.CheckoutSession{}, Errors: []int{400, 404, 412}, IPLimited: true,
+			Handle: storefrontCmd[event.CreateCheckoutSession](a, nil)}),
+		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders", OperationID: "placeStorefrontOrder", Tag: "Orders",
+			Summary: "Place an order: holds its places for 15 minutes", Body: event.PlaceOrder{}, Success: 201,
+			Response: event.Order{}, Errors: []int{400, 404, 412}, IPLimited: true,
+			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.PlaceOrder) { cmd.Storefront = true })}),
+		sf(thttp.Route{Method: "GET", Path: "/storefront/v1/events/{publicId}/orders/{orderNumber}", OperationID: "getStorefrontOrder", Tag: "Orders",
+			Summary: "Poll an order by its orderNumber (the buyer's email is masked)", Success: 200, Response: event.Order{},
+			Errors: []int{404}, IPLimited: true, Handle: a.getStorefrontOrder}),
+		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders/{orderNumber}/confirm", OperationID: "confirmStorefrontOrder", Tag: "Orders",
+			Summary: "Confirm an order; successUrl and cancelUrl are optional (without them the payment page returns the buyer to the hosted order page)",
+			Body:    event.ConfirmOrder{}, Success: 200, Response: event.Order{}, Errors: []int{400, 404, 412},
+			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.ConfirmOrder) { cmd.Ref = ref(c); cmd.Storefront = true })}),
+		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders/{orderNumber}/cancel", OperationID: "cancelStorefrontOrder", Tag: "Orders",
+			Summary: "Cancel an open order: its hold is released now; idempotent", Success: 200, Response: event.Order{},
+			Errors: []int{404, 412}, Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.CancelOrder) { cmd.Ref = ref(c) })}),
+	}
+}
+
+// storefrontEventOf returns the path's event id if the key's business unit
+// owns it. Whether it is published is the machine's check (event.Storefront).
+func (a *api) storefrontEventOf(c *thttp.Ctx) (string, error) {
+	id := c.Param("publicId")
+	unit, ok := a.sys.EventUnit(id)
+	if !ok || unit != c.Principal().UnitID {
+		return "", errEventNotFound
+	}
+	return id, nil
+}
+
+// storefrontCmd is eventCmd for the storefront: the command is wrapped in
+// event.Storefront.
+func storefrontCmd[C event.Command](a *api, set func(c *thttp.Ctx, cmd *C)) thttp.HandlerFunc {
+	return func(c *thttp.Ctx) (any, error) {
+		id, err := a.storefrontEventOf(c)
+		if err != nil {
+			return nil, err
+		}
+		cmd, err := bindCmd(c, set)
+		if err != nil {
+			return nil, err
+		}
+		return a.ask(id, event.Storefront{Cmd: cmd})
+	}
+}
+
+func (a *api) getStorefrontOrder(c *thttp.Ctx) (any, error) {
+	res, err := storefrontCmd(a, func(c *thttp.Ctx, cmd *event.GetOrder) { cmd.Ref = c.Param("orderNumber") })(c)
+	if err != nil {
+		return nil, err
+	}
+	o, ok := res.(event.Order)
+	if !ok {
+		return res, nil
+	}
+	// Anyone holding the page's publishable key and an order number can
+	// poll it: keep the buyer's personal data out of the answer.
+	if o.OrderNumber != c.Param("orderNumber") {
+		return nil, &event.Error{Code: event.NotFound, Message: "order not found"} // ids are not accepted here
+	}
+	o.Email = pages.MaskEmail(o.Email)
+	o.Name = nil
+	o.Responses = nil
+	return o, nil
+}
+
+// listPublishedEvents pages through the unit's published events, newest
+// first.
+func (a *api) listPublishedEvents(c *thttp.Ctx) (any, error) {
+	var q StorefrontEventsQuery
+	if err := c.BindQuery(&q); err != nil {
+		return nil, err
+	}
+	after, err := bind.DecodeCursor(q.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	// Events known not to be published are left out by the index.
+	ids, ok := a.sys.PublishedCandidates(c.Principal().UnitID, after)
+	if !ok {
+		return nil, thttp.NewError(400, "cursor: unknown cursor", event.Detail{Field: "cursor", Reason: "unknown cursor"})
+	}
+	i := len(ids) - 1
+	out := make([]StorefrontEvent, 0, q.Limit)
+	for ; i >= 0 && len(out) < q.Limit; i-- {
+		ev, err := askOp(a, ids[i], event.GetLocalizedEvent{Lang: q.Lang})
+		if err != nil {
+			return nil, err
+		}
+		if ev.Status == "published" {
+			out = append(out, StorefrontEvent{Event: ev, SiteURL: ev.SiteURL})
+		}
+	}
+	// More published events may follow i; the cursor is the last examined id.
+	next := ""
+	if i >= 0 {
+		next = ids[i+1]
+	}
+	return bind.NewList(out, i >= 0, next), nil
+}

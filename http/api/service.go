@@ -1,0 +1,270 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"ticketd/actors"
+	"ticketd/audit"
+	"ticketd/directory"
+	"ticketd/event"
+	thttp "ticketd/http"
+	"ticketd/http/openapi"
+	"ticketd/http/pages"
+	"ticketd/payments"
+	"ticketd/persistence"
+	"ticketd/webhooks"
+)
+
+// Deps are the parts of the service the endpoints talk to.
+type Deps struct {
+	System *actors.System
+	// WebhookSecret signs and verifies the sandbox payment provider's
+	// webhooks.
+	WebhookSecret string
+	// WebhookURL is where the sandbox provider delivers its webhooks
+	// (default BaseURL + "/webhooks/payments/sandbox").
+	WebhookURL string
+	// PagesSecret signs the hosted pages' email-gate cookies (HMAC-SHA256).
+	// Empty: a random secret per process, so devices are asked again after
+	// a restart.
+	PagesSecret string
+	// Outbox lists the mail the service owes (GET /admin/v1/outbox); nil
+	// reads the actor system's store directly.
+	Outbox OutboxLister
+	// DevLog is the developer log (nil: one with the defaults).
+	DevLog *thttp.DevLog
+	// Audit is the audit log (nil: one over the actor system's store with
+	// the default retention, flushed by its own timer).
+	Audit *audit.Log
+	// Sandbox is the payment provider (nil: a sandbox of WebhookSecret
+	// delivering to WebhookURL).
+	Sandbox *payments.Sandbox
+	// Refunds is the refund workflow (nil: one over System and Sandbox).
+	Refunds *payments.Refunds
+	// Webhooks holds the webhook endpoints and delivers the webhook queue
+	// (nil: one over the actor system's store that is not started, so the
+	// console works but nothing is delivered).
+	Webhooks *webhooks.Service
+}
+
+// api holds the endpoint handlers (routes_*.go). Handlers are thin:
+// authenticate (done by the server), decode, route to the event's actor by
+// id, encode.
+type api struct {
+	cfg     thttp.Config
+	deps    Deps
+	sys     *actors.System
+	srv     *thttp.Server
+	sandbox *payments.Sandbox
+	refunds *payments.Refunds
+
+	devlog   *thttp.DevLog
+	auditLog *audit.Log
+	hooks    *webhooks.Service
+}
+
+// New builds the whole HTTP service over deps: the route table of every
+// surface, the OpenAPI documents and docs pages built from it, and the
+// hosted pages.
+func New(cfg thttp.Config, deps Deps) (*thttp.Server, error) {
+	if deps.System == nil {
+		return nil, errors.New("http: no actor system")
+	}
+	a := &api{cfg: cfg, deps: deps, sys: deps.System}
+	a.sandbox, a.refunds = deps.Sandbox, deps.Refunds
+	if a.sandbox == nil {
+		a.sandbox = payments.NewSandbox(deps.WebhookSecret, cfg.BaseURL, a.webhookURL())
+	}
+	if a.refunds == nil {
+		a.refunds = payments.NewRefunds(deps.System, a.sandbox)
+	}
+	if err := a.initLogs(); err != nil {
+		return nil, err
+	}
+	srv, err := thttp.NewServer(cfg, newDirectoryAuth(deps.System), a.routes())
+	if err != nil {
+		return nil, err
+	}
+	a.srv = srv
+	if err := a.registerExtras(srv); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+// routes is the whole route table.
+func (a *api) routes() []thttp.Route {
+	var rs []thttp.Route
+	rs = append(rs, a.developerRoutes()...)
+	rs = append(rs, a.commerceRoutes()...)
+	rs = append(rs, a.storefrontRoutes()...)
+	rs = append(rs, a.adminRoutes()...)
+	rs = append(rs, a.outboxRoutes()...)
+	rs = append(rs, a.outboxRetryRoutes()...)
+	rs = append(rs, a.programRoutes()...)
+	rs = append(rs, a.consoleLogRoutes()...)
+	rs = append(rs, a.webhookRoutes()...)
+	rs = append(rs, a.refundRoutes()...)
+	rs = append(rs, a.consoleSalesRoutes()...)
+	return a.instrument(rs)
+}
+
+// registerExtras adds what is not an API operation: the OpenAPI documents
+// and docs pages, the hosted pages, the payment provider's page and webhook.
+func (a *api) registerExtras(srv *thttp.Server) error {
+	thttp.RegisterMetrics(srv, a.sys)
+	thttp.RegisterHealth(srv, a.sys)
+	thttp.RegisterLogs(srv, a.devlog)
+	if err := openapi.RegisterDocs(srv, srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion}); err != nil {
+		return err
+	}
+	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, TrustedProxies: a.cfg.TrustedProxies,
+		Secret: a.deps.PagesSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ask: a.ask, EventUnit: a.sys.EventUnit})
+	if err != nil {
+		return err
+	}
+	p.Register(srv)
+	a.registerPayments(srv, p)
+	return nil
+}
+
+// directoryAuth authenticates keys against the directory's read view.
+// The Principal of a key is built once per view and shared by its
+// requests (a Principal is read-only): a new view, after any key change,
+// starts a new set, so a revocation is seen at once.
+type directoryAuth struct {
+	sys   *actors.System
+	cache *atomic.Pointer[principalSet]
+}
+
+// principalSet holds the Principals of one directory view.
+type principalSet struct {
+	view  *directory.State
+	byKey sync.Map // *directory.Key (of view) -> *http.Principal
+}
+
+func newDirectoryAuth(sys *actors.System) directoryAuth {
+	return directoryAuth{sys: sys, cache: new(atomic.Pointer[principalSet])}
+}
+
+func (d directoryAuth) Authenticate(token string, now time.Time) (*thttp.Principal, bool) {
+	view := d.sys.Directory()
+	k, ok := view.Lookup(token)
+	if !ok || !k.Active(now) {
+		return nil, false
+	}
+	if d.cache == nil {
+		return principalOf(k), true
+	}
+	set := d.cache.Load()
+	if set == nil || set.view != view {
+		set = &principalSet{view: view}
+		d.cache.Store(set)
+	}
+	if p, ok := set.byKey.Load(k); ok {
+		return p.(*thttp.Principal), true
+	}
+	p := principalOf(k)
+	set.byKey.Store(k, p)
+	return p, true
+}
+
+func principalOf(k *directory.Key) *thttp.Principal {
+	return &thttp.Principal{KeyID: k.ID, UnitID: k.UnitID, Type: k.Type, Version: k.Version, Origins: k.Origins}
+}
+
+func (d directoryAuth) OriginAllowed(origin string) bool {
+	return d.sys.Directory().OriginListed(origin, time.Now())
+}
+
+// errEventNotFound is the one answer for a missing event and another
+// business unit's event: they must be indistinguishable.
+var errEventNotFound = &event.Error{Code: event.NotFound, Message: "event not found"}
+
+// eventOf returns the path's event id if the caller's business unit owns it.
+func (a *api) eventOf(c *thttp.Ctx) (string, error) {
+	id := c.Param("eventId")
+	unit, ok := a.sys.EventUnit(id)
+	if !ok || unit != c.Principal().UnitID {
+		return "", errEventNotFound
+	}
+	return id, nil
+}
+
+// contextBG is the context of actor requests: their deadline is the
+// actor system's ask timeout, not the HTTP connection's.
+var contextBG = context.Background()
+
+// ask sends cmd to the event's actor and maps shell failures to 503.
+func (a *api) ask(eventID string, cmd event.Command) (any, error) {
+	res, err := a.sys.Ask(contextBG, eventID, cmd)
+	return res, shellErr(err)
+}
+
+// askOp is ask with the command's own result type.
+func askOp[R any](a *api, eventID string, cmd event.Op[R]) (R, error) {
+	res, err := actors.Ask(contextBG, a.sys, eventID, cmd)
+	return res, shellErr(err)
+}
+
+// shellErr maps the actor shell's failures to 503; business errors pass.
+func shellErr(err error) error {
+	if errors.Is(err, actors.ErrBusy) {
+		return thttp.NewError(503, "the event is busy; retry shortly")
+	}
+	if errors.Is(err, actors.ErrUnavailable) {
+		if errors.Is(err, persistence.ErrFailed) {
+			return thttp.ErrStorageUnavailable
+		}
+		return thttp.NewError(503, "temporarily unavailable; retry")
+	}
+	return err
+}
+
+// eventCmd returns the handler of a route that sends one command to the
+// path's event: it binds the body (routes with a Body) or the query
+// (routes with a Query) into a fresh C, lets set fill path parameters, and
+// asks the actor.
+func eventCmd[C event.Command](a *api, set func(c *thttp.Ctx, cmd *C)) thttp.HandlerFunc {
+	return func(c *thttp.Ctx) (any, error) {
+		id, err := a.eventOf(c)
+		if err != nil {
+			return nil, err
+		}
+		cmd, err := bindCmd(c, set)
+		if err != nil {
+			return nil, err
+		}
+		return a.ask(id, cmd)
+	}
+}
+
+// bindCmd decodes a fresh C from the body (routes with a Body) and the
+// query (routes with a Query; limit and cursor get the list rules there),
+// then lets set fill path parameters.
+func bindCmd[C event.Command](c *thttp.Ctx, set func(c *thttp.Ctx, cmd *C)) (C, error) {
+	var cmd C
+	if c.Route().Body != nil {
+		if err := c.Bind(&cmd); err != nil {
+			return cmd, err
+		}
+	}
+	if c.Route().Query != nil {
+		if err := c.BindQuery(&cmd); err != nil {
+			return cmd, err
+		}
+	}
+	if set != nil {
+		set(c, &cmd)
+	}
+	return cmd, nil
+}
+
+// byID fills a command's ID from the path parameter name.
+func byID[C event.Command](param string, field func(*C) *string) func(*thttp.Ctx, *C) {
+	return func(c *thttp.Ctx, cmd *C) { *field(cmd) = c.Param(param) }
+}

@@ -1,0 +1,1336 @@
+package openapi
+
+// This file generates the OpenAPI 3.1 documents of the three surfaces from
+// the Route table and the Go types named in it (Body, Query, Response). The
+// table is the one source of truth: the router is built from it too, so the
+// documents cannot drift from what is served.
+//
+// Schemas follow the struct tags that the binder enforces (see route.go and
+// tags.go): a request schema says exactly what the strict binder accepts
+// (additionalProperties false, required from v:"required", the v bounds), a
+// response schema lists every field the JSON encoder writes (required unless
+// omitempty or omitzero). A type can describe itself with a
+// `JSONSchema() map[string]any` method (money, timestamps) and an optional
+// wrapper with `OptionalElem() any`.
+//
+// Output is deterministic: encoding/json sorts map keys, and nothing here
+// depends on map iteration order, so the same table gives the same bytes.
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"fmt"
+	nethttp "net/http"
+	"path"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	thttp "ticketd/http"
+	"ticketd/http/bind"
+)
+
+// DocInfo is what a document says about itself beyond the route table.
+type DocInfo struct {
+	// Version is info.version: the current API date version, e.g. CurrentVersion.
+	Version string
+	// ServerURL is servers[0].url. Empty means "/": relative to the host that
+	// serves the document, which keeps the docs' try-it-out on the same
+	// origin whatever address the browser used.
+	ServerURL string
+	// Title overrides the surface's default title ("ticketd Developer API").
+	Title string
+	// Description is info.description (CommonMark); empty gives a default.
+	Description string
+}
+
+// Limits of the generator: a table or type graph beyond them is a bug, not
+// something to document.
+const (
+	oaOpenAPIVersion     = "3.1.0"
+	oaMaxSchemaDepth     = 64 // nesting of anonymous types inside one field
+	oaMaxComponentsCount = 2000
+)
+
+// Document returns the OpenAPI 3.1.0 JSON document of one surface
+// (Developer, Storefront or Admin), built by reflection from the routes of
+// that surface. It fails on an inconsistent table: duplicate operationId or
+// method and path, a missing success status, a type it cannot describe.
+func Document(routes []thttp.Route, surface thttp.Surface, info DocInfo) ([]byte, error) {
+	doc, err := oaOpenAPIMap(routes, surface, info)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return nil, fmt.Errorf("openapi: encode %s document: %w", oaSurfaceName(surface), err)
+	}
+	return buf.Bytes(), nil
+}
+
+// DocumentPath returns where the document of a surface is served.
+func DocumentPath(s thttp.Surface) string {
+	switch s {
+	case thttp.Storefront:
+		return "/storefront/openapi.json"
+	case thttp.Admin:
+		return "/admin/openapi.json"
+	}
+	return "/openapi.json"
+}
+
+// DocsPath returns where the interactive reference of a surface is served.
+func DocsPath(s thttp.Surface) string {
+	switch s {
+	case thttp.Storefront:
+		return "/storefront/docs"
+	case thttp.Admin:
+		return "/admin/docs"
+	}
+	return "/docs"
+}
+
+func oaSurfaceName(s thttp.Surface) string {
+	switch s {
+	case thttp.Developer:
+		return "developer"
+	case thttp.Storefront:
+		return "storefront"
+	case thttp.Admin:
+		return "admin"
+	case thttp.Public:
+		return "public"
+	}
+	return "surface " + strconv.Itoa(int(s))
+}
+
+// oaVersioned reports whether a surface speaks date versions (service-version
+// header in and out, 400 for an unknown date) and is rate limited.
+func oaVersioned(s thttp.Surface) bool { return s == thttp.Developer || s == thttp.Storefront }
+
+func oaOpenAPIMap(routes []thttp.Route, surface thttp.Surface, info DocInfo) (map[string]any, error) {
+	if surface != thttp.Developer && surface != thttp.Storefront && surface != thttp.Admin {
+		return nil, fmt.Errorf("openapi: %s has no document", oaSurfaceName(surface))
+	}
+	if info.Version == "" {
+		return nil, fmt.Errorf("openapi: DocInfo.Version is empty")
+	}
+	g := oaNewGenerator()
+	paths := map[string]any{}
+	var tags []any
+	seenTag := map[string]bool{}
+	seenOp := map[string]string{}
+	for i := range routes {
+		r := &routes[i]
+		if r.Surface != surface {
+			continue
+		}
+		where := r.Method + " " + r.Path
+		if r.OperationID == "" {
+			return nil, fmt.Errorf("openapi: route %s: empty OperationID", where)
+		}
+		if prev, ok := seenOp[r.OperationID]; ok {
+			return nil, fmt.Errorf("openapi: operationId %q used by %s and %s", r.OperationID, prev, where)
+		}
+		seenOp[r.OperationID] = where
+		p, pathParams, err := oaOpenAPIPathOf(r.Path)
+		if err != nil {
+			return nil, fmt.Errorf("openapi: route %s: %w", r.OperationID, err)
+		}
+		method := strings.ToLower(r.Method)
+		switch method {
+		case "get", "post", "put", "patch", "delete":
+		default:
+			return nil, fmt.Errorf("openapi: route %s: unsupported method %q", r.OperationID, r.Method)
+		}
+		item, _ := paths[p].(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+			paths[p] = item
+		}
+		if _, dup := item[method]; dup {
+			return nil, fmt.Errorf("openapi: route %s: %s %s documented twice", r.OperationID, r.Method, p)
+		}
+		op, err := g.operation(r, surface, pathParams)
+		if err != nil {
+			return nil, fmt.Errorf("openapi: route %s: %w", r.OperationID, err)
+		}
+		item[method] = op
+		if r.Tag != "" && !seenTag[r.Tag] {
+			seenTag[r.Tag] = true
+			tags = append(tags, map[string]any{"name": r.Tag})
+		}
+	}
+
+	components, err := g.components(surface)
+	if err != nil {
+		return nil, err
+	}
+	title := info.Title
+	if title == "" {
+		title = oaDefaultTitle(surface)
+	}
+	desc := info.Description
+	if desc == "" {
+		desc = oaDefaultDescription(surface)
+	}
+	server := info.ServerURL
+	if server == "" {
+		server = "/"
+	}
+	scheme := oaSecuritySchemeName(surface)
+	doc := map[string]any{
+		"openapi":    oaOpenAPIVersion,
+		"info":       map[string]any{"title": title, "version": info.Version, "description": desc},
+		"servers":    []any{map[string]any{"url": server}},
+		"paths":      paths,
+		"components": components,
+		"security":   []any{map[string]any{scheme: []any{}}},
+	}
+	if len(tags) > 0 {
+		doc["tags"] = tags
+	}
+	// Placeholders become $refs only now, when every component has its
+	// final (collision-free) name.
+	resolved, err := g.resolve(doc)
+	if err != nil {
+		return nil, err
+	}
+	return resolved.(map[string]any), nil
+}
+
+func oaDefaultTitle(s thttp.Surface) string {
+	switch s {
+	case thttp.Storefront:
+		return "ticketd Storefront API"
+	case thttp.Admin:
+		return "ticketd Admin API"
+	}
+	return "ticketd Developer API"
+}
+
+func oaDefaultDescription(s thttp.Surface) string {
+	switch s {
+	case thttp.Storefront:
+		return "Browser-side API under /storefront/v1: the published catalog, checkout sessions and " +
+			"rate-limited order placement. Authenticate with a publishable key: `Authorization: Bearer pk_...`. " +
+			"Errors use one envelope: `{\"error\":{\"code\",\"status\",\"message\",\"details\"}}`."
+	case thttp.Admin:
+		return "Console API under /admin/v1: business units, API keys and the console records of events. " +
+			"Authenticate with the admin token: `Authorization: Bearer <TICKETD_ADMIN_TOKEN>`."
+	}
+	return "Server-side API under /v1. Authenticate with a secret key: `Authorization: Bearer sk_...`. " +
+		"Send `service-version: YYYY-MM-DD` to choose a version; every response echoes the one in effect. " +
+		"Errors use one envelope: `{\"error\":{\"code\",\"status\",\"message\",\"details\"}}`."
+}
+
+func oaSecuritySchemeName(s thttp.Surface) string {
+	switch s {
+	case thttp.Storefront:
+		return "publishableKey"
+	case thttp.Admin:
+		return "adminToken"
+	}
+	return "secretKey"
+}
+
+// oaOpenAPIPathOf turns a fasthttp/router pattern into an OpenAPI path and the
+// names of its parameters, in order. Regex constraints ({id:[0-9]+}) are
+// dropped; optional and catch-all parameters cannot be expressed, so they
+// are refused.
+func oaOpenAPIPathOf(p string) (string, []string, error) {
+	if !strings.HasPrefix(p, "/") {
+		return "", nil, fmt.Errorf("path %q does not start with /", p)
+	}
+	var out strings.Builder
+	var names []string
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c != '{' {
+			out.WriteByte(c)
+			continue
+		}
+		end := strings.IndexByte(p[i:], '}')
+		if end < 0 {
+			return "", nil, fmt.Errorf("path %q: unclosed {", p)
+		}
+		inner := p[i+1 : i+end]
+		name, constraint, _ := strings.Cut(inner, ":")
+		if strings.HasSuffix(name, "?") || constraint == "*" {
+			return "", nil, fmt.Errorf("path %q: optional or catch-all parameter %q", p, inner)
+		}
+		if name == "" {
+			return "", nil, fmt.Errorf("path %q: empty parameter name", p)
+		}
+		for _, n := range names {
+			if n == name {
+				return "", nil, fmt.Errorf("path %q: parameter %q twice", p, name)
+			}
+		}
+		names = append(names, name)
+		out.WriteString("{" + name + "}")
+		i += end
+	}
+	return out.String(), names, nil
+}
+
+// Interfaces a type may implement to shape its own schema.
+type (
+	oaJSONSchemaer interface{ JSONSchema() map[string]any }
+	oaOptionaler   interface{ OptionalElem() any }
+	oaExampler     interface{ Example() any }
+)
+
+var (
+	oaTimeType          = reflect.TypeOf(time.Time{})
+	oaRawMessageType    = reflect.TypeOf(json.RawMessage(nil))
+	oaJSONSchemaerType  = reflect.TypeOf((*oaJSONSchemaer)(nil)).Elem()
+	oaOptionalerType    = reflect.TypeOf((*oaOptionaler)(nil)).Elem()
+	oaExampleType       = reflect.TypeOf((*oaExampler)(nil)).Elem()
+	oaJSONMarshalerType = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+	oaTextMarshalerType = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
+)
+
+// oaSchemaKey identifies one component schema: a named struct type seen as a
+// request (strict: additionalProperties false, required from v tags) or as
+// a response (required = what the encoder always writes).
+type oaSchemaKey struct {
+	t     reflect.Type
+	input bool
+}
+
+// oaSchemaRef is a placeholder for a $ref to a component, replaced by resolve
+// once all component names are known.
+type oaSchemaRef struct{ key oaSchemaKey }
+
+type oaGenerator struct {
+	schemas map[oaSchemaKey]map[string]any
+	order   []oaSchemaKey // first-seen order, for deterministic naming errors
+	names   map[oaSchemaKey]string
+}
+
+func oaNewGenerator() *oaGenerator {
+	return &oaGenerator{schemas: map[oaSchemaKey]map[string]any{}}
+}
+
+func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParams []string) (map[string]any, error) {
+	op := map[string]any{"operationId": r.OperationID}
+	if r.Summary != "" {
+		op["summary"] = r.Summary
+	}
+	if r.Tag != "" {
+		op["tags"] = []any{r.Tag}
+	}
+
+	params := []any{}
+	for _, name := range pathParams {
+		params = append(params, map[string]any{
+			"name": name, "in": "path", "required": true,
+			"schema": map[string]any{"type": "string", "minLength": 1},
+		})
+	}
+	if r.Query != nil {
+		qp, err := g.queryParams(reflect.TypeOf(r.Query))
+		if err != nil {
+			return nil, err
+		}
+		params = append(params, qp...)
+	}
+	if oaVersioned(surface) {
+		params = append(params, map[string]any{"$ref": "#/components/parameters/ServiceVersion"})
+	}
+	if r.Method == "POST" {
+		params = append(params, map[string]any{"$ref": "#/components/parameters/IdempotencyKey"})
+	}
+	op["parameters"] = params
+
+	hasBody := r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH"
+	if r.Body != nil {
+		bt := reflect.TypeOf(r.Body)
+		s, err := g.schemaOf(bt, true, 0)
+		if err != nil {
+			return nil, fmt.Errorf("body %s: %w", bt, err)
+		}
+		media := map[string]any{"schema": s}
+		if ex, ok, err := oaExampleOf(bt); err != nil {
+			return nil, fmt.Errorf("body %s: %w", bt, err)
+		} else if ok {
+			media["example"] = ex
+		}
+		op["requestBody"] = map[string]any{
+			"required": !oaAllOptional(bt),
+			"content":  map[string]any{"application/json": media},
+		}
+	} else if r.Method == "POST" {
+		// Actions that need no field take an empty body or {}.
+		op["requestBody"] = map[string]any{
+			"required":    false,
+			"description": "Empty, or an empty JSON object.",
+			"content": map[string]any{"application/json": map[string]any{
+				"schema": map[string]any{"type": "object", "additionalProperties": false},
+			}},
+		}
+	}
+
+	responses := map[string]any{}
+	if r.Success == 0 {
+		return nil, fmt.Errorf("no Success status")
+	}
+	var body any
+	var bodyExample any
+	hasExample := false
+	if r.Response != nil {
+		rt := reflect.TypeOf(r.Response)
+		s, err := g.schemaOf(rt, false, 0)
+		if err != nil {
+			return nil, fmt.Errorf("response %s: %w", rt, err)
+		}
+		body = s
+		ex, ok, err := oaExampleOf(rt)
+		if err != nil {
+			return nil, fmt.Errorf("response %s: %w", rt, err)
+		}
+		bodyExample, hasExample = ex, ok
+	}
+	for _, st := range append([]int{r.Success}, r.AltSuccess...) {
+		if st < 200 || st > 299 {
+			return nil, fmt.Errorf("success status %d is not 2xx", st)
+		}
+		key := strconv.Itoa(st)
+		if _, dup := responses[key]; dup {
+			return nil, fmt.Errorf("success status %d twice", st)
+		}
+		headers := oaResponseHeaders(surface, 0)
+		if r.Method == "POST" {
+			headers["Idempotent-Replayed"] = map[string]any{"$ref": "#/components/headers/IdempotentReplayed"}
+		}
+		resp := map[string]any{
+			"description": nethttp.StatusText(st),
+			"headers":     headers,
+		}
+		if body != nil && st != 204 {
+			media := map[string]any{"schema": body}
+			if hasExample {
+				media["example"] = bodyExample
+			}
+			resp["content"] = map[string]any{"application/json": media}
+		}
+		responses[key] = resp
+	}
+	for _, st := range oaErrorStatuses(r, surface, hasBody) {
+		key := strconv.Itoa(st)
+		if _, dup := responses[key]; dup {
+			return nil, fmt.Errorf("status %d is both a success and an error", st)
+		}
+		responses[key] = map[string]any{"$ref": "#/components/responses/" + oaErrorResponseName(st)}
+	}
+	op["responses"] = responses
+	return op, nil
+}
+
+// oaAllOptional reports whether a body type accepts an empty object: then the
+// request body itself is optional (the binder accepts an empty body).
+func oaAllOptional(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t == oaTimeType {
+		return false
+	}
+	ok := true
+	oaWalkFields(t, "json", func(f reflect.StructField, _ string) {
+		if bind.ParseRules(f.Tag.Get("v")).Required {
+			ok = false
+		}
+	})
+	return ok
+}
+
+// oaErrorStatuses lists the error responses of a route: its own plus those
+// every route of the surface can answer.
+func oaErrorStatuses(r *thttp.Route, surface thttp.Surface, hasBody bool) []int {
+	set := map[int]bool{401: true, 429: true} // 429: too many failed authentications from one address
+	for _, st := range r.Errors {
+		set[st] = true
+	}
+	if oaVersioned(surface) {
+		set[400] = true // unknown service-version date
+		set[429] = true
+	}
+	if r.Body != nil || r.Query != nil {
+		set[400] = true
+	}
+	if hasBody {
+		set[400] = true // a body that does not decode, even where none is expected
+		set[413] = true
+	}
+	if r.Method == "POST" {
+		set[409] = true // same Idempotency-Key still in flight
+		set[422] = true // same Idempotency-Key, other body
+	}
+	out := make([]int, 0, len(set))
+	for st := range set {
+		out = append(out, st)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func oaErrorResponseName(st int) string {
+	switch st {
+	case 400:
+		return "BadRequest"
+	case 401:
+		return "Unauthenticated"
+	case 403:
+		return "PermissionDenied"
+	case 404:
+		return "NotFound"
+	case 405:
+		return "MethodNotAllowed"
+	case 409:
+		return "Conflict"
+	case 412:
+		return "FailedPrecondition"
+	case 413:
+		return "PayloadTooLarge"
+	case 422:
+		return "UnprocessableEntity"
+	case 429:
+		return "TooManyRequests"
+	case 500:
+		return "InternalError"
+	case 503:
+		return "Unavailable"
+	}
+	return "Error" + strconv.Itoa(st)
+}
+
+func oaErrorDescription(st int) string {
+	switch st {
+	case 400:
+		return "INVALID_ARGUMENT: malformed body or parameters, or an unknown service-version date; details name the fields."
+	case 401:
+		return "UNAUTHENTICATED: missing, unknown, revoked or expired key, or a key of the wrong type; all alike."
+	case 404:
+		return "NOT_FOUND: no such record in the key's business unit."
+	case 409:
+		return "ALREADY_EXISTS: the value is taken, or a request with the same Idempotency-Key is in progress."
+	case 412:
+		return "FAILED_PRECONDITION: the record's state forbids the operation."
+	case 413:
+		return "INVALID_ARGUMENT: the request body is over 1 MiB."
+	case 422:
+		return "INVALID_ARGUMENT: the Idempotency-Key was used with another body."
+	case 429:
+		return "RESOURCE_EXHAUSTED: rate limit exceeded; retry after Retry-After seconds."
+	}
+	if t := nethttp.StatusText(st); t != "" {
+		return t + "."
+	}
+	return "Error."
+}
+
+// oaResponseHeaders returns the headers of a response with status st (0 for
+// a success).
+func oaResponseHeaders(surface thttp.Surface, st int) map[string]any {
+	h := map[string]any{
+		"Request-Id": map[string]any{"$ref": "#/components/headers/RequestId"},
+	}
+	if oaVersioned(surface) {
+		h["service-version"] = map[string]any{"$ref": "#/components/headers/ServiceVersion"}
+		h["RateLimit-Limit"] = map[string]any{"$ref": "#/components/headers/RateLimitLimit"}
+		h["RateLimit-Remaining"] = map[string]any{"$ref": "#/components/headers/RateLimitRemaining"}
+		h["RateLimit-Reset"] = map[string]any{"$ref": "#/components/headers/RateLimitReset"}
+		if st == 429 {
+			h["Retry-After"] = map[string]any{"$ref": "#/components/headers/RetryAfter"}
+		}
+	}
+	return h
+}
+
+// components returns the components object; schemas are built already.
+func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) {
+	if len(g.schemas) > oaMaxComponentsCount {
+		return nil, fmt.Errorf("openapi: %d component schemas, more than %d", len(g.schemas), oaMaxComponentsCount)
+	}
+	if err := g.assignNames(); err != nil {
+		return nil, err
+	}
+	schemas := map[string]any{
+		"ErrorEnvelope": oaErrorEnvelopeSchema(),
+		"ErrorDetail": map[string]any{
+			"type":                 "object",
+			"description":          "One offending field of a request.",
+			"required":             []any{"field", "reason"},
+			"properties":           map[string]any{"field": map[string]any{"type": "string", "description": "JSON path of the field, e.g. items[0].quantity; empty for the body as a whole."}, "reason": map[string]any{"type": "string"}},
+			"additionalProperties": false,
+		},
+	}
+	for k, s := range g.schemas {
+		schemas[g.names[k]] = s
+	}
+
+	responses := map[string]any{}
+	for _, st := range []int{400, 401, 403, 404, 405, 409, 412, 413, 422, 429, 500, 503} {
+		responses[oaErrorResponseName(st)] = map[string]any{
+			"description": oaErrorDescription(st),
+			"headers":     oaResponseHeaders(surface, st),
+			"content": map[string]any{"application/json": map[string]any{
+				"schema": map[string]any{"$ref": "#/components/schemas/ErrorEnvelope"},
+			}},
+		}
+	}
+
+	headers := map[string]any{
+		"IdempotentReplayed": map[string]any{
+			"description": "true when this answer is the stored first answer of a request with the same Idempotency-Key.",
+			"schema":      map[string]any{"type": "string", "enum": []any{"true"}},
+		},
+		"RequestId": map[string]any{
+			"description": "Identifier of this request (the one sent in Request-Id, or a new one); quote it in support requests.",
+			"schema":      map[string]any{"type": "string"},
+		},
+	}
+	params := map[string]any{
+		"IdempotencyKey": map[string]any{
+			"name": "Idempotency-Key", "in": "header", "required": false,
+			"description": "Makes a POST safe to retry for 24 hours: the same key and body replay the first answer " +
+				"(with Idempotent-Replayed: true); the same key with another body answers 422; while the first " +
+				"request is in flight a second one answers 409.",
+			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255},
+		},
+	}
+	if oaVersioned(surface) {
+		headers["ServiceVersion"] = map[string]any{
+			"description": "The API version that served the request (YYYY-MM-DD).",
+			"required":    true,
+			"schema":      oaVersionSchema(),
+		}
+		headers["RateLimitLimit"] = map[string]any{
+			"description": "Requests allowed in the current window.",
+			"schema":      map[string]any{"type": "integer", "minimum": 0},
+		}
+		headers["RateLimitRemaining"] = map[string]any{
+			"description": "Requests left in the current window.",
+			"schema":      map[string]any{"type": "integer", "minimum": 0},
+		}
+		headers["RateLimitReset"] = map[string]any{
+			"description": "Seconds until the window resets.",
+			"schema":      map[string]any{"type": "integer", "minimum": 0},
+		}
+		headers["RetryAfter"] = map[string]any{
+			"description": "Seconds to wait before retrying.",
+			"required":    true,
+			"schema":      map[string]any{"type": "integer", "minimum": 0},
+		}
+		params["ServiceVersion"] = map[string]any{
+			"name": "service-version", "in": "header", "required": false,
+			"description": "Serve the request in this API version instead of the key's pinned one; an unknown date answers 400.",
+			"schema":      oaVersionSchema(),
+		}
+	}
+
+	var sec map[string]any
+	switch surface {
+	case thttp.Storefront:
+		sec = map[string]any{"type": "http", "scheme": "bearer",
+			"description": "Publishable key (pk_...): public, bound to one business unit and its listed origins."}
+	case thttp.Admin:
+		sec = map[string]any{"type": "http", "scheme": "bearer",
+			"description": "The admin token (TICKETD_ADMIN_TOKEN)."}
+	default:
+		sec = map[string]any{"type": "http", "scheme": "bearer",
+			"description": "Secret key (sk_...): server-side only, bound to one business unit."}
+	}
+	return map[string]any{
+		"schemas":         schemas,
+		"responses":       responses,
+		"headers":         headers,
+		"parameters":      params,
+		"securitySchemes": map[string]any{oaSecuritySchemeName(surface): sec},
+	}, nil
+}
+
+func oaVersionSchema() map[string]any {
+	return map[string]any{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2}$`, "examples": []any{thttp.CurrentVersion}}
+}
+
+func oaErrorEnvelopeSchema() map[string]any {
+	return map[string]any{
+		"type":        "object",
+		"description": "The envelope of every error response.",
+		"required":    []any{"error"},
+		"properties": map[string]any{
+			"error": map[string]any{
+				"type":     "object",
+				"required": []any{"code", "status", "message"},
+				"properties": map[string]any{
+					"code": map[string]any{"type": "integer", "description": "The HTTP status."},
+					"status": map[string]any{"type": "string", "enum": []any{
+						"INVALID_ARGUMENT", "UNAUTHENTICATED", "PERMISSION_DENIED", "NOT_FOUND",
+						"UNIMPLEMENTED", "ALREADY_EXISTS", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED",
+						"INTERNAL", "UNAVAILABLE",
+					}},
+					"message": map[string]any{"type": "string"},
+					"details": map[string]any{
+						"type":        "array",
+						"description": "Field-level issues of a 400.",
+						"items":       map[string]any{"$ref": "#/components/schemas/ErrorDetail"},
+					},
+					"reason": map[string]any{"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$",
+						"description": "A stable identifier of the cause, for programs; for example STORAGE_UNAVAILABLE on a 503 while writes cannot be made durable. A 503 does not say whether the request was applied: retry a POST with the same Idempotency-Key."},
+				},
+				"additionalProperties": false,
+			},
+		},
+		"additionalProperties": false,
+	}
+}
+
+// queryParams documents the `query:"name"` fields of a Query struct.
+func (g *oaGenerator) queryParams(t reflect.Type) ([]any, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("query type %s is not a struct", t)
+	}
+	var out []any
+	var err error
+	seen := map[string]bool{}
+	oaWalkFields(t, "query", func(f reflect.StructField, name string) {
+		if err != nil {
+			return
+		}
+		if seen[name] {
+			err = fmt.Errorf("query parameter %q twice in %s", name, t)
+			return
+		}
+		seen[name] = true
+		var s any
+		var rules bind.Rules
+		s, rules, err = g.fieldSchema(f, true, name)
+		if err != nil {
+			err = fmt.Errorf("query %s.%s: %w", t, f.Name, err)
+			return
+		}
+		if m, ok := s.(map[string]any); ok && name == "limit" {
+			m["default"] = bind.DefaultPageSize
+		}
+		p := map[string]any{"name": name, "in": "query", "required": rules.Required, "schema": s}
+		if d := f.Tag.Get("doc"); d != "" {
+			// Said once, on the parameter, not again on its schema.
+			if m, ok := s.(map[string]any); ok {
+				delete(m, "description")
+			}
+			p["description"] = d
+		}
+		out = append(out, p)
+	})
+	return out, err
+}
+
+// oaWalkFields calls fn, in field order, for each field that encoding/json
+// (tagKey "json") or the query binder (tagKey "query") sees in t, with its
+// wire name. Embedded structs without a name are flattened and a field
+// shadows the deeper ones of the same name, as encoding/json does: the
+// shallowest wins, then the one with a tagged name; a tie hides them all.
+func oaWalkFields(t reflect.Type, tagKey string, fn func(f reflect.StructField, name string)) {
+	type candidate struct {
+		f      reflect.StructField
+		name   string
+		depth  int
+		tagged bool
+	}
+	var all []candidate
+	var collect func(t reflect.Type, depth int)
+	collect = func(t reflect.Type, depth int) {
+		if depth > oaMaxSchemaDepth {
+			return
+		}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get(tagKey)
+			tagName, _, _ := strings.Cut(tag, ",")
+			if f.Anonymous && tagName == "" && tag != "-" {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct {
+					collect(ft, depth+1)
+					continue
+				}
+			}
+			if !f.IsExported() || tag == "-" {
+				continue
+			}
+			var name string
+			if tagKey == "json" {
+				var ok bool
+				if name, ok = bind.JSONName(f); !ok {
+					continue
+				}
+			} else if name = tagName; name == "" {
+				continue
+			}
+			all = append(all, candidate{f: f, name: name, depth: depth, tagged: tagName != ""})
+		}
+	}
+	collect(t, 0)
+
+	byName := map[string][]int{}
+	for i, c := range all {
+		byName[c.name] = append(byName[c.name], i)
+	}
+	for i, c := range all {
+		best := -1
+		tie := false
+		for _, j := range byName[c.name] {
+			o := all[j]
+			switch {
+			case best < 0:
+				best = j
+			case o.depth < all[best].depth || (o.depth == all[best].depth && o.tagged && !all[best].tagged):
+				best, tie = j, false
+			case o.depth == all[best].depth && o.tagged == all[best].tagged:
+				tie = true
+			}
+		}
+		if best == i && !tie {
+			fn(c.f, c.name)
+		}
+	}
+}
+
+// fieldSchema returns the schema of a struct field with its v-tag rules,
+// nullability and description applied. query is the parameter name for a
+// query field, "" for a body or response member.
+func (g *oaGenerator) fieldSchema(f reflect.StructField, input bool, query string) (s any, rules bind.Rules, err error) {
+	defer func() {
+		// parseRules panics on a typo; a generator answering an error names
+		// the field instead of crashing the server at start.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	rules = bind.ParseRules(f.Tag.Get("v"))
+	if query != "" {
+		// The binder's own bounds of limit and cursor (bind.go).
+		rules = bind.QueryParamRules(query, rules)
+	}
+	s, err = g.schemaOf(f.Type, input, 0)
+	if err != nil {
+		return nil, rules, err
+	}
+	if !input && !rules.Nullable && oaMayBeNull(f) {
+		// The encoder writes null for a nil pointer or an empty optional:
+		// the response schema says so even when the tag forgot.
+		rules.Nullable = true
+	}
+	s, err = oaApplyRules(s, rules)
+	if err != nil {
+		return nil, rules, err
+	}
+	if d := f.Tag.Get("doc"); d != "" {
+		s = oaWithDescription(s, d)
+	}
+	return s, rules, nil
+}
+
+// oaApplyRules puts the v-tag bounds on a field's schema. On an array of
+// scalars the scalar rules (lengths, bounds, enum, format) constrain the
+// items, and the item rules constrain the array.
+func oaApplyRules(s any, r bind.Rules) (any, error) {
+	m, isMap := s.(map[string]any)
+	if !isMap {
+		if r.Min != nil || r.Max != nil || r.MinLen != nil || r.MaxLen != nil || r.MaxItems != nil ||
+			r.MinItems != nil || r.Enum != nil || r.Format != "" {
+			return nil, fmt.Errorf("bounds on an object field")
+		}
+		if r.Nullable {
+			return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}, nil
+		}
+		return s, nil
+	}
+	target := m
+	if m["type"] == "array" {
+		if r.MinItems != nil {
+			m["minItems"] = *r.MinItems
+		}
+		if r.MaxItems != nil {
+			m["maxItems"] = *r.MaxItems
+		}
+		if items, ok := m["items"].(map[string]any); ok {
+			target = items
+		} else if r.Min != nil || r.Max != nil || r.MinLen != nil || r.MaxLen != nil || r.Enum != nil || r.Format != "" {
+			return nil, fmt.Errorf("scalar bounds on an array of objects")
+		}
+	} else if r.MinItems != nil || r.MaxItems != nil {
+		return nil, fmt.Errorf("minItems/maxItems on a non-array field")
+	}
+	if r.Min != nil {
+		target["minimum"] = *r.Min
+	}
+	if r.Max != nil {
+		target["maximum"] = *r.Max
+	}
+	if r.MinLen != nil {
+		target["minLength"] = *r.MinLen
+	}
+	if r.MaxLen != nil {
+		target["maxLength"] = *r.MaxLen
+	}
+	if r.Enum != nil {
+		vals := make([]any, len(r.Enum))
+		for i, v := range r.Enum {
+			vals[i] = v
+		}
+		target["enum"] = vals
+	}
+	if r.Format != "" {
+		target["format"] = r.Format
+	}
+	if r.Nullable {
+		oaMakeNullable(m)
+	}
+	return m, nil
+}
+
+// oaMakeNullable widens a schema to accept null: a 3.1 type array where there
+// is a type, null added to an enum.
+func oaMakeNullable(m map[string]any) {
+	switch t := m["type"].(type) {
+	case string:
+		m["type"] = []any{t, "null"}
+	case []any:
+		for _, x := range t {
+			if x == "null" {
+				return
+			}
+		}
+		m["type"] = append(t, "null")
+	case nil:
+		if alts, ok := m["anyOf"].([]any); ok {
+			m["anyOf"] = append(alts, map[string]any{"type": "null"})
+			return
+		}
+		if _, isRef := m["$ref"]; isRef {
+			ref := map[string]any{"$ref": m["$ref"]}
+			delete(m, "$ref")
+			m["anyOf"] = []any{ref, map[string]any{"type": "null"}}
+		}
+		// No type and no ref: the schema already admits null.
+		return
+	}
+	if e, ok := m["enum"].([]any); ok {
+		m["enum"] = append(e, nil)
+	}
+}
+
+func oaWithDescription(s any, d string) any {
+	if m, ok := s.(map[string]any); ok {
+		m["description"] = d
+		return m
+	}
+	// A $ref with a sibling description is valid in 3.1.
+	return map[string]any{"allOf": []any{s}, "description": d}
+}
+
+// oaImplements reports whether t or *t implements iface, and a value of t (or
+// *t) to call its methods on.
+func oaImplements(t, iface reflect.Type) (reflect.Value, bool) {
+	if t.Implements(iface) {
+		if t.Kind() == reflect.Pointer {
+			return reflect.New(t.Elem()), true
+		}
+		return reflect.New(t).Elem(), true
+	}
+	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && reflect.PointerTo(t).Implements(iface) {
+		return reflect.New(t), true
+	}
+	return reflect.Value{}, false
+}
+
+// schemaOf returns the schema of a type: a fresh map the caller may modify,
+// or a *oaSchemaRef to a component.
+func (g *oaGenerator) schemaOf(t reflect.Type, input bool, depth int) (any, error) {
+	if depth > oaMaxSchemaDepth {
+		return nil, fmt.Errorf("type %s nests deeper than %d", t, oaMaxSchemaDepth)
+	}
+	if v, ok := oaImplements(t, oaJSONSchemaerType); ok {
+		return oaDeepCopy(v.Interface().(oaJSONSchemaer).JSONSchema()), nil
+	}
+	if v, ok := oaImplements(t, oaOptionalerType); ok {
+		inner := v.Interface().(oaOptionaler).OptionalElem()
+		if inner == nil {
+			return map[string]any{}, nil
+		}
+		return g.schemaOf(reflect.TypeOf(inner), input, depth+1)
+	}
+	if t == oaTimeType {
+		return map[string]any{"type": "string", "format": "date-time"}, nil
+	}
+	if t == oaRawMessageType {
+		return map[string]any{}, nil
+	}
+	if t.Kind() == reflect.Pointer {
+		return g.schemaOf(t.Elem(), input, depth+1)
+	}
+	if _, ok := oaImplements(t, oaJSONMarshalerType); ok {
+		return nil, fmt.Errorf("type %s marshals itself but has no JSONSchema() map[string]any method", t)
+	}
+	if _, ok := oaImplements(t, oaTextMarshalerType); ok {
+		return map[string]any{"type": "string"}, nil
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return map[string]any{"type": "integer"}, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return map[string]any{"type": "integer", "minimum": 0}, nil
+	case reflect.Float32, reflect.Float64:
+		return map[string]any{"type": "number"}, nil
+	case reflect.String:
+		return map[string]any{"type": "string"}, nil
+	case reflect.Interface:
+		return map[string]any{}, nil
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return map[string]any{"type": "string", "contentEncoding": "base64"}, nil
+		}
+		items, err := g.schemaOf(t.Elem(), input, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"type": "array", "items": items}, nil
+	case reflect.Map:
+		k := t.Key()
+		switch k.Kind() {
+		case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		default:
+			if _, ok := oaImplements(k, oaTextMarshalerType); !ok {
+				return nil, fmt.Errorf("map key type %s cannot be a JSON object key", k)
+			}
+		}
+		m := map[string]any{"type": "object"}
+		if t.Elem().Kind() != reflect.Interface {
+			vs, err := g.schemaOf(t.Elem(), input, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			m["additionalProperties"] = vs
+		}
+		return m, nil
+	case reflect.Struct:
+		if t.Name() == "" {
+			return g.structSchema(t, input, depth)
+		}
+		key := oaSchemaKey{t: t, input: input}
+		if _, ok := g.schemas[key]; !ok {
+			// Reserve the slot first so a recursive type refers to itself.
+			g.schemas[key] = nil
+			g.order = append(g.order, key)
+			s, err := g.structSchema(t, input, depth)
+			if err != nil {
+				return nil, err
+			}
+			g.schemas[key] = s
+		}
+		return &oaSchemaRef{key: key}, nil
+	}
+	return nil, fmt.Errorf("type %s (%s) has no JSON form", t, t.Kind())
+}
+
+func (g *oaGenerator) structSchema(t reflect.Type, input bool, depth int) (map[string]any, error) {
+	props := map[string]any{}
+	required := []any{}
+	var err error
+	oaWalkFields(t, "json", func(f reflect.StructField, name string) {
+		if err != nil {
+			return
+		}
+		if _, dup := props[name]; dup {
+			err = fmt.Errorf("type %s: json name %q twice", t, name)
+			return
+		}
+		var s any
+		var rules bind.Rules
+		s, rules, err = g.fieldSchema(f, input, "")
+		if err != nil {
+			err = fmt.Errorf("%s.%s: %w", t, f.Name, err)
+			return
+		}
+		props[name] = s
+		if input {
+			if rules.Required {
+				required = append(required, name)
+			}
+		} else if !oaOmitted(f) {
+			required = append(required, name)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		m["required"] = required
+	}
+	if input {
+		// The binder decodes strictly: an unknown field is a 400.
+		m["additionalProperties"] = false
+	}
+	return m, nil
+}
+
+// oaMayBeNull reports whether the JSON encoder can write null for a field
+// of a response: a pointer without omitempty, or an optional wrapper (its
+// null state is written as null whatever the tag).
+func oaMayBeNull(f reflect.StructField) bool {
+	if _, ok := oaImplements(f.Type, oaOptionalerType); ok {
+		return true
+	}
+	if _, ok := oaImplements(f.Type, oaJSONSchemaerType); ok && f.Type.Kind() != reflect.Pointer {
+		return false
+	}
+	return f.Type.Kind() == reflect.Pointer && !oaOmitted(f)
+}
+
+// oaOmitted reports whether the encoder may leave a field out.
+func oaOmitted(f reflect.StructField) bool {
+	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	for _, o := range strings.Split(opts, ",") {
+		if o == "omitempty" || o == "omitzero" {
+			return true
+		}
+	}
+	return false
+}
+
+// oaExampleOf returns the example of a type with an `Example() any` method,
+// as the JSON encoder would write it.
+func oaExampleOf(t reflect.Type) (any, bool, error) {
+	if t.Kind() == reflect.Slice {
+		return nil, false, nil
+	}
+	v, ok := oaImplements(t, oaExampleType)
+	if !ok {
+		return nil, false, nil
+	}
+	b, err := json.Marshal(v.Interface().(oaExampler).Example())
+	if err != nil {
+		return nil, false, fmt.Errorf("encode example: %w", err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, false, fmt.Errorf("decode example: %w", err)
+	}
+	return out, true, nil
+}
+
+// oaDeepCopy copies a schema map, so a type's JSONSchema result can be
+// modified (bounds, nullability) without touching what it returned.
+func oaDeepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = oaDeepCopy(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = oaDeepCopy(e)
+		}
+		return s
+	case []string:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = e
+		}
+		return s
+	}
+	return v
+}
+
+// assignNames gives each component schema its name: the Go type's name,
+// with generic instances spelled as words (List[event.Registration] ->
+// RegistrationList). A name used by two types gets the package name in
+// front; a type used both as request and response gets "Input" on its
+// request form.
+func (g *oaGenerator) assignNames() error {
+	base := map[oaSchemaKey]string{}
+	both := map[reflect.Type]int{}
+	for _, k := range g.order {
+		both[k.t]++
+	}
+	byName := map[string][]reflect.Type{}
+	for _, k := range g.order {
+		n := oaTypeName(k.t.String(), k.t.Name())
+		base[k] = n
+		list := byName[n]
+		found := false
+		for _, t := range list {
+			if t == k.t {
+				found = true
+			}
+		}
+		if !found {
+			byName[n] = append(list, k.t)
+		}
+	}
+	reserved := map[string]bool{"ErrorEnvelope": true, "ErrorDetail": true}
+	g.names = map[oaSchemaKey]string{}
+	used := map[string]oaSchemaKey{}
+	for _, k := range g.order {
+		n := base[k]
+		if len(byName[n]) > 1 || reserved[n] {
+			n = oaExportName(path.Base(k.t.PkgPath())) + n
+		}
+		if k.input && both[k.t] > 1 {
+			n += "Input"
+		}
+		if prev, dup := used[n]; dup || reserved[n] {
+			return fmt.Errorf("openapi: schema name %s fits both %s and %s", n, prev.t, k.t)
+		}
+		used[n] = k
+		g.names[k] = n
+	}
+	return nil
+}
+
+// oaTypeName turns a Go type name into a schema name. full is reflect's
+// String() ("event.List[ticketd/event.Registration]"), name its
+// Name().
+func oaTypeName(full, name string) string {
+	i := strings.IndexByte(name, '[')
+	if i < 0 {
+		return oaExportName(name)
+	}
+	outer := name[:i]
+	args := oaSplitTypeArgs(name[i+1 : len(name)-1])
+	var b strings.Builder
+	for _, a := range args {
+		b.WriteString(oaArgName(a))
+	}
+	b.WriteString(oaExportName(outer))
+	return b.String()
+}
+
+// oaArgName names one type argument: path and package dropped, pointers
+// ignored, slices and maps spelled out.
+func oaArgName(a string) string {
+	a = strings.TrimSpace(a)
+	switch {
+	case strings.HasPrefix(a, "*"):
+		return oaArgName(a[1:])
+	case strings.HasPrefix(a, "[]"):
+		return oaArgName(a[2:]) + "Array"
+	case strings.HasPrefix(a, "map["):
+		depth := 0
+		for i := 3; i < len(a); i++ {
+			switch a[i] {
+			case '[':
+				depth++
+			case ']':
+				depth--
+				if depth == 0 {
+					return oaArgName(a[i+1:]) + "Map"
+				}
+			}
+		}
+	}
+	// Strip the import path: the last '/' before any '['.
+	head := a
+	if i := strings.IndexByte(head, '['); i >= 0 {
+		head = head[:i]
+	}
+	if i := strings.LastIndexByte(head, '/'); i >= 0 {
+		a = a[i+1:]
+	}
+	if i := strings.IndexByte(a, '.'); i >= 0 && (strings.IndexByte(a, '[') < 0 || i < strings.IndexByte(a, '[')) {
+		a = a[i+1:]
+	}
+	return oaTypeName(a, a)
+}
+
+// oaSplitTypeArgs splits "A, pkg.B[C, D]" at top-level commas.
+func oaSplitTypeArgs(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// oaExportName keeps letters and digits and upper-cases the first letter.
+func oaExportName(s string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			if up && r >= 'a' && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+			up = false
+			b.WriteRune(r)
+		default:
+			up = true
+		}
+	}
+	return b.String()
+}
+
+// resolve replaces oaSchemaRef placeholders with $ref objects.
+func (g *oaGenerator) resolve(v any) (any, error) {
+	switch x := v.(type) {
+	case *oaSchemaRef:
+		n, ok := g.names[x.key]
+		if !ok {
+			return nil, fmt.Errorf("openapi: no schema name for %s", x.key.t)
+		}
+		return map[string]any{"$ref": "#/components/schemas/" + n}, nil
+	case map[string]any:
+		for k, e := range x {
+			r, err := g.resolve(e)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = r
+		}
+		return x, nil
+	case []any:
+		for i, e := range x {
+			r, err := g.resolve(e)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = r
+		}
+		return x, nil
+	}
+	return v, nil
+}

@@ -1,0 +1,351 @@
+package pages
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"strings"
+
+	"github.com/skip2/go-qrcode"
+	"github.com/valyala/fasthttp"
+
+	"ticketd/event"
+)
+
+// maxPageAddons bounds the add-ons one checkout form may add.
+const maxPageAddons = 50
+
+// checkout is the hosted checkout page of a session: GET shows the lines
+// and the form; POST places the order (the hold starts here), confirms it
+// and sends a paid order to the payment page, a free one to the order page.
+func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
+	id, _ := rc.UserValue("sessionId").(string)
+	eventID, ok := event.EventIDFromCheckoutSession(id)
+	if !p.knownEvent(eventID, ok) {
+		p.notFound(rc, p.localeOf(rc, ""))
+		return
+	}
+	h, err := ask(p, eventID, event.OnStorefront(event.GetHostedCheckout{ID: id}))
+	if err != nil {
+		p.fail(rc, p.localeOf(rc, ""), err)
+		return
+	}
+	s := h.Session
+	if h.OrderURL != "" && !rc.IsPost() {
+		// The session already placed a live order (a reload, the back
+		// button, a second tab): show that order, never the form again. A
+		// repeated POST answers the same order too (the core's rule).
+		p.headers(rc)
+		rc.Redirect(h.OrderURL, fasthttp.StatusSeeOther)
+		return
+	}
+	l := p.localeOf(rc, deref(s.Locale))
+	if s.Status == "expired" {
+		var back *pageLink
+		if deref(s.ReturnURL) != "" && originOf(*s.ReturnURL) != "" {
+			back = &pageLink{Href: *s.ReturnURL, Text: l.T("checkout.back")}
+		}
+		p.message(rc, 410, l, h.Event.Name, l.T("checkout.expired_title"), back, l.T("checkout.expired_body"))
+		return
+	}
+	v := &view{L: l, Title: l.T("checkout.title"), EventName: h.Event.Name, Lines: h.Lines, Total: h.Total, Currency: h.Event.Currency,
+		Questions: p.formQuestions(h)}
+	if s.Email != nil {
+		v.FixedEmail = MaskEmail(*s.Email)
+	}
+	if s.Name != nil {
+		v.FixedName = *s.Name
+	}
+	for _, a := range h.Addons {
+		v.Addons = append(v.Addons, addonChoice{CatalogItem: a})
+	}
+	if !rc.IsPost() {
+		p.render(rc, 200, "checkout", v)
+		return
+	}
+
+	args := rc.PostArgs()
+	email, name := deref(s.Email), deref(s.Name)
+	if s.Email == nil {
+		email = strings.TrimSpace(string(args.Peek("email")))
+		v.Email = email
+	}
+	if s.Name == nil {
+		name = strings.TrimSpace(string(args.Peek("name")))
+		v.Name = name
+	}
+	items := append([]event.OrderItem{}, s.Items...)
+	chosen := map[string]bool{}
+	for _, raw := range args.PeekMulti("addon") {
+		chosen[string(raw)] = true
+	}
+	for i := range v.Addons {
+		if a := &v.Addons[i]; chosen[a.ID] && !a.SoldOut && len(items) < maxPageAddons {
+			a.Checked = true
+			items = append(items, event.OrderItem{ItemType: event.ItemAddon, ItemID: a.ID, Quantity: 1})
+			v.Lines = append(v.Lines, event.OrderItemView{ItemType: event.ItemAddon, ItemID: a.ID, Name: a.Name, Quantity: 1, UnitPriceAmount: a.PriceAmount, Amount: a.PriceAmount})
+			v.Total += a.PriceAmount
+		}
+	}
+	switch {
+	case !event.ValidEmail(email):
+		v.Error = l.T("err.email")
+	case !event.ValidName(name):
+		v.Error = l.T("err.name")
+	}
+	if v.Error != "" {
+		p.render(rc, 400, "checkout", v)
+		return
+	}
+	o, err := ask(p, eventID, event.OnStorefront(event.PlaceOrder{
+		Email: email, Name: name, Items: items, RedemptionCode: deref(s.RedemptionCode), Responses: formResponses(h, args),
+		PromotionCode: deref(s.PromotionCode), Storefront: true, CheckoutSessionID: s.ID,
+	}))
+	if err != nil {
+		p.checkoutError(rc, v, err)
+		return
+	}
+	if o.AlreadyRegistered {
+		ho := event.HostedOrder{Order: o, Event: h.Event, ReturnURL: deref(s.ReturnURL)}
+		p.message(rc, 200, l, h.Event.Name, l.T("checkout.already_title"),
+			&pageLink{Href: p.returnURL(ho), Text: l.T("checkout.back")}, l.T("checkout.already_body"))
+		return
+	}
+	p.confirm(rc, v, eventID, o.OrderNumber)
+}
+
+// confirm confirms an order placed from a hosted page and sends the buyer
+// on: to the payment page for a paid order, else to the order page.
+func (p *Pages) confirm(rc *fasthttp.RequestCtx, v *view, eventID, number string) {
+	o, err := ask(p, eventID, event.OnStorefront(event.ConfirmOrder{Ref: number, Storefront: true}))
+	if err != nil {
+		p.checkoutError(rc, v, err)
+		return
+	}
+	p.headers(rc)
+	if o.Status == "awaiting_payment" && o.PaymentURL != nil {
+		rc.Redirect(*o.PaymentURL, fasthttp.StatusSeeOther)
+		return
+	}
+	rc.Redirect(o.OrderURL, fasthttp.StatusSeeOther)
+}
+
+// checkoutError shows a refused placement on the form: sold out, closed or
+// invalid input, in the page's language.
+func (p *Pages) checkoutError(rc *fasthttp.RequestCtx, v *view, err error) {
+	var ee *event.Error
+	if !errors.As(err, &ee) {
+		p.fail(rc, v.L, err)
+		return
+	}
+	status := 400
+	switch {
+	case ee.Code == event.NotFound:
+		p.notFound(rc, v.L)
+		return
+	case ee.Code == event.FailedPrecondition && strings.Contains(ee.Message, "sold out"):
+		v.Error, status = v.L.T("err.soldout"), 412
+	case ee.Code == event.FailedPrecondition:
+		v.Error, status = v.L.T("err.closed"), 412
+	case len(ee.Details) > 0 && ee.Details[0].Field == "email":
+		v.Error = v.L.T("err.email")
+	case len(ee.Details) > 0 && (strings.HasPrefix(ee.Details[0].Field, "responses.") || ee.Details[0].Field == "promotionCode"):
+		// Name the question (or the code) the buyer has to fix.
+		v.Error = v.L.T("err.generic") + " (" + ee.Message + ")"
+	default:
+		v.Error = v.L.T("err.generic")
+	}
+	p.render(rc, status, pageOf(rc), v)
+}
+
+// formQuestions are the published questions of the session's admission:
+// the checkout page renders them as labelled inputs named "q.<id>".
+func (p *Pages) formQuestions(h event.HostedCheckout) []formQuestion {
+	out := make([]formQuestion, 0, len(h.Questions))
+	for _, q := range h.Questions {
+		out = append(out, formQuestion{ID: q.ID, Label: q.Label, Required: q.Required, Type: q.Type, Options: q.Options})
+	}
+	return out
+}
+
+// formResponses merges the session's responses with the answers posted
+// by the page ("q.<id>"); the machine checks them against the form. A
+// blank field is no answer; a checkbox posts "on" when ticked.
+func formResponses(h event.HostedCheckout, args *fasthttp.Args) json.RawMessage {
+	if len(h.Questions) == 0 {
+		return h.Session.Responses
+	}
+	answers := map[string]any{}
+	if len(h.Session.Responses) > 0 {
+		if err := json.Unmarshal(h.Session.Responses, &answers); err != nil {
+			answers = map[string]any{}
+		}
+	}
+	for _, q := range h.Questions {
+		key := "q." + q.ID
+		switch q.Type {
+		case event.QMultiSelect:
+			var vs []string
+			for _, v := range args.PeekMulti(key) {
+				vs = append(vs, string(v))
+			}
+			if len(vs) > 0 {
+				answers[q.ID] = vs
+			}
+		case event.QCheckbox:
+			if args.Has(key) {
+				answers[q.ID] = true
+			}
+		default:
+			if v := strings.TrimSpace(string(args.Peek(key))); v != "" {
+				answers[q.ID] = v
+			}
+		}
+	}
+	b, err := json.Marshal(answers)
+	if err != nil {
+		return h.Session.Responses
+	}
+	return b
+}
+
+// hostedOrder reads the order of the path's order number for a page.
+func (p *Pages) hostedOrder(rc *fasthttp.RequestCtx) (event.HostedOrder, bool) {
+	number, _ := rc.UserValue("orderNumber").(string)
+	eventID, ok := event.EventIDFromOrderNumber(number)
+	if !p.knownEvent(eventID, ok) {
+		p.notFound(rc, p.localeOf(rc, ""))
+		return event.HostedOrder{}, false
+	}
+	h, err := ask(p, eventID, event.GetHostedOrder{Ref: number})
+	if err != nil {
+		p.fail(rc, p.localeOf(rc, ""), err)
+		return event.HostedOrder{}, false
+	}
+	if h.Order.OrderNumber != number { // order ids are not page addresses
+		p.notFound(rc, p.localeOf(rc, ""))
+		return event.HostedOrder{}, false
+	}
+	return h, true
+}
+
+func (p *Pages) orderView(rc *fasthttp.RequestCtx, h event.HostedOrder) *view {
+	l := p.localeOf(rc, h.Locale)
+	o := h.Order
+	return &view{L: l, Title: l.T("order.title") + " " + o.OrderNumber, EventName: h.Event.Name, Order: &o,
+		StatusText: l.T("order.status." + o.Status), Lines: o.Items, Total: o.TotalAmount, Currency: o.Currency,
+		PassURL: h.PassURL, ReturnURL: p.returnURL(h)}
+}
+
+// order is the hosted order page, behind the email gate.
+func (p *Pages) order(rc *fasthttp.RequestCtx) {
+	h, ok := p.hostedOrder(rc)
+	if !ok {
+		return
+	}
+	v := p.orderView(rc, h)
+	path := "/orders/" + h.Order.OrderNumber
+	if !p.gate(rc, v, "order:"+h.Order.OrderNumber, path, path, h.Order.Email) {
+		return
+	}
+	p.render(rc, 200, "order", v)
+}
+
+// continueCheckout is an open order's checkoutUrl: behind the same gate as
+// the order page (the cookie's path covers it), it confirms the order and
+// sends the buyer on. Once the order is no longer open it shows the order.
+func (p *Pages) continueCheckout(rc *fasthttp.RequestCtx) {
+	h, ok := p.hostedOrder(rc)
+	if !ok {
+		return
+	}
+	v := p.orderView(rc, h)
+	v.Title = v.L.T("checkout.title")
+	path := "/orders/" + h.Order.OrderNumber
+	if !p.gate(rc, v, "order:"+h.Order.OrderNumber, path, path+"/checkout", h.Order.Email) {
+		return
+	}
+	if h.Order.Status != "open" {
+		p.headers(rc)
+		rc.Redirect(path, fasthttp.StatusSeeOther)
+		return
+	}
+	if rc.IsPost() && string(rc.PostArgs().Peek("form")) == "confirm" {
+		p.confirm(rc, v, h.Event.ID, h.Order.OrderNumber)
+		return
+	}
+	p.render(rc, 200, "continue", v)
+}
+
+// pass is the hosted entry-pass page, behind the email gate: the check-in
+// code as a server-rendered QR code and as text. A rotated token is 404.
+func (p *Pages) pass(rc *fasthttp.RequestCtx) {
+	token, _ := rc.UserValue("token").(string)
+	l := p.localeOf(rc, "")
+	eventID, ok := event.EventIDFromPassToken(token)
+	if !p.knownEvent(eventID, ok) {
+		p.notFound(rc, l)
+		return
+	}
+	ps, err := ask(p, eventID, event.GetPass{Token: token})
+	if err != nil {
+		p.fail(rc, l, err)
+		return
+	}
+	r := ps.Registration
+	v := &view{L: l, Title: l.T("pass.title"), EventName: ps.Event.Name, Reg: &r, When: when(ps.Event, l.Lang),
+		StatusText: l.T("reg.status." + r.Status), Admits: r.Status == "confirmed"}
+	if !p.gate(rc, v, "pass:"+token, "/pass/"+token, "/pass/"+token, r.Email) {
+		return
+	}
+	if r.RegistrationTypeID != nil {
+		if t, err := ask(p, eventID, event.GetTicketType{ID: *r.RegistrationTypeID}); err == nil {
+			v.Ticket = t.Name
+		}
+	}
+	if v.Admits {
+		png, err := qrcode.Encode(r.CheckinCode, qrcode.Medium, 256)
+		if err != nil {
+			p.fail(rc, l, err)
+			return
+		}
+		v.QR = template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png))
+	}
+	p.render(rc, 200, "pass", v)
+}
+
+// eventPage is the event's public page address until the console sets a
+// siteUrl: the published event's name, start and ticket prices.
+func (p *Pages) eventPage(rc *fasthttp.RequestCtx) {
+	id, _ := rc.UserValue("eventId").(string)
+	l := p.localeOf(rc, "")
+	if !p.knownEvent(id, id != "") {
+		p.notFound(rc, l)
+		return
+	}
+	c, err := ask(p, id, event.GetCatalog{})
+	if err != nil {
+		p.fail(rc, l, err)
+		return
+	}
+	p.render(rc, 200, "event", &view{L: l, Title: c.Event.Name, EventName: c.Event.Name, When: when(c.Event, l.Lang),
+		Tickets: c.TicketTypes, Currency: c.Event.Currency})
+}
+
+// payView renders the sandbox provider's payment page in the pages' look.
+// Its forms redirect to the order's success / cancel URLs, so their origins
+// join form-action.
+func (p *Pages) payView(rc *fasthttp.RequestCtx, o event.Order) {
+	l := p.localeOf(rc, "")
+	v := &view{L: l, Title: l.T("pay.title") + " " + o.OrderNumber, Order: &o,
+		StatusText: l.T("pay.done") + " " + l.T("order.status."+o.Status)}
+	p.render(rc, 200, "pay", v, originOf(deref(o.SuccessURL)), originOf(deref(o.CancelURL)))
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

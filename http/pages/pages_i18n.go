@@ -1,0 +1,205 @@
+package pages
+
+import "strings"
+
+// Locales of the hosted pages.
+const (
+	localeEN = "en"
+	localeZH = "zh-CN"
+)
+
+// messages is the string table of the hosted pages, per locale. Every
+// string a page shows comes from here, so a missing translation is a test
+// failure (TestPagesMessagesComplete), not an English word on a Chinese page.
+type messages map[string]map[string]string
+
+func newMessages() messages {
+	return messages{
+		localeEN: {
+			"skip":                          "Skip to content",
+			"footer":                        "Secure checkout by ticketd",
+			"item":                          "Item",
+			"qty":                           "Qty",
+			"amount":                        "Amount",
+			"total":                         "Total",
+			"free":                          "Free",
+			"soldout":                       "sold out",
+			"checkout.title":                "Checkout",
+			"checkout.items":                "Your order",
+			"checkout.email":                "Email",
+			"checkout.email_fixed":          "Your ticket goes to",
+			"checkout.name":                 "Full name",
+			"checkout.addons":               "Add-ons",
+			"checkout.hold_note":            "When you continue, your place is held for 15 minutes.",
+			"checkout.submit_paid":          "Continue to payment",
+			"checkout.submit_free":          "Get my ticket",
+			"checkout.expired_title":        "This checkout link has expired",
+			"checkout.expired_body":         "Go back to the event's site to start again.",
+			"checkout.already_title":        "You are already registered",
+			"checkout.already_body":         "This email is already registered for this event. No second ticket was sold and nothing was charged.",
+			"checkout.back":                 "Back to the event site",
+			"err.email":                     "Enter a valid email address.",
+			"err.name":                      "Your name is too long.",
+			"err.soldout":                   "Sorry, this is sold out.",
+			"err.generic":                   "We could not place your order. Please check your details and try again.",
+			"err.closed":                    "This sale is closed.",
+			"err.busy":                      "The service is busy. Please try again in a moment.",
+			"notfound.title":                "Page not found",
+			"notfound.body":                 "This link is not valid, or no longer valid.",
+			"gate.title":                    "Confirm your email",
+			"gate.body":                     "To protect your ticket, enter the email address the order was placed with.",
+			"gate.email":                    "Email address",
+			"gate.submit":                   "Continue",
+			"gate.wrong":                    "That email does not match. Check it and try again.",
+			"gate.refused":                  "We could not verify this device. Please enter your email again.",
+			"gate.limited":                  "Too many attempts. Please try again later.",
+			"order.title":                   "Order",
+			"order.already":                 "You were already registered for this event: no second ticket was sold.",
+			"order.email_sent":              "Your ticket is on its way to your inbox.",
+			"order.view_pass":               "View your entry pass",
+			"order.pay":                     "Pay now",
+			"order.continue":                "Continue checkout",
+			"order.return":                  "Back to the event site",
+			"order.status.open":             "Waiting for your confirmation",
+			"order.status.awaiting_payment": "Waiting for payment",
+			"order.status.paid":             "Paid: you are in!",
+			"order.status.cancelled":        "Cancelled",
+			"order.status.expired":          "Expired: the hold on your place lapsed",
+			"pass.title":                    "Entry pass",
+			"pass.qr_alt":                   "QR code of check-in code",
+			"pass.show":                     "Show this code at the entrance.",
+			"pass.code":                     "Check-in code",
+			"pass.ticket":                   "Ticket",
+			"pass.holder":                   "Name",
+			"pass.status":                   "Status",
+			"reg.status.pending":            "Pending approval: this pass does not admit entry yet",
+			"reg.status.confirmed":          "Confirmed",
+			"reg.status.waitlisted":         "On the waitlist: this pass does not admit entry yet",
+			"reg.status.rejected":           "Not approved: this pass does not admit entry",
+			"reg.status.cancelled":          "Cancelled: this pass does not admit entry",
+			"event.tickets":                 "Tickets",
+			"pay.title":                     "Pay order",
+			"pay.note":                      "Sandbox payment provider: no real money moves.",
+			"pay.pay":                       "Pay",
+			"pay.decline":                   "Decline",
+			"pay.see_order":                 "See the order",
+			"pay.done":                      "This payment is complete or closed:",
+		},
+		localeZH: {
+			"skip":                          "跳到正文",
+			"footer":                        "由 ticketd 提供安全结账",
+			"item":                          "项目",
+			"qty":                           "数量",
+			"amount":                        "金额",
+			"total":                         "合计",
+			"free":                          "免费",
+			"soldout":                       "已售罄",
+			"checkout.title":                "结账",
+			"checkout.items":                "您的订单",
+			"checkout.email":                "电子邮箱",
+			"checkout.email_fixed":          "门票将发送至",
+			"checkout.name":                 "姓名",
+			"checkout.addons":               "附加项目",
+			"checkout.hold_note":            "继续后，您的名额将为您保留 15 分钟。",
+			"checkout.submit_paid":          "继续付款",
+			"checkout.submit_free":          "领取门票",
+			"checkout.expired_title":        "此结账链接已过期",
+			"checkout.expired_body":         "请返回活动网站重新开始。",
+			"checkout.already_title":        "您已报名",
+			"checkout.already_body":         "该邮箱已报名此活动。未重复售票，也未收取任何费用。",
+			"checkout.back":                 "返回活动网站",
+			"err.email":                     "请输入有效的电子邮箱地址。",
+			"err.name":                      "姓名过长。",
+			"err.soldout":                   "抱歉，已售罄。",
+			"err.generic":                   "无法下单，请检查您填写的信息后重试。",
+			"err.closed":                    "本次销售已结束。",
+			"err.busy":                      "服务繁忙，请稍后重试。",
+			"notfound.title":                "页面不存在",
+			"notfound.body":                 "此链接无效或已失效。",
+			"gate.title":                    "验证您的邮箱",
+			"gate.body":                     "为保护您的门票，请输入下单时使用的电子邮箱。",
+			"gate.email":                    "电子邮箱地址",
+			"gate.submit":                   "继续",
+			"gate.wrong":                    "邮箱不匹配，请检查后重试。",
+			"gate.refused":                  "无法验证此设备，请重新输入您的邮箱。",
+			"gate.limited":                  "尝试次数过多，请稍后再试。",
+			"order.title":                   "订单",
+			"order.already":                 "您已报名此活动：未重复售票。",
+			"order.email_sent":              "门票已发送至您的邮箱。",
+			"order.view_pass":               "查看入场凭证",
+			"order.pay":                     "立即付款",
+			"order.continue":                "继续结账",
+			"order.return":                  "返回活动网站",
+			"order.status.open":             "等待您确认",
+			"order.status.awaiting_payment": "等待付款",
+			"order.status.paid":             "已付款：报名成功！",
+			"order.status.cancelled":        "已取消",
+			"order.status.expired":          "已过期：名额保留时间已过",
+			"pass.title":                    "入场凭证",
+			"pass.qr_alt":                   "签到码二维码",
+			"pass.show":                     "入场时请出示此二维码。",
+			"pass.code":                     "签到码",
+			"pass.ticket":                   "门票",
+			"pass.holder":                   "姓名",
+			"pass.status":                   "状态",
+			"reg.status.pending":            "待审核：此凭证暂不可入场",
+			"reg.status.confirmed":          "已确认",
+			"reg.status.waitlisted":         "候补中：此凭证暂不可入场",
+			"reg.status.rejected":           "未通过审核：此凭证不可入场",
+			"reg.status.cancelled":          "已取消：此凭证不可入场",
+			"event.tickets":                 "门票",
+			"pay.title":                     "支付订单",
+			"pay.note":                      "沙盒支付：不会产生真实扣款。",
+			"pay.pay":                       "支付",
+			"pay.decline":                   "拒绝",
+			"pay.see_order":                 "查看订单",
+			"pay.done":                      "此付款已完成或已关闭：",
+		},
+	}
+}
+
+// loc is the locale of one page render; templates call .L.T "key".
+type loc struct {
+	Lang string
+	m    map[string]string
+}
+
+// T returns the string of key; an unknown key shows itself so a test sees it.
+func (l loc) T(key string) string {
+	if s, ok := l.m[key]; ok {
+		return s
+	}
+	return key
+}
+
+func (ms messages) loc(lang string) loc {
+	if _, ok := ms[lang]; !ok {
+		lang = localeEN
+	}
+	return loc{Lang: lang, m: ms[lang]}
+}
+
+// pickLocale returns the locale a page speaks: the explicit one (a
+// checkout session's) when known, else the first Accept-Language range the
+// pages speak, else English.
+func pickLocale(explicit, acceptLanguage string) string {
+	switch explicit {
+	case localeEN, localeZH:
+		return explicit
+	}
+	for i, part := range strings.Split(acceptLanguage, ",") {
+		if i >= 20 { // bound the work on a hostile header
+			break
+		}
+		tag, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		tag = strings.ToLower(tag)
+		switch {
+		case tag == "en" || strings.HasPrefix(tag, "en-"):
+			return localeEN
+		case tag == "zh" || strings.HasPrefix(tag, "zh-"):
+			// zh-TW/zh-Hant readers still read Simplified better than English.
+			return localeZH
+		}
+	}
+	return localeEN
+}
