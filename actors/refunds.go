@@ -11,7 +11,7 @@ import (
 // refund pending and deleted in the batch of the RefundSettled that ends
 // it, so the index holds exactly the refunds that are durably pending. A
 // crash between a refund's request and the provider's answer leaves its
-// entry, and the shell's resumer (http.Server.ResumeRefunds) finishes it
+// entry, and the refund workflow's resumer (payments.Refunds.Resume) finishes it
 // after a restart. Key: "refund/" + event id + "/" + refund id.
 const RefundPrefix = "refund/"
 

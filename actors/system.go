@@ -365,6 +365,9 @@ func (s *System) CreateEvent(ctx context.Context, unitID, eventID string, cmd ev
 }
 
 // NewEventID returns a fresh event id.
+// OrderHold is how long a placed order holds its places.
+func (s *System) OrderHold() time.Duration { return s.cfg.Event.OrderHold }
+
 func (s *System) NewEventID() string { return s.cfg.IDs.New("evt_") }
 
 func (s *System) ask(ctx context.Context, eventID string, req *request) (any, error) {

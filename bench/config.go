@@ -67,7 +67,7 @@ func QuickConfig() Config {
 	}
 }
 
-// FullConfig is the preset of `make bench`: the sizes of issue 5, bounded
+// FullConfig is the preset of `make bench`: the full sizes, bounded
 // to about ten minutes on two cores.
 func FullConfig() Config {
 	return Config{

@@ -1,4 +1,4 @@
-// Package bench is the load benchmark harness of ticketd (issue 5): it
+// Package bench is the load benchmark harness of ticketd: it
 // builds and starts the real service as a child process on a fresh data
 // dir, sets up data through the public APIs, drives it with a fasthttp
 // client in closed-loop (as fast as it answers) and open-loop (fixed rate,

@@ -52,7 +52,7 @@ type Check struct {
 	Detail   string `json:"detail"`
 }
 
-// Target is one of issue 5's targets and whether this run met it.
+// Target is one of the benchmark's targets and whether this run met it.
 type Target struct {
 	Name string `json:"name"`
 	Want string `json:"want"`

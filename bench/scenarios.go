@@ -1086,7 +1086,7 @@ func (h *Harness) scale() error {
 	return nil
 }
 
-// targets compares the run with issue 5's targets.
+// targets compares the run with the benchmark's targets.
 func (h *Harness) targets() {
 	r := h.rep
 	find := func(name string) (Result, bool) {

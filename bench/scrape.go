@@ -22,7 +22,7 @@ func (s *Server) Client(conns int) (*Client, error) {
 	return c, err
 }
 
-// Scrape reads /metrics with the admin token (decisions §10). ok is false
+// Scrape reads /metrics with the admin token. ok is false
 // when the server does not serve it.
 func (c *Client) Scrape() (m Metrics, ok bool, err error) {
 	st, body, err := c.Do("GET", "/metrics", c.AdminToken, nil)

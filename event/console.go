@@ -9,7 +9,7 @@ import (
 	json "github.com/goccy/go-json"
 )
 
-// The console for sales (issue 8, parts 1-3): registration forms,
+// The console for sales: registration forms,
 // promotion codes, translations and the event's public description.
 //
 // Decisions:

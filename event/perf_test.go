@@ -95,7 +95,7 @@ func hotMachine(tb testing.TB, capacity int) (*Machine, time.Time) {
 }
 
 // BenchmarkHotPath measures the shell's work per command in the core
-// (Decide, MarshalChange, Apply) on the hot paths of issue #5, with the
+// (Decide, MarshalChange, Apply) on the hot paths of a drop, with the
 // allocations it makes. Every 4096 commands the benchmark starts over on a
 // fresh machine (timer stopped), so each command meets the same state
 // whatever b.N is.

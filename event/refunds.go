@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Refunds (issue 8 part 4): an event's refund policy and refunds of paid
+// Refunds: an event's refund policy and refunds of paid
 // orders decided in the console. A refund is two steps around the payment
 // provider, so the actor is never held across the provider call:
 // RequestRefund records RefundRequested (durable before the provider is

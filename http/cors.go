@@ -19,7 +19,7 @@ func allowOrigin(rc *fasthttp.RequestCtx, origin []byte) {
 	h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
 }
 
-// checkOrigin enforces decisions §3 on a storefront request: without an
+// checkOrigin enforces the storefront's origin rule on a request: without an
 // Origin header (servers, curl) nothing is restricted; with one it must be
 // among the key's origins, or be the service's own origin (self: the
 // interactive docs' try-it-out sends it). It returns false when the request

@@ -25,8 +25,7 @@ const otherRoute = "other"
 // here) and a stalled one (seconds) land in different buckets.
 var latencyBuckets = prometheus.ExponentialBuckets(50e-6, 2, 19)
 
-// registerMetrics serves GET /metrics, to the admin token only (decisions
-// §10), in the Prometheus text format: request
+// registerMetrics serves GET /metrics, to the admin token only, in the Prometheus text format: request
 // counts and latency histograms per route (fed by Config.OnRequest, chained
 // after any hook already set), the actor system's counters, the WAL's
 // group-commit statistics, and the Go runtime. It must be called before

@@ -25,7 +25,7 @@ import (
 
 // Config configures the HTTP server. Zero MaxBodyBytes, Logger and Now take
 // their defaults; zero rate limits mean "off" (benchmarks), so start from
-// DefaultConfig to get the limits of decisions §1.
+// DefaultConfig to get the service's default limits.
 type Config struct {
 	Addr       string // listen address, used by the caller that opens the listener
 	BaseURL    string // absolute prefix of every URL handed out; default "http://"+Addr
@@ -79,7 +79,7 @@ type Config struct {
 	OnRequest func(RequestInfo) // called after every request, synchronously: keep it cheap
 }
 
-// DefaultConfig returns the defaults of decisions §1.
+// DefaultConfig returns the default limits and timeouts.
 func DefaultConfig() Config {
 	return Config{
 		Addr:                        "127.0.0.1:8080",

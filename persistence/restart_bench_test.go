@@ -23,7 +23,7 @@ func (r *restartIDs) Code(n int) string {
 	return fmt.Sprintf("%0*d", n, r.n)[:n]
 }
 
-// BenchmarkRestartWithSnapshot measures what issue #5 calls "first
+// BenchmarkRestartWithSnapshot measures what the benchmark targets call "first
 // accepted order within 1 s of start" for an event of 1,000,000
 // registrations, through the real parts the shell uses: persistence.Open,
 // snapshots.Store.LoadNewest, event.UnmarshalStateOwned and Restore, then

@@ -1,7 +1,7 @@
 package api_test
 
 // Black-box tests of authentication, versions and the admin API (the
-// console, decisions §2) through the real service.
+// console) through the real service.
 
 import (
 	"strconv"

@@ -530,7 +530,7 @@ func apiAwaiting(t *testing.T, s apiShop, email string) map[string]any {
 	return aw
 }
 
-// apiPaymentBody is a webhook body of decisions §7.
+// apiPaymentBody is a sandbox payment webhook body.
 func apiPaymentBody(delivery, typ string, o map[string]any, amount string) []byte {
 	return []byte(fmt.Sprintf(`{"id":%q,"type":%q,"data":{"paymentId":%q,"orderNumber":%q,"amount":%s,"currency":%q}}`,
 		delivery, typ, apiS(o, "paymentId"), apiS(o, "orderNumber"), amount, apiS(o, "currency")))
@@ -682,7 +682,7 @@ func TestAPICheckoutSessions(t *testing.T) {
 	t.Run("create answers id, url and a 24 hour expiry, holding no seat", func(t *testing.T) {
 		t.Parallel()
 		s := f.shop(t, map[string]any{"capacity": 1})
-		// Checkout sessions check their promotion code (issue 8).
+		// Checkout sessions check their promotion code.
 		apiWant(t, f.admin(t).Do("POST", "/admin/v1/events/"+s.ev+"/promotion-codes", map[string]any{"code": "P1", "percentOff": 10}), 201)
 		before := time.Now()
 		cs := apiWant(t, s.c.Do("POST", s.path("/checkout-sessions"), map[string]any{

@@ -1,6 +1,6 @@
 package api_test
 
-// Black-box tests of the console for sales (issue 8, parts 1-3):
+// Black-box tests of the console for sales:
 // registration forms, promotion codes, the site and translations, through
 // the admin API, the Developer API and the Storefront API.
 

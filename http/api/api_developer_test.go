@@ -546,7 +546,7 @@ func TestAPIRegistrations(t *testing.T) {
 		require.Equal(t, "waitlisted", w["status"], "a held place is taken")
 		apiWant(t, c.Do("POST", "/v1/events/"+ev+"/orders/"+apiS(o, "orderNumber")+"/cancel", nil), 200)
 		assert.Equal(t, "confirmed", apiWant(t, c.Do("GET", regs(ev)+"/"+apiS(w, "id"), nil), 200)["status"],
-			"decisions §6: when a place frees up the oldest waitlisted registration is confirmed at once")
+			"when a place frees up the oldest waitlisted registration is confirmed at once")
 	})
 
 	t.Run("ids of another event of the same unit answer 404", func(t *testing.T) {
@@ -620,7 +620,7 @@ func TestAPIRegistrations(t *testing.T) {
 		assert.Equal(t, r["checkinCode"], rot["checkinCode"], "the badge credential stays")
 		assert.Equal(t, rot["passUrl"], apiWant(t, c.Do("GET", regs(ev)+"/"+apiS(r, "id"), nil), 200)["passUrl"])
 		apiWantErr(t, c.Do("POST", regs(ev)+"/reg_nope/rotate-pass", nil), 404, "NOT_FOUND")
-		// The old link stops working (decisions §5), once the hosted pass
+		// The old link stops working, once the hosted pass
 		// page exists.
 		if resp, _ := apiRaw(t, "GET", apiS(rot, "passUrl"), nil, nil); resp.StatusCode == 200 {
 			old, _ := apiRaw(t, "GET", apiS(r, "passUrl"), nil, nil)

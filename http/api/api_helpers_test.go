@@ -319,8 +319,7 @@ func apiRawJSON(t testing.TB, method, url, key string, header map[string]string)
 // apiWebhookSecret is the sandbox provider's secret of startService.
 const apiWebhookSecret = "whsec_test"
 
-// apiSign returns the Payment-Signature header of body at unix time ts
-// (decisions §7).
+// apiSign returns the Payment-Signature header of body at unix time ts.
 func apiSign(secret string, ts int64, body []byte) string {
 	mac := hmac.New(sha256.New, []byte(secret))
 	t := strconv.FormatInt(ts, 10)

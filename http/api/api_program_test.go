@@ -1,6 +1,6 @@
 package api_test
 
-// Black-box tests of the program and perks (issue 7): the console's venues,
+// Black-box tests of the program and perks: the console's venues,
 // sessions, speakers, sponsors, perks, bindings and grants; the Developer
 // API's agenda, line-up, venues, attendees and effective perks; the agenda
 // reset rule; and the advisory perk verdict at session and venue doors.

@@ -192,8 +192,8 @@ func TestFailedAuthThrottledPerIP(t *testing.T) {
 	require.Equal(t, 5, checked)
 }
 
-// TestMetricsNeedAdminToken: /metrics answers 401 without the admin token
-// (decisions §10), and failures there spend the same per-IP bucket.
+// TestMetricsNeedAdminToken: /metrics answers 401 without the admin token,
+// and failures there spend the same per-IP bucket.
 func TestMetricsNeedAdminToken(t *testing.T) {
 	f := newAPIFx(t, withLimits(func(hc *thttp.Config) { hc.AuthFailuresPerMinute = 3 }))
 	u := f.unit(t)

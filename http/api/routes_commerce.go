@@ -66,7 +66,7 @@ func (a *api) commerceRoutes() []thttp.Route {
 			Summary: "List orders with line items, newest first", Query: event.ListOrders{}, Success: 200,
 			Response: event.List[event.Order]{}, Errors: []int{400, 404}, Handle: eventCmd[event.ListOrders](a, nil)}),
 		dev(thttp.Route{Method: "POST", Path: "/v1/events/{eventId}/orders", OperationID: "placeOrder", Tag: "Orders",
-			Summary: "Place an order: holds its places for 15 minutes; an already-registered buyer gets alreadyRegistered true and no second seat",
+			Summary: "Place an order: holds its places for the order hold (15 minutes unless the service sets another); an already-registered buyer gets alreadyRegistered true and no second seat",
 			Body:    event.PlaceOrder{}, Success: 201, Response: event.Order{}, Errors: errsAll,
 			Handle: eventCmd[event.PlaceOrder](a, nil)}),
 		dev(thttp.Route{Method: "GET", Path: "/v1/events/{eventId}/orders/{orderNumber}", OperationID: "getOrder", Tag: "Orders",

@@ -45,7 +45,7 @@ func (a *api) storefrontRoutes() []thttp.Route {
 			Success: 201, Response: event.CheckoutSession{}, Errors: []int{400, 404, 412}, IPLimited: true,
 			Handle: storefrontCmd[event.CreateCheckoutSession](a, nil)}),
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders", OperationID: "placeStorefrontOrder", Tag: "Orders",
-			Summary: "Place an order: holds its places for 15 minutes", Body: event.PlaceOrder{}, Success: 201,
+			Summary: "Place an order: holds its places for the order hold (15 minutes unless the service sets another)", Body: event.PlaceOrder{}, Success: 201,
 			Response: event.Order{}, Errors: []int{400, 404, 412}, IPLimited: true,
 			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.PlaceOrder) { cmd.Storefront = true })}),
 		sf(thttp.Route{Method: "GET", Path: "/storefront/v1/events/{publicId}/orders/{orderNumber}", OperationID: "getStorefrontOrder", Tag: "Orders",

@@ -122,7 +122,7 @@ func (a *api) registerExtras(srv *thttp.Server) error {
 	if err := openapi.RegisterDocs(srv, srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion}); err != nil {
 		return err
 	}
-	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, TrustedProxies: a.cfg.TrustedProxies,
+	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, OrderHold: a.sys.OrderHold(), TrustedProxies: a.cfg.TrustedProxies,
 		Secret: a.deps.PagesSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ask: a.ask, EventUnit: a.sys.EventUnit})
 	if err != nil {
 		return err

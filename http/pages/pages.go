@@ -42,6 +42,9 @@ var templateFS embed.FS
 type Config struct {
 	// BaseURL is the absolute prefix of the service's URLs.
 	BaseURL string
+	// OrderHold is how long a placed order holds its places (the checkout
+	// page says it).
+	OrderHold time.Duration
 	// TrustedProxies are the CIDRs whose X-Forwarded-For names the client
 	// (the email gate limits failures per client IP).
 	TrustedProxies []netip.Prefix
@@ -137,6 +140,7 @@ func (p *Pages) stylesheet(rc *fasthttp.RequestCtx) {
 // view is the data of every page template; each page fills what it shows.
 type view struct {
 	L         loc
+	Hold      string // the order hold, in the page's language
 	Title     string
 	EventName string
 	Error     string

@@ -49,7 +49,7 @@ func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
 		p.message(rc, 410, l, h.Event.Name, l.T("checkout.expired_title"), back, l.T("checkout.expired_body"))
 		return
 	}
-	v := &view{L: l, Title: l.T("checkout.title"), EventName: h.Event.Name, Lines: h.Lines, Total: h.Total, Currency: h.Event.Currency,
+	v := &view{L: l, Hold: l.Duration(p.cfg.OrderHold), Title: l.T("checkout.title"), EventName: h.Event.Name, Lines: h.Lines, Total: h.Total, Currency: h.Event.Currency,
 		Questions: p.formQuestions(h)}
 	if s.Email != nil {
 		v.FixedEmail = MaskEmail(*s.Email)

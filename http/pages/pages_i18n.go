@@ -1,6 +1,10 @@
 package pages
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Locales of the hosted pages.
 const (
@@ -30,7 +34,7 @@ func newMessages() messages {
 			"checkout.email_fixed":          "Your ticket goes to",
 			"checkout.name":                 "Full name",
 			"checkout.addons":               "Add-ons",
-			"checkout.hold_note":            "When you continue, your place is held for 15 minutes.",
+			"checkout.hold_note":            "When you continue, your place is held for %s.",
 			"checkout.submit_paid":          "Continue to payment",
 			"checkout.submit_free":          "Get my ticket",
 			"checkout.expired_title":        "This checkout link has expired",
@@ -100,7 +104,7 @@ func newMessages() messages {
 			"checkout.email_fixed":          "门票将发送至",
 			"checkout.name":                 "姓名",
 			"checkout.addons":               "附加项目",
-			"checkout.hold_note":            "继续后，您的名额将为您保留 15 分钟。",
+			"checkout.hold_note":            "继续后，您的名额将为您保留 %s。",
 			"checkout.submit_paid":          "继续付款",
 			"checkout.submit_free":          "领取门票",
 			"checkout.expired_title":        "此结账链接已过期",
@@ -170,6 +174,28 @@ func (l loc) T(key string) string {
 		return s
 	}
 	return key
+}
+
+// Tf is T with its %s filled by arg.
+func (l loc) Tf(key, arg string) string { return strings.Replace(l.T(key), "%s", arg, 1) }
+
+// Duration says d in the page's language, in whole minutes when it is
+// some, else in seconds.
+func (l loc) Duration(d time.Duration) string {
+	n, unit := int64(d/time.Second), "second"
+	if d >= time.Minute && d%time.Minute == 0 {
+		n, unit = int64(d/time.Minute), "minute"
+	}
+	if l.Lang == localeZH {
+		if unit == "minute" {
+			return strconv.FormatInt(n, 10) + " 分钟"
+		}
+		return strconv.FormatInt(n, 10) + " 秒"
+	}
+	if n != 1 {
+		unit += "s"
+	}
+	return strconv.FormatInt(n, 10) + " " + unit
 }
 
 func (ms messages) loc(lang string) loc {

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The settings' environment names (decisions §11). Only cmd/ reads the
+// The settings' environment names. Only cmd/ reads the
 // environment: it passes os.Getenv to ConfigFromEnv.
 const (
 	EnvSecretKey     = "TICKETD_STRIPE_SECRET_KEY"

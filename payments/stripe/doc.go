@@ -1,4 +1,4 @@
-// Package stripe is the Stripe payment provider (decisions §11, §12): it
+// Package stripe is the Stripe payment provider: it
 // creates the Checkout Session of a confirmed paid order, expires it when
 // the order is cancelled or expires, refunds through the Refunds API, and
 // verifies and maps Stripe's webhooks. It calls Stripe with stripe-go
@@ -70,8 +70,8 @@
 // a promise that the outcome survives a crash. Before answering it the
 // caller makes durable, in one logged change: the event id (Event.ID, the
 // de-duplication key: a repeat answers 2xx and changes nothing more), and
-// the outcome: for KindPaid the order paid (or, per decisions §12, a late
-// payment fulfilled, or its refund requested with a refund id, which the
+// the outcome: for KindPaid the order paid (or, for a late payment, the order
+// fulfilled, or its refund requested with a refund id, which the
 // resumer finishes) together with Event.PaymentIntentID, which a refund
 // later needs; for a mismatch (Check failed) the payment kept unsettled
 // for review; for refunds, the refund's new state. If that write fails,
@@ -86,7 +86,7 @@
 // to 24 hours ahead. A shorter hold (the default is 15 minutes) gets the
 // earliest accepted instant (on a 5-minute grid, so a retried confirm sends
 // the same parameters), and the caller expires the session when the hold
-// lapses; a payment that completes in between is a late payment (§12). A
+// lapses; a payment that completes in between is a late payment. A
 // hold longer than 24 hours gets the latest accepted instant.
 //
 // # Wiring (proposal)

@@ -23,7 +23,7 @@ var (
 	ErrRefused = errors.New("stripe: payment provider refused the request")
 )
 
-// Error reasons for the caller's error envelope (decisions §9).
+// Error reasons for the caller's error envelope.
 const (
 	ReasonUnavailable = "PAYMENT_PROVIDER_UNAVAILABLE"
 	ReasonRefused     = "PAYMENT_PROVIDER_REFUSED"

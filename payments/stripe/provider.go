@@ -124,8 +124,8 @@ type Session struct {
 	IdempotencyKey string
 }
 
-// CreateCheckoutSession creates the Checkout Session of a paid order
-// (decisions §11): mode=payment, one line item per order line at its
+// CreateCheckoutSession creates the Checkout Session of a paid order:
+// mode=payment, one line item per order line at its
 // purchase-time price in Stripe's integer amounts of the currency,
 // client_reference_id and metadata[orderNumber] = the order number,
 // the success and cancel URLs, and expires_at = the hold's end.
@@ -134,7 +134,7 @@ type Session struct {
 // ends sooner (the default hold is 15 minutes) gets the earliest accepted
 // expires_at instead, on a 5-minute grid; the caller expires the session
 // (ExpireSession) when the order's hold lapses, and a payment that still
-// completes in between is a late payment (decisions §12: fulfilled if the
+// completes in between is a late payment (fulfilled if the
 // places can still be taken, else refunded). A hold that ends later than
 // 24 hours gets the latest accepted expires_at; the buyer confirms again
 // for a new session after it.
@@ -346,7 +346,7 @@ const (
 // idempotent: a session already expired answers SessionExpired, one
 // already paid (or being paid) answers SessionComplete, neither an error.
 // SessionComplete means money was or will be taken for an order that no
-// longer holds its places: its webhook is a late payment (decisions §12).
+// longer holds its places: its webhook is a late payment.
 func (p *Provider) ExpireSession(ctx context.Context, sessionID string) (string, error) {
 	if !strings.HasPrefix(sessionID, "cs_") {
 		return "", fmt.Errorf("stripe: expire session %q: not a checkout session id", sessionID)

@@ -1,4 +1,4 @@
-// Command loadgen runs ticketd's load benchmarks (issue 5): it builds
+// Command loadgen runs ticketd's load benchmarks: it builds
 // ticketd, starts it on fresh data dirs and writes bench/results. See
 // package bench for the scenarios; `loadgen -h` lists the knobs.
 package main
