@@ -10,7 +10,7 @@ import "encoding/json"
 // CreateEvent creates the event; it is the first command of every machine.
 type CreateEvent struct {
 	Name     string `json:"name" v:"required,minLen=1,maxLen=200"`
-	Timezone string `json:"timezone" v:"required,minLen=1,maxLen=64"`
+	Timezone string `json:"timezone" v:"required,minLen=1,maxLen=64,format=timezone"`
 	StartsAt *Time  `json:"startsAt" v:"nullable"`
 	EndsAt   *Time  `json:"endsAt" v:"nullable"`
 	Currency string `json:"currency,omitempty" v:"minLen=3,maxLen=3"`
@@ -19,7 +19,7 @@ type CreateEvent struct {
 // UpdateEvent patches the event. Status may be draft, published or archived.
 type UpdateEvent struct {
 	Name               Opt[string] `json:"name,omitzero" v:"minLen=1,maxLen=200"`
-	Timezone           Opt[string] `json:"timezone,omitzero" v:"minLen=1,maxLen=64"`
+	Timezone           Opt[string] `json:"timezone,omitzero" v:"minLen=1,maxLen=64,format=timezone"`
 	StartsAt           Opt[Time]   `json:"startsAt,omitzero" v:"nullable"`
 	EndsAt             Opt[Time]   `json:"endsAt,omitzero" v:"nullable"`
 	Status             Opt[string] `json:"status,omitzero" v:"enum=draft|published|archived"`
