@@ -259,7 +259,9 @@ type OrderItem struct {
 
 // PlaceOrder places an order and holds its places for Config.OrderHold.
 // Storefront is set by the shell for storefront calls (json:"-"); the rules
-// are the same on both surfaces.
+// are the same on both surfaces, except that on the storefront an item the
+// buyer cannot see (draft, or hidden and not unlocked by the order's
+// redemption code) answers as an unknown id.
 type PlaceOrder struct {
 	Email          string          `json:"email" v:"required,format=email,maxLen=320"`
 	Name           string          `json:"name,omitempty" v:"maxLen=200"`
@@ -323,6 +325,9 @@ type CreateCheckoutSession struct {
 	PromotionCode  string          `json:"promotionCode,omitempty" v:"minLen=1,maxLen=64"`
 	ReturnURL      string          `json:"returnUrl,omitempty" v:"maxLen=2000"`
 	Locale         string          `json:"locale,omitempty" v:"enum=en|zh-CN"`
+	// Storefront is set by the shell for storefront calls: items the
+	// buyer cannot see answer as unknown ids (see PlaceOrder).
+	Storefront bool `json:"-"`
 }
 
 // GetCheckoutSession reads a checkout session by id.

@@ -94,7 +94,15 @@
 //     the ticket type must be open and inside its sale window, add-ons and
 //     bundles open. A hidden type (isPublic false), alone or inside a
 //     bundle, needs a redemptionCode of that type, on every surface (412
-//     without it). An invalid code in an order is a 400 on redemptionCode;
+//     without it on the Developer API). On the storefront an item the
+//     buyer cannot see (draft, or a hidden type or a bundle holding one
+//     that the order's code does not unlock) answers the 400 of an id
+//     that does not exist, so ids cannot be probed.
+//   - A checkout session is checked at creation by the same code as order
+//     placement (orderItems: code, items, admissions, sale windows,
+//     visibility; and the promotion code covering a line), so the hosted
+//     page is never handed a session it cannot place; only capacity is
+//     left to placement, since a session holds nothing. An invalid code in an order is a 400 on redemptionCode;
 //     a code must unlock the order's admission type. A code grants access,
 //     never a place.
 //   - One order admits one person: at most one admission in total, directly
