@@ -890,10 +890,13 @@ func (m *Machine) settlePayment(now time.Time, c SettlePayment) (any, []Change, 
 		return m.orderView(o), nil, nil
 	case c.Outcome != "" && c.Outcome != "succeeded":
 		return nil, nil, Errorf(InvalidArgument, "unknown payment outcome %q", c.Outcome)
-	case o.Status != OrderStatusAwaitingPayment:
-		return nil, nil, Errorf(FailedPrecondition, "order is %s", o.Status)
 	case c.Amount != o.Total || !strings.EqualFold(c.Currency, o.Currency):
 		return nil, nil, Errorf(FailedPrecondition, "payment of %s %s does not match the order total %s %s", c.Amount, c.Currency, o.Total, o.Currency)
+	case o.Status == OrderStatusExpired || o.Status == OrderStatusCancelled:
+		// The money moved after the order stopped holding (latepay.go).
+		return m.settleLate(now, o, c)
+	case o.Status != OrderStatusAwaitingPayment:
+		return nil, nil, Errorf(FailedPrecondition, "order is %s", o.Status)
 	}
 	rec, changes := m.fulfil(now, o, c.DeliveryID)
 	return m.orderView(&rec), changes, nil

@@ -53,7 +53,8 @@
 // state.go the state and its indexes; views.go and commerce_views.go the
 // results; decide.go, registrations.go, commerce.go, storefront.go (the
 // Storefront wrapper: published events only), hosted.go (reads for hosted
-// pages), refunds.go, console.go and program.go (program and perks, with
+// pages), refunds.go, latepay.go (payments that arrive after the hold),
+// console.go and program.go (program and perks, with
 // program_views.go) the decisions, each feature file with its commands'
 // decide methods and its own change kinds; apply.go Apply and the helpers
 // the applies share; codec.go (the record header, ApplyRecord), bincodec.go
@@ -128,8 +129,12 @@
 //   - SettlePayment: "failed" changes nothing (the order stays
 //     awaiting_payment until its hold lapses, so the buyer may retry); a
 //     repeated delivery or a second success on a paid order changes nothing;
-//     a wrong amount or currency is 412; a payment for an expired or
-//     cancelled order is 412 (the money is refunded in the console).
+//     a wrong amount or currency is 412. A success for an expired or
+//     cancelled order is a late payment (latepay.go), never dropped: an
+//     expired order whose places, code and promotion can still be taken
+//     takes them back (order.retaken) and is paid and fulfilled as usual;
+//     otherwise the whole payment is refunded (a RefundRequested of the
+//     total, full, the order keeping its status and showing the refund).
 //   - Fulfilment emits OrderPaid (holds become sales, the admission becomes
 //     a confirmed registration with orderId) and TicketIssued listing the
 //     registrations whose pass email should be sent. Every confirmation
