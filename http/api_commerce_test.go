@@ -5,6 +5,7 @@ package http_test
 // webhook and page, checkout sessions, and Idempotency-Key.
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ticketd/event"
 )
 
 // apiShop is a published event with an open free ticket type, ready to sell.
@@ -517,6 +520,44 @@ func TestAPIAwaitingPaymentExpiry(t *testing.T) {
 	assert.Equalf(t, 200, st, "late payment: %s", b)
 	assert.Equal(t, "paid", apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(o, "orderNumber")), nil), 200)["status"])
 	apiWantErr(t, s.order(t, s.tt, "next@example.com", nil), 412, "FAILED_PRECONDITION")
+}
+
+// TestAPILatePaymentRefundResumed: a late payment's refund recorded by the
+// webhook's settle, with a crash before the provider was asked, is in the
+// pending-refund index and the resumer finishes it.
+func TestAPILatePaymentRefundResumed(t *testing.T) {
+	t.Parallel()
+	f := newAPIFx(t, withOrderHold(time.Second))
+	s := f.shop(t, map[string]any{"capacity": 1, "priceAmount": 10})
+	aw := apiAwaiting(t, s, "crash@example.com")
+	number := apiS(aw, "orderNumber")
+	require.Eventually(t, func() bool {
+		return apiWant(t, s.c.Do("GET", s.path("/orders/"+number), nil), 200)["status"] == "expired"
+	}, 10*time.Second, 50*time.Millisecond, "the hold lapses")
+	apiWant(t, s.order(t, s.tt, "quick@example.com", nil), 201)
+
+	// The webhook's first step alone, as a crash right after it leaves it.
+	res, err := f.s.Sys.Ask(context.Background(), s.ev, event.SettlePayment{
+		PaymentID: apiS(aw, "paymentId"), Amount: 1000, Currency: "USD", DeliveryID: "dlv_crash", Outcome: "succeeded"})
+	require.NoError(t, err)
+	require.Len(t, res.(event.Order).Refunds, 1)
+	pending, err := f.s.Sys.PendingRefunds()
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+	assert.Equal(t, apiS(aw, "id"), pending[0].OrderID)
+
+	n, err := f.s.srv.ResumeRefunds(0)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	got := apiWant(t, s.c.Do("GET", s.path("/orders/"+number), nil), 200)
+	assert.Equal(t, "expired", got["status"])
+	refunds := apiRefunds(t, got)
+	require.Len(t, refunds, 1)
+	assert.Equal(t, "succeeded", refunds[0]["status"])
+	assert.EqualValues(t, 10, refunds[0]["amount"])
+	pending, err = f.s.Sys.PendingRefunds()
+	require.NoError(t, err)
+	assert.Empty(t, pending)
 }
 
 // TestAPILatePayment: a payment that succeeds after its order's hold
