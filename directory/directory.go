@@ -163,6 +163,14 @@ func kindOf[C Change]() changeKind {
 // ErrNotFound is returned for an unknown unit or key.
 var ErrNotFound = errors.New("directory: not found")
 
+// FieldError is a refused input naming the request field at fault, so the
+// HTTP layer can answer 400 with that field in its details.
+type FieldError struct {
+	Field, Reason string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+
 // State is the directory.
 type State struct {
 	units     map[string]*Unit
@@ -221,9 +229,16 @@ func (s *State) CreateUnit(id, name string, now time.Time) (Change, error) {
 }
 
 // CreateKey decides a new key. secret is the whole key as handed out once.
+// k.CreatedAt is the time of the decision: a key whose expiresAt is not
+// after it could never authenticate, so it is refused rather than handed
+// out dead (the caller would only learn it from a 401 that, by design,
+// does not say why).
 func (s *State) CreateKey(k Key, secret string) (Change, error) {
 	if _, ok := s.units[k.UnitID]; !ok {
 		return nil, ErrNotFound
+	}
+	if k.ExpiresAt != nil && !k.ExpiresAt.After(k.CreatedAt) {
+		return nil, &FieldError{Field: "expiresAt", Reason: "must be in the future"}
 	}
 	switch k.Type {
 	case Secret:
@@ -231,7 +246,7 @@ func (s *State) CreateKey(k Key, secret string) (Change, error) {
 	case Publishable:
 		k.Token = secret
 	default:
-		return nil, fmt.Errorf("type: must be secret or publishable")
+		return nil, &FieldError{Field: "type", Reason: "must be secret or publishable"}
 	}
 	if len(secret) > 4 {
 		k.Hint = secret[len(secret)-4:]

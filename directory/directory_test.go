@@ -43,6 +43,22 @@ func TestUnitsKeysAndRevocation(t *testing.T) {
 	_, err = live.CreateKey(Key{ID: "key_x", UnitID: "bu_nope", Type: Secret}, "sk_x")
 	assert.ErrorIs(t, err, ErrNotFound)
 
+	// A key born expired (expiresAt at or before its creation) is refused
+	// naming the field; one a nanosecond later is fine.
+	for _, at := range []time.Time{t0.Add(-time.Hour), t0} {
+		_, err = live.CreateKey(Key{ID: "key_e", UnitID: "bu_1", Type: Secret, CreatedAt: t0, ExpiresAt: &at}, "sk_E")
+		var fe *FieldError
+		require.ErrorAs(t, err, &fe, "expiresAt %s", at)
+		assert.Equal(t, "expiresAt", fe.Field)
+	}
+	soon := t0.Add(time.Nanosecond)
+	_, err = live.CreateKey(Key{ID: "key_e", UnitID: "bu_1", Type: Secret, CreatedAt: t0, ExpiresAt: &soon}, "sk_E")
+	assert.NoError(t, err)
+	_, err = live.CreateKey(Key{ID: "key_e", UnitID: "bu_1", Type: "root"}, "sk_E")
+	var fe *FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "type", fe.Field)
+
 	k, ok := live.Lookup("sk_SECRETSECRET")
 	require.True(t, ok)
 	assert.Equal(t, "key_s", k.ID)

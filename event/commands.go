@@ -10,7 +10,7 @@ import "encoding/json"
 // CreateEvent creates the event; it is the first command of every machine.
 type CreateEvent struct {
 	Name     string `json:"name" v:"required,minLen=1,maxLen=200"`
-	Timezone string `json:"timezone" v:"required,minLen=1,maxLen=64"`
+	Timezone string `json:"timezone" v:"required,minLen=1,maxLen=64,format=timezone"`
 	StartsAt *Time  `json:"startsAt" v:"nullable"`
 	EndsAt   *Time  `json:"endsAt" v:"nullable"`
 	Currency string `json:"currency,omitempty" v:"minLen=3,maxLen=3"`
@@ -19,7 +19,7 @@ type CreateEvent struct {
 // UpdateEvent patches the event. Status may be draft, published or archived.
 type UpdateEvent struct {
 	Name               Opt[string] `json:"name,omitzero" v:"minLen=1,maxLen=200"`
-	Timezone           Opt[string] `json:"timezone,omitzero" v:"minLen=1,maxLen=64"`
+	Timezone           Opt[string] `json:"timezone,omitzero" v:"minLen=1,maxLen=64,format=timezone"`
 	StartsAt           Opt[Time]   `json:"startsAt,omitzero" v:"nullable"`
 	EndsAt             Opt[Time]   `json:"endsAt,omitzero" v:"nullable"`
 	Status             Opt[string] `json:"status,omitzero" v:"enum=draft|published|archived"`
@@ -259,7 +259,9 @@ type OrderItem struct {
 
 // PlaceOrder places an order and holds its places for Config.OrderHold.
 // Storefront is set by the shell for storefront calls (json:"-"); the rules
-// are the same on both surfaces.
+// are the same on both surfaces, except that on the storefront an item the
+// buyer cannot see (draft, or hidden and not unlocked by the order's
+// redemption code) answers as an unknown id.
 type PlaceOrder struct {
 	Email          string          `json:"email" v:"required,format=email,maxLen=320"`
 	Name           string          `json:"name,omitempty" v:"maxLen=200"`
@@ -323,6 +325,9 @@ type CreateCheckoutSession struct {
 	PromotionCode  string          `json:"promotionCode,omitempty" v:"minLen=1,maxLen=64"`
 	ReturnURL      string          `json:"returnUrl,omitempty" v:"maxLen=2000"`
 	Locale         string          `json:"locale,omitempty" v:"enum=en|zh-CN"`
+	// Storefront is set by the shell for storefront calls: items the
+	// buyer cannot see answer as unknown ids (see PlaceOrder).
+	Storefront bool `json:"-"`
 }
 
 // GetCheckoutSession reads a checkout session by id.

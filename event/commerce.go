@@ -518,11 +518,46 @@ type pricedOrder struct {
 	total Money
 }
 
+// orderItems checks what an order would buy: the redemption code (400 on
+// redemptionCode when it is not usable or does not unlock the admission)
+// and the items (priceItems). Order placement and checkout-session
+// creation share it, so a session is refused for exactly the reasons its
+// order would be, and the hosted page never gets a session it cannot
+// place. It does not check capacity: a session holds nothing, and a place
+// free now may be gone at placement.
+func (m *Machine) orderItems(now time.Time, items []OrderItem, redemptionCode string, storefront bool, lines []OrderLine, holds []Hold) (p pricedOrder, admission string, code *CodeRec, err error) {
+	if redemptionCode != "" {
+		var ok bool
+		if code, ok = m.usableCode(now, redemptionCode); !ok {
+			return p, "", nil, FieldError("redemptionCode", "not a valid redemption code")
+		}
+	}
+	if p, admission, err = m.priceItems(now, items, code, storefront, lines, holds); err != nil {
+		return p, "", nil, err
+	}
+	if code != nil && admission != code.TypeID {
+		return p, "", nil, FieldError("redemptionCode", "does not unlock the ticket type of this order")
+	}
+	return p, admission, code, nil
+}
+
+// unlocked reports whether a buyer holding code (nil for none) may buy
+// ticket type t: a public type, or a hidden one the code is for.
+func unlocked(t *TicketTypeRec, code *CodeRec) bool {
+	return t.IsPublic || (code != nil && code.TypeID == t.ID)
+}
+
 // priceItems checks order items against the catalog at now and computes
 // lines, holds and the admission. It does not check capacity. Lines and
 // holds are appended to lines and holds, so a caller can lend stack
 // buffers (and must copy what it keeps).
-func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, lines []OrderLine, holds []Hold) (p pricedOrder, admission string, err error) {
+//
+// On the storefront (storefront true) an item the buyer cannot see, a
+// draft one or a hidden ticket type (alone or in a bundle) that code does
+// not unlock, answers exactly as an id that does not exist: a 412 for it
+// would tell a guessed id of an unannounced or hidden item from noise.
+// The Developer API's caller owns the ids, so it gets the precise 412.
+func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, storefront bool, lines []OrderLine, holds []Hold) (p pricedOrder, admission string, err error) {
 	if len(items) == 0 {
 		return p, "", FieldError("items", "at least one item is required")
 	}
@@ -541,7 +576,7 @@ func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, li
 		switch it.ItemType {
 		case ItemRegistrationType:
 			t, ok := m.s.Types[it.ItemID]
-			if !ok {
+			if !ok || storefront && (t.Status == SellDraft || !unlocked(t, code)) {
 				return p, "", FieldError(f()+".itemId", "not a ticket type of this event")
 			}
 			if it.Quantity != 1 {
@@ -550,7 +585,7 @@ func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, li
 			if err := onSale(t, now); err != nil {
 				return p, "", err
 			}
-			if !t.IsPublic && (code == nil || code.TypeID != t.ID) {
+			if !unlocked(t, code) {
 				return p, "", Errorf(FailedPrecondition, "ticket type %s needs a redemption code", t.ID)
 			}
 			line.Name, line.UnitPrice = t.Name, t.Price
@@ -559,7 +594,7 @@ func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, li
 			admissions++
 		case ItemAddon:
 			a, ok := m.s.Addons[it.ItemID]
-			if !ok {
+			if !ok || storefront && a.Status == SellDraft {
 				return p, "", FieldError(f()+".itemId", "not an add-on of this event")
 			}
 			if a.Status != SellOpen {
@@ -569,7 +604,7 @@ func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, li
 			holds = addHold(holds, ItemAddon, a.ID, it.Quantity)
 		case ItemBundle:
 			b, ok := m.s.Bundles[it.ItemID]
-			if !ok {
+			if !ok || storefront && (b.Status == SellDraft || !m.bundleUnlocked(b, code)) {
 				return p, "", FieldError(f()+".itemId", "not a bundle of this event")
 			}
 			if b.Status != SellOpen {
@@ -581,7 +616,7 @@ func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, li
 				switch bi.ItemType {
 				case ItemRegistrationType:
 					t := m.s.Types[bi.ItemID]
-					if !t.IsPublic && (code == nil || code.TypeID != t.ID) {
+					if !unlocked(t, code) {
 						return p, "", Errorf(FailedPrecondition, "ticket type %s needs a redemption code", t.ID)
 					}
 					holds = addHold(holds, ItemRegistrationType, bi.ItemID, bi.Quantity*it.Quantity)
@@ -657,24 +692,14 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 		// A second submit of the hosted page: the session's order stands.
 		return m.orderView(o), nil, nil
 	}
-	var code *CodeRec
-	if c.RedemptionCode != "" {
-		var ok bool
-		if code, ok = m.usableCode(now, c.RedemptionCode); !ok {
-			return nil, nil, FieldError("redemptionCode", "not a valid redemption code")
-		}
-	}
 	// Most orders have a line or two: price them in stack buffers, so an
 	// order refused (sold out) allocates no lines and holds; the change
 	// gets copies.
 	var lineBuf [4]OrderLine
 	var holdBuf [4]Hold
-	p, admission, err := m.priceItems(now, c.Items, code, lineBuf[:0], holdBuf[:0])
+	p, admission, code, err := m.orderItems(now, c.Items, c.RedemptionCode, c.Storefront, lineBuf[:0], holdBuf[:0])
 	if err != nil {
 		return nil, nil, err
-	}
-	if code != nil && admission != code.TypeID {
-		return nil, nil, FieldError("redemptionCode", "does not unlock the ticket type of this order")
 	}
 	if err := m.checkAnswers(admission, c.Responses, true); err != nil {
 		return nil, nil, err
@@ -865,10 +890,13 @@ func (m *Machine) settlePayment(now time.Time, c SettlePayment) (any, []Change, 
 		return m.orderView(o), nil, nil
 	case c.Outcome != "" && c.Outcome != "succeeded":
 		return nil, nil, Errorf(InvalidArgument, "unknown payment outcome %q", c.Outcome)
-	case o.Status != OrderStatusAwaitingPayment:
-		return nil, nil, Errorf(FailedPrecondition, "order is %s", o.Status)
 	case c.Amount != o.Total || !strings.EqualFold(c.Currency, o.Currency):
 		return nil, nil, Errorf(FailedPrecondition, "payment of %s %s does not match the order total %s %s", c.Amount, c.Currency, o.Total, o.Currency)
+	case o.Status == OrderStatusExpired || o.Status == OrderStatusCancelled:
+		// The money moved after the order stopped holding (latepay.go).
+		return m.settleLate(now, o, c)
+	case o.Status != OrderStatusAwaitingPayment:
+		return nil, nil, Errorf(FailedPrecondition, "order is %s", o.Status)
 	}
 	rec, changes := m.fulfil(now, o, c.DeliveryID)
 	return m.orderView(&rec), changes, nil
@@ -898,40 +926,24 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 	if m.s.Event.Status != EventPublished {
 		return nil, nil, Errorf(FailedPrecondition, "event is %s, not published", m.s.Event.Status)
 	}
-	if len(c.Items) == 0 {
-		return nil, nil, FieldError("items", "at least one item is required")
-	}
-	if len(c.Items) > MaxOrderItems {
-		return nil, nil, FieldError("items", fmt.Sprintf("at most %d items", MaxOrderItems))
-	}
-	for i, it := range c.Items {
-		f := "items[" + strconv.Itoa(i) + "]"
-		known := false
-		switch it.ItemType {
-		case ItemRegistrationType:
-			_, known = m.s.Types[it.ItemID]
-		case ItemAddon:
-			_, known = m.s.Addons[it.ItemID]
-		case ItemBundle:
-			_, known = m.s.Bundles[it.ItemID]
-		default:
-			return nil, nil, FieldError(f+".itemType", "must be registration_type, addon or bundle")
-		}
-		if !known {
-			return nil, nil, FieldError(f+".itemId", "not an item of this event")
-		}
-		if it.Quantity < 1 || it.Quantity > MaxItemQuantity {
-			return nil, nil, FieldError(f+".quantity", "must be 1 to 100")
-		}
+	// The hosted page places the session's order later: refuse now what
+	// it could not place then (except sold out, which may change).
+	p, admission, _, err := m.orderItems(now, c.Items, c.RedemptionCode, c.Storefront, nil, nil)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := checkResponses("responses", c.Responses); err != nil {
 		return nil, nil, err
 	}
-	if err := m.checkAnswers(m.admissionOf(c.Items), c.Responses, false); err != nil {
+	if err := m.checkAnswers(admission, c.Responses, false); err != nil {
 		return nil, nil, err
 	}
 	if c.PromotionCode != "" {
-		if _, err := m.usablePromo(now, c.PromotionCode); err != nil {
+		promo, err := m.usablePromo(now, c.PromotionCode)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := applyPromo(promo, &p); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -1007,6 +1019,17 @@ func (m *Machine) catalog(now time.Time, lang string) (any, []Change, error) {
 func (m *Machine) bundlePublic(b *BundleRec) bool {
 	for _, it := range b.Items {
 		if it.ItemType == ItemRegistrationType && !m.s.Types[it.ItemID].IsPublic {
+			return false
+		}
+	}
+	return true
+}
+
+// bundleUnlocked reports whether a buyer holding code (nil for none) may
+// buy bundle b: every ticket type inside it is unlocked.
+func (m *Machine) bundleUnlocked(b *BundleRec, code *CodeRec) bool {
+	for _, it := range b.Items {
+		if it.ItemType == ItemRegistrationType && !unlocked(m.s.Types[it.ItemID], code) {
 			return false
 		}
 	}

@@ -53,7 +53,8 @@
 // state.go the state and its indexes; views.go and commerce_views.go the
 // results; decide.go, registrations.go, commerce.go, storefront.go (the
 // Storefront wrapper: published events only), hosted.go (reads for hosted
-// pages), refunds.go, console.go and program.go (program and perks, with
+// pages), refunds.go, latepay.go (payments that arrive after the hold),
+// console.go and program.go (program and perks, with
 // program_views.go) the decisions, each feature file with its commands'
 // decide methods and its own change kinds; apply.go Apply and the helpers
 // the applies share; codec.go (the record header, ApplyRecord), bincodec.go
@@ -94,7 +95,15 @@
 //     the ticket type must be open and inside its sale window, add-ons and
 //     bundles open. A hidden type (isPublic false), alone or inside a
 //     bundle, needs a redemptionCode of that type, on every surface (412
-//     without it). An invalid code in an order is a 400 on redemptionCode;
+//     without it on the Developer API). On the storefront an item the
+//     buyer cannot see (draft, or a hidden type or a bundle holding one
+//     that the order's code does not unlock) answers the 400 of an id
+//     that does not exist, so ids cannot be probed.
+//   - A checkout session is checked at creation by the same code as order
+//     placement (orderItems: code, items, admissions, sale windows,
+//     visibility; and the promotion code covering a line), so the hosted
+//     page is never handed a session it cannot place; only capacity is
+//     left to placement, since a session holds nothing. An invalid code in an order is a 400 on redemptionCode;
 //     a code must unlock the order's admission type. A code grants access,
 //     never a place.
 //   - One order admits one person: at most one admission in total, directly
@@ -120,8 +129,12 @@
 //   - SettlePayment: "failed" changes nothing (the order stays
 //     awaiting_payment until its hold lapses, so the buyer may retry); a
 //     repeated delivery or a second success on a paid order changes nothing;
-//     a wrong amount or currency is 412; a payment for an expired or
-//     cancelled order is 412 (the money is refunded in the console).
+//     a wrong amount or currency is 412. A success for an expired or
+//     cancelled order is a late payment (latepay.go), never dropped: an
+//     expired order whose places, code and promotion can still be taken
+//     takes them back (order.retaken) and is paid and fulfilled as usual;
+//     otherwise the whole payment is refunded (a RefundRequested of the
+//     total, full, the order keeping its status and showing the refund).
 //   - Fulfilment emits OrderPaid (holds become sales, the admission becomes
 //     a confirmed registration with orderId) and TicketIssued listing the
 //     registrations whose pass email should be sent. Every confirmation

@@ -365,7 +365,7 @@ func (m *Machine) completeRefund(now time.Time, c CompleteRefund) (any, []Change
 	rec.Refunds = append([]RefundRec{}, o.Refunds...)
 	settleRefund(&rec, ch)
 	changes := []Change{ch}
-	if ch.Status == RefundSucceeded && r.Full {
+	if ch.Status == RefundSucceeded && r.Full && o.Status == OrderStatusPaid {
 		changes = m.releaseRefunded(now, o, changes)
 	}
 	return m.orderView(&rec), changes, nil
@@ -415,7 +415,9 @@ func settleRefund(o *OrderRec, ch RefundSettled) *RefundRec {
 	r := &o.Refunds[i]
 	r.Status, r.Error, r.SettledAt = ch.Status, ch.Error, ch.At
 	o.UpdatedAt = ch.At
-	if ch.Status == RefundSucceeded && r.Full {
+	if ch.Status == RefundSucceeded && r.Full && o.Status == OrderStatusPaid {
+		// A late payment's refund leaves its expired or cancelled order
+		// as it is: it sold nothing.
 		o.Status = OrderStatusRefunded
 	}
 	return r
@@ -531,7 +533,7 @@ func (c RefundRequested) appendBody(e enc) enc {
 
 func (c RefundRequested) apply(s *State) {
 	o := s.mustOrder(c.OrderID)
-	if o.Status != OrderStatusPaid {
+	if !paidOrLate(o) {
 		panic(fmt.Sprintf("event: refund of order %s in status %s", o.ID, o.Status))
 	}
 	o.Refunds = append(o.Refunds, refundOf(c))
@@ -551,8 +553,9 @@ func (c RefundSettled) appendBody(e enc) enc {
 
 func (c RefundSettled) apply(s *State) {
 	o := s.mustOrder(c.OrderID)
+	sold := o.Status == OrderStatusPaid
 	r := settleRefund(o, c)
-	if r.Status == RefundSucceeded && r.Full {
+	if r.Status == RefundSucceeded && r.Full && sold {
 		// Add-on and bundle units go back on sale and the promotion
 		// use returns; the admission's place and code use are freed
 		// by the registration's cancellation.

@@ -206,6 +206,8 @@ var changeKinds = [...]changeKind{
 	kindOf(decodeOrderPaid),
 	kindOf(decodeOrderReleased),
 	kindOf(decodeCheckoutSessionCreated),
+	// late payments (latepay.go)
+	kindOf(decodeOrderRetaken),
 	// refunds (refunds.go)
 	kindOf(decodeRefundPolicySet),
 	kindOf(decodeRefundRequested),

@@ -333,6 +333,11 @@ func (s *sim) checkRefunds(o *OrderRec) {
 	require.LessOrEqual(t, refunded, o.Total, "order %s refunded more than paid", o.ID)
 	require.LessOrEqual(t, pending, 1, "order %s has several pending refunds", o.ID)
 	switch {
+	case o.Status == OrderStatusExpired || o.Status == OrderStatusCancelled:
+		// A late payment's refund: the whole payment, the order unchanged.
+		if refunded > 0 {
+			require.Equal(t, o.Total, refunded, "late refund of order %s", o.ID)
+		}
 	case full:
 		require.Equal(t, OrderStatusRefunded, o.Status, "order %s", o.ID)
 		if r, ok := st.regs()[o.RegistrationID]; ok && r.OrderID == o.ID {

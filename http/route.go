@@ -33,7 +33,7 @@ const (
 //	v:"minLen=1,maxLen=64"   string length bounds (in characters)
 //	v:"maxItems=50"          array length bound
 //	v:"enum=en|zh-CN"        allowed string values
-//	v:"format=email"         email | date-time | uri | date
+//	v:"format=email"         email | date-time | uri | date | timezone
 //	v:"nullable"             null is a meaningful value (e.g. capacity: null = unlimited)
 //	query:"name"             on Query structs: the query parameter name
 //	doc:"text"               description in the OpenAPI document

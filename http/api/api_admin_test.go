@@ -28,8 +28,10 @@ func TestAPIAuth(t *testing.T) {
 		adm := f.admin(t)
 		revoked := apiKey(t, adm, u.ID, map[string]any{"type": "secret"})
 		apiWant(t, adm.Do("POST", "/admin/v1/api-keys/"+apiS(revoked, "id")+"/revoke", nil), 200)
-		past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-		expired := apiKey(t, adm, u.ID, map[string]any{"type": "secret", "expiresAt": past})
+		// A key cannot be created expired: make one that expires in a
+		// second, and wait it out below.
+		soon := time.Now().Add(1500 * time.Millisecond).UTC().Truncate(time.Second).Add(time.Second)
+		expired := apiKey(t, adm, u.ID, map[string]any{"type": "secret", "expiresAt": soon.Format(time.RFC3339)})
 		revokedPK := apiKey(t, adm, u.ID, map[string]any{"type": "publishable"})
 		apiWant(t, adm.Do("POST", "/admin/v1/api-keys/"+apiS(revokedPK, "id")+"/revoke", nil), 200)
 
@@ -54,6 +56,7 @@ func TestAPIAuth(t *testing.T) {
 			"wrong admin token":        {u.raw.WithKey(f.s.Admin + "x"), "/admin/v1/business-units"},
 			"missing token on admin":   {u.raw, "/admin/v1/business-units"},
 		}
+		time.Sleep(time.Until(soon) + 100*time.Millisecond)
 		var first map[string]any
 		for name, tc := range refused {
 			r := tc.c.WithT(t).Do("GET", tc.path, nil)
@@ -66,6 +69,18 @@ func TestAPIAuth(t *testing.T) {
 		// The good keys still work.
 		apiWant(t, u.dev.Do("GET", "/v1/events", nil), 200)
 		apiWant(t, u.sf.Do("GET", "/storefront/v1/events", nil), 200)
+	})
+
+	t.Run("a key cannot be created already expired", func(t *testing.T) {
+		t.Parallel()
+		u := f.unit(t)
+		adm := f.admin(t).AllowInvalidRequest()
+		for _, at := range []string{time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), "2020-01-01T00:00:00Z"} {
+			e := apiWantErr(t, adm.Do("POST", "/admin/v1/business-units/"+u.ID+"/api-keys", map[string]any{"type": "secret", "expiresAt": at}), 400, "INVALID_ARGUMENT")
+			assert.Equal(t, []string{"expiresAt"}, apiFields(e))
+		}
+		k := apiKey(t, adm, u.ID, map[string]any{"type": "publishable", "expiresAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+		assert.NotNil(t, k["expiresAt"])
 	})
 
 	t.Run("a key that expires stops working", func(t *testing.T) {

@@ -5,6 +5,7 @@ package api_test
 // webhook and page, checkout sessions, and Idempotency-Key.
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ticketd/event"
 )
 
 // apiShop is a published event with an open free ticket type, ready to sell.
@@ -511,11 +514,134 @@ func TestAPIAwaitingPaymentExpiry(t *testing.T) {
 	}, 8*time.Second, 50*time.Millisecond, "an unpaid order expires after its extended hold")
 	assert.EqualValues(t, 0, apiAvailability(t, s.c, s.ev, s.tt)["held"])
 
-	// A payment arriving after expiry does not resurrect the order.
+	// A payment arriving after expiry is never lost: the place is still
+	// free, so the order takes it back and is paid (TestAPILatePayment).
 	st, b := apiWebhook(t, f.s.URL, apiWebhookSecret, time.Now().Unix(), apiPaymentBody("dlv_late", "payment.succeeded", aw, "10.00"))
-	assert.Lessf(t, st, 500, "late payment: %s", b)
-	assert.NotEqual(t, "paid", apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(o, "orderNumber")), nil), 200)["status"])
-	apiWant(t, s.order(t, s.tt, "next@example.com", nil), 201)
+	assert.Equalf(t, 200, st, "late payment: %s", b)
+	assert.Equal(t, "paid", apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(o, "orderNumber")), nil), 200)["status"])
+	apiWantErr(t, s.order(t, s.tt, "next@example.com", nil), 412, "FAILED_PRECONDITION")
+}
+
+// TestAPILatePaymentRefundResumed: a late payment's refund recorded by the
+// webhook's settle, with a crash before the provider was asked, is in the
+// pending-refund index and the resumer finishes it.
+func TestAPILatePaymentRefundResumed(t *testing.T) {
+	t.Parallel()
+	f := newAPIFx(t, withOrderHold(time.Second))
+	s := f.shop(t, map[string]any{"capacity": 1, "priceAmount": 10})
+	aw := apiAwaiting(t, s, "crash@example.com")
+	number := apiS(aw, "orderNumber")
+	require.Eventually(t, func() bool {
+		return apiWant(t, s.c.Do("GET", s.path("/orders/"+number), nil), 200)["status"] == "expired"
+	}, 10*time.Second, 50*time.Millisecond, "the hold lapses")
+	apiWant(t, s.order(t, s.tt, "quick@example.com", nil), 201)
+
+	// The webhook's first step alone, as a crash right after it leaves it.
+	res, err := f.s.Sys.Ask(context.Background(), s.ev, event.SettlePayment{
+		PaymentID: apiS(aw, "paymentId"), Amount: 1000, Currency: "USD", DeliveryID: "dlv_crash", Outcome: "succeeded"})
+	require.NoError(t, err)
+	require.Len(t, res.(event.Order).Refunds, 1)
+	pending, err := f.s.Sys.PendingRefunds()
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+	assert.Equal(t, apiS(aw, "id"), pending[0].OrderID)
+
+	n, err := f.s.Main.Refunds().Resume(0)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	got := apiWant(t, s.c.Do("GET", s.path("/orders/"+number), nil), 200)
+	assert.Equal(t, "expired", got["status"])
+	refunds := apiRefunds(t, got)
+	require.Len(t, refunds, 1)
+	assert.Equal(t, "succeeded", refunds[0]["status"])
+	assert.EqualValues(t, 10, refunds[0]["amount"])
+	pending, err = f.s.Sys.PendingRefunds()
+	require.NoError(t, err)
+	assert.Empty(t, pending)
+}
+
+// TestAPILatePayment: a payment that succeeds after its order's hold
+// lapsed (decisions §12), through the real sandbox webhook and pay page.
+func TestAPILatePayment(t *testing.T) {
+	t.Parallel()
+	f := newAPIFx(t, withOrderHold(time.Second))
+	expired := func(t *testing.T, s apiShop, aw map[string]any) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			return apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(aw, "orderNumber")), nil), 200)["status"] == "expired"
+		}, 10*time.Second, 50*time.Millisecond, "the hold lapses")
+	}
+	get := func(t *testing.T, s apiShop, aw map[string]any) map[string]any {
+		return apiWant(t, s.c.Do("GET", s.path("/orders/"+apiS(aw, "orderNumber")), nil), 200)
+	}
+
+	t.Run("places still free: paid and fulfilled, webhook 200", func(t *testing.T) {
+		t.Parallel()
+		s := f.shop(t, map[string]any{"capacity": 1, "priceAmount": 10})
+		aw := apiAwaiting(t, s, "late@example.com")
+		expired(t, s, aw)
+		st, b := apiWebhook(t, f.s.URL, apiWebhookSecret, time.Now().Unix(), apiPaymentBody("dlv_late1", "payment.succeeded", aw, "10.00"))
+		require.Equalf(t, 200, st, "%s", b)
+		assert.Equal(t, "paid", apiDecode(b)["status"])
+		o := get(t, s, aw)
+		assert.Equal(t, "paid", o["status"])
+		assert.Empty(t, o["refunds"])
+		reg := apiWant(t, s.c.Do("GET", s.path("/registrations/"+apiS(o, "registrationId")), nil), 200)
+		assert.Equal(t, "confirmed", reg["status"])
+		assert.EqualValues(t, 1, apiAvailability(t, s.c, s.ev, s.tt)["confirmed"])
+		// The provider's retry changes nothing.
+		st, _ = apiWebhook(t, f.s.URL, apiWebhookSecret, time.Now().Unix(), apiPaymentBody("dlv_late1", "payment.succeeded", aw, "10.00"))
+		assert.Equal(t, 200, st)
+		assert.EqualValues(t, 1, apiAvailability(t, s.c, s.ev, s.tt)["confirmed"])
+	})
+
+	t.Run("places gone: the whole payment is refunded, webhook 200", func(t *testing.T) {
+		t.Parallel()
+		s := f.shop(t, map[string]any{"capacity": 1, "priceAmount": 10})
+		aw := apiAwaiting(t, s, "late@example.com")
+		expired(t, s, aw)
+		apiWant(t, s.order(t, s.tt, "quick@example.com", nil), 201)
+		st, b := apiWebhook(t, f.s.URL, apiWebhookSecret, time.Now().Unix(), apiPaymentBody("dlv_late2", "payment.succeeded", aw, "10.00"))
+		require.Equalf(t, 200, st, "%s", b)
+		o := get(t, s, aw)
+		assert.Equal(t, "expired", o["status"])
+		assert.Nil(t, o["registrationId"])
+		refunds := apiRefunds(t, o)
+		require.Len(t, refunds, 1)
+		assert.EqualValues(t, 10, refunds[0]["amount"])
+		assert.Equal(t, "succeeded", refunds[0]["status"], "the sandbox refunds at once")
+		assert.Equal(t, true, refunds[0]["full"])
+		// A retry neither refunds twice nor fulfils.
+		st, _ = apiWebhook(t, f.s.URL, apiWebhookSecret, time.Now().Unix(), apiPaymentBody("dlv_late2", "payment.succeeded", aw, "10.00"))
+		assert.Equal(t, 200, st)
+		assert.Len(t, apiRefunds(t, get(t, s, aw)), 1)
+		assert.EqualValues(t, 0, apiAvailability(t, s.c, s.ev, s.tt)["confirmed"])
+	})
+
+	t.Run("the pay page sends to successUrl only for a fulfilled order", func(t *testing.T) {
+		t.Parallel()
+		form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+		pay := []byte(url.Values{"action": {"pay"}}.Encode())
+
+		s := f.shop(t, map[string]any{"capacity": 1, "priceAmount": 10})
+		gone := apiAwaiting(t, s, "gone@example.com")
+		expired(t, s, gone)
+		apiWant(t, s.order(t, s.tt, "quick@example.com", nil), 201)
+		resp, b := apiRaw(t, "POST", apiS(gone, "paymentUrl"), form, pay)
+		require.Equalf(t, 303, resp.StatusCode, "%s", b)
+		assert.Equal(t, apiS(gone, "orderUrl"), resp.Header.Get("Location"), "not successUrl: the order was refunded")
+		o := get(t, s, gone)
+		assert.Equal(t, "expired", o["status"])
+		require.Len(t, apiRefunds(t, o), 1)
+
+		s2 := f.shop(t, map[string]any{"capacity": 1, "priceAmount": 10})
+		free := apiAwaiting(t, s2, "free@example.com")
+		expired(t, s2, free)
+		resp, b = apiRaw(t, "POST", apiS(free, "paymentUrl"), form, pay)
+		require.Equalf(t, 303, resp.StatusCode, "%s", b)
+		assert.Equal(t, "https://shop.example.com/ok", resp.Header.Get("Location"))
+		assert.Equal(t, "paid", get(t, s2, free)["status"])
+	})
 }
 
 // apiAwaiting places a paid order and confirms it; it returns the order
@@ -684,6 +810,8 @@ func TestAPICheckoutSessions(t *testing.T) {
 		s := f.shop(t, map[string]any{"capacity": 1})
 		// Checkout sessions check their promotion code.
 		apiWant(t, f.admin(t).Do("POST", "/admin/v1/events/"+s.ev+"/promotion-codes", map[string]any{"code": "P1", "percentOff": 10}), 201)
+		// ... and their redemption code, as order placement does.
+		apiWant(t, s.c.Do("POST", s.path("/redemption-codes"), map[string]any{"registrationTypeId": s.tt, "code": "R1"}), 201)
 		before := time.Now()
 		cs := apiWant(t, s.c.Do("POST", s.path("/checkout-sessions"), map[string]any{
 			"items": apiTicket(s.tt), "email": "buyer@example.com", "name": "Buyer", "redemptionCode": "R1",
@@ -711,6 +839,7 @@ func TestAPICheckoutSessions(t *testing.T) {
 				apiWant400(t, c.WithT(t).Do("POST", s.path("/checkout-sessions"), tc.body), tc.field)
 			})
 		}
+		apiWant(t, s.c.Do("POST", s.path("/redemption-codes"), map[string]any{"registrationTypeId": s.tt, "code": apiRepeat("R", 64)}), 201)
 		apiWant(t, s.c.Do("POST", s.path("/checkout-sessions"), map[string]any{"items": apiTicket(s.tt), "name": apiRepeat("n", 200),
 			"redemptionCode": apiRepeat("R", 64), "returnUrl": "https://shop.example.com/" + apiRepeat("r", 2000-25)}), 201)
 	})

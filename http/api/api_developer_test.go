@@ -144,6 +144,21 @@ func TestAPIEvents(t *testing.T) {
 		assert.NotEmpty(t, e["details"], "malformed JSON carries a detail")
 	})
 
+	t.Run("timezone must name an IANA zone on create and update", func(t *testing.T) {
+		t.Parallel()
+		c := f.unit(t).dev.AllowInvalidRequest()
+		for _, tz := range []string{"Mars/Olympus", "Local", "utc+2", "../etc/passwd", "/etc/localtime", "Europe/", " "} {
+			apiWant400(t, c.Do("POST", "/v1/events", map[string]any{"name": "x", "timezone": tz}), "timezone")
+		}
+		for _, tz := range []string{"UTC", "Asia/Kathmandu", "America/Argentina/Buenos_Aires", " Europe/Berlin "} {
+			apiWant(t, c.Do("POST", "/v1/events", map[string]any{"name": "x", "timezone": tz}), 201)
+		}
+		ev := apiS(apiEvent(t, c, nil), "id")
+		apiWant400(t, c.Do("PATCH", "/v1/events/"+ev, map[string]any{"timezone": "Europe/Gotham"}), "timezone")
+		got := apiWant(t, c.Do("PATCH", "/v1/events/"+ev, map[string]any{"timezone": "Pacific/Auckland"}), 200)
+		assert.Equal(t, "Pacific/Auckland", got["timezone"])
+	})
+
 	t.Run("list is newest first with cursor pagination", func(t *testing.T) {
 		t.Parallel()
 		c := f.unit(t).dev

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -148,7 +149,8 @@ func TestAPIStorefront(t *testing.T) {
 		line := func(typ, id string) []map[string]any {
 			return []map[string]any{{"itemType": typ, "itemId": id, "quantity": 1}}
 		}
-		apiWantErr(t, s.sf.Do("POST", s.sfPath("/orders"), map[string]any{"email": "h@example.com", "items": line("bundle", sec)}), 412, "FAILED_PRECONDITION")
+		// A bundle holding a hidden type is as unseen as the type.
+		apiWant400(t, s.sf.Do("POST", s.sfPath("/orders"), map[string]any{"email": "h@example.com", "items": line("bundle", sec)}), "items[0].itemId")
 		apiWant(t, s.sf.Do("POST", s.sfPath("/orders"), map[string]any{"email": "a@example.com", "items": line("addon", ao)}), 201)
 		apiWant(t, s.sf.Do("POST", s.sfPath("/orders"), map[string]any{"email": "p@example.com", "items": line("bundle", pub)}), 201)
 
@@ -179,7 +181,8 @@ func TestAPIStorefront(t *testing.T) {
 		nope := apiWantErr(t, s.sf.Do("GET", s.sfPath("/redemption-codes/lookup?code=NOPE"), nil), 404, "NOT_FOUND")
 		assert.Equal(t, nope, apiWantErr(t, s.sf.Do("GET", s.sfPath("/redemption-codes/lookup?code=VIP-OFF"), nil), 404, "NOT_FOUND"))
 
-		apiWantErr(t, s.sfOrder(t, s.sf, hidden, "h@example.com", nil), 412, "FAILED_PRECONDITION")
+		// Without its code a hidden type answers as an unknown id.
+		apiWant400(t, s.sfOrder(t, s.sf, hidden, "h@example.com", nil), "items[0].itemId")
 		o := apiWant(t, s.sfOrder(t, s.sf, hidden, "h@example.com", map[string]any{"redemptionCode": "VIP-1"}), 201)
 		assert.EqualValues(t, 80, o["totalAmount"])
 	})
@@ -246,6 +249,48 @@ func TestAPIStorefront(t *testing.T) {
 		draft := apiS(apiEvent(t, s.dev, nil), "id")
 		dtt := apiOpenType(t, s.dev, draft, nil)
 		apiWantErr(t, s.sf.Do("POST", "/storefront/v1/events/"+draft+"/checkout-sessions", map[string]any{"items": apiTicket(dtt)}), 404, "NOT_FOUND")
+	})
+
+	t.Run("checkout sessions are refused like orders; unseen ids answer like unknown ones", func(t *testing.T) {
+		t.Parallel()
+		s := f.store(t, nil)
+		hidden := apiOpenType(t, s.dev, s.ev, map[string]any{"isPublic": false})
+		draftType := apiS(apiType(t, s.dev, s.ev, nil), "id")
+		closed := apiOpenType(t, s.dev, s.ev, nil)
+		apiSetStatus(t, s.dev, "/v1/events/"+s.ev+"/ticket-types/"+closed, "closed")
+		later := apiOpenType(t, s.dev, s.ev, map[string]any{"opensAt": time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)})
+		sessions, orders := s.sfPath("/checkout-sessions"), s.sfPath("/orders")
+		devSessions := "/v1/events/" + s.ev + "/checkout-sessions"
+		body := func(typeID string) map[string]any {
+			return map[string]any{"email": "b@example.com", "items": apiTicket(typeID)}
+		}
+
+		// What a storefront buyer cannot see answers byte for byte as an
+		// id that does not exist, on sessions and on orders.
+		for _, path := range []string{sessions, orders} {
+			missing := apiWantErr(t, s.sf.Do("POST", path, body("tt_doesnotexist")), 400, "INVALID_ARGUMENT")
+			assert.Equal(t, []string{"items[0].itemId"}, apiFields(missing))
+			for _, id := range []string{hidden, draftType} {
+				assert.Equal(t, missing, apiWantErr(t, s.sf.Do("POST", path, body(id)), 400, "INVALID_ARGUMENT"), "%s %s", path, id)
+			}
+		}
+		// Visible but not on sale: the reasons order placement gives.
+		for _, path := range []string{sessions, devSessions} {
+			c := s.sf
+			if path == devSessions {
+				c = s.dev
+			}
+			apiWantErr(t, c.Do("POST", path, body(closed)), 412, "FAILED_PRECONDITION")
+			apiWantErr(t, c.Do("POST", path, body(later)), 412, "FAILED_PRECONDITION")
+			two := map[string]any{"items": []map[string]any{{"itemType": "registration_type", "itemId": s.tt, "quantity": 2}}}
+			apiWant400(t, c.Do("POST", path, two), "items[0].quantity")
+		}
+		// The Developer API owns its ids: it gets the precise reasons.
+		apiWantErr(t, s.dev.Do("POST", devSessions, body(hidden)), 412, "FAILED_PRECONDITION")
+		apiWantErr(t, s.dev.Do("POST", devSessions, body(draftType)), 412, "FAILED_PRECONDITION")
+		// A code unlocks its hidden type for the session.
+		apiWant(t, s.dev.Do("POST", "/v1/events/"+s.ev+"/redemption-codes", map[string]any{"registrationTypeId": hidden, "code": "INSIDER"}), 201)
+		apiWant(t, s.sf.Do("POST", sessions, apiMerge(body(hidden), map[string]any{"redemptionCode": "INSIDER"})), 201)
 	})
 }
 

@@ -34,7 +34,11 @@ func (a *api) webhookURL() string {
 
 // paymentWebhook settles a payment: a missing, wrong or stale signature is
 // refused with 400 and changes nothing; a repeated delivery answers 200 and
-// changes nothing more (the machine sees the order already paid).
+// changes nothing more (the machine sees the order already paid). A late
+// payment (the order's hold lapsed) is acknowledged too: the machine either
+// fulfils the order or records a refund of the whole payment, which is
+// asked of the provider here; if that cannot finish, the refund stays
+// pending and the refund resumer finishes it.
 func (a *api) paymentWebhook(rc *fasthttp.RequestCtx) {
 	body := rc.PostBody()
 	sig := string(rc.Request.Header.Peek(payments.SignatureHeader))
@@ -71,6 +75,16 @@ func (a *api) paymentWebhook(rc *fasthttp.RequestCtx) {
 	if err != nil {
 		a.srv.WriteError(rc, err)
 		return
+	}
+	for _, r := range o.Refunds {
+		if r.Status == event.RefundPending {
+			// The provider's refusal is recorded as a failed refund (the
+			// next delivery asks again); an unrecorded outcome is the
+			// resumer's. The payment itself is settled either way.
+			if done, _, err := a.refunds.Settle(eventID, event.RefundStart{Order: o, Refund: r}); err == nil {
+				o = done
+			}
+		}
 	}
 	rc.SetContentType("application/json")
 	b, _ := json.Marshal(map[string]any{"received": true, "orderNumber": o.OrderNumber, "status": o.Status})
@@ -116,7 +130,11 @@ func (a *api) payAction(rc *fasthttp.RequestCtx) {
 	if string(rc.PostArgs().Peek("action")) == "decline" {
 		typ = payments.Failed
 	}
-	if o.Status == "awaiting_payment" {
+	// An order whose hold lapsed while the buyer was on this page is paid
+	// all the same, as a real provider would: the service decides what a
+	// late payment becomes (fulfilled, or refunded).
+	late := typ == payments.Succeeded && o.PaymentID != nil && (o.Status == "expired" || o.Status == "cancelled") && len(o.Refunds) == 0
+	if o.Status == "awaiting_payment" || late {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		_, err = a.sandbox.Deliver(ctx, typ, payments.Payment{
 			ID: *o.PaymentID, OrderNumber: o.OrderNumber, Amount: o.TotalAmount.String(), Currency: o.Currency,
@@ -126,9 +144,16 @@ func (a *api) payAction(rc *fasthttp.RequestCtx) {
 			a.srv.WriteError(rc, thttp.NewError(503, "the payment provider could not reach the service; retry"))
 			return
 		}
+		if o, err = a.payment(rc); err != nil {
+			a.srv.WriteError(rc, err)
+			return
+		}
 	}
 	next := o.OrderURL
 	switch {
+	case typ == payments.Succeeded && o.Status != "paid":
+		// Not fulfilled (refunded, or not paid at all): successUrl would
+		// tell the buyer otherwise; the order page says what happened.
 	case typ == payments.Succeeded && o.SuccessURL != nil:
 		next = *o.SuccessURL
 	case typ == payments.Failed && o.CancelURL != nil:

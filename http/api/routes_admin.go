@@ -217,6 +217,9 @@ func dirErr(err error) error {
 	case errors.Is(err, actors.ErrUnavailable):
 		return shellErr(err)
 	}
+	if fe, ok := errors.AsType[*directory.FieldError](err); ok {
+		return thttp.NewError(400, fe.Error(), event.Detail{Field: fe.Field, Reason: fe.Reason})
+	}
 	return thttp.NewError(400, err.Error())
 }
 

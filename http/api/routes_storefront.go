@@ -43,7 +43,7 @@ func (a *api) storefrontRoutes() []thttp.Route {
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/checkout-sessions", OperationID: "createStorefrontCheckoutSession", Tag: "Checkout",
 			Summary: "Create a hosted checkout session (24 hours, holds no seat)", Body: event.CreateCheckoutSession{},
 			Success: 201, Response: event.CheckoutSession{}, Errors: []int{400, 404, 412}, IPLimited: true,
-			Handle: storefrontCmd[event.CreateCheckoutSession](a, nil)}),
+			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.CreateCheckoutSession) { cmd.Storefront = true })}),
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders", OperationID: "placeStorefrontOrder", Tag: "Orders",
 			Summary: "Place an order: holds its places for the order hold (15 minutes unless the service sets another)", Body: event.PlaceOrder{}, Success: 201,
 			Response: event.Order{}, Errors: []int{400, 404, 412}, IPLimited: true,

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	_ "time/tzdata" // validTimezone answers the same on every host
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -673,6 +674,8 @@ func validFormat(format, s string) bool {
 	case "uri":
 		u, err := url.Parse(s)
 		return err == nil && u.Scheme != "" && u.Host != ""
+	case "timezone":
+		return validTimezone(strings.TrimSpace(s))
 	}
 	return true
 }
@@ -687,11 +690,30 @@ func formatReason(format string) string {
 		return "must be a date (YYYY-MM-DD)"
 	case "uri":
 		return "must be an absolute URI"
+	case "timezone":
+		return "must be an IANA time zone name (e.g. Europe/Berlin)"
 	}
 	return "must be a valid " + format
 }
 
 func validEmail(s string) bool { return event.ValidEmail(s) }
+
+// validTimezone reports whether s names a zone of the IANA database. The
+// check lives here, at the edge, and not in package event: loading a zone
+// reads the system's zoneinfo files, and the core does no I/O. Every way
+// an event's timezone is set (create, update) comes through this binder,
+// and the core keeps what it was given, so a log written before the check
+// still replays. The database embedded by time/tzdata (imported above)
+// answers when the host has none, so the verdict does not depend on the
+// host. LoadLocation reads "" as UTC and "Local" as the host's zone;
+// neither is a zone name.
+func validTimezone(s string) bool {
+	if s == "" || s == "Local" {
+		return false
+	}
+	_, err := time.LoadLocation(s)
+	return err == nil
+}
 
 // checkQueryPlan refuses query structs the query binder cannot fill, so a
 // bad table fails at start rather than on a request.

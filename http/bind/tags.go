@@ -18,7 +18,7 @@ type Rules struct {
 	MaxItems *int
 	MinItems *int
 	Enum     []string
-	Format   string // email, date-time, uri, date
+	Format   string // email, date-time, uri, date, timezone
 }
 
 // ParseRules parses a `v` tag. Unknown rules panic: tags are code, and a
