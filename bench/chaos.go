@@ -50,6 +50,13 @@ type ChaosConfig struct {
 	ReadRate      float64       // read-only client requests per second
 	SmallCapacity int           // the event that sells out
 	TmpfsSize     string        // size of the full disk's tmpfs
+	// DiskFloodRate paces the full disk's flood (orders per second) except
+	// while the disk is full: a flood as fast as answered for the whole
+	// phase would fill the tmpfs by itself (20 s of it used 62 MiB of 64),
+	// so freeing the filler would not free the disk; while the disk is
+	// full it runs as fast as answered, so the store needs new space (a
+	// new WAL or sstable) within the hold, beyond what Pebble preallocated.
+	DiskFloodRate float64
 	IdleConns     int           // idle connections opened at once
 	ServerNofile  int           // RLIMIT_NOFILE of the service in the idle-connection phase; 0 leaves it
 	MailOrders    int           // orders placed and confirmed beside the refusing relay
@@ -63,8 +70,8 @@ type ChaosConfig struct {
 func QuickChaosConfig() ChaosConfig {
 	return ChaosConfig{
 		Quick: true, Conns: 32, FloodOrders: 30_000, Flood: 8 * time.Second, FaultAt: 3 * time.Second,
-		FaultHold: 2 * time.Second, RecoverWait: 8 * time.Second, ExitWait: 6 * time.Second, TermGrace: 10 * time.Second,
-		ReadRate: 50, SmallCapacity: 500, TmpfsSize: "64m", IdleConns: 3000, ServerNofile: 1024,
+		FaultHold: 3 * time.Second, RecoverWait: 8 * time.Second, ExitWait: 6 * time.Second, TermGrace: 10 * time.Second,
+		ReadRate: 50, SmallCapacity: 500, TmpfsSize: "256m", DiskFloodRate: 1000, IdleConns: 3000, ServerNofile: 1024,
 		MailOrders: 150, MailRate: 50, MailWait: 10 * time.Second,
 	}
 }
@@ -75,7 +82,7 @@ func FullChaosConfig() ChaosConfig {
 	return ChaosConfig{
 		Conns: 64, FloodOrders: 100_000, Flood: 20 * time.Second, FaultAt: 6 * time.Second,
 		FaultHold: 5 * time.Second, RecoverWait: 15 * time.Second, ExitWait: 10 * time.Second, TermGrace: 10 * time.Second,
-		ReadRate: 100, SmallCapacity: 2000, TmpfsSize: "64m", IdleConns: 3000, ServerNofile: 1024,
+		ReadRate: 100, SmallCapacity: 2000, TmpfsSize: "256m", DiskFloodRate: 1000, IdleConns: 3000, ServerNofile: 1024,
 		MailOrders: 600, MailRate: 60, MailWait: 20 * time.Second,
 	}
 }
@@ -89,7 +96,7 @@ func (c *ChaosConfig) Validate() error {
 		return errors.New("bench: chaos config: counts must be positive")
 	case c.Flood <= 0 || c.FaultAt <= 0 || c.FaultAt >= c.Flood || c.FaultHold <= 0 || c.RecoverWait <= 0 || c.ExitWait <= 0 || c.TermGrace <= 0 || c.MailWait <= 0:
 		return errors.New("bench: chaos config: durations must be positive and the fault inside the flood")
-	case c.ReadRate <= 0 || c.ReadRate > 10_000 || c.MailRate <= 0:
+	case c.ReadRate <= 0 || c.ReadRate > 10_000 || c.MailRate <= 0 || c.DiskFloodRate < 0:
 		return errors.New("bench: chaos config: rates must be positive (reads at most 10,000/s)")
 	}
 	for _, f := range c.Faults {
@@ -250,6 +257,9 @@ func (h *chaos) phase(ctx context.Context, name string) (f FaultResult) {
 	prober := &chaosProber{hc: newChaosClient(host, 1), base: base, pk: pk, e: big, prefix: name + "-probe-", interval: 100 * time.Millisecond}
 	flood := &chaosFlood{hc: newChaosClient(host, h.cfg.Conns), base: base, pk: pk, big: big, small: small, prefix: name + "-",
 		max: int64(h.cfg.FloodOrders), conns: h.cfg.Conns, until: start.Add(h.cfg.Flood)}
+	if name == FaultDiskFull {
+		flood.rate = h.cfg.DiskFloodRate
+	}
 	prober.ack = &flood.ackBig
 	ready := &readyPoller{hc: newChaosClient(host, 1), base: base, interval: 200 * time.Millisecond}
 	rctx, endReads := context.WithCancel(ctx)
@@ -282,7 +292,7 @@ func (h *chaos) phase(ctx context.Context, name string) (f FaultResult) {
 				return
 			case <-time.After(h.cfg.FaultAt):
 			}
-			faultStart, faultEnd = h.inject(ctx, name, sup, dataDir, host, &f)
+			faultStart, faultEnd = h.inject(ctx, name, sup, dataDir, host, &f, flood)
 		}()
 		flood.run(ctx)
 		fw.Wait()
@@ -303,7 +313,6 @@ func (h *chaos) phase(ctx context.Context, name string) (f FaultResult) {
 			how += " and did not end it: SIGKILL"
 		}
 		f.Forced = how
-		f.Notes = append(f.Notes, "writes did not come back by themselves; the harness ended the process: "+how)
 		back = h.waitWrites(ctx, prober, faultEnd, time.Now().Add(h.cfg.RecoverWait))
 	}
 	if !back.IsZero() {
@@ -311,6 +320,9 @@ func (h *chaos) phase(ctx context.Context, name string) (f FaultResult) {
 		f.WritesBackS = back.Sub(faultEnd).Seconds()
 	}
 	f.WriteOutageS = prober.outage(faultStart).Seconds()
+	if f.WriteOutageS == 0 && name != FaultSMTP && name != FaultIdleConns {
+		f.Notes = append(f.Notes, "no probe write failed after the fault started: the fault did not bite")
+	}
 	endBackground()
 	f.FaultStart, f.FaultEnd = faultStart.Sub(start).Seconds(), faultEnd.Sub(start).Seconds()
 	windowEnd := faultEnd
@@ -409,7 +421,7 @@ func (h *chaos) waitWrites(ctx context.Context, p *chaosProber, from, deadline t
 }
 
 // inject performs the fault and returns when it started and ended.
-func (h *chaos) inject(ctx context.Context, name string, sup *Supervisor, dataDir, host string, f *FaultResult) (start, end time.Time) {
+func (h *chaos) inject(ctx context.Context, name string, sup *Supervisor, dataDir, host string, f *FaultResult, flood *chaosFlood) (start, end time.Time) {
 	start = time.Now()
 	switch name {
 	case FaultKill9:
@@ -429,7 +441,9 @@ func (h *chaos) inject(ctx context.Context, name string, sup *Supervisor, dataDi
 		n, err := fillDisk(filler)
 		h.logf("   filler of %d MiB written (%v)", n>>20, err)
 		f.Notes = append(f.Notes, fmt.Sprintf("filler of %.1f MiB left the tmpfs full (%v)", float64(n)/(1<<20), err))
+		flood.burst.Store(true)
 		sleepCtx(ctx, h.cfg.FaultHold)
+		flood.burst.Store(false)
 		_ = os.Remove(filler)
 		return start, time.Now()
 	case FaultFsyncEIO:

@@ -66,6 +66,8 @@ type chaosFlood struct {
 	prefix  string
 	max     int64
 	conns   int
+	rate    float64 // orders per second at most; 0: as fast as answered
+	burst   atomic.Bool // while set, the rate does not apply
 	until   time.Time
 	sent    atomic.Int64
 	status  statusCounts
@@ -77,6 +79,29 @@ type chaosFlood struct {
 func (f *chaosFlood) run(ctx context.Context) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var tokens chan struct{}
+	if f.rate > 0 {
+		tokens = make(chan struct{}, f.conns)
+		tctx, stopTokens := context.WithDeadline(ctx, f.until)
+		defer stopTokens()
+		go func() {
+			defer close(tokens)
+			interval := time.Duration(float64(time.Second) / f.rate)
+			start := time.Now()
+			for i := 0; ; i++ {
+				select {
+				case <-tctx.Done():
+					return
+				case <-time.After(time.Until(start.Add(time.Duration(i) * interval))):
+				}
+				select {
+				case tokens <- struct{}{}:
+				case <-tctx.Done():
+					return
+				}
+			}
+		}()
+	}
 	for range f.conns {
 		wg.Add(1)
 		go func() {
@@ -86,6 +111,11 @@ func (f *chaosFlood) run(ctx context.Context) {
 			defer fasthttp.ReleaseResponse(resp)
 			backoff := time.Duration(0)
 			for ctx.Err() == nil && !f.stopped.Load() && time.Now().Before(f.until) {
+				if tokens != nil && !f.burst.Load() {
+					if _, ok := <-tokens; !ok {
+						return
+					}
+				}
 				i := next.Add(1) - 1
 				if i >= f.max {
 					return

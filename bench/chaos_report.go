@@ -78,9 +78,9 @@ func newChaosReport(cfg *ChaosConfig) *ChaosReport {
 	return &ChaosReport{
 		Date: time.Now().UTC(), Machine: host, CPU: cpuModel(), NumCPU: runtime.NumCPU(),
 		GoVersion: runtime.Version(), Quick: cfg.Quick,
-		Config: fmt.Sprintf("conns=%d flood=%s/%d orders fault-at=%s hold=%s recover-wait=%s exit-wait=%s reads=%.0f/s small-capacity=%d tmpfs=%s idle-conns=%d nofile=%d mail=%d@%.0f/s",
+		Config: fmt.Sprintf("conns=%d flood=%s/%d orders fault-at=%s hold=%s recover-wait=%s exit-wait=%s reads=%.0f/s small-capacity=%d tmpfs=%s disk-flood=%.0f/s idle-conns=%d nofile=%d mail=%d@%.0f/s",
 			cfg.Conns, cfg.Flood, cfg.FloodOrders, cfg.FaultAt, cfg.FaultHold, cfg.RecoverWait, cfg.ExitWait, cfg.ReadRate,
-			cfg.SmallCapacity, cfg.TmpfsSize, cfg.IdleConns, cfg.ServerNofile, cfg.MailOrders, cfg.MailRate),
+			cfg.SmallCapacity, cfg.TmpfsSize, cfg.DiskFloodRate, cfg.IdleConns, cfg.ServerNofile, cfg.MailOrders, cfg.MailRate),
 	}
 }
 
@@ -207,7 +207,11 @@ func (r *ChaosReport) Markdown() string {
 			f.ReadsFault.Requests, f.ReadsFault.Failed, f.ReadsFault.P50, f.ReadsFault.P99, f.ReadsFault.Max,
 			f.ReadsAll.Requests, f.ReadsAll.Failed, f.ReadsAll.P50, f.ReadsAll.P99, f.ReadsAll.Max)
 		fmt.Fprintf(&b, "- processes started %d; exits %s\n", f.Starts, exitList(f.Exits))
-		fmt.Fprintf(&b, "- /readyz during the fault: %s; first 503 %s s after its start\n", statuses(f.Readyz.Status), secs(f.Readyz.First503S))
+		first := "never"
+		if f.Readyz.First503S >= 0 {
+			first = fmt.Sprintf("%.2f s after its start", f.Readyz.First503S)
+		}
+		fmt.Fprintf(&b, "- /readyz during the fault (status:count, 0 no answer): %s; first 503: %s\n", statuses(f.Readyz.Status), first)
 		if f.Forced != "" {
 			fmt.Fprintf(&b, "- the harness had to: %s\n", f.Forced)
 		}
