@@ -66,7 +66,7 @@ type chaosFlood struct {
 	prefix  string
 	max     int64
 	conns   int
-	rate    float64 // orders per second at most; 0: as fast as answered
+	rate    float64     // orders per second at most; 0: as fast as answered
 	burst   atomic.Bool // while set, the rate does not apply
 	until   time.Time
 	sent    atomic.Int64
