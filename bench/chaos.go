@@ -213,7 +213,7 @@ func (h *chaos) phase(ctx context.Context, name string) (f FaultResult) {
 	}
 	sup, err := StartSupervisor(SupervisorSpec{
 		Spec:         func(int) ServerSpec { return h.serverSpec(name, dataDir, addr, env) },
-		RestartDelay: 200 * time.Millisecond, MaxStarts: 30, Logf: h.logf,
+		RestartDelay: 200 * time.Millisecond, RestartDelayMax: 2 * time.Second, MaxStarts: 60, Logf: h.logf,
 	})
 	if err != nil {
 		f.Error = err.Error()

@@ -15,7 +15,12 @@ type SupervisorSpec struct {
 	// may start the first process differently from its restarts.
 	Spec func(n int) ServerSpec
 	// RestartDelay is the pause before a restart (systemd's RestartSec).
-	RestartDelay time.Duration
+	// In a crash loop (a process that lived under CrashLoopUptime, or a
+	// start that failed) it doubles up to RestartDelayMax, as systemd's
+	// RestartSteps does, so a service that fails at once on a full disk
+	// does not spend its starts before the disk is freed.
+	RestartDelay    time.Duration
+	RestartDelayMax time.Duration
 	// MaxStarts bounds the starts, the first included.
 	MaxStarts int
 	Logf      func(format string, args ...any)
@@ -76,7 +81,11 @@ type Supervisor struct {
 	stopping bool
 	stop     chan struct{}
 	done     chan struct{}
+	delay    time.Duration // the next restart's pause (touched only by loop)
 }
+
+// crashLoopUptime is the uptime under which an exit counts as a crash loop.
+const crashLoopUptime = 2 * time.Second
 
 // StartSupervisor starts the first process and returns once it listens, or
 // with the error of its start.
@@ -87,7 +96,8 @@ func StartSupervisor(spec SupervisorSpec) (*Supervisor, error) {
 	if spec.Logf == nil {
 		spec.Logf = func(string, ...any) {}
 	}
-	s := &Supervisor{spec: spec, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	spec.RestartDelayMax = max(spec.RestartDelayMax, spec.RestartDelay)
+	s := &Supervisor{spec: spec, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), delay: spec.RestartDelay}
 	srv, err := StartServer(spec.Spec(0))
 	if err != nil {
 		return nil, err
@@ -125,6 +135,11 @@ func (s *Supervisor) loop(srv *Server) {
 		if stopping {
 			return
 		}
+		if e.UptimeS < crashLoopUptime.Seconds() {
+			s.backoff()
+		} else {
+			s.delay = s.spec.RestartDelay
+		}
 		srv = s.restart()
 		if srv == nil {
 			return
@@ -139,7 +154,7 @@ func (s *Supervisor) restart() *Server {
 		select {
 		case <-s.stop:
 			return nil
-		case <-time.After(s.spec.RestartDelay):
+		case <-time.After(s.delay):
 		}
 		s.mu.Lock()
 		if s.stopping || s.starts >= s.spec.MaxStarts {
@@ -169,8 +184,11 @@ func (s *Supervisor) restart() *Server {
 		s.exits = append(s.exits, Exit{Code: -1, Err: err.Error(), at: time.Now(), AtOffset: time.Since(s.started).Seconds()})
 		s.mu.Unlock()
 		s.spec.Logf("   supervisor: start failed: %v", err)
+		s.backoff()
 	}
 }
+
+func (s *Supervisor) backoff() { s.delay = min(2*s.delay, s.spec.RestartDelayMax) }
 
 func exitOf(pid int, err error) Exit {
 	e := Exit{Pid: pid}

@@ -60,26 +60,29 @@ func TestSupervisorRestartsAtTheSameAddress(t *testing.T) {
 
 // TestSupervisorRecordsExitStatusAndGivesUp supervises a process that
 // exits 3 right after its banner: every exit is recorded with its status,
-// and the starts stop at MaxStarts.
+// the pause before a restart doubles in that crash loop (200 ms, then
+// 400 ms), and the starts stop at MaxStarts.
 func TestSupervisorRecordsExitStatusAndGivesUp(t *testing.T) {
 	sup, err := StartSupervisor(SupervisorSpec{
 		Spec: func(int) ServerSpec {
 			return ServerSpec{Bin: "/bin/sh", Args: []string{"-c", "echo ticketd listening on http://127.0.0.1:9; sleep 0.2; exit 3"}, Bare: true}
 		},
-		RestartDelay: 10 * time.Millisecond, MaxStarts: 2,
+		RestartDelay: 100 * time.Millisecond, RestartDelayMax: time.Second, MaxStarts: 3,
 	})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return len(sup.Exits()) == 2 && sup.Current() == nil }, 10*time.Second, 20*time.Millisecond)
-	time.Sleep(100 * time.Millisecond) // no third start
+	require.Eventually(t, func() bool { return len(sup.Exits()) == 3 && sup.Current() == nil }, 10*time.Second, 20*time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // no fourth start
 	_, clean := sup.Stop(time.Second)
 	require.True(t, clean)
 	exits := sup.Exits()
-	require.Len(t, exits, 2)
+	require.Len(t, exits, 3)
 	for _, e := range exits {
 		require.Equal(t, 3, e.Code)
 		require.Equal(t, "3", e.String())
 	}
-	require.Equal(t, 2, sup.Starts())
+	require.Equal(t, 3, sup.Starts())
+	gap1, gap2 := exits[1].AtOffset-exits[0].AtOffset, exits[2].AtOffset-exits[1].AtOffset
+	require.Greater(t, gap2, gap1+0.1, "the pause doubles in a crash loop (gaps %.2f s, %.2f s)", gap1, gap2)
 }
 
 // TestWritesBackAndOutage checks the two recovery figures on a probe
