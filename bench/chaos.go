@@ -161,7 +161,7 @@ var faultText = map[string]string{
 	FaultKill9:     "SIGKILL of the service mid-flood; the supervisor restarts it.",
 	FaultDiskFull:  "The data dir on a small tmpfs, filled to the last byte by a filler file mid-flood; the filler is deleted after the hold.",
 	FaultFsyncEIO:  "strace attached to the service mid-flood makes every fdatasync and fsync fail with EIO; the process must exit non-zero by itself (fail-stop), and the supervisor restarts it without strace.",
-	FaultIdleConns: "Many idle TCP connections opened at once mid-flood, held, then closed; the service runs with a low RLIMIT_NOFILE (soft = hard) as under `ulimit -n`.",
+	FaultIdleConns: "Many idle TCP connections opened at once mid-flood from 127.0.0.2 (the other clients are 127.0.0.1), held, then closed; the service runs with a low RLIMIT_NOFILE (soft = hard) as under `ulimit -n`.",
 	FaultSMTP:      "An SMTP relay that answers 450 at RCPT for one domain and 550 for one address; one buyer in ten in that domain and one in ten with that address; orders placed and confirmed (free: a ticket mail each) at a fixed rate.",
 }
 
@@ -566,8 +566,13 @@ func fillDisk(path string) (int64, error) {
 	return n, errors.New("bench: fill disk: 1 GiB written and not full")
 }
 
-// openIdle opens up to n TCP connections to addr that send nothing, with
-// 32 dialers and the whole step bounded by d.
+// idleSource is the idle connections' source address: another client than
+// the flood and the read-only client (127.0.0.1), as an attacker would be,
+// so a per-client-IP connection cap limits the attacker, not the readers.
+var idleSource = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}
+
+// openIdle opens up to n TCP connections to addr from idleSource that send
+// nothing, with 32 dialers and the whole step bounded by d.
 func openIdle(ctx context.Context, addr string, n int, d time.Duration) []net.Conn {
 	deadline := time.Now().Add(d)
 	var mu sync.Mutex
@@ -582,7 +587,7 @@ func openIdle(ctx context.Context, addr string, n int, d time.Duration) []net.Co
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dialer := net.Dialer{Timeout: time.Second}
+			dialer := net.Dialer{Timeout: time.Second, LocalAddr: idleSource}
 			for range next {
 				if ctx.Err() != nil || time.Now().After(deadline) {
 					return
