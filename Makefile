@@ -63,7 +63,7 @@ bench:
 
 ## chaos: the real binary, supervised, under an order flood with in turn kill -9,
 ## a full disk (tmpfs), an injected fsync EIO (strace), 3,000 idle connections and
-## a refusing SMTP relay; about 4 minutes (CHAOSFLAGS=-quick: about 1.5); report in
+## a refusing SMTP relay; about 2.5 minutes (CHAOSFLAGS=-quick: about 1.5); report in
 ## bench/results/chaos-*.md (a -quick run's under bin/bench-results)
 ifneq (,$(findstring -quick,$(CHAOSFLAGS)))
 CHAOSRESULTS := -results bin/bench-results

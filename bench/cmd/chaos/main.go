@@ -29,7 +29,7 @@ func main() {
 }
 
 func run() error {
-	quick := flag.Bool("quick", false, "short run: about a minute and a half")
+	quick := flag.Bool("quick", false, "short run: about 1.3 minutes")
 	bin := flag.String("ticketd", "", "ticketd binary (default: go build ./cmd/ticketd into the work dir)")
 	results := flag.String("results", "bench/results", "directory of the Markdown and JSON output; empty writes none")
 	only := flag.String("only", "", "comma-separated faults ("+strings.Join(bench.ChaosFaults, ",")+"); default all")
