@@ -77,8 +77,10 @@ func QuickChaosConfig() ChaosConfig {
 }
 
 // FullChaosConfig is the preset of `make chaos`: about 2.5 minutes on two
-// cores against a service that wedges (the harness's waits are bounded:
-// under 5 minutes in any case but a start that hangs).
+// cores against today's service, which wedges on three faults. Every wait
+// is bounded; a phase in which every wait runs out (the flood, the exit
+// and recovery waits, two SIGTERM graces, the read-back's wait for a
+// process) takes at most about two minutes.
 func FullChaosConfig() ChaosConfig {
 	return ChaosConfig{
 		Conns: 64, FloodOrders: 100_000, Flood: 20 * time.Second, FaultAt: 6 * time.Second,
