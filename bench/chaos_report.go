@@ -73,6 +73,10 @@ type MailStats struct {
 	WaitedS        float64 `json:"waitedSeconds"` // after the flood, for the rest
 }
 
+// promptMs is the read latency, from its due time, above which a read
+// during a fault was not answered promptly.
+const promptMs = 5000
+
 func newChaosReport(cfg *ChaosConfig) *ChaosReport {
 	host, _ := os.Hostname()
 	return &ChaosReport{
@@ -116,6 +120,12 @@ func (f *FaultResult) judge() {
 	}
 	if (f.Name == FaultIdleConns || f.Name == FaultSMTP) && len(died) > 0 {
 		f.Failures = append(f.Failures, "the service exited under the fault ("+strings.Join(died, ", ")+")")
+	}
+	// Within 5 s of a fault every request gets a prompt answer (or the
+	// process exits and refuses connections): a read that waited longer,
+	// counted from when it was due, was not answered promptly.
+	if f.ReadsFault.P99 > promptMs {
+		f.Failures = append(f.Failures, fmt.Sprintf("reads not answered promptly during the fault (p99 %.1f s)", f.ReadsFault.P99/1000))
 	}
 	if f.Name == FaultIdleConns && f.ReadsFault.Failed > 0 {
 		f.Failures = append(f.Failures, fmt.Sprintf("%d reads failed during the fault", f.ReadsFault.Failed))

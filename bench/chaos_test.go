@@ -165,7 +165,8 @@ func TestChaosReportVerdicts(t *testing.T) {
 	rep := newChaosReport(&cfg)
 	ok := FaultResult{Name: FaultKill9, OrdersAcked: 10, AckedChecked: 10, WritesBackS: 0.5, recoveredWrite: true, SigtermClean: true,
 		Exits: []Exit{{Signal: "SIGKILL"}, {AtStop: true}}}
-	lost := FaultResult{Name: FaultDiskFull, OrdersAcked: 10, AckedChecked: 10, AckedLost: 2, Oversold: 1, WritesBackS: -1, SigtermClean: false, Forced: "restart"}
+	lost := FaultResult{Name: FaultDiskFull, OrdersAcked: 10, AckedChecked: 10, AckedLost: 2, Oversold: 1, WritesBackS: -1, SigtermClean: false, Forced: "restart",
+		ReadsFault: ReadStats{Requests: 10, Failed: 10, P99: 9500}}
 	idle := FaultResult{Name: FaultIdleConns, OrdersAcked: 5, AckedChecked: 5, recoveredWrite: true, SigtermClean: true,
 		Exits: []Exit{{Code: 1}, {AtStop: true}}, ReadsFault: ReadStats{Requests: 10, Failed: 4}}
 	mail := FaultResult{Name: FaultSMTP, OrdersAcked: 5, AckedChecked: 5, recoveredWrite: true, SigtermClean: true,
@@ -181,6 +182,7 @@ func TestChaosReportVerdicts(t *testing.T) {
 	require.Contains(t, rep.Faults[1].Failures, "oversold")
 	require.Contains(t, rep.Faults[1].Failures, "did not recover by itself")
 	require.Contains(t, rep.Faults[1].Failures, "SIGTERM did not end it within the grace")
+	require.Contains(t, rep.Faults[1].Failures, "reads not answered promptly during the fault (p99 9.5 s)")
 	require.Contains(t, rep.Faults[2].Failures, "the service exited under the fault (1)")
 	require.Contains(t, rep.Faults[2].Failures, "4 reads failed during the fault")
 	require.Contains(t, rep.Faults[3].Failures, "6 good ticket mails not delivered")
