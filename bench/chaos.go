@@ -400,12 +400,28 @@ func (h *chaos) serverSpec(name, dataDir, addr string, env []string) ServerSpec 
 			bin = p
 		}
 	}
+	extra := []string{"-addr", addr}
+	// StartServer lifts the per-client-IP connection cap for load runs
+	// from loopback; against an attacker the service's own default is the
+	// point (the flood and the readers stay far below it). Older binaries
+	// have no such flag.
+	if name == FaultIdleConns && h.cfg.TicketdRole == "" && hasServeFlag(h.cfg.TicketdBin, "max-conns-per-ip") {
+		extra = append(extra, "-max-conns-per-ip", "1024")
+	}
 	if p, err := exec.LookPath("setpriv"); err == nil {
 		args = append([]string{"--pdeathsig", "KILL", "--", bin}, args...)
 		bin = p
 	}
 	return ServerSpec{Bin: bin, Args: args, DataDir: dataDir, Env: env,
-		LogFile: filepath.Join(h.cfg.WorkDir, "logs", name+".log"), Extra: []string{"-addr", addr}}
+		LogFile: filepath.Join(h.cfg.WorkDir, "logs", name+".log"), Extra: extra}
+}
+
+// hasServeFlag reports whether `bin serve -h` lists -flag.
+func hasServeFlag(bin, flag string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, bin, "serve", "-h").CombinedOutput()
+	return strings.Contains(string(out), "-"+flag+" ")
 }
 
 // waitWrites waits until a probe sent at or after from succeeded, or until

@@ -240,6 +240,8 @@ func (r *chaosReader) run(ctx context.Context, until time.Time) {
 type ReadStats struct {
 	Requests int64   `json:"requests"`
 	Failed   int64   `json:"failed"` // not 200: transport errors, timeouts, 5xx
+	// Status counts the answers by status (0: transport error or timeout).
+	Status map[int]int64 `json:"status"`
 	P50      float64 `json:"p50Ms"`
 	P99      float64 `json:"p99Ms"`
 	Max      float64 `json:"maxMs"`
@@ -254,13 +256,14 @@ func (r *chaosReader) stats(from, to time.Time) ReadStats {
 
 func readStats(samples []readSample, from, to time.Time) ReadStats {
 	h := hdrhistogram.New(1, maxLatencyUs, 3)
-	var st ReadStats
+	st := ReadStats{Status: map[int]int64{}}
 	for _, s := range samples {
 		if (!from.IsZero() && s.due.Before(from)) || (!to.IsZero() && !s.due.Before(to)) {
 			continue
 		}
 		_ = h.RecordValue(min(s.us, maxLatencyUs))
 		st.Requests++
+		st.Status[s.status]++
 		if s.status != 200 {
 			st.Failed++
 		}

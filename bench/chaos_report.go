@@ -213,9 +213,9 @@ func (r *ChaosReport) Markdown() string {
 		fmt.Fprintf(&b, "- orders sent %d, acknowledged %d, read back %d, lost %d; statuses %s\n", f.OrdersSent, f.OrdersAcked, f.AckedChecked, f.AckedLost, statuses(f.OrderStatus))
 		fmt.Fprintf(&b, "- small event: capacity %d, held + confirmed after the run %d; reads above capacity during the run %d\n", f.Capacity, f.SoldAfter, f.OversoldReads)
 		fmt.Fprintf(&b, "- fault from %.2f s to %.2f s of the flood; writes back %s s after its end; longest write outage %.2f s\n", f.FaultStart, f.FaultEnd, secs(f.WritesBackS), f.WriteOutageS)
-		fmt.Fprintf(&b, "- reads during the fault: %d, failed %d, p50 %.1f ms, p99 %.1f ms, max %.1f ms; overall: %d, failed %d, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-			f.ReadsFault.Requests, f.ReadsFault.Failed, f.ReadsFault.P50, f.ReadsFault.P99, f.ReadsFault.Max,
-			f.ReadsAll.Requests, f.ReadsAll.Failed, f.ReadsAll.P50, f.ReadsAll.P99, f.ReadsAll.Max)
+		fmt.Fprintf(&b, "- reads during the fault: %d (%s), failed %d, p50 %.1f ms, p99 %.1f ms, max %.1f ms; overall: %d (%s), failed %d, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+			f.ReadsFault.Requests, statuses(f.ReadsFault.Status), f.ReadsFault.Failed, f.ReadsFault.P50, f.ReadsFault.P99, f.ReadsFault.Max,
+			f.ReadsAll.Requests, statuses(f.ReadsAll.Status), f.ReadsAll.Failed, f.ReadsAll.P50, f.ReadsAll.P99, f.ReadsAll.Max)
 		fmt.Fprintf(&b, "- processes started %d; exits %s\n", f.Starts, exitList(f.Exits))
 		first := "never"
 		if f.Readyz.First503S >= 0 {

@@ -120,6 +120,7 @@ func TestReadStatsWindow(t *testing.T) {
 	fault := readStats(samples, t0.Add(500*time.Millisecond), t0.Add(600*time.Millisecond))
 	require.EqualValues(t, 10, fault.Requests)
 	require.EqualValues(t, 10, fault.Failed)
+	require.Equal(t, map[int]int64{0: 10}, fault.Status)
 	require.InDelta(t, 5000, fault.P99, 10)
 	all := readStats(samples, time.Time{}, time.Time{})
 	require.EqualValues(t, 100, all.Requests)
