@@ -238,13 +238,13 @@ func (r *chaosReader) run(ctx context.Context, until time.Time) {
 
 // ReadStats are the read-only client's latencies over a window, in ms.
 type ReadStats struct {
-	Requests int64   `json:"requests"`
-	Failed   int64   `json:"failed"` // not 200: transport errors, timeouts, 5xx
+	Requests int64 `json:"requests"`
+	Failed   int64 `json:"failed"` // not 200: transport errors, timeouts, 5xx
 	// Status counts the answers by status (0: transport error or timeout).
 	Status map[int]int64 `json:"status"`
-	P50      float64 `json:"p50Ms"`
-	P99      float64 `json:"p99Ms"`
-	Max      float64 `json:"maxMs"`
+	P50    float64       `json:"p50Ms"`
+	P99    float64       `json:"p99Ms"`
+	Max    float64       `json:"maxMs"`
 }
 
 // stats summarises the samples due in [from, to); zero times are open.
