@@ -256,7 +256,13 @@ func (h *chaos) phase(ctx context.Context, name string) (f FaultResult) {
 	host := strings.TrimPrefix(base, "http://")
 	start := time.Now()
 	hardEnd := start.Add(h.cfg.Flood + h.cfg.ExitWait + h.cfg.TermGrace + 2*h.cfg.RecoverWait + h.cfg.MailWait + time.Minute)
-	reader := &chaosReader{hc: newChaosClient(host, 16), base: base, sk: sk, pk: pk, big: big, small: small, rate: h.cfg.ReadRate, workers: 16}
+	// A read on a kept-alive connection the service has just closed (a
+	// connection cap reclaims the longest idle ones) is sent again once, as
+	// browsers and HTTP libraries do for idempotent requests; its latency
+	// counts both attempts. Orders are never resent.
+	readHC := newChaosClient(host, 16)
+	readHC.MaxIdemponentCallAttempts = 2
+	reader := &chaosReader{hc: readHC, base: base, sk: sk, pk: pk, big: big, small: small, rate: h.cfg.ReadRate, workers: 16}
 	prober := &chaosProber{hc: newChaosClient(host, 1), base: base, pk: pk, e: big, prefix: name + "-probe-", interval: 100 * time.Millisecond}
 	flood := &chaosFlood{hc: newChaosClient(host, h.cfg.Conns), base: base, pk: pk, big: big, small: small, prefix: name + "-",
 		max: int64(h.cfg.FloodOrders), conns: h.cfg.Conns, until: start.Add(h.cfg.Flood)}
