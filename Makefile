@@ -11,7 +11,7 @@ PKGS     := ./...
 FUZZTIME ?= 4000x
 FUZZTIME_LONG ?= 100000x
 
-.PHONY: all build run test test-go fuzz-short fuzz bench lint browser-deps stripe-mock clean
+.PHONY: all build run test test-go fuzz-short fuzz bench chaos chaos-deps lint browser-deps stripe-mock clean
 
 all: build
 
@@ -60,6 +60,26 @@ endif
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(GOBENCHFLAGS) $(PKGS)
 	$(GO) run ./bench/cmd/loadgen $(BENCHFLAGS) $(LOADGENRESULTS)
+
+## chaos: the real binary, supervised, under an order flood with in turn kill -9,
+## a full disk (tmpfs), an injected fsync EIO (strace), 3,000 idle connections and
+## a refusing SMTP relay; about 2.5 minutes (CHAOSFLAGS=-quick: about 1.5); report in
+## bench/results/chaos-*.md (a -quick run's under bin/bench-results)
+ifneq (,$(findstring -quick,$(CHAOSFLAGS)))
+CHAOSRESULTS := -results bin/bench-results
+endif
+
+chaos: chaos-deps build
+	$(GO) run ./bench/cmd/chaos -ticketd $(BIN) $(CHAOSFLAGS) $(CHAOSRESULTS)
+
+# The fsync fault attaches strace to the service; install it when missing.
+chaos-deps:
+	@if ! command -v strace >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing strace (chaos fsync fault)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null; \
+	  else echo "strace is missing: the chaos run skips its fsync fault"; fi; \
+	fi
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

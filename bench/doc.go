@@ -17,6 +17,13 @@
 // snapshot) and scale (many events, memory per registration and per idle
 // event).
 //
+// The chaos run (RunChaos, cmd/chaos, `make chaos`) is separate: for each
+// fault in turn (kill -9, a full tmpfs, an fsync EIO injected by strace, an
+// idle-connection flood, a refusing SMTP relay) it runs the real binary
+// under a Supervisor that restarts it whenever it exits, floods it with
+// orders, and reports what was lost, oversold, how long writes took to
+// return and what a read-only client saw (chaos.go).
+//
 // Seeding large logs through HTTP is slow, so Seed writes them with the
 // actors package directly on a closed data dir; the measured part is always
 // the service process starting on it.
