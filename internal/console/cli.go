@@ -66,7 +66,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 }
 
 // adminFlags is a flag set that also takes -url and -token, so they may
-// come anywhere on the line; it prints nothing (runAdmin does).
+// come anywhere on the line; it prints nothing (Run does).
 func adminFlags(c *Client) *flag.FlagSet {
 	fs := flag.NewFlagSet("ticketd admin", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -121,6 +121,9 @@ func parseAdmin(args []string, c *Client) (request, error) {
 	case "help":
 		return request{}, flag.ErrHelp
 	case "units", "keys":
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+			return request{}, flag.ErrHelp
+		}
 		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 			return request{}, usageError(cmd + ": missing a subcommand: " + map[string]string{
 				"units": "create or list", "keys": "create, list or revoke"}[cmd])
