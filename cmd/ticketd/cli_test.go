@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -169,4 +171,16 @@ func TestFormatVersion(t *testing.T) {
 			assert.Equal(t, tc.want, formatVersion(tc.override, tc.bi))
 		})
 	}
+}
+
+// TestVersionFromLdflags: the variable `make build` sets is the one
+// `ticketd version` prints.
+func TestVersionFromLdflags(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "ticketd")
+	out, err := exec.Command("go", "build", "-ldflags", "-X main.version=v9.8.7-test", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	got, err := exec.Command(bin, "version").Output()
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(got), "ticketd v9.8.7-test "), "%s", got)
+	assert.Contains(t, string(got), runtime.Version())
 }
