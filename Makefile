@@ -15,8 +15,11 @@ FUZZTIME_LONG ?= 100000x
 
 all: build
 
+# What `ticketd version` prints first; Go adds the commit itself only where
+# it stamps VCS information (not under -buildvcs=false).
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 build:
-	$(GO) build -o $(BIN) ./cmd/ticketd
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/ticketd
 
 ## run: build and start the service on the embedded Pebble store in ./data
 run: build

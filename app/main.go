@@ -278,13 +278,19 @@ func (m *Main) Open() error {
 	m.done = make(chan error, 1)
 	go func() { m.done <- m.srv.Serve(m.ln) }()
 	go m.resumeRefunds(m.stop)
-	m.banner(adminToken, adminNew)
+	m.banner(adminToken, adminNew, mc.SMTPAddr)
 	return nil
 }
 
-func (m *Main) banner(adminToken string, adminNew bool) {
+// banner tells whoever started the service what they need next, on every
+// start: a restart on a kept data dir prints no keys, so it says where the
+// admin token is and how to mint a key.
+func (m *Main) banner(adminToken string, adminNew bool, smtpAddr string) {
+	tokenPath := filepath.Join(m.cfg.DataDir, "admin-token")
 	if adminNew {
-		fmt.Fprintf(m.out, "  admin token:     %s  (generated; kept in %s)\n", adminToken, filepath.Join(m.cfg.DataDir, "admin-token"))
+		fmt.Fprintf(m.out, "  admin token:     %s  (generated; kept in %s)\n", adminToken, tokenPath)
+	} else if m.cfg.AdminToken == "" {
+		fmt.Fprintf(m.out, "  admin token:     kept in %s\n", tokenPath)
 	}
 	if b := m.Bootstrap; b != nil {
 		fmt.Fprintf(m.out, "  business unit:   Default (%s)\n", b.UnitID)
@@ -292,8 +298,31 @@ func (m *Main) banner(adminToken string, adminNew bool) {
 		fmt.Fprintf(m.out, "  publishable key: %s\n", b.PublishableKey)
 	}
 	fmt.Fprintf(m.out, "  docs:            %s/docs  (storefront: %s/storefront/docs, admin: %s/admin/docs)\n", m.URL, m.URL, m.URL)
+	unit := "UNIT_ID"
+	if units := m.sys.Directory().Units(); len(units) > 0 {
+		unit = units[0].ID
+	}
+	fmt.Fprintf(m.out, "  new key:         %s\n", m.adminCommand("keys create "+unit+" -type secret"))
+	fmt.Fprintf(m.out, "                   (or -type publishable -origin https://... for a storefront; ticketd admin units list shows every unit)\n")
+	if smtpAddr == "" {
+		// Otherwise ticket mail piles up unseen: nothing fails, nothing is sent.
+		fmt.Fprintf(m.out, "  mail:            no SMTP server (-smtp-addr): ticket emails stay queued in the outbox, listed at GET %s/admin/v1/outbox\n", m.URL)
+	}
 	// The last line: scripts and tests wait for it.
 	fmt.Fprintf(m.out, "ticketd listening on %s\n", m.URL)
+}
+
+// adminCommand is `ticketd admin args` as it must be typed to reach this
+// server: the CLI assumes the default URL and data dir unless told.
+func (m *Main) adminCommand(args string) string {
+	var env []string
+	if d := DefaultConfig(); m.URL != "http://"+d.Addr {
+		env = append(env, "TICKETD_BASE_URL="+m.URL)
+	}
+	if m.cfg.AdminToken == "" && filepath.Clean(m.cfg.DataDir) != filepath.Clean(DefaultConfig().DataDir) {
+		env = append(env, "TICKETD_DATA_DIR="+m.cfg.DataDir)
+	}
+	return strings.Join(append(env, "ticketd admin "+args), " ")
 }
 
 // Close shuts down in order: HTTP (in-flight requests finish), actors

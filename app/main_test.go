@@ -2,9 +2,11 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app"
+	"ticketd/internal/console"
 )
 
 func testConfig(dir string) app.Config {
@@ -79,4 +82,83 @@ func TestMainRefusesABadConfig(t *testing.T) {
 	err := app.NewMain(cfg, io.Discard).Open()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "order-hold")
+}
+
+// runPrinted runs a `ticketd admin` command line the banner printed (with
+// its VAR=value prefix) through the real CLI and returns its exit status
+// and output.
+func runPrinted(t *testing.T, line string) (int, string) {
+	t.Helper()
+	env := map[string]string{}
+	fields := strings.Fields(line)
+	for len(fields) > 0 && strings.Contains(fields[0], "=") {
+		k, v, _ := strings.Cut(fields[0], "=")
+		env[k], fields = v, fields[1:]
+	}
+	require.GreaterOrEqual(t, len(fields), 2, line)
+	require.Equal(t, []string{"ticketd", "admin"}, fields[:2], line)
+	var out, errOut bytes.Buffer
+	code := console.Run(context.Background(), fields[2:], func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &out, &errOut)
+	return code, out.String() + errOut.String()
+}
+
+// bannerLine returns the text after "label:" on the banner's line for it.
+func bannerLine(t *testing.T, banner, label string) string {
+	t.Helper()
+	for _, l := range strings.Split(banner, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), label+":"); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	t.Fatalf("no %q line in the banner:\n%s", label, banner)
+	return ""
+}
+
+// TestBannerOnFirstStartAndRestart: the first start prints the generated
+// token and keys; a restart on the same data dir prints where the token is,
+// the URL and the docs; both print a key-minting command that works as
+// printed, and, without SMTP, that ticket mail stays in the outbox.
+func TestBannerOnFirstStartAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	var first bytes.Buffer
+	m := app.NewMain(testConfig(dir), &first)
+	require.NoError(t, m.Open())
+	require.NotNil(t, m.Bootstrap)
+	out := first.String()
+	assert.Contains(t, out, "admin token:     adm_")
+	assert.Contains(t, out, "secret key:      "+m.Bootstrap.SecretKey)
+	assert.Contains(t, out, "publishable key: "+m.Bootstrap.PublishableKey)
+	assert.Contains(t, out, "docs:            "+m.URL+"/docs  (storefront: "+m.URL+"/storefront/docs, admin: "+m.URL+"/admin/docs)")
+	assert.Contains(t, out, "no SMTP server (-smtp-addr): ticket emails stay queued in the outbox, listed at GET "+m.URL+"/admin/v1/outbox")
+	newKey := bannerLine(t, out, "new key")
+	assert.Contains(t, newKey, "ticketd admin keys create "+m.Bootstrap.UnitID+" -type secret")
+	assert.True(t, strings.HasSuffix(out, "ticketd listening on "+m.URL+"\n"), "the last line, which scripts wait for")
+	code, got := runPrinted(t, newKey)
+	require.Equal(t, 0, code, got)
+	assert.Contains(t, got, `"key": "sk_`, "the printed command mints a key")
+	require.NoError(t, m.Close())
+
+	// The restart, with a mail server this time.
+	smtp, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer smtp.Close()
+	cfg := testConfig(dir)
+	cfg.SMTPAddr = smtp.Addr().String()
+	var again bytes.Buffer
+	m2 := app.NewMain(cfg, &again)
+	require.NoError(t, m2.Open())
+	defer m2.Close()
+	out = again.String()
+	assert.Nil(t, m2.Bootstrap)
+	assert.NotContains(t, out, "sk_", "no key is shown twice")
+	assert.NotContains(t, out, "adm_", "nor the admin token")
+	assert.Contains(t, out, "admin token:     kept in "+filepath.Join(dir, "admin-token"))
+	assert.Contains(t, out, "docs:            "+m2.URL+"/docs  (storefront: "+m2.URL+"/storefront/docs, admin: "+m2.URL+"/admin/docs)")
+	assert.NotContains(t, out, "no SMTP server")
+	assert.True(t, strings.HasSuffix(out, "ticketd listening on "+m2.URL+"\n"), out)
+	newKey = bannerLine(t, out, "new key")
+	assert.Contains(t, newKey, "keys create "+m.Bootstrap.UnitID+" -type secret")
+	code, got = runPrinted(t, newKey)
+	require.Equal(t, 0, code, got)
+	assert.Contains(t, got, `"key": "sk_`)
 }

@@ -13,13 +13,17 @@ import (
 )
 
 // ParseConfig reads flags from args and, for absent flags, the TICKETD_*
-// environment variables through lookup.
-func ParseConfig(args []string, lookup func(string) (string, bool), stderr io.Writer) (app.Config, error) {
+// environment variables through lookup. On -h it prints the flags to help
+// and returns flag.ErrHelp.
+func ParseConfig(args []string, lookup func(string) (string, bool), help io.Writer) (app.Config, error) {
 	var c app.Config
 	d := app.DefaultConfig()
 	var proxies string
 	fs := flag.NewFlagSet("ticketd serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// Errors are returned, not printed: a wrong flag is one line, not the
+	// list of thirty.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	env := map[string]string{}
 	str := func(p *string, name, envName, def, usage string) {
 		fs.StringVar(p, name, def, usage+" ($"+envName+")")
@@ -61,8 +65,13 @@ func ParseConfig(args []string, lookup func(string) (string, bool), stderr io.Wr
 	dur(&c.AuditRetention, "audit-retention", "TICKETD_AUDIT_RETENTION", d.AuditRetention, "how long audit log entries are kept")
 	num(&c.WebhookDisableAfter, "webhook-disable-after", "TICKETD_WEBHOOK_DISABLE_AFTER", d.WebhookDisableAfter, "consecutive failed deliveries that disable a webhook endpoint")
 	str(&c.LogLevel, "log-level", "TICKETD_LOG_LEVEL", d.LogLevel, "debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(help, "usage: ticketd serve [flags]\n\nEvery flag also reads the environment variable named after it, when absent.\n\nflags:")
+		fs.SetOutput(help)
+		fs.PrintDefaults()
 		return c, err
+	} else if err != nil {
+		return c, fmt.Errorf("%w (ticketd serve -h lists the flags)", err)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))

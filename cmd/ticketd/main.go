@@ -2,10 +2,13 @@
 //
 //	ticketd serve [flags]   start the HTTP server (see ticketd serve -h)
 //	ticketd admin ...       call the console (admin) API of a running server
+//	ticketd version         print the build's version
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +17,7 @@ import (
 	"syscall"
 
 	"ticketd/app"
+	"ticketd/internal/console"
 )
 
 // defaultGCPercent is the GOGC of `ticketd serve` unless the GOGC
@@ -30,19 +34,39 @@ func main() {
 	os.Exit(code)
 }
 
+const usage = `ticketd is the event-ticketing service.
+
+usage:
+  ticketd serve [flags]      start the HTTP server (ticketd serve -h lists the flags)
+  ticketd admin <command>    call the console API of a running server (ticketd admin -h)
+  ticketd version            print the build's version
+  ticketd help [command]     print this help, or a command's`
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: ticketd serve [flags] | ticketd admin <command> [flags]")
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" && args[1] != "help" {
+			return run(ctx, []string{args[1], "-h"}, stdout, stderr)
+		}
+		fmt.Fprintln(stdout, usage)
+		return 0
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, "ticketd", buildVersion())
+		return 0
 	case "serve":
 		if _, set := os.LookupEnv("GOGC"); !set {
 			debug.SetGCPercent(defaultGCPercent)
 		}
-		cfg, err := ParseConfig(args[1:], os.LookupEnv, stderr)
+		cfg, err := ParseConfig(args[1:], os.LookupEnv, stdout)
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		if err != nil {
-			fmt.Fprintln(stderr, "ticketd:", err)
+			fmt.Fprintln(stderr, "ticketd serve:", err)
 			return 2
 		}
 		m := app.NewMain(cfg, stdout)
@@ -52,9 +76,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case "admin":
-		return runAdmin(ctx, args[1:], os.LookupEnv, stdout, stderr)
+		return console.Run(ctx, args[1:], os.LookupEnv, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "ticketd: unknown command %q\n", args[0])
+		fmt.Fprintf(stderr, "ticketd: unknown command %q\n\n%s\n", args[0], usage)
 		return 2
 	}
 }
