@@ -26,7 +26,7 @@ run: build
 	./$(BIN) serve
 
 ## test: every test (unit, simulation, crash, HTTP black-box, browser), plus short fuzz runs
-test: browser-deps stripe-mock test-go fuzz-short
+test: browser-deps stripe-mock chaos-deps test-go fuzz-short
 
 # gotestsum prints a line per package as it finishes (the failures in full)
 # and a closing count; it is fetched through the module proxy on first use.
@@ -75,7 +75,8 @@ endif
 chaos: chaos-deps build
 	$(GO) run ./bench/cmd/chaos -ticketd $(BIN) $(CHAOSFLAGS) $(CHAOSRESULTS)
 
-# The fsync fault attaches strace to the service; install it when missing.
+# The fsync fault (make chaos, and bench/faults in make test) runs the
+# service under strace; install it when missing.
 chaos-deps:
 	@if ! command -v strace >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
