@@ -3,6 +3,7 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"ticketd/event"
@@ -14,6 +15,29 @@ import (
 // once delivered. Key: "mail/" + event id + "/" + 16 hex digits of the log
 // seq + "-" + 4 hex digits of the entry's index within the change.
 const OutboxPrefix = "mail/"
+
+// ValidOutboxKey reports whether k has the shape of an outbox key (see
+// OutboxPrefix), so a listing can refuse a cursor that names no position
+// instead of paging from wherever it sorts. Whether the entry still exists
+// is not asked: a delivered one is gone, and the next page follows it.
+func ValidOutboxKey(k string) bool {
+	rest, ok := strings.CutPrefix(k, OutboxPrefix)
+	i := strings.IndexByte(rest, '/')
+	if !ok || i <= 0 || len(rest)-i-1 != 16+1+4 {
+		return false
+	}
+	pos := rest[i+1:]
+	return isLowerHex(pos[:16]) && pos[16] == '-' && isLowerHex(pos[17:])
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // TicketMail is an outbox entry of kind "ticket": the ticket email of a
 // confirmed registration with its pass link.

@@ -244,6 +244,7 @@ func TestTicketMailIsWrittenToTheOutboxWithTheChange(t *testing.T) {
 		var m TicketMail
 		require.NoError(t, json.Unmarshal(v, &m))
 		assert.Equal(t, string(k), m.Key)
+		assert.True(t, ValidOutboxKey(m.Key), "listing cursors accept the keys written")
 		got = append(got, m)
 		return nil
 	}))

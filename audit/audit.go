@@ -379,11 +379,43 @@ func (f Filter) match(e *AuditEntry) bool {
 	return true
 }
 
+// ErrBadAfter is List's answer to an after that is not an entry id: a
+// page cursor naming no position is refused rather than paged from
+// wherever it sorts.
+var ErrBadAfter = errors.New("audit: not an audit entry id")
+
+// ValidID reports whether id has the shape of an entry id: "aud_" + a
+// key suffix + "-" + 4 hex digits, or "aud_" + a key suffix alone (the
+// one-entry layout). Whether the entry still exists is not asked: a page
+// may follow an entry the retention has pruned since.
+func ValidID(id string) bool {
+	s, ok := strings.CutPrefix(id, "aud_")
+	if !ok || (len(s) != auditSuffixLen && len(s) != auditSuffixLen+5) {
+		return false
+	}
+	if len(s) > auditSuffixLen && (s[auditSuffixLen] != '-' || !lowerHex(s[auditSuffixLen+1:])) {
+		return false
+	}
+	return lowerHex(s[:16]) && s[16] == '-' && lowerHex(s[17:auditSuffixLen])
+}
+
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // List returns a unit's entries newest first that match f, after the
-// entry id after ("" from the newest), at most limit, within the
-// retention. Buffered entries are flushed first so a reader sees its own
-// writes.
+// entry id after ("" from the newest; ErrBadAfter unless ValidID), at
+// most limit, within the retention. Buffered entries are flushed first so
+// a reader sees its own writes.
 func (l *Log) List(unitID string, f Filter, after string, limit int) ([]AuditEntry, bool, error) {
+	if after != "" && !ValidID(after) {
+		return nil, false, ErrBadAfter
+	}
 	if err := l.Flush(); err != nil {
 		return nil, false, err
 	}

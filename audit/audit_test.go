@@ -129,6 +129,9 @@ func TestAuditLogChunksPageExactly(t *testing.T) {
 		after = page[len(page)-1].ID
 	}
 	require.Len(t, got, n+1)
+	for _, e := range got {
+		require.True(t, ValidID(e.ID), "every id listed is a valid cursor position: %s", e.ID)
+	}
 	for i, e := range got[:n] {
 		require.Equal(t, "/p/"+strconv.Itoa(n-1-i), e.Path, "newest first, each once")
 	}
@@ -149,4 +152,30 @@ func TestRedactSecrets(t *testing.T) {
 	assert.JSONEq(t, `{"secret":"[redacted]","n":1}`, string(RedactSecrets([]byte(`{"secret":"whsec_abc","n":1}`))))
 	assert.Equal(t, `{"redacted":true}`, string(RedactSecrets([]byte(`{"nested":{"k":"sk_x"}}`))))
 	assert.Equal(t, `{"a":"b"}`, string(RedactSecrets([]byte(`{"a":"b"}`))))
+}
+
+func TestValidID(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	suffix := string(appendAuditSuffix(nil, now, 7))
+	for id, want := range map[string]bool{
+		"aud_" + suffix:                          true, // the one-entry layout
+		"aud_" + suffix + "-00a1":                true,
+		"aud_" + suffix + "-00A1":                false,
+		"aud_" + suffix + "-0a1":                 false,
+		"aud_" + suffix + "+00a1":                false,
+		"aud_" + suffix[:24]:                     false,
+		"aud_" + suffix[:16] + "x" + suffix[17:]: false,
+		suffix + "-00a1":                         false,
+		"aud_":                                   false,
+		"":                                       false,
+		"hello":                                  false,
+	} {
+		assert.Equal(t, want, ValidID(id), id)
+	}
+	st, err := persistence.Open(persistence.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	defer st.Close()
+	l := New(st, 24*time.Hour, nil)
+	_, _, err = l.List("bu_1", Filter{}, "hello", 10)
+	require.ErrorIs(t, err, ErrBadAfter)
 }

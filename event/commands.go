@@ -279,12 +279,16 @@ type PlaceOrder struct {
 // ConfirmOrder confirms an open order: a free one is paid and fulfilled at
 // once, a paid one awaits payment. Ref is the order id or order number.
 // On the Developer API (Storefront false) a paid order needs both URLs;
-// given URLs must be absolute https (http for localhost).
+// given URLs must be absolute https (http for loopback hosts), and on the
+// storefront at one of Origins (see checkRedirect).
 type ConfirmOrder struct {
 	Ref        string `json:"-"`
 	Storefront bool   `json:"-"`
-	SuccessURL string `json:"successUrl,omitempty" v:"format=uri,maxLen=2000"`
-	CancelURL  string `json:"cancelUrl,omitempty" v:"format=uri,maxLen=2000"`
+	// Origins are the publishable key's origins, set by the shell for
+	// storefront calls: the core never looks keys up.
+	Origins    []string `json:"-"`
+	SuccessURL string   `json:"successUrl,omitempty" v:"format=uri,maxLen=2000"`
+	CancelURL  string   `json:"cancelUrl,omitempty" v:"format=uri,maxLen=2000"`
 }
 
 // CancelOrder releases an order's hold now; cancelling again is a no-op.
@@ -323,11 +327,14 @@ type CreateCheckoutSession struct {
 	Responses      json.RawMessage `json:"responses,omitempty"`
 	RedemptionCode string          `json:"redemptionCode,omitempty" v:"minLen=1,maxLen=64"`
 	PromotionCode  string          `json:"promotionCode,omitempty" v:"minLen=1,maxLen=64"`
-	ReturnURL      string          `json:"returnUrl,omitempty" v:"maxLen=2000"`
+	ReturnURL      string          `json:"returnUrl,omitempty" v:"format=uri,maxLen=2000"`
 	Locale         string          `json:"locale,omitempty" v:"enum=en|zh-CN"`
 	// Storefront is set by the shell for storefront calls: items the
-	// buyer cannot see answer as unknown ids (see PlaceOrder).
-	Storefront bool `json:"-"`
+	// buyer cannot see answer as unknown ids (see PlaceOrder), and
+	// returnUrl must be at one of Origins, the publishable key's origins
+	// (see ConfirmOrder).
+	Storefront bool     `json:"-"`
+	Origins    []string `json:"-"`
 }
 
 // GetCheckoutSession reads a checkout session by id.

@@ -3,7 +3,6 @@ package event
 import (
 	"bytes"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -756,20 +755,6 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 	return m.orderView(&rec), []Change{ch}, nil
 }
 
-// checkReturnURL accepts absolute https URLs, and http for localhost.
-func checkReturnURL(field, s string) error {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return FieldError(field, "must be an absolute URL")
-	}
-	host := u.Hostname()
-	local := host == "localhost" || host == "127.0.0.1" || host == "::1"
-	if u.Scheme != "https" && !(u.Scheme == "http" && local) {
-		return FieldError(field, "must be https (http only for localhost)")
-	}
-	return nil
-}
-
 // fulfil returns the changes that settle o: a confirmed registration for
 // its admission (unless the buyer got registered meanwhile) and the ticket
 // email.
@@ -820,15 +805,11 @@ func (m *Machine) confirmOrder(now time.Time, c ConfirmOrder) (any, []Change, er
 		}
 		return nil, nil, FieldError("cancelUrl", "required to confirm a paid order")
 	}
-	if c.SuccessURL != "" {
-		if err := checkReturnURL("successUrl", c.SuccessURL); err != nil {
-			return nil, nil, err
-		}
+	if err := checkRedirect("successUrl", c.SuccessURL, c.Storefront, c.Origins); err != nil {
+		return nil, nil, err
 	}
-	if c.CancelURL != "" {
-		if err := checkReturnURL("cancelUrl", c.CancelURL); err != nil {
-			return nil, nil, err
-		}
+	if err := checkRedirect("cancelUrl", c.CancelURL, c.Storefront, c.Origins); err != nil {
+		return nil, nil, err
 	}
 	ch := OrderPaymentStarted{
 		At: now, ID: o.ID, PaymentID: "pay_" + m.eventSuffix() + "." + m.ids.Code(20),
@@ -959,6 +940,9 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 	case "", "en", "zh-CN":
 	default:
 		return nil, nil, FieldError("locale", "must be en or zh-CN")
+	}
+	if err := checkRedirect("returnUrl", c.ReturnURL, c.Storefront, c.Origins); err != nil {
+		return nil, nil, err
 	}
 	ttl := m.cfg.CheckoutSessionTTL
 	if ttl <= 0 {

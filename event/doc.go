@@ -59,7 +59,8 @@
 // decide methods and its own change kinds; apply.go Apply and the helpers
 // the applies share; codec.go (the record header, ApplyRecord), bincodec.go
 // (the field encodings) and statecodec.go the byte formats; email.go the
-// one email rule; examples.go the OpenAPI example bodies. Tests: testdata/*.txt scripts run by
+// one email rule; redirect.go the one rule for URLs buyers are sent to;
+// examples.go the OpenAPI example bodies. Tests: testdata/*.txt scripts run by
 // datadriven_test.go (-rewrite regenerates them), sim_test.go (seeded
 // simulation, -seed and -simruns), fuzz_test.go, bench_test.go,
 // replay_bench_test.go and perf_test.go (benchmarks of recovery, snapshots
@@ -124,7 +125,10 @@
 //     with paymentId "pay_<event suffix>.<20 chars>" and paymentUrl
 //     BaseURL/pay/<paymentId>. On the Developer API (ConfirmOrder.Storefront
 //     false) successUrl and cancelUrl are required for paid orders; given
-//     URLs must be https, http only for localhost. Confirming an
+//     URLs (and a checkout session's returnUrl) must be https, http only
+//     for loopback hosts, and on the storefront lie at one of the
+//     publishable key's origins, which the shell passes in the command
+//     (redirect.go: one rule, so no page is an open redirect). Confirming an
 //     awaiting_payment, paid or already-registered order answers it as is.
 //   - SettlePayment: "failed" changes nothing (the order stays
 //     awaiting_payment until its hold lapses, so the buyer may retry); a

@@ -153,7 +153,7 @@ func validOrigin(o string) string {
 		return ""
 	}
 	host := u.Hostname()
-	if u.Scheme == "http" && (host == "localhost" || host == "127.0.0.1" || host == "::1") {
+	if u.Scheme == "http" && event.LoopbackHost(host) {
 		return ""
 	}
 	return "must use https (http is allowed for localhost)"

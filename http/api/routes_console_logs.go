@@ -1,10 +1,12 @@
 package api
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
 	"ticketd/audit"
+	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
 	"ticketd/webhooks"
@@ -73,7 +75,7 @@ func (a *api) listRequestLog(c *thttp.Ctx) (any, error) {
 	var before uint64
 	if pos != "" {
 		if before, err = strconv.ParseUint(pos, 10, 64); err != nil {
-			return nil, thttp.NewError(400, "cursor: is not a valid cursor")
+			return nil, event.FieldError("cursor", "is not a valid cursor")
 		}
 	}
 	f := thttp.RequestLogFilter{KeyID: q.KeyID, Status: q.Status, Method: q.Method, Since: q.Since, Until: q.Until}
@@ -101,6 +103,9 @@ func (a *api) listAuditLog(c *thttp.Ctx) (any, error) {
 	f := audit.Filter{Actor: q.KeyID, OperationID: q.OperationID, Method: q.Method, TargetID: q.TargetID,
 		Since: q.Since, Until: q.Until}
 	items, more, err := a.auditLog.List(unit, f, after, q.Limit)
+	if errors.Is(err, audit.ErrBadAfter) {
+		return nil, event.FieldError("cursor", "is not a valid cursor")
+	}
 	if err != nil {
 		return nil, err
 	}

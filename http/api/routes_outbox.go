@@ -1,6 +1,7 @@
 package api
 
 import (
+	"ticketd/actors"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
@@ -67,6 +68,9 @@ func (a *api) listOutbox(c *thttp.Ctx) (any, error) {
 	after, err := bind.DecodeCursor(q.Cursor)
 	if err != nil {
 		return nil, err
+	}
+	if after != "" && !actors.ValidOutboxKey(after) {
+		return nil, event.FieldError("cursor", "is not a valid cursor")
 	}
 	ob := a.outbox()
 	if ob == nil {

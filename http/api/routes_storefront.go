@@ -41,9 +41,11 @@ func (a *api) storefrontRoutes() []thttp.Route {
 			Query:   event.LookupCode{}, Success: 200, Response: event.CodeLookup{}, Errors: []int{400, 404},
 			Handle: storefrontCmd[event.LookupCode](a, nil)}),
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/checkout-sessions", OperationID: "createStorefrontCheckoutSession", Tag: "Checkout",
-			Summary: "Create a hosted checkout session (24 hours, holds no seat)", Body: event.CreateCheckoutSession{},
+			Summary: "Create a hosted checkout session (24 hours, holds no seat); returnUrl must be https (http for localhost) at one of the key's origins", Body: event.CreateCheckoutSession{},
 			Success: 201, Response: event.CheckoutSession{}, Errors: []int{400, 404, 412}, IPLimited: true,
-			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.CreateCheckoutSession) { cmd.Storefront = true })}),
+			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.CreateCheckoutSession) {
+				cmd.Storefront, cmd.Origins = true, c.Principal().Origins
+			})}),
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders", OperationID: "placeStorefrontOrder", Tag: "Orders",
 			Summary: "Place an order: holds its places for the order hold (15 minutes unless the service sets another)", Body: event.PlaceOrder{}, Success: 201,
 			Response: event.Order{}, Errors: []int{400, 404, 412}, IPLimited: true,
@@ -52,9 +54,11 @@ func (a *api) storefrontRoutes() []thttp.Route {
 			Summary: "Poll an order by its orderNumber (the buyer's email is masked)", Success: 200, Response: event.Order{},
 			Errors: []int{404}, IPLimited: true, Handle: a.getStorefrontOrder}),
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders/{orderNumber}/confirm", OperationID: "confirmStorefrontOrder", Tag: "Orders",
-			Summary: "Confirm an order; successUrl and cancelUrl are optional (without them the payment page returns the buyer to the hosted order page)",
+			Summary: "Confirm an order; successUrl and cancelUrl are optional (without them the payment page returns the buyer to the hosted order page) and must be https (http for localhost) at one of the key's origins",
 			Body:    event.ConfirmOrder{}, Success: 200, Response: event.Order{}, Errors: []int{400, 404, 412},
-			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.ConfirmOrder) { cmd.Ref = ref(c); cmd.Storefront = true })}),
+			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.ConfirmOrder) {
+				cmd.Ref, cmd.Storefront, cmd.Origins = ref(c), true, c.Principal().Origins
+			})}),
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders/{orderNumber}/cancel", OperationID: "cancelStorefrontOrder", Tag: "Orders",
 			Summary: "Cancel an open order: its hold is released now; idempotent", Success: 200, Response: event.Order{},
 			Errors: []int{404, 412}, Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.CancelOrder) { cmd.Ref = ref(c) })}),

@@ -347,6 +347,7 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 	}
 	if r.Method == "POST" {
 		params = append(params, map[string]any{"$ref": "#/components/parameters/IdempotencyKey"})
+		op["description"] = oaRetryNote
 	}
 	op["parameters"] = params
 
@@ -473,6 +474,7 @@ func oaErrorStatuses(r *thttp.Route, surface thttp.Surface, hasBody bool) []int 
 	if r.Method == "POST" {
 		set[409] = true // same Idempotency-Key still in flight
 		set[422] = true // same Idempotency-Key, other body
+		set[503] = true // outcome unknown: see oaRetryNote
 	}
 	out := make([]int, 0, len(set))
 	for st := range set {
@@ -481,6 +483,18 @@ func oaErrorStatuses(r *thttp.Route, surface thttp.Surface, hasBody bool) []int 
 	sort.Ints(out)
 	return out
 }
+
+// oaRetryNote is the description of every POST operation. A write that
+// answers 503, times out or loses its connection may still have been
+// applied, so a client cannot tell "not applied" from "unknown"; the
+// idempotency key is its way out. A 5xx answer is not kept under the key
+// (the server cannot say what happened either), which the note says.
+const oaRetryNote = "**Retrying:** a 503, a timeout or a dropped connection does not say whether this request " +
+	"was applied: the outcome is unknown. Send an `Idempotency-Key` header with every POST, and retry with the " +
+	"same `Idempotency-Key` and the same body: keys are kept 24 hours, and once the first request has completed " +
+	"a retry replays its answer (`Idempotent-Replayed: true`) instead of applying it again; while it is still " +
+	"running a retry answers 409 (retry later). A 503 answer is not kept, so a retry after a 503 runs the " +
+	"request again: where a second record would matter, look the first one up before retrying."
 
 func oaErrorResponseName(st int) string {
 	switch st {
@@ -530,6 +544,9 @@ func oaErrorDescription(st int) string {
 		return "INVALID_ARGUMENT: the Idempotency-Key was used with another body."
 	case 429:
 		return "RESOURCE_EXHAUSTED: rate limit exceeded; retry after Retry-After seconds."
+	case 503:
+		return "UNAVAILABLE: the request could not be completed now; whether it was applied is unknown. " +
+			"It is not kept under an Idempotency-Key: a retry with the same key runs the request again."
 	}
 	if t := nethttp.StatusText(st); t != "" {
 		return t + "."
@@ -603,7 +620,9 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 			"name": "Idempotency-Key", "in": "header", "required": false,
 			"description": "Makes a POST safe to retry for 24 hours: the same key and body replay the first answer " +
 				"(with Idempotent-Replayed: true); the same key with another body answers 422; while the first " +
-				"request is in flight a second one answers 409.",
+				"request is in flight a second one answers 409. Send a fresh key with every POST and keep it for " +
+				"its retries: after a timeout or a dropped connection the outcome is unknown, and a retry with " +
+				"the same key gets the first answer instead of a second record. A 5xx answer is not kept.",
 			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255},
 		},
 	}
@@ -685,7 +704,7 @@ func oaErrorEnvelopeSchema() map[string]any {
 						"items":       map[string]any{"$ref": "#/components/schemas/ErrorDetail"},
 					},
 					"reason": map[string]any{"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$",
-						"description": "A stable identifier of the cause, for programs; for example STORAGE_UNAVAILABLE on a 503 while writes cannot be made durable. A 503 does not say whether the request was applied: retry a POST with the same Idempotency-Key."},
+						"description": "A stable identifier of the cause, for programs; for example STORAGE_UNAVAILABLE on a 503 while writes cannot be made durable. A 503 does not say whether the request was applied (see the Retrying note of each POST)."},
 				},
 				"additionalProperties": false,
 			},

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -337,7 +339,8 @@ func TestOpenAPIResponseSchemas(t *testing.T) {
 		statuses = append(statuses, k)
 	}
 	sort.Strings(statuses)
-	assert.Equal(t, []string{"200", "201", "400", "401", "404", "409", "412", "413", "422", "429"}, statuses)
+	assert.Equal(t, []string{"200", "201", "400", "401", "404", "409", "412", "413", "422", "429", "503"}, statuses,
+		"a POST documents 503: its outcome is unknown, retried with the same Idempotency-Key")
 	assert.Equal(t, map[string]any{"$ref": "#/components/schemas/ToyThing"}, dig(t, ops, "200", "content", "application/json", "schema"))
 	assert.Equal(t, map[string]any{"$ref": "#/components/responses/TooManyRequests"}, ops["429"])
 	for _, h := range []string{"service-version", "Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Idempotent-Replayed"} {
@@ -494,4 +497,40 @@ func TestOpenAPIEmbeddedFieldsFollowEncodingJSON(t *testing.T) {
 	assert.Equal(t, wireKeys, gotKeys)
 	assert.Equal(t, map[string]any{"type": "string"}, props["siteUrl"], "the outer field wins")
 	assert.NotContains(t, props, "name", "a tie at one depth hides both")
+}
+
+// TestOpenAPIPostsSayHowToRetry: every POST operation of every surface
+// says that a 503, a timeout or a dropped connection leaves the outcome
+// unknown and that a retry carries the same Idempotency-Key, declares that
+// header and documents the 503; other methods do not claim the header.
+func TestOpenAPIPostsSayHowToRetry(t *testing.T) {
+	for _, s := range []thttp.Surface{thttp.Developer, thttp.Storefront, thttp.Admin} {
+		doc := genDoc(t, toyRoutes(), s)
+		posts := 0
+		for p, item := range doc["paths"].(map[string]any) {
+			for m, raw := range item.(map[string]any) {
+				op := raw.(map[string]any)
+				params, _ := op["parameters"].([]any)
+				hasKey := slices.ContainsFunc(params, func(p any) bool {
+					return reflect.DeepEqual(p, map[string]any{"$ref": "#/components/parameters/IdempotencyKey"})
+				})
+				if m != "post" {
+					assert.False(t, hasKey, "%s %s", m, p)
+					continue
+				}
+				posts++
+				assert.True(t, hasKey, "POST %s declares Idempotency-Key", p)
+				desc, _ := op["description"].(string)
+				for _, want := range []string{"503", "timeout", "dropped connection", "unknown", "same `Idempotency-Key`", "24 hours"} {
+					assert.Contains(t, desc, want, "POST %s", p)
+				}
+				assert.Equal(t, map[string]any{"$ref": "#/components/responses/Unavailable"}, dig(t, op, "responses", "503"), "POST %s", p)
+			}
+		}
+		if s != thttp.Storefront {
+			assert.Positive(t, posts, "surface %d has POSTs", s)
+		}
+		assert.Contains(t, dig(t, doc, "components", "responses", "Unavailable", "description"), "Idempotency-Key")
+		assert.Contains(t, dig(t, doc, "components", "parameters", "IdempotencyKey", "description"), "unknown")
+	}
 }
