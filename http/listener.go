@@ -69,9 +69,11 @@ func DefaultMaxConns() int {
 //     trusted proxies are exempt, their clients are counted by the rate
 //     limits instead). fasthttp's MaxConnsPerIP counts IPv4 only, and its
 //     Concurrency answers 503 to the newcomer however idle the others are.
-//   - At the total bound the connection idle the longest (between requests,
-//     or connected and silent) is reclaimed for the newcomer, so idle
-//     connections cannot lock active clients out until their timeouts.
+//   - At the total bound an idle connection (between requests, or
+//     connected and silent) is reclaimed for the newcomer: the longest idle
+//     of the address holding the most connections, so idle connections
+//     cannot lock active clients out until their timeouts, and a flood from
+//     one address spends its own connections first.
 //
 // Every method is safe for concurrent use. The per-request cost is two
 // atomic stores (busy in Read, idle in the ConnState hook).
@@ -188,20 +190,25 @@ func (l *connListener) admit(c net.Conn) *trackedConn {
 	return tc
 }
 
-// reclaimLocked ends the connection idle the longest, if any: it expires
-// its read deadline, so fasthttp's goroutine wakes from its read and
-// closes it as after an idle timeout. The caller holds l.mu. The scan is
-// linear, but it runs only at the bound or out of descriptors, never per
-// request.
+// reclaimLocked ends an idle connection of the client address holding the
+// most connections, the one of them idle the longest, if any: a flood from
+// one address gives up its own idle connections before an ordinary
+// client's kept-alive one is touched. It expires the victim's read
+// deadline, so fasthttp's goroutine wakes from its read and closes it as
+// after an idle timeout. The caller holds l.mu. The scan is linear, but it
+// runs only at the bound or out of descriptors, never per request.
 func (l *connListener) reclaimLocked() bool {
 	var victim *trackedConn
 	var oldest int64
+	most := -1
 	for c := range l.conns {
 		if c.busy.Load() || c.reclaimed.Load() {
 			continue
 		}
-		if at := c.idleSince.Load(); victim == nil || at < oldest {
-			victim, oldest = c, at
+		n := l.perIP[c.ip]
+		at := c.idleSince.Load()
+		if victim == nil || n > most || (n == most && at < oldest) {
+			victim, oldest, most = c, at, n
 		}
 	}
 	if victim == nil {
