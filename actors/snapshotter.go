@@ -293,6 +293,10 @@ type pacer struct {
 	start  time.Time // of the current slice
 	asks   uint64    // sys.asks at its start
 	pauses int
+	// now and sleep are the clock (time.Now and time.Sleep; tests step
+	// their own).
+	now   func() time.Time
+	sleep func(time.Duration)
 }
 
 const (
@@ -301,19 +305,19 @@ const (
 )
 
 func newPacer(s *System) *pacer {
-	return &pacer{sys: s, start: time.Now(), asks: s.asks.Load()}
+	return &pacer{sys: s, start: time.Now(), asks: s.asks.Load(), now: time.Now, sleep: time.Sleep}
 }
 
 func (p *pacer) yield() {
 	runtime.Gosched()
-	if time.Since(p.start) < pacerSlice {
+	if p.now().Sub(p.start) < pacerSlice {
 		return
 	}
 	if p.sys.asks.Load() != p.asks {
-		time.Sleep(pacerPause)
+		p.sleep(pacerPause)
 		p.pauses++
 	}
-	p.start, p.asks = time.Now(), p.sys.asks.Load()
+	p.start, p.asks = p.now(), p.sys.asks.Load()
 }
 
 // backgroundEvery is how many replayed records pass between two yields

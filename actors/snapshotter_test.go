@@ -373,27 +373,29 @@ func TestLoadGCRaisesGOGCForTheSectionOnly(t *testing.T) {
 // The snapshot worker's pacer pauses after each slice of work while the
 // System serves requests, and never while it is idle.
 func TestPacerPausesOnlyWhileRequestsAreServed(t *testing.T) {
-	work := func(p *pacer, busy bool) time.Duration {
-		start := time.Now()
-		for worked := time.Duration(0); worked < 5*pacerSlice; {
-			t0 := time.Now()
-			for time.Since(t0) < 100*time.Microsecond {
-			}
-			worked += time.Since(t0)
+	// A stepped clock: each unit of work takes 100 µs, and a pause takes
+	// what it asks for, so the count does not depend on the machine's load.
+	work := func(p *pacer, busy bool) (slept time.Duration) {
+		clock := time.Unix(0, 0)
+		p.start = clock
+		p.now = func() time.Time { return clock }
+		p.sleep = func(d time.Duration) { slept += d; clock = clock.Add(d) }
+		for worked := time.Duration(0); worked < 5*pacerSlice; worked += 100 * time.Microsecond {
+			clock = clock.Add(100 * time.Microsecond)
 			if busy {
 				p.sys.asks.Add(1)
 			}
 			p.yield()
 		}
-		return time.Since(start)
+		return slept
 	}
 	s := &System{}
 	idle := newPacer(s)
-	work(idle, false)
-	require.Zero(t, idle.pauses, "an idle service's snapshot was slowed down")
+	require.Zero(t, work(idle, false), "an idle service's snapshot was slowed down")
+	require.Zero(t, idle.pauses)
 
 	busy := newPacer(s)
-	took := work(busy, true)
-	require.GreaterOrEqual(t, busy.pauses, 3, "a snapshot beside live traffic ran without pauses")
-	require.GreaterOrEqual(t, took, time.Duration(busy.pauses)*pacerPause)
+	slept := work(busy, true)
+	require.Equal(t, 5, busy.pauses, "one pause after each slice of work beside live traffic")
+	require.Equal(t, time.Duration(busy.pauses)*pacerPause, slept)
 }
