@@ -149,9 +149,14 @@ func allDigits(s string) bool {
 	return true
 }
 
-// JSONSchema documents Money for the OpenAPI generator.
+// JSONSchema documents Money for the OpenAPI generator: a number with
+// format double, so generated clients hold it in a 64-bit float, and no
+// multipleOf, which validators check in floating point (79.99 / 0.01 is
+// 7998.999...) and so refuse about one valid amount in seven. The two
+// decimals are said in words; the server refuses more.
 func (Money) JSONSchema() map[string]any {
-	return map[string]any{"type": "number", "minimum": 0, "multipleOf": 0.01}
+	return map[string]any{"type": "number", "format": "double", "minimum": 0,
+		"description": "An amount in the currency's major unit with at most two decimals (79.99); more decimals are refused."}
 }
 
 // Time is a timestamp on the wire: RFC 3339 with any offset in, RFC 3339 in
