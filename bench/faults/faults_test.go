@@ -20,26 +20,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"ticketd/app/apptest"
 )
 
 // binary is the ticketd binary built once by TestMain.
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ticketd-faults")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "ticketd")
-	out, err := exec.Command("go", "build", "-o", binary, "ticketd/cmd/ticketd").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build ticketd: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { apptest.RunWithBinary(m, &binary) }
 
 // smallDisk mounts a tmpfs of size bytes and returns its path; the test
 // skips when mounting is not permitted.
