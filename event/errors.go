@@ -31,6 +31,10 @@ type Error struct {
 	Code    Code
 	Message string
 	Details []Detail
+	// Reason is the stable UPPER_SNAKE_CASE identifier of the cause, the
+	// envelope's error.reason; empty means the HTTP layer's default for
+	// Code.
+	Reason string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -38,6 +42,11 @@ func (e *Error) Error() string { return e.Message }
 // Errorf returns an *Error with a formatted message.
 func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Reasonf returns an *Error with a stable reason and a formatted message.
+func Reasonf(code Code, reason, format string, args ...any) *Error {
+	return &Error{Code: code, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
 // FieldError returns an InvalidArgument *Error naming one field.

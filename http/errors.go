@@ -102,7 +102,7 @@ func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
 		if status == 500 {
 			return 500, internalEnvelope(), true
 		}
-		env.Error = ErrorObject{Code: status, Status: statusName(status), Message: ee.Message, Details: ee.Details}
+		env.Error = ErrorObject{Code: status, Status: statusName(status), Message: ee.Message, Details: ee.Details, Reason: ee.Reason}
 	case errors.Is(err, context.DeadlineExceeded):
 		status = 503
 		env.Error = ErrorObject{Code: 503, Status: statusName(503), Message: "the service is busy, retry later"}
