@@ -994,6 +994,7 @@ func (m *Machine) catalog(now time.Time, lang string) (any, []Change, error) {
 			cat.Bundles = append(cat.Bundles, CatalogBundle{ID: b.ID, Name: b.Name, PriceAmount: b.Price, SoldOut: !m.bundleAvailable(b), Items: append([]BundleItem{}, b.Items...)})
 		}
 	}
+	m.catalogStates(&cat, now)
 	m.programCatalog(&cat)
 	m.consoleCatalog(&cat, lang)
 	return cat, nil, nil

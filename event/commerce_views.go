@@ -152,6 +152,10 @@ type CatalogTicketType struct {
 	Description *string `json:"description"`
 	// Questions is the published registration form (console.go).
 	Questions []Question `json:"questions"`
+
+	// Availability says whether a buyer can get it now: a state, never
+	// a count.
+	Availability string `json:"availability" v:"enum=available|waitlist|sold_out|upcoming|closed" doc:"available; waitlist (no room, an order joins the waitlist); sold_out; upcoming (opensAt is ahead); closed. Never a count."`
 }
 
 // CatalogItem is an add-on as a sales page sees it.
@@ -162,6 +166,10 @@ type CatalogItem struct {
 	SoldOut     bool   `json:"soldOut"`
 	// Description is the translated description (?lang=), else null.
 	Description *string `json:"description"`
+
+	// Availability says whether a buyer can get it now: a state, never
+	// a count.
+	Availability string `json:"availability" v:"enum=available|sold_out" doc:"available or sold_out; never a count."`
 }
 
 // CatalogBundle is a bundle as a sales page sees it, with its contents.
@@ -173,6 +181,10 @@ type CatalogBundle struct {
 	Items       []BundleItem `json:"items"`
 	// Description is the translated description (?lang=), else null.
 	Description *string `json:"description"`
+
+	// Availability says whether a buyer can get it now: a state, never
+	// a count.
+	Availability string `json:"availability" v:"enum=available|sold_out" doc:"available or sold_out; never a count."`
 }
 
 // Catalog answers GetCatalog.

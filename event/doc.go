@@ -165,6 +165,9 @@
 //     otherwise), public open types inside their window with soldOut,
 //     upcoming ones (opensAt in the future), open add-ons and bundles
 //     (bundles with a hidden type are left out).
+//   - The storefront never shows a count of places: its views (GetCatalog,
+//     LookupStorefrontCode; storefront.go) say availability as a state
+//     (available, waitlist, sold_out, upcoming, closed) and soldOut.
 //
 // # Program and perks (program.go, program_views.go)
 //

@@ -39,6 +39,7 @@ var commandKinds = [...]commandKind{
 	op[MintCodes, MintResult](opWrite),
 	op[ListCodes, List[RedemptionCode]](opRead),
 	op[LookupCode, CodeLookup](opRead),
+	op[LookupStorefrontCode, StorefrontCodeLookup](opRead),
 	op[DisableCode, RedemptionCode](opWrite),
 	op[CreateAddon, Addon](opWrite),
 	op[UpdateAddon, Addon](opWrite),

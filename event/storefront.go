@@ -57,3 +57,116 @@ func (m *Machine) getPayment(c GetPayment) (any, []Change, error) {
 	}
 	return m.orderView(m.s.Orders[id]), nil, nil
 }
+
+// The storefront never shows a count of places (capacity, confirmed,
+// waitlisted, held, remaining): a competitor or a scalper could read sales
+// off them. What a sales page needs is a state, one of these.
+const (
+	// SaleAvailable: on sale with room.
+	SaleAvailable = "available"
+	// SaleWaitlist: no room, but an order joins the waitlist.
+	SaleWaitlist = "waitlist"
+	// SaleSoldOut: no room and no waitlist.
+	SaleSoldOut = "sold_out"
+	// SaleUpcoming: announced, its sale window not open yet.
+	SaleUpcoming = "upcoming"
+	// SaleClosed: not on sale (closed, not opened, or past its window).
+	SaleClosed = "closed"
+)
+
+// StorefrontTicketType is a ticket type as the storefront shows it: no
+// capacity, no counts, no internal status or visibility flag.
+type StorefrontTicketType struct {
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	PriceAmount      Money  `json:"priceAmount"`
+	Availability     string `json:"availability" v:"enum=available|waitlist|sold_out|upcoming|closed" doc:"Whether a buyer can get this ticket now: available; waitlist (no room, an order joins the waitlist); sold_out; upcoming (opensAt is ahead); closed. Never a count."`
+	SoldOut          bool   `json:"soldOut" doc:"No room left (the waitlist may still take orders)."`
+	AllowWaitlist    bool   `json:"allowWaitlist"`
+	RequiresApproval bool   `json:"requiresApproval"`
+	OpensAt          *Time  `json:"opensAt"`
+	ClosesAt         *Time  `json:"closesAt"`
+}
+
+// StorefrontCodeLookup answers LookupStorefrontCode: the ticket a buyer's
+// code unlocks, as the storefront shows it.
+type StorefrontCodeLookup struct {
+	Code                  string               `json:"code"`
+	RegistrationType      StorefrontTicketType `json:"registrationType"`
+	Perks                 []Perk               `json:"perks"`
+	PriceAmount           Money                `json:"priceAmount"`
+	DiscountedPriceAmount Money                `json:"discountedPriceAmount"`
+	ExpiresAt             *Time                `json:"expiresAt"`
+}
+
+// LookupStorefrontCode is LookupCode for the storefront: the same checks
+// (every invalid code is the same NotFound), the storefront's view.
+type LookupStorefrontCode struct {
+	LookupCode
+}
+
+func (LookupStorefrontCode) result(*StorefrontCodeLookup) {}
+
+func (c LookupStorefrontCode) decide(m *Machine, now time.Time) (any, []Change, error) {
+	code, ok := m.usableCode(now, c.Code)
+	if !ok {
+		return nil, nil, Errorf(NotFound, "redemption code not found")
+	}
+	t := m.s.Types[code.TypeID]
+	discounted, err := m.promoLookupPrice(now, c.PromotionCode, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return StorefrontCodeLookup{
+		Code: code.Code, RegistrationType: m.storefrontType(t, now), Perks: m.admissionPerks(code), PriceAmount: t.Price,
+		DiscountedPriceAmount: discounted, ExpiresAt: tp(code.ExpiresAt),
+	}, nil, nil
+}
+
+func (m *Machine) storefrontType(t *TicketTypeRec, now time.Time) StorefrontTicketType {
+	return StorefrontTicketType{
+		ID: t.ID, Name: t.Name, PriceAmount: t.Price, Availability: typeSaleState(t, now), SoldOut: t.room() == 0,
+		AllowWaitlist: t.AllowWaitlist, RequiresApproval: t.RequiresApproval, OpensAt: tp(t.OpensAt), ClosesAt: tp(t.ClosesAt),
+	}
+}
+
+// typeSaleState is a ticket type's storefront state at now.
+func typeSaleState(t *TicketTypeRec, now time.Time) string {
+	switch {
+	case t.Status != SellOpen || (t.ClosesAt != nil && !now.Before(*t.ClosesAt)):
+		return SaleClosed
+	case t.OpensAt != nil && now.Before(*t.OpensAt):
+		return SaleUpcoming
+	case t.room() > 0:
+		return SaleAvailable
+	case t.AllowWaitlist:
+		return SaleWaitlist
+	}
+	return SaleSoldOut
+}
+
+// itemSaleState is the state of an add-on or bundle on sale.
+func itemSaleState(soldOut bool) string {
+	if soldOut {
+		return SaleSoldOut
+	}
+	return SaleAvailable
+}
+
+// catalogStates fills the availability state of every entry of a sales
+// page from the records it was built from.
+func (m *Machine) catalogStates(cat *Catalog, now time.Time) {
+	for _, tts := range [][]CatalogTicketType{cat.TicketTypes, cat.UpcomingTicketTypes} {
+		for i := range tts {
+			if t, ok := m.s.Types[tts[i].ID]; ok {
+				tts[i].Availability = typeSaleState(t, now)
+			}
+		}
+	}
+	for i := range cat.Addons {
+		cat.Addons[i].Availability = itemSaleState(cat.Addons[i].SoldOut)
+	}
+	for i := range cat.Bundles {
+		cat.Bundles[i].Availability = itemSaleState(cat.Bundles[i].SoldOut)
+	}
+}
