@@ -11,7 +11,7 @@ PKGS     := ./...
 FUZZTIME ?= 4000x
 FUZZTIME_LONG ?= 100000x
 
-.PHONY: all build run test test-go fuzz-short fuzz bench chaos chaos-deps lint browser-deps stripe-mock clean
+.PHONY: all build run test test-go fuzz-short fuzz bench chaos chaos-deps lint browser-deps readme-deps stripe-mock clean
 
 all: build
 
@@ -26,7 +26,7 @@ run: build
 	./$(BIN) serve
 
 ## test: every test (unit, simulation, crash, HTTP black-box, browser), plus short fuzz runs
-test: browser-deps stripe-mock chaos-deps test-go fuzz-short
+test: browser-deps stripe-mock chaos-deps readme-deps test-go fuzz-short
 
 # gotestsum prints a line per package as it finishes (the failures in full)
 # and a closing count; it is fetched through the module proxy on first use.
@@ -108,6 +108,16 @@ browser-deps:
 	    echo "installing chromium (browser tests)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: install Debian's chromium package to run the browser tests"; exit 1; fi; \
+	fi
+
+# The README's walk-through (run by cmd/ticketd's TestReadmeTryItRuns)
+# uses curl and jq; install jq when missing.
+readme-deps:
+	@if ! command -v jq >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing jq (README walk-through)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq >/dev/null; \
+	  else echo "jq is missing: the README walk-through test skips"; fi; \
 	fi
 
 # The Stripe provider's tests call Stripe's own mock API server; install it
