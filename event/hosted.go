@@ -32,6 +32,9 @@ type HostedCheckout struct {
 	// session while it is live (see liveSessionOrder): the page sends the
 	// buyer there instead of offering the form again.
 	OrderURL string `json:"orderUrl,omitempty"`
+	// Waitlist: the admission is sold out and a buyer may join its
+	// waitlist from the page (JoinWaitlist, storefront.go).
+	Waitlist bool `json:"waitlist,omitempty"`
 }
 
 // GetHostedOrder reads an order for its hosted pages: the order, the
@@ -97,6 +100,7 @@ func (m *Machine) hostedCheckout(now time.Time, c GetHostedCheckout) (any, []Cha
 	if o, ok := m.liveSessionOrder(s.ID); ok {
 		h.OrderURL = m.orderURL(o.Number)
 	}
+	h.Waitlist = m.waitlistOf(s, now) != nil
 	for _, id := range m.s.AddonOrder {
 		if a := m.s.Addons[id]; a.Status == SellOpen && !inSession[id] && len(h.Addons) < maxHostedAddons {
 			h.Addons = append(h.Addons, CatalogItem{ID: a.ID, Name: a.Name, PriceAmount: a.Price, SoldOut: a.room() == 0})

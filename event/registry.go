@@ -40,6 +40,8 @@ var commandKinds = [...]commandKind{
 	op[ListCodes, List[RedemptionCode]](opRead),
 	op[LookupCode, CodeLookup](opRead),
 	op[LookupStorefrontCode, StorefrontCodeLookup](opRead),
+	op[ResendTicket, TicketResend](opWrite),
+	op[JoinWaitlist, RegistrationResult](opWrite),
 	op[DisableCode, RedemptionCode](opWrite),
 	op[CreateAddon, Addon](opWrite),
 	op[UpdateAddon, Addon](opWrite),

@@ -170,3 +170,75 @@ func (m *Machine) catalogStates(cat *Catalog, now time.Time) {
 		cat.Bundles[i].Availability = itemSaleState(cat.Bundles[i].SoldOut)
 	}
 }
+
+// ResendTicket sends the ticket email of Email's registration again: the
+// hosted pages' "resend my ticket" for a buyer told they are already
+// registered. The mail goes to the registered address only, so the answer
+// reveals nothing a page should not show; Sent says whether a mail was
+// queued (a confirmed registration of that email exists). The pages bound
+// how often a visitor may ask.
+type ResendTicket struct {
+	Email string `json:"email"`
+}
+
+// TicketResend answers ResendTicket.
+type TicketResend struct {
+	Sent bool `json:"sent"`
+}
+
+func (ResendTicket) result(*TicketResend) {}
+
+func (c ResendTicket) decide(m *Machine, now time.Time) (any, []Change, error) {
+	id, ok := m.s.idx.emailReg(normEmail(c.Email))
+	if !ok || normEmail(c.Email) == "" {
+		return TicketResend{}, nil, nil
+	}
+	if r := m.s.regs()[id]; r == nil || r.Status != RegConfirmed {
+		return TicketResend{}, nil, nil
+	}
+	return TicketResend{Sent: true}, []Change{TicketIssued{At: now, RegistrationIDs: []string{id}}}, nil
+}
+
+// JoinWaitlist puts a buyer whose checkout found the admission sold out on
+// its waitlist, from the checkout session CheckoutSessionID. Only a free
+// admission with a waitlist takes it: a waitlisted registration is
+// confirmed without an order when a place frees up, so a paid admission's
+// waitlist would hand out unpaid tickets. The admission must be sold out
+// (with room the buyer checks out as usual).
+type JoinWaitlist struct {
+	CheckoutSessionID string `json:"-"`
+	Email             string `json:"email"`
+	Name              string `json:"name,omitempty"`
+}
+
+func (JoinWaitlist) result(*RegistrationResult) {}
+
+func (c JoinWaitlist) decide(m *Machine, now time.Time) (any, []Change, error) {
+	s, ok := m.s.Checkouts[c.CheckoutSessionID]
+	if !ok {
+		return nil, nil, Errorf(NotFound, "checkout session not found")
+	}
+	t := m.waitlistOf(s, now)
+	if t == nil {
+		return nil, nil, Reasonf(FailedPrecondition, "WAITLIST_NOT_OFFERED", "this checkout offers no waitlist")
+	}
+	return m.createRegistration(now, CreateRegistration{Email: c.Email, Name: c.Name, RegistrationTypeID: t.ID})
+}
+
+// waitlistOf is the admission of a live checkout session whose waitlist a
+// buyer may join now (see JoinWaitlist), nil when there is none.
+func (m *Machine) waitlistOf(s *CheckoutRec, now time.Time) *TicketTypeRec {
+	if !now.Before(s.ExpiresAt) {
+		return nil
+	}
+	for _, it := range s.Items {
+		if it.ItemType != ItemRegistrationType {
+			continue
+		}
+		t, ok := m.s.Types[it.ItemID]
+		if ok && t.AllowWaitlist && t.Price == 0 && t.Status == SellOpen && t.room() == 0 && t.IsPublic {
+			return t
+		}
+	}
+	return nil
+}
