@@ -74,6 +74,7 @@ type Pages struct {
 	secure     bool   // cookies get Secure: the base URL is https
 	baseOrigin string // origin of the base URL, for CSP form-action
 	limiter    *gateLimiter
+	resends    *gateLimiter // "resend my ticket" requests
 }
 
 // New parses the templates and returns the hosted pages of cfg.
@@ -85,13 +86,14 @@ func New(cfg Config) (*Pages, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pages{cfg: cfg, log: log, tmpl: map[string]*template.Template{}, msgs: newMessages(), limiter: newGateLimiter(gateFailLimit, gateFailWindow, gateMaxKeys)}
+	p := &Pages{cfg: cfg, log: log, tmpl: map[string]*template.Template{}, msgs: newMessages(), limiter: newGateLimiter(gateFailLimit, gateFailWindow, gateMaxKeys),
+		resends: newGateLimiter(resendLimit, resendWindow, gateMaxKeys)}
 	base, err := template.ParseFS(templateFS, "templates/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("pages: parse layout: %w", err)
 	}
 	// Each page is the layout plus its own "content".
-	for _, name := range []string{"message", "checkout", "order", "continue", "pass", "event", "pay"} {
+	for _, name := range []string{"message", "next", "checkout", "order", "continue", "pass", "event", "pay"} {
 		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("pages: parse %s: %w", name, err)
@@ -144,6 +146,9 @@ type view struct {
 	Title     string
 	EventName string
 	Error     string
+	// Errors are the form's field errors by input name ("email", "name",
+	// "q.<question id>"), each shown next to its field.
+	Errors map[string]string
 
 	// message page
 	Paragraphs []string
@@ -165,6 +170,15 @@ type view struct {
 	Name       string
 	Questions  []formQuestion
 	Addons     []addonChoice
+	// Waitlist: the admission is sold out and its waitlist takes buyers
+	// (the form joins it instead of checking out).
+	Waitlist bool
+	// SoldOut: the buyer's checkout found it sold out with no waitlist.
+	SoldOut bool
+	// Resend offers "resend my ticket" (already registered), with the
+	// email the buyer typed when the session does not fix one.
+	Resend      bool
+	ResendEmail string
 
 	// order and pay pages
 	Order      *event.Order
@@ -195,6 +209,11 @@ type formQuestion struct {
 	// multi_select, checkbox, date); Options those of a select.
 	Type    string
 	Options []string
+	// What the buyer answered, kept when the form comes back with errors:
+	// Value (text, select, date...), Chosen (multi_select), Checked.
+	Value   string
+	Chosen  map[string]bool
+	Checked bool
 }
 
 type addonChoice struct {

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"html/template"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/skip2/go-qrcode"
 	"github.com/valyala/fasthttp"
 
 	"ticketd/event"
+	thttp "ticketd/http"
 )
 
 // maxPageAddons bounds the add-ons one checkout form may add.
@@ -19,6 +22,9 @@ const maxPageAddons = 50
 // checkout is the hosted checkout page of a session: GET shows the lines
 // and the form; POST places the order (the hold starts here), confirms it
 // and sends a paid order to the payment page, a free one to the order page.
+// The same address takes the page's next steps: joining a sold-out free
+// admission's waitlist (form=waitlist) and resending the ticket of a buyer
+// who is already registered (form=resend).
 func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
 	id, _ := rc.UserValue("sessionId").(string)
 	eventID, ok := event.EventIDFromCheckoutSession(id)
@@ -50,7 +56,7 @@ func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
 		return
 	}
 	v := &view{L: l, Hold: l.Duration(p.cfg.OrderHold), Title: l.T("checkout.title"), EventName: h.Event.Name, Lines: h.Lines, Total: h.Total, Currency: h.Event.Currency,
-		Questions: p.formQuestions(h)}
+		Questions: p.formQuestions(h), Waitlist: h.Waitlist, Errors: map[string]string{}, ReturnURL: p.sessionReturn(h)}
 	if s.Email != nil {
 		v.FixedEmail = MaskEmail(*s.Email)
 	}
@@ -66,6 +72,10 @@ func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
 	}
 
 	args := rc.PostArgs()
+	if string(args.Peek("form")) == "resend" {
+		p.resend(rc, v, h)
+		return
+	}
 	email, name := deref(s.Email), deref(s.Name)
 	if s.Email == nil {
 		email = strings.TrimSpace(string(args.Peek("email")))
@@ -75,6 +85,7 @@ func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
 		name = strings.TrimSpace(string(args.Peek("name")))
 		v.Name = name
 	}
+	responses := formResponses(h, args, v.Questions)
 	items := append([]event.OrderItem{}, s.Items...)
 	chosen := map[string]bool{}
 	for _, raw := range args.PeekMulti("addon") {
@@ -88,18 +99,32 @@ func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
 			v.Total += a.PriceAmount
 		}
 	}
-	switch {
-	case !event.ValidEmail(email):
-		v.Error = l.T("err.email")
-	case !event.ValidName(name):
-		v.Error = l.T("err.name")
+	// Every mistake the page can see is marked at once; the machine then
+	// checks the rest (one field at a time).
+	if s.Email == nil && !event.ValidEmail(email) {
+		v.Errors["email"] = l.T("err.email")
 	}
-	if v.Error != "" {
+	if !event.ValidName(name) {
+		v.Errors["name"] = l.T("err.name")
+	}
+	if !h.Waitlist { // joining the waitlist places no order: no questions
+		for _, q := range v.Questions {
+			if q.Required && !q.answered() {
+				v.Errors["q."+q.ID] = l.T("err.required")
+			}
+		}
+	}
+	if len(v.Errors) > 0 {
+		v.Error = l.T("err.fields")
 		p.render(rc, 400, "checkout", v)
 		return
 	}
+	if h.Waitlist {
+		p.joinWaitlist(rc, v, eventID, s.ID, email, name)
+		return
+	}
 	o, err := ask(p, eventID, event.OnStorefront(event.PlaceOrder{
-		Email: email, Name: name, Items: items, RedemptionCode: deref(s.RedemptionCode), Responses: formResponses(h, args),
+		Email: email, Name: name, Items: items, RedemptionCode: deref(s.RedemptionCode), Responses: responses,
 		PromotionCode: deref(s.PromotionCode), Storefront: true, CheckoutSessionID: s.ID,
 	}))
 	if err != nil {
@@ -107,12 +132,92 @@ func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
 		return
 	}
 	if o.AlreadyRegistered {
-		ho := event.HostedOrder{Order: o, Event: h.Event, ReturnURL: deref(s.ReturnURL)}
-		p.message(rc, 200, l, h.Event.Name, l.T("checkout.already_title"),
-			&pageLink{Href: p.returnURL(ho), Text: l.T("checkout.back")}, l.T("checkout.already_body"))
+		v.Title = l.T("checkout.already_title")
+		v.Paragraphs = []string{l.T("checkout.already_body"), l.T("resend.hint")}
+		v.Resend = true
+		if s.Email == nil {
+			v.ResendEmail = email
+		}
+		p.render(rc, 200, "next", v)
 		return
 	}
+	// This device placed the order: its order page (and, once paid, the
+	// pass) opens without asking for the email again.
+	p.remember(rc, "order:"+o.OrderNumber, "/orders/"+o.OrderNumber, o.Email)
 	p.confirm(rc, v, eventID, o.OrderNumber)
+}
+
+// sessionReturn is where a checkout's "back to the event site" goes: the
+// session's returnUrl, else the event's public page.
+func (p *Pages) sessionReturn(h event.HostedCheckout) string {
+	if u := deref(h.Session.ReturnURL); originOf(u) != "" {
+		return u
+	}
+	return p.publicPage(h.Event)
+}
+
+// resend sends the ticket of an already registered buyer again. Every
+// request counts against a small per (session, client IP) budget, since
+// each one is an email to somebody's inbox.
+func (p *Pages) resend(rc *fasthttp.RequestCtx, v *view, h event.HostedCheckout) {
+	now := p.now()
+	key := "resend\x00" + h.Session.ID + "\x00" + thttp.ClientIP(rc, p.cfg.TrustedProxies).String()
+	if wait, limited := p.resends.blocked(key, now); limited {
+		rc.Response.Header.Set("Retry-After", strconv.Itoa(int(wait/time.Second)+1))
+		p.message(rc, 429, v.L, v.EventName, v.L.T("gate.limited"), &pageLink{Href: v.ReturnURL, Text: v.L.T("checkout.back")})
+		return
+	}
+	p.resends.fail(key, now)
+	email := deref(h.Session.Email)
+	if email == "" {
+		email = strings.TrimSpace(string(rc.PostArgs().Peek("email")))
+	}
+	if len(email) > maxEmailLen || !event.ValidEmail(email) {
+		p.message(rc, 400, v.L, v.EventName, v.L.T("err.email"), &pageLink{Href: v.ReturnURL, Text: v.L.T("checkout.back")})
+		return
+	}
+	res, err := ask(p, h.Event.ID, event.OnStorefront(event.ResendTicket{Email: email}))
+	if err != nil {
+		p.fail(rc, v.L, err)
+		return
+	}
+	body := v.L.T("resend.sent")
+	if !res.Sent {
+		body = v.L.T("resend.none")
+	}
+	p.message(rc, 200, v.L, v.EventName, v.L.T("resend.sent_title"), &pageLink{Href: v.ReturnURL, Text: v.L.T("checkout.back")}, body)
+}
+
+// joinWaitlist puts the buyer on the sold-out admission's waitlist and
+// shows the pass page of the new registration (its status says waitlist).
+func (p *Pages) joinWaitlist(rc *fasthttp.RequestCtx, v *view, eventID, sessionID, email, name string) {
+	r, err := ask(p, eventID, event.OnStorefront(event.JoinWaitlist{CheckoutSessionID: sessionID, Email: email, Name: name}))
+	if err != nil {
+		p.checkoutError(rc, v, err)
+		return
+	}
+	if !r.Created {
+		v.Title = v.L.T("checkout.already_title")
+		v.Paragraphs = []string{v.L.T("checkout.already_body"), v.L.T("resend.hint")}
+		v.Resend, v.ResendEmail = true, email
+		if v.FixedEmail != "" {
+			v.ResendEmail = ""
+		}
+		p.render(rc, 200, "next", v)
+		return
+	}
+	token := passToken(r.PassURL)
+	p.remember(rc, "pass:"+token, "/pass/"+token, r.Email)
+	p.headers(rc)
+	rc.Redirect(r.PassURL, fasthttp.StatusSeeOther)
+}
+
+// passToken is the token of a pass page address.
+func passToken(passURL string) string {
+	if i := strings.LastIndex(passURL, "/pass/"); i >= 0 {
+		return passURL[i+len("/pass/"):]
+	}
+	return ""
 }
 
 // confirm confirms an order placed from a hosted page and sends the buyer
@@ -131,8 +236,9 @@ func (p *Pages) confirm(rc *fasthttp.RequestCtx, v *view, eventID, number string
 	rc.Redirect(o.OrderURL, fasthttp.StatusSeeOther)
 }
 
-// checkoutError shows a refused placement on the form: sold out, closed or
-// invalid input, in the page's language.
+// checkoutError shows a refused placement on the form: sold out (with the
+// next step), closed, or the field to fix next to that field, in the
+// page's language. Buyers never see the API's field paths.
 func (p *Pages) checkoutError(rc *fasthttp.RequestCtx, v *view, err error) {
 	var ee *event.Error
 	if !errors.As(err, &ee) {
@@ -140,23 +246,78 @@ func (p *Pages) checkoutError(rc *fasthttp.RequestCtx, v *view, err error) {
 		return
 	}
 	status := 400
+	field := ""
+	if len(ee.Details) > 0 {
+		field = ee.Details[0].Field
+	}
+	if v.Errors == nil {
+		v.Errors = map[string]string{}
+	}
 	switch {
 	case ee.Code == event.NotFound:
 		p.notFound(rc, v.L)
 		return
 	case ee.Code == event.FailedPrecondition && strings.Contains(ee.Message, "sold out"):
-		v.Error, status = v.L.T("err.soldout"), 412
+		v.Error, v.SoldOut, status = v.L.T("err.soldout"), true, 412
 	case ee.Code == event.FailedPrecondition:
 		v.Error, status = v.L.T("err.closed"), 412
-	case len(ee.Details) > 0 && ee.Details[0].Field == "email":
-		v.Error = v.L.T("err.email")
-	case len(ee.Details) > 0 && (strings.HasPrefix(ee.Details[0].Field, "responses.") || ee.Details[0].Field == "promotionCode"):
-		// Name the question (or the code) the buyer has to fix.
-		v.Error = v.L.T("err.generic") + " (" + ee.Message + ")"
+	case field == "email":
+		v.Errors["email"], v.Error = v.L.T("err.email"), v.L.T("err.fields")
+	case field == "name":
+		v.Errors["name"], v.Error = v.L.T("err.name"), v.L.T("err.fields")
+	case strings.HasPrefix(field, "responses."):
+		id := strings.TrimPrefix(field, "responses.")
+		if q, ok := findQuestion(v.Questions, id); ok {
+			v.Errors["q."+id], v.Error = answerError(v.L, q, ee.Details[0].Reason), v.L.T("err.fields")
+		} else {
+			v.Error = v.L.T("err.generic")
+		}
 	default:
 		v.Error = v.L.T("err.generic")
 	}
 	p.render(rc, status, pageOf(rc), v)
+}
+
+// answerError says in the page's language what is wrong with an answer,
+// from the machine's reason and the question's type.
+func answerError(l loc, q formQuestion, reason string) string {
+	switch {
+	case reason == "required":
+		return l.T("err.required")
+	case strings.HasPrefix(reason, "at most"):
+		return l.T("err.too_long")
+	}
+	switch q.Type {
+	case event.QEmail:
+		return l.T("err.q_email")
+	case event.QPhone:
+		return l.T("err.q_phone")
+	case event.QDate:
+		return l.T("err.q_date")
+	case event.QSelect, event.QMultiSelect:
+		return l.T("err.q_select")
+	}
+	return l.T("err.answer")
+}
+
+func findQuestion(qs []formQuestion, id string) (formQuestion, bool) {
+	for _, q := range qs {
+		if q.ID == id {
+			return q, true
+		}
+	}
+	return formQuestion{}, false
+}
+
+// answered reports whether the buyer gave an answer to q.
+func (q formQuestion) answered() bool {
+	switch q.Type {
+	case event.QMultiSelect:
+		return len(q.Chosen) > 0
+	case event.QCheckbox:
+		return q.Checked
+	}
+	return q.Value != ""
 }
 
 // formQuestions are the published questions of the session's admission:
@@ -170,9 +331,10 @@ func (p *Pages) formQuestions(h event.HostedCheckout) []formQuestion {
 }
 
 // formResponses merges the session's responses with the answers posted
-// by the page ("q.<id>"); the machine checks them against the form. A
-// blank field is no answer; a checkbox posts "on" when ticked.
-func formResponses(h event.HostedCheckout, args *fasthttp.Args) json.RawMessage {
+// by the page ("q.<id>") and keeps each answer in qs, so a form sent back
+// with errors shows what the buyer typed; the machine checks them against
+// the form. A blank field is no answer; a checkbox posts "on" when ticked.
+func formResponses(h event.HostedCheckout, args *fasthttp.Args, qs []formQuestion) json.RawMessage {
 	if len(h.Questions) == 0 {
 		return h.Session.Responses
 	}
@@ -182,13 +344,23 @@ func formResponses(h event.HostedCheckout, args *fasthttp.Args) json.RawMessage 
 			answers = map[string]any{}
 		}
 	}
-	for _, q := range h.Questions {
+	for i, q := range h.Questions {
 		key := "q." + q.ID
+		var kept *formQuestion
+		if i < len(qs) && qs[i].ID == q.ID {
+			kept = &qs[i]
+		}
 		switch q.Type {
 		case event.QMultiSelect:
 			var vs []string
 			for _, v := range args.PeekMulti(key) {
 				vs = append(vs, string(v))
+				if kept != nil {
+					if kept.Chosen == nil {
+						kept.Chosen = map[string]bool{}
+					}
+					kept.Chosen[string(v)] = true
+				}
 			}
 			if len(vs) > 0 {
 				answers[q.ID] = vs
@@ -196,10 +368,16 @@ func formResponses(h event.HostedCheckout, args *fasthttp.Args) json.RawMessage 
 		case event.QCheckbox:
 			if args.Has(key) {
 				answers[q.ID] = true
+				if kept != nil {
+					kept.Checked = true
+				}
 			}
 		default:
 			if v := strings.TrimSpace(string(args.Peek(key))); v != "" {
 				answers[q.ID] = v
+				if kept != nil {
+					kept.Value = v
+				}
 			}
 		}
 	}
@@ -248,6 +426,11 @@ func (p *Pages) order(rc *fasthttp.RequestCtx) {
 	path := "/orders/" + h.Order.OrderNumber
 	if !p.gate(rc, v, "order:"+h.Order.OrderNumber, path, path, h.Order.Email) {
 		return
+	}
+	if token := passToken(h.PassURL); token != "" {
+		// The buyer proved the order's email here: the pass of the order's
+		// registration (same email) opens without asking again.
+		p.remember(rc, "pass:"+token, "/pass/"+token, h.Order.Email)
 	}
 	p.render(rc, 200, "order", v)
 }

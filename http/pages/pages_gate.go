@@ -39,6 +39,10 @@ const (
 	gateFailWindow = 15 * time.Minute
 	gateMaxKeys    = 100_000
 	maxEmailLen    = 320
+	// resendLimit ticket resends per resendWindow per (checkout session,
+	// client IP): each is an email to somebody's inbox.
+	resendLimit  = 3
+	resendWindow = time.Hour
 )
 
 type gateResult int
@@ -98,6 +102,15 @@ func (p *Pages) setGateCookie(rc *fasthttp.RequestCtx, path, value string, maxAg
 		c.SetExpire(fasthttp.CookieExpireDelete)
 	}
 	rc.Response.Header.SetCookie(c)
+}
+
+// remember marks this device as having proven email for scope: the
+// device that placed an order (it typed the email, or holds the checkout
+// session an integrator made for that email), or that opened the order page
+// of a pass. The cookie is the gate's own, so it is exactly as strong: per
+// page, signed, HttpOnly, SameSite=Lax.
+func (p *Pages) remember(rc *fasthttp.RequestCtx, scope, path, email string) {
+	p.setGateCookie(rc, path, p.gateValue(scope, email, p.now()), gateCookieTTL)
 }
 
 // gate runs the email gate of a page at back for scope, whose owner's email

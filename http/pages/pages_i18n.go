@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"ticketd/event"
 )
 
 // Locales of the hosted pages.
@@ -88,6 +90,23 @@ func newMessages() messages {
 			"pay.decline":                   "Decline",
 			"pay.see_order":                 "See the order",
 			"pay.done":                      "This payment is complete or closed:",
+			"required_note":                 "Fields marked * are required.",
+			"err.fields":                    "Check the fields marked below.",
+			"err.required":                  "This field is required.",
+			"err.answer":                    "Check this answer.",
+			"err.q_email":                   "Enter an email address, like name@example.com.",
+			"err.q_phone":                   "Enter a phone number: digits, with an optional leading +.",
+			"err.q_date":                    "Enter a date.",
+			"err.q_select":                  "Choose one of the options.",
+			"err.too_long":                  "This answer is too long.",
+			"soldout.waitlist":              "This ticket is sold out, but it has a waitlist: join it and you get a ticket by email if a place frees up.",
+			"soldout.next":                  "Everything on this page is sold out. The event's site may have other tickets.",
+			"waitlist.join":                 "Join the waitlist",
+			"resend.button":                 "Resend my ticket",
+			"resend.hint":                   "Lost the email? We can send your ticket again to the address you registered with.",
+			"resend.sent_title":             "Ticket sent again",
+			"resend.sent":                   "We sent your ticket again. Check your inbox, and the spam folder.",
+			"resend.none":                   "There is no confirmed ticket for this email yet (it may be waiting for approval or on the waitlist). We will email you when there is.",
 		},
 		localeZH: {
 			"skip":                          "跳到正文",
@@ -158,6 +177,23 @@ func newMessages() messages {
 			"pay.decline":                   "拒绝",
 			"pay.see_order":                 "查看订单",
 			"pay.done":                      "此付款已完成或已关闭：",
+			"required_note":                 "标有 * 的为必填项。",
+			"err.fields":                    "请检查下方标出的字段。",
+			"err.required":                  "此项为必填。",
+			"err.answer":                    "请检查此项回答。",
+			"err.q_email":                   "请输入电子邮箱地址，例如 name@example.com。",
+			"err.q_phone":                   "请输入电话号码：数字，可以 + 开头。",
+			"err.q_date":                    "请输入日期。",
+			"err.q_select":                  "请从选项中选择一项。",
+			"err.too_long":                  "回答过长。",
+			"soldout.waitlist":              "此门票已售罄，但可加入候补名单：一旦有名额空出，我们会通过邮件发送门票。",
+			"soldout.next":                  "此页面的门票已全部售罄。活动网站上可能还有其他门票。",
+			"waitlist.join":                 "加入候补名单",
+			"resend.button":                 "重新发送我的门票",
+			"resend.hint":                   "找不到邮件？我们可以将门票重新发送到您报名时使用的邮箱。",
+			"resend.sent_title":             "门票已重新发送",
+			"resend.sent":                   "门票已重新发送，请查看收件箱及垃圾邮件文件夹。",
+			"resend.none":                   "此邮箱暂无已确认的门票（可能正在等待审核或在候补名单中）。有门票时我们会通过邮件通知您。",
 		},
 	}
 }
@@ -203,6 +239,57 @@ func (ms messages) loc(lang string) loc {
 		lang = localeEN
 	}
 	return loc{Lang: lang, m: ms[lang]}
+}
+
+// zeroDecimal are the currencies written without minor units (ISO 4217
+// exponent 0): an amount of theirs shows decimals only when it has some.
+var zeroDecimal = map[string]bool{"JPY": true, "KRW": true, "VND": true, "CLP": true, "ISK": true, "PYG": true,
+	"UGX": true, "XAF": true, "XOF": true, "KMF": true, "GNF": true, "RWF": true, "BIF": true, "DJF": true, "VUV": true, "XPF": true}
+
+// zhSymbols are the currency signs CLDR's Simplified Chinese data writes
+// before an amount; other currencies keep their ISO code.
+var zhSymbols = map[string]string{"CNY": "¥", "EUR": "€", "USD": "US$", "GBP": "£", "JPY": "JP¥", "HKD": "HK$", "TWD": "NT$",
+	"KRW": "₩", "AUD": "A$", "CAD": "CA$", "INR": "₹", "NZD": "NZ$", "MXN": "MX$", "BRL": "R$", "ILS": "₪", "VND": "₫"}
+
+// Money writes an amount the way the page's language writes money: in
+// English the ISO code, a space and the amount with two decimals and
+// thousands separators ("EUR 1,218.50"); in Simplified Chinese the
+// currency's sign before the amount ("€1,218.50", "¥18.50"), the code and
+// a space for a currency without a sign ("CHF 18.50").
+func (l loc) Money(m event.Money, currency string) string {
+	cur := strings.ToUpper(strings.TrimSpace(currency))
+	neg := m < 0
+	u := uint64(m)
+	if neg {
+		u = -u
+	}
+	whole := strconv.FormatUint(u/100, 10)
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	prefix := cur + " "
+	if l.Lang == localeZH {
+		if sym, ok := zhSymbols[cur]; ok {
+			prefix = sym
+		}
+	}
+	if cur == "" {
+		prefix = ""
+	}
+	b.WriteString(prefix)
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if c := u % 100; c != 0 || !zeroDecimal[cur] {
+		b.WriteByte('.')
+		b.WriteByte(byte('0' + c/10))
+		b.WriteByte(byte('0' + c%10))
+	}
+	return b.String()
 }
 
 // pickLocale returns the locale a page speaks: the explicit one (a

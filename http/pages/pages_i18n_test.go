@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"ticketd/event"
 )
 
 // TestPagesMessagesComplete: every key a template or page handler uses
@@ -64,5 +66,35 @@ func TestPickLocale(t *testing.T) {
 		{"fr", "", "en"},
 	} {
 		require.Equal(t, c.want, pickLocale(c.explicit, c.accept), "%+v", c)
+	}
+}
+
+// TestMoneyAsTheLocaleWritesIt: English writes the ISO code, a space and
+// two decimals with thousands separators; Simplified Chinese the
+// currency's sign (CLDR's zh), else the code; currencies without minor
+// units show decimals only when there are some.
+func TestMoneyAsTheLocaleWritesIt(t *testing.T) {
+	ms := newMessages()
+	en, zh := ms.loc(localeEN), ms.loc(localeZH)
+	for _, c := range []struct {
+		l    loc
+		m    int64
+		cur  string
+		want string
+	}{
+		{en, 1850, "EUR", "EUR 18.50"},
+		{en, 1805, "eur", "EUR 18.05"},
+		{en, 4000, "EUR", "EUR 40.00"},
+		{en, 121850, "USD", "USD 1,218.50"},
+		{en, 123456789, "GBP", "GBP 1,234,567.89"},
+		{en, 100000, "JPY", "JPY 1,000"},
+		{en, -250, "EUR", "-EUR 2.50"},
+		{zh, 1850, "EUR", "€18.50"},
+		{zh, 1850, "CNY", "¥18.50"},
+		{zh, 121850, "USD", "US$1,218.50"},
+		{zh, 1850, "CHF", "CHF 18.50"},
+		{zh, 100000, "JPY", "JP¥1,000"},
+	} {
+		require.Equal(t, c.want, c.l.Money(event.Money(c.m), c.cur), "%s %d %s", c.l.Lang, c.m, c.cur)
 	}
 }

@@ -218,25 +218,44 @@ func TestHostedCheckoutFreeOrderAndOrderPage(t *testing.T) {
 	orderURL := p.Header.Get("Location")
 	require.True(t, strings.HasPrefix(orderURL, s.URL+"/orders/"), orderURL)
 	number := strings.TrimPrefix(orderURL, s.URL+"/orders/")
+	// The device that checked out is remembered for that order only.
+	set := p.Header.Get("Set-Cookie")
+	require.Contains(t, set, "ticketd_gate=v1.")
+	require.Contains(t, set, "path=/orders/"+number+";")
+	require.Contains(t, set, "HttpOnly")
+	require.Contains(t, set, "SameSite=Lax")
 
-	// The order page is gated too.
-	p = b.Get(orderURL)
+	// Another device meets the gate of the order page.
+	other := apptest.NewBrowser(t)
+	p = other.Get(orderURL)
 	require.Equal(t, 200, p.Status)
 	pgGateForm(t, p, number+"</span>", "shop.example.com")
-	p = b.Post(orderURL, url.Values{"form": {"gate"}, "email": {"LIN@example.com"}})
+	p = other.Post(orderURL, url.Values{"form": {"gate"}, "email": {"LIN@example.com"}})
 	require.Equal(t, 303, p.Status)
 	require.Contains(t, p.Header.Get("Set-Cookie"), "path=/orders/"+number)
+	require.Contains(t, other.Get(orderURL).Body, "Paid: you are in!")
+
+	// The buyer's own device is not asked again, and the entry pass is the
+	// order page's primary action.
 	p = b.Get(orderURL)
 	require.Equal(t, 200, p.Status)
 	require.Contains(t, p.Body, "Paid: you are in!")
+	require.NotContains(t, p.Body, `name="form" value="gate"`)
 	require.Contains(t, p.Body, `href="https://shop.example.com/thanks?ref=a&#43;b&amp;order=`+url.QueryEscape(number)+`&amp;status=paid#top"`)
-	require.Contains(t, p.Body, `id="pass-link" href="`+s.URL+`/pass/`)
+	require.Contains(t, p.Body, `<a class="btn primary wide" id="pass-link" href="`+s.URL+`/pass/`)
+	require.Contains(t, p.Body, `<a class="btn" id="return-link"`)
 
 	// The ticket email is owed, with the pass link the order page shows.
 	require.Eventually(t, func() bool { return len(pgOutbox(t, s)) == 1 }, 5*time.Second, 20*time.Millisecond)
 	mail := pgOutbox(t, s)[0]
 	require.Equal(t, "lin@example.com", mail.Email)
 	require.Contains(t, p.Body, mail.PassURL)
+	// The order page vouched for the pass on this device (the same email).
+	p = b.Get(mail.PassURL)
+	require.Equal(t, 200, p.Status)
+	require.Contains(t, p.Body, mail.CheckinCode, "the pass opens without the email gate")
+	p = apptest.NewBrowser(t).Get(mail.PassURL)
+	require.NotContains(t, p.Body, mail.CheckinCode, "elsewhere the pass is gated")
 
 	// The admin API lists it.
 	req, _ := nethttp.NewRequest("GET", s.URL+"/admin/v1/outbox?limit=10", nil)
@@ -266,6 +285,21 @@ func TestHostedCheckoutFreeOrderAndOrderPage(t *testing.T) {
 	require.Equal(t, 200, p.Status)
 	require.Contains(t, p.Body, "您已报名")
 	require.Len(t, pgOutbox(t, s), 1)
+	// Its next step: resend my ticket (to the registered address only).
+	require.Contains(t, p.Body, `id="resend"`)
+	require.NotContains(t, p.Body, "someone-else", "the session's email is used, not a typed one")
+	p = b.Post(cs2["url"].(string), url.Values{"form": {"resend"}})
+	require.Equal(t, 200, p.Status)
+	require.Contains(t, p.Body, "门票已重新发送")
+	require.Eventually(t, func() bool { return len(pgOutbox(t, s)) == 2 }, 5*time.Second, 20*time.Millisecond)
+	for _, m := range pgOutbox(t, s) {
+		require.Equal(t, "lin@example.com", m.Email)
+	}
+	for range 2 {
+		b.Post(cs2["url"].(string), url.Values{"form": {"resend"}})
+	}
+	p = b.Post(cs2["url"].(string), url.Values{"form": {"resend"}})
+	require.Equal(t, 429, p.Status, "resends are bounded per session and client")
 	regs := pgAPI(t, s, u.Secret, "GET", "/v1/events/"+ev.ID+"/registrations?email=lin@example.com", nil)
 	require.Len(t, regs["data"], 1)
 
@@ -276,7 +310,6 @@ func TestHostedCheckoutFreeOrderAndOrderPage(t *testing.T) {
 	p = b.Post(cs3["url"].(string), url.Values{"form": {"checkout"}, "email": {"mo@example.com"}}, "Accept-Language", "zh-CN,zh;q=0.9")
 	require.Equal(t, 303, p.Status)
 	order3 := p.Header.Get("Location")
-	b.Post(order3, url.Values{"form": {"gate"}, "email": {"mo@example.com"}})
 	p = b.Get(order3, "Accept-Language", "zh-CN")
 	require.Contains(t, p.Body, `<html lang="zh-CN">`)
 	require.Contains(t, p.Body, `id="return-link" href="`+s.URL+`/e/`+ev.ID+`"`)
@@ -325,7 +358,7 @@ func TestContinueCheckoutOfAnOpenOrder(t *testing.T) {
 	b := apptest.NewBrowser(t)
 	p := b.Get(checkoutURL)
 	require.Equal(t, 200, p.Status)
-	pgGateForm(t, p, "25 EUR")
+	pgGateForm(t, p, "EUR 25.00")
 	p = b.Post(checkoutURL, url.Values{"form": {"gate"}, "email": {"kim@example.com"}})
 	require.Equal(t, 303, p.Status)
 	p = b.Get(checkoutURL)
@@ -344,7 +377,7 @@ func TestContinueCheckoutOfAnOpenOrder(t *testing.T) {
 	require.Equal(t, 200, p.Status)
 	pgRequireSecure(t, p)
 	require.Contains(t, p.Body, `href="/hosted/style.css"`, "the pay page has the pages' look")
-	require.Contains(t, p.Body, `id="pay-amount">25 EUR<`)
+	require.Contains(t, p.Body, `id="pay-amount">EUR 25.00<`)
 	// Once not open any more, the checkout address shows the order.
 	p = b.Get(checkoutURL)
 	require.Equal(t, 303, p.Status)
