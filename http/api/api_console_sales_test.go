@@ -247,14 +247,16 @@ func TestAPIConsoleSales(t *testing.T) {
 		b := apptest.NewBrowser(t)
 		p := b.Get(apiS(cs, "url"))
 		require.Equal(t, 200, p.Status, p.Body)
-		assert.Contains(t, p.Body, `<label for="q-tshirt">T-shirt size</label><select id="q-tshirt" name="q.tshirt" required>`)
+		assert.Contains(t, p.Body, `<label for="q-tshirt">T-shirt size<span class="req" aria-hidden="true">*</span></label>
+<select id="q-tshirt" name="q.tshirt" required>`)
 		assert.Contains(t, p.Body, `name="q.diet" value="halal"`)
-		assert.Contains(t, p.Body, `<td class="num total">30 USD</td>`, "the page shows the discounted total")
-		assert.Contains(t, p.Body, `<input type="checkbox" id="q-terms" name="q.terms" required><label for="q-terms">I accept the terms</label>`)
-		// A wrong answer stays on the form and names the question.
+		assert.Contains(t, p.Body, `<td class="num total">USD 30.00</td>`, "the page shows the discounted total")
+		assert.Contains(t, p.Body, `<input type="checkbox" id="q-terms" name="q.terms" required><label for="q-terms">I accept the terms<span class="req" aria-hidden="true">*</span></label>`)
+		// A wrong answer stays on the form, next to its question.
 		p = b.Post(apiS(cs, "url"), url.Values{"form": {"checkout"}, "email": {"lin@example.com"}, "q.tshirt": {"XL"}, "q.terms": {"on"}})
 		require.Equal(t, 400, p.Status, p.Body)
-		assert.Contains(t, p.Body, "responses.tshirt")
+		assert.Contains(t, p.Body, `<p class="field-error" id="err-q-tshirt">Choose one of the options.</p>`)
+		assert.NotContains(t, p.Body, "responses.tshirt", "buyers never see field paths")
 		p = b.Post(apiS(cs, "url"), url.Values{"form": {"checkout"}, "email": {"lin@example.com"}, "q.tshirt": {"M"},
 			"q.diet": {"veg", "halal"}, "q.terms": {"on"}})
 		require.Equal(t, 303, p.Status, p.Body)
