@@ -7,9 +7,18 @@
 //
 // Every page that shows personal data sits behind the email gate: the
 // buyer types the order's email once per device, and an HMAC-signed cookie
-// (Config.Secret) remembers it. Wrong answers are limited per (page,
-// client IP). Forms send the same commands as the Storefront API through
-// Config.Ask, so a page accepts exactly what the API accepts.
+// (Config.Secret) remembers it, one per page (order or pass). The device
+// that checked out is remembered for its order without asking (it typed
+// the email, or holds the integrator's checkout session made for it), and
+// an order page opened there vouches for the order's pass (same email).
+// Wrong answers are limited per (page, client IP). Forms send the same
+// commands as the Storefront API through Config.Ask, so a page accepts
+// exactly what the API accepts; their errors come back next to the field,
+// in the page's words, with what the buyer typed. Money is written as the
+// page's language writes it (loc.Money). Dead ends offer a next step: an
+// already registered buyer can have the ticket sent again (bounded per
+// session and client IP), a sold-out free admission with a waitlist takes
+// the buyer onto it.
 //
 // # Concurrency
 //

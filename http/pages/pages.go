@@ -27,7 +27,8 @@ import (
 //
 // Page addresses:
 //
-//	GET, POST /checkout/{sessionId}          checkout session url
+//	GET, POST /checkout/{sessionId}          checkout session url (POST form=
+//	                                         checkout, waitlist or resend)
 //	GET, POST /orders/{orderNumber}          orderUrl (gated)
 //	GET, POST /orders/{orderNumber}/checkout checkoutUrl of an open order (gated)
 //	GET, POST /pass/{token}                  passUrl (gated)

@@ -104,9 +104,8 @@ func newMessages() messages {
 			"waitlist.join":                 "Join the waitlist",
 			"resend.button":                 "Resend my ticket",
 			"resend.hint":                   "Lost the email? We can send your ticket again to the address you registered with.",
-			"resend.sent_title":             "Ticket sent again",
-			"resend.sent":                   "We sent your ticket again. Check your inbox, and the spam folder.",
-			"resend.none":                   "There is no confirmed ticket for this email yet (it may be waiting for approval or on the waitlist). We will email you when there is.",
+			"resend.sent_title":             "Check your inbox",
+			"resend.sent":                   "If this email has a confirmed ticket, we have sent it again. Check your inbox, and the spam folder.",
 		},
 		localeZH: {
 			"skip":                          "跳到正文",
@@ -191,9 +190,8 @@ func newMessages() messages {
 			"waitlist.join":                 "加入候补名单",
 			"resend.button":                 "重新发送我的门票",
 			"resend.hint":                   "找不到邮件？我们可以将门票重新发送到您报名时使用的邮箱。",
-			"resend.sent_title":             "门票已重新发送",
-			"resend.sent":                   "门票已重新发送，请查看收件箱及垃圾邮件文件夹。",
-			"resend.none":                   "此邮箱暂无已确认的门票（可能正在等待审核或在候补名单中）。有门票时我们会通过邮件通知您。",
+			"resend.sent_title":             "请查看您的邮箱",
+			"resend.sent":                   "如果此邮箱有已确认的门票，我们已重新发送，请查看收件箱及垃圾邮件文件夹。",
 		},
 	}
 }

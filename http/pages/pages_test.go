@@ -290,7 +290,7 @@ func TestHostedCheckoutFreeOrderAndOrderPage(t *testing.T) {
 	require.NotContains(t, p.Body, "someone-else", "the session's email is used, not a typed one")
 	p = b.Post(cs2["url"].(string), url.Values{"form": {"resend"}})
 	require.Equal(t, 200, p.Status)
-	require.Contains(t, p.Body, "门票已重新发送")
+	require.Contains(t, p.Body, "我们已重新发送")
 	require.Eventually(t, func() bool { return len(pgOutbox(t, s)) == 2 }, 5*time.Second, 20*time.Millisecond)
 	for _, m := range pgOutbox(t, s) {
 		require.Equal(t, "lin@example.com", m.Email)
