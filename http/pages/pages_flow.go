@@ -120,6 +120,14 @@ func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
 		return
 	}
 	if h.Waitlist {
+		// Only the buyer's own choice joins the waitlist: a checkout
+		// that finds the admission sold out offers it. (A waitlist form
+		// sent once there is room again checks out instead.)
+		if string(args.Peek("form")) != "waitlist" {
+			v.Error, v.SoldOut = l.T("err.soldout"), true
+			p.render(rc, 412, "checkout", v)
+			return
+		}
 		p.joinWaitlist(rc, v, eventID, s.ID, email, name)
 		return
 	}
@@ -128,6 +136,13 @@ func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
 		PromotionCode: deref(s.PromotionCode), Storefront: true, CheckoutSessionID: s.ID,
 	}))
 	if err != nil {
+		if ee := (*event.Error)(nil); errors.As(err, &ee) && ee.Code == event.FailedPrecondition {
+			// Sold out since the page was read: its waitlist may now be
+			// the way in.
+			if h2, err2 := ask(p, eventID, event.OnStorefront(event.GetHostedCheckout{ID: id})); err2 == nil {
+				v.Waitlist = h2.Waitlist
+			}
+		}
 		p.checkoutError(rc, v, err)
 		return
 	}

@@ -126,6 +126,26 @@ func TestSoldOutPagesOfferANextStep(t *testing.T) {
 	p = b.Post(cs2["url"].(string), url.Values{"form": {"checkout"}, "email": {"late@example.com"}})
 	require.Equal(t, 412, p.Status)
 	require.Contains(t, p.Body, "Sorry, this is sold out.")
-	require.Contains(t, p.Body, `<a class="btn primary" id="co-back" href="https://shop.example.com/">`)
+	require.Contains(t, p.Body, "It sold out while you were checking out.")
+	require.Contains(t, p.Body, `<a class="btn" id="co-back" href="https://shop.example.com/">`)
+	require.Contains(t, p.Body, `value="late@example.com"`, "the form stays, as typed")
 	require.NotContains(t, p.Body, "Join the waitlist")
+
+	// Sold out while the buyer filled the form: the waitlist is offered
+	// with what they typed.
+	late := pgAPI(t, s, u.Secret, "POST", "/v1/events/"+ev.ID+"/ticket-types", map[string]any{"name": "Meetup", "capacity": 1, "allowWaitlist": true})
+	lateID := late["id"].(string)
+	pgAPI(t, s, u.Secret, "PATCH", "/v1/events/"+ev.ID+"/ticket-types/"+lateID, map[string]any{"status": "open"})
+	cs3 := pgAPI(t, s, u.Secret, "POST", "/v1/events/"+ev.ID+"/checkout-sessions", map[string]any{
+		"items": []map[string]any{{"itemType": "registration_type", "itemId": lateID, "quantity": 1}},
+	})
+	require.Contains(t, b.Get(cs3["url"].(string)).Body, `id="co-submit"`)
+	pgAPI(t, s, u.Secret, "POST", "/v1/events/"+ev.ID+"/registrations", map[string]any{"email": "quick@example.com", "registrationTypeId": lateID})
+	p = b.Post(cs3["url"].(string), url.Values{"form": {"checkout"}, "email": {"slow@example.com"}, "name": {"Slow"}})
+	require.Equal(t, 412, p.Status)
+	require.Contains(t, p.Body, "Sorry, this is sold out.")
+	require.Contains(t, p.Body, `id="co-waitlist-submit"`)
+	require.Contains(t, p.Body, `value="slow@example.com"`)
+	p = b.Post(cs3["url"].(string), url.Values{"form": {"waitlist"}, "email": {"slow@example.com"}, "name": {"Slow"}})
+	require.Equal(t, 303, p.Status, p.Body)
 }
