@@ -333,11 +333,30 @@ func (q formQuestion) answered() bool {
 }
 
 // formQuestions are the published questions of the session's admission:
-// the checkout page renders them as labelled inputs named "q.<id>".
+// the checkout page renders them as labelled inputs named "q.<id>",
+// filled with the answers the session already carries.
 func (p *Pages) formQuestions(h event.HostedCheckout) []formQuestion {
+	given := map[string]any{}
+	if len(h.Session.Responses) > 0 {
+		_ = json.Unmarshal(h.Session.Responses, &given) // not an object: nothing given
+	}
 	out := make([]formQuestion, 0, len(h.Questions))
 	for _, q := range h.Questions {
-		out = append(out, formQuestion{ID: q.ID, Label: q.Label, Required: q.Required, Type: q.Type, Options: q.Options})
+		fq := formQuestion{ID: q.ID, Label: q.Label, Required: q.Required, Type: q.Type, Options: q.Options}
+		switch a := given[q.ID].(type) {
+		case string:
+			fq.Value = a
+		case bool:
+			fq.Checked = a
+		case []any:
+			fq.Chosen = map[string]bool{}
+			for _, o := range a {
+				if s, ok := o.(string); ok {
+					fq.Chosen[s] = true
+				}
+			}
+		}
+		out = append(out, fq)
 	}
 	return out
 }
@@ -367,15 +386,15 @@ func formResponses(h event.HostedCheckout, args *fasthttp.Args, qs []formQuestio
 			var vs []string
 			for _, v := range args.PeekMulti(key) {
 				vs = append(vs, string(v))
-				if kept != nil {
-					if kept.Chosen == nil {
-						kept.Chosen = map[string]bool{}
-					}
-					kept.Chosen[string(v)] = true
-				}
 			}
 			if len(vs) > 0 {
 				answers[q.ID] = vs
+				if kept != nil {
+					kept.Chosen = map[string]bool{}
+					for _, v := range vs {
+						kept.Chosen[v] = true
+					}
+				}
 			}
 		case event.QCheckbox:
 			if args.Has(key) {

@@ -38,7 +38,7 @@ func pgFormEvent(t *testing.T, s *service, u unit) (pgEvent, string) {
 func TestCheckoutFieldErrorsKeepAnswers(t *testing.T) {
 	s := pgStart(t)
 	u := s.NewUnit("Forms")
-	_, csURL := pgFormEvent(t, s, u)
+	ev, csURL := pgFormEvent(t, s, u)
 	b := apptest.NewBrowser(t)
 
 	p := b.Get(csURL)
@@ -78,6 +78,18 @@ func TestCheckoutFieldErrorsKeepAnswers(t *testing.T) {
 
 	p = b.Post(csURL, url.Values{"form": {"checkout"}, "email": {"ada@example.com"}, "q.company": {"Acme"}, "q.phone": {"+49 30 1234567"},
 		"q.shirt": {"L"}, "q.terms": {"on"}})
+	require.Equal(t, 303, p.Status, p.Body)
+
+	// Answers the integrator put in the session fill the form and count.
+	cs := pgAPI(t, s, u.Secret, "POST", "/v1/events/"+ev.ID+"/checkout-sessions", map[string]any{
+		"items":     []map[string]any{{"itemType": "registration_type", "itemId": ev.TypeID, "quantity": 1}},
+		"responses": map[string]any{"company": "Initech", "diet": []string{"vegan"}, "terms": true},
+	})
+	p = b.Get(cs["url"].(string))
+	require.Contains(t, p.Body, `value="Initech"`)
+	require.Contains(t, p.Body, `value="vegan" checked`)
+	require.Contains(t, p.Body, `id="q-terms" name="q.terms" required checked`)
+	p = b.Post(cs["url"].(string), url.Values{"form": {"checkout"}, "email": {"bob@example.com"}, "q.shirt": {"S"}})
 	require.Equal(t, 303, p.Status, p.Body)
 }
 
