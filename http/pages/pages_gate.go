@@ -136,7 +136,12 @@ func (p *Pages) gate(rc *fasthttp.RequestCtx, v *view, scope, path, back, email 
 			return false
 		}
 		p.limiter.fail(key, now)
-		v.Gate, v.Error = true, v.L.T("gate.wrong")
+		// The error sits next to the field, which keeps what was typed
+		// (a typo is then easy to see).
+		v.Gate, v.Errors = true, map[string]string{"email": v.L.T("gate.wrong")}
+		if len(typed) <= maxEmailLen {
+			v.Email = typed
+		}
 		p.render(rc, 403, pageOf(rc), v)
 		return false
 	}

@@ -96,7 +96,8 @@ func TestPassPageEmailGate(t *testing.T) {
 	// A wrong email is refused and shows nothing.
 	p = phone.Post(passURL, url.Values{"form": {"gate"}, "email": {"ada@example.org"}})
 	require.Equal(t, 403, p.Status)
-	require.Contains(t, p.Body, "does not match")
+	require.Contains(t, p.Body, `<p class="field-error" id="err-gate-email">That email does not match.`, "next to the field")
+	require.Contains(t, p.Body, `value="ada@example.org" aria-invalid="true"`, "keeping what was typed")
 	pgGateForm(t, p, code)
 
 	// The right email (case and spaces aside) opens it and is remembered.
