@@ -160,4 +160,12 @@ func TestSoldOutPagesOfferANextStep(t *testing.T) {
 	require.Contains(t, p.Body, `value="slow@example.com"`)
 	p = b.Post(cs3["url"].(string), url.Values{"form": {"waitlist"}, "email": {"slow@example.com"}, "name": {"Slow"}})
 	require.Equal(t, 303, p.Status, p.Body)
+
+	// The event's public page says the same, in states and the locale's money.
+	p = b.Get(s.URL + "/e/" + ev.ID)
+	require.Equal(t, 200, p.Status)
+	require.Contains(t, p.Body, "<li>Workshop: Free · sold out, waitlist open</li>")
+	require.Contains(t, p.Body, "<li>Dinner: EUR 30.00 · sold out</li>")
+	p = b.Get(s.URL+"/e/"+ev.ID, "Accept-Language", "zh-CN")
+	require.Contains(t, p.Body, "<li>Dinner: €30.00 · 已售罄</li>")
 }
