@@ -8,9 +8,10 @@
 // Every page that shows personal data sits behind the email gate: the
 // buyer types the order's email once per device, and an HMAC-signed cookie
 // (Config.Secret) remembers it, one per page (order or pass). The device
-// that checked out is remembered for its order without asking (it typed
-// the email, or holds the integrator's checkout session made for it), and
-// an order page opened there vouches for the order's pass (same email).
+// that typed the email at checkout is remembered for its order without
+// asking (a session whose email the integrator fixed shows it masked, so
+// its order page asks once), and an order page opened there vouches for
+// the order's pass (same email).
 // Wrong answers are limited per (page, client IP). Forms send the same
 // commands as the Storefront API through Config.Ask, so a page accepts
 // exactly what the API accepts; their errors come back next to the field,

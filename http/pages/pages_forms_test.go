@@ -169,3 +169,25 @@ func TestSoldOutPagesOfferANextStep(t *testing.T) {
 	p = b.Get(s.URL+"/e/"+ev.ID, "Accept-Language", "zh-CN")
 	require.Contains(t, p.Body, "<li>Dinner: €30.00 · 已售罄</li>")
 }
+
+// TestFixedEmailCheckoutIsNotRemembered: a session whose email the
+// integrator fixed shows it masked, so holding the session proves nothing
+// about knowing the email: the order page asks for it, once.
+func TestFixedEmailCheckoutIsNotRemembered(t *testing.T) {
+	s := pgStart(t)
+	u := s.NewUnit("Fixed")
+	ev := pgPublished(t, s, u.Secret, 0)
+	cs := pgAPI(t, s, u.Secret, "POST", "/v1/events/"+ev.ID+"/checkout-sessions", map[string]any{
+		"items": []map[string]any{{"itemType": "registration_type", "itemId": ev.TypeID, "quantity": 1}}, "email": "fixed@example.com",
+	})
+	b := apptest.NewBrowser(t)
+	p := b.Post(cs["url"].(string), url.Values{"form": {"checkout"}})
+	require.Equal(t, 303, p.Status, p.Body)
+	require.NotContains(t, p.Header.Get("Set-Cookie"), "ticketd_gate")
+	orderURL := p.Header.Get("Location")
+	p = b.Get(orderURL)
+	require.Equal(t, 200, p.Status)
+	require.Contains(t, p.Body, `value="gate"`)
+	require.Equal(t, 303, b.Post(orderURL, url.Values{"form": {"gate"}, "email": {"fixed@example.com"}}).Status)
+	require.Contains(t, b.Get(orderURL).Body, `id="order-status"`)
+}

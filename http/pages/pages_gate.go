@@ -104,11 +104,11 @@ func (p *Pages) setGateCookie(rc *fasthttp.RequestCtx, path, value string, maxAg
 	rc.Response.Header.SetCookie(c)
 }
 
-// remember marks this device as having proven email for scope: the
-// device that placed an order (it typed the email, or holds the checkout
-// session an integrator made for that email), or that opened the order page
-// of a pass. The cookie is the gate's own, so it is exactly as strong: per
-// page, signed, HttpOnly, SameSite=Lax.
+// remember marks this device as knowing email for scope, as a right gate
+// answer does: the device that typed the email to place an order (or join
+// a waitlist), or that opened the order page of the order's own pass. The
+// cookie is the gate's own, so it is exactly as strong: per page, signed,
+// HttpOnly, SameSite=Lax.
 func (p *Pages) remember(rc *fasthttp.RequestCtx, scope, path, email string) {
 	p.setGateCookie(rc, path, p.gateValue(scope, email, p.now()), gateCookieTTL)
 }
