@@ -194,6 +194,7 @@ var changeKinds = [...]changeKind{
 	kindOf(decodePassRotated),
 	kindOf(decodeCheckedIn),
 	kindOf(decodeTicketIssued).replayWith(replayTicketIssued),
+	kindOf(decodeWaitlistPromoted).replayWith(replayTicketIssued), // promotion.go: the same body
 	kindOf(decodeCodesMinted),
 	kindOf(decodeCodeDisabled),
 	// commerce (changes.go)
