@@ -21,8 +21,6 @@
 // "mail" (keys "obx/mail/...", see package outbox), keeping its id (the
 // key after "mail/") and these bytes verbatim.
 //
-// # Delivery
-//
 // # What an email says
 //
 // Every email has a plain text part and an HTML alternative rendered from
