@@ -1,11 +1,15 @@
 package api_test
 
 import (
+	"bytes"
+	"context"
 	"mime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"ticketd/internal/console"
 )
 
 // Without SMTP the ticket email waits in the outbox; the operator reads it
@@ -54,6 +58,24 @@ func TestAPIOutboxPreview(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "text/calendar", ct)
 	require.Contains(t, unfoldICS(m.files[0].body), "DTSTART;TZID=Europe/Berlin:20300601T110000")
+
+	// The operator's command line asks the same route.
+	var out, errOut bytes.Buffer
+	noEnv := func(string) (string, bool) { return "", false }
+	code := console.Run(context.Background(), []string{"outbox", "preview", id, "-url", f.s.URL, "-token", f.s.Admin}, noEnv, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	require.Contains(t, out.String(), `"subject": "Your ticket: Gophercon"`)
+	require.Contains(t, out.String(), `"filename": "event.ics"`)
+	out.Reset()
+	code = console.Run(context.Background(), []string{"outbox", "preview", "-eml", "mail/" + strings.ReplaceAll(id, ".", "/"),
+		"-url", f.s.URL, "-token", f.s.Admin}, noEnv, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	require.Equal(t, "Your ticket: Gophercon", apiReadMail(t, out.Bytes()).subject)
+	out.Reset()
+	code = console.Run(context.Background(), []string{"outbox", "preview", "evt_nope.0000000000000001-0000", "-url", f.s.URL,
+		"-token", f.s.Admin}, noEnv, &out, &errOut)
+	require.Equal(t, 1, code)
+	require.Contains(t, out.String(), "NOT_FOUND")
 
 	// Looking changed nothing: the entry is still pending, never tried.
 	items = apiData(t, apiWant(t, adm.Do("GET", "/admin/v1/outbox", nil), 200))
