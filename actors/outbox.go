@@ -76,7 +76,8 @@ type TicketMail struct {
 	CreatedAt      time.Time `json:"createdAt"`
 
 	// The event's time and place, for the calendar file: StartsAt nil
-	// means no calendar file. Timezone is the event's IANA zone.
+	// means no calendar file. Timezone is the event's IANA zone; Location
+	// its venue and address on one line.
 	Timezone string     `json:"timezone,omitempty"`
 	StartsAt *time.Time `json:"startsAt,omitempty"`
 	EndsAt   *time.Time `json:"endsAt,omitempty"`
@@ -132,6 +133,9 @@ func (a *eventActor) mailEntry(now time.Time, seq uint64, i int, e event.Effect)
 			m.EndsAt = &t
 		}
 	}
+	if l, _, err := event.DecideOp(a.m, now, event.GetLocation{}); err == nil {
+		m.Location = event.LocationText(deref(l.Venue), deref(l.Address))
+	}
 	ok := false
 	switch e.Kind {
 	case event.EffectTicketMail, event.EffectPromotionMail:
@@ -166,6 +170,13 @@ func (a *eventActor) mailEntry(now time.Time, seq uint64, i int, e event.Effect)
 	}
 	a.com.put([]byte(m.Key), b)
 	a.outboxDirty = true
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // mailRegistration fills m from registration id.

@@ -18,6 +18,8 @@ var commandKinds = [...]commandKind{
 	op[ArchiveEvent, Event](opWrite),
 	op[SetSiteURL, Event](opWrite),
 	op[GetEvent, Event](opRead),
+	op[SetLocation, Location](opEdit), // location.go
+	op[GetLocation, Location](opRead),
 	op[CreateTicketType, TicketType](opWrite),
 	op[UpdateTicketType, TicketType](opWrite),
 	op[GetTicketType, TicketType](opRead),
@@ -186,6 +188,7 @@ var changeKinds = [...]changeKind{
 	kindOf(decodeEventCreated),
 	kindOf(decodeEventUpdated),
 	kindOf(decodeSiteURLSet),
+	kindOf(decodeLocationSet), // location.go
 	// ticket types, registrations, check-ins, codes (changes.go)
 	kindOf(decodeTicketTypeCreated),
 	kindOf(decodeTicketTypeUpdated),

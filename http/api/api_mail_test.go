@@ -156,6 +156,10 @@ func TestAPIBuyerEmailsOverSMTP(t *testing.T) {
 	shirt := apiS(apiWant(t, c.Do("POST", s.path("/addons"), map[string]any{"name": "T-shirt", "priceAmount": 15.5, "capacity": 5}), 201), "id")
 	apiSetStatus(t, c, s.path("/addons/"+shirt), "open")
 	apiWant(t, adm.Do("POST", "/admin/v1/events/"+ev+"/promotion-codes", map[string]any{"code": "TENOFF", "percentOff": 10}), 201)
+	loc := apiWant(t, adm.Do("PUT", "/admin/v1/events/"+ev+"/location", map[string]any{
+		"venue": "Kulturbrauerei", "address": "Schönhauser Allee 36, 10435 Berlin"}), 200)
+	require.Equal(t, "Kulturbrauerei", loc["venue"])
+	require.Equal(t, loc, apiWant(t, adm.Do("GET", "/admin/v1/events/"+ev+"/location", nil), 200))
 
 	// A paid order of a ticket and two shirts, 10% off: 56.00 - 5.60.
 	o := apiWant(t, s.c.Do("POST", s.path("/orders"), map[string]any{"email": "buyer@example.com", "name": "Ada",
@@ -177,7 +181,7 @@ func TestAPIBuyerEmailsOverSMTP(t *testing.T) {
 		require.Equal(t, "Your ticket: Gopher Night", m.subject)
 		for part, body := range map[string]string{"text": m.text, "html": m.html} {
 			for _, want := range []string{number, "Standard", "EUR 25.00", "T-shirt", "EUR 15.50", "EUR 31.00", "-EUR 5.60",
-				"EUR 50.40", "Paid: " + paidDay, apiS(reg, "checkinCode"), "Sat 1 Jun 2030, 19:00 to 23:30 (Europe/Berlin)"} {
+				"EUR 50.40", "Paid: " + paidDay, "Kulturbrauerei, Schönhauser Allee 36, 10435 Berlin", apiS(reg, "checkinCode"), "Sat 1 Jun 2030, 19:00 to 23:30 (Europe/Berlin)"} {
 				require.Contains(t, body, want, "%s part", part)
 			}
 		}
@@ -201,6 +205,7 @@ func TestAPIBuyerEmailsOverSMTP(t *testing.T) {
 		require.Contains(t, lines, "DTEND;TZID=Europe/Berlin:20300601T233000")
 		require.Contains(t, lines, "TZID:Europe/Berlin")
 		require.Contains(t, lines, "SUMMARY:Gopher Night")
+		require.Contains(t, lines, `LOCATION:Kulturbrauerei\, Schönhauser Allee 36\, 10435 Berlin`)
 		require.Contains(t, lines, "URL:"+apiS(reg, "passUrl"))
 		require.Contains(t, lines, "UID:"+apiS(reg, "id")+"@127.0.0.1")
 	})
