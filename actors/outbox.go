@@ -143,8 +143,9 @@ func (a *eventActor) mailEntry(now time.Time, seq uint64, i int, e event.Effect)
 		if e.Kind == event.EffectPromotionMail {
 			m.Kind = MailPromotion
 		}
+		// The receipt is the fulfilment's: e.At is when the order was paid.
 		if ok = a.mailRegistration(now, &m, e.ID); ok && m.OrderID != "" {
-			a.mailOrder(now, &m, m.OrderID, true, e.At)
+			a.mailOrder(now, &m, m.OrderID, m.Kind == MailTicket, e.At)
 		}
 	case event.EffectCancelMail:
 		m.Kind = MailCancellation

@@ -30,7 +30,7 @@ type GetLocation struct{}
 
 // Location is where the event takes place.
 type Location struct {
-	EventID string  `json:"eventId"`
+	EventID string  `json:"eventId" doc:"The event."`
 	Venue   *string `json:"venue" doc:"The venue's name, null when not set."`
 	Address *string `json:"address" doc:"The street address, null when not set."`
 }

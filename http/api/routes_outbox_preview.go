@@ -25,8 +25,8 @@ type OutboxPreview struct {
 
 // OutboxPreviewHeader is the top-level header of a previewed email.
 type OutboxPreviewHeader struct {
-	From        string `json:"from"`
-	To          string `json:"to"`
+	From        string `json:"from" doc:"The sender (TICKETD_MAIL_FROM)."`
+	To          string `json:"to" doc:"The recipient: the buyer's or registrant's address."`
 	Subject     string `json:"subject" doc:"Decoded (no encoded words)."`
 	Date        string `json:"date" doc:"When rendered: the preview's time, not the send's."`
 	ContentType string `json:"contentType" doc:"multipart/mixed with an attachment, else multipart/alternative."`
@@ -34,7 +34,7 @@ type OutboxPreviewHeader struct {
 
 // OutboxAttachment is one attached file of a previewed email.
 type OutboxAttachment struct {
-	Filename    string `json:"filename"`
+	Filename    string `json:"filename" doc:"The file name the recipient sees, e.g. event.ics."`
 	ContentType string `json:"contentType" doc:"E.g. text/calendar; method=PUBLISH; charset=UTF-8; name=\"event.ics\"."`
 	Size        int    `json:"size" doc:"Decoded size in bytes."`
 }
