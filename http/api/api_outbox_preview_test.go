@@ -84,6 +84,16 @@ func TestAPIOutboxPreview(t *testing.T) {
 	require.EqualValues(t, 0, items[0]["attempts"])
 
 	apiWantErr(t, adm.Do("GET", "/admin/v1/outbox/evt_nope.0000000000000001-0000/preview", nil), 404, "NOT_FOUND")
+
+	// An entry that cannot be rendered (here: of a kind this build does not
+	// know) is the one an operator most needs to see: 412 saying why.
+	b := f.s.Sys.Store().NewBatch()
+	b.Put([]byte("mail/"+ev+"/00000000000000ff-0000"), []byte(`{"kind":"postcard","email":"ada@example.com"}`))
+	require.NoError(t, f.s.Sys.Store().Commit(b))
+	b.Close()
+	e := apiWantErr(t, adm.Do("GET", "/admin/v1/outbox/"+ev+".00000000000000ff-0000/preview", nil), 412, "FAILED_PRECONDITION")
+	require.Equal(t, "OUTBOX_MAIL_UNRENDERABLE", e["reason"])
+	require.Contains(t, e["message"], `unknown outbox kind "postcard"`)
 	apiWant400(t, adm.AllowInvalidRequest().Do("GET", "/admin/v1/outbox/"+id+"/preview?format=pdf", nil), "format")
 	apiWantErr(t, u.dev.Do("GET", "/admin/v1/outbox/"+id+"/preview", nil), 401, "UNAUTHENTICATED")
 }

@@ -42,7 +42,7 @@ type OutboxAttachment struct {
 func (a *api) outboxPreviewRoute() thttp.Route {
 	return thttp.Route{Method: "GET", Path: "/admin/v1/outbox/{id}/preview", OperationID: "previewOutboxMail", Tag: "Mail",
 		Summary: "Render a queued email as it would be sent now, without sending it (JSON, or the raw message with format=eml)",
-		Surface: thttp.Admin, Query: OutboxPreviewQuery{}, Success: 200, Response: OutboxPreview{}, Errors: []int{400, 404, 409},
+		Surface: thttp.Admin, Query: OutboxPreviewQuery{}, Success: 200, Response: OutboxPreview{}, Errors: []int{400, 404, 412},
 		Handle: a.previewOutboxMail}
 }
 
@@ -62,7 +62,7 @@ func (a *api) previewOutboxMail(c *thttp.Ctx) (any, error) {
 	case err != nil && e.ID != "":
 		// The entry is there and cannot be rendered: the reason it would
 		// be parked, which is what the operator came to see.
-		he := thttp.NewError(409, "the entry cannot be rendered: "+err.Error())
+		he := thttp.NewError(412, "the entry cannot be rendered: "+err.Error())
 		he.Reason = "OUTBOX_MAIL_UNRENDERABLE"
 		return nil, he
 	case err != nil:
