@@ -21,10 +21,14 @@
 // # Effects
 //
 // What a change owes the world is said by the core (event.AppendEffects);
-// the actor carries it out in the batch of the change (carryOut): ticket
-// mail into the outbox, webhooks into the webhook queue (only the types
-// the unit's endpoints subscribe to), and the pending-refund index. So an
-// entry is exactly as durable as the change that owes it.
+// the actor carries it out in the batch of the change (carryOut): mail
+// into the outbox (tickets with their receipt, promotions, refunds,
+// cancellations: each entry complete, read from the machine just after the
+// change, so the mailer never asks an actor), webhooks into the webhook
+// queue (only the types the unit's endpoints subscribe to), and the
+// pending-refund index. So an entry is exactly as durable as the change
+// that owes it, and its key (the change's log seq and index) is written
+// once: replay applies changes and carries nothing out.
 //
 // # Recovery
 //

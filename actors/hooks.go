@@ -70,8 +70,9 @@ func (a *eventActor) carryOut(now time.Time, seq uint64, effs []event.Effect) {
 	var unitKnown bool
 	for _, e := range effs {
 		switch e.Kind {
-		case event.EffectTicketMail:
-			a.ticketMail(now, seq, mails, e)
+		case event.EffectTicketMail, event.EffectPromotionMail, event.EffectRefundMail, event.EffectCancelMail,
+			event.EffectOrderCancelMail:
+			a.mailEntry(now, seq, mails, e)
 			mails++
 		case event.EffectRefundPending:
 			v, err := json.Marshal(PendingRefund{EventID: a.id, OrderID: e.ID, RefundID: e.RefundID, RequestedAt: e.At.UTC()})

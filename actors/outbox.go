@@ -39,8 +39,29 @@ func isLowerHex(s string) bool {
 	return s != ""
 }
 
-// TicketMail is an outbox entry of kind "ticket": the ticket email of a
-// confirmed registration with its pass link.
+// Kinds of outbox mail (TicketMail.Kind). An entry without a kind was
+// written by an older build and is a ticket email.
+const (
+	// MailTicket: the ticket email of a confirmed registration (pass
+	// link, calendar file, and the receipt of its order when paid).
+	MailTicket = "ticket"
+	// MailPromotion: the ticket email of a registration that left the
+	// waitlist for a place.
+	MailPromotion = "promotion"
+	// MailRefund: a refund of an order succeeded.
+	MailRefund = "refund"
+	// MailCancellation: a registration was cancelled (RegistrationID set)
+	// or an order was cancelled before payment (only the order set).
+	MailCancellation = "cancellation"
+)
+
+// MailKinds lists the kinds of outbox mail.
+func MailKinds() []string { return []string{MailTicket, MailPromotion, MailRefund, MailCancellation} }
+
+// TicketMail is an outbox entry: one email the service owes a buyer or
+// registrant, with everything its rendering needs, read from the machine
+// when the change that owes it was applied (so a later edit of the event
+// does not rewrite mail already owed, and the mailer never asks an actor).
 type TicketMail struct {
 	Key            string    `json:"key"`
 	Kind           string    `json:"kind"`
@@ -53,32 +74,96 @@ type TicketMail struct {
 	CheckinCode    string    `json:"checkinCode"`
 	PassURL        string    `json:"passUrl"`
 	CreatedAt      time.Time `json:"createdAt"`
+
+	// The event's time and place, for the calendar file: StartsAt nil
+	// means no calendar file. Timezone is the event's IANA zone; Location
+	// its venue and address on one line.
+	Timezone string     `json:"timezone,omitempty"`
+	StartsAt *time.Time `json:"startsAt,omitempty"`
+	EndsAt   *time.Time `json:"endsAt,omitempty"`
+	Location string     `json:"location,omitempty"`
+
+	// The order the mail is about, if any.
+	OrderID     string `json:"orderId,omitempty"`
+	OrderNumber string `json:"orderNumber,omitempty"`
+	OrderURL    string `json:"orderUrl,omitempty"`
+	// The receipt (ticket email of an order that cost money): Lines at
+	// their undiscounted unit prices, Discount taken off, Total paid at
+	// PaidAt, all in Currency. Money is in minor units.
+	Currency string        `json:"currency,omitempty"`
+	Lines    []ReceiptLine `json:"lines,omitempty"`
+	Discount event.Money   `json:"discount,omitempty"`
+	Total    event.Money   `json:"total,omitempty"`
+	PaidAt   time.Time     `json:"paidAt,omitzero"`
+
+	// A refund (kind refund): its amount, whether it refunds the order in
+	// full, and its reason; Refunded is what the order had back in all.
+	RefundID     string      `json:"refundId,omitempty"`
+	RefundAmount event.Money `json:"refundAmount,omitempty"`
+	RefundFull   bool        `json:"refundFull,omitempty"`
+	Refunded     event.Money `json:"refunded,omitempty"`
+	// Reason is a refund's or a cancellation's reason, when one was given.
+	Reason string `json:"reason,omitempty"`
 }
 
-// ticketMail writes the ticket mail of registration e.ID into the open
-// batch as entry i of the change at seq. It reads the machine after the
-// change was applied.
-func (a *eventActor) ticketMail(now time.Time, seq uint64, i int, e event.Effect) {
-	r, _, err := event.DecideOp(a.m, now, event.GetRegistration{ID: e.ID})
-	if err != nil {
-		a.sys.cfg.Logger.Error("outbox: ticket of unknown registration", "event", a.id, "registration", e.ID)
-		return
-	}
-	m := TicketMail{
-		Key:  fmt.Sprintf("%s%s/%016x-%04x", OutboxPrefix, a.id, seq, i),
-		Kind: "ticket", EventID: a.id, RegistrationID: r.ID, Email: r.Email,
-		CheckinCode: r.CheckinCode, PassURL: r.PassURL, CreatedAt: e.At,
-	}
+// ReceiptLine is one line of a receipt.
+type ReceiptLine struct {
+	Name      string      `json:"name"`
+	Quantity  int         `json:"quantity"`
+	UnitPrice event.Money `json:"unitPrice"`
+}
+
+// Amount is the line's total before any discount.
+func (l ReceiptLine) Amount() event.Money { return l.UnitPrice * event.Money(l.Quantity) }
+
+// mailEntry writes the mail effect e owes into the open batch as entry i
+// of the change at seq. It reads the machine after the change was
+// applied. A record that cannot be read is logged and owes nothing: the
+// core only names records it has.
+func (a *eventActor) mailEntry(now time.Time, seq uint64, i int, e event.Effect) {
+	m := TicketMail{Key: fmt.Sprintf("%s%s/%016x-%04x", OutboxPrefix, a.id, seq, i), EventID: a.id, CreatedAt: e.At}
 	if ev, _, err := event.DecideOp(a.m, now, event.GetEvent{}); err == nil {
-		m.EventName = ev.Name
-	}
-	if r.Name != nil {
-		m.Name = *r.Name
-	}
-	if r.RegistrationTypeID != nil {
-		if t, _, err := event.DecideOp(a.m, now, event.GetTicketType{ID: *r.RegistrationTypeID}); err == nil {
-			m.TicketName = t.Name
+		m.EventName, m.Timezone = ev.Name, ev.Timezone
+		if ev.StartsAt != nil {
+			t := ev.StartsAt.Time
+			m.StartsAt = &t
 		}
+		if ev.EndsAt != nil {
+			t := ev.EndsAt.Time
+			m.EndsAt = &t
+		}
+	}
+	if l, _, err := event.DecideOp(a.m, now, event.GetLocation{}); err == nil {
+		m.Location = event.LocationText(deref(l.Venue), deref(l.Address))
+	}
+	ok := false
+	switch e.Kind {
+	case event.EffectTicketMail, event.EffectPromotionMail:
+		m.Kind = MailTicket
+		if e.Kind == event.EffectPromotionMail {
+			m.Kind = MailPromotion
+		}
+		// The receipt is the fulfilment's: e.At is when the order was paid.
+		if ok = a.mailRegistration(now, &m, e.ID); ok && m.OrderID != "" {
+			a.mailOrder(now, &m, m.OrderID, m.Kind == MailTicket, e.At)
+		}
+	case event.EffectCancelMail:
+		m.Kind = MailCancellation
+		if ok = a.mailRegistration(now, &m, e.ID); ok && m.OrderID != "" {
+			a.mailOrder(now, &m, m.OrderID, false, e.At)
+		}
+	case event.EffectOrderCancelMail:
+		m.Kind = MailCancellation
+		ok = a.mailOrder(now, &m, e.ID, false, e.At)
+	case event.EffectRefundMail:
+		m.Kind = MailRefund
+		if ok = a.mailOrder(now, &m, e.ID, false, e.At); ok {
+			ok = a.mailRefund(now, &m, e.ID, e.RefundID)
+		}
+	}
+	if !ok {
+		a.sys.cfg.Logger.Error("outbox: mail about an unknown record", "event", a.id, "effect", e.String())
+		return
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -86,4 +171,90 @@ func (a *eventActor) ticketMail(now time.Time, seq uint64, i int, e event.Effect
 	}
 	a.com.put([]byte(m.Key), b)
 	a.outboxDirty = true
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// mailRegistration fills m from registration id.
+func (a *eventActor) mailRegistration(now time.Time, m *TicketMail, id string) bool {
+	r, _, err := event.DecideOp(a.m, now, event.GetRegistration{ID: id})
+	if err != nil {
+		return false
+	}
+	m.RegistrationID, m.Email, m.CheckinCode, m.PassURL = r.ID, r.Email, r.CheckinCode, r.PassURL
+	if r.Name != nil {
+		m.Name = *r.Name
+	}
+	if r.OrderID != nil {
+		m.OrderID = *r.OrderID
+	}
+	if m.Kind == MailCancellation && r.Reason != nil {
+		m.Reason = *r.Reason
+	}
+	if r.RegistrationTypeID != nil {
+		if t, _, err := event.DecideOp(a.m, now, event.GetTicketType{ID: *r.RegistrationTypeID}); err == nil {
+			m.TicketName = t.Name
+		}
+	}
+	return true
+}
+
+// mailOrder fills m from order id: its number and page, the buyer when m
+// has none yet, and with receipt the receipt of what was paid at paidAt
+// (only an order that cost something has one: a free registration gets
+// its ticket and calendar file, no money receipt).
+func (a *eventActor) mailOrder(now time.Time, m *TicketMail, id string, receipt bool, paidAt time.Time) bool {
+	o, _, err := event.DecideOp(a.m, now, event.GetOrder{Ref: id})
+	if err != nil {
+		return false
+	}
+	m.OrderID, m.OrderNumber, m.OrderURL, m.Currency = o.ID, o.OrderNumber, o.OrderURL, o.Currency
+	if m.Email == "" {
+		m.Email = o.Email
+		if o.Name != nil {
+			m.Name = *o.Name
+		}
+	}
+	if receipt && (o.TotalAmount > 0 || o.DiscountAmount > 0) {
+		m.Lines = make([]ReceiptLine, len(o.Items))
+		for i, it := range o.Items {
+			m.Lines[i] = ReceiptLine{Name: it.Name, Quantity: it.Quantity, UnitPrice: it.UnitPriceAmount}
+		}
+		m.Discount, m.Total, m.PaidAt = o.DiscountAmount, o.TotalAmount, paidAt
+	}
+	if m.Kind == MailRefund {
+		if o.Status == event.OrderStatusRefunded && o.RegistrationID != nil {
+			m.RegistrationID = *o.RegistrationID // the place went with the money
+		}
+		m.Total = o.TotalAmount
+		for _, r := range o.Refunds {
+			if r.Status == event.RefundSucceeded {
+				m.Refunded += r.Amount
+			}
+		}
+	}
+	return true
+}
+
+// mailRefund fills m with refund refundID of order orderID.
+func (a *eventActor) mailRefund(now time.Time, m *TicketMail, orderID, refundID string) bool {
+	o, _, err := event.DecideOp(a.m, now, event.GetOrder{Ref: orderID})
+	if err != nil {
+		return false
+	}
+	for _, r := range o.Refunds {
+		if r.ID == refundID {
+			m.RefundID, m.RefundAmount, m.RefundFull = r.ID, r.Amount, r.Full
+			if r.Reason != nil {
+				m.Reason = *r.Reason
+			}
+			return true
+		}
+	}
+	return false
 }

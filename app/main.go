@@ -307,6 +307,7 @@ func (m *Main) banner(adminToken string, adminNew bool, smtpAddr string) {
 	if smtpAddr == "" {
 		// Otherwise ticket mail piles up unseen: nothing fails, nothing is sent.
 		fmt.Fprintf(m.out, "  mail:            no SMTP server (-smtp-addr): ticket emails stay queued in the outbox, listed at GET %s/admin/v1/outbox\n", m.URL)
+		fmt.Fprintf(m.out, "                   (read one as it would be sent: %s)\n", m.adminCommand("outbox preview ID"))
 	}
 	// The last line: scripts and tests wait for it.
 	fmt.Fprintf(m.out, "ticketd listening on %s\n", m.URL)

@@ -130,6 +130,8 @@ func TestBannerOnFirstStartAndRestart(t *testing.T) {
 	assert.Contains(t, out, "publishable key: "+m.Bootstrap.PublishableKey)
 	assert.Contains(t, out, "docs:            "+m.URL+"/docs  (storefront: "+m.URL+"/storefront/docs, admin: "+m.URL+"/admin/docs)")
 	assert.Contains(t, out, "no SMTP server (-smtp-addr): ticket emails stay queued in the outbox, listed at GET "+m.URL+"/admin/v1/outbox")
+	assert.Contains(t, out, "(read one as it would be sent: ")
+	assert.Contains(t, out, "ticketd admin outbox preview ID)")
 	newKey := bannerLine(t, out, "new key")
 	assert.Contains(t, newKey, "ticketd admin keys create "+m.Bootstrap.UnitID+" -type secret")
 	assert.True(t, strings.HasSuffix(out, "ticketd listening on "+m.URL+"\n"), "the last line, which scripts wait for")

@@ -496,7 +496,7 @@ func appendPromotions(changes []Change, now time.Time, ids []string) []Change {
 	for _, id := range ids {
 		changes = append(changes, RegistrationStatusChanged{At: now, ID: id, Status: RegConfirmed})
 	}
-	return append(changes, TicketIssued{At: now, RegistrationIDs: ids})
+	return append(changes, WaitlistPromoted{At: now, RegistrationIDs: ids})
 }
 
 // mustNotHappen documents a broken invariant in Decide.

@@ -84,7 +84,7 @@
 //   - Cancelling a rejected registration is allowed (it held nothing);
 //     cancelling a cancelled one is 412. A freed place (cancel, capacity
 //     raised, hold released) promotes the oldest waitlisted registrations
-//     of that type at once, each with a TicketIssued change. "Oldest" is by
+//     of that type at once, with a WaitlistPromoted change. "Oldest" is by
 //     entry into the waitlist (an application approved into a full type
 //     queues behind those already waiting), kept as WaitSeq.
 //   - Capacity is never lowered below the places already taken
@@ -142,8 +142,8 @@
 //   - Fulfilment emits OrderPaid (holds become sales, the admission becomes
 //     a confirmed registration with orderId) and TicketIssued listing the
 //     registrations whose pass email should be sent. Every confirmation
-//     (API registration confirmed at once, approval, waitlist promotion,
-//     order fulfilment) emits TicketIssued.
+//     (API registration confirmed at once, approval, order fulfilment)
+//     emits TicketIssued; a waitlist promotion emits WaitlistPromoted.
 //   - Cancel of a paid order is 412 (refunds are in the console); cancel of
 //     a cancelled or expired order answers it unchanged.
 //   - Code uses count fulfilled uses plus uses reserved by live orders; a

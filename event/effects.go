@@ -15,7 +15,8 @@ import "time"
 type EffectKind uint8
 
 const (
-	// EffectTicketMail: send registration ID its ticket email (pass link).
+	// EffectTicketMail: send registration ID its ticket email (pass link,
+	// calendar file, and the receipt of its order when it was paid for).
 	EffectTicketMail EffectKind = iota + 1
 	// EffectWebhook: queue webhook Hook about registration or order ID
 	// (for checkin.created, the check-in is Checkin).
@@ -25,7 +26,22 @@ const (
 	EffectRefundPending
 	// EffectRefundSettled: refund RefundID of order ID is no longer pending.
 	EffectRefundSettled
+	// EffectPromotionMail: registration ID left the waitlist for a place;
+	// its ticket email (pass link, calendar file) says so.
+	EffectPromotionMail
+	// EffectRefundMail: refund RefundID of order ID succeeded; tell the
+	// buyer how much went back and whether the order is refunded in full.
+	EffectRefundMail
+	// EffectCancelMail: registration ID was cancelled.
+	EffectCancelMail
+	// EffectOrderCancelMail: order ID was cancelled before it was paid.
+	EffectOrderCancelMail
 )
+
+// cancelledByRefund is the Reason of the RegistrationStatusChanged that a
+// full refund emits (refunds.go): the refund's email already says the
+// place is cancelled, so that cancellation owes no second email.
+const cancelledByRefund = "refunded"
 
 // Webhook event types, the Hook of an EffectWebhook.
 const (
@@ -87,7 +103,10 @@ func (c RegistrationStatusChanged) effects(dst []Effect) []Effect {
 	case RegConfirmed:
 		return append(dst, hook(HookRegistrationConfirmed, c.ID, c.At))
 	case RegCancelled:
-		return append(dst, hook(HookRegistrationCancelled, c.ID, c.At))
+		dst = append(dst, hook(HookRegistrationCancelled, c.ID, c.At))
+		if c.Reason != cancelledByRefund {
+			dst = append(dst, Effect{Kind: EffectCancelMail, ID: c.ID, At: c.At})
+		}
 	}
 	return dst
 }
@@ -113,7 +132,25 @@ func (c RefundRequested) effects(dst []Effect) []Effect {
 func (c RefundSettled) effects(dst []Effect) []Effect {
 	dst = append(dst, Effect{Kind: EffectRefundSettled, ID: c.OrderID, RefundID: c.RefundID, At: c.At})
 	if c.Status == RefundSucceeded {
-		dst = append(dst, hook(HookOrderRefunded, c.OrderID, c.At))
+		dst = append(dst, hook(HookOrderRefunded, c.OrderID, c.At),
+			Effect{Kind: EffectRefundMail, ID: c.OrderID, RefundID: c.RefundID, At: c.At})
+	}
+	return dst
+}
+
+func (c WaitlistPromoted) effects(dst []Effect) []Effect {
+	for _, id := range c.RegistrationIDs {
+		dst = append(dst, Effect{Kind: EffectPromotionMail, ID: id, At: c.At})
+	}
+	return dst
+}
+
+// An order released by expiry owes nothing: the buyer walked away and
+// was never charged. One cancelled (by the buyer or the developer) gets
+// an email saying so.
+func (c OrderReleased) effects(dst []Effect) []Effect {
+	if c.Status == OrderStatusCancelled {
+		dst = append(dst, Effect{Kind: EffectOrderCancelMail, ID: c.ID, At: c.At})
 	}
 	return dst
 }
@@ -123,7 +160,7 @@ func (e Effect) String() string {
 	switch e.Kind {
 	case EffectWebhook:
 		return e.Kind.String() + " " + e.Hook + " " + e.ID
-	case EffectRefundPending, EffectRefundSettled:
+	case EffectRefundPending, EffectRefundSettled, EffectRefundMail:
 		return e.Kind.String() + " " + e.ID + " " + e.RefundID
 	}
 	return e.Kind.String() + " " + e.ID
@@ -140,6 +177,14 @@ func (k EffectKind) String() string {
 		return "refund.pending"
 	case EffectRefundSettled:
 		return "refund.settled"
+	case EffectPromotionMail:
+		return "mail.promotion"
+	case EffectRefundMail:
+		return "mail.refund"
+	case EffectCancelMail:
+		return "mail.cancelled"
+	case EffectOrderCancelMail:
+		return "mail.order_cancelled"
 	}
 	return "effect?"
 }

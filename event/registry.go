@@ -18,6 +18,8 @@ var commandKinds = [...]commandKind{
 	op[ArchiveEvent, Event](opWrite),
 	op[SetSiteURL, Event](opWrite),
 	op[GetEvent, Event](opRead),
+	op[SetLocation, Location](opEdit), // location.go
+	op[GetLocation, Location](opRead),
 	op[CreateTicketType, TicketType](opWrite),
 	op[UpdateTicketType, TicketType](opWrite),
 	op[GetTicketType, TicketType](opRead),
@@ -189,6 +191,7 @@ var changeKinds = [...]changeKind{
 	kindOf(decodeEventCreated),
 	kindOf(decodeEventUpdated),
 	kindOf(decodeSiteURLSet),
+	kindOf(decodeLocationSet), // location.go
 	// ticket types, registrations, check-ins, codes (changes.go)
 	kindOf(decodeTicketTypeCreated),
 	kindOf(decodeTicketTypeUpdated),
@@ -197,6 +200,7 @@ var changeKinds = [...]changeKind{
 	kindOf(decodePassRotated),
 	kindOf(decodeCheckedIn),
 	kindOf(decodeTicketIssued).replayWith(replayTicketIssued),
+	kindOf(decodeWaitlistPromoted).replayWith(replayTicketIssued), // promotion.go: the same body
 	kindOf(decodeCodesMinted),
 	kindOf(decodeCodeDisabled),
 	// commerce (changes.go)

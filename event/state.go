@@ -287,6 +287,9 @@ type EventRec struct {
 	// Refund is the event's refund policy, nil until the console sets one
 	// (refunds.go).
 	Refund *RefundPolicyRec `json:"refund,omitempty"`
+	// Venue and Address are where the event takes place (location.go).
+	Venue   string `json:"venue,omitempty"`
+	Address string `json:"address,omitempty"`
 }
 
 // TicketTypeSpec is the mutable part of a ticket type: what create and

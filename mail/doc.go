@@ -5,24 +5,42 @@
 // # The outbox
 //
 // An event actor writes an outbox entry in the same Pebble batch as the
-// change that owes it (a TicketIssued change owes one ticket email per
-// registration), so an entry exists exactly when its change is durable.
+// change that owes it (event.AppendEffects: a TicketIssued change owes one
+// ticket email per registration, a WaitlistPromoted one per promoted
+// registration, a succeeded refund, a cancelled registration and an order
+// cancelled before payment one each), so an entry exists exactly when its
+// change is durable, and replaying the log writes none again.
 // Fresh entries are index entries of the store:
 //
 //	key:   "mail/" + eventId + "/" + %016x log seq + "-" + %04x index
-//	value: JSON of actors.TicketMail (kind "ticket"), version-free: new
-//	       fields are optional, so old entries always decode
+//	value: JSON of actors.TicketMail (kind ticket, promotion, refund or
+//	       cancellation; none means ticket), version-free: new fields are
+//	       optional, so old entries always decode
 //
 // An entry that was tried and not delivered moves to the outbox queue
 // "mail" (keys "obx/mail/...", see package outbox), keeping its id (the
 // key after "mail/") and these bytes verbatim.
 //
+// # What an email says
+//
+// Every email has a plain text part and an HTML alternative rendered from
+// one view, so they say the same. A ticket (and a promotion, which is a
+// ticket) carries the pass link and check-in code; when it comes from an
+// order that cost money, a receipt: the lines at their unit prices, the
+// discount, the total, the order number and the payment date in the
+// event's time zone, amounts written "EUR 18.50". When the event has a
+// start, a calendar file (package ics) is attached as event.ics, type
+// CalendarType, and the message is multipart/mixed. A refund says the
+// amount, what was refunded in all and whether the order is refunded in
+// full; a cancellation says what was cancelled. Everything is read from
+// the entry: rendering never asks an actor, and Preview renders a queued
+// entry without sending it.
+//
 // # Delivery
 //
-// Each round opens one connection, renders each due retry and fresh entry
-// (a plain text part and an HTML alternative with the pass link, the
-// event and ticket name), sends it with github.com/wneessen/go-mail, and
-// settles every entry by itself:
+// Each round opens one connection, renders each due retry and fresh
+// entry, sends it with github.com/wneessen/go-mail, and settles every
+// entry by itself:
 //
 //   - accepted: deleted (at least once: a crash between acceptance and the
 //     delete sends the mail again on the next start);

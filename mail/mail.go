@@ -426,36 +426,3 @@ func (m *Mailer) client(ctx context.Context) (c *gomail.Client, stop func() bool
 	}
 	return c, stop, nil
 }
-
-// Render builds the email of an outbox entry: a text part and an HTML
-// alternative, both with the pass link.
-func (m *Mailer) Render(tm actors.TicketMail) (*gomail.Msg, error) {
-	if tm.Kind != "" && tm.Kind != "ticket" {
-		return nil, fmt.Errorf("mail: unknown outbox kind %q", tm.Kind)
-	}
-	msg := gomail.NewMsg(gomail.WithCharset(gomail.CharsetUTF8))
-	if err := msg.From(m.cfg.From); err != nil {
-		return nil, fmt.Errorf("mail: from: %w", err)
-	}
-	if err := msg.To(tm.Email); err != nil {
-		return nil, fmt.Errorf("mail: to %q: %w", tm.Email, err)
-	}
-	msg.Subject("Your ticket: " + oneLine(tm.EventName))
-	msg.SetDateWithValue(m.cfg.Now())
-	msg.SetMessageID()
-	var text, html strings.Builder
-	if err := m.text.Execute(&text, tm); err != nil {
-		return nil, fmt.Errorf("mail: render text: %w", err)
-	}
-	if err := m.html.Execute(&html, tm); err != nil {
-		return nil, fmt.Errorf("mail: render html: %w", err)
-	}
-	msg.SetBodyString(gomail.TypeTextPlain, text.String())
-	msg.AddAlternativeString(gomail.TypeTextHTML, html.String())
-	return msg, nil
-}
-
-// oneLine keeps a header value on one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}

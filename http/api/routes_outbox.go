@@ -9,11 +9,12 @@ import (
 )
 
 // OutboxLister lists the mail the service owes, in key order after the key
-// after, at most limit entries, and retries a parked one (*mail.Mailer
-// implements it).
+// after, at most limit entries, retries a parked one and renders one
+// without sending it (*mail.Mailer implements it).
 type OutboxLister interface {
 	Pending(after string, limit int) ([]mail.Entry, error)
 	Retry(id string) (mail.Entry, error)
+	Preview(id string) (mail.Entry, []byte, error)
 }
 
 // OutboxMail is an undelivered email in the outbox: without SMTP
@@ -21,7 +22,7 @@ type OutboxLister interface {
 // waits here for the next retry.
 type OutboxMail struct {
 	Key            string     `json:"key" doc:"Outbox key: mail/{eventId}/{log seq}-{index}."`
-	Kind           string     `json:"kind" v:"enum=ticket"`
+	Kind           string     `json:"kind" v:"enum=ticket|promotion|refund|cancellation" doc:"ticket: the ticket email (pass link, calendar file, the receipt of a paid order); promotion: the ticket email of a registration that left the waitlist; refund: a refund of an order succeeded; cancellation: a registration, or an order before payment, was cancelled."`
 	EventID        string     `json:"eventId"`
 	EventName      string     `json:"eventName"`
 	RegistrationID string     `json:"registrationId"`
@@ -29,6 +30,7 @@ type OutboxMail struct {
 	Name           string     `json:"name"`
 	TicketName     string     `json:"ticketName"`
 	PassURL        string     `json:"passUrl"`
+	OrderNumber    *string    `json:"orderNumber" doc:"The order the email is about, null when none."`
 	CreatedAt      event.Time `json:"createdAt"`
 
 	// The delivery state: mail the SMTP server refused for now waits for
@@ -45,7 +47,7 @@ func (a *api) outboxRoutes() []thttp.Route {
 	return []thttp.Route{{Method: "GET", Path: "/admin/v1/outbox", OperationID: "listOutbox", Tag: "Mail",
 		Summary: "List the mail the service still owes (ticket emails not yet accepted by the SMTP server)",
 		Surface: thttp.Admin, Query: bind.ListQuery{}, Success: 200, Response: bind.List[OutboxMail]{}, Errors: []int{400},
-		Handle: a.listOutbox}}
+		Handle: a.listOutbox}, a.outboxPreviewRoute()}
 }
 
 func (a *api) outbox() OutboxLister {

@@ -25,6 +25,10 @@ func outboxView(m mail.Entry) OutboxMail {
 	v := OutboxMail{ID: outboxID(m.ID), Key: m.Key, Status: string(m.State), Attempts: m.Attempts, Kind: m.Kind,
 		EventID: m.EventID, EventName: m.EventName, RegistrationID: m.RegistrationID, Email: m.Email, Name: m.Name,
 		TicketName: m.TicketName, PassURL: m.PassURL, CreatedAt: event.At(m.CreatedAt)}
+	if m.OrderNumber != "" {
+		n := m.OrderNumber
+		v.OrderNumber = &n
+	}
 	if m.LastError != "" {
 		e := m.LastError
 		v.LastError = &e

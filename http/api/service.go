@@ -105,6 +105,7 @@ func (a *api) routes() []thttp.Route {
 	rs = append(rs, a.adminRoutes()...)
 	rs = append(rs, a.outboxRoutes()...)
 	rs = append(rs, a.outboxRetryRoutes()...)
+	rs = append(rs, a.locationRoutes()...)
 	rs = append(rs, a.programRoutes()...)
 	rs = append(rs, a.consoleLogRoutes()...)
 	rs = append(rs, a.webhookRoutes()...)

@@ -19,6 +19,9 @@ commands:
   keys create UNIT_ID [-type secret|publishable] [-name N] [-origin O]... [-expires-at RFC3339] [-version YYYY-MM-DD]
   keys list UNIT_ID
   keys revoke KEY_ID
+  outbox list [-limit N]          the mail the service still owes (all of it, without SMTP)
+  outbox preview ID [-eml]        one queued email as it would be sent (-eml: the raw message)
+  outbox retry ID                 send a parked email again
   get PATH | delete PATH | post PATH [JSON] | patch PATH JSON | put PATH JSON
       raw calls of the admin API, e.g. "ticketd admin post /admin/v1/events/evt_.../venues '{\"name\":\"Hall A\"}'"
 
@@ -114,19 +117,22 @@ func parseAdmin(args []string, c *Client) (request, error) {
 		return request{}, err
 	}
 	if len(args) == 0 {
-		return request{}, usageError("missing a command: units, keys, get, post, patch, put or delete")
+		return request{}, usageError("missing a command: units, keys, outbox, get, post, patch, put or delete")
 	}
 	cmd, args := args[0], args[1:]
 	switch cmd {
 	case "help":
 		return request{}, flag.ErrHelp
-	case "units", "keys":
+	case "units", "keys", "outbox":
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 			return request{}, flag.ErrHelp
 		}
 		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 			return request{}, usageError(cmd + ": missing a subcommand: " + map[string]string{
-				"units": "create or list", "keys": "create, list or revoke"}[cmd])
+				"units": "create or list", "keys": "create, list or revoke", "outbox": "list, preview or retry"}[cmd])
+		}
+		if cmd == "outbox" {
+			return parseOutbox(cmd+" "+args[0], args[1:], c)
 		}
 		return parseDirectory(cmd+" "+args[0], args[1:], c)
 	case "get", "delete", "post", "patch", "put":

@@ -32,6 +32,12 @@ func TestParseAdmin(t *testing.T) {
 		{args: "keys list -unit bu_1", method: "GET", path: "/admin/v1/business-units/bu_1/api-keys"},
 		{args: "keys revoke key_1", method: "POST", path: "/admin/v1/api-keys/key_1/revoke"},
 		{args: "get /admin/v1/outbox", method: "GET", path: "/admin/v1/outbox"},
+		{args: "outbox list", method: "GET", path: "/admin/v1/outbox"},
+		{args: "outbox list -limit 5", method: "GET", path: "/admin/v1/outbox?limit=5"},
+		{args: "outbox preview evt_1.0000000000000007-0000", method: "GET", path: "/admin/v1/outbox/evt_1.0000000000000007-0000/preview"},
+		{args: "outbox preview mail/evt_1/0000000000000007-0000 -eml", method: "GET",
+			path: "/admin/v1/outbox/evt_1.0000000000000007-0000/preview?format=eml"},
+		{args: "outbox retry evt_1.0000000000000007-0000", method: "POST", path: "/admin/v1/outbox/evt_1.0000000000000007-0000/retry"},
 		{args: `post /admin/v1/business-units {"name":"X"}`, method: "POST", path: "/admin/v1/business-units", body: `{"name":"X"}`},
 		{args: "delete /admin/v1/webhook-endpoints/we_1", method: "DELETE", path: "/admin/v1/webhook-endpoints/we_1"},
 	} {
@@ -64,6 +70,10 @@ func TestParseAdminRefuses(t *testing.T) {
 		"get /x /y":                `get: unexpected argument "/y"`,
 		"frob":                     `unknown command "frob"`,
 		"keys create bu_1 -type x": `-type is secret or publishable, not "x"`,
+		"outbox":                   "outbox: missing a subcommand: list, preview or retry",
+		"outbox preview":           "outbox preview: missing ID",
+		"outbox preview a b":       `outbox preview: unexpected argument "b"`,
+		"outbox send x":            `unknown command "outbox send"`,
 	} {
 		_, err := parseAdmin(strings.Fields(args), &Client{})
 		var usage usageError
