@@ -25,6 +25,10 @@ const (
 	EffectRefundPending
 	// EffectRefundSettled: refund RefundID of order ID is no longer pending.
 	EffectRefundSettled
+	// EffectCheckoutClose: order ID stopped holding while the hosted
+	// provider's payment page Ref was open: the shell closes it (a
+	// Checkout Session expired), retrying until the provider answers.
+	EffectCheckoutClose
 )
 
 // Webhook event types, the Hook of an EffectWebhook.
@@ -45,6 +49,7 @@ type Effect struct {
 	Hook     string    // EffectWebhook: the webhook type
 	ID       string    // the registration or order the effect is about
 	RefundID string    // refund effects
+	Ref      string    // EffectCheckoutClose: the provider's page
 	At       time.Time // when the change happened
 	Checkin  CheckedIn // HookCheckinCreated: the check-in
 }
@@ -118,6 +123,13 @@ func (c RefundSettled) effects(dst []Effect) []Effect {
 	return dst
 }
 
+func (c OrderReleased) effects(dst []Effect) []Effect {
+	if c.CloseRef == "" {
+		return dst
+	}
+	return append(dst, Effect{Kind: EffectCheckoutClose, ID: c.ID, Ref: c.CloseRef, At: c.At})
+}
+
 // String says the effect in one line, for scripts and logs.
 func (e Effect) String() string {
 	switch e.Kind {
@@ -125,6 +137,8 @@ func (e Effect) String() string {
 		return e.Kind.String() + " " + e.Hook + " " + e.ID
 	case EffectRefundPending, EffectRefundSettled:
 		return e.Kind.String() + " " + e.ID + " " + e.RefundID
+	case EffectCheckoutClose:
+		return e.Kind.String() + " " + e.ID + " " + e.Ref
 	}
 	return e.Kind.String() + " " + e.ID
 }
@@ -140,6 +154,8 @@ func (k EffectKind) String() string {
 		return "refund.pending"
 	case EffectRefundSettled:
 		return "refund.settled"
+	case EffectCheckoutClose:
+		return "checkout.close"
 	}
 	return "effect?"
 }
