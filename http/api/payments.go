@@ -21,6 +21,9 @@ func (a *api) registerPayments(srv *thttp.Server, p *pages.Pages) {
 	srv.Handle("POST", "/webhooks/payments/sandbox", a.paymentWebhook)
 	srv.Handle("GET", "/pay/{paymentId}", func(rc *fasthttp.RequestCtx) { a.payPage(rc, p) })
 	srv.Handle("POST", "/pay/{paymentId}", a.payAction)
+	if a.stripe != nil {
+		srv.Handle("POST", "/webhooks/payments/stripe", a.stripeWebhook)
+	}
 }
 
 // webhookURL is where the sandbox provider delivers. It is the service's
