@@ -265,6 +265,13 @@ func TestStripeWebhookSettlesOnceAndRefusesForgeries(t *testing.T) {
 	assert.Equal(t, true, ack["duplicate"])
 	assert.Equal(t, o["updatedAt"], f.order(evt, number)["updatedAt"])
 
+	// The sandbox's page, which settles without money, is not served.
+	pid := o["paymentId"].(string)
+	st, _ = f.call("POST", "/pay/"+pid, "", nil)
+	assert.Equal(t, 404, st)
+	st, _ = f.call("POST", "/webhooks/payments/sandbox", "", map[string]any{})
+	assert.Equal(t, 404, st)
+
 	// The event id is kept durably, so a replay after a restart is one too.
 	_, ok, err := f.svc.Sys.Store().Get([]byte("provider-event/stripe/evt_paid_1"))
 	require.NoError(t, err)
@@ -348,4 +355,62 @@ func TestStripeConsoleRefundAndSecondCharge(t *testing.T) {
 	require.Len(t, creates, 2)
 	assert.Equal(t, "ticketd-rf-"+last["id"].(string), creates[1].IdemKey)
 	assert.Equal(t, "2500", creates[1].Form.Get("amount"))
+}
+
+// TestStripeResumerFinishesARefundStripeCouldNotTake: a late payment's
+// refund that Stripe could not be asked for stays pending (the webhook is
+// acknowledged all the same), and the resumer finishes it with the same
+// refund id, hence the same Stripe idempotency key.
+func TestStripeResumerFinishesARefundStripeCouldNotTake(t *testing.T) {
+	f := start(t)
+	evt, typeID := f.drop(30, 10)
+	number := f.place(evt, typeID, "resume@example.com")
+	_, session := f.confirmed(evt, number)
+	f.want(200, "POST", "/v1/events/"+evt+"/orders/"+number+"/cancel", f.sk, nil)
+	down := stripemock.Fault{Status: 503, Body: `{"error":{"type":"api_error","message":"down"}}`}
+	f.rec.Fail("POST /v1/refunds", down, down)
+
+	body := stripeEvent("evt_late_resume", "checkout.session.completed", session, number, "paid", 3000, "usd")
+	st, ack := f.deliver(body, sign(body, testSecret, time.Now()))
+	require.Equal(t, 200, st, ack)
+	refunds := f.order(evt, number)["refunds"].([]any)
+	require.Len(t, refunds, 1)
+	assert.Equal(t, "pending", refunds[0].(map[string]any)["status"])
+
+	n, err := f.svc.Main.Refunds().Resume(0)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	r := f.order(evt, number)["refunds"].([]any)[0].(map[string]any)
+	assert.Equal(t, "succeeded", r["status"])
+	creates := f.rec.Requests("POST /v1/refunds")
+	require.Len(t, creates, 3, "two refused tries, then the resumer's")
+	for _, c := range creates {
+		assert.Equal(t, "ticketd-rf-"+r["id"].(string), c.IdemKey)
+	}
+}
+
+// TestStripeRefundPendingAtStripeSettlesByRefundUpdated: a refund Stripe
+// answers pending stays pending until refund.updated says succeeded.
+func TestStripeRefundPendingAtStripeSettlesByRefundUpdated(t *testing.T) {
+	f := start(t)
+	evt, typeID := f.drop(10, 10)
+	number := f.place(evt, typeID, "pend@example.com")
+	_, session := f.confirmed(evt, number)
+	body := stripeEvent("evt_pend_pay", "checkout.session.completed", session, number, "paid", 1000, "usd")
+	st, _ := f.deliver(body, sign(body, testSecret, time.Now()))
+	require.Equal(t, 200, st)
+
+	f.rec.Fail("POST /v1/refunds", stripemock.Fault{Status: 200, Body: `{"id":"re_pend","object":"refund","amount":1000,"currency":"usd","status":"pending"}`})
+	res := f.want(200, "POST", "/admin/v1/events/"+evt+"/orders/"+number+"/refund", f.svc.Admin, map[string]any{})
+	r := res["refunds"].([]any)[0].(map[string]any)
+	require.Equal(t, "pending", r["status"])
+
+	upd := []byte(fmt.Sprintf(`{"id":"evt_refund_upd","object":"event","created":%d,"type":"refund.updated","data":{"object":
+{"id":"re_pend","object":"refund","amount":1000,"currency":"usd","status":"succeeded","payment_intent":"pi_x",
+"metadata":{"refundId":%q,"orderNumber":%q}}}}`, time.Now().Unix(), r["id"], number))
+	st, ack := f.deliver(upd, sign(upd, testSecret, time.Now()))
+	require.Equal(t, 200, st, ack)
+	o := f.order(evt, number)
+	assert.Equal(t, "succeeded", o["refunds"].([]any)[0].(map[string]any)["status"])
+	assert.Equal(t, "refunded", o["status"])
 }
