@@ -21,6 +21,15 @@ import (
 // actor checks the confirm first (ConfirmOrder.Prepare), then records the
 // session the call created (ConfirmOrder.Provider); see event/provider.go.
 
+// paymentOrigins are the hosted provider's page origins, which the hosted
+// checkout form redirects to (its CSP form-action).
+func (a *api) paymentOrigins() []string {
+	if a.stripe == nil {
+		return nil
+	}
+	return []string{stripe.CheckoutOrigin}
+}
+
 // confirmProviderTimeout bounds the Checkout Session call of one confirm,
 // stripe-go's retries included (each attempt has its own bound too).
 const confirmProviderTimeout = 20 * time.Second

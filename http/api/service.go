@@ -136,7 +136,8 @@ func (a *api) registerExtras(srv *thttp.Server) error {
 		return err
 	}
 	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, OrderHold: a.sys.OrderHold(), TrustedProxies: a.cfg.TrustedProxies,
-		Secret: a.deps.PagesSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ask: a.ask, EventUnit: a.sys.EventUnit})
+		Secret: a.deps.PagesSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ask: a.ask, EventUnit: a.sys.EventUnit,
+		PaymentOrigins: a.paymentOrigins()})
 	if err != nil {
 		return err
 	}
