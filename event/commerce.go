@@ -796,6 +796,9 @@ func (m *Machine) confirmOrder(now time.Time, c ConfirmOrder) (any, []Change, er
 		return nil, nil, Errorf(FailedPrecondition, "order hold has lapsed")
 	}
 	if o.Total == 0 {
+		if c.Prepare {
+			return m.orderView(o), nil, nil // a free order needs no payment page
+		}
 		rec, changes := m.fulfil(now, o, "")
 		return m.orderView(&rec), changes, nil
 	}

@@ -81,6 +81,36 @@ func TestProviderSecondChargeIsRefunded(t *testing.T) {
 	assert.Equal(t, "cs_A", o2.ProviderRef)
 	assert.Equal(t, "cs_B", o2.Refunds[0].ProviderRef)
 	assert.Equal(t, "cs_C", o2.Refunds[1].ProviderRef)
+
+	// And a replay of the log.
+	m := NewMachine("evt_1", testConfig(), newSeqIDs(7))
+	for _, b := range r.log {
+		ch, err := UnmarshalChange(b)
+		require.NoError(t, err)
+		m.Apply(ch)
+	}
+	o3 := m.State().Orders["ord_1"]
+	assert.Equal(t, o.ProviderURL, o3.ProviderURL)
+	assert.Equal(t, "cs_A", o3.ProviderRef)
+	assert.Equal(t, "cs_B", o3.Refunds[0].ProviderRef)
+}
+
+// TestProviderPrepareOfAFreeOrderChangesNothing: Prepare never fulfils.
+func TestProviderPrepareOfAFreeOrderChangesNothing(t *testing.T) {
+	r := newScriptRunner(t)
+	for _, l := range []string{
+		`CreateEvent {"name":"Conf","timezone":"UTC","startsAt":"2026-09-01T09:00:00Z"}`,
+		`CreateTicketType {"name":"GA","capacity":1,"priceAmount":0}`,
+		`UpdateTicketType ID=tt_1 {"status":"open"}`,
+		`UpdateEvent {"status":"published"}`,
+		`PlaceOrder {"email":"a@x.io","items":[{"itemType":"registration_type","itemId":"tt_1","quantity":1}]}`,
+	} {
+		require.NotContains(t, r.run(l), "error", l)
+	}
+	res, changes, err := r.m.Decide(r.now, ConfirmOrder{Ref: "ord_1", Storefront: true, Prepare: true})
+	require.NoError(t, err)
+	assert.Empty(t, changes)
+	assert.Equal(t, OrderStatusOpen, res.(Order).Status)
 }
 
 // TestProviderPageClosedOnRelease: cancelling an order, or its hold

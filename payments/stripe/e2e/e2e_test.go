@@ -40,6 +40,7 @@ type fx struct {
 	svc *apptest.Service
 	rec *stripemock.Recorder
 	sk  string // a secret key of the service's unit
+	pk  string // its publishable key
 }
 
 func start(t *testing.T) *fx {
@@ -51,7 +52,7 @@ func start(t *testing.T) *fx {
 		c.Stripe.RequestTimeout, c.Stripe.MaxNetworkRetries = 2*time.Second, 1
 	})
 	u := svc.NewUnit("Stripe shop", "http://localhost:3000")
-	return &fx{t: t, svc: svc, rec: rec, sk: u.Secret}
+	return &fx{t: t, svc: svc, rec: rec, sk: u.Secret, pk: u.Publishable}
 }
 
 func (f *fx) call(method, path, key string, body any, header ...string) (int, map[string]any) {
@@ -413,4 +414,29 @@ func TestStripeRefundPendingAtStripeSettlesByRefundUpdated(t *testing.T) {
 	o := f.order(evt, number)
 	assert.Equal(t, "succeeded", o["refunds"].([]any)[0].(map[string]any)["status"])
 	assert.Equal(t, "refunded", o["status"])
+}
+
+// TestStripeStorefrontConfirmAndFreeOrders: the storefront's confirm makes
+// a session too (back to the hosted order page without URLs); a free
+// order is paid at once without calling Stripe.
+func TestStripeStorefrontConfirmAndFreeOrders(t *testing.T) {
+	f := start(t)
+	evt, typeID := f.drop(12.5, 10)
+	o := f.want(201, "POST", "/storefront/v1/events/"+evt+"/orders", f.pk, map[string]any{"email": "sf@example.com",
+		"items": []map[string]any{{"itemType": "registration_type", "itemId": typeID, "quantity": 1}}})
+	number := o["orderNumber"].(string)
+	c := f.want(200, "POST", "/storefront/v1/events/"+evt+"/orders/"+number+"/confirm", f.pk, map[string]any{})
+	assert.Equal(t, "awaiting_payment", c["status"])
+	assert.True(t, strings.HasPrefix(c["paymentUrl"].(string), "https://checkout.stripe.com/"), c["paymentUrl"])
+	reqs := f.rec.Requests("POST /v1/checkout/sessions")
+	require.Len(t, reqs, 1)
+	assert.Equal(t, c["orderUrl"], reqs[0].Form.Get("success_url"))
+	assert.Equal(t, "1250", reqs[0].Form.Get("line_items[0][price_data][unit_amount]"))
+
+	free, freeType := f.drop(0, 10)
+	number = f.place(free, freeType, "free@example.com")
+	st, p := f.confirm(free, number)
+	require.Equal(t, 200, st, p)
+	assert.Equal(t, "paid", p["status"])
+	assert.Len(t, f.rec.Requests("POST /v1/checkout/sessions"), 1, "no session for a free order")
 }
