@@ -329,6 +329,9 @@ func (m *Main) banner(adminToken string, adminNew bool, smtpAddr string) {
 	}
 	fmt.Fprintf(m.out, "  new key:         %s\n", m.adminCommand("keys create "+unit+" -type secret"))
 	fmt.Fprintf(m.out, "                   (or -type publishable -origin https://... for a storefront; ticketd admin units list shows every unit)\n")
+	if m.cfg.PaymentProvider == PaymentStripe {
+		fmt.Fprintf(m.out, "  payments:        Stripe; its webhook endpoint is %s/webhooks/payments/stripe\n", m.cfg.BaseURL)
+	}
 	if smtpAddr == "" {
 		// Otherwise ticket mail piles up unseen: nothing fails, nothing is sent.
 		fmt.Fprintf(m.out, "  mail:            no SMTP server (-smtp-addr): ticket emails stay queued in the outbox, listed at GET %s/admin/v1/outbox\n", m.URL)
