@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,14 +45,14 @@ type fx struct {
 	pk  string // its publishable key
 }
 
-func start(t *testing.T) *fx {
+func start(t *testing.T, opts ...apptest.Option) *fx {
 	t.Helper()
 	rec := stripemock.NewRecorder(t, stripemock.Start(t))
-	svc := apptest.Start(t, func(c *app.Config) {
+	svc := apptest.Start(t, append([]apptest.Option{func(c *app.Config) {
 		c.PaymentProvider = app.PaymentStripe
 		c.Stripe.SecretKey, c.Stripe.WebhookSecret, c.Stripe.APIBase = testKey, "whsec_rolledOut,"+testSecret, rec.URL
 		c.Stripe.RequestTimeout, c.Stripe.MaxNetworkRetries = 2*time.Second, 1
-	})
+	}}, opts...)...)
 	u := svc.NewUnit("Stripe shop", "http://localhost:3000")
 	return &fx{t: t, svc: svc, rec: rec, sk: u.Secret, pk: u.Publishable}
 }
@@ -205,7 +207,16 @@ func TestStripeConfirmCreatesTheCheckoutSession(t *testing.T) {
 }
 
 func TestStripeDownAnswers503AndTheOrderStaysConfirmable(t *testing.T) {
-	f := start(t)
+	logs := &syncBuffer{}
+	f := start(t, func(c *app.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	defer func() {
+		// Stripe's failures were logged, its secrets never.
+		assert.Contains(t, logs.String(), "stripe checkout session not created")
+		assert.NotContains(t, logs.String(), testKey)
+		assert.NotContains(t, logs.String(), strings.TrimPrefix(testSecret, "whsec_"))
+	}()
 	evt, typeID := f.drop(20, 10)
 	number := f.place(evt, typeID, "bob@example.com")
 	down := stripemock.Fault{Status: 500, Body: `{"error":{"type":"api_error","message":"down"}}`}
@@ -439,4 +450,21 @@ func TestStripeStorefrontConfirmAndFreeOrders(t *testing.T) {
 	require.Equal(t, 200, st, p)
 	assert.Equal(t, "paid", p["status"])
 	assert.Len(t, f.rec.Requests("POST /v1/checkout/sessions"), 1, "no session for a free order")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
