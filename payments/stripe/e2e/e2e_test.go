@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/stripe/stripe-go/v84/webhook"
 
+	"ticketd/actors"
 	"ticketd/app"
 	"ticketd/app/apptest"
 	"ticketd/event"
@@ -467,4 +469,41 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestStripeLapsedHoldExpiresTheSessionAndALatePaymentIsFulfilled: the
+// hold lapses (the actors' clock moved past the session's end), the
+// closer expires the session at Stripe, and a payment that completed at
+// the last moment is fulfilled, as its place can still be taken.
+func TestStripeLapsedHoldExpiresTheSessionAndALatePaymentIsFulfilled(t *testing.T) {
+	var offset atomic.Int64
+	f := start(t, func(c *app.Config) {
+		// Idle actors passivate at once; a restarted one lapses the holds
+		// that ended meanwhile, on the moved clock.
+		c.IdleTimeout = 200 * time.Millisecond
+		c.Tune = &app.Tuning{Actors: func(ac *actors.Config) {
+			ac.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+		}}
+	})
+	evt, typeID := f.drop(15, 10)
+	number := f.place(evt, typeID, "lapse@example.com")
+	_, session := f.confirmed(evt, number)
+
+	offset.Store(int64(2 * time.Hour))
+	require.Eventually(t, func() bool { return f.order(evt, number)["status"] == "expired" }, 15*time.Second, 700*time.Millisecond)
+	n, err := f.svc.Main.Checkouts().Pass()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, n, 1, "the periodic pass may have closed it first")
+	require.Len(t, f.rec.Requests("POST /v1/checkout/sessions/"+session+"/expire"), 1)
+	left, err := f.svc.Sys.CheckoutsToClose(10)
+	require.NoError(t, err)
+	assert.Empty(t, left, "closed once Stripe answered")
+
+	body := stripeEvent("evt_lapsed_paid", "checkout.session.completed", session, number, "paid", 1500, "usd")
+	st, ack := f.deliver(body, sign(body, testSecret, time.Now()))
+	require.Equal(t, 200, st, ack)
+	o := f.order(evt, number)
+	assert.Equal(t, "paid", o["status"], "fulfilled: its place could still be taken")
+	assert.Nil(t, o["refunds"])
+	assert.Empty(t, f.rec.Requests("POST /v1/refunds"))
 }
