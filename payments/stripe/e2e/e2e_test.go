@@ -507,3 +507,30 @@ func TestStripeLapsedHoldExpiresTheSessionAndALatePaymentIsFulfilled(t *testing.
 	assert.Nil(t, o["refunds"])
 	assert.Empty(t, f.rec.Requests("POST /v1/refunds"))
 }
+
+// TestStripeChargeRefundedFinishesPendingRefunds: charge.refunded makes
+// the service ask Stripe again, with the same refund id and key, for the
+// refunds it still has pending.
+func TestStripeChargeRefundedFinishesPendingRefunds(t *testing.T) {
+	f := start(t)
+	evt, typeID := f.drop(10, 10)
+	number := f.place(evt, typeID, "charge@example.com")
+	_, session := f.confirmed(evt, number)
+	body := stripeEvent("evt_ch_pay", "checkout.session.completed", session, number, "paid", 1000, "usd")
+	st, _ := f.deliver(body, sign(body, testSecret, time.Now()))
+	require.Equal(t, 200, st)
+	f.rec.Fail("POST /v1/refunds", stripemock.Fault{Status: 200, Body: `{"id":"re_pend","object":"refund","amount":1000,"currency":"usd","status":"pending"}`})
+	res := f.want(200, "POST", "/admin/v1/events/"+evt+"/orders/"+number+"/refund", f.svc.Admin, map[string]any{})
+	r := res["refunds"].([]any)[0].(map[string]any)
+	require.Equal(t, "pending", r["status"])
+
+	ch := []byte(fmt.Sprintf(`{"id":"evt_charge_refunded","object":"event","created":%d,"type":"charge.refunded","data":{"object":
+{"id":"ch_1","object":"charge","amount":1000,"amount_refunded":1000,"currency":"usd","payment_intent":"pi_x",
+"metadata":{"orderNumber":%q}}}}`, time.Now().Unix(), number))
+	st, ack := f.deliver(ch, sign(ch, testSecret, time.Now()))
+	require.Equal(t, 200, st, ack)
+	assert.Equal(t, "succeeded", f.order(evt, number)["refunds"].([]any)[0].(map[string]any)["status"])
+	creates := f.rec.Requests("POST /v1/refunds")
+	require.Len(t, creates, 2)
+	assert.Equal(t, creates[0].IdemKey, creates[1].IdemKey, "the same refund, asked again")
+}
