@@ -82,6 +82,8 @@ func (a *eventActor) carryOut(now time.Time, seq uint64, effs []event.Effect) {
 			a.com.put(refundKey(a.id, e.RefundID), v)
 		case event.EffectRefundSettled:
 			a.com.del(refundKey(a.id, e.RefundID))
+		case event.EffectCheckoutClose:
+			a.putCheckoutClose(e.ID, e.Ref, e.At)
 		case event.EffectWebhook:
 			if !unitKnown {
 				unit, _ = a.sys.EventUnit(a.id)

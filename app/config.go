@@ -11,6 +11,7 @@ import (
 	"ticketd/actors"
 	thttp "ticketd/http"
 	"ticketd/mail"
+	"ticketd/payments/stripe"
 	"ticketd/persistence"
 	"ticketd/webhooks"
 )
@@ -49,6 +50,13 @@ type Config struct {
 	HTTPReadTimeout              time.Duration
 	HTTPIdleTimeout              time.Duration
 
+	// Payments: the provider of paid orders, PaymentSandbox (the default)
+	// or PaymentStripe. Stripe's settings (its secrets print masked in
+	// String, %v, %#v and slog) matter only for PaymentStripe, which
+	// refuses to start without the secret key and webhook secret.
+	PaymentProvider string
+	Stripe          stripe.Config
+
 	// Logger receives the service's log; nil: text lines on stderr at
 	// LogLevel.
 	Logger *slog.Logger
@@ -68,6 +76,12 @@ type Tuning struct {
 	HTTP     func(*thttp.Config)
 }
 
+// Payment providers (TICKETD_PAYMENT_PROVIDER).
+const (
+	PaymentSandbox = "sandbox"
+	PaymentStripe  = "stripe"
+)
+
 // DefaultConfig returns the settings of `ticketd serve` without flags.
 func DefaultConfig() Config {
 	return Config{
@@ -86,6 +100,7 @@ func DefaultConfig() Config {
 		DevLogPerUnit:          5000,
 		AuditRetention:         90 * 24 * time.Hour,
 		WebhookDisableAfter:    10,
+		PaymentProvider:        PaymentSandbox,
 
 		StorefrontCatalogIPPerMinute: 60,
 		AuthFailuresPerMinute:        20,
@@ -149,5 +164,23 @@ func (c *Config) Validate() error {
 	if c.WebhookDisableAfter < 0 || c.WebhookDisableAfter > 1000 {
 		errs = append(errs, errors.New("webhook-disable-after: must be 0 to 1000"))
 	}
+	errs = append(errs, c.validatePayments())
 	return errors.Join(errs...)
+}
+
+// validatePayments checks the payment provider's settings; its errors name
+// the environment variable at fault, never a secret's value.
+func (c *Config) validatePayments() error {
+	switch c.PaymentProvider {
+	case "", PaymentSandbox:
+		c.PaymentProvider = PaymentSandbox
+		return nil
+	case PaymentStripe:
+		sc := c.Stripe.WithDefaults()
+		if err := sc.Validate(); err != nil {
+			return fmt.Errorf("app: payment-provider stripe (TICKETD_PAYMENT_PROVIDER=stripe) cannot start: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("app: payment-provider: must be %s or %s", PaymentSandbox, PaymentStripe)
 }

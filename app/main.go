@@ -22,6 +22,7 @@ import (
 	"ticketd/http/api"
 	"ticketd/mail"
 	"ticketd/payments"
+	"ticketd/payments/stripe"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 	"ticketd/webhooks"
@@ -46,7 +47,10 @@ type Main struct {
 	audit *audit.Log
 	// refunds settles refunds; its resumer runs until Close
 	refunds *payments.Refunds
-	stop    chan struct{} // closed by Close: ends background loops
+	// checkouts closes Stripe's sessions of orders that stopped holding
+	// (nil with the sandbox)
+	checkouts *payments.Closer
+	stop      chan struct{} // closed by Close: ends background loops
 
 	// URL is the base URL once Open returned.
 	URL string
@@ -87,6 +91,10 @@ func (m *Main) System() *actors.System { return m.sys }
 
 // Refunds is the refund workflow of an open Main (tests run its resumer).
 func (m *Main) Refunds() *payments.Refunds { return m.refunds }
+
+// Checkouts closes the hosted payment pages of orders that stopped
+// holding (nil unless the provider is Stripe); tests run its passes.
+func (m *Main) Checkouts() *payments.Closer { return m.checkouts }
 
 // Server is the HTTP server of an open Main.
 func (m *Main) Server() *thttp.Server { return m.srv }
@@ -262,7 +270,19 @@ func (m *Main) Open() error {
 	// listener, whatever the public base URL.
 	sandbox := payments.NewSandbox(webhookSecret, m.cfg.BaseURL, loopbackURL(m.ln.Addr().String())+"/webhooks/payments/sandbox")
 	m.refunds = payments.NewRefunds(m.sys, sandbox)
+	var hosted *stripe.Provider
+	if m.cfg.PaymentProvider == PaymentStripe {
+		sc := m.cfg.Stripe
+		sc.Logger = m.log
+		if hosted, err = stripe.New(sc); err != nil {
+			m.closeBackend()
+			return err
+		}
+		m.refunds.WithHosted(stripe.Name, hosted)
+		m.checkouts = payments.NewCloser(m.sys, hosted, m.log)
+	}
 	m.srv, err = api.New(hcfg, api.Deps{System: m.sys, WebhookSecret: webhookSecret, Sandbox: sandbox, Refunds: m.refunds,
+		Stripe: hosted, Checkouts: m.checkouts,
 		PagesSecret: pagesSecret, Outbox: m.mail,
 		DevLog: thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention), Audit: m.audit, Webhooks: m.hooks})
 	if err != nil {
@@ -278,6 +298,11 @@ func (m *Main) Open() error {
 	m.done = make(chan error, 1)
 	go func() { m.done <- m.srv.Serve(m.ln) }()
 	go m.resumeRefunds(m.stop)
+	if m.checkouts != nil {
+		go m.checkouts.Run(m.stop, checkoutCloseInterval)
+		seen := payments.NewSeen(m.store, stripe.Name)
+		go m.periodic("stripe event sweep", "forgotten", time.Hour, m.stop, func(bool) (int, error) { return seen.Sweep(time.Now()) })
+	}
 	m.banner(adminToken, adminNew, mc.SMTPAddr)
 	return nil
 }
@@ -304,6 +329,9 @@ func (m *Main) banner(adminToken string, adminNew bool, smtpAddr string) {
 	}
 	fmt.Fprintf(m.out, "  new key:         %s\n", m.adminCommand("keys create "+unit+" -type secret"))
 	fmt.Fprintf(m.out, "                   (or -type publishable -origin https://... for a storefront; ticketd admin units list shows every unit)\n")
+	if m.cfg.PaymentProvider == PaymentStripe {
+		fmt.Fprintf(m.out, "  payments:        Stripe; its webhook endpoint is %s/webhooks/payments/stripe\n", m.cfg.BaseURL)
+	}
 	if smtpAddr == "" {
 		// Otherwise ticket mail piles up unseen: nothing fails, nothing is sent.
 		fmt.Fprintf(m.out, "  mail:            no SMTP server (-smtp-addr): ticket emails stay queued in the outbox, listed at GET %s/admin/v1/outbox\n", m.URL)
@@ -410,6 +438,10 @@ func (m *Main) periodic(name, what string, interval time.Duration, stop <-chan s
 func (m *Main) sweepIdempotency(stop <-chan struct{}) {
 	m.periodic("idempotency sweep", "deleted", time.Hour, stop, func(bool) (int, error) { return m.idem.Sweep(time.Now()) })
 }
+
+// checkoutCloseInterval is how often the sessions of orders whose hold
+// lapsed are expired at Stripe (a cancel asks for a pass at once).
+const checkoutCloseInterval = 30 * time.Second
 
 // refundResumeAge is how long a refund is pending before the periodic
 // resumer takes it over from the request that started it (that request

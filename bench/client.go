@@ -234,3 +234,21 @@ func (c *Client) retry503(method, path, token string) error {
 	}
 	return fmt.Errorf("bench: %s %s: still 503 after 20 attempts", method, path)
 }
+
+// DoSigned sends a raw body with one extra header (a webhook's signature)
+// and returns the status and a copy of the body.
+func (c *Client) DoSigned(method, path string, body []byte, header, value string) (int, []byte, error) {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(method)
+	req.SetRequestURI(c.Base + path)
+	req.Header.SetContentType("application/json")
+	req.Header.Set(header, value)
+	req.SetBody(body)
+	if err := c.HC.DoTimeout(req, resp, time.Minute); err != nil {
+		return 0, nil, fmt.Errorf("bench: %s %s: %w", method, path, err)
+	}
+	return resp.StatusCode(), append([]byte(nil), resp.Body()...), nil
+}

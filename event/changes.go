@@ -186,6 +186,12 @@ type OrderPaymentStarted struct {
 	HoldUntil  time.Time `json:"until"`
 	SuccessURL string    `json:"ok,omitempty"`
 	CancelURL  string    `json:"cancel,omitempty"`
+	// Provider, ProviderRef and ProviderURL are the hosted provider's
+	// payment page, when one made it (provider.go): its name, its id
+	// (a Checkout Session) and where the buyer pays.
+	Provider    string `json:"provider,omitempty"`
+	ProviderRef string `json:"ref,omitempty"`
+	ProviderURL string `json:"url,omitempty"`
 }
 
 // OrderPaid settles and fulfils an order: holds turn into sales, the
@@ -199,6 +205,9 @@ type OrderPaid struct {
 	CheckinCode       string    `json:"chk,omitempty"`
 	PassToken         string    `json:"pass,omitempty"`
 	AlreadyRegistered bool      `json:"already,omitempty"`
+	// ProviderRef is the hosted provider's payment that settled the order
+	// (provider.go), when it is not the one recorded at confirm.
+	ProviderRef string `json:"ref,omitempty"`
 }
 
 // OrderReleased ends a holding order (cancelled or expired) and returns its
@@ -207,6 +216,9 @@ type OrderReleased struct {
 	At     time.Time `json:"at"`
 	ID     string    `json:"id"`
 	Status string    `json:"status"`
+	// CloseRef is the hosted provider's payment page of the order, which
+	// the shell now closes (EffectCheckoutClose, provider.go).
+	CloseRef string `json:"close,omitempty"`
 }
 
 // CheckoutSessionCreated creates a checkout session.
@@ -517,11 +529,13 @@ func (c OrderPlaced) apply(s *State) {
 func (OrderPaymentStarted) ChangeKind() string { return "order.awaiting_payment" }
 
 func decodeOrderPaymentStarted(d *dec) OrderPaymentStarted {
-	return OrderPaymentStarted{At: d.time(), ID: d.str(), PaymentID: d.str(), HoldUntil: d.time(), SuccessURL: d.str(), CancelURL: d.str()}
+	return OrderPaymentStarted{At: d.time(), ID: d.str(), PaymentID: d.str(), HoldUntil: d.time(), SuccessURL: d.str(), CancelURL: d.str(),
+		Provider: d.str(), ProviderRef: d.str(), ProviderURL: d.str()}
 }
 
 func (c OrderPaymentStarted) appendBody(e enc) enc {
-	return e.time(c.At).str(c.ID).str(c.PaymentID).time(c.HoldUntil).str(c.SuccessURL).str(c.CancelURL)
+	return e.time(c.At).str(c.ID).str(c.PaymentID).time(c.HoldUntil).str(c.SuccessURL).str(c.CancelURL).
+		str(c.Provider).str(c.ProviderRef).str(c.ProviderURL)
 }
 
 func (c OrderPaymentStarted) apply(s *State) {
@@ -531,6 +545,7 @@ func (c OrderPaymentStarted) apply(s *State) {
 	}
 	o.Status, o.PaymentID, o.HoldUntil = OrderStatusAwaitingPayment, c.PaymentID, c.HoldUntil
 	o.SuccessURL, o.CancelURL, o.UpdatedAt = c.SuccessURL, c.CancelURL, c.At
+	o.Provider, o.ProviderRef, o.ProviderURL = c.Provider, c.ProviderRef, c.ProviderURL
 	s.idx.orderByPayment[c.PaymentID] = o.ID
 	s.queueHold(o)
 }
@@ -539,25 +554,32 @@ func (c OrderPaymentStarted) apply(s *State) {
 func (OrderPaid) ChangeKind() string { return "order.paid" }
 
 func decodeOrderPaid(d *dec) OrderPaid {
-	return OrderPaid{At: d.time(), ID: d.str(), DeliveryID: d.str(), RegistrationID: d.str(), CheckinCode: d.str(), PassToken: d.str(), AlreadyRegistered: d.bool()}
+	return OrderPaid{At: d.time(), ID: d.str(), DeliveryID: d.str(), RegistrationID: d.str(), CheckinCode: d.str(), PassToken: d.str(), AlreadyRegistered: d.bool(),
+		ProviderRef: d.str()}
 }
 
 func (c OrderPaid) appendBody(e enc) enc {
-	return e.time(c.At).str(c.ID).str(c.DeliveryID).str(c.RegistrationID).str(c.CheckinCode).str(c.PassToken).bool(c.AlreadyRegistered)
+	return e.time(c.At).str(c.ID).str(c.DeliveryID).str(c.RegistrationID).str(c.CheckinCode).str(c.PassToken).bool(c.AlreadyRegistered).
+		str(c.ProviderRef)
 }
 
 func (c OrderPaid) apply(s *State) {
 	s.applyOrderPaid(c)
+	if c.ProviderRef != "" {
+		s.mustOrder(c.ID).ProviderRef = c.ProviderRef
+	}
 }
 
 // ChangeKind names the change in the log (its binary tag).
 func (OrderReleased) ChangeKind() string { return "order.released" }
 
 func decodeOrderReleased(d *dec) OrderReleased {
-	return OrderReleased{At: d.time(), ID: d.str(), Status: d.str()}
+	return OrderReleased{At: d.time(), ID: d.str(), Status: d.str(), CloseRef: d.str()}
 }
 
-func (c OrderReleased) appendBody(e enc) enc { return e.time(c.At).str(c.ID).str(c.Status) }
+func (c OrderReleased) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.Status).str(c.CloseRef)
+}
 
 func (c OrderReleased) apply(s *State) {
 	o := s.mustOrder(c.ID)

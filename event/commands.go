@@ -289,6 +289,11 @@ type ConfirmOrder struct {
 	Origins    []string `json:"-"`
 	SuccessURL string   `json:"successUrl,omitempty" v:"format=uri,maxLen=2000"`
 	CancelURL  string   `json:"cancelUrl,omitempty" v:"format=uri,maxLen=2000"`
+	// Prepare and Provider are set by the shell when a hosted provider
+	// makes the payment page (provider.go): Prepare checks the confirm and
+	// changes nothing; Provider records the page the shell created.
+	Prepare  bool              `json:"-"`
+	Provider *ProviderCheckout `json:"-"`
 }
 
 // CancelOrder releases an order's hold now; cancelling again is a no-op.
@@ -317,6 +322,12 @@ type SettlePayment struct {
 	Currency   string `json:"-"`
 	DeliveryID string `json:"-"`
 	Outcome    string `json:"-"`
+	// OrderRef names the order (its number) when PaymentID is empty, and
+	// ProviderRef the provider's payment (a Checkout Session id) that
+	// succeeded: a hosted provider's webhook names the order, not the
+	// service's payment id (provider.go).
+	OrderRef    string `json:"-"`
+	ProviderRef string `json:"-"`
 }
 
 // CreateCheckoutSession creates a hosted checkout session. It holds no seat.

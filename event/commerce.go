@@ -796,6 +796,9 @@ func (m *Machine) confirmOrder(now time.Time, c ConfirmOrder) (any, []Change, er
 		return nil, nil, Errorf(FailedPrecondition, "order hold has lapsed")
 	}
 	if o.Total == 0 {
+		if c.Prepare {
+			return m.orderView(o), nil, nil // a free order needs no payment page
+		}
 		rec, changes := m.fulfil(now, o, "")
 		return m.orderView(&rec), changes, nil
 	}
@@ -811,13 +814,20 @@ func (m *Machine) confirmOrder(now time.Time, c ConfirmOrder) (any, []Change, er
 	if err := checkRedirect("cancelUrl", c.CancelURL, c.Storefront, c.Origins); err != nil {
 		return nil, nil, err
 	}
+	if c.Prepare {
+		return m.prepareView(now, o), nil, nil
+	}
 	ch := OrderPaymentStarted{
 		At: now, ID: o.ID, PaymentID: "pay_" + m.eventSuffix() + "." + m.ids.Code(20),
 		HoldUntil: now.Add(m.orderHold()), SuccessURL: c.SuccessURL, CancelURL: c.CancelURL,
 	}
+	if err := withProvider(now, &ch, c.Provider); err != nil {
+		return nil, nil, err
+	}
 	rec := *o
 	rec.Status, rec.PaymentID, rec.HoldUntil, rec.SuccessURL, rec.CancelURL, rec.UpdatedAt =
 		OrderStatusAwaitingPayment, ch.PaymentID, ch.HoldUntil, ch.SuccessURL, ch.CancelURL, now
+	rec.Provider, rec.ProviderRef, rec.ProviderURL = ch.Provider, ch.ProviderRef, ch.ProviderURL
 	return m.orderView(&rec), []Change{ch}, nil
 }
 
@@ -851,17 +861,19 @@ func (m *Machine) cancelOrder(now time.Time, c CancelOrder) (any, []Change, erro
 	}
 	rec := *o
 	rec.Status, rec.UpdatedAt = OrderStatusCancelled, now
-	changes := []Change{OrderReleased{At: now, ID: o.ID, Status: OrderStatusCancelled}}
+	changes := []Change{OrderReleased{At: now, ID: o.ID, Status: OrderStatusCancelled, CloseRef: o.ProviderRef}}
 	return m.orderView(&rec), m.releasePromotions(now, changes, o.Holds), nil
 }
 
 func (m *Machine) settlePayment(now time.Time, c SettlePayment) (any, []Change, error) {
-	id, ok := m.s.idx.orderByPayment[c.PaymentID]
-	if !ok {
-		return nil, nil, Errorf(NotFound, "payment not found")
+	o, err := m.paymentOrder(c)
+	if err != nil {
+		return nil, nil, err
 	}
-	o := m.s.Orders[id]
 	switch {
+	case m.secondCharge(o, c):
+		// Another payment of an order paid already: money taken twice.
+		return m.refundSecondCharge(now, o, c)
 	case o.Status == OrderStatusPaid || refundedOrder(o.Status):
 		// A repeated delivery (or a second success) changes nothing more.
 		return m.orderView(o), nil, nil
@@ -872,7 +884,7 @@ func (m *Machine) settlePayment(now time.Time, c SettlePayment) (any, []Change, 
 	case c.Outcome != "" && c.Outcome != "succeeded":
 		return nil, nil, Errorf(InvalidArgument, "unknown payment outcome %q", c.Outcome)
 	case c.Amount != o.Total || !strings.EqualFold(c.Currency, o.Currency):
-		return nil, nil, Errorf(FailedPrecondition, "payment of %s %s does not match the order total %s %s", c.Amount, c.Currency, o.Total, o.Currency)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonPaymentMismatch, "payment of %s %s does not match the order total %s %s", c.Amount, c.Currency, o.Total, o.Currency)
 	case o.Status == OrderStatusExpired || o.Status == OrderStatusCancelled:
 		// The money moved after the order stopped holding (latepay.go).
 		return m.settleLate(now, o, c)
@@ -880,7 +892,7 @@ func (m *Machine) settlePayment(now time.Time, c SettlePayment) (any, []Change, 
 		return nil, nil, Errorf(FailedPrecondition, "order is %s", o.Status)
 	}
 	rec, changes := m.fulfil(now, o, c.DeliveryID)
-	return m.orderView(&rec), changes, nil
+	return m.orderView(&rec), paidWith(changes, c.ProviderRef), nil
 }
 
 // expire lapses every hold whose deadline is at or before now, in placement
@@ -891,7 +903,7 @@ func (m *Machine) expire(now time.Time) (any, []Change, error) {
 	var changes []Change
 	var holds []Hold
 	for _, o := range lapsed {
-		changes = append(changes, OrderReleased{At: now, ID: o.ID, Status: OrderStatusExpired})
+		changes = append(changes, OrderReleased{At: now, ID: o.ID, Status: OrderStatusExpired, CloseRef: o.ProviderRef})
 		holds = append(holds, o.Holds...)
 	}
 	return nil, m.releasePromotions(now, changes, holds), nil

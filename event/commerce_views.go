@@ -116,6 +116,10 @@ type Order struct {
 	// Refunds are the console's refunds of the order, oldest first;
 	// absent on an order that never had one.
 	Refunds []Refund `json:"refunds,omitempty"`
+	// Provider and ProviderRef are for the shell (provider.go): the
+	// hosted provider of the payment and its payment's id.
+	Provider    string `json:"-"`
+	ProviderRef string `json:"-"`
 }
 
 // CheckoutSession is the checkout session record. Status is open or
@@ -260,6 +264,10 @@ func (m *Machine) orderView(o *OrderRec) Order {
 	if o.PaymentID != "" {
 		v.PaymentURL = opt.p(m.cfg.BaseURL + "/pay/" + o.PaymentID)
 	}
+	if o.ProviderURL != "" {
+		v.PaymentURL = opt.p(o.ProviderURL)
+	}
+	v.Provider, v.ProviderRef = o.Provider, o.ProviderRef
 	return v
 }
 

@@ -36,6 +36,10 @@ const (
 	EffectCancelMail
 	// EffectOrderCancelMail: order ID was cancelled before it was paid.
 	EffectOrderCancelMail
+	// EffectCheckoutClose: order ID stopped holding while the hosted
+	// provider's payment page Ref was open: the shell closes it (a
+	// Checkout Session expired), retrying until the provider answers.
+	EffectCheckoutClose
 )
 
 // cancelledByRefund is the Reason of the RegistrationStatusChanged that a
@@ -61,6 +65,7 @@ type Effect struct {
 	Hook     string    // EffectWebhook: the webhook type
 	ID       string    // the registration or order the effect is about
 	RefundID string    // refund effects
+	Ref      string    // EffectCheckoutClose: the provider's page
 	At       time.Time // when the change happened
 	Checkin  CheckedIn // HookCheckinCreated: the check-in
 }
@@ -145,12 +150,16 @@ func (c WaitlistPromoted) effects(dst []Effect) []Effect {
 	return dst
 }
 
-// An order released by expiry owes nothing: the buyer walked away and
-// was never charged. One cancelled (by the buyer or the developer) gets
-// an email saying so.
+// An order released by expiry owes the buyer no email: they walked away
+// and were never charged. One cancelled (by the buyer or the developer)
+// gets an email saying so. Either way a provider's payment page still
+// open for it (CloseRef) is closed.
 func (c OrderReleased) effects(dst []Effect) []Effect {
 	if c.Status == OrderStatusCancelled {
 		dst = append(dst, Effect{Kind: EffectOrderCancelMail, ID: c.ID, At: c.At})
+	}
+	if c.CloseRef != "" {
+		dst = append(dst, Effect{Kind: EffectCheckoutClose, ID: c.ID, Ref: c.CloseRef, At: c.At})
 	}
 	return dst
 }
@@ -162,6 +171,8 @@ func (e Effect) String() string {
 		return e.Kind.String() + " " + e.Hook + " " + e.ID
 	case EffectRefundPending, EffectRefundSettled, EffectRefundMail:
 		return e.Kind.String() + " " + e.ID + " " + e.RefundID
+	case EffectCheckoutClose:
+		return e.Kind.String() + " " + e.ID + " " + e.Ref
 	}
 	return e.Kind.String() + " " + e.ID
 }
@@ -185,6 +196,8 @@ func (k EffectKind) String() string {
 		return "mail.cancelled"
 	case EffectOrderCancelMail:
 		return "mail.order_cancelled"
+	case EffectCheckoutClose:
+		return "checkout.close"
 	}
 	return "effect?"
 }

@@ -34,14 +34,14 @@ const (
 // whose amount matches.
 func (m *Machine) settleLate(now time.Time, o *OrderRec, c SettlePayment) (any, []Change, error) {
 	for i := range o.Refunds {
-		if o.Refunds[i].Status != RefundFailed {
+		if r := &o.Refunds[i]; r.Status != RefundFailed && (c.ProviderRef == "" || refundTarget(o, r) == c.ProviderRef) {
 			// Already refunded (or being refunded): a repeated delivery.
 			return m.orderView(o), nil, nil
 		}
 	}
 	if o.Status == OrderStatusExpired && m.canRetake(now, o) {
 		rec, changes := m.fulfil(now, o, c.DeliveryID)
-		return m.orderView(&rec), append([]Change{OrderRetaken{At: now, ID: o.ID}}, changes...), nil
+		return m.orderView(&rec), append([]Change{OrderRetaken{At: now, ID: o.ID}}, paidWith(changes, c.ProviderRef)...), nil
 	}
 	if len(o.Refunds) >= maxRefundsPerOrder {
 		return nil, nil, Errorf(FailedPrecondition, "order has %d refunds, the most allowed", maxRefundsPerOrder)
@@ -52,6 +52,7 @@ func (m *Machine) settleLate(now time.Time, o *OrderRec, c SettlePayment) (any, 
 	}
 	ch := RefundRequested{
 		At: now, OrderID: o.ID, RefundID: m.newID("rf_"), Amount: o.Total, Reason: reason, Force: true, Full: true,
+		ProviderRef: otherPayment(o, c),
 	}
 	rec := *o
 	rec.Refunds = append(append([]RefundRec{}, o.Refunds...), refundOf(ch))

@@ -54,6 +54,9 @@ type RefundRec struct {
 	Error       string    `json:"error,omitempty"`
 	RequestedAt time.Time `json:"requestedAt"`
 	SettledAt   time.Time `json:"settledAt"`
+	// ProviderRef is the provider's payment this refund returns when it
+	// is not the order's own: a second charge (provider.go).
+	ProviderRef string `json:"providerRef,omitempty"`
 }
 
 // ---- commands
@@ -118,6 +121,8 @@ type RefundRequested struct {
 	Reason   string    `json:"reason,omitempty"`
 	Force    bool      `json:"force,omitempty"`
 	Full     bool      `json:"full,omitempty"`
+	// ProviderRef: see RefundRec.
+	ProviderRef string `json:"ref,omitempty"`
 }
 
 // RefundSettled records the provider's answer to a pending refund. A
@@ -157,6 +162,8 @@ type Refund struct {
 	Error       *string `json:"error"`
 	RequestedAt Time    `json:"requestedAt"`
 	At          *Time   `json:"at"`
+	// ProviderRef is for the shell's refund call (see RefundRec).
+	ProviderRef string `json:"-"`
 }
 
 // RefundStart answers RequestRefund: the order and the pending refund the
@@ -259,7 +266,8 @@ func refundedOrder(status string) bool { return status == OrderStatusRefunded }
 func (m *Machine) refundable(now time.Time, o *OrderRec, force bool) (Money, error) {
 	left := o.Total
 	for _, r := range o.Refunds {
-		if r.Status != RefundFailed {
+		// A second charge's refund returns other money than the order's.
+		if r.Status != RefundFailed && r.ProviderRef == "" {
 			left -= r.Amount
 		}
 	}
@@ -337,7 +345,8 @@ func (m *Machine) requestRefund(now time.Time, c RequestRefund) (any, []Change, 
 }
 
 func refundOf(ch RefundRequested) RefundRec {
-	return RefundRec{ID: ch.RefundID, Amount: ch.Amount, Reason: ch.Reason, Status: RefundPending, Full: ch.Full, Force: ch.Force, RequestedAt: ch.At}
+	return RefundRec{ID: ch.RefundID, Amount: ch.Amount, Reason: ch.Reason, Status: RefundPending, Full: ch.Full, Force: ch.Force, RequestedAt: ch.At,
+		ProviderRef: ch.ProviderRef}
 }
 
 func (m *Machine) completeRefund(now time.Time, c CompleteRefund) (any, []Change, error) {
@@ -441,7 +450,7 @@ func (s *State) promoRefunded(o *OrderRec) {
 func refundView(r *RefundRec) Refund {
 	v := Refund{
 		ID: r.ID, Amount: r.Amount, Reason: strp(r.Reason), Status: r.Status, Full: r.Full, Force: r.Force,
-		Error: strp(r.Error), RequestedAt: At(r.RequestedAt),
+		Error: strp(r.Error), RequestedAt: At(r.RequestedAt), ProviderRef: r.ProviderRef,
 	}
 	if !r.SettledAt.IsZero() {
 		v.At = &Time{r.SettledAt}
@@ -524,16 +533,17 @@ func (c RefundPolicySet) apply(s *State) {
 func (RefundRequested) ChangeKind() string { return "refund.requested" }
 
 func decodeRefundRequested(d *dec) RefundRequested {
-	return RefundRequested{At: d.time(), OrderID: d.str(), RefundID: d.str(), Amount: Money(d.int()), Reason: d.str(), Force: d.bool(), Full: d.bool()}
+	return RefundRequested{At: d.time(), OrderID: d.str(), RefundID: d.str(), Amount: Money(d.int()), Reason: d.str(), Force: d.bool(), Full: d.bool(),
+		ProviderRef: d.str()}
 }
 
 func (c RefundRequested) appendBody(e enc) enc {
-	return e.time(c.At).str(c.OrderID).str(c.RefundID).int(int64(c.Amount)).str(c.Reason).bool(c.Force).bool(c.Full)
+	return e.time(c.At).str(c.OrderID).str(c.RefundID).int(int64(c.Amount)).str(c.Reason).bool(c.Force).bool(c.Full).str(c.ProviderRef)
 }
 
 func (c RefundRequested) apply(s *State) {
 	o := s.mustOrder(c.OrderID)
-	if !paidOrLate(o) {
+	if !paidOrLate(o) && !(c.ProviderRef != "" && refundedOrder(o.Status)) {
 		panic(fmt.Sprintf("event: refund of order %s in status %s", o.ID, o.Status))
 	}
 	o.Refunds = append(o.Refunds, refundOf(c))

@@ -452,6 +452,12 @@ type OrderRec struct {
 	// off (console.go); the lines and Total are already discounted.
 	PromoID  string `json:"promoId,omitempty"`
 	Discount Money  `json:"discount,omitempty"`
+	// Provider, ProviderRef and ProviderURL are a hosted provider's
+	// payment page (provider.go): ProviderRef is the payment that paid
+	// the order once it is paid.
+	Provider    string `json:"provider,omitempty"`
+	ProviderRef string `json:"providerRef,omitempty"`
+	ProviderURL string `json:"providerUrl,omitempty"`
 }
 
 // holding reports whether the order still keeps places.

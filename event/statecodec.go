@@ -217,7 +217,8 @@ func (e enc) orderRec(r *OrderRec) enc {
 	return e.str(r.AdmissionTypeID).str(r.CodeID).bool(r.CodeHeld).bytes(r.Responses).str(r.Status).int(int64(r.Total)).
 		str(r.Currency).time(r.HoldUntil).str(r.PaymentID).str(r.SuccessURL).str(r.CancelURL).bool(r.AlreadyRegistered).
 		str(r.RegistrationID).time(r.CreatedAt).time(r.UpdatedAt).str(r.CheckoutSessionID).refunds(r.Refunds).
-		str(r.PromoID).int(int64(r.Discount))
+		str(r.PromoID).int(int64(r.Discount)).
+		str(r.Provider).str(r.ProviderRef).str(r.ProviderURL).strs(refundRefs(r.Refunds))
 }
 
 func (d *dec) orderRec() OrderRec {
@@ -241,6 +242,10 @@ func (d *dec) orderRec() OrderRec {
 	r.Refunds = d.refunds()
 	if len(d.s) > 0 {
 		r.PromoID, r.Discount = d.str(), Money(d.int())
+	}
+	if len(d.s) > 0 {
+		r.Provider, r.ProviderRef, r.ProviderURL = d.str(), d.str(), d.str()
+		setRefundRefs(r.Refunds, d.strs())
 	}
 	return r
 }

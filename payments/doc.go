@@ -26,6 +26,16 @@
 // records the outcome. A crash or a failed write between the steps leaves
 // the refund pending; Resume finishes it with the same refund id.
 //
-// Concurrency: a Sandbox and a Refunds are safe for concurrent use. Delivery makes an HTTP
+// Hosted providers (Stripe, package payments/stripe) make the payment
+// page themselves. Refunds sends the refunds of an order paid through one
+// to its HostedRefunder (a refund still pending there stays pending, and
+// one it could not be asked about wraps ErrUnavailable and is resumed);
+// Closer expires the pages of orders that stopped holding, from the
+// actors' index (actors.CheckoutClosePrefix), retrying each pass until the
+// provider answers; Seen records the provider's webhook event ids
+// durably (SeenPrefix), so a redelivery changes nothing.
+//
+// Concurrency: a Sandbox, a Refunds, a Closer and a Seen are safe for
+// concurrent use. Delivery makes an HTTP
 // call: callers must never make it from inside an event actor.
 package payments

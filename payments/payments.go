@@ -46,6 +46,9 @@ type Payment struct {
 	// RefundID names a refund (Provider.Refund): a provider refunds one
 	// id once, so a retried refund is not paid out twice.
 	RefundID string
+	// ProviderRef is a hosted provider's payment (a Stripe Checkout
+	// Session id) for HostedRefunder.
+	ProviderRef string
 }
 
 // Provider is a payment provider. The service creates payment ids itself

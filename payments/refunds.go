@@ -23,11 +23,24 @@ const RefundTimeout = 15 * time.Second
 type Refunds struct {
 	sys      *actors.System
 	provider Provider
+	// hosted are the hosted providers by name: an order paid through one
+	// (event.Order.Provider) is refunded through it.
+	hosted map[string]HostedRefunder
 }
 
 // NewRefunds returns the refund workflow of sys through provider.
 func NewRefunds(sys *actors.System, provider Provider) *Refunds {
 	return &Refunds{sys: sys, provider: provider}
+}
+
+// WithHosted has orders paid through the hosted provider name refunded
+// through h. It is called once, before any refund.
+func (r *Refunds) WithHosted(name string, h HostedRefunder) *Refunds {
+	if r.hosted == nil {
+		r.hosted = map[string]HostedRefunder{}
+	}
+	r.hosted[name] = h
+	return r
 }
 
 // contextBG is the context of actor requests: their deadline is the
@@ -43,6 +56,9 @@ func (r *Refunds) Settle(eventID string, start event.RefundStart) (res event.Ord
 	if o.PaymentID != nil {
 		pay.ID = *o.PaymentID
 	}
+	if o.Provider != "" {
+		return r.settleHosted(eventID, start, pay)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), RefundTimeout)
 	perr = r.provider.Refund(ctx, pay)
 	cancel()
@@ -52,6 +68,56 @@ func (r *Refunds) Settle(eventID string, start event.RefundStart) (res event.Ord
 	}
 	res, err = actors.Ask(contextBG, r.sys, eventID, done)
 	return res, perr, err
+}
+
+// settleHosted asks the order's hosted provider for the refund (the same
+// refund id makes a retry the same refund) and records what it answered:
+// succeeded or failed. A refund still pending at the provider stays
+// pending (the order is answered as it is), and so does one the provider
+// could not be asked about (err wraps ErrUnavailable): the provider's
+// webhook or the resumer finishes them.
+func (r *Refunds) settleHosted(eventID string, start event.RefundStart, pay Payment) (event.Order, error, error) {
+	o, rf := start.Order, start.Refund
+	h := r.hosted[o.Provider]
+	if h == nil {
+		return o, nil, fmt.Errorf("payments: refund %s: order %s was paid through %q, which is not configured", rf.ID, o.OrderNumber, o.Provider)
+	}
+	pay.ProviderRef = rf.ProviderRef
+	if pay.ProviderRef == "" {
+		pay.ProviderRef = o.ProviderRef
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), RefundTimeout)
+	state, perr := h.RefundPayment(ctx, pay)
+	cancel()
+	done := event.CompleteRefund{Ref: o.ID, RefundID: rf.ID, Outcome: event.RefundSucceeded}
+	switch {
+	case perr != nil && errors.Is(perr, ErrUnavailable):
+		return o, nil, fmt.Errorf("payments: refund %s: %w", rf.ID, perr)
+	case perr != nil:
+		done.Outcome, done.Error = event.RefundFailed, perr.Error()
+	case state == RefundStatePending:
+		// Paid out later: the provider's webhook, or a later Resume, says.
+		return o, nil, nil
+	case state != RefundStateSucceeded:
+		done.Outcome, done.Error = event.RefundFailed, "the payment provider answered "+state
+	}
+	res, err := actors.Ask(contextBG, r.sys, eventID, done)
+	return res, perr, err
+}
+
+// Complete records a hosted provider's report of a refund (a webhook):
+// succeeded, or failed (failed and canceled at Stripe); pending changes
+// nothing. A refund already settled changes nothing more.
+func (r *Refunds) Complete(eventID, orderRef, refundID, state string) (event.Order, error) {
+	done := event.CompleteRefund{Ref: orderRef, RefundID: refundID, Outcome: event.RefundSucceeded}
+	switch state {
+	case RefundStateSucceeded:
+	case RefundStatePending:
+		return actors.Ask(contextBG, r.sys, eventID, event.GetOrder{Ref: orderRef})
+	default:
+		done.Outcome, done.Error = event.RefundFailed, "the payment provider answered "+state
+	}
+	return actors.Ask(contextBG, r.sys, eventID, done)
 }
 
 // Resume finishes the refunds that have been pending for at least
@@ -78,11 +144,25 @@ func (r *Refunds) Resume(minAge time.Duration) (int, error) {
 			continue
 		}
 		// A refusal by the provider is recorded as a failed refund: settled.
-		if _, _, err := r.Settle(p.EventID, start); err != nil {
+		res, _, err := r.Settle(p.EventID, start)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("refund %s of order %s: %w", p.RefundID, p.OrderID, err))
 			continue
+		}
+		if stillPending(res, p.RefundID) {
+			continue // at the provider: its webhook, or a later pass
 		}
 		n++
 	}
 	return n, errors.Join(errs...)
+}
+
+// stillPending reports whether refund id of o is pending.
+func stillPending(o event.Order, id string) bool {
+	for _, r := range o.Refunds {
+		if r.ID == id {
+			return r.Status == event.RefundPending
+		}
+	}
+	return false
 }

@@ -145,4 +145,6 @@
 //	whep/<endpointId>               webhook endpoint (webhooks)
 //	whlog/<endpointId>/<ns>-<seq>   webhook delivery log (webhooks)
 //	whq/<due ns>/<endpointId>/<h>   webhook task of earlier versions, carried into obx/webhooks/ at start (webhooks)
+//	checkout-close/<eventId>/<orderId>  hosted payment page to close at the provider (actors, payments)
+//	provider-event/<provider>/<id>  hosted provider's webhook event acted on, for de-duplication (payments)
 package persistence

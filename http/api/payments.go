@@ -18,6 +18,12 @@ import (
 // provider calls (POST /webhooks/payments/sandbox).
 
 func (a *api) registerPayments(srv *thttp.Server, p *pages.Pages) {
+	if a.stripe != nil {
+		// Stripe takes the payments: the sandbox's page, which settles
+		// without money, must not exist.
+		srv.Handle("POST", "/webhooks/payments/stripe", a.stripeWebhook)
+		return
+	}
 	srv.Handle("POST", "/webhooks/payments/sandbox", a.paymentWebhook)
 	srv.Handle("GET", "/pay/{paymentId}", func(rc *fasthttp.RequestCtx) { a.payPage(rc, p) })
 	srv.Handle("POST", "/pay/{paymentId}", a.payAction)

@@ -1,8 +1,11 @@
 package api
 
 import (
+	"errors"
+
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/payments"
 )
 
 // The console's refund policy of an event and refunds of paid orders
@@ -45,6 +48,9 @@ func (a *api) refundOrder(c *thttp.Ctx) (any, error) {
 		return nil, err
 	}
 	res, perr, err := a.refunds.Settle(eventID, start)
+	if errors.Is(err, payments.ErrUnavailable) {
+		return nil, providerUnavailable("the refund stays pending and is finished when the payment provider answers")
+	}
 	if err != nil {
 		return nil, shellErr(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"ticketd/http/openapi"
 	"ticketd/http/pages"
 	"ticketd/payments"
+	"ticketd/payments/stripe"
 	"ticketd/persistence"
 	"ticketd/webhooks"
 )
@@ -45,6 +46,13 @@ type Deps struct {
 	Sandbox *payments.Sandbox
 	// Refunds is the refund workflow (nil: one over System and Sandbox).
 	Refunds *payments.Refunds
+	// Stripe is the payment provider of paid orders when set
+	// (TICKETD_PAYMENT_PROVIDER=stripe): it makes their payment pages and
+	// its webhook settles them (routes_payments_stripe.go). Nil: the sandbox.
+	Stripe *stripe.Provider
+	// Checkouts closes the payment pages of orders that stopped holding
+	// (nil: nothing to close, as with the sandbox).
+	Checkouts *payments.Closer
 	// Webhooks holds the webhook endpoints and delivers the webhook queue
 	// (nil: one over the actor system's store that is not started, so the
 	// console works but nothing is delivered).
@@ -61,6 +69,8 @@ type api struct {
 	srv     *thttp.Server
 	sandbox *payments.Sandbox
 	refunds *payments.Refunds
+	stripe  *stripe.Provider // nil unless Stripe makes the payment pages
+	seen    *payments.Seen   // Stripe's webhook events acted on
 
 	devlog   *thttp.DevLog
 	auditLog *audit.Log
@@ -81,6 +91,9 @@ func New(cfg thttp.Config, deps Deps) (*thttp.Server, error) {
 	}
 	if a.refunds == nil {
 		a.refunds = payments.NewRefunds(deps.System, a.sandbox)
+	}
+	if deps.Stripe != nil {
+		a.stripe, a.seen = deps.Stripe, payments.NewSeen(deps.System.Store(), stripe.Name)
 	}
 	if err := a.initLogs(); err != nil {
 		return nil, err
@@ -124,7 +137,8 @@ func (a *api) registerExtras(srv *thttp.Server) error {
 		return err
 	}
 	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, OrderHold: a.sys.OrderHold(), TrustedProxies: a.cfg.TrustedProxies,
-		Secret: a.deps.PagesSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ask: a.ask, EventUnit: a.sys.EventUnit})
+		Secret: a.deps.PagesSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ask: a.ask, EventUnit: a.sys.EventUnit,
+		PaymentOrigins: a.paymentOrigins()})
 	if err != nil {
 		return err
 	}
@@ -202,6 +216,11 @@ var contextBG = context.Background()
 
 // ask sends cmd to the event's actor and maps shell failures to 503.
 func (a *api) ask(eventID string, cmd event.Command) (any, error) {
+	if a.stripe != nil {
+		if res, err, ok := a.askHosted(eventID, cmd); ok {
+			return res, err
+		}
+	}
 	res, err := a.sys.Ask(contextBG, eventID, cmd)
 	return res, shellErr(err)
 }

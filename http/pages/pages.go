@@ -61,6 +61,10 @@ type Config struct {
 	Ask func(eventID string, cmd event.Command) (any, error)
 	// EventUnit reports the business unit of an event, false if unknown.
 	EventUnit func(eventID string) (string, bool)
+	// PaymentOrigins are the origins of a hosted payment provider's pages
+	// (Stripe Checkout): the checkout form's answer redirects there, which
+	// form-action must allow.
+	PaymentOrigins []string
 }
 
 // Pages renders the hosted pages. It is built once by New and read
@@ -230,7 +234,7 @@ func (p *Pages) headers(rc *fasthttp.RequestCtx, formTargets ...string) {
 	if p.baseOrigin != "" {
 		action += " " + p.baseOrigin
 	}
-	for _, o := range formTargets {
+	for _, o := range append(formTargets, p.cfg.PaymentOrigins...) {
 		if o != "" && !strings.ContainsAny(o, " ;,'\"") {
 			action += " " + o
 		}

@@ -34,7 +34,9 @@ type Config struct {
 	// SecretKey is the account's secret (sk_...) or restricted (rk_...)
 	// API key. It never appears in an error, a log line or String.
 	SecretKey string
-	// WebhookSecret is the webhook endpoint's signing secret (whsec_...).
+	// WebhookSecret is the webhook endpoint's signing secret (whsec_...),
+	// or several separated by commas while a secret is rolled: a delivery
+	// signed with any of them is accepted.
 	WebhookSecret string
 	// APIBase is where the API is called, DefaultAPIBase unless set (tests
 	// point it at a local stripe-mock). Plain http is accepted only for a
@@ -55,6 +57,21 @@ type Config struct {
 	// Logger receives stripe-go's own log lines (errors and warnings),
 	// with every secret redacted; nil discards them.
 	Logger *slog.Logger
+}
+
+// maxWebhookSecrets bounds the secrets of a rotation (Stripe keeps two
+// alive at once).
+const maxWebhookSecrets = 4
+
+// WebhookSecrets are the accepted signing secrets, in the order given.
+func (c Config) WebhookSecrets() []string {
+	var out []string
+	for _, s := range strings.Split(c.WebhookSecret, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // ConfigFromEnv reads the settings through getenv (os.Getenv in cmd/).
@@ -99,8 +116,13 @@ func (c Config) Validate() error {
 	case strings.ContainsAny(c.SecretKey, " \t\r\n"):
 		errs = append(errs, fmt.Errorf("stripe: %s contains white space", EnvSecretKey))
 	}
-	if c.WebhookSecret == "" {
+	switch secrets := c.WebhookSecrets(); {
+	case len(secrets) == 0:
 		errs = append(errs, fmt.Errorf("stripe: %s is required", EnvWebhookSecret))
+	case len(secrets) > maxWebhookSecrets:
+		errs = append(errs, fmt.Errorf("stripe: %s holds at most %d secrets", EnvWebhookSecret, maxWebhookSecrets))
+	case len(secrets) != strings.Count(c.WebhookSecret, ",")+1:
+		errs = append(errs, fmt.Errorf("stripe: %s has an empty entry between its commas", EnvWebhookSecret))
 	}
 	if err := checkAPIBase(c.APIBase); err != nil {
 		errs = append(errs, err)
@@ -154,10 +176,18 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("maxNetworkRetries", c.MaxNetworkRetries), slog.Duration("webhookTolerance", c.WebhookTolerance))
 }
 
-// mask keeps a secret's kind and hides the rest: "sk_test_***".
+// mask keeps a secret's kind and hides the rest: "sk_test_***"; each of
+// several comma-separated secrets is masked alone.
 func mask(s string) string {
 	if s == "" {
 		return `""`
+	}
+	if strings.Contains(s, ",") {
+		parts := strings.Split(s, ",")
+		for i, p := range parts {
+			parts[i] = mask(strings.TrimSpace(p))
+		}
+		return strings.Join(parts, ",")
 	}
 	for _, p := range secretPrefixes {
 		if strings.HasPrefix(s, p) {

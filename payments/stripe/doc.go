@@ -85,39 +85,33 @@
 // expires_at is the order's hold end, but Stripe accepts only 30 minutes
 // to 24 hours ahead. A shorter hold (the default is 15 minutes) gets the
 // earliest accepted instant (on a 5-minute grid, so a retried confirm sends
-// the same parameters), and the caller expires the session when the hold
-// lapses; a payment that completes in between is a late payment. A
-// hold longer than 24 hours gets the latest accepted instant.
+// the same parameters), a hold longer than 24 hours the latest. The service
+// then sets the order's hold to the session's expires_at (Session.ExpiresAt),
+// so the two end together: Stripe never takes money for places that
+// lapsed, except a payment completing in the last instant, which is a late
+// payment (fulfilled if the places can still be taken, else refunded).
 //
-// # Wiring (proposal)
+// # Wiring
 //
-// The smallest change beside payments.Provider. First, payments.Payment
-// gains ProviderRef string: for Stripe the Checkout Session id recorded at
-// confirm (or the payment intent id once paid); Refund accepts either, so
-// the session id alone is enough to refund. Provider.Refund answers the
-// refund's state besides its error: succeeded completes the refund,
-// pending (some payment methods) leaves it pending until refund.updated
-// (the resumer asking again with the same refund id gets the same refund),
-// failed or canceled fails it; the sandbox answers succeeded.
-// Second, an optional interface that the confirm flow type-asserts; the
-// sandbox does not implement it and keeps its behaviour. Order, Line and
-// Session move to package payments (this package then aliases them, as
-// payments cannot import it):
+// The service uses the Provider through its hosted-provider seam (event's
+// provider.go, http/api's routes_payments_stripe.go):
 //
-//	type CheckoutCreator interface {
-//		CreateCheckoutSession(ctx context.Context, o payments.Order) (payments.Session, error)
-//		ExpireSession(ctx context.Context, sessionID string) (string, error)
-//	}
-//
-// Confirm of a paid order, when the provider is a CheckoutCreator: the
-// handler reads the order (open) and computes the new hold end, creates
-// the session outside the actor, then asks the actor to confirm with the
-// session id, url and hold end, which it logs in OrderPaymentStarted.
-// Stripe unavailable: 503 with ReasonUnavailable and nothing logged, the
-// order still open and confirmable (a retry reuses the idempotency key).
-// The actor refusing (the hold lapsed meanwhile): the handler expires the
-// session. A confirm of an order already awaiting payment answers the
-// recorded url without a call. Cancel and hold expiry of an order with a
-// session: the shell (not the actor) calls ExpireSession; SessionComplete
-// means a payment is on its way and arrives as a late payment.
+//   - Confirm of a paid order: the handler asks the actor to check the
+//     confirm (ConfirmOrder.Prepare, which changes nothing), creates the
+//     session outside the actor, then asks the actor to record it
+//     (ConfirmOrder.Provider: the session id, url and expires_at, logged in
+//     OrderPaymentStarted). Stripe unavailable: 503 ReasonUnavailable and
+//     nothing logged, the order still open; a retry sends the same
+//     idempotency key. The actor refusing (the hold lapsed meanwhile): the
+//     handler expires the session. A confirm of an order already awaiting
+//     payment answers the recorded url without a call.
+//   - Cancel and hold expiry: OrderReleased names the session and the
+//     actor indexes it in the same batch; payments.Closer calls
+//     CloseCheckout (ExpireSession) outside any actor until Stripe answers.
+//   - Refunds: payments.Refunds calls RefundPayment (Refund, with the
+//     session id the order recorded, or the one a second charge named);
+//     a refund pending at Stripe stays pending until refund.updated or the
+//     resumer's next call with the same refund id.
+//   - Webhooks: ParseWebhook, then payments.Seen de-duplicates by event id
+//     durably; see "What the caller makes durable before answering 2xx".
 package stripe

@@ -121,7 +121,7 @@ var secretRE = regexp.MustCompile(`\b(?:sk|rk|pk)_(?:test|live)_[0-9A-Za-z_*]+|\
 
 // redact removes the configured secrets and anything shaped like one.
 func (p *Provider) redact(s string) string {
-	for _, sec := range []string{p.cfg.SecretKey, p.cfg.WebhookSecret} {
+	for _, sec := range append([]string{p.cfg.SecretKey}, p.cfg.WebhookSecrets()...) {
 		if len(sec) >= 4 {
 			s = strings.ReplaceAll(s, sec, "[redacted]")
 		}

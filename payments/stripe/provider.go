@@ -20,6 +20,10 @@ import (
 // Name is the provider's path segment: /webhooks/payments/stripe.
 const Name = "stripe"
 
+// CheckoutOrigin is where Checkout Sessions' urls point: the hosted
+// checkout page's form answer redirects there, so its CSP must allow it.
+const CheckoutOrigin = "https://checkout.stripe.com"
+
 // Limits of a Checkout Session.
 const (
 	// MaxLines is Stripe's limit of line items in payment mode.

@@ -102,7 +102,14 @@ func (p *Provider) Verify(header string, body []byte, now time.Time) error {
 	// stripe-go checks the tolerance against its own clock and only for
 	// old timestamps: the signature is checked here without it, and the
 	// timestamp below against the caller's now.
-	if err := webhook.ValidatePayloadIgnoringTolerance(body, header, p.cfg.WebhookSecret); err != nil {
+	// Several secrets during a rotation: one that verifies is enough.
+	var err error
+	for _, secret := range p.cfg.WebhookSecrets() {
+		if err = webhook.ValidatePayloadIgnoringTolerance(body, header, secret); err == nil || errors.Is(err, webhook.ErrNotSigned) {
+			break
+		}
+	}
+	if err != nil {
 		if errors.Is(err, webhook.ErrNotSigned) {
 			return fmt.Errorf("stripe: webhook: %w", payments.ErrNoSignature)
 		}

@@ -219,3 +219,28 @@ func FuzzParseWebhook(f *testing.F) {
 		_ = p.Verify(string(body), body, testNow)
 	})
 }
+
+// TestWebhookSecretsRotation: the service may hold several secrets while
+// one is rolled (TICKETD_STRIPE_WEBHOOK_SECRET="new,old"): a delivery
+// signed with either is accepted, one signed with neither is not, and the
+// secrets stay out of Config's String.
+func TestWebhookSecretsRotation(t *testing.T) {
+	p, err := New(Config{SecretKey: testKey, WebhookSecret: " whsec_newSecret , whsec_oldSecret "})
+	require.NoError(t, err)
+	body := eventBody("evt_rot", "checkout.session.completed", stripego.APIVersion, sessionObject("paid", 4999, "usd"))
+	for _, secret := range []string{"whsec_newSecret", "whsec_oldSecret"} {
+		_, err := p.ParseWebhook(body, sign(body, secret, testNow), testNow)
+		assert.NoError(t, err, secret)
+	}
+	_, err = p.ParseWebhook(body, sign(body, "whsec_thirdSecret", testNow), testNow)
+	assert.ErrorIs(t, err, payments.ErrBadSignature)
+
+	s := fmt.Sprintf("%v %+v %#v", p.cfg, p.cfg, p.cfg)
+	assert.NotContains(t, s, "newSecret")
+	assert.NotContains(t, s, "oldSecret")
+	assert.Contains(t, s, "whsec_***,whsec_***")
+
+	for _, bad := range []string{"whsec_a,,whsec_b", "whsec_a,whsec_b,whsec_c,whsec_d,whsec_e", ","} {
+		assert.Error(t, Config{SecretKey: testKey, WebhookSecret: bad}.WithDefaults().Validate(), bad)
+	}
+}

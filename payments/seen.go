@@ -1,0 +1,97 @@
+package payments
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"ticketd/persistence"
+)
+
+// SeenPrefix is the key prefix of the webhook events a hosted provider
+// delivered and the service acted on: "provider-event/" + provider name +
+// "/" + the provider's event id (Stripe's evt_...). The value is the
+// instant it was recorded, 8 bytes of big-endian Unix nanoseconds. An
+// entry is written (synced) after the event's outcome is durable in the
+// event's log and before the webhook is answered 2xx, so a redelivery
+// finds it and changes nothing; a crash in between makes the redelivery
+// act again, which the core makes a no-op. Entries are swept after
+// SeenRetention, long past the provider's redeliveries (Stripe's end
+// after 3 days).
+const SeenPrefix = "provider-event/"
+
+// SeenRetention is how long a delivered event id is remembered.
+const SeenRetention = 30 * 24 * time.Hour
+
+// maxEventID bounds a provider event id (Stripe's are about 30 bytes).
+const maxEventID = 255
+
+// Seen is the durable record of a hosted provider's delivered webhook
+// events. Safe for concurrent use.
+type Seen struct {
+	store    *persistence.Store
+	provider string
+}
+
+// NewSeen returns the record of provider's events in store.
+func NewSeen(store *persistence.Store, provider string) *Seen {
+	return &Seen{store: store, provider: provider}
+}
+
+func (s *Seen) key(id string) ([]byte, error) {
+	if id == "" || len(id) > maxEventID {
+		return nil, errors.New("payments: provider event id of 1 to 255 bytes required")
+	}
+	return []byte(SeenPrefix + s.provider + "/" + id), nil
+}
+
+// Has reports whether event id was acted on already.
+func (s *Seen) Has(id string) (bool, error) {
+	k, err := s.key(id)
+	if err != nil {
+		return false, err
+	}
+	_, ok, err := s.store.Get(k)
+	return ok, err
+}
+
+// Mark records event id as acted on at now, durably.
+func (s *Seen) Mark(id string, now time.Time) error {
+	k, err := s.key(id)
+	if err != nil {
+		return err
+	}
+	b := s.store.NewBatch()
+	defer b.Close()
+	b.Put(k, binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano())))
+	if err := s.store.Commit(b); err != nil {
+		return fmt.Errorf("payments: record provider event %s: %w", id, err)
+	}
+	return nil
+}
+
+// Sweep forgets the events recorded before now - SeenRetention; it answers
+// how many.
+func (s *Seen) Sweep(now time.Time) (int, error) {
+	cut := now.Add(-SeenRetention).UnixNano()
+	var old [][]byte
+	err := s.store.Scan([]byte(SeenPrefix+s.provider+"/"), func(key, value []byte) error {
+		if len(value) == 8 && int64(binary.BigEndian.Uint64(value)) < cut {
+			old = append(old, append([]byte(nil), key...))
+		}
+		return nil
+	})
+	if err != nil || len(old) == 0 {
+		return 0, err
+	}
+	b := s.store.NewBatch()
+	defer b.Close()
+	for _, k := range old {
+		b.Delete(k)
+	}
+	if err := s.store.Commit(b); err != nil {
+		return 0, fmt.Errorf("payments: sweep provider events: %w", err)
+	}
+	return len(old), nil
+}
