@@ -272,6 +272,7 @@ func TestStripeWebhookSettlesOnceAndRefusesForgeries(t *testing.T) {
 	o := f.order(evt, number)
 	assert.Equal(t, "paid", o["status"])
 	assert.NotNil(t, o["registrationId"])
+	f.ticketMailQueued(number, "USD 49.99")
 
 	// The same event again: 200, nothing more.
 	st, ack = f.deliver(paid, sign(paid, testSecret, time.Now()))
@@ -290,6 +291,32 @@ func TestStripeWebhookSettlesOnceAndRefusesForgeries(t *testing.T) {
 	_, ok, err := f.svc.Sys.Store().Get([]byte("provider-event/stripe/evt_paid_1"))
 	require.NoError(t, err)
 	assert.True(t, ok)
+}
+
+// ticketMailQueued asserts the order's ticket email waits in the outbox
+// (no SMTP here) with its receipt and calendar file, read through the
+// operator's preview.
+func (f *fx) ticketMailQueued(number, total string) {
+	f.t.Helper()
+	st, list := f.call("GET", "/admin/v1/outbox", f.svc.Admin, nil)
+	require.Equal(f.t, 200, st, list)
+	id := ""
+	for _, it := range list["data"].([]any) {
+		m := it.(map[string]any)
+		if m["kind"] == "ticket" && m["orderNumber"] == number {
+			id = m["id"].(string)
+		}
+	}
+	require.NotEmpty(f.t, id, "a ticket email for order %s is queued: %v", number, list)
+	p := f.want(200, "GET", "/admin/v1/outbox/"+id+"/preview", f.svc.Admin, nil)
+	text, _ := p["text"].(string)
+	assert.Contains(f.t, text, number, "the receipt names the order")
+	assert.Contains(f.t, text, total, "the receipt says the total as written")
+	files, _ := p["attachments"].([]any)
+	require.Len(f.t, files, 1)
+	file := files[0].(map[string]any)
+	assert.Equal(f.t, "event.ics", file["filename"])
+	assert.Contains(f.t, file["contentType"], "text/calendar")
 }
 
 func TestStripeMismatchNeverSettles(t *testing.T) {
