@@ -74,7 +74,7 @@ func (a *api) listOutbox(c *thttp.Ctx) (any, error) {
 	}
 	ob := a.outbox()
 	if ob == nil {
-		return nil, thttp.NewError(503, "the outbox is not available")
+		return nil, thttp.NewError(503, "the outbox is not available").WithReason(event.ReasonOutboxUnavailable)
 	}
 	got, err := ob.Pending(after, q.Limit+1)
 	if err != nil {

@@ -43,14 +43,14 @@ func outboxView(m mail.Entry) OutboxMail {
 func (a *api) retryOutboxMail(c *thttp.Ctx) (any, error) {
 	ob := a.outbox()
 	if ob == nil {
-		return nil, thttp.NewError(503, "the outbox is not available")
+		return nil, thttp.NewError(503, "the outbox is not available").WithReason(event.ReasonOutboxUnavailable)
 	}
 	e, err := ob.Retry(strings.ReplaceAll(c.Param("id"), ".", "/"))
 	switch {
 	case errors.Is(err, outbox.ErrNotFound):
 		return nil, thttp.NewError(404, "no such outbox entry (delivered already, or never owed)")
 	case errors.Is(err, outbox.ErrNotParked):
-		return nil, thttp.NewError(409, "the entry is not parked: it is sent without a request")
+		return nil, thttp.NewError(409, "the entry is not parked: it is sent without a request").WithReason(event.ReasonOutboxEntryNotParked)
 	case err != nil:
 		return nil, err
 	}

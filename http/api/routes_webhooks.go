@@ -126,7 +126,7 @@ func webhookErr(err error) error {
 		}
 		return thttp.NewError(400, msg, event.Detail{Field: field, Reason: reason})
 	case errors.Is(err, webhooks.ErrTooMany):
-		return thttp.NewError(409, "too many webhook endpoints in this business unit")
+		return thttp.NewError(409, "too many webhook endpoints in this business unit").WithReason(event.ReasonWebhookEndpointLimit)
 	}
 	return err
 }

@@ -214,7 +214,7 @@ func askOp[R any](a *api, eventID string, cmd event.Op[R]) (R, error) {
 // shellErr maps the actor shell's failures to 503; business errors pass.
 func shellErr(err error) error {
 	if errors.Is(err, actors.ErrBusy) {
-		return thttp.NewError(503, "the event is busy; retry shortly")
+		return thttp.NewError(503, "the event is busy; retry shortly").WithReason(event.ReasonEventBusy)
 	}
 	if errors.Is(err, actors.ErrUnavailable) {
 		if errors.Is(err, persistence.ErrFailed) {
