@@ -362,13 +362,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) routeHandler(r *Route) fasthttp.RequestHandler {
-	return func(rc *fasthttp.RequestCtx) { s.serve(rc, r) }
+	params := pathParamNames(r.Path)
+	return func(rc *fasthttp.RequestCtx) { s.serve(rc, r, params) }
 }
 
 // serve runs the pipeline of a table route: authenticate, check origin,
 // rate limit, pick the version, claim the idempotency key, run the handler,
 // write the answer.
-func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
+func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 	st := s.begin(rc)
 	c := s.ctxPool.Get().(*Ctx)
 	c.rc, c.srv, c.route, c.now, c.ip, c.requestID = rc, s, r, st.at, st.ip, st.requestID
@@ -436,6 +437,10 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
 		}
 	}
 	if r.Surface != Public && !s.limit(c) {
+		return
+	}
+	if err := checkPathParams(c, params); err != nil {
+		s.writeError(rc, err)
 		return
 	}
 	idemKey := rc.Request.Header.Peek("Idempotency-Key")

@@ -119,7 +119,7 @@ func (a *api) registerExtras(srv *thttp.Server) error {
 	thttp.RegisterMetrics(srv, a.sys)
 	thttp.RegisterHealth(srv, a.sys)
 	thttp.RegisterLogs(srv, a.devlog)
-	if err := openapi.RegisterDocs(srv, srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion}); err != nil {
+	if err := openapi.RegisterDocs(srv, srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion, ServerURL: a.cfg.BaseURL, Webhooks: openapi.Webhooks()}); err != nil {
 		return err
 	}
 	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, OrderHold: a.sys.OrderHold(), TrustedProxies: a.cfg.TrustedProxies,
