@@ -33,7 +33,7 @@ type OutboxMail struct {
 
 	// The delivery state: mail the SMTP server refused for now waits for
 	// its next attempt, mail it refused for good is parked until retried.
-	ID            string      `json:"id" doc:"The entry's id, for POST /admin/v1/outbox/{id}/retry."`
+	ID            string      `json:"id" doc:"The entry's id, for POST /admin/v1/outbox/{entryId}/retry."`
 	Status        string      `json:"status" v:"enum=pending|retrying|parked" doc:"pending: not tried yet; retrying: refused for now (a 4xx answer or a lost connection), tried again at nextAttemptAt; parked: refused for good (a 5xx answer), sent again only after a retry request."`
 	Attempts      int         `json:"attempts" doc:"Failed delivery attempts so far."`
 	LastError     *string     `json:"lastError" doc:"The SMTP server's answer to the last failed attempt."`

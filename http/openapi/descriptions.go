@@ -86,7 +86,7 @@ var oaOperationDocs = map[string]oaOpDoc{
 	// Check-ins.
 	"listCheckins": {text: "Lists check-ins, newest first; `subjectType`, `subjectId` and `registrationId` filter. " + oaListNote},
 	"recordCheckin": {text: "Records a registration's entry at a door. Identify the registration by `registrationId` or by `checkinCode` (one of the two is required). " +
-		"`subjectType` is the door: `event`, or `session`/`venue` with their `subjectId` (required there, refused at the event door). " +
+		"`subjectType` is the door: `event`, or `session`/`venue` with their `subjectId` (required there, ignored at the event door). " +
 		"Idempotent per (registration, door): a second scan answers 200 with `alreadyCheckedIn` true and creates nothing. " +
 		"Only a `confirmed` registration may enter (412 REGISTRATION_NOT_CONFIRMED); the perk verdict in `access` is advisory.",
 		reasons: []string{event.ReasonRegistrationNotConfirmed}},
@@ -258,7 +258,7 @@ var oaPropertyDocs = map[string]string{
 	"registrationName":   "The registration's name; null when none was given.",
 	// Check-ins.
 	"subjectType":      "The door: event, session or venue.",
-	"subjectId":        "The session or venue id at those doors; required there and refused at the event door.",
+	"subjectId":        "The session or venue id at those doors; required there and ignored at the event door.",
 	"method":           "How the registration was identified: scan (default) or manual.",
 	"checkedInAt":      "When the check-in was recorded (RFC 3339, UTC).",
 	"checkin":          "The check-in (the first one at this door when alreadyCheckedIn).",
@@ -375,4 +375,25 @@ func oaTagDoc(name string) string {
 		return d
 	}
 	return name + "."
+}
+
+// oaTypeExtras are the conditional rules of a request type that struct
+// tags cannot say, merged into its schema (the core enforces each).
+var oaTypeExtras = map[string]map[string]any{
+	"RecordCheckin": {
+		"oneOf": []any{
+			map[string]any{"required": []any{"registrationId"}, "not": map[string]any{"required": []any{"checkinCode"}}},
+			map[string]any{"required": []any{"checkinCode"}, "not": map[string]any{"required": []any{"registrationId"}}},
+		},
+		"if": map[string]any{
+			"required":   []any{"subjectType"},
+			"properties": map[string]any{"subjectType": map[string]any{"enum": []any{"session", "venue"}}},
+		},
+		"then": map[string]any{"required": []any{"subjectId"}, "properties": map[string]any{"subjectId": map[string]any{"minLength": 1}}},
+	},
+}
+
+// oaBodyExtras bound array bodies, which have no struct tag to carry them.
+var oaBodyExtras = map[string]map[string]any{
+	"replaceBundleItems": {"maxItems": 50},
 }

@@ -429,6 +429,13 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 		if err != nil {
 			return nil, fmt.Errorf("body %s: %w", bt, err)
 		}
+		if extra, ok := oaBodyExtras[r.OperationID]; ok {
+			if sm, isMap := s.(map[string]any); isMap {
+				for k, v := range extra {
+					sm[k] = v
+				}
+			}
+		}
 		media := map[string]any{"schema": s}
 		if ex, ok, err := oaExampleOf(bt); err != nil {
 			return nil, fmt.Errorf("body %s: %w", bt, err)
@@ -1273,6 +1280,11 @@ func (g *oaGenerator) structSchema(t reflect.Type, input bool, depth int) (map[s
 	m := map[string]any{"type": "object", "properties": props}
 	if len(required) > 0 {
 		m["required"] = required
+	}
+	if extra, ok := oaTypeExtras[t.Name()]; ok && input && t.PkgPath() == "ticketd/event" {
+		for k, v := range oaDeepCopy(extra).(map[string]any) {
+			m[k] = v
+		}
 	}
 	if input {
 		// The binder decodes strictly: an unknown field is a 400.
