@@ -24,8 +24,10 @@ type Webhook struct {
 }
 
 // webhookCheckin is the data of a checkin.created webhook, as the event
-// actor writes it (actors' hookCheckin).
-type webhookCheckin struct {
+// actor writes it (actors' hookCheckin). An alias of an unnamed struct, so
+// the document writes it inline: generators that prune the components
+// only the paths use (oapi-codegen does) would otherwise drop it.
+type webhookCheckin = struct {
 	ID             string    `json:"id" doc:"The check-in's id (chk_...)."`
 	EventID        string    `json:"eventId" doc:"The event's id."`
 	RegistrationID string    `json:"registrationId" doc:"The registration that checked in."`
@@ -85,7 +87,7 @@ func (g *oaGenerator) webhooks(list []Webhook) (map[string]any, error) {
 			"properties": map[string]any{
 				"id": map[string]any{"type": "string", "maxLength": 200,
 					"description": "The webhook event's id: the same on every delivery attempt of this event, so a receiver drops repeats by it."},
-				"type":      map[string]any{"$ref": "#/components/schemas/WebhookEventType"},
+				"type":      map[string]any{"type": "string", "enum": []any{w.Type}, "description": "The event type."},
 				"createdAt": map[string]any{"type": "string", "format": "date-time", "maxLength": 35, "description": "When the change happened (UTC)."},
 				"data":      oaWithDescription(data, "The record as the change left it."),
 			},
