@@ -752,7 +752,7 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 			"type":                 "object",
 			"description":          "One offending field of a request.",
 			"required":             []any{"field", "reason"},
-			"properties":           map[string]any{"field": map[string]any{"type": "string", "description": "JSON path of the field, e.g. items[0].quantity; empty for the body as a whole."}, "reason": map[string]any{"type": "string"}},
+			"properties":           map[string]any{"field": map[string]any{"type": "string", "description": "JSON path of the field, e.g. items[0].quantity; empty for the body as a whole."}, "reason": map[string]any{"type": "string", "description": "What is wrong with the field, for people (e.g. \"must be at most 100\")."}},
 			"additionalProperties": false,
 		},
 	}
@@ -1259,6 +1259,14 @@ func (g *oaGenerator) structSchema(t reflect.Type, input bool, depth int) (map[s
 		if err != nil {
 			err = fmt.Errorf("%s.%s: %w", t, f.Name, err)
 			return
+		}
+		if m, ok := s.(map[string]any); ok && len(m) == 0 && f.Type == oaRawMessageType && name == "responses" {
+			// Form answers are a free-form object; a response without
+			// any writes null.
+			m["type"] = "object"
+			if !input {
+				m["type"] = []any{"object", "null"}
+			}
 		}
 		if f.Tag.Get("doc") == "" {
 			if d := oaPropertyDoc(t, name, input); d != "" {
