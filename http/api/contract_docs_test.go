@@ -151,3 +151,61 @@ func dig(v any, keys ...string) any {
 	}
 	return v
 }
+
+// TestContractStorefrontWalk walks a buyer's storefront visit through the
+// validating client, which checks every request and every response
+// (status, headers, body, and an error's reason against those its
+// operation lists) against the served storefront document: the list, the
+// catalog, a code lookup, a checkout session, a paid order placed, read,
+// confirmed and cancelled, a free order placed and confirmed, its pass
+// page, and the refusals a buyer meets, each with its reason.
+func TestContractStorefrontWalk(t *testing.T) {
+	f := newAPIFx(t)
+	s := f.store(t, map[string]any{"name": "General", "priceAmount": 79.99, "capacity": 5})
+	free := apiOpenType(t, s.dev, s.ev, map[string]any{"name": "Free", "priceAmount": 0, "capacity": 1})
+	hidden := apiOpenType(t, s.dev, s.ev, map[string]any{"name": "Backstage", "isPublic": false})
+	code := apiData(t, map[string]any{"data": apiWant(t, s.dev.Do("POST", "/v1/events/"+s.ev+"/redemption-codes",
+		map[string]any{"registrationTypeId": hidden, "code": "BACKSTAGE"}), 201)["redemptionCodes"]})[0]
+	require.Equal(t, "BACKSTAGE", code["code"])
+	sf := s.sf
+
+	apiWant(t, sf.Do("GET", "/storefront/v1/events", nil), 200)
+	apiWant(t, sf.Do("GET", s.sfPath(""), nil), 200)
+	apiWant(t, sf.Do("GET", s.sfPath("/redemption-codes/lookup?code=BACKSTAGE"), nil), 200)
+	assert.Equal(t, "NOT_FOUND", apiWantErr(t, sf.Do("GET", s.sfPath("/redemption-codes/lookup?code=NOPE"), nil), 404, "NOT_FOUND")["reason"])
+	apiWant(t, sf.Do("POST", s.sfPath("/checkout-sessions"), map[string]any{"items": apiTicket(s.tt)}), 201)
+
+	paid := apiWant(t, s.sfOrder(t, sf, s.tt, "paid@example.com", nil), 201)
+	assert.Equal(t, 79.99, paid["totalAmount"], "money reads back exactly")
+	num := apiS(paid, "orderNumber")
+	apiWant(t, sf.Do("GET", s.sfPath("/orders/"+num), nil), 200)
+	aw := apiWant(t, sf.Do("POST", s.sfPath("/orders/"+num+"/confirm"), map[string]any{}), 200)
+	assert.Equal(t, "awaiting_payment", aw["status"])
+	assert.NotEmpty(t, aw["paymentUrl"])
+	apiWant(t, sf.Do("POST", s.sfPath("/orders/"+num+"/cancel"), nil), 200)
+
+	fo := apiWant(t, s.sfOrder(t, sf, free, "free@example.com", nil), 201)
+	done := apiWant(t, sf.Do("POST", s.sfPath("/orders/"+apiS(fo, "orderNumber")+"/confirm"), nil), 200)
+	assert.Equal(t, "paid", done["status"])
+	reg := apiWant(t, s.dev.Do("GET", "/v1/events/"+s.ev+"/registrations/"+apiS(done, "registrationId"), nil), 200)
+	resp, _ := apiRaw(t, "GET", apiS(reg, "passUrl"), nil, nil)
+	assert.Equal(t, 200, resp.StatusCode, "the pass page answers")
+
+	reasonOf := func(r *apiResp, status int) string {
+		return apiS(apiWantErr(t, r, status, map[int]string{404: "NOT_FOUND", 412: "FAILED_PRECONDITION", 400: "INVALID_ARGUMENT"}[status]), "reason")
+	}
+	assert.Equal(t, event.ReasonSoldOut, reasonOf(s.sfOrder(t, sf, free, "late@example.com", nil), 412))
+	assert.Equal(t, event.ReasonInvalidArgument, reasonOf(s.sfOrder(t, sf, hidden, "x@example.com", nil), 400),
+		"a hidden type without its code is not there for the storefront")
+	apiWant(t, s.sfOrder(t, sf, hidden, "vip@example.com", map[string]any{"redemptionCode": "BACKSTAGE"}), 201)
+	assert.Equal(t, event.ReasonInvalidArgument, reasonOf(sf.AllowInvalidRequest().Do("POST", s.sfPath("/orders"),
+		map[string]any{"email": " padded@example.com", "items": apiTicket(s.tt)}), 400), "format email refuses surrounding spaces")
+	assert.Equal(t, event.ReasonNotFound, reasonOf(sf.Do("GET", s.sfPath("/orders/NOPE-0000"), nil), 404))
+	assert.Equal(t, event.ReasonInvalidArgument, reasonOf(sf.AllowInvalidRequest().Do("GET", s.sfPath("/orders/"+strings.Repeat("X", 101)), nil), 400),
+		"a path id over its maxLength")
+	assert.Equal(t, event.ReasonUnauthenticated, apiS(apiWantErr(t, s.raw.Do("GET", s.sfPath(""), nil), 401, "UNAUTHENTICATED"), "reason"))
+	rr, body := apiRaw(t, "DELETE", f.s.URL+s.sfPath(""), nil, nil)
+	assert.Equal(t, 405, rr.StatusCode)
+	assert.NotEmpty(t, rr.Header.Get("Allow"))
+	assert.Contains(t, string(body), `"reason":"METHOD_NOT_ALLOWED"`)
+}
