@@ -122,7 +122,7 @@ lint-openapi-deps:
 	fi
 
 lint-openapi: lint-openapi-deps
-	$(GO) run ./http/openapi/dump -out bin/openapi
+	$(GO) run ./cmd/openapi-dump -out bin/openapi
 	@set -e; for f in developer storefront admin; do \
 	  echo "lint-openapi: $$f (spectral)"; \
 	  $(LINTBIN)/spectral lint --quiet --fail-severity=warn -r http/openapi/lint/spectral.yaml bin/openapi/$$f.json; \

@@ -381,9 +381,10 @@ func oaTagDoc(name string) string {
 // tags cannot say, merged into its schema (the core enforces each).
 var oaTypeExtras = map[string]map[string]any{
 	"RecordCheckin": {
+		// oneOf: both present match both branches, which oneOf refuses.
 		"oneOf": []any{
-			map[string]any{"required": []any{"registrationId"}, "not": map[string]any{"required": []any{"checkinCode"}}},
-			map[string]any{"required": []any{"checkinCode"}, "not": map[string]any{"required": []any{"registrationId"}}},
+			map[string]any{"required": []any{"registrationId"}},
+			map[string]any{"required": []any{"checkinCode"}},
 		},
 		"if": map[string]any{
 			"required":   []any{"subjectType"},

@@ -1,4 +1,4 @@
-// Command dump starts the service on a temporary data dir and a loopback
+// Command openapi-dump starts the service on a temporary data dir and a loopback
 // port, fetches the three served OpenAPI documents and writes them to a
 // directory, for linters (make lint-openapi) and generators that read
 // files. It keeps nothing: the data dir is removed when it exits.
