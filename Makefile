@@ -11,7 +11,7 @@ PKGS     := ./...
 FUZZTIME ?= 4000x
 FUZZTIME_LONG ?= 100000x
 
-.PHONY: all build run test test-go fuzz-short fuzz bench chaos chaos-deps lint browser-deps readme-deps stripe-mock clean
+.PHONY: all build run test test-go fuzz-short fuzz bench chaos chaos-deps lint lint-openapi lint-openapi-deps browser-deps readme-deps stripe-mock clean
 
 all: build
 
@@ -26,7 +26,7 @@ run: build
 	./$(BIN) serve
 
 ## test: every test (unit, simulation, crash, HTTP black-box, browser), plus short fuzz runs
-test: browser-deps stripe-mock chaos-deps readme-deps test-go fuzz-short
+test: browser-deps stripe-mock chaos-deps readme-deps test-go lint-openapi fuzz-short
 
 # gotestsum prints a line per package as it finishes (the failures in full)
 # and a closing count; it is fetched through the module proxy on first use.
@@ -100,6 +100,37 @@ lint:
 	@! $(GO) list -deps ./audit ./payments ./internal/... | grep -E '^ticketd/(app|http|http/.*)$$'
 	@! $(GO) list -deps ./http/openapi ./http/pages | grep -E '^ticketd/(app|http/api)$$'
 	@! $(GO) list -deps ./http/... ./actors/... ./audit ./payments | grep -E '^ticketd/app$$'
+
+## lint-openapi: the served OpenAPI documents through Spectral (spectral:oas)
+## and Redocly (recommended); any error or warning fails
+# Both linters are npm packages, installed into bin/lint (git-ignored) when
+# missing, pinned to the versions current on 2026-11-25.
+SPECTRAL_VERSION := 6.16.3
+REDOCLY_VERSION  := 2.77.0
+LINTBIN := bin/lint/node_modules/.bin
+lint-openapi-deps:
+	@if [ ! -x $(LINTBIN)/spectral ] || [ ! -x $(LINTBIN)/redocly ]; then \
+	  if ! command -v npm >/dev/null 2>&1; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	      echo "installing npm (lint-openapi)"; \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; \
+	    else echo "npm is missing: install Node.js and npm to lint the OpenAPI documents"; exit 1; fi; \
+	  fi; \
+	  echo "installing spectral and redocly into bin/lint (lint-openapi)"; \
+	  npm install --prefix bin/lint --no-audit --no-fund --loglevel=error \
+	    @stoplight/spectral-cli@$(SPECTRAL_VERSION) @redocly/cli@$(REDOCLY_VERSION) >/dev/null; \
+	fi
+
+lint-openapi: lint-openapi-deps
+	$(GO) run ./cmd/openapi-dump -out bin/openapi
+	@set -e; for f in developer storefront admin; do \
+	  echo "lint-openapi: $$f (spectral)"; \
+	  $(LINTBIN)/spectral lint --quiet --fail-severity=warn -r http/openapi/lint/spectral.yaml bin/openapi/$$f.json; \
+	  echo "lint-openapi: $$f (redocly)"; \
+	  out=$$(REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true $(LINTBIN)/redocly lint --config http/openapi/lint/redocly.yaml bin/openapi/$$f.json 2>&1) \
+	    || { echo "$$out"; exit 1; }; \
+	  if echo "$$out" | grep -qE 'You have [0-9]+ warning'; then echo "$$out"; exit 1; fi; \
+	done; echo "lint-openapi: 0 errors, 0 warnings"
 
 # The browser tests drive Debian's chromium; install it when missing.
 browser-deps:

@@ -131,8 +131,8 @@ type GetPass struct {
 // RecordCheckin records a check-in at a door, by registration id or by
 // check-in code (exactly one of the two).
 type RecordCheckin struct {
-	RegistrationID string `json:"registrationId,omitempty" v:"maxLen=100"`
-	CheckinCode    string `json:"checkinCode,omitempty" v:"maxLen=100"`
+	RegistrationID string `json:"registrationId,omitempty" v:"minLen=1,maxLen=100"`
+	CheckinCode    string `json:"checkinCode,omitempty" v:"minLen=1,maxLen=100"`
 	SubjectType    string `json:"subjectType" v:"required,enum=event|session|venue"`
 	SubjectID      string `json:"subjectId,omitempty" v:"maxLen=100"`
 	Method         string `json:"method,omitempty" v:"enum=scan|manual"`
@@ -265,7 +265,7 @@ type OrderItem struct {
 type PlaceOrder struct {
 	Email          string          `json:"email" v:"required,format=email,maxLen=320"`
 	Name           string          `json:"name,omitempty" v:"maxLen=200"`
-	Items          []OrderItem     `json:"items" v:"required,maxItems=50"`
+	Items          []OrderItem     `json:"items" v:"required,minItems=1,maxItems=50"`
 	RedemptionCode string          `json:"redemptionCode,omitempty" v:"minLen=1,maxLen=64"`
 	PromotionCode  string          `json:"promotionCode,omitempty" v:"minLen=1,maxLen=64"`
 	Responses      json.RawMessage `json:"responses,omitempty"`
@@ -332,7 +332,7 @@ type SettlePayment struct {
 
 // CreateCheckoutSession creates a hosted checkout session. It holds no seat.
 type CreateCheckoutSession struct {
-	Items          []OrderItem     `json:"items" v:"required,maxItems=50"`
+	Items          []OrderItem     `json:"items" v:"required,minItems=1,maxItems=50"`
 	Email          string          `json:"email,omitempty" v:"format=email,maxLen=320"`
 	Name           string          `json:"name,omitempty" v:"maxLen=200"`
 	Responses      json.RawMessage `json:"responses,omitempty"`

@@ -482,13 +482,13 @@ func addHold(holds []Hold, kind, id string, q int) []Hold {
 // onSale checks a ticket type's status and sale window at now.
 func onSale(t *TicketTypeRec, now time.Time) error {
 	if t.Status != SellOpen {
-		return Errorf(FailedPrecondition, "ticket type %s is not on sale", t.ID)
+		return Reasonf(FailedPrecondition, ReasonNotOnSale, "ticket type %s is not on sale", t.ID)
 	}
 	if t.OpensAt != nil && now.Before(*t.OpensAt) {
-		return Errorf(FailedPrecondition, "ticket type %s is not on sale yet", t.ID)
+		return Reasonf(FailedPrecondition, ReasonSaleNotStarted, "ticket type %s is not on sale yet", t.ID)
 	}
 	if t.ClosesAt != nil && !now.Before(*t.ClosesAt) {
-		return Errorf(FailedPrecondition, "sale of ticket type %s has closed", t.ID)
+		return Reasonf(FailedPrecondition, ReasonSaleEnded, "sale of ticket type %s has closed", t.ID)
 	}
 	return nil
 }
@@ -585,7 +585,7 @@ func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, st
 				return p, "", err
 			}
 			if !unlocked(t, code) {
-				return p, "", Errorf(FailedPrecondition, "ticket type %s needs a redemption code", t.ID)
+				return p, "", Reasonf(FailedPrecondition, ReasonRedemptionCodeRequired, "ticket type %s needs a redemption code", t.ID)
 			}
 			line.Name, line.UnitPrice = t.Name, t.Price
 			holds = addHold(holds, ItemRegistrationType, t.ID, 1)
@@ -597,7 +597,7 @@ func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, st
 				return p, "", FieldError(f()+".itemId", "not an add-on of this event")
 			}
 			if a.Status != SellOpen {
-				return p, "", Errorf(FailedPrecondition, "add-on %s is not on sale", a.ID)
+				return p, "", Reasonf(FailedPrecondition, ReasonNotOnSale, "add-on %s is not on sale", a.ID)
 			}
 			line.Name, line.UnitPrice = a.Name, a.Price
 			holds = addHold(holds, ItemAddon, a.ID, it.Quantity)
@@ -607,7 +607,7 @@ func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, st
 				return p, "", FieldError(f()+".itemId", "not a bundle of this event")
 			}
 			if b.Status != SellOpen {
-				return p, "", Errorf(FailedPrecondition, "bundle %s is not on sale", b.ID)
+				return p, "", Reasonf(FailedPrecondition, ReasonNotOnSale, "bundle %s is not on sale", b.ID)
 			}
 			line.Name, line.UnitPrice = b.Name, b.Price
 			holds = addHold(holds, ItemBundle, b.ID, it.Quantity)
@@ -616,7 +616,7 @@ func (m *Machine) priceItems(now time.Time, items []OrderItem, code *CodeRec, st
 				case ItemRegistrationType:
 					t := m.s.Types[bi.ItemID]
 					if !unlocked(t, code) {
-						return p, "", Errorf(FailedPrecondition, "ticket type %s needs a redemption code", t.ID)
+						return p, "", Reasonf(FailedPrecondition, ReasonRedemptionCodeRequired, "ticket type %s needs a redemption code", t.ID)
 					}
 					holds = addHold(holds, ItemRegistrationType, bi.ItemID, bi.Quantity*it.Quantity)
 					admission = bi.ItemID
@@ -662,7 +662,7 @@ func (m *Machine) checkRoom(holds []Hold) error {
 		}
 		if free < h.Qty {
 			// Built by hand: the common answer in a drop skips Sprintf.
-			return &Error{Code: FailedPrecondition, Message: "sold out"}
+			return &Error{Code: FailedPrecondition, Reason: ReasonSoldOut, Message: "sold out"}
 		}
 	}
 	return nil
@@ -671,7 +671,7 @@ func (m *Machine) checkRoom(holds []Hold) error {
 func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error) {
 	e := m.s.Event
 	if e.Status != EventPublished {
-		return nil, nil, Errorf(FailedPrecondition, "event is %s, not published", e.Status)
+		return nil, nil, Reasonf(FailedPrecondition, notPublishedReason(e.Status), "event is %s, not published", e.Status)
 	}
 	email, err := checkEmail("email", c.Email, true)
 	if err != nil {
@@ -791,9 +791,9 @@ func (m *Machine) confirmOrder(now time.Time, c ConfirmOrder) (any, []Change, er
 		// Confirming again is harmless: answer the order as it is.
 		return m.orderView(o), nil, nil
 	case o.Status != OrderStatusOpen:
-		return nil, nil, Errorf(FailedPrecondition, "order is %s", o.Status)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonOrderNotOpen, "order is %s", o.Status)
 	case !now.Before(o.HoldUntil):
-		return nil, nil, Errorf(FailedPrecondition, "order hold has lapsed")
+		return nil, nil, Reasonf(FailedPrecondition, ReasonOrderHoldExpired, "order hold has lapsed")
 	}
 	if o.Total == 0 {
 		if c.Prepare {
@@ -857,7 +857,7 @@ func (m *Machine) cancelOrder(now time.Time, c CancelOrder) (any, []Change, erro
 	case OrderStatusCancelled, OrderStatusExpired:
 		return m.orderView(o), nil, nil
 	case OrderStatusPaid, OrderStatusRefunded:
-		return nil, nil, Errorf(FailedPrecondition, "order is %s: refunds are made in the console", o.Status)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonOrderPaid, "order is %s: refunds are made in the console", o.Status)
 	}
 	rec := *o
 	rec.Status, rec.UpdatedAt = OrderStatusCancelled, now
@@ -884,12 +884,12 @@ func (m *Machine) settlePayment(now time.Time, c SettlePayment) (any, []Change, 
 	case c.Outcome != "" && c.Outcome != "succeeded":
 		return nil, nil, Errorf(InvalidArgument, "unknown payment outcome %q", c.Outcome)
 	case c.Amount != o.Total || !strings.EqualFold(c.Currency, o.Currency):
-		return nil, nil, Reasonf(FailedPrecondition, ReasonPaymentMismatch, "payment of %s %s does not match the order total %s %s", c.Amount, c.Currency, o.Total, o.Currency)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonPaymentAmountMismatch, "payment of %s %s does not match the order total %s %s", c.Amount, c.Currency, o.Total, o.Currency)
 	case o.Status == OrderStatusExpired || o.Status == OrderStatusCancelled:
 		// The money moved after the order stopped holding (latepay.go).
 		return m.settleLate(now, o, c)
 	case o.Status != OrderStatusAwaitingPayment:
-		return nil, nil, Errorf(FailedPrecondition, "order is %s", o.Status)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonOrderNotAwaitingPayment, "order is %s", o.Status)
 	}
 	rec, changes := m.fulfil(now, o, c.DeliveryID)
 	return m.orderView(&rec), paidWith(changes, c.ProviderRef), nil
@@ -917,7 +917,7 @@ func (m *Machine) NextDeadline() (time.Time, bool) { return m.s.nextHold() }
 
 func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) (any, []Change, error) {
 	if m.s.Event.Status != EventPublished {
-		return nil, nil, Errorf(FailedPrecondition, "event is %s, not published", m.s.Event.Status)
+		return nil, nil, Reasonf(FailedPrecondition, notPublishedReason(m.s.Event.Status), "event is %s, not published", m.s.Event.Status)
 	}
 	// The hosted page places the session's order later: refuse now what
 	// it could not place then (except sold out, which may change).

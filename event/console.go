@@ -359,7 +359,7 @@ func (c PublishForm) decide(m *Machine, now time.Time) (any, []Change, error) {
 	}
 	f := cs.Forms[t.ID]
 	if f == nil {
-		return nil, nil, Errorf(FailedPrecondition, "ticket type %s has no form to publish", t.ID)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonNoFormToPublish, "ticket type %s has no form to publish", t.ID)
 	}
 	rec := *f
 	rec.Published, rec.PublishedAt, rec.UpdatedAt = slices.Clone(f.Draft), &now, now
@@ -646,7 +646,7 @@ func (m *Machine) admissionOf(items []OrderItem) string {
 func (m *Machine) createPromo(now time.Time, c CreatePromotionCode) (any, []Change, error) {
 	cs := &m.s.Console
 	if len(cs.PromoOrder) >= maxPromos {
-		return nil, nil, Errorf(FailedPrecondition, "an event has at most %d promotion codes", maxPromos)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonEventLimitReached, "an event has at most %d promotion codes", maxPromos)
 	}
 	code := normCode(c.Code)
 	if code == "" || len(code) > maxPromoCodeLen || strings.ContainsAny(code, " \t\r\n") {
@@ -888,7 +888,7 @@ func (m *Machine) putTranslation(now time.Time, c PutTranslation) (any, []Change
 	}
 	cs := &m.s.Console
 	if _, ok := cs.Translations[lang]; !ok && len(cs.Translations) >= maxLangs {
-		return nil, nil, Errorf(FailedPrecondition, "an event has at most %d languages", maxLangs)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonEventLimitReached, "an event has at most %d languages", maxLangs)
 	}
 	t := c.TranslationText
 	t.Name, t.Description = strings.TrimSpace(t.Name), strings.TrimSpace(t.Description)

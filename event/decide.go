@@ -278,7 +278,7 @@ func checkWindow(start, end *time.Time, endField, startField string) error {
 func (m *Machine) updateEvent(now time.Time, c UpdateEvent) (any, []Change, error) {
 	e := m.s.Event
 	if e.Status == EventArchived {
-		return nil, nil, Errorf(FailedPrecondition, "event is archived")
+		return nil, nil, Reasonf(FailedPrecondition, ReasonEventArchived, "event is archived")
 	}
 	if c.Name.Set && (c.Name.Null || strings.TrimSpace(c.Name.V) == "") {
 		return nil, nil, FieldError("name", "must not be empty")
@@ -308,7 +308,7 @@ func (m *Machine) updateEvent(now time.Time, c UpdateEvent) (any, []Change, erro
 			return nil, nil, err
 		}
 		if cur != e.Currency && e.OrdersTaken > 0 {
-			return nil, nil, Errorf(FailedPrecondition, "currency is locked: the event has taken orders")
+			return nil, nil, Reasonf(FailedPrecondition, ReasonCurrencyLocked, "currency is locked: the event has taken orders")
 		}
 		ch.Currency = cur
 	}
@@ -320,7 +320,7 @@ func (m *Machine) updateEvent(now time.Time, c UpdateEvent) (any, []Change, erro
 	}
 	if !sameTime(ch.StartsAt, e.StartsAt) && len(m.s.Sessions) > 0 {
 		if !c.ConfirmAgendaReset {
-			return nil, nil, Errorf(FailedPrecondition, "moving the start clears the agenda: repeat with confirmAgendaReset true")
+			return nil, nil, Reasonf(FailedPrecondition, ReasonAgendaResetUnconfirmed, "moving the start clears the agenda: repeat with confirmAgendaReset true")
 		}
 		ch.AgendaReset = true
 	}
@@ -343,7 +343,7 @@ func (m *Machine) archiveEvent(now time.Time) (any, []Change, error) {
 
 func (m *Machine) notArchived() error {
 	if m.s.Event.Status == EventArchived {
-		return Errorf(FailedPrecondition, "event is archived")
+		return Reasonf(FailedPrecondition, ReasonEventArchived, "event is archived")
 	}
 	return nil
 }
@@ -424,7 +424,7 @@ func statusMove(o Opt[string], cur string) (string, error) {
 		return "", FieldError("status", "must be draft, open, closed or archived")
 	}
 	if !sellMove(cur, o.V) {
-		return "", Errorf(FailedPrecondition, "status cannot move from %s to %s", cur, o.V)
+		return "", Reasonf(FailedPrecondition, ReasonStatusTransition, "status cannot move from %s to %s", cur, o.V)
 	}
 	return o.V, nil
 }
@@ -521,7 +521,7 @@ func notNull(fs []nullField) error {
 // confirmed, plus held): capacity is never oversold, not even on paper.
 func checkShrink(capacity *int, taken int) error {
 	if capacity != nil && *capacity < taken {
-		return Errorf(FailedPrecondition, "capacity %d is below the %d places already taken", *capacity, taken)
+		return Reasonf(FailedPrecondition, ReasonCapacityBelowTaken, "capacity %d is below the %d places already taken", *capacity, taken)
 	}
 	return nil
 }

@@ -153,7 +153,7 @@ func (m *Machine) checkHostedSession(now time.Time, id string) error {
 		return Errorf(NotFound, "checkout session not found")
 	}
 	if !now.Before(s.ExpiresAt) {
-		return Errorf(FailedPrecondition, "checkout session has expired")
+		return Reasonf(FailedPrecondition, ReasonCheckoutSessionExpired, "checkout session has expired")
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func (m *Machine) settleLate(now time.Time, o *OrderRec, c SettlePayment) (any, 
 		return m.orderView(&rec), append([]Change{OrderRetaken{At: now, ID: o.ID}}, paidWith(changes, c.ProviderRef)...), nil
 	}
 	if len(o.Refunds) >= maxRefundsPerOrder {
-		return nil, nil, Errorf(FailedPrecondition, "order has %d refunds, the most allowed", maxRefundsPerOrder)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonRefundLimitReached, "order has %d refunds, the most allowed", maxRefundsPerOrder)
 	}
 	reason := lateRefundExpired
 	if o.Status == OrderStatusCancelled {

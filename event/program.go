@@ -710,7 +710,7 @@ func optStr(o Opt[string], cur string) string {
 
 func full(n, max int, what string) error {
 	if n >= max {
-		return Errorf(FailedPrecondition, "an event has at most %d %s", max, what)
+		return Reasonf(FailedPrecondition, ReasonEventLimitReached, "an event has at most %d %s", max, what)
 	}
 	return nil
 }

@@ -47,10 +47,6 @@ const (
 	maxProviderURL  = 4000
 )
 
-// ReasonPaymentMismatch is the reason of a payment whose amount or
-// currency is not its order's: it never settles the order.
-const ReasonPaymentMismatch = "PAYMENT_AMOUNT_MISMATCH"
-
 // reasonSecondCharge is the reason recorded on the refund of a second
 // payment of a paid order.
 const reasonSecondCharge = "a second payment of an order that was already paid"
@@ -74,7 +70,7 @@ func withProvider(now time.Time, ch *OrderPaymentStarted, p *ProviderCheckout) e
 		p.URL == "" || len(p.URL) > maxProviderURL:
 		return Errorf(InvalidArgument, "payment page without provider, id or url, or over their bounds")
 	case !p.HoldUntil.After(now):
-		return Errorf(FailedPrecondition, "the payment page expires before now")
+		return Reasonf(FailedPrecondition, ReasonPaymentPageExpired, "the payment page expires before now")
 	}
 	ch.HoldUntil, ch.Provider, ch.ProviderRef, ch.ProviderURL = p.HoldUntil.UTC(), p.Provider, p.Ref, p.URL
 	return nil
@@ -126,7 +122,7 @@ func (m *Machine) refundSecondCharge(now time.Time, o *OrderRec, c SettlePayment
 		return nil, nil, Errorf(InvalidArgument, "a payment of %s %s", c.Amount, c.Currency)
 	}
 	if len(o.Refunds) >= maxRefundsPerOrder {
-		return nil, nil, Errorf(FailedPrecondition, "order has %d refunds, the most allowed", maxRefundsPerOrder)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonRefundLimitReached, "order has %d refunds, the most allowed", maxRefundsPerOrder)
 	}
 	ch := RefundRequested{
 		At: now, OrderID: o.ID, RefundID: m.newID("rf_"), Amount: c.Amount, Reason: reasonSecondCharge, Force: true,

@@ -276,10 +276,10 @@ func (m *Machine) refundable(now time.Time, o *OrderRec, force bool) (Money, err
 	}
 	p := m.refundPolicy()
 	if !p.Refundable {
-		return 0, Errorf(FailedPrecondition, "the event's refund policy allows no refunds (force overrides)")
+		return 0, Reasonf(FailedPrecondition, ReasonRefundNotAllowed, "the event's refund policy allows no refunds (force overrides)")
 	}
 	if d := m.refundDeadline(p); d != nil && !now.Before(*d) {
-		return 0, Errorf(FailedPrecondition, "the refund deadline %s has passed (force overrides)", d.UTC().Format(time.RFC3339))
+		return 0, Reasonf(FailedPrecondition, ReasonRefundDeadlinePassed, "the refund deadline %s has passed (force overrides)", d.UTC().Format(time.RFC3339))
 	}
 	// The fee is kept once per order, rounded down in the buyer's favour.
 	left -= o.Total * Money(p.FeePercent) / 100
@@ -301,17 +301,17 @@ func (m *Machine) requestRefund(now time.Time, c RequestRefund) (any, []Change, 
 		}
 	}
 	if c.ResumeID != "" {
-		return nil, nil, Errorf(FailedPrecondition, "refund %s is not pending", c.ResumeID)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonRefundNotPending, "refund %s is not pending", c.ResumeID)
 	}
 	switch {
 	case o.Status == OrderStatusRefunded:
-		return nil, nil, Errorf(FailedPrecondition, "order is already refunded")
+		return nil, nil, Reasonf(FailedPrecondition, ReasonOrderRefunded, "order is already refunded")
 	case o.Status != OrderStatusPaid:
-		return nil, nil, Errorf(FailedPrecondition, "order is %s: only paid orders are refunded", o.Status)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonOrderNotPaid, "order is %s: only paid orders are refunded", o.Status)
 	case o.Total == 0 || o.PaymentID == "":
-		return nil, nil, Errorf(FailedPrecondition, "a free order has no payment to refund: cancel its registration instead")
+		return nil, nil, Reasonf(FailedPrecondition, ReasonOrderFree, "a free order has no payment to refund: cancel its registration instead")
 	case len(o.Refunds) >= maxRefundsPerOrder:
-		return nil, nil, Errorf(FailedPrecondition, "order has %d refunds, the most allowed", maxRefundsPerOrder)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonRefundLimitReached, "order has %d refunds, the most allowed", maxRefundsPerOrder)
 	}
 	reason := strings.TrimSpace(c.Reason)
 	if len(reason) > maxRefundReason {
@@ -322,7 +322,7 @@ func (m *Machine) requestRefund(now time.Time, c RequestRefund) (any, []Change, 
 		return nil, nil, err
 	}
 	if left <= 0 {
-		return nil, nil, Errorf(FailedPrecondition, "nothing left to refund on this order")
+		return nil, nil, Reasonf(FailedPrecondition, ReasonNothingToRefund, "nothing left to refund on this order")
 	}
 	amount := left
 	if c.Amount != nil {

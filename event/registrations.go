@@ -91,7 +91,7 @@ func (m *Machine) createRegistration(now time.Time, c CreateRegistration) (any, 
 		// API registrations go on open types only: a draft, closed or
 		// archived type is not taking people.
 		if t.Status != SellOpen {
-			return nil, nil, Errorf(FailedPrecondition, "ticket type is %s, not open", t.Status)
+			return nil, nil, Reasonf(FailedPrecondition, ReasonNotOnSale, "ticket type is %s, not open", t.Status)
 		}
 		switch {
 		case t.RequiresApproval:
@@ -100,7 +100,7 @@ func (m *Machine) createRegistration(now time.Time, c CreateRegistration) (any, 
 		case t.AllowWaitlist:
 			status = RegWaitlisted
 		default:
-			return nil, nil, Errorf(FailedPrecondition, "sold out")
+			return nil, nil, Reasonf(FailedPrecondition, ReasonSoldOut, "sold out")
 		}
 	}
 	ch := RegistrationCreated{
@@ -143,7 +143,7 @@ func (m *Machine) approveRegistration(now time.Time, c ApproveRegistration) (any
 		return nil, nil, err
 	}
 	if r.Status != RegPending {
-		return nil, nil, Errorf(FailedPrecondition, "registration is %s, not pending", r.Status)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonRegistrationNotPending, "registration is %s, not pending", r.Status)
 	}
 	status := RegConfirmed
 	if r.TypeID != "" {
@@ -153,7 +153,7 @@ func (m *Machine) approveRegistration(now time.Time, c ApproveRegistration) (any
 		case t.AllowWaitlist:
 			status = RegWaitlisted
 		default:
-			return nil, nil, Errorf(FailedPrecondition, "sold out")
+			return nil, nil, Reasonf(FailedPrecondition, ReasonSoldOut, "sold out")
 		}
 	}
 	v, ch := m.statusChange(now, r, status, "")
@@ -170,7 +170,7 @@ func (m *Machine) rejectRegistration(now time.Time, c RejectRegistration) (any, 
 		return nil, nil, err
 	}
 	if r.Status != RegPending {
-		return nil, nil, Errorf(FailedPrecondition, "registration is %s, not pending", r.Status)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonRegistrationNotPending, "registration is %s, not pending", r.Status)
 	}
 	v, ch := m.statusChange(now, r, RegRejected, strings.TrimSpace(c.Reason))
 	return v, []Change{ch}, nil
@@ -182,7 +182,7 @@ func (m *Machine) cancelRegistration(now time.Time, c CancelRegistration) (any, 
 		return nil, nil, err
 	}
 	if r.Status == RegCancelled {
-		return nil, nil, Errorf(FailedPrecondition, "registration is already cancelled")
+		return nil, nil, Reasonf(FailedPrecondition, ReasonRegistrationCancelled, "registration is already cancelled")
 	}
 	v, ch := m.statusChange(now, r, RegCancelled, "")
 	changes := []Change{ch}
@@ -253,7 +253,7 @@ func (m *Machine) recordCheckin(now time.Time, c RecordCheckin) (any, []Change, 
 		return nil, nil, err
 	}
 	if r.Status != RegConfirmed {
-		return nil, nil, Errorf(FailedPrecondition, "registration is %s, not confirmed", r.Status)
+		return nil, nil, Reasonf(FailedPrecondition, ReasonRegistrationNotConfirmed, "registration is %s, not confirmed", r.Status)
 	}
 	ch := CheckedIn{At: now, ID: m.newID("chk_"), RegID: r.ID, SubjectType: c.SubjectType, SubjectID: subjectID, Method: method}
 	rec := CheckinRec{ID: ch.ID, RegID: r.ID, SubjectType: ch.SubjectType, SubjectID: subjectID, Method: method, At: now}

@@ -220,7 +220,7 @@ func (c JoinWaitlist) decide(m *Machine, now time.Time) (any, []Change, error) {
 	}
 	t := m.waitlistOf(s, now)
 	if t == nil {
-		return nil, nil, Reasonf(FailedPrecondition, "WAITLIST_NOT_OFFERED", "this checkout offers no waitlist")
+		return nil, nil, Reasonf(FailedPrecondition, ReasonWaitlistNotOffered, "this checkout offers no waitlist")
 	}
 	return m.createRegistration(now, CreateRegistration{Email: c.Email, Name: c.Name, RegistrationTypeID: t.ID})
 }

@@ -183,7 +183,7 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 		return errors.New("timestamp must be an RFC 3339 string")
 	}
 	v, err := time.Parse(time.RFC3339, s)
-	if err != nil {
+	if err != nil || len(s) > 35 { // 35: nanoseconds and an offset; the schema's maxLength
 		return errors.New("timestamp must be RFC 3339, e.g. 2026-08-22T10:00:00Z")
 	}
 	if v.Year() < 1970 || v.Year() > 9999 {
@@ -195,7 +195,7 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 
 // JSONSchema documents Time for the OpenAPI generator.
 func (Time) JSONSchema() map[string]any {
-	return map[string]any{"type": "string", "format": "date-time"}
+	return map[string]any{"type": "string", "format": "date-time", "maxLength": 35}
 }
 
 // tp returns a wire timestamp for an optional instant: nil stays nil so the

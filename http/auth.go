@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"ticketd/event"
 )
 
 // Principal is who a request acts for, as the Authenticator found it.
@@ -99,7 +101,7 @@ func (s *Server) authAllowed(rc *fasthttp.RequestCtx, ip netip.Addr, now time.Ti
 		return true
 	}
 	rc.Response.Header.Set("Retry-After", strconv.Itoa(retry))
-	s.writeError(rc, httpError(429, "too many failed authentication attempts, retry after "+strconv.Itoa(retry)+" seconds"))
+	s.writeError(rc, httpError(429, "too many failed authentication attempts, retry after "+strconv.Itoa(retry)+" seconds").WithReason(event.ReasonAuthThrottled))
 	return false
 }
 

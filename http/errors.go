@@ -22,6 +22,13 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
+// WithReason sets e's reason (a name from the event package's catalogue)
+// and returns e.
+func (e *Error) WithReason(reason string) *Error {
+	e.Reason = reason
+	return e
+}
+
 // httpError returns an *Error with the given HTTP status.
 func httpError(status int, msg string, details ...event.Detail) *Error {
 	return &Error{Status: status, Message: msg, Details: details}
@@ -62,7 +69,7 @@ func statusName(status int) string {
 		return "FAILED_PRECONDITION"
 	case 429:
 		return "RESOURCE_EXHAUSTED"
-	case 503:
+	case 502, 503:
 		return "UNAVAILABLE"
 	default:
 		if status >= 400 && status < 500 {
@@ -84,7 +91,7 @@ type ErrorObject struct {
 	Status  string         `json:"status"`
 	Message string         `json:"message"`
 	Details []event.Detail `json:"details,omitempty"`
-	Reason  string         `json:"reason,omitempty"`
+	Reason  string         `json:"reason"`
 }
 
 // errorResponse turns any handler error into a status and an envelope.
@@ -105,7 +112,7 @@ func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
 		env.Error = ErrorObject{Code: status, Status: statusName(status), Message: ee.Message, Details: ee.Details, Reason: ee.Reason}
 	case errors.Is(err, context.DeadlineExceeded):
 		status = 503
-		env.Error = ErrorObject{Code: 503, Status: statusName(503), Message: "the service is busy, retry later"}
+		env.Error = ErrorObject{Code: 503, Status: statusName(503), Message: "the service is busy, retry later", Reason: event.ReasonServiceBusy}
 		internal = true
 	case errors.Is(err, persistence.ErrFailed):
 		// A handler that reads or writes the store itself (idempotency,
@@ -118,6 +125,11 @@ func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
 	}
 	if status < 400 || status > 599 {
 		return 500, internalEnvelope(), true
+	}
+	if env.Error.Reason == "" {
+		// Every answer names its cause; an error that names none gets
+		// the generic reason of its status.
+		env.Error.Reason = event.DefaultReason(status)
 	}
 	return status, env, internal || status >= 500
 }
@@ -159,7 +171,7 @@ func wrapsHTTPError(e *event.Error) bool {
 }
 
 func internalEnvelope() ErrorEnvelope {
-	return ErrorEnvelope{Error: ErrorObject{Code: 500, Status: "INTERNAL", Message: "internal error"}}
+	return ErrorEnvelope{Error: ErrorObject{Code: 500, Status: "INTERNAL", Message: "internal error", Reason: event.ReasonInternal}}
 }
 
 // appendErrorJSON appends an envelope without reflection: the error paths

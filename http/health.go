@@ -4,14 +4,12 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ticketd/actors"
+	"ticketd/event"
 )
 
-// reasonStorageUnavailable is the error reason of every answer refused
-// because the store failed (see persistence, "Storage faults").
-const reasonStorageUnavailable = "STORAGE_UNAVAILABLE"
-
-// errStorageUnavailable is the answer while writes cannot be made durable.
-var errStorageUnavailable = &Error{Status: 503, Reason: reasonStorageUnavailable,
+// errStorageUnavailable is the answer while writes cannot be made durable
+// (see persistence, "Storage faults").
+var errStorageUnavailable = &Error{Status: 503, Reason: event.ReasonStorageUnavailable,
 	Message: "storage unavailable: writes cannot be made durable; the service restarts to recover, retry shortly"}
 
 // registerHealth serves GET /healthz (200 while the process runs) and GET

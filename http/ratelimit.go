@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"ticketd/event"
 )
 
 // rateLimiter counts requests in fixed one-minute windows aligned to the
@@ -146,7 +148,7 @@ func (s *Server) limit(c *Ctx) bool {
 	}
 	setRateHeaders(c.rc, res)
 	if !res.ok {
-		s.writeError(c.rc, httpError(429, "rate limit exceeded, retry after "+strconv.Itoa(res.reset)+" seconds"))
+		s.writeError(c.rc, httpError(429, "rate limit exceeded, retry after "+strconv.Itoa(res.reset)+" seconds").WithReason(event.ReasonRateLimited))
 		return false
 	}
 	return true

@@ -1,5 +1,13 @@
 package http
 
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"ticketd/event"
+)
+
 // This file is the contract shared by the server (server.go and friends), the
 // OpenAPI generator (openapi*.go) and the endpoint files (routes_*.go): every
 // endpoint is one Route value, and both the router and the OpenAPI documents
@@ -59,3 +67,37 @@ type Route struct {
 // c.SetStatus chose an AltSuccess) or an error: *event.Error values map to
 // their status through the one map in errors.go; anything else is a 500.
 type HandlerFunc func(c *Ctx) (any, error)
+
+// MaxPathParamLen bounds every path parameter (an id, an order number, a
+// language tag), in characters after unescaping; the OpenAPI documents say
+// it as maxLength and a longer one answers 400.
+const MaxPathParamLen = 100
+
+// pathParamNames returns the parameter names of a router pattern, in order.
+func pathParamNames(p string) []string {
+	var names []string
+	for {
+		i := strings.IndexByte(p, '{')
+		if i < 0 {
+			return names
+		}
+		j := strings.IndexByte(p[i:], '}')
+		if j < 0 {
+			return names
+		}
+		name, _, _ := strings.Cut(p[i+1:i+j], ":")
+		names = append(names, name)
+		p = p[i+j:]
+	}
+}
+
+// checkPathParams refuses a path parameter longer than MaxPathParamLen.
+func checkPathParams(c *Ctx, names []string) error {
+	for _, n := range names {
+		if v := c.Param(n); utf8.RuneCountInString(v) > MaxPathParamLen {
+			reason := "at most " + strconv.Itoa(MaxPathParamLen) + " characters"
+			return httpError(400, n+": "+reason, event.Detail{Field: n, Reason: reason})
+		}
+	}
+	return nil
+}

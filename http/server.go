@@ -362,13 +362,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) routeHandler(r *Route) fasthttp.RequestHandler {
-	return func(rc *fasthttp.RequestCtx) { s.serve(rc, r) }
+	params := pathParamNames(r.Path)
+	return func(rc *fasthttp.RequestCtx) { s.serve(rc, r, params) }
 }
 
 // serve runs the pipeline of a table route: authenticate, check origin,
 // rate limit, pick the version, claim the idempotency key, run the handler,
 // write the answer.
-func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
+func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 	st := s.begin(rc)
 	c := s.ctxPool.Get().(*Ctx)
 	c.rc, c.srv, c.route, c.now, c.ip, c.requestID = rc, s, r, st.at, st.ip, st.requestID
@@ -426,7 +427,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
 			if !ok {
 				rc.Response.Header.Set(versionHeader, pinned)
 				s.writeError(rc, httpError(400, "unknown API version "+strconv.Quote(string(truncate(hv, 64))),
-					event.Detail{Field: versionHeader, Reason: "must be one of 2026-03-15, 2026-08-22"}))
+					event.Detail{Field: versionHeader, Reason: "must be one of 2026-03-15, 2026-08-22"}).WithReason(event.ReasonUnknownAPIVersion))
 				return
 			}
 			c.version = v
@@ -436,6 +437,10 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route) {
 		}
 	}
 	if r.Surface != Public && !s.limit(c) {
+		return
+	}
+	if err := checkPathParams(c, params); err != nil {
+		s.writeError(rc, err)
 		return
 	}
 	idemKey := rc.Request.Header.Peek("Idempotency-Key")
@@ -458,10 +463,10 @@ func (s *Server) serveIdempotent(c *Ctx, key string) {
 	state, stored := s.idem.Begin(c.principal.KeyID, key, fp, c.now)
 	switch state {
 	case IdemMismatch:
-		s.writeError(rc, httpError(422, "this idempotency key was already used with another request"))
+		s.writeError(rc, httpError(422, "this idempotency key was already used with another request").WithReason(event.ReasonIdempotencyKeyReused))
 		return
 	case IdemInFlight:
-		s.writeError(rc, httpError(409, "a request with this idempotency key is in progress"))
+		s.writeError(rc, httpError(409, "a request with this idempotency key is in progress").WithReason(event.ReasonIdempotencyKeyInProgress))
 		return
 	case IdemReplay:
 		rc.SetStatusCode(stored.Status)
@@ -569,7 +574,7 @@ func (s *Server) writeError(rc *fasthttp.RequestCtx, err error) {
 func (s *Server) notFound(rc *fasthttp.RequestCtx) {
 	st := s.begin(rc)
 	s.echoVersionUnrouted(rc)
-	s.writeError(rc, httpError(404, "no such path"))
+	s.writeError(rc, httpError(404, "no such path").WithReason(event.ReasonPathNotFound))
 	s.finish(rc, st, nil, nil, false)
 }
 
@@ -578,7 +583,7 @@ func (s *Server) notFound(rc *fasthttp.RequestCtx) {
 func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
 	st := s.begin(rc)
 	s.echoVersionUnrouted(rc)
-	s.writeError(rc, httpError(405, "method "+string(truncate(rc.Method(), 16))+" is not allowed on this path"))
+	s.writeError(rc, httpError(405, "method "+string(truncate(rc.Method(), 16))+" is not allowed on this path").WithReason(event.ReasonMethodNotAllowed))
 	s.finish(rc, st, nil, nil, false)
 }
 
@@ -590,13 +595,13 @@ func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
 	s.echoVersionUnrouted(rc)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		drainBody(rc.Conn(), rc.Request.Header.ContentLength(), 8*s.cfg.MaxBodyBytes)
-		s.writeError(rc, httpError(413, "request body exceeds "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes"))
+		s.writeError(rc, httpError(413, "request body exceeds "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes").WithReason(event.ReasonPayloadTooLarge))
 	} else if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		// A silent or trickling client, or an idle connection reclaimed.
 		rc.SetConnectionClose()
-		s.writeError(rc, httpError(408, "request not received in time"))
+		s.writeError(rc, httpError(408, "request not received in time").WithReason(event.ReasonRequestTimeout))
 	} else {
-		s.writeError(rc, httpError(400, "malformed HTTP request"))
+		s.writeError(rc, httpError(400, "malformed HTTP request").WithReason(event.ReasonMalformedRequest))
 	}
 	s.finish(rc, st, nil, nil, false)
 }

@@ -326,7 +326,7 @@ func TestAPIOrders(t *testing.T) {
 		apiWant400(t, s.c.Do("POST", s.path("/orders"), map[string]any{"email": "pair@example.com", "items": pair}), "items")
 		apiWant400(t, s.c.AllowInvalidRequest().Do("POST", s.path("/orders"), map[string]any{"items": apiTicket(free)}), "email")
 		apiWant400(t, s.c.AllowInvalidRequest().Do("POST", s.path("/orders"), map[string]any{"email": "x@example.com"}), "items")
-		apiWant400(t, s.c.Do("POST", s.path("/orders"), map[string]any{"email": "x@example.com", "items": []any{}}), "items")
+		apiWant400(t, s.c.AllowInvalidRequest().Do("POST", s.path("/orders"), map[string]any{"email": "x@example.com", "items": []any{}}), "items")
 		apiWant400(t, s.order(t, "tt_nope", "x@example.com", nil), "items[0].itemId")
 		assert.EqualValues(t, 0, apiAvailability(t, s.c, s.ev, free)["held"])
 

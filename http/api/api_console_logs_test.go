@@ -160,7 +160,7 @@ func TestAPIConsoleLogs(t *testing.T) {
 		assert.Empty(t, apiData(t, apiWant(t, adm.Do("GET", base+"/"+id+"/deliveries", nil), 200)))
 
 		apiWant400(t, adm.Do("POST", base, map[string]any{"url": "ftp://x.example/in", "eventTypes": []string{"order.paid"}}), "url")
-		apiWant400(t, adm.Do("POST", base, map[string]any{"url": "https://x.example/in", "eventTypes": []string{"nope"}}), "eventTypes")
+		apiWant400(t, adm.AllowInvalidRequest().Do("POST", base, map[string]any{"url": "https://x.example/in", "eventTypes": []string{"nope"}}), "eventTypes")
 
 		// Another unit's path never reaches this endpoint.
 		obase := "/admin/v1/business-units/" + other.ID + "/webhook-endpoints"

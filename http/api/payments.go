@@ -49,7 +49,7 @@ func (a *api) paymentWebhook(rc *fasthttp.RequestCtx) {
 	body := rc.PostBody()
 	sig := string(rc.Request.Header.Peek(payments.SignatureHeader))
 	if err := a.sandbox.Verify(sig, body, a.now()); err != nil {
-		a.srv.WriteError(rc, thttp.NewError(400, "webhook signature refused: "+err.Error()))
+		a.srv.WriteError(rc, thttp.NewError(400, "webhook signature refused: "+err.Error()).WithReason(event.ReasonWebhookSignatureInvalid))
 		return
 	}
 	w, err := payments.ParseWebhook(body)

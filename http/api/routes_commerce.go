@@ -9,7 +9,6 @@ import (
 // codes, add-ons, bundles, orders and checkout sessions.
 func (a *api) commerceRoutes() []thttp.Route {
 	dev := func(r thttp.Route) thttp.Route { r.Surface = thttp.Developer; return r }
-	id := func(c *thttp.Ctx) string { return c.Param("id") }
 	ref := func(c *thttp.Ctx) string { return c.Param("orderNumber") }
 	return []thttp.Route{
 		// Redemption codes.
@@ -24,9 +23,9 @@ func (a *api) commerceRoutes() []thttp.Route {
 			Summary: "Validate a buyer's code: the ticket it unlocks (hidden ones included), perks, discounted price; every invalid code answers the same 404",
 			Query:   event.LookupCode{}, Success: 200, Response: event.CodeLookup{}, Errors: []int{400, 404},
 			Handle: eventCmd[event.LookupCode](a, nil)}),
-		dev(thttp.Route{Method: "POST", Path: "/v1/events/{eventId}/redemption-codes/{id}/disable", OperationID: "disableRedemptionCode", Tag: "Redemption codes",
+		dev(thttp.Route{Method: "POST", Path: "/v1/events/{eventId}/redemption-codes/{codeId}/disable", OperationID: "disableRedemptionCode", Tag: "Redemption codes",
 			Summary: "Disable a redemption code (codes are never deleted)", Success: 200, Response: event.RedemptionCode{},
-			Errors: errsRead, Handle: eventCmd(a, func(c *thttp.Ctx, cmd *event.DisableCode) { cmd.ID = id(c) })}),
+			Errors: errsRead, Handle: eventCmd(a, func(c *thttp.Ctx, cmd *event.DisableCode) { cmd.ID = c.Param("codeId") })}),
 
 		// Add-ons.
 		dev(thttp.Route{Method: "GET", Path: "/v1/events/{eventId}/addons", OperationID: "listAddons", Tag: "Add-ons",
@@ -35,13 +34,13 @@ func (a *api) commerceRoutes() []thttp.Route {
 		dev(thttp.Route{Method: "POST", Path: "/v1/events/{eventId}/addons", OperationID: "createAddon", Tag: "Add-ons",
 			Summary: "Create an add-on (as draft)", Body: event.CreateAddon{}, Success: 201, Response: event.Addon{},
 			Errors: errsAll, Handle: eventCmd[event.CreateAddon](a, nil)}),
-		dev(thttp.Route{Method: "GET", Path: "/v1/events/{eventId}/addons/{id}", OperationID: "getAddon", Tag: "Add-ons",
+		dev(thttp.Route{Method: "GET", Path: "/v1/events/{eventId}/addons/{addonId}", OperationID: "getAddon", Tag: "Add-ons",
 			Summary: "Get an add-on", Success: 200, Response: event.Addon{}, Errors: errsRead,
-			Handle: eventCmd(a, func(c *thttp.Ctx, cmd *event.GetAddon) { cmd.ID = id(c) })}),
-		dev(thttp.Route{Method: "PATCH", Path: "/v1/events/{eventId}/addons/{id}", OperationID: "updateAddon", Tag: "Add-ons",
+			Handle: eventCmd(a, func(c *thttp.Ctx, cmd *event.GetAddon) { cmd.ID = c.Param("addonId") })}),
+		dev(thttp.Route{Method: "PATCH", Path: "/v1/events/{eventId}/addons/{addonId}", OperationID: "updateAddon", Tag: "Add-ons",
 			Summary: "Update an add-on; status moves draft -> open <-> closed -> archived", Body: event.UpdateAddon{},
 			Success: 200, Response: event.Addon{}, Errors: errsAll,
-			Handle: eventCmd(a, func(c *thttp.Ctx, cmd *event.UpdateAddon) { cmd.ID = id(c) })}),
+			Handle: eventCmd(a, func(c *thttp.Ctx, cmd *event.UpdateAddon) { cmd.ID = c.Param("addonId") })}),
 
 		// Bundles.
 		dev(thttp.Route{Method: "GET", Path: "/v1/events/{eventId}/bundles", OperationID: "listBundles", Tag: "Bundles",
@@ -51,13 +50,13 @@ func (a *api) commerceRoutes() []thttp.Route {
 			Summary: "Create a bundle (as draft); every item must be a ticket type or add-on of the event",
 			Body:    event.CreateBundle{}, Success: 201, Response: event.Bundle{}, Errors: errsAll,
 			Handle: eventCmd[event.CreateBundle](a, nil)}),
-		dev(thttp.Route{Method: "GET", Path: "/v1/events/{eventId}/bundles/{id}", OperationID: "getBundle", Tag: "Bundles",
+		dev(thttp.Route{Method: "GET", Path: "/v1/events/{eventId}/bundles/{bundleId}", OperationID: "getBundle", Tag: "Bundles",
 			Summary: "Get a bundle", Success: 200, Response: event.Bundle{}, Errors: errsRead,
-			Handle: eventCmd(a, func(c *thttp.Ctx, cmd *event.GetBundle) { cmd.ID = id(c) })}),
-		dev(thttp.Route{Method: "PATCH", Path: "/v1/events/{eventId}/bundles/{id}", OperationID: "updateBundle", Tag: "Bundles",
+			Handle: eventCmd(a, func(c *thttp.Ctx, cmd *event.GetBundle) { cmd.ID = c.Param("bundleId") })}),
+		dev(thttp.Route{Method: "PATCH", Path: "/v1/events/{eventId}/bundles/{bundleId}", OperationID: "updateBundle", Tag: "Bundles",
 			Summary: "Update a bundle", Body: event.UpdateBundle{}, Success: 200, Response: event.Bundle{}, Errors: errsAll,
-			Handle: eventCmd(a, func(c *thttp.Ctx, cmd *event.UpdateBundle) { cmd.ID = id(c) })}),
-		dev(thttp.Route{Method: "PUT", Path: "/v1/events/{eventId}/bundles/{id}/items", OperationID: "replaceBundleItems", Tag: "Bundles",
+			Handle: eventCmd(a, func(c *thttp.Ctx, cmd *event.UpdateBundle) { cmd.ID = c.Param("bundleId") })}),
+		dev(thttp.Route{Method: "PUT", Path: "/v1/events/{eventId}/bundles/{bundleId}/items", OperationID: "replaceBundleItems", Tag: "Bundles",
 			Summary: "Replace a bundle's whole contents", Body: []event.BundleItem{}, Success: 200, Response: event.Bundle{},
 			Errors: errsAll, Handle: a.replaceBundleItems}),
 
@@ -97,5 +96,5 @@ func (a *api) replaceBundleItems(c *thttp.Ctx) (any, error) {
 	if err := c.Bind(&items); err != nil {
 		return nil, err
 	}
-	return a.ask(id, event.ReplaceBundleItems{ID: c.Param("id"), Items: items})
+	return a.ask(id, event.ReplaceBundleItems{ID: c.Param("bundleId"), Items: items})
 }

@@ -17,7 +17,7 @@ func (a *api) consoleSalesRoutes() []thttp.Route {
 	// Writes on an archived event are 412, like the other console records.
 	errsConsoleWrite := []int{400, 404, 412}
 	typeID := func(c *thttp.Ctx) string { return c.Param("typeId") }
-	id := func(c *thttp.Ctx) string { return c.Param("id") }
+	id := func(c *thttp.Ctx) string { return c.Param("promotionCodeId") }
 	lang := func(c *thttp.Ctx) string { return c.Param("lang") }
 	form := "/admin/v1/events/{eventId}/ticket-types/{typeId}/form"
 	promos := "/admin/v1/events/{eventId}/promotion-codes"
@@ -44,14 +44,14 @@ func (a *api) consoleSalesRoutes() []thttp.Route {
 			Summary: "List the event's promotion codes", Query: event.ListPromotionCodes{}, Success: 200,
 			Response: event.List[event.PromotionCode]{}, Errors: []int{400, 404},
 			Handle: adminEventCmd[event.ListPromotionCodes](a, nil)}),
-		adm(thttp.Route{Method: "GET", Path: promos + "/{id}", OperationID: "getPromotionCode", Tag: "Promotion codes",
+		adm(thttp.Route{Method: "GET", Path: promos + "/{promotionCodeId}", OperationID: "getPromotionCode", Tag: "Promotion codes",
 			Summary: "Get a promotion code", Success: 200, Response: event.PromotionCode{}, Errors: errsRead,
 			Handle: adminEventCmd(a, func(c *thttp.Ctx, cmd *event.GetPromotionCode) { cmd.ID = id(c) })}),
-		adm(thttp.Route{Method: "PATCH", Path: promos + "/{id}", OperationID: "updatePromotionCode", Tag: "Promotion codes",
+		adm(thttp.Route{Method: "PATCH", Path: promos + "/{promotionCodeId}", OperationID: "updatePromotionCode", Tag: "Promotion codes",
 			Summary: "Update maxUses, expiresAt, appliesTo or active; absent fields stay, null clears", Body: event.UpdatePromotionCode{},
 			Success: 200, Response: event.PromotionCode{}, Errors: errsConsoleWrite,
 			Handle: adminEventCmd(a, func(c *thttp.Ctx, cmd *event.UpdatePromotionCode) { cmd.ID = id(c) })}),
-		adm(thttp.Route{Method: "DELETE", Path: promos + "/{id}", OperationID: "deletePromotionCode", Tag: "Promotion codes",
+		adm(thttp.Route{Method: "DELETE", Path: promos + "/{promotionCodeId}", OperationID: "deletePromotionCode", Tag: "Promotion codes",
 			Summary: "Disable a promotion code (orders keep referring to it); answers the record", Success: 200,
 			Response: event.PromotionCode{}, Errors: []int{404, 412},
 			Handle: adminEventCmd(a, func(c *thttp.Ctx, cmd *event.DeletePromotionCode) { cmd.ID = id(c) })}),

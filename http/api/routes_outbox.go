@@ -35,7 +35,7 @@ type OutboxMail struct {
 
 	// The delivery state: mail the SMTP server refused for now waits for
 	// its next attempt, mail it refused for good is parked until retried.
-	ID            string      `json:"id" doc:"The entry's id, for POST /admin/v1/outbox/{id}/retry."`
+	ID            string      `json:"id" doc:"The entry's id, for POST /admin/v1/outbox/{entryId}/retry."`
 	Status        string      `json:"status" v:"enum=pending|retrying|parked" doc:"pending: not tried yet; retrying: refused for now (a 4xx answer or a lost connection), tried again at nextAttemptAt; parked: refused for good (a 5xx answer), sent again only after a retry request."`
 	Attempts      int         `json:"attempts" doc:"Failed delivery attempts so far."`
 	LastError     *string     `json:"lastError" doc:"The SMTP server's answer to the last failed attempt."`
@@ -76,7 +76,7 @@ func (a *api) listOutbox(c *thttp.Ctx) (any, error) {
 	}
 	ob := a.outbox()
 	if ob == nil {
-		return nil, thttp.NewError(503, "the outbox is not available")
+		return nil, thttp.NewError(503, "the outbox is not available").WithReason(event.ReasonOutboxUnavailable)
 	}
 	got, err := ob.Pending(after, q.Limit+1)
 	if err != nil {

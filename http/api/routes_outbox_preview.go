@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"strings"
+	"ticketd/event"
 
 	thttp "ticketd/http"
 	"ticketd/mail"
@@ -40,7 +41,7 @@ type OutboxAttachment struct {
 }
 
 func (a *api) outboxPreviewRoute() thttp.Route {
-	return thttp.Route{Method: "GET", Path: "/admin/v1/outbox/{id}/preview", OperationID: "previewOutboxMail", Tag: "Mail",
+	return thttp.Route{Method: "GET", Path: "/admin/v1/outbox/{entryId}/preview", OperationID: "previewOutboxMail", Tag: "Mail",
 		Summary: "Render a queued email as it would be sent now, without sending it (JSON, or the raw message with format=eml)",
 		Surface: thttp.Admin, Query: OutboxPreviewQuery{}, Success: 200, Response: OutboxPreview{}, Errors: []int{400, 404, 412},
 		Handle: a.previewOutboxMail}
@@ -55,7 +56,7 @@ func (a *api) previewOutboxMail(c *thttp.Ctx) (any, error) {
 	if ob == nil {
 		return nil, thttp.NewError(503, "the outbox is not available")
 	}
-	e, raw, err := ob.Preview(strings.ReplaceAll(c.Param("id"), ".", "/"))
+	e, raw, err := ob.Preview(strings.ReplaceAll(c.Param("entryId"), ".", "/"))
 	switch {
 	case errors.Is(err, outbox.ErrNotFound):
 		return nil, thttp.NewError(404, "no such outbox entry (delivered already, or never owed)")
@@ -63,7 +64,7 @@ func (a *api) previewOutboxMail(c *thttp.Ctx) (any, error) {
 		// The entry is there and cannot be rendered: the reason it would
 		// be parked, which is what the operator came to see.
 		he := thttp.NewError(412, "the entry cannot be rendered: "+err.Error())
-		he.Reason = "OUTBOX_MAIL_UNRENDERABLE"
+		he.Reason = event.ReasonOutboxMailUnrenderable
 		return nil, he
 	case err != nil:
 		return nil, err

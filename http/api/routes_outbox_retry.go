@@ -11,7 +11,7 @@ import (
 )
 
 func (a *api) outboxRetryRoutes() []thttp.Route {
-	return []thttp.Route{{Method: "POST", Path: "/admin/v1/outbox/{id}/retry", OperationID: "retryOutboxMail", Tag: "Mail",
+	return []thttp.Route{{Method: "POST", Path: "/admin/v1/outbox/{entryId}/retry", OperationID: "retryOutboxMail", Tag: "Mail",
 		Summary: "Send a parked email again now (after fixing what the SMTP server refused)",
 		Surface: thttp.Admin, Success: 200, Response: OutboxMail{}, Errors: []int{404, 409},
 		Handle: a.retryOutboxMail}}
@@ -47,14 +47,14 @@ func outboxView(m mail.Entry) OutboxMail {
 func (a *api) retryOutboxMail(c *thttp.Ctx) (any, error) {
 	ob := a.outbox()
 	if ob == nil {
-		return nil, thttp.NewError(503, "the outbox is not available")
+		return nil, thttp.NewError(503, "the outbox is not available").WithReason(event.ReasonOutboxUnavailable)
 	}
-	e, err := ob.Retry(strings.ReplaceAll(c.Param("id"), ".", "/"))
+	e, err := ob.Retry(strings.ReplaceAll(c.Param("entryId"), ".", "/"))
 	switch {
 	case errors.Is(err, outbox.ErrNotFound):
 		return nil, thttp.NewError(404, "no such outbox entry (delivered already, or never owed)")
 	case errors.Is(err, outbox.ErrNotParked):
-		return nil, thttp.NewError(409, "the entry is not parked: it is sent without a request")
+		return nil, thttp.NewError(409, "the entry is not parked: it is sent without a request").WithReason(event.ReasonOutboxEntryNotParked)
 	case err != nil:
 		return nil, err
 	}

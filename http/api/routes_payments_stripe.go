@@ -168,9 +168,9 @@ func (a *api) stripeWebhook(rc *fasthttp.RequestCtx) {
 	ev, err := a.stripe.ParseWebhook(body, string(rc.Request.Header.Peek(stripe.SignatureHeader)), a.now())
 	if err != nil {
 		e := thttp.NewError(400, "webhook refused: "+err.Error())
-		e.Reason = "WEBHOOK_SIGNATURE_INVALID"
+		e.Reason = event.ReasonWebhookSignatureInvalid
 		if errors.Is(err, stripe.ErrPayload) {
-			e.Reason = "WEBHOOK_PAYLOAD_INVALID"
+			e.Reason = event.ReasonWebhookPayloadInvalid
 		}
 		a.srv.WriteError(rc, e)
 		return
@@ -285,7 +285,7 @@ func (a *api) settleStripe(eventID string, ev stripe.Event, out map[string]any) 
 	})
 	var ee *event.Error
 	switch {
-	case errors.As(err, &ee) && ee.Reason == event.ReasonPaymentMismatch:
+	case errors.As(err, &ee) && ee.Reason == event.ReasonPaymentAmountMismatch:
 		log.Error("stripe payment does not match its order; not settled, kept for review", "order", ev.OrderNumber, "session", ev.SessionID, "err", err)
 		out["outcome"] = "mismatch"
 		return nil

@@ -40,7 +40,8 @@ func (p programCollection[Create, Update, Get, List, Delete, V]) routes(a *api, 
 	adm := func(r thttp.Route) thttp.Route { r.Surface = thttp.Admin; return r }
 	base := "/admin/v1/events/{eventId}/" + p.segment
 	var v V
-	id := func(c *thttp.Ctx) string { return c.Param("id") }
+	param := p.singular + "Id" // {venueId}, {sessionId}...: named after what it holds
+	id := func(c *thttp.Ctx) string { return c.Param(param) }
 	return []thttp.Route{
 		adm(thttp.Route{Method: "POST", Path: base, OperationID: "create" + opSingular, Tag: p.tag,
 			Summary: "Create a " + p.singular + p.createNote, Body: *new(Create), Success: 201, Response: v,
@@ -48,14 +49,14 @@ func (p programCollection[Create, Update, Get, List, Delete, V]) routes(a *api, 
 		adm(thttp.Route{Method: "GET", Path: base, OperationID: "listConsole" + opPlural, Tag: p.tag,
 			Summary: "List the event's " + p.plural, Query: *new(List), Success: 200, Response: event.List[V]{},
 			Errors: []int{400, 404}, Handle: adminEventCmd[List](a, nil)}),
-		adm(thttp.Route{Method: "GET", Path: base + "/{id}", OperationID: "get" + opSingular, Tag: p.tag,
+		adm(thttp.Route{Method: "GET", Path: base + "/{" + param + "}", OperationID: "get" + opSingular, Tag: p.tag,
 			Summary: "Get a " + p.singular, Success: 200, Response: v, Errors: errsRead,
 			Handle: adminEventCmd(a, func(c *thttp.Ctx, cmd *Get) { p.setGet(cmd, id(c)) })}),
-		adm(thttp.Route{Method: "PATCH", Path: base + "/{id}", OperationID: "update" + opSingular, Tag: p.tag,
+		adm(thttp.Route{Method: "PATCH", Path: base + "/{" + param + "}", OperationID: "update" + opSingular, Tag: p.tag,
 			Summary: "Update a " + p.singular + "; absent fields stay, null clears an optional one", Body: *new(Update),
 			Success: 200, Response: v, Errors: errsWrite,
 			Handle: adminEventCmd(a, func(c *thttp.Ctx, cmd *Update) { p.setUpdate(cmd, id(c)) })}),
-		adm(thttp.Route{Method: "DELETE", Path: base + "/{id}", OperationID: "delete" + opSingular, Tag: p.tag,
+		adm(thttp.Route{Method: "DELETE", Path: base + "/{" + param + "}", OperationID: "delete" + opSingular, Tag: p.tag,
 			Summary: "Delete a " + p.singular + p.deleteNote + "; answers the deleted record", Success: 200, Response: v,
 			Errors: errsRead, Handle: adminEventCmd(a, func(c *thttp.Ctx, cmd *Delete) { p.setDelete(cmd, id(c)) })}),
 	}

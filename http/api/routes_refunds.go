@@ -56,7 +56,7 @@ func (a *api) refundOrder(c *thttp.Ctx) (any, error) {
 	}
 	// A refusal is recorded as a failed refund; the console may ask again.
 	if perr != nil {
-		return nil, thttp.NewError(503, "the payment provider refused the refund: "+perr.Error())
+		return nil, thttp.NewError(503, "the payment provider refused the refund: "+perr.Error()).WithReason(event.ReasonPaymentProviderRefused)
 	}
 	return res, nil
 }

@@ -133,7 +133,7 @@ func (a *api) registerExtras(srv *thttp.Server) error {
 	thttp.RegisterMetrics(srv, a.sys)
 	thttp.RegisterHealth(srv, a.sys)
 	thttp.RegisterLogs(srv, a.devlog)
-	if err := openapi.RegisterDocs(srv, srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion}); err != nil {
+	if err := openapi.RegisterDocs(srv, srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion, ServerURL: a.cfg.BaseURL, Webhooks: openapi.Webhooks()}); err != nil {
 		return err
 	}
 	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, OrderHold: a.sys.OrderHold(), TrustedProxies: a.cfg.TrustedProxies,
@@ -234,7 +234,7 @@ func askOp[R any](a *api, eventID string, cmd event.Op[R]) (R, error) {
 // shellErr maps the actor shell's failures to 503; business errors pass.
 func shellErr(err error) error {
 	if errors.Is(err, actors.ErrBusy) {
-		return thttp.NewError(503, "the event is busy; retry shortly")
+		return thttp.NewError(503, "the event is busy; retry shortly").WithReason(event.ReasonEventBusy)
 	}
 	if errors.Is(err, actors.ErrUnavailable) {
 		if errors.Is(err, persistence.ErrFailed) {

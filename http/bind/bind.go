@@ -422,7 +422,7 @@ func decodeValue(n *jnode, v reflect.Value, p *plan, ps *problems) {
 			return
 		}
 		t, err := time.Parse(time.RFC3339Nano, n.text())
-		if err != nil {
+		if err != nil || len(n.text()) > MaxDateTimeLen {
 			ps.add("must be an RFC 3339 date-time")
 			return
 		}
@@ -662,12 +662,12 @@ func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 func validFormat(format, s string) bool {
 	switch format {
 	case "email":
-		// Emails compare trimmed, so surrounding spaces are
-		// the caller's to trim, not a reason to refuse.
-		return validEmail(strings.TrimSpace(s))
+		// Refused with surrounding spaces, as the document's format says:
+		// a validating client and the server must agree on what passes.
+		return validEmail(s)
 	case "date-time":
 		_, err := time.Parse(time.RFC3339Nano, s)
-		return err == nil
+		return err == nil && len(s) <= MaxDateTimeLen
 	case "date":
 		_, err := time.Parse(time.DateOnly, s)
 		return err == nil

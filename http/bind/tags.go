@@ -96,3 +96,8 @@ func mustInt(s, tag string) int {
 	}
 	return n
 }
+
+// MaxDateTimeLen is the longest RFC 3339 date-time accepted, in bytes:
+// "2006-01-02T15:04:05.999999999-07:00" (nanoseconds and an offset). The
+// OpenAPI documents say it as maxLength.
+const MaxDateTimeLen = 35

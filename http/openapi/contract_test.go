@@ -133,7 +133,7 @@ func toyServer(t *testing.T) string {
 		}
 		var body map[string]any
 		if err := json.Unmarshal(rc.PostBody(), &body); err != nil {
-			send(rc, 400, map[string]any{"error": map[string]any{"code": 400, "status": "INVALID_ARGUMENT",
+			send(rc, 400, map[string]any{"error": map[string]any{"code": 400, "status": "INVALID_ARGUMENT", "reason": "INVALID_ARGUMENT",
 				"message": "malformed JSON", "details": []any{map[string]any{"field": "", "reason": err.Error()}}}})
 			return
 		}
@@ -147,7 +147,7 @@ func toyServer(t *testing.T) string {
 	})
 	r.GET("/v1/events/{eventId}/things/{thingId}", func(rc *fasthttp.RequestCtx) {
 		if rc.UserValue("thingId") == "missing" {
-			env := map[string]any{"error": map[string]any{"code": 404, "status": "NOT_FOUND", "message": "no such thing"}}
+			env := map[string]any{"error": map[string]any{"code": 404, "status": "NOT_FOUND", "reason": "NOT_FOUND", "message": "no such thing"}}
 			if string(rc.Request.Header.Peek("X-Toy-Mode")) == "bad-envelope" {
 				env = map[string]any{"message": "no such thing"}
 			}

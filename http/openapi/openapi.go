@@ -24,11 +24,13 @@ import (
 	nethttp "net/http"
 	"path"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
 )
@@ -45,6 +47,9 @@ type DocInfo struct {
 	Title string
 	// Description is info.description (CommonMark); empty gives a default.
 	Description string
+	// Webhooks are the outbound webhooks, documented in the webhooks
+	// section of the Developer and Admin documents (see Webhooks).
+	Webhooks []Webhook
 }
 
 // Limits of the generator: a table or type graph beyond them is a bug, not
@@ -164,10 +169,18 @@ func oaOpenAPIMap(routes []thttp.Route, surface thttp.Surface, info DocInfo) (ma
 		item[method] = op
 		if r.Tag != "" && !seenTag[r.Tag] {
 			seenTag[r.Tag] = true
-			tags = append(tags, map[string]any{"name": r.Tag})
+			tags = append(tags, map[string]any{"name": r.Tag, "description": oaTagDoc(r.Tag)})
 		}
 	}
 
+	var hooks map[string]any
+	if len(info.Webhooks) > 0 && surface != thttp.Storefront {
+		var err error
+		if hooks, err = g.webhooks(info.Webhooks); err != nil {
+			return nil, err
+		}
+		tags = append(tags, map[string]any{"name": "Webhooks", "description": "Outbound webhooks: what the service POSTs to the endpoints a business unit configures."})
+	}
 	components, err := g.components(surface)
 	if err != nil {
 		return nil, err
@@ -180,15 +193,17 @@ func oaOpenAPIMap(routes []thttp.Route, surface thttp.Surface, info DocInfo) (ma
 	if desc == "" {
 		desc = oaDefaultDescription(surface)
 	}
-	server := info.ServerURL
-	if server == "" {
-		server = "/"
+	server := map[string]any{"url": "/", "description": "The host that serves this document."}
+	if info.ServerURL != "" {
+		server = map[string]any{"url": strings.TrimSuffix(info.ServerURL, "/"), "description": "This service (its TICKETD_BASE_URL)."}
 	}
 	scheme := oaSecuritySchemeName(surface)
 	doc := map[string]any{
-		"openapi":    oaOpenAPIVersion,
-		"info":       map[string]any{"title": title, "version": info.Version, "description": desc},
-		"servers":    []any{map[string]any{"url": server}},
+		"openapi": oaOpenAPIVersion,
+		"info": map[string]any{"title": title, "version": info.Version, "description": desc,
+			"contact": map[string]any{"name": "ticketd"},
+			"license": map[string]any{"name": "Proprietary: no public license is granted", "identifier": "LicenseRef-Proprietary"}},
+		"servers":    []any{server},
 		"paths":      paths,
 		"components": components,
 		"security":   []any{map[string]any{scheme: []any{}}},
@@ -196,13 +211,68 @@ func oaOpenAPIMap(routes []thttp.Route, surface thttp.Surface, info DocInfo) (ma
 	if len(tags) > 0 {
 		doc["tags"] = tags
 	}
+	if hooks != nil {
+		doc["webhooks"] = hooks
+	}
 	// Placeholders become $refs only now, when every component has its
 	// final (collision-free) name.
 	resolved, err := g.resolve(doc)
 	if err != nil {
 		return nil, err
 	}
+	oaPruneSchemas(resolved.(map[string]any))
 	return resolved.(map[string]any), nil
+}
+
+// oaPruneSchemas drops the component schemas nothing refers to (the
+// named enums and error schemas are offered to every document; each keeps
+// those it uses).
+func oaPruneSchemas(doc map[string]any) {
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for {
+		used := map[string]bool{}
+		var walk func(v any, skip string)
+		walk = func(v any, skip string) {
+			switch x := v.(type) {
+			case map[string]any:
+				for k, e := range x {
+					if ref, ok := e.(string); ok && k == "$ref" {
+						if n, ok := strings.CutPrefix(ref, "#/components/schemas/"); ok && n != skip {
+							used[n] = true
+						}
+					}
+					walk(e, skip)
+				}
+			case []any:
+				for _, e := range x {
+					walk(e, skip)
+				}
+			}
+		}
+		for k, v := range doc {
+			if k != "components" {
+				walk(v, "")
+			}
+		}
+		for k, v := range doc["components"].(map[string]any) {
+			if k != "schemas" {
+				walk(v, "")
+			}
+		}
+		for name, s := range schemas {
+			walk(s, name)
+		}
+		removed := false
+		for name := range schemas {
+			if !used[name] {
+				delete(schemas, name)
+				removed = true
+			}
+		}
+		if !removed {
+			return
+		}
+	}
 }
 
 func oaDefaultTitle(s thttp.Surface) string {
@@ -324,6 +394,7 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 	if r.Summary != "" {
 		op["summary"] = r.Summary
 	}
+	doc := oaOperationDocs[r.OperationID]
 	if r.Tag != "" {
 		op["tags"] = []any{r.Tag}
 	}
@@ -332,7 +403,8 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 	for _, name := range pathParams {
 		params = append(params, map[string]any{
 			"name": name, "in": "path", "required": true,
-			"schema": map[string]any{"type": "string", "minLength": 1},
+			"description": oaPathParamDoc(name),
+			"schema":      map[string]any{"type": "string", "minLength": 1, "maxLength": thttp.MaxPathParamLen},
 		})
 	}
 	if r.Query != nil {
@@ -347,7 +419,6 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 	}
 	if r.Method == "POST" {
 		params = append(params, map[string]any{"$ref": "#/components/parameters/IdempotencyKey"})
-		op["description"] = oaRetryNote
 	}
 	op["parameters"] = params
 
@@ -357,6 +428,13 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 		s, err := g.schemaOf(bt, true, 0)
 		if err != nil {
 			return nil, fmt.Errorf("body %s: %w", bt, err)
+		}
+		if extra, ok := oaBodyExtras[r.OperationID]; ok {
+			if sm, isMap := s.(map[string]any); isMap {
+				for k, v := range extra {
+					sm[k] = v
+				}
+			}
 		}
 		media := map[string]any{"schema": s}
 		if ex, ok, err := oaExampleOf(bt); err != nil {
@@ -424,14 +502,24 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 		}
 		responses[key] = resp
 	}
-	for _, st := range oaErrorStatuses(r, surface, hasBody) {
+	byStatus, err := oaReasonsOf(r, surface, hasBody, doc.reasons)
+	if err != nil {
+		return nil, err
+	}
+	statuses := make([]int, 0, len(byStatus))
+	for st := range byStatus {
+		statuses = append(statuses, st)
+	}
+	sort.Ints(statuses)
+	for _, st := range statuses {
 		key := strconv.Itoa(st)
 		if _, dup := responses[key]; dup {
 			return nil, fmt.Errorf("status %d is both a success and an error", st)
 		}
-		responses[key] = map[string]any{"$ref": "#/components/responses/" + oaErrorResponseName(st)}
+		responses[key] = oaErrorResponse(surface, st, byStatus[st])
 	}
 	op["responses"] = responses
+	op["description"] = oaOperationDescription(r, doc.text, statuses, byStatus)
 	return op, nil
 }
 
@@ -453,38 +541,144 @@ func oaAllOptional(t reflect.Type) bool {
 	return ok
 }
 
-// oaErrorStatuses lists the error responses of a route: its own plus those
-// every route of the surface can answer.
-func oaErrorStatuses(r *thttp.Route, surface thttp.Surface, hasBody bool) []int {
-	set := map[int]bool{401: true, 429: true} // 429: too many failed authentications from one address
-	for _, st := range r.Errors {
-		set[st] = true
+// oaReasonsOf lists the error responses of a route with the reasons each
+// can carry: those every route of the surface can answer (authentication,
+// rate limits, versions, bodies, idempotency, availability), the route's
+// own statuses with their generic reason, and the specific reasons of its
+// description table entry under their statuses.
+func oaReasonsOf(r *thttp.Route, surface thttp.Surface, hasBody bool, specific []string) (map[int][]string, error) {
+	out := map[int][]string{}
+	add := func(st int, reasons ...string) {
+		for _, rs := range reasons {
+			if !slices.Contains(out[st], rs) {
+				out[st] = append(out[st], rs)
+			}
+		}
 	}
+	add(401, event.ReasonUnauthenticated)
+	add(429, event.ReasonAuthThrottled) // too many failed authentications from one address
+	add(405, event.ReasonMethodNotAllowed)
 	if oaVersioned(surface) {
-		set[400] = true // unknown service-version date
-		set[429] = true
+		add(400, event.ReasonUnknownAPIVersion)
+		add(429, event.ReasonRateLimited)
 	}
-	if r.Body != nil || r.Query != nil {
-		set[400] = true
+	if r.Body != nil || r.Query != nil || len(oaPathParams(r.Path)) > 0 {
+		add(400, event.ReasonInvalidArgument)
 	}
 	if hasBody {
-		set[400] = true // a body that does not decode, even where none is expected
-		set[413] = true
+		add(400, event.ReasonInvalidArgument) // a body that does not decode, even where none is expected
+		add(413, event.ReasonPayloadTooLarge)
+	}
+	if r.Method != "GET" {
+		// Any write may meet a full queue, a deadline or a storage fault.
+		add(503, event.ReasonUnavailable, event.ReasonServiceBusy, event.ReasonStorageUnavailable)
+		if strings.Contains(r.Path, "{eventId}") || strings.Contains(r.Path, "{publicId}") {
+			add(503, event.ReasonEventBusy)
+		}
 	}
 	if r.Method == "POST" {
-		set[409] = true // same Idempotency-Key still in flight
-		set[422] = true // same Idempotency-Key, other body
-		set[503] = true // outcome unknown: see oaRetryNote
+		add(409, event.ReasonIdempotencyKeyInProgress)
+		add(422, event.ReasonIdempotencyKeyReused)
 	}
-	out := make([]int, 0, len(set))
-	for st := range set {
-		out = append(out, st)
+	catalogue := map[string]int{}
+	for _, ri := range event.Reasons() {
+		catalogue[ri.Name] = ri.Status
 	}
-	sort.Ints(out)
-	return out
+	named := map[int]bool{}
+	for _, rs := range specific {
+		st, ok := catalogue[rs]
+		if !ok {
+			return nil, fmt.Errorf("reason %s is not in the catalogue", rs)
+		}
+		add(st, rs)
+		named[st] = true
+	}
+	for _, st := range r.Errors {
+		if !named[st] && len(out[st]) == 0 {
+			// A 412 should name its reasons in oaOperationDocs (a test of
+			// the served table checks); the generic one keeps the
+			// document true meanwhile.
+			add(st, event.DefaultReason(st))
+		}
+	}
+	for st := range out {
+		sort.Strings(out[st])
+	}
+	return out, nil
 }
 
-// oaRetryNote is the description of every POST operation. A write that
+// oaPathParams returns the parameter names of a router pattern.
+func oaPathParams(p string) []string {
+	_, names, _ := oaOpenAPIPathOf(p)
+	return names
+}
+
+// oaErrorResponse is one error response of an operation: the envelope,
+// the reasons this operation answers with that status (in its description
+// and, for tools, as x-reasons), and the headers of the status.
+func oaErrorResponse(surface thttp.Surface, st int, reasons []string) map[string]any {
+	var b strings.Builder
+	b.WriteString(oaStatusSentence(st))
+	b.WriteString(" `error.reason`: ")
+	for i, rs := range reasons {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("`" + rs + "`")
+	}
+	b.WriteString(" (see ErrorReason).")
+	headers := oaResponseHeaders(surface, st)
+	if st == 405 {
+		headers["Allow"] = map[string]any{"$ref": "#/components/headers/Allow"}
+	}
+	return map[string]any{
+		"description": b.String(),
+		"headers":     headers,
+		"content": map[string]any{"application/json": map[string]any{
+			"schema": map[string]any{"$ref": "#/components/schemas/ErrorEnvelope"},
+		}},
+		"x-reasons": oaStrings(reasons),
+	}
+}
+
+func oaStatusSentence(st int) string {
+	switch st {
+	case 405:
+		return "Method not allowed: answered for a method this path does not serve, with the Allow header; never for this operation's own method."
+	case 503:
+		return "Unavailable: whether the request was applied is unknown; it is not kept under an Idempotency-Key, so a retry with the same key runs it again."
+	case 429:
+		return "Too many requests: retry after Retry-After seconds."
+	}
+	return nethttp.StatusText(st) + "."
+}
+
+// oaOperationDescription is an operation's description: what it does and
+// its rules (oaOperationDocs), the error causes with their reasons, and
+// for a POST how to retry it.
+func oaOperationDescription(r *thttp.Route, text string, statuses []int, byStatus map[int][]string) string {
+	var b strings.Builder
+	if text == "" {
+		text = r.Summary + "."
+	}
+	b.WriteString(text)
+	b.WriteString("\n\n**Errors** (status: `error.reason`):")
+	for _, st := range statuses {
+		b.WriteString("\n- " + strconv.Itoa(st) + ": ")
+		for i, rs := range byStatus[st] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("`" + rs + "`")
+		}
+	}
+	if r.Method == "POST" {
+		b.WriteString("\n\n" + oaRetryNote)
+	}
+	return b.String()
+}
+
+// oaRetryNote ends the description of every POST operation. A write that
 // answers 503, times out or loses its connection may still have been
 // applied, so a client cannot tell "not applied" from "unknown"; the
 // idempotency key is its way out. A 5xx answer is not kept under the key
@@ -496,62 +690,34 @@ const oaRetryNote = "**Retrying:** a 503, a timeout or a dropped connection does
 	"running a retry answers 409 (retry later). A 503 answer is not kept, so a retry after a 503 runs the " +
 	"request again: where a second record would matter, look the first one up before retrying."
 
-func oaErrorResponseName(st int) string {
-	switch st {
-	case 400:
-		return "BadRequest"
-	case 401:
-		return "Unauthenticated"
-	case 403:
-		return "PermissionDenied"
-	case 404:
-		return "NotFound"
-	case 405:
-		return "MethodNotAllowed"
-	case 409:
-		return "Conflict"
-	case 412:
-		return "FailedPrecondition"
-	case 413:
-		return "PayloadTooLarge"
-	case 422:
-		return "UnprocessableEntity"
-	case 429:
-		return "TooManyRequests"
-	case 500:
-		return "InternalError"
-	case 503:
-		return "Unavailable"
+// oaErrorReasonSchema is the enum of every reason, each value described.
+func oaErrorReasonSchema() map[string]any {
+	var names []any
+	descs := map[string]any{}
+	var b strings.Builder
+	b.WriteString("The stable identifier of an error's cause, for programs to switch on; `message` is for people. " +
+		"Two causes never share a reason and a reason keeps its meaning; new reasons may be added, so treat an " +
+		"unknown one by its HTTP status. A 401 has one reason whatever the cause.\n\n| reason | status | cause |\n|---|---|---|")
+	for _, ri := range event.Reasons() {
+		names = append(names, ri.Name)
+		descs[ri.Name] = ri.Description
+		b.WriteString("\n| `" + ri.Name + "` | " + strconv.Itoa(ri.Status) + " | " + ri.Description + " |")
 	}
-	return "Error" + strconv.Itoa(st)
+	return map[string]any{"type": "string", "enum": names, "x-enumDescriptions": descs, "description": b.String()}
 }
 
-func oaErrorDescription(st int) string {
-	switch st {
-	case 400:
-		return "INVALID_ARGUMENT: malformed body or parameters, or an unknown service-version date; details name the fields."
-	case 401:
-		return "UNAUTHENTICATED: missing, unknown, revoked or expired key, or a key of the wrong type; all alike."
-	case 404:
-		return "NOT_FOUND: no such record in the key's business unit."
-	case 409:
-		return "ALREADY_EXISTS: the value is taken, or a request with the same Idempotency-Key is in progress."
-	case 412:
-		return "FAILED_PRECONDITION: the record's state forbids the operation."
-	case 413:
-		return "INVALID_ARGUMENT: the request body is over 1 MiB."
-	case 422:
-		return "INVALID_ARGUMENT: the Idempotency-Key was used with another body."
-	case 429:
-		return "RESOURCE_EXHAUSTED: rate limit exceeded; retry after Retry-After seconds."
-	case 503:
-		return "UNAVAILABLE: the request could not be completed now; whether it was applied is unknown. " +
-			"It is not kept under an Idempotency-Key: a retry with the same key runs the request again."
+func oaErrorStatusSchema() map[string]any {
+	return map[string]any{"type": "string", "description": "The class of the error, one per HTTP status (413 and 422 are INVALID_ARGUMENT).",
+		"enum": oaStrings([]string{"INVALID_ARGUMENT", "UNAUTHENTICATED", "PERMISSION_DENIED", "NOT_FOUND",
+			"UNIMPLEMENTED", "ALREADY_EXISTS", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "INTERNAL", "UNAVAILABLE"})}
+}
+
+func oaStrings(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
 	}
-	if t := nethttp.StatusText(st); t != "" {
-		return t + "."
-	}
-	return "Error."
+	return out
 }
 
 // oaResponseHeaders returns the headers of a response with status st (0 for
@@ -586,7 +752,7 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 			"type":                 "object",
 			"description":          "One offending field of a request.",
 			"required":             []any{"field", "reason"},
-			"properties":           map[string]any{"field": map[string]any{"type": "string", "description": "JSON path of the field, e.g. items[0].quantity; empty for the body as a whole."}, "reason": map[string]any{"type": "string"}},
+			"properties":           map[string]any{"field": map[string]any{"type": "string", "description": "JSON path of the field, e.g. items[0].quantity; empty for the body as a whole."}, "reason": map[string]any{"type": "string", "description": "What is wrong with the field, for people (e.g. \"must be at most 100\")."}},
 			"additionalProperties": false,
 		},
 	}
@@ -594,15 +760,14 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 		schemas[g.names[k]] = s
 	}
 
-	responses := map[string]any{}
-	for _, st := range []int{400, 401, 403, 404, 405, 409, 412, 413, 422, 429, 500, 503} {
-		responses[oaErrorResponseName(st)] = map[string]any{
-			"description": oaErrorDescription(st),
-			"headers":     oaResponseHeaders(surface, st),
-			"content": map[string]any{"application/json": map[string]any{
-				"schema": map[string]any{"$ref": "#/components/schemas/ErrorEnvelope"},
-			}},
-		}
+	schemas["ErrorReason"] = oaErrorReasonSchema()
+	schemas["ErrorStatus"] = oaErrorStatusSchema()
+	for name, vals := range oaEnumSchemas {
+		schemas[name] = oaEnumSchema(name, vals)
+	}
+	if oaVersioned(surface) {
+		schemas["ApiVersion"] = map[string]any{"type": "string", "enum": oaStrings(thttp.KnownVersions()),
+			"description": "A date version of the API (YYYY-MM-DD); " + thttp.CurrentVersion + " is the current one."}
 	}
 
 	headers := map[string]any{
@@ -668,9 +833,13 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 		sec = map[string]any{"type": "http", "scheme": "bearer",
 			"description": "Secret key (sk_...): server-side only, bound to one business unit."}
 	}
+	headers["Allow"] = map[string]any{
+		"description": "The methods this path serves, comma-separated.",
+		"required":    true,
+		"schema":      map[string]any{"type": "string", "maxLength": 100},
+	}
 	return map[string]any{
 		"schemas":         schemas,
-		"responses":       responses,
 		"headers":         headers,
 		"parameters":      params,
 		"securitySchemes": map[string]any{oaSecuritySchemeName(surface): sec},
@@ -678,7 +847,7 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 }
 
 func oaVersionSchema() map[string]any {
-	return map[string]any{"type": "string", "pattern": `^\d{4}-\d{2}-\d{2}$`, "examples": []any{thttp.CurrentVersion}}
+	return map[string]any{"$ref": "#/components/schemas/ApiVersion"}
 }
 
 func oaErrorEnvelopeSchema() map[string]any {
@@ -689,22 +858,17 @@ func oaErrorEnvelopeSchema() map[string]any {
 		"properties": map[string]any{
 			"error": map[string]any{
 				"type":     "object",
-				"required": []any{"code", "status", "message"},
+				"required": []any{"code", "status", "message", "reason"},
 				"properties": map[string]any{
-					"code": map[string]any{"type": "integer", "description": "The HTTP status."},
-					"status": map[string]any{"type": "string", "enum": []any{
-						"INVALID_ARGUMENT", "UNAUTHENTICATED", "PERMISSION_DENIED", "NOT_FOUND",
-						"UNIMPLEMENTED", "ALREADY_EXISTS", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED",
-						"INTERNAL", "UNAVAILABLE",
-					}},
-					"message": map[string]any{"type": "string"},
+					"code":    map[string]any{"type": "integer", "minimum": 400, "maximum": 599, "description": "The HTTP status."},
+					"status":  map[string]any{"$ref": "#/components/schemas/ErrorStatus"},
+					"message": map[string]any{"type": "string", "description": "A sentence for people; it may change. Programs read reason."},
 					"details": map[string]any{
 						"type":        "array",
 						"description": "Field-level issues of a 400.",
 						"items":       map[string]any{"$ref": "#/components/schemas/ErrorDetail"},
 					},
-					"reason": map[string]any{"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$",
-						"description": "A stable identifier of the cause, for programs; for example STORAGE_UNAVAILABLE on a 503 while writes cannot be made durable. A 503 does not say whether the request was applied (see the Retrying note of each POST)."},
+					"reason": map[string]any{"$ref": "#/components/schemas/ErrorReason"},
 				},
 				"additionalProperties": false,
 			},
@@ -908,11 +1072,18 @@ func oaApplyRules(s any, r bind.Rules) (any, error) {
 		target["maxLength"] = *r.MaxLen
 	}
 	if r.Enum != nil {
-		vals := make([]any, len(r.Enum))
-		for i, v := range r.Enum {
-			vals[i] = v
+		if name := oaEnumName(r.Enum); name != "" && target["type"] == "string" {
+			// One named schema per concept, so a generated client has one
+			// type for it, not a copy per field.
+			delete(target, "type")
+			target["$ref"] = "#/components/schemas/" + name
+		} else {
+			vals := make([]any, len(r.Enum))
+			for i, v := range r.Enum {
+				vals[i] = v
+			}
+			target["enum"] = vals
 		}
-		target["enum"] = vals
 	}
 	if r.Format != "" {
 		target["format"] = r.Format
@@ -995,7 +1166,7 @@ func (g *oaGenerator) schemaOf(t reflect.Type, input bool, depth int) (any, erro
 		return g.schemaOf(reflect.TypeOf(inner), input, depth+1)
 	}
 	if t == oaTimeType {
-		return map[string]any{"type": "string", "format": "date-time"}, nil
+		return map[string]any{"type": "string", "format": "date-time", "maxLength": bind.MaxDateTimeLen}, nil
 	}
 	if t == oaRawMessageType {
 		return map[string]any{}, nil
@@ -1089,6 +1260,19 @@ func (g *oaGenerator) structSchema(t reflect.Type, input bool, depth int) (map[s
 			err = fmt.Errorf("%s.%s: %w", t, f.Name, err)
 			return
 		}
+		if m, ok := s.(map[string]any); ok && len(m) == 0 && f.Type == oaRawMessageType && name == "responses" {
+			// Form answers are a free-form object; a response without
+			// any writes null.
+			m["type"] = "object"
+			if !input {
+				m["type"] = []any{"object", "null"}
+			}
+		}
+		if f.Tag.Get("doc") == "" {
+			if d := oaPropertyDoc(t, name, input); d != "" {
+				s = oaWithDescription(s, d)
+			}
+		}
 		props[name] = s
 		if input {
 			if rules.Required {
@@ -1104,6 +1288,11 @@ func (g *oaGenerator) structSchema(t reflect.Type, input bool, depth int) (map[s
 	m := map[string]any{"type": "object", "properties": props}
 	if len(required) > 0 {
 		m["required"] = required
+	}
+	if extra, ok := oaTypeExtras[t.Name()]; ok && input && t.PkgPath() == "ticketd/event" {
+		for k, v := range oaDeepCopy(extra).(map[string]any) {
+			m[k] = v
+		}
 	}
 	if input {
 		// The binder decodes strictly: an unknown field is a 400.

@@ -347,6 +347,26 @@ func (c *Client) checkResponse(ctx context.Context, in *openapi3filter.RequestVa
 			r.Status, method, path, d.path, err, contractSnippet(r.Body))
 		return
 	}
+	// An error's reason must be one the operation documents for that
+	// status (x-reasons): a client switching on reasons relies on the list.
+	if ref := in.Route.Operation.Responses.Status(r.Status); r.Status >= 400 && ref != nil && ref.Value != nil {
+		if listed, ok := ref.Value.Extensions["x-reasons"].([]any); ok {
+			var env struct {
+				Error struct {
+					Reason string `json:"reason"`
+				} `json:"error"`
+			}
+			_ = json.Unmarshal(r.Body, &env)
+			found := false
+			for _, x := range listed {
+				found = found || x == env.Error.Reason
+			}
+			if !found {
+				c.t.Errorf("contract: response %d of %s %s has reason %q, which %s does not list for it (%v)",
+					r.Status, method, path, env.Error.Reason, d.path, listed)
+			}
+		}
+	}
 	// kin-openapi checks a body against the documented content only; a body
 	// where none is documented (204) is a mismatch too.
 	if ref := in.Route.Operation.Responses.Status(r.Status); ref != nil && ref.Value != nil &&
