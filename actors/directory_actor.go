@@ -101,6 +101,8 @@ func (a *dirActor) Receive(ctx actor.Context) {
 			}
 			return ch.(directory.KeyCreated).Key, ch, nil
 		})
+	case *dirDecide:
+		a.decide(ctx, a.decideFn(m))
 	case *dirRevokeKey:
 		a.decide(ctx, func() (any, directory.Change, error) {
 			ch, err := a.st.RevokeKey(m.id, a.sys.cfg.Now())
@@ -134,6 +136,9 @@ func (a *dirActor) decide(ctx actor.Context, fn func() (any, directory.Change, e
 		a.com.append(rec)
 		view := a.st.Clone()
 		a.com.afterDurable(func() { a.sys.dirView.Store(view) })
+	}
+	if f, ok := res.(func() any); ok { // a result read after the change
+		res = f()
 	}
 	if res == nil { // a revocation answers with the key as it now stands
 		if r, ok := ch.(directory.KeyRevoked); ok {
