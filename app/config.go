@@ -10,6 +10,7 @@ import (
 
 	"ticketd/actors"
 	thttp "ticketd/http"
+	"ticketd/http/console"
 	"ticketd/mail"
 	"ticketd/persistence"
 	"ticketd/webhooks"
@@ -66,6 +67,7 @@ type Tuning struct {
 	Mail     func(*mail.Config)
 	Actors   func(*actors.Config)
 	HTTP     func(*thttp.Config)
+	Console  func(*console.Config)
 }
 
 // DefaultConfig returns the settings of `ticketd serve` without flags.

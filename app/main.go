@@ -20,6 +20,7 @@ import (
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/api"
+	"ticketd/http/console"
 	"ticketd/mail"
 	"ticketd/payments"
 	"ticketd/persistence"
@@ -87,6 +88,9 @@ func (m *Main) System() *actors.System { return m.sys }
 
 // Refunds is the refund workflow of an open Main (tests run its resumer).
 func (m *Main) Refunds() *payments.Refunds { return m.refunds }
+
+// Audit is the audit log of an open Main (tests read what was recorded).
+func (m *Main) Audit() *audit.Log { return m.audit }
 
 // Server is the HTTP server of an open Main.
 func (m *Main) Server() *thttp.Server { return m.srv }
@@ -269,6 +273,10 @@ func (m *Main) Open() error {
 		m.closeBackend()
 		return err
 	}
+	if err := m.openConsole(adminToken); err != nil {
+		m.closeBackend()
+		return err
+	}
 	m.URL = m.cfg.BaseURL
 	if strings.HasSuffix(m.cfg.Addr, ":0") {
 		m.URL = bound
@@ -279,6 +287,22 @@ func (m *Main) Open() error {
 	go func() { m.done <- m.srv.Serve(m.ln) }()
 	go m.resumeRefunds(m.stop)
 	m.banner(adminToken, adminNew, mc.SMTPAddr)
+	return nil
+}
+
+// openConsole registers the console web app (/console) on the server,
+// over the same actor system, audit log and refund workflow as the API.
+func (m *Main) openConsole(adminToken string) error {
+	cc := console.DefaultConfig()
+	cc.BaseURL, cc.AdminToken, cc.TrustedProxies, cc.Logger = m.cfg.BaseURL, adminToken, m.cfg.TrustedProxies, m.log
+	if t := m.cfg.Tune; t != nil && t.Console != nil {
+		t.Console(&cc)
+	}
+	con, err := console.New(cc, console.Deps{System: m.sys, Audit: m.audit, Refunds: m.refunds})
+	if err != nil {
+		return err
+	}
+	con.Register(m.srv)
 	return nil
 }
 

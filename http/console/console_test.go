@@ -1,0 +1,219 @@
+package console_test
+
+import (
+	"html"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/app"
+	"ticketd/app/apptest"
+	"ticketd/audit"
+	"ticketd/http/console"
+)
+
+var (
+	csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+	linkRE = regexp.MustCompile(`id="once-link"[^>]*value="([^"]+)"`)
+	keyRE  = regexp.MustCompile(`id="new-key"[^>]*value="([^"]+)"`)
+	unitRE = regexp.MustCompile(`^/console/units/(bu_[A-Za-z0-9]+)$`)
+)
+
+// member is a signed-in console browser and its CSRF token.
+type member struct {
+	b    *apptest.Browser
+	csrf string
+	url  string
+	t    *testing.T
+}
+
+func (m *member) get(path string) apptest.Page {
+	m.t.Helper()
+	p := m.b.Get(m.url + path)
+	if c := csrfRE.FindStringSubmatch(p.Body); c != nil {
+		m.csrf = c[1]
+	}
+	return p
+}
+
+// post sends a form with the session's CSRF token.
+func (m *member) post(path string, kv ...string) apptest.Page {
+	m.t.Helper()
+	f := url.Values{"csrf": {m.csrf}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		f.Add(kv[i], kv[i+1])
+	}
+	return m.b.Post(m.url+path, f)
+}
+
+func match(t *testing.T, re *regexp.Regexp, s string) string {
+	t.Helper()
+	m := re.FindStringSubmatch(s)
+	require.NotNil(t, m, "no %s in:\n%s", re, s)
+	return html.UnescapeString(m[1])
+}
+
+// signIn signs in through the sign-in form: with the admin token when
+// email is empty.
+func signIn(t *testing.T, s *apptest.Service, email, password string) (*member, apptest.Page) {
+	t.Helper()
+	b := apptest.NewBrowser(t)
+	p := b.Get(s.URL + "/console/login")
+	require.Equal(t, 200, p.Status)
+	f := url.Values{"csrf": {match(t, csrfRE, p.Body)}}
+	if email == "" {
+		f.Set("token", password)
+	} else {
+		f.Set("email", email)
+		f.Set("password", password)
+	}
+	p = b.Post(s.URL+"/console/login", f)
+	m := &member{b: b, url: s.URL, t: t}
+	if p.Status == 303 {
+		m.get("/console")
+	}
+	return m, p
+}
+
+func operator(t *testing.T, s *apptest.Service) *member {
+	t.Helper()
+	m, p := signIn(t, s, "", s.Admin)
+	require.Equal(t, 303, p.Status, p.Body)
+	return m
+}
+
+// newUnit creates a unit through the console and returns its id.
+func (m *member) newUnit(name string) string {
+	m.t.Helper()
+	p := m.post("/console/units", "name", name)
+	require.Equal(m.t, 303, p.Status, p.Body)
+	return match(m.t, unitRE, p.Header.Get("Location"))
+}
+
+// invite makes an invitation link for email with role in unit.
+func (m *member) invite(unit, email, role string) string {
+	m.t.Helper()
+	m.get("/console/units/" + unit)
+	p := m.post("/console/units/"+unit+"/invitations", "email", email, "role", role)
+	require.Equal(m.t, 200, p.Status, p.Body)
+	return match(m.t, linkRE, p.Body)
+}
+
+// accept opens an invitation link in a fresh browser and joins.
+func accept(t *testing.T, link, name, password string) *member {
+	t.Helper()
+	b := apptest.NewBrowser(t)
+	p := b.Get(link)
+	require.Equal(t, 200, p.Status, p.Body)
+	f := url.Values{"csrf": {match(t, csrfRE, p.Body)}, "name": {name}, "password": {password}, "password2": {password}}
+	p = b.Post(link, f)
+	require.Equal(t, 303, p.Status, p.Body)
+	u, _ := url.Parse(link)
+	m := &member{b: b, url: u.Scheme + "://" + u.Host, t: t}
+	m.get("/console")
+	return m
+}
+
+// TestSignInSessionsAndInvitations: pages need a session; the operator
+// signs in with the admin token, creates a unit and invites its owner,
+// who accepts and signs in with a password; cookies are HttpOnly and
+// SameSite=Lax; a link works once; sign-out everywhere ends every session
+// of that person; every write is in the audit log with who made it.
+func TestSignInSessionsAndInvitations(t *testing.T) {
+	s := apptest.Start(t)
+	anon := apptest.NewBrowser(t)
+	p := anon.Get(s.URL + "/console/units/bu_x")
+	assert.Equal(t, 303, p.Status)
+	assert.Equal(t, "/console/login?next=%2Fconsole%2Funits%2Fbu_x", p.Header.Get("Location"))
+
+	_, p = signIn(t, s, "", "adm_wrong")
+	assert.Equal(t, 401, p.Status)
+	assert.Contains(t, p.Body, "That is not the admin token.")
+
+	op := operator(t, s)
+	ck := op.b.Get(s.URL + "/console/login") // signed in: back to the console
+	assert.Equal(t, 303, ck.Status)
+
+	// A form without the session's token is refused.
+	p = op.b.Post(s.URL+"/console/units", url.Values{"name": {"No token"}})
+	assert.Equal(t, 403, p.Status)
+	p = op.post("/console/units", "name", "  ")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, `class="field-error"`)
+	unit := op.newUnit("Acme Events")
+
+	link := op.invite(unit, "Owner@Example.com", "owner")
+	assert.True(t, strings.HasPrefix(link, s.URL+"/console/invitations/"), link)
+	owner := accept(t, link, "Olivia Owner", "correct horse battery")
+	p = owner.get("/console/units/" + unit)
+	require.Equal(t, 200, p.Status)
+	assert.Contains(t, p.Body, "owner@example.com")
+
+	// The link worked once.
+	p = apptest.NewBrowser(t).Get(link)
+	assert.Equal(t, 404, p.Status)
+
+	// The owner signs in again with the password; the cookie is HttpOnly,
+	// SameSite=Lax and scoped to /console; not Secure over plain http.
+	_, p = signIn(t, s, "owner@example.com", "wrong password!")
+	assert.Equal(t, 401, p.Status)
+	second, p := signIn(t, s, "OWNER@example.com", "correct horse battery")
+	require.Equal(t, 303, p.Status)
+	sc := p.Header.Values("Set-Cookie")
+	require.NotEmpty(t, sc)
+	var sess string
+	for _, c := range sc {
+		if strings.HasPrefix(c, "ticketd_console=") {
+			sess = strings.ToLower(c)
+		}
+	}
+	assert.Contains(t, sess, "httponly")
+	assert.Contains(t, sess, "samesite=lax")
+	assert.Contains(t, sess, "path=/console")
+	assert.NotContains(t, sess, "secure")
+
+	// Sign out everywhere ends both of the owner's sessions, not the
+	// operator's.
+	p = second.post("/console/logout-everywhere")
+	assert.Equal(t, 303, p.Status)
+	assert.Equal(t, 303, owner.get("/console").Status)
+	assert.Equal(t, 303, second.get("/console").Status)
+	assert.Equal(t, 200, op.get("/console").Status)
+
+	// The audit log has the operator's and the member's writes.
+	log := s.Main.Audit()
+	require.NoError(t, log.Flush())
+	entries, _, err := log.List(unit, audit.Filter{}, "", 50)
+	require.NoError(t, err)
+	var ops []string
+	for _, e := range entries {
+		ops = append(ops, e.OperationID+" by "+e.ActorType)
+	}
+	assert.Contains(t, ops, "console.createUnit by admin")
+	assert.Contains(t, ops, "console.createInvitation by admin")
+	assert.Contains(t, ops, "console.acceptInvitation by member")
+}
+
+// TestSignInThrottled: failed sign-ins are limited per account, whatever
+// the password tried next.
+func TestSignInThrottled(t *testing.T) {
+	s := apptest.Start(t, func(c *app.Config) {
+		c.Tune = &app.Tuning{Console: func(cc *console.Config) { cc.SignInFailures = 3; cc.SignInWindow = time.Hour }}
+	})
+	op := operator(t, s)
+	unit := op.newUnit("Throttled")
+	accept(t, op.invite(unit, "a@example.com", "viewer"), "A", "a long password")
+	for i := 0; i < 3; i++ {
+		_, p := signIn(t, s, "a@example.com", "not the password")
+		assert.Equal(t, 401, p.Status)
+	}
+	_, p := signIn(t, s, "a@example.com", "a long password")
+	assert.Equal(t, 429, p.Status, "the account is locked for the window")
+	_, p = signIn(t, s, "", s.Admin)
+	assert.Equal(t, 303, p.Status, "another account from the same address still signs in")
+}

@@ -1,0 +1,15 @@
+// The console's only script: copy buttons. Everything else is plain forms.
+document.addEventListener("click", function (e) {
+  var b = e.target.closest("[data-copy]");
+  if (!b) return;
+  var el = document.getElementById(b.getAttribute("data-copy"));
+  if (!el) return;
+  el.select();
+  var done = function () { b.textContent = "Copied"; };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(el.value).then(done, function () { document.execCommand("copy"); done(); });
+  } else {
+    document.execCommand("copy");
+    done();
+  }
+});
