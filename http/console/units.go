@@ -47,7 +47,7 @@ type view struct {
 
 	Event       *event.Event
 	TicketTypes []ticketTypeRow // events.go
-	Any         any // a page's own data
+	Any         any             // a page's own data
 }
 
 type unitRow struct {
