@@ -157,7 +157,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -311,6 +311,13 @@ func (c *Console) routes() []route {
 		{"POST", "/console/units/{unitId}/invitations", c.invite},
 		{"POST", "/console/units/{unitId}/members/{memberId}/role", c.setRole},
 		{"POST", "/console/units/{unitId}/members/{memberId}/reset", c.resetLink},
+		{"POST", "/console/units/{unitId}/events", c.createEvent},
+		{"GET", "/console/events/{eventId}", c.eventPage},
+		{"POST", "/console/events/{eventId}", c.updateEvent},
+		{"POST", "/console/events/{eventId}/publish", c.publishEvent},
+		{"POST", "/console/events/{eventId}/archive", c.archiveEvent},
+		{"POST", "/console/events/{eventId}/ticket-types", c.createTicketType},
+		{"POST", "/console/events/{eventId}/ticket-types/{typeId}", c.updateTicketType},
 		{"GET", "/console/units/{unitId}/keys", c.keysPage},
 		{"POST", "/console/units/{unitId}/keys", c.createKey},
 		{"POST", "/console/units/{unitId}/keys/{keyId}/revoke", c.revokeKey},

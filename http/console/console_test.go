@@ -217,3 +217,50 @@ func TestSignInThrottled(t *testing.T) {
 	_, p = signIn(t, s, "", s.Admin)
 	assert.Equal(t, 303, p.Status, "another account from the same address still signs in")
 }
+
+var eventRE = regexp.MustCompile(`^/console/events/(evt_[A-Za-z0-9]+)$`)
+
+// newEvent creates an event through the console's form, with a ticket
+// type open for sale, and returns the event id.
+func (m *member) newEvent(unit, name string) string {
+	m.t.Helper()
+	m.get("/console/units/" + unit)
+	p := m.post("/console/units/"+unit+"/events", "name", name, "timezone", "Europe/Paris",
+		"startsAt", "2030-06-01T18:00", "endsAt", "2030-06-01T23:00", "currency", "eur")
+	require.Equal(m.t, 303, p.Status, p.Body)
+	ev := match(m.t, eventRE, p.Header.Get("Location"))
+	p = m.post("/console/events/"+ev+"/ticket-types", "ttName", "General", "priceAmount", "25.00", "capacity", "100",
+		"isPublic", "1", "status", "open")
+	require.Equal(m.t, 303, p.Status, p.Body)
+	return ev
+}
+
+// TestEventsAndTicketTypes: an event is created in its timezone, refused
+// input comes back next to its field with what was typed, a ticket type
+// goes on sale with its availability shown, and the event is published.
+func TestEventsAndTicketTypes(t *testing.T) {
+	s := apptest.Start(t)
+	op := operator(t, s)
+	unit := op.newUnit("Events Unit")
+	op.get("/console/units/" + unit)
+	p := op.post("/console/units/"+unit+"/events", "name", "Bad zone", "timezone", "Mars/Olympus", "currency", "EUR")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, `value="Mars/Olympus"`, "what was typed is kept")
+	assert.Contains(t, p.Body, `class="field-error"`)
+
+	ev := op.newEvent(unit, "Summer Gala")
+	p = op.get("/console/events/" + ev)
+	require.Equal(t, 200, p.Status)
+	assert.Contains(t, p.Body, "Sat 1 Jun 2030 18:00 CEST", "times in the event's timezone")
+	assert.Contains(t, p.Body, "General")
+	assert.Contains(t, p.Body, "25 EUR")
+
+	p = op.post("/console/events/"+ev+"/ticket-types", "ttName", "", "priceAmount", "abc")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, `value="abc"`)
+
+	p = op.post("/console/events/" + ev + "/publish")
+	assert.Equal(t, 303, p.Status, p.Body)
+	p = op.get("/console/events/" + ev)
+	assert.Contains(t, p.Body, `<span class="badge">published</span>`)
+}
