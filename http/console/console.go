@@ -157,7 +157,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -318,6 +318,14 @@ func (c *Console) routes() []route {
 		{"POST", "/console/events/{eventId}/archive", c.archiveEvent},
 		{"POST", "/console/events/{eventId}/ticket-types", c.createTicketType},
 		{"POST", "/console/events/{eventId}/ticket-types/{typeId}", c.updateTicketType},
+		{"GET", "/console/events/{eventId}/orders", c.ordersPage},
+		{"GET", "/console/events/{eventId}/orders.csv", c.ordersCSV},
+		{"GET", "/console/events/{eventId}/orders/{orderNumber}", c.orderPage},
+		{"POST", "/console/events/{eventId}/orders/{orderNumber}/refund", c.refund},
+		{"GET", "/console/events/{eventId}/attendees", c.attendeesPage},
+		{"GET", "/console/events/{eventId}/attendees.csv", c.attendeesCSV},
+		{"GET", "/console/events/{eventId}/door", c.doorPage},
+		{"POST", "/console/events/{eventId}/door", c.checkin},
 		{"GET", "/console/units/{unitId}/keys", c.keysPage},
 		{"POST", "/console/units/{unitId}/keys", c.createKey},
 		{"POST", "/console/units/{unitId}/keys/{keyId}/revoke", c.revokeKey},

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -134,7 +135,8 @@ func (c *Console) showEvent(r *req, v *view, status int) error {
 	}
 	u, _ := r.dir.Unit(unitID)
 	v.Unit, v.Event, v.Title = &u, &ev, ev.Name
-	v.CanWrite = allowed(r.role(unitID), permWrite)
+	v.Role = r.role(unitID)
+	v.CanWrite = allowed(v.Role, permWrite)
 	list, err := askOp(c, eventID, event.ListTicketTypes{Limit: 100})
 	if err != nil {
 		return err
@@ -243,17 +245,10 @@ func ticketTypeBody(r *req, v *view, create bool) map[string]any {
 	case cap == "" && create:
 		body["capacity"] = nil
 	case cap != "":
-		body["capacity"] = json.RawMessage(cap)
-		if !json.Valid([]byte(cap)) {
-			body["capacity"] = cap // the binder names the field
-		}
+		body["capacity"] = jsonNumberOr(cap)
 	}
 	if p := f["priceAmount"]; p != "" {
-		if json.Valid([]byte(p)) {
-			body["priceAmount"] = json.RawMessage(p)
-		} else {
-			body["priceAmount"] = p
-		}
+		body["priceAmount"] = jsonNumberOr(p)
 	} else if create {
 		body["priceAmount"] = json.RawMessage("0")
 	}
@@ -338,3 +333,14 @@ func (c *Console) updateTicketType(r *req) error {
 	}
 	return c.showEvent(r, v, 400)
 }
+
+// jsonNumberOr is a form field as the JSON number it stands for, or as a
+// string when it is none, so the binder names the field.
+func jsonNumberOr(s string) any {
+	if json.Valid([]byte(s)) && s != "" && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) {
+		return json.RawMessage(s)
+	}
+	return s
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -69,10 +69,11 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
-	"join": strings.Join,
-	"err":  func(m map[string]string, k string) string { return m[k] },
-	"val":  func(m map[string]string, k string) string { return m[k] },
-	"eq2":  func(a, b string) bool { return a == b },
+	"join":  strings.Join,
+	"split": strings.Fields,
+	"err":   func(m map[string]string, k string) string { return m[k] },
+	"val":   func(m map[string]string, k string) string { return m[k] },
+	"eq2":   func(a, b string) bool { return a == b },
 }
 
 // fieldErrors turns a refusal into messages next to fields: the

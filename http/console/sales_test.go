@@ -1,0 +1,149 @@
+package console_test
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	nethttp "net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/app/apptest"
+)
+
+// api calls the service's JSON API with key and returns the decoded
+// answer.
+func api(t *testing.T, s *apptest.Service, key, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := nethttp.NewRequest(method, s.URL+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := nethttp.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+// sell places an order of one ticket with the secret key, confirms it and
+// pays it through a signed sandbox webhook; it returns the order number.
+func sell(t *testing.T, s *apptest.Service, key, eventID, typeID, email, name string) string {
+	t.Helper()
+	st, o := api(t, s, key, "POST", "/v1/events/"+eventID+"/orders", map[string]any{"email": email, "name": name,
+		"items": []map[string]any{{"itemType": "registration_type", "itemId": typeID, "quantity": 1}}})
+	require.Equal(t, 201, st, "%v", o)
+	num := o["orderNumber"].(string)
+	st, o = api(t, s, key, "POST", "/v1/events/"+eventID+"/orders/"+num+"/confirm",
+		map[string]any{"successUrl": "https://shop.example.com/ok", "cancelUrl": "https://shop.example.com/cancel"})
+	require.Equal(t, 200, st, "%v", o)
+	body := []byte(fmt.Sprintf(`{"id":%q,"type":"payment.succeeded","data":{"paymentId":%q,"orderNumber":%q,"amount":%v,"currency":%q}}`,
+		"dlv_"+num, o["paymentId"], num, o["totalAmount"], o["currency"]))
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(apptest.WebhookSecret))
+	mac.Write([]byte(ts + "."))
+	mac.Write(body)
+	req, _ := nethttp.NewRequest("POST", s.URL+"/webhooks/payments/sandbox", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Payment-Signature", "t="+ts+",v1="+hex.EncodeToString(mac.Sum(nil)))
+	res, err := nethttp.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, 200, res.StatusCode)
+	return num
+}
+
+var (
+	typeRE = regexp.MustCompile(`ticket-types/(tt_[A-Za-z0-9]+)"`)
+	codeRE = regexp.MustCompile(`code <span class="mono">([^<]+)</span>`)
+)
+
+// secretKey creates a secret key on the console's keys page.
+func (m *member) secretKey(unit string) string {
+	m.t.Helper()
+	m.get("/console/units/" + unit + "/keys")
+	p := m.post("/console/units/"+unit+"/keys", "type", "secret", "name", "server")
+	require.Equal(m.t, 201, p.Status, p.Body)
+	return match(m.t, keyRE, p.Body)
+}
+
+// TestOrdersRefundCSVAndDoor: after a sale, the orders list finds the
+// order by email and by number, the order page shows its lines and the
+// refund policy, a refund goes through the provider, both CSVs download,
+// and a door member checks the buyer in at the door page, once.
+func TestOrdersRefundCSVAndDoor(t *testing.T) {
+	s := apptest.Start(t)
+	op := operator(t, s)
+	unit := op.newUnit("Sales Unit")
+	ev := op.newEvent(unit, "Concert")
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/publish").Status)
+	tt := match(t, typeRE, op.get("/console/events/"+ev).Body)
+	key := op.secretKey(unit)
+	num := sell(t, s, key, ev, tt, "buyer@example.com", "Bea Buyer")
+	num2 := sell(t, s, key, ev, tt, "=cmd@example.com", "=HYPERLINK(1)")
+
+	p := op.get("/console/events/" + ev + "/orders?q=buyer@example.com")
+	require.Equal(t, 200, p.Status)
+	assert.Contains(t, p.Body, num)
+	assert.NotContains(t, p.Body, num2)
+	p = op.get("/console/events/" + ev + "/orders?q=" + num2)
+	assert.Contains(t, p.Body, num2)
+	p = op.get("/console/events/" + ev + "/orders?status=refunded")
+	assert.Contains(t, p.Body, "No orders.")
+
+	p = op.get("/console/events/" + ev + "/orders/" + num)
+	require.Equal(t, 200, p.Status)
+	assert.Contains(t, p.Body, "General")
+	assert.Contains(t, p.Body, "Refundable")
+	p = op.post("/console/events/"+ev+"/orders/"+num+"/refund", "amount", "abc")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, `value="abc"`)
+	p = op.post("/console/events/"+ev+"/orders/"+num+"/refund", "reason", "asked")
+	require.Equal(t, 303, p.Status, p.Body)
+	p = op.get("/console/events/" + ev + "/orders/" + num)
+	assert.Contains(t, p.Body, `<span class="badge">refunded</span>`)
+	assert.Contains(t, p.Body, "succeeded")
+
+	p = op.get("/console/events/" + ev + "/attendees.csv")
+	require.Equal(t, 200, p.Status)
+	assert.Equal(t, "text/csv; charset=utf-8", p.Header.Get("Content-Type"))
+	assert.Contains(t, p.Body, "email,name,status,registrationIds\n")
+	assert.Contains(t, p.Body, "buyer@example.com,Bea Buyer,cancelled,")
+	assert.Contains(t, p.Body, "'=cmd@example.com,'=HYPERLINK(1),confirmed", "formula cells neutralised")
+	p = op.get("/console/events/" + ev + "/orders.csv")
+	assert.Contains(t, p.Body, num+",refunded,buyer@example.com,Bea Buyer,General x1,25,EUR,")
+
+	// A door member: the door page works; the event page does not.
+	door := accept(t, op.invite(unit, "door@example.com", "door"), "Dora Door", "door password 1")
+	assert.Equal(t, 403, door.get("/console/events/"+ev).Status)
+	p = door.get("/console/events/" + ev + "/door?q=HYPERLINK")
+	require.Equal(t, 200, p.Status)
+	code := match(t, codeRE, p.Body)
+	p = door.get("/console/events/" + ev + "/door?q=" + code)
+	require.Contains(t, p.Body, "cmd@example.com")
+	regID := match(t, regexp.MustCompile(`name="registrationId" value="([^"]+)"`), p.Body)
+	p = door.post("/console/events/"+ev+"/door", "registrationId", regID, "door", "event")
+	require.Equal(t, 200, p.Status, p.Body)
+	assert.Contains(t, p.Body, "Checked in: =HYPERLINK(1)")
+	p = door.post("/console/events/"+ev+"/door", "checkinCode", code, "door", "event")
+	assert.Contains(t, p.Body, "Already checked in")
+	p = door.post("/console/events/"+ev+"/door", "checkinCode", "nope", "door", "event")
+	assert.Equal(t, 409, p.Status)
+	assert.True(t, strings.Contains(p.Body, "Not checked in"), p.Body)
+}
