@@ -98,7 +98,15 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	num := sell(t, s, key, ev, tt, "buyer@example.com", "Bea Buyer")
 	num2 := sell(t, s, key, ev, tt, "=cmd@example.com", "=HYPERLINK(1)")
 
-	p := op.get("/console/events/" + ev + "/orders?q=buyer@example.com")
+	// The dashboard and its live fragment count both sales.
+	p := op.get("/console/events/" + ev + "/dashboard")
+	require.Equal(t, 200, p.Status)
+	assert.Contains(t, p.Body, `<b id="stat-sold">2</b>`)
+	p = op.get("/console/events/" + ev + "/dashboard/live")
+	assert.Contains(t, p.Body, `<b id="stat-sold">2</b>`)
+	assert.NotContains(t, p.Body, "<html")
+
+	p = op.get("/console/events/" + ev + "/orders?q=buyer@example.com")
 	require.Equal(t, 200, p.Status)
 	assert.Contains(t, p.Body, num)
 	assert.NotContains(t, p.Body, num2)

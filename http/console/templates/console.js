@@ -13,3 +13,16 @@ document.addEventListener("click", function (e) {
     done();
   }
 });
+
+// The dashboard's live counters: its fragment is fetched again every 5 s.
+(function () {
+  var el = document.querySelector("[data-poll]");
+  if (!el) return;
+  setInterval(function () {
+    fetch(el.getAttribute("data-poll"), { credentials: "same-origin" }).then(function (r) {
+      return r.ok ? r.text() : null;
+    }).then(function (html) {
+      if (html !== null) el.innerHTML = html;
+    }, function () {});
+  }, 5000);
+})();
