@@ -262,5 +262,5 @@ func TestEventsAndTicketTypes(t *testing.T) {
 	p = op.post("/console/events/" + ev + "/publish")
 	assert.Equal(t, 303, p.Status, p.Body)
 	p = op.get("/console/events/" + ev)
-	assert.Contains(t, p.Body, `<span class="badge">published</span>`)
+	assert.Contains(t, p.Body, `<span class="badge" id="event-status">published</span>`)
 }

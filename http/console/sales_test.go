@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app/apptest"
+	"ticketd/event"
 )
 
 // api calls the service's JSON API with key and returns the decoded
@@ -125,7 +126,7 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	p = op.post("/console/events/"+ev+"/orders/"+num+"/refund", "reason", "asked")
 	require.Equal(t, 303, p.Status, p.Body)
 	p = op.get("/console/events/" + ev + "/orders/" + num)
-	assert.Contains(t, p.Body, `<span class="badge">refunded</span>`)
+	assert.Contains(t, p.Body, `<span class="badge" id="order-status">refunded</span>`)
 	assert.Contains(t, p.Body, "succeeded")
 
 	p = op.get("/console/events/" + ev + "/attendees.csv")
@@ -154,4 +155,14 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	p = door.post("/console/events/"+ev+"/door", "checkinCode", "nope", "door", "event")
 	assert.Equal(t, 409, p.Status)
 	assert.True(t, strings.Contains(p.Body, "Not checked in"), p.Body)
+}
+
+func listTypes() event.Command { return event.ListTicketTypes{Limit: 10} }
+
+func firstTypeID(t *testing.T, res any) string {
+	t.Helper()
+	l, ok := res.(event.List[event.TicketType])
+	require.True(t, ok, "%T", res)
+	require.NotEmpty(t, l.Data)
+	return l.Data[0].ID
 }

@@ -170,6 +170,8 @@ func (c *Console) showUnit(r *req, v *view, status int) error {
 	if role == "" {
 		return errNotFound
 	}
+	// The view as it now stands: this request's own write is in it.
+	r.dir = c.sys.Directory()
 	u, _ := r.dir.Unit(unitID)
 	v.Unit, v.Role, v.Title = &u, role, u.Name
 	v.CanWrite, v.CanMembers = allowed(role, permWrite), allowed(role, permMembers)
@@ -299,6 +301,7 @@ func (c *Console) showKeys(r *req, v *view, status int) error {
 	if err := r.need(unitID, permRead); err != nil {
 		return err
 	}
+	r.dir = c.sys.Directory() // with this request's own write
 	u, _ := r.dir.Unit(unitID)
 	v.Unit, v.Title = &u, "API keys · "+u.Name
 	v.CanWrite = allowed(r.role(unitID), permWrite)
