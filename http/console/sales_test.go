@@ -103,6 +103,8 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	p := op.get("/console/events/" + ev + "/dashboard")
 	require.Equal(t, 200, p.Status)
 	assert.Contains(t, p.Body, `<b id="stat-sold">2</b>`)
+	assert.Contains(t, p.Body, `<b id="stat-revenue">50 EUR</b>`)
+	assert.Contains(t, p.Body, `<svg class="chart"`)
 	p = op.get("/console/events/" + ev + "/dashboard/live")
 	assert.Contains(t, p.Body, `<b id="stat-sold">2</b>`)
 	assert.NotContains(t, p.Body, "<html")
@@ -155,6 +157,12 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	p = door.post("/console/events/"+ev+"/door", "checkinCode", "nope", "door", "event")
 	assert.Equal(t, 409, p.Status)
 	assert.True(t, strings.Contains(p.Body, "Not checked in"), p.Body)
+
+	// The dashboard's counters moved: the refund, the check-in.
+	p = op.get("/console/events/" + ev + "/dashboard/live")
+	assert.Contains(t, p.Body, `<b id="stat-sold">1</b>`)
+	assert.Contains(t, p.Body, `<b id="stat-revenue">25 EUR</b>`)
+	assert.Contains(t, p.Body, `<td data-label="Door">Main entrance (event)</td><td class="num" data-label="Checked in">1</td>`)
 }
 
 func listTypes() event.Command { return event.ListTicketTypes{Limit: 10} }
