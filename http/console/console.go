@@ -157,7 +157,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -318,6 +318,7 @@ func (c *Console) routes() []route {
 		{"POST", "/console/events/{eventId}/door", c.checkin},
 		{"GET", "/console/events/{eventId}/dashboard", c.dashboardPage},
 		{"GET", "/console/events/{eventId}/dashboard/live", c.dashboardLive},
+		{"GET", "/console/units/{unitId}/audit", c.auditPage},
 		{"GET", "/console/units/{unitId}/keys", c.keysPage},
 		{"POST", "/console/units/{unitId}/keys", c.createKey},
 		{"POST", "/console/units/{unitId}/keys/{keyId}/revoke", c.revokeKey},

@@ -197,6 +197,13 @@ func TestSignInSessionsAndInvitations(t *testing.T) {
 	assert.Contains(t, ops, "console.createUnit by admin")
 	assert.Contains(t, ops, "console.createInvitation by admin")
 	assert.Contains(t, ops, "console.acceptInvitation by member")
+
+	// The audit log page shows them, filterable.
+	p = op.get("/console/units/" + unit + "/audit?operation=console.acceptInvitation")
+	require.Equal(t, 200, p.Status)
+	assert.Contains(t, p.Body, "Olivia Owner (owner@example.com)")
+	assert.NotContains(t, p.Body, "console.createUnit")
+	assert.Equal(t, 404, op.get("/console/units/"+unit+"/audit?after=garbage").Status)
 }
 
 // TestSignInThrottled: failed sign-ins are limited per account, whatever
@@ -263,4 +270,56 @@ func TestEventsAndTicketTypes(t *testing.T) {
 	assert.Equal(t, 303, p.Status, p.Body)
 	p = op.get("/console/events/" + ev)
 	assert.Contains(t, p.Body, `<span class="badge" id="event-status">published</span>`)
+}
+
+// TestPasswordResetAndRoles: an owner makes a reset link for a member;
+// using it sets the password, ends the member's other sessions and signs
+// them in; the old password no longer works. The owner changes the
+// member's role (applied at the next request) and removes them; the last
+// owner cannot step down.
+func TestPasswordResetAndRoles(t *testing.T) {
+	s := apptest.Start(t)
+	op := operator(t, s)
+	unit := op.newUnit("Reset Unit")
+	owner := accept(t, op.invite(unit, "owner@example.com", "owner"), "Olivia", "owner password")
+	member := accept(t, owner.invite(unit, "m@example.com", "admin"), "Max", "first password")
+	page := owner.get("/console/units/" + unit)
+	memberID := match(t, regexp.MustCompile(`/members/(mem_[A-Za-z0-9]+)/reset`), page.Body)
+	ownerID := match(t, regexp.MustCompile(`/members/(mem_[A-Za-z0-9]+)/role`), page.Body)
+	if memberID == ownerID { // the first row is the owner's
+		memberID = match(t, regexp.MustCompile(`(?s)Max.*?/members/(mem_[A-Za-z0-9]+)/reset`), page.Body)
+	}
+
+	p := owner.post("/console/units/" + unit + "/members/" + memberID + "/reset")
+	require.Equal(t, 200, p.Status, p.Body)
+	link := match(t, linkRE, p.Body)
+	require.Contains(t, link, "/console/reset/")
+
+	b := apptest.NewBrowser(t)
+	p = b.Get(link)
+	require.Equal(t, 200, p.Status)
+	csrf := match(t, csrfRE, p.Body)
+	p = b.Post(link, url.Values{"csrf": {csrf}, "password": {"short"}, "password2": {"short"}})
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, "It must be at least 10 characters.")
+	csrf = match(t, csrfRE, p.Body) // each rendering of the form has its own token
+	p = b.Post(link, url.Values{"csrf": {csrf}, "password": {"second password"}, "password2": {"second password"}})
+	require.Equal(t, 303, p.Status, p.Body)
+	assert.Equal(t, 303, member.get("/console").Status, "the session from before the reset ended")
+	_, p = signIn(t, s, "m@example.com", "first password")
+	assert.Equal(t, 401, p.Status)
+	again, p := signIn(t, s, "m@example.com", "second password")
+	require.Equal(t, 303, p.Status)
+
+	// Admin -> viewer: the next form is refused.
+	require.Equal(t, 303, owner.post("/console/units/"+unit+"/members/"+memberID+"/role", "role", "viewer").Status)
+	again.get("/console/units/" + unit)
+	assert.Equal(t, 403, again.post("/console/units/"+unit+"/events", "name", "x", "timezone", "UTC").Status)
+	// Removed: the unit is gone for them.
+	require.Equal(t, 303, owner.post("/console/units/"+unit+"/members/"+memberID+"/role", "role", "remove").Status)
+	assert.Equal(t, 404, again.get("/console/units/"+unit).Status)
+	// The last owner stays.
+	p = owner.post("/console/units/"+unit+"/members/"+ownerID+"/role", "role", "viewer")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, "at least one owner")
 }
