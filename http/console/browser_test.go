@@ -276,8 +276,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	csv, err := chromedp.Run(tctx, chromedp.Evaluate[string](
 		`fetch("/console/events/`+eventID+`/attendees.csv").then(r => r.text())`, chromedp.EvalAwaitPromise))
 	require.NoError(t, err)
-	require.Contains(t, csv, "bea@example.com,Bea Buyer,cancelled")
-	require.Contains(t, csv, "carl@example.com,Carl Client,confirmed")
+	require.Contains(t, csv, "bea@example.com,Bea Buyer,General,cancelled")
+	require.Contains(t, csv, "carl@example.com,Carl Client,General,confirmed")
 	require.NoError(t, chromedp.Do(tctx,
 		chromedp.Navigate(s.URL+"/console/events/"+eventID+"/attendees"),
 		chromedp.WaitVisible(chromedp.CSS(`a[href$="attendees.csv"]`)),

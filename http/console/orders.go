@@ -206,23 +206,30 @@ func (c *Console) ordersCSV(r *req) error {
 	return nil
 }
 
-// attendeesCSV downloads the event's attendees (one row per person).
+// attendeesCSV downloads the event's registrations, newest first, one row
+// each (the API's cursor pages of ListRegistrations: each page costs the
+// same however large the event).
 func (c *Console) attendeesCSV(r *req) error {
 	eventID, _, err := r.eventUnit(permRead)
 	if err != nil {
 		return err
 	}
+	types, err := c.typeNames(eventID)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	_ = w.Write([]string{"email", "name", "status", "registrationIds"})
+	_ = w.Write([]string{"email", "name", "ticketType", "status", "checkinCode", "registrationId", "orderId", "createdAt"})
 	cursor, n := "", 0
 	for n < csvMax {
-		list, err := askOp(c, eventID, event.ListAttendees{Limit: 100, Cursor: cursor})
+		list, err := askOp(c, eventID, event.ListRegistrations{Limit: 100, Cursor: cursor})
 		if err != nil {
 			return err
 		}
-		for _, a := range list.Data {
-			_ = w.Write(safeRow(a.Email, deref(a.Name), a.Status, strings.Join(a.RegistrationIDs, " ")))
+		for _, g := range list.Data {
+			_ = w.Write(safeRow(g.Email, deref(g.Name), types[deref(g.RegistrationTypeID)], g.Status, g.CheckinCode, g.ID,
+				deref(g.OrderID), g.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")))
 			n++
 		}
 		if !list.HasMore || list.NextCursor == nil {
@@ -233,6 +240,19 @@ func (c *Console) attendeesCSV(r *req) error {
 	w.Flush()
 	sendCSV(r, eventID+"-attendees.csv", buf.Bytes())
 	return nil
+}
+
+// typeNames maps the event's ticket type ids to their names.
+func (c *Console) typeNames(eventID string) (map[string]string, error) {
+	types, err := askOp(c, eventID, event.ListTicketTypes{Limit: 100})
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, t := range types.Data {
+		m[t.ID] = t.Name
+	}
+	return m, nil
 }
 
 func sendCSV(r *req, name string, b []byte) {
@@ -262,18 +282,29 @@ func deref(s *string) string {
 
 // attendeesData is the attendees page.
 type attendeesData struct {
-	Attendees []event.Attendee
-	Next      string
+	Regs   []event.Registration
+	Types  map[string]string
+	Status string
+	Next   string
 }
 
-// attendeesPage lists the event's attendees with the API's cursors.
+// TypeName is the name of a registration's ticket type.
+func (d attendeesData) TypeName(id *string) string { return d.Types[deref(id)] }
+
+// attendeesPage lists the event's registrations, newest first, with the
+// API's cursors and status filter.
 func (c *Console) attendeesPage(r *req) error {
 	v := &view{Title: "Attendees"}
 	eventID, _, err := c.eventHead(r, v, permRead)
 	if err != nil {
 		return err
 	}
-	list, err := askOp(c, eventID, event.ListAttendees{Limit: listLimit, Cursor: string(r.rc.QueryArgs().Peek("cursor"))})
+	q := r.rc.QueryArgs()
+	d := attendeesData{Status: string(q.Peek("status"))}
+	if d.Types, err = c.typeNames(eventID); err != nil {
+		return err
+	}
+	list, err := askOp(c, eventID, event.ListRegistrations{Status: d.Status, Limit: listLimit, Cursor: string(q.Peek("cursor"))})
 	if err != nil {
 		if fieldErrors(err, v) {
 			c.render(r.rc, 400, "attendees", v)
@@ -281,7 +312,7 @@ func (c *Console) attendeesPage(r *req) error {
 		}
 		return err
 	}
-	d := attendeesData{Attendees: list.Data}
+	d.Regs = list.Data
 	if list.HasMore && list.NextCursor != nil {
 		d.Next = *list.NextCursor
 	}

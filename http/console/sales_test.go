@@ -134,9 +134,9 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	p = op.get("/console/events/" + ev + "/attendees.csv")
 	require.Equal(t, 200, p.Status)
 	assert.Equal(t, "text/csv; charset=utf-8", p.Header.Get("Content-Type"))
-	assert.Contains(t, p.Body, "email,name,status,registrationIds\n")
-	assert.Contains(t, p.Body, "buyer@example.com,Bea Buyer,cancelled,")
-	assert.Contains(t, p.Body, "'=cmd@example.com,'=HYPERLINK(1),confirmed", "formula cells neutralised")
+	assert.Contains(t, p.Body, "email,name,ticketType,status,checkinCode,registrationId,orderId,createdAt\n")
+	assert.Contains(t, p.Body, "buyer@example.com,Bea Buyer,General,cancelled,")
+	assert.Contains(t, p.Body, "'=cmd@example.com,'=HYPERLINK(1),General,confirmed", "formula cells neutralised")
 	p = op.get("/console/events/" + ev + "/orders.csv")
 	assert.Contains(t, p.Body, num+",refunded,buyer@example.com,Bea Buyer,General x1,25,EUR,")
 
