@@ -314,6 +314,7 @@ func (c *Console) routes() []route {
 		{"POST", "/console/events/{eventId}/orders/{orderNumber}/refund", c.refund},
 		{"GET", "/console/events/{eventId}/attendees", c.attendeesPage},
 		{"GET", "/console/events/{eventId}/attendees.csv", c.attendeesCSV},
+		{"POST", "/console/events/{eventId}/registrations/{registrationId}/{action}", c.registrationAction},
 		{"GET", "/console/events/{eventId}/door", c.doorPage},
 		{"POST", "/console/events/{eventId}/door", c.checkin},
 		{"GET", "/console/events/{eventId}/dashboard", c.dashboardPage},

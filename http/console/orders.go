@@ -301,6 +301,7 @@ func (c *Console) attendeesPage(r *req) error {
 	}
 	q := r.rc.QueryArgs()
 	d := attendeesData{Status: string(q.Peek("status"))}
+	v.Error = string(q.Peek("error")) // a refused action, back from registrationAction
 	if d.Types, err = c.typeNames(eventID); err != nil {
 		return err
 	}

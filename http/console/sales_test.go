@@ -140,6 +140,19 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	p = op.get("/console/events/" + ev + "/orders.csv")
 	assert.Contains(t, p.Body, num+",refunded,buyer@example.com,Bea Buyer,General x1,25,EUR,")
 
+	// Registration actions from the attendees page: a new pass link; a
+	// refused action comes back as the page's error.
+	p = op.get("/console/events/" + ev + "/attendees?status=confirmed")
+	confirmed := match(t, regexp.MustCompile(`/registrations/(reg_[A-Za-z0-9]+)/rotate-pass`), p.Body)
+	p = op.post("/console/events/"+ev+"/registrations/"+confirmed+"/rotate-pass", "status", "confirmed")
+	require.Equal(t, 303, p.Status, p.Body)
+	assert.Equal(t, "/console/events/"+ev+"/attendees?status=confirmed", p.Header.Get("Location"))
+	p = op.post("/console/events/"+ev+"/registrations/"+confirmed+"/approve")
+	require.Equal(t, 303, p.Status, p.Body)
+	p = op.get(p.Header.Get("Location"))
+	assert.Contains(t, p.Body, `role="alert"`, "approving a confirmed registration is refused on the page")
+	assert.Equal(t, 404, op.post("/console/events/"+ev+"/registrations/"+confirmed+"/explode").Status)
+
 	// A door member: the door page works; the event page does not.
 	door := accept(t, op.invite(unit, "door@example.com", "door"), "Dora Door", "door password 1")
 	assert.Equal(t, 403, door.get("/console/events/"+ev).Status)
