@@ -61,7 +61,7 @@ func TestPagesOfALargeEvent(t *testing.T) {
 		{"/console/events/" + ev + "/orders", true},
 		{"/console/events/" + ev + "/attendees", true},
 		{"/console/events/" + ev + "/door?q=p77@example.com", false}, // the core's email filter scans
-		{"/console/events/" + ev + "/door?q=Person%2099999", false}, // a name: a bounded scan
+		{"/console/events/" + ev + "/door?q=Person%2099999", false},  // a name: a bounded scan
 		{"/console/units/" + unit, true},
 		{"/console/events/" + ev + "/attendees.csv", false}, // the whole list
 	}

@@ -147,7 +147,7 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	p = op.post("/console/events/"+ev+"/registrations/"+confirmed+"/rotate-pass", "status", "confirmed")
 	require.Equal(t, 303, p.Status, p.Body)
 	assert.Equal(t, "/console/events/"+ev+"/attendees?status=confirmed", p.Header.Get("Location"))
-	p = op.post("/console/events/"+ev+"/registrations/"+confirmed+"/approve")
+	p = op.post("/console/events/" + ev + "/registrations/" + confirmed + "/approve")
 	require.Equal(t, 303, p.Status, p.Body)
 	p = op.get(p.Header.Get("Location"))
 	assert.Contains(t, p.Body, `role="alert"`, "approving a confirmed registration is refused on the page")
