@@ -157,7 +157,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -315,6 +315,10 @@ func (c *Console) routes() []route {
 		{"GET", "/console/events/{eventId}/attendees", c.attendeesPage},
 		{"GET", "/console/events/{eventId}/attendees.csv", c.attendeesCSV},
 		{"POST", "/console/events/{eventId}/registrations/{registrationId}/{action}", c.registrationAction},
+		{"GET", "/console/events/{eventId}/codes", c.codesPage},
+		{"GET", "/console/events/{eventId}/codes.csv", c.codesCSV},
+		{"POST", "/console/events/{eventId}/codes", c.mintCodes},
+		{"POST", "/console/events/{eventId}/codes/{codeId}/disable", c.disableCode},
 		{"GET", "/console/events/{eventId}/door", c.doorPage},
 		{"POST", "/console/events/{eventId}/door", c.checkin},
 		{"GET", "/console/events/{eventId}/dashboard", c.dashboardPage},

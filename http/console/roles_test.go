@@ -33,10 +33,12 @@ func TestEveryWriteRouteChecksRoleAndCSRF(t *testing.T) {
 	memberID := match(t, regexp.MustCompile(`/members/(mem_[A-Za-z0-9]+)/role`), page.Body)
 	keyID := match(t, regexp.MustCompile(`/keys/(key_[A-Za-z0-9]+)/revoke`), op.get("/console/units/"+unitA+"/keys").Body)
 	num := sell(t, s, key, ev, tt, "buyer@example.com", "B")
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/codes", "registrationTypeId", tt, "count", "1").Status)
+	codeID := match(t, regexp.MustCompile(`/codes/(rc_[A-Za-z0-9]+)/disable`), op.get("/console/events/"+ev+"/codes").Body)
 	regID := match(t, regexp.MustCompile(`/registrations/(reg_[A-Za-z0-9]+)/cancel`), op.get("/console/events/"+ev+"/attendees").Body)
 
 	fill := strings.NewReplacer("{unitId}", unitA, "{eventId}", ev, "{memberId}", memberID, "{keyId}", keyID,
-		"{typeId}", tt, "{orderNumber}", num, "{registrationId}", regID, "{action}", "cancel")
+		"{typeId}", tt, "{orderNumber}", num, "{registrationId}", regID, "{action}", "cancel", "{codeId}", codeID)
 	before := op.get("/console/units/" + unitA).Body
 	anon := apptest.NewBrowser(t)
 	routes := console.WriteRoutes()

@@ -153,6 +153,19 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	assert.Contains(t, p.Body, `role="alert"`, "approving a confirmed registration is refused on the page")
 	assert.Equal(t, 404, op.post("/console/events/"+ev+"/registrations/"+confirmed+"/explode").Status)
 
+	// Redemption codes: a batch minted, downloaded, one disabled; a
+	// refused batch keeps what was typed.
+	p = op.post("/console/events/"+ev+"/codes", "registrationTypeId", tt, "count", "5000", "label", "VIP")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, `value="5000"`)
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/codes", "registrationTypeId", tt, "count", "3", "label", "VIP").Status)
+	p = op.get("/console/events/" + ev + "/codes.csv")
+	assert.Equal(t, 4, strings.Count(p.Body, "\n"), p.Body)
+	assert.Contains(t, p.Body, ",General,VIP,0,1,active,")
+	codeID := match(t, regexp.MustCompile(`/codes/(rc_[A-Za-z0-9]+)/disable`), op.get("/console/events/"+ev+"/codes").Body)
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/codes/"+codeID+"/disable").Status)
+	assert.Contains(t, op.get("/console/events/"+ev+"/codes.csv").Body, ",disabled,")
+
 	// A door member: the door page works; the event page does not.
 	door := accept(t, op.invite(unit, "door@example.com", "door"), "Dora Door", "door password 1")
 	assert.Equal(t, 403, door.get("/console/events/"+ev).Status)
