@@ -25,6 +25,7 @@ import (
 	thttp "ticketd/http"
 	"ticketd/payments"
 	"ticketd/persistence"
+	"ticketd/webhooks"
 )
 
 //go:embed templates
@@ -96,6 +97,8 @@ type Deps struct {
 	System  *actors.System
 	Audit   *audit.Log
 	Refunds *payments.Refunds
+	// Webhooks holds the units' webhook endpoints (nil: no webhooks page).
+	Webhooks *webhooks.Service
 }
 
 // Console serves the console pages. Built once by New; its handlers are
@@ -157,7 +160,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -324,6 +327,9 @@ func (c *Console) routes() []route {
 		{"GET", "/console/events/{eventId}/dashboard", c.dashboardPage},
 		{"GET", "/console/events/{eventId}/dashboard/live", c.dashboardLive},
 		{"GET", "/console/units/{unitId}/audit", c.auditPage},
+		{"GET", "/console/units/{unitId}/webhooks", c.hooksPage},
+		{"POST", "/console/units/{unitId}/webhooks", c.createHook},
+		{"POST", "/console/units/{unitId}/webhooks/{endpointId}/{action}", c.hookAction},
 		{"GET", "/console/units/{unitId}/keys", c.keysPage},
 		{"POST", "/console/units/{unitId}/keys", c.createKey},
 		{"POST", "/console/units/{unitId}/keys/{keyId}/revoke", c.revokeKey},

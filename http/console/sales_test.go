@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	nethttp "net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -199,4 +200,49 @@ func firstTypeID(t *testing.T, res any) string {
 	require.True(t, ok, "%T", res)
 	require.NotEmpty(t, l.Data)
 	return l.Data[0].ID
+}
+
+// TestWebhooksPage: an owner adds an endpoint (a refused URL comes back
+// next to its field), sees its secret once, and after a sale sees the
+// delivery in the endpoint's log; disable and delete are audited.
+func TestWebhooksPage(t *testing.T) {
+	got := make(chan string, 10)
+	hook := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- string(b)
+	}))
+	defer hook.Close()
+	s := apptest.Start(t)
+	op := operator(t, s)
+	unit := op.newUnit("Hooks Unit")
+	ev := op.newEvent(unit, "Hooked")
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/publish").Status)
+	tt := match(t, typeRE, op.get("/console/events/"+ev).Body)
+	key := op.secretKey(unit)
+
+	op.get("/console/units/" + unit + "/webhooks")
+	p := op.post("/console/units/"+unit+"/webhooks", "url", "ftp://nope", "eventTypes", "order.paid")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, `value="ftp://nope"`)
+	assert.Contains(t, p.Body, `class="field-error"`)
+	p = op.post("/console/units/"+unit+"/webhooks", "url", hook.URL+"/in", "eventTypes", "order.paid", "description", "shop")
+	require.Equal(t, 201, p.Status, p.Body)
+	assert.Contains(t, match(t, regexp.MustCompile(`id="hook-secret"[^>]*value="([^"]+)"`), p.Body), "whsec_")
+	endpoint := match(t, regexp.MustCompile(`deliveries=(we_[a-z0-9]+)`), p.Body)
+
+	sell(t, s, key, ev, tt, "hooked@example.com", "H")
+	select {
+	case b := <-got:
+		assert.Contains(t, b, "order.paid")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no webhook delivered")
+	}
+	require.Eventually(t, func() bool {
+		return strings.Contains(op.get("/console/units/"+unit+"/webhooks?deliveries="+endpoint).Body, "ok 200")
+	}, 5*time.Second, 50*time.Millisecond)
+	require.Equal(t, 303, op.post("/console/units/"+unit+"/webhooks/"+endpoint+"/disable").Status)
+	assert.Contains(t, op.get("/console/units/"+unit+"/webhooks").Body, "disabled")
+	require.Equal(t, 303, op.post("/console/units/"+unit+"/webhooks/"+endpoint+"/delete").Status)
+	assert.Contains(t, op.get("/console/units/"+unit+"/webhooks").Body, "No endpoints.")
+	assert.Equal(t, 404, op.get("/console/units/"+unit+"/webhooks?deliveries="+endpoint).Status)
 }
