@@ -298,7 +298,7 @@ func (m *Main) openConsole(adminToken string) error {
 	if t := m.cfg.Tune; t != nil && t.Console != nil {
 		t.Console(&cc)
 	}
-	con, err := console.New(cc, console.Deps{System: m.sys, Audit: m.audit, Refunds: m.refunds, Webhooks: m.hooks})
+	con, err := console.New(cc, console.Deps{System: m.sys, Audit: m.audit, Refunds: m.refunds, Webhooks: m.hooks, Outbox: m.mail})
 	if err != nil {
 		return err
 	}

@@ -99,6 +99,8 @@ type Deps struct {
 	Refunds *payments.Refunds
 	// Webhooks holds the units' webhook endpoints (nil: no webhooks page).
 	Webhooks *webhooks.Service
+	// Outbox is the ticket-mail outbox (nil: no outbox page).
+	Outbox Outbox
 }
 
 // Console serves the console pages. Built once by New; its handlers are
@@ -160,7 +162,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -300,6 +302,8 @@ func (c *Console) routes() []route {
 		{"POST", "/console/logout", c.logout},
 		{"POST", "/console/logout-everywhere", c.logoutEverywhere},
 		{"POST", "/console/units", c.createUnit},
+		{"GET", "/console/outbox", c.outboxPage},
+		{"POST", "/console/outbox/{id}/retry", c.retryMail},
 		{"GET", "/console/units/{unitId}", c.unitPage},
 		{"POST", "/console/units/{unitId}/invitations", c.invite},
 		{"POST", "/console/units/{unitId}/members/{memberId}/role", c.setRole},

@@ -154,6 +154,14 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	assert.Contains(t, p.Body, `role="alert"`, "approving a confirmed registration is refused on the page")
 	assert.Equal(t, 404, op.post("/console/events/"+ev+"/registrations/"+confirmed+"/explode").Status)
 
+	// The operator's mail outbox: without an SMTP server the ticket mails
+	// wait there; only parked mail can be retried.
+	p = op.get("/console/outbox")
+	require.Equal(t, 200, p.Status)
+	assert.Contains(t, p.Body, "=cmd@example.com")
+	assert.Equal(t, 404, op.post("/console/outbox/nope/retry").Status)
+	assert.Equal(t, 403, accept(t, op.invite(unit, "v@example.com", "owner"), "V", "viewer password").get("/console/outbox").Status)
+
 	// Redemption codes: a batch minted, downloaded, one disabled; a
 	// refused batch keeps what was typed.
 	p = op.post("/console/events/"+ev+"/codes", "registrationTypeId", tt, "count", "5000", "label", "VIP")
