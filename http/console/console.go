@@ -326,6 +326,8 @@ func (c *Console) routes() []route {
 		{"GET", "/console/events/{eventId}/codes.csv", c.codesCSV},
 		{"POST", "/console/events/{eventId}/codes", c.mintCodes},
 		{"POST", "/console/events/{eventId}/codes/{codeId}/disable", c.disableCode},
+		{"POST", "/console/events/{eventId}/promotion-codes", c.createPromo},
+		{"POST", "/console/events/{eventId}/promotion-codes/{promoId}/disable", c.disablePromo},
 		{"GET", "/console/events/{eventId}/door", c.doorPage},
 		{"POST", "/console/events/{eventId}/door", c.checkin},
 		{"GET", "/console/events/{eventId}/dashboard", c.dashboardPage},

@@ -175,6 +175,21 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	require.Equal(t, 303, op.post("/console/events/"+ev+"/codes/"+codeID+"/disable").Status)
 	assert.Contains(t, op.get("/console/events/"+ev+"/codes.csv").Body, ",disabled,")
 
+	// Promotion codes: a refused one keeps what was typed; one made and
+	// disabled.
+	p = op.post("/console/events/"+ev+"/promotion-codes", "promoCode", "HALF", "kind", "percent", "off", "150")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, `value="150"`)
+	assert.Contains(t, p.Body, `class="field-error"`)
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/promotion-codes", "promoCode", "HALF", "kind", "percent", "off", "50",
+		"promoExpiresAt", "2030-05-01T12:00").Status)
+	p = op.get("/console/events/" + ev + "/codes")
+	assert.Contains(t, p.Body, "50%")
+	assert.Contains(t, p.Body, "Wed 1 May 2030 12:00 CEST")
+	promo := match(t, regexp.MustCompile(`/promotion-codes/([a-z]+_[A-Za-z0-9]+)/disable`), p.Body)
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/promotion-codes/"+promo+"/disable").Status)
+	assert.Contains(t, op.get("/console/events/"+ev+"/codes").Body, `<td data-label="Status">disabled</td>`)
+
 	// A door member: the door page works; the event page does not.
 	door := accept(t, op.invite(unit, "door@example.com", "door"), "Dora Door", "door password 1")
 	assert.Equal(t, 403, door.get("/console/events/"+ev).Status)
