@@ -11,9 +11,9 @@ import (
 type codesData struct {
 	Promos []event.PromotionCode
 	Codes  []event.RedemptionCode
-	Types []event.TicketType
-	Next  string
-	Names map[string]string
+	Types  []event.TicketType
+	Next   string
+	Names  map[string]string
 }
 
 // codesPage lists the event's redemption codes in mint order, with the
