@@ -313,6 +313,8 @@ func (c *Console) routes() []route {
 		{"POST", "/console/events/{eventId}", c.updateEvent},
 		{"POST", "/console/events/{eventId}/publish", c.publishEvent},
 		{"POST", "/console/events/{eventId}/archive", c.archiveEvent},
+		{"POST", "/console/events/{eventId}/site", c.setSite},
+		{"POST", "/console/events/{eventId}/refund-policy", c.setRefundPolicy},
 		{"POST", "/console/events/{eventId}/ticket-types", c.createTicketType},
 		{"POST", "/console/events/{eventId}/ticket-types/{typeId}", c.updateTicketType},
 		{"GET", "/console/events/{eventId}/orders", c.ordersPage},

@@ -47,7 +47,8 @@ type view struct {
 
 	Event       *event.Event
 	TicketTypes []ticketTypeRow // events.go
-	Any         any             // a page's own data
+	Settings    *eventSettings
+	Any         any // a page's own data
 }
 
 type unitRow struct {
