@@ -99,6 +99,8 @@ type Deps struct {
 	Refunds *payments.Refunds
 	// Webhooks holds the units' webhook endpoints (nil: no webhooks page).
 	Webhooks *webhooks.Service
+	// DevLog is the developer (request) log (nil: no developer log page).
+	DevLog *thttp.DevLog
 	// Outbox is the ticket-mail outbox (nil: no outbox page).
 	Outbox Outbox
 }
@@ -162,7 +164,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox", "devlog"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -335,6 +337,7 @@ func (c *Console) routes() []route {
 		{"GET", "/console/events/{eventId}/dashboard", c.dashboardPage},
 		{"GET", "/console/events/{eventId}/dashboard/live", c.dashboardLive},
 		{"GET", "/console/units/{unitId}/audit", c.auditPage},
+		{"GET", "/console/units/{unitId}/request-log", c.devlogPage},
 		{"GET", "/console/units/{unitId}/webhooks", c.hooksPage},
 		{"POST", "/console/units/{unitId}/webhooks", c.createHook},
 		{"POST", "/console/units/{unitId}/webhooks/{endpointId}/{action}", c.hookAction},

@@ -154,6 +154,12 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	assert.Contains(t, p.Body, `role="alert"`, "approving a confirmed registration is refused on the page")
 	assert.Equal(t, 404, op.post("/console/events/"+ev+"/registrations/"+confirmed+"/explode").Status)
 
+	// The developer log has the sales' API requests.
+	p = op.get("/console/units/" + unit + "/request-log?method=post&status=201")
+	require.Equal(t, 200, p.Status)
+	assert.Contains(t, p.Body, "POST /v1/events/"+ev+"/orders")
+	assert.NotContains(t, p.Body, "/confirm", "filtered by status")
+
 	// The operator's mail outbox: without an SMTP server the ticket mails
 	// wait there; only parked mail can be retried.
 	p = op.get("/console/outbox")
