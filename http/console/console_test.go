@@ -154,6 +154,12 @@ func TestSignInSessionsAndInvitations(t *testing.T) {
 	require.Equal(t, 200, p.Status)
 	assert.Contains(t, p.Body, "owner@example.com")
 
+	// The invitation was also mailed: it waits in the durable outbox (no
+	// SMTP server here).
+	p = op.get("/console/outbox")
+	assert.Contains(t, p.Body, "owner@example.com")
+	assert.Contains(t, p.Body, ">pending<")
+
 	// The link worked once.
 	p = apptest.NewBrowser(t).Get(link)
 	assert.Equal(t, 404, p.Status)
