@@ -10,6 +10,7 @@ import (
 
 	"ticketd/actors"
 	thttp "ticketd/http"
+	"ticketd/http/console"
 	"ticketd/mail"
 	"ticketd/payments/stripe"
 	"ticketd/persistence"
@@ -74,6 +75,7 @@ type Tuning struct {
 	Mail     func(*mail.Config)
 	Actors   func(*actors.Config)
 	HTTP     func(*thttp.Config)
+	Console  func(*console.Config)
 }
 
 // Payment providers (TICKETD_PAYMENT_PROVIDER).

@@ -20,6 +20,7 @@ import (
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/api"
+	"ticketd/http/console"
 	"ticketd/mail"
 	"ticketd/payments"
 	"ticketd/payments/stripe"
@@ -95,6 +96,9 @@ func (m *Main) Refunds() *payments.Refunds { return m.refunds }
 // Checkouts closes the hosted payment pages of orders that stopped
 // holding (nil unless the provider is Stripe); tests run its passes.
 func (m *Main) Checkouts() *payments.Closer { return m.checkouts }
+
+// Audit is the audit log of an open Main (tests read what was recorded).
+func (m *Main) Audit() *audit.Log { return m.audit }
 
 // Server is the HTTP server of an open Main.
 func (m *Main) Server() *thttp.Server { return m.srv }
@@ -281,11 +285,16 @@ func (m *Main) Open() error {
 		m.refunds.WithHosted(stripe.Name, hosted)
 		m.checkouts = payments.NewCloser(m.sys, hosted, m.log)
 	}
+	devlog := thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention)
 	m.srv, err = api.New(hcfg, api.Deps{System: m.sys, WebhookSecret: webhookSecret, Sandbox: sandbox, Refunds: m.refunds,
 		Stripe: hosted, Checkouts: m.checkouts,
 		PagesSecret: pagesSecret, Outbox: m.mail,
-		DevLog: thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention), Audit: m.audit, Webhooks: m.hooks})
+		DevLog: devlog, Audit: m.audit, Webhooks: m.hooks})
 	if err != nil {
+		m.closeBackend()
+		return err
+	}
+	if err := m.openConsole(adminToken, devlog); err != nil {
 		m.closeBackend()
 		return err
 	}
@@ -304,6 +313,22 @@ func (m *Main) Open() error {
 		go m.periodic("stripe event sweep", "forgotten", time.Hour, m.stop, func(bool) (int, error) { return seen.Sweep(time.Now()) })
 	}
 	m.banner(adminToken, adminNew, mc.SMTPAddr)
+	return nil
+}
+
+// openConsole registers the console web app (/console) on the server,
+// over the same actor system, audit log and refund workflow as the API.
+func (m *Main) openConsole(adminToken string, devlog *thttp.DevLog) error {
+	cc := console.DefaultConfig()
+	cc.BaseURL, cc.AdminToken, cc.TrustedProxies, cc.Logger = m.cfg.BaseURL, adminToken, m.cfg.TrustedProxies, m.log
+	if t := m.cfg.Tune; t != nil && t.Console != nil {
+		t.Console(&cc)
+	}
+	con, err := console.New(cc, console.Deps{System: m.sys, Audit: m.audit, Refunds: m.refunds, Webhooks: m.hooks, Outbox: m.mail, DevLog: devlog})
+	if err != nil {
+		return err
+	}
+	con.Register(m.srv)
 	return nil
 }
 

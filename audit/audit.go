@@ -43,8 +43,8 @@ const (
 type AuditEntry struct {
 	ID          string            `json:"id"`
 	UnitID      string            `json:"unitId"`
-	Actor       string            `json:"actor" doc:"The API key id, or \"admin\" for the console."`
-	ActorType   string            `json:"actorType" v:"enum=secret|admin"`
+	Actor       string            `json:"actor" doc:"The API key id, \"admin\" for the admin API and the operator in the console, or the console member's id."`
+	ActorType   string            `json:"actorType" v:"enum=secret|admin|member"`
 	OperationID string            `json:"operationId"`
 	Method      string            `json:"method"`
 	Route       string            `json:"route"`

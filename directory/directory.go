@@ -127,6 +127,10 @@ var kinds = func() map[string]func(body []byte) (Change, error) {
 		kindOf[UnitCreated](),
 		kindOf[KeyCreated](),
 		kindOf[KeyRevoked](),
+		kindOf[InvitationCreated](),
+		kindOf[MemberJoined](),
+		kindOf[PasswordSet](),
+		kindOf[RoleSet](),
 	} {
 		if m[k.name] != nil {
 			panic("directory: change kind " + k.name + " registered twice")
@@ -182,6 +186,8 @@ type State struct {
 	// byOrigin indexes the origins of unrevoked publishable keys, so a
 	// CORS preflight costs one lookup however many keys the service has.
 	byOrigin map[string]*originKeys
+	// people are the console's members and their links (members.go).
+	people *people
 }
 
 // originKeys are the unrevoked publishable keys listing one origin, and
@@ -213,6 +219,7 @@ func New() *State {
 		bySecret: map[string]string{},
 		byToken:  map[string]string{},
 		byOrigin: map[string]*originKeys{},
+		people:   newPeople(),
 	}
 }
 
@@ -393,6 +400,7 @@ func (s *State) Clone() *State {
 	for origin, o := range s.byOrigin {
 		c.byOrigin[origin] = &originKeys{keys: slices.Clone(o.keys), until: o.until}
 	}
+	c.people = s.people.clone()
 	return c
 }
 

@@ -33,6 +33,7 @@ func (s *State) applyCheckedIn(c CheckedIn) {
 	s.CheckinOrder = append(s.CheckinOrder, c.ID)
 	s.mem.checkinList = append(s.mem.checkinList, r)
 	s.idx.doors[k] = c.ID
+	s.idx.dash.doors[c.SubjectType+":"+c.SubjectID]++
 }
 
 // countDown counts one applied change off Machine.Reserve's hint.
@@ -104,6 +105,7 @@ func (s *State) applyOrderPaid(c OrderPaid) {
 	}
 	s.promoHeld(o, -1, true)
 	o.Status, o.UpdatedAt = OrderStatusPaid, c.At
+	s.idx.dash.paid(o)
 	if c.AlreadyRegistered {
 		o.AlreadyRegistered = true
 		return

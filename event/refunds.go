@@ -565,6 +565,9 @@ func (c RefundSettled) apply(s *State) {
 	o := s.mustOrder(c.OrderID)
 	sold := o.Status == OrderStatusPaid
 	r := settleRefund(o, c)
+	if r.Status == RefundSucceeded && sold {
+		s.idx.dash.revenue -= r.Amount
+	}
 	if r.Status == RefundSucceeded && r.Full && sold {
 		// Add-on and bundle units go back on sale and the promotion
 		// use returns; the admission's place and code use are freed

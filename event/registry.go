@@ -67,6 +67,7 @@ var commandKinds = [...]commandKind{
 	op[GetHostedOrder, HostedOrder](opRead),
 	// refunds (refunds.go)
 	op[GetRefundPolicy, RefundPolicy](opRead),
+	op[GetDashboard, Dashboard](opRead),
 	op[SetRefundPolicy, RefundPolicy](opWrite),
 	op[RequestRefund, RefundStart](opWrite),
 	op[CompleteRefund, Order](opWrite),

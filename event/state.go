@@ -121,6 +121,10 @@ type index struct {
 	doors          map[string]string   // registration id + "|" + door -> check-in id
 	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
 	holds          holdQueue           // holding orders by deadline (see holdqueue.go)
+	// dash are the dashboard's counters (dashboard.go): kept by Apply
+	// and rebuilt with the other indexes, so the console reads counts
+	// instead of scanning records.
+	dash dashCounters
 	// regsLazy reports that State.Regs is not built yet: a snapshot load
 	// leaves it to the first use (see State.regs).
 	regsLazy bool
@@ -565,6 +569,7 @@ func (s *State) initIndex() {
 		orderByPayment: map[string]string{},
 		doors:          make(map[string]string, len(s.CheckinOrder)),
 		waitlist:       map[string][]string{},
+		dash:           newDashCounters(),
 	}
 }
 
@@ -590,6 +595,7 @@ func (s *State) indexTasks(yield func()) []func() {
 				if o.holding() {
 					s.queueHold(o)
 				}
+				s.idx.dash.indexOrder(o)
 			}
 		},
 		func() {
@@ -598,6 +604,7 @@ func (s *State) indexTasks(yield func()) []func() {
 				p.tick()
 				c := s.checkinAt(i)
 				s.idx.doors[doorKey(c.RegID, c.SubjectType, c.SubjectID)] = c.ID
+				s.idx.dash.doors[c.SubjectType+":"+c.SubjectID]++
 			}
 		},
 		func() {

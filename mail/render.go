@@ -26,6 +26,9 @@ const CalendarFile = "event.ics"
 // the calendar file as an attachment (then the message is
 // multipart/mixed).
 func (m *Mailer) Render(tm actors.TicketMail) (*gomail.Msg, error) {
+	if tm.Kind == actors.MailInvitation || tm.Kind == actors.MailReset {
+		return m.renderLink(tm)
+	}
 	v, err := newView(tm)
 	if err != nil {
 		return nil, err

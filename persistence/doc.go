@@ -2,7 +2,8 @@
 // indexes, kept together in one Pebble database.
 //
 // The actor shell owns one stream per ticketed event ("evt_..." ids) plus the
-// "directory" stream. Each stream is an ordered log of opaque records, numbered
+// "directory" stream (business units, API keys, and the console's members
+// and their invitation and reset links: no key prefix of their own). Each stream is an ordered log of opaque records, numbered
 // by the caller with consecutive sequence numbers starting at 1. Records are
 // encoded by the core; this package never looks inside them. Small index
 // entries (API key hashes, idempotency keys, the outbox) live in a separate

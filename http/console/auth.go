@@ -1,0 +1,296 @@
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"ticketd/directory"
+	thttp "ticketd/http"
+)
+
+// dummyHash is verified against when no member has the typed email, so a
+// sign-in costs the same whether the account exists or not.
+var dummyHash = directory.HashPassword("no such member, no such password", make([]byte, directory.SaltLen))
+
+// safeNext keeps a post-sign-in redirect inside the console.
+func safeNext(next string) string {
+	if strings.HasPrefix(next, "/console") && !strings.HasPrefix(next, "//") && !strings.ContainsAny(next, "\\\r\n") {
+		return next
+	}
+	return "/console"
+}
+
+// loginPage is the sign-in form: the operator's admin token, or a
+// member's email and password. The form carries a double-submit token
+// (cookie and field) since there is no session yet to tie one to.
+func (c *Console) loginPage(rc *fasthttp.RequestCtx) {
+	if s, ok := c.sess.get(string(rc.Request.Header.Cookie(sessionCookie)), c.cfg.Now()); ok && s.csrf != "" {
+		seeOther(rc, "/console")
+		c.headers(rc)
+		return
+	}
+	c.showLogin(rc, 200, &view{Form: map[string]string{"next": string(rc.QueryArgs().Peek("next"))}})
+}
+
+func (c *Console) showLogin(rc *fasthttp.RequestCtx, status int, v *view) {
+	tok := randomToken()
+	c.setCookie(rc, loginCookie, tok, c.cfg.SignInWindow)
+	v.CSRF, v.Title = tok, "Sign in"
+	c.render(rc, status, "login", v)
+}
+
+func (c *Console) login(rc *fasthttp.RequestCtx) {
+	now := c.cfg.Now()
+	v := &view{Form: map[string]string{"email": form(rc, "email"), "next": form(rc, "next")}, Errors: map[string]string{}}
+	if !sameToken(form(rc, "csrf"), string(rc.Request.Header.Cookie(loginCookie))) {
+		v.Error = "The sign-in form was stale. Try again."
+		c.showLogin(rc, 403, v)
+		return
+	}
+	ip := "ip:" + thttp.ClientIP(rc, c.cfg.TrustedProxies).String()
+	token := form(rc, "token")
+	email := directory.NormalEmail(form(rc, "email"))
+	acct := "member:" + email
+	if token != "" {
+		acct = "operator"
+	}
+	if c.ips.blocked(ip, now) || c.acct.blocked(acct, now) {
+		v.Error = "Too many failed sign-ins. Wait a few minutes and try again."
+		c.showLogin(rc, 429, v)
+		return
+	}
+	var s session
+	switch {
+	case token != "":
+		if !c.isAdminToken(token) {
+			c.acct.fail(acct, now)
+			c.ips.fail(ip, now)
+			v.Errors["token"] = "That is not the admin token."
+			c.showLogin(rc, 401, v)
+			return
+		}
+		s.operator = true
+	default:
+		pw := string(rc.PostArgs().Peek("password"))
+		m, found := c.sys.Directory().MemberByEmail(email)
+		hash := dummyHash
+		if found {
+			hash = m.PasswordHash
+		}
+		if ok := directory.VerifyPassword(hash, pw); !ok || !found || len(m.Roles) == 0 {
+			c.acct.fail(acct, now)
+			c.ips.fail(ip, now)
+			v.Errors["password"] = "The email or the password is wrong."
+			c.showLogin(rc, 401, v)
+			return
+		}
+		s.memberID = m.ID
+	}
+	c.acct.clear(acct)
+	sid := c.sess.start(&s, now)
+	c.setCookie(rc, sessionCookie, sid, 0)
+	c.setCookie(rc, loginCookie, "", -1)
+	seeOther(rc, safeNext(v.Form["next"]))
+	c.headers(rc)
+}
+
+func (c *Console) logout(r *req) error {
+	c.sess.end(r.sid)
+	c.setCookie(r.rc, sessionCookie, "", -1)
+	return redirect(r, "/console/login")
+}
+
+// logoutEverywhere ends every session of the signed-in person, this one
+// included.
+func (c *Console) logoutEverywhere(r *req) error {
+	c.sess.endAll(r.s)
+	c.setCookie(r.rc, sessionCookie, "", -1)
+	return redirect(r, "/console/login")
+}
+
+// linkPage shows the form of a usable invitation or reset link; a wrong,
+// used or expired one answers the same 404.
+func (c *Console) linkPage(rc *fasthttp.RequestCtx, kind string, v *view, status int) {
+	inv, err := c.sys.Directory().Link(param(rc, "token"), c.cfg.Now())
+	if err != nil || inv.Kind != kind {
+		c.render(rc, 404, "message", &view{Title: "Link not valid", Message: "This link is wrong, used or expired. Ask for a new one."})
+		return
+	}
+	tok := randomToken()
+	c.setCookie(rc, loginCookie, tok, c.cfg.SignInWindow)
+	v.CSRF = tok
+	v.Invitation = &inv
+	if u, ok := c.sys.Directory().Unit(inv.UnitID); ok {
+		v.Unit = &u
+	}
+	if _, exists := c.sys.Directory().MemberByEmail(inv.Email); exists {
+		v.Existing = true
+	}
+	page := "accept"
+	v.Title = "Accept the invitation"
+	if kind == directory.KindReset {
+		page, v.Title = "reset", "Choose a new password"
+	}
+	c.render(rc, status, page, v)
+}
+
+func (c *Console) acceptPage(rc *fasthttp.RequestCtx) {
+	c.linkPage(rc, directory.KindInvite, &view{}, 200)
+}
+
+func (c *Console) resetPage(rc *fasthttp.RequestCtx) {
+	c.linkPage(rc, directory.KindReset, &view{}, 200)
+}
+
+// hashNew checks and hashes a new password (off the directory actor: the
+// hash costs tens of milliseconds).
+func hashNew(pw string) (string, error) {
+	if err := directory.CheckPassword(pw); err != nil {
+		return "", err
+	}
+	salt := make([]byte, directory.SaltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return "", err
+	}
+	return directory.HashPassword(pw, salt), nil
+}
+
+// accept makes the invited person a member (or adds the unit to their
+// account, after checking their password) and signs them in.
+func (c *Console) accept(rc *fasthttp.RequestCtx) {
+	now := c.cfg.Now()
+	token := param(rc, "token")
+	v := &view{Form: map[string]string{"name": form(rc, "name")}, Errors: map[string]string{}}
+	if !sameToken(form(rc, "csrf"), string(rc.Request.Header.Cookie(loginCookie))) {
+		v.Error = "The form was stale. Try again."
+		c.linkPage(rc, directory.KindInvite, v, 403)
+		return
+	}
+	dir := c.sys.Directory()
+	inv, err := dir.Link(token, now)
+	if err != nil {
+		c.linkPage(rc, directory.KindInvite, v, 404)
+		return
+	}
+	pw := string(rc.PostArgs().Peek("password"))
+	hash := ""
+	if m, exists := dir.MemberByEmail(inv.Email); exists {
+		ip := "ip:" + thttp.ClientIP(rc, c.cfg.TrustedProxies).String()
+		acct := "member:" + m.Email
+		if c.ips.blocked(ip, now) || c.acct.blocked(acct, now) {
+			v.Error = "Too many failed tries. Wait a few minutes and try again."
+			c.linkPage(rc, directory.KindInvite, v, 429)
+			return
+		}
+		if !directory.VerifyPassword(m.PasswordHash, pw) {
+			c.acct.fail(acct, now)
+			c.ips.fail(ip, now)
+			v.Errors["password"] = "That is not the password of this account."
+			c.linkPage(rc, directory.KindInvite, v, 401)
+			return
+		}
+	} else {
+		if pw != string(rc.PostArgs().Peek("password2")) {
+			v.Errors["password2"] = "The two passwords differ."
+			c.linkPage(rc, directory.KindInvite, v, 400)
+			return
+		}
+		if hash, err = hashNew(pw); err != nil {
+			c.linkFail(rc, directory.KindInvite, v, err)
+			return
+		}
+	}
+	m, err := c.sys.AcceptInvitation(context.Background(), token, form(rc, "name"), hash)
+	if err != nil {
+		c.linkFail(rc, directory.KindInvite, v, err)
+		return
+	}
+	c.recordLink(rc, now, "acceptInvitation", inv, m)
+	c.signIn(rc, m.ID, "/console/units/"+inv.UnitID)
+}
+
+// reset sets the password of a reset link and signs the member in.
+func (c *Console) reset(rc *fasthttp.RequestCtx) {
+	now := c.cfg.Now()
+	token := param(rc, "token")
+	v := &view{Errors: map[string]string{}}
+	if !sameToken(form(rc, "csrf"), string(rc.Request.Header.Cookie(loginCookie))) {
+		v.Error = "The form was stale. Try again."
+		c.linkPage(rc, directory.KindReset, v, 403)
+		return
+	}
+	inv, err := c.sys.Directory().Link(token, now)
+	if err != nil {
+		c.linkPage(rc, directory.KindReset, v, 404)
+		return
+	}
+	pw := string(rc.PostArgs().Peek("password"))
+	if pw != string(rc.PostArgs().Peek("password2")) {
+		v.Errors["password2"] = "The two passwords differ."
+		c.linkPage(rc, directory.KindReset, v, 400)
+		return
+	}
+	hash, err := hashNew(pw)
+	if err != nil {
+		c.linkFail(rc, directory.KindReset, v, err)
+		return
+	}
+	m, err := c.sys.SetPassword(context.Background(), token, hash)
+	if err != nil {
+		c.linkFail(rc, directory.KindReset, v, err)
+		return
+	}
+	// Every other session of the member ends with the old password
+	// (wrap compares PasswordAt with the session's start).
+	c.recordLink(rc, now, "resetPassword", inv, m)
+	c.signIn(rc, m.ID, "/console")
+}
+
+func (c *Console) linkFail(rc *fasthttp.RequestCtx, kind string, v *view, err error) {
+	var fe *directory.FieldError
+	switch {
+	case errors.As(err, &fe):
+		v.Errors[fe.Field] = "This " + fe.Reason + "."
+		if fe.Field == "password" || fe.Field == "name" {
+			v.Errors[fe.Field] = "It " + fe.Reason + "."
+		}
+		c.linkPage(rc, kind, v, 400)
+	case errors.Is(err, directory.ErrLinkInvalid):
+		c.linkPage(rc, kind, v, 404)
+	default:
+		c.log.Error("console: link", "err", err)
+		c.render(rc, 503, "message", &view{Title: "Temporarily unavailable", Message: "The service could not do this now. Try again shortly."})
+	}
+}
+
+// recordLink audits the use of a link, by the member who used it.
+func (c *Console) recordLink(rc *fasthttp.RequestCtx, now time.Time, op string, inv directory.Invitation, m directory.Member) {
+	r := &req{c: c, rc: rc, now: now, s: session{memberID: m.ID}}
+	r.audit(op, inv.UnitID, map[string]string{"invitationId": inv.ID, "memberId": m.ID}, memberRecord(m))
+}
+
+// memberRecord is what the audit log keeps of a member: never the hash.
+func memberRecord(m directory.Member) any {
+	return struct {
+		ID    string            `json:"id"`
+		Email string            `json:"email"`
+		Name  string            `json:"name"`
+		Roles map[string]string `json:"roles"`
+	}{m.ID, m.Email, m.Name, m.Roles}
+}
+
+// signIn starts a member's session after a link was used. The session
+// begins now, after the password was set: one begun before is ended.
+func (c *Console) signIn(rc *fasthttp.RequestCtx, memberID, to string) {
+	s := session{memberID: memberID}
+	sid := c.sess.start(&s, c.cfg.Now())
+	c.setCookie(rc, sessionCookie, sid, 0)
+	c.setCookie(rc, loginCookie, "", -1)
+	seeOther(rc, to)
+	c.headers(rc)
+}

@@ -1,0 +1,564 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"ticketd/actors"
+	"ticketd/audit"
+	"ticketd/directory"
+	"ticketd/event"
+	thttp "ticketd/http"
+	"ticketd/payments"
+	"ticketd/persistence"
+	"ticketd/webhooks"
+)
+
+//go:embed templates
+var templateFS embed.FS
+
+// Config is what the console needs of the service.
+type Config struct {
+	// BaseURL is the absolute prefix of the service's URLs (invitation
+	// links are made from it; https makes cookies Secure).
+	BaseURL string
+	// AdminToken is the operator's sign-in secret.
+	AdminToken string
+	// TrustedProxies are the CIDRs whose X-Forwarded-For names the client
+	// (sign-in throttling) and whose X-Forwarded-Proto says https.
+	TrustedProxies []netip.Prefix
+	// SessionIdle and SessionMax end a session after that long without a
+	// request, and that long after sign-in whatever the use.
+	SessionIdle time.Duration
+	SessionMax  time.Duration
+	// Sessions bounds the sessions kept (the least recently used goes).
+	Sessions int
+	// LinkTTL is how long an invitation or password reset link works.
+	LinkTTL time.Duration
+	// SignInFailures failed sign-ins per account, and SignInFailuresPerIP
+	// per client address, within SignInWindow block further tries until
+	// the window ends.
+	SignInFailures      int
+	SignInFailuresPerIP int
+	SignInWindow        time.Duration
+	Logger              *slog.Logger
+	// Now is the console's clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// DefaultConfig returns the console's defaults.
+func DefaultConfig() Config {
+	return Config{
+		SessionIdle:         2 * time.Hour,
+		SessionMax:          12 * time.Hour,
+		Sessions:            10_000,
+		LinkTTL:             72 * time.Hour,
+		SignInFailures:      5,
+		SignInFailuresPerIP: 20,
+		SignInWindow:        15 * time.Minute,
+	}
+}
+
+// Validate checks c.
+func (c Config) Validate() error {
+	var errs []error
+	if c.AdminToken == "" {
+		errs = append(errs, errors.New("console: no admin token"))
+	}
+	if c.SessionIdle <= 0 || c.SessionMax <= 0 || c.LinkTTL <= 0 || c.SignInWindow <= 0 {
+		errs = append(errs, errors.New("console: session timeouts, link ttl and sign-in window must be positive"))
+	}
+	if c.Sessions <= 0 || c.Sessions > 1_000_000 {
+		errs = append(errs, errors.New("console: sessions must be 1 to 1000000"))
+	}
+	if c.SignInFailures <= 0 || c.SignInFailuresPerIP <= 0 {
+		errs = append(errs, errors.New("console: sign-in failure limits must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// Deps are the parts of the service the console calls: the same ones the
+// API handlers call, in process.
+type Deps struct {
+	System  *actors.System
+	Audit   *audit.Log
+	Refunds *payments.Refunds
+	// Webhooks holds the units' webhook endpoints (nil: no webhooks page).
+	Webhooks *webhooks.Service
+	// DevLog is the developer (request) log (nil: no developer log page).
+	DevLog *thttp.DevLog
+	// Outbox is the ticket-mail outbox (nil: no outbox page).
+	Outbox Outbox
+}
+
+// Console serves the console pages. Built once by New; its handlers are
+// safe for concurrent use.
+type Console struct {
+	cfg      Config
+	deps     Deps
+	sys      *actors.System
+	log      *slog.Logger
+	tmpl     map[string]*template.Template
+	css      []byte
+	js       []byte
+	sess     *sessions
+	acct     *throttle // failed sign-ins per account
+	ips      *throttle // failed sign-ins per client IP
+	secure   bool      // the base URL is https
+	adminSum [32]byte
+}
+
+// New parses the templates and returns the console of cfg over deps.
+func New(cfg Config, deps Deps) (*Console, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.System == nil || deps.Audit == nil {
+		return nil, errors.New("console: System and Audit are required")
+	}
+	c := &Console{cfg: cfg, deps: deps, sys: deps.System, log: cfg.Logger, tmpl: map[string]*template.Template{},
+		sess: newSessions(cfg.SessionIdle, cfg.SessionMax, cfg.Sessions),
+		acct: newThrottle(cfg.SignInFailures, cfg.SignInWindow, 100_000),
+		ips:  newThrottle(cfg.SignInFailuresPerIP, cfg.SignInWindow, 100_000)}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.cfg.Now == nil {
+		c.cfg.Now = time.Now
+	}
+	c.adminSum = sha256.Sum256([]byte(cfg.AdminToken))
+	if u, err := url.Parse(cfg.BaseURL); err == nil {
+		c.secure = u.Scheme == "https"
+	}
+	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	if err != nil {
+		return nil, fmt.Errorf("console: parse layout: %w", err)
+	}
+	for _, name := range pageNames {
+		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("console: parse %s: %w", name, err)
+		}
+		c.tmpl[name] = t
+	}
+	if c.css, err = templateFS.ReadFile("templates/console.css"); err != nil {
+		return nil, fmt.Errorf("console: stylesheet: %w", err)
+	}
+	if c.js, err = templateFS.ReadFile("templates/console.js"); err != nil {
+		return nil, fmt.Errorf("console: script: %w", err)
+	}
+	return c, nil
+}
+
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox", "devlog"}
+
+// Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
+// /console, Secure behind https.
+const (
+	sessionCookie = "ticketd_console"
+	loginCookie   = "ticketd_console_login" // double-submit token of the sign-in form
+)
+
+// req is one console request after authentication.
+type req struct {
+	c    *Console
+	rc   *fasthttp.RequestCtx
+	s    session
+	sid  string
+	now  time.Time
+	dir  *directory.State
+	name string // who, for the header
+}
+
+// who is the actor recorded in the audit log.
+func (r *req) who() (actor, kind string) {
+	if r.s.operator {
+		return "admin", "admin"
+	}
+	return r.s.memberID, "member"
+}
+
+// role is the caller's role in unit (the operator is an owner of every
+// unit), "" when none. Read from the current directory view, so a changed
+// role applies at the next request.
+func (r *req) role(unitID string) string {
+	if r.s.operator {
+		if _, ok := r.dir.Unit(unitID); ok {
+			return directory.RoleOwner
+		}
+		return ""
+	}
+	m, ok := r.dir.Member(r.s.memberID)
+	if !ok {
+		return ""
+	}
+	if _, ok := r.dir.Unit(unitID); !ok {
+		return ""
+	}
+	return m.Roles[unitID]
+}
+
+// Permissions a page or a form needs.
+type perm int
+
+const (
+	permRead    perm = iota // owner, admin, viewer
+	permDoor                // owner, admin, door
+	permWrite               // owner, admin
+	permMembers             // owner
+)
+
+func allowed(role string, p perm) bool {
+	switch role {
+	case directory.RoleOwner:
+		return true
+	case directory.RoleAdmin:
+		return p != permMembers
+	case directory.RoleViewer:
+		return p == permRead
+	case directory.RoleDoor:
+		return p == permDoor
+	}
+	return false
+}
+
+// Page errors: a missing thing and another unit's thing are the same 404.
+var (
+	errNotFound  = errors.New("console: not found")
+	errForbidden = errors.New("console: forbidden")
+)
+
+// need checks the caller's permission p in unit: no role at all is the
+// 404 of a missing unit, a role without p a 403.
+func (r *req) need(unitID string, p perm) error {
+	role := r.role(unitID)
+	if role == "" {
+		return errNotFound
+	}
+	if !allowed(role, p) {
+		return errForbidden
+	}
+	return nil
+}
+
+// eventUnit returns the unit of the path's event after checking p there.
+func (r *req) eventUnit(p perm) (eventID, unitID string, err error) {
+	eventID = param(r.rc, "eventId")
+	unitID, ok := r.c.sys.EventUnit(eventID)
+	if !ok {
+		return "", "", errNotFound
+	}
+	return eventID, unitID, r.need(unitID, p)
+}
+
+func param(rc *fasthttp.RequestCtx, name string) string {
+	v, _ := rc.UserValue(name).(string)
+	return v
+}
+
+func form(rc *fasthttp.RequestCtx, name string) string {
+	return strings.TrimSpace(string(rc.PostArgs().Peek(name)))
+}
+
+// handler is a console page or form handler.
+type handler func(r *req) error
+
+// Register adds the console's routes to srv. Call it before Serve.
+func (c *Console) Register(srv *thttp.Server) {
+	srv.Handle("GET", "/console/console.css", c.stylesheet)
+	srv.Handle("GET", "/console/console.js", c.script)
+	srv.Handle("GET", "/console/login", c.loginPage)
+	srv.Handle("POST", "/console/login", c.login)
+	srv.Handle("GET", "/console/invitations/{token}", c.acceptPage)
+	srv.Handle("POST", "/console/invitations/{token}", c.accept)
+	srv.Handle("GET", "/console/reset/{token}", c.resetPage)
+	srv.Handle("POST", "/console/reset/{token}", c.reset)
+	for _, rt := range c.routes() {
+		srv.Handle(rt.method, rt.path, c.wrap(rt))
+	}
+}
+
+// route is one signed-in console route.
+type route struct {
+	method, path string
+	h            handler
+}
+
+func (c *Console) routes() []route {
+	return []route{
+		{"GET", "/console", c.home},
+		{"POST", "/console/logout", c.logout},
+		{"POST", "/console/logout-everywhere", c.logoutEverywhere},
+		{"POST", "/console/units", c.createUnit},
+		{"GET", "/console/outbox", c.outboxPage},
+		{"POST", "/console/outbox/{id}/retry", c.retryMail},
+		{"GET", "/console/units/{unitId}", c.unitPage},
+		{"POST", "/console/units/{unitId}/invitations", c.invite},
+		{"POST", "/console/units/{unitId}/members/{memberId}/role", c.setRole},
+		{"POST", "/console/units/{unitId}/members/{memberId}/reset", c.resetLink},
+		{"POST", "/console/units/{unitId}/events", c.createEvent},
+		{"GET", "/console/events/{eventId}", c.eventPage},
+		{"POST", "/console/events/{eventId}", c.updateEvent},
+		{"POST", "/console/events/{eventId}/publish", c.publishEvent},
+		{"POST", "/console/events/{eventId}/archive", c.archiveEvent},
+		{"POST", "/console/events/{eventId}/site", c.setSite},
+		{"POST", "/console/events/{eventId}/refund-policy", c.setRefundPolicy},
+		{"POST", "/console/events/{eventId}/ticket-types", c.createTicketType},
+		{"POST", "/console/events/{eventId}/ticket-types/{typeId}", c.updateTicketType},
+		{"GET", "/console/events/{eventId}/orders", c.ordersPage},
+		{"GET", "/console/events/{eventId}/orders.csv", c.ordersCSV},
+		{"GET", "/console/events/{eventId}/orders/{orderNumber}", c.orderPage},
+		{"POST", "/console/events/{eventId}/orders/{orderNumber}/refund", c.refund},
+		{"GET", "/console/events/{eventId}/attendees", c.attendeesPage},
+		{"GET", "/console/events/{eventId}/attendees.csv", c.attendeesCSV},
+		{"POST", "/console/events/{eventId}/registrations/{registrationId}/{action}", c.registrationAction},
+		{"GET", "/console/events/{eventId}/codes", c.codesPage},
+		{"GET", "/console/events/{eventId}/codes.csv", c.codesCSV},
+		{"POST", "/console/events/{eventId}/codes", c.mintCodes},
+		{"POST", "/console/events/{eventId}/codes/{codeId}/disable", c.disableCode},
+		{"POST", "/console/events/{eventId}/promotion-codes", c.createPromo},
+		{"POST", "/console/events/{eventId}/promotion-codes/{promoId}/disable", c.disablePromo},
+		{"GET", "/console/events/{eventId}/door", c.doorPage},
+		{"POST", "/console/events/{eventId}/door", c.checkin},
+		{"GET", "/console/events/{eventId}/dashboard", c.dashboardPage},
+		{"GET", "/console/events/{eventId}/dashboard/live", c.dashboardLive},
+		{"GET", "/console/units/{unitId}/audit", c.auditPage},
+		{"GET", "/console/units/{unitId}/request-log", c.devlogPage},
+		{"GET", "/console/units/{unitId}/webhooks", c.hooksPage},
+		{"POST", "/console/units/{unitId}/webhooks", c.createHook},
+		{"POST", "/console/units/{unitId}/webhooks/{endpointId}/{action}", c.hookAction},
+		{"GET", "/console/units/{unitId}/keys", c.keysPage},
+		{"POST", "/console/units/{unitId}/keys", c.createKey},
+		{"POST", "/console/units/{unitId}/keys/{keyId}/revoke", c.revokeKey},
+	}
+}
+
+// wrap authenticates a console route: no session is a 303 to the sign-in
+// page; a POST must carry the session's CSRF token (403 otherwise).
+func (c *Console) wrap(rt route) fasthttp.RequestHandler {
+	return func(rc *fasthttp.RequestCtx) {
+		now := c.cfg.Now()
+		sid := string(rc.Request.Header.Cookie(sessionCookie))
+		s, ok := c.sess.get(sid, now)
+		dir := c.sys.Directory()
+		if ok && !s.operator {
+			// A member removed or whose password changed since sign-in
+			// is signed out.
+			m, found := dir.Member(s.memberID)
+			if !found || m.PasswordAt.After(s.created) {
+				c.sess.end(sid)
+				ok = false
+			}
+		}
+		if !ok {
+			if rt.method == "GET" {
+				seeOther(rc, "/console/login?next="+url.QueryEscape(string(rc.RequestURI())))
+			} else {
+				seeOther(rc, "/console/login")
+			}
+			c.headers(rc)
+			return
+		}
+		r := &req{c: c, rc: rc, s: s, sid: sid, now: now, dir: dir, name: "Operator"}
+		if !s.operator {
+			m, _ := dir.Member(s.memberID)
+			r.name = m.Name
+		}
+		if rt.method == "POST" && !sameToken(string(rc.PostArgs().Peek("csrf")), s.csrf) {
+			c.fail(r, errForbidden, "The form was stale or not from this console. Reload the page and try again.")
+			return
+		}
+		if err := rt.h(r); err != nil {
+			c.fail(r, err, "")
+		}
+	}
+}
+
+// fail renders the message page of a handler's error.
+func (c *Console) fail(r *req, err error, msg string) {
+	status, title := 500, "Something went wrong"
+	var ee *event.Error
+	var he *thttp.Error
+	switch {
+	case errors.Is(err, errNotFound), errors.Is(err, directory.ErrNotFound):
+		status, title = 404, "Not found"
+		msg = "There is nothing here, or it is not yours to see."
+	case errors.Is(err, errForbidden):
+		status, title = 403, "Not allowed"
+		if msg == "" {
+			msg = "Your role in this business unit does not allow this."
+		}
+	case errors.As(err, &ee) && ee.Code == event.NotFound:
+		status, title, msg = 404, "Not found", "There is nothing here, or it is not yours to see."
+	case errors.As(err, &ee):
+		status, title, msg = 409, "Refused", ee.Message
+	case errors.As(err, &he):
+		status, title, msg = he.Status, "Refused", he.Message
+	case errors.Is(err, actors.ErrUnavailable), errors.Is(err, actors.ErrBusy), errors.Is(err, persistence.ErrFailed):
+		status, title, msg = 503, "Temporarily unavailable", "The service could not do this now. Try again shortly."
+	default:
+		c.log.Error("console: handler failed", "path", string(r.rc.Path()), "err", err)
+		msg = "The service failed to do this."
+	}
+	c.render(r.rc, status, "message", &view{req: r, Title: title, Message: msg})
+}
+
+// headers sets the console's security headers: no scripts but the
+// console's own file, no framing, nothing cached.
+func (c *Console) headers(rc *fasthttp.RequestCtx) {
+	h := &rc.Response.Header
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cache-Control", "no-store")
+}
+
+func (c *Console) render(rc *fasthttp.RequestCtx, status int, name string, v *view) {
+	if v.req != nil {
+		v.CSRF = v.req.s.csrf
+		v.Who = v.req.name
+	}
+	var buf bytes.Buffer
+	if err := c.tmpl[name].ExecuteTemplate(&buf, "layout", v); err != nil {
+		c.log.Error("console: render", "page", name, "err", err)
+		rc.ResetBody()
+		rc.SetStatusCode(500)
+		rc.SetContentType("text/plain; charset=utf-8")
+		rc.SetBodyString("internal error")
+		return
+	}
+	c.headers(rc)
+	rc.SetStatusCode(status)
+	rc.SetContentType("text/html; charset=utf-8")
+	rc.SetBody(buf.Bytes())
+}
+
+func (c *Console) stylesheet(rc *fasthttp.RequestCtx) {
+	rc.SetContentType("text/css; charset=utf-8")
+	rc.Response.Header.Set("Cache-Control", "public, max-age=3600")
+	rc.SetBody(c.css)
+}
+
+func (c *Console) script(rc *fasthttp.RequestCtx) {
+	rc.SetContentType("text/javascript; charset=utf-8")
+	rc.Response.Header.Set("Cache-Control", "public, max-age=3600")
+	rc.SetBody(c.js)
+}
+
+// redirect answers a successful form with 303 to where the result shows.
+func redirect(r *req, to string) error {
+	seeOther(r.rc, to)
+	r.c.headers(r.rc)
+	return nil
+}
+
+// secureCookie reports whether cookies get Secure: an https base URL, a
+// TLS connection, or a trusted proxy saying the client used https.
+func (c *Console) secureCookie(rc *fasthttp.RequestCtx) bool {
+	if c.secure || rc.IsTLS() {
+		return true
+	}
+	if string(rc.Request.Header.Peek("X-Forwarded-Proto")) != "https" {
+		return false
+	}
+	peer, ok := netip.AddrFromSlice(rc.RemoteIP())
+	if !ok {
+		return false
+	}
+	peer = peer.Unmap()
+	for _, p := range c.cfg.TrustedProxies {
+		if p.Contains(peer) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Console) setCookie(rc *fasthttp.RequestCtx, name, value string, maxAge time.Duration) {
+	var k fasthttp.Cookie
+	k.SetKey(name)
+	k.SetValue(value)
+	k.SetPath("/console")
+	k.SetHTTPOnly(true)
+	k.SetSameSite(fasthttp.CookieSameSiteLaxMode)
+	k.SetSecure(c.secureCookie(rc))
+	if maxAge < 0 {
+		k.SetExpire(fasthttp.CookieExpireDelete)
+		k.SetMaxAge(-1)
+	} else if maxAge > 0 {
+		k.SetMaxAge(int(maxAge / time.Second))
+	}
+	rc.Response.Header.SetCookie(&k)
+}
+
+// isAdminToken compares a typed token with the admin token in constant
+// time (over hashes, so the length is not revealed either).
+func (c *Console) isAdminToken(tok string) bool {
+	got := sha256.Sum256([]byte(tok))
+	return subtle.ConstantTimeCompare(got[:], c.adminSum[:]) == 1
+}
+
+// audit records a console write: who made it, what it touched, and the
+// result (secrets redacted).
+func (r *req) audit(op, unitID string, targets map[string]string, after any) {
+	actor, kind := r.who()
+	e := audit.AuditEntry{UnitID: unitID, Actor: actor, ActorType: kind, OperationID: "console." + op, Method: "POST",
+		Route: string(r.rc.Path()), Path: string(r.rc.Path()), TargetIDs: targets, Status: 303,
+		RequestID: string(r.rc.Response.Header.Peek("Request-Id"))}
+	if e.TargetIDs == nil {
+		e.TargetIDs = map[string]string{}
+	}
+	if after != nil {
+		if b, err := json.Marshal(after); err == nil {
+			if len(b) > audit.BodyMax {
+				b = []byte(`{"truncated":true}`)
+			}
+			e.After = audit.RedactSecrets(b)
+		}
+	}
+	e.CreatedAt.Time = r.now.UTC()
+	r.c.deps.Audit.Record(e)
+}
+
+// ask sends a command to an event's actor, as the API handlers do.
+func (c *Console) ask(eventID string, cmd event.Command) (any, error) {
+	return c.sys.Ask(context.Background(), eventID, cmd)
+}
+
+// askOp is ask with the command's own result type.
+func askOp[R any](c *Console, eventID string, cmd event.Op[R]) (R, error) {
+	return actors.Ask(context.Background(), c.sys, eventID, cmd)
+}
+
+// seeOther answers 303 with a relative Location, so the address stays
+// the one the browser used (a proxy's public name, not the listener's).
+func seeOther(rc *fasthttp.RequestCtx, to string) {
+	rc.Response.Header.Set("Location", to)
+	rc.SetStatusCode(303)
+}
+
+// WriteRoutes lists the signed-in POST routes as paths (tests walk every
+// one for the role and CSRF rules).
+func WriteRoutes() []string {
+	var out []string
+	for _, rt := range (*Console)(nil).routes() {
+		if rt.method == "POST" {
+			out = append(out, rt.path)
+		}
+	}
+	return out
+}

@@ -1,0 +1,46 @@
+// Package console serves the console web app at /console: server-rendered
+// html/template pages for organizers, over the same service layer the API
+// handlers call (the actor system, the audit log, the refund workflow),
+// in process: a page never calls the HTTP API.
+//
+// # Sign-in and sessions
+//
+// The operator signs in with the admin token; members (package directory)
+// with email and password (argon2id). Failed sign-ins are throttled per
+// account and per client IP (Config.SignInFailures, SignInFailuresPerIP
+// within SignInWindow). A session is a random 256-bit cookie value
+// (HttpOnly, SameSite=Lax, Path /console, Secure when the base URL is
+// https, the connection is TLS, or a trusted proxy sends
+// X-Forwarded-Proto: https) naming a server-side record keyed by its
+// SHA-256. Sessions are kept in memory only, bounded (Config.Sessions,
+// least recently used evicted): a restart signs everyone out, which costs
+// a sign-in and keeps session secrets off the disk. A session ends after
+// Config.SessionIdle without a request, Config.SessionMax after sign-in,
+// at sign-out, at "sign out everywhere" (every session of that person),
+// and when the member's password changes or the member is gone.
+//
+// Every form carries the session's synchronizer CSRF token; a POST
+// without it answers 403. The sign-in, invitation and reset forms, which
+// have no session yet, carry a double-submit token (a cookie and a field).
+//
+// Invitation and password-reset links are one-time tokens of which the
+// directory keeps only a hash; the link is shown once on the page and
+// mailed through the durable outbox, which holds it until it is delivered.
+//
+// # Authorization
+//
+// Checked on every request from the current directory view: a role per
+// business unit (owner: everything; admin: everything but members; door:
+// check-in pages; viewer: read only); the operator is an owner of every
+// unit and alone creates units. A unit, event, key or member the caller
+// has no role for answers the same 404 as a missing one; a role without
+// the permission answers 403. Every successful write is recorded in the
+// audit log with the member (actor type "member") or the operator
+// ("admin") who made it.
+//
+// # Concurrency
+//
+// New parses the templates once; a Console is then read-only but for its
+// session table and sign-in throttles, each behind its own mutex.
+// Register must be called before the server serves.
+package console

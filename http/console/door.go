@@ -1,0 +1,159 @@
+package console
+
+import (
+	"strings"
+
+	"ticketd/event"
+)
+
+// doorScanMax bounds the registrations a name search reads (newest
+// first): the door's search is by email or code; a name is looked for
+// among the most recent registrations only.
+const doorScanMax = 2000
+
+// doorOption is one door: the event's entrance, a venue or a session.
+type doorOption struct {
+	Value, Label string
+}
+
+// doorData is the door page.
+type doorData struct {
+	Query   string
+	Door    string
+	Doors   []doorOption
+	Found   []event.Registration
+	Result  *event.CheckinResult
+	Refused string
+	Types   map[string]string // ticket type id -> name
+}
+
+// TypeName is the name of a registration's ticket type.
+func (d *doorData) TypeName(id *string) string {
+	if id == nil {
+		return ""
+	}
+	return d.Types[*id]
+}
+
+// doors lists the event's doors.
+func (c *Console) doors(eventID string) ([]doorOption, error) {
+	out := []doorOption{{"event", "Main entrance (event)"}}
+	venues, err := askOp(c, eventID, event.ListVenues{Limit: 100})
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range venues.Data {
+		out = append(out, doorOption{"venue:" + v.ID, "Venue: " + v.Name})
+	}
+	sessions, err := askOp(c, eventID, event.ListSessions{Limit: 100})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sessions.Data {
+		out = append(out, doorOption{"session:" + s.ID, "Session: " + s.Title})
+	}
+	return out, nil
+}
+
+// doorPage is the check-in page of door members (and owners, admins): a
+// search by name, email or check-in code, and a check-in at a chosen door.
+func (c *Console) doorPage(r *req) error {
+	return c.showDoor(r, &doorData{Query: strings.TrimSpace(string(r.rc.QueryArgs().Peek("q"))), Door: string(r.rc.QueryArgs().Peek("door"))}, 200)
+}
+
+func (c *Console) showDoor(r *req, d *doorData, status int) error {
+	v := &view{Title: "Door"}
+	eventID, _, err := c.eventHead(r, v, permDoor)
+	if err != nil {
+		return err
+	}
+	if d.Doors, err = c.doors(eventID); err != nil {
+		return err
+	}
+	if d.Door == "" {
+		d.Door = "event"
+	}
+	types, err := askOp(c, eventID, event.ListTicketTypes{Limit: 100})
+	if err != nil {
+		return err
+	}
+	d.Types = map[string]string{}
+	for _, t := range types.Data {
+		d.Types[t.ID] = t.Name
+	}
+	if d.Query != "" && d.Result == nil {
+		if d.Found, err = c.search(eventID, d.Query); err != nil {
+			return err
+		}
+	}
+	v.Any = d
+	c.render(r.rc, status, "door", v)
+	return nil
+}
+
+// search finds registrations by email (the API's filter), or by check-in
+// code or name among the newest doorScanMax registrations.
+func (c *Console) search(eventID, q string) ([]event.Registration, error) {
+	if strings.Contains(q, "@") {
+		list, err := askOp(c, eventID, event.ListRegistrations{Email: q, Limit: 20})
+		return list.Data, err
+	}
+	lq := strings.ToLower(q)
+	var out []event.Registration
+	cursor := ""
+	for read := 0; read < doorScanMax && len(out) < 20; {
+		list, err := askOp(c, eventID, event.ListRegistrations{Limit: 100, Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		for _, reg := range list.Data {
+			if strings.EqualFold(reg.CheckinCode, q) || (reg.Name != nil && strings.Contains(strings.ToLower(*reg.Name), lq)) {
+				out = append(out, reg)
+			}
+		}
+		read += len(list.Data)
+		if !list.HasMore || list.NextCursor == nil {
+			break
+		}
+		cursor = *list.NextCursor
+	}
+	return out, nil
+}
+
+// checkin records a check-in at the chosen door and shows the verdict.
+func (c *Console) checkin(r *req) error {
+	eventID, unitID, err := r.eventUnit(permDoor)
+	if err != nil {
+		return err
+	}
+	d := &doorData{Query: form(r.rc, "q"), Door: form(r.rc, "door")}
+	cmd := event.RecordCheckin{RegistrationID: form(r.rc, "registrationId"), CheckinCode: form(r.rc, "checkinCode"),
+		SubjectType: "event", Method: "manual"}
+	if kind, id, ok := strings.Cut(d.Door, ":"); ok {
+		cmd.SubjectType, cmd.SubjectID = kind, id
+	}
+	var checked event.CheckinResult
+	if err = bindForm(map[string]any{"registrationId": cmd.RegistrationID, "checkinCode": cmd.CheckinCode,
+		"subjectType": cmd.SubjectType, "subjectId": cmd.SubjectID, "method": "manual"}, &cmd); err == nil {
+		checked, err = askOp(c, eventID, cmd)
+	}
+	if err != nil {
+		v := &view{}
+		if !fieldErrors(err, v) && !isNotFound(err) {
+			return err
+		}
+		d.Refused = v.Error
+		for f, m := range v.Errors {
+			d.Refused = f + ": " + strings.TrimPrefix(m, "It ")
+		}
+		if isNotFound(err) {
+			d.Refused = "No registration with that code."
+		}
+		return c.showDoor(r, d, 409)
+	}
+	if !checked.AlreadyCheckedIn {
+		r.audit("recordCheckin", unitID, map[string]string{"eventId": eventID, "registrationId": checked.Checkin.RegistrationID}, checked)
+	}
+	d.Result = &checked
+	return c.showDoor(r, d, 200)
+}

@@ -1,0 +1,50 @@
+package console
+
+import (
+	"net/url"
+
+	"ticketd/event"
+)
+
+// registrationAction runs one of the registration commands of the
+// attendees page (approve, reject, cancel, rotate the pass link) and
+// returns to the page it came from.
+func (c *Console) registrationAction(r *req) error {
+	eventID, unitID, err := r.eventUnit(permWrite)
+	if err != nil {
+		return err
+	}
+	id := param(r.rc, "registrationId")
+	var cmd event.Command
+	op := param(r.rc, "action")
+	switch op {
+	case "approve":
+		cmd = event.ApproveRegistration{ID: id}
+	case "reject":
+		cmd = event.RejectRegistration{ID: id, Reason: form(r.rc, "reason")}
+	case "cancel":
+		cmd = event.CancelRegistration{ID: id}
+	case "rotate-pass":
+		cmd = event.RotatePass{ID: id}
+	default:
+		return errNotFound
+	}
+	res, err := c.ask(eventID, cmd)
+	if err != nil {
+		v := &view{}
+		if isNotFound(err) || !fieldErrors(err, v) {
+			return err
+		}
+		msg := v.Error
+		for f, m := range v.Errors {
+			msg = f + ": " + m
+		}
+		return redirect(r, "/console/events/"+eventID+"/attendees?error="+url.QueryEscape(msg))
+	}
+	r.audit(op+"Registration", unitID, map[string]string{"eventId": eventID, "registrationId": id}, res)
+	back := "/console/events/" + eventID + "/attendees"
+	if s := form(r.rc, "status"); s != "" {
+		back += "?status=" + url.QueryEscape(s)
+	}
+	return redirect(r, back)
+}

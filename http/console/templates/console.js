@@ -1,0 +1,28 @@
+// The console's only script: copy buttons. Everything else is plain forms.
+document.addEventListener("click", function (e) {
+  var b = e.target.closest("[data-copy]");
+  if (!b) return;
+  var el = document.getElementById(b.getAttribute("data-copy"));
+  if (!el) return;
+  el.select();
+  var done = function () { b.textContent = "Copied"; };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(el.value).then(done, function () { document.execCommand("copy"); done(); });
+  } else {
+    document.execCommand("copy");
+    done();
+  }
+});
+
+// The dashboard's live counters: its fragment is fetched again every 5 s.
+(function () {
+  var el = document.querySelector("[data-poll]");
+  if (!el) return;
+  setInterval(function () {
+    fetch(el.getAttribute("data-poll"), { credentials: "same-origin" }).then(function (r) {
+      return r.ok ? r.text() : null;
+    }).then(function (html) {
+      if (html !== null) el.innerHTML = html;
+    }, function () {});
+  }, 5000);
+})();
