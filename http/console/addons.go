@@ -40,7 +40,7 @@ type itemArgs struct {
 // and how it is described: add-ons and bundles, promotion codes, the
 // program and perks, the site and translations.
 func (c *Console) catalogueRoutes() []route {
-	return []route{
+	rs := []route{
 		{"GET", "/console/events/{eventId}/addons", c.addonsPage},
 		{"POST", "/console/events/{eventId}/addons", c.createAddon},
 		{"POST", "/console/events/{eventId}/addons/{itemId}", c.updateAddon},
@@ -49,6 +49,7 @@ func (c *Console) catalogueRoutes() []route {
 		{"POST", "/console/events/{eventId}/bundles/{itemId}", c.updateBundle},
 		{"POST", "/console/events/{eventId}/bundles/{itemId}/status", c.bundleStatus},
 	}
+	return append(rs, c.promoRoutes()...)
 }
 
 // itemRow is an add-on or a bundle with its live availability (capacity
