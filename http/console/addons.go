@@ -49,7 +49,8 @@ func (c *Console) catalogueRoutes() []route {
 		{"POST", "/console/events/{eventId}/bundles/{itemId}", c.updateBundle},
 		{"POST", "/console/events/{eventId}/bundles/{itemId}/status", c.bundleStatus},
 	}
-	return append(rs, c.promoRoutes()...)
+	rs = append(rs, c.promoRoutes()...)
+	return append(rs, c.programRoutes()...)
 }
 
 // itemRow is an add-on or a bundle with its live availability (capacity

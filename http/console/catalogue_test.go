@@ -206,3 +206,72 @@ func TestConsolePromotionCodes(t *testing.T) {
 	assert.NotContains(t, v.Body, "New promotion code")
 	assert.Equal(t, 404, c.other.get(page).Status)
 }
+
+// TestConsoleProgram: perks, venues (gated by a perk), sessions (times in
+// the event's timezone, at a venue), speakers (on a session) and sponsors
+// are created and deleted behind a confirm; a refused form keeps what
+// was typed with the error next to its field; viewers read, other units
+// 404, writes need the CSRF token, and writes are audited.
+func TestConsoleProgram(t *testing.T) {
+	c := newCatalogue(t)
+	op, page := c.op, c.base+"/program"
+	p := op.get(page)
+	require.Equal(t, 200, p.Status, p.Body)
+	assert.Contains(t, p.Body, "No perks yet.")
+	idOf := func(kind, name string) string {
+		t.Helper()
+		re := regexp.MustCompile(`<p>Delete “` + regexp.QuoteMeta(name) + `”`)
+		body := op.get(page).Body
+		loc := re.FindStringIndex(body)
+		require.NotNil(t, loc, "no %s %s", kind, name)
+		m := regexp.MustCompile(`/program/` + kind + `/([A-Za-z0-9_.]+)/delete"[^<]*<input[^>]*>$`).FindStringSubmatch(body[:loc[0]])
+		require.NotNil(t, m)
+		return m[1]
+	}
+
+	require.Equal(t, 303, op.post(page+"/perks", "name", "VIP", "description", "Backstage").Status)
+	vip := idOf("perks", "VIP")
+	require.Equal(t, 303, op.post(page+"/venues", "name", "Lounge", "perkIds", vip).Status)
+	lounge := idOf("venues", "Lounge")
+
+	// A session ending before it starts is refused; what was typed stays.
+	p = op.post(page+"/sessions", "title", "Keynote", "startsAt", "2030-06-01T19:00", "endsAt", "2030-06-01T18:00", "venueId", lounge)
+	require.Equal(t, 400, p.Status, p.Body)
+	assert.Contains(t, p.Body, `value="Keynote"`)
+	assert.Regexp(t, `<option value="`+lounge+`" selected>`, p.Body)
+	assert.Contains(t, p.Body, `class="field-error"`)
+	p = op.post(page+"/sessions", "title", "Keynote", "startsAt", "2030-06-01T19:00", "endsAt", "2030-06-01T20:00", "venueId", lounge)
+	require.Equal(t, 303, p.Status, p.Body)
+	keynote := idOf("sessions", "Keynote")
+	require.Equal(t, 303, op.post(page+"/speakers", "name", "Ada", "title", "Engineer", "bio", "Wrote programs.", "sessionIds", keynote).Status)
+	p = op.post(page+"/sponsors", "name", "Acme", "url", "not a url", "tier", "gold")
+	require.Equal(t, 400, p.Status, p.Body)
+	assert.Regexp(t, `id="sponsors-url"[^>]*value="not a url">\s*<p class="field-error"`, p.Body)
+	require.Equal(t, 303, op.post(page+"/sponsors", "name", "Acme", "url", "https://acme.example.com", "tier", "gold").Status)
+
+	body := oneLine(op.get(page).Body)
+	assert.Regexp(t, `Lounge</strong></td><td data-label="Gate"><span class="badge">VIP</span>`, body)
+	assert.Regexp(t, `Keynote</strong></td><td data-label="When">Sat 1 Jun 2030 19:00 CEST – Sat 1 Jun 2030 20:00 CEST</td>\s*<td data-label="Venue">Lounge</td><td data-label="Gate"><span class="badge">VIP</span>`, body)
+	assert.Regexp(t, `Ada</strong></td><td data-label="Title">Engineer</td><td data-label="Sessions">Keynote</td>`, body)
+	assert.Regexp(t, `Acme</strong></td><td data-label="Tier">gold</td>`, body)
+	for _, o := range []string{"createPerk", "createVenue", "createSession", "createSpeaker", "createSponsor"} {
+		assert.True(t, audited(t, c.s, c.unit, o), o)
+	}
+
+	// Roles and CSRF, then delete behind a confirm.
+	v := c.viewer.get(page)
+	require.Equal(t, 200, v.Status)
+	assert.Contains(t, v.Body, "Keynote")
+	assert.NotContains(t, v.Body, "New session")
+	assert.Equal(t, 404, c.other.get(page).Status)
+	c.refusals(t, page, page+"/sponsors", "name", "X")
+	c.refusals(t, page, page+"/sessions/"+keynote+"/delete")
+	assert.Equal(t, 404, op.post(page+"/nonsense", "name", "X").Status)
+	require.Equal(t, 303, op.post(page+"/perks/"+vip+"/delete").Status)
+	require.Equal(t, 303, op.post(page+"/sessions/"+keynote+"/delete").Status)
+	body = oneLine(op.get(page).Body)
+	assert.Contains(t, body, "No perks yet.")
+	assert.Contains(t, body, "No sessions yet.")
+	assert.Regexp(t, `Lounge</strong></td><td data-label="Gate">open to all`, body)
+	assert.True(t, audited(t, c.s, c.unit, "deleteSession"))
+}
