@@ -50,7 +50,8 @@ func (c *Console) catalogueRoutes() []route {
 		{"POST", "/console/events/{eventId}/bundles/{itemId}/status", c.bundleStatus},
 	}
 	rs = append(rs, c.promoRoutes()...)
-	return append(rs, c.programRoutes()...)
+	rs = append(rs, c.programRoutes()...)
+	return append(rs, c.siteRoutes()...)
 }
 
 // itemRow is an add-on or a bundle with its live availability (capacity

@@ -275,3 +275,62 @@ func TestConsoleProgram(t *testing.T) {
 	assert.Regexp(t, `Lounge</strong></td><td data-label="Gate">open to all`, body)
 	assert.True(t, audited(t, c.s, c.unit, "deleteSession"))
 }
+
+// TestConsoleSiteAndTranslations: the site address and description are
+// set and cleared; a bad address is refused next to its field with what
+// was typed; a language is added, edited (keeping the item translations
+// the API set) and deleted behind a confirm; viewers read, other units
+// 404, writes need the CSRF token, and writes are audited.
+func TestConsoleSiteAndTranslations(t *testing.T) {
+	c := newCatalogue(t)
+	op, page := c.op, c.base+"/site"
+	p := op.get(page)
+	require.Equal(t, 200, p.Status, p.Body)
+	assert.Contains(t, p.Body, "No translations yet.")
+
+	p = op.post(page, "siteUrl", "ftp://nope", "description", "A night out.")
+	require.Equal(t, 400, p.Status, p.Body)
+	assert.Regexp(t, `id="site-siteUrl"[^>]*value="ftp://nope">\s*<p class="field-error"`, p.Body)
+	assert.Contains(t, p.Body, ">A night out.</textarea>")
+	require.Equal(t, 303, op.post(page, "siteUrl", "https://night.example.com/", "description", "A night out.").Status)
+	p = op.get(page)
+	assert.Contains(t, p.Body, `<dd id="site-url"><a href="https://night.example.com/"`)
+	assert.Contains(t, p.Body, `<dd id="site-desc">A night out.</dd>`)
+	assert.True(t, audited(t, c.s, c.unit, "setEventSite"))
+
+	p = op.post(c.base+"/translations", "row", "", "lang", "not a tag!", "name", "Soirée")
+	require.Equal(t, 400, p.Status, p.Body)
+	assert.Regexp(t, `id="tr-lang"[^>]*value="not a tag!">\s*<p class="field-error"`, p.Body)
+	assert.Contains(t, p.Body, `id="tr-name" name="name" type="text" maxlength="200" value="Soirée"`)
+	assert.Contains(t, p.Body, ">A night out.</textarea>", "the site form keeps the event's description")
+	require.Equal(t, 303, op.post(c.base+"/translations", "row", "", "lang", "fr", "name", "Soirée", "description", "Une soirée.").Status)
+
+	// An item translation set through the API survives the console's edit.
+	st, o := api(t, c.s, c.s.Admin, "PUT", "/admin/v1/events/"+c.ev+"/translations/fr", map[string]any{"name": "Soirée",
+		"ticketTypes": map[string]any{c.tt: map[string]any{"name": "Entrée"}}})
+	require.Equal(t, 200, st, "%v", o)
+	require.Equal(t, 303, op.post(c.base+"/translations", "row", "fr", "lang", "fr", "name", "La soirée", "description", "").Status)
+	st, o = api(t, c.s, c.s.Admin, "GET", "/admin/v1/events/"+c.ev+"/translations/fr", nil)
+	require.Equal(t, 200, st, "%v", o)
+	assert.Equal(t, "La soirée", o["name"])
+	assert.Equal(t, map[string]any{c.tt: map[string]any{"name": "Entrée"}}, o["ticketTypes"])
+	body := oneLine(op.get(page).Body)
+	assert.Regexp(t, `>fr</td><td data-label="Name">La soirée</td>`, body)
+	assert.True(t, audited(t, c.s, c.unit, "putTranslation"))
+
+	v := c.viewer.get(page)
+	require.Equal(t, 200, v.Status)
+	assert.Contains(t, v.Body, "La soirée")
+	assert.NotContains(t, v.Body, "Add a language")
+	assert.Equal(t, 404, c.other.get(page).Status)
+	c.refusals(t, page, page, "siteUrl", "https://x.example.com/")
+	c.refusals(t, page, c.base+"/translations", "lang", "de", "name", "X")
+	c.refusals(t, page, c.base+"/translations/fr/delete")
+
+	require.Equal(t, 303, op.post(c.base+"/translations/fr/delete").Status)
+	require.Equal(t, 303, op.post(page, "siteUrl", "", "description", "").Status)
+	p = op.get(page)
+	assert.Contains(t, p.Body, "No translations yet.")
+	assert.Contains(t, p.Body, `<dd id="site-url">not set</dd>`)
+	assert.True(t, audited(t, c.s, c.unit, "deleteTranslation"))
+}
