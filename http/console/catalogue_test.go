@@ -1,6 +1,8 @@
 package console_test
 
 import (
+	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -274,6 +276,17 @@ func TestConsoleProgram(t *testing.T) {
 	assert.Contains(t, body, "No sessions yet.")
 	assert.Regexp(t, `Lounge</strong></td><td data-label="Gate">open to all`, body)
 	assert.True(t, audited(t, c.s, c.unit, "deleteSession"))
+
+	// Lists page with the API's cursors.
+	for i := range 50 {
+		require.Equal(t, 303, op.post(page+"/sponsors", "name", fmt.Sprintf("Sponsor %02d", i)).Status)
+	}
+	body = op.get(page).Body
+	assert.NotContains(t, body, "Sponsor 49")
+	next := match(t, regexp.MustCompile(`href="\?sponsors=([^"#]+)#sponsors">More sponsors`), body)
+	body = op.get(page + "?sponsors=" + url.QueryEscape(next)).Body
+	assert.Contains(t, body, "Sponsor 49")
+	assert.NotContains(t, body, "Acme")
 }
 
 // TestConsoleSiteAndTranslations: the site address and description are

@@ -41,6 +41,7 @@ type programData struct {
 	Sponsors []event.Sponsor
 	Names    map[string]string // perk, venue and session names by id
 	Picked   map[string]bool   // the perks and sessions ticked on a refused form
+	Next     map[string]string // the next page's cursor of each list
 }
 
 // programPage shows the event's program and perks with a form for each
@@ -55,27 +56,39 @@ func (c *Console) showProgram(r *req, v *view, status int) error {
 	if err != nil {
 		return err
 	}
-	d := programData{Names: map[string]string{}, Picked: map[string]bool{}}
-	perks, err := askOp(c, eventID, event.ListPerks{Limit: listLimit})
+	d := programData{Names: map[string]string{}, Picked: map[string]bool{}, Next: map[string]string{}}
+	q := r.rc.QueryArgs()
+	cur := func(k string) string { return string(q.Peek(k)) }
+	next := func(k string, more bool, c *string) {
+		if more && c != nil {
+			d.Next[k] = *c
+		}
+	}
+	perks, err := askOp(c, eventID, event.ListPerks{Limit: listLimit, Cursor: cur("perks")})
 	if err != nil {
 		return err
 	}
-	venues, err := askOp(c, eventID, event.ListVenues{Limit: listLimit})
+	next("perks", perks.HasMore, perks.NextCursor)
+	venues, err := askOp(c, eventID, event.ListVenues{Limit: listLimit, Cursor: cur("venues")})
 	if err != nil {
 		return err
 	}
-	sessions, err := askOp(c, eventID, event.ListSessions{Limit: listLimit})
+	next("venues", venues.HasMore, venues.NextCursor)
+	sessions, err := askOp(c, eventID, event.ListSessions{Limit: listLimit, Cursor: cur("sessions")})
 	if err != nil {
 		return err
 	}
-	speakers, err := askOp(c, eventID, event.ListSpeakers{Limit: listLimit})
+	next("sessions", sessions.HasMore, sessions.NextCursor)
+	speakers, err := askOp(c, eventID, event.ListSpeakers{Limit: listLimit, Cursor: cur("speakers")})
 	if err != nil {
 		return err
 	}
-	sponsors, err := askOp(c, eventID, event.ListSponsors{Limit: listLimit})
+	next("speakers", speakers.HasMore, speakers.NextCursor)
+	sponsors, err := askOp(c, eventID, event.ListSponsors{Limit: listLimit, Cursor: cur("sponsors")})
 	if err != nil {
 		return err
 	}
+	next("sponsors", sponsors.HasMore, sponsors.NextCursor)
 	d.Perks, d.Venues, d.Sessions, d.Speakers, d.Sponsors = perks.Data, venues.Data, sessions.Data, speakers.Data, sponsors.Data
 	for _, p := range d.Perks {
 		d.Names[p.ID] = p.Name
