@@ -260,6 +260,22 @@ func TestConsoleProgram(t *testing.T) {
 		assert.True(t, audited(t, c.s, c.unit, o), o)
 	}
 
+	// Edits: a renamed perk shows in the gates; a cleared field is gone; a
+	// refused edit opens its row with what was typed.
+	require.Equal(t, 303, op.post(page+"/perks/"+vip, "name", "Very VIP", "description", "").Status)
+	acme := idOf("sponsors", "Acme")
+	require.Equal(t, 303, op.post(page+"/sponsors/"+acme, "name", "Acme", "url", "", "tier", "platinum").Status)
+	p = op.post(page+"/sessions/"+keynote, "title", "Keynote!", "startsAt", "2030-06-01T21:00", "endsAt", "2030-06-01T20:00")
+	require.Equal(t, 400, p.Status, p.Body)
+	assert.Regexp(t, `<details open><summary class="btn small">Edit…</summary>\s*<form method="post" action="`+regexp.QuoteMeta(page+"/sessions/"+keynote)+`"`, p.Body)
+	assert.Contains(t, p.Body, `id="`+keynote+`-title" name="title" type="text" maxlength="5000" value="Keynote!"`)
+	body = oneLine(op.get(page).Body)
+	assert.Regexp(t, `Lounge</strong></td><td data-label="Gate"><span class="badge">Very VIP</span>`, body)
+	assert.Regexp(t, `Acme</strong></td><td data-label="Tier">platinum</td><td data-label="Site"></td>`, body)
+	assert.Regexp(t, `Keynote</strong></td><td data-label="When">Sat 1 Jun 2030 19:00 CEST`, body)
+	assert.True(t, audited(t, c.s, c.unit, "updateSponsor"))
+	c.refusals(t, page, page+"/sponsors/"+acme, "name", "X")
+
 	// Roles and CSRF, then delete behind a confirm.
 	v := c.viewer.get(page)
 	require.Equal(t, 200, v.Status)

@@ -1,6 +1,8 @@
 package console
 
 import (
+	"strings"
+
 	"ticketd/event"
 )
 
@@ -13,7 +15,23 @@ func init() {
 	funcs["pdel"] = func(p *view, kind, id, name string) programArgs {
 		return programArgs{P: p, Kind: kind, ID: id, Name: name}
 	}
+	funcs["pedit"] = func(p *view, kind, id, name string) programArgs {
+		d, _ := p.Any.(programData)
+		return programArgs{P: p, Kind: kind, ID: id, Name: name, Fields: editFields[kind], Vals: d.Vals[id], Errs: d.Errs[id]}
+	}
 }
+
+// editFields are the fields a row's edit form changes (gates, venue and
+// a speaker's sessions are set when the item is created).
+var editFields = map[string][]field{
+	"perks":    {{"name", "Name", "text"}, {"description", "Description", "text"}},
+	"venues":   {{"name", "Name", "text"}},
+	"sessions": {{"title", "Title", "text"}, {"startsAt", "Starts", "datetime-local"}, {"endsAt", "Ends", "datetime-local"}},
+	"speakers": {{"name", "Name", "text"}, {"title", "Title", "text"}, {"bio", "Bio", "text"}},
+	"sponsors": {{"name", "Name", "text"}, {"url", "Site address", "url"}, {"tier", "Tier", "text"}},
+}
+
+type field struct{ Name, Label, Type string }
 
 // programArgs is what the program page's sub-templates get: the page, the
 // kind (its path segment), and a field or a row.
@@ -21,12 +39,15 @@ type programArgs struct {
 	P                        *view
 	Kind, Field, Label, Type string
 	ID, Name                 string
+	Fields                   []field
+	Vals, Errs               map[string]string
 }
 
 func (c *Console) programRoutes() []route {
 	return []route{
 		{"GET", "/console/events/{eventId}/program", c.programPage},
 		{"POST", "/console/events/{eventId}/program/{kind}", c.createProgramItem},
+		{"POST", "/console/events/{eventId}/program/{kind}/{itemId}", c.updateProgramItem},
 		{"POST", "/console/events/{eventId}/program/{kind}/{itemId}/delete", c.deleteProgramItem},
 	}
 }
@@ -42,6 +63,9 @@ type programData struct {
 	Names    map[string]string // perk, venue and session names by id
 	Picked   map[string]bool   // the perks and sessions ticked on a refused form
 	Next     map[string]string // the next page's cursor of each list
+	// Vals are what each row's edit form shows, Errs its errors (the
+	// refused row's, with what was typed).
+	Vals, Errs map[string]map[string]string
 }
 
 // programPage shows the event's program and perks with a form for each
@@ -90,8 +114,37 @@ func (c *Console) showProgram(r *req, v *view, status int) error {
 	}
 	next("sponsors", sponsors.HasMore, sponsors.NextCursor)
 	d.Perks, d.Venues, d.Sessions, d.Speakers, d.Sponsors = perks.Data, venues.Data, sessions.Data, speakers.Data, sponsors.Data
+	d.Vals, d.Errs = map[string]map[string]string{}, map[string]map[string]string{}
+	tz := v.Event.Timezone
 	for _, p := range d.Perks {
 		d.Names[p.ID] = p.Name
+		d.Vals[p.ID] = map[string]string{"name": p.Name, "description": deref(p.Description)}
+	}
+	for _, x := range d.Venues {
+		d.Vals[x.ID] = map[string]string{"name": x.Name}
+	}
+	for _, x := range d.Sessions {
+		d.Vals[x.ID] = map[string]string{"title": x.Title, "startsAt": inZone(&x.StartsAt, tz), "endsAt": inZone(&x.EndsAt, tz)}
+	}
+	for _, x := range d.Speakers {
+		d.Vals[x.ID] = map[string]string{"name": x.Name, "title": deref(x.Title), "bio": deref(x.Bio)}
+	}
+	for _, x := range d.Sponsors {
+		d.Vals[x.ID] = map[string]string{"name": x.Name, "url": deref(x.URL), "tier": deref(x.Tier)}
+	}
+	if id := v.Form["row"]; id != "" {
+		d.Vals[id], d.Errs[id] = map[string]string{}, map[string]string{}
+		for k, val := range v.Form {
+			if _, f, ok := strings.Cut(k, "."); ok {
+				d.Vals[id][f] = val
+			}
+		}
+		for k, msg := range v.Errors {
+			if _, f, ok := strings.Cut(k, "."); ok {
+				d.Errs[id][f] = msg
+			}
+		}
+		v.Form["edit"] = ""
 	}
 	for _, x := range d.Venues {
 		d.Names[x.ID] = x.Name
@@ -237,4 +290,76 @@ func (c *Console) deleteProgramItem(r *req) error {
 	}
 	r.audit("delete"+programOp[kind], unitID, map[string]string{"eventId": eventID, "id": id}, res)
 	return redirect(r, "/console/events/"+eventID+"/program#"+kind)
+}
+
+// updateProgramItem changes a row's fields (editFields); an empty
+// optional field clears it.
+func (c *Console) updateProgramItem(r *req) error {
+	eventID, unitID, err := r.eventUnit(permWrite)
+	if err != nil {
+		return err
+	}
+	kind, id := param(r.rc, "kind"), param(r.rc, "itemId")
+	fields, ok := editFields[kind]
+	if !ok {
+		return errNotFound
+	}
+	ev, err := askOp(c, eventID, event.GetEvent{})
+	if err != nil {
+		return err
+	}
+	v := &view{Form: map[string]string{"row": id}, Errors: map[string]string{}}
+	body := map[string]any{}
+	for _, f := range fields {
+		val := form(r.rc, f.Name)
+		v.Form[kind+"."+f.Name] = val
+		switch {
+		case f.Type == "datetime-local":
+			if t := localTime(v, f.Name, val, ev.Timezone); t != nil {
+				body[f.Name] = *t
+			}
+		case val == "" && f.Name != "name" && !(kind == "sessions" && f.Name == "title"):
+			body[f.Name] = nil
+		default:
+			body[f.Name] = val
+		}
+	}
+	var res any
+	if len(v.Errors) == 0 {
+		switch kind {
+		case "perks":
+			res, err = programUpdate[event.UpdatePerk](c, eventID, body, func(u *event.UpdatePerk) { u.ID = id })
+		case "venues":
+			res, err = programUpdate[event.UpdateVenue](c, eventID, body, func(u *event.UpdateVenue) { u.ID = id })
+		case "sessions":
+			res, err = programUpdate[event.UpdateSession](c, eventID, body, func(u *event.UpdateSession) { u.ID = id })
+		case "speakers":
+			res, err = programUpdate[event.UpdateSpeaker](c, eventID, body, func(u *event.UpdateSpeaker) { u.ID = id })
+		case "sponsors":
+			res, err = programUpdate[event.UpdateSponsor](c, eventID, body, func(u *event.UpdateSponsor) { u.ID = id })
+		}
+		if err == nil {
+			r.audit("update"+programOp[kind], unitID, map[string]string{"eventId": eventID, "id": id}, res)
+			return redirect(r, "/console/events/"+eventID+"/program#"+kind)
+		}
+		if isNotFound(err) || !fieldErrors(err, v) {
+			return err
+		}
+	}
+	for f, msg := range v.Errors {
+		delete(v.Errors, f)
+		v.Errors[kind+"."+f] = msg
+	}
+	return c.showProgram(r, v, 400)
+}
+
+// programUpdate binds body into the update command C, names its target
+// with set, and runs it.
+func programUpdate[C event.Command](c *Console, eventID string, body map[string]any, set func(*C)) (any, error) {
+	var cmd C
+	if err := bindForm(body, &cmd); err != nil {
+		return nil, err
+	}
+	set(&cmd)
+	return c.ask(eventID, cmd)
 }
