@@ -284,7 +284,7 @@ func lifecycle(r *req) (string, error) {
 	case "draft", "open", "closed", "archived":
 		return s, nil
 	}
-	return "", event.Reasonf(event.InvalidArgument, "INVALID_STATUS", "status must be draft, open, closed or archived")
+	return "", event.FieldError("status", "must be draft, open, closed or archived")
 }
 
 // addonStatus moves an add-on through its lifecycle; a move the core
