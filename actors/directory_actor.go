@@ -102,7 +102,7 @@ func (a *dirActor) Receive(ctx actor.Context) {
 			return ch.(directory.KeyCreated).Key, ch, nil
 		})
 	case *dirDecide:
-		a.decide(ctx, a.decideFn(m))
+		a.decideOwing(ctx, a.decideFn(m), func(seq uint64) { a.owe(m, seq) })
 	case *dirRevokeKey:
 		a.decide(ctx, func() (any, directory.Change, error) {
 			ch, err := a.st.RevokeKey(m.id, a.sys.cfg.Now())
@@ -118,6 +118,12 @@ func (a *dirActor) Receive(ctx actor.Context) {
 // decide applies the change fn decides, logs it, and answers once durable
 // with fn's result (or, for a nil result, the key named by a revocation).
 func (a *dirActor) decide(ctx actor.Context, fn func() (any, directory.Change, error)) {
+	a.decideOwing(ctx, fn, nil)
+}
+
+// decideOwing is decide that lets owe add to the change's batch (its
+// outbox mail) once the change is appended at seq.
+func (a *dirActor) decideOwing(ctx actor.Context, fn func() (any, directory.Change, error), owe func(seq uint64)) {
 	if a.failed != nil {
 		ctx.Respond(&response{err: a.failed})
 		return
@@ -133,7 +139,10 @@ func (a *dirActor) decide(ctx actor.Context, fn func() (any, directory.Change, e
 		if err != nil {
 			panic(fmt.Sprintf("actors: encode directory change: %v", err))
 		}
-		a.com.append(rec)
+		seq := a.com.append(rec)
+		if owe != nil {
+			owe(seq)
+		}
 		view := a.st.Clone()
 		a.com.afterDurable(func() { a.sys.dirView.Store(view) })
 	}

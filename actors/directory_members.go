@@ -2,6 +2,8 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"ticketd/directory"
@@ -13,10 +15,43 @@ import (
 // function here rather than one message type.
 type dirDecide struct {
 	fn func(st *directory.State, now time.Time) (any, directory.Change, error)
+	// mail, when set, is the mail the change owes (an invitation or reset
+	// link): written to the outbox in the change's own batch.
+	mail *TicketMail
 }
 
 func (a *dirActor) decideFn(m *dirDecide) func() (any, directory.Change, error) {
 	return func() (any, directory.Change, error) { return m.fn(a.st, a.sys.cfg.Now()) }
+}
+
+// owe writes the mail of m, if any, into the open batch of the change just
+// appended at seq, and wakes the mailer once it is durable.
+func (a *dirActor) owe(m *dirDecide, seq uint64) {
+	if m.mail == nil {
+		return
+	}
+	m.mail.Key = directoryMailKey(seq)
+	v, err := json.Marshal(m.mail)
+	if err != nil {
+		panic(fmt.Sprintf("actors: encode directory mail: %v", err))
+	}
+	a.com.put([]byte(m.mail.Key), v)
+	if a.sys.cfg.OnOutbox != nil {
+		a.com.afterDurable(a.sys.cfg.OnOutbox)
+	}
+}
+
+// Outbox kinds of the console's links (TicketMail.Kind); the link is in
+// PassURL, the unit's name in EventName.
+const (
+	MailInvitation = "invitation"
+	MailReset      = "reset"
+)
+
+// directoryMailKey is the outbox key of a mail the directory change of
+// seq owes (the shape of OutboxPrefix, with "directory" for the event).
+func directoryMailKey(seq uint64) string {
+	return fmt.Sprintf("%s%s/%016x-%04x", OutboxPrefix, directoryStream, seq, 0)
 }
 
 // LinkSpec describes an invitation or password-reset link to make.
@@ -28,6 +63,13 @@ type LinkSpec struct {
 	MemberID string
 	By       string // a member id, or "operator"
 	TTL      time.Duration
+	// LinkURL, when set, makes the link's URL from its token, and the
+	// link is also mailed through the durable outbox. The outbox entry
+	// holds the link until it is delivered (only a hash is kept in the
+	// directory).
+	LinkURL func(token string) string
+	// UnitName names the unit in the mail.
+	UnitName string
 }
 
 // CreateLink makes an invitation (spec.MemberID empty) or a password
@@ -37,7 +79,16 @@ func (s *System) CreateLink(ctx context.Context, spec LinkSpec) (directory.Invit
 	token := s.cfg.IDs.Code(40)
 	inv := directory.Invitation{ID: s.cfg.IDs.New("inv_"), UnitID: spec.UnitID, Email: spec.Email, Role: spec.Role,
 		Hash: directory.HashToken(token), By: spec.By}
-	res, err := s.askDirectory(ctx, &dirDecide{fn: func(st *directory.State, now time.Time) (any, directory.Change, error) {
+	msg := &dirDecide{}
+	if spec.LinkURL != nil {
+		kind := MailInvitation
+		if spec.MemberID != "" {
+			kind = MailReset
+		}
+		msg.mail = &TicketMail{Kind: kind, Email: spec.Email, EventName: spec.UnitName, TicketName: spec.Role,
+			PassURL: spec.LinkURL(token)}
+	}
+	msg.fn = func(st *directory.State, now time.Time) (any, directory.Change, error) {
 		inv.CreatedAt, inv.ExpiresAt = now, now.Add(spec.TTL)
 		var ch directory.Change
 		var err error
@@ -49,8 +100,13 @@ func (s *System) CreateLink(ctx context.Context, spec LinkSpec) (directory.Invit
 		if err != nil {
 			return nil, nil, err
 		}
-		return ch.(directory.InvitationCreated).Invitation, ch, nil
-	}})
+		created := ch.(directory.InvitationCreated).Invitation
+		if msg.mail != nil {
+			msg.mail.Email, msg.mail.CreatedAt = created.Email, now.UTC()
+		}
+		return created, ch, nil
+	}
+	res, err := s.askDirectory(ctx, msg)
 	if err != nil {
 		return directory.Invitation{}, "", err
 	}

@@ -266,14 +266,15 @@ func (m *Main) Open() error {
 	// listener, whatever the public base URL.
 	sandbox := payments.NewSandbox(webhookSecret, m.cfg.BaseURL, loopbackURL(m.ln.Addr().String())+"/webhooks/payments/sandbox")
 	m.refunds = payments.NewRefunds(m.sys, sandbox)
+	devlog := thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention)
 	m.srv, err = api.New(hcfg, api.Deps{System: m.sys, WebhookSecret: webhookSecret, Sandbox: sandbox, Refunds: m.refunds,
 		PagesSecret: pagesSecret, Outbox: m.mail,
-		DevLog: thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention), Audit: m.audit, Webhooks: m.hooks})
+		DevLog: devlog, Audit: m.audit, Webhooks: m.hooks})
 	if err != nil {
 		m.closeBackend()
 		return err
 	}
-	if err := m.openConsole(adminToken); err != nil {
+	if err := m.openConsole(adminToken, devlog); err != nil {
 		m.closeBackend()
 		return err
 	}
@@ -292,13 +293,13 @@ func (m *Main) Open() error {
 
 // openConsole registers the console web app (/console) on the server,
 // over the same actor system, audit log and refund workflow as the API.
-func (m *Main) openConsole(adminToken string) error {
+func (m *Main) openConsole(adminToken string, devlog *thttp.DevLog) error {
 	cc := console.DefaultConfig()
 	cc.BaseURL, cc.AdminToken, cc.TrustedProxies, cc.Logger = m.cfg.BaseURL, adminToken, m.cfg.TrustedProxies, m.log
 	if t := m.cfg.Tune; t != nil && t.Console != nil {
 		t.Console(&cc)
 	}
-	con, err := console.New(cc, console.Deps{System: m.sys, Audit: m.audit, Refunds: m.refunds})
+	con, err := console.New(cc, console.Deps{System: m.sys, Audit: m.audit, Refunds: m.refunds, Webhooks: m.hooks, Outbox: m.mail, DevLog: devlog})
 	if err != nil {
 		return err
 	}

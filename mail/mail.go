@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	htmlstd "html"
 	htmltemplate "html/template"
 	"log/slog"
 	"net"
@@ -430,7 +431,11 @@ func (m *Mailer) client(ctx context.Context) (c *gomail.Client, stop func() bool
 // Render builds the email of an outbox entry: a text part and an HTML
 // alternative, both with the pass link.
 func (m *Mailer) Render(tm actors.TicketMail) (*gomail.Msg, error) {
-	if tm.Kind != "" && tm.Kind != "ticket" {
+	switch tm.Kind {
+	case "", "ticket":
+	case actors.MailInvitation, actors.MailReset:
+		return m.renderLink(tm)
+	default:
 		return nil, fmt.Errorf("mail: unknown outbox kind %q", tm.Kind)
 	}
 	msg := gomail.NewMsg(gomail.WithCharset(gomail.CharsetUTF8))
@@ -452,6 +457,34 @@ func (m *Mailer) Render(tm actors.TicketMail) (*gomail.Msg, error) {
 	}
 	msg.SetBodyString(gomail.TypeTextPlain, text.String())
 	msg.AddAlternativeString(gomail.TypeTextHTML, html.String())
+	return msg, nil
+}
+
+// renderLink builds the mail of a console link (actors.CreateLink): an
+// invitation to a business unit, or a password reset; plain text.
+func (m *Mailer) renderLink(tm actors.TicketMail) (*gomail.Msg, error) {
+	msg := gomail.NewMsg(gomail.WithCharset(gomail.CharsetUTF8))
+	if err := msg.From(m.cfg.From); err != nil {
+		return nil, fmt.Errorf("mail: from: %w", err)
+	}
+	if err := msg.To(tm.Email); err != nil {
+		return nil, fmt.Errorf("mail: to %q: %w", tm.Email, err)
+	}
+	msg.SetDateWithValue(m.cfg.Now())
+	msg.SetMessageID()
+	unit := oneLine(tm.EventName)
+	var body string
+	if tm.Kind == actors.MailInvitation {
+		msg.Subject("You are invited to " + unit + " on ticketd")
+		body = "You are invited to the ticketd console of " + unit + " as " + oneLine(tm.TicketName) +
+			".\n\nAccept the invitation (the link works once):\n" + tm.PassURL + "\n"
+	} else {
+		msg.Subject("Choose a new ticketd console password")
+		body = "Someone who manages " + unit + " made you a link to choose a new console password " +
+			"(it works once):\n" + tm.PassURL + "\n\nIf you did not ask for it, ignore this mail.\n"
+	}
+	msg.SetBodyString(gomail.TypeTextPlain, body)
+	msg.AddAlternativeString(gomail.TypeTextHTML, "<p>"+strings.ReplaceAll(htmlstd.EscapeString(body), "\n", "<br>")+"</p>")
 	return msg, nil
 }
 

@@ -9,10 +9,11 @@ import (
 
 // codesData is the redemption codes page.
 type codesData struct {
-	Codes []event.RedemptionCode
-	Types []event.TicketType
-	Next  string
-	Names map[string]string
+	Promos []event.PromotionCode
+	Codes  []event.RedemptionCode
+	Types  []event.TicketType
+	Next   string
+	Names  map[string]string
 }
 
 // codesPage lists the event's redemption codes in mint order, with the
@@ -35,7 +36,11 @@ func (c *Console) showCodes(r *req, v *view, status int) error {
 	if err != nil {
 		return err
 	}
-	d := codesData{Codes: list.Data, Types: types.Data, Names: map[string]string{}}
+	promos, err := askOp(c, eventID, event.ListPromotionCodes{Limit: 100})
+	if err != nil {
+		return err
+	}
+	d := codesData{Promos: promos.Data, Codes: list.Data, Types: types.Data, Names: map[string]string{}}
 	for _, t := range types.Data {
 		d.Names[t.ID] = t.Name
 	}
@@ -142,4 +147,68 @@ func (c *Console) codesCSV(r *req) error {
 	w.Flush()
 	sendCSV(r, eventID+"-codes.csv", buf.Bytes())
 	return nil
+}
+
+// createPromo creates a promotion code: a percentage or an amount off
+// each unit, optionally bounded in uses and time (in the event's
+// timezone).
+func (c *Console) createPromo(r *req) error {
+	eventID, unitID, err := r.eventUnit(permWrite)
+	if err != nil {
+		return err
+	}
+	f := map[string]string{}
+	for _, k := range []string{"promoCode", "kind", "off", "promoMaxUses", "promoExpiresAt"} {
+		f[k] = form(r.rc, k)
+	}
+	v := &view{Form: f, Errors: map[string]string{}}
+	ev, err := askOp(c, eventID, event.GetEvent{})
+	if err != nil {
+		return err
+	}
+	body := map[string]any{"code": f["promoCode"]}
+	if f["kind"] == "amount" {
+		body["amountOff"] = jsonNumberOr(f["off"])
+	} else {
+		body["percentOff"] = jsonNumberOr(f["off"])
+	}
+	if f["promoMaxUses"] != "" {
+		body["maxUses"] = jsonNumberOr(f["promoMaxUses"])
+	}
+	if t := localTime(v, "promoExpiresAt", f["promoExpiresAt"], ev.Timezone); t != nil {
+		body["expiresAt"] = *t
+	}
+	var cmd event.CreatePromotionCode
+	if err = bindForm(body, &cmd); err == nil && len(v.Errors) == 0 {
+		var p event.PromotionCode
+		if p, err = askOp(c, eventID, cmd); err == nil {
+			r.audit("createPromotionCode", unitID, map[string]string{"eventId": eventID, "id": p.ID}, p)
+			return redirect(r, "/console/events/"+eventID+"/codes")
+		}
+	}
+	if err != nil && !fieldErrors(err, v) {
+		return err
+	}
+	for from, to := range map[string]string{"code": "promoCode", "percentOff": "off", "amountOff": "off", "maxUses": "promoMaxUses", "expiresAt": "promoExpiresAt"} {
+		if m, ok := v.Errors[from]; ok {
+			v.Errors[to] = m
+			delete(v.Errors, from)
+		}
+	}
+	return c.showCodes(r, v, 400)
+}
+
+// disablePromo disables a promotion code (it stays listed).
+func (c *Console) disablePromo(r *req) error {
+	eventID, unitID, err := r.eventUnit(permWrite)
+	if err != nil {
+		return err
+	}
+	id := param(r.rc, "promoId")
+	p, err := askOp(c, eventID, event.UpdatePromotionCode{ID: id, Active: event.Some(false)})
+	if err != nil {
+		return err
+	}
+	r.audit("disablePromotionCode", unitID, map[string]string{"eventId": eventID, "id": id}, p)
+	return redirect(r, "/console/events/"+eventID+"/codes")
 }

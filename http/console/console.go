@@ -25,6 +25,7 @@ import (
 	thttp "ticketd/http"
 	"ticketd/payments"
 	"ticketd/persistence"
+	"ticketd/webhooks"
 )
 
 //go:embed templates
@@ -96,6 +97,12 @@ type Deps struct {
 	System  *actors.System
 	Audit   *audit.Log
 	Refunds *payments.Refunds
+	// Webhooks holds the units' webhook endpoints (nil: no webhooks page).
+	Webhooks *webhooks.Service
+	// DevLog is the developer (request) log (nil: no developer log page).
+	DevLog *thttp.DevLog
+	// Outbox is the ticket-mail outbox (nil: no outbox page).
+	Outbox Outbox
 }
 
 // Console serves the console pages. Built once by New; its handlers are
@@ -157,7 +164,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox", "devlog"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -297,6 +304,8 @@ func (c *Console) routes() []route {
 		{"POST", "/console/logout", c.logout},
 		{"POST", "/console/logout-everywhere", c.logoutEverywhere},
 		{"POST", "/console/units", c.createUnit},
+		{"GET", "/console/outbox", c.outboxPage},
+		{"POST", "/console/outbox/{id}/retry", c.retryMail},
 		{"GET", "/console/units/{unitId}", c.unitPage},
 		{"POST", "/console/units/{unitId}/invitations", c.invite},
 		{"POST", "/console/units/{unitId}/members/{memberId}/role", c.setRole},
@@ -306,6 +315,8 @@ func (c *Console) routes() []route {
 		{"POST", "/console/events/{eventId}", c.updateEvent},
 		{"POST", "/console/events/{eventId}/publish", c.publishEvent},
 		{"POST", "/console/events/{eventId}/archive", c.archiveEvent},
+		{"POST", "/console/events/{eventId}/site", c.setSite},
+		{"POST", "/console/events/{eventId}/refund-policy", c.setRefundPolicy},
 		{"POST", "/console/events/{eventId}/ticket-types", c.createTicketType},
 		{"POST", "/console/events/{eventId}/ticket-types/{typeId}", c.updateTicketType},
 		{"GET", "/console/events/{eventId}/orders", c.ordersPage},
@@ -319,11 +330,17 @@ func (c *Console) routes() []route {
 		{"GET", "/console/events/{eventId}/codes.csv", c.codesCSV},
 		{"POST", "/console/events/{eventId}/codes", c.mintCodes},
 		{"POST", "/console/events/{eventId}/codes/{codeId}/disable", c.disableCode},
+		{"POST", "/console/events/{eventId}/promotion-codes", c.createPromo},
+		{"POST", "/console/events/{eventId}/promotion-codes/{promoId}/disable", c.disablePromo},
 		{"GET", "/console/events/{eventId}/door", c.doorPage},
 		{"POST", "/console/events/{eventId}/door", c.checkin},
 		{"GET", "/console/events/{eventId}/dashboard", c.dashboardPage},
 		{"GET", "/console/events/{eventId}/dashboard/live", c.dashboardLive},
 		{"GET", "/console/units/{unitId}/audit", c.auditPage},
+		{"GET", "/console/units/{unitId}/request-log", c.devlogPage},
+		{"GET", "/console/units/{unitId}/webhooks", c.hooksPage},
+		{"POST", "/console/units/{unitId}/webhooks", c.createHook},
+		{"POST", "/console/units/{unitId}/webhooks/{endpointId}/{action}", c.hookAction},
 		{"GET", "/console/units/{unitId}/keys", c.keysPage},
 		{"POST", "/console/units/{unitId}/keys", c.createKey},
 		{"POST", "/console/units/{unitId}/keys/{keyId}/revoke", c.revokeKey},

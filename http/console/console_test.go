@@ -154,6 +154,12 @@ func TestSignInSessionsAndInvitations(t *testing.T) {
 	require.Equal(t, 200, p.Status)
 	assert.Contains(t, p.Body, "owner@example.com")
 
+	// The invitation was also mailed: it waits in the durable outbox (no
+	// SMTP server here).
+	p = op.get("/console/outbox")
+	assert.Contains(t, p.Body, "owner@example.com")
+	assert.Contains(t, p.Body, ">pending<")
+
 	// The link worked once.
 	p = apptest.NewBrowser(t).Get(link)
 	assert.Equal(t, 404, p.Status)
@@ -265,6 +271,20 @@ func TestEventsAndTicketTypes(t *testing.T) {
 	p = op.post("/console/events/"+ev+"/ticket-types", "ttName", "", "priceAmount", "abc")
 	assert.Equal(t, 400, p.Status)
 	assert.Contains(t, p.Body, `value="abc"`)
+
+	// Site and description; the refund policy (the API's rules).
+	p = op.post("/console/events/"+ev+"/site", "siteUrl", "not a url", "description", "Bring a towel")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, `value="not a url"`)
+	assert.Contains(t, p.Body, ">Bring a towel</textarea>")
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/site", "siteUrl", "https://gala.example.com", "description", "Bring a towel").Status)
+	assert.Contains(t, op.get("/console/events/"+ev).Body, `value="https://gala.example.com"`)
+	p = op.post("/console/events/"+ev+"/refund-policy", "refundable", "1", "deadline", "2030-05-01T00:00", "hoursBeforeStart", "48")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, `value="48"`)
+	assert.Contains(t, p.Body, `class="field-error"`)
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/refund-policy", "refundable", "1", "hoursBeforeStart", "48", "feePercent", "10").Status)
+	assert.Contains(t, op.get("/console/events/"+ev).Body, "Refundable until Thu 30 May 2030 18:00 CEST, keeping a 10% fee.")
 
 	p = op.post("/console/events/" + ev + "/publish")
 	assert.Equal(t, 303, p.Status, p.Body)

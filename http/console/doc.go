@@ -23,6 +23,10 @@
 // without it answers 403. The sign-in, invitation and reset forms, which
 // have no session yet, carry a double-submit token (a cookie and a field).
 //
+// Invitation and password-reset links are one-time tokens of which the
+// directory keeps only a hash; the link is shown once on the page and
+// mailed through the durable outbox, which holds it until it is delivered.
+//
 // # Authorization
 //
 // Checked on every request from the current directory view: a role per

@@ -124,7 +124,15 @@ func (c *Console) eventPage(r *req) error {
 	return c.showEvent(r, &view{req: r}, 200)
 }
 
-func (c *Console) showEvent(r *req, v *view, status int) error {
+// eventSettings are the event page's settings: site, description and
+// refund policy, as stored or as typed into a refused form.
+type eventSettings struct {
+	SiteURL, Description                              string
+	Refundable                                        bool
+	Deadline, HoursBeforeStart, FeePercent, Effective string
+}
+
+func (c *Console) showEvent(r *req, v *view, status int, typed ...map[string]string) error {
 	eventID, unitID, err := r.eventUnit(permRead)
 	if err != nil {
 		return err
@@ -155,6 +163,28 @@ func (c *Console) showEvent(r *req, v *view, status int) error {
 	if v.Errors == nil {
 		v.Errors = map[string]string{}
 	}
+	pol, err := askOp(c, eventID, event.GetRefundPolicy{})
+	if err != nil {
+		return err
+	}
+	set := eventSettings{SiteURL: deref(ev.SiteURL), Description: deref(ev.Description), Refundable: pol.Refundable,
+		Deadline: inZone(pol.Deadline, ev.Timezone), FeePercent: itoa(pol.FeePercent)}
+	if pol.HoursBeforeStart != nil {
+		set.HoursBeforeStart = itoa(*pol.HoursBeforeStart)
+	}
+	if pol.EffectiveDeadline != nil {
+		set.Effective = showTime(pol.EffectiveDeadline, ev.Timezone)
+	}
+	if len(typed) > 0 {
+		t := typed[0]
+		switch v.Any {
+		case "site":
+			set.SiteURL, set.Description = t["siteUrl"], t["description"]
+		case "policy":
+			set.Refundable, set.Deadline, set.HoursBeforeStart, set.FeePercent = t["refundable"] != "", t["deadline"], t["hoursBeforeStart"], t["feePercent"]
+		}
+	}
+	v.Settings = &set
 	c.render(r.rc, status, "event", v)
 	return nil
 }

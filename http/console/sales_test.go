@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	nethttp "net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -153,6 +154,20 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	assert.Contains(t, p.Body, `role="alert"`, "approving a confirmed registration is refused on the page")
 	assert.Equal(t, 404, op.post("/console/events/"+ev+"/registrations/"+confirmed+"/explode").Status)
 
+	// The developer log has the sales' API requests.
+	p = op.get("/console/units/" + unit + "/request-log?method=post&status=201")
+	require.Equal(t, 200, p.Status)
+	assert.Contains(t, p.Body, "POST /v1/events/"+ev+"/orders")
+	assert.NotContains(t, p.Body, "/confirm", "filtered by status")
+
+	// The operator's mail outbox: without an SMTP server the ticket mails
+	// wait there; only parked mail can be retried.
+	p = op.get("/console/outbox")
+	require.Equal(t, 200, p.Status)
+	assert.Contains(t, p.Body, "=cmd@example.com")
+	assert.Equal(t, 404, op.post("/console/outbox/nope/retry").Status)
+	assert.Equal(t, 403, accept(t, op.invite(unit, "v@example.com", "owner"), "V", "viewer password").get("/console/outbox").Status)
+
 	// Redemption codes: a batch minted, downloaded, one disabled; a
 	// refused batch keeps what was typed.
 	p = op.post("/console/events/"+ev+"/codes", "registrationTypeId", tt, "count", "5000", "label", "VIP")
@@ -165,6 +180,21 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	codeID := match(t, regexp.MustCompile(`/codes/(rc_[A-Za-z0-9]+)/disable`), op.get("/console/events/"+ev+"/codes").Body)
 	require.Equal(t, 303, op.post("/console/events/"+ev+"/codes/"+codeID+"/disable").Status)
 	assert.Contains(t, op.get("/console/events/"+ev+"/codes.csv").Body, ",disabled,")
+
+	// Promotion codes: a refused one keeps what was typed; one made and
+	// disabled.
+	p = op.post("/console/events/"+ev+"/promotion-codes", "promoCode", "HALF", "kind", "percent", "off", "150")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, `value="150"`)
+	assert.Contains(t, p.Body, `class="field-error"`)
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/promotion-codes", "promoCode", "HALF", "kind", "percent", "off", "50",
+		"promoExpiresAt", "2030-05-01T12:00").Status)
+	p = op.get("/console/events/" + ev + "/codes")
+	assert.Contains(t, p.Body, "50%")
+	assert.Contains(t, p.Body, "Wed 1 May 2030 12:00 CEST")
+	promo := match(t, regexp.MustCompile(`/promotion-codes/([a-z]+_[A-Za-z0-9]+)/disable`), p.Body)
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/promotion-codes/"+promo+"/disable").Status)
+	assert.Contains(t, op.get("/console/events/"+ev+"/codes").Body, `<td data-label="Status">disabled</td>`)
 
 	// A door member: the door page works; the event page does not.
 	door := accept(t, op.invite(unit, "door@example.com", "door"), "Dora Door", "door password 1")
@@ -199,4 +229,49 @@ func firstTypeID(t *testing.T, res any) string {
 	require.True(t, ok, "%T", res)
 	require.NotEmpty(t, l.Data)
 	return l.Data[0].ID
+}
+
+// TestWebhooksPage: an owner adds an endpoint (a refused URL comes back
+// next to its field), sees its secret once, and after a sale sees the
+// delivery in the endpoint's log; disable and delete are audited.
+func TestWebhooksPage(t *testing.T) {
+	got := make(chan string, 10)
+	hook := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- string(b)
+	}))
+	defer hook.Close()
+	s := apptest.Start(t)
+	op := operator(t, s)
+	unit := op.newUnit("Hooks Unit")
+	ev := op.newEvent(unit, "Hooked")
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/publish").Status)
+	tt := match(t, typeRE, op.get("/console/events/"+ev).Body)
+	key := op.secretKey(unit)
+
+	op.get("/console/units/" + unit + "/webhooks")
+	p := op.post("/console/units/"+unit+"/webhooks", "url", "ftp://nope", "eventTypes", "order.paid")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, `value="ftp://nope"`)
+	assert.Contains(t, p.Body, `class="field-error"`)
+	p = op.post("/console/units/"+unit+"/webhooks", "url", hook.URL+"/in", "eventTypes", "order.paid", "description", "shop")
+	require.Equal(t, 201, p.Status, p.Body)
+	assert.Contains(t, match(t, regexp.MustCompile(`id="hook-secret"[^>]*value="([^"]+)"`), p.Body), "whsec_")
+	endpoint := match(t, regexp.MustCompile(`deliveries=(we_[a-z0-9]+)`), p.Body)
+
+	sell(t, s, key, ev, tt, "hooked@example.com", "H")
+	select {
+	case b := <-got:
+		assert.Contains(t, b, "order.paid")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no webhook delivered")
+	}
+	require.Eventually(t, func() bool {
+		return strings.Contains(op.get("/console/units/"+unit+"/webhooks?deliveries="+endpoint).Body, "ok 200")
+	}, 5*time.Second, 50*time.Millisecond)
+	require.Equal(t, 303, op.post("/console/units/"+unit+"/webhooks/"+endpoint+"/disable").Status)
+	assert.Contains(t, op.get("/console/units/"+unit+"/webhooks").Body, "disabled")
+	require.Equal(t, 303, op.post("/console/units/"+unit+"/webhooks/"+endpoint+"/delete").Status)
+	assert.Contains(t, op.get("/console/units/"+unit+"/webhooks").Body, "No endpoints.")
+	assert.Equal(t, 404, op.get("/console/units/"+unit+"/webhooks?deliveries="+endpoint).Status)
 }

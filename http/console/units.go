@@ -47,7 +47,8 @@ type view struct {
 
 	Event       *event.Event
 	TicketTypes []ticketTypeRow // events.go
-	Any         any             // a page's own data
+	Settings    *eventSettings
+	Any         any // a page's own data
 }
 
 type unitRow struct {
@@ -221,7 +222,9 @@ func (c *Console) invite(r *req) error {
 	if r.s.operator {
 		by = "operator"
 	}
-	inv, tok, err := c.sys.CreateLink(context.Background(), actors.LinkSpec{UnitID: unitID, Email: email, Role: role, By: by, TTL: c.cfg.LinkTTL})
+	u, _ := r.dir.Unit(unitID)
+	inv, tok, err := c.sys.CreateLink(context.Background(), actors.LinkSpec{UnitID: unitID, Email: email, Role: role, By: by, TTL: c.cfg.LinkTTL,
+		UnitName: u.Name, LinkURL: func(t string) string { return c.cfg.BaseURL + "/console/invitations/" + t }})
 	if err != nil {
 		v := &view{req: r, Form: map[string]string{"email": email, "role": role}}
 		if fieldErrors(err, v) {
@@ -231,7 +234,7 @@ func (c *Console) invite(r *req) error {
 	}
 	r.audit("createInvitation", unitID, map[string]string{"unitId": unitID, "invitationId": inv.ID}, linkRecord(inv))
 	v := &view{req: r, Link: c.cfg.BaseURL + "/console/invitations/" + tok,
-		Notice: "Invitation for " + inv.Email + " as " + inv.Role + ". Send this link; it is shown only now and works once until " + inv.ExpiresAt.Format("2006-01-02 15:04 UTC") + "."}
+		Notice: "Invitation for " + inv.Email + " as " + inv.Role + ": mailed to them, and shown here only now. It works once, until " + inv.ExpiresAt.Format("2006-01-02 15:04 UTC") + "."}
 	return c.showUnit(r, v, 200)
 }
 
@@ -280,13 +283,15 @@ func (c *Console) resetLink(r *req) error {
 	if r.s.operator {
 		by = "operator"
 	}
-	inv, tok, err := c.sys.CreateLink(context.Background(), actors.LinkSpec{UnitID: unitID, MemberID: memberID, By: by, TTL: c.cfg.LinkTTL})
+	u, _ := r.dir.Unit(unitID)
+	inv, tok, err := c.sys.CreateLink(context.Background(), actors.LinkSpec{UnitID: unitID, MemberID: memberID, By: by, TTL: c.cfg.LinkTTL,
+		UnitName: u.Name, LinkURL: func(t string) string { return c.cfg.BaseURL + "/console/reset/" + t }})
 	if err != nil {
 		return err
 	}
 	r.audit("createResetLink", unitID, map[string]string{"unitId": unitID, "memberId": memberID, "invitationId": inv.ID}, linkRecord(inv))
 	v := &view{req: r, Link: c.cfg.BaseURL + "/console/reset/" + tok,
-		Notice: "Password reset link for " + inv.Email + ". Send it to them; it is shown only now and works once."}
+		Notice: "Password reset link for " + inv.Email + ": mailed to them, and shown here only now. It works once."}
 	return c.showUnit(r, v, 200)
 }
 

@@ -1,0 +1,141 @@
+package console
+
+import (
+	"errors"
+	"strings"
+
+	"ticketd/actors"
+	"ticketd/webhooks"
+)
+
+// hooksData is the webhook endpoints page of a unit.
+type hooksData struct {
+	Endpoints  []webhooks.Endpoint
+	Types      []string
+	Selected   map[string]bool
+	Open       string // the endpoint whose delivery log is shown
+	Deliveries []webhooks.Delivery
+	NewSecret  string // a created or rotated endpoint's secret
+}
+
+// hooksPage lists a unit's webhook endpoints (owners and admins: the
+// page shows signing secrets), the delivery log of one, and the form
+// that adds one.
+func (c *Console) hooksPage(r *req) error {
+	return c.showHooks(r, &view{req: r}, "", 200)
+}
+
+func (c *Console) showHooks(r *req, v *view, secret string, status int) error {
+	unitID := param(r.rc, "unitId")
+	if err := r.need(unitID, permWrite); err != nil {
+		return err
+	}
+	if c.deps.Webhooks == nil {
+		return errNotFound
+	}
+	u, _ := r.dir.Unit(unitID)
+	v.Unit, v.Title, v.CanWrite = &u, "Webhooks · "+u.Name, true
+	d := hooksData{Endpoints: c.deps.Webhooks.List(unitID), Types: actors.HookTypes(), Selected: map[string]bool{},
+		Open: string(r.rc.QueryArgs().Peek("deliveries")), NewSecret: secret}
+	for _, t := range r.rc.PostArgs().PeekMulti("eventTypes") {
+		d.Selected[string(t)] = true
+	}
+	if d.Open != "" {
+		ds, err := c.deps.Webhooks.Deliveries(unitID, d.Open)
+		if err != nil {
+			return errNotFound
+		}
+		d.Deliveries = ds
+	}
+	if v.Form == nil {
+		v.Form = map[string]string{}
+	}
+	if v.Errors == nil {
+		v.Errors = map[string]string{}
+	}
+	v.Any = d
+	c.render(r.rc, status, "hooks", v)
+	return nil
+}
+
+// createHook adds an endpoint; its signing secret is shown on the page.
+func (c *Console) createHook(r *req) error {
+	unitID := param(r.rc, "unitId")
+	if err := r.need(unitID, permWrite); err != nil {
+		return err
+	}
+	if c.deps.Webhooks == nil {
+		return errNotFound
+	}
+	u, desc := form(r.rc, "url"), form(r.rc, "description")
+	var types []string
+	for _, t := range r.rc.PostArgs().PeekMulti("eventTypes") {
+		types = append(types, string(t))
+	}
+	e, err := c.deps.Webhooks.Create(unitID, webhooks.Input{URL: &u, EventTypes: types, Description: &desc})
+	if err != nil {
+		v := &view{req: r, Form: map[string]string{"url": u, "description": desc}, Errors: map[string]string{}}
+		if !errors.Is(err, webhooks.ErrInvalid) && !errors.Is(err, webhooks.ErrTooMany) {
+			return err
+		}
+		msg := strings.TrimPrefix(err.Error(), webhooks.ErrInvalid.Error()+": ")
+		field, reason, ok := strings.Cut(msg, ": ")
+		if ok && (field == "url" || field == "eventTypes" || field == "description") {
+			v.Errors[field] = "It " + strings.TrimPrefix(reason, "must ") + "."
+			if strings.HasPrefix(reason, "must") {
+				v.Errors[field] = "It must " + strings.TrimPrefix(reason, "must ") + "."
+			}
+		} else {
+			v.Error = msg
+		}
+		return c.showHooks(r, v, "", 400)
+	}
+	r.audit("createWebhookEndpoint", unitID, map[string]string{"unitId": unitID, "endpointId": e.ID}, hookRecord(e))
+	return c.showHooks(r, &view{req: r, Notice: "Endpoint added. Its signing secret is below."}, e.Secret, 201)
+}
+
+// hookAction enables, disables, rotates the secret of or deletes an
+// endpoint.
+func (c *Console) hookAction(r *req) error {
+	unitID, id, action := param(r.rc, "unitId"), param(r.rc, "endpointId"), param(r.rc, "action")
+	if err := r.need(unitID, permWrite); err != nil {
+		return err
+	}
+	if c.deps.Webhooks == nil {
+		return errNotFound
+	}
+	var e webhooks.Endpoint
+	var err error
+	switch action {
+	case "enable", "disable":
+		e, err = c.deps.Webhooks.SetEnabled(unitID, id, action == "enable")
+	case "rotate-secret":
+		e, err = c.deps.Webhooks.RotateSecret(unitID, id)
+	case "delete":
+		err = c.deps.Webhooks.Delete(unitID, id)
+		e.ID = id
+	default:
+		return errNotFound
+	}
+	if errors.Is(err, webhooks.ErrNotFound) {
+		return errNotFound
+	}
+	if err != nil {
+		return err
+	}
+	r.audit(action+"WebhookEndpoint", unitID, map[string]string{"unitId": unitID, "endpointId": id}, hookRecord(e))
+	if action == "rotate-secret" {
+		return c.showHooks(r, &view{req: r, Notice: "New signing secret below; the previous one keeps signing for a while."}, e.Secret, 200)
+	}
+	return redirect(r, "/console/units/"+unitID+"/webhooks")
+}
+
+// hookRecord is what the audit log keeps of an endpoint: no secret.
+func hookRecord(e webhooks.Endpoint) any {
+	return struct {
+		ID         string   `json:"id"`
+		URL        string   `json:"url"`
+		EventTypes []string `json:"eventTypes"`
+		Enabled    bool     `json:"enabled"`
+	}{e.ID, e.URL, e.EventTypes, e.Enabled}
+}
