@@ -37,8 +37,8 @@ type itemArgs struct {
 }
 
 // catalogueRoutes are the pages of what an event sells besides tickets
-// and how it is described: add-ons and bundles, promotion codes, the
-// program and perks, the site and translations.
+// and how it is described: add-ons and bundles, the program and perks,
+// translations.
 func (c *Console) catalogueRoutes() []route {
 	rs := []route{
 		{"GET", "/console/events/{eventId}/addons", c.addonsPage},
@@ -49,9 +49,8 @@ func (c *Console) catalogueRoutes() []route {
 		{"POST", "/console/events/{eventId}/bundles/{itemId}", c.updateBundle},
 		{"POST", "/console/events/{eventId}/bundles/{itemId}/status", c.bundleStatus},
 	}
-	rs = append(rs, c.promoRoutes()...)
 	rs = append(rs, c.programRoutes()...)
-	return append(rs, c.siteRoutes()...)
+	return append(rs, c.translationRoutes()...)
 }
 
 // itemRow is an add-on or a bundle with its live availability (capacity

@@ -156,62 +156,6 @@ func TestConsoleAddonsAndBundles(t *testing.T) {
 // oneLine joins a page's lines so a pattern can span a table row.
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
-var promoRE = regexp.MustCompile(`/promotions/(prm_[A-Za-z0-9._]+)/disable`)
-
-// TestConsolePromotionCodes: a code is created (percent, and an amount
-// limited to one ticket type with uses and an expiry in the event's
-// timezone), a duplicate or bad value is refused next to its field with
-// what was typed, the buyer's price uses it, and it is disabled behind a
-// confirm; viewers read, other units 404, writes need the CSRF token.
-func TestConsolePromotionCodes(t *testing.T) {
-	c := newCatalogue(t)
-	op, page := c.op, c.base+"/promotions"
-	p := op.get(page)
-	require.Equal(t, 200, p.Status, p.Body)
-	assert.Contains(t, p.Body, "No promotion codes yet.")
-
-	p = op.post(page, "code", "EARLY", "kind", "percent", "value", "150")
-	require.Equal(t, 400, p.Status, p.Body)
-	assert.Regexp(t, `id="pr-value"[^>]*value="150"[^>]*>\s*<p class="field-error"`, p.Body)
-	assert.Contains(t, p.Body, `value="EARLY"`)
-
-	require.Equal(t, 303, op.post(page, "code", "EARLY", "kind", "percent", "value", "20").Status)
-	p = op.post(page, "code", "early", "kind", "percent", "value", "10")
-	require.Equal(t, 400, p.Status, p.Body)
-	assert.Regexp(t, `id="pr-code"[^>]*value="early"[^>]*>\s*<p class="field-error"[^>]*>It is already`, p.Body)
-
-	p = op.post(page, "code", "FIVE", "kind", "amount", "value", "5.50", "maxUses", "3", "expiresAt", "2030-05-01T12:00", "scope", c.tt)
-	require.Equal(t, 303, p.Status, p.Body)
-	p = op.get(page)
-	body := oneLine(p.Body)
-	assert.Regexp(t, `EARLY</td>\s*<td data-label="Discount">20% off</td>.*everything</td>\s*<td data-label="Status">active`, body)
-	assert.Regexp(t, `FIVE</td>\s*<td data-label="Discount">5.5 EUR off each</td>\s*<td class="num" data-label="Uses">0 / 3</td>\s*<td data-label="Expires">Wed 1 May 2030 12:00 CEST</td>\s*<td data-label="Applies to"><span class="badge">General</span>`, body)
-	assert.True(t, audited(t, c.s, c.unit, "createPromotionCode"))
-
-	// The buyer's order is priced with it.
-	key := op.secretKey(c.unit)
-	require.Equal(t, 303, op.post(c.base+"/publish").Status)
-	st, o := api(t, c.s, key, "POST", "/v1/events/"+c.ev+"/orders", map[string]any{"email": "b@example.com", "name": "B",
-		"promotionCode": "EARLY", "items": []map[string]any{{"itemType": "registration_type", "itemId": c.tt, "quantity": 1}}})
-	require.Equal(t, 201, st, "%v", o)
-	assert.EqualValues(t, 20, o["totalAmount"])
-
-	// Disable behind a confirm; it stays listed.
-	id := match(t, promoRE, p.Body)
-	assert.Contains(t, p.Body, "Yes, disable")
-	c.refusals(t, page, page+"/"+id+"/disable")
-	c.refusals(t, page, page, "code", "NEW", "kind", "percent", "value", "10")
-	require.Equal(t, 303, op.post(page+"/"+id+"/disable").Status)
-	assert.Regexp(t, `EARLY</td>.*disabled</td>`, oneLine(op.get(page).Body))
-	assert.True(t, audited(t, c.s, c.unit, "disablePromotionCode"))
-
-	v := c.viewer.get(page)
-	require.Equal(t, 200, v.Status)
-	assert.Contains(t, v.Body, "FIVE")
-	assert.NotContains(t, v.Body, "New promotion code")
-	assert.Equal(t, 404, c.other.get(page).Status)
-}
-
 // TestConsoleProgram: perks, venues (gated by a perk), sessions (times in
 // the event's timezone, at a venue), speakers (on a session) and sponsors
 // are created and deleted behind a confirm; a refused form keeps what
@@ -308,33 +252,21 @@ func TestConsoleProgram(t *testing.T) {
 	assert.NotContains(t, body, "Acme")
 }
 
-// TestConsoleSiteAndTranslations: the site address and description are
-// set and cleared; a bad address is refused next to its field with what
-// was typed; a language is added, edited (keeping the item translations
-// the API set) and deleted behind a confirm; viewers read, other units
-// 404, writes need the CSRF token, and writes are audited.
-func TestConsoleSiteAndTranslations(t *testing.T) {
+// TestConsoleTranslations: a language is added (a bad tag is refused next
+// to its field with what was typed), edited (keeping the item
+// translations the API set) and deleted behind a confirm; viewers read,
+// other units 404, writes need the CSRF token, and writes are audited.
+func TestConsoleTranslations(t *testing.T) {
 	c := newCatalogue(t)
-	op, page := c.op, c.base+"/site"
+	op, page := c.op, c.base+"/translations"
 	p := op.get(page)
 	require.Equal(t, 200, p.Status, p.Body)
 	assert.Contains(t, p.Body, "No translations yet.")
-
-	p = op.post(page, "siteUrl", "ftp://nope", "description", "A night out.")
-	require.Equal(t, 400, p.Status, p.Body)
-	assert.Regexp(t, `id="site-siteUrl"[^>]*value="ftp://nope">\s*<p class="field-error"`, p.Body)
-	assert.Contains(t, p.Body, ">A night out.</textarea>")
-	require.Equal(t, 303, op.post(page, "siteUrl", "https://night.example.com/", "description", "A night out.").Status)
-	p = op.get(page)
-	assert.Contains(t, p.Body, `<dd id="site-url"><a href="https://night.example.com/"`)
-	assert.Contains(t, p.Body, `<dd id="site-desc">A night out.</dd>`)
-	assert.True(t, audited(t, c.s, c.unit, "setEventSite"))
 
 	p = op.post(c.base+"/translations", "row", "", "lang", "not a tag!", "name", "Soirée")
 	require.Equal(t, 400, p.Status, p.Body)
 	assert.Regexp(t, `id="tr-lang"[^>]*value="not a tag!">\s*<p class="field-error"`, p.Body)
 	assert.Contains(t, p.Body, `id="tr-name" name="name" type="text" maxlength="200" value="Soirée"`)
-	assert.Contains(t, p.Body, ">A night out.</textarea>", "the site form keeps the event's description")
 	require.Equal(t, 303, op.post(c.base+"/translations", "row", "", "lang", "fr", "name", "Soirée", "description", "Une soirée.").Status)
 
 	// An item translation set through the API survives the console's edit.
@@ -355,14 +287,11 @@ func TestConsoleSiteAndTranslations(t *testing.T) {
 	assert.Contains(t, v.Body, "La soirée")
 	assert.NotContains(t, v.Body, "Add a language")
 	assert.Equal(t, 404, c.other.get(page).Status)
-	c.refusals(t, page, page, "siteUrl", "https://x.example.com/")
 	c.refusals(t, page, c.base+"/translations", "lang", "de", "name", "X")
 	c.refusals(t, page, c.base+"/translations/fr/delete")
 
 	require.Equal(t, 303, op.post(c.base+"/translations/fr/delete").Status)
-	require.Equal(t, 303, op.post(page, "siteUrl", "", "description", "").Status)
 	p = op.get(page)
 	assert.Contains(t, p.Body, "No translations yet.")
-	assert.Contains(t, p.Body, `<dd id="site-url">not set</dd>`)
 	assert.True(t, audited(t, c.s, c.unit, "deleteTranslation"))
 }

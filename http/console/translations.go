@@ -5,24 +5,22 @@ import (
 )
 
 func init() {
-	pageNames = append(pageNames, "site")
+	pageNames = append(pageNames, "translations")
 }
 
-func (c *Console) siteRoutes() []route {
+func (c *Console) translationRoutes() []route {
 	return []route{
-		{"GET", "/console/events/{eventId}/site", c.sitePage},
-		{"POST", "/console/events/{eventId}/site", c.setSite},
+		{"GET", "/console/events/{eventId}/translations", c.translationsPage},
 		{"POST", "/console/events/{eventId}/translations", c.putTranslation},
 		{"POST", "/console/events/{eventId}/translations/{lang}/delete", c.deleteTranslation},
 	}
 }
 
-// siteData is the site page: the event's languages, each with what its
+// translationsData is the translations page: the event's languages, each with what its
 // edit form shows (the record, or what was typed when it was refused).
-type siteData struct {
-	Langs          []langRow
-	New            map[string]string
-	Site, SiteErrs map[string]string
+type translationsData struct {
+	Langs []langRow
+	New   map[string]string
 }
 
 type langRow struct {
@@ -30,14 +28,15 @@ type langRow struct {
 	Vals, Errs map[string]string
 }
 
-// sitePage shows the event's public page address, description and
-// translations (name and description per language).
-func (c *Console) sitePage(r *req) error {
-	return c.showSite(r, &view{}, 200)
+// translationsPage shows the event's translations (name and description per
+// language); the site address and description are edited on the event
+// page.
+func (c *Console) translationsPage(r *req) error {
+	return c.showTranslations(r, &view{}, 200)
 }
 
-func (c *Console) showSite(r *req, v *view, status int) error {
-	v.Title = "Site and translations"
+func (c *Console) showTranslations(r *req, v *view, status int) error {
+	v.Title = "Translations"
 	eventID, _, err := c.eventHead(r, v, permRead)
 	if err != nil {
 		return err
@@ -53,11 +52,7 @@ func (c *Console) showSite(r *req, v *view, status int) error {
 		v.Errors = map[string]string{}
 	}
 	edit := v.Form["edit"]
-	d := siteData{New: map[string]string{},
-		Site: map[string]string{"siteUrl": deref(v.Event.SiteURL), "description": deref(v.Event.Description)}}
-	if edit == "site" {
-		d.Site, d.SiteErrs = v.Form, v.Errors
-	}
+	d := translationsData{New: map[string]string{}}
 	for _, t := range list.Data {
 		row := langRow{Translation: t, Vals: map[string]string{"name": t.Name, "description": t.Description}}
 		if edit == "lang:"+t.Lang {
@@ -69,38 +64,8 @@ func (c *Console) showSite(r *req, v *view, status int) error {
 		d.New = v.Form
 	}
 	v.Any = d
-	c.render(r.rc, status, "site", v)
+	c.render(r.rc, status, "translations", v)
 	return nil
-}
-
-// setSite sets the public page address and the description; an empty
-// field clears it.
-func (c *Console) setSite(r *req) error {
-	eventID, unitID, err := r.eventUnit(permWrite)
-	if err != nil {
-		return err
-	}
-	f := map[string]string{"edit": "site", "siteUrl": form(r.rc, "siteUrl"), "description": form(r.rc, "description")}
-	v := &view{Form: f, Errors: map[string]string{}}
-	body := map[string]any{"siteUrl": nil, "description": nil}
-	if f["siteUrl"] != "" {
-		body["siteUrl"] = f["siteUrl"]
-	}
-	if f["description"] != "" {
-		body["description"] = f["description"]
-	}
-	var cmd event.SetSite
-	if err = bindForm(body, &cmd); err == nil {
-		var ev event.Event
-		if ev, err = askOp(c, eventID, cmd); err == nil {
-			r.audit("setEventSite", unitID, map[string]string{"eventId": eventID}, ev)
-			return redirect(r, "/console/events/"+eventID+"/site")
-		}
-	}
-	if !fieldErrors(err, v) {
-		return err
-	}
-	return c.showSite(r, v, 400)
 }
 
 // putTranslation sets one language's name and description, keeping the
@@ -128,13 +93,13 @@ func (c *Console) putTranslation(r *req) error {
 		var tr event.Translation
 		if tr, err = askOp(c, eventID, event.PutTranslation{Lang: lang, TranslationText: text}); err == nil {
 			r.audit("putTranslation", unitID, map[string]string{"eventId": eventID, "lang": tr.Lang}, tr)
-			return redirect(r, "/console/events/"+eventID+"/site")
+			return redirect(r, "/console/events/"+eventID+"/translations")
 		}
 		if !fieldErrors(err, v) {
 			return err
 		}
 	}
-	return c.showSite(r, v, 400)
+	return c.showTranslations(r, v, 400)
 }
 
 // deleteTranslation removes one language.
@@ -149,5 +114,5 @@ func (c *Console) deleteTranslation(r *req) error {
 		return err
 	}
 	r.audit("deleteTranslation", unitID, map[string]string{"eventId": eventID, "lang": lang}, tr)
-	return redirect(r, "/console/events/"+eventID+"/site")
+	return redirect(r, "/console/events/"+eventID+"/translations")
 }
