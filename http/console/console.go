@@ -299,7 +299,7 @@ type route struct {
 }
 
 func (c *Console) routes() []route {
-	return []route{
+	return append([]route{
 		{"GET", "/console", c.home},
 		{"POST", "/console/logout", c.logout},
 		{"POST", "/console/logout-everywhere", c.logoutEverywhere},
@@ -344,7 +344,7 @@ func (c *Console) routes() []route {
 		{"GET", "/console/units/{unitId}/keys", c.keysPage},
 		{"POST", "/console/units/{unitId}/keys", c.createKey},
 		{"POST", "/console/units/{unitId}/keys/{keyId}/revoke", c.revokeKey},
-	}
+	}, c.catalogueRoutes()...)
 }
 
 // wrap authenticates a console route: no session is a 303 to the sign-in

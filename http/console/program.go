@@ -1,0 +1,365 @@
+package console
+
+import (
+	"strings"
+
+	"ticketd/event"
+)
+
+func init() {
+	pageNames = append(pageNames, "program")
+	funcs["deref"] = deref
+	funcs["ptext"] = func(p *view, kind, field, label, typ string) programArgs {
+		return programArgs{P: p, Kind: kind, Field: field, Label: label, Type: typ}
+	}
+	funcs["pdel"] = func(p *view, kind, id, name string) programArgs {
+		return programArgs{P: p, Kind: kind, ID: id, Name: name}
+	}
+	funcs["pedit"] = func(p *view, kind, id, name string) programArgs {
+		d, _ := p.Any.(programData)
+		return programArgs{P: p, Kind: kind, ID: id, Name: name, Fields: editFields[kind], Vals: d.Vals[id], Errs: d.Errs[id]}
+	}
+}
+
+// editFields are the fields a row's edit form changes (gates, venue and
+// a speaker's sessions are set when the item is created).
+var editFields = map[string][]field{
+	"perks":    {{"name", "Name", "text"}, {"description", "Description", "text"}},
+	"venues":   {{"name", "Name", "text"}},
+	"sessions": {{"title", "Title", "text"}, {"startsAt", "Starts", "datetime-local"}, {"endsAt", "Ends", "datetime-local"}},
+	"speakers": {{"name", "Name", "text"}, {"title", "Title", "text"}, {"bio", "Bio", "text"}},
+	"sponsors": {{"name", "Name", "text"}, {"url", "Site address", "url"}, {"tier", "Tier", "text"}},
+}
+
+type field struct{ Name, Label, Type string }
+
+// programArgs is what the program page's sub-templates get: the page, the
+// kind (its path segment), and a field or a row.
+type programArgs struct {
+	P                        *view
+	Kind, Field, Label, Type string
+	ID, Name                 string
+	Fields                   []field
+	Vals, Errs               map[string]string
+}
+
+func (c *Console) programRoutes() []route {
+	return []route{
+		{"GET", "/console/events/{eventId}/program", c.programPage},
+		{"POST", "/console/events/{eventId}/program/{kind}", c.createProgramItem},
+		{"POST", "/console/events/{eventId}/program/{kind}/{itemId}", c.updateProgramItem},
+		{"POST", "/console/events/{eventId}/program/{kind}/{itemId}/delete", c.deleteProgramItem},
+	}
+}
+
+// programData is the program page: perks, venues, the agenda, speakers
+// and sponsors (the first listLimit of each, in the core's order).
+type programData struct {
+	Perks    []event.Perk
+	Venues   []event.Venue
+	Sessions []event.Session
+	Speakers []event.Speaker
+	Sponsors []event.Sponsor
+	Names    map[string]string // perk, venue and session names by id
+	Picked   map[string]bool   // the perks and sessions ticked on a refused form
+	Next     map[string]string // the next page's cursor of each list
+	// Vals are what each row's edit form shows, Errs its errors (the
+	// refused row's, with what was typed).
+	Vals, Errs map[string]map[string]string
+}
+
+// programPage shows the event's program and perks with a form for each
+// kind and a delete behind a confirm on each row.
+func (c *Console) programPage(r *req) error {
+	return c.showProgram(r, &view{}, 200)
+}
+
+func (c *Console) showProgram(r *req, v *view, status int) error {
+	v.Title = "Program and perks"
+	eventID, _, err := c.eventHead(r, v, permRead)
+	if err != nil {
+		return err
+	}
+	d := programData{Names: map[string]string{}, Picked: map[string]bool{}, Next: map[string]string{}}
+	q := r.rc.QueryArgs()
+	cur := func(k string) string { return string(q.Peek(k)) }
+	next := func(k string, more bool, c *string) {
+		if more && c != nil {
+			d.Next[k] = *c
+		}
+	}
+	perks, err := askOp(c, eventID, event.ListPerks{Limit: listLimit, Cursor: cur("perks")})
+	if err != nil {
+		return err
+	}
+	next("perks", perks.HasMore, perks.NextCursor)
+	venues, err := askOp(c, eventID, event.ListVenues{Limit: listLimit, Cursor: cur("venues")})
+	if err != nil {
+		return err
+	}
+	next("venues", venues.HasMore, venues.NextCursor)
+	sessions, err := askOp(c, eventID, event.ListSessions{Limit: listLimit, Cursor: cur("sessions")})
+	if err != nil {
+		return err
+	}
+	next("sessions", sessions.HasMore, sessions.NextCursor)
+	speakers, err := askOp(c, eventID, event.ListSpeakers{Limit: listLimit, Cursor: cur("speakers")})
+	if err != nil {
+		return err
+	}
+	next("speakers", speakers.HasMore, speakers.NextCursor)
+	sponsors, err := askOp(c, eventID, event.ListSponsors{Limit: listLimit, Cursor: cur("sponsors")})
+	if err != nil {
+		return err
+	}
+	next("sponsors", sponsors.HasMore, sponsors.NextCursor)
+	d.Perks, d.Venues, d.Sessions, d.Speakers, d.Sponsors = perks.Data, venues.Data, sessions.Data, speakers.Data, sponsors.Data
+	d.Vals, d.Errs = map[string]map[string]string{}, map[string]map[string]string{}
+	tz := v.Event.Timezone
+	for _, p := range d.Perks {
+		d.Names[p.ID] = p.Name
+		d.Vals[p.ID] = map[string]string{"name": p.Name, "description": deref(p.Description)}
+	}
+	for _, x := range d.Venues {
+		d.Vals[x.ID] = map[string]string{"name": x.Name}
+	}
+	for _, x := range d.Sessions {
+		d.Vals[x.ID] = map[string]string{"title": x.Title, "startsAt": inZone(&x.StartsAt, tz), "endsAt": inZone(&x.EndsAt, tz)}
+	}
+	for _, x := range d.Speakers {
+		d.Vals[x.ID] = map[string]string{"name": x.Name, "title": deref(x.Title), "bio": deref(x.Bio)}
+	}
+	for _, x := range d.Sponsors {
+		d.Vals[x.ID] = map[string]string{"name": x.Name, "url": deref(x.URL), "tier": deref(x.Tier)}
+	}
+	if id := v.Form["row"]; id != "" {
+		d.Vals[id], d.Errs[id] = map[string]string{}, map[string]string{}
+		for k, val := range v.Form {
+			if _, f, ok := strings.Cut(k, "."); ok {
+				d.Vals[id][f] = val
+			}
+		}
+		for k, msg := range v.Errors {
+			if _, f, ok := strings.Cut(k, "."); ok {
+				d.Errs[id][f] = msg
+			}
+		}
+		v.Form["edit"] = ""
+	}
+	for _, x := range d.Venues {
+		d.Names[x.ID] = x.Name
+	}
+	for _, x := range d.Sessions {
+		d.Names[x.ID] = x.Title
+	}
+	for _, k := range []string{"perkIds", "sessionIds"} {
+		for _, id := range r.rc.PostArgs().PeekMulti(k) {
+			d.Picked[string(id)] = true
+		}
+	}
+	if v.Form == nil {
+		v.Form = map[string]string{}
+	}
+	if v.Errors == nil {
+		v.Errors = map[string]string{}
+	}
+	v.Any = d
+	c.render(r.rc, status, "program", v)
+	return nil
+}
+
+// programFields are the text fields of each kind's form; a refused form
+// comes back with them under the kind's prefix ("venue.name").
+var programFields = map[string][]string{
+	"perks":    {"name", "description"},
+	"venues":   {"name"},
+	"sessions": {"title", "startsAt", "endsAt", "venueId"},
+	"speakers": {"name", "title", "bio"},
+	"sponsors": {"name", "url", "tier"},
+}
+
+// createProgramItem creates a perk, venue, session, speaker or sponsor
+// with the API's rules.
+func (c *Console) createProgramItem(r *req) error {
+	eventID, unitID, err := r.eventUnit(permWrite)
+	if err != nil {
+		return err
+	}
+	kind := param(r.rc, "kind")
+	fields, ok := programFields[kind]
+	if !ok {
+		return errNotFound
+	}
+	ev, err := askOp(c, eventID, event.GetEvent{})
+	if err != nil {
+		return err
+	}
+	v := &view{Form: map[string]string{"edit": kind}, Errors: map[string]string{}}
+	body := map[string]any{}
+	for _, k := range fields {
+		val := form(r.rc, k)
+		v.Form[kind+"."+k] = val
+		switch {
+		case k == "startsAt" || k == "endsAt":
+			if t := localTime(v, k, val, ev.Timezone); t != nil {
+				body[k] = *t
+			}
+		case val != "":
+			body[k] = val
+		}
+	}
+	multi := func(k string) {
+		ids := []string{}
+		for _, id := range r.rc.PostArgs().PeekMulti(k) {
+			ids = append(ids, string(id))
+		}
+		body[k] = ids
+	}
+	var res any
+	if len(v.Errors) == 0 {
+		switch kind {
+		case "perks":
+			res, err = programCreate[event.CreatePerk](c, eventID, body)
+		case "venues":
+			multi("perkIds")
+			res, err = programCreate[event.CreateVenue](c, eventID, body)
+		case "sessions":
+			multi("perkIds")
+			res, err = programCreate[event.CreateSession](c, eventID, body)
+		case "speakers":
+			multi("sessionIds")
+			res, err = programCreate[event.CreateSpeaker](c, eventID, body)
+		case "sponsors":
+			res, err = programCreate[event.CreateSponsor](c, eventID, body)
+		}
+		if err == nil {
+			r.audit("create"+programOp[kind], unitID, map[string]string{"eventId": eventID}, res)
+			return redirect(r, "/console/events/"+eventID+"/program#"+kind)
+		}
+		if isNotFound(err) {
+			v.Error = "A perk, venue or session picked is gone. Reload the page and try again."
+		} else if !fieldErrors(err, v) {
+			return err
+		}
+	}
+	for f, msg := range v.Errors {
+		delete(v.Errors, f)
+		v.Errors[kind+"."+f] = msg
+	}
+	return c.showProgram(r, v, 400)
+}
+
+// programOp names each kind in the audit log's operations.
+var programOp = map[string]string{"perks": "Perk", "venues": "Venue", "sessions": "Session", "speakers": "Speaker", "sponsors": "Sponsor"}
+
+// programCreate binds body into the create command C and runs it.
+func programCreate[C event.Command](c *Console, eventID string, body map[string]any) (any, error) {
+	var cmd C
+	if err := bindForm(body, &cmd); err != nil {
+		return nil, err
+	}
+	return c.ask(eventID, cmd)
+}
+
+// deleteProgramItem deletes a perk (with its gates, bindings and
+// grants), venue, session, speaker or sponsor.
+func (c *Console) deleteProgramItem(r *req) error {
+	eventID, unitID, err := r.eventUnit(permWrite)
+	if err != nil {
+		return err
+	}
+	kind, id := param(r.rc, "kind"), param(r.rc, "itemId")
+	var cmd event.Command
+	switch kind {
+	case "perks":
+		cmd = event.DeletePerk{ID: id}
+	case "venues":
+		cmd = event.DeleteVenue{ID: id}
+	case "sessions":
+		cmd = event.DeleteSession{ID: id}
+	case "speakers":
+		cmd = event.DeleteSpeaker{ID: id}
+	case "sponsors":
+		cmd = event.DeleteSponsor{ID: id}
+	default:
+		return errNotFound
+	}
+	res, err := c.ask(eventID, cmd)
+	if err != nil {
+		return err
+	}
+	r.audit("delete"+programOp[kind], unitID, map[string]string{"eventId": eventID, "id": id}, res)
+	return redirect(r, "/console/events/"+eventID+"/program#"+kind)
+}
+
+// updateProgramItem changes a row's fields (editFields); an empty
+// optional field clears it.
+func (c *Console) updateProgramItem(r *req) error {
+	eventID, unitID, err := r.eventUnit(permWrite)
+	if err != nil {
+		return err
+	}
+	kind, id := param(r.rc, "kind"), param(r.rc, "itemId")
+	fields, ok := editFields[kind]
+	if !ok {
+		return errNotFound
+	}
+	ev, err := askOp(c, eventID, event.GetEvent{})
+	if err != nil {
+		return err
+	}
+	v := &view{Form: map[string]string{"row": id}, Errors: map[string]string{}}
+	body := map[string]any{}
+	for _, f := range fields {
+		val := form(r.rc, f.Name)
+		v.Form[kind+"."+f.Name] = val
+		switch {
+		case f.Type == "datetime-local":
+			if t := localTime(v, f.Name, val, ev.Timezone); t != nil {
+				body[f.Name] = *t
+			}
+		case val == "" && f.Name != "name" && !(kind == "sessions" && f.Name == "title"):
+			body[f.Name] = nil
+		default:
+			body[f.Name] = val
+		}
+	}
+	var res any
+	if len(v.Errors) == 0 {
+		switch kind {
+		case "perks":
+			res, err = programUpdate[event.UpdatePerk](c, eventID, body, func(u *event.UpdatePerk) { u.ID = id })
+		case "venues":
+			res, err = programUpdate[event.UpdateVenue](c, eventID, body, func(u *event.UpdateVenue) { u.ID = id })
+		case "sessions":
+			res, err = programUpdate[event.UpdateSession](c, eventID, body, func(u *event.UpdateSession) { u.ID = id })
+		case "speakers":
+			res, err = programUpdate[event.UpdateSpeaker](c, eventID, body, func(u *event.UpdateSpeaker) { u.ID = id })
+		case "sponsors":
+			res, err = programUpdate[event.UpdateSponsor](c, eventID, body, func(u *event.UpdateSponsor) { u.ID = id })
+		}
+		if err == nil {
+			r.audit("update"+programOp[kind], unitID, map[string]string{"eventId": eventID, "id": id}, res)
+			return redirect(r, "/console/events/"+eventID+"/program#"+kind)
+		}
+		if isNotFound(err) || !fieldErrors(err, v) {
+			return err
+		}
+	}
+	for f, msg := range v.Errors {
+		delete(v.Errors, f)
+		v.Errors[kind+"."+f] = msg
+	}
+	return c.showProgram(r, v, 400)
+}
+
+// programUpdate binds body into the update command C, names its target
+// with set, and runs it.
+func programUpdate[C event.Command](c *Console, eventID string, body map[string]any, set func(*C)) (any, error) {
+	var cmd C
+	if err := bindForm(body, &cmd); err != nil {
+		return nil, err
+	}
+	set(&cmd)
+	return c.ask(eventID, cmd)
+}
