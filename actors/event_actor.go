@@ -103,7 +103,7 @@ func (a *eventActor) start(ctx actor.Context) {
 	a.self = self
 	root := a.sys.as.Root
 	a.com = committer{
-		store:  a.sys.store,
+		log:    a.sys.log,
 		stream: a.id,
 		post:   func(msg any) { root.Send(self, msg) },
 		wg:     &a.sys.wg,
@@ -149,9 +149,14 @@ func (a *eventActor) load() error {
 		// Answers are released in log order, so nothing after a gap was
 		// ever acknowledged: drop it.
 		a.sys.cfg.Logger.Warn("log gap: dropping unacknowledged records", "event", a.id, "after", last)
-		if err := a.sys.store.TruncateAfter(a.id, last); err != nil {
+		if err := a.sys.log.TruncateAfter(a.id, last); err != nil {
 			return fmt.Errorf("actors: truncate %s after %d: %w", a.id, last, err)
 		}
+	}
+	// From here on a writer that held the event before (a node that lost
+	// it) can no longer append: the log refuses its next batch.
+	if err := a.sys.log.Claim(a.id); err != nil {
+		return fmt.Errorf("actors: claim %s: %w", a.id, err)
 	}
 	a.snapSeq = from
 	a.com.seq = last

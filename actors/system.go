@@ -36,6 +36,12 @@ type Config struct {
 	IdleTimeout time.Duration
 	// AskTimeout bounds how long a caller waits for an actor's answer.
 	AskTimeout time.Duration
+	// Log is the event log (nil: the Pebble store's own, Store.Log). The
+	// directory and the indexes stay in the store either way.
+	Log persistence.Log
+	// Snapshots keeps event snapshots (nil: the snapshots.Store handed to
+	// Open). It must trim Log, not the store, when they differ.
+	Snapshots SnapshotStore
 	// CloseTimeout bounds Close (0: 3 s): an actor stuck in a store call
 	// that never returns (a wedged disk) must not hold the shutdown.
 	CloseTimeout time.Duration
@@ -88,6 +94,14 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// SnapshotStore keeps the snapshots of event states: *snapshots.Store on
+// Pebble, or a replicated one in cluster mode. SaveAndTrim trims the event's
+// log only through the older snapshot kept.
+type SnapshotStore interface {
+	LoadNewestWith(stream string, readers int) (seq uint64, state []byte, ok bool, err error)
+	SaveAndTrim(stream string, seq uint64, state []byte) (trimmedThrough uint64, err error)
+}
+
 // ErrBusy is answered when an event already has MailboxSize requests on
 // their way to its actor. It maps to 503 with Retry-After.
 var ErrBusy = errors.New("actors: event busy")
@@ -106,6 +120,9 @@ type System struct {
 	wg    sync.WaitGroup // syncs and the snapshot worker
 	disp  *dispatcher    // runs the event actors' mailboxes
 	reply *replyPool     // answer slots of Ask
+
+	log  persistence.Log // the event log: cfg.Log or store.Log()
+	snap SnapshotStore   // event snapshots: cfg.Snapshots or snaps
 
 	snapper snapshotter // builds and saves snapshots off the actors
 	loadGC  loadGC      // raises GOGC while states load
@@ -193,10 +210,18 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 		cfg:   cfg,
 		store: store,
 		snaps: snaps,
+		log:   cfg.Log,
+		snap:  cfg.Snapshots,
 		slots: map[string]*slot{},
 		disp:  newDispatcher(dispatchThroughput, dispatchWorkers),
 		idx: eventIndex{unit: map[string]string{}, byUnit: map[string][]string{},
 			status: map[string]byte{}, candidates: map[string][]string{}},
+	}
+	if s.log == nil {
+		s.log = store.Log()
+	}
+	if s.snap == nil {
+		s.snap = snaps
 	}
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return cfg.Logger.With("component", "protoactor")
