@@ -259,9 +259,8 @@ func (n *Node) ensureStreams(ctx context.Context) error {
 			Replicas: n.cfg.Replicas,
 			// Retried publishes whose ack was lost are settled by their
 			// Nats-Msg-Id within this window; a retry loop never outlasts it.
-			Duplicates:  2 * time.Minute,
-			MaxMsgSize:  maxMessageBytes,
-			AllowDirect: true,
+			Duplicates: 2 * time.Minute,
+			MaxMsgSize: maxMessageBytes,
 		})
 		if err != nil {
 			return fmt.Errorf("cluster: stream %s: %w", streamName(i), err)
