@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/scheduler"
 
 	"ticketd/event"
+	"ticketd/persistence"
 )
 
 // eventActor is the shell of one event: it owns the event's machine and
@@ -167,6 +168,12 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	if a.loadErr != nil {
 		if to != nil {
 			ctx.Send(to, &response{err: fmt.Errorf("%w: %w", ErrUnavailable, a.loadErr)})
+		}
+		if errors.Is(a.loadErr, persistence.ErrFenced) {
+			// Another writer claimed the event meanwhile: the next request
+			// activates it afresh, reading what that writer appended.
+			a.sys.forget(a.id, ctx.Self())
+			ctx.Stop(ctx.Self())
 		}
 		return
 	}

@@ -42,6 +42,14 @@ type Config struct {
 	// Snapshots keeps event snapshots (nil: the snapshots.Store handed to
 	// Open). It must trim Log, not the store, when they differ.
 	Snapshots SnapshotStore
+	// Forward, when set, sends a request for an event this node does not
+	// own to the event's owner and answers what the owner answered (ok
+	// true), or answers ok false when this node owns the event (cluster
+	// mode; nil: every event is local).
+	Forward func(ctx context.Context, eventID string, cmd event.Command, createUnit string) (res any, err error, ok bool)
+	// Ready, when set, says whether this node can serve writes besides its
+	// store (cluster mode: the node has joined); nil: ready.
+	Ready func() error
 	// CloseTimeout bounds Close (0: 3 s): an actor stuck in a store call
 	// that never returns (a wedged disk) must not hold the shutdown.
 	CloseTimeout time.Duration
@@ -396,6 +404,38 @@ func (s *System) OrderHold() time.Duration { return s.cfg.Event.OrderHold }
 func (s *System) NewEventID() string { return s.cfg.IDs.New("evt_") }
 
 func (s *System) ask(ctx context.Context, eventID string, req *request) (any, error) {
+	if s.cfg.Forward != nil {
+		if res, err, ok := s.cfg.Forward(ctx, eventID, req.cmd, req.create); ok {
+			return res, err
+		}
+	}
+	return s.askLocal(ctx, eventID, req)
+}
+
+// Serve handles a request forwarded by another node for an event this node
+// owns: System.Ask (or CreateEvent, with createUnit) without forwarding
+// again, so a request is forwarded at most once; the log's fence keeps a
+// node that no longer owns the event from writing.
+func (s *System) Serve(ctx context.Context, eventID string, cmd event.Command, createUnit string) (any, error) {
+	res, err := s.askLocal(ctx, eventID, &request{cmd: cmd, create: createUnit})
+	if err == nil && createUnit != "" {
+		s.idx.add(eventID, createUnit)
+	}
+	return res, err
+}
+
+// Ready reports why the System cannot serve writes, nil when it can.
+func (s *System) Ready() error {
+	if err := s.store.Err(); err != nil {
+		return err
+	}
+	if s.cfg.Ready != nil {
+		return s.cfg.Ready()
+	}
+	return nil
+}
+
+func (s *System) askLocal(ctx context.Context, eventID string, req *request) (any, error) {
 	if err := s.store.Err(); err != nil {
 		// Nothing can become durable, and what the actors hold may not
 		// be: answer at once rather than activate an actor to fail.
