@@ -187,11 +187,17 @@ func (n *Node) watch() {
 	t := time.NewTicker(heartbeatEvery / 2)
 	defer t.Stop()
 	last := time.Time{}
+	// The first balance waits a round, for every node's heartbeat.
+	balanced := time.Now()
 	for {
 		ready := n.check()
 		if ready != n.ready.Load() {
 			n.ready.Store(ready)
 			n.cfg.Logger.Info("cluster node readiness", "node", n.cfg.NodeName, "ready", ready)
+		}
+		if ready && time.Since(balanced) >= balanceEvery {
+			balanced = time.Now()
+			n.balance()
 		}
 		if time.Since(last) >= heartbeatEvery {
 			last = time.Now()
@@ -228,6 +234,40 @@ func (n *Node) check() bool {
 		n.streams.Store(true)
 	}
 	return true
+}
+
+// balanceEvery is how often a node takes the leadership of the shards it
+// prefers.
+const balanceEvery = 5 * time.Second
+
+// balance spreads the shard streams' leaders, hence the events' owners,
+// over the ready nodes: JetStream alone may elect one node for all of
+// them. Shard i prefers the (i mod n)-th ready node by name; a node that
+// prefers a shard it does not lead asks its leader to step down in its
+// favour. The nodes agree once their heartbeats agree; a node that is not
+// current for the stream is refused by the server, and tries again later.
+func (n *Node) balance() {
+	var names []string
+	for _, p := range n.Nodes() {
+		if p.Ready {
+			names = append(names, p.Name)
+		}
+	}
+	if len(names) < 2 {
+		return
+	}
+	for i := range n.cfg.Shards {
+		if names[i%len(names)] != n.cfg.NodeName || n.srv.JetStreamIsStreamLeader(globalAccount, streamName(i)) {
+			continue
+		}
+		body := fmt.Appendf(nil, `{"placement":{"preferred":%q}}`, n.cfg.NodeName)
+		m, err := n.nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+streamName(i), body, 2*time.Second)
+		if err != nil {
+			n.cfg.Logger.Debug("cluster: leader move refused", "stream", streamName(i), "err", err)
+			continue
+		}
+		n.cfg.Logger.Debug("cluster: leader move", "stream", streamName(i), "to", n.cfg.NodeName, "answer", string(m.Data))
+	}
 }
 
 // maxMessageBytes bounds one message of the event log (and the server's

@@ -48,3 +48,25 @@ func TestConfigValidate(t *testing.T) {
 	bad := Config{NodeName: "a.b", Addr: "nope", Peers: []string{"x"}, Replicas: 7}
 	require.Error(t, bad.Validate())
 }
+
+// TestLeadersSpread: the shard streams' leaders, hence the events'
+// owners, end up one per node rather than wherever JetStream elected them.
+func TestLeadersSpread(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		leads := map[string]int{}
+		for _, nd := range nodes {
+			for i := range nd.Config().Shards {
+				if nd.srv.JetStreamIsStreamLeader(globalAccount, streamName(i)) {
+					leads[nd.Name()]++
+				}
+			}
+		}
+		if len(leads) == 3 && leads["n1"] == 1 && leads["n2"] == 1 && leads["n3"] == 1 {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "leaders not spread: %v", leads)
+		time.Sleep(250 * time.Millisecond)
+	}
+}

@@ -35,7 +35,7 @@ func startCluster(t *testing.T, n int) ([]*Node, []Config) {
 	cfgs := make([]Config, n)
 	for i := range n {
 		cfgs[i] = Config{NodeName: fmt.Sprintf("n%d", i+1), Addr: addrs[i], Peers: addrs,
-			DataDir: t.TempDir(), Shards: 2}
+			DataDir: t.TempDir(), Shards: 3}
 		nd, err := Start(cfgs[i])
 		require.NoError(t, err)
 		nodes[i] = nd

@@ -14,6 +14,11 @@ const reasonStorageUnavailable = "STORAGE_UNAVAILABLE"
 var errStorageUnavailable = &Error{Status: 503, Reason: reasonStorageUnavailable,
 	Message: "storage unavailable: writes cannot be made durable; the service restarts to recover, retry shortly"}
 
+// errClusterNotReady is the answer of a cluster node that has not joined
+// (or lost) the cluster: it cannot make writes durable yet.
+var errClusterNotReady = &Error{Status: 503, Reason: "CLUSTER_NOT_READY",
+	Message: "this node has not joined its cluster yet: writes cannot be made durable; retry shortly"}
+
 // registerHealth serves GET /healthz (200 while the process runs) and GET
 // /readyz (200 while writes can be made durable, else 503 in the error
 // envelope), both without a key, for probes and load balancers.
@@ -26,6 +31,10 @@ func registerHealth(srv *Server, sys *actors.System) {
 		rc.Response.Header.Set("Cache-Control", "no-store")
 		if sys != nil && sys.Store().Err() != nil {
 			srv.writeError(rc, errStorageUnavailable)
+			return
+		}
+		if sys != nil && sys.Ready() != nil {
+			srv.writeError(rc, errClusterNotReady)
 			return
 		}
 		rc.SetContentType("application/json")
