@@ -64,6 +64,9 @@ func (a *eventActor) notePublished() {
 // errStopReplay ends a replay early at a gap in the log.
 var errStopReplay = errors.New("actors: stop replay")
 
+// evict tells an actor System.Evict took out of the registry to stop.
+type evict struct{}
+
 // expireTick is the timer's message: run Expire now.
 type expireTick struct{}
 
@@ -92,6 +95,10 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		// again, or an actor that was busy at that moment (a sync slower
 		// than the timeout, a request on its way) never passivates.
 		ctx.SetReceiveTimeout(a.sys.cfg.IdleTimeout)
+	case *evict:
+		// Out of the registry already: stop once the answers are out.
+		self := ctx.Self()
+		a.com.afterDurable(func() { ctx.Stop(self) })
 	case *actor.Stopping:
 		if a.cancel != nil {
 			a.cancel()

@@ -531,6 +531,30 @@ func (s *System) forget(eventID string, pid *actor.PID) {
 	}
 }
 
+// Evict stops the actors of the events match selects, without waiting for
+// them: in cluster mode, when the ownership of events moves, a copy of
+// their state here may be stale (the other owner wrote meanwhile), so the
+// next request activates them afresh from the log. An evicted actor stops
+// once what it appended is durable, so its callers get their answers; a
+// new incarnation may meanwhile load, and the log's fence refuses
+// whichever of the two writes second. It answers how many were evicted.
+func (s *System) Evict(match func(eventID string) bool) int {
+	s.mu.Lock()
+	var pids []*actor.PID
+	for id, sl := range s.slots {
+		if match(id) {
+			pids = append(pids, sl.pid)
+			delete(s.slots, id)
+			s.metrics.Active.Add(-1)
+		}
+	}
+	s.mu.Unlock()
+	for _, pid := range pids {
+		s.as.Root.Send(pid, &evict{})
+	}
+	return len(pids)
+}
+
 // ActiveEvents returns the number of live event actors.
 func (s *System) ActiveEvents() int {
 	s.mu.Lock()

@@ -236,6 +236,18 @@ func (n *Node) check() bool {
 	return true
 }
 
+// Leading returns the number of shard streams this node leads, hence the
+// share of events it owns.
+func (n *Node) Leading() int {
+	c := 0
+	for i := range n.cfg.Shards {
+		if n.srv.JetStreamIsStreamLeader(globalAccount, streamName(i)) {
+			c++
+		}
+	}
+	return c
+}
+
 // balanceEvery is how often a node takes the leadership of the shards it
 // prefers.
 const balanceEvery = 5 * time.Second

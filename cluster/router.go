@@ -36,6 +36,8 @@ type Router struct {
 	sub *nats.Subscription
 	sem chan struct{} // bounds the forwarded requests served at once
 
+	stop, done chan struct{} // of watchLeaders
+
 	leaders []string  // per shard, "" unknown
 	fetched time.Time // of leaders
 }
@@ -253,8 +255,41 @@ func (r *Router) Serve(sys *actors.System) error {
 		return fmt.Errorf("cluster: serve: %w", err)
 	}
 	r.sub = sub
+	r.stop = make(chan struct{})
+	r.done = make(chan struct{})
+	go r.watchLeaders(sys)
 	return nil
 }
+
+// watchLeaders evicts the local actors of a shard whenever this node gains
+// or loses its leadership: a node that led before may hold an actor whose
+// state another owner has moved on from since.
+func (r *Router) watchLeaders(sys *actors.System) {
+	defer close(r.done)
+	led := make([]bool, r.n.cfg.Shards)
+	t := time.NewTicker(leaderPoll)
+	defer t.Stop()
+	for {
+		for i := range led {
+			now := r.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(i))
+			if now == led[i] {
+				continue
+			}
+			led[i] = now
+			if n := sys.Evict(func(id string) bool { return r.n.shard(id) == i }); n > 0 {
+				r.n.cfg.Logger.Info("cluster: shard leadership moved; actors evicted", "stream", streamName(i), "leader", now, "evicted", n)
+			}
+		}
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// leaderPoll is how often a node looks at which shards it leads.
+const leaderPoll = 100 * time.Millisecond
 
 func (r *Router) serve(m *nats.Msg) {
 	var req wireReq
@@ -288,5 +323,8 @@ func (r *Router) respond(m *nats.Msg, resp *wireResp) {
 func (r *Router) Close() {
 	if r.sub != nil {
 		_ = r.sub.Unsubscribe()
+		close(r.stop)
+		<-r.done
+		r.sub = nil
 	}
 }
