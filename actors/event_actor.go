@@ -176,9 +176,11 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 		if to != nil {
 			ctx.Send(to, &response{err: fmt.Errorf("%w: %w", ErrUnavailable, a.loadErr)})
 		}
-		if errors.Is(a.loadErr, persistence.ErrFenced) {
-			// Another writer claimed the event meanwhile: the next request
-			// activates it afresh, reading what that writer appended.
+		if errors.Is(a.loadErr, persistence.ErrFenced) || a.sys.cfg.Log != nil {
+			// Another writer claimed the event meanwhile, or a replicated
+			// log failed for a moment (an election): the next request
+			// activates it afresh. The Pebble store's own load errors are
+			// not transient, so there the actor stays and refuses.
 			a.sys.forget(a.id, ctx.Self())
 			ctx.Stop(ctx.Self())
 		}

@@ -525,11 +525,11 @@ func (m *Main) joinCluster(ac *actors.Config) error {
 	}
 	m.router = cluster.NewRouter(m.node)
 	node := m.node
-	ac.Log = cluster.NewLog(node, m.store)
-	// Snapshots are not replicated yet: an activation replays the whole
-	// log, and no snapshot is built for nothing.
-	ac.Snapshots = cluster.NoSnapshots{}
-	ac.SnapshotEvery = 1 << 30
+	clog := cluster.NewLog(node, m.store)
+	ac.Log = clog
+	// Snapshots go to a replicated store too: a survivor that takes an
+	// event over loads it from there and the log's tail.
+	ac.Snapshots = cluster.NewSnapshots(clog)
 	ac.Forward = m.router.Forward
 	ac.Ready = func() error {
 		if !node.Ready() {

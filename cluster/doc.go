@@ -39,6 +39,27 @@
 // event is in flight at a time (MaxInFlight 1): the next one's expected
 // sequence is this one's.
 //
+// # Ownership
+//
+// Router places an event on the leader of its shard stream: appends go
+// to the stream leader anyway, and JetStream moves leadership to the
+// survivors when a node is lost, so ownership needs no protocol of its
+// own. Node spreads the leaders over the ready nodes (JetStream alone may
+// elect one node for all). Every other node forwards the event's requests
+// to the owner over NATS request/reply (ticketd.ask.<node>, gob of the
+// registered commands and results). A node evicts its actors of a shard
+// whenever it gains or loses its leadership. The fence, not the placement,
+// keeps one writer.
+//
+// # Snapshots
+//
+// Snapshots keeps event snapshots in the object store TICKETD_SNAPSHOTS,
+// the seqs kept per event in the key-value bucket TICKETD_SNAPINDEX (two
+// per event), and trims the event's subject through the older one kept:
+// it purges the messages whose records all lie at or before it (Log keeps,
+// per event, the last record seq and stream sequence of the messages it
+// has seen: maxMarks of them).
+//
 // # Byte format
 //
 // A message's data is a version byte (1) then operations, each a kind
@@ -49,8 +70,9 @@
 //	'd' delete:  key
 //
 // A claim message has no data and the header Ticketd-Claim (the claiming
-// node). Every message has the header Ticketd-Last: the seq of the last
-// record of the event at that message.
+// node). Every message has the headers Ticketd-First and Ticketd-Last:
+// the seqs of its first record (for a claim, the next one) and of the
+// event's last record at that message.
 //
 // # Concurrency
 //

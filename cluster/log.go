@@ -19,6 +19,7 @@ import (
 const (
 	hdrLast  = "Ticketd-Last"
 	hdrClaim = "Ticketd-Claim"
+	hdrFirst = "Ticketd-First"
 )
 
 const formatV1 = 1
@@ -51,6 +52,27 @@ type eventLog struct {
 	tail     *commit
 	replayed uint64 // stream seq the last complete replay read through
 	claimed  bool
+	// marks pairs, for the messages seen (published or replayed), the
+	// seq of the event's last record at that message with its stream
+	// sequence, in order: what a trim through a record seq purges.
+	marks []mark
+}
+
+type mark struct{ last, sseq uint64 }
+
+// maxMarks bounds the marks kept per event: past it the older half goes,
+// and a trim through a record older than the marks kept waits for a
+// later snapshot.
+const maxMarks = 1 << 14
+
+func (e *eventLog) note(last, sseq uint64) {
+	if n := len(e.marks); n > 0 && e.marks[n-1].sseq >= sseq {
+		return
+	}
+	if len(e.marks) >= maxMarks {
+		e.marks = append(e.marks[:0], e.marks[len(e.marks)/2:]...)
+	}
+	e.marks = append(e.marks, mark{last, sseq})
 }
 
 // commit is one batch in the chain of an event's commits.
@@ -206,7 +228,7 @@ func (l *Log) publish(e *eventLog, b *Batch) error {
 		}
 		data := make([]byte, 0, 1+end-start)
 		data = append(append(data, formatV1), b.ops[start:end]...)
-		if _, err := l.send(e, data, last, ""); err != nil {
+		if _, err := l.send(e, data, firstSeqIn(b.ops[start:end], last), last, ""); err != nil {
 			return err
 		}
 		start = end
@@ -215,6 +237,21 @@ func (l *Log) publish(e *eventLog, b *Batch) error {
 	e.last = b.last
 	e.mu.Unlock()
 	return nil
+}
+
+// firstSeqIn is the seq of the first append among ops (fallback when none).
+func firstSeqIn(ops []byte, fallback uint64) uint64 {
+	first := uint64(0)
+	_ = decodeOps(ops, func(op byte, seq uint64, _, _ []byte) error {
+		if op == 'a' && first == 0 {
+			first = seq
+		}
+		return nil
+	})
+	if first == 0 {
+		return fallback + 1
+	}
+	return first
 }
 
 // lastSeqIn is the seq of the last append among ops (fallback when none).
@@ -231,7 +268,7 @@ func lastSeqIn(ops []byte, fallback uint64) uint64 {
 
 // send publishes one message on e's subject fenced on e.expected, retrying
 // what is transient, and moves e.expected to its sequence.
-func (l *Log) send(e *eventLog, data []byte, last uint64, claim string) (uint64, error) {
+func (l *Log) send(e *eventLog, data []byte, first, last uint64, claim string) (uint64, error) {
 	e.mu.Lock()
 	expected := e.expected
 	e.msgs++
@@ -246,6 +283,7 @@ func (l *Log) send(e *eventLog, data []byte, last uint64, claim string) (uint64,
 	m.Header.Set(jetstream.MsgIDHeader, id)
 	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(expected, 10))
 	m.Header.Set(hdrLast, strconv.FormatUint(last, 10))
+	m.Header.Set(hdrFirst, strconv.FormatUint(first, 10))
 	if claim != "" {
 		m.Header.Set(hdrClaim, claim)
 	}
@@ -258,6 +296,7 @@ func (l *Log) send(e *eventLog, data []byte, last uint64, claim string) (uint64,
 		if err == nil {
 			e.mu.Lock()
 			e.expected = ack.Sequence
+			e.note(last, ack.Sequence)
 			e.mu.Unlock()
 			return ack.Sequence, nil
 		}
@@ -319,7 +358,7 @@ func (l *Log) Claim(stream string) error {
 	e.claimed = true // the claim itself may be sent
 	last := e.last
 	e.mu.Unlock()
-	seq, err := l.send(e, nil, last, l.n.cfg.NodeName)
+	seq, err := l.send(e, nil, last+1, last, l.n.cfg.NodeName)
 	if err != nil {
 		e.mu.Lock()
 		e.claimed = false
@@ -372,14 +411,52 @@ func (l *Log) LastSeq(stream string) (uint64, error) {
 	return strconv.ParseUint(m.Header.Get(hdrLast), 10, 64)
 }
 
-// FirstSeq is 1 when the event has records: the log is not trimmed on
-// JetStream (yet), so the first record is always present.
+// FirstSeq is the seq of the event's first record kept: the first record
+// of the subject's first message (a trim purges whole messages).
 func (l *Log) FirstSeq(stream string) (uint64, error) {
 	last, err := l.LastSeq(stream)
 	if err != nil || last == 0 {
 		return 0, err
 	}
-	return 1, nil
+	e := l.event(stream)
+	ctx, cancel := context.WithTimeout(context.Background(), l.n.cfg.RequestTimeout)
+	defer cancel()
+	s, err := l.n.js.Stream(ctx, e.stream)
+	if err != nil {
+		return 0, fmt.Errorf("cluster: first seq of %s: %w", stream, err)
+	}
+	m, err := s.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(e.subject))
+	if err != nil {
+		return 0, fmt.Errorf("cluster: first seq of %s: %w", stream, err)
+	}
+	first, err := strconv.ParseUint(m.Header.Get(hdrFirst), 10, 64)
+	if err != nil {
+		return 1, nil // written before the header: nothing was trimmed then
+	}
+	return min(first, last), nil
+}
+
+// trim purges the event's messages whose records all have seq <= through.
+func (l *Log) trim(ctx context.Context, eventID string, through uint64) error {
+	e := l.event(eventID)
+	e.mu.Lock()
+	var upTo uint64
+	for _, m := range e.marks {
+		if m.last > through {
+			break
+		}
+		upTo = m.sseq
+	}
+	e.mu.Unlock()
+	if upTo == 0 {
+		return nil
+	}
+	s, err := l.n.js.Stream(ctx, e.stream)
+	if err != nil {
+		return err
+	}
+	// Purges the subject's messages below upTo+1, that is through upTo.
+	return s.Purge(ctx, jetstream.WithPurgeSubject(e.subject), jetstream.WithPurgeSequence(upTo+1))
 }
 
 // TruncateAfter is refused past the last record: commits are whole and in
@@ -455,6 +532,11 @@ func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []b
 			if err != nil {
 				return err // fn's own error, or errStop-like: the caller's
 			}
+		}
+		if l, err := strconv.ParseUint(msg.Headers().Get(hdrLast), 10, 64); err == nil {
+			e.mu.Lock()
+			e.note(l, md.Sequence.Stream)
+			e.mu.Unlock()
 		}
 		if md.Sequence.Stream >= end {
 			break

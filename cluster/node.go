@@ -318,6 +318,14 @@ func (n *Node) ensureStreams(ctx context.Context) error {
 			return fmt.Errorf("cluster: stream %s: %w", streamName(i), err)
 		}
 	}
+	if _, err := n.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: snapBucket,
+		Storage: jetstream.FileStorage, Replicas: n.cfg.Replicas}); err != nil {
+		return fmt.Errorf("cluster: snapshot store: %w", err)
+	}
+	if _, err := n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: snapIndex,
+		Storage: jetstream.FileStorage, Replicas: n.cfg.Replicas, History: 1}); err != nil {
+		return fmt.Errorf("cluster: snapshot index: %w", err)
+	}
 	return nil
 }
 

@@ -38,8 +38,8 @@ type Router struct {
 
 	stop, done chan struct{} // of watchLeaders
 
-	leaders []string  // per shard, "" unknown
-	fetched time.Time // of leaders
+	leaders []string    // per shard, "" unknown
+	fetched []time.Time // per shard, when its leader was asked
 }
 
 // askSubj + node name is where a node serves forwarded requests.
@@ -51,7 +51,8 @@ const maxServing = 4096
 
 // NewRouter returns the router of node n.
 func NewRouter(n *Node) *Router {
-	return &Router{n: n, leaders: make([]string, n.cfg.Shards), sem: make(chan struct{}, maxServing)}
+	return &Router{n: n, leaders: make([]string, n.cfg.Shards), fetched: make([]time.Time, n.cfg.Shards),
+		sem: make(chan struct{}, maxServing)}
 }
 
 func init() {
@@ -74,7 +75,7 @@ func (r *Router) Owner(ctx context.Context, eventID string) (string, error) {
 		return r.n.cfg.NodeName, nil
 	}
 	r.mu.Lock()
-	name, fresh := r.leaders[shard], time.Since(r.fetched) < time.Second
+	name, fresh := r.leaders[shard], time.Since(r.fetched[shard]) < time.Second
 	r.mu.Unlock()
 	if name != "" && name != r.n.cfg.NodeName && fresh {
 		return name, nil
@@ -97,7 +98,7 @@ func (r *Router) refresh(ctx context.Context, shard int) (string, error) {
 	}
 	r.mu.Lock()
 	r.leaders[shard] = leader
-	r.fetched = time.Now()
+	r.fetched[shard] = time.Now()
 	r.mu.Unlock()
 	return leader, nil
 }
@@ -222,7 +223,7 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 				return nil, fmt.Errorf("%w: event %s on %s: %v", actors.ErrUnavailable, eventID, owner, err), true
 			}
 			r.mu.Lock()
-			r.fetched = time.Time{} // ask JetStream again
+			r.fetched[r.n.shard(eventID)] = time.Time{} // ask JetStream again
 			r.mu.Unlock()
 		}
 		select {

@@ -36,21 +36,28 @@ func (s *stack) close() {
 	_ = s.store.Close()
 }
 
-func startStacks(t *testing.T, n int) []*stack {
+func startStacks(t *testing.T, n int, tweak ...func(*actors.Config)) []*stack {
 	t.Helper()
 	nodes, _ := startCluster(t, n)
 	out := make([]*stack, n)
 	for i, nd := range nodes {
 		st := openLocal(t)
 		s := &stack{node: nd, store: st, log: NewLog(nd, st), router: NewRouter(nd)}
-		sys, err := actors.Open(actors.Config{
+		ac := actors.Config{
 			Event:         event.Config{BaseURL: "http://test", OrderHold: 15 * time.Minute, CheckoutSessionTTL: 24 * time.Hour},
 			Log:           s.log,
 			Snapshots:     NoSnapshots{},
 			SnapshotEvery: 1 << 30,
 			Forward:       s.router.Forward,
 			Ready:         func() error { return nil },
-		}, st, nil)
+		}
+		for _, f := range tweak {
+			f(&ac)
+		}
+		if _, none := ac.Snapshots.(NoSnapshots); !none {
+			ac.Snapshots = NewSnapshots(s.log)
+		}
+		sys, err := actors.Open(ac, st, nil)
 		require.NoError(t, err)
 		s.sys = sys
 		require.NoError(t, s.router.Serve(sys))

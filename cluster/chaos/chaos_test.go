@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	apptest.RunWithBinary(m, &binary)
 }
 
-const adminToken = "adm_chaos"
+const adminToken = "adm_chaos_0123456789abcdef"
 
 type proc struct {
 	name, httpAddr, clusterAddr, dir, log string
@@ -51,7 +51,7 @@ func (p *proc) start(t *testing.T) {
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = append(os.Environ(), "TICKETD_ADDR="+p.httpAddr, "TICKETD_DATA_DIR="+p.dir, "TICKETD_ADMIN_TOKEN="+adminToken,
 		"TICKETD_NODE_NAME="+p.name, "TICKETD_CLUSTER_ADDR="+p.clusterAddr, "TICKETD_CLUSTER_PEERS="+p.peers,
-		"TICKETD_RATE_LIMIT_PER_MINUTE=0", "TICKETD_LOG_LEVEL=warn")
+		"TICKETD_RATE_LIMIT_PER_MINUTE=0", "TICKETD_LOG_LEVEL=info")
 	cmd.Stdout, cmd.Stderr = f, f
 	require.NoError(t, cmd.Start())
 	p.cmd, p.done = cmd, make(chan struct{})
@@ -115,6 +115,11 @@ func waitFor(t *testing.T, timeout time.Duration, what string, ok func() bool) t
 }
 
 func ready(p *proc) bool {
+	select {
+	case <-p.done:
+		return false // killed, or exited: its log says why
+	default:
+	}
 	st, _, err := call("GET", p.url()+"/readyz", "", nil)
 	return err == nil && st == 200
 }
@@ -241,10 +246,12 @@ func TestClusterChaos(t *testing.T) {
 			p.kill()
 		}
 		if t.Failed() {
+			keep, _ := os.MkdirTemp("", "ticketd-cluster-chaos-logs")
 			for _, p := range procs {
 				b, _ := os.ReadFile(p.log)
-				t.Logf("--- %s log (tail):\n%s", p.name, tail(string(b), 3000))
+				_ = os.WriteFile(filepath.Join(keep, p.name+".log"), b, 0o600)
 			}
+			t.Logf("the nodes' logs are kept in %s", keep)
 		}
 	}()
 	for _, p := range procs {
@@ -360,11 +367,4 @@ func TestClusterChaos(t *testing.T) {
 	l.stop.Store(true)
 	l.wg.Wait()
 	check("end")
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
