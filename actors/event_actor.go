@@ -163,9 +163,11 @@ func (a *eventActor) load() error {
 	}
 	// From here on a writer that held the event before (a node that lost
 	// it) can no longer append: the log refuses its next batch.
-	if err := a.sys.log.Claim(a.id); err != nil {
+	lg, err := a.sys.log.Claim(a.id, last)
+	if err != nil {
 		return fmt.Errorf("actors: claim %s: %w", a.id, err)
 	}
+	a.com.log = lg
 	a.snapSeq = from
 	a.com.seq = last
 	return nil

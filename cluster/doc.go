@@ -26,8 +26,12 @@
 // Single writer: every publish carries Nats-Expected-Last-Subject-Sequence,
 // the stream sequence of the last message this writer knows on the
 // subject. An owner activating an event replays the subject and then
-// appends a claim message fenced the same way; its stream sequence is the
-// owner's epoch. Any earlier owner's next append then fails with
+// appends a claim message fenced on the subject's last message, which must
+// end at the record the replay ended at (else records came after the
+// replay, and the activation starts over); its stream sequence is the
+// owner's epoch. A claim is a writer of its own (Claim returns the Log to
+// append through), so two incarnations on one node (an evicted actor
+// finishing its flight and its successor) are two writers too. Any earlier owner's next append then fails with
 // JetStream error 10071 (wrong last sequence): Log answers ErrFenced, and
 // the event actor answers 503 to everything waiting and stops. Error 10164
 // (the subject has a publish in process) and a missing ack (an election)

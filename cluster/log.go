@@ -42,23 +42,35 @@ type Log struct {
 
 // eventLog is what this node knows of one event's subject.
 type eventLog struct {
-	mu       sync.Mutex
-	stream   string
-	subject  string
-	expected uint64 // stream seq of the last message on the subject, for the fence
-	epoch    uint64 // stream seq of this node's claim; 0 when not claimed
-	msgs     uint64 // messages published in this epoch, for Nats-Msg-Id
-	last     uint64 // last record seq committed or replayed
-	tail     *commit
-	replayed uint64 // stream seq the last complete replay read through
-	claimed  bool
+	id      string
+	stream  string
+	subject string
+
+	mu      sync.Mutex
+	current *writer // the latest claim made here, for Epoch
 	// marks pairs, for the messages seen (published or replayed), the
 	// seq of the event's last record at that message with its stream
 	// sequence, in order: what a trim through a record seq purges.
 	marks []mark
 }
 
+// writer is one claim on an event: the incarnation of its actor that made
+// it appends through it, so an older incarnation on this node (an evicted
+// actor finishing its flight) never writes under the new claim.
+type writer struct {
+	e        *eventLog
+	mu       sync.Mutex
+	expected uint64 // stream seq of the last message on the subject, for the fence
+	epoch    uint64 // stream seq of the claim
+	msgs     uint64 // messages published in this epoch, for Nats-Msg-Id
+	fenced   bool
+	tail     *commit
+}
+
 type mark struct{ last, sseq uint64 }
+
+// subjectOwner is the event id of the log.
+func (e *eventLog) subjectOwner() string { return e.id }
 
 // maxMarks bounds the marks kept per event: past it the older half goes,
 // and a trim through a record older than the marks kept waits for a
@@ -93,7 +105,7 @@ func (l *Log) event(id string) *eventLog {
 	e, ok := l.events[id]
 	if !ok {
 		st, subj := l.n.place(id)
-		e = &eventLog{stream: st, subject: subj}
+		e = &eventLog{id: id, stream: st, subject: subj}
 		l.events[id] = e
 	}
 	return e
@@ -156,9 +168,21 @@ func (b *Batch) Close() { b.closed = true; b.ops = nil }
 // MaxInFlight is 1: the next commit's expected sequence is this one's.
 func (l *Log) MaxInFlight() int { return 1 }
 
-// CommitAsync chains b behind the event's commits in flight; wait
-// publishes it once they are durable.
+// CommitAsync commits index entries alone (they change no event); a
+// batch with records needs the writer Claim returned.
 func (l *Log) CommitAsync(lb persistence.LogBatch) (func() error, error) {
+	b, err := checkBatch(lb)
+	if err != nil || b == nil {
+		return func() error { return err }, err
+	}
+	if b.stream != "" {
+		return nil, fmt.Errorf("cluster: append to %s: %w (not claimed)", b.stream, persistence.ErrFenced)
+	}
+	return func() error { return l.applyIndex(b) }, nil
+}
+
+// checkBatch returns lb as a *Batch, nil when it is empty.
+func checkBatch(lb persistence.LogBatch) (*Batch, error) {
 	b, ok := lb.(*Batch)
 	if !ok {
 		return nil, fmt.Errorf("cluster: commit: batch of another log (%T)", lb)
@@ -167,44 +191,62 @@ func (l *Log) CommitAsync(lb persistence.LogBatch) (func() error, error) {
 		return nil, errors.New("cluster: commit: batch closed")
 	}
 	if len(b.ops) == 0 {
-		return func() error { return nil }, nil
+		return nil, nil
+	}
+	return b, nil
+}
+
+// claimed is the Log of one claim (see Claim): its commits are fenced on
+// what this claim has written.
+type claimed struct {
+	*Log
+	w *writer
+}
+
+// CommitAsync chains b behind the claim's commit in flight; wait
+// publishes it once that one is durable.
+func (c *claimed) CommitAsync(lb persistence.LogBatch) (func() error, error) {
+	b, err := checkBatch(lb)
+	if err != nil || b == nil {
+		return func() error { return err }, err
 	}
 	if b.stream == "" {
-		// Index entries alone: they change no event, so they need no
-		// fence; they are as durable as the local store.
-		return func() error { return l.applyIndex(b) }, nil
+		return c.Log.CommitAsync(b)
 	}
-	e := l.event(b.stream)
-	e.mu.Lock()
-	prev := e.tail
-	c := &commit{done: make(chan struct{})}
-	e.tail = c
-	e.mu.Unlock()
+	w := c.w
+	if b.stream != w.e.subjectOwner() {
+		return nil, fmt.Errorf("cluster: append to %s through the claim of %s", b.stream, w.e.subjectOwner())
+	}
+	w.mu.Lock()
+	prev := w.tail
+	cm := &commit{done: make(chan struct{})}
+	w.tail = cm
+	w.mu.Unlock()
 	return func() error {
-		defer close(c.done)
+		defer close(cm.done)
 		if prev != nil {
 			<-prev.done
 			if prev.err != nil {
-				c.err = prev.err
-				return c.err
+				cm.err = prev.err
+				return cm.err
 			}
 		}
-		c.err = l.publish(e, b)
-		if c.err == nil {
-			c.err = l.applyIndex(b)
+		cm.err = c.publish(w, b)
+		if cm.err == nil {
+			cm.err = c.applyIndex(b)
 		}
-		return c.err
+		return cm.err
 	}, nil
 }
 
 // publish writes b's operations as one message (more only above
 // maxMessageBytes, split before an append).
-func (l *Log) publish(e *eventLog, b *Batch) error {
-	e.mu.Lock()
-	claimed := e.claimed
-	e.mu.Unlock()
-	if !claimed {
-		return fmt.Errorf("cluster: append to %s: %w (not claimed by this node)", b.stream, persistence.ErrFenced)
+func (l *Log) publish(w *writer, b *Batch) error {
+	w.mu.Lock()
+	fenced := w.fenced
+	w.mu.Unlock()
+	if fenced {
+		return fmt.Errorf("cluster: append to %s: %w", b.stream, persistence.ErrFenced)
 	}
 	start := 0
 	for start < len(b.ops) {
@@ -228,14 +270,11 @@ func (l *Log) publish(e *eventLog, b *Batch) error {
 		}
 		data := make([]byte, 0, 1+end-start)
 		data = append(append(data, formatV1), b.ops[start:end]...)
-		if _, err := l.send(e, data, firstSeqIn(b.ops[start:end], last), last, ""); err != nil {
+		if _, err := l.send(w, data, firstSeqIn(b.ops[start:end], last), last, ""); err != nil {
 			return err
 		}
 		start = end
 	}
-	e.mu.Lock()
-	e.last = b.last
-	e.mu.Unlock()
 	return nil
 }
 
@@ -266,19 +305,21 @@ func lastSeqIn(ops []byte, fallback uint64) uint64 {
 	return last
 }
 
-// send publishes one message on e's subject fenced on e.expected, retrying
-// what is transient, and moves e.expected to its sequence.
-func (l *Log) send(e *eventLog, data []byte, first, last uint64, claim string) (uint64, error) {
-	e.mu.Lock()
-	expected := e.expected
-	e.msgs++
-	id := e.subject + "." + strconv.FormatUint(e.epoch, 10) + "." + strconv.FormatUint(e.msgs, 10)
+// send publishes one message on the event's subject fenced on
+// w.expected, retrying what is transient, and moves w.expected to its
+// sequence.
+func (l *Log) send(w *writer, data []byte, first, last uint64, claim string) (uint64, error) {
+	e := w.e
+	w.mu.Lock()
+	expected := w.expected
+	w.msgs++
+	id := e.subject + "." + strconv.FormatUint(w.epoch, 10) + "." + strconv.FormatUint(w.msgs, 10)
 	if claim != "" {
 		// A claim's epoch is not known before it is stored: its id names
 		// the sequence it follows, unique for the subject.
 		id = e.subject + ".claim." + strconv.FormatUint(expected, 10) + "." + claim
 	}
-	e.mu.Unlock()
+	w.mu.Unlock()
 	m := &nats.Msg{Subject: e.subject, Data: data, Header: nats.Header{}}
 	m.Header.Set(jetstream.MsgIDHeader, id)
 	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(expected, 10))
@@ -294,8 +335,10 @@ func (l *Log) send(e *eventLog, data []byte, first, last uint64, claim string) (
 		ack, err := l.n.js.PublishMsg(ctx, m)
 		cancel()
 		if err == nil {
+			w.mu.Lock()
+			w.expected = ack.Sequence
+			w.mu.Unlock()
 			e.mu.Lock()
-			e.expected = ack.Sequence
 			e.note(last, ack.Sequence)
 			e.mu.Unlock()
 			return ack.Sequence, nil
@@ -303,9 +346,9 @@ func (l *Log) send(e *eventLog, data []byte, first, last uint64, claim string) (
 		var api *jetstream.APIError
 		if errors.As(err, &api) && api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
 			// Another writer moved the subject: this one is fenced.
-			e.mu.Lock()
-			e.claimed = false
-			e.mu.Unlock()
+			w.mu.Lock()
+			w.fenced = true
+			w.mu.Unlock()
 			return 0, fmt.Errorf("cluster: append to %s: %w: %v", e.subject, persistence.ErrFenced, err)
 		}
 		if time.Now().After(deadline) || l.closing() {
@@ -346,42 +389,59 @@ func (l *Log) applyIndex(b *Batch) error {
 	return l.local.Commit(pb)
 }
 
-// Claim makes this node the event's writer: a claim message fenced on the
-// last message the replay read. An earlier writer's next commit is
-// refused from then on.
-func (l *Log) Claim(stream string) error {
+// Claim makes the caller, which has replayed the event through record
+// last, its only writer: a claim message fenced on the subject's last
+// message, whose records must end at last (else records were appended
+// since the replay: ErrFenced, and the caller loads again). Every earlier
+// writer's next commit is refused from then on. The returned Log appends
+// under this claim.
+func (l *Log) Claim(stream string, last uint64) (persistence.Log, error) {
 	e := l.event(stream)
-	e.mu.Lock()
-	e.expected = e.replayed
-	e.epoch = 0
-	e.msgs = 0
-	e.claimed = true // the claim itself may be sent
-	last := e.last
-	e.mu.Unlock()
-	seq, err := l.send(e, nil, last+1, last, l.n.cfg.NodeName)
+	ctx, cancel := context.WithTimeout(context.Background(), l.n.cfg.RequestTimeout)
+	lm, err := l.lastMsg(ctx, e)
+	cancel()
 	if err != nil {
-		e.mu.Lock()
-		e.claimed = false
-		e.mu.Unlock()
-		return err
+		return nil, fmt.Errorf("cluster: claim %s: %w", stream, err)
 	}
+	w := &writer{e: e}
+	if lm != nil {
+		seen, err := strconv.ParseUint(lm.Header.Get(hdrLast), 10, 64)
+		if err != nil || seen != last {
+			return nil, fmt.Errorf("cluster: claim %s: %w: the log ends at record %s, the replay at %d",
+				stream, persistence.ErrFenced, lm.Header.Get(hdrLast), last)
+		}
+		w.expected = lm.Sequence
+	}
+	seq, err := l.send(w, nil, last+1, last, l.n.cfg.NodeName)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	w.epoch = seq
+	w.mu.Unlock()
 	e.mu.Lock()
-	e.epoch = seq
+	e.current = w
 	e.mu.Unlock()
 	l.n.cfg.Logger.Info("event claimed", "event", stream, "node", l.n.cfg.NodeName, "epoch", seq)
-	return nil
+	return &claimed{Log: l, w: w}, nil
 }
 
-// Epoch is this node's claim on the event (its stream sequence), 0 when
-// it holds none.
+// Epoch is the event's latest claim made on this node (its stream
+// sequence), 0 when there is none or it was fenced.
 func (l *Log) Epoch(eventID string) uint64 {
 	e := l.event(eventID)
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.claimed {
+	w := e.current
+	e.mu.Unlock()
+	if w == nil {
 		return 0
 	}
-	return e.epoch
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fenced {
+		return 0
+	}
+	return w.epoch
 }
 
 // lastMsg is the last message of e's subject (nil when none).
@@ -476,8 +536,7 @@ func (l *Log) TruncateAfter(stream string, after uint64) error {
 const replayIdle = 10 * time.Second
 
 // Replay reads the event's subject from the start and calls fn for the
-// records after after, in order. A replay that reads through the last
-// message records its sequence for Claim.
+// records after after, in order.
 func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []byte) error) error {
 	e := l.event(stream)
 	ctx, cancel := context.WithTimeout(context.Background(), l.n.cfg.RequestTimeout)
@@ -487,9 +546,6 @@ func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []b
 		return fmt.Errorf("cluster: replay %s: %w", stream, err)
 	}
 	if lm == nil {
-		e.mu.Lock()
-		e.replayed, e.last = 0, 0
-		e.mu.Unlock()
 		return nil
 	}
 	end := lm.Sequence
@@ -505,7 +561,6 @@ func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []b
 		return fmt.Errorf("cluster: replay %s: %w", stream, err)
 	}
 	defer it.Stop()
-	var last uint64
 	for {
 		msg, err := nextWithin(it, replayIdle)
 		if err != nil {
@@ -523,7 +578,6 @@ func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []b
 				if op != 'a' {
 					return nil
 				}
-				last = seq
 				if seq <= after {
 					return nil
 				}
@@ -542,9 +596,6 @@ func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []b
 			break
 		}
 	}
-	e.mu.Lock()
-	e.replayed, e.last = end, last
-	e.mu.Unlock()
 	return nil
 }
 

@@ -29,7 +29,7 @@ func replayLog(t *testing.T, l *Log, id string) []logRec {
 	return out
 }
 
-func commitRecs(l *Log, id string, from, to uint64, index ...string) error {
+func commitRecs(l persistence.Log, id string, from, to uint64, index ...string) error {
 	b := l.NewBatch()
 	defer b.Close()
 	for s := from; s <= to; s++ {
@@ -43,6 +43,13 @@ func commitRecs(l *Log, id string, from, to uint64, index ...string) error {
 		return err
 	}
 	return wait()
+}
+
+func claim(t *testing.T, l *Log, id string, last uint64) persistence.Log {
+	t.Helper()
+	w, err := l.Claim(id, last)
+	require.NoError(t, err)
+	return w
 }
 
 func openLocal(t *testing.T) *persistence.Store {
@@ -63,9 +70,10 @@ func TestLogFence(t *testing.T) {
 	const id = "evt_fence"
 
 	require.Empty(t, replayLog(t, l1, id))
-	require.NoError(t, l1.Claim(id))
-	require.NoError(t, commitRecs(l1, id, 1, 3, "mail/evt_fence/1"))
-	require.NoError(t, commitRecs(l1, id, 4, 4))
+	w1 := claim(t, l1, id, 0)
+	require.True(t, errors.Is(commitRecs(l1, id, 1, 1), persistence.ErrFenced), "no append without a claim")
+	require.NoError(t, commitRecs(w1, id, 1, 3, "mail/evt_fence/1"))
+	require.NoError(t, commitRecs(w1, id, 4, 4))
 	last, err := l2.LastSeq(id)
 	require.NoError(t, err)
 	require.Equal(t, uint64(4), last)
@@ -76,29 +84,31 @@ func TestLogFence(t *testing.T) {
 
 	// Node 2 takes the event over.
 	require.Len(t, replayLog(t, l2, id), 4)
-	require.NoError(t, l2.Claim(id))
+	w2 := claim(t, l2, id, 4)
 	require.Greater(t, l2.Epoch(id), l1.Epoch(id))
 
 	// The old writer is fenced: error 10071, nothing stored.
-	err = commitRecs(l1, id, 5, 5)
+	err = commitRecs(w1, id, 5, 5)
 	require.True(t, errors.Is(err, persistence.ErrFenced), "got %v", err)
 	require.Zero(t, l1.Epoch(id))
-	// And stays fenced without a claim of its own.
-	require.True(t, errors.Is(commitRecs(l1, id, 5, 5), persistence.ErrFenced))
+	// And stays fenced.
+	require.True(t, errors.Is(commitRecs(w1, id, 5, 5), persistence.ErrFenced))
 
-	require.NoError(t, commitRecs(l2, id, 5, 6))
+	require.NoError(t, commitRecs(w2, id, 5, 6))
 	want := []logRec{{1, "r1"}, {2, "r2"}, {3, "r3"}, {4, "r4"}, {5, "r5"}, {6, "r6"}}
 	require.Equal(t, want, replayLog(t, l3, id))
 
-	// A claim on a stale replay is refused too.
-	require.NoError(t, l3.Claim(id))
-	require.NoError(t, commitRecs(l3, id, 7, 7))
-	require.True(t, errors.Is(commitRecs(l2, id, 7, 7), persistence.ErrFenced))
-	e1 := l1.event(id)
-	e1.mu.Lock()
-	e1.replayed = 2 // as if its replay had missed the later messages
-	e1.mu.Unlock()
-	require.True(t, errors.Is(l1.Claim(id), persistence.ErrFenced))
+	// A claim made on a stale replay is refused: records were appended
+	// after it.
+	_, err = l1.Claim(id, 4)
+	require.True(t, errors.Is(err, persistence.ErrFenced), "got %v", err)
+	// Two claims of one node (an evicted actor still finishing, and its
+	// new incarnation) are two writers: the newer fences the older.
+	w3 := claim(t, l3, id, 6)
+	w3b := claim(t, l3, id, 6)
+	require.True(t, errors.Is(commitRecs(w3, id, 7, 7), persistence.ErrFenced))
+	require.NoError(t, commitRecs(w3b, id, 7, 7))
+	require.True(t, errors.Is(commitRecs(w2, id, 8, 8), persistence.ErrFenced))
 }
 
 // TestRetrySettledByMsgID checks what a retried publish relies on: the
@@ -110,11 +120,11 @@ func TestRetrySettledByMsgID(t *testing.T) {
 	l := NewLog(nodes[0], nil)
 	const id = "evt_dup"
 	require.Empty(t, replayLog(t, l, id))
-	require.NoError(t, l.Claim(id))
+	w := claim(t, l, id, 0).(*claimed).w
 	e := l.event(id)
-	e.mu.Lock()
-	expected := e.expected
-	e.mu.Unlock()
+	w.mu.Lock()
+	expected := w.expected
+	w.mu.Unlock()
 	m := func() *nats.Msg {
 		m := nats.NewMsg(e.subject)
 		m.Data = []byte{formatV1}

@@ -24,10 +24,12 @@ type Log interface {
 	// MaxInFlight is how many batches of one stream may wait for
 	// durability at once.
 	MaxInFlight() int
-	// Claim makes the caller the stream's only writer from now on: every
-	// later commit of an earlier claimant fails with ErrFenced. It is
-	// called after a replay, before the first append.
-	Claim(stream string) error
+	// Claim makes the caller, which has replayed the stream through record
+	// last, its only writer from now on: every later commit of an earlier
+	// claimant fails with ErrFenced, and so does the claim when records
+	// were appended after last. The caller appends through the returned
+	// Log. It is called after a replay, before the first append.
+	Claim(stream string, last uint64) (Log, error)
 	// Replay calls fn for every record of stream with seq > after, in order.
 	Replay(stream string, after uint64, fn func(seq uint64, record []byte) error) error
 	// FirstSeq and LastSeq are the seqs of the first and last records
@@ -73,4 +75,4 @@ func (l pebbleLog) CommitAsync(b LogBatch) (func() error, error) {
 // more than a few only lengthens the queue behind the disk.
 func (pebbleLog) MaxInFlight() int { return 4 }
 
-func (pebbleLog) Claim(string) error { return nil }
+func (l pebbleLog) Claim(string, uint64) (Log, error) { return l, nil }

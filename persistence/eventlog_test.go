@@ -19,8 +19,8 @@ func TestLogAdapter(t *testing.T) {
 	s, err := Open(Options{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer s.Close()
-	l := s.Log()
-	require.NoError(t, l.Claim("evt_1"))
+	l, err := s.Log().Claim("evt_1", 0)
+	require.NoError(t, err)
 	require.Equal(t, 4, l.MaxInFlight())
 
 	b := l.NewBatch()
