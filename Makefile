@@ -11,7 +11,7 @@ PKGS     := ./...
 FUZZTIME ?= 4000x
 FUZZTIME_LONG ?= 100000x
 
-.PHONY: all build run test test-go fuzz-short fuzz bench chaos chaos-deps lint lint-openapi lint-openapi-deps browser-deps readme-deps stripe-mock clean
+.PHONY: all build run test test-go fuzz-short fuzz bench chaos cluster-chaos chaos-deps lint lint-openapi lint-openapi-deps browser-deps readme-deps stripe-mock clean
 
 all: build
 
@@ -74,6 +74,12 @@ endif
 
 chaos: chaos-deps build
 	$(GO) run ./bench/cmd/chaos -ticketd $(BIN) $(CHAOSFLAGS) $(CHAOSRESULTS)
+
+## cluster-chaos: three real nodes in cluster mode under an order load, with in turn
+## kill -9 of the hot event's owner, SIGSTOP of its owner for 15 s, and a node restarted
+## on an empty data dir; every acknowledged order must survive (a few minutes)
+cluster-chaos:
+	TICKETD_CLUSTER_CHAOS=1 $(GO) test -count=1 -v -timeout 15m -run TestClusterChaos ./cluster/chaos/
 
 # The fsync fault (make chaos, and bench/faults in make test) runs the
 # service under strace; install it when missing.

@@ -8,23 +8,18 @@ import (
 	"ticketd/persistence"
 )
 
-// maxFlying bounds the batches of one actor that are written to the WAL
-// but not yet known durable. Pebble groups their fsyncs; more than a few
-// only lengthens the queue behind the disk.
-const maxFlying = 4
-
 // committer is the group-commit half of a durable actor. It is used only
 // from inside the actor's Receive, except for the sync waiters, which talk
 // back through post.
 //
 // The open batch collects the records decided since the last hand-off. It
-// is handed to Pebble (CommitAsync: written to the WAL in order, fsync not
-// awaited) at once while fewer than maxFlying batches are in flight, else
-// when the oldest becomes durable. Replies wait for the batch that made
+// is handed to the log (CommitAsync: written in order, durability not
+// awaited) at once while fewer than the log's MaxInFlight batches are in
+// flight, else when the oldest becomes durable. Replies wait for the batch that made
 // their state durable; since batches reach the WAL in order, they are
 // released in order.
 type committer struct {
-	store  *persistence.Store
+	log    persistence.Log
 	stream string
 	seq    uint64   // last record appended, durable or not
 	open   *batch   // filling
@@ -34,7 +29,7 @@ type committer struct {
 }
 
 type batch struct {
-	b         *persistence.Batch
+	b         persistence.LogBatch
 	dirty     bool
 	synced    bool
 	replies   []pendingReply
@@ -54,7 +49,7 @@ type synced struct {
 
 func (c *committer) openBatch() *batch {
 	if c.open == nil {
-		c.open = &batch{b: c.store.NewBatch()}
+		c.open = &batch{b: c.log.NewBatch()}
 	}
 	return c.open
 }
@@ -119,16 +114,16 @@ func (c *committer) reply(ctx actor.Context, to *actor.PID, msg any) {
 // idle reports whether nothing is waiting to become durable.
 func (c *committer) idle() bool { return c.last() == nil }
 
-// kick hands the open batch to Pebble unless maxFlying batches are in
-// flight. A failed hand-off is reported like a failed sync.
+// kick hands the open batch to the log unless MaxInFlight batches are
+// in flight. A failed hand-off is reported like a failed sync.
 func (c *committer) kick() {
-	if c.open == nil || !c.open.dirty || len(c.flying) >= maxFlying {
+	if c.open == nil || !c.open.dirty || len(c.flying) >= c.log.MaxInFlight() {
 		return
 	}
 	f := c.open
 	c.open = nil
 	c.flying = append(c.flying, f)
-	wait, err := c.store.CommitAsync(f.b)
+	wait, err := c.log.CommitAsync(f.b)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

@@ -70,7 +70,7 @@ func (a *dirActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		self := ctx.Self()
 		root := a.sys.as.Root
-		a.com.store = a.sys.store
+		a.com.log = a.sys.store.Log()
 		a.com.stream = directoryStream
 		a.com.post = func(msg any) { root.Send(self, msg) }
 		a.com.wg = &a.sys.wg

@@ -10,8 +10,8 @@
 // An actor handles a command by deciding it against its machine, applying
 // the resulting changes to its in-memory state at once and appending their
 // encoded records to its open log batch. The caller is answered only when
-// that batch is synced. Up to maxFlying (4) batches per actor are in flight
-// at once, synced in order; while they sync, the actor keeps deciding the next
+// that batch is synced. Up to the log's MaxInFlight batches per actor (4 on
+// Pebble) are in flight at once, synced in order; while they sync, the actor keeps deciding the next
 // commands into the next batch (group commit), and Pebble's commit pipeline
 // merges the syncs of different actors. An answer that changes nothing (a
 // read, a rejection, a duplicate scan) is still released only after every

@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/scheduler"
 
 	"ticketd/event"
+	"ticketd/persistence"
 )
 
 // eventActor is the shell of one event: it owns the event's machine and
@@ -63,6 +64,9 @@ func (a *eventActor) notePublished() {
 // errStopReplay ends a replay early at a gap in the log.
 var errStopReplay = errors.New("actors: stop replay")
 
+// evict tells an actor System.Evict took out of the registry to stop.
+type evict struct{}
+
 // expireTick is the timer's message: run Expire now.
 type expireTick struct{}
 
@@ -91,6 +95,10 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		// again, or an actor that was busy at that moment (a sync slower
 		// than the timeout, a request on its way) never passivates.
 		ctx.SetReceiveTimeout(a.sys.cfg.IdleTimeout)
+	case *evict:
+		// Out of the registry already: stop once the answers are out.
+		self := ctx.Self()
+		a.com.afterDurable(func() { ctx.Stop(self) })
 	case *actor.Stopping:
 		if a.cancel != nil {
 			a.cancel()
@@ -103,7 +111,7 @@ func (a *eventActor) start(ctx actor.Context) {
 	a.self = self
 	root := a.sys.as.Root
 	a.com = committer{
-		store:  a.sys.store,
+		log:    a.sys.log,
 		stream: a.id,
 		post:   func(msg any) { root.Send(self, msg) },
 		wg:     &a.sys.wg,
@@ -149,10 +157,17 @@ func (a *eventActor) load() error {
 		// Answers are released in log order, so nothing after a gap was
 		// ever acknowledged: drop it.
 		a.sys.cfg.Logger.Warn("log gap: dropping unacknowledged records", "event", a.id, "after", last)
-		if err := a.sys.store.TruncateAfter(a.id, last); err != nil {
+		if err := a.sys.log.TruncateAfter(a.id, last); err != nil {
 			return fmt.Errorf("actors: truncate %s after %d: %w", a.id, last, err)
 		}
 	}
+	// From here on a writer that held the event before (a node that lost
+	// it) can no longer append: the log refuses its next batch.
+	lg, err := a.sys.log.Claim(a.id, last)
+	if err != nil {
+		return fmt.Errorf("actors: claim %s: %w", a.id, err)
+	}
+	a.com.log = lg
 	a.snapSeq = from
 	a.com.seq = last
 	return nil
@@ -162,6 +177,14 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	if a.loadErr != nil {
 		if to != nil {
 			ctx.Send(to, &response{err: fmt.Errorf("%w: %w", ErrUnavailable, a.loadErr)})
+		}
+		if errors.Is(a.loadErr, persistence.ErrFenced) || a.sys.cfg.Log != nil {
+			// Another writer claimed the event meanwhile, or a replicated
+			// log failed for a moment (an election): the next request
+			// activates it afresh. The Pebble store's own load errors are
+			// not transient, so there the actor stays and refuses.
+			a.sys.forget(a.id, ctx.Self())
+			ctx.Stop(ctx.Self())
 		}
 		return
 	}

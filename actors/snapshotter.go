@@ -174,7 +174,7 @@ func (w *snapshotter) take(s *System, id string, seq uint64, hook func(string, u
 	// unreadable newest snapshot still has an older one and the records
 	// after it; header, retention and trim share one atomic batch.
 	t2 := time.Now()
-	if _, err := s.snaps.SaveAndTrim(id, seq, state); err != nil {
+	if _, err := s.snap.SaveAndTrim(id, seq, state); err != nil {
 		return false, err
 	}
 	t3 := time.Now()
@@ -214,7 +214,7 @@ func (s *System) restore(m *event.Machine, id string, through uint64, yield func
 		st = &restoreStats{}
 	}
 	t0 := time.Now()
-	from, snap, ok, err := s.snaps.LoadNewestWith(id, readers)
+	from, snap, ok, err := s.snap.LoadNewestWith(id, readers)
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("actors: load snapshot of %s: %w", id, err)
 	}
@@ -236,17 +236,17 @@ func (s *System) restore(m *event.Machine, id string, through uint64, yield func
 	}
 	// The log must continue right after the snapshot: a gap would be
 	// silent data loss, so it is an error instead.
-	if first, err := s.store.FirstSeq(id); err != nil {
+	if first, err := s.log.FirstSeq(id); err != nil {
 		return 0, 0, false, fmt.Errorf("actors: first seq of %s: %w", id, err)
 	} else if first != 0 && first > from+1 {
 		return 0, 0, false, fmt.Errorf("actors: log of %s starts at %d, after snapshot %d: records are missing", id, first, from)
 	}
 	// Room for the records to come, so a long replay does not rehash.
-	if end, err := s.store.LastSeq(id); err == nil && end > from {
+	if end, err := s.log.LastSeq(id); err == nil && end > from {
 		m.Reserve(int(min(end, through) - from))
 	}
 	last = from
-	err = s.store.Replay(id, from, func(seq uint64, rec []byte) error {
+	err = s.log.Replay(id, from, func(seq uint64, rec []byte) error {
 		if yield != nil && seq%backgroundEvery == 0 {
 			yield()
 		}

@@ -36,6 +36,20 @@ type Config struct {
 	IdleTimeout time.Duration
 	// AskTimeout bounds how long a caller waits for an actor's answer.
 	AskTimeout time.Duration
+	// Log is the event log (nil: the Pebble store's own, Store.Log). The
+	// directory and the indexes stay in the store either way.
+	Log persistence.Log
+	// Snapshots keeps event snapshots (nil: the snapshots.Store handed to
+	// Open). It must trim Log, not the store, when they differ.
+	Snapshots SnapshotStore
+	// Forward, when set, sends a request for an event this node does not
+	// own to the event's owner and answers what the owner answered (ok
+	// true), or answers ok false when this node owns the event (cluster
+	// mode; nil: every event is local).
+	Forward func(ctx context.Context, eventID string, cmd event.Command, createUnit string) (res any, err error, ok bool)
+	// Ready, when set, says whether this node can serve writes besides its
+	// store (cluster mode: the node has joined); nil: ready.
+	Ready func() error
 	// CloseTimeout bounds Close (0: 3 s): an actor stuck in a store call
 	// that never returns (a wedged disk) must not hold the shutdown.
 	CloseTimeout time.Duration
@@ -88,6 +102,14 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// SnapshotStore keeps the snapshots of event states: *snapshots.Store on
+// Pebble, or a replicated one in cluster mode. SaveAndTrim trims the event's
+// log only through the older snapshot kept.
+type SnapshotStore interface {
+	LoadNewestWith(stream string, readers int) (seq uint64, state []byte, ok bool, err error)
+	SaveAndTrim(stream string, seq uint64, state []byte) (trimmedThrough uint64, err error)
+}
+
 // ErrBusy is answered when an event already has MailboxSize requests on
 // their way to its actor. It maps to 503 with Retry-After.
 var ErrBusy = errors.New("actors: event busy")
@@ -106,6 +128,9 @@ type System struct {
 	wg    sync.WaitGroup // syncs and the snapshot worker
 	disp  *dispatcher    // runs the event actors' mailboxes
 	reply *replyPool     // answer slots of Ask
+
+	log  persistence.Log // the event log: cfg.Log or store.Log()
+	snap SnapshotStore   // event snapshots: cfg.Snapshots or snaps
 
 	snapper snapshotter // builds and saves snapshots off the actors
 	loadGC  loadGC      // raises GOGC while states load
@@ -193,10 +218,18 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 		cfg:   cfg,
 		store: store,
 		snaps: snaps,
+		log:   cfg.Log,
+		snap:  cfg.Snapshots,
 		slots: map[string]*slot{},
 		disp:  newDispatcher(dispatchThroughput, dispatchWorkers),
 		idx: eventIndex{unit: map[string]string{}, byUnit: map[string][]string{},
 			status: map[string]byte{}, candidates: map[string][]string{}},
+	}
+	if s.log == nil {
+		s.log = store.Log()
+	}
+	if s.snap == nil {
+		s.snap = snaps
 	}
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return cfg.Logger.With("component", "protoactor")
@@ -371,6 +404,38 @@ func (s *System) OrderHold() time.Duration { return s.cfg.Event.OrderHold }
 func (s *System) NewEventID() string { return s.cfg.IDs.New("evt_") }
 
 func (s *System) ask(ctx context.Context, eventID string, req *request) (any, error) {
+	if s.cfg.Forward != nil {
+		if res, err, ok := s.cfg.Forward(ctx, eventID, req.cmd, req.create); ok {
+			return res, err
+		}
+	}
+	return s.askLocal(ctx, eventID, req)
+}
+
+// Serve handles a request forwarded by another node for an event this node
+// owns: System.Ask (or CreateEvent, with createUnit) without forwarding
+// again, so a request is forwarded at most once; the log's fence keeps a
+// node that no longer owns the event from writing.
+func (s *System) Serve(ctx context.Context, eventID string, cmd event.Command, createUnit string) (any, error) {
+	res, err := s.askLocal(ctx, eventID, &request{cmd: cmd, create: createUnit})
+	if err == nil && createUnit != "" {
+		s.idx.add(eventID, createUnit)
+	}
+	return res, err
+}
+
+// Ready reports why the System cannot serve writes, nil when it can.
+func (s *System) Ready() error {
+	if err := s.store.Err(); err != nil {
+		return err
+	}
+	if s.cfg.Ready != nil {
+		return s.cfg.Ready()
+	}
+	return nil
+}
+
+func (s *System) askLocal(ctx context.Context, eventID string, req *request) (any, error) {
 	if err := s.store.Err(); err != nil {
 		// Nothing can become durable, and what the actors hold may not
 		// be: answer at once rather than activate an actor to fail.
@@ -464,6 +529,30 @@ func (s *System) forget(eventID string, pid *actor.PID) {
 		delete(s.slots, eventID)
 		s.metrics.Active.Add(-1)
 	}
+}
+
+// Evict stops the actors of the events match selects, without waiting for
+// them: in cluster mode, when the ownership of events moves, a copy of
+// their state here may be stale (the other owner wrote meanwhile), so the
+// next request activates them afresh from the log. An evicted actor stops
+// once what it appended is durable, so its callers get their answers; a
+// new incarnation may meanwhile load, and the log's fence refuses
+// whichever of the two writes second. It answers how many were evicted.
+func (s *System) Evict(match func(eventID string) bool) int {
+	s.mu.Lock()
+	var pids []*actor.PID
+	for id, sl := range s.slots {
+		if match(id) {
+			pids = append(pids, sl.pid)
+			delete(s.slots, id)
+			s.metrics.Active.Add(-1)
+		}
+	}
+	s.mu.Unlock()
+	for _, pid := range pids {
+		s.as.Root.Send(pid, &evict{})
+	}
+	return len(pids)
 }
 
 // ActiveEvents returns the number of live event actors.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"ticketd/actors"
+	"ticketd/cluster"
 	thttp "ticketd/http"
 	"ticketd/http/console"
 	"ticketd/mail"
@@ -58,6 +59,14 @@ type Config struct {
 	PaymentProvider string
 	Stripe          stripe.Config
 
+	// Cluster mode (decisions §15): empty ClusterPeers runs the single
+	// node on Pebble; else the node joins an embedded NATS JetStream
+	// cluster and keeps its event log there.
+	NodeName        string // unique in the cluster
+	ClusterAddr     string // this node's cluster listen host:port
+	ClusterPeers    string // comma-separated cluster addresses of all nodes
+	ClusterReplicas int    // replicas of each event stream
+
 	// Logger receives the service's log; nil: text lines on stderr at
 	// LogLevel.
 	Logger *slog.Logger
@@ -103,6 +112,7 @@ func DefaultConfig() Config {
 		AuditRetention:         90 * 24 * time.Hour,
 		WebhookDisableAfter:    10,
 		PaymentProvider:        PaymentSandbox,
+		ClusterReplicas:        3,
 
 		StorefrontCatalogIPPerMinute: 60,
 		AuthFailuresPerMinute:        20,
@@ -167,6 +177,11 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("webhook-disable-after: must be 0 to 1000"))
 	}
 	errs = append(errs, c.validatePayments())
+	if c.Clustered() {
+		if _, err := c.clusterConfig(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -185,4 +200,26 @@ func (c *Config) validatePayments() error {
 		return nil
 	}
 	return fmt.Errorf("app: payment-provider: must be %s or %s", PaymentSandbox, PaymentStripe)
+}
+
+// Clustered reports whether the node runs in cluster mode.
+func (c *Config) Clustered() bool { return strings.TrimSpace(c.ClusterPeers) != "" }
+
+// clusterConfig is the cluster block as the cluster package takes it.
+func (c *Config) clusterConfig() (cluster.Config, error) {
+	var peers []string
+	for _, p := range strings.Split(c.ClusterPeers, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			peers = append(peers, p)
+		}
+	}
+	cc := cluster.Config{NodeName: c.NodeName, Addr: c.ClusterAddr, Peers: peers, Replicas: c.ClusterReplicas,
+		DataDir: c.DataDir, Logger: c.Logger}
+	if len(peers) < cc.Replicas {
+		// A cluster smaller than the default replica count keeps a copy on
+		// every node.
+		cc.Replicas = len(peers)
+	}
+	err := cc.Validate()
+	return cc, err
 }

@@ -16,6 +16,7 @@ import (
 
 	"ticketd/actors"
 	"ticketd/audit"
+	"ticketd/cluster"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
@@ -52,6 +53,11 @@ type Main struct {
 	// (nil with the sandbox)
 	checkouts *payments.Closer
 	stop      chan struct{} // closed by Close: ends background loops
+
+	// Cluster mode only: the node, and the router that forwards requests
+	// for events other nodes own.
+	node   *cluster.Node
+	router *cluster.Router
 
 	// URL is the base URL once Open returned.
 	URL string
@@ -233,6 +239,12 @@ func (m *Main) Open() error {
 		OnOutbox:      func() { mailer.Wake(); hooks.Wake() },
 		WantHook:      hooks.Subscribed,
 	}
+	if m.cfg.Clustered() {
+		if err := m.joinCluster(&ac); err != nil {
+			m.closeBackend()
+			return err
+		}
+	}
 	if t := m.cfg.Tune; t != nil && t.Actors != nil {
 		t.Actors(&ac)
 	}
@@ -240,6 +252,12 @@ func (m *Main) Open() error {
 	if err != nil {
 		m.closeBackend()
 		return err
+	}
+	if m.router != nil {
+		if err := m.router.Serve(m.sys); err != nil {
+			m.closeBackend()
+			return err
+		}
 	}
 	if len(m.sys.Directory().Units()) == 0 {
 		if m.Bootstrap, err = bootstrap(m.sys); err != nil {
@@ -289,7 +307,7 @@ func (m *Main) Open() error {
 	m.srv, err = api.New(hcfg, api.Deps{System: m.sys, WebhookSecret: webhookSecret, Sandbox: sandbox, Refunds: m.refunds,
 		Stripe: hosted, Checkouts: m.checkouts,
 		PagesSecret: pagesSecret, Outbox: m.mail,
-		DevLog: devlog, Audit: m.audit, Webhooks: m.hooks})
+		DevLog: devlog, Audit: m.audit, Webhooks: m.hooks, Cluster: m.clusterView()})
 	if err != nil {
 		m.closeBackend()
 		return err
@@ -413,9 +431,17 @@ func (m *Main) closeBackend() {
 		_ = m.mail.Close() // undelivered mail stays in the outbox
 		m.mail = nil
 	}
+	if m.router != nil {
+		m.router.Close() // forwarded requests go to the event's next owner
+		m.router = nil
+	}
 	if m.sys != nil {
 		_ = m.sys.Close()
 		m.sys = nil
+	}
+	if m.node != nil {
+		_ = m.node.Close()
+		m.node = nil
 	}
 	if m.hooks != nil {
 		_ = m.hooks.Close() // undelivered webhooks stay queued
@@ -538,4 +564,64 @@ func loopbackURL(addr string) string {
 		host = "127.0.0.1"
 	}
 	return "http://" + net.JoinHostPort(host, port)
+}
+
+// joinCluster starts this node's member of the cluster and points the
+// actors at its event log: the event records, and the index entries they
+// owe, go to JetStream; the directory and the other indexes stay in the
+// local store.
+func (m *Main) joinCluster(ac *actors.Config) error {
+	cc, err := m.cfg.clusterConfig()
+	if err != nil {
+		return err
+	}
+	cc.Logger = m.log
+	m.node, err = cluster.Start(cc)
+	if err != nil {
+		return fmt.Errorf("app: join cluster: %w", err)
+	}
+	m.router = cluster.NewRouter(m.node)
+	node := m.node
+	clog := cluster.NewLog(node, m.store)
+	ac.Log = clog
+	// Snapshots go to a replicated store too: a survivor that takes an
+	// event over loads it from there and the log's tail.
+	ac.Snapshots = cluster.NewSnapshots(clog)
+	ac.Forward = m.router.Forward
+	ac.Ready = func() error {
+		if !node.Ready() {
+			return errors.New("app: cluster node not ready")
+		}
+		return nil
+	}
+	return nil
+}
+
+// Node is the cluster node of an open Main in cluster mode, else nil.
+func (m *Main) Node() *cluster.Node { return m.node }
+
+// clusterView is what the cluster admin routes read; nil on a single node.
+func (m *Main) clusterView() api.Cluster {
+	if m.node == nil {
+		return nil
+	}
+	return clusterView{m.node, m.router}
+}
+
+type clusterView struct {
+	node   *cluster.Node
+	router *cluster.Router
+}
+
+func (v clusterView) Nodes() []api.ClusterNode {
+	ns := v.node.Nodes()
+	out := make([]api.ClusterNode, len(ns))
+	for i, n := range ns {
+		out[i] = api.ClusterNode{Name: n.Name, Ready: n.Ready}
+	}
+	return out
+}
+
+func (v clusterView) Owner(ctx context.Context, eventID string) (string, error) {
+	return v.router.Owner(ctx, eventID)
 }

@@ -289,3 +289,14 @@ var kindByName = func() map[string]*changeKind {
 	}
 	return m
 }()
+
+// RegisteredTypes returns the type of every registered command and of its
+// result, for codecs that carry commands between processes by type (the
+// cluster's forwarding).
+func RegisteredTypes() []reflect.Type {
+	out := make([]reflect.Type, 0, 2*len(commandKinds))
+	for _, k := range commandKinds {
+		out = append(out, k.typ, k.result)
+	}
+	return out
+}

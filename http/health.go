@@ -12,6 +12,11 @@ import (
 var errStorageUnavailable = &Error{Status: 503, Reason: event.ReasonStorageUnavailable,
 	Message: "storage unavailable: writes cannot be made durable; the service restarts to recover, retry shortly"}
 
+// errClusterNotReady is the answer of a cluster node that has not joined
+// (or lost) the cluster: it cannot make writes durable yet.
+var errClusterNotReady = &Error{Status: 503, Reason: "CLUSTER_NOT_READY",
+	Message: "this node has not joined its cluster yet: writes cannot be made durable; retry shortly"}
+
 // registerHealth serves GET /healthz (200 while the process runs) and GET
 // /readyz (200 while writes can be made durable, else 503 in the error
 // envelope), both without a key, for probes and load balancers.
@@ -24,6 +29,10 @@ func registerHealth(srv *Server, sys *actors.System) {
 		rc.Response.Header.Set("Cache-Control", "no-store")
 		if sys != nil && sys.Store().Err() != nil {
 			srv.writeError(rc, errStorageUnavailable)
+			return
+		}
+		if sys != nil && sys.Ready() != nil {
+			srv.writeError(rc, errClusterNotReady)
 			return
 		}
 		rc.SetContentType("application/json")

@@ -69,6 +69,10 @@ func ParseConfig(args []string, lookup func(string) (string, bool), help io.Writ
 	dur(&c.AuditRetention, "audit-retention", "TICKETD_AUDIT_RETENTION", d.AuditRetention, "how long audit log entries are kept")
 	num(&c.WebhookDisableAfter, "webhook-disable-after", "TICKETD_WEBHOOK_DISABLE_AFTER", d.WebhookDisableAfter, "consecutive failed deliveries that disable a webhook endpoint")
 	str(&c.LogLevel, "log-level", "TICKETD_LOG_LEVEL", d.LogLevel, "debug, info, warn or error")
+	str(&c.NodeName, "node-name", "TICKETD_NODE_NAME", d.NodeName, "cluster mode: this node's unique name")
+	str(&c.ClusterAddr, "cluster-addr", "TICKETD_CLUSTER_ADDR", d.ClusterAddr, "cluster mode: this node's cluster listen host:port")
+	str(&c.ClusterPeers, "cluster-peers", "TICKETD_CLUSTER_PEERS", d.ClusterPeers, "comma-separated cluster addresses of all nodes; empty runs a single node on Pebble")
+	num(&c.ClusterReplicas, "cluster-replicas", "TICKETD_CLUSTER_REPLICAS", d.ClusterReplicas, "cluster mode: nodes keeping each event stream (at most the peers)")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(help, "usage: ticketd serve [flags]\n\nEvery flag also reads the environment variable named after it, when absent.\n\nflags:")
 		fs.SetOutput(help)

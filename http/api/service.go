@@ -57,6 +57,8 @@ type Deps struct {
 	// (nil: one over the actor system's store that is not started, so the
 	// console works but nothing is delivered).
 	Webhooks *webhooks.Service
+	// Cluster is the cluster this node belongs to (nil: a single node).
+	Cluster Cluster
 }
 
 // api holds the endpoint handlers (routes_*.go). Handlers are thin:
@@ -124,6 +126,7 @@ func (a *api) routes() []thttp.Route {
 	rs = append(rs, a.webhookRoutes()...)
 	rs = append(rs, a.refundRoutes()...)
 	rs = append(rs, a.consoleSalesRoutes()...)
+	rs = append(rs, a.clusterRoutes()...)
 	return a.instrument(rs)
 }
 

@@ -1,0 +1,370 @@
+package chaos
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	nethttp "net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ticketd/app/apptest"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	if os.Getenv("TICKETD_CLUSTER_CHAOS") == "" {
+		fmt.Println("skipped: set TICKETD_CLUSTER_CHAOS=1 (make cluster-chaos)")
+		os.Exit(0)
+	}
+	apptest.RunWithBinary(m, &binary)
+}
+
+const adminToken = "adm_chaos_0123456789abcdef"
+
+type proc struct {
+	name, httpAddr, clusterAddr, dir, log string
+	peers                                 string
+	cmd                                   *exec.Cmd
+	done                                  chan struct{}
+}
+
+func (p *proc) url() string { return "http://" + p.httpAddr }
+
+func (p *proc) start(t *testing.T) {
+	t.Helper()
+	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	require.NoError(t, err)
+	cmd := exec.Command(binary, "serve")
+	cmd.Env = append(os.Environ(), "TICKETD_ADDR="+p.httpAddr, "TICKETD_DATA_DIR="+p.dir, "TICKETD_ADMIN_TOKEN="+adminToken,
+		"TICKETD_NODE_NAME="+p.name, "TICKETD_CLUSTER_ADDR="+p.clusterAddr, "TICKETD_CLUSTER_PEERS="+p.peers,
+		"TICKETD_RATE_LIMIT_PER_MINUTE=0", "TICKETD_LOG_LEVEL=info")
+	cmd.Stdout, cmd.Stderr = f, f
+	require.NoError(t, cmd.Start())
+	p.cmd, p.done = cmd, make(chan struct{})
+	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
+}
+
+func (p *proc) signal(sig syscall.Signal) { _ = p.cmd.Process.Signal(sig) }
+
+func (p *proc) kill() {
+	p.signal(syscall.SIGCONT)
+	p.signal(syscall.SIGKILL)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+var hc = &nethttp.Client{Timeout: 20 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 64}}
+
+func call(method, u, token string, body any) (int, map[string]any, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := nethttp.NewRequest(method, u, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m, nil
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, ok func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !ok() {
+		if time.Since(start) > timeout {
+			t.Fatalf("timed out after %s: %s", timeout, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+func ready(p *proc) bool {
+	select {
+	case <-p.done:
+		return false // killed, or exited: its log says why
+	default:
+	}
+	st, _, err := call("GET", p.url()+"/readyz", "", nil)
+	return err == nil && st == 200
+}
+
+// load places orders through one node from several clients and keeps
+// every acknowledged order id.
+type load struct {
+	mu      sync.Mutex
+	acked   map[string]bool
+	lastOK  time.Time
+	maxGap  time.Duration
+	gapFrom time.Time
+	status  map[int]int
+	stop    atomic.Bool
+	wg      sync.WaitGroup
+	n       atomic.Int64
+}
+
+func (l *load) run(base, key, evt, typeID string, clients int) {
+	for c := range clients {
+		l.wg.Go(func() {
+			for i := 0; !l.stop.Load(); i++ {
+				st, o, err := call("POST", base+"/v1/events/"+evt+"/orders", key, map[string]any{
+					"email": fmt.Sprintf("c%d-%d-%d@example.com", c, i, l.n.Add(1)),
+					"items": []map[string]any{{"itemType": "registration_type", "itemId": typeID, "quantity": 1}}})
+				now := time.Now()
+				l.mu.Lock()
+				if err != nil {
+					st = -1
+				}
+				l.status[st]++
+				if st == 201 {
+					l.acked[o["id"].(string)] = true
+					if !l.lastOK.IsZero() && now.Sub(l.lastOK) > l.maxGap {
+						l.maxGap, l.gapFrom = now.Sub(l.lastOK), l.lastOK
+					}
+					l.lastOK = now
+				}
+				l.mu.Unlock()
+				if st != 201 {
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		})
+	}
+}
+
+// phase resets the gap measurement and returns the counts so far.
+func (l *load) phase() (acked int, status map[int]int, gap time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	status = map[int]int{}
+	for k, v := range l.status {
+		status[k] = v
+	}
+	gap = l.maxGap
+	l.maxGap = 0
+	return len(l.acked), status, gap
+}
+
+func (l *load) ackedCopy() map[string]bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]bool, len(l.acked))
+	for k := range l.acked {
+		out[k] = true
+	}
+	return out
+}
+
+// listOrders pages through the event's orders.
+func listOrders(t *testing.T, base, key, evt string) map[string]bool {
+	t.Helper()
+	got := map[string]bool{}
+	cursor := ""
+	for {
+		u := base + "/v1/events/" + evt + "/orders?limit=100"
+		if cursor != "" {
+			u += "&cursor=" + url.QueryEscape(cursor)
+		}
+		var st int
+		var page map[string]any
+		waitFor(t, 60*time.Second, "list orders", func() bool {
+			var err error
+			st, page, err = call("GET", u, key, nil)
+			return err == nil && st == 200
+		})
+		for _, x := range page["data"].([]any) {
+			got[x.(map[string]any)["id"].(string)] = true
+		}
+		next, _ := page["nextCursor"].(string)
+		if more, _ := page["hasMore"].(bool); !more || next == "" {
+			return got
+		}
+		cursor = next
+	}
+}
+
+func owner(p *proc, evt string) string {
+	st, body, err := call("GET", p.url()+"/admin/v1/events/"+evt+"/owner", adminToken, nil)
+	if err != nil || st != 200 {
+		return ""
+	}
+	s, _ := body["node"].(string)
+	return s
+}
+
+// TestClusterChaos is the fault run: see the package doc.
+func TestClusterChaos(t *testing.T) {
+	procs := make([]*proc, 3)
+	var caddrs []string
+	for range procs {
+		caddrs = append(caddrs, freeAddr(t))
+	}
+	root := t.TempDir()
+	for i := range procs {
+		procs[i] = &proc{name: fmt.Sprintf("n%d", i+1), httpAddr: freeAddr(t), clusterAddr: caddrs[i],
+			dir: filepath.Join(root, fmt.Sprintf("n%d", i+1)), log: filepath.Join(root, fmt.Sprintf("n%d.log", i+1)),
+			peers: strings.Join(caddrs, ",")}
+		procs[i].start(t)
+	}
+	defer func() {
+		for _, p := range procs {
+			p.kill()
+		}
+		if t.Failed() {
+			keep, _ := os.MkdirTemp("", "ticketd-cluster-chaos-logs")
+			for _, p := range procs {
+				b, _ := os.ReadFile(p.log)
+				_ = os.WriteFile(filepath.Join(keep, p.name+".log"), b, 0o600)
+			}
+			t.Logf("the nodes' logs are kept in %s", keep)
+		}
+	}()
+	for _, p := range procs {
+		waitFor(t, 90*time.Second, p.name+" ready", func() bool { return ready(p) })
+	}
+	byName := map[string]*proc{}
+	for _, p := range procs {
+		byName[p.name] = p
+	}
+
+	// The key lives in n1's directory: the load goes through n1.
+	front := procs[0]
+	st, unit, err := call("POST", front.url()+"/admin/v1/business-units", adminToken, map[string]any{"name": "Chaos"})
+	require.NoError(t, err)
+	require.Equal(t, 201, st, "%v", unit)
+	st, key, err := call("POST", front.url()+"/admin/v1/business-units/"+unit["id"].(string)+"/api-keys", adminToken, map[string]any{"type": "secret"})
+	require.NoError(t, err)
+	require.Equal(t, 201, st, "%v", key)
+	sk := key["key"].(string)
+
+	// The hot event, owned by another node than the front.
+	var evt, own string
+	waitFor(t, 120*time.Second, "an event owned by another node", func() bool {
+		st, ev, err := call("POST", front.url()+"/v1/events", sk, map[string]any{"name": "Drop", "timezone": "UTC", "startsAt": "2030-06-01T09:00:00Z"})
+		if err != nil || st != 201 {
+			return false
+		}
+		evt = ev["id"].(string)
+		own = owner(front, evt)
+		return own != "" && own != front.name
+	})
+	st, tt, err := call("POST", front.url()+"/v1/events/"+evt+"/ticket-types", sk, map[string]any{"name": "GA", "capacity": 1_000_000, "priceAmount": 0})
+	require.NoError(t, err)
+	require.Equal(t, 201, st, "%v", tt)
+	typeID := tt["id"].(string)
+	st, _, _ = call("PATCH", front.url()+"/v1/events/"+evt+"/ticket-types/"+typeID, sk, map[string]any{"status": "open"})
+	require.Equal(t, 200, st)
+	st, _, _ = call("PATCH", front.url()+"/v1/events/"+evt, sk, map[string]any{"status": "published"})
+	require.Equal(t, 200, st)
+
+	l := &load{acked: map[string]bool{}, status: map[int]int{}}
+	l.run(front.url(), sk, evt, typeID, 16)
+	defer func() { l.stop.Store(true); l.wg.Wait() }()
+
+	check := func(phase string) {
+		t.Helper()
+		acked := l.ackedCopy()
+		got := listOrders(t, front.url(), sk, evt)
+		lost := 0
+		for id := range acked {
+			if !got[id] {
+				lost++
+			}
+		}
+		owners := map[string]bool{}
+		for _, p := range procs {
+			if ready(p) {
+				owners[owner(p, evt)] = true
+			}
+		}
+		n, status, gap := l.phase()
+		t.Logf("%s: acknowledged %d, listed %d, lost %d, owners %v, statuses %v, longest write gap %s",
+			phase, n, len(got), lost, owners, status, gap.Round(time.Millisecond))
+		require.Zero(t, lost, "%s: acknowledged orders lost", phase)
+		require.Len(t, owners, 1, "%s: the nodes disagree on the owner", phase)
+		require.LessOrEqual(t, len(got), 1_000_000)
+	}
+
+	time.Sleep(5 * time.Second)
+	check("steady")
+
+	// 1. kill -9 of the owner.
+	victim := byName[owner(front, evt)]
+	t.Logf("kill -9 %s (owner)", victim.name)
+	victim.kill()
+	before, _, _ := l.phase()
+	resumed := waitFor(t, 60*time.Second, "writes resume after kill -9", func() bool {
+		n, _, _ := l.phase()
+		return n > before
+	})
+	t.Logf("writes resumed %s after the kill", resumed.Round(time.Millisecond))
+	time.Sleep(3 * time.Second)
+	check("after kill -9")
+	victim.start(t)
+	waitFor(t, 90*time.Second, victim.name+" back", func() bool { return ready(victim) })
+	time.Sleep(8 * time.Second) // the leaders rebalance
+	check("after restart")
+
+	// 2. SIGSTOP of the owner for 15 s: a zombie must acknowledge nothing.
+	zombie := byName[owner(front, evt)]
+	t.Logf("SIGSTOP %s (owner) for 15s", zombie.name)
+	zombie.signal(syscall.SIGSTOP)
+	time.Sleep(15 * time.Second)
+	zombie.signal(syscall.SIGCONT)
+	waitFor(t, 60*time.Second, zombie.name+" ready again", func() bool { return ready(zombie) })
+	time.Sleep(8 * time.Second)
+	check("after SIGSTOP/SIGCONT")
+
+	// 3. A node restarted on an empty data dir.
+	var blank *proc
+	for _, p := range procs {
+		if p != front {
+			blank = p
+		}
+	}
+	t.Logf("restart %s on an empty data dir", blank.name)
+	blank.kill()
+	require.NoError(t, os.RemoveAll(blank.dir))
+	blank.start(t)
+	waitFor(t, 120*time.Second, blank.name+" back empty", func() bool { return ready(blank) })
+	time.Sleep(8 * time.Second)
+	check("after empty restart")
+	l.stop.Store(true)
+	l.wg.Wait()
+	check("end")
+}

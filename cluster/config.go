@@ -1,0 +1,81 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+)
+
+// Config configures one node of the cluster.
+type Config struct {
+	// NodeName names this node; unique in the cluster, it is the JetStream
+	// server name and what the owner endpoints answer.
+	NodeName string
+	// Addr is this node's cluster (route) listen address, host:port.
+	Addr string
+	// Peers are the cluster addresses of every node, this one included.
+	Peers []string
+	// Replicas is how many nodes keep each stream (1 to 5, at most the
+	// peers; default 3 or the number of peers when fewer).
+	Replicas int
+	// Shards is the number of streams the events are spread over
+	// (default 8): each has its own Raft group and leader.
+	Shards int
+	// DataDir is the node's data dir: JetStream keeps its files in
+	// DataDir/jetstream.
+	DataDir string
+	// Name is the cluster's name (default "ticketd"); nodes of two
+	// clusters never join.
+	Name string
+	// RequestTimeout bounds one JetStream request (default 10 s: an
+	// election takes 4 to 9 s).
+	RequestTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// Validate fills defaults and checks the configuration.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.NodeName == "" || strings.ContainsAny(c.NodeName, " .*>\t\n") {
+		errs = append(errs, fmt.Errorf("cluster: node name %q: must be set, without spaces, dots or wildcards", c.NodeName))
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("cluster: addr %q: %w", c.Addr, err))
+	}
+	if len(c.Peers) == 0 {
+		errs = append(errs, errors.New("cluster: peers: at least one"))
+	}
+	for _, p := range c.Peers {
+		if _, _, err := net.SplitHostPort(p); err != nil {
+			errs = append(errs, fmt.Errorf("cluster: peer %q: %w", p, err))
+		}
+	}
+	if c.Replicas == 0 {
+		c.Replicas = min(3, max(len(c.Peers), 1))
+	}
+	if c.Replicas < 1 || c.Replicas > 5 || (len(c.Peers) > 0 && c.Replicas > len(c.Peers)) {
+		errs = append(errs, fmt.Errorf("cluster: replicas %d: must be 1 to 5 and at most the %d peers", c.Replicas, len(c.Peers)))
+	}
+	if c.Shards == 0 {
+		c.Shards = 8
+	}
+	if c.Shards < 1 || c.Shards > 256 {
+		errs = append(errs, fmt.Errorf("cluster: shards %d: must be 1 to 256", c.Shards))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("cluster: data dir: must be set"))
+	}
+	if c.Name == "" {
+		c.Name = "ticketd"
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return errors.Join(errs...)
+}

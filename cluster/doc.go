@@ -1,0 +1,85 @@
+// Package cluster runs ticketd as a member of a NATS JetStream cluster
+// embedded in every node: the event log replicated over the nodes, so an
+// acknowledged write survives the loss of any minority of them.
+//
+// # Node
+//
+// Start runs an embedded nats-server with JetStream (files in
+// DataDir/jetstream), routes to every peer, the client port on loopback
+// only, and an in-process client connection. JetStream's files are synced
+// on every write (SyncAlways: its default syncs every 2 minutes, which can
+// lose acknowledged messages when a majority loses power). A node is ready
+// (Ready, and /readyz) once the JetStream meta group has a leader this
+// node is current with and the event log's streams exist. Nodes announce
+// their name and readiness on ticketd.node.<name> every 500 ms (Nodes).
+//
+// # Event log
+//
+// Log implements persistence.Log on JetStream. Events are spread over
+// Config.Shards streams (TICKETD_EV_<n>, Config.Replicas replicas each) by
+// a hash of their id; an event's records are the messages of its own
+// subject, ev.<n>.<eventId>. One commit (a group-commit batch) is one
+// message, split at record boundaries only above maxMessageBytes, that
+// carries its records and the index entries they owe (outbox, webhooks,
+// pending refunds), so both are replicated together.
+//
+// Single writer: every publish carries Nats-Expected-Last-Subject-Sequence,
+// the stream sequence of the last message this writer knows on the
+// subject. An owner activating an event replays the subject and then
+// appends a claim message fenced on the subject's last message, which must
+// end at the record the replay ended at (else records came after the
+// replay, and the activation starts over); its stream sequence is the
+// owner's epoch. A claim is a writer of its own (Claim returns the Log to
+// append through), so two incarnations on one node (an evicted actor
+// finishing its flight and its successor) are two writers too. Any earlier owner's next append then fails with
+// JetStream error 10071 (wrong last sequence): Log answers ErrFenced, and
+// the event actor answers 503 to everything waiting and stops. Error 10164
+// (the subject has a publish in process) and a missing ack (an election)
+// are transient: the publish is retried with the same Nats-Msg-Id
+// (<eventId>.<epoch>.<n>), so a publish stored whose ack was lost is
+// answered as a duplicate with its sequence, never stored twice (the
+// server checks the id before the expected sequence, within the stream's
+// 2-minute duplicate window, which bounds the retries). One commit per
+// event is in flight at a time (MaxInFlight 1): the next one's expected
+// sequence is this one's.
+//
+// # Ownership
+//
+// Router places an event on the leader of its shard stream: appends go
+// to the stream leader anyway, and JetStream moves leadership to the
+// survivors when a node is lost, so ownership needs no protocol of its
+// own. Node spreads the leaders over the ready nodes (JetStream alone may
+// elect one node for all). Every other node forwards the event's requests
+// to the owner over NATS request/reply (ticketd.ask.<node>, gob of the
+// registered commands and results). A node evicts its actors of a shard
+// whenever it gains or loses its leadership. The fence, not the placement,
+// keeps one writer.
+//
+// # Snapshots
+//
+// Snapshots keeps event snapshots in the object store TICKETD_SNAPSHOTS,
+// the seqs kept per event in the key-value bucket TICKETD_SNAPINDEX (two
+// per event), and trims the event's subject through the older one kept:
+// it purges the messages whose records all lie at or before it (Log keeps,
+// per event, the last record seq and stream sequence of the messages it
+// has seen: maxMarks of them).
+//
+// # Byte format
+//
+// A message's data is a version byte (1) then operations, each a kind
+// byte and uvarint-prefixed fields:
+//
+//	'a' append:  seq, record
+//	'p' put:     key, value
+//	'd' delete:  key
+//
+// A claim message has no data and the header Ticketd-Claim (the claiming
+// node). Every message has the headers Ticketd-First and Ticketd-Last:
+// the seqs of its first record (for a claim, the next one) and of the
+// event's last record at that message.
+//
+// # Concurrency
+//
+// Node and Log methods are safe for concurrent use; the commits of one
+// event are chained, so they reach the stream in order.
+package cluster

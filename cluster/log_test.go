@@ -1,0 +1,144 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/persistence"
+)
+
+type logRec struct {
+	seq uint64
+	rec string
+}
+
+func replayLog(t *testing.T, l *Log, id string) []logRec {
+	t.Helper()
+	var out []logRec
+	require.NoError(t, l.Replay(id, 0, func(seq uint64, rec []byte) error {
+		out = append(out, logRec{seq, string(rec)})
+		return nil
+	}))
+	return out
+}
+
+func commitRecs(l persistence.Log, id string, from, to uint64, index ...string) error {
+	b := l.NewBatch()
+	defer b.Close()
+	for s := from; s <= to; s++ {
+		b.Append(id, s, fmt.Appendf(nil, "r%d", s))
+	}
+	for _, k := range index {
+		b.Put([]byte(k), []byte("v"))
+	}
+	wait, err := l.CommitAsync(b)
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+func claim(t *testing.T, l *Log, id string, last uint64) persistence.Log {
+	t.Helper()
+	w, err := l.Claim(id, last)
+	require.NoError(t, err)
+	return w
+}
+
+func openLocal(t *testing.T) *persistence.Store {
+	t.Helper()
+	s, err := persistence.Open(persistence.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestLogFence: a writer whose event another node claimed is refused
+// (ErrFenced) and nothing of its batch lands; the new writer continues
+// from what it replayed, and every node reads the same records.
+func TestLogFence(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	local1, local2 := openLocal(t), openLocal(t)
+	l1, l2, l3 := NewLog(nodes[0], local1), NewLog(nodes[1], local2), NewLog(nodes[2], nil)
+	const id = "evt_fence"
+
+	require.Empty(t, replayLog(t, l1, id))
+	w1 := claim(t, l1, id, 0)
+	require.True(t, errors.Is(commitRecs(l1, id, 1, 1), persistence.ErrFenced), "no append without a claim")
+	require.NoError(t, commitRecs(w1, id, 1, 3, "mail/evt_fence/1"))
+	require.NoError(t, commitRecs(w1, id, 4, 4))
+	last, err := l2.LastSeq(id)
+	require.NoError(t, err)
+	require.Equal(t, uint64(4), last)
+	// The index entries reached the committing node's local store.
+	_, ok, err := local1.Get([]byte("mail/evt_fence/1"))
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	// Node 2 takes the event over.
+	require.Len(t, replayLog(t, l2, id), 4)
+	w2 := claim(t, l2, id, 4)
+	require.Greater(t, l2.Epoch(id), l1.Epoch(id))
+
+	// The old writer is fenced: error 10071, nothing stored.
+	err = commitRecs(w1, id, 5, 5)
+	require.True(t, errors.Is(err, persistence.ErrFenced), "got %v", err)
+	require.Zero(t, l1.Epoch(id))
+	// And stays fenced.
+	require.True(t, errors.Is(commitRecs(w1, id, 5, 5), persistence.ErrFenced))
+
+	require.NoError(t, commitRecs(w2, id, 5, 6))
+	want := []logRec{{1, "r1"}, {2, "r2"}, {3, "r3"}, {4, "r4"}, {5, "r5"}, {6, "r6"}}
+	require.Equal(t, want, replayLog(t, l3, id))
+
+	// A claim made on a stale replay is refused: records were appended
+	// after it.
+	_, err = l1.Claim(id, 4)
+	require.True(t, errors.Is(err, persistence.ErrFenced), "got %v", err)
+	// Two claims of one node (an evicted actor still finishing, and its
+	// new incarnation) are two writers: the newer fences the older.
+	w3 := claim(t, l3, id, 6)
+	w3b := claim(t, l3, id, 6)
+	require.True(t, errors.Is(commitRecs(w3, id, 7, 7), persistence.ErrFenced))
+	require.NoError(t, commitRecs(w3b, id, 7, 7))
+	require.True(t, errors.Is(commitRecs(w2, id, 8, 8), persistence.ErrFenced))
+}
+
+// TestRetrySettledByMsgID checks what a retried publish relies on: the
+// server looks up Nats-Msg-Id before the expected-sequence fence, so a
+// publish stored whose ack was lost, sent again unchanged, is answered
+// as a duplicate with its first sequence instead of 10071.
+func TestRetrySettledByMsgID(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	l := NewLog(nodes[0], nil)
+	const id = "evt_dup"
+	require.Empty(t, replayLog(t, l, id))
+	w := claim(t, l, id, 0).(*claimed).w
+	e := l.event(id)
+	w.mu.Lock()
+	expected := w.expected
+	w.mu.Unlock()
+	m := func() *nats.Msg {
+		m := nats.NewMsg(e.subject)
+		m.Data = []byte{formatV1}
+		m.Header.Set(jetstream.MsgIDHeader, "dup-1")
+		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(expected))
+		m.Header.Set(hdrLast, "0")
+		return m
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a1, err := nodes[1].JetStream().PublishMsg(ctx, m())
+	require.NoError(t, err)
+	a2, err := nodes[2].JetStream().PublishMsg(ctx, m())
+	require.NoError(t, err)
+	require.True(t, a2.Duplicate)
+	require.Equal(t, a1.Sequence, a2.Sequence)
+}

@@ -1,0 +1,72 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestClusterForms starts 3 nodes on loopback: each becomes ready, and
+// each lists all three as ready.
+func TestClusterForms(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	deadline := time.Now().Add(10 * time.Second)
+	for _, nd := range nodes {
+		for {
+			ns := nd.Nodes()
+			ok := len(ns) == 3
+			for _, x := range ns {
+				ok = ok && x.Ready
+			}
+			if ok {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "node %s sees %v", nd.Name(), ns)
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// The shard streams are replicated on all three.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := nodes[0].JetStream().Stream(ctx, streamName(0))
+	require.NoError(t, err)
+	info, err := s.Info(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 3, info.Config.Replicas)
+	require.NotEmpty(t, info.Cluster.Leader)
+	require.Len(t, info.Cluster.Replicas, 2)
+}
+
+// TestConfigValidate: defaults and refusals.
+func TestConfigValidate(t *testing.T) {
+	c := Config{NodeName: "a", Addr: "127.0.0.1:6222", Peers: []string{"127.0.0.1:6222"}, DataDir: "d"}
+	require.NoError(t, c.Validate())
+	require.Equal(t, 1, c.Replicas, "replicas default to at most the peers")
+	require.Equal(t, 8, c.Shards)
+	bad := Config{NodeName: "a.b", Addr: "nope", Peers: []string{"x"}, Replicas: 7}
+	require.Error(t, bad.Validate())
+}
+
+// TestLeadersSpread: the shard streams' leaders, hence the events'
+// owners, end up one per node rather than wherever JetStream elected them.
+func TestLeadersSpread(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		leads := map[string]int{}
+		for _, nd := range nodes {
+			for i := range nd.Config().Shards {
+				if nd.srv.JetStreamIsStreamLeader(globalAccount, streamName(i)) {
+					leads[nd.Name()]++
+				}
+			}
+		}
+		if len(leads) == 3 && leads["n1"] == 1 && leads["n2"] == 1 && leads["n3"] == 1 {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "leaders not spread: %v", leads)
+		time.Sleep(250 * time.Millisecond)
+	}
+}

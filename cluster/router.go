@@ -1,0 +1,331 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"ticketd/actors"
+	"ticketd/directory"
+	"ticketd/event"
+	"ticketd/persistence"
+)
+
+// Router places events on their owners and forwards requests to them.
+//
+// The owner of an event is the leader of its shard stream. Appends go to
+// the stream leader anyway, so the owner's commits take no extra hop; and
+// when a node is lost, JetStream elects new leaders among the survivors,
+// so ownership moves with the engine and needs no membership protocol of
+// its own. Leadership can change under a running actor: the old owner's
+// next commit is then refused by the fence in the log (see Log), and a
+// request reaching a node that no longer leads is answered "moved" and
+// sent again to the new leader. The single-writer guarantee is the fence,
+// never this placement.
+type Router struct {
+	n   *Node
+	mu  sync.Mutex
+	sys *actors.System
+	sub *nats.Subscription
+	sem chan struct{} // bounds the forwarded requests served at once
+
+	stop, done chan struct{} // of watchLeaders
+
+	leaders []string    // per shard, "" unknown
+	fetched []time.Time // per shard, when its leader was asked
+}
+
+// askSubj + node name is where a node serves forwarded requests.
+const askSubj = "ticketd.ask."
+
+// maxServing bounds the forwarded requests a node serves at once; more
+// are answered busy.
+const maxServing = 4096
+
+// NewRouter returns the router of node n.
+func NewRouter(n *Node) *Router {
+	return &Router{n: n, leaders: make([]string, n.cfg.Shards), fetched: make([]time.Time, n.cfg.Shards),
+		sem: make(chan struct{}, maxServing)}
+}
+
+func init() {
+	// Commands and results travel by type: every node runs the same
+	// build, so the same registry names them.
+	for _, t := range event.RegisteredTypes() {
+		if t.Kind() == reflect.Interface {
+			continue
+		}
+		gob.Register(reflect.Zero(t).Interface())
+	}
+	gob.Register(event.Storefront{})
+}
+
+// Owner returns the name of the node that owns eventID ("" while its
+// shard has no leader).
+func (r *Router) Owner(ctx context.Context, eventID string) (string, error) {
+	shard := r.n.shard(eventID)
+	if r.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(shard)) {
+		return r.n.cfg.NodeName, nil
+	}
+	r.mu.Lock()
+	name, fresh := r.leaders[shard], time.Since(r.fetched[shard]) < time.Second
+	r.mu.Unlock()
+	if name != "" && name != r.n.cfg.NodeName && fresh {
+		return name, nil
+	}
+	return r.refresh(ctx, shard)
+}
+
+const globalAccount = "$G"
+
+// refresh asks JetStream who leads the shard's stream.
+func (r *Router) refresh(ctx context.Context, shard int) (string, error) {
+	s, err := r.n.js.Stream(ctx, streamName(shard))
+	if err != nil {
+		return "", fmt.Errorf("cluster: owner of shard %d: %w", shard, err)
+	}
+	info := s.CachedInfo()
+	leader := ""
+	if info.Cluster != nil {
+		leader = info.Cluster.Leader
+	}
+	r.mu.Lock()
+	r.leaders[shard] = leader
+	r.fetched[shard] = time.Now()
+	r.mu.Unlock()
+	return leader, nil
+}
+
+// wireReq and wireResp are a forwarded request and its answer (gob).
+type wireReq struct {
+	EventID    string
+	CreateUnit string
+	Cmd        event.Command
+}
+
+type wireResp struct {
+	Moved  bool // the node does not own the event (any more)
+	Result any
+	Err    *wireErr
+}
+
+// wireErr carries an answer's error so the forwarding node answers it the
+// same: its kind, and for a business rejection the whole event.Error.
+type wireErr struct {
+	Kind  errKind
+	Msg   string
+	Event *event.Error
+}
+
+type errKind uint8
+
+const (
+	errOther errKind = iota
+	errEvent
+	errBusy
+	errUnavailable
+	errStorage
+	errNotFound
+)
+
+func toWire(err error) *wireErr {
+	if err == nil {
+		return nil
+	}
+	var ee *event.Error
+	switch {
+	case errors.As(err, &ee):
+		return &wireErr{Kind: errEvent, Event: ee}
+	case errors.Is(err, actors.ErrBusy):
+		return &wireErr{Kind: errBusy, Msg: err.Error()}
+	case errors.Is(err, persistence.ErrFailed):
+		return &wireErr{Kind: errStorage, Msg: err.Error()}
+	case errors.Is(err, actors.ErrUnavailable):
+		return &wireErr{Kind: errUnavailable, Msg: err.Error()}
+	case errors.Is(err, directory.ErrNotFound):
+		return &wireErr{Kind: errNotFound, Msg: err.Error()}
+	}
+	return &wireErr{Kind: errOther, Msg: err.Error()}
+}
+
+func (w *wireErr) err() error {
+	if w == nil {
+		return nil
+	}
+	switch w.Kind {
+	case errEvent:
+		return w.Event
+	case errBusy:
+		return actors.ErrBusy
+	case errStorage:
+		return fmt.Errorf("%w: %w: owner: %s", actors.ErrUnavailable, persistence.ErrFailed, w.Msg)
+	case errUnavailable:
+		return fmt.Errorf("%w: owner: %s", actors.ErrUnavailable, w.Msg)
+	case errNotFound:
+		return fmt.Errorf("%w: owner: %s", directory.ErrNotFound, w.Msg)
+	}
+	return errors.New(w.Msg)
+}
+
+// wireCmd is cmd as it travels: a storefront command travels as its
+// untyped event.Storefront (the typed wrapper only fixes the result type,
+// which the answer carries itself).
+func wireCmd(cmd event.Command) event.Command {
+	v := reflect.ValueOf(cmd)
+	if t := v.Type(); t.Kind() == reflect.Struct && t.NumField() == 1 && t.Field(0).Anonymous &&
+		t.Field(0).Type == reflect.TypeFor[event.Storefront]() {
+		return v.Field(0).Interface().(event.Storefront)
+	}
+	return cmd
+}
+
+// forwardTimeout bounds a forwarded request without a deadline of its own.
+const forwardTimeout = 10 * time.Second
+
+// Forward is actors.Config.Forward: it answers ok false when this node
+// owns the event, else the owner's answer. A request is sent again only
+// when it was certainly not handled (nobody listening, or "moved"); a
+// timeout is an unknown outcome, answered unavailable like a local one.
+func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command, createUnit string) (any, error, bool) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, forwardTimeout)
+		defer cancel()
+	}
+	var body bytes.Buffer
+	if err := gob.NewEncoder(&body).Encode(&wireReq{EventID: eventID, CreateUnit: createUnit, Cmd: wireCmd(cmd)}); err != nil {
+		return nil, fmt.Errorf("%w: forward %T: %v", actors.ErrUnavailable, cmd, err), true
+	}
+	wait := 100 * time.Millisecond
+	for {
+		owner, err := r.Owner(ctx, eventID)
+		if err == nil && owner == r.n.cfg.NodeName {
+			return nil, nil, false
+		}
+		if err == nil && owner != "" {
+			m, err := r.n.nc.RequestWithContext(ctx, askSubj+owner, body.Bytes())
+			if err == nil {
+				var resp wireResp
+				if err := gob.NewDecoder(bytes.NewReader(m.Data)).Decode(&resp); err != nil {
+					return nil, fmt.Errorf("%w: answer of %s: %v", actors.ErrUnavailable, owner, err), true
+				}
+				if !resp.Moved {
+					return resp.Result, resp.Err.err(), true
+				}
+			} else if !errors.Is(err, nats.ErrNoResponders) {
+				return nil, fmt.Errorf("%w: event %s on %s: %v", actors.ErrUnavailable, eventID, owner, err), true
+			}
+			r.mu.Lock()
+			r.fetched[r.n.shard(eventID)] = time.Time{} // ask JetStream again
+			r.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: event %s: no owner reachable: %v", actors.ErrUnavailable, eventID, ctx.Err()), true
+		case <-time.After(wait):
+			wait = min(2*wait, time.Second)
+		}
+	}
+}
+
+// Serve answers the requests other nodes forward to this one with sys.
+func (r *Router) Serve(sys *actors.System) error {
+	r.mu.Lock()
+	r.sys = sys
+	r.mu.Unlock()
+	sub, err := r.n.nc.Subscribe(askSubj+r.n.cfg.NodeName, func(m *nats.Msg) {
+		select {
+		case r.sem <- struct{}{}:
+		default:
+			r.respond(m, &wireResp{Err: toWire(actors.ErrBusy)})
+			return
+		}
+		go func() {
+			defer func() { <-r.sem }()
+			r.serve(m)
+		}()
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: serve: %w", err)
+	}
+	r.sub = sub
+	r.stop = make(chan struct{})
+	r.done = make(chan struct{})
+	go r.watchLeaders(sys)
+	return nil
+}
+
+// watchLeaders evicts the local actors of a shard whenever this node gains
+// or loses its leadership: a node that led before may hold an actor whose
+// state another owner has moved on from since.
+func (r *Router) watchLeaders(sys *actors.System) {
+	defer close(r.done)
+	led := make([]bool, r.n.cfg.Shards)
+	t := time.NewTicker(leaderPoll)
+	defer t.Stop()
+	for {
+		for i := range led {
+			now := r.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(i))
+			if now == led[i] {
+				continue
+			}
+			led[i] = now
+			if n := sys.Evict(func(id string) bool { return r.n.shard(id) == i }); n > 0 {
+				r.n.cfg.Logger.Info("cluster: shard leadership moved; actors evicted", "stream", streamName(i), "leader", now, "evicted", n)
+			}
+		}
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// leaderPoll is how often a node looks at which shards it leads.
+const leaderPoll = 100 * time.Millisecond
+
+func (r *Router) serve(m *nats.Msg) {
+	var req wireReq
+	if err := gob.NewDecoder(bytes.NewReader(m.Data)).Decode(&req); err != nil {
+		r.respond(m, &wireResp{Err: &wireErr{Kind: errUnavailable, Msg: "cluster: bad forwarded request: " + err.Error()}})
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	defer cancel()
+	if owner, err := r.Owner(ctx, req.EventID); err != nil || owner != r.n.cfg.NodeName {
+		r.respond(m, &wireResp{Moved: true})
+		return
+	}
+	r.mu.Lock()
+	sys := r.sys
+	r.mu.Unlock()
+	res, err := sys.Serve(ctx, req.EventID, req.Cmd, req.CreateUnit)
+	r.respond(m, &wireResp{Result: res, Err: toWire(err)})
+}
+
+func (r *Router) respond(m *nats.Msg, resp *wireResp) {
+	var body bytes.Buffer
+	if err := gob.NewEncoder(&body).Encode(resp); err != nil {
+		body.Reset()
+		_ = gob.NewEncoder(&body).Encode(&wireResp{Err: &wireErr{Kind: errUnavailable, Msg: "cluster: encode answer: " + err.Error()}})
+	}
+	_ = m.Respond(body.Bytes())
+}
+
+// Close stops serving forwarded requests.
+func (r *Router) Close() {
+	if r.sub != nil {
+		_ = r.sub.Unsubscribe()
+		close(r.stop)
+		<-r.done
+		r.sub = nil
+	}
+}

@@ -1,0 +1,162 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Snapshot storage: the states in an object store, and per event the seqs
+// of its snapshots kept in a key-value bucket (its key is the event id, its
+// value the seqs, comma-separated, oldest first). Both are replicated like
+// the event streams. Only an event's owner saves its snapshots (its
+// snapshotter), so an index update races only with an owner that lost the
+// event, and the revision check makes one of them fail.
+const (
+	snapBucket  = "TICKETD_SNAPSHOTS"
+	snapIndex   = "TICKETD_SNAPINDEX"
+	snapsKept   = 2
+	snapTimeout = 30 * time.Second
+)
+
+// Snapshots is the actors.SnapshotStore of cluster mode.
+type Snapshots struct{ log *Log }
+
+// NewSnapshots returns the snapshot store whose trims apply to log.
+func NewSnapshots(log *Log) *Snapshots { return &Snapshots{log: log} }
+
+func snapName(eventID string, seq uint64) string {
+	return eventID + "." + strconv.FormatUint(seq, 10)
+}
+
+func (s *Snapshots) stores(ctx context.Context) (jetstream.ObjectStore, jetstream.KeyValue, error) {
+	obs, err := s.log.n.js.ObjectStore(ctx, snapBucket)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cluster: snapshot store: %w", err)
+	}
+	kv, err := s.log.n.js.KeyValue(ctx, snapIndex)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cluster: snapshot index: %w", err)
+	}
+	return obs, kv, nil
+}
+
+// seqs reads an event's snapshot seqs, oldest first, and the index
+// entry's revision (0 when none).
+func seqs(ctx context.Context, kv jetstream.KeyValue, eventID string) ([]uint64, uint64, error) {
+	e, err := kv.Get(ctx, eventID)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []uint64
+	for _, f := range strings.Split(string(e.Value()), ",") {
+		if f == "" {
+			continue
+		}
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return nil, 0, fmt.Errorf("bad snapshot index of %s: %q", eventID, e.Value())
+		}
+		out = append(out, v)
+	}
+	return out, e.Revision(), nil
+}
+
+// LoadNewestWith returns the newest readable snapshot of the event; an
+// unreadable newest one falls back to the older one kept.
+func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), snapTimeout)
+	defer cancel()
+	obs, kv, err := s.stores(ctx)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	list, _, err := seqs(ctx, kv, eventID)
+	if err != nil {
+		return 0, nil, false, fmt.Errorf("cluster: snapshots of %s: %w", eventID, err)
+	}
+	var firstErr error
+	for i := len(list) - 1; i >= 0; i-- {
+		b, err := obs.GetBytes(ctx, snapName(eventID, list[i]))
+		if err == nil {
+			return list[i], b, true, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		s.log.n.cfg.Logger.Warn("cluster: snapshot unreadable", "event", eventID, "seq", list[i], "err", err)
+	}
+	if firstErr != nil && len(list) > 0 {
+		// Every snapshot unreadable: the log may be trimmed behind them.
+		return 0, nil, false, fmt.Errorf("cluster: snapshots of %s unreadable: %w", eventID, firstErr)
+	}
+	return 0, nil, false, nil
+}
+
+// SaveAndTrim saves the state of the event at seq, keeps the newest
+// snapsKept snapshots, and trims the log through the older one kept: an
+// unreadable newest snapshot still has an older one and the records after
+// it.
+func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), snapTimeout)
+	defer cancel()
+	obs, kv, err := s.stores(ctx)
+	if err != nil {
+		return 0, err
+	}
+	list, rev, err := seqs(ctx, kv, eventID)
+	if err != nil {
+		return 0, fmt.Errorf("cluster: snapshots of %s: %w", eventID, err)
+	}
+	if slices.Contains(list, seq) {
+		return 0, nil
+	}
+	if _, err := obs.PutBytes(ctx, snapName(eventID, seq), state); err != nil {
+		return 0, fmt.Errorf("cluster: save snapshot %s at %d: %w", eventID, seq, err)
+	}
+	list = append(list, seq)
+	slices.Sort(list)
+	var dropped []uint64
+	if len(list) > snapsKept {
+		dropped = list[:len(list)-snapsKept]
+		list = list[len(list)-snapsKept:]
+	}
+	parts := make([]string, len(list))
+	for i, v := range list {
+		parts[i] = strconv.FormatUint(v, 10)
+	}
+	value := []byte(strings.Join(parts, ","))
+	if rev == 0 {
+		_, err = kv.Create(ctx, eventID, value)
+	} else {
+		_, err = kv.Update(ctx, eventID, value, rev)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cluster: snapshot index of %s: %w", eventID, err)
+	}
+	for _, d := range dropped {
+		if err := obs.Delete(ctx, snapName(eventID, d)); err != nil {
+			s.log.n.cfg.Logger.Warn("cluster: delete old snapshot", "event", eventID, "seq", d, "err", err)
+		}
+	}
+	if len(list) < snapsKept {
+		return 0, nil
+	}
+	through := list[0]
+	if err := s.log.trim(ctx, eventID, through); err != nil {
+		// The snapshot is saved; the log keeps more than it needs until
+		// the next snapshot trims it.
+		s.log.n.cfg.Logger.Warn("cluster: trim", "event", eventID, "through", through, "err", err)
+		return 0, nil
+	}
+	return through, nil
+}

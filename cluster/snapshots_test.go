@@ -1,0 +1,71 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors"
+	"ticketd/event"
+)
+
+// TestSnapshotsReplicated: the owner's snapshots go to the replicated
+// store, the log is trimmed behind the older one kept, and a survivor of
+// the owner's loss loads the event from snapshot and tail with every
+// acknowledged order.
+func TestSnapshotsReplicated(t *testing.T) {
+	stacks := startStacks(t, 3, func(c *actors.Config) {
+		c.SnapshotEvery = 10
+		c.Snapshots = nil // the replicated store (see startStacks)
+	})
+	evt := stacks[0].sys.NewEventID()
+	b := ownerIndex(t, stacks, evt)
+	a := (b + 1) % 3
+	viaA := stacks[a].sys
+	starts := event.Time{Time: time.Now().Add(30 * 24 * time.Hour).UTC()}
+	_, err := viaA.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &starts})
+	require.NoError(t, err)
+	tt, err := actors.Ask(bg, viaA, evt, event.CreateTicketType{Name: "GA"})
+	require.NoError(t, err)
+	_, err = actors.Ask(bg, viaA, evt, event.UpdateTicketType{ID: tt.ID, Status: event.Some("open")})
+	require.NoError(t, err)
+	_, err = actors.Ask(bg, viaA, evt, event.UpdateEvent{Status: event.Some("published")})
+	require.NoError(t, err)
+	var orders []string
+	for i := range 60 {
+		o, err := placeOrder(bg, viaA, evt, tt.ID, i)
+		require.NoError(t, err)
+		orders = append(orders, o.ID)
+	}
+	owner := stacks[b]
+	deadline := time.Now().Add(30 * time.Second)
+	for owner.sys.Metrics().Snapshots.Load() < 3 || owner.sys.Metrics().SnapshotsPending.Load() > 0 {
+		require.True(t, time.Now().Before(deadline), "snapshots taken: %d", owner.sys.Metrics().Snapshots.Load())
+		time.Sleep(100 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(bg, 60*time.Second)
+	defer cancel()
+	_, kv, err := NewSnapshots(owner.log).stores(ctx)
+	require.NoError(t, err)
+	kept, _, err := seqs(ctx, kv, evt)
+	require.NoError(t, err)
+	require.Len(t, kept, snapsKept)
+	first, err := stacks[a].log.FirstSeq(evt)
+	require.NoError(t, err)
+	require.Greater(t, first, uint64(1), "the log is trimmed")
+	require.LessOrEqual(t, first, kept[0]+1, "but not past the older snapshot kept")
+	t.Logf("snapshots at %v, log from record %d", kept, first)
+
+	owner.close()
+	c := ownerIndex(t, stacks, evt)
+	require.NotEqual(t, b, c)
+	for _, id := range orders {
+		o, err := actors.Ask(ctx, viaA, evt, event.GetOrder{Ref: id})
+		require.NoError(t, err, "order %s", id)
+		require.Equal(t, id, o.ID)
+	}
+	_, err = placeOrder(ctx, viaA, evt, tt.ID, 99)
+	require.NoError(t, err)
+}
