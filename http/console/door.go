@@ -133,8 +133,15 @@ func (c *Console) checkin(r *req) error {
 		cmd.SubjectType, cmd.SubjectID = kind, id
 	}
 	var checked event.CheckinResult
-	if err = bindForm(map[string]any{"registrationId": cmd.RegistrationID, "checkinCode": cmd.CheckinCode,
-		"subjectType": cmd.SubjectType, "subjectId": cmd.SubjectID, "method": "manual"}, &cmd); err == nil {
+	// A form posts its empty fields; the API refuses an empty id, so an
+	// empty one is left out as a JSON client would leave it out.
+	body := map[string]any{"subjectType": cmd.SubjectType, "method": "manual"}
+	for k, v := range map[string]string{"registrationId": cmd.RegistrationID, "checkinCode": cmd.CheckinCode, "subjectId": cmd.SubjectID} {
+		if v != "" {
+			body[k] = v
+		}
+	}
+	if err = bindForm(body, &cmd); err == nil {
 		checked, err = askOp(c, eventID, cmd)
 	}
 	if err != nil {
