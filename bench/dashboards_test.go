@@ -46,6 +46,7 @@ func TestConsoleDashboards(t *testing.T) {
 	require.GreaterOrEqual(t, d.Polls, int64(2*Dashboards))
 	require.Greater(t, d.AloneRPS, 0.0)
 	require.Greater(t, d.Ratio, 0.0)
+	require.Greater(t, d.PollCPUUs, 0.0)
 	require.Contains(t, rep.Markdown(""), "## Console dashboards")
 	require.Len(t, rep.Targets, 1)
 }
