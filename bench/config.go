@@ -55,7 +55,7 @@ type Config struct {
 }
 
 // Scenarios are the scenario names, in run order.
-var Scenarios = []string{"ceiling", "flash-sale", "paid-flash-sale", "sold-out", "checkin-burst", "integrator-mix", "kill9", "nosync", "profile", "recovery", "scale"}
+var Scenarios = []string{"ceiling", "flash-sale", "paid-flash-sale", "console-dashboards", "sold-out", "checkin-burst", "integrator-mix", "kill9", "nosync", "profile", "recovery", "scale"}
 
 // QuickConfig is the smoke preset: about a minute, small numbers.
 func QuickConfig() Config {

@@ -29,6 +29,7 @@ type Report struct {
 
 	Durability *DurabilityReport `json:"durability,omitempty"`
 	Integrator *IntegratorReport `json:"integrator,omitempty"`
+	Dashboards *DashboardReport  `json:"dashboards,omitempty"`
 	Recovery   []RecoveryReport  `json:"recovery,omitempty"`
 	Scale      *ScaleReport      `json:"scale,omitempty"`
 	Profile    *ProfileReport    `json:"profile,omitempty"`
@@ -222,6 +223,10 @@ func (r *Report) Markdown(chart string) string {
 		}
 		fmt.Fprintf(&b, "- fsync on: %.0f req/s, p99 %.2f ms; fsync off (bench-only build): %.0f req/s, p99 %.2f ms\n",
 			d.SyncRPS, d.SyncP99Ms, d.NoSyncRPS, d.NoSyncP99Ms)
+	}
+	if x := r.Dashboards; x != nil {
+		fmt.Fprintf(&b, "\n## Console dashboards\n\nThe flash sale with %d console dashboards polling their live fragment every %s: %.3f x its throughput alone (%.0f vs %.0f orders/s); polling every %s: %.3f x (%.0f orders/s); means of %d interleaved rounds, %d polls. A poll alone (closed loop, no drop) cost the service %.0f us of CPU: %d dashboards every %s take %.5f cores.\n",
+			x.Dashboards, DashboardPoll, x.Ratio, x.PollRPS, x.AloneRPS, DashboardFastPoll, x.FastRatio, x.FastRPS, x.Rounds, x.Polls, x.PollCPUUs, x.Dashboards, DashboardPoll, x.PollCores)
 	}
 	if x := r.Integrator; x != nil {
 		fmt.Fprintf(&b, "\n## Integrator mix\n\np99 alone %.2f ms; during a drop at 75%% of its maximum (%.0f/s) %.2f ms, ratio %.2f; during a saturating drop (%.0f/s) %.2f ms, ratio %.2f.\n",

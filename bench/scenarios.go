@@ -217,7 +217,7 @@ func (h *Harness) reference(name string) {
 }
 
 func (h *Harness) ticketdScenarios() error {
-	names := []string{"flash-sale", "paid-flash-sale", "sold-out", "checkin-burst", "integrator-mix", "kill9"}
+	names := []string{"flash-sale", "paid-flash-sale", "console-dashboards", "sold-out", "checkin-burst", "integrator-mix", "kill9"}
 	any := false
 	for _, n := range names {
 		any = any || h.cfg.enabled(n)
@@ -243,7 +243,7 @@ func (h *Harness) ticketdScenarios() error {
 		name string
 		run  func(*Server, *Client) error
 	}{
-		{"flash-sale", h.flashSale}, {"paid-flash-sale", h.paidFlashSale}, {"sold-out", h.soldOut}, {"checkin-burst", h.checkinBurst}, {"integrator-mix", h.integratorMix},
+		{"flash-sale", h.flashSale}, {"paid-flash-sale", h.paidFlashSale}, {"console-dashboards", h.consoleDashboards}, {"sold-out", h.soldOut}, {"checkin-burst", h.checkinBurst}, {"integrator-mix", h.integratorMix},
 	} {
 		if !h.cfg.enabled(st.name) {
 			continue
@@ -1108,6 +1108,10 @@ func (h *Harness) targets() {
 	ratio("checkin-burst", 0.5)
 	if d := r.Durability; d != nil && d.MetricsAvailable && d.DuplicateScans > 0 {
 		r.target("duplicate scan fsyncs", "0", fmt.Sprintf("%.0f for %d scans", d.DuplicateScanSyncs, d.DuplicateScans), d.DuplicateScanSyncs == 0)
+	}
+	if x := r.Dashboards; x != nil {
+		r.target(fmt.Sprintf("flash sale with %d console dashboards", x.Dashboards), ">= 0.95 x alone",
+			fmt.Sprintf("%.3f x (%.0f vs %.0f orders/s, polls every %s; every %s: %.3f x)", x.Ratio, x.PollRPS, x.AloneRPS, DashboardPoll, DashboardFastPoll, x.FastRatio), x.Ratio >= 0.95)
 	}
 	if x := r.Integrator; x != nil {
 		r.target("integrator p99 during drop at 75% of max", "<= 2x alone", fmt.Sprintf("%.2fx (%.2f vs %.2f ms; drop %.0f/s)", x.Ratio, x.DuringP99Ms, x.AloneP99Ms, x.DropRPS), x.Ratio <= 2)
