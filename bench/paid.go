@@ -56,8 +56,8 @@ func (h *Harness) paidFlashSale(s *Server, c *Client) error {
 			return
 		}
 		var o struct {
-			OrderNumber string `json:"orderNumber"`
-			PaymentID   string `json:"paymentId"`
+			OrderNumber string      `json:"orderNumber"`
+			PaymentID   string      `json:"paymentId"`
 			TotalAmount json.Number `json:"totalAmount"`
 			Currency    string      `json:"currency"`
 			Status      string      `json:"status"`
