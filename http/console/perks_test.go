@@ -1,12 +1,15 @@
 package console_test
 
 import (
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ticketd/app/apptest"
 )
 
 var perkRE = regexp.MustCompile(`/program/perks/(prk_[A-Za-z0-9_.]+)/delete`)
@@ -77,4 +80,43 @@ func TestConsolePerkBindings(t *testing.T) {
 	// Unknown targets are the 404 of a missing thing.
 	assert.Equal(t, 404, op.post(c.base+"/perk-bindings/types/tt_missing", "perkIds", perk).Status)
 	assert.Equal(t, 404, op.post(c.base+"/perk-bindings/codes/rc_missing").Status)
+}
+
+// TestOrdersSearchByName: the orders search finds a buyer by any part of
+// their name in any case (the core's list filters, so it is not limited
+// to one page), still finds order numbers and emails, and a name nobody
+// has lists nothing.
+func TestOrdersSearchByName(t *testing.T) {
+	s := apptest.Start(t)
+	op := operator(t, s)
+	unit := op.newUnit("Search Unit")
+	ev := op.newEvent(unit, "Gig")
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/publish").Status)
+	tt := match(t, typeRE, op.get("/console/events/"+ev).Body)
+	key := op.secretKey(unit)
+	ada := sell(t, s, key, ev, tt, "ada@example.com", "Ada Lovelace")
+	bob := sell(t, s, key, ev, tt, "bob@example.com", "Bob Builder")
+	page := "/console/events/" + ev + "/orders?q="
+
+	p := op.get(page + url.QueryEscape("loveLACE"))
+	require.Equal(t, 200, p.Status, p.Body)
+	assert.Contains(t, p.Body, ada)
+	assert.NotContains(t, p.Body, bob)
+	assert.Contains(t, p.Body, `value="loveLACE"`)
+
+	p = op.get(page + url.QueryEscape("Bob B"))
+	assert.Contains(t, p.Body, bob)
+	assert.NotContains(t, p.Body, ada)
+
+	p = op.get(page + bob)
+	assert.Contains(t, p.Body, bob)
+	assert.NotContains(t, p.Body, ada)
+	p = op.get(page + url.QueryEscape("ada@example.com"))
+	assert.Contains(t, p.Body, ada)
+	assert.NotContains(t, p.Body, bob)
+
+	p = op.get(page + "Nobody")
+	require.Equal(t, 200, p.Status)
+	assert.NotContains(t, p.Body, ada)
+	assert.NotContains(t, p.Body, bob)
 }
