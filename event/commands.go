@@ -310,6 +310,10 @@ type GetOrder struct {
 type ListOrders struct {
 	Status string `json:"-" query:"status" v:"enum=open|awaiting_payment|paid|cancelled|expired|refunded"`
 	Email  string `json:"-" query:"email" v:"maxLen=320"`
+	// Name keeps orders whose buyer name contains it, ignoring case. The
+	// console's search sets it; it has no query tag, so the Developer
+	// API's list is unchanged.
+	Name   string `json:"-" v:"maxLen=200"`
 	Limit  int    `json:"-" query:"limit"`
 	Cursor string `json:"-" query:"cursor"`
 }

@@ -158,9 +158,10 @@ func (c GetOrder) decide(m *Machine, now time.Time) (any, []Change, error) {
 func (ListOrders) result(*List[Order]) {}
 
 func (c ListOrders) decide(m *Machine, now time.Time) (any, []Change, error) {
-	email := normEmail(c.Email)
+	email, name := normEmail(c.Email), strings.ToLower(strings.TrimSpace(c.Name))
 	keep := func(o *OrderRec) bool {
-		return (c.Status == "" || o.Status == c.Status) && (email == "" || normEmail(o.Email) == email)
+		return (c.Status == "" || o.Status == c.Status) && (email == "" || normEmail(o.Email) == email) &&
+			(name == "" || strings.Contains(strings.ToLower(o.Name), name))
 	}
 	l, err := pageOf(m.s.OrderOrder, m.s.Orders, func(r *OrderRec) int { return r.Seq }, c.Cursor, c.Limit, true, keep, m.orderView)
 	return l, nil, err

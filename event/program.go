@@ -26,13 +26,15 @@ import (
 
 // Bounds on program records per event and on id lists per record.
 const (
-	maxVenues      = 500
-	maxSessions    = 2000
-	maxSpeakers    = 2000
-	maxSponsors    = 500
-	maxPerks       = 500
-	maxPerkIDs     = 50
-	maxSessionRefs = 100
+	maxVenues   = 500
+	maxSessions = 2000
+	maxSpeakers = 2000
+	maxSponsors = 500
+	maxPerks    = 500
+	maxPerkIDs  = 50
+	// maxListedCodeBindings bounds ListPerkBindings' code list.
+	maxListedCodeBindings = 500
+	maxSessionRefs        = 100
 )
 
 // Perk sources, the wire values of EffectivePerk.Sources.
@@ -250,6 +252,15 @@ type SetTicketTypePerks struct {
 type SetCodePerks struct {
 	CodeID  string   `json:"-"`
 	PerkIDs []string `json:"perkIds" v:"required,maxItems=50"`
+}
+
+// ListPerkBindings reads which perks each ticket type and redemption code
+// carries: every bound ticket type, and the first maxListedCodeBindings
+// bound codes in minting order (More says some were left out). Code, when
+// given, also looks one code up by its text (Match), bound or not, so a
+// form can bind a code people know by its text rather than its id.
+type ListPerkBindings struct {
+	Code string `json:"-" query:"code" v:"maxLen=64"`
 }
 
 // GrantPerk grants one perk to one registration; a repeat grant changes
@@ -599,6 +610,40 @@ func (c SetCodePerks) decide(m *Machine, now time.Time) (any, []Change, error) {
 	}
 	return PerkBinding{ID: code.ID, PerkIDs: orEmpty(ids), Perks: m.perksOf(ids)},
 		[]Change{PerksBound{At: now, Kind: SourceRedemptionCode, ID: code.ID, PerkIDs: ids}}, nil
+}
+
+func (ListPerkBindings) result(*PerkBindings) {}
+
+func (c ListPerkBindings) decide(m *Machine, now time.Time) (any, []Change, error) {
+	out := PerkBindings{TicketTypes: []PerkBinding{}, RedemptionCodes: []CodePerkBinding{}}
+	if c.Code != "" {
+		id, ok := m.s.idx.codeByCode[normCode(c.Code)]
+		if !ok {
+			return nil, nil, Errorf(NotFound, "redemption code not found")
+		}
+		ids := m.s.CodePerks[id]
+		out.Match = &CodePerkBinding{PerkBinding: PerkBinding{ID: id, PerkIDs: orEmpty(ids), Perks: m.perksOf(ids)}, Code: m.s.Codes[id].Code}
+	}
+	for _, id := range m.s.TypeOrder {
+		if ids := m.s.TypePerks[id]; len(ids) > 0 {
+			out.TicketTypes = append(out.TicketTypes, PerkBinding{ID: id, PerkIDs: ids, Perks: m.perksOf(ids)})
+		}
+	}
+	// Bound codes are few next to minted ones, so walk the bindings, not
+	// the codes, and order them by minting sequence.
+	codes := make([]*CodeRec, 0, len(m.s.CodePerks))
+	for id := range m.s.CodePerks {
+		codes = append(codes, m.s.Codes[id])
+	}
+	slices.SortFunc(codes, func(a, b *CodeRec) int { return a.Seq - b.Seq })
+	if len(codes) > maxListedCodeBindings {
+		codes, out.More = codes[:maxListedCodeBindings], true
+	}
+	for _, code := range codes {
+		ids := m.s.CodePerks[code.ID]
+		out.RedemptionCodes = append(out.RedemptionCodes, CodePerkBinding{PerkBinding: PerkBinding{ID: code.ID, PerkIDs: ids, Perks: m.perksOf(ids)}, Code: code.Code})
+	}
+	return out, nil, nil
 }
 
 func (GrantPerk) result(*PerkGrantResult) {}

@@ -65,6 +65,22 @@ type PerkBinding struct {
 	Perks   []Perk   `json:"perks"`
 }
 
+// PerkBindings answers ListPerkBindings: the bound ticket types in their
+// order and the bound redemption codes in minting order; More is true
+// when codes were left out.
+type PerkBindings struct {
+	TicketTypes     []PerkBinding     `json:"ticketTypes"`
+	RedemptionCodes []CodePerkBinding `json:"redemptionCodes"`
+	More            bool              `json:"hasMore"`
+	Match           *CodePerkBinding  `json:"match,omitempty"`
+}
+
+// CodePerkBinding is a redemption code's binding with the code itself.
+type CodePerkBinding struct {
+	PerkBinding
+	Code string `json:"code"`
+}
+
 // EffectivePerk is a perk a registration holds and where it comes from
 // (ticket_type, redemption_code, grant).
 type EffectivePerk struct {

@@ -99,6 +99,7 @@ var commandKinds = [...]commandKind{
 	op[DeletePerk, Perk](opEdit),
 	op[SetTicketTypePerks, PerkBinding](opEdit),
 	op[SetCodePerks, PerkBinding](opEdit),
+	op[ListPerkBindings, PerkBindings](opRead),
 	op[GrantPerk, PerkGrantResult](opEdit),
 	op[RevokePerk, PerkGrantResult](opEdit),
 	op[GetRegistrationPerks, RegistrationPerks](opRead),

@@ -42,7 +42,7 @@ type ordersData struct {
 }
 
 // ordersPage lists orders newest first with the API's cursors: a status
-// filter, and a search by order number or by email.
+// filter, and a search by order number, email or buyer name.
 func (c *Console) ordersPage(r *req) error {
 	v := &view{Title: "Orders"}
 	eventID, _, err := c.eventHead(r, v, permRead)
@@ -51,17 +51,19 @@ func (c *Console) ordersPage(r *req) error {
 	}
 	args := r.rc.QueryArgs()
 	d := ordersData{Query: strings.TrimSpace(string(args.Peek("q"))), Status: string(args.Peek("status"))}
-	switch {
-	case d.Query != "" && !strings.Contains(d.Query, "@"):
-		// An order number: one order or none.
+	cmd := event.ListOrders{Email: d.Query, Limit: listLimit, Cursor: string(args.Peek("cursor"))}
+	if d.Query != "" && !strings.Contains(d.Query, "@") {
+		// An order number is one order; anything else is a buyer's name,
+		// matched by the core's list like an email.
 		o, err := askOp(c, eventID, event.GetOrder{Ref: d.Query})
 		if err == nil {
 			d.Orders = []event.Order{o}
 		} else if !isNotFound(err) {
 			return err
 		}
-	default:
-		cmd := event.ListOrders{Email: d.Query, Limit: listLimit, Cursor: string(args.Peek("cursor"))}
+		cmd.Email, cmd.Name = "", d.Query
+	}
+	if d.Orders == nil {
 		if d.Status != "" {
 			cmd.Status = d.Status
 		}

@@ -15,6 +15,9 @@ func init() {
 	funcs["pdel"] = func(p *view, kind, id, name string) programArgs {
 		return programArgs{P: p, Kind: kind, ID: id, Name: name}
 	}
+	funcs["pbind"] = func(p *view, kind, id, name string) programArgs {
+		return programArgs{P: p, Kind: kind, ID: id, Name: name}
+	}
 	funcs["pedit"] = func(p *view, kind, id, name string) programArgs {
 		d, _ := p.Any.(programData)
 		return programArgs{P: p, Kind: kind, ID: id, Name: name, Fields: editFields[kind], Vals: d.Vals[id], Errs: d.Errs[id]}
@@ -49,6 +52,9 @@ func (c *Console) programRoutes() []route {
 		{"POST", "/console/events/{eventId}/program/{kind}", c.createProgramItem},
 		{"POST", "/console/events/{eventId}/program/{kind}/{itemId}", c.updateProgramItem},
 		{"POST", "/console/events/{eventId}/program/{kind}/{itemId}/delete", c.deleteProgramItem},
+		{"POST", "/console/events/{eventId}/perk-bindings/types/{typeId}", c.bindPerks},
+		{"POST", "/console/events/{eventId}/perk-bindings/codes", c.bindPerks},
+		{"POST", "/console/events/{eventId}/perk-bindings/codes/{codeId}", c.bindPerks},
 	}
 }
 
@@ -60,9 +66,16 @@ type programData struct {
 	Sessions []event.Session
 	Speakers []event.Speaker
 	Sponsors []event.Sponsor
-	Names    map[string]string // perk, venue and session names by id
-	Picked   map[string]bool   // the perks and sessions ticked on a refused form
-	Next     map[string]string // the next page's cursor of each list
+	// Types are the ticket types (first listLimit) and Codes the bound
+	// redemption codes; Bound ticks each one's perks (what was ticked,
+	// on a refused form).
+	Types     []event.TicketType
+	Codes     []event.CodePerkBinding
+	CodesMore bool
+	Bound     map[string]map[string]bool
+	Names     map[string]string // perk, venue and session names by id
+	Picked    map[string]bool   // the perks and sessions ticked on a refused form
+	Next      map[string]string // the next page's cursor of each list
 	// Vals are what each row's edit form shows, Errs its errors (the
 	// refused row's, with what was typed).
 	Vals, Errs map[string]map[string]string
@@ -113,7 +126,37 @@ func (c *Console) showProgram(r *req, v *view, status int) error {
 		return err
 	}
 	next("sponsors", sponsors.HasMore, sponsors.NextCursor)
+	types, err := askOp(c, eventID, event.ListTicketTypes{Limit: listLimit, Cursor: cur("types")})
+	if err != nil {
+		return err
+	}
+	next("types", types.HasMore, types.NextCursor)
+	bindings, err := askOp(c, eventID, event.ListPerkBindings{})
+	if err != nil {
+		return err
+	}
 	d.Perks, d.Venues, d.Sessions, d.Speakers, d.Sponsors = perks.Data, venues.Data, sessions.Data, speakers.Data, sponsors.Data
+	d.Types, d.Codes, d.CodesMore = types.Data, bindings.RedemptionCodes, bindings.More
+	d.Bound = map[string]map[string]bool{}
+	tick := func(id string, perkIDs []string) {
+		d.Bound[id] = map[string]bool{}
+		for _, p := range perkIDs {
+			d.Bound[id][p] = true
+		}
+	}
+	for _, b := range bindings.TicketTypes {
+		tick(b.ID, b.PerkIDs)
+	}
+	for _, b := range bindings.RedemptionCodes {
+		tick(b.ID, b.PerkIDs)
+	}
+	if id := v.Form["bind"]; id != "" {
+		var picked []string
+		for _, p := range r.rc.PostArgs().PeekMulti("perkIds") {
+			picked = append(picked, string(p))
+		}
+		tick(id, picked)
+	}
 	d.Vals, d.Errs = map[string]map[string]string{}, map[string]map[string]string{}
 	tz := v.Event.Timezone
 	for _, p := range d.Perks {
@@ -362,4 +405,59 @@ func programUpdate[C event.Command](c *Console, eventID string, body map[string]
 	}
 	set(&cmd)
 	return c.ask(eventID, cmd)
+}
+
+// bindPerks replaces the perks a ticket type or a redemption code carries
+// (none ticked unbinds them all). A code without an id in the path is
+// named by its text in the form's code field.
+func (c *Console) bindPerks(r *req) error {
+	eventID, unitID, err := r.eventUnit(permWrite)
+	if err != nil {
+		return err
+	}
+	typeID, codeID := param(r.rc, "typeId"), param(r.rc, "codeId")
+	ids := []string{}
+	for _, id := range r.rc.PostArgs().PeekMulti("perkIds") {
+		ids = append(ids, string(id))
+	}
+	v := &view{Form: map[string]string{}, Errors: map[string]string{}}
+	isCode := typeID == ""
+	if isCode && codeID == "" {
+		text := form(r.rc, "code")
+		v.Form["bind"], v.Form["bind.code"] = "new-code", text
+		if text == "" {
+			v.Errors["bind.code"] = "Type a redemption code."
+			return c.showProgram(r, v, 400)
+		}
+		found, err := askOp(c, eventID, event.ListPerkBindings{Code: text})
+		if isNotFound(err) {
+			v.Errors["bind.code"] = "No redemption code of this event is " + text + "."
+			return c.showProgram(r, v, 400)
+		} else if err != nil {
+			return err
+		}
+		codeID = found.Match.ID
+	}
+	var res any
+	op, targets := "setTicketTypePerks", map[string]string{"eventId": eventID, "typeId": typeID}
+	if isCode {
+		op, targets = "setCodePerks", map[string]string{"eventId": eventID, "codeId": codeID}
+		res, err = c.ask(eventID, event.SetCodePerks{CodeID: codeID, PerkIDs: ids})
+	} else {
+		res, err = c.ask(eventID, event.SetTicketTypePerks{TypeID: typeID, PerkIDs: ids})
+	}
+	if err == nil {
+		r.audit(op, unitID, targets, res)
+		return redirect(r, "/console/events/"+eventID+"/program#bindings")
+	}
+	if isNotFound(err) || !fieldErrors(err, &view{}) {
+		return err
+	}
+	// The only field is perkIds: a perk ticked was deleted meanwhile, or
+	// too many were ticked.
+	if v.Form["bind"] == "" {
+		v.Form["bind"] = typeID + codeID
+	}
+	v.Errors["bind."+v.Form["bind"]] = "A perk ticked is gone or too many are ticked: " + err.Error()
+	return c.showProgram(r, v, 400)
 }
