@@ -192,7 +192,13 @@ func TestThreeNodes(t *testing.T) {
 	t.Logf("%s lost; %s owns %s", b.name, survivor, evt)
 
 	listed := func() map[string]bool {
+		// A 503 while the survivor activates the event is retried, as the
+		// contract tells clients to.
 		st, l := do(t, "GET", a.URL+"/v1/events/"+evt+"/orders?limit=100", u.Secret, nil)
+		for end := time.Now().Add(60 * time.Second); st == 503 && time.Now().Before(end); {
+			time.Sleep(250 * time.Millisecond)
+			st, l = do(t, "GET", a.URL+"/v1/events/"+evt+"/orders?limit=100", u.Secret, nil)
+		}
 		require.Equal(t, 200, st, "%v", l)
 		got := map[string]bool{}
 		for _, x := range l["data"].([]any) {

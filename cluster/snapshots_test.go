@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -40,9 +41,18 @@ func TestSnapshotsReplicated(t *testing.T) {
 		orders = append(orders, o.ID)
 	}
 	owner := stacks[b]
-	deadline := time.Now().Add(30 * time.Second)
-	for owner.sys.Metrics().Snapshots.Load() < 3 || owner.sys.Metrics().SnapshotsPending.Load() > 0 {
+	// A snapshot is asked for when enough records follow the last one; one
+	// asked while another is pending waits for more records, so on a
+	// loaded machine the orders go on until three are taken.
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 60; owner.sys.Metrics().Snapshots.Load() < 3 || owner.sys.Metrics().SnapshotsPending.Load() > 0; i++ {
 		require.True(t, time.Now().Before(deadline), "snapshots taken: %d", owner.sys.Metrics().Snapshots.Load())
+		if owner.sys.Metrics().Snapshots.Load() < 3 && owner.sys.Metrics().SnapshotsPending.Load() == 0 {
+			o, err := placeOrder(bg, viaA, evt, tt.ID, i)
+			require.NoError(t, err)
+			orders = append(orders, o.ID)
+			continue
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	ctx, cancel := context.WithTimeout(bg, 60*time.Second)
@@ -62,10 +72,18 @@ func TestSnapshotsReplicated(t *testing.T) {
 	c := ownerIndex(t, stacks, evt)
 	require.NotEqual(t, b, c)
 	for _, id := range orders {
-		o, err := actors.Ask(ctx, viaA, evt, event.GetOrder{Ref: id})
-		require.NoError(t, err, "order %s", id)
-		require.Equal(t, id, o.ID)
+		for {
+			// 503 (ErrUnavailable) while the survivor activates: retry.
+			o, err := actors.Ask(ctx, viaA, evt, event.GetOrder{Ref: id})
+			if errors.Is(err, actors.ErrUnavailable) && ctx.Err() == nil {
+				time.Sleep(250 * time.Millisecond)
+				continue
+			}
+			require.NoError(t, err, "order %s", id)
+			require.Equal(t, id, o.ID)
+			break
+		}
 	}
-	_, err = placeOrder(ctx, viaA, evt, tt.ID, 99)
+	_, err = placeOrder(ctx, viaA, evt, tt.ID, 99999)
 	require.NoError(t, err)
 }
