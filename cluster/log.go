@@ -532,11 +532,11 @@ func (l *Log) TruncateAfter(stream string, after uint64) error {
 	return fmt.Errorf("cluster: truncate %s after %d: the log has records to %d, and JetStream's are whole", stream, after, last)
 }
 
-// replayIdle bounds the wait for the next message of a replay.
-const replayIdle = 10 * time.Second
-
 // Replay reads the event's subject from the start and calls fn for the
-// records after after, in order.
+// records after after, in order. It reads with the stream's message-get API,
+// answered by the stream's leader alone: an ordered consumer would need the
+// meta leader too, which a node's loss can leave unelected for seconds
+// after the stream itself has a leader again.
 func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []byte) error) error {
 	e := l.event(stream)
 	ctx, cancel := context.WithTimeout(context.Background(), l.n.cfg.RequestTimeout)
@@ -549,36 +549,29 @@ func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []b
 		return nil
 	}
 	end := lm.Sequence
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-	cons, err := l.n.js.OrderedConsumer(ctx, e.stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{e.subject}, DeliverPolicy: jetstream.DeliverAllPolicy})
+	ctx, cancel = context.WithTimeout(context.Background(), l.n.cfg.RequestTimeout)
+	s, err := l.n.js.Stream(ctx, e.stream)
+	cancel()
 	if err != nil {
 		return fmt.Errorf("cluster: replay %s: %w", stream, err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(512))
-	if err != nil {
-		return fmt.Errorf("cluster: replay %s: %w", stream, err)
-	}
-	defer it.Stop()
-	for {
-		msg, err := nextWithin(it, replayIdle)
+	for next := uint64(1); next <= end; {
+		ctx, cancel := context.WithTimeout(context.Background(), l.n.cfg.RequestTimeout)
+		msg, err := s.GetMsg(ctx, next, jetstream.WithGetMsgSubject(e.subject))
+		cancel()
 		if err != nil {
-			return fmt.Errorf("cluster: replay %s: %w", stream, err)
+			return fmt.Errorf("cluster: replay %s from message %d: %w", stream, next, err)
 		}
-		md, err := msg.Metadata()
-		if err != nil {
-			return fmt.Errorf("cluster: replay %s: %w", stream, err)
+		if msg.Sequence > end {
+			break
 		}
-		if data := msg.Data(); msg.Headers().Get(hdrClaim) == "" {
+		next = msg.Sequence + 1
+		if data := msg.Data; msg.Header.Get(hdrClaim) == "" {
 			if len(data) == 0 || data[0] != formatV1 {
-				return fmt.Errorf("cluster: replay %s: message %d: unknown format", stream, md.Sequence.Stream)
+				return fmt.Errorf("cluster: replay %s: message %d: unknown format", stream, msg.Sequence)
 			}
 			err = decodeOps(data[1:], func(op byte, seq uint64, rec, _ []byte) error {
-				if op != 'a' {
-					return nil
-				}
-				if seq <= after {
+				if op != 'a' || seq <= after {
 					return nil
 				}
 				return fn(seq, rec)
@@ -587,36 +580,13 @@ func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []b
 				return err // fn's own error, or errStop-like: the caller's
 			}
 		}
-		if l, err := strconv.ParseUint(msg.Headers().Get(hdrLast), 10, 64); err == nil {
+		if last, err := strconv.ParseUint(msg.Header.Get(hdrLast), 10, 64); err == nil {
 			e.mu.Lock()
-			e.note(l, md.Sequence.Stream)
+			e.note(last, msg.Sequence)
 			e.mu.Unlock()
-		}
-		if md.Sequence.Stream >= end {
-			break
 		}
 	}
 	return nil
-}
-
-// nextWithin is it.Next bounded by d.
-func nextWithin(it jetstream.MessagesContext, d time.Duration) (jetstream.Msg, error) {
-	type res struct {
-		m   jetstream.Msg
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		m, err := it.Next()
-		ch <- res{m, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.m, r.err
-	case <-time.After(d):
-		it.Stop()
-		return nil, fmt.Errorf("no message for %s", d)
-	}
 }
 
 // decodeOps walks encoded operations. A malformed message is an error,
