@@ -86,9 +86,13 @@ func orderLog(tb testing.TB, n int) [][]byte {
 }
 
 // BenchmarkReplayOrders replays a flash sale of 100k open orders (each one
-// change, holding places and queued by deadline).
+// change, holding places and queued by deadline); 20k under -short.
 func BenchmarkReplayOrders(b *testing.B) {
-	log := orderLog(b, 100_000)
+	orders := 100_000
+	if testing.Short() {
+		orders = 20_000
+	}
+	log := orderLog(b, orders)
 	for _, values := range []bool{false, true} {
 		path := "ApplyRecord"
 		if values {
@@ -131,8 +135,13 @@ func replayLog(tb testing.TB, log [][]byte, values bool) *Machine {
 // applying the log of an event with 50k and 500k registrations (100k and
 // 1M changes). Flat ns/change across sizes means no growth costs (target:
 // >= 500k changes/s, that is <= 2000 ns/change, with the Pebble scan).
+// -short leaves out the larger size.
 func BenchmarkReplayLog(b *testing.B) {
-	for _, regs := range []int{50_000, 500_000} {
+	sizes := []int{50_000, 500_000}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, regs := range sizes {
 		log := registrationLog(b, regs)
 		for _, values := range []bool{false, true} {
 			path := "ApplyRecord"
@@ -155,8 +164,12 @@ func BenchmarkReplayLog(b *testing.B) {
 
 // BenchmarkSnapshot1M measures encoding and decoding the snapshot of an
 // event with 1,000,000 registrations (targets: decode well under 0.4 s,
-// encode well under 1 s).
+// encode well under 1 s). Building the event takes most of a minute on
+// two cores, so -short skips it; BenchmarkSnapshot100k runs the same code.
 func BenchmarkSnapshot1M(b *testing.B) {
+	if testing.Short() {
+		b.Skip("1,000,000 registrations: run without -short (make bench)")
+	}
 	const n = 1_000_000
 	m := replayLog(b, registrationLog(b, n), false)
 	snap, err := MarshalState(m.State())

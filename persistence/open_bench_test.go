@@ -87,8 +87,13 @@ func crashImage(tb testing.TB, s *Store, dir string) string {
 // each): after a graceful Close, and over the files a kill -9 leaves
 // (a copy of the directory of a store still open), where the unflushed
 // WAL must be replayed. It also reports the first replay after opening.
+// -short leaves out the larger log.
 func BenchmarkOpen(b *testing.B) {
-	for _, records := range []int{100_000, 1_000_000} {
+	sizes := []int{100_000, 1_000_000}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, records := range sizes {
 		closed := b.TempDir()
 		s := fillStore(b, closed, records)
 		crashed := crashImage(b, s, closed)

@@ -61,8 +61,13 @@ func writeRegistrationLog(tb testing.TB, s *persistence.Store, stream string, n 
 // as the event actor can do it: Store.Replay over a freshly opened store,
 // Machine.Reserve and Machine.ApplyRecord, for 100k and 1M changes
 // (target: >= 500,000 changes/s; ns/change should not grow with size).
+// -short leaves out the larger size.
 func BenchmarkRecoverEvent(b *testing.B) {
-	for _, regs := range []int{50_000, 500_000} {
+	sizes := []int{50_000, 500_000}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, regs := range sizes {
 		dir := b.TempDir()
 		s, err := persistence.Open(persistence.Options{Dir: dir, NoSync: true})
 		require.NoError(b, err)

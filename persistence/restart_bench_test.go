@@ -28,8 +28,12 @@ func (r *restartIDs) Code(n int) string {
 // registrations, through the real parts the shell uses: persistence.Open,
 // snapshots.Store.LoadNewest, event.UnmarshalStateOwned and Restore, then
 // one storefront order decided, encoded and committed with fsync. Each
-// phase is reported in ms.
+// phase is reported in ms. Building the event takes most of a minute on
+// two cores, so -short skips it.
 func BenchmarkRestartWithSnapshot(b *testing.B) {
+	if testing.Short() {
+		b.Skip("1,000,000 registrations: run without -short (make bench)")
+	}
 	const regs = 1_000_000
 	const stream = "evt_01jd3k7m2q0000000000000000"
 	dir := b.TempDir()
