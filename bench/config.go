@@ -57,7 +57,8 @@ type Config struct {
 // Scenarios are the scenario names, in run order.
 var Scenarios = []string{"ceiling", "flash-sale", "paid-flash-sale", "console-dashboards", "sold-out", "checkin-burst", "integrator-mix", "kill9", "nosync", "profile", "recovery", "scale"}
 
-// QuickConfig is the smoke preset: about a minute, small numbers.
+// QuickConfig is the smoke preset: small numbers, short runs (every
+// scenario: about three minutes on two cores).
 func QuickConfig() Config {
 	return Config{
 		Quick: true, Conns: 64, Duration: 3 * time.Second, OpenDuration: 2 * time.Second,

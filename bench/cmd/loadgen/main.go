@@ -31,7 +31,7 @@ func main() {
 }
 
 func run() error {
-	quick := flag.Bool("quick", false, "smoke mode: about a minute, small sizes")
+	quick := flag.Bool("quick", false, "smoke mode: small sizes, short runs (every scenario: about 3 minutes)")
 	bin := flag.String("ticketd", "", "ticketd binary (default: go build ./cmd/ticketd into the work dir)")
 	results := flag.String("results", "bench/results", "directory of the Markdown, JSON and PNG output; empty writes none")
 	only := flag.String("only", "", "comma-separated scenarios to run ("+strings.Join(bench.Scenarios, ",")+"); default all")
