@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ticketd/payments/stripe/stripemock"
 )
 
 var testNow = time.Date(2026, 11, 25, 10, 2, 17, 0, time.UTC)
@@ -45,7 +47,7 @@ func TestCreateCheckoutSessionSendsTheOrder(t *testing.T) {
 	assert.True(t, strings.HasPrefix(s.URL, "https://"), "stripe-mock answers a checkout url: %q", s.URL)
 	assert.True(t, s.Clamped, "a 15-minute hold is shorter than Stripe's 30 minutes")
 
-	reqs := rec.requests("POST /v1/checkout/sessions")
+	reqs := rec.Requests("POST /v1/checkout/sessions")
 	require.Len(t, reqs, 1)
 	f := reqs[0].Form
 	want := map[string]string{
@@ -92,7 +94,7 @@ func TestCreateCheckoutSessionSendsTheOrder(t *testing.T) {
 	s2, err := p.CreateCheckoutSession(ctxT(t), o)
 	require.NoError(t, err)
 	assert.Equal(t, s.IdempotencyKey, s2.IdempotencyKey)
-	reqs = rec.requests("POST /v1/checkout/sessions")
+	reqs = rec.Requests("POST /v1/checkout/sessions")
 	require.Len(t, reqs, 2)
 	assert.Equal(t, reqs[0].IdemKey, reqs[1].IdemKey)
 	assert.Equal(t, reqs[0].Form.Encode(), reqs[1].Form.Encode(), "the same parameters under the same key")
@@ -114,7 +116,7 @@ func TestCheckoutSessionExpiresAtTheHoldsEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, s.Clamped)
 	assert.Equal(t, o.HoldUntil, s.ExpiresAt)
-	assert.Equal(t, strconv.FormatInt(o.HoldUntil.Unix(), 10), rec.requests("POST /v1/checkout/sessions")[0].Form.Get("expires_at"))
+	assert.Equal(t, strconv.FormatInt(o.HoldUntil.Unix(), 10), rec.Requests("POST /v1/checkout/sessions")[0].Form.Get("expires_at"))
 }
 
 func TestExpiresAtStaysInStripesWindow(t *testing.T) {
@@ -172,7 +174,7 @@ func TestCheckoutSessionAmountsPerCurrency(t *testing.T) {
 		o.Lines = []Line{{Name: "Seat", Quantity: tc.qty, UnitAmount: tc.unit}}
 		_, err := p.CreateCheckoutSession(ctxT(t), o)
 		require.NoError(t, err, tc.cur)
-		reqs := rec.requests("POST /v1/checkout/sessions")
+		reqs := rec.Requests("POST /v1/checkout/sessions")
 		f := reqs[len(reqs)-1].Form
 		assert.Equal(t, tc.wantUnit, f.Get("line_items[0][price_data][unit_amount]"), tc.cur)
 		assert.Equal(t, strings.ToLower(tc.cur), f.Get("line_items[0][price_data][currency]"), tc.cur)
@@ -216,14 +218,14 @@ func TestCheckoutSessionRefusesBeforeCalling(t *testing.T) {
 	o.Total = "90"
 	_, err := p.CreateCheckoutSession(ctxT(t), o)
 	assert.ErrorIs(t, err, ErrAmountMismatch)
-	assert.Empty(t, rec.requests(""), "nothing was sent to Stripe")
+	assert.Empty(t, rec.Requests(""), "nothing was sent to Stripe")
 }
 
 func TestUnavailableStripeIsRetryableWithTheSameKey(t *testing.T) {
 	p, rec, _ := newTestProvider(t)
 	p.now = func() time.Time { return testNow }
-	down := fault{status: 503, body: `{"error":{"type":"api_error","message":"service unavailable"}}`}
-	rec.fail("POST /v1/checkout/sessions", down, down, down)
+	down := stripemock.Fault{Status: 503, Body: `{"error":{"type":"api_error","message":"service unavailable"}}`}
+	rec.Fail("POST /v1/checkout/sessions", down, down, down)
 	_, err := p.CreateCheckoutSession(ctxT(t), testOrder())
 	require.Error(t, err)
 	assert.True(t, Retryable(err))
@@ -232,7 +234,7 @@ func TestUnavailableStripeIsRetryableWithTheSameKey(t *testing.T) {
 	require.True(t, errors.As(err, &e))
 	assert.Equal(t, ReasonUnavailable, e.Reason())
 	assert.Equal(t, 503, e.Status)
-	failed := rec.requests("POST /v1/checkout/sessions")
+	failed := rec.Requests("POST /v1/checkout/sessions")
 	require.Len(t, failed, 3, "stripe-go retried twice")
 	for _, r := range failed {
 		assert.Equal(t, failed[0].IdemKey, r.IdemKey, "each retry with the same key")
@@ -247,22 +249,22 @@ func TestUnavailableStripeIsRetryableWithTheSameKey(t *testing.T) {
 func TestSlowStripeTimesOutAndIsRetriedWithTheSameKey(t *testing.T) {
 	p, rec, _ := newTestProvider(t, func(c *Config) { c.RequestTimeout = 300 * time.Millisecond })
 	p.now = func() time.Time { return testNow }
-	rec.fail("POST /v1/checkout/sessions", fault{delay: 2 * time.Second})
+	rec.Fail("POST /v1/checkout/sessions", stripemock.Fault{Delay: 2 * time.Second})
 	s, err := p.CreateCheckoutSession(ctxT(t), testOrder())
 	require.NoError(t, err, "the second attempt answers")
-	reqs := rec.requests("POST /v1/checkout/sessions")
+	reqs := rec.Requests("POST /v1/checkout/sessions")
 	require.Len(t, reqs, 2)
 	assert.Equal(t, s.IdempotencyKey, reqs[0].IdemKey)
 	assert.Equal(t, s.IdempotencyKey, reqs[1].IdemKey)
 
 	// Slow every time: ErrUnavailable.
-	rec.fail("POST /v1/checkout/sessions", fault{delay: 2 * time.Second}, fault{delay: 2 * time.Second}, fault{delay: 2 * time.Second})
+	rec.Fail("POST /v1/checkout/sessions", stripemock.Fault{Delay: 2 * time.Second}, stripemock.Fault{Delay: 2 * time.Second}, stripemock.Fault{Delay: 2 * time.Second})
 	_, err = p.CreateCheckoutSession(ctxT(t), testOrder())
 	assert.ErrorIs(t, err, ErrUnavailable)
 }
 
 func TestUnreachableStripeIsUnavailable(t *testing.T) {
-	rec := newRecorder(t, "http://127.0.0.1:1")
+	rec := stripemock.NewRecorder(t, "http://127.0.0.1:1")
 	addr := rec.URL
 	rec.Close() // nothing listens there any more
 	p, err := New(Config{SecretKey: testKey, WebhookSecret: testWebhookSecret, APIBase: addr, MaxNetworkRetries: -1})
@@ -278,8 +280,8 @@ func TestUnreachableStripeIsUnavailable(t *testing.T) {
 func TestRefusedRequestIsPermanent(t *testing.T) {
 	p, rec, _ := newTestProvider(t)
 	p.now = func() time.Time { return testNow }
-	rec.fail("POST /v1/checkout/sessions", fault{status: 400,
-		body: `{"error":{"type":"invalid_request_error","code":"parameter_invalid_integer","message":"Invalid integer: abc","param":"expires_at"}}`})
+	rec.Fail("POST /v1/checkout/sessions", stripemock.Fault{Status: 400,
+		Body: `{"error":{"type":"invalid_request_error","code":"parameter_invalid_integer","message":"Invalid integer: abc","param":"expires_at"}}`})
 	_, err := p.CreateCheckoutSession(ctxT(t), testOrder())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrRefused)
@@ -288,7 +290,7 @@ func TestRefusedRequestIsPermanent(t *testing.T) {
 	require.True(t, errors.As(err, &e))
 	assert.Equal(t, ReasonRefused, e.Reason())
 	assert.Equal(t, "parameter_invalid_integer", e.Code)
-	assert.Len(t, rec.requests("POST /v1/checkout/sessions"), 1, "a 4xx is not retried")
+	assert.Len(t, rec.Requests("POST /v1/checkout/sessions"), 1, "a 4xx is not retried")
 }
 
 func TestExpireSessionIsIdempotent(t *testing.T) {
@@ -296,32 +298,32 @@ func TestExpireSessionIsIdempotent(t *testing.T) {
 	st, err := p.ExpireSession(ctxT(t), "cs_test_abc")
 	require.NoError(t, err)
 	assert.Equal(t, SessionExpired, st)
-	require.Len(t, rec.requests("POST /v1/checkout/sessions/cs_test_abc/expire"), 1)
+	require.Len(t, rec.Requests("POST /v1/checkout/sessions/cs_test_abc/expire"), 1)
 
-	notOpen := fault{status: 400, body: `{"error":{"type":"invalid_request_error","message":"This Checkout Session is not in an expirable state."}}`}
+	notOpen := stripemock.Fault{Status: 400, Body: `{"error":{"type":"invalid_request_error","message":"This Checkout Session is not in an expirable state."}}`}
 	for _, state := range []string{"expired", "complete"} {
-		rec.fail("POST /v1/checkout/sessions/cs_test_abc/expire", notOpen)
-		rec.fail("GET /v1/checkout/sessions/cs_test_abc", fault{status: 200,
-			body: `{"id":"cs_test_abc","object":"checkout.session","status":"` + state + `","payment_intent":"pi_1"}`})
+		rec.Fail("POST /v1/checkout/sessions/cs_test_abc/expire", notOpen)
+		rec.Fail("GET /v1/checkout/sessions/cs_test_abc", stripemock.Fault{Status: 200,
+			Body: `{"id":"cs_test_abc","object":"checkout.session","status":"` + state + `","payment_intent":"pi_1"}`})
 		st, err := p.ExpireSession(ctxT(t), "cs_test_abc")
 		require.NoError(t, err, state)
 		assert.Equal(t, state, st)
 	}
 	// Refused, and still open at Stripe (stripe-mock's canned session): an
 	// error the caller sees.
-	rec.fail("POST /v1/checkout/sessions/cs_test_abc/expire", notOpen)
+	rec.Fail("POST /v1/checkout/sessions/cs_test_abc/expire", notOpen)
 	_, err = p.ExpireSession(ctxT(t), "cs_test_abc")
 	assert.ErrorIs(t, err, ErrRefused)
 
-	rec.fail("POST /v1/checkout/sessions/cs_test_abc/expire", fault{status: 500, body: `{"error":{"type":"api_error"}}`},
-		fault{status: 500, body: `{"error":{"type":"api_error"}}`}, fault{status: 500, body: `{"error":{"type":"api_error"}}`})
+	rec.Fail("POST /v1/checkout/sessions/cs_test_abc/expire", stripemock.Fault{Status: 500, Body: `{"error":{"type":"api_error"}}`},
+		stripemock.Fault{Status: 500, Body: `{"error":{"type":"api_error"}}`}, stripemock.Fault{Status: 500, Body: `{"error":{"type":"api_error"}}`})
 	_, err = p.ExpireSession(ctxT(t), "cs_test_abc")
 	assert.ErrorIs(t, err, ErrUnavailable)
 
-	n := len(rec.requests(""))
+	n := len(rec.Requests(""))
 	_, err = p.ExpireSession(ctxT(t), "pi_not_a_session")
 	assert.Error(t, err)
-	assert.Len(t, rec.requests(""), n, "no call for a malformed id")
+	assert.Len(t, rec.Requests(""), n, "no call for a malformed id")
 }
 
 func TestRefundOncePerRefundID(t *testing.T) {
@@ -332,10 +334,10 @@ func TestRefundOncePerRefundID(t *testing.T) {
 	assert.True(t, strings.HasPrefix(r.ID, "re_"), r.ID)
 	assert.Equal(t, RefundSucceeded, r.Status)
 
-	lists := rec.requests("GET /v1/refunds")
+	lists := rec.Requests("GET /v1/refunds")
 	require.Len(t, lists, 1, "an earlier refund of the same id is looked for first")
 	assert.Equal(t, "pi_3Abc", lists[0].Query.Get("payment_intent"))
-	creates := rec.requests("POST /v1/refunds")
+	creates := rec.Requests("POST /v1/refunds")
 	require.Len(t, creates, 1)
 	f := creates[0].Form
 	assert.Equal(t, "pi_3Abc", f.Get("payment_intent"))
@@ -346,20 +348,20 @@ func TestRefundOncePerRefundID(t *testing.T) {
 
 	// Stripe already has this refund (a resumed refund after its key was
 	// forgotten): answered without a second one.
-	rec.fail("GET /v1/refunds", fault{status: 200, body: `{"object":"list","has_more":false,"url":"/v1/refunds","data":[
+	rec.Fail("GET /v1/refunds", stripemock.Fault{Status: 200, Body: `{"object":"list","has_more":false,"url":"/v1/refunds","data":[
 		{"id":"re_other","object":"refund","amount":100,"currency":"usd","status":"succeeded","metadata":{"refundId":"rf_00"}},
 		{"id":"re_earlier","object":"refund","amount":4999,"currency":"usd","status":"pending","metadata":{"refundId":"rf_01"}}]}`})
 	r, err = p.Refund(ctxT(t), pay, "rf_01")
 	require.NoError(t, err)
 	assert.Equal(t, Refund{ID: "re_earlier", Status: RefundPending, Amount: "49.99", Currency: "USD"}, r)
-	assert.Len(t, rec.requests("POST /v1/refunds"), 1, "no second refund")
+	assert.Len(t, rec.Requests("POST /v1/refunds"), 1, "no second refund")
 
 	// Only the session known: its payment intent is looked up first.
 	pay.PaymentIntentID, pay.SessionID = "", "cs_test_xyz"
 	_, err = p.Refund(ctxT(t), pay, "rf_02")
 	require.NoError(t, err)
-	require.Len(t, rec.requests("GET /v1/checkout/sessions/cs_test_xyz"), 1)
-	creates = rec.requests("POST /v1/refunds")
+	require.Len(t, rec.Requests("GET /v1/checkout/sessions/cs_test_xyz"), 1)
+	creates = rec.Requests("POST /v1/refunds")
 	require.Len(t, creates, 2)
 	assert.True(t, strings.HasPrefix(creates[1].Form.Get("payment_intent"), "pi_"), "the session's payment intent")
 	assert.Equal(t, "ticketd-rf-rf_02", creates[1].IdemKey)
@@ -367,19 +369,19 @@ func TestRefundOncePerRefundID(t *testing.T) {
 	// Yen: whole units.
 	_, err = p.Refund(ctxT(t), Payment{OrderNumber: "J-1", PaymentIntentID: "pi_j", Amount: "1500", Currency: "JPY"}, "rf_03")
 	require.NoError(t, err)
-	creates = rec.requests("POST /v1/refunds")
+	creates = rec.Requests("POST /v1/refunds")
 	assert.Equal(t, "1500", creates[len(creates)-1].Form.Get("amount"))
 
 	// A refusal (already refunded) is permanent; Stripe down is retryable.
-	rec.fail("POST /v1/refunds", fault{status: 400, body: `{"error":{"type":"invalid_request_error","code":"charge_already_refunded","message":"Charge ch_1 has already been refunded."}}`})
+	rec.Fail("POST /v1/refunds", stripemock.Fault{Status: 400, Body: `{"error":{"type":"invalid_request_error","code":"charge_already_refunded","message":"Charge ch_1 has already been refunded."}}`})
 	_, err = p.Refund(ctxT(t), Payment{OrderNumber: "A-1", PaymentIntentID: "pi_1", Amount: "1", Currency: "USD"}, "rf_04")
 	assert.ErrorIs(t, err, ErrRefused)
-	down := fault{status: 502, body: "<html>bad gateway</html>"}
-	rec.fail("POST /v1/refunds", down, down, down)
+	down := stripemock.Fault{Status: 502, Body: "<html>bad gateway</html>"}
+	rec.Fail("POST /v1/refunds", down, down, down)
 	_, err = p.Refund(ctxT(t), Payment{OrderNumber: "A-1", PaymentIntentID: "pi_1", Amount: "1", Currency: "USD"}, "rf_05")
 	assert.ErrorIs(t, err, ErrUnavailable)
 
-	n := len(rec.requests(""))
+	n := len(rec.Requests(""))
 	for name, bad := range map[string]Payment{
 		"no refund target": {OrderNumber: "A-1", Amount: "1", Currency: "USD"},
 		"zero amount":      {OrderNumber: "A-1", PaymentIntentID: "pi_1", Amount: "0", Currency: "USD"},
@@ -390,7 +392,7 @@ func TestRefundOncePerRefundID(t *testing.T) {
 	}
 	_, err = p.Refund(ctxT(t), Payment{OrderNumber: "A-1", PaymentIntentID: "pi_1", Amount: "1", Currency: "USD"}, "")
 	assert.Error(t, err, "no refund id")
-	assert.Len(t, rec.requests(""), n, "nothing sent for a refused argument")
+	assert.Len(t, rec.Requests(""), n, "nothing sent for a refused argument")
 }
 
 func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
@@ -403,12 +405,12 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrRefused)
 	assert.Equal(t, 401, err.(*Error).Status)
-	require.Len(t, rec.requests(""), 1)
+	require.Len(t, rec.Requests(""), 1)
 	_, err2 := p.Refund(ctxT(t), Payment{OrderNumber: "A-1", PaymentIntentID: "pi_1", Amount: "1", Currency: "USD"}, "rf_1")
 	require.Error(t, err2)
 
-	rec.fail("POST /v1/checkout/sessions", fault{status: 500, body: `{"error":{"type":"api_error","message":"boom for ` + liveKey + ` and ` + testWebhookSecret + `"}}`},
-		fault{status: 500, body: `not json ` + liveKey}, fault{status: 500, body: `not json ` + liveKey})
+	rec.Fail("POST /v1/checkout/sessions", stripemock.Fault{Status: 500, Body: `{"error":{"type":"api_error","message":"boom for ` + liveKey + ` and ` + testWebhookSecret + `"}}`},
+		stripemock.Fault{Status: 500, Body: `not json ` + liveKey}, stripemock.Fault{Status: 500, Body: `not json ` + liveKey})
 	_, err3 := p.CreateCheckoutSession(ctxT(t), testOrder())
 	require.Error(t, err3)
 
@@ -456,12 +458,12 @@ func TestProviderIsSafeForConcurrentUse(t *testing.T) {
 		seen[keys[i]] = true
 	}
 	sent := map[string]string{}
-	for _, r := range rec.requests("POST /v1/checkout/sessions") {
+	for _, r := range rec.Requests("POST /v1/checkout/sessions") {
 		sent[r.Form.Get("client_reference_id")] = r.IdemKey
 	}
 	require.Len(t, sent, n)
 	for i := range n {
 		assert.Equal(t, keys[i], sent[fmt.Sprintf("C-%d", i)], "each request under its own order's key")
 	}
-	assert.Len(t, rec.requests("POST /v1/refunds"), n)
+	assert.Len(t, rec.Requests("POST /v1/refunds"), n)
 }

@@ -68,9 +68,11 @@ func Start(t testing.TB) string {
 	mock.once.Do(func() {
 		bin := Binary()
 		if bin == "" {
-			mock.why = "stripe-mock is not installed: go install github.com/stripe/stripe-mock@latest"
+			mock.why = "stripe-mock is not installed: run `make stripe-mock`"
 			return
 		}
+		// Both listeners on loopback: stripe-mock opens HTTPS on a fixed
+		// port of all interfaces unless told otherwise.
 		hp, err1 := freePort()
 		sp, err2 := freePort()
 		if err1 != nil || err2 != nil {
@@ -116,8 +118,9 @@ func Stop() {
 // Request is one request the Recorder saw.
 type Request struct {
 	Method, Path string
-	Form         url.Values
+	Query, Form  url.Values
 	IdemKey      string
+	Auth         string // the Authorization header
 }
 
 // Fault is what the Recorder answers instead of forwarding one request:
@@ -152,7 +155,8 @@ func NewRecorder(t testing.TB, target string) *Recorder {
 		form, _ := url.ParseQuery(string(body))
 		key := req.Method + " " + req.URL.Path
 		r.mu.Lock()
-		r.sent = append(r.sent, Request{Method: req.Method, Path: req.URL.Path, Form: form, IdemKey: req.Header.Get("Idempotency-Key")})
+		r.sent = append(r.sent, Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Form: form,
+			IdemKey: req.Header.Get("Idempotency-Key"), Auth: req.Header.Get("Authorization")})
 		var f *Fault
 		if q := r.faults[key]; len(q) > 0 {
 			f, r.faults[key] = &q[0], q[1:]
@@ -166,6 +170,8 @@ func NewRecorder(t testing.TB, target string) *Recorder {
 			}
 			if f.Status != 0 {
 				w.Header().Set("Content-Type", "application/json")
+				// Stripe sends one with every answer, errors included.
+				w.Header().Set("Request-Id", "req_fault")
 				w.WriteHeader(f.Status)
 				io.WriteString(w, f.Body)
 				return

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package stripe
-
-import "os/exec"
-
-func dieWithTest(*exec.Cmd) {}
