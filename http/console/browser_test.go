@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	nethttp "net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,73 +13,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app/apptest"
+	"ticketd/internal/browsertest"
 )
 
-// artifactDir is where the browser test leaves its screenshots (bin/ is
-// gitignored).
-const artifactDir = "../../bin/test-artifacts/console"
-
-// consoleBrowser starts Debian's chromium headless at a phone's width
-// (390 px: the console must work there) and returns its context and the
-// console errors and CSP violations seen so far. It skips in -short mode
-// or without chromium.
+// consoleBrowser starts chromium headless at a phone's width (390 px: the
+// console must work there) and returns its context and the console errors
+// and CSP violations seen so far. It skips in -short mode or without
+// chromium.
 func consoleBrowser(t *testing.T) (context.Context, func() []string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-	bin := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		t.Skip("no chromium on this machine: install Debian's chromium (make browser-deps)")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-extensions", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(390, 844),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancelCtx()
-		cancelAlloc()
-	})
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(ctx) }()
-	select {
-	case err := <-started:
-		require.NoError(t, err, "start chromium")
-	case <-time.After(20 * time.Second):
-		cancelCtx()
-		t.Fatal("chromium did not start within 20s")
-	}
-	var mu sync.Mutex
-	var problems []string
-	go func() {
-		for m, err := range chromedp.Console(ctx) {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() || strings.Contains(m.Text, "Content Security Policy") {
-				mu.Lock()
-				problems = append(problems, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
-	return ctx, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), problems...)
-	}
+	return browsertest.Start(t, 390, 844)
 }
 
 // shot checks that the page fits the 390 px phone (no sideways
@@ -97,15 +36,8 @@ func shot(t *testing.T, name string) chromedp.Action[chromedp.Void] {
 		if width > 390 {
 			t.Errorf("%s: the page is %d px wide, more than the 390 px phone", name, width)
 		}
-		buf, err := chromedp.FullScreenshot(100)(ctx, tg)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(artifactDir, 0o755); err != nil {
-			return err
-		}
-		t.Logf("screenshot %s", filepath.Join(artifactDir, name))
-		return os.WriteFile(filepath.Join(artifactDir, name), buf, 0o644)
+		_, err = browsertest.Screenshot(t, "console", name)(ctx, tg)
+		return err
 	})
 }
 

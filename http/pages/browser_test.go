@@ -6,109 +6,28 @@ import (
 	"net"
 	nethttp "net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"ticketd/internal/browsertest"
 )
 
-// artifactDir is where the browser tests leave their screenshots
-// (bin/ is gitignored).
-const artifactDir = "../../bin/test-artifacts"
-
-// hostedBrowser starts Debian's chromium headless for the hosted pages and
-// returns its context and a function listing console problems (errors, CSP
-// violations) seen so far. It skips in -short mode or without chromium
-// (`make test` installs it).
+// hostedBrowser starts chromium headless for the hosted pages at a phone's
+// size (the pages must work there) and returns its context and a function
+// listing console problems (errors, CSP violations) seen so far. It skips
+// in -short mode or without chromium (`make test` installs it).
 func hostedBrowser(t *testing.T) (context.Context, func() []string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-	bin := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		t.Skip("no chromium on this machine: install Debian's chromium (make browser-deps)")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(412, 915), // a phone: the pages must work there
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancelCtx()
-		cancelAlloc()
-	})
-	// The first Run starts the browser: bounded by a timer that cancels
-	// the browser, not by a context deadline (that would stop it later).
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(ctx) }()
-	select {
-	case err := <-started:
-		require.NoError(t, err, "start chromium")
-	case <-time.After(20 * time.Second):
-		cancelCtx()
-		t.Fatal("chromium did not start within 20s")
-	}
-	var mu sync.Mutex
-	var problems []string
-	go func() {
-		for m, err := range chromedp.Console(ctx) {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() || strings.Contains(m.Text, "Content Security Policy") {
-				mu.Lock()
-				problems = append(problems, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
-	return ctx, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), problems...)
-	}
+	return browsertest.Start(t, 412, 915)
 }
 
 // shot saves a full-page screenshot as a test artifact.
 func shot(t *testing.T, name string) chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		buf, err := chromedp.FullScreenshot(100)(ctx, tg) // quality 100: PNG
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(artifactDir, 0o755); err != nil {
-			return err
-		}
-		path := filepath.Join(artifactDir, name)
-		t.Logf("screenshot %s", path)
-		return os.WriteFile(path, buf, 0o644)
-	})
+	return browsertest.Screenshot(t, "", name)
 }
 
 // TestHostedFlowInABrowser is the buyer's whole journey in chromium, who
