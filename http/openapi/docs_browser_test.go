@@ -2,48 +2,23 @@ package openapi_test
 
 import (
 	"context"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ticketd/internal/browsertest"
 )
 
-// docsBrowser returns a headless Chromium context, or skips the test when
-// the machine has no Chromium (Debian's `chromium` package).
-func docsBrowser(t *testing.T) context.Context {
+// docsBrowser returns a headless chromium context at a desktop size and
+// the console problems (errors, exceptions, CSP violations) seen so far,
+// or skips the test when the machine has no chromium.
+func docsBrowser(t *testing.T) (context.Context, func() []string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-	var bin string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		t.Skip("no chromium on this machine")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
-		chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	// No timeout on the browser's own context: it would stop the browser.
-	// Steps get a deadline of their own.
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancelCtx()
-		cancelAlloc()
-	})
-	return ctx
+	return browsertest.Start(t, 1280, 800)
 }
 
 // TestDocsPageWorksInABrowser loads /docs in a real browser: Swagger UI
@@ -51,29 +26,8 @@ func docsBrowser(t *testing.T) context.Context {
 // Content-Security-Policy (any violation is a console error), and
 // try-it-out sends a real request to the server and shows its answer.
 func TestDocsPageWorksInABrowser(t *testing.T) {
-	ctx := docsBrowser(t)
+	ctx, problems := docsBrowser(t)
 	base := toyServer(t)
-
-	// Collect console errors, uncaught exceptions and browser-log errors
-	// (a CSP violation is one) while the page runs.
-	msgCtx, stopMsgs := context.WithCancel(ctx)
-	msgs := chromedp.Console(msgCtx)
-	var mu sync.Mutex
-	var problems []string
-	collected := make(chan struct{})
-	go func() {
-		defer close(collected)
-		for m, err := range msgs {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() || strings.Contains(m.Text, "Content Security Policy") {
-				mu.Lock()
-				problems = append(problems, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
 
 	start := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -107,9 +61,5 @@ func TestDocsPageWorksInABrowser(t *testing.T) {
 	assert.Equal(t, "200", strings.TrimSpace(status))
 	assert.Contains(t, body, "thg_1", "the answer of the live server is shown")
 
-	stopMsgs()
-	<-collected
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Empty(t, problems, "no CSP violation, no script error")
+	assert.Empty(t, problems(), "no CSP violation, no script error")
 }

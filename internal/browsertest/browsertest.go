@@ -18,25 +18,30 @@ import (
 // the test instead of hanging it.
 const startMax = 20 * time.Second
 
-// Start starts chromium headless with a window of width x height px and
-// answers its context and a function listing the console errors,
-// exceptions and CSP violations seen so far. It skips t in -short mode or
-// without chromium (make browser-deps installs it).
-func Start(t *testing.T, width, height int) (context.Context, func() []string) {
+// Binary answers the path of chromium. It skips t in -short mode or
+// without chromium (make browser-deps installs it): a test calls it before
+// a costly set-up that only the browser needs.
+func Binary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
 	}
-	bin := ""
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
+			return p
 		}
 	}
-	if bin == "" {
-		t.Skip("no chromium on this machine: install Debian's chromium (make browser-deps)")
-	}
+	t.Skip("no chromium on this machine: install Debian's chromium (make browser-deps)")
+	return ""
+}
+
+// Start starts chromium headless with a window of width x height px and
+// the extra options (flags of the test's own) and answers its context and
+// a function listing the console errors, exceptions and CSP violations
+// seen so far. It skips t as Binary does.
+func Start(t *testing.T, width, height int, extra ...chromedp.ExecAllocatorOption) (context.Context, func() []string) {
+	t.Helper()
+	bin := Binary(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
@@ -45,6 +50,7 @@ func Start(t *testing.T, width, height int) (context.Context, func() []string) {
 		chromedp.Flag("disable-extensions", true), chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.WindowSize(width, height),
 	}
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
 	t.Cleanup(func() {

@@ -7,13 +7,14 @@ import (
 	nethttp "net/http"
 	"net/http/httptest"
 	"net/url"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ticketd/internal/browsertest"
 )
 
 // TestHostedCheckoutReachesStripeInABrowser: in Stripe mode the hosted
@@ -22,19 +23,7 @@ import (
 // resolves to a TLS server of the test, which records where the browser
 // arrived and answers a stand-in page.
 func TestHostedCheckoutReachesStripeInABrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
-	}
-	bin := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		t.Skip("no chromium on this machine: install Debian's chromium (make browser-deps)")
-	}
+	browsertest.Binary(t) // skips before the set-up when there is no browser
 	f := start(t)
 	evt, typeID := f.drop(42, 10)
 
@@ -57,29 +46,11 @@ func TestHostedCheckoutReachesStripeInABrowser(t *testing.T) {
 		"items": []map[string]any{{"itemType": "registration_type", "itemId": typeID, "quantity": 1}}, "locale": "en",
 	})
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		// Every host but loopback is unreachable; Stripe's checkout host
-		// is the test's server, whose certificate is its own.
+	// Every host but loopback is unreachable; Stripe's checkout host is
+	// the test's server, whose certificate is its own.
+	ctx, _ := browsertest.Start(t, 412, 915,
 		chromedp.Flag("host-resolver-rules", "MAP checkout.stripe.com 127.0.0.1:"+port+", MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		chromedp.Flag("ignore-certificate-errors", true),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(ctx) }()
-	select {
-	case err := <-started:
-		require.NoError(t, err, "start chromium")
-	case <-time.After(20 * time.Second):
-		cancelCtx()
-		t.Fatal("chromium did not start within 20s")
-	}
+		chromedp.Flag("ignore-certificate-errors", true))
 
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
