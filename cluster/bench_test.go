@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,13 +43,23 @@ func newSellableEvent(t *testing.T, sys *actors.System) (string, string) {
 // drive runs clients placing orders for benchSeconds; client i sends to
 // systems[i%len] for target(i). It answers durable orders per second.
 func drive(t *testing.T, systems []*actors.System, clients int, target func(i int) (string, string)) float64 {
+	return driveEach(t, clients, func(i int) (*actors.System, string, string) {
+		evt, tt := target(i)
+		return systems[i%len(systems)], evt, tt
+	})
+}
+
+// driveEach runs clients placing orders for benchSeconds, client i
+// through the system and for the event and ticket type target(i) answers.
+func driveEach(t *testing.T, clients int, target func(i int) (*actors.System, string, string)) float64 {
 	var ok, failed atomic.Int64
+	var perSecond [benchSeconds + 1]atomic.Int64 // durable orders by second of the run
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
-	stop := time.Now().Add(benchSeconds * time.Second)
+	began := time.Now()
+	stop := began.Add(benchSeconds * time.Second)
 	for i := range clients {
-		sys := systems[i%len(systems)]
-		evt, tt := target(i)
+		sys, evt, tt := target(i)
 		wg.Go(func() {
 			for n := 0; time.Now().Before(stop); n++ {
 				ctx, cancel := context.WithTimeout(bg, 10*time.Second)
@@ -59,10 +71,16 @@ func drive(t *testing.T, systems []*actors.System, clients int, target func(i in
 					continue
 				}
 				ok.Add(1)
+				perSecond[min(int(time.Since(began)/time.Second), benchSeconds)].Add(1)
 			}
 		})
 	}
 	wg.Wait()
+	var seconds []int64
+	for i := range perSecond {
+		seconds = append(seconds, perSecond[i].Load())
+	}
+	t.Logf("durable orders by second: %v (the last: after the end, %v)", seconds, time.Since(stop).Round(time.Millisecond))
 	if failed.Load() > 0 {
 		// Counted, not fatal: a refusal (503) under load is an answer.
 		t.Logf("%d orders refused, the first: %v", failed.Load(), firstErr.Load())
@@ -84,13 +102,20 @@ func TestThroughputRatios(t *testing.T) {
 	single, err := actors.Open(actors.Config{Event: event.Config{BaseURL: "http://test", OrderHold: 15 * time.Minute, CheckoutSessionTTL: 24 * time.Hour}},
 		store, snapshots.New(store, 2))
 	require.NoError(t, err)
-	hotEvt, hotTT := newSellableEvent(t, single)
-	singleHot := drive(t, []*actors.System{single}, clients, func(int) (string, string) { return hotEvt, hotTT })
-	drop := make([][2]string, clients)
-	for i := range drop {
-		drop[i][0], drop[i][1] = newSellableEvent(t, single)
+	only := os.Getenv("TICKETD_CLUSTER_BENCH_ONLY") // "hot" or "drop": that load alone
+	runs := func(load string) bool { return only == "" || only == load }
+	var singleHot, singleDrop, clusterHot, clusterDrop float64
+	if runs("hot") {
+		evt, tt := newSellableEvent(t, single)
+		singleHot = drive(t, []*actors.System{single}, clients, func(int) (string, string) { return evt, tt })
 	}
-	singleDrop := drive(t, []*actors.System{single}, clients, func(i int) (string, string) { return drop[i][0], drop[i][1] })
+	drop := make([][2]string, clients)
+	if runs("drop") {
+		for i := range drop {
+			drop[i][0], drop[i][1] = newSellableEvent(t, single)
+		}
+		singleDrop = drive(t, []*actors.System{single}, clients, func(i int) (string, string) { return drop[i][0], drop[i][1] })
+	}
 	require.NoError(t, single.Close())
 	require.NoError(t, store.Close())
 
@@ -102,14 +127,94 @@ func TestThroughputRatios(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	systems := []*actors.System{stacks[0].sys, stacks[1].sys, stacks[2].sys}
-	hotEvt, hotTT = newSellableEvent(t, stacks[0].sys)
-	clusterHot := drive(t, systems, clients, func(int) (string, string) { return hotEvt, hotTT })
-	for i := range drop {
-		drop[i][0], drop[i][1] = newSellableEvent(t, stacks[i%3].sys)
+	// route is where client i sends: spread over the nodes like a load
+	// balancer would, or (TICKETD_CLUSTER_BENCH_DIRECT=1) to the event's
+	// owner like a client that knows the placement.
+	route := func(evt string) []*actors.System {
+		if os.Getenv("TICKETD_CLUSTER_BENCH_DIRECT") != "" {
+			return []*actors.System{stacks[ownerIndex(t, stacks, evt)].sys}
+		}
+		return systems
 	}
-	clusterDrop := drive(t, systems, clients, func(i int) (string, string) { return drop[i][0], drop[i][1] })
+	if runs("hot") {
+		evt, tt := newSellableEvent(t, stacks[0].sys)
+		m := startMeter(t, stacks, "hot")
+		clusterHot = drive(t, route(evt), clients, func(int) (string, string) { return evt, tt })
+		m.log(t, "hot event")
+	}
+	if runs("drop") {
+		for i := range drop {
+			drop[i][0], drop[i][1] = newSellableEvent(t, stacks[i%3].sys)
+		}
+		m := startMeter(t, stacks, "drop")
+		clusterDrop = driveEach(t, clients, func(i int) (*actors.System, string, string) {
+			return route(drop[i][0])[i%len(route(drop[i][0]))], drop[i][0], drop[i][1]
+		})
+		m.log(t, "64-event drop")
+	}
 
 	report := fmt.Sprintf("hot event: single %.0f/s, cluster %.0f/s, ratio %.2f; 64-event drop: single %.0f/s, cluster %.0f/s, ratio %.2f",
 		singleHot, clusterHot, clusterHot/singleHot, singleDrop, clusterDrop, clusterDrop/singleDrop)
 	t.Log(report)
+}
+
+// meter measures a cluster load: the process's CPU time against the wall
+// clock, and what the nodes' logs appended.
+type meter struct {
+	stacks  []*stack
+	began   time.Time
+	cpu     time.Duration
+	stats   []LogStats
+	profile *os.File
+}
+
+func startMeter(t *testing.T, stacks []*stack, load string) *meter {
+	m := &meter{stacks: stacks, began: time.Now(), cpu: processCPU()}
+	if path := os.Getenv("TICKETD_CLUSTER_BENCH_CPU"); path != "" {
+		// The CPU profile of the whole process (every node and the load)
+		// during this load, in path.<load>.
+		f, err := os.Create(path + "." + load)
+		require.NoError(t, err)
+		require.NoError(t, pprof.StartCPUProfile(f))
+		m.profile = f
+	}
+	for _, s := range stacks {
+		m.stats = append(m.stats, s.log.Stats())
+	}
+	return m
+}
+
+func (m *meter) log(t *testing.T, what string) {
+	if m.profile != nil {
+		pprof.StopCPUProfile()
+		_ = m.profile.Close()
+	}
+	wall := time.Since(m.began)
+	cpu := processCPU() - m.cpu
+	var msgs, recs, retries, claims int64
+	var ack time.Duration
+	for i, s := range m.stacks {
+		st := s.log.Stats()
+		msgs += st.Messages - m.stats[i].Messages
+		recs += st.Records - m.stats[i].Records
+		ack += st.AckWait - m.stats[i].AckWait
+		retries += st.Retries - m.stats[i].Retries
+		claims += st.Claims - m.stats[i].Claims
+	}
+	perMsg, ackMean := 0.0, time.Duration(0)
+	if msgs > 0 {
+		perMsg = float64(recs) / float64(msgs)
+		ackMean = ack / time.Duration(msgs)
+	}
+	t.Logf("%s: CPU %.2f cores of the process, %.0f commits/s, %.1f records per commit, %v per publish ack, %d publishes retried, %d claims",
+		what, cpu.Seconds()/wall.Seconds(), float64(msgs)/wall.Seconds(), perMsg, ackMean.Round(10*time.Microsecond), retries, claims)
+}
+
+// processCPU is the user and system time of this process so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -38,6 +39,27 @@ type Log struct {
 
 	mu     sync.Mutex
 	events map[string]*eventLog
+
+	stats logStats
+}
+
+// logStats counts the log's appends since it was made (see Stats).
+type logStats struct {
+	msgs, records, ackNanos, retries, claims atomic.Int64
+}
+
+// LogStats is what a Log has appended: messages published, records they
+// carried, and the time spent waiting for their acks.
+type LogStats struct {
+	Messages, Records int64
+	AckWait           time.Duration
+	Retries, Claims   int64
+}
+
+// Stats returns the log's append counts so far.
+func (l *Log) Stats() LogStats {
+	return LogStats{Messages: l.stats.msgs.Load(), Records: l.stats.records.Load(),
+		AckWait: time.Duration(l.stats.ackNanos.Load()), Retries: l.stats.retries.Load(), Claims: l.stats.claims.Load()}
 }
 
 // eventLog is what this node knows of one event's subject.
@@ -328,13 +350,22 @@ func (l *Log) send(w *writer, data []byte, first, last uint64, claim string) (ui
 	if claim != "" {
 		m.Header.Set(hdrClaim, claim)
 	}
-	deadline := time.Now().Add(publishDeadline)
+	began := time.Now()
+	deadline := began.Add(publishDeadline)
 	wait := 50 * time.Millisecond
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), min(l.n.cfg.RequestTimeout, time.Until(deadline)))
 		ack, err := l.n.js.PublishMsg(ctx, m)
 		cancel()
 		if err == nil {
+			l.stats.msgs.Add(1)
+			if claim != "" {
+				l.stats.claims.Add(1)
+			}
+			if len(data) > 0 {
+				l.stats.records.Add(int64(last - first + 1))
+			}
+			l.stats.ackNanos.Add(int64(time.Since(began)))
 			w.mu.Lock()
 			w.expected = ack.Sequence
 			w.mu.Unlock()
@@ -357,6 +388,7 @@ func (l *Log) send(w *writer, data []byte, first, last uint64, claim string) (ui
 		// 10164 (a publish on the subject still in process), a timeout
 		// or no responders (an election): the same message again, which
 		// the server settles by its id if the first one was stored.
+		l.stats.retries.Add(1)
 		l.n.cfg.Logger.Debug("cluster: publish retried", "subject", e.subject, "err", err)
 		time.Sleep(wait)
 		wait = min(wait*2, time.Second)
