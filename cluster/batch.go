@@ -122,6 +122,7 @@ func (l *Log) publishBatch(batch []*pendingPub) {
 		seqs, err := l.atomic(batch)
 		if err == nil {
 			l.stats.batches.Add(1)
+			l.stats.batched.Add(int64(len(batch)))
 			for i, p := range batch {
 				l.accepted(p, seqs[i])
 			}

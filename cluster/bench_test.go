@@ -107,14 +107,18 @@ func TestThroughputRatios(t *testing.T) {
 	var singleHot, singleDrop, clusterHot, clusterDrop float64
 	if runs("hot") {
 		evt, tt := newSellableEvent(t, single)
+		m := startMeter(t, nil, "single-hot")
 		singleHot = drive(t, []*actors.System{single}, clients, func(int) (string, string) { return evt, tt })
+		m.log(t, "single node, hot event", singleHot)
 	}
 	drop := make([][2]string, clients)
 	if runs("drop") {
 		for i := range drop {
 			drop[i][0], drop[i][1] = newSellableEvent(t, single)
 		}
+		m := startMeter(t, nil, "single-drop")
 		singleDrop = drive(t, []*actors.System{single}, clients, func(i int) (string, string) { return drop[i][0], drop[i][1] })
+		m.log(t, "single node, 64-event drop", singleDrop)
 	}
 	require.NoError(t, single.Close())
 	require.NoError(t, store.Close())
@@ -141,7 +145,7 @@ func TestThroughputRatios(t *testing.T) {
 		evt, tt := newSellableEvent(t, stacks[0].sys)
 		m := startMeter(t, stacks, "hot")
 		clusterHot = drive(t, route(evt), clients, func(int) (string, string) { return evt, tt })
-		m.log(t, "hot event")
+		m.log(t, "cluster, hot event", clusterHot)
 	}
 	if runs("drop") {
 		for i := range drop {
@@ -151,7 +155,7 @@ func TestThroughputRatios(t *testing.T) {
 		clusterDrop = driveEach(t, clients, func(i int) (*actors.System, string, string) {
 			return route(drop[i][0])[i%len(route(drop[i][0]))], drop[i][0], drop[i][1]
 		})
-		m.log(t, "64-event drop")
+		m.log(t, "cluster, 64-event drop", clusterDrop)
 	}
 
 	report := fmt.Sprintf("hot event: single %.0f/s, cluster %.0f/s, ratio %.2f; 64-event drop: single %.0f/s, cluster %.0f/s, ratio %.2f",
@@ -185,32 +189,37 @@ func startMeter(t *testing.T, stacks []*stack, load string) *meter {
 	return m
 }
 
-func (m *meter) log(t *testing.T, what string) {
+func (m *meter) log(t *testing.T, what string, perSecond float64) {
 	if m.profile != nil {
 		pprof.StopCPUProfile()
 		_ = m.profile.Close()
 	}
 	wall := time.Since(m.began)
 	cpu := processCPU() - m.cpu
-	var msgs, recs, retries, claims, batches, fallbacks int64
-	var ack time.Duration
+	orders := perSecond * benchSeconds
+	line := fmt.Sprintf("%s: %.0f orders/s; the process used %.2f cores, %.0f µs of CPU per order",
+		what, perSecond, cpu.Seconds()/wall.Seconds(), float64(cpu.Microseconds())/max(orders, 1))
+	if len(m.stacks) == 0 {
+		t.Log(line)
+		return
+	}
+	var d LogStats
 	for i, s := range m.stacks {
 		st := s.log.Stats()
-		msgs += st.Messages - m.stats[i].Messages
-		recs += st.Records - m.stats[i].Records
-		ack += st.AckWait - m.stats[i].AckWait
-		retries += st.Retries - m.stats[i].Retries
-		claims += st.Claims - m.stats[i].Claims
-		batches += st.Batches - m.stats[i].Batches
-		fallbacks += st.Fallbacks - m.stats[i].Fallbacks
+		d.Messages += st.Messages - m.stats[i].Messages
+		d.Records += st.Records - m.stats[i].Records
+		d.AckWait += st.AckWait - m.stats[i].AckWait
+		d.Retries += st.Retries - m.stats[i].Retries
+		d.Claims += st.Claims - m.stats[i].Claims
+		d.Batches += st.Batches - m.stats[i].Batches
+		d.Batched += st.Batched - m.stats[i].Batched
+		d.Fallbacks += st.Fallbacks - m.stats[i].Fallbacks
 	}
-	perMsg, ackMean := 0.0, time.Duration(0)
-	if msgs > 0 {
-		perMsg = float64(recs) / float64(msgs)
-		ackMean = ack / time.Duration(msgs)
-	}
-	t.Logf("%s: CPU %.2f cores of the process, %.0f commits/s, %.1f records per commit, %v per publish ack, %d publishes retried, %d claims, %d atomic batches (%d sent again one by one)",
-		what, cpu.Seconds()/wall.Seconds(), float64(msgs)/wall.Seconds(), perMsg, ackMean.Round(10*time.Microsecond), retries, claims, batches, fallbacks)
+	sends := d.Batches + d.Messages - d.Batched // atomic batches and lone messages
+	t.Logf("%s; %.0f commits/s, %.1f records per commit, %.0f publishes/s (%.1f commits each), %v from a commit's send to its ack, %d publishes retried, %d claims, %d batches sent again one by one",
+		line, float64(d.Messages)/wall.Seconds(), float64(d.Records)/float64(max(d.Messages, 1)),
+		float64(sends)/wall.Seconds(), float64(d.Messages)/float64(max(sends, 1)),
+		(d.AckWait / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond), d.Retries, d.Claims, d.Fallbacks)
 }
 
 // processCPU is the user and system time of this process so far.

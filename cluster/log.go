@@ -46,25 +46,26 @@ type Log struct {
 
 // logStats counts the log's appends since it was made (see Stats).
 type logStats struct {
-	msgs, records, ackNanos, retries, claims, batches, fallbacks atomic.Int64
+	msgs, records, ackNanos, retries, claims, batches, batched, fallbacks atomic.Int64
 }
 
 // LogStats is what a Log has appended: messages stored, records they
 // carried, the time from a message's send to its ack (summed), publishes
-// retried, claims, atomic batches stored and batches sent again message
-// by message (see batch.go).
+// retried, claims, atomic batches stored with the messages they held, and
+// batches sent again message by message (see batch.go).
 type LogStats struct {
-	Messages, Records  int64
-	AckWait            time.Duration
-	Retries, Claims    int64
-	Batches, Fallbacks int64
+	Messages, Records int64
+	AckWait           time.Duration
+	Retries, Claims   int64
+	Batches, Batched  int64
+	Fallbacks         int64
 }
 
 // Stats returns the log's append counts so far.
 func (l *Log) Stats() LogStats {
 	return LogStats{Messages: l.stats.msgs.Load(), Records: l.stats.records.Load(),
 		AckWait: time.Duration(l.stats.ackNanos.Load()), Retries: l.stats.retries.Load(), Claims: l.stats.claims.Load(),
-		Batches: l.stats.batches.Load(), Fallbacks: l.stats.fallbacks.Load()}
+		Batches: l.stats.batches.Load(), Batched: l.stats.batched.Load(), Fallbacks: l.stats.fallbacks.Load()}
 }
 
 // eventLog is what this node knows of one event's subject.
