@@ -153,6 +153,7 @@ type batchAck struct {
 // stream sequence.
 func (l *Log) atomic(batch []*pendingPub) ([]uint64, error) {
 	id := nats.NewInbox()
+	nc, _ := l.pubConn()
 	var resp *nats.Msg
 	for i, p := range batch {
 		h := make(nats.Header, len(p.m.Header)+3)
@@ -163,7 +164,7 @@ func (l *Log) atomic(batch []*pendingPub) ([]uint64, error) {
 		h.Set(hdrBatchSeq, strconv.Itoa(i+1))
 		m := &nats.Msg{Subject: p.m.Subject, Data: p.m.Data, Header: h}
 		if i < len(batch)-1 {
-			if err := l.n.nc.PublishMsg(m); err != nil {
+			if err := nc.PublishMsg(m); err != nil {
 				return nil, err
 			}
 			continue
@@ -171,7 +172,7 @@ func (l *Log) atomic(batch []*pendingPub) ([]uint64, error) {
 		h.Set(hdrBatchCommit, "1")
 		ctx, cancel := context.WithTimeout(context.Background(), l.n.cfg.RequestTimeout)
 		var err error
-		resp, err = l.n.nc.RequestMsgWithContext(ctx, m)
+		resp, err = nc.RequestMsgWithContext(ctx, m)
 		cancel()
 		if err != nil {
 			return nil, err
