@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,13 +43,23 @@ func newSellableEvent(t *testing.T, sys *actors.System) (string, string) {
 // drive runs clients placing orders for benchSeconds; client i sends to
 // systems[i%len] for target(i). It answers durable orders per second.
 func drive(t *testing.T, systems []*actors.System, clients int, target func(i int) (string, string)) float64 {
+	return driveEach(t, clients, func(i int) (*actors.System, string, string) {
+		evt, tt := target(i)
+		return systems[i%len(systems)], evt, tt
+	})
+}
+
+// driveEach runs clients placing orders for benchSeconds, client i
+// through the system and for the event and ticket type target(i) answers.
+func driveEach(t *testing.T, clients int, target func(i int) (*actors.System, string, string)) float64 {
 	var ok, failed atomic.Int64
+	var perSecond [benchSeconds + 1]atomic.Int64 // durable orders by second of the run
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
-	stop := time.Now().Add(benchSeconds * time.Second)
+	began := time.Now()
+	stop := began.Add(benchSeconds * time.Second)
 	for i := range clients {
-		sys := systems[i%len(systems)]
-		evt, tt := target(i)
+		sys, evt, tt := target(i)
 		wg.Go(func() {
 			for n := 0; time.Now().Before(stop); n++ {
 				ctx, cancel := context.WithTimeout(bg, 10*time.Second)
@@ -59,10 +71,16 @@ func drive(t *testing.T, systems []*actors.System, clients int, target func(i in
 					continue
 				}
 				ok.Add(1)
+				perSecond[min(int(time.Since(began)/time.Second), benchSeconds)].Add(1)
 			}
 		})
 	}
 	wg.Wait()
+	var seconds []int64
+	for i := range perSecond {
+		seconds = append(seconds, perSecond[i].Load())
+	}
+	t.Logf("durable orders by second: %v (the last: after the end, %v)", seconds, time.Since(stop).Round(time.Millisecond))
 	if failed.Load() > 0 {
 		// Counted, not fatal: a refusal (503) under load is an answer.
 		t.Logf("%d orders refused, the first: %v", failed.Load(), firstErr.Load())
@@ -84,32 +102,142 @@ func TestThroughputRatios(t *testing.T) {
 	single, err := actors.Open(actors.Config{Event: event.Config{BaseURL: "http://test", OrderHold: 15 * time.Minute, CheckoutSessionTTL: 24 * time.Hour}},
 		store, snapshots.New(store, 2))
 	require.NoError(t, err)
-	hotEvt, hotTT := newSellableEvent(t, single)
-	singleHot := drive(t, []*actors.System{single}, clients, func(int) (string, string) { return hotEvt, hotTT })
-	drop := make([][2]string, clients)
-	for i := range drop {
-		drop[i][0], drop[i][1] = newSellableEvent(t, single)
+	only := os.Getenv("TICKETD_CLUSTER_BENCH_ONLY") // "hot" or "drop": that load alone
+	runs := func(load string) bool { return only == "" || only == load }
+	var singleHot, singleDrop, clusterHot, clusterDrop float64
+	if runs("hot") {
+		evt, tt := newSellableEvent(t, single)
+		m := startMeter(t, nil, "single-hot")
+		singleHot = drive(t, []*actors.System{single}, clients, func(int) (string, string) { return evt, tt })
+		m.log(t, "single node, hot event", singleHot)
 	}
-	singleDrop := drive(t, []*actors.System{single}, clients, func(i int) (string, string) { return drop[i][0], drop[i][1] })
+	drop := make([][2]string, clients)
+	if runs("drop") {
+		for i := range drop {
+			drop[i][0], drop[i][1] = newSellableEvent(t, single)
+		}
+		m := startMeter(t, nil, "single-drop")
+		singleDrop = drive(t, []*actors.System{single}, clients, func(i int) (string, string) { return drop[i][0], drop[i][1] })
+		m.log(t, "single node, 64-event drop", singleDrop)
+	}
 	require.NoError(t, single.Close())
 	require.NoError(t, store.Close())
 
 	stacks := startStacks(t, 3)
-	// Measure once the leaders have spread: a move evicts actors.
+	// Measure once the leaders are where the nodes' balancing wants them
+	// (shard i on the i-th node by name): a move evicts actors.
 	deadline := time.Now().Add(60 * time.Second)
-	for stacks[0].node.Leading() == 0 || stacks[1].node.Leading() == 0 || stacks[2].node.Leading() == 0 {
+	for !balanced(stacks) {
 		require.True(t, time.Now().Before(deadline), "leaders not spread")
 		time.Sleep(200 * time.Millisecond)
 	}
 	systems := []*actors.System{stacks[0].sys, stacks[1].sys, stacks[2].sys}
-	hotEvt, hotTT = newSellableEvent(t, stacks[0].sys)
-	clusterHot := drive(t, systems, clients, func(int) (string, string) { return hotEvt, hotTT })
-	for i := range drop {
-		drop[i][0], drop[i][1] = newSellableEvent(t, stacks[i%3].sys)
+	// route is where client i sends: spread over the nodes like a load
+	// balancer would, or (TICKETD_CLUSTER_BENCH_DIRECT=1) to the event's
+	// owner like a client that knows the placement.
+	route := func(evt string) []*actors.System {
+		if os.Getenv("TICKETD_CLUSTER_BENCH_DIRECT") != "" {
+			return []*actors.System{stacks[ownerIndex(t, stacks, evt)].sys}
+		}
+		return systems
 	}
-	clusterDrop := drive(t, systems, clients, func(i int) (string, string) { return drop[i][0], drop[i][1] })
+	if runs("hot") {
+		evt, tt := newSellableEvent(t, stacks[0].sys)
+		m := startMeter(t, stacks, "hot")
+		clusterHot = drive(t, route(evt), clients, func(int) (string, string) { return evt, tt })
+		m.log(t, "cluster, hot event", clusterHot)
+	}
+	if runs("drop") {
+		for i := range drop {
+			drop[i][0], drop[i][1] = newSellableEvent(t, stacks[i%3].sys)
+		}
+		m := startMeter(t, stacks, "drop")
+		clusterDrop = driveEach(t, clients, func(i int) (*actors.System, string, string) {
+			return route(drop[i][0])[i%len(route(drop[i][0]))], drop[i][0], drop[i][1]
+		})
+		m.log(t, "cluster, 64-event drop", clusterDrop)
+	}
 
 	report := fmt.Sprintf("hot event: single %.0f/s, cluster %.0f/s, ratio %.2f; 64-event drop: single %.0f/s, cluster %.0f/s, ratio %.2f",
 		singleHot, clusterHot, clusterHot/singleHot, singleDrop, clusterDrop, clusterDrop/singleDrop)
 	t.Log(report)
+}
+
+// meter measures a cluster load: the process's CPU time against the wall
+// clock, and what the nodes' logs appended.
+type meter struct {
+	stacks  []*stack
+	began   time.Time
+	cpu     time.Duration
+	stats   []LogStats
+	profile *os.File
+}
+
+func startMeter(t *testing.T, stacks []*stack, load string) *meter {
+	m := &meter{stacks: stacks, began: time.Now(), cpu: processCPU()}
+	if path := os.Getenv("TICKETD_CLUSTER_BENCH_CPU"); path != "" {
+		// The CPU profile of the whole process (every node and the load)
+		// during this load, in path.<load>.
+		f, err := os.Create(path + "." + load)
+		require.NoError(t, err)
+		require.NoError(t, pprof.StartCPUProfile(f))
+		m.profile = f
+	}
+	for _, s := range stacks {
+		m.stats = append(m.stats, s.log.Stats())
+	}
+	return m
+}
+
+func (m *meter) log(t *testing.T, what string, perSecond float64) {
+	if m.profile != nil {
+		pprof.StopCPUProfile()
+		_ = m.profile.Close()
+	}
+	wall := time.Since(m.began)
+	cpu := processCPU() - m.cpu
+	orders := perSecond * benchSeconds
+	line := fmt.Sprintf("%s: %.0f orders/s; the process used %.2f cores, %.0f µs of CPU per order",
+		what, perSecond, cpu.Seconds()/wall.Seconds(), float64(cpu.Microseconds())/max(orders, 1))
+	if len(m.stacks) == 0 {
+		t.Log(line)
+		return
+	}
+	var d LogStats
+	for i, s := range m.stacks {
+		st := s.log.Stats()
+		d.Messages += st.Messages - m.stats[i].Messages
+		d.Records += st.Records - m.stats[i].Records
+		d.AckWait += st.AckWait - m.stats[i].AckWait
+		d.Retries += st.Retries - m.stats[i].Retries
+		d.Claims += st.Claims - m.stats[i].Claims
+		d.Batches += st.Batches - m.stats[i].Batches
+		d.Batched += st.Batched - m.stats[i].Batched
+		d.Fallbacks += st.Fallbacks - m.stats[i].Fallbacks
+	}
+	sends := d.Batches + d.Messages - d.Batched // atomic batches and lone messages
+	t.Logf("%s; %.0f commits/s, %.1f records per commit, %.0f publishes/s (%.1f commits each), %v from a commit's send to its ack, %d publishes retried, %d claims, %d batches sent again one by one",
+		line, float64(d.Messages)/wall.Seconds(), float64(d.Records)/float64(max(d.Messages, 1)),
+		float64(sends)/wall.Seconds(), float64(d.Messages)/float64(max(sends, 1)),
+		(d.AckWait / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond), d.Retries, d.Claims, d.Fallbacks)
+}
+
+// processCPU is the user and system time of this process so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// balanced reports whether every shard's leader is the node Node.balance
+// prefers for it (the stacks are in name order).
+func balanced(stacks []*stack) bool {
+	for i := range stacks[0].node.cfg.Shards {
+		if !stacks[i%len(stacks)].node.srv.JetStreamIsStreamLeader(globalAccount, streamName(i)) {
+			return false
+		}
+	}
+	return true
 }

@@ -41,7 +41,9 @@
 // server checks the id before the expected sequence, within the stream's
 // 2-minute duplicate window, which bounds the retries). One commit per
 // event is in flight at a time (MaxInFlight 1): the next one's expected
-// sequence is this one's.
+// sequence is this one's. The commits of a stream's events waiting at
+// the same time go as one JetStream atomic batch, each message with its
+// own fence and Msg-Id (see batch.go).
 //
 // # Ownership
 //
@@ -51,7 +53,8 @@
 // own. Node spreads the leaders over the ready nodes (JetStream alone may
 // elect one node for all). Every other node forwards the event's requests
 // to the owner over NATS request/reply (ticketd.ask.<node>, gob of the
-// registered commands and results). A node evicts its actors of a shard
+// registered commands and results with the type definitions compiled once
+// per type: see wire.go). A node evicts its actors of a shard
 // whenever it gains or loses its leadership. The fence, not the placement,
 // keeps one writer.
 //

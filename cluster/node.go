@@ -313,6 +313,8 @@ func (n *Node) ensureStreams(ctx context.Context) error {
 			// Nats-Msg-Id within this window; a retry loop never outlasts it.
 			Duplicates: 2 * time.Minute,
 			MaxMsgSize: maxMessageBytes,
+			// Commits of several events go as one atomic batch (batch.go).
+			AllowAtomicPublish: true,
 		})
 		if err != nil {
 			return fmt.Errorf("cluster: stream %s: %w", streamName(i), err)

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"encoding/gob"
 	"errors"
@@ -103,7 +102,7 @@ func (r *Router) refresh(ctx context.Context, shard int) (string, error) {
 	return leader, nil
 }
 
-// wireReq and wireResp are a forwarded request and its answer (gob).
+// wireReq and wireResp are a forwarded request and its answer (wire.go).
 type wireReq struct {
 	EventID    string
 	CreateUnit string
@@ -199,10 +198,7 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 		ctx, cancel = context.WithTimeout(ctx, forwardTimeout)
 		defer cancel()
 	}
-	var body bytes.Buffer
-	if err := gob.NewEncoder(&body).Encode(&wireReq{EventID: eventID, CreateUnit: createUnit, Cmd: wireCmd(cmd)}); err != nil {
-		return nil, fmt.Errorf("%w: forward %T: %v", actors.ErrUnavailable, cmd, err), true
-	}
+	var body []byte // encoded once a request goes out (see wire.go)
 	wait := 100 * time.Millisecond
 	for {
 		owner, err := r.Owner(ctx, eventID)
@@ -210,10 +206,15 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 			return nil, nil, false
 		}
 		if err == nil && owner != "" {
-			m, err := r.n.nc.RequestWithContext(ctx, askSubj+owner, body.Bytes())
+			if body == nil {
+				if body, err = encodeReq(&wireReq{EventID: eventID, CreateUnit: createUnit, Cmd: wireCmd(cmd)}); err != nil {
+					return nil, fmt.Errorf("%w: forward %T: %v", actors.ErrUnavailable, cmd, err), true
+				}
+			}
+			m, err := r.n.nc.RequestWithContext(ctx, askSubj+owner, body)
 			if err == nil {
 				var resp wireResp
-				if err := gob.NewDecoder(bytes.NewReader(m.Data)).Decode(&resp); err != nil {
+				if err := decodeResp(m.Data, &resp); err != nil {
 					return nil, fmt.Errorf("%w: answer of %s: %v", actors.ErrUnavailable, owner, err), true
 				}
 				if !resp.Moved {
@@ -294,7 +295,7 @@ const leaderPoll = 100 * time.Millisecond
 
 func (r *Router) serve(m *nats.Msg) {
 	var req wireReq
-	if err := gob.NewDecoder(bytes.NewReader(m.Data)).Decode(&req); err != nil {
+	if err := decodeReq(m.Data, &req); err != nil {
 		r.respond(m, &wireResp{Err: &wireErr{Kind: errUnavailable, Msg: "cluster: bad forwarded request: " + err.Error()}})
 		return
 	}
@@ -312,12 +313,11 @@ func (r *Router) serve(m *nats.Msg) {
 }
 
 func (r *Router) respond(m *nats.Msg, resp *wireResp) {
-	var body bytes.Buffer
-	if err := gob.NewEncoder(&body).Encode(resp); err != nil {
-		body.Reset()
-		_ = gob.NewEncoder(&body).Encode(&wireResp{Err: &wireErr{Kind: errUnavailable, Msg: "cluster: encode answer: " + err.Error()}})
+	body, err := encodeResp(resp)
+	if err != nil {
+		body, _ = encodeResp(&wireResp{Err: &wireErr{Kind: errUnavailable, Msg: "cluster: encode answer: " + err.Error()}})
 	}
-	_ = m.Respond(body.Bytes())
+	_ = m.Respond(body)
 }
 
 // Close stops serving forwarded requests.
