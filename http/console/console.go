@@ -164,7 +164,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox", "devlog"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -323,6 +323,8 @@ func (c *Console) routes() []route {
 		{"GET", "/console/events/{eventId}/orders.csv", c.ordersCSV},
 		{"GET", "/console/events/{eventId}/orders/{orderNumber}", c.orderPage},
 		{"POST", "/console/events/{eventId}/orders/{orderNumber}/refund", c.refund},
+		{"GET", "/console/events/{eventId}/orders/{orderNumber}/emails/{mailId}", c.previewMail},
+		{"GET", "/console/events/{eventId}/orders/{orderNumber}/emails/{mailId}/html", c.mailHTML},
 		{"GET", "/console/events/{eventId}/attendees", c.attendeesPage},
 		{"GET", "/console/events/{eventId}/attendees.csv", c.attendeesCSV},
 		{"POST", "/console/events/{eventId}/registrations/{registrationId}/{action}", c.registrationAction},
