@@ -305,6 +305,7 @@ func (c *Console) routes() []route {
 		{"POST", "/console/logout-everywhere", c.logoutEverywhere},
 		{"POST", "/console/units", c.createUnit},
 		{"GET", "/console/outbox", c.outboxPage},
+		{"GET", "/console/sign-ins", c.signInsPage},
 		{"POST", "/console/outbox/{id}/retry", c.retryMail},
 		{"GET", "/console/units/{unitId}", c.unitPage},
 		{"POST", "/console/units/{unitId}/invitations", c.invite},

@@ -17,8 +17,9 @@ import (
 
 // TestPagesOfALargeEvent measures the console's pages of an event with
 // TICKETD_CONSOLE_PERF registrations (say 100000; skipped when unset):
-// the median of 9 renders of each page, logged; the pages that read
-// counters or one cursor page must stay under 100 ms.
+// the median of 9 renders of each page, logged; every page must stay
+// under 100 ms (the attendees CSV, a download of every registration, is
+// measured only).
 func TestPagesOfALargeEvent(t *testing.T) {
 	n := 0
 	if _, err := fmt.Sscan(os.Getenv("TICKETD_CONSOLE_PERF"), &n); err != nil || n <= 0 {
@@ -60,10 +61,10 @@ func TestPagesOfALargeEvent(t *testing.T) {
 		{"/console/events/" + ev + "/dashboard/live", true},
 		{"/console/events/" + ev + "/orders", true},
 		{"/console/events/" + ev + "/attendees", true},
-		{"/console/events/" + ev + "/door?q=p77@example.com", false}, // the core's email filter scans
-		{"/console/events/" + ev + "/door?q=Person%2099999", false},  // a name: a bounded scan
+		{"/console/events/" + ev + "/door?q=p77@example.com", true}, // the core's email index
+		{"/console/events/" + ev + "/door?q=Person%2099999", true},  // a name: a bounded scan
 		{"/console/units/" + unit, true},
-		{"/console/events/" + ev + "/attendees.csv", false}, // the whole list
+		{"/console/events/" + ev + "/attendees.csv", false}, // a download of the whole list, not a page
 	}
 	for _, p := range pages {
 		var ds []time.Duration
