@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"net/url"
 	"regexp"
 	"testing"
 	"time"
@@ -107,4 +108,15 @@ func TestOrderPageListsQueuedEmails(t *testing.T) {
 	pv := op.get(links[0][1])
 	require.Equal(t, 200, pv.Status)
 	assert.Contains(t, pv.Body, "As it will be sent")
+
+	// Money reads the same in the console and on the buyer's hosted
+	// order page: one formatter.
+	assert.Contains(t, p.Body, `<td class="num total">EUR 25.00</td>`)
+	buyer, orderURL := apptest.NewBrowser(t), match(t, regexp.MustCompile(`<dt>Order page</dt><dd><a href="([^"]+)"`), p.Body)
+	hosted := buyer.Post(orderURL, url.Values{"form": {"gate"}, "email": {"dee@example.com"}})
+	if hosted.Status == 303 {
+		hosted = buyer.Get(orderURL)
+	}
+	require.Equal(t, 200, hosted.Status, hosted.Body)
+	assert.Contains(t, hosted.Body, "EUR 25.00")
 }
