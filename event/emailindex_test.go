@@ -170,3 +170,30 @@ func BenchmarkListRegistrationsByEmail(b *testing.B) {
 		}
 	}
 }
+
+// The list by check-in code is one lookup in the code index, in any
+// case, with the status and email filters applied; an unknown code lists
+// nothing.
+func TestListRegistrationsByCheckinCode(t *testing.T) {
+	m := replayLog(t, registrationLog(t, 3000), false)
+	first := m.State().regAt(0)
+	for _, code := range []string{first.CheckinCode, strings.ToLower(first.CheckinCode), " " + first.CheckinCode + " "} {
+		l, _, err := DecideOp(m, time.Now(), ListRegistrations{CheckinCode: code})
+		require.NoError(t, err)
+		require.Len(t, l.Data, 1, code)
+		require.Equal(t, first.ID, l.Data[0].ID)
+		require.False(t, l.HasMore)
+	}
+	for _, c := range []ListRegistrations{
+		{CheckinCode: "CHK-NOSUCHCODE0000"},
+		{CheckinCode: first.CheckinCode, Status: RegCancelled},
+		{CheckinCode: first.CheckinCode, Email: "someone.else@example.com"},
+	} {
+		l, _, err := DecideOp(m, time.Now(), c)
+		require.NoError(t, err)
+		require.Empty(t, l.Data, "%+v", c)
+	}
+	l, _, err := DecideOp(m, time.Now(), ListRegistrations{CheckinCode: first.CheckinCode, Email: strings.ToUpper(first.Email), Status: RegConfirmed})
+	require.NoError(t, err)
+	require.Len(t, l.Data, 1)
+}

@@ -119,6 +119,17 @@ func (m *Machine) createRegistration(now time.Time, c CreateRegistration) (any, 
 }
 
 func (m *Machine) listRegistrations(c ListRegistrations) (any, []Change, error) {
+	if code := strings.ToUpper(strings.TrimSpace(c.CheckinCode)); code != "" {
+		out := List[Registration]{Data: []Registration{}}
+		m.s.ensureTokens()
+		if id, ok := m.s.idx.regByCheckin[code]; ok {
+			r := m.s.regs()[id]
+			if (c.Status == "" || r.Status == c.Status) && (c.Email == "" || normEmail(r.Email) == normEmail(c.Email)) {
+				out.Data = append(out.Data, m.regView(r))
+			}
+		}
+		return out, nil, nil
+	}
 	if email := normEmail(c.Email); email != "" {
 		l, err := m.registrationsOf(email, c)
 		return l, nil, err
