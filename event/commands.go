@@ -98,8 +98,8 @@ type ListRegistrations struct {
 	// door search sets it; it has no query tag, so the Developer API's
 	// list is unchanged.
 	CheckinCode string `json:"-" v:"maxLen=64"`
-	Limit  int    `json:"-" query:"limit"`
-	Cursor string `json:"-" query:"cursor"`
+	Limit       int    `json:"-" query:"limit"`
+	Cursor      string `json:"-" query:"cursor"`
 }
 
 // GetRegistration reads one registration.
