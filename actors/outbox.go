@@ -16,6 +16,35 @@ import (
 // seq + "-" + 4 hex digits of the entry's index within the change.
 const OutboxPrefix = "mail/"
 
+// OrderMailPrefix is the key prefix of the index of outbox mail by order,
+// so an order's page lists the mail sent about it without reading the
+// whole outbox. Key: "mailorder/" + event id + "/" + order id + "/" + the
+// entry's position (its key after "mail/<eventId>/"), so an order's mail
+// is one range scan in the order it was owed. It is written in the same
+// batch as the entry it names, and rewritten by the mailer in the batch
+// that deletes the delivered entry; it outlives the entry. Value: JSON of
+// OrderMail.
+const OrderMailPrefix = "mailorder/"
+
+// OrderMailKey is the index key of the entry at position pos of an
+// event's mail about an order ("" pos: the prefix of that order's keys).
+func OrderMailKey(eventID, orderID, pos string) []byte {
+	return []byte(OrderMailPrefix + eventID + "/" + orderID + "/" + pos)
+}
+
+// OrderMail is the value of an OrderMailKey: who the mail went to and
+// when it was owed; once delivered, when and after how many attempts, and
+// the entry's bytes (the outbox deletes the entry, and a preview renders
+// from them). A version-free JSON document: new fields are optional.
+type OrderMail struct {
+	Kind      string          `json:"kind"`
+	Email     string          `json:"email"`
+	CreatedAt time.Time       `json:"createdAt"`
+	SentAt    time.Time       `json:"sentAt,omitzero"`
+	Attempts  int             `json:"attempts,omitempty"`
+	Mail      json.RawMessage `json:"mail,omitempty"`
+}
+
 // ValidOutboxKey reports whether k has the shape of an outbox key (see
 // OutboxPrefix), so a listing can refuse a cursor that names no position
 // instead of paging from wherever it sorts. Whether the entry still exists
@@ -170,6 +199,13 @@ func (a *eventActor) mailEntry(now time.Time, seq uint64, i int, e event.Effect)
 		panic(fmt.Sprintf("actors: encode outbox entry: %v", err))
 	}
 	a.com.put([]byte(m.Key), b)
+	if m.OrderID != "" {
+		ix, err := json.Marshal(OrderMail{Kind: m.Kind, Email: m.Email, CreatedAt: m.CreatedAt})
+		if err != nil {
+			panic(fmt.Sprintf("actors: encode order mail index: %v", err))
+		}
+		a.com.put(OrderMailKey(a.id, m.OrderID, m.Key[len(OutboxPrefix)+len(a.id)+1:]), ix)
+	}
 	a.outboxDirty = true
 }
 

@@ -160,7 +160,7 @@ func (s *State) addReg(r *RegistrationRec) {
 	if len(s.RegOrder) == 0 && s.reserveFor() > 0 {
 		n := s.reserveFor()
 		s.Regs, s.RegOrder = make(map[string]*RegistrationRec, n), make([]string, 0, n)
-		s.idx.regByEmail = newEmailIndex(n)
+		s.idx.regByEmail, s.idx.emailPrev = newEmailIndex(n), make([]int32, 0, n)
 		s.mem.regList = make([]*RegistrationRec, 0, n)
 	}
 	r.Seq = len(s.RegOrder)

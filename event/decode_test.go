@@ -37,6 +37,7 @@ func requireSameDecode(t testing.TB, snap []byte) *State {
 	require.Equal(t, len(want.Orders), len(got.Orders))
 	require.Equal(t, len(want.Checkins), len(got.Checkins))
 	require.Equal(t, want.idx.regByEmail, got.idx.regByEmail)
+	require.Equal(t, want.idx.emailPrev, got.idx.emailPrev)
 	require.Equal(t, want.idx.codeByCode, got.idx.codeByCode)
 	require.Equal(t, want.idx.orderByNumber, got.idx.orderByNumber)
 	require.Equal(t, want.idx.orderByPayment, got.idx.orderByPayment)

@@ -302,7 +302,11 @@
 // snapshot. Snapshot loading puts each section's records in one slab,
 // presizes maps and leaves the check-in code and pass token indexes to
 // their first use (a replay does too). Expire and NextDeadline visit only
-// holding orders. A sold-out order is refused before any id is drawn, and
+// holding orders. The e-mail index lists every registration of an email
+// (a chain through RegOrder positions, newest first), so a list by email
+// costs that email's registrations, and a list by check-in code one
+// lookup, whatever the size of the event. A sold-out order is refused
+// before any id is drawn, and
 // its items are priced in stack buffers: the refusal allocates only its
 // *Error.
 //

@@ -119,12 +119,57 @@ func (m *Machine) createRegistration(now time.Time, c CreateRegistration) (any, 
 }
 
 func (m *Machine) listRegistrations(c ListRegistrations) (any, []Change, error) {
-	email := normEmail(c.Email)
-	keep := func(r *RegistrationRec) bool {
-		return (c.Status == "" || r.Status == c.Status) && (email == "" || normEmail(r.Email) == email)
+	if code := strings.ToUpper(strings.TrimSpace(c.CheckinCode)); code != "" {
+		out := List[Registration]{Data: []Registration{}}
+		m.s.ensureTokens()
+		if id, ok := m.s.idx.regByCheckin[code]; ok {
+			r := m.s.regs()[id]
+			if (c.Status == "" || r.Status == c.Status) && (c.Email == "" || normEmail(r.Email) == normEmail(c.Email)) {
+				out.Data = append(out.Data, m.regView(r))
+			}
+		}
+		return out, nil, nil
 	}
+	if email := normEmail(c.Email); email != "" {
+		l, err := m.registrationsOf(email, c)
+		return l, nil, err
+	}
+	keep := func(r *RegistrationRec) bool { return c.Status == "" || r.Status == c.Status }
 	l, err := pageOf(m.s.RegOrder, m.s.regs(), func(r *RegistrationRec) int { return r.Seq }, c.Cursor, c.Limit, true, keep, m.regView)
 	return l, nil, err
+}
+
+// registrationsOf is the page of c's registrations with normalized email
+// k: the same page a scan of RegOrder would give, read from the email
+// index, so it costs the email's registrations instead of the event's.
+func (m *Machine) registrationsOf(k string, c ListRegistrations) (List[Registration], error) {
+	limit := clampLimit(c.Limit)
+	out := List[Registration]{Data: []Registration{}}
+	before := len(m.s.RegOrder)
+	if c.Cursor != "" {
+		id, ok := decodeCursor(c.Cursor)
+		r, found := m.s.regs()[id]
+		if !ok || !found {
+			return out, FieldError("cursor", "unknown cursor")
+		}
+		before = r.Seq
+	}
+	var last string
+	m.s.emailRegsOf(k, before, func(r *RegistrationRec) bool {
+		if c.Status != "" && r.Status != c.Status {
+			return true
+		}
+		if len(out.Data) == limit {
+			out.HasMore = true
+			cur := encodeCursor(last)
+			out.NextCursor = &cur
+			return false
+		}
+		out.Data = append(out.Data, m.regView(r))
+		last = r.ID
+		return true
+	})
+	return out, nil
 }
 
 // statusChange returns the change and the view of r moved to status.

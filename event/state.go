@@ -110,9 +110,14 @@ type State struct {
 
 // index holds lookups derived from the exported state.
 type index struct {
-	// regByEmail maps a normalized email to its active registration, in
-	// two shards (see emailShard) that a snapshot load fills on two cores.
-	regByEmail     [2]map[string]string
+	// regByEmail maps a normalized email to its registrations (see
+	// emailRegs), in two shards (see emailShard) that a snapshot load
+	// fills on two cores. emailPrev, beside RegOrder, chains each
+	// registration to the one before it with the same email (-1: none),
+	// so every registration of an email is a walk from its newest, newest
+	// first, whatever the size of the event.
+	regByEmail     [2]map[string]emailRegs
+	emailPrev      []int32
 	regByCheckin   map[string]string   // checkin code -> registration (lazy, see tokens)
 	regByPass      map[string]string   // pass token -> registration (lazy, see tokens)
 	codeByCode     map[string]string   // normalized code -> redemption code id
@@ -240,19 +245,69 @@ var emailSeed = maphash.MakeSeed()
 // emailShard picks the regByEmail shard of a normalized email.
 func emailShard(k string) int { return int(maphash.String(emailSeed, k) & 1) }
 
+// emailRegs is what the index knows of one normalized email: its active
+// registration ("" when none: one email has at most one), and the
+// position in RegOrder of its newest registration of any status, where
+// the chain of index.emailPrev starts.
+type emailRegs struct {
+	active string
+	newest int32
+}
+
 // newEmailIndex makes the shards of regByEmail with room for n emails.
-func newEmailIndex(n int) [2]map[string]string {
-	return [2]map[string]string{make(map[string]string, n/2), make(map[string]string, n/2)}
+func newEmailIndex(n int) [2]map[string]emailRegs {
+	return [2]map[string]emailRegs{make(map[string]emailRegs, n/2), make(map[string]emailRegs, n/2)}
 }
 
+// emailReg returns the active registration of normalized email k.
 func (x *index) emailReg(k string) (string, bool) {
-	id, ok := x.regByEmail[emailShard(k)][k]
-	return id, ok
+	e := x.regByEmail[emailShard(k)][k]
+	return e.active, e.active != ""
 }
 
-func (x *index) setEmailReg(k, id string) { x.regByEmail[emailShard(k)][k] = id }
+// delEmailReg forgets the active registration of k; its registrations
+// stay listed.
+func (x *index) delEmailReg(k string) {
+	m := x.regByEmail[emailShard(k)]
+	if e, ok := m[k]; ok {
+		e.active = ""
+		m[k] = e
+	}
+}
 
-func (x *index) delEmailReg(k string) { delete(x.regByEmail[emailShard(k)], k) }
+// linkEmail indexes registration r, the newest with its email, into
+// shard m: it heads the email's chain, and is its active one when active.
+func (x *index) linkEmail(m map[string]emailRegs, k string, r *RegistrationRec) {
+	e, ok := m[k]
+	prev := int32(-1)
+	if ok {
+		prev = e.newest
+	}
+	x.emailPrev[r.Seq] = prev
+	e.newest = int32(r.Seq)
+	if activeReg(r.Status) {
+		e.active = r.ID
+	}
+	m[k] = e
+}
+
+// emailRegsOf calls fn with the registrations of normalized email k,
+// newest first, from position before (exclusive; len(RegOrder) for all)
+// down, until fn answers false.
+func (s *State) emailRegsOf(k string, before int, fn func(*RegistrationRec) bool) {
+	e, ok := s.idx.regByEmail[emailShard(k)][k]
+	if !ok {
+		return
+	}
+	for i := e.newest; i >= 0; i = s.idx.emailPrev[i] {
+		if int(i) >= before {
+			continue
+		}
+		if !fn(s.regAt(int(i))) {
+			return
+		}
+	}
+}
 
 // ensureTokens builds the check-in code and pass token indexes. It only
 // fills a derived cache, so Decide may call it.
@@ -564,6 +619,7 @@ func (s *State) reindex() {
 func (s *State) initIndex() {
 	s.idx = index{
 		regByEmail:     newEmailIndex(len(s.RegOrder)),
+		emailPrev:      make([]int32, len(s.RegOrder)),
 		codeByCode:     make(map[string]string, len(s.CodeOrder)),
 		orderByNumber:  make(map[string]string, len(s.OrderOrder)),
 		orderByPayment: map[string]string{},
@@ -625,17 +681,16 @@ func (s *State) sortWaitlists() {
 	}
 }
 
-// indexRegs indexes every registration's email of one shard.
+// indexRegs indexes every registration's email of one shard, oldest
+// first as Apply does (each shard writes its own elements of emailPrev).
 func (s *State) indexRegs(shard int, yield func()) {
 	m := s.idx.regByEmail[shard]
 	p := pace{yield: yield}
 	for i := range s.RegOrder {
 		p.tick()
 		r := s.regAt(i)
-		if activeReg(r.Status) {
-			if k := normEmail(r.Email); emailShard(k) == shard {
-				m[k] = r.ID
-			}
+		if k := normEmail(r.Email); emailShard(k) == shard {
+			s.idx.linkEmail(m, k, r)
 		}
 		if shard == 0 && r.Status == RegWaitlisted {
 			s.idx.waitlist[r.TypeID] = append(s.idx.waitlist[r.TypeID], r.ID)
@@ -643,11 +698,12 @@ func (s *State) indexRegs(shard int, yield func()) {
 	}
 }
 
-// indexReg indexes a new registration.
+// indexReg indexes a new registration (r.Seq is its position, the end
+// of RegOrder).
 func (s *State) indexReg(r *RegistrationRec) {
-	if activeReg(r.Status) {
-		s.idx.setEmailReg(normEmail(r.Email), r.ID)
-	}
+	k := normEmail(r.Email)
+	s.idx.emailPrev = append(s.idx.emailPrev, 0)
+	s.idx.linkEmail(s.idx.regByEmail[emailShard(k)], k, r)
 	if s.idx.tokens {
 		s.idx.regByCheckin[r.CheckinCode] = r.ID
 		s.idx.regByPass[r.PassToken] = r.ID

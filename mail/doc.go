@@ -21,6 +21,13 @@
 // "mail" (keys "obx/mail/...", see package outbox), keeping its id (the
 // key after "mail/") and these bytes verbatim.
 //
+// Mail about an order is also indexed by order (actors.OrderMailKey,
+// written in the same batch as the entry): OrderMail lists an order's
+// mail from it, queued or sent, without reading the outbox, and
+// PreviewOrderMail renders one. Delivery rewrites that index entry in the
+// batch that deletes the entry, with when it went, the attempts and the
+// entry's bytes, so a sent mail can still be shown.
+//
 // # What an email says
 //
 // Every email has a plain text part and an HTML alternative rendered from

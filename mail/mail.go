@@ -197,6 +197,7 @@ type Entry struct {
 	NextAttemptAt time.Time // retrying only
 	LastError     string
 	LastAttemptAt time.Time
+	SentAt        time.Time // State Sent: when it was delivered
 }
 
 func (m *Mailer) entry(e outbox.Entry) Entry {
@@ -360,6 +361,9 @@ func (m *Mailer) settle(e outbox.Entry, now time.Time, delivered bool, reason st
 	defer b.Close()
 	if delivered {
 		m.queue.Done(b, e)
+		if err := m.recordSent(b, e, now); err != nil {
+			return err
+		}
 	} else {
 		m.cfg.Logger.Warn("mail: undeliverable; parked until retried", "key", actors.OutboxPrefix+e.ID, "err", reason)
 		if _, err := m.queue.Park(b, e, now, reason); err != nil {

@@ -140,6 +140,7 @@
 // byte format):
 //
 //	mail/<eventId>/<seq>-<i>        ticket mail owed, not tried yet (actors, mail)
+//	mailorder/<eventId>/<orderId>/<seq>-<i>  index of that mail by order, kept once sent (actors, mail)
 //	hook/<eventId>/<seq>-<i>        webhook event owed, not fanned out yet (actors, webhooks)
 //	obx/<queue>/s/<id>              outbox entry that was tried: retrying or parked (outbox)
 //	obx/<queue>/d/<due ns>/<id>     due index of retrying outbox entries (outbox)

@@ -1,11 +1,13 @@
 package console
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 
 	"ticketd/audit"
+	"ticketd/directory"
 )
 
 // auditRow is one audit entry with its actor named.
@@ -13,6 +15,7 @@ type auditRow struct {
 	audit.AuditEntry
 	Who     string
 	Targets string
+	IP      string // the client's address of a sign-in event
 }
 
 // auditData is the audit log page.
@@ -29,11 +32,17 @@ func (c *Console) auditPage(r *req) error {
 	if err := r.need(unitID, permWrite); err != nil {
 		return err
 	}
+	u, _ := r.dir.Unit(unitID)
+	return c.auditOf(r, &u)
+}
+
+// auditOf renders the audit log of unit u, whose permission was checked.
+func (c *Console) auditOf(r *req, u *directory.Unit) error {
+	unitID := u.ID
 	q := r.rc.QueryArgs()
 	d := auditData{Actor: strings.TrimSpace(string(q.Peek("actor"))), Operation: strings.TrimSpace(string(q.Peek("operation"))),
 		Target: strings.TrimSpace(string(q.Peek("target")))}
-	u, _ := r.dir.Unit(unitID)
-	v := &view{req: r, Unit: &u, Title: "Audit log · " + u.Name}
+	v := &view{req: r, Unit: u, Title: "Audit log · " + u.Name}
 	f := audit.Filter{Actor: d.Actor, OperationID: d.Operation, TargetID: d.Target}
 	entries, more, err := c.deps.Audit.List(unitID, f, string(q.Peek("after")), listLimit)
 	if errors.Is(err, audit.ErrBadAfter) {
@@ -43,13 +52,19 @@ func (c *Console) auditPage(r *req) error {
 		return err
 	}
 	for _, e := range entries {
-		row := auditRow{AuditEntry: e, Who: e.Actor}
+		row := auditRow{AuditEntry: e, Who: e.Actor, IP: signInIP(e)}
 		switch e.ActorType {
 		case "admin":
 			row.Who = "operator"
 		case "member":
 			if m, ok := r.dir.Member(e.Actor); ok {
 				row.Who = m.Name + " (" + m.Email + ")"
+			} else if e.Actor == "" {
+				row.Who = "unknown"
+				var rec signInRecord
+				if json.Unmarshal(e.After, &rec) == nil && rec.Email != "" {
+					row.Who = "unknown (" + rec.Email + ")"
+				}
 			}
 		case "secret":
 			row.Who = "API key " + e.Actor

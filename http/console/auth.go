@@ -70,6 +70,7 @@ func (c *Console) login(rc *fasthttp.RequestCtx) {
 		if !c.isAdminToken(token) {
 			c.acct.fail(acct, now)
 			c.ips.fail(ip, now)
+			c.auditSignIn(rc, "signInFailed", true, "", "", 401)
 			v.Errors["token"] = "That is not the admin token."
 			c.showLogin(rc, 401, v)
 			return
@@ -85,6 +86,7 @@ func (c *Console) login(rc *fasthttp.RequestCtx) {
 		if ok := directory.VerifyPassword(hash, pw); !ok || !found || len(m.Roles) == 0 {
 			c.acct.fail(acct, now)
 			c.ips.fail(ip, now)
+			c.auditSignIn(rc, "signInFailed", false, m.ID, email, 401) // m.ID "" when no such member
 			v.Errors["password"] = "The email or the password is wrong."
 			c.showLogin(rc, 401, v)
 			return
@@ -95,12 +97,14 @@ func (c *Console) login(rc *fasthttp.RequestCtx) {
 	sid := c.sess.start(&s, now)
 	c.setCookie(rc, sessionCookie, sid, 0)
 	c.setCookie(rc, loginCookie, "", -1)
+	c.auditSignIn(rc, "signIn", s.operator, s.memberID, "", 303)
 	seeOther(rc, safeNext(v.Form["next"]))
 	c.headers(rc)
 }
 
 func (c *Console) logout(r *req) error {
 	c.sess.end(r.sid)
+	c.auditSignIn(r.rc, "signOut", r.s.operator, r.s.memberID, "", 303)
 	c.setCookie(r.rc, sessionCookie, "", -1)
 	return redirect(r, "/console/login")
 }
@@ -109,6 +113,7 @@ func (c *Console) logout(r *req) error {
 // included.
 func (c *Console) logoutEverywhere(r *req) error {
 	c.sess.endAll(r.s)
+	c.auditSignIn(r.rc, "signOutEverywhere", r.s.operator, r.s.memberID, "", 303)
 	c.setCookie(r.rc, sessionCookie, "", -1)
 	return redirect(r, "/console/login")
 }
@@ -190,6 +195,7 @@ func (c *Console) accept(rc *fasthttp.RequestCtx) {
 		if !directory.VerifyPassword(m.PasswordHash, pw) {
 			c.acct.fail(acct, now)
 			c.ips.fail(ip, now)
+			c.auditSignIn(rc, "signInFailed", false, m.ID, m.Email, 401)
 			v.Errors["password"] = "That is not the password of this account."
 			c.linkPage(rc, directory.KindInvite, v, 401)
 			return
@@ -271,17 +277,19 @@ func (c *Console) linkFail(rc *fasthttp.RequestCtx, kind string, v *view, err er
 // recordLink audits the use of a link, by the member who used it.
 func (c *Console) recordLink(rc *fasthttp.RequestCtx, now time.Time, op string, inv directory.Invitation, m directory.Member) {
 	r := &req{c: c, rc: rc, now: now, s: session{memberID: m.ID}}
-	r.audit(op, inv.UnitID, map[string]string{"invitationId": inv.ID, "memberId": m.ID}, memberRecord(m))
+	r.audit(op, inv.UnitID, map[string]string{"invitationId": inv.ID, "memberId": m.ID}, memberRecord(m, thttp.ClientIP(rc, c.cfg.TrustedProxies).String()))
 }
 
-// memberRecord is what the audit log keeps of a member: never the hash.
-func memberRecord(m directory.Member) any {
+// memberRecord is what the audit log keeps of a member: never the hash;
+// ip is the client's address when the member acted on a link.
+func memberRecord(m directory.Member, ip string) any {
 	return struct {
 		ID    string            `json:"id"`
 		Email string            `json:"email"`
 		Name  string            `json:"name"`
 		Roles map[string]string `json:"roles"`
-	}{m.ID, m.Email, m.Name, m.Roles}
+		IP    string            `json:"ip,omitempty"`
+	}{m.ID, m.Email, m.Name, m.Roles, ip}
 }
 
 // signIn starts a member's session after a link was used. The session

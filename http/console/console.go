@@ -164,7 +164,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox", "devlog"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -305,6 +305,7 @@ func (c *Console) routes() []route {
 		{"POST", "/console/logout-everywhere", c.logoutEverywhere},
 		{"POST", "/console/units", c.createUnit},
 		{"GET", "/console/outbox", c.outboxPage},
+		{"GET", "/console/sign-ins", c.signInsPage},
 		{"POST", "/console/outbox/{id}/retry", c.retryMail},
 		{"GET", "/console/units/{unitId}", c.unitPage},
 		{"POST", "/console/units/{unitId}/invitations", c.invite},
@@ -323,6 +324,8 @@ func (c *Console) routes() []route {
 		{"GET", "/console/events/{eventId}/orders.csv", c.ordersCSV},
 		{"GET", "/console/events/{eventId}/orders/{orderNumber}", c.orderPage},
 		{"POST", "/console/events/{eventId}/orders/{orderNumber}/refund", c.refund},
+		{"GET", "/console/events/{eventId}/orders/{orderNumber}/emails/{mailId}", c.previewMail},
+		{"GET", "/console/events/{eventId}/orders/{orderNumber}/emails/{mailId}/html", c.mailHTML},
 		{"GET", "/console/events/{eventId}/attendees", c.attendeesPage},
 		{"GET", "/console/events/{eventId}/attendees.csv", c.attendeesCSV},
 		{"POST", "/console/events/{eventId}/registrations/{registrationId}/{action}", c.registrationAction},

@@ -36,7 +36,12 @@
 // has no role for answers the same 404 as a missing one; a role without
 // the permission answers 403. Every successful write is recorded in the
 // audit log with the member (actor type "member") or the operator
-// ("admin") who made it.
+// ("admin") who made it. Sign-in events (sign-in, failed sign-in,
+// sign-out, sign-out everywhere; invitations accepted and passwords reset)
+// are recorded too, with the client's IP (in the entry's After) and the
+// member or the email tried: a member's in each unit of theirs, the
+// operator's and those naming no member under SignInUnit, which the
+// operator reads on the sign-ins page.
 //
 // # Concurrency
 //

@@ -7,8 +7,9 @@ import (
 )
 
 // doorScanMax bounds the registrations a name search reads (newest
-// first): the door's search is by email or code; a name is looked for
-// among the most recent registrations only.
+// first): an email or a check-in code is one lookup in the core's
+// indexes, whatever the size of the event; a name is looked for among
+// the most recent registrations only.
 const doorScanMax = 2000
 
 // doorOption is one door: the event's entrance, a venue or a session.
@@ -91,12 +92,18 @@ func (c *Console) showDoor(r *req, d *doorData, status int) error {
 	return nil
 }
 
-// search finds registrations by email (the API's filter), or by check-in
-// code or name among the newest doorScanMax registrations.
+// search finds registrations by email or check-in code (the core's
+// indexes), or by name among the newest doorScanMax registrations.
 func (c *Console) search(eventID, q string) ([]event.Registration, error) {
 	if strings.Contains(q, "@") {
 		list, err := askOp(c, eventID, event.ListRegistrations{Email: q, Limit: 20})
 		return list.Data, err
+	}
+	if !strings.ContainsRune(q, ' ') {
+		list, err := askOp(c, eventID, event.ListRegistrations{CheckinCode: q})
+		if err != nil || len(list.Data) > 0 {
+			return list.Data, err
+		}
 	}
 	lq := strings.ToLower(q)
 	var out []event.Registration
@@ -107,7 +114,7 @@ func (c *Console) search(eventID, q string) ([]event.Registration, error) {
 			return nil, err
 		}
 		for _, reg := range list.Data {
-			if strings.EqualFold(reg.CheckinCode, q) || (reg.Name != nil && strings.Contains(strings.ToLower(*reg.Name), lq)) {
+			if reg.Name != nil && strings.Contains(strings.ToLower(*reg.Name), lq) {
 				out = append(out, reg)
 			}
 		}

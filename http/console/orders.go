@@ -95,6 +95,7 @@ type orderData struct {
 	Order  event.Order
 	Policy event.RefundPolicy
 	Regs   []event.Registration
+	Mail   []mailRow // ordermail.go
 }
 
 // orderPage shows an order: lines, payment, refunds, and the refund form
@@ -117,6 +118,9 @@ func (c *Console) showOrder(r *req, v *view, status int) error {
 		return err
 	}
 	d := orderData{Order: o, Policy: pol}
+	if d.Mail, err = c.ordersMail(eventID, o); err != nil {
+		return err
+	}
 	if o.RegistrationID != nil {
 		if reg, err := askOp(c, eventID, event.GetRegistration{ID: *o.RegistrationID}); err == nil {
 			d.Regs = append(d.Regs, reg)

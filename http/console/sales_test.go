@@ -104,7 +104,7 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	p := op.get("/console/events/" + ev + "/dashboard")
 	require.Equal(t, 200, p.Status)
 	assert.Contains(t, p.Body, `<b id="stat-sold">2</b>`)
-	assert.Contains(t, p.Body, `<b id="stat-revenue">50 EUR</b>`)
+	assert.Contains(t, p.Body, `<b id="stat-revenue">EUR 50.00</b>`)
 	assert.Contains(t, p.Body, `<svg class="chart"`)
 	p = op.get("/console/events/" + ev + "/dashboard/live")
 	assert.Contains(t, p.Body, `<b id="stat-sold">2</b>`)
@@ -217,7 +217,7 @@ func TestOrdersRefundCSVAndDoor(t *testing.T) {
 	// The dashboard's counters moved: the refund, the check-in.
 	p = op.get("/console/events/" + ev + "/dashboard/live")
 	assert.Contains(t, p.Body, `<b id="stat-sold">1</b>`)
-	assert.Contains(t, p.Body, `<b id="stat-revenue">25 EUR</b>`)
+	assert.Contains(t, p.Body, `<b id="stat-revenue">EUR 25.00</b>`)
 	assert.Contains(t, p.Body, `<td data-label="Door">Main entrance (event)</td><td class="num" data-label="Checked in">1</td>`)
 }
 

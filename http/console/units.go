@@ -268,7 +268,7 @@ func (c *Console) setRole(r *req) error {
 		}
 		return err
 	}
-	r.audit("setMemberRole", unitID, map[string]string{"unitId": unitID, "memberId": memberID}, memberRecord(m))
+	r.audit("setMemberRole", unitID, map[string]string{"unitId": unitID, "memberId": memberID}, memberRecord(m, ""))
 	return redirect(r, "/console/units/"+unitID)
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ticketd/event"
+	"ticketd/internal/money"
 )
 
 // Locales of the hosted pages.
@@ -241,56 +242,10 @@ func (ms messages) loc(lang string) loc {
 	return loc{Lang: lang, m: ms[lang]}
 }
 
-// zeroDecimal are the currencies written without minor units (ISO 4217
-// exponent 0): an amount of theirs shows decimals only when it has some.
-var zeroDecimal = map[string]bool{"JPY": true, "KRW": true, "VND": true, "CLP": true, "ISK": true, "PYG": true,
-	"UGX": true, "XAF": true, "XOF": true, "KMF": true, "GNF": true, "RWF": true, "BIF": true, "DJF": true, "VUV": true, "XPF": true}
-
-// zhSymbols are the currency signs CLDR's Simplified Chinese data writes
-// before an amount; other currencies keep their ISO code.
-var zhSymbols = map[string]string{"CNY": "¥", "EUR": "€", "USD": "US$", "GBP": "£", "JPY": "JP¥", "HKD": "HK$", "TWD": "NT$",
-	"KRW": "₩", "AUD": "A$", "CAD": "CA$", "INR": "₹", "NZD": "NZ$", "MXN": "MX$", "BRL": "R$", "ILS": "₪", "VND": "₫"}
-
-// Money writes an amount the way the page's language writes money: in
-// English the ISO code, a space and the amount with two decimals and
-// thousands separators ("EUR 1,218.50"); in Simplified Chinese the
-// currency's sign before the amount ("€1,218.50", "¥18.50"), the code and
-// a space for a currency without a sign ("CHF 18.50").
-func (l loc) Money(m event.Money, currency string) string {
-	cur := strings.ToUpper(strings.TrimSpace(currency))
-	neg := m < 0
-	u := uint64(m)
-	if neg {
-		u = -u
-	}
-	whole := strconv.FormatUint(u/100, 10)
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	prefix := cur + " "
-	if l.Lang == localeZH {
-		if sym, ok := zhSymbols[cur]; ok {
-			prefix = sym
-		}
-	}
-	if cur == "" {
-		prefix = ""
-	}
-	b.WriteString(prefix)
-	for i, r := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if c := u % 100; c != 0 || !zeroDecimal[cur] {
-		b.WriteByte('.')
-		b.WriteByte(byte('0' + c/10))
-		b.WriteByte(byte('0' + c%10))
-	}
-	return b.String()
-}
+// Money writes an amount the way the page's language writes money (see
+// money.Format: "EUR 1,218.50" in English, "€1,218.50" in Simplified
+// Chinese); the console writes it the same way.
+func (l loc) Money(m event.Money, currency string) string { return money.Format(m, currency, l.Lang) }
 
 // pickLocale returns the locale a page speaks: the explicit one (a
 // checkout session's) when known, else the first Accept-Language range the
