@@ -38,7 +38,7 @@ type itemArgs struct {
 
 // catalogueRoutes are the pages of what an event sells besides tickets
 // and how it is described: add-ons and bundles, the program and perks,
-// translations.
+// registration forms, translations.
 func (c *Console) catalogueRoutes() []route {
 	rs := []route{
 		{"GET", "/console/events/{eventId}/addons", c.addonsPage},
@@ -50,6 +50,7 @@ func (c *Console) catalogueRoutes() []route {
 		{"POST", "/console/events/{eventId}/bundles/{itemId}/status", c.bundleStatus},
 	}
 	rs = append(rs, c.programRoutes()...)
+	rs = append(rs, c.formRoutes()...)
 	return append(rs, c.translationRoutes()...)
 }
 
