@@ -137,12 +137,7 @@ func (c *Console) showAddons(r *req, v *view, status int) error {
 	if err != nil {
 		return err
 	}
-	if v.Form == nil {
-		v.Form = map[string]string{}
-	}
-	if v.Errors == nil {
-		v.Errors = map[string]string{}
-	}
+	v.typed()
 	edit := v.Form["edit"]
 	pick := func(id string, own map[string]string) (map[string]string, map[string]string) {
 		if id == edit {

@@ -158,12 +158,7 @@ func (c *Console) showForm(r *req, v *view, status int) error {
 	if err != nil {
 		return err
 	}
-	if v.Form == nil {
-		v.Form = map[string]string{}
-	}
-	if v.Errors == nil {
-		v.Errors = map[string]string{}
-	}
+	v.typed()
 	d := formData{Types: types.Data, Form: form, Rev: revision(form), Kinds: questionKinds,
 		New: map[string]string{"type": event.QText}, Unchanged: form.Status == event.FormPublished}
 	for _, t := range types.Data {
@@ -277,20 +272,8 @@ func questionErrors(err error, v *view) bool {
 	return true
 }
 
-// putDraft writes qs as typeID's draft through the submit helper: done
-// names the flash message the page shows after it.
-func (c *Console) putDraft(r *req, eventID, unitID, typeID string, v *view, qs []event.Question, targets map[string]string, done string) error {
-	targets["eventId"], targets["typeId"] = eventID, typeID
-	return submit(r, formSubmit[event.PutForm, event.RegistrationForm]{EventID: eventID, UnitID: unitID, View: v,
-		Cmd: event.PutForm{TypeID: typeID, Questions: orNone(qs)}, Op: "putRegistrationForm",
-		Targets: func(event.RegistrationForm) map[string]string { return targets },
-		Back:    "/console/events/" + eventID + "/forms/" + url.PathEscape(typeID) + "?done=" + done,
-		Show:    c.showForm, Fields: questionErrors})
-}
-
 // formWrite checks the caller may change the path's event and reads the
-// draft, or shows a stale page again (done) with what was typed. The
-// draft's slices are the machine's: a write changes a clone.
+// draft, or shows a stale page again (done) with what was typed.
 func (c *Console) formWrite(r *req, typed map[string]string) (eventID, unitID, typeID string, f event.RegistrationForm, done bool, err error) {
 	if eventID, unitID, err = r.eventUnit(permWrite); err != nil {
 		return
@@ -305,76 +288,90 @@ func (c *Console) formWrite(r *req, typed map[string]string) (eventID, unitID, t
 	return
 }
 
+// changeDraft runs one edit of a draft: it reads the draft at the page's
+// revision, lets change rework a copy of its questions (the view's slices
+// are the machine's) and writes the result back through submit; done
+// names the flash message the page shows after it. change answers the
+// question it touched.
+func (c *Console) changeDraft(r *req, typed map[string]string, done string, change func([]event.Question) ([]event.Question, string, error)) error {
+	eventID, unitID, typeID, f, stale, err := c.formWrite(r, typed)
+	if err != nil || stale {
+		return err
+	}
+	qs, qid, err := change(slices.Clone(f.Questions))
+	if err != nil {
+		return err
+	}
+	return submit(r, formSubmit[event.PutForm, event.RegistrationForm]{EventID: eventID, UnitID: unitID, View: &view{Form: typed},
+		Cmd: event.PutForm{TypeID: typeID, Questions: orNone(qs)}, Op: "putRegistrationForm",
+		Targets: func(event.RegistrationForm) map[string]string {
+			return map[string]string{"eventId": eventID, "typeId": typeID, "questionId": qid}
+		},
+		Back: "/console/events/" + eventID + "/forms/" + url.PathEscape(typeID) + "?done=" + done,
+		Show: c.showForm, Fields: questionErrors})
+}
+
+// questionIndex finds the path's question in qs.
+func questionIndex(r *req, qs []event.Question) (string, int, error) {
+	id := param(r.rc, "questionId")
+	i := slices.IndexFunc(qs, func(q event.Question) bool { return q.ID == id })
+	if i < 0 {
+		return id, i, errNotFound
+	}
+	return id, i, nil
+}
+
 // addQuestion adds a question at the end of the draft. Its key (the
 // answer's name in responses and exports) is typed or made from the
 // label.
 func (c *Console) addQuestion(r *req) error {
 	typed, q := questionForm(r, "new")
-	eventID, unitID, typeID, f, done, err := c.formWrite(r, typed)
-	if err != nil || done {
-		return err
-	}
-	q.ID = typed["key"]
-	if q.ID == "" {
-		q.ID = newKey(q.Label, f.Questions)
-	}
-	v := &view{Form: typed}
-	return c.putDraft(r, eventID, unitID, typeID, v, append(slices.Clone(f.Questions), q), map[string]string{"questionId": q.ID}, "added")
+	return c.changeDraft(r, typed, "added", func(qs []event.Question) ([]event.Question, string, error) {
+		if q.ID = typed["key"]; q.ID == "" {
+			q.ID = newKey(q.Label, qs)
+		}
+		return append(qs, q), q.ID, nil
+	})
 }
 
 // editQuestion changes a question's label, kind, required flag and
 // options; its key stays (answers already given are filed under it).
 func (c *Console) editQuestion(r *req) error {
-	id := param(r.rc, "questionId")
-	typed, q := questionForm(r, id)
-	eventID, unitID, typeID, f, done, err := c.formWrite(r, typed)
-	if err != nil || done {
-		return err
-	}
-	i := slices.IndexFunc(f.Questions, func(q event.Question) bool { return q.ID == id })
-	if i < 0 {
-		return errNotFound
-	}
-	q.ID = id
-	qs := slices.Clone(f.Questions)
-	qs[i] = q
-	return c.putDraft(r, eventID, unitID, typeID, &view{Form: typed}, qs, map[string]string{"questionId": id}, "saved")
+	typed, q := questionForm(r, param(r.rc, "questionId"))
+	return c.changeDraft(r, typed, "saved", func(qs []event.Question) ([]event.Question, string, error) {
+		id, i, err := questionIndex(r, qs)
+		if err == nil {
+			q.ID = id
+			qs[i] = q
+		}
+		return qs, id, err
+	})
 }
 
 // moveQuestion moves a question one place up or down.
 func (c *Console) moveQuestion(r *req) error {
-	id := param(r.rc, "questionId")
-	eventID, unitID, typeID, f, done, err := c.formWrite(r, nil)
-	if err != nil || done {
-		return err
-	}
-	i := slices.IndexFunc(f.Questions, func(q event.Question) bool { return q.ID == id })
-	if i < 0 {
-		return errNotFound
-	}
-	j := i + 1
-	if form(r.rc, "direction") == "up" {
-		j = i - 1
-	}
-	qs := slices.Clone(f.Questions)
-	if j >= 0 && j < len(qs) {
-		qs[i], qs[j] = qs[j], qs[i]
-	}
-	return c.putDraft(r, eventID, unitID, typeID, &view{}, qs, map[string]string{"questionId": id}, "moved")
+	return c.changeDraft(r, nil, "moved", func(qs []event.Question) ([]event.Question, string, error) {
+		id, i, err := questionIndex(r, qs)
+		j := i + 1
+		if form(r.rc, "direction") == "up" {
+			j = i - 1
+		}
+		if err == nil && j >= 0 && j < len(qs) {
+			qs[i], qs[j] = qs[j], qs[i]
+		}
+		return qs, id, err
+	})
 }
 
 // deleteQuestion removes a question from the draft.
 func (c *Console) deleteQuestion(r *req) error {
-	id := param(r.rc, "questionId")
-	eventID, unitID, typeID, f, done, err := c.formWrite(r, nil)
-	if err != nil || done {
-		return err
-	}
-	qs := slices.DeleteFunc(slices.Clone(f.Questions), func(q event.Question) bool { return q.ID == id })
-	if len(qs) == len(f.Questions) {
-		return errNotFound
-	}
-	return c.putDraft(r, eventID, unitID, typeID, &view{}, qs, map[string]string{"questionId": id}, "removed")
+	return c.changeDraft(r, nil, "removed", func(qs []event.Question) ([]event.Question, string, error) {
+		id, i, err := questionIndex(r, qs)
+		if err == nil {
+			qs = slices.Delete(qs, i, i+1)
+		}
+		return qs, id, err
+	})
 }
 
 // publishForm makes the draft what the checkout asks.

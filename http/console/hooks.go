@@ -51,12 +51,7 @@ func (c *Console) showHooks(r *req, v *view, secret string, status int) error {
 		}
 		d.Deliveries = ds
 	}
-	if v.Form == nil {
-		v.Form = map[string]string{}
-	}
-	if v.Errors == nil {
-		v.Errors = map[string]string{}
-	}
+	v.typed()
 	v.Any = d
 	c.render(r.rc, status, "hooks", v)
 	return nil

@@ -35,9 +35,7 @@ type formSubmit[C event.Op[R], R any] struct {
 // submit runs f. A refusal that names no field of the form is returned
 // for the message page.
 func submit[C event.Op[R], R any](r *req, f formSubmit[C, R]) error {
-	if f.View.Errors == nil {
-		f.View.Errors = map[string]string{}
-	}
+	f.View.typed()
 	cmd := f.Cmd
 	var err error
 	if f.Body != nil {
@@ -68,4 +66,16 @@ func submit[C event.Op[R], R any](r *req, f formSubmit[C, R]) error {
 		f.Refused = 400
 	}
 	return f.Show(r, f.View, f.Refused)
+}
+
+// typed gives v the maps its page's forms read (what was typed, and the
+// problem of each field), empty when the page is not shown after a
+// refusal.
+func (v *view) typed() {
+	if v.Form == nil {
+		v.Form = map[string]string{}
+	}
+	if v.Errors == nil {
+		v.Errors = map[string]string{}
+	}
 }

@@ -45,12 +45,7 @@ func (c *Console) showTranslations(r *req, v *view, status int) error {
 	if err != nil {
 		return err
 	}
-	if v.Form == nil {
-		v.Form = map[string]string{}
-	}
-	if v.Errors == nil {
-		v.Errors = map[string]string{}
-	}
+	v.typed()
 	edit := v.Form["edit"]
 	d := translationsData{New: map[string]string{}}
 	for _, t := range list.Data {
