@@ -52,6 +52,9 @@ const (
 	ReasonWebhookSignatureInvalid  = "WEBHOOK_SIGNATURE_INVALID"
 	ReasonWebhookEndpointLimit     = "WEBHOOK_ENDPOINT_LIMIT_REACHED"
 	ReasonOutboxEntryNotParked     = "OUTBOX_ENTRY_NOT_PARKED"
+	// Resending a logged webhook delivery.
+	ReasonWebhookPayloadUnavailable = "WEBHOOK_PAYLOAD_UNAVAILABLE"
+	ReasonWebhookEndpointDisabled   = "WEBHOOK_ENDPOINT_DISABLED"
 )
 
 // Reasons of the event core.
@@ -125,7 +128,7 @@ var reasons = [...]ReasonInfo{
 	{ReasonEventNotPublished, 412, "The event is a draft: orders and checkout sessions need a published event."},
 	{ReasonEventArchived, 412, "The event is archived: it takes no edits and no new orders."},
 	{ReasonRegistrationNotPending, 412, "Approve or reject of a registration that is not pending."},
-	{ReasonRegistrationNotConfirmed, 412, "Check-in of a registration that is not confirmed."},
+	{ReasonRegistrationNotConfirmed, 412, "Check-in of, or a ticket email resent for, a registration that is not confirmed."},
 	{ReasonRegistrationCancelled, 412, "Cancel of a registration that is already cancelled."},
 	{ReasonCurrencyLocked, 412, "The event's currency cannot change: the event has taken an order."},
 	{ReasonAgendaResetUnconfirmed, 412, "Moving the start clears the agenda: repeat the update with confirmAgendaReset true."},
@@ -150,6 +153,8 @@ var reasons = [...]ReasonInfo{
 	{ReasonOutboxMailUnrenderable, 412, "The queued outbox entry cannot be rendered as an email (an unknown kind or a broken record)."},
 	{ReasonRefundLimitReached, 412, "The order has the most refunds allowed."},
 	{ReasonNothingToRefund, 412, "The order's payments are refunded in full already."},
+	{ReasonWebhookPayloadUnavailable, 412, "The logged webhook delivery was recorded before bodies were kept: it cannot be sent again."},
+	{ReasonWebhookEndpointDisabled, 412, "The webhook endpoint is disabled: enable it before resending a delivery."},
 	{ReasonFailedPrecondition, 412, "The record's state forbids the operation (fallback; the service names a specific reason)."},
 	{ReasonPayloadTooLarge, 413, "The request body is over the size limit (1 MiB)."},
 	{ReasonIdempotencyKeyReused, 422, "The Idempotency-Key was used before with another request body."},

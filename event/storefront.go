@@ -176,9 +176,12 @@ func (m *Machine) catalogStates(cat *Catalog, now time.Time) {
 // registered. The mail goes to the registered address only, so the answer
 // reveals nothing a page should not show; Sent says whether a mail was
 // queued (a confirmed registration of that email exists). The pages bound
-// how often a visitor may ask.
+// how often a visitor may ask. The console names the registration by ID
+// instead: then a missing one is NotFound and one that is not confirmed
+// is refused, since an organizer asked for that attendee's mail.
 type ResendTicket struct {
 	Email string `json:"email"`
+	ID    string `json:"id,omitempty"`
 }
 
 // TicketResend answers ResendTicket.
@@ -189,6 +192,16 @@ type TicketResend struct {
 func (ResendTicket) result(*TicketResend) {}
 
 func (c ResendTicket) decide(m *Machine, now time.Time) (any, []Change, error) {
+	if c.ID != "" {
+		r, err := m.registration(c.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if r.Status != RegConfirmed {
+			return nil, nil, Reasonf(FailedPrecondition, ReasonRegistrationNotConfirmed, "registration %s is %s: only a confirmed registration has a ticket", r.ID, r.Status)
+		}
+		return TicketResend{Sent: true}, []Change{TicketIssued{At: now, RegistrationIDs: []string{r.ID}}}, nil
+	}
 	id, ok := m.s.idx.emailReg(normEmail(c.Email))
 	if !ok || normEmail(c.Email) == "" {
 		return TicketResend{}, nil, nil

@@ -337,8 +337,8 @@ func (s *Service) deliver(ctx context.Context, e outbox.Entry) (retryAt time.Tim
 		return time.Time{}, s.finish(e, nil, "", nil)
 	}
 	if !ep.Enabled {
-		return time.Time{}, s.finish(e, nil, ep.ID, &Delivery{EventID: t.EventID, Type: t.Type, Attempt: e.Attempts,
-			Error: "endpoint disabled; delivery dropped", At: s.cfg.Now().UTC()})
+		return time.Time{}, s.finish(e, nil, ep.ID, &logged{Delivery: Delivery{EventID: t.EventID, Type: t.Type, Attempt: e.Attempts,
+			Error: "endpoint disabled; delivery dropped", At: s.cfg.Now().UTC()}, Body: t.Body})
 	}
 	attempt := e.Attempts + 1
 	now := s.cfg.Now()
@@ -346,7 +346,7 @@ func (s *Service) deliver(ctx context.Context, e outbox.Entry) (retryAt time.Tim
 	if ep.PreviousSecret != "" && now.Before(ep.PreviousUntil) {
 		secrets = append(secrets, ep.PreviousSecret)
 	}
-	d := Delivery{EventID: t.EventID, Type: t.Type, Attempt: attempt, At: now.UTC()}
+	d := logged{Delivery: Delivery{EventID: t.EventID, Type: t.Type, Attempt: attempt, At: now.UTC()}, Body: t.Body}
 	start := time.Now()
 	status, perr := s.post(ctx, ep.URL, t, Signature(now.Unix(), t.Body, secrets...))
 	if ctx.Err() != nil {
@@ -412,7 +412,7 @@ func (s *Service) countOutcome(id string, succeeded bool, now time.Time) (int, e
 // finish settles task e, in one batch: with next it is retried then,
 // without it is deleted; with d, d is appended to endpoint's delivery log
 // and the log trimmed to LogMax.
-func (s *Service) finish(e outbox.Entry, next *time.Time, endpoint string, d *Delivery) error {
+func (s *Service) finish(e outbox.Entry, next *time.Time, endpoint string, d *logged) error {
 	bt := s.store.NewBatch()
 	defer bt.Close()
 	if next != nil {

@@ -37,9 +37,12 @@
 // endpoint's backoff is kept in memory and starts afresh after a restart.
 //
 // Every attempt is appended to the endpoint's delivery log (status code,
-// attempt, latency, error) in the same batch that deletes or reschedules
-// its task; the log keeps the newest Config.LogMax entries per endpoint and
-// goes with the endpoint when it is deleted.
+// attempt, latency, error, and the body it sent) in the same batch that
+// deletes or reschedules its task; the log keeps the newest Config.LogMax
+// entries per endpoint and goes with the endpoint when it is deleted.
+// Resend queues a logged body again as a new task (task id
+// "<endpointId>/resend-<random>"), on the same durable path: the same
+// bytes and event id, its own attempts and log entries.
 //
 // # Signatures
 //
@@ -55,7 +58,8 @@
 //
 //	whep/<endpointId>                               endpoint configuration
 //	obx/webhooks/.../<endpointId>/<hook>            delivery task, an outbox queue entry (see package outbox)
-//	whlog/<endpointId>/<16 hex unix ns>-<8 hex seq> one delivery attempt (Delivery)
+//	whlog/<endpointId>/<16 hex unix ns>-<8 hex seq> one delivery attempt (Delivery and "body"; the
+//	                                                part after the endpoint id is the delivery's id)
 //
 // hook is the queue key after "hook/". Fan-out reads "hook/" as the inbox
 // of the outbox queue "hookfanout", which never stores entries of its own

@@ -55,6 +55,13 @@ var (
 	ErrNotFound = errors.New("webhooks: endpoint not found")
 	ErrInvalid  = errors.New("webhooks: invalid endpoint")
 	ErrTooMany  = errors.New("webhooks: too many endpoints")
+	// ErrNoDelivery: the endpoint has no such delivery in its log.
+	ErrNoDelivery = errors.New("webhooks: delivery not found")
+	// ErrNoPayload: the logged delivery predates stored bodies, so it
+	// cannot be sent again.
+	ErrNoPayload = errors.New("webhooks: the delivery's payload is not kept")
+	// ErrDisabled: a disabled endpoint is sent nothing, not even a resend.
+	ErrDisabled = errors.New("webhooks: endpoint disabled")
 )
 
 // Config configures a Service.
@@ -178,8 +185,10 @@ type Input struct {
 	Description *string
 }
 
-// Delivery is one attempt in an endpoint's delivery log.
+// Delivery is one attempt in an endpoint's delivery log. ID is its log
+// key's last part (what Resend takes), filled in when the log is read.
 type Delivery struct {
+	ID         string    `json:"id,omitempty"`
 	EventID    string    `json:"eventId"`
 	Type       string    `json:"type"`
 	Attempt    int       `json:"attempt"`
@@ -188,6 +197,13 @@ type Delivery struct {
 	Error      string    `json:"error,omitempty"`
 	Succeeded  bool      `json:"succeeded"`
 	At         time.Time `json:"at"`
+}
+
+// logged is a delivery log entry as stored: the attempt and the body it
+// sent, so that a delivery can be sent again with the same bytes.
+type logged struct {
+	Delivery
+	Body json.RawMessage `json:"body,omitempty"`
 }
 
 // task is a pending delivery of one event to one endpoint. Its attempts
@@ -522,12 +538,14 @@ func (s *Service) Deliveries(unitID, id string) ([]Delivery, error) {
 		return nil, err
 	}
 	out := []Delivery{}
-	err := s.store.Scan([]byte(logPrefix+id+"/"), func(key, value []byte) error {
-		var d Delivery
+	prefix := logPrefix + id + "/"
+	err := s.store.Scan([]byte(prefix), func(key, value []byte) error {
+		var d logged
 		if err := json.Unmarshal(value, &d); err != nil {
 			return fmt.Errorf("webhooks: decode delivery %s: %w", key, err)
 		}
-		out = append(out, d)
+		d.Delivery.ID = strings.TrimPrefix(string(key), prefix)
+		out = append(out, d.Delivery)
 		return nil
 	})
 	if err != nil {
@@ -535,6 +553,55 @@ func (s *Service) Deliveries(unitID, id string) ([]Delivery, error) {
 	}
 	slices.Reverse(out)
 	return out, nil
+}
+
+// Resend queues the body of unitID's endpoint's logged delivery again as
+// a new task: the same bytes and event id (receivers deduplicate by it),
+// delivered, retried and logged like any other. It returns the task's id.
+func (s *Service) Resend(unitID, endpointID, deliveryID string) (string, Delivery, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ep, err := s.get(unitID, endpointID)
+	if err != nil {
+		return "", Delivery{}, err
+	}
+	if deliveryID == "" || strings.ContainsAny(deliveryID, "/") {
+		return "", Delivery{}, ErrNoDelivery
+	}
+	v, ok, err := s.store.Get([]byte(logPrefix + endpointID + "/" + deliveryID))
+	if err != nil {
+		return "", Delivery{}, fmt.Errorf("webhooks: read delivery %s: %w", deliveryID, err)
+	}
+	if !ok {
+		return "", Delivery{}, ErrNoDelivery
+	}
+	var d logged
+	if err := json.Unmarshal(v, &d); err != nil {
+		return "", Delivery{}, fmt.Errorf("webhooks: decode delivery %s: %w", deliveryID, err)
+	}
+	d.Delivery.ID = deliveryID
+	if len(d.Body) == 0 {
+		return "", d.Delivery, ErrNoPayload
+	}
+	if !ep.Enabled {
+		return "", d.Delivery, ErrDisabled
+	}
+	hook := "resend-" + newID()
+	tb, err := json.Marshal(task{V: 1, Endpoint: endpointID, EventID: d.EventID, Type: d.Type, Hook: hook, Body: d.Body})
+	if err != nil {
+		return "", Delivery{}, fmt.Errorf("webhooks: encode task: %w", err)
+	}
+	bt := s.store.NewBatch()
+	defer bt.Close()
+	id := endpointID + "/" + hook
+	if err := s.tasks.Add(bt, outbox.Entry{ID: id, Value: tb, NextAt: s.cfg.Now()}); err != nil {
+		return "", Delivery{}, err
+	}
+	if err := s.store.Commit(bt); err != nil {
+		return "", Delivery{}, fmt.Errorf("webhooks: queue resend of %s: %w", deliveryID, err)
+	}
+	s.loop.Wake()
+	return id, d.Delivery, nil
 }
 
 // logKeys returns the oldest n keys of endpoint's delivery log (n < 0:

@@ -299,3 +299,53 @@ func TestBacklogDrainedInRoundsWithEntriesBehindTheCursor(t *testing.T) {
 		assert.Equal(t, 1, seen[id], id)
 	}
 }
+
+// TestResendQueuesTheSameBodyAgain: a logged delivery is sent again, as a
+// new signed delivery with the same bytes and event id, and logged; an
+// unknown delivery, another unit's endpoint and a disabled endpoint are
+// refused, and nothing else is sent.
+func TestResendQueuesTheSameBodyAgain(t *testing.T) {
+	w, st := open(t, webhooks.Config{})
+	rc := newReceiver(t, 0)
+	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookRegistrationCreated}})
+	require.NoError(t, err)
+	h := enqueue(t, st, "0000000000000001-0000", "bu_1", actors.HookRegistrationCreated)
+	w.Wake()
+	var log []webhooks.Delivery
+	require.Eventually(t, func() bool {
+		log, err = w.Deliveries("bu_1", ep.ID)
+		return err == nil && len(log) == 1
+	}, 5*time.Second, 5*time.Millisecond)
+	require.NotEmpty(t, log[0].ID)
+
+	_, _, err = w.Resend("bu_1", ep.ID, "0000000000000000-00000000")
+	assert.ErrorIs(t, err, webhooks.ErrNoDelivery)
+	_, _, err = w.Resend("bu_1", ep.ID, "../x")
+	assert.ErrorIs(t, err, webhooks.ErrNoDelivery)
+	_, _, err = w.Resend("bu_2", ep.ID, log[0].ID)
+	assert.ErrorIs(t, err, webhooks.ErrNotFound, "another unit's endpoint")
+
+	task, d, err := w.Resend("bu_1", ep.ID, log[0].ID)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(task, ep.ID+"/resend-"), task)
+	assert.Equal(t, h.ID, d.EventID)
+	require.Eventually(t, func() bool { return len(rc.got()) == 2 }, 5*time.Second, 5*time.Millisecond)
+	calls := rc.got()
+	assert.Equal(t, string(calls[0].body), string(calls[1].body), "the same bytes")
+	assert.Equal(t, h.ID, calls[1].id, "the same event id")
+	require.NoError(t, webhooks.Verify(calls[1].sig, calls[1].body, ep.Secret, time.Now(), time.Minute))
+	require.Eventually(t, func() bool {
+		log, _ = w.Deliveries("bu_1", ep.ID)
+		return len(log) == 2
+	}, 5*time.Second, 5*time.Millisecond)
+	assert.True(t, log[0].Succeeded)
+	assert.Equal(t, 1, log[0].Attempt, "a resend counts its own attempts")
+	assert.NotEqual(t, log[0].ID, log[1].ID)
+
+	_, err = w.SetEnabled("bu_1", ep.ID, false)
+	require.NoError(t, err)
+	_, _, err = w.Resend("bu_1", ep.ID, log[0].ID)
+	assert.ErrorIs(t, err, webhooks.ErrDisabled)
+	time.Sleep(50 * time.Millisecond)
+	assert.Len(t, rc.got(), 2)
+}

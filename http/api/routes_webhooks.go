@@ -47,6 +47,7 @@ type WebhookEndpoint struct {
 
 // WebhookDelivery is one delivery attempt in an endpoint's log.
 type WebhookDelivery struct {
+	ID         string     `json:"id" doc:"The delivery's id in the log (what resend takes)."`
 	EventID    string     `json:"eventId"`
 	Type       string     `json:"type"`
 	Attempt    int        `json:"attempt"`
@@ -55,6 +56,16 @@ type WebhookDelivery struct {
 	Succeeded  bool       `json:"succeeded"`
 	Error      *string    `json:"error"`
 	At         event.Time `json:"at"`
+}
+
+// WebhookResend answers a resend: the delivery queued again.
+type WebhookResend struct {
+	ID         string     `json:"id" doc:"The new delivery's queue id; its attempts appear in the delivery log."`
+	EndpointID string     `json:"endpointId"`
+	ResendOf   string     `json:"resendOf" doc:"The logged delivery whose body is sent again."`
+	EventID    string     `json:"eventId" doc:"The webhook event's id, the same as the original's."`
+	Type       string     `json:"type"`
+	QueuedAt   event.Time `json:"queuedAt"`
 }
 
 func (a *api) webhookRoutes() []thttp.Route {
@@ -88,6 +99,9 @@ func (a *api) webhookRoutes() []thttp.Route {
 		adm(thttp.Route{Method: "GET", Path: base + "/{endpointId}/deliveries", OperationID: "listWebhookDeliveries",
 			Summary: "List an endpoint's recent delivery attempts, newest first", Query: bind.ListQuery{}, Success: 200,
 			Response: bind.List[WebhookDelivery]{}, Errors: []int{400, 404}, Handle: a.listWebhookDeliveries}),
+		adm(thttp.Route{Method: "POST", Path: base + "/{endpointId}/deliveries/{deliveryId}/resend", OperationID: "resendWebhookDelivery",
+			Summary: "Queue a logged delivery's body again as a new delivery", Success: 202, Response: WebhookResend{},
+			Errors: []int{404, 412}, Handle: a.resendWebhookDelivery}),
 	}
 }
 
@@ -125,6 +139,12 @@ func webhookErr(err error) error {
 			return thttp.NewError(400, msg)
 		}
 		return thttp.NewError(400, msg, event.Detail{Field: field, Reason: reason})
+	case errors.Is(err, webhooks.ErrNoDelivery):
+		return thttp.NewError(404, "webhook delivery not found")
+	case errors.Is(err, webhooks.ErrNoPayload):
+		return thttp.NewError(412, "this delivery was logged without its body and cannot be sent again").WithReason(event.ReasonWebhookPayloadUnavailable)
+	case errors.Is(err, webhooks.ErrDisabled):
+		return thttp.NewError(412, "the endpoint is disabled: enable it to resend").WithReason(event.ReasonWebhookEndpointDisabled)
 	case errors.Is(err, webhooks.ErrTooMany):
 		return thttp.NewError(409, "too many webhook endpoints in this business unit").WithReason(event.ReasonWebhookEndpointLimit)
 	}
@@ -227,7 +247,7 @@ func (a *api) listWebhookDeliveries(c *thttp.Ctx) (any, error) {
 	}
 	views := make([]WebhookDelivery, len(ds))
 	for i, d := range ds {
-		v := WebhookDelivery{EventID: d.EventID, Type: d.Type, Attempt: d.Attempt, LatencyMS: d.LatencyMS,
+		v := WebhookDelivery{ID: d.ID, EventID: d.EventID, Type: d.Type, Attempt: d.Attempt, LatencyMS: d.LatencyMS,
 			Succeeded: d.Succeeded, At: event.At(d.At)}
 		if d.StatusCode != 0 {
 			sc := d.StatusCode
@@ -241,6 +261,15 @@ func (a *api) listWebhookDeliveries(c *thttp.Ctx) (any, error) {
 	}
 	// Deliveries have no id of their own: the cursor is the position.
 	return paginateIndex(views, q)
+}
+
+func (a *api) resendWebhookDelivery(c *thttp.Ctx) (any, error) {
+	id, d, err := a.hooks.Resend(c.Param("unitId"), c.Param("endpointId"), c.Param("deliveryId"))
+	if err != nil {
+		return nil, webhookErr(err)
+	}
+	return WebhookResend{ID: id, EndpointID: c.Param("endpointId"), ResendOf: d.ID, EventID: d.EventID, Type: d.Type,
+		QueuedAt: event.At(a.now())}, nil
 }
 
 // paginateIndex pages a short in-memory list by position.

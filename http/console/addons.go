@@ -38,7 +38,7 @@ type itemArgs struct {
 
 // catalogueRoutes are the pages of what an event sells besides tickets
 // and how it is described: add-ons and bundles, the program and perks,
-// translations.
+// registration forms, translations.
 func (c *Console) catalogueRoutes() []route {
 	rs := []route{
 		{"GET", "/console/events/{eventId}/addons", c.addonsPage},
@@ -50,6 +50,7 @@ func (c *Console) catalogueRoutes() []route {
 		{"POST", "/console/events/{eventId}/bundles/{itemId}/status", c.bundleStatus},
 	}
 	rs = append(rs, c.programRoutes()...)
+	rs = append(rs, c.formRoutes()...)
 	return append(rs, c.translationRoutes()...)
 }
 
@@ -136,12 +137,7 @@ func (c *Console) showAddons(r *req, v *view, status int) error {
 	if err != nil {
 		return err
 	}
-	if v.Form == nil {
-		v.Form = map[string]string{}
-	}
-	if v.Errors == nil {
-		v.Errors = map[string]string{}
-	}
+	v.typed()
 	edit := v.Form["edit"]
 	pick := func(id string, own map[string]string) (map[string]string, map[string]string) {
 		if id == edit {
@@ -237,19 +233,10 @@ func (c *Console) createAddon(r *req) error {
 		return err
 	}
 	f, body := itemForm(r, "new-addon")
-	v := &view{Form: f, Errors: map[string]string{}}
-	var cmd event.CreateAddon
-	if err = bindForm(body, &cmd); err == nil {
-		var a event.Addon
-		if a, err = askOp(c, eventID, cmd); err == nil {
-			r.audit("createAddon", unitID, map[string]string{"eventId": eventID, "addonId": a.ID}, a)
-			return redirect(r, "/console/events/"+eventID+"/addons")
-		}
-	}
-	if !fieldErrors(err, v) {
-		return err
-	}
-	return c.showAddons(r, v, 400)
+	return submit(r, formSubmit[event.CreateAddon, event.Addon]{EventID: eventID, UnitID: unitID, View: &view{Form: f},
+		Body: body, Op: "createAddon", Targets: func(a event.Addon) map[string]string {
+			return map[string]string{"eventId": eventID, "addonId": a.ID}
+		}, Back: "/console/events/" + eventID + "/addons", Show: c.showAddons})
 }
 
 // updateAddon changes an add-on's name, price and capacity.
@@ -260,20 +247,10 @@ func (c *Console) updateAddon(r *req) error {
 	}
 	id := param(r.rc, "itemId")
 	f, body := itemForm(r, id)
-	v := &view{Form: f, Errors: map[string]string{}}
-	var cmd event.UpdateAddon
-	if err = bindForm(body, &cmd); err == nil {
-		cmd.ID = id
-		var a event.Addon
-		if a, err = askOp(c, eventID, cmd); err == nil {
-			r.audit("updateAddon", unitID, map[string]string{"eventId": eventID, "addonId": id}, a)
-			return redirect(r, "/console/events/"+eventID+"/addons")
-		}
-	}
-	if !fieldErrors(err, v) {
-		return err
-	}
-	return c.showAddons(r, v, 400)
+	return submit(r, formSubmit[event.UpdateAddon, event.Addon]{EventID: eventID, UnitID: unitID, View: &view{Form: f},
+		Body: body, Prepare: func(cmd *event.UpdateAddon) { cmd.ID = id }, Op: "updateAddon",
+		Targets: func(event.Addon) map[string]string { return map[string]string{"eventId": eventID, "addonId": id} },
+		Back:    "/console/events/" + eventID + "/addons", Show: c.showAddons})
 }
 
 // lifecycle reads the status a transition form asks for.
@@ -295,27 +272,35 @@ func (c *Console) addonStatus(r *req) error {
 	}
 	id := param(r.rc, "itemId")
 	s, err := lifecycle(r)
-	if err == nil {
-		var a event.Addon
-		if a, err = askOp(c, eventID, event.UpdateAddon{ID: id, Status: event.Some(s)}); err == nil {
-			r.audit("updateAddon", unitID, map[string]string{"eventId": eventID, "addonId": id}, a)
-			return redirect(r, "/console/events/"+eventID+"/addons")
-		}
+	if err != nil {
+		return c.refusedMove(r, err)
 	}
-	return c.refusedMove(r, err)
+	return submit(r, formSubmit[event.UpdateAddon, event.Addon]{EventID: eventID, UnitID: unitID, View: &view{},
+		Cmd: event.UpdateAddon{ID: id, Status: event.Some(s)}, Op: "updateAddon",
+		Targets: func(event.Addon) map[string]string { return map[string]string{"eventId": eventID, "addonId": id} },
+		Back:    "/console/events/" + eventID + "/addons", Show: c.showAddons, Fields: moveRefused, Refused: 409})
 }
 
 // refusedMove shows a refused lifecycle move at the top of the page.
 func (c *Console) refusedMove(r *req, err error) error {
 	v := &view{}
-	if isNotFound(err) || !fieldErrors(err, v) {
+	if !moveRefused(err, v) {
 		return err
+	}
+	return c.showAddons(r, v, 409)
+}
+
+// moveRefused puts a refused lifecycle move at the top of the page, not
+// next to a field: the form is a button.
+func moveRefused(err error, v *view) bool {
+	if isNotFound(err) || !fieldErrors(err, v) {
+		return false
 	}
 	for f, msg := range v.Errors {
 		v.Error = "Not changed: " + f + ": " + strings.TrimPrefix(msg, "It ")
 	}
 	v.Errors = nil
-	return c.showAddons(r, v, 409)
+	return true
 }
 
 // createBundle creates a bundle (as draft) of the quantities typed.
@@ -325,22 +310,13 @@ func (c *Console) createBundle(r *req) error {
 		return err
 	}
 	f, body := itemForm(r, "new-bundle")
-	v := &view{Form: f, Errors: map[string]string{}}
 	if body["items"], err = c.bundleItems(r, eventID, f); err != nil {
 		return err
 	}
-	var cmd event.CreateBundle
-	if err = bindForm(body, &cmd); err == nil {
-		var b event.Bundle
-		if b, err = askOp(c, eventID, cmd); err == nil {
-			r.audit("createBundle", unitID, map[string]string{"eventId": eventID, "bundleId": b.ID}, b)
-			return redirect(r, "/console/events/"+eventID+"/addons")
-		}
-	}
-	if !fieldErrors(err, v) {
-		return err
-	}
-	return c.showAddons(r, v, 400)
+	return submit(r, formSubmit[event.CreateBundle, event.Bundle]{EventID: eventID, UnitID: unitID, View: &view{Form: f},
+		Body: body, Op: "createBundle", Targets: func(b event.Bundle) map[string]string {
+			return map[string]string{"eventId": eventID, "bundleId": b.ID}
+		}, Back: "/console/events/" + eventID + "/addons", Show: c.showAddons})
 }
 
 // updateBundle changes a bundle's name, price, capacity and contents.
@@ -351,23 +327,13 @@ func (c *Console) updateBundle(r *req) error {
 	}
 	id := param(r.rc, "itemId")
 	f, body := itemForm(r, id)
-	v := &view{Form: f, Errors: map[string]string{}}
 	if body["items"], err = c.bundleItems(r, eventID, f); err != nil {
 		return err
 	}
-	var cmd event.UpdateBundle
-	if err = bindForm(body, &cmd); err == nil {
-		cmd.ID = id
-		var b event.Bundle
-		if b, err = askOp(c, eventID, cmd); err == nil {
-			r.audit("updateBundle", unitID, map[string]string{"eventId": eventID, "bundleId": id}, b)
-			return redirect(r, "/console/events/"+eventID+"/addons")
-		}
-	}
-	if !fieldErrors(err, v) {
-		return err
-	}
-	return c.showAddons(r, v, 400)
+	return submit(r, formSubmit[event.UpdateBundle, event.Bundle]{EventID: eventID, UnitID: unitID, View: &view{Form: f},
+		Body: body, Prepare: func(cmd *event.UpdateBundle) { cmd.ID = id }, Op: "updateBundle",
+		Targets: func(event.Bundle) map[string]string { return map[string]string{"eventId": eventID, "bundleId": id} },
+		Back:    "/console/events/" + eventID + "/addons", Show: c.showAddons})
 }
 
 // bundleStatus moves a bundle through its lifecycle.
@@ -378,12 +344,11 @@ func (c *Console) bundleStatus(r *req) error {
 	}
 	id := param(r.rc, "itemId")
 	s, err := lifecycle(r)
-	if err == nil {
-		var b event.Bundle
-		if b, err = askOp(c, eventID, event.UpdateBundle{ID: id, Status: event.Some(s)}); err == nil {
-			r.audit("updateBundle", unitID, map[string]string{"eventId": eventID, "bundleId": id}, b)
-			return redirect(r, "/console/events/"+eventID+"/addons")
-		}
+	if err != nil {
+		return c.refusedMove(r, err)
 	}
-	return c.refusedMove(r, err)
+	return submit(r, formSubmit[event.UpdateBundle, event.Bundle]{EventID: eventID, UnitID: unitID, View: &view{},
+		Cmd: event.UpdateBundle{ID: id, Status: event.Some(s)}, Op: "updateBundle",
+		Targets: func(event.Bundle) map[string]string { return map[string]string{"eventId": eventID, "bundleId": id} },
+		Back:    "/console/events/" + eventID + "/addons", Show: c.showAddons, Fields: moveRefused, Refused: 409})
 }

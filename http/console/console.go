@@ -344,6 +344,7 @@ func (c *Console) routes() []route {
 		{"GET", "/console/units/{unitId}/webhooks", c.hooksPage},
 		{"POST", "/console/units/{unitId}/webhooks", c.createHook},
 		{"POST", "/console/units/{unitId}/webhooks/{endpointId}/{action}", c.hookAction},
+		{"POST", "/console/units/{unitId}/webhooks/{endpointId}/deliveries/{deliveryId}/resend", c.resendDelivery},
 		{"GET", "/console/units/{unitId}/keys", c.keysPage},
 		{"POST", "/console/units/{unitId}/keys", c.createKey},
 		{"POST", "/console/units/{unitId}/keys/{keyId}/revoke", c.revokeKey},

@@ -2,6 +2,7 @@ package console
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 
 	"ticketd/actors"
@@ -40,6 +41,9 @@ func (c *Console) showHooks(r *req, v *view, secret string, status int) error {
 	for _, t := range r.rc.PostArgs().PeekMulti("eventTypes") {
 		d.Selected[string(t)] = true
 	}
+	if v.Notice == "" && string(r.rc.QueryArgs().Peek("resent")) != "" {
+		v.Notice = "The delivery is queued again: its attempt shows in the log below."
+	}
 	if d.Open != "" {
 		ds, err := c.deps.Webhooks.Deliveries(unitID, d.Open)
 		if err != nil {
@@ -47,12 +51,7 @@ func (c *Console) showHooks(r *req, v *view, secret string, status int) error {
 		}
 		d.Deliveries = ds
 	}
-	if v.Form == nil {
-		v.Form = map[string]string{}
-	}
-	if v.Errors == nil {
-		v.Errors = map[string]string{}
-	}
+	v.typed()
 	v.Any = d
 	c.render(r.rc, status, "hooks", v)
 	return nil
@@ -128,6 +127,35 @@ func (c *Console) hookAction(r *req) error {
 		return c.showHooks(r, &view{req: r, Notice: "New signing secret below; the previous one keeps signing for a while."}, e.Secret, 200)
 	}
 	return redirect(r, "/console/units/"+unitID+"/webhooks")
+}
+
+// resendDelivery queues a logged delivery's body again (the same bytes
+// and event id) as a new delivery of the endpoint.
+func (c *Console) resendDelivery(r *req) error {
+	unitID, id, delivery := param(r.rc, "unitId"), param(r.rc, "endpointId"), param(r.rc, "deliveryId")
+	if err := r.need(unitID, permWrite); err != nil {
+		return err
+	}
+	if c.deps.Webhooks == nil {
+		return errNotFound
+	}
+	task, d, err := c.deps.Webhooks.Resend(unitID, id, delivery)
+	switch {
+	case errors.Is(err, webhooks.ErrNotFound), errors.Is(err, webhooks.ErrNoDelivery):
+		return errNotFound
+	case errors.Is(err, webhooks.ErrNoPayload), errors.Is(err, webhooks.ErrDisabled):
+		r.rc.QueryArgs().Set("deliveries", id)
+		msg := "This delivery was logged without its body, so it cannot be sent again."
+		if errors.Is(err, webhooks.ErrDisabled) {
+			msg = "The endpoint is disabled: enable it, then resend."
+		}
+		return c.showHooks(r, &view{req: r, Error: msg}, "", 409)
+	case err != nil:
+		return err
+	}
+	r.audit("resendWebhookDelivery", unitID, map[string]string{"unitId": unitID, "endpointId": id, "deliveryId": delivery},
+		map[string]string{"id": task, "resendOf": delivery, "eventId": d.EventID, "type": d.Type})
+	return redirect(r, "/console/units/"+unitID+"/webhooks?deliveries="+url.QueryEscape(id)+"&resent=1")
 }
 
 // hookRecord is what the audit log keeps of an endpoint: no secret.

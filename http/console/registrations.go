@@ -7,8 +7,10 @@ import (
 )
 
 // registrationAction runs one of the registration commands of the
-// attendees page (approve, reject, cancel, rotate the pass link) and
-// returns to the page it came from.
+// attendees page (approve, reject, cancel, rotate the pass link, send the
+// ticket email again) and returns to the page it came from. The resend
+// goes the hosted pages' way: the core's TicketIssued, whose mail the
+// actor queues in the durable outbox with the change.
 func (c *Console) registrationAction(r *req) error {
 	eventID, unitID, err := r.eventUnit(permWrite)
 	if err != nil {
@@ -26,6 +28,8 @@ func (c *Console) registrationAction(r *req) error {
 		cmd = event.CancelRegistration{ID: id}
 	case "rotate-pass":
 		cmd = event.RotatePass{ID: id}
+	case "resend-ticket":
+		cmd = event.ResendTicket{ID: id}
 	default:
 		return errNotFound
 	}
@@ -41,7 +45,11 @@ func (c *Console) registrationAction(r *req) error {
 		}
 		return redirect(r, "/console/events/"+eventID+"/attendees?error="+url.QueryEscape(msg))
 	}
-	r.audit(op+"Registration", unitID, map[string]string{"eventId": eventID, "registrationId": id}, res)
+	name := op + "Registration"
+	if op == "resend-ticket" {
+		name = "resendTicketEmail"
+	}
+	r.audit(name, unitID, map[string]string{"eventId": eventID, "registrationId": id}, res)
 	back := "/console/events/" + eventID + "/attendees"
 	if s := form(r.rc, "status"); s != "" {
 		back += "?status=" + url.QueryEscape(s)

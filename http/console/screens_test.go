@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app/apptest"
+	"ticketd/internal/browsertest"
 )
 
 // Widths every console page is screenshotted at: a phone and a desktop.
@@ -24,7 +24,7 @@ const (
 
 // shotAt sizes the window to width, checks the page does not scroll
 // sideways there, and saves a full-page screenshot as
-// <artifactDir>/<dir>/<name>.
+// bin/test-artifacts/console/<dir>/<name>.
 func shotAt(t *testing.T, width int, dir, name string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		if _, err := chromedp.EmulateViewport(int64(width), 900)(ctx, tg); err != nil {
@@ -37,15 +37,8 @@ func shotAt(t *testing.T, width int, dir, name string) chromedp.Action[chromedp.
 		if got > width {
 			t.Errorf("%s: the page is %d px wide at a %d px window", name, got, width)
 		}
-		buf, err := chromedp.FullScreenshot(100)(ctx, tg)
-		if err != nil {
-			return err
-		}
-		out := filepath.Join(artifactDir, dir)
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(out, name), buf, 0o644)
+		_, err = browsertest.Screenshot(t, filepath.Join("console", dir), name)(ctx, tg)
+		return err
 	})
 }
 

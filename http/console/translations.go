@@ -45,12 +45,7 @@ func (c *Console) showTranslations(r *req, v *view, status int) error {
 	if err != nil {
 		return err
 	}
-	if v.Form == nil {
-		v.Form = map[string]string{}
-	}
-	if v.Errors == nil {
-		v.Errors = map[string]string{}
-	}
+	v.typed()
 	edit := v.Form["edit"]
 	d := translationsData{New: map[string]string{}}
 	for _, t := range list.Data {
@@ -88,18 +83,13 @@ func (c *Console) putTranslation(r *req) error {
 	} else {
 		v.Errors["lang"] = "It is required."
 	}
-	if len(v.Errors) == 0 {
-		text.Name, text.Description = f["name"], f["description"]
-		var tr event.Translation
-		if tr, err = askOp(c, eventID, event.PutTranslation{Lang: lang, TranslationText: text}); err == nil {
-			r.audit("putTranslation", unitID, map[string]string{"eventId": eventID, "lang": tr.Lang}, tr)
-			return redirect(r, "/console/events/"+eventID+"/translations")
-		}
-		if !fieldErrors(err, v) {
-			return err
-		}
-	}
-	return c.showTranslations(r, v, 400)
+	text.Name, text.Description = f["name"], f["description"]
+	return submit(r, formSubmit[event.PutTranslation, event.Translation]{EventID: eventID, UnitID: unitID, View: v,
+		Cmd: event.PutTranslation{Lang: lang, TranslationText: text}, Op: "putTranslation",
+		Targets: func(tr event.Translation) map[string]string {
+			return map[string]string{"eventId": eventID, "lang": tr.Lang}
+		},
+		Back: "/console/events/" + eventID + "/translations", Show: c.showTranslations})
 }
 
 // deleteTranslation removes one language.

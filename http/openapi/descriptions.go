@@ -176,6 +176,9 @@ var oaOperationDocs = map[string]oaOpDoc{
 	"listOutbox":              {reasons: []string{event.ReasonOutboxUnavailable}},
 	"previewOutboxMail":       {reasons: []string{event.ReasonOutboxMailUnrenderable, event.ReasonOutboxUnavailable}},
 	"setEventLocation":        {reasons: []string{event.ReasonEventArchived}},
+
+	"resendWebhookDelivery": {text: "Sends a logged delivery again: its body (the same bytes and event id, so receivers can deduplicate) is queued as a new delivery on the endpoint's durable queue, signed with the current secret, retried and logged like any other. Answers 202 once queued.",
+		reasons: []string{event.ReasonWebhookPayloadUnavailable, event.ReasonWebhookEndpointDisabled}},
 }
 
 // oaPathParamDocs says what each path parameter holds.
@@ -191,6 +194,7 @@ var oaPathParamDocs = map[string]string{
 	"unitId":          "The business unit's id (bu_...).",
 	"keyId":           "The API key's id (key_..., not the key itself).",
 	"endpointId":      "The webhook endpoint's id.",
+	"deliveryId":      "The delivery's id, as the endpoint's delivery log lists it.",
 	"perkId":          "The perk's id (prk_...).",
 	"venueId":         "The venue's id (ven_...).",
 	"sessionId":       "The session's id (ses_...).",
