@@ -1,0 +1,80 @@
+package app
+
+import (
+	"errors"
+	"time"
+
+	"ticketd/actors"
+	"ticketd/cluster"
+	thttp "ticketd/http"
+)
+
+// clusterShared is what cluster mode keeps on every node besides the event
+// log: the directory's shared log, the shared index (event index, audit
+// log) and the idempotency keys.
+type clusterShared struct {
+	dir   *cluster.Directory
+	index *cluster.Index
+	idem  *cluster.Idempotency
+}
+
+// idempotencyTTL is how long an Idempotency-Key's answer is kept.
+const idempotencyTTL = 24 * time.Hour
+
+// shareCluster points the directory, the event index, the audit log and
+// the idempotency keys at the cluster's replicated streams, so nothing
+// acknowledged lives on this node only, and makes readiness wait for the
+// directory's first read.
+func (m *Main) shareCluster(ac *actors.Config) {
+	sh := &clusterShared{
+		dir:   cluster.NewDirectory(m.node, m.store),
+		index: cluster.NewIndex(m.node, m.store),
+		idem:  cluster.NewIdempotency(m.node, idempotencyTTL),
+	}
+	m.shared = sh
+	ac.Directory = sh.dir
+	ac.Index = cluster.EventIndex{Index: sh.index}
+	m.audit.Share(sh.index.PutAll)
+	ready := ac.Ready
+	ac.Ready = func() error {
+		if err := ready(); err != nil {
+			return err
+		}
+		if sys := m.sys; sys == nil || !sys.DirectoryRead() {
+			return errors.New("app: the directory has not been read from the cluster yet")
+		}
+		return nil
+	}
+}
+
+// followCluster starts following what other nodes write: directory
+// appends and shared index entries.
+func (m *Main) followCluster() error {
+	if m.shared == nil {
+		return nil
+	}
+	if err := m.shared.dir.Follow(m.sys.DirectoryChanged); err != nil {
+		return err
+	}
+	m.shared.index.Follow(m.sys.IndexChanged)
+	return nil
+}
+
+// idempotencyStore is the cluster's in cluster mode, else the Pebble one
+// (swept hourly).
+func (m *Main) idempotencyStore() thttp.IdempotencyStore {
+	if m.shared != nil {
+		return m.shared.idem
+	}
+	m.idem = thttp.NewDurableIdempotency(m.store, idempotencyTTL, m.log.Error)
+	go m.sweepIdempotency(m.stop)
+	return m.idem
+}
+
+func (m *Main) closeShared() {
+	if m.shared != nil {
+		m.shared.dir.Close()
+		m.shared.index.Close()
+		m.shared = nil
+	}
+}

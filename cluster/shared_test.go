@@ -1,0 +1,156 @@
+package cluster_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	nethttp "net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// doIdem is do with an Idempotency-Key, answering the Idempotent-Replayed
+// header too.
+func doIdem(t *testing.T, url, token, key string, body any) (int, map[string]any, bool) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	require.NoError(t, err)
+	req, err := nethttp.NewRequest("POST", url, bytes.NewReader(b))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return resp.StatusCode, m, resp.Header.Get("Idempotent-Replayed") == "true"
+}
+
+// retry503 repeats a request while the cluster answers 503 (an election,
+// an event activating), as the contract tells clients to.
+func retry503(t *testing.T, f func() (int, map[string]any)) (int, map[string]any) {
+	t.Helper()
+	st, m := f()
+	for end := time.Now().Add(60 * time.Second); st == 503 && time.Now().Before(end); {
+		time.Sleep(250 * time.Millisecond)
+		st, m = f()
+	}
+	return st, m
+}
+
+func newKey(t *testing.T, nd *node, unit string) (string, string) {
+	t.Helper()
+	st, k := retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", nd.URL+"/admin/v1/business-units/"+unit+"/api-keys", nd.Admin, map[string]any{"type": "secret"})
+	})
+	require.Equal(t, 201, st, "%v", k)
+	return k["id"].(string), k["key"].(string)
+}
+
+// TestSharedState: what one node acknowledges, every other node serves at
+// once, and after the loss of one node of three: a key made on one node
+// authenticates on another at once, an event created through one is found
+// through another, an idempotent retry sent to another node gets the first
+// answer (and another request under its key is refused), the audit log of
+// a write is listed on every node, and a revoked key stops working on
+// every node within the directory's poll.
+func TestSharedState(t *testing.T) {
+	nodes := startNodes(t, 3)
+	a, b, c := nodes[0], nodes[1], nodes[2]
+
+	// The directory: a unit and a key made through A's admin API.
+	st, u := do(t, "POST", a.URL+"/admin/v1/business-units", a.Admin, map[string]any{"name": "Shared"})
+	require.Equal(t, 201, st, "%v", u)
+	unit := u["id"].(string)
+	keyID, secret := newKey(t, a, unit)
+	// B and C know the unit at once, and the key authenticates there at
+	// once: an unknown key makes a node read the directory's log first.
+	for _, nd := range []*node{b, c} {
+		st, l := do(t, "GET", nd.URL+"/v1/events", secret, nil)
+		require.Equal(t, 200, st, "key made on %s, used on %s: %v", a.name, nd.name, l)
+	}
+
+	// The event index: an event created through B is found through C.
+	create := map[string]any{"name": "Drop", "timezone": "UTC", "startsAt": "2030-06-01T09:00:00Z"}
+	st, ev := do(t, "POST", b.URL+"/v1/events", secret, create)
+	require.Equal(t, 201, st, "%v", ev)
+	evt := ev["id"].(string)
+	st, got := retry503(t, func() (int, map[string]any) { return do(t, "GET", c.URL+"/v1/events/"+evt, secret, nil) })
+	require.Equal(t, 200, st, "event created through %s, read through %s: %v", b.name, c.name, got)
+	eventually(t, 10*time.Second, "the event is listed on every node", func() bool {
+		for _, nd := range nodes {
+			_, l := do(t, "GET", nd.URL+"/v1/events", secret, nil)
+			data, _ := l["data"].([]any)
+			if len(data) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// Idempotency: the first request through A, the retry through B.
+	st, first, replayed := doIdem(t, a.URL+"/v1/events", secret, "drop-1", create)
+	require.Equal(t, 201, st, "%v", first)
+	require.False(t, replayed)
+	st, again, replayed := doIdem(t, b.URL+"/v1/events", secret, "drop-1", create)
+	require.Equal(t, 201, st, "%v", again)
+	require.True(t, replayed, "the retry on %s ran again", b.name)
+	require.Equal(t, first["id"], again["id"])
+	other := map[string]any{"name": "Other", "timezone": "UTC", "startsAt": "2030-06-01T09:00:00Z"}
+	st, e, _ := doIdem(t, c.URL+"/v1/events", secret, "drop-1", other)
+	require.Equal(t, 422, st, "%v", e)
+
+	// The audit log: written through A and B, listed on C.
+	eventually(t, 10*time.Second, "the audit log on every node", func() bool {
+		for _, nd := range nodes {
+			_, l := do(t, "GET", nd.URL+"/admin/v1/business-units/"+unit+"/audit-log", nd.Admin, nil)
+			data, _ := l["data"].([]any)
+			if len(data) < 2 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// One node of three is lost: what it acknowledged is served by the
+	// others, and they go on writing.
+	require.NoError(t, b.Main.Close())
+	st2, again2, replayed2 := doIdemRetry(t, c.URL+"/v1/events", secret, "drop-1", create)
+	require.Equal(t, 201, st2, "%v", again2)
+	require.True(t, replayed2, "the retry on %s after %s's loss ran again", c.name, b.name)
+	require.Equal(t, first["id"], again2["id"])
+	st, got = retry503(t, func() (int, map[string]any) { return do(t, "GET", c.URL+"/v1/events/"+evt, secret, nil) })
+	require.Equal(t, 200, st, "%v", got)
+	start := time.Now()
+	_, secret2 := newKey(t, c, unit)
+	t.Logf("a directory write after %s's loss took %s", b.name, time.Since(start).Round(time.Millisecond))
+	st, l := do(t, "GET", a.URL+"/v1/events", secret2, nil)
+	require.Equal(t, 200, st, "key made on %s, used on %s: %v", c.name, a.name, l)
+
+	// A revocation on A reaches C within the directory's poll.
+	st, r := retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", a.URL+"/admin/v1/api-keys/"+keyID+"/revoke", a.Admin, nil)
+	})
+	require.Equal(t, 200, st, "%v", r)
+	start = time.Now()
+	eventually(t, 3*time.Second, "the revoked key refused on "+c.name, func() bool {
+		st, _ := do(t, "GET", c.URL+"/v1/events", secret, nil)
+		return st == 401
+	})
+	t.Logf("a revocation on %s reached %s in %s", a.name, c.name, time.Since(start).Round(time.Millisecond))
+}
+
+func doIdemRetry(t *testing.T, url, token, key string, body any) (int, map[string]any, bool) {
+	t.Helper()
+	st, m, r := doIdem(t, url, token, key, body)
+	for end := time.Now().Add(60 * time.Second); st == 503 && time.Now().Before(end); {
+		time.Sleep(250 * time.Millisecond)
+		st, m, r = doIdem(t, url, token, key, body)
+	}
+	return st, m, r
+}
