@@ -99,6 +99,9 @@ func (a *dirActor) Receive(ctx actor.Context) {
 			a.com.fail(ctx, func() any { return &response{err: a.failed} })
 		}
 	case *dirSync:
+		if ctx.Sender() == nil {
+			a.sys.dirNoticed.Store(false)
+		}
 		err := a.catchUp()
 		if err != nil {
 			a.sys.cfg.Logger.Warn("directory: read of the shared log failed", "err", err)

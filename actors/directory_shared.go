@@ -167,7 +167,9 @@ func (a *dirActor) put(key, value []byte) {
 // DirectoryChanged tells the directory that another node appended to the
 // shared log (cluster mode): it reads it. It never blocks.
 func (s *System) DirectoryChanged() {
-	if s.cfg.Directory != nil && s.dirPID != nil {
+	// One notice waits at most: while the log cannot be read (no
+	// majority), notices must not pile up in the mailbox.
+	if s.cfg.Directory != nil && s.dirPID != nil && s.dirNoticed.CompareAndSwap(false, true) {
 		s.as.Root.Send(s.dirPID, &dirSync{})
 	}
 }

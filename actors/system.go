@@ -152,8 +152,9 @@ type System struct {
 	dirView atomic.Pointer[directory.State]
 	// Cluster mode: whether the shared directory log was read once, and
 	// the reads SyncDirectory shares.
-	dirRead  atomic.Bool
-	dirSyncs coalescer
+	dirRead    atomic.Bool
+	dirNoticed atomic.Bool // a DirectoryChanged notice waits in the mailbox
+	dirSyncs   coalescer
 
 	metrics Metrics
 	// asks counts the requests sent to event actors: the snapshot worker

@@ -2,6 +2,8 @@ package cluster_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"encoding/json"
 	"io"
 	nethttp "net/http"
@@ -105,6 +107,57 @@ func TestSharedState(t *testing.T) {
 	st, e, _ := doIdem(t, c.URL+"/v1/events", secret, "drop-1", other)
 	require.Equal(t, 422, st, "%v", e)
 
+	// Two nodes claiming one idempotency key at once: one request runs,
+	// the other is refused (in progress) or gets its answer.
+	type answer struct {
+		st       int
+		body     map[string]any
+		replayed bool
+	}
+	answers := make(chan answer, 2)
+	for _, nd := range []*node{a, c} {
+		go func() {
+			st, m, r := doIdem(t, nd.URL+"/v1/events", secret, "drop-2", create)
+			answers <- answer{st, m, r}
+		}()
+	}
+	x, y := <-answers, <-answers
+	created := 0
+	for _, an := range []answer{x, y} {
+		switch {
+		case an.st == 201 && !an.replayed:
+			created++
+		case an.st == 201 && an.replayed, an.st == 409:
+		default:
+			t.Fatalf("idempotent request answered %d: %v", an.st, an.body)
+		}
+	}
+	require.Equal(t, 1, created, "one key, two requests at once on two nodes: %v %v", x, y)
+
+	// Directory writes on every node at once: each is decided on the
+	// state the others left, none is lost.
+	const perNode = 5
+	errs := make(chan error, 3*perNode)
+	for _, nd := range nodes {
+		go func() {
+			for i := range perNode {
+				_, err := nd.Sys.CreateUnit(bg, fmt.Sprintf("%s-%d", nd.name, i))
+				errs <- err
+			}
+		}()
+	}
+	for range 3 * perNode {
+		require.NoError(t, <-errs)
+	}
+	eventually(t, 5*time.Second, "every node lists every unit", func() bool {
+		for _, nd := range nodes {
+			if len(nd.Sys.Directory().Units()) != 1+3*perNode {
+				return false
+			}
+		}
+		return true
+	})
+
 	// The audit log: written through A and B, listed on C.
 	eventually(t, 10*time.Second, "the audit log on every node", func() bool {
 		for _, nd := range nodes {
@@ -144,6 +197,8 @@ func TestSharedState(t *testing.T) {
 	})
 	t.Logf("a revocation on %s reached %s in %s", a.name, c.name, time.Since(start).Round(time.Millisecond))
 }
+
+var bg = context.Background()
 
 func doIdemRetry(t *testing.T, url, token, key string, body any) (int, map[string]any, bool) {
 	t.Helper()
