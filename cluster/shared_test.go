@@ -3,8 +3,8 @@ package cluster_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"io"
 	nethttp "net/http"
 	"testing"
