@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"ticketd/app"
+	"ticketd/app/apptest"
 )
 
 // doIdem is do with an Idempotency-Key, answering the Idempotent-Replayed
@@ -59,8 +62,9 @@ func newKey(t *testing.T, nd *node, unit string) (string, string) {
 // authenticates on another at once, an event created through one is found
 // through another, an idempotent retry sent to another node gets the first
 // answer (and another request under its key is refused), the audit log of
-// a write is listed on every node, and a revoked key stops working on
-// every node within the directory's poll.
+// a write is listed on every node, a revoked key stops working on every
+// node within the directory's poll, and a node restarted on an empty data
+// dir serves all of it.
 func TestSharedState(t *testing.T) {
 	nodes := startNodes(t, 3)
 	a, b, c := nodes[0], nodes[1], nodes[2]
@@ -196,6 +200,34 @@ func TestSharedState(t *testing.T) {
 		return st == 401
 	})
 	t.Logf("a revocation on %s reached %s in %s", a.name, c.name, time.Since(start).Round(time.Millisecond))
+
+	st, third, _ := doIdemRetry(t, a.URL+"/v1/events", secret2, "drop-3", create)
+	require.Equal(t, 201, st, "%v", third)
+
+	// The lost node comes back on an empty data dir: it reads the
+	// directory and the shared index from the others.
+	start = time.Now()
+	b2 := &node{name: b.name, Service: apptest.Start(t, func(cf *app.Config) {
+		cf.NodeName, cf.ClusterAddr, cf.ClusterPeers = b.Config.NodeName, b.Config.ClusterAddr, b.Config.ClusterPeers
+	})}
+	eventually(t, 90*time.Second, b2.name+" ready again", func() bool {
+		st, _ := do(t, "GET", b2.URL+"/readyz", "", nil)
+		return st == 200
+	})
+	t.Logf("%s ready on an empty data dir after %s", b2.name, time.Since(start).Round(time.Millisecond))
+	st, l = do(t, "GET", b2.URL+"/v1/events", secret2, nil)
+	require.Equal(t, 200, st, "%v", l)
+	st, _ = do(t, "GET", b2.URL+"/v1/events", secret, nil)
+	require.Equal(t, 401, st, "the key revoked while %s was away", b2.name)
+	eventually(t, 10*time.Second, "the events listed on "+b2.name, func() bool {
+		_, l := do(t, "GET", b2.URL+"/v1/events", secret2, nil)
+		data, _ := l["data"].([]any)
+		return len(data) == 4
+	})
+	st, again3, replayed3 := doIdemRetry(t, b2.URL+"/v1/events", secret2, "drop-3", create)
+	require.Equal(t, 201, st, "%v", again3)
+	require.True(t, replayed3, "a key's answer given while %s was away, retried on it", b2.name)
+	require.Equal(t, third["id"], again3["id"])
 }
 
 var bg = context.Background()
