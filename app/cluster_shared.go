@@ -73,6 +73,13 @@ func (m *Main) idempotencyStore() thttp.IdempotencyStore {
 
 func (m *Main) closeShared() {
 	if m.shared != nil {
+		// The audit entries buffered by the last requests go out while the
+		// node is still in the cluster.
+		if m.audit != nil {
+			if err := m.audit.Flush(); err != nil {
+				m.log.Error("audit flush at shutdown", "err", err)
+			}
+		}
 		m.shared.dir.Close()
 		m.shared.index.Close()
 		m.shared = nil
