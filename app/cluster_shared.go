@@ -24,7 +24,7 @@ const idempotencyTTL = 24 * time.Hour
 // shareCluster points the directory, the event index, the audit log and
 // the idempotency keys at the cluster's replicated streams, so nothing
 // acknowledged lives on this node only, and makes readiness wait for the
-// directory's first read.
+// directory's first read and the shared index's copy.
 func (m *Main) shareCluster(ac *actors.Config) {
 	sh := &clusterShared{
 		dir:   cluster.NewDirectory(m.node, m.store),
@@ -42,6 +42,11 @@ func (m *Main) shareCluster(ac *actors.Config) {
 		}
 		if sys := m.sys; sys == nil || !sys.DirectoryRead() {
 			return errors.New("app: the directory has not been read from the cluster yet")
+		}
+		if !sh.index.CaughtUp() {
+			// A node back from an outage lists events and audit entries
+			// once it has copied what it missed.
+			return errors.New("app: the shared index is being copied from the cluster")
 		}
 		return nil
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -47,6 +48,7 @@ type Index struct {
 	st    *replicatedStream
 
 	caughtUp atomic.Bool
+	applied  atomic.Uint64 // the last stream sequence applied
 	stop     chan struct{}
 	wg       sync.WaitGroup
 }
@@ -110,6 +112,7 @@ func (x *Index) follow(applied func(key, value []byte)) {
 	for {
 		cc, err := x.consume(applied)
 		if err == nil {
+			x.awaitCaughtUp()
 			<-x.stop
 			cc.Stop()
 			return
@@ -119,6 +122,30 @@ func (x *Index) follow(applied func(key, value []byte)) {
 		case <-x.stop:
 			return
 		case <-time.After(time.Second):
+		}
+	}
+}
+
+// awaitCaughtUp marks the copy caught up once no message follows the
+// last one applied: the consumer says so with the last message it
+// delivers, but when the messages after the position kept have all
+// expired or been replaced, it delivers none.
+func (x *Index) awaitCaughtUp() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for !x.caughtUp.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), indexTimeout)
+		if s, err := x.st.stream(ctx); err == nil {
+			_, err = s.GetMsg(ctx, x.applied.Load()+1, jetstream.WithGetMsgSubject(indexPrefix+">"))
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				x.caughtUp.Store(true)
+			}
+		}
+		cancel()
+		select {
+		case <-x.stop:
+			return
+		case <-t.C:
 		}
 	}
 }
@@ -142,6 +169,7 @@ func (x *Index) consume(applied func(key, value []byte)) (jetstream.ConsumeConte
 	} else if ok && len(v) == 8 {
 		pos = binary.BigEndian.Uint64(v)
 	}
+	x.applied.Store(pos)
 	if pos >= info.State.LastSeq {
 		x.caughtUp.Store(true)
 	}
@@ -180,6 +208,7 @@ func (x *Index) apply(msg jetstream.Msg, applied func(key, value []byte)) {
 		x.n.cfg.Logger.Error("cluster: index entry not applied", "err", err)
 		return
 	}
+	x.applied.Store(meta.Sequence.Stream)
 	if applied != nil {
 		applied(key, msg.Data())
 	}
