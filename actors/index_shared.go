@@ -11,9 +11,10 @@ import (
 // own batches reach only its owner's store.
 type SharedIndex interface {
 	// CreateEvent records that eventID belongs to unitID, durably on a
-	// majority, before the event is created: an event that exists is
-	// always in the index (one whose creation then fails stays an entry
-	// with no event, which answers not found).
+	// majority, once the event is created and before its creation is
+	// answered: an acknowledged event is always in the index (a creation
+	// whose index write fails is answered unavailable, and the event it
+	// made, never acknowledged, is never listed).
 	CreateEvent(ctx context.Context, eventID, unitID string) error
 	// EventUnit reads an event's unit from the replicated index, for an
 	// event this node has not heard of yet.

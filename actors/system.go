@@ -410,12 +410,12 @@ func resultAs[R any](eventID string, res any, err error) (R, error) {
 // CreateEvent creates a new event owned by unitID: cmd must be the core's
 // create command for eventID (see NewEventID).
 func (s *System) CreateEvent(ctx context.Context, unitID, eventID string, cmd event.Command) (any, error) {
-	if s.cfg.Index != nil {
+	res, err := s.ask(ctx, eventID, &request{cmd: cmd, create: unitID})
+	if err == nil && s.cfg.Index != nil {
 		if err := s.cfg.Index.CreateEvent(ctx, eventID, unitID); err != nil {
 			return nil, fmt.Errorf("%w: event index: %w", ErrUnavailable, err)
 		}
 	}
-	res, err := s.ask(ctx, eventID, &request{cmd: cmd, create: unitID})
 	if err == nil {
 		s.idx.add(eventID, unitID)
 	}

@@ -108,9 +108,9 @@
 //     writes every entry into its local store (the last sequence applied
 //     under "clusterpos/index", so a restart reads only the rest), where
 //     the code that reads them reads them as on a single node. An event's
-//     "ev/" entry is put before the event is created, so an event that
-//     exists is always found; a node that has not applied it yet reads it
-//     from the stream on a miss. Entries are never deleted through the
+//     "ev/" entry is put once the event is created and before that is
+//     answered, so an acknowledged event is always found; a node that has
+//     not applied it yet reads it from the stream on a miss. Entries are never deleted through the
 //     stream: audit entries carry the retention as a message TTL and each
 //     node prunes its own copy by the same rule.
 //   - Idempotency keys: Idempotency, the stream TICKETD_IDEM (one subject

@@ -89,6 +89,9 @@ func TestSharedState(t *testing.T) {
 	evt := ev["id"].(string)
 	st, got := retry503(t, func() (int, map[string]any) { return do(t, "GET", c.URL+"/v1/events/"+evt, secret, nil) })
 	require.Equal(t, 200, st, "event created through %s, read through %s: %v", b.name, c.name, got)
+	// A creation the core refuses leaves nothing in the index.
+	st, bad := do(t, "POST", c.URL+"/v1/events", secret, map[string]any{"name": "No time zone", "timezone": "Mars/Base", "startsAt": "2030-06-01T09:00:00Z"})
+	require.Equal(t, 400, st, "%v", bad)
 	eventually(t, 10*time.Second, "the event is listed on every node", func() bool {
 		for _, nd := range nodes {
 			_, l := do(t, "GET", nd.URL+"/v1/events", secret, nil)
