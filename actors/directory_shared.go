@@ -244,3 +244,30 @@ func (c *coalescer) loop() {
 		close(nx.done)
 	}
 }
+
+// errHasUnits: FirstUnit found the directory not empty.
+var errHasUnits = errors.New("actors: the directory has units")
+
+// FirstUnit creates a unit named name only if the directory has none
+// (decided against the log's latest state, so of nodes asking at once one
+// creates it), and reports whether it did.
+func (s *System) FirstUnit(ctx context.Context, name string) (directory.Unit, bool, error) {
+	id := s.cfg.IDs.New("bu_")
+	res, err := s.askDirectory(ctx, &dirDecide{fn: func(st *directory.State, now time.Time) (any, directory.Change, error) {
+		if len(st.Units()) > 0 {
+			return nil, nil, errHasUnits
+		}
+		ch, err := st.CreateUnit(id, name, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ch.(directory.UnitCreated).Unit, ch, nil
+	}})
+	if errors.Is(err, errHasUnits) {
+		return directory.Unit{}, false, nil
+	}
+	if err != nil {
+		return directory.Unit{}, false, err
+	}
+	return res.(directory.Unit), true, nil
+}

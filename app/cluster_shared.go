@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"ticketd/actors"
@@ -62,6 +64,7 @@ func (m *Main) followCluster() error {
 		return err
 	}
 	m.shared.index.Follow(m.sys.IndexChanged)
+	go m.bootstrapCluster(m.sys, m.stop)
 	return nil
 }
 
@@ -89,4 +92,38 @@ func (m *Main) closeShared() {
 		m.shared.index.Close()
 		m.shared = nil
 	}
+}
+
+// bootstrapCluster makes the Default unit and its keys of a new cluster,
+// as a single node does on an empty data dir, once this node is ready:
+// the unit is created only if the directory has none, so of the nodes
+// starting together one makes it and prints its keys.
+func (m *Main) bootstrapCluster(sys *actors.System, stop <-chan struct{}) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for sys.Ready() != nil {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	u, created, err := sys.FirstUnit(ctx, "Default")
+	if err != nil {
+		m.log.Error("cluster bootstrap: first unit", "err", err)
+		return
+	}
+	if !created {
+		return
+	}
+	b, err := bootstrapKeys(ctx, sys, u.ID)
+	if err != nil {
+		m.log.Error("cluster bootstrap: keys", "unit", u.ID, "err", err)
+		return
+	}
+	fmt.Fprintf(m.out, "  business unit:   Default (%s), made by this node for the new cluster\n", b.UnitID)
+	fmt.Fprintf(m.out, "  secret key:      %s  (shown once)\n", b.SecretKey)
+	fmt.Fprintf(m.out, "  publishable key: %s\n", b.PublishableKey)
 }

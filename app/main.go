@@ -265,7 +265,7 @@ func (m *Main) Open() error {
 		return err
 	}
 	// A cluster's directory is read from its peers once they are up: its
-	// first unit is made through the admin API.
+	// first unit is made then (bootstrapCluster).
 	if !m.cfg.Clustered() && len(m.sys.Directory().Units()) == 0 {
 		if m.Bootstrap, err = bootstrap(m.sys); err != nil {
 			m.closeBackend()
@@ -525,16 +525,21 @@ func bootstrap(sys *actors.System) (*Bootstrap, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, sk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bootstrap", Version: thttp.CurrentVersion})
+	return bootstrapKeys(ctx, sys, u.ID)
+}
+
+// bootstrapKeys creates the first secret and publishable keys of a unit.
+func bootstrapKeys(ctx context.Context, sys *actors.System, unitID string) (*Bootstrap, error) {
+	_, sk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: unitID, Type: directory.Secret, Name: "bootstrap", Version: thttp.CurrentVersion})
 	if err != nil {
 		return nil, err
 	}
-	_, pk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bootstrap",
+	_, pk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: unitID, Type: directory.Publishable, Name: "bootstrap",
 		Origins: []string{"http://localhost:3000", "http://127.0.0.1:3000"}, Version: thttp.CurrentVersion})
 	if err != nil {
 		return nil, err
 	}
-	return &Bootstrap{UnitID: u.ID, SecretKey: sk, PublishableKey: pk}, nil
+	return &Bootstrap{UnitID: unitID, SecretKey: sk, PublishableKey: pk}, nil
 }
 
 // secretFile returns value when set; else the secret kept in dir/name,

@@ -70,6 +70,17 @@ func TestSharedState(t *testing.T) {
 	nodes := startNodes(t, 3)
 	a, b, c := nodes[0], nodes[1], nodes[2]
 
+	// A new cluster makes its Default unit once, on one node.
+	eventually(t, 10*time.Second, "one Default unit on every node", func() bool {
+		for _, nd := range nodes {
+			units := nd.Sys.Directory().Units()
+			if len(units) != 1 || units[0].Name != "Default" || len(nd.Sys.Directory().Keys(units[0].ID)) != 2 {
+				return false
+			}
+		}
+		return true
+	})
+
 	// The directory: a unit and a key made through A's admin API.
 	st, u := do(t, "POST", a.URL+"/admin/v1/business-units", a.Admin, map[string]any{"name": "Shared"})
 	require.Equal(t, 201, st, "%v", u)
@@ -159,7 +170,7 @@ func TestSharedState(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "every node lists every unit", func() bool {
 		for _, nd := range nodes {
-			if len(nd.Sys.Directory().Units()) != 1+3*perNode {
+			if len(nd.Sys.Directory().Units()) != 2+3*perNode {
 				return false
 			}
 		}
