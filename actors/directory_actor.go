@@ -25,6 +25,13 @@ type dirActor struct {
 	// failed is the sync failure after which the state is ahead of the
 	// log: every later request is answered with it.
 	failed error
+
+	// Cluster mode (see SharedLog): the log every node shares, the seq of
+	// the last record applied, and the index entries of the change being
+	// decided.
+	shared  SharedLog
+	seq     uint64
+	pending []IndexEntry
 }
 
 type dirCreateUnit struct{ name string }
@@ -37,6 +44,9 @@ type dirCreateKey struct {
 type dirRevokeKey struct{ id string }
 
 func (s *System) startDirectory() error {
+	if s.cfg.Directory != nil {
+		return s.startShared()
+	}
 	st := directory.New()
 	err := s.store.Replay(directoryStream, 0, func(seq uint64, rec []byte) error {
 		ch, err := directory.Unmarshal(rec)
@@ -68,6 +78,9 @@ func (s *System) startDirectory() error {
 func (a *dirActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		if a.shared != nil {
+			return
+		}
 		self := ctx.Self()
 		root := a.sys.as.Root
 		a.com.log = a.sys.store.Log()
@@ -84,6 +97,18 @@ func (a *dirActor) Receive(ctx actor.Context) {
 			a.sys.cfg.Logger.Error("directory sync failed", "err", err)
 			a.failed = fmt.Errorf("%w: directory: %w", ErrUnavailable, err)
 			a.com.fail(ctx, func() any { return &response{err: a.failed} })
+		}
+	case *dirSync:
+		if ctx.Sender() == nil {
+			a.sys.dirNoticed.Store(false)
+		}
+		err := a.catchUp()
+		if err != nil {
+			a.sys.cfg.Logger.Warn("directory: read of the shared log failed", "err", err)
+			err = fmt.Errorf("%w: directory: %w", ErrUnavailable, err)
+		}
+		if ctx.Sender() != nil {
+			ctx.Respond(&response{err: err})
 		}
 	case *dirCreateUnit:
 		a.decide(ctx, func() (any, directory.Change, error) {
@@ -124,6 +149,10 @@ func (a *dirActor) decide(ctx actor.Context, fn func() (any, directory.Change, e
 // decideOwing is decide that lets owe add to the change's batch (its
 // outbox mail) once the change is appended at seq.
 func (a *dirActor) decideOwing(ctx actor.Context, fn func() (any, directory.Change, error), owe func(seq uint64)) {
+	if a.shared != nil {
+		a.decideShared(ctx, fn, owe)
+		return
+	}
 	if a.failed != nil {
 		ctx.Respond(&response{err: a.failed})
 		return

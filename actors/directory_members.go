@@ -35,8 +35,8 @@ func (a *dirActor) owe(m *dirDecide, seq uint64) {
 	if err != nil {
 		panic(fmt.Sprintf("actors: encode directory mail: %v", err))
 	}
-	a.com.put([]byte(m.mail.Key), v)
-	if a.sys.cfg.OnOutbox != nil {
+	a.put([]byte(m.mail.Key), v)
+	if a.sys.cfg.OnOutbox != nil && a.shared == nil {
 		a.com.afterDurable(a.sys.cfg.OnOutbox)
 	}
 }

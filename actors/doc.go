@@ -85,6 +85,17 @@
 // Config.CloseTimeout: an actor stuck inside a wedged store is left to the
 // process exit.
 //
+// # Shared directory and index (cluster mode)
+//
+// With Config.Directory set, the directory actor reads and appends a log
+// every node shares (SharedLog): it decides each write on the state read
+// from the log, appends only if no other node appended meanwhile, and
+// otherwise reads and decides again; it reads on a notice from another
+// node and before a key lookup misses (SyncDirectory). With Config.Index
+// set, an event's creation and its published status also go to an index
+// every node follows (SharedIndex, IndexChanged), and a lookup that misses
+// reads it.
+//
 // # Concurrency
 //
 // System methods are safe for concurrent use. Requests reach an event actor

@@ -58,6 +58,10 @@ func (a *eventActor) notePublished() {
 	a.published = st
 	if a.sys.idx.noteStatus(a.id, st) {
 		a.com.put([]byte(publishedPrefix+a.id), []byte{st})
+		if x := a.sys.cfg.Index; x != nil {
+			id := a.id
+			a.com.afterDurable(func() { x.Published(id, st) })
+		}
 	}
 }
 

@@ -50,6 +50,12 @@ type Config struct {
 	// Ready, when set, says whether this node can serve writes besides its
 	// store (cluster mode: the node has joined); nil: ready.
 	Ready func() error
+	// Directory, when set, is the directory's log shared by every node
+	// (cluster mode; nil: the directory stream of the store).
+	Directory SharedLog
+	// Index, when set, keeps the event index on every node (cluster
+	// mode; nil: the store's "ev/" and "evpub/" entries).
+	Index SharedIndex
 	// CloseTimeout bounds Close (0: 3 s): an actor stuck in a store call
 	// that never returns (a wedged disk) must not hold the shutdown.
 	CloseTimeout time.Duration
@@ -144,6 +150,11 @@ type System struct {
 
 	dirPID  *actor.PID
 	dirView atomic.Pointer[directory.State]
+	// Cluster mode: whether the shared directory log was read once, and
+	// the reads SyncDirectory shares.
+	dirRead    atomic.Bool
+	dirNoticed atomic.Bool // a DirectoryChanged notice waits in the mailbox
+	dirSyncs   coalescer
 
 	metrics Metrics
 	// asks counts the requests sent to event actors: the snapshot worker
@@ -227,6 +238,12 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 	}
 	if s.log == nil {
 		s.log = store.Log()
+	}
+	s.dirSyncs.fn = func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.AskTimeout)
+		defer cancel()
+		_, err := s.askDirectory(ctx, &dirSync{})
+		return err
 	}
 	if s.snap == nil {
 		s.snap = snaps
@@ -329,8 +346,11 @@ func (s *System) PublishedCandidates(unitID, after string) (ids []string, ok boo
 // EventUnit returns the business unit that owns eventID.
 func (s *System) EventUnit(eventID string) (string, bool) {
 	s.idx.mu.RLock()
-	defer s.idx.mu.RUnlock()
 	u, ok := s.idx.unit[eventID]
+	s.idx.mu.RUnlock()
+	if !ok {
+		return s.sharedEventUnit(eventID)
+	}
 	return u, ok
 }
 
@@ -391,6 +411,11 @@ func resultAs[R any](eventID string, res any, err error) (R, error) {
 // create command for eventID (see NewEventID).
 func (s *System) CreateEvent(ctx context.Context, unitID, eventID string, cmd event.Command) (any, error) {
 	res, err := s.ask(ctx, eventID, &request{cmd: cmd, create: unitID})
+	if err == nil && s.cfg.Index != nil {
+		if err := s.cfg.Index.CreateEvent(ctx, eventID, unitID); err != nil {
+			return nil, fmt.Errorf("%w: event index: %w", ErrUnavailable, err)
+		}
+	}
 	if err == nil {
 		s.idx.add(eventID, unitID)
 	}

@@ -58,6 +58,7 @@ type Main struct {
 	// for events other nodes own.
 	node   *cluster.Node
 	router *cluster.Router
+	shared *clusterShared // see shareCluster
 
 	// URL is the base URL once Open returned.
 	URL string
@@ -259,14 +260,19 @@ func (m *Main) Open() error {
 			return err
 		}
 	}
-	if len(m.sys.Directory().Units()) == 0 {
+	if err := m.followCluster(); err != nil {
+		m.closeBackend()
+		return err
+	}
+	// A cluster's directory is read from its peers once they are up: its
+	// first unit is made then (bootstrapCluster).
+	if !m.cfg.Clustered() && len(m.sys.Directory().Units()) == 0 {
 		if m.Bootstrap, err = bootstrap(m.sys); err != nil {
 			m.closeBackend()
 			return fmt.Errorf("app: bootstrap: %w", err)
 		}
 	}
-	m.idem = thttp.NewDurableIdempotency(m.store, 24*time.Hour, m.log.Error)
-	go m.sweepIdempotency(m.stop)
+	idem := m.idempotencyStore()
 	hcfg := thttp.Config{
 		Addr:                        m.cfg.Addr,
 		BaseURL:                     m.cfg.BaseURL,
@@ -275,7 +281,7 @@ func (m *Main) Open() error {
 		StorefrontKeyLimitPerMinute: m.cfg.StorefrontKeyPerMinute,
 		StorefrontIPLimitPerMinute:  m.cfg.StorefrontIPPerMinute,
 		TrustedProxies:              m.cfg.TrustedProxies,
-		Idempotency:                 m.idem,
+		Idempotency:                 idem,
 		Logger:                      m.log,
 
 		StorefrontCatalogIPLimitPerMinute: m.cfg.StorefrontCatalogIPPerMinute,
@@ -435,6 +441,7 @@ func (m *Main) closeBackend() {
 		m.router.Close() // forwarded requests go to the event's next owner
 		m.router = nil
 	}
+	m.closeShared()
 	if m.sys != nil {
 		_ = m.sys.Close()
 		m.sys = nil
@@ -518,16 +525,21 @@ func bootstrap(sys *actors.System) (*Bootstrap, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, sk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bootstrap", Version: thttp.CurrentVersion})
+	return bootstrapKeys(ctx, sys, u.ID)
+}
+
+// bootstrapKeys creates the first secret and publishable keys of a unit.
+func bootstrapKeys(ctx context.Context, sys *actors.System, unitID string) (*Bootstrap, error) {
+	_, sk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: unitID, Type: directory.Secret, Name: "bootstrap", Version: thttp.CurrentVersion})
 	if err != nil {
 		return nil, err
 	}
-	_, pk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bootstrap",
+	_, pk, err := sys.CreateKey(ctx, actors.NewKeySpec{UnitID: unitID, Type: directory.Publishable, Name: "bootstrap",
 		Origins: []string{"http://localhost:3000", "http://127.0.0.1:3000"}, Version: thttp.CurrentVersion})
 	if err != nil {
 		return nil, err
 	}
-	return &Bootstrap{UnitID: u.ID, SecretKey: sk, PublishableKey: pk}, nil
+	return &Bootstrap{UnitID: unitID, SecretKey: sk, PublishableKey: pk}, nil
 }
 
 // secretFile returns value when set; else the secret kept in dir/name,
@@ -568,8 +580,8 @@ func loopbackURL(addr string) string {
 
 // joinCluster starts this node's member of the cluster and points the
 // actors at its event log: the event records, and the index entries they
-// owe, go to JetStream; the directory and the other indexes stay in the
-// local store.
+// owe, go to JetStream; the directory, the event index, the audit log and
+// the idempotency keys go to replicated streams too (see shareCluster).
 func (m *Main) joinCluster(ac *actors.Config) error {
 	cc, err := m.cfg.clusterConfig()
 	if err != nil {
@@ -594,6 +606,7 @@ func (m *Main) joinCluster(ac *actors.Config) error {
 		}
 		return nil
 	}
+	m.shareCluster(ac)
 	return nil
 }
 

@@ -94,6 +94,7 @@ type Log struct {
 	lastPrune time.Time
 	closed    bool
 	flushMu   sync.Mutex // one flush at a time, so batches commit in order
+	share     func(keys, values [][]byte, ttl time.Duration) error
 }
 
 // auditRecord is a buffered entry and its place in the process's order.
@@ -176,12 +177,7 @@ func (l *Log) Flush() error {
 	}
 	l.mu.Unlock()
 	if len(buf) > 0 {
-		b := l.store.NewBatch()
-		for _, c := range l.chunks(buf) {
-			b.Put(c.key, c.val)
-		}
-		err := l.store.Commit(b)
-		b.Close()
+		err := l.commit(l.chunks(buf))
 		if errors.Is(err, persistence.ErrClosed) {
 			// The store is gone (shutdown): nothing can be kept any more.
 			l.mu.Lock()
@@ -207,6 +203,30 @@ func (l *Log) Flush() error {
 }
 
 type auditChunk struct{ key, val []byte }
+
+// commit writes chunks to the store, or through the shared path when one
+// is set (cluster mode).
+func (l *Log) commit(chunks []auditChunk) error {
+	if l.share != nil {
+		keys, vals := make([][]byte, len(chunks)), make([][]byte, len(chunks))
+		for i, c := range chunks {
+			keys[i], vals[i] = c.key, c.val
+		}
+		return l.share(keys, vals, l.retention)
+	}
+	b := l.store.NewBatch()
+	defer b.Close()
+	for _, c := range chunks {
+		b.Put(c.key, c.val)
+	}
+	return l.store.Commit(b)
+}
+
+// Share makes the log write its entries with put, which must store them
+// on every node and in this node's store (cluster mode: the shared
+// index), kept for ttl; the reads and the retention's prune stay on the
+// store. Call it before the first Record.
+func (l *Log) Share(put func(keys, values [][]byte, ttl time.Duration) error) { l.share = put }
 
 // chunks encodes buf as one chunk per unit (see Log), each of at
 // most auditFlushMax entries, newest first.

@@ -81,6 +81,52 @@
 // the seqs of its first record (for a claim, the next one) and of the
 // event's last record at that message.
 //
+// # Shared state
+//
+// What is durable besides the event logs lives on a majority of the nodes
+// too, so no acknowledged write lives on one node only:
+//
+//   - The directory (units, keys, console members and their links):
+//     Directory, one subject (dir.log) of the stream TICKETD_DIR, in the
+//     event log's message format. It stays a log, not a key-value bucket,
+//     because the directory is a state machine whose decisions need the
+//     whole state (a unique member email, an invitation used once) and
+//     whose read view must be consistent. Every node may write, with
+//     optimistic concurrency (actors.SharedLog): its directory actor
+//     decides against the state it has read and appends fenced on the
+//     last message read (Nats-Expected-Last-Subject-Sequence); another
+//     node's append since makes JetStream refuse it (10071), and the actor
+//     reads and decides again. Writes are rare, so conflicts are, and no
+//     node needs electing or asking. Every node reads the log: at once
+//     when another node's plain NATS notice (ticketd.dir.changed) says it
+//     appended, every second besides (a notice can be lost), and before
+//     answering 401 to a key it does not know, so a key made on one node
+//     authenticates on every node at once and a revocation takes effect
+//     everywhere within about a second (at once where it was made). The
+//     directory is read whole at start (it is small) and never trimmed.
+//   - The event index ("ev/" entries: which events exist and their unit,
+//     and "evpub/": which are published) and the audit log: Index, the
+//     stream TICKETD_INDEX with one subject per key (ix.<key>) that keeps
+//     its last value. Each node follows it with an ordered consumer and
+//     writes every entry into its local store (the last sequence applied
+//     under "clusterpos/index", so a restart reads only the rest), where
+//     the code that reads them reads them as on a single node. An event's
+//     "ev/" entry is put once the event is created and before that is
+//     answered, so an acknowledged event is always found; a node that has
+//     not applied it yet reads it from the stream on a miss. Entries are never deleted through the
+//     stream: audit entries carry the retention as a message TTL and each
+//     node prunes its own copy by the same rule.
+//   - Idempotency keys: Idempotency, the stream TICKETD_IDEM (one subject
+//     per key, its last message kept for the keys' 24 h: MaxAge). A claim
+//     is stored fenced on the subject being empty, the answer replaces it
+//     fenced on the claim before it goes out: a retry on any node gets the
+//     first answer, or 409 while the first request runs.
+//
+// Key tokens: an index key made only of letters, digits and -_/= is its
+// own subject token, any other is "~" and its base64url. All of these
+// streams are read from their leader (AllowDirect off): a replica may not
+// have stored an acknowledged message yet.
+//
 // # Concurrency
 //
 // Node and Log methods are safe for concurrent use; the commits of one

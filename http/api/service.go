@@ -172,6 +172,12 @@ func newDirectoryAuth(sys *actors.System) directoryAuth {
 func (d directoryAuth) Authenticate(token string, now time.Time) (*thttp.Principal, bool) {
 	view := d.sys.Directory()
 	k, ok := view.Lookup(token)
+	if !ok && d.syncDirectory() {
+		// In cluster mode the key may have been created on another node a
+		// moment ago: read the directory's log, then look again.
+		view = d.sys.Directory()
+		k, ok = view.Lookup(token)
+	}
 	if !ok || !k.Active(now) {
 		return nil, false
 	}
@@ -189,6 +195,14 @@ func (d directoryAuth) Authenticate(token string, now time.Time) (*thttp.Princip
 	p := principalOf(k)
 	set.byKey.Store(k, p)
 	return p, true
+}
+
+// syncDirectory reads what other nodes added to the directory (cluster
+// mode), and reports whether it did.
+func (d directoryAuth) syncDirectory() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	return d.sys.SyncDirectory(ctx) == nil
 }
 
 func principalOf(k *directory.Key) *thttp.Principal {

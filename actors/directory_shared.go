@@ -1,0 +1,273 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"ticketd/directory"
+	"ticketd/persistence"
+)
+
+// SharedLog is the directory's log in cluster mode: one log that the
+// directory actor of every node reads and appends to, so units, keys and
+// members are the same on every node.
+//
+// Every node may write: a node decides a change against its state read
+// from the log and appends it only if the log still ends where that state
+// does (optimistic concurrency, the log's own compare-and-set). Directory
+// writes are rare (a key, a unit, a member), so a conflict, which costs a
+// read and a new decision, is rare too, and no node needs to be elected
+// or asked: a write succeeds on any node that reaches a majority. The
+// state machine and its read views are the Pebble mode's.
+type SharedLog interface {
+	// Read calls fn for each record after the last one read (or
+	// appended) through this log, in order.
+	Read(ctx context.Context, fn func(seq uint64, record []byte) error) error
+	// Append appends records as seqs first, first+1... with the index
+	// entries they owe, only if the log's last record is first-1: else
+	// it answers an error wrapping persistence.ErrFenced and appends
+	// nothing. Any other error leaves the outcome unknown (a later Read
+	// tells).
+	Append(ctx context.Context, first uint64, records [][]byte, index []IndexEntry) error
+}
+
+// IndexEntry is an index entry a shared log's records owe.
+type IndexEntry struct{ Key, Value []byte }
+
+// sharedAttempts bounds the decisions of one directory write that keep
+// meeting another node's append.
+const sharedAttempts = 8
+
+// sharedTimeout bounds one read or append of the shared log.
+const sharedTimeout = 8 * time.Second
+
+// dirSync asks the directory actor to read what other nodes appended.
+type dirSync struct{}
+
+// startShared starts the directory actor of cluster mode: empty, it reads
+// the shared log at once and on every dirSync (System.DirectoryChanged,
+// SyncDirectory).
+func (s *System) startShared() error {
+	st := directory.New()
+	s.dirView.Store(st.Clone())
+	props := actor.PropsFromProducer(func() actor.Actor {
+		return &dirActor{sys: s, st: st, shared: s.cfg.Directory}
+	})
+	pid, err := s.as.Root.SpawnNamed(props, "directory")
+	if err != nil {
+		return fmt.Errorf("actors: spawn directory: %w", err)
+	}
+	s.dirPID = pid
+	s.as.Root.Send(pid, &dirSync{})
+	return nil
+}
+
+// catchUp applies what the shared log holds past the actor's state and
+// publishes the view when anything changed.
+func (a *dirActor) catchUp() error {
+	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	defer cancel()
+	n := 0
+	err := a.shared.Read(ctx, func(seq uint64, rec []byte) error {
+		if seq != a.seq+1 {
+			return fmt.Errorf("actors: directory log: record %d after %d", seq, a.seq)
+		}
+		ch, err := directory.Unmarshal(rec)
+		if err != nil {
+			return fmt.Errorf("actors: directory record %d: %w", seq, err)
+		}
+		a.st.Apply(ch)
+		a.seq = seq
+		n++
+		return nil
+	})
+	if n > 0 {
+		a.sys.dirView.Store(a.st.Clone())
+	}
+	if err == nil {
+		a.sys.dirRead.Store(true)
+	}
+	return err
+}
+
+// decideShared is decideOwing in cluster mode: read the log, decide,
+// append if the log has not moved meanwhile, else read and decide again.
+// The state changes only by what the log holds, so an append whose outcome
+// is unknown (a timeout) is applied by the next read if it was stored.
+func (a *dirActor) decideShared(ctx actor.Context, fn func() (any, directory.Change, error), owe func(seq uint64)) {
+	for attempt := 1; ; attempt++ {
+		if err := a.catchUp(); err != nil {
+			ctx.Respond(&response{err: fmt.Errorf("%w: directory: %w", ErrUnavailable, err)})
+			return
+		}
+		res, ch, err := fn()
+		if err != nil || ch == nil {
+			ctx.Respond(&response{result: resolved(a.st, res, ch), err: err})
+			return
+		}
+		rec, err := directory.Marshal(ch)
+		if err != nil {
+			panic(fmt.Sprintf("actors: encode directory change: %v", err))
+		}
+		seq := a.seq + 1
+		a.pending = a.pending[:0]
+		if owe != nil {
+			owe(seq)
+		}
+		actx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+		err = a.shared.Append(actx, seq, [][]byte{rec}, a.pending)
+		cancel()
+		if errors.Is(err, persistence.ErrFenced) && attempt < sharedAttempts {
+			continue // another node appended first: decide again on its change
+		}
+		if err != nil {
+			ctx.Respond(&response{err: fmt.Errorf("%w: directory: %w", ErrUnavailable, err)})
+			return
+		}
+		a.st.Apply(ch)
+		a.seq = seq
+		a.sys.dirView.Store(a.st.Clone())
+		if len(a.pending) > 0 && a.sys.cfg.OnOutbox != nil {
+			a.sys.cfg.OnOutbox()
+		}
+		ctx.Respond(&response{result: resolved(a.st, res, ch)})
+		return
+	}
+}
+
+// resolved is a decision's answer as decideOwing makes it: a result read
+// after the change, or for none the key a revocation names.
+func resolved(st *directory.State, res any, ch directory.Change) any {
+	if f, ok := res.(func() any); ok {
+		res = f()
+	}
+	if res == nil {
+		if r, ok := ch.(directory.KeyRevoked); ok {
+			res, _ = st.Key(r.KeyID)
+		}
+	}
+	return res
+}
+
+// put adds an index entry to the change being decided: to the open batch,
+// or in cluster mode to the shared log's append.
+func (a *dirActor) put(key, value []byte) {
+	if a.shared != nil {
+		a.pending = append(a.pending, IndexEntry{Key: key, Value: value})
+		return
+	}
+	a.com.put(key, value)
+}
+
+// DirectoryChanged tells the directory that another node appended to the
+// shared log (cluster mode): it reads it. It never blocks.
+func (s *System) DirectoryChanged() {
+	// One notice waits at most: while the log cannot be read (no
+	// majority), notices must not pile up in the mailbox.
+	if s.cfg.Directory != nil && s.dirPID != nil && s.dirNoticed.CompareAndSwap(false, true) {
+		s.as.Root.Send(s.dirPID, &dirSync{})
+	}
+}
+
+// DirectoryRead reports whether the directory has read the shared log
+// once since the start (always true on a single node).
+func (s *System) DirectoryRead() bool { return s.cfg.Directory == nil || s.dirRead.Load() }
+
+// errNotShared: SyncDirectory has nothing to read on a single node.
+var errNotShared = errors.New("actors: the directory is not shared")
+
+// SyncDirectory reads what other nodes appended to the directory up to at
+// least the moment of the call, and answers once the read view holds it:
+// a key created on another node a moment ago authenticates here at once.
+// Callers at the same time share one read that starts after they called.
+// On a single node it answers an error at once: the view is always
+// current there.
+func (s *System) SyncDirectory(ctx context.Context) error {
+	if s.cfg.Directory == nil {
+		return errNotShared
+	}
+	return s.dirSyncs.do(ctx)
+}
+
+// coalescer runs fn on one goroutine at a time; callers that arrive while
+// it runs share the next run, which starts after they arrived, so a burst
+// of callers costs two runs and none is answered by a run that started
+// before it.
+type coalescer struct {
+	fn      func() error
+	mu      sync.Mutex
+	running bool
+	next    *call
+}
+
+type call struct {
+	done chan struct{}
+	err  error
+}
+
+func (c *coalescer) do(ctx context.Context) error {
+	c.mu.Lock()
+	if c.next == nil {
+		c.next = &call{done: make(chan struct{})}
+	}
+	nx := c.next
+	if !c.running {
+		c.running = true
+		go c.loop()
+	}
+	c.mu.Unlock()
+	select {
+	case <-nx.done:
+		return nx.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *coalescer) loop() {
+	for {
+		c.mu.Lock()
+		nx := c.next
+		c.next = nil
+		if nx == nil {
+			c.running = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		nx.err = c.fn()
+		close(nx.done)
+	}
+}
+
+// errHasUnits: FirstUnit found the directory not empty.
+var errHasUnits = errors.New("actors: the directory has units")
+
+// FirstUnit creates a unit named name only if the directory has none
+// (decided against the log's latest state, so of nodes asking at once one
+// creates it), and reports whether it did.
+func (s *System) FirstUnit(ctx context.Context, name string) (directory.Unit, bool, error) {
+	id := s.cfg.IDs.New("bu_")
+	res, err := s.askDirectory(ctx, &dirDecide{fn: func(st *directory.State, now time.Time) (any, directory.Change, error) {
+		if len(st.Units()) > 0 {
+			return nil, nil, errHasUnits
+		}
+		ch, err := st.CreateUnit(id, name, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ch.(directory.UnitCreated).Unit, ch, nil
+	}})
+	if errors.Is(err, errHasUnits) {
+		return directory.Unit{}, false, nil
+	}
+	if err != nil {
+		return directory.Unit{}, false, err
+	}
+	return res.(directory.Unit), true, nil
+}

@@ -1,0 +1,207 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	thttp "ticketd/http"
+)
+
+// Idempotency keys in cluster mode: the stream TICKETD_IDEM, one subject
+// per key, idem.<scope>.<hex SHA-256 of the key>, that keeps its last
+// message only (a claim, then the answer) for the keys' TTL (the
+// stream's MaxAge, so no sweep is needed).
+const (
+	idemStream = "TICKETD_IDEM"
+	// idemClaimTTL is how long a claim stands without its answer: longer
+	// than any request (an ask waits 10 s, a forwarded one 10 s more),
+	// after which the claim of a node that died mid-request is taken over.
+	idemClaimTTL = 2 * time.Minute
+	// idemTimeout bounds the replicated reads and writes of one Begin or
+	// Finish (an election takes 4 to 9 s).
+	idemTimeout = 10 * time.Second
+	// idemAttempts bounds Begin's claims that meet another node's.
+	idemAttempts = 4
+)
+
+// Idempotency is the http.IdempotencyStore of cluster mode: claims and
+// answers live on a majority of the nodes, so a retry reaching any node
+// sees the first request, whether it is still running (409) or answered
+// (the first answer).
+//
+// Begin claims a key with a message fenced on the subject being empty
+// (or on the expired, released or stale entry it replaces): of two nodes
+// claiming at once, one is refused and reads the other's claim. Finish
+// replaces the claim with the answer, fenced on the claim, before the
+// answer goes out; a failed request releases its key.
+//
+// Value: version byte 1, kind ('c' claim, 'a' answer, 'r' released),
+// 32-byte request fingerprint, 8-byte big-endian unix nanoseconds (the
+// claim's time; for an answer its expiry), then for an answer 2-byte
+// status, 2-byte content-type length, the content type and the body.
+type Idempotency struct {
+	n   *Node
+	st  *replicatedStream
+	ttl time.Duration
+
+	mu     sync.Mutex
+	claims map[string]idemClaim // subject -> this node's claim
+}
+
+// idemClaim is a claim this node made: its stream sequence (0: made
+// unfenced) and request fingerprint.
+type idemClaim struct {
+	seq uint64
+	fp  [32]byte
+}
+
+// NewIdempotency keeps answers on node n's cluster for ttl.
+func NewIdempotency(n *Node, ttl time.Duration) *Idempotency {
+	return &Idempotency{n: n, ttl: ttl, claims: map[string]idemClaim{},
+		st: newReplicatedStream(n, jetstream.StreamConfig{Name: idemStream, Subjects: []string{"idem.>"},
+			MaxMsgsPerSubject: 1, MaxAge: ttl})}
+}
+
+func idemSubject(scope, key string) string {
+	h := sha256.Sum256([]byte(key))
+	if scope == "" || !plainKey([]byte(scope)) {
+		s := sha256.Sum256([]byte(scope))
+		scope = "~" + hex.EncodeToString(s[:8])
+	}
+	return "idem." + scope + "." + hex.EncodeToString(h[:])
+}
+
+// Begin implements http.IdempotencyStore.
+func (x *Idempotency) Begin(scope, key string, fp [32]byte, now time.Time) (thttp.IdemState, *thttp.StoredResponse) {
+	subj := idemSubject(scope, key)
+	ctx, cancel := context.WithTimeout(context.Background(), idemTimeout)
+	defer cancel()
+	expected := uint64(0)
+	for range idemAttempts {
+		ack, err := x.st.publish(ctx, fencedMsg(subj, subj+"."+nuid.Next(), expected, encodeIdem('c', fp, now, nil)))
+		if err == nil {
+			x.claim(subj, ack.Sequence, fp)
+			return thttp.IdemNew, nil
+		}
+		if !errors.Is(err, errConflict) {
+			return x.unfenced(subj, fp, err)
+		}
+		last, err := x.st.last(ctx, subj)
+		if err != nil {
+			return x.unfenced(subj, fp, err)
+		}
+		if last == nil {
+			expected = 0 // expired meanwhile
+			continue
+		}
+		kind, gotFP, at, resp, err := decodeIdem(last.Data)
+		switch {
+		case err != nil, kind == 'r',
+			kind == 'a' && !now.Before(at),
+			kind == 'c' && now.Sub(at) >= idemClaimTTL:
+			// Unreadable, released, expired, or the claim of a request
+			// that can no longer be running: claim it in its place.
+			expected = last.Sequence
+			continue
+		case gotFP != fp:
+			return thttp.IdemMismatch, nil
+		case kind == 'c':
+			return thttp.IdemInFlight, nil
+		default:
+			return thttp.IdemReplay, resp
+		}
+	}
+	return thttp.IdemInFlight, nil
+}
+
+// unfenced lets a request run when the replicated store cannot be reached
+// (as the Pebble store does on a failed read): its answer is stored
+// without a fence if it can be by then.
+func (x *Idempotency) unfenced(subj string, fp [32]byte, err error) (thttp.IdemState, *thttp.StoredResponse) {
+	x.n.cfg.Logger.Error("cluster: idempotency claim failed; the request runs unguarded", "err", err)
+	x.claim(subj, 0, fp)
+	return thttp.IdemNew, nil
+}
+
+func (x *Idempotency) claim(subj string, seq uint64, fp [32]byte) {
+	x.mu.Lock()
+	x.claims[subj] = idemClaim{seq, fp}
+	x.mu.Unlock()
+}
+
+// Finish implements http.IdempotencyStore.
+func (x *Idempotency) Finish(scope, key string, resp *thttp.StoredResponse, now time.Time) {
+	subj := idemSubject(scope, key)
+	x.mu.Lock()
+	c, ok := x.claims[subj]
+	delete(x.claims, subj)
+	x.mu.Unlock()
+	if !ok {
+		return
+	}
+	data := encodeIdem('r', c.fp, now, nil)
+	if resp != nil {
+		data = encodeIdem('a', c.fp, now.Add(x.ttl), resp)
+	}
+	m := fencedMsg(subj, subj+"."+nuid.Next(), c.seq, data)
+	if c.seq == 0 {
+		m.Header.Del(jetstream.ExpectedLastSubjSeqHeader)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), idemTimeout)
+	defer cancel()
+	if _, err := x.st.publish(ctx, m); err != nil {
+		x.n.cfg.Logger.Error("cluster: idempotency answer not stored", "err", err)
+	}
+}
+
+func encodeIdem(kind byte, fp [32]byte, t time.Time, r *thttp.StoredResponse) []byte {
+	n := 1 + 1 + 32 + 8
+	if r != nil {
+		n += 4 + len(r.ContentType) + len(r.Body)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, 1, kind)
+	out = append(out, fp[:]...)
+	out = binary.BigEndian.AppendUint64(out, uint64(t.UnixNano()))
+	if r != nil {
+		out = binary.BigEndian.AppendUint16(out, uint16(r.Status))
+		out = binary.BigEndian.AppendUint16(out, uint16(len(r.ContentType)))
+		out = append(out, r.ContentType...)
+		out = append(out, r.Body...)
+	}
+	return out
+}
+
+var errBadIdem = errors.New("cluster: bad idempotency record")
+
+func decodeIdem(v []byte) (kind byte, fp [32]byte, t time.Time, r *thttp.StoredResponse, err error) {
+	if len(v) < 2+32+8 || v[0] != 1 {
+		return 0, fp, t, nil, errBadIdem
+	}
+	kind = v[1]
+	copy(fp[:], v[2:34])
+	t = time.Unix(0, int64(binary.BigEndian.Uint64(v[34:42])))
+	if kind != 'a' {
+		return kind, fp, t, nil, nil
+	}
+	if len(v) < 46 {
+		return 0, fp, t, nil, errBadIdem
+	}
+	status := int(binary.BigEndian.Uint16(v[42:44]))
+	n := int(binary.BigEndian.Uint16(v[44:46]))
+	if len(v) < 46+n {
+		return 0, fp, t, nil, errBadIdem
+	}
+	return kind, fp, t, &thttp.StoredResponse{Status: status, ContentType: string(v[46 : 46+n]), Body: bytes.Clone(v[46+n:])}, nil
+}
+
+var _ thttp.IdempotencyStore = (*Idempotency)(nil)

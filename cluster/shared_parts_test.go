@@ -1,0 +1,112 @@
+package cluster
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors"
+	thttp "ticketd/http"
+	"ticketd/persistence"
+)
+
+// TestDirectoryLogConflict: two nodes append at the same place of the
+// directory's log; the second is refused (fenced) and writes nothing, and
+// after reading the first's record it appends after it.
+func TestDirectoryLogConflict(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	d1, d2 := NewDirectory(nodes[0], openLocal(t)), NewDirectory(nodes[1], openLocal(t))
+	require.NoError(t, d1.Read(bg, func(uint64, []byte) error { return nil }))
+	require.NoError(t, d2.Read(bg, func(uint64, []byte) error { return nil }))
+
+	require.NoError(t, d1.Append(bg, 1, [][]byte{[]byte("one")}, []actors.IndexEntry{{Key: []byte("mail/x"), Value: []byte("v")}}))
+	v, ok, err := d1.local.Get([]byte("mail/x"))
+	require.NoError(t, err)
+	require.True(t, ok, "the writer keeps the entries its record owes")
+	require.Equal(t, "v", string(v))
+	err = d2.Append(bg, 1, [][]byte{[]byte("two")}, nil)
+	require.True(t, errors.Is(err, persistence.ErrFenced), "got %v", err)
+
+	var got []string
+	require.NoError(t, d2.Read(bg, func(seq uint64, rec []byte) error {
+		require.Equal(t, uint64(len(got)+1), seq)
+		got = append(got, string(rec))
+		return nil
+	}))
+	require.Equal(t, []string{"one"}, got, "the refused append wrote nothing")
+	require.NoError(t, d2.Append(bg, 2, [][]byte{[]byte("two")}, nil))
+	// A stale caller (its state behind the log) is refused before any
+	// network call.
+	require.True(t, errors.Is(d1.Append(bg, 2, [][]byte{[]byte("x")}, nil), persistence.ErrFenced))
+
+	d3 := NewDirectory(nodes[2], openLocal(t))
+	got = nil
+	require.NoError(t, d3.Read(bg, func(seq uint64, rec []byte) error {
+		got = append(got, string(rec))
+		return nil
+	}))
+	require.Equal(t, []string{"one", "two"}, got)
+}
+
+// TestIdempotencyAcrossNodes: a key claimed on one node is in flight on
+// the others, its answer is replayed on the others, another request under
+// it is refused, a released key runs again, and the claim of a node that
+// died mid-request is taken over once it is stale.
+func TestIdempotencyAcrossNodes(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	x1, x2 := NewIdempotency(nodes[0], time.Hour), NewIdempotency(nodes[1], time.Hour)
+	now := time.Now()
+	fp, other := [32]byte{1}, [32]byte{2}
+
+	st, _ := x1.Begin("key_a", "k1", fp, now)
+	require.Equal(t, thttp.IdemNew, st)
+	st, _ = x2.Begin("key_a", "k1", fp, now)
+	require.Equal(t, thttp.IdemInFlight, st)
+	st, _ = x2.Begin("key_a", "k1", other, now)
+	require.Equal(t, thttp.IdemMismatch, st)
+	// Another scope never sees it.
+	st, _ = x2.Begin("key_b", "k1", fp, now)
+	require.Equal(t, thttp.IdemNew, st)
+	x2.Finish("key_b", "k1", nil, now)
+
+	x1.Finish("key_a", "k1", &thttp.StoredResponse{Status: 201, ContentType: "application/json", Body: []byte(`{"id":"evt_1"}`)}, now)
+	st, resp := x2.Begin("key_a", "k1", fp, now)
+	require.Equal(t, thttp.IdemReplay, st)
+	require.Equal(t, 201, resp.Status)
+	require.Equal(t, `{"id":"evt_1"}`, string(resp.Body))
+	st, _ = x2.Begin("key_a", "k1", other, now)
+	require.Equal(t, thttp.IdemMismatch, st)
+	// Past its TTL the answer is gone.
+	st, _ = x2.Begin("key_a", "k1", fp, now.Add(2*time.Hour))
+	require.Equal(t, thttp.IdemNew, st)
+	x2.Finish("key_a", "k1", nil, now)
+
+	// A failed request (5xx) releases its key.
+	st, _ = x1.Begin("key_a", "k2", fp, now)
+	require.Equal(t, thttp.IdemNew, st)
+	x1.Finish("key_a", "k2", nil, now)
+	st, _ = x2.Begin("key_a", "k2", fp, now)
+	require.Equal(t, thttp.IdemNew, st)
+
+	// x2 dies with k2 claimed: its claim stands, then is taken over.
+	x3 := NewIdempotency(nodes[2], time.Hour)
+	st, _ = x3.Begin("key_a", "k2", fp, now.Add(time.Minute))
+	require.Equal(t, thttp.IdemInFlight, st)
+	st, _ = x3.Begin("key_a", "k2", fp, now.Add(idemClaimTTL+time.Second))
+	require.Equal(t, thttp.IdemNew, st)
+}
+
+// TestKeyTokens: index keys round-trip through subject tokens.
+func TestKeyTokens(t *testing.T) {
+	for _, k := range []string{"ev/evt_01J", "audit/bu_1/ffff-0001", "provider-event/stripe/evt.1 x", "a*b>c", "~x"} {
+		tok := keyToken([]byte(k))
+		require.NotContains(t, tok, ".", k)
+		require.NotContains(t, tok, " ", k)
+		require.NotContains(t, tok, "*", k)
+		back, err := tokenKey(tok)
+		require.NoError(t, err)
+		require.Equal(t, k, string(back))
+	}
+}
