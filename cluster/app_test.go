@@ -58,7 +58,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() b
 	}
 }
 
-func startNodes(t *testing.T, n int) []*node {
+func startNodes(t *testing.T, n int, opts ...apptest.Option) []*node {
 	t.Helper()
 	addrs := make([]string, n)
 	for i := range addrs {
@@ -74,9 +74,9 @@ func startNodes(t *testing.T, n int) []*node {
 	nodes := make([]*node, n)
 	for i := range n {
 		name := fmt.Sprintf("n%d", i+1)
-		nodes[i] = &node{name: name, Service: apptest.Start(t, func(c *app.Config) {
+		nodes[i] = &node{name: name, Service: apptest.Start(t, append(opts, func(c *app.Config) {
 			c.NodeName, c.ClusterAddr, c.ClusterPeers = name, addrs[i], peers
-		})}
+		})...)}
 	}
 	for _, nd := range nodes {
 		eventually(t, 60*time.Second, nd.name+" ready", func() bool {

@@ -33,7 +33,12 @@ type Config struct {
 	// RequestTimeout bounds one JetStream request (default 10 s: an
 	// election takes 4 to 9 s).
 	RequestTimeout time.Duration
-	Logger         *slog.Logger
+	// ElectionTimeout is how long a shard's followers wait without a
+	// heartbeat before electing a new leader, hence an owner: 1 to 2 times
+	// it (default 2 s; nats-server's own is 4 to 9 s). The first node of a
+	// process sets it for all (see raft_timing.go).
+	ElectionTimeout time.Duration
+	Logger          *slog.Logger
 }
 
 // Validate fills defaults and checks the configuration.
@@ -73,6 +78,12 @@ func (c *Config) Validate() error {
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = 10 * time.Second
+	}
+	if c.ElectionTimeout == 0 {
+		c.ElectionTimeout = 2 * time.Second
+	}
+	if c.ElectionTimeout < 500*time.Millisecond || c.ElectionTimeout > 10*time.Second {
+		errs = append(errs, fmt.Errorf("cluster: election timeout %s: must be 500ms to 10s", c.ElectionTimeout))
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -38,6 +38,9 @@ type Log struct {
 
 	mu     sync.Mutex
 	events map[string]*eventLog
+	// onIndex, when set (Router.Own), is told the index entries of every
+	// commit once they are applied: the entries an owner owes.
+	onIndex func(eventID string, ops []indexOp)
 }
 
 // eventLog is what this node knows of one event's subject.
@@ -234,6 +237,9 @@ func (c *claimed) CommitAsync(lb persistence.LogBatch) (func() error, error) {
 		cm.err = c.publish(w, b)
 		if cm.err == nil {
 			cm.err = c.applyIndex(b)
+		}
+		if cm.err == nil && c.onIndex != nil && len(b.index) > 0 {
+			c.onIndex(b.stream, b.index)
 		}
 		return cm.err
 	}, nil
