@@ -74,8 +74,9 @@ type owed struct {
 	store *persistence.Store
 	wake  func()
 
-	mu     sync.Mutex
-	events map[string]map[string]struct{}
+	releasing sync.Mutex // one release at a time
+	mu        sync.Mutex // events, and the local entries' writes
+	events    map[string]map[string]struct{}
 }
 
 // noteIndex is Log.onIndex: the owner's own commits.
@@ -131,24 +132,25 @@ func (o *owed) present(eventID string) (map[string]struct{}, error) {
 }
 
 // settle publishes the keys of eventID's entries no longer in the local
-// store and forgets them. Called with o.mu held.
+// store and forgets them. It holds o.mu only while it reads: the owner's
+// commits (noteIndex) never wait for a publish.
 func (o *owed) settle(ctx context.Context, eventID string) error {
+	o.mu.Lock()
 	keys := o.events[eventID]
 	if len(keys) == 0 {
+		o.mu.Unlock()
 		return nil
 	}
 	here, err := o.present(eventID)
-	if err != nil {
-		return err
-	}
 	var done []string
 	for k := range keys {
-		if _, ok := here[k]; !ok {
+		if _, ok := here[k]; !ok && err == nil {
 			done = append(done, k)
 		}
 	}
-	if len(done) == 0 {
-		return nil
+	o.mu.Unlock()
+	if err != nil || len(done) == 0 {
+		return err
 	}
 	// One message per event and pass, bounded in size like the log's.
 	for start := 0; start < len(done); {
@@ -160,12 +162,25 @@ func (o *owed) settle(ctx context.Context, eventID string) error {
 		if _, err := o.n.js.Publish(ctx, settledSubj+eventID, body); err != nil {
 			return fmt.Errorf("cluster: settle %s: %w", eventID, err)
 		}
+		o.mu.Lock()
 		for _, k := range done[start:end] {
 			delete(keys, k)
 		}
+		o.mu.Unlock()
 		start = end
 	}
 	return nil
+}
+
+// ids lists the events this node owes entries of.
+func (o *owed) ids() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]string, 0, len(o.events))
+	for id := range o.events {
+		out = append(out, id)
+	}
+	return out
 }
 
 // run settles, every owedPass, what the owned events' senders took out.
@@ -178,15 +193,13 @@ func (o *owed) run(stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		o.mu.Lock()
-		for id := range o.events {
+		for _, id := range o.ids() {
 			ctx, cancel := context.WithTimeout(context.Background(), o.n.cfg.RequestTimeout)
 			if err := o.settle(ctx, id); err != nil {
 				o.n.cfg.Logger.Warn("cluster: settle owed entries", "event", id, "err", err)
 			}
 			cancel()
 		}
-		o.mu.Unlock()
 	}
 }
 
@@ -198,9 +211,7 @@ const flushTimeout = 3 * time.Second
 func (o *owed) flush() {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for id := range o.events {
+	for _, id := range o.ids() {
 		if err := o.settle(ctx, id); err != nil {
 			o.n.cfg.Logger.Warn("cluster: settle owed entries", "event", id, "err", err)
 			return
@@ -212,9 +223,9 @@ func (o *owed) flush() {
 // refuses: it settles what it can, then deletes their entries from the
 // local store.
 func (o *owed) release(keep func(shard int) bool) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for id := range o.events {
+	o.releasing.Lock()
+	defer o.releasing.Unlock()
+	for _, id := range o.ids() {
 		if keep(o.n.shard(id)) {
 			continue
 		}
@@ -223,8 +234,14 @@ func (o *owed) release(keep func(shard int) bool) error {
 			o.n.cfg.Logger.Warn("cluster: settle owed entries", "event", id, "err", err)
 		}
 		cancel()
-		delete(o.events, id)
+		o.mu.Lock()
+		if !keep(o.n.shard(id)) { // not gained back meanwhile
+			delete(o.events, id)
+		}
+		o.mu.Unlock()
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	b := o.store.NewBatch()
 	defer b.Close()
 	drop := func(prefix string, eventOf func(rest string) string) error {
