@@ -108,7 +108,9 @@ func ownerOf(t *testing.T, nd *node, evt string) string {
 }
 
 // TestThreeNodes runs three ticketd on loopback in this process: the
-// cluster forms, every node names the same owner for an event, an event
+// cluster forms and every node lists the three by name as ready, an event
+// that does not exist has no owner (404), every node names the same owner
+// for an event, an event
 // created and sold through a node that does not own it is handled by its
 // owner, and when the owner is lost a survivor takes the event over with
 // every acknowledged order, never selling past capacity.
@@ -121,14 +123,26 @@ func TestThreeNodes(t *testing.T) {
 			if st != 200 || len(list) != 3 {
 				return false
 			}
+			names := map[string]bool{}
 			for _, x := range list {
-				if r, _ := x.(map[string]any)["ready"].(bool); !r {
+				n := x.(map[string]any)
+				if r, _ := n["ready"].(bool); !r {
 					return false
 				}
+				name, _ := n["name"].(string)
+				names[name] = true
+			}
+			if !names["n1"] || !names["n2"] || !names["n3"] {
+				return false
 			}
 		}
 		return true
 	})
+	// An event that does not exist has no owner, as on a single node.
+	for _, nd := range nodes {
+		st, body := do(t, "GET", nd.URL+"/admin/v1/events/evt_nosuchevent/owner", nd.Admin, nil)
+		require.Equal(t, 404, st, "%v", body)
+	}
 
 	// Node A takes the requests; the unit and its key live in its
 	// directory.

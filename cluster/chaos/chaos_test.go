@@ -417,9 +417,6 @@ func TestClusterChaos(t *testing.T) {
 	slices.Sort(gaps)
 	t.Logf("FAILOVER writes resumed after kill -9 of the owner over %d rounds: min %s, median %s, max %s",
 		len(gaps), gaps[0].Round(time.Millisecond), gaps[len(gaps)/2].Round(time.Millisecond), gaps[len(gaps)-1].Round(time.Millisecond))
-	for _, g := range gaps {
-		require.Less(t, g, 15*time.Second, "writes resumed too late after a kill -9")
-	}
 
 	// 2. SIGSTOP of the owner for 15 s: a zombie must acknowledge nothing.
 	zombie := byName[owner(front, evt)]
@@ -448,4 +445,8 @@ func TestClusterChaos(t *testing.T) {
 	l.stop.Store(true)
 	l.wg.Wait()
 	check("end", false)
+	// The target, asserted last so that every fault runs.
+	for _, g := range gaps {
+		require.Less(t, g, 15*time.Second, "writes resumed too late after a kill -9")
+	}
 }
