@@ -234,3 +234,25 @@ func TestThreeNodes(t *testing.T) {
 	require.Len(t, acked, capacity, "sold exactly the capacity")
 	require.Equal(t, acked, listed())
 }
+
+// TestSingleNodeClusterRoutes: without a cluster, the cluster routes
+// answer the one node, "local", ready, and as the owner of every event
+// that exists (404 otherwise).
+func TestSingleNodeClusterRoutes(t *testing.T) {
+	s := apptest.Start(t)
+	st, body := do(t, "GET", s.URL+"/admin/v1/cluster", s.Admin, nil)
+	require.Equal(t, 200, st, "%v", body)
+	require.Equal(t, []any{map[string]any{"name": "local", "ready": true}}, body["nodes"])
+
+	u := s.NewUnit("One")
+	st, ev := do(t, "POST", s.URL+"/v1/events", u.Secret, map[string]any{"name": "Drop", "timezone": "UTC", "startsAt": "2030-06-01T09:00:00Z"})
+	require.Equal(t, 201, st, "%v", ev)
+	st, body = do(t, "GET", s.URL+"/admin/v1/events/"+ev["id"].(string)+"/owner", s.Admin, nil)
+	require.Equal(t, 200, st, "%v", body)
+	require.Equal(t, map[string]any{"node": "local"}, body)
+	st, body = do(t, "GET", s.URL+"/admin/v1/events/evt_nosuchevent/owner", s.Admin, nil)
+	require.Equal(t, 404, st, "%v", body)
+	// Both are admin routes.
+	st, _ = do(t, "GET", s.URL+"/admin/v1/cluster", u.Secret, nil)
+	require.Equal(t, 401, st)
+}
