@@ -58,13 +58,21 @@ var owedKinds = []struct{ inbox, queue string }{
 func owedEvent(key string) string {
 	for _, k := range owedKinds {
 		if rest, ok := strings.CutPrefix(key, k.inbox); ok {
-			id, _, ok := strings.Cut(rest, "/")
-			if ok {
-				return id
-			}
+			return eventOf(rest)
 		}
 	}
 	return ""
+}
+
+// eventOf is the event id an entry's id (its key after the inbox prefix)
+// starts with, "" when it is none: the directory's mail, whose id starts
+// with "directory", is the directory's, never an event's.
+func eventOf(id string) string {
+	ev, _, ok := strings.Cut(id, "/")
+	if !ok || !strings.HasPrefix(ev, "evt_") {
+		return ""
+	}
+	return ev
 }
 
 // owed keeps, per event this node owns, the keys of the entries it owes.
@@ -252,21 +260,20 @@ func (o *owed) release(keep func(shard int) bool) error {
 			return nil
 		})
 	}
-	first := func(rest string) string { id, _, _ := strings.Cut(rest, "/"); return id }
 	for _, k := range owedKinds {
-		if err := drop(k.inbox, first); err != nil {
+		if err := drop(k.inbox, eventOf); err != nil {
 			return err
 		}
 		if k.queue == "" {
 			continue
 		}
-		if err := drop(outbox.Prefix+k.queue+"/s/", first); err != nil {
+		if err := drop(outbox.Prefix+k.queue+"/s/", eventOf); err != nil {
 			return err
 		}
 		// Due keys: <16 hex due>/<eventId>/<id>.
 		if err := drop(outbox.Prefix+k.queue+"/d/", func(rest string) string {
 			_, after, _ := strings.Cut(rest, "/")
-			return first(after)
+			return eventOf(after)
 		}); err != nil {
 			return err
 		}
