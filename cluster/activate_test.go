@@ -8,6 +8,7 @@ import (
 
 	"ticketd/actors"
 	"ticketd/event"
+	"ticketd/persistence"
 )
 
 // TestActivatedOnLoss: when an event's owner is lost, the survivor that
@@ -69,4 +70,42 @@ func TestActivatedOnLoss(t *testing.T) {
 	got, err := actors.Ask(bg, stacks[c].sys, evt, event.GetOrder{Ref: o.ID})
 	require.NoError(t, err)
 	require.Equal(t, event.OrderStatusExpired, got.Status)
+}
+
+// TestConcurrentClaimsOneNode: two incarnations of an event on one node
+// (an activation racing a leadership flap) claiming after the same message
+// never both win: every successful claim has an epoch of its own, so a
+// batch of one is never answered as the other's duplicate.
+func TestConcurrentClaimsOneNode(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	l := NewLog(nodes[0], nil)
+	const id = "evt_twice"
+	seen := map[uint64]bool{}
+	for range 20 {
+		last, err := l.LastSeq(id)
+		require.NoError(t, err)
+		epochs := make(chan uint64, 2)
+		start := make(chan struct{})
+		for range 2 {
+			go func() {
+				<-start
+				if cl, err := l.Claim(id, last); err == nil {
+					w := cl.(*claimed).w
+					w.mu.Lock()
+					epochs <- w.epoch
+					w.mu.Unlock()
+				} else {
+					require.ErrorIs(t, err, persistence.ErrFenced)
+					epochs <- 0
+				}
+			}()
+		}
+		close(start)
+		for range 2 {
+			if e := <-epochs; e != 0 {
+				require.False(t, seen[e], "two claims won epoch %d", e)
+				seen[e] = true
+			}
+		}
+	}
 }

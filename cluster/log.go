@@ -322,8 +322,10 @@ func (l *Log) send(w *writer, data []byte, first, last uint64, claim string) (ui
 	id := e.subject + "." + strconv.FormatUint(w.epoch, 10) + "." + strconv.FormatUint(w.msgs, 10)
 	if claim != "" {
 		// A claim's epoch is not known before it is stored: its id names
-		// the sequence it follows, unique for the subject.
-		id = e.subject + ".claim." + strconv.FormatUint(expected, 10) + "." + claim
+		// the sequence it follows and this claim alone (two incarnations on
+		// one node claiming after the same message must not share an id:
+		// the second would be answered as the first's duplicate).
+		id = e.subject + ".claim." + strconv.FormatUint(expected, 10) + "." + claim + "." + nats.NewInbox()[len(nats.InboxPrefix):]
 	}
 	w.mu.Unlock()
 	m := &nats.Msg{Subject: e.subject, Data: data, Header: nats.Header{}}
