@@ -194,6 +194,14 @@ func (n *Node) heard(m *nats.Msg) {
 	n.mu.Unlock()
 }
 
+// silentFor says whether name, heard before, has not been heard for d.
+func (n *Node) silentFor(name string, d time.Duration) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p, ok := n.peers[name]
+	return ok && time.Since(p.seen) >= d
+}
+
 // announcedLeader is the node that said last it leads shard, when exactly
 // one node heard within peerStale says so ("" otherwise: none, or two
 // during a change, when JetStream itself must be asked).

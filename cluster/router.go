@@ -46,6 +46,8 @@ type Router struct {
 	fetched []time.Time // per shard, when its leader was asked
 
 	owed *owed // see Own; nil: the entries stay where they were written
+
+	alive map[string]aliveCtx // per owner forwarded to: done once it is gone
 }
 
 // askSubj + node name is where a node serves forwarded requests.
@@ -58,7 +60,7 @@ const maxServing = 4096
 // NewRouter returns the router of node n.
 func NewRouter(n *Node) *Router {
 	return &Router{n: n, leaders: make([]string, n.cfg.Shards), fetched: make([]time.Time, n.cfg.Shards),
-		sem: make(chan struct{}, maxServing)}
+		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{}}
 }
 
 func init() {
@@ -259,7 +261,7 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 			return nil, nil, false
 		}
 		if err == nil && owner != "" {
-			m, err := r.n.nc.RequestWithContext(ctx, askSubj+owner, body.Bytes())
+			m, err := r.request(ctx, owner, body.Bytes())
 			if err == nil {
 				var resp wireResp
 				if err := gob.NewDecoder(bytes.NewReader(m.Data)).Decode(&resp); err != nil {
@@ -291,6 +293,61 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 func (r *Router) Own(log *Log, wake func()) {
 	r.owed = &owed{n: r.n, log: log, store: log.local, wake: wake, events: map[string]map[string]struct{}{}}
 	log.onIndex = r.owed.noteIndex
+}
+
+// errOwnerGone ends the wait for an answer from an owner that is gone.
+var errOwnerGone = errors.New("cluster: owner gone")
+
+// request sends a forwarded request to owner and waits for its answer, or
+// until the owner is gone (watchOwners): its node's subscription left with
+// its routes (a process killed) or its heartbeat stopped (a paused one).
+// Either way the outcome is unknown, as after a timeout, but it is told
+// within watchEvery or peerStale, not forwardTimeout: the clients whose
+// requests were on their way to a lost owner retry at once.
+func (r *Router) request(ctx context.Context, owner string, body []byte) (*nats.Msg, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(r.ownerCtx(owner), func() { cancel(errOwnerGone) })
+	defer stop()
+	m, err := r.n.nc.RequestWithContext(ctx, askSubj+owner, body)
+	if err != nil && errors.Is(context.Cause(ctx), errOwnerGone) {
+		err = fmt.Errorf("%w: %s", errOwnerGone, owner)
+	}
+	return m, err
+}
+
+// ownerCtx is done once owner is gone (see request).
+func (r *Router) ownerCtx(owner string) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.alive[owner]; ok {
+		return c.ctx
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.alive[owner] = aliveCtx{ctx, cancel}
+	return ctx
+}
+
+type aliveCtx struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// watchOwners ends the ownerCtx of the nodes that are gone.
+func (r *Router) watchOwners() {
+	acc := r.n.srv.GlobalAccount()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name, c := range r.alive {
+		if name == r.n.cfg.NodeName {
+			continue
+		}
+		if acc.SubscriptionInterest(askSubj+name) && !r.n.silentFor(name, peerStale) {
+			continue
+		}
+		c.cancel()
+		delete(r.alive, name)
+	}
 }
 
 // Serve answers the requests other nodes forward to this one with sys,
@@ -350,6 +407,7 @@ func (r *Router) watchLeaders(sys *actors.System) {
 	t := time.NewTicker(leaderPoll)
 	defer t.Stop()
 	for {
+		r.watchOwners()
 		for i := range led {
 			now := r.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(i))
 			if now == led[i] {
