@@ -166,14 +166,18 @@ type NodeInfo struct {
 	Ready bool   `json:"ready"`
 }
 
-// Nodes lists the nodes heard from since this one started, by name, each
-// ready when it said so within the last peerStale.
+// Nodes lists this node and the nodes heard from since it started, by
+// name, each ready when it said so within the last peerStale.
 func (n *Node) Nodes() []NodeInfo {
 	now := time.Now()
 	n.mu.Lock()
 	out := make([]NodeInfo, 0, len(n.peers)+1)
 	for name, p := range n.peers {
 		out = append(out, NodeInfo{Name: name, Ready: p.ready && now.Sub(p.seen) < peerStale})
+	}
+	if _, ok := n.peers[n.cfg.NodeName]; !ok {
+		// Before its own first heartbeat came back.
+		out = append(out, NodeInfo{Name: n.cfg.NodeName, Ready: n.Ready()})
 	}
 	n.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
