@@ -599,6 +599,8 @@ func (m *Main) joinCluster(ac *actors.Config) error {
 	// Snapshots go to a replicated store too: a survivor that takes an
 	// event over loads it from there and the log's tail.
 	ac.Snapshots = cluster.NewSnapshots(clog)
+	// What an event owes (mail, webhooks, refunds) is sent by its owner.
+	m.router.Own(clog, ac.OnOutbox)
 	ac.Forward = m.router.Forward
 	ac.Ready = func() error {
 		if !node.Ready() {
@@ -636,5 +638,9 @@ func (v clusterView) Nodes() []api.ClusterNode {
 }
 
 func (v clusterView) Owner(ctx context.Context, eventID string) (string, error) {
-	return v.router.Owner(ctx, eventID)
+	owner, err := v.router.EventOwner(ctx, eventID)
+	if errors.Is(err, cluster.ErrNoEvent) {
+		return "", event.Errorf(event.NotFound, "event not found")
+	}
+	return owner, err
 }

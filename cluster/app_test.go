@@ -48,6 +48,26 @@ func do(t *testing.T, method, url, token string, body any) (int, map[string]any)
 	return resp.StatusCode, m
 }
 
+// orderKeyed places an order of one ticket of typeID with an idempotency
+// key.
+func orderKeyed(t *testing.T, url, token, key string, i int, typeID string) (int, map[string]any) {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"email": fmt.Sprintf("buyer%d@example.com", i),
+		"items": []map[string]any{{"itemType": "registration_type", "itemId": typeID, "quantity": 1}}})
+	require.NoError(t, err)
+	req, err := nethttp.NewRequest("POST", url, bytes.NewReader(b))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
 // eventually retries check every 200 ms until it passes or timeout ends.
 func eventually(t *testing.T, timeout time.Duration, what string, check func() bool) {
 	t.Helper()
@@ -58,7 +78,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() b
 	}
 }
 
-func startNodes(t *testing.T, n int) []*node {
+func startNodes(t *testing.T, n int, opts ...apptest.Option) []*node {
 	t.Helper()
 	addrs := make([]string, n)
 	for i := range addrs {
@@ -74,9 +94,9 @@ func startNodes(t *testing.T, n int) []*node {
 	nodes := make([]*node, n)
 	for i := range n {
 		name := fmt.Sprintf("n%d", i+1)
-		nodes[i] = &node{name: name, Service: apptest.Start(t, func(c *app.Config) {
+		nodes[i] = &node{name: name, Service: apptest.Start(t, append(opts, func(c *app.Config) {
 			c.NodeName, c.ClusterAddr, c.ClusterPeers = name, addrs[i], peers
-		})}
+		})...)}
 	}
 	for _, nd := range nodes {
 		eventually(t, 60*time.Second, nd.name+" ready", func() bool {
@@ -108,7 +128,9 @@ func ownerOf(t *testing.T, nd *node, evt string) string {
 }
 
 // TestThreeNodes runs three ticketd on loopback in this process: the
-// cluster forms, every node names the same owner for an event, an event
+// cluster forms and every node lists the three by name as ready, an event
+// that does not exist has no owner (404), every node names the same owner
+// for an event, an event
 // created and sold through a node that does not own it is handled by its
 // owner, and when the owner is lost a survivor takes the event over with
 // every acknowledged order, never selling past capacity.
@@ -121,14 +143,26 @@ func TestThreeNodes(t *testing.T) {
 			if st != 200 || len(list) != 3 {
 				return false
 			}
+			names := map[string]bool{}
 			for _, x := range list {
-				if r, _ := x.(map[string]any)["ready"].(bool); !r {
+				n := x.(map[string]any)
+				if r, _ := n["ready"].(bool); !r {
 					return false
 				}
+				name, _ := n["name"].(string)
+				names[name] = true
+			}
+			if !names["n1"] || !names["n2"] || !names["n3"] {
+				return false
 			}
 		}
 		return true
 	})
+	// An event that does not exist has no owner, as on a single node.
+	for _, nd := range nodes {
+		st, body := do(t, "GET", nd.URL+"/admin/v1/events/evt_nosuchevent/owner", nd.Admin, nil)
+		require.Equal(t, 404, st, "%v", body)
+	}
 
 	// Node A takes the requests; the unit and its key live in its
 	// directory.
@@ -211,7 +245,16 @@ func TestThreeNodes(t *testing.T) {
 		require.True(t, got[id], "acknowledged order %s lost", id)
 	}
 	for i := 2; i < capacity+3; i++ {
-		if st, o := order(i); st == 201 {
+		// While ownership settles after the loss an order may be answered
+		// 503 (its outcome unknown): retried with its idempotency key, as
+		// the contract tells clients to, it is answered once for good.
+		key := fmt.Sprintf("order-%s-%d", evt, i)
+		st, o := orderKeyed(t, a.URL+"/v1/events/"+evt+"/orders", u.Secret, key, i, typeID)
+		for end := time.Now().Add(60 * time.Second); st == 503 && time.Now().Before(end); {
+			time.Sleep(250 * time.Millisecond)
+			st, o = orderKeyed(t, a.URL+"/v1/events/"+evt+"/orders", u.Secret, key, i, typeID)
+		}
+		if st == 201 {
 			acked[o["id"].(string)] = true
 		} else {
 			require.Equal(t, 412, st, "%v", o)
@@ -219,4 +262,26 @@ func TestThreeNodes(t *testing.T) {
 	}
 	require.Len(t, acked, capacity, "sold exactly the capacity")
 	require.Equal(t, acked, listed())
+}
+
+// TestSingleNodeClusterRoutes: without a cluster, the cluster routes
+// answer the one node, "local", ready, and as the owner of every event
+// that exists (404 otherwise).
+func TestSingleNodeClusterRoutes(t *testing.T) {
+	s := apptest.Start(t)
+	st, body := do(t, "GET", s.URL+"/admin/v1/cluster", s.Admin, nil)
+	require.Equal(t, 200, st, "%v", body)
+	require.Equal(t, []any{map[string]any{"name": "local", "ready": true}}, body["nodes"])
+
+	u := s.NewUnit("One")
+	st, ev := do(t, "POST", s.URL+"/v1/events", u.Secret, map[string]any{"name": "Drop", "timezone": "UTC", "startsAt": "2030-06-01T09:00:00Z"})
+	require.Equal(t, 201, st, "%v", ev)
+	st, body = do(t, "GET", s.URL+"/admin/v1/events/"+ev["id"].(string)+"/owner", s.Admin, nil)
+	require.Equal(t, 200, st, "%v", body)
+	require.Equal(t, map[string]any{"node": "local"}, body)
+	st, body = do(t, "GET", s.URL+"/admin/v1/events/evt_nosuchevent/owner", s.Admin, nil)
+	require.Equal(t, 404, st, "%v", body)
+	// Both are admin routes.
+	st, _ = do(t, "GET", s.URL+"/admin/v1/cluster", u.Secret, nil)
+	require.Equal(t, 401, st)
 }

@@ -30,10 +30,19 @@ type Config struct {
 	// Name is the cluster's name (default "ticketd"); nodes of two
 	// clusters never join.
 	Name string
-	// RequestTimeout bounds one JetStream request (default 10 s: an
-	// election takes 4 to 9 s).
+	// RequestTimeout bounds one try of a JetStream request (default 3 s).
+	// A request sent while its stream elects a leader is answered by
+	// nobody, and one in flight when leadership moves loses its answer:
+	// a publish is tried again (its Nats-Msg-Id settles a stored one), an
+	// activation too, so a short try ends such a wait sooner. A long one
+	// held every request queued behind a commit for its whole length.
 	RequestTimeout time.Duration
-	Logger         *slog.Logger
+	// ElectionTimeout is how long a shard's followers wait without a
+	// heartbeat before electing a new leader, hence an owner: 1 to 2 times
+	// it (default 2 s; nats-server's own is 4 to 9 s). The first node of a
+	// process sets it for all (see raft_timing.go).
+	ElectionTimeout time.Duration
+	Logger          *slog.Logger
 }
 
 // Validate fills defaults and checks the configuration.
@@ -72,7 +81,13 @@ func (c *Config) Validate() error {
 		c.Name = "ticketd"
 	}
 	if c.RequestTimeout == 0 {
-		c.RequestTimeout = 10 * time.Second
+		c.RequestTimeout = 3 * time.Second
+	}
+	if c.ElectionTimeout == 0 {
+		c.ElectionTimeout = 2 * time.Second
+	}
+	if c.ElectionTimeout < 500*time.Millisecond || c.ElectionTimeout > 10*time.Second {
+		errs = append(errs, fmt.Errorf("cluster: election timeout %s: must be 500ms to 10s", c.ElectionTimeout))
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -51,12 +51,19 @@
 // to the stream leader anyway, and JetStream moves leadership to the
 // survivors when a node is lost, so ownership needs no protocol of its
 // own. Node spreads the leaders over the ready nodes (JetStream alone may
-// elect one node for all). Every other node forwards the event's requests
+// elect one node for all), and every node announces the shards it leads in
+// its heartbeat, at once when they change, so the others know an owner
+// without asking JetStream. Every other node forwards the event's requests
 // to the owner over NATS request/reply (ticketd.ask.<node>, gob of the
 // registered commands and results with the type definitions compiled once
 // per type: see wire.go). A node evicts its actors of a shard
-// whenever it gains or loses its leadership. The fence, not the placement,
-// keeps one writer.
+// whenever it gains or loses its leadership; on a gain it activates the
+// shard's events at once (activate.go: load, claim, expire what lapsed),
+// and imports what they owe (owed.go: mail, webhooks, refunds, pages to
+// close, all sent by the owner alone, settled entries replicated in the
+// TICKETD_SETTLED stream); on a loss it drops those from its local store.
+// Raft elections start after Config.ElectionTimeout (raft_timing.go). The
+// fence, not the placement, keeps one writer.
 //
 // # Snapshots
 //

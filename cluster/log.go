@@ -46,6 +46,9 @@ type Log struct {
 	pubJS   jetstream.JetStream
 
 	stats logStats
+	// onIndex, when set (Router.Own), is told the index entries of every
+	// commit once they are applied: the entries an owner owes.
+	onIndex func(eventID string, ops []indexOp)
 }
 
 // logStats counts the log's appends since it was made (see Stats).
@@ -267,6 +270,9 @@ func (c *claimed) CommitAsync(lb persistence.LogBatch) (func() error, error) {
 		if cm.err == nil {
 			cm.err = c.applyIndex(b)
 		}
+		if cm.err == nil && c.onIndex != nil && len(b.index) > 0 {
+			c.onIndex(b.stream, b.index)
+		}
 		return cm.err
 	}, nil
 }
@@ -349,8 +355,10 @@ func (l *Log) send(w *writer, data []byte, first, last uint64, claim string) (ui
 	id := e.subject + "." + strconv.FormatUint(w.epoch, 10) + "." + strconv.FormatUint(w.msgs, 10)
 	if claim != "" {
 		// A claim's epoch is not known before it is stored: its id names
-		// the sequence it follows, unique for the subject.
-		id = e.subject + ".claim." + strconv.FormatUint(expected, 10) + "." + claim
+		// the sequence it follows and this claim alone (two incarnations on
+		// one node claiming after the same message must not share an id:
+		// the second would be answered as the first's duplicate).
+		id = e.subject + ".claim." + strconv.FormatUint(expected, 10) + "." + claim + "." + nats.NewInbox()[len(nats.InboxPrefix):]
 	}
 	w.mu.Unlock()
 	m := newMsg(e.subject, data, id, expected, first, last)

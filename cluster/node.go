@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,14 +43,19 @@ type Node struct {
 type peerState struct {
 	ready bool
 	seen  time.Time
+	leads []int // the shards it said it leads
 }
 
-// Heartbeats: every node publishes its name and readiness every
-// heartbeatEvery; a node not heard for peerStale is listed as not ready.
+// Heartbeats: every node publishes its name, readiness and the shards it
+// leads every heartbeatEvery, and at once when the shards it leads change
+// (its data: "1" or "0", then a space and the shards, comma-separated); a
+// node not heard for peerStale is listed as not ready, and the shards it
+// said it leads are no longer believed.
 const (
 	heartbeatEvery = 500 * time.Millisecond
 	peerStale      = 3 * heartbeatEvery
 	heartbeatSubj  = "ticketd.node."
+	watchEvery     = 100 * time.Millisecond
 )
 
 // Start starts the node's server and joins the cluster. It returns once
@@ -59,6 +65,7 @@ func Start(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	setRaftTiming(cfg.ElectionTimeout)
 	host, portStr, _ := net.SplitHostPort(cfg.Addr)
 	port, err := strconv.Atoi(portStr)
 	if err != nil {
@@ -159,14 +166,18 @@ type NodeInfo struct {
 	Ready bool   `json:"ready"`
 }
 
-// Nodes lists the nodes heard from since this one started, by name, each
-// ready when it said so within the last peerStale.
+// Nodes lists this node and the nodes heard from since it started, by
+// name, each ready when it said so within the last peerStale.
 func (n *Node) Nodes() []NodeInfo {
 	now := time.Now()
 	n.mu.Lock()
 	out := make([]NodeInfo, 0, len(n.peers)+1)
 	for name, p := range n.peers {
 		out = append(out, NodeInfo{Name: name, Ready: p.ready && now.Sub(p.seen) < peerStale})
+	}
+	if _, ok := n.peers[n.cfg.NodeName]; !ok {
+		// Before its own first heartbeat came back.
+		out = append(out, NodeInfo{Name: n.cfg.NodeName, Ready: n.Ready()})
 	}
 	n.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -175,22 +186,74 @@ func (n *Node) Nodes() []NodeInfo {
 
 func (n *Node) heard(m *nats.Msg) {
 	name := strings.TrimPrefix(m.Subject, heartbeatSubj)
+	ready, list, _ := strings.Cut(string(m.Data), " ")
+	var leads []int
+	for _, f := range strings.Split(list, ",") {
+		if i, err := strconv.Atoi(f); err == nil && i >= 0 && i < n.cfg.Shards && len(leads) < n.cfg.Shards {
+			leads = append(leads, i)
+		}
+	}
 	n.mu.Lock()
-	n.peers[name] = peerState{ready: string(m.Data) == "1", seen: time.Now()}
+	n.peers[name] = peerState{ready: ready == "1", seen: time.Now(), leads: leads}
 	n.mu.Unlock()
+}
+
+// silentFor says whether name, heard before, has not been heard for d.
+func (n *Node) silentFor(name string, d time.Duration) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p, ok := n.peers[name]
+	return ok && time.Since(p.seen) >= d
+}
+
+// announcedLeader is the node that said last it leads shard, when exactly
+// one node heard within peerStale says so ("" otherwise: none, or two
+// during a change, when JetStream itself must be asked).
+func (n *Node) announcedLeader(shard int) string {
+	now := time.Now()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	leader := ""
+	for name, p := range n.peers {
+		if now.Sub(p.seen) >= peerStale || !slices.Contains(p.leads, shard) {
+			continue
+		}
+		if leader != "" {
+			return ""
+		}
+		leader = name
+	}
+	return leader
+}
+
+// led lists the shards this node leads.
+func (n *Node) led() []int {
+	var out []int
+	for i := range n.cfg.Shards {
+		if n.srv.JetStreamIsStreamLeader(globalAccount, streamName(i)) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // watch keeps Ready current, creates the streams once the cluster can, and
 // publishes the heartbeat.
 func (n *Node) watch() {
 	defer n.wg.Done()
-	t := time.NewTicker(heartbeatEvery / 2)
+	t := time.NewTicker(watchEvery)
 	defer t.Stop()
 	last := time.Time{}
+	var leads []int
+	checked := time.Time{}
+	ready, said := false, false
 	// The first balance waits a round, for every node's heartbeat.
 	balanced := time.Now()
 	for {
-		ready := n.check()
+		if time.Since(checked) >= heartbeatEvery/2 {
+			checked = time.Now()
+			ready = n.check()
+		}
 		if ready != n.ready.Load() {
 			n.ready.Store(ready)
 			n.cfg.Logger.Info("cluster node readiness", "node", n.cfg.NodeName, "ready", ready)
@@ -199,11 +262,18 @@ func (n *Node) watch() {
 			balanced = time.Now()
 			n.balance()
 		}
-		if time.Since(last) >= heartbeatEvery {
-			last = time.Now()
-			v := []byte("0")
+		now := n.led()
+		if time.Since(last) >= heartbeatEvery || !slices.Equal(now, leads) || ready != said {
+			last, leads, said = time.Now(), now, ready
+			v := []byte("0 ")
 			if ready {
-				v = []byte("1")
+				v = []byte("1 ")
+			}
+			for i, s := range now {
+				if i > 0 {
+					v = append(v, ',')
+				}
+				v = strconv.AppendInt(v, int64(s), 10)
 			}
 			_ = n.nc.Publish(heartbeatSubj+n.cfg.NodeName, v)
 		}
@@ -238,15 +308,7 @@ func (n *Node) check() bool {
 
 // Leading returns the number of shard streams this node leads, hence the
 // share of events it owns.
-func (n *Node) Leading() int {
-	c := 0
-	for i := range n.cfg.Shards {
-		if n.srv.JetStreamIsStreamLeader(globalAccount, streamName(i)) {
-			c++
-		}
-	}
-	return c
-}
+func (n *Node) Leading() int { return len(n.led()) }
 
 // balanceEvery is how often a node takes the leadership of the shards it
 // prefers.
@@ -319,6 +381,11 @@ func (n *Node) ensureStreams(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("cluster: stream %s: %w", streamName(i), err)
 		}
+	}
+	if _, err := n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: settledStream,
+		Subjects: []string{settledSubj + ">"}, Storage: jetstream.FileStorage, Replicas: n.cfg.Replicas,
+		MaxMsgSize: maxMessageBytes}); err != nil {
+		return fmt.Errorf("cluster: stream %s: %w", settledStream, err)
 	}
 	if _, err := n.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: snapBucket,
 		Storage: jetstream.FileStorage, Replicas: n.cfg.Replicas}); err != nil {

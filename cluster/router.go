@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"ticketd/actors"
 	"ticketd/directory"
@@ -35,10 +36,17 @@ type Router struct {
 	sub *nats.Subscription
 	sem chan struct{} // bounds the forwarded requests served at once
 
-	stop, done chan struct{} // of watchLeaders
+	stop, done chan struct{}  // of watchLeaders
+	wg         sync.WaitGroup // activations and releases under way, the owed pass
+	ctx        context.Context
+	cancel     context.CancelFunc // ends the activations' requests at Close
 
 	leaders []string    // per shard, "" unknown
 	fetched []time.Time // per shard, when its leader was asked
+
+	owed *owed // see Own; nil: the entries stay where they were written
+
+	alive map[string]aliveCtx // per owner forwarded to: done once it is gone
 }
 
 // askSubj + node name is where a node serves forwarded requests.
@@ -51,7 +59,7 @@ const maxServing = 4096
 // NewRouter returns the router of node n.
 func NewRouter(n *Node) *Router {
 	return &Router{n: n, leaders: make([]string, n.cfg.Shards), fetched: make([]time.Time, n.cfg.Shards),
-		sem: make(chan struct{}, maxServing)}
+		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{}}
 }
 
 func init() {
@@ -73,6 +81,11 @@ func (r *Router) Owner(ctx context.Context, eventID string) (string, error) {
 	if r.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(shard)) {
 		return r.n.cfg.NodeName, nil
 	}
+	// The leaders' own word, heard within peerStale, costs no request and
+	// follows a change within watchEvery.
+	if name := r.n.announcedLeader(shard); name != "" && name != r.n.cfg.NodeName {
+		return name, nil
+	}
 	r.mu.Lock()
 	name, fresh := r.leaders[shard], time.Since(r.fetched[shard]) < time.Second
 	r.mu.Unlock()
@@ -84,8 +97,41 @@ func (r *Router) Owner(ctx context.Context, eventID string) (string, error) {
 
 const globalAccount = "$G"
 
+// ErrNoEvent is answered by EventOwner for an event that has no log.
+var ErrNoEvent = errors.New("cluster: no such event")
+
+// EventOwner is Owner for an event that exists: ErrNoEvent when its
+// shard has no log for it (never created). The question goes to the
+// shard's leader.
+func (r *Router) EventOwner(ctx context.Context, eventID string) (string, error) {
+	owner, err := r.Owner(ctx, eventID)
+	if err != nil || owner == "" {
+		return owner, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.n.cfg.RequestTimeout)
+	defer cancel()
+	st, subj := r.n.place(eventID)
+	s, err := r.n.js.Stream(ctx, st)
+	if err != nil {
+		return "", fmt.Errorf("cluster: owner of %s: %w", eventID, err)
+	}
+	if _, err := s.GetLastMsgForSubject(ctx, subj); errors.Is(err, jetstream.ErrMsgNotFound) {
+		return "", ErrNoEvent
+	} else if err != nil {
+		return "", fmt.Errorf("cluster: owner of %s: %w", eventID, err)
+	}
+	return owner, nil
+}
+
+// refreshTimeout bounds asking JetStream for a shard's leader: without
+// one (an election) the question waits for nothing, and the caller tries
+// again.
+const refreshTimeout = time.Second
+
 // refresh asks JetStream who leads the shard's stream.
 func (r *Router) refresh(ctx context.Context, shard int) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	defer cancel()
 	s, err := r.n.js.Stream(ctx, streamName(shard))
 	if err != nil {
 		return "", fmt.Errorf("cluster: owner of shard %d: %w", shard, err)
@@ -188,6 +234,11 @@ func wireCmd(cmd event.Command) event.Command {
 // forwardTimeout bounds a forwarded request without a deadline of its own.
 const forwardTimeout = 10 * time.Second
 
+// maxForwardWait bounds the pause between two tries of a forward that found
+// no owner: an owner elected is announced within watchEvery, and a try
+// that finds nobody listening costs no more than a round trip.
+const maxForwardWait = 250 * time.Millisecond
+
 // Forward is actors.Config.Forward: it answers ok false when this node
 // owns the event, else the owner's answer. A request is sent again only
 // when it was certainly not handled (nobody listening, or "moved"); a
@@ -211,7 +262,7 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 					return nil, fmt.Errorf("%w: forward %T: %v", actors.ErrUnavailable, cmd, err), true
 				}
 			}
-			m, err := r.n.nc.RequestWithContext(ctx, askSubj+owner, body)
+			m, err := r.request(ctx, owner, body)
 			if err == nil {
 				var resp wireResp
 				if err := decodeResp(m.Data, &resp); err != nil {
@@ -231,16 +282,89 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%w: event %s: no owner reachable: %v", actors.ErrUnavailable, eventID, ctx.Err()), true
 		case <-time.After(wait):
-			wait = min(2*wait, time.Second)
+			wait = min(2*wait, maxForwardWait)
 		}
 	}
 }
 
-// Serve answers the requests other nodes forward to this one with sys.
+// Own makes what the events owe (mail, webhooks, refunds to finish, pages
+// to close) follow their ownership (see owed.go): log's commits tell what
+// an owner owes, and wake is called when entries were imported into the
+// local store (actors.Config.OnOutbox). Call it before Serve.
+func (r *Router) Own(log *Log, wake func()) {
+	r.owed = &owed{n: r.n, log: log, store: log.local, wake: wake, events: map[string]map[string]struct{}{}}
+	log.onIndex = r.owed.noteIndex
+}
+
+// errOwnerGone ends the wait for an answer from an owner that is gone.
+var errOwnerGone = errors.New("cluster: owner gone")
+
+// request sends a forwarded request to owner and waits for its answer, or
+// until the owner is gone (watchOwners): its node's subscription left with
+// its routes (a process killed) or its heartbeat stopped (a paused one).
+// Either way the outcome is unknown, as after a timeout, but it is told
+// within watchEvery or peerStale, not forwardTimeout: the clients whose
+// requests were on their way to a lost owner retry at once.
+func (r *Router) request(ctx context.Context, owner string, body []byte) (*nats.Msg, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(r.ownerCtx(owner), func() { cancel(errOwnerGone) })
+	defer stop()
+	m, err := r.n.nc.RequestWithContext(ctx, askSubj+owner, body)
+	if err != nil && errors.Is(context.Cause(ctx), errOwnerGone) {
+		err = fmt.Errorf("%w: %s", errOwnerGone, owner)
+	}
+	return m, err
+}
+
+// ownerCtx is done once owner is gone (see request).
+func (r *Router) ownerCtx(owner string) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.alive[owner]; ok {
+		return c.ctx
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.alive[owner] = aliveCtx{ctx, cancel}
+	return ctx
+}
+
+type aliveCtx struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// watchOwners ends the ownerCtx of the nodes that are gone.
+func (r *Router) watchOwners() {
+	acc := r.n.srv.GlobalAccount()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name, c := range r.alive {
+		if name == r.n.cfg.NodeName {
+			continue
+		}
+		if acc.SubscriptionInterest(askSubj+name) && !r.n.silentFor(name, peerStale) {
+			continue
+		}
+		c.cancel()
+		delete(r.alive, name)
+	}
+}
+
+// Serve answers the requests other nodes forward to this one with sys,
+// and activates the events of every shard this node comes to lead. With
+// Own, the entries in the local store of events this node does not lead
+// are dropped first (no shard is led yet): the senders start with none of
+// another owner's.
 func (r *Router) Serve(sys *actors.System) error {
 	r.mu.Lock()
 	r.sys = sys
 	r.mu.Unlock()
+	if r.owed != nil {
+		if err := r.owed.release(r.leads); err != nil {
+			return fmt.Errorf("cluster: drop entries of events owned elsewhere: %w", err)
+		}
+	}
 	sub, err := r.n.nc.Subscribe(askSubj+r.n.cfg.NodeName, func(m *nats.Msg) {
 		select {
 		case r.sem <- struct{}{}:
@@ -257,21 +381,34 @@ func (r *Router) Serve(sys *actors.System) error {
 		return fmt.Errorf("cluster: serve: %w", err)
 	}
 	r.sub = sub
+	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.stop = make(chan struct{})
 	r.done = make(chan struct{})
 	go r.watchLeaders(sys)
+	if r.owed != nil {
+		r.wg.Add(1)
+		go func() { defer r.wg.Done(); r.owed.run(r.stop) }()
+	}
 	return nil
+}
+
+// leads says whether this node leads shard now.
+func (r *Router) leads(shard int) bool {
+	return r.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(shard))
 }
 
 // watchLeaders evicts the local actors of a shard whenever this node gains
 // or loses its leadership: a node that led before may hold an actor whose
-// state another owner has moved on from since.
+// state another owner has moved on from since. On a gain it activates the
+// shard's events (activate); on a loss it drops what they owe from the
+// local store (owed.release).
 func (r *Router) watchLeaders(sys *actors.System) {
 	defer close(r.done)
 	led := make([]bool, r.n.cfg.Shards)
 	t := time.NewTicker(leaderPoll)
 	defer t.Stop()
 	for {
+		r.watchOwners()
 		for i := range led {
 			now := r.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(i))
 			if now == led[i] {
@@ -281,6 +418,17 @@ func (r *Router) watchLeaders(sys *actors.System) {
 			if n := sys.Evict(func(id string) bool { return r.n.shard(id) == i }); n > 0 {
 				r.n.cfg.Logger.Info("cluster: shard leadership moved; actors evicted", "stream", streamName(i), "leader", now, "evicted", n)
 			}
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				if now {
+					r.activate(sys, i)
+				} else if r.owed != nil {
+					if err := r.owed.release(r.leads); err != nil {
+						r.n.cfg.Logger.Warn("cluster: drop entries of a shard lost", "stream", streamName(i), "err", err)
+					}
+				}
+			}()
 		}
 		select {
 		case <-r.stop:
@@ -320,12 +468,18 @@ func (r *Router) respond(m *nats.Msg, resp *wireResp) {
 	_ = m.Respond(body)
 }
 
-// Close stops serving forwarded requests.
+// Close stops serving forwarded requests and waits for the activations
+// under way (each gives up at once when stopped).
 func (r *Router) Close() {
 	if r.sub != nil {
 		_ = r.sub.Unsubscribe()
+		r.cancel()
 		close(r.stop)
 		<-r.done
+		r.wg.Wait()
+		if r.owed != nil {
+			r.owed.flush()
+		}
 		r.sub = nil
 	}
 }

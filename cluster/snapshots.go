@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,31 +27,75 @@ const (
 )
 
 // Snapshots is the actors.SnapshotStore of cluster mode.
-type Snapshots struct{ log *Log }
+type Snapshots struct {
+	log *Log
+
+	mu  sync.Mutex // the store handles, looked up once
+	obs jetstream.ObjectStore
+	kv  jetstream.KeyValue
+}
 
 // NewSnapshots returns the snapshot store whose trims apply to log.
 func NewSnapshots(log *Log) *Snapshots { return &Snapshots{log: log} }
+
+// snapTry bounds one request to the snapshot stores: a request sent while
+// a stream has no leader (an election) is answered by nobody, and waits
+// for its whole deadline; retried, the next one reaches the new leader.
+const snapTry = 2 * time.Second
+
+// snapGetTry bounds one read of a whole snapshot (megabytes).
+const snapGetTry = 10 * time.Second
+
+// retry runs fn with deadlines of try until it succeeds or ctx ends.
+func retry(ctx context.Context, try time.Duration, fn func(ctx context.Context) error) error {
+	for {
+		tctx, cancel := context.WithTimeout(ctx, try)
+		err := fn(tctx)
+		cancel()
+		if err == nil || errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrObjectNotFound) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
 
 func snapName(eventID string, seq uint64) string {
 	return eventID + "." + strconv.FormatUint(seq, 10)
 }
 
 func (s *Snapshots) stores(ctx context.Context) (jetstream.ObjectStore, jetstream.KeyValue, error) {
-	obs, err := s.log.n.js.ObjectStore(ctx, snapBucket)
-	if err != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.obs != nil && s.kv != nil {
+		return s.obs, s.kv, nil
+	}
+	if err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
+		s.obs, err = s.log.n.js.ObjectStore(ctx, snapBucket)
+		return err
+	}); err != nil {
 		return nil, nil, fmt.Errorf("cluster: snapshot store: %w", err)
 	}
-	kv, err := s.log.n.js.KeyValue(ctx, snapIndex)
-	if err != nil {
+	if err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
+		s.kv, err = s.log.n.js.KeyValue(ctx, snapIndex)
+		return err
+	}); err != nil {
 		return nil, nil, fmt.Errorf("cluster: snapshot index: %w", err)
 	}
-	return obs, kv, nil
+	return s.obs, s.kv, nil
 }
 
 // seqs reads an event's snapshot seqs, oldest first, and the index
 // entry's revision (0 when none).
 func seqs(ctx context.Context, kv jetstream.KeyValue, eventID string) ([]uint64, uint64, error) {
-	e, err := kv.Get(ctx, eventID)
+	var e jetstream.KeyValueEntry
+	err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
+		e, err = kv.Get(ctx, eventID)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, nil
 	}
@@ -86,7 +131,11 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 	}
 	var firstErr error
 	for i := len(list) - 1; i >= 0; i-- {
-		b, err := obs.GetBytes(ctx, snapName(eventID, list[i]))
+		var b []byte
+		err := retry(ctx, snapGetTry, func(ctx context.Context) (err error) {
+			b, err = obs.GetBytes(ctx, snapName(eventID, list[i]))
+			return err
+		})
 		if err == nil {
 			return list[i], b, true, nil
 		}

@@ -177,6 +177,8 @@ func TestForwardAndFailover(t *testing.T) {
 		_, err := placeOrder(ctx, viaA, evt, tt.ID, i)
 		if err == nil {
 			sold++
+		} else {
+			t.Logf("order %d: %v", i, err)
 		}
 	}
 	require.Equal(t, capacity, sold)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 
 	"ticketd/event"
 	thttp "ticketd/http"
@@ -62,9 +63,12 @@ func (a *api) getEventOwner(c *thttp.Ctx) (any, error) {
 		}
 		return EventOwner{Node: singleNode}, nil
 	}
-	// In cluster mode the owner is where the event lives or would live:
-	// its shard's leader, whether the event exists or not.
+	// In cluster mode the owner is the leader of the event's shard, for an
+	// event that has a log there.
 	owner, err := a.deps.Cluster.Owner(c.RequestCtx(), id)
+	if ee := (*event.Error)(nil); errors.As(err, &ee) {
+		return nil, ee // an event that does not exist
+	}
 	if err != nil || owner == "" {
 		return nil, &thttp.Error{Status: 503, Reason: "CLUSTER_NOT_READY", Message: "the event's shard has no leader yet; retry shortly"}
 	}

@@ -1,0 +1,396 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"ticketd/actors"
+	"ticketd/outbox"
+	"ticketd/persistence"
+)
+
+// What an event owes the world (its mail, webhooks, refunds to finish and
+// payment pages to close) is carried by its log: a commit's index entries
+// travel with its records (the 'p' and 'd' operations). The senders (mail,
+// webhooks, the refund resumer, the checkout closer) work from the local
+// store of the node they run on, so in cluster mode only the event's owner
+// keeps its entries there:
+//
+//   - the owner applies the entries of its own commits (Log), and on taking
+//     an event over imports those its log still owes: the entries put and
+//     not deleted by the messages before its claim, less those settled;
+//   - an entry the owner's senders took out of the local store (delivered,
+//     fanned out, closed) is settled: the owner publishes its key on the
+//     event's subject of the settled stream (one message per event and
+//     pass, within owedPass), so a later owner does not import it again;
+//   - a node that loses an event's shard settles what it can, then drops
+//     the event's entries from its local store (the fresh ones and the
+//     queue states of the tried ones), so its senders stop.
+//
+// Delivery is therefore at least once, as on a single node: an entry sent
+// by an owner lost before its next pass is sent again by the next owner.
+// An entry that was tried and is retrying or parked is imported fresh by a
+// new owner (its attempts start over).
+const (
+	settledStream = "TICKETD_SETTLED"
+	settledSubj   = "settled."
+	owedPass      = time.Second
+)
+
+// owedKinds are the index entries an event owes: key inbox + eventID +
+// "/" + id; queue names the outbox queue that keeps an entry once tried
+// (outbox.Prefix + queue + "/s/" + eventID + "/" + id), "" when none.
+var owedKinds = []struct{ inbox, queue string }{
+	{actors.OutboxPrefix, "mail"},
+	{actors.HookPrefix, "hookfanout"},
+	{actors.RefundPrefix, ""},
+	{actors.CheckoutClosePrefix, ""},
+}
+
+// owedEvent is the event id of an owed entry's key, "" when key is none.
+func owedEvent(key string) string {
+	for _, k := range owedKinds {
+		if rest, ok := strings.CutPrefix(key, k.inbox); ok {
+			return eventOf(rest)
+		}
+	}
+	return ""
+}
+
+// eventOf is the event id an entry's id (its key after the inbox prefix)
+// starts with, "" when it is none: the directory's mail, whose id starts
+// with "directory", is the directory's, never an event's.
+func eventOf(id string) string {
+	ev, _, ok := strings.Cut(id, "/")
+	if !ok || !strings.HasPrefix(ev, "evt_") {
+		return ""
+	}
+	return ev
+}
+
+// owed keeps, per event this node owns, the keys of the entries it owes.
+type owed struct {
+	n     *Node
+	log   *Log
+	store *persistence.Store
+	wake  func()
+
+	releasing sync.Mutex // one release at a time
+	mu        sync.Mutex // events, and the local entries' writes
+	events    map[string]map[string]struct{}
+}
+
+// noteIndex is Log.onIndex: the owner's own commits.
+func (o *owed) noteIndex(eventID string, ops []indexOp) {
+	if !o.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(o.n.shard(eventID))) {
+		return // a flight finishing after the shard moved
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, op := range ops {
+		k := string(op.key)
+		if owedEvent(k) != eventID {
+			continue
+		}
+		keys := o.events[eventID]
+		if keys == nil {
+			keys = map[string]struct{}{}
+			o.events[eventID] = keys
+		}
+		if op.del {
+			delete(keys, k)
+		} else {
+			keys[k] = struct{}{}
+		}
+	}
+}
+
+// present is the set of eventID's owed keys still in the local store
+// (fresh, or kept by their queue once tried).
+func (o *owed) present(eventID string) (map[string]struct{}, error) {
+	out := map[string]struct{}{}
+	for _, k := range owedKinds {
+		err := o.store.Scan([]byte(k.inbox+eventID+"/"), func(key, _ []byte) error {
+			out[string(key)] = struct{}{}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if k.queue == "" {
+			continue
+		}
+		state := outbox.Prefix + k.queue + "/s/"
+		err = o.store.Scan([]byte(state+eventID+"/"), func(key, _ []byte) error {
+			out[k.inbox+strings.TrimPrefix(string(key), state)] = struct{}{}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// settle publishes the keys of eventID's entries no longer in the local
+// store and forgets them. It holds o.mu only while it reads: the owner's
+// commits (noteIndex) never wait for a publish.
+func (o *owed) settle(ctx context.Context, eventID string) error {
+	o.mu.Lock()
+	keys := o.events[eventID]
+	if len(keys) == 0 {
+		o.mu.Unlock()
+		return nil
+	}
+	here, err := o.present(eventID)
+	var done []string
+	for k := range keys {
+		if _, ok := here[k]; !ok && err == nil {
+			done = append(done, k)
+		}
+	}
+	o.mu.Unlock()
+	if err != nil || len(done) == 0 {
+		return err
+	}
+	// One message per event and pass, bounded in size like the log's.
+	for start := 0; start < len(done); {
+		var body []byte
+		end := start
+		for ; end < len(done) && len(body)+len(done[end])+1 < maxMessageBytes/2; end++ {
+			body = append(append(body, done[end]...), '\n')
+		}
+		if _, err := o.n.js.Publish(ctx, settledSubj+eventID, body); err != nil {
+			return fmt.Errorf("cluster: settle %s: %w", eventID, err)
+		}
+		o.mu.Lock()
+		for _, k := range done[start:end] {
+			delete(keys, k)
+		}
+		o.mu.Unlock()
+		start = end
+	}
+	return nil
+}
+
+// ids lists the events this node owes entries of.
+func (o *owed) ids() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]string, 0, len(o.events))
+	for id := range o.events {
+		out = append(out, id)
+	}
+	return out
+}
+
+// run settles, every owedPass, what the owned events' senders took out.
+func (o *owed) run(stop <-chan struct{}) {
+	t := time.NewTicker(owedPass)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for _, id := range o.ids() {
+			ctx, cancel := context.WithTimeout(context.Background(), o.n.cfg.RequestTimeout)
+			if err := o.settle(ctx, id); err != nil {
+				o.n.cfg.Logger.Warn("cluster: settle owed entries", "event", id, "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// flushTimeout bounds the last settling pass of a node closing.
+const flushTimeout = 3 * time.Second
+
+// flush settles what the senders took out since the last pass (a node
+// closing: its senders have stopped).
+func (o *owed) flush() {
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
+	for _, id := range o.ids() {
+		if err := o.settle(ctx, id); err != nil {
+			o.n.cfg.Logger.Warn("cluster: settle owed entries", "event", id, "err", err)
+			return
+		}
+	}
+}
+
+// release stops this node's senders for the events of the shards keep
+// refuses: it settles what it can, then deletes their entries from the
+// local store.
+func (o *owed) release(keep func(shard int) bool) error {
+	o.releasing.Lock()
+	defer o.releasing.Unlock()
+	for _, id := range o.ids() {
+		if keep(o.n.shard(id)) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), o.n.cfg.RequestTimeout)
+		if err := o.settle(ctx, id); err != nil {
+			o.n.cfg.Logger.Warn("cluster: settle owed entries", "event", id, "err", err)
+		}
+		cancel()
+		o.mu.Lock()
+		if !keep(o.n.shard(id)) { // not gained back meanwhile
+			delete(o.events, id)
+		}
+		o.mu.Unlock()
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	b := o.store.NewBatch()
+	defer b.Close()
+	drop := func(prefix string, eventOf func(rest string) string) error {
+		return o.store.Scan([]byte(prefix), func(key, _ []byte) error {
+			if id := eventOf(strings.TrimPrefix(string(key), prefix)); id != "" && !keep(o.n.shard(id)) {
+				b.Delete(bytes.Clone(key))
+			}
+			return nil
+		})
+	}
+	for _, k := range owedKinds {
+		if err := drop(k.inbox, eventOf); err != nil {
+			return err
+		}
+		if k.queue == "" {
+			continue
+		}
+		if err := drop(outbox.Prefix+k.queue+"/s/", eventOf); err != nil {
+			return err
+		}
+		// Due keys: <16 hex due>/<eventId>/<id>.
+		if err := drop(outbox.Prefix+k.queue+"/d/", func(rest string) string {
+			_, after, _ := strings.Cut(rest, "/")
+			return eventOf(after)
+		}); err != nil {
+			return err
+		}
+	}
+	if b.Empty() {
+		return nil
+	}
+	return o.store.Commit(b)
+}
+
+// take imports what eventID's log owes from before this node's claim (its
+// epoch), less what was settled, into the local store, and owns the event's
+// entries from then on.
+func (o *owed) take(ctx context.Context, eventID string) (int, error) {
+	epoch := o.log.Epoch(eventID)
+	if epoch == 0 {
+		return 0, fmt.Errorf("cluster: owed entries of %s: no claim here", eventID)
+	}
+	st, subj := o.n.place(eventID)
+	want := map[string][]byte{}
+	err := o.readSubject(ctx, st, subj, epoch, func(m *jetstream.RawStreamMsg) error {
+		if m.Header.Get(hdrClaim) != "" || len(m.Data) == 0 || m.Data[0] != formatV1 {
+			return nil
+		}
+		return decodeOps(m.Data[1:], func(op byte, _ uint64, k, v []byte) error {
+			if op == 'a' || owedEvent(string(k)) != eventID {
+				return nil
+			}
+			if op == 'p' {
+				want[string(k)] = bytes.Clone(v)
+			} else {
+				delete(want, string(k))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	if len(want) > 0 {
+		err = o.readSubject(ctx, settledStream, settledSubj+eventID, 0, func(m *jetstream.RawStreamMsg) error {
+			for _, k := range strings.Split(string(m.Data), "\n") {
+				delete(want, k)
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	here, err := o.present(eventID)
+	if err != nil {
+		return 0, err
+	}
+	b := o.store.NewBatch()
+	defer b.Close()
+	keys := o.events[eventID]
+	if keys == nil {
+		keys = map[string]struct{}{}
+		o.events[eventID] = keys
+	}
+	n := 0
+	for k, v := range want {
+		keys[k] = struct{}{}
+		if _, ok := here[k]; !ok {
+			b.Put([]byte(k), v)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if err := o.store.Commit(b); err != nil {
+		return 0, err
+	}
+	if o.wake != nil {
+		o.wake()
+	}
+	return n, nil
+}
+
+// readSubject calls fn for the messages of subject in stream, in order,
+// those below sequence before only (0: all). It reads with the message-get
+// API, answered by the stream's leader alone (see Log.Replay).
+func (o *owed) readSubject(ctx context.Context, stream, subject string, before uint64, fn func(*jetstream.RawStreamMsg) error) error {
+	s, err := o.n.js.Stream(ctx, stream)
+	if err != nil {
+		return fmt.Errorf("cluster: read %s: %w", subject, err)
+	}
+	last, err := s.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: read %s: %w", subject, err)
+	}
+	end := last.Sequence
+	if before > 0 && before-1 < end {
+		end = before - 1
+	}
+	for next := uint64(1); next <= end; {
+		m, err := s.GetMsg(ctx, next, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("cluster: read %s from %d: %w", subject, next, err)
+		}
+		if m.Sequence > end {
+			return nil
+		}
+		next = m.Sequence + 1
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
