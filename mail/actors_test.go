@@ -20,28 +20,12 @@ import (
 // wakes the mailer, which delivers the email with the registration's pass
 // link and empties the outbox.
 func TestTicketEmailOfARealRegistration(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	got := startSMTP(t, ln)
-	store, err := persistence.Open(persistence.Options{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	m, err := New(Config{SMTPAddr: ln.Addr().String(), BackoffMin: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}, store)
-	require.NoError(t, err)
-	sys, err := actors.Open(actors.Config{
-		Event:    event.Config{BaseURL: "https://tickets.example.com", OrderHold: 15 * time.Minute, CheckoutSessionTTL: time.Hour},
-		OnOutbox: m.Wake, Logger: slog.New(slog.DiscardHandler),
-	}, store, snapshots.New(store, 2))
-	require.NoError(t, err)
+	m, sys, _, got := mailerWithEvents(t)
 	m.Start()
-	t.Cleanup(func() {
-		_ = m.Close()
-		_ = sys.Close()
-		_ = store.Close()
-	})
 
 	ctx := context.Background()
 	id := sys.NewEventID()
-	_, err = sys.CreateEvent(ctx, "bu_1", id, event.CreateEvent{Name: "Gopher Night", Timezone: "UTC"})
+	_, err := sys.CreateEvent(ctx, "bu_1", id, event.CreateEvent{Name: "Gopher Night", Timezone: "UTC"})
 	require.NoError(t, err)
 	res, err := sys.Ask(ctx, id, event.CreateTicketType{Name: "Standing"})
 	require.NoError(t, err)
@@ -64,4 +48,29 @@ func TestTicketEmailOfARealRegistration(t *testing.T) {
 		t.Fatal("the ticket email did not arrive")
 	}
 	waitPending(t, m, 0)
+}
+
+// mailerWithEvents wires a mailer (not started) to an actor system on one
+// Pebble store in a temp dir, as the service does: event actors write the
+// outbox entries with the changes that owe them and wake the mailer, which
+// delivers to the returned SMTP listener's channel.
+func mailerWithEvents(t *testing.T) (*Mailer, *actors.System, *persistence.Store, chan received) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	got := startSMTP(t, ln)
+	store, err := persistence.Open(persistence.Options{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	m, err := New(Config{SMTPAddr: ln.Addr().String(), BackoffMin: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}, store)
+	require.NoError(t, err)
+	sys, err := actors.Open(actors.Config{
+		Event:    event.Config{BaseURL: "https://tickets.example.com", OrderHold: 15 * time.Minute, CheckoutSessionTTL: time.Hour},
+		OnOutbox: m.Wake, Logger: slog.New(slog.DiscardHandler),
+	}, store, snapshots.New(store, 2))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = m.Close()
+		_ = sys.Close()
+		_ = store.Close()
+	})
+	return m, sys, store, got
 }

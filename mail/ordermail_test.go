@@ -2,8 +2,6 @@ package mail
 
 import (
 	"context"
-	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -12,8 +10,6 @@ import (
 	"ticketd/actors"
 	"ticketd/event"
 	"ticketd/outbox"
-	"ticketd/persistence"
-	"ticketd/snapshots"
 )
 
 // An order's mail is listed from the index by order that the event actor
@@ -21,28 +17,12 @@ import (
 // (with when, the attempts, and a preview rendered from the bytes the
 // index kept) once the mailer delivered it; a refund adds its mail.
 func TestOrderMailListsQueuedThenSent(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	got := startSMTP(t, ln)
-	store, err := persistence.Open(persistence.Options{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	m, err := New(Config{SMTPAddr: ln.Addr().String(), BackoffMin: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}, store)
-	require.NoError(t, err)
-	sys, err := actors.Open(actors.Config{
-		Event:    event.Config{BaseURL: "https://tickets.example.com", OrderHold: 15 * time.Minute, CheckoutSessionTTL: time.Hour},
-		OnOutbox: m.Wake, Logger: slog.New(slog.DiscardHandler),
-	}, store, snapshots.New(store, 2))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = m.Close()
-		_ = sys.Close()
-		_ = store.Close()
-	})
+	m, sys, store, got := mailerWithEvents(t)
 
 	ctx := context.Background()
 	evt := sys.NewEventID()
 	starts := event.Time{Time: time.Now().Add(30 * 24 * time.Hour).UTC()}
-	_, err = sys.CreateEvent(ctx, "bu_1", evt, event.CreateEvent{Name: "Gopher Night", Timezone: "UTC", Currency: "EUR", StartsAt: &starts})
+	_, err := sys.CreateEvent(ctx, "bu_1", evt, event.CreateEvent{Name: "Gopher Night", Timezone: "UTC", Currency: "EUR", StartsAt: &starts})
 	require.NoError(t, err)
 	tt, err := actors.Ask(ctx, sys, evt, event.CreateTicketType{Name: "Standing", PriceAmount: 2500})
 	require.NoError(t, err)
