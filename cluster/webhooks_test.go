@@ -54,7 +54,8 @@ func (h *hookSink) signedFor(t *testing.T, evt, secret string) int {
 // TestSharedWebhookEndpoints: an endpoint made through one node is listed
 // on every node and delivered to by the owner of an event written through
 // another node, signed with its secret, and still after the node it was
-// made on is lost.
+// made on is lost; a change and a deletion through one survivor reach the
+// other.
 func TestSharedWebhookEndpoints(t *testing.T) {
 	nodes := startNodes(t, 3)
 	a, b := nodes[0], nodes[1]
@@ -140,5 +141,12 @@ func TestSharedWebhookEndpoints(t *testing.T) {
 	eventually(t, 10*time.Second, "the endpoint disabled on "+b.name, func() bool {
 		_, e := do(t, "GET", b.URL+base+"/"+epID, b.Admin, nil)
 		return e["enabled"] == false
+	})
+	// Deleted through B, it is gone on C too.
+	st, m = retry503(t, func() (int, map[string]any) { return do(t, "DELETE", b.URL+base+"/"+epID, b.Admin, nil) })
+	require.Equal(t, 200, st, "%v", m)
+	eventually(t, 10*time.Second, "the endpoint deleted on "+c.name, func() bool {
+		st, _ := do(t, "GET", c.URL+base+"/"+epID, c.Admin, nil)
+		return st == 404
 	})
 }
