@@ -13,7 +13,7 @@ import (
 
 // clusterShared is what cluster mode keeps on every node besides the event
 // log: the directory's shared log, the shared index (event index, audit
-// log) and the idempotency keys.
+// log, webhook endpoints) and the idempotency keys.
 type clusterShared struct {
 	dir   *cluster.Directory
 	index *cluster.Index
@@ -23,8 +23,8 @@ type clusterShared struct {
 // idempotencyTTL is how long an Idempotency-Key's answer is kept.
 const idempotencyTTL = 24 * time.Hour
 
-// shareCluster points the directory, the event index, the audit log and
-// the idempotency keys at the cluster's replicated streams, so nothing
+// shareCluster points the directory, the event index, the audit log,
+// the webhook endpoints and the idempotency keys at the cluster's replicated streams, so nothing
 // acknowledged lives on this node only, and makes readiness wait for the
 // directory's first read and the shared index's copy.
 func (m *Main) shareCluster(ac *actors.Config) {
@@ -37,6 +37,7 @@ func (m *Main) shareCluster(ac *actors.Config) {
 	ac.Directory = sh.dir
 	ac.Index = cluster.EventIndex{Index: sh.index}
 	m.audit.Share(sh.index.PutAll)
+	m.hooks.Share(sh.index.Put)
 	ready := ac.Ready
 	ac.Ready = func() error {
 		if err := ready(); err != nil {
@@ -63,7 +64,11 @@ func (m *Main) followCluster() error {
 	if err := m.shared.dir.Follow(m.sys.DirectoryChanged); err != nil {
 		return err
 	}
-	m.shared.index.Follow(m.sys.IndexChanged)
+	sys, hooks := m.sys, m.hooks
+	m.shared.index.Follow(func(key, value []byte) {
+		sys.IndexChanged(key, value)
+		hooks.EndpointChanged(key, value)
+	})
 	go m.bootstrapCluster(m.sys, m.stop)
 	return nil
 }

@@ -123,6 +123,13 @@
 //     not applied it yet reads it from the stream on a miss. Entries are never deleted through the
 //     stream: audit entries carry the retention as a message TTL and each
 //     node prunes its own copy by the same rule.
+//   - Webhook endpoints ("whep/" entries), in the same stream: a change
+//     is put on a majority before it is answered, and each node's copy
+//     refreshes its webhooks.Service view as it is applied, so the owner
+//     of an event delivers to an endpoint made through any node. A
+//     deletion is put as an empty value. Concurrent changes of one
+//     endpoint through two nodes (an operator's edit, the owner counting
+//     failures) are not fenced: the last one put wins on every node.
 //   - Idempotency keys: Idempotency, the stream TICKETD_IDEM (one subject
 //     per key, its last message kept for the keys' 24 h: MaxAge). A claim
 //     is stored fenced on the subject being empty, the answer replaces it

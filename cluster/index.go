@@ -41,7 +41,8 @@ const (
 // prunes its own copy by the same rule.
 //
 // It keeps the event index (actors.SharedIndex: "ev/" entries, written
-// before the event is created, and "evpub/" statuses) and the audit log.
+// before the event is created, and "evpub/" statuses), the audit log and
+// the webhook endpoints ("whep/", webhooks.Service.Share).
 type Index struct {
 	n     *Node
 	local *persistence.Store

@@ -69,6 +69,16 @@
 // (the same JSON with "attempts") are carried into the queue by New, with
 // their due time and attempts.
 //
+// # Cluster mode
+//
+// After Share, endpoint changes are written through the shared put (on a
+// majority of the nodes) instead of this node's store, and every node's
+// copy of an entry reaches the in-memory view through EndpointChanged, so
+// whichever node owns an event fans its webhooks out to endpoints made
+// through any node. A deleted endpoint is an empty "whep/" value there.
+// Tasks and the delivery log stay in the store of the node that delivers
+// (the event's owner).
+//
 // # Concurrency
 //
 // Service methods are safe for concurrent use; endpoint changes commit

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"context"
 	crand "crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -39,6 +40,8 @@ const (
 	MaxEndpointsPerUnit = 50
 	// MaxEventTypes bounds an endpoint's subscriptions.
 	MaxEventTypes = 20
+	// shareTimeout bounds one shared write of an endpoint (cluster mode).
+	shareTimeout = 10 * time.Second
 )
 
 // Key prefixes; see the package documentation.
@@ -224,6 +227,8 @@ type Service struct {
 	cfg   Config
 	store *persistence.Store
 	unit  func(eventID string) (string, bool)
+	// share, when set, writes endpoint changes on every node (Share).
+	share func(ctx context.Context, key, value []byte, ttl time.Duration) error
 
 	mu       sync.Mutex
 	eps      map[string]*Endpoint
@@ -268,6 +273,9 @@ func New(cfg Config, store *persistence.Store, unitOf func(eventID string) (stri
 		return nil, err
 	}
 	err = store.Scan([]byte(endpointPrefix), func(key, value []byte) error {
+		if len(value) == 0 {
+			return nil // deleted in cluster mode (Share)
+		}
 		var e Endpoint
 		if err := json.Unmarshal(value, &e); err != nil {
 			return fmt.Errorf("webhooks: decode endpoint %s: %w", key, err)
@@ -290,6 +298,41 @@ func New(cfg Config, store *persistence.Store, unitOf func(eventID string) (stri
 		return nil, err
 	}
 	return s, nil
+}
+
+// Share makes endpoint changes go through put instead of this node's
+// store: put must store key = value on a majority of the nodes and then,
+// within moments, in every node's store, calling EndpointChanged on each
+// (cluster mode: the shared index), so an endpoint made through any node
+// is delivered to by the node that owns the event. A deletion is put as
+// an empty value (the shared index never deletes). Call it before the
+// service is used.
+func (s *Service) Share(put func(ctx context.Context, key, value []byte, ttl time.Duration) error) {
+	s.share = put
+}
+
+// EndpointChanged applies an endpoint entry that put (Share) copied into
+// this node's store, whichever node wrote it, to the in-memory view; other
+// keys are ignored. Entries arrive in the order they were put, so the
+// last one wins everywhere.
+func (s *Service) EndpointChanged(key, value []byte) {
+	id, ok := strings.CutPrefix(string(key), endpointPrefix)
+	if !ok || id == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(value) == 0 {
+		delete(s.eps, id)
+		delete(s.logCount, id)
+		return
+	}
+	var e Endpoint
+	if err := json.Unmarshal(value, &e); err != nil || e.ID != id {
+		s.cfg.Logger.Warn("webhooks: shared endpoint not decoded", "endpoint", id, "err", err)
+		return
+	}
+	s.eps[id] = &e
 }
 
 // Start starts delivery.
@@ -349,11 +392,25 @@ func (s *Service) save(e *Endpoint) error {
 	if err != nil {
 		return fmt.Errorf("webhooks: encode endpoint: %w", err)
 	}
+	if s.share != nil {
+		return s.putShared(e.ID, b)
+	}
 	bt := s.store.NewBatch()
 	defer bt.Close()
 	bt.Put([]byte(endpointPrefix+e.ID), b)
 	if err := s.store.Commit(bt); err != nil {
 		return fmt.Errorf("webhooks: save endpoint %s: %w", e.ID, err)
+	}
+	return nil
+}
+
+// putShared writes endpoint id's value (empty: deleted) through Share;
+// this node's store gets it from the shared copy.
+func (s *Service) putShared(id string, value []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
+	defer cancel()
+	if err := s.share(ctx, []byte(endpointPrefix+id), value, 0); err != nil {
+		return fmt.Errorf("webhooks: share endpoint %s: %w", id, err)
 	}
 	return nil
 }
@@ -516,9 +573,18 @@ func (s *Service) Delete(unitID, id string) error {
 	if err != nil {
 		return err
 	}
+	if s.share != nil {
+		// The endpoint goes on every node first: a delivery log left
+		// behind by a failure here is only listed with its endpoint.
+		if err := s.putShared(id, nil); err != nil {
+			return err
+		}
+	}
 	bt := s.store.NewBatch()
 	defer bt.Close()
-	bt.Delete([]byte(endpointPrefix + id))
+	if s.share == nil {
+		bt.Delete([]byte(endpointPrefix + id))
+	}
 	for _, k := range logKeys {
 		bt.Delete(k)
 	}

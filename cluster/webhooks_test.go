@@ -1,0 +1,152 @@
+package cluster_test
+
+import (
+	"fmt"
+	"io"
+	nethttp "net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors"
+	"ticketd/webhooks"
+)
+
+// hookSink is a loopback webhook receiver that keeps what it is sent.
+type hookSink struct {
+	mu  sync.Mutex
+	got []hookReceived
+}
+
+type hookReceived struct {
+	sig  string
+	body []byte
+}
+
+func (h *hookSink) ServeHTTP(w nethttp.ResponseWriter, r *nethttp.Request) {
+	b, _ := io.ReadAll(r.Body)
+	h.mu.Lock()
+	h.got = append(h.got, hookReceived{sig: r.Header.Get("Webhook-Signature"), body: b})
+	h.mu.Unlock()
+	w.WriteHeader(204)
+}
+
+// signedFor returns the deliveries mentioning evt whose signature verifies
+// with secret.
+func (h *hookSink) signedFor(t *testing.T, evt, secret string) int {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, d := range h.got {
+		if strings.Contains(string(d.body), evt) {
+			require.NoError(t, webhooks.Verify(d.sig, d.body, secret, time.Now(), 5*time.Minute), "signature of %s", d.body)
+			n++
+		}
+	}
+	return n
+}
+
+// TestSharedWebhookEndpoints: an endpoint made through one node is listed
+// on every node and delivered to by the owner of an event written through
+// another node, signed with its secret, and still after the node it was
+// made on is lost; a change and a deletion through one survivor reach the
+// other.
+func TestSharedWebhookEndpoints(t *testing.T) {
+	nodes := startNodes(t, 3)
+	a, b := nodes[0], nodes[1]
+	sink := &hookSink{}
+	rcv := httptest.NewServer(sink)
+	t.Cleanup(rcv.Close)
+
+	u := a.NewUnit("Hooks")
+	base := "/admin/v1/business-units/" + u.ID + "/webhook-endpoints"
+	st, ep := retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", a.URL+base, a.Admin, map[string]any{"url": rcv.URL, "eventTypes": actors.HookTypes()})
+	})
+	require.Equal(t, 201, st, "%v", ep)
+	epID, secret := ep["id"].(string), ep["secret"].(string)
+	listedEverywhere := func(ns []*node) func() bool {
+		return func() bool {
+			for _, nd := range ns {
+				st, l := do(t, "GET", nd.URL+base, nd.Admin, nil)
+				data, _ := l["data"].([]any)
+				if st != 200 || len(data) != 1 || data[0].(map[string]any)["id"] != epID {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	eventually(t, 10*time.Second, "the endpoint listed on every node", listedEverywhere(nodes))
+
+	// An event created and sold through B, owned by a node other than A
+	// (C when the placement allows it).
+	var evt, owner string
+	for range 20 {
+		st, ev := retry503(t, func() (int, map[string]any) {
+			return do(t, "POST", b.URL+"/v1/events", u.Secret, map[string]any{"name": "Drop", "timezone": "UTC", "startsAt": "2030-06-01T09:00:00Z"})
+		})
+		require.Equal(t, 201, st, "%v", ev)
+		evt = ev["id"].(string)
+		owner = ownerOf(t, b, evt)
+		if owner == nodes[2].name {
+			break
+		}
+	}
+	require.NotEqual(t, a.name, owner, "the event landed on the node the endpoint was made on")
+	t.Logf("endpoint made on %s, event %s owned by %s, sold through %s", a.name, evt, owner, b.name)
+	st, tt := retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", b.URL+"/v1/events/"+evt+"/ticket-types", u.Secret, map[string]any{"name": "GA", "capacity": 10, "priceAmount": 0})
+	})
+	require.Equal(t, 201, st, "%v", tt)
+	typeID := tt["id"].(string)
+	st, m := do(t, "PATCH", b.URL+"/v1/events/"+evt+"/ticket-types/"+typeID, u.Secret, map[string]any{"status": "open"})
+	require.Equal(t, 200, st, "%v", m)
+	st, m = do(t, "PATCH", b.URL+"/v1/events/"+evt, u.Secret, map[string]any{"status": "published"})
+	require.Equal(t, 200, st, "%v", m)
+
+	// A registration through B: its webhook is queued and sent by the
+	// owner, which must know the endpoint made on A.
+	register := func(via *node, i int) {
+		t.Helper()
+		st, r, _ := doIdemRetry(t, via.URL+"/v1/events/"+evt+"/registrations", u.Secret, fmt.Sprintf("hook-reg-%s-%d", evt, i),
+			map[string]any{"email": fmt.Sprintf("guest%d@example.com", i), "registrationTypeId": typeID})
+		require.Equal(t, 201, st, "%v", r)
+	}
+	register(b, 1)
+	eventually(t, 20*time.Second, "a signed webhook for the registration", func() bool { return sink.signedFor(t, evt, secret) >= 1 })
+	delivered := sink.signedFor(t, evt, secret)
+
+	// A, where the endpoint was made, is lost: the others still list it
+	// and its webhooks still go out.
+	require.NoError(t, a.Main.Close())
+	eventually(t, 30*time.Second, "the endpoint listed after "+a.name+"'s loss", listedEverywhere(nodes[1:]))
+	register(b, 2)
+	eventually(t, 60*time.Second, "a signed webhook for a registration after "+a.name+"'s loss", func() bool {
+		return sink.signedFor(t, evt, secret) > delivered
+	})
+
+	// A change through one survivor reaches the other: disabled through
+	// C, it is listed disabled on B.
+	c := nodes[2]
+	st, m = retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", c.URL+base+"/"+epID+"/disable", c.Admin, nil)
+	})
+	require.Equal(t, 200, st, "%v", m)
+	eventually(t, 10*time.Second, "the endpoint disabled on "+b.name, func() bool {
+		_, e := do(t, "GET", b.URL+base+"/"+epID, b.Admin, nil)
+		return e["enabled"] == false
+	})
+	// Deleted through B, it is gone on C too.
+	st, m = retry503(t, func() (int, map[string]any) { return do(t, "DELETE", b.URL+base+"/"+epID, b.Admin, nil) })
+	require.Equal(t, 200, st, "%v", m)
+	eventually(t, 10*time.Second, "the endpoint deleted on "+c.name, func() bool {
+		st, _ := do(t, "GET", c.URL+base+"/"+epID, c.Admin, nil)
+		return st == 404
+	})
+}
