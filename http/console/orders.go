@@ -308,6 +308,9 @@ func (c *Console) attendeesPage(r *req) error {
 	q := r.rc.QueryArgs()
 	d := attendeesData{Status: string(q.Peek("status"))}
 	v.Error = string(q.Peek("error")) // a refused action, back from registrationAction
+	if len(q.Peek("resent")) > 0 {
+		v.Notice = "The ticket email is queued again: it goes out through the mail outbox."
+	}
 	if d.Types, err = c.typeNames(eventID); err != nil {
 		return err
 	}

@@ -50,9 +50,16 @@ func (c *Console) registrationAction(r *req) error {
 		name = "resendTicketEmail"
 	}
 	r.audit(name, unitID, map[string]string{"eventId": eventID, "registrationId": id}, res)
-	back := "/console/events/" + eventID + "/attendees"
+	back := url.Values{}
 	if s := form(r.rc, "status"); s != "" {
-		back += "?status=" + url.QueryEscape(s)
+		back.Set("status", s)
 	}
-	return redirect(r, back)
+	if op == "resend-ticket" {
+		back.Set("resent", "1")
+	}
+	to := "/console/events/" + eventID + "/attendees"
+	if len(back) > 0 {
+		to += "?" + back.Encode()
+	}
+	return redirect(r, to)
 }

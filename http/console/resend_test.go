@@ -86,7 +86,8 @@ func TestResendTicketEmailOverSMTP(t *testing.T) {
 
 	p = op.post("/console/events/"+ev+"/registrations/"+reg+"/resend-ticket", "status", "confirmed")
 	require.Equal(t, 303, p.Status, p.Body)
-	assert.Equal(t, "/console/events/"+ev+"/attendees?status=confirmed", p.Header.Get("Location"))
+	assert.Equal(t, "/console/events/"+ev+"/attendees?resent=1&status=confirmed", p.Header.Get("Location"))
+	assert.Contains(t, op.get(p.Header.Get("Location")).Body, "The ticket email is queued again")
 	again := nextMail(t, relay, "ann@example.com")
 	subject := regexp.MustCompile(`(?m)^Subject: (.*)\r?$`)
 	require.NotNil(t, subject.FindSubmatch(again.Data))
