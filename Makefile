@@ -11,7 +11,7 @@ PKGS     := ./...
 FUZZTIME ?= 4000x
 FUZZTIME_LONG ?= 100000x
 
-.PHONY: all build run test test-go fuzz-short fuzz bench chaos cluster-chaos chaos-deps lint lint-openapi lint-openapi-deps browser-deps readme-deps stripe-mock clean
+.PHONY: all build run test test-go fuzz-short fuzz bench bench-cluster chaos cluster-chaos chaos-deps lint lint-openapi lint-openapi-deps browser-deps readme-deps stripe-mock clean
 
 all: build
 
@@ -87,6 +87,14 @@ endif
 
 chaos: chaos-deps build
 	$(GO) run ./bench/cmd/chaos -ticketd $(BIN) $(CHAOSFLAGS) $(CHAOSRESULTS)
+
+## bench-cluster: the cluster's throughput (a hot-event flash sale and a 64-event drop
+## on 3 in-process nodes, each as a ratio to one Pebble node measured in the same run)
+## then cluster-chaos for the failover gap; the output in bin/bench-results/cluster-*.txt
+bench-cluster:
+	@mkdir -p bin/bench-results
+	bash -o pipefail -c 'TICKETD_CLUSTER_BENCH=1 $(GO) test -count=1 -v -timeout 20m -run TestThroughputRatios ./cluster/ 2>&1 | tee bin/bench-results/cluster-$$(date -u +%Y%m%d-%H%M%S).txt'
+	$(MAKE) cluster-chaos
 
 ## cluster-chaos: three real nodes in cluster mode under an order load, with in turn
 ## kill -9 of the hot event's owner, SIGSTOP of its owner for 15 s, and a node restarted
