@@ -50,6 +50,7 @@ func startStacks(t *testing.T, n int, tweak ...func(*actors.Config)) []*stack {
 			SnapshotEvery: 1 << 30,
 			Forward:       s.router.Forward,
 			Ready:         func() error { return nil },
+			Logger:        failLog(t).With("node", nd.Name(), "part", "actors"),
 		}
 		for _, f := range tweak {
 			f(&ac)
@@ -150,7 +151,12 @@ func TestForwardAndFailover(t *testing.T) {
 	require.NotEqual(t, b, c)
 	t.Logf("owner %s lost; %s owns %s now", stacks[b].node.Name(), stacks[c].node.Name(), evt)
 
-	ctx, cancel := context.WithTimeout(bg, 60*time.Second)
+	// The bound is generous: this test asserts that nothing acknowledged is
+	// lost and nothing oversold across the loss; how fast writes resume is
+	// the chaos run's target (15 s, asserted there on real processes). A
+	// CI run under full load once saw this event unavailable for 60 s: the
+	// time is logged, and the nodes' logs are printed if the test fails.
+	ctx, cancel := context.WithTimeout(bg, 120*time.Second)
 	defer cancel()
 	// Until the survivor has activated the event, a request answers
 	// ErrUnavailable (a 503: retry) and the next one activates it afresh;

@@ -1,9 +1,12 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,7 +38,7 @@ func startCluster(t *testing.T, n int) ([]*Node, []Config) {
 	cfgs := make([]Config, n)
 	for i := range n {
 		cfgs[i] = Config{NodeName: fmt.Sprintf("n%d", i+1), Addr: addrs[i], Peers: addrs,
-			DataDir: t.TempDir(), Shards: 3}
+			DataDir: t.TempDir(), Shards: 3, Logger: failLog(t).With("node", fmt.Sprintf("n%d", i+1))}
 		nd, err := Start(cfgs[i])
 		require.NoError(t, err)
 		nodes[i] = nd
@@ -47,4 +50,39 @@ func startCluster(t *testing.T, n int) ([]*Node, []Config) {
 		require.NoError(t, nd.WaitReady(ctx))
 	}
 	return nodes, cfgs
+}
+
+// failLogs holds, per test, what its nodes logged: printed only when the
+// test fails, so a failover that took too long leaves its story.
+var failLogs sync.Map // *testing.T -> *lockedBuf
+
+type lockedBuf struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() > 4<<20 {
+		return len(p), nil // bounded: the start of the story is kept
+	}
+	return b.buf.Write(p)
+}
+
+// failLog is t's logger of the nodes and actors, shown if t fails.
+func failLog(t *testing.T) *slog.Logger {
+	v, loaded := failLogs.LoadOrStore(t, &lockedBuf{})
+	b := v.(*lockedBuf)
+	if !loaded {
+		t.Cleanup(func() {
+			failLogs.Delete(t)
+			if t.Failed() {
+				b.mu.Lock()
+				t.Logf("what the nodes logged:\n%s", b.buf.String())
+				b.mu.Unlock()
+			}
+		})
+	}
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
