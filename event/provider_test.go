@@ -12,16 +12,7 @@ import (
 // on a hosted provider's page cs_A (100 USD, one place of capacity 1).
 func stripeConfirmed(t *testing.T) *scriptRunner {
 	t.Helper()
-	r := newScriptRunner(t)
-	for _, l := range []string{
-		`CreateEvent {"name":"Conf","timezone":"UTC","startsAt":"2026-09-01T09:00:00Z"}`,
-		`CreateTicketType {"name":"GA","capacity":1,"priceAmount":100}`,
-		`UpdateTicketType ID=tt_1 {"status":"open"}`,
-		`UpdateEvent {"status":"published"}`,
-		`PlaceOrder {"email":"a@x.io","items":[{"itemType":"registration_type","itemId":"tt_1","quantity":1}]}`,
-	} {
-		require.NotContains(t, r.run(l), "error", l)
-	}
+	r := onePlaceOrdered(t, 100)
 	// Prepare changes nothing and says the hold's new end.
 	res, changes, err := r.m.Decide(r.now, ConfirmOrder{Ref: "ord_1", Storefront: true, Prepare: true})
 	require.NoError(t, err)
@@ -97,16 +88,7 @@ func TestProviderSecondChargeIsRefunded(t *testing.T) {
 
 // TestProviderPrepareOfAFreeOrderChangesNothing: Prepare never fulfils.
 func TestProviderPrepareOfAFreeOrderChangesNothing(t *testing.T) {
-	r := newScriptRunner(t)
-	for _, l := range []string{
-		`CreateEvent {"name":"Conf","timezone":"UTC","startsAt":"2026-09-01T09:00:00Z"}`,
-		`CreateTicketType {"name":"GA","capacity":1,"priceAmount":0}`,
-		`UpdateTicketType ID=tt_1 {"status":"open"}`,
-		`UpdateEvent {"status":"published"}`,
-		`PlaceOrder {"email":"a@x.io","items":[{"itemType":"registration_type","itemId":"tt_1","quantity":1}]}`,
-	} {
-		require.NotContains(t, r.run(l), "error", l)
-	}
+	r := onePlaceOrdered(t, 0)
 	res, changes, err := r.m.Decide(r.now, ConfirmOrder{Ref: "ord_1", Storefront: true, Prepare: true})
 	require.NoError(t, err)
 	assert.Empty(t, changes)
@@ -146,16 +128,7 @@ func TestProviderPageClosedOnRelease(t *testing.T) {
 
 // TestProviderPageMustOutliveNow: a page that expired already is refused.
 func TestProviderPageMustOutliveNow(t *testing.T) {
-	r := newScriptRunner(t)
-	for _, l := range []string{
-		`CreateEvent {"name":"Conf","timezone":"UTC","startsAt":"2026-09-01T09:00:00Z"}`,
-		`CreateTicketType {"name":"GA","capacity":1,"priceAmount":100}`,
-		`UpdateTicketType ID=tt_1 {"status":"open"}`,
-		`UpdateEvent {"status":"published"}`,
-		`PlaceOrder {"email":"a@x.io","items":[{"itemType":"registration_type","itemId":"tt_1","quantity":1}]}`,
-	} {
-		require.NotContains(t, r.run(l), "error", l)
-	}
+	r := onePlaceOrdered(t, 100)
 	out := r.exec(ConfirmOrder{Ref: "ord_1", Storefront: true, Provider: &ProviderCheckout{
 		Provider: "stripe", Ref: "cs_A", URL: "https://x", HoldUntil: r.now}})
 	assert.Contains(t, out, "error")

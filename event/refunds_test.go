@@ -1,26 +1,36 @@
 package event
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// paidOrder runs a script prefix that leaves ord_1 paid (100 USD, one
-// place of capacity 1) and returns the runner.
-func paidOrder(t *testing.T) *scriptRunner {
+// onePlaceOrdered runs the script prefix of the payment tests: a
+// published event with one open type of one place at price (USD), and
+// ord_1 placed for it by a@x.io.
+func onePlaceOrdered(t *testing.T, price int) *scriptRunner {
 	t.Helper()
 	r := newScriptRunner(t)
 	for _, l := range []string{
 		`CreateEvent {"name":"Conf","timezone":"UTC","startsAt":"2026-09-01T09:00:00Z"}`,
-		`CreateTicketType {"name":"GA","capacity":1,"priceAmount":100}`,
+		fmt.Sprintf(`CreateTicketType {"name":"GA","capacity":1,"priceAmount":%d}`, price),
 		`UpdateTicketType ID=tt_1 {"status":"open"}`,
 		`UpdateEvent {"status":"published"}`,
 		`PlaceOrder {"email":"a@x.io","items":[{"itemType":"registration_type","itemId":"tt_1","quantity":1}]}`,
-		`ConfirmOrder Ref=ord_1 Storefront=true`,
 	} {
 		require.NotContains(t, r.run(l), "error", l)
 	}
+	return r
+}
+
+// paidOrder runs a script prefix that leaves ord_1 paid (100 USD, one
+// place of capacity 1) and returns the runner.
+func paidOrder(t *testing.T) *scriptRunner {
+	t.Helper()
+	r := onePlaceOrdered(t, 100)
+	require.NotContains(t, r.run(`ConfirmOrder Ref=ord_1 Storefront=true`), "error")
 	o := r.m.State().Orders["ord_1"]
 	out := r.exec(SettlePayment{PaymentID: o.PaymentID, Amount: o.Total, Currency: "USD", DeliveryID: "d1", Outcome: "succeeded"})
 	require.Contains(t, out, "order.paid")

@@ -34,7 +34,7 @@ func TestBindAcceptsAValidBody(t *testing.T) {
 	require.NoError(t, b.Bind([]byte(body), &o))
 	require.Equal(t, "ann@example.com", o.Email)
 	require.Equal(t, "Ann é😀", o.Name)
-	require.Equal(t, []toyItem{{"addon", "ao_1", 100}}, o.Items)
+	require.Equal(t, []toyItem{{ItemType: "addon", ItemID: "ao_1", Quantity: 100}}, o.Items)
 	require.Nil(t, o.Capacity)
 	require.NotNil(t, o.Amount)
 	require.Equal(t, toyMoney(4999), *o.Amount)

@@ -295,6 +295,26 @@ func TestStripeWebhookSettlesOnceAndRefusesForgeries(t *testing.T) {
 
 // ticketMailQueued asserts the order's ticket email waits in the outbox
 // (no SMTP here) with its receipt and calendar file, read through the
+// refundPendingAtStripe places and pays a 10 USD order for name@example.com
+// (its payment event evt_<name>_pay), then refunds it with Stripe
+// answering the refund (re_pend) pending: the event, the order's number
+// and the pending refund as the API shows it.
+func (f *fx) refundPendingAtStripe(name string) (evt, number string, refund map[string]any) {
+	t := f.t
+	t.Helper()
+	evt, typeID := f.drop(10, 10)
+	number = f.place(evt, typeID, name+"@example.com")
+	_, session := f.confirmed(evt, number)
+	body := stripeEvent("evt_"+name+"_pay", "checkout.session.completed", session, number, "paid", 1000, "usd")
+	st, _ := f.deliver(body, sign(body, testSecret, time.Now()))
+	require.Equal(t, 200, st)
+	f.rec.Fail("POST /v1/refunds", stripemock.Fault{Status: 200, Body: `{"id":"re_pend","object":"refund","amount":1000,"currency":"usd","status":"pending"}`})
+	res := f.want(200, "POST", "/admin/v1/events/"+evt+"/orders/"+number+"/refund", f.svc.Admin, map[string]any{})
+	refund = res["refunds"].([]any)[0].(map[string]any)
+	require.Equal(t, "pending", refund["status"])
+	return evt, number, refund
+}
+
 // operator's preview.
 func (f *fx) ticketMailQueued(number, total string) {
 	f.t.Helper()
@@ -434,17 +454,7 @@ func TestStripeResumerFinishesARefundStripeCouldNotTake(t *testing.T) {
 // answers pending stays pending until refund.updated says succeeded.
 func TestStripeRefundPendingAtStripeSettlesByRefundUpdated(t *testing.T) {
 	f := start(t)
-	evt, typeID := f.drop(10, 10)
-	number := f.place(evt, typeID, "pend@example.com")
-	_, session := f.confirmed(evt, number)
-	body := stripeEvent("evt_pend_pay", "checkout.session.completed", session, number, "paid", 1000, "usd")
-	st, _ := f.deliver(body, sign(body, testSecret, time.Now()))
-	require.Equal(t, 200, st)
-
-	f.rec.Fail("POST /v1/refunds", stripemock.Fault{Status: 200, Body: `{"id":"re_pend","object":"refund","amount":1000,"currency":"usd","status":"pending"}`})
-	res := f.want(200, "POST", "/admin/v1/events/"+evt+"/orders/"+number+"/refund", f.svc.Admin, map[string]any{})
-	r := res["refunds"].([]any)[0].(map[string]any)
-	require.Equal(t, "pending", r["status"])
+	evt, number, r := f.refundPendingAtStripe("pend")
 
 	upd := []byte(fmt.Sprintf(`{"id":"evt_refund_upd","object":"event","created":%d,"type":"refund.updated","data":{"object":
 {"id":"re_pend","object":"refund","amount":1000,"currency":"usd","status":"succeeded","payment_intent":"pi_x",
@@ -540,16 +550,7 @@ func TestStripeLapsedHoldExpiresTheSessionAndALatePaymentIsFulfilled(t *testing.
 // refunds it still has pending.
 func TestStripeChargeRefundedFinishesPendingRefunds(t *testing.T) {
 	f := start(t)
-	evt, typeID := f.drop(10, 10)
-	number := f.place(evt, typeID, "charge@example.com")
-	_, session := f.confirmed(evt, number)
-	body := stripeEvent("evt_ch_pay", "checkout.session.completed", session, number, "paid", 1000, "usd")
-	st, _ := f.deliver(body, sign(body, testSecret, time.Now()))
-	require.Equal(t, 200, st)
-	f.rec.Fail("POST /v1/refunds", stripemock.Fault{Status: 200, Body: `{"id":"re_pend","object":"refund","amount":1000,"currency":"usd","status":"pending"}`})
-	res := f.want(200, "POST", "/admin/v1/events/"+evt+"/orders/"+number+"/refund", f.svc.Admin, map[string]any{})
-	r := res["refunds"].([]any)[0].(map[string]any)
-	require.Equal(t, "pending", r["status"])
+	evt, number, _ := f.refundPendingAtStripe("charge")
 
 	ch := []byte(fmt.Sprintf(`{"id":"evt_charge_refunded","object":"event","created":%d,"type":"charge.refunded","data":{"object":
 {"id":"ch_1","object":"charge","amount":1000,"amount_refunded":1000,"currency":"usd","payment_intent":"pi_x",
