@@ -4,20 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	nethttp "net/http"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
 	"ticketd/actors"
-	"ticketd/event"
 	"ticketd/persistence"
-	"ticketd/snapshots"
 )
 
 // TestReadyzFollowsTheStore serves /healthz and /readyz over a real store
@@ -26,28 +21,8 @@ import (
 // stays 200.
 func TestReadyzFollowsTheStore(t *testing.T) {
 	ffs := persistence.NewFaultFS(vfs.Default)
-	store, err := persistence.Open(persistence.Options{Dir: t.TempDir(), FS: ffs, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	sys, err := actors.Open(actors.Config{Event: event.Config{BaseURL: "http://x", OrderHold: time.Minute, CheckoutSessionTTL: time.Hour}},
-		store, snapshots.New(store, 2))
-	require.NoError(t, err)
-	h := &harness{t: t, auth: newFakeAuth(), gate: make(chan struct{}), entered: make(chan struct{}, 1)}
-	cfg := DefaultConfig()
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	srv, err := NewServer(cfg, h.auth, toyRoutes(h))
-	require.NoError(t, err)
-	registerHealth(srv, sys)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		_ = sys.Close()
-		_ = store.Close()
-	})
-	base := "http://" + ln.Addr().String()
+	sys, _ := openSystem(t, ffs)
+	base := serveHarness(t, nil, func(srv *Server) { registerHealth(srv, sys) }).base
 	get := func(path string) (int, map[string]any) {
 		res, err := nethttp.Get(base + path)
 		require.NoError(t, err)
@@ -65,7 +40,7 @@ func TestReadyzFollowsTheStore(t *testing.T) {
 	require.Equal(t, 200, code)
 
 	ffs.FailSyncs(syscall.EIO)
-	_, err = sys.CreateUnit(context.Background(), "after the fault")
+	_, err := sys.CreateUnit(context.Background(), "after the fault")
 	require.ErrorIs(t, err, actors.ErrUnavailable, "the write whose sync failed is not acknowledged")
 	require.ErrorIs(t, err, persistence.ErrFailed)
 

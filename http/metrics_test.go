@@ -4,12 +4,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	nethttp "net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -31,35 +31,9 @@ type metricsHarness struct {
 
 func newMetricsHarness(t *testing.T) *metricsHarness {
 	t.Helper()
-	h := &harness{t: t, auth: newFakeAuth(), gate: make(chan struct{}), entered: make(chan struct{}, 1)}
-	store, err := persistence.Open(persistence.Options{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	sys, err := actors.Open(actors.Config{Event: event.Config{BaseURL: "http://x", OrderHold: time.Minute, CheckoutSessionTTL: time.Hour}},
-		store, snapshots.New(store, 2))
-	require.NoError(t, err)
-
-	cfg := DefaultConfig()
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	cfg.AdminToken = metricsAdminToken
-	cfg.OnRequest = func(ri RequestInfo) {
-		h.mu.Lock()
-		h.infos = append(h.infos, ri)
-		h.mu.Unlock()
-	}
-	srv, err := NewServer(cfg, h.auth, toyRoutes(h))
-	require.NoError(t, err)
-	registerMetrics(srv, sys)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		_ = sys.Close()
-		_ = store.Close()
-	})
-	h.srv, h.base = srv, "http://"+ln.Addr().String()
+	sys, store := openSystem(t, nil)
+	h := serveHarness(t, func(cfg *Config) { cfg.AdminToken = metricsAdminToken },
+		func(srv *Server) { registerMetrics(srv, sys) })
 	return &metricsHarness{harness: h, sys: sys, store: store}
 }
 
@@ -195,4 +169,20 @@ func TestMetricsSystemAndRuntime(t *testing.T) {
 	require.Greater(t, gauge("go_memstats_heap_alloc_bytes"), 0.0)
 	require.Contains(t, fams, "go_gc_heap_live_bytes")
 	require.Contains(t, fams, "process_resident_memory_bytes")
+}
+
+// openSystem opens an actor system on a Pebble store in a temp dir (on fs
+// when it is not nil), both closed when the test ends.
+func openSystem(t *testing.T, fs vfs.FS) (*actors.System, *persistence.Store) {
+	t.Helper()
+	store, err := persistence.Open(persistence.Options{Dir: t.TempDir(), FS: fs, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	sys, err := actors.Open(actors.Config{Event: event.Config{BaseURL: "http://x", OrderHold: time.Minute, CheckoutSessionTTL: time.Hour}},
+		store, snapshots.New(store, 2))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = sys.Close()
+		_ = store.Close()
+	})
+	return sys, store
 }

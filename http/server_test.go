@@ -181,6 +181,13 @@ func toyRoutes(h *harness) []Route {
 
 func newHarness(t *testing.T, mod func(*Config)) *harness {
 	t.Helper()
+	return serveHarness(t, mod, nil)
+}
+
+// serveHarness is newHarness with register adding the server's own routes
+// (health, metrics) before it serves.
+func serveHarness(t *testing.T, mod func(*Config), register func(*Server)) *harness {
+	t.Helper()
 	h := &harness{t: t, auth: newFakeAuth(), gate: make(chan struct{}), entered: make(chan struct{}, 1)}
 	cfg := DefaultConfig()
 	cfg.AdminToken = adminTok
@@ -195,6 +202,9 @@ func newHarness(t *testing.T, mod func(*Config)) *harness {
 	}
 	srv, err := NewServer(cfg, h.auth, toyRoutes(h))
 	require.NoError(t, err)
+	if register != nil {
+		register(srv)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	done := make(chan error, 1)
