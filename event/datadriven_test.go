@@ -135,6 +135,23 @@ func testConfig() Config {
 	return Config{BaseURL: "http://t", OrderHold: 15 * time.Minute, CheckoutSessionTTL: 24 * time.Hour}
 }
 
+// step decides c at now and applies its changes, as the actor does.
+func step(m *Machine, now time.Time, c Command) (any, error) {
+	res, chs, err := m.Decide(now, c)
+	for _, ch := range chs {
+		m.Apply(ch)
+	}
+	return res, err
+}
+
+// mustStep is step for a command that must succeed.
+func mustStep(t *testing.T, m *Machine, now time.Time, c Command) any {
+	t.Helper()
+	res, err := step(m, now, c)
+	require.NoError(t, err)
+	return res
+}
+
 func (r *scriptRunner) reset() {
 	r.m = NewMachine("evt_1", testConfig(), newSeqIDs(1))
 	r.log = nil

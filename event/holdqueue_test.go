@@ -18,13 +18,7 @@ func TestHoldQueueMatchesBruteForce(t *testing.T) {
 			m := NewMachine("evt_hq", testConfig(), newSeqIDs(seed))
 			now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
 			start := Time{now.Add(720 * time.Hour)}
-			step := func(c Command) (any, error) {
-				res, chs, err := m.Decide(now, c)
-				for _, ch := range chs {
-					m.Apply(ch)
-				}
-				return res, err
-			}
+			step := func(c Command) (any, error) { return step(m, now, c) }
 			for _, c := range []Command{
 				CreateEvent{Name: "H", Timezone: "UTC", StartsAt: &start},
 				UpdateEvent{Status: Some(EventPublished)},

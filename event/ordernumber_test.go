@@ -33,12 +33,7 @@ func TestOrderNumberRepeatIsDrawnAgain(t *testing.T) {
 	start := Time{now.Add(720 * time.Hour)}
 	step := func(c Command) any {
 		t.Helper()
-		res, chs, err := m.Decide(now, c)
-		require.NoError(t, err)
-		for _, ch := range chs {
-			m.Apply(ch)
-		}
-		return res
+		return mustStep(t, m, now, c)
 	}
 	step(CreateEvent{Name: "N", Timezone: "UTC", StartsAt: &start})
 	step(UpdateEvent{Status: Some(EventPublished)})

@@ -95,13 +95,7 @@ func TestEventIDHelpers(t *testing.T) {
 func TestAgendaReset(t *testing.T) {
 	m := NewMachine("evt_1", testConfig(), newSeqIDs(1))
 	now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
-	do := func(c Command) (any, error) {
-		res, chs, err := m.Decide(now, c)
-		for _, ch := range chs {
-			m.Apply(ch)
-		}
-		return res, err
-	}
+	do := func(c Command) (any, error) { return step(m, now, c) }
 	start := Time{time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)}
 	_, err := do(CreateEvent{Name: "E", Timezone: "UTC", StartsAt: &start})
 	require.NoError(t, err)
@@ -127,14 +121,7 @@ func TestAgendaReset(t *testing.T) {
 func TestPassAndCheckinCode(t *testing.T) {
 	m := NewMachine("evt_1", testConfig(), newSeqIDs(1))
 	now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
-	do := func(c Command) any {
-		res, chs, err := m.Decide(now, c)
-		require.NoError(t, err)
-		for _, ch := range chs {
-			m.Apply(ch)
-		}
-		return res
-	}
+	do := func(c Command) any { return mustStep(t, m, now, c) }
 	do(CreateEvent{Name: "E", Timezone: "UTC"})
 	reg := do(CreateRegistration{Email: "a@b.c"}).(RegistrationResult)
 	tok := reg.PassURL[len("http://t/pass/"):]
@@ -219,14 +206,7 @@ func TestExamplesDecode(t *testing.T) {
 func TestTokensAfterSnapshot(t *testing.T) {
 	m := NewMachine("evt_1", testConfig(), newSeqIDs(1))
 	now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
-	do := func(c Command) any {
-		res, chs, err := m.Decide(now, c)
-		require.NoError(t, err)
-		for _, ch := range chs {
-			m.Apply(ch)
-		}
-		return res
-	}
+	do := func(c Command) any { return mustStep(t, m, now, c) }
 	do(CreateEvent{Name: "E", Timezone: "UTC"})
 	a := do(CreateRegistration{Email: "a@b.c"}).(RegistrationResult)
 	b := do(CreateRegistration{Email: "b@b.c"}).(RegistrationResult)
