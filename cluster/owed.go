@@ -172,6 +172,11 @@ func (o *owed) settle(ctx context.Context, eventID string) error {
 	for _, k := range done {
 		delete(keys, k)
 	}
+	if len(keys) == 0 {
+		// Nothing owed now: the marks are read again when needed, so
+		// memory holds those of the events with entries in flight only.
+		delete(o.settled, eventID)
+	}
 	o.mu.Unlock()
 	return nil
 }
@@ -318,11 +323,9 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 		err = o.readSubject(ctx, settledStream, settledSubj+eventID, 0, func(m *jetstream.RawStreamMsg) error {
 			for _, k := range splitKeys(m.Data) {
 				delete(want, k)
-				// A mark of a put the log no longer holds is needed no more.
-				if _, ok := puts[k]; ok {
-					marks.keys[k] = 0
-				}
 			}
+			// A mark of a put the log no longer holds is needed no more.
+			readMarks(m.Data, marks.keys, func(k string) bool { _, ok := puts[k]; return ok })
 			marks.last = m.Sequence
 			marks.msgs++
 			return nil

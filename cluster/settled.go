@@ -32,6 +32,9 @@ import (
 //     when its key was settled (measured at the next rollup), so the key
 //     goes once the log's first record kept is past that.
 //
+// A message's data is the keys, one a line; a rollup's lines are a key, a
+// tab and that record seq, so whoever reads them prunes alike.
+//
 // Every message on an event's subject is fenced on the subject's last
 // message as the publisher knows it (Nats-Expected-Last-Subject-Sequence),
 // so a rollup never drops a mark it has not read, whichever node makes it.
@@ -120,9 +123,7 @@ func (o *owed) marks(ctx context.Context, eventID string) (*settledMarks, error)
 	}
 	m = &settledMarks{keys: map[string]uint64{}}
 	err := o.readSubject(ctx, settledStream, settledSubj+eventID, 0, func(msg *jetstream.RawStreamMsg) error {
-		for _, k := range splitKeys(msg.Data) {
-			m.keys[k] = 0
-		}
+		readMarks(msg.Data, m.keys, nil)
 		m.last = msg.Sequence
 		m.msgs++
 		return nil
@@ -142,15 +143,40 @@ func (o *owed) marks(ctx context.Context, eventID string) (*settledMarks, error)
 	return m, nil
 }
 
-// splitKeys is the keys of a settled message: one a line.
+// splitKeys is the keys of a settled message: one a line, a rollup's
+// with a tab and the record seq its put lies at or before.
 func splitKeys(data []byte) []string {
 	var out []string
-	for k := range strings.SplitSeq(string(data), "\n") {
-		if k != "" {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if k, _ := splitMark(line); k != "" {
 			out = append(out, k)
 		}
 	}
 	return out
+}
+
+// splitMark is a settled line's key and bound (0: none).
+func splitMark(line string) (string, uint64) {
+	k, b, ok := strings.Cut(line, "\t")
+	if !ok {
+		return line, 0
+	}
+	bound, _ := strconv.ParseUint(b, 10, 64)
+	return k, bound
+}
+
+// readMarks adds the marks of a settled message to keys, keeping the
+// bounds a rollup wrote.
+func readMarks(data []byte, keys map[string]uint64, keep func(key string) bool) {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		k, b := splitMark(line)
+		if k == "" || keep != nil && !keep(k) {
+			continue
+		}
+		if cur, ok := keys[k]; !ok || cur == 0 {
+			keys[k] = b
+		}
+	}
 }
 
 // keyParts joins keys, one a line, into bodies of at most partBytes.
@@ -226,7 +252,7 @@ func (o *owed) rollup(ctx context.Context, eventID string, m *settledMarks, done
 			delete(m.keys, k)
 			continue
 		}
-		keys = append(keys, k)
+		keys = append(keys, k+"\t"+strconv.FormatUint(b, 10))
 	}
 	fence := m.last
 	o.mu.Unlock()
