@@ -24,16 +24,31 @@ import (
 // read and a new decision, is rare too, and no node needs to be elected
 // or asked: a write succeeds on any node that reaches a majority. The
 // state machine and its read views are the Pebble mode's.
+//
+// The log is bounded by checkpoints: the directory's whole state at a
+// record (directory.State.MarshalSnapshot), stored by the node that
+// appended once the log after the last one is long enough, after which
+// the log may drop the records before the previous checkpoint. A reader
+// starts from the newest checkpoint.
 type SharedLog interface {
 	// Read calls fn for each record after the last one read (or
-	// appended) through this log, in order.
-	Read(ctx context.Context, fn func(seq uint64, record []byte) error) error
+	// appended) through this log, in order. At the first read, and when
+	// the records after the last one read are gone, it calls restore
+	// first with a checkpoint (the state at record seq) and then fn from
+	// seq+1; restore replaces the reader's state.
+	Read(ctx context.Context, restore func(seq uint64, state []byte) error, fn func(seq uint64, record []byte) error) error
 	// Append appends records as seqs first, first+1... with the index
 	// entries they owe, only if the log's last record is first-1: else
 	// it answers an error wrapping persistence.ErrFenced and appends
 	// nothing. Any other error leaves the outcome unknown (a later Read
 	// tells).
 	Append(ctx context.Context, first uint64, records [][]byte, index []IndexEntry) error
+	// CheckpointDue reports whether a checkpoint is due.
+	CheckpointDue() bool
+	// Checkpoint stores state as the checkpoint at seq, the last record
+	// read or appended, only if the log still ends there; else it
+	// answers an error wrapping persistence.ErrFenced and stores nothing.
+	Checkpoint(ctx context.Context, seq uint64, state []byte) error
 }
 
 // IndexEntry is an index entry a shared log's records owe.
@@ -73,7 +88,16 @@ func (a *dirActor) catchUp() error {
 	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 	defer cancel()
 	n := 0
-	err := a.shared.Read(ctx, func(seq uint64, rec []byte) error {
+	restore := func(seq uint64, state []byte) error {
+		st, err := directory.UnmarshalSnapshot(state)
+		if err != nil {
+			return fmt.Errorf("actors: directory checkpoint at %d: %w", seq, err)
+		}
+		a.st, a.seq = st, seq
+		n++
+		return nil
+	}
+	err := a.shared.Read(ctx, restore, func(seq uint64, rec []byte) error {
 		if seq != a.seq+1 {
 			return fmt.Errorf("actors: directory log: record %d after %d", seq, a.seq)
 		}
@@ -136,7 +160,32 @@ func (a *dirActor) decideShared(ctx actor.Context, fn func() (any, directory.Cha
 			a.sys.cfg.OnOutbox()
 		}
 		ctx.Respond(&response{result: resolved(a.st, res, ch)})
+		a.checkpoint()
 		return
+	}
+}
+
+// checkpoint stores the state as the shared log's checkpoint when one is
+// due: written from the state at the last record appended, and fenced on
+// it, so it is the state at its seq. A refused or failed one is tried
+// again after the next append.
+func (a *dirActor) checkpoint() {
+	if !a.shared.CheckpointDue() {
+		return
+	}
+	state, err := a.st.MarshalSnapshot()
+	if err != nil {
+		a.sys.cfg.Logger.Error("directory: encode checkpoint", "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	defer cancel()
+	err = a.shared.Checkpoint(ctx, a.seq, state)
+	switch {
+	case errors.Is(err, persistence.ErrFenced):
+		a.sys.cfg.Logger.Debug("directory: checkpoint refused: the log moved", "seq", a.seq)
+	case err != nil:
+		a.sys.cfg.Logger.Warn("directory: checkpoint failed", "seq", a.seq, "err", err)
 	}
 }
 

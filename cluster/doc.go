@@ -61,7 +61,9 @@
 // shard's events at once (activate.go: load, claim, expire what lapsed),
 // and imports what they owe (owed.go: mail, webhooks, refunds, pages to
 // close, all sent by the owner alone, settled entries replicated in the
-// TICKETD_SETTLED stream); on a loss it drops those from its local store.
+// TICKETD_SETTLED stream, at most 16 messages per event: a rollup replaces
+// them with the event's settled keys whose put its log still holds, see
+// settled.go); on a loss it drops those from its local store.
 // Raft elections start after Config.ElectionTimeout (raft_timing.go). The
 // fence, not the placement, keeps one writer.
 //
@@ -110,7 +112,12 @@
 //     answering 401 to a key it does not know, so a key made on one node
 //     authenticates on every node at once and a revocation takes effect
 //     everywhere within about a second (at once where it was made). The
-//     directory is read whole at start (it is small) and never trimmed.
+//     log is bounded by checkpoints: the appending node stores the whole
+//     directory (its snapshot encoding) on dir.ckpt once 1,000 records or
+//     1 MiB followed the last one, fenced on the record it reflects being
+//     the stream's last message, and purges the records before the
+//     previous checkpoint (two checkpoints kept); a node starts from the
+//     newest checkpoint and the records after it (see directory.go).
 //   - The event index ("ev/" entries: which events exist and their unit,
 //     and "evpub/": which are published) and the audit log: Index, the
 //     stream TICKETD_INDEX with one subject per key (ix.<key>) that keeps

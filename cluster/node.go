@@ -382,9 +382,7 @@ func (n *Node) ensureStreams(ctx context.Context) error {
 			return fmt.Errorf("cluster: stream %s: %w", streamName(i), err)
 		}
 	}
-	if _, err := n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: settledStream,
-		Subjects: []string{settledSubj + ">"}, Storage: jetstream.FileStorage, Replicas: n.cfg.Replicas,
-		MaxMsgSize: maxMessageBytes}); err != nil {
+	if _, err := n.js.CreateOrUpdateStream(ctx, settledStreamConfig(n.cfg.Replicas)); err != nil {
 		return fmt.Errorf("cluster: stream %s: %w", settledStream, err)
 	}
 	if _, err := n.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: snapBucket,

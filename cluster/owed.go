@@ -83,8 +83,13 @@ type owed struct {
 	wake  func()
 
 	releasing sync.Mutex // one release at a time
-	mu        sync.Mutex // events, and the local entries' writes
+	mu        sync.Mutex // events, settled, and the local entries' writes
 	events    map[string]map[string]struct{}
+	// settled is, per event, what this node knows of its settled subject
+	// (settled.go); made on first use.
+	settled map[string]*settledMarks
+	// partBytes bounds a settled message's body (0: half a log message).
+	partBytes int
 }
 
 // noteIndex is Log.onIndex: the owner's own commits.
@@ -160,23 +165,19 @@ func (o *owed) settle(ctx context.Context, eventID string) error {
 	if err != nil || len(done) == 0 {
 		return err
 	}
-	// One message per event and pass, bounded in size like the log's.
-	for start := 0; start < len(done); {
-		var body []byte
-		end := start
-		for ; end < len(done) && len(body)+len(done[end])+1 < maxMessageBytes/2; end++ {
-			body = append(append(body, done[end]...), '\n')
-		}
-		if _, err := o.n.js.Publish(ctx, settledSubj+eventID, body); err != nil {
-			return fmt.Errorf("cluster: settle %s: %w", eventID, err)
-		}
-		o.mu.Lock()
-		for _, k := range done[start:end] {
-			delete(keys, k)
-		}
-		o.mu.Unlock()
-		start = end
+	if err := o.publishSettled(ctx, eventID, done); err != nil {
+		return fmt.Errorf("cluster: settle %s: %w", eventID, err)
 	}
+	o.mu.Lock()
+	for _, k := range done {
+		delete(keys, k)
+	}
+	if len(keys) == 0 {
+		// Nothing owed now: the marks are read again when needed, so
+		// memory holds those of the events with entries in flight only.
+		delete(o.settled, eventID)
+	}
+	o.mu.Unlock()
 	return nil
 }
 
@@ -245,6 +246,7 @@ func (o *owed) release(keep func(shard int) bool) error {
 		o.mu.Lock()
 		if !keep(o.n.shard(id)) { // not gained back meanwhile
 			delete(o.events, id)
+			delete(o.settled, id)
 		}
 		o.mu.Unlock()
 	}
@@ -294,6 +296,7 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 	}
 	st, subj := o.n.place(eventID)
 	want := map[string][]byte{}
+	puts := map[string]struct{}{} // every key the log puts, owed or not
 	err := o.readSubject(ctx, st, subj, epoch, func(m *jetstream.RawStreamMsg) error {
 		if m.Header.Get(hdrClaim) != "" || len(m.Data) == 0 || m.Data[0] != formatV1 {
 			return nil
@@ -304,6 +307,7 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 			}
 			if op == 'p' {
 				want[string(k)] = bytes.Clone(v)
+				puts[string(k)] = struct{}{}
 			} else {
 				delete(want, string(k))
 			}
@@ -313,11 +317,17 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	var marks *settledMarks
 	if len(want) > 0 {
+		marks = &settledMarks{keys: map[string]uint64{}}
 		err = o.readSubject(ctx, settledStream, settledSubj+eventID, 0, func(m *jetstream.RawStreamMsg) error {
-			for _, k := range strings.Split(string(m.Data), "\n") {
+			for _, k := range splitKeys(m.Data) {
 				delete(want, k)
 			}
+			// A mark of a put the log no longer holds is needed no more.
+			readMarks(m.Data, marks.keys, func(k string) bool { _, ok := puts[k]; return ok })
+			marks.last = m.Sequence
+			marks.msgs++
 			return nil
 		})
 		if err != nil {
@@ -326,6 +336,17 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if marks != nil {
+		if cur := o.settled[eventID]; cur != nil {
+			for k, b := range cur.keys { // settled since the claim
+				marks.keys[k] = b
+			}
+		}
+		if o.settled == nil {
+			o.settled = map[string]*settledMarks{}
+		}
+		o.settled[eventID] = marks
+	}
 	here, err := o.present(eventID)
 	if err != nil {
 		return 0, err

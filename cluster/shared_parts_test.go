@@ -18,8 +18,8 @@ import (
 func TestDirectoryLogConflict(t *testing.T) {
 	nodes, _ := startCluster(t, 3)
 	d1, d2 := NewDirectory(nodes[0], openLocal(t)), NewDirectory(nodes[1], openLocal(t))
-	require.NoError(t, d1.Read(bg, func(uint64, []byte) error { return nil }))
-	require.NoError(t, d2.Read(bg, func(uint64, []byte) error { return nil }))
+	require.NoError(t, d1.Read(bg, nil, func(uint64, []byte) error { return nil }))
+	require.NoError(t, d2.Read(bg, nil, func(uint64, []byte) error { return nil }))
 
 	require.NoError(t, d1.Append(bg, 1, [][]byte{[]byte("one")}, []actors.IndexEntry{{Key: []byte("mail/x"), Value: []byte("v")}}))
 	v, ok, err := d1.local.Get([]byte("mail/x"))
@@ -30,7 +30,7 @@ func TestDirectoryLogConflict(t *testing.T) {
 	require.True(t, errors.Is(err, persistence.ErrFenced), "got %v", err)
 
 	var got []string
-	require.NoError(t, d2.Read(bg, func(seq uint64, rec []byte) error {
+	require.NoError(t, d2.Read(bg, nil, func(seq uint64, rec []byte) error {
 		require.Equal(t, uint64(len(got)+1), seq)
 		got = append(got, string(rec))
 		return nil
@@ -43,7 +43,7 @@ func TestDirectoryLogConflict(t *testing.T) {
 
 	d3 := NewDirectory(nodes[2], openLocal(t))
 	got = nil
-	require.NoError(t, d3.Read(bg, func(seq uint64, rec []byte) error {
+	require.NoError(t, d3.Read(bg, nil, func(seq uint64, rec []byte) error {
 		got = append(got, string(rec))
 		return nil
 	}))

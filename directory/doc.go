@@ -16,6 +16,8 @@
 //
 // Change encoding (the log record): one version byte (1), then the JSON of
 // a record {"k": kind, "c": change}. Decoding bad bytes returns an error.
+// Snapshot encoding (the whole state, cluster mode's checkpoints): one
+// version byte (1), then the JSON of its units, keys, members and links.
 //
 // Concurrency: a State is owned by one goroutine (the directory actor); the
 // actor publishes read views for concurrent readers.

@@ -1,0 +1,210 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/persistence"
+)
+
+// settledState is what the settled stream holds for evt: its messages,
+// the stream's bytes, and the union of the keys its messages carry.
+func settledState(t *testing.T, nd *Node, evt string) (int, uint64, []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	s, err := nd.js.Stream(ctx, settledStream)
+	require.NoError(t, err)
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(settledSubj+evt))
+	require.NoError(t, err)
+	o := &owed{n: nd}
+	seen := map[string]struct{}{}
+	require.NoError(t, o.readSubject(ctx, settledStream, settledSubj+evt, 0, func(m *jetstream.RawStreamMsg) error {
+		for _, k := range splitKeys(m.Data) {
+			seen[k] = struct{}{}
+		}
+		return nil
+	}))
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return int(info.State.Subjects[settledSubj+evt]), info.State.Bytes, keys
+}
+
+func mailKey(evt string, i int) string { return fmt.Sprintf("mail/%s/%016x-0000", evt, i) }
+
+// owner is one node's owning side of an event: its log, local store and
+// owed entries.
+type owner struct {
+	log   *Log
+	store *persistence.Store
+	o     *owed
+}
+
+func newOwner(t *testing.T, nd *Node) *owner {
+	st := openLocal(t)
+	l := NewLog(nd, st)
+	return &owner{log: l, store: st, o: &owed{n: nd, log: l, store: st, events: map[string]map[string]struct{}{}}}
+}
+
+// activate claims evt (after its last record) and imports what it owes,
+// as an activation does; it answers the writer and the entries imported.
+func (w *owner) activate(t *testing.T, evt string) (persistence.Log, int) {
+	t.Helper()
+	last, err := w.log.LastSeq(evt)
+	require.NoError(t, err)
+	wr := claim(t, w.log, evt, last)
+	n, err := w.o.take(bg, evt)
+	require.NoError(t, err)
+	return wr, n
+}
+
+// deliver takes keys out of the local store, as the senders do once they
+// delivered them, and runs a settling pass.
+func (w *owner) deliver(t *testing.T, evt string, keys ...string) {
+	t.Helper()
+	b := w.store.NewBatch()
+	for _, k := range keys {
+		b.Delete([]byte(k))
+	}
+	require.NoError(t, w.store.Commit(b))
+	b.Close()
+	// A pass that fails (a stream electing its leader) is retried by the
+	// next one, as the owner's loop does.
+	var err error
+	for range 20 {
+		if err = w.o.settle(bg, evt); err == nil {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	require.NoError(t, err)
+}
+
+// TestSettledStaysBounded: an owner settling the entries of one event in
+// many passes leaves at most settledMsgsMax messages on the event's
+// settled subject (not one per pass), the subject still says every entry
+// settled, and a new owner imports only the entries not delivered; a
+// third owner, after the second settled those, imports none.
+func TestSettledStaysBounded(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	const evt, entries, undelivered = "evt_settled", 400, 20
+	a, b, c := newOwner(t, nodes[0]), newOwner(t, nodes[1]), newOwner(t, nodes[2])
+
+	// 100 commits of 4 records, each record owing one mail.
+	w := claim(t, a.log, evt, 0)
+	for i := range entries / 4 {
+		var keys []string
+		for j := range 4 {
+			keys = append(keys, mailKey(evt, 4*i+j))
+		}
+		require.NoError(t, commitRecs(w, evt, uint64(4*i+1), uint64(4*i+4), keys...))
+	}
+	_, n := a.activate(t, evt)
+	require.Equal(t, 0, n, "A holds its own entries already")
+
+	// 190 passes, two mails delivered in each.
+	for i := 0; i < entries-undelivered; i += 2 {
+		a.deliver(t, evt, mailKey(evt, i), mailKey(evt, i+1))
+	}
+	msgs, bytes, keys := settledState(t, nodes[0], evt)
+	t.Logf("after %d passes settling %d entries: %d messages, %d bytes in %s", (entries-undelivered)/2, entries-undelivered, msgs, bytes, settledStream)
+	require.LessOrEqual(t, msgs, settledMsgsMax)
+	require.Len(t, keys, entries-undelivered, "every settled entry is on the subject")
+	keyBytes := uint64((entries - undelivered) * (len(mailKey(evt, 0)) + 1))
+	require.Less(t, bytes, 2*keyBytes+uint64(settledMsgsMax)*256, "the keys at most twice, and the messages' overhead")
+
+	// B takes the event over: only the mails not delivered are imported.
+	_, n = b.activate(t, evt)
+	require.Equal(t, undelivered, n)
+	var got []string
+	require.NoError(t, b.store.Scan([]byte("mail/"+evt+"/"), func(k, _ []byte) error {
+		got = append(got, string(k))
+		return nil
+	}))
+	var want []string
+	for i := entries - undelivered; i < entries; i++ {
+		want = append(want, mailKey(evt, i))
+	}
+	require.Equal(t, want, got)
+
+	// B delivers them one a pass (rolling the subject up on its way).
+	for i := entries - undelivered; i < entries; i++ {
+		b.deliver(t, evt, mailKey(evt, i))
+	}
+	msgs, _, keys = settledState(t, nodes[1], evt)
+	require.LessOrEqual(t, msgs, settledMsgsMax)
+	require.Len(t, keys, entries)
+	_, n = c.activate(t, evt)
+	require.Equal(t, 0, n, "everything was settled by A or B")
+
+	// A rollup bigger than a message goes as parts of one atomic batch.
+	c.o.partBytes = 2048
+	m, err := c.o.marks(bg, evt)
+	require.NoError(t, err)
+	require.NoError(t, c.o.rollup(bg, evt, m, nil))
+	msgs, _, keys = settledState(t, nodes[2], evt)
+	require.Greater(t, msgs, len(keys)*len(mailKey(evt, 0))/2048, "parts of at most 2 KiB")
+	require.Len(t, keys, entries)
+}
+
+// TestSettledDropsTrimmedKeys: once the event's log is trimmed behind a
+// snapshot, the marks of the entries its trimmed messages put are left
+// out of the next rollup: the log no longer owes them.
+func TestSettledDropsTrimmedKeys(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	const evt = "evt_trimmed"
+	a, b := newOwner(t, nodes[0]), newOwner(t, nodes[1])
+	w := claim(t, a.log, evt, 0)
+	for i := range 100 {
+		require.NoError(t, commitRecs(w, evt, uint64(i+1), uint64(i+1), mailKey(evt, i)))
+	}
+	w, _ = a.activate(t, evt)
+	for i := range 100 {
+		a.deliver(t, evt, mailKey(evt, i))
+	}
+	// A rollup measures where the settled keys' puts lie (at or before
+	// record 100).
+	m, err := a.o.marks(bg, evt)
+	require.NoError(t, err)
+	require.NoError(t, a.o.rollup(bg, evt, m, nil))
+	_, before, keys := settledState(t, nodes[0], evt)
+	require.Len(t, keys, 100)
+
+	// Records 101..120 owe twenty more mails; the log is trimmed through
+	// 110 (a snapshot there and an older one at 110 or after).
+	for i := 100; i < 120; i++ {
+		require.NoError(t, commitRecs(w, evt, uint64(i+1), uint64(i+1), mailKey(evt, i)))
+	}
+	_, _ = a.activate(t, evt)
+	require.NoError(t, a.log.trim(bg, evt, 110))
+	first, err := a.log.FirstSeq(evt)
+	require.NoError(t, err)
+	require.Equal(t, uint64(111), first)
+
+	// Settling the twenty, one a pass, rolls the subject up on its way.
+	for i := 100; i < 120; i++ {
+		a.deliver(t, evt, mailKey(evt, i))
+	}
+	msgs, after, keys := settledState(t, nodes[0], evt)
+	t.Logf("trimmed: %d bytes before, %d after; %d messages", before, after, msgs)
+	var want []string
+	for i := 100; i < 120; i++ {
+		want = append(want, mailKey(evt, i))
+	}
+	require.Equal(t, want, keys, "only the marks of puts the log still holds")
+	require.Less(t, after, before)
+
+	// A new owner imports nothing: the trimmed entries are not owed, the
+	// others are settled.
+	_, n := b.activate(t, evt)
+	require.Equal(t, 0, n)
+}
