@@ -2,13 +2,18 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"ticketd/actors"
 	"ticketd/cluster"
 	thttp "ticketd/http"
+	"ticketd/payments"
+	"ticketd/payments/stripe"
 )
 
 // clusterShared is what cluster mode keeps on every node besides the event
@@ -18,7 +23,14 @@ type clusterShared struct {
 	dir   *cluster.Directory
 	index *cluster.Index
 	idem  *cluster.Idempotency
+	// pagesSecret is the cluster's one email-gate cookie secret, once
+	// read or made (shareSecrets).
+	pagesSecret atomic.Pointer[[]byte]
 }
+
+// pagesSecretKey is the shared index entry of the hosted pages' cookie
+// secret, made once for the cluster by the first node to try.
+const pagesSecretKey = "secret/pages-gate"
 
 // idempotencyTTL is how long an Idempotency-Key's answer is kept.
 const idempotencyTTL = 24 * time.Hour
@@ -46,6 +58,9 @@ func (m *Main) shareCluster(ac *actors.Config) {
 		if sys := m.sys; sys == nil || !sys.DirectoryRead() {
 			return errors.New("app: the directory has not been read from the cluster yet")
 		}
+		if sh.pagesSecret.Load() == nil {
+			return errors.New("app: the hosted pages' secret has not been read from the cluster yet")
+		}
 		if !sh.index.CaughtUp() {
 			// A node back from an outage lists events and audit entries
 			// once it has copied what it missed.
@@ -68,9 +83,65 @@ func (m *Main) followCluster() error {
 	m.shared.index.Follow(func(key, value []byte) {
 		sys.IndexChanged(key, value)
 		hooks.EndpointChanged(key, value)
+		hooks.DeliveryChanged(key, value)
 	})
 	go m.bootstrapCluster(m.sys, m.stop)
+	go m.shareSecrets(m.shared, m.stop)
 	return nil
+}
+
+// shareSecrets reads the cluster's cookie secret of the hosted pages, or
+// makes it: the first node's put, fenced on the entry being empty, stands,
+// and every racing node reads that one. It retries until the cluster can
+// be written (a majority is up).
+func (m *Main) shareSecrets(sh *clusterShared, stop <-chan struct{}) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		fresh := make([]byte, 32)
+		if _, err := rand.Read(fresh); err != nil {
+			panic("app: no entropy: " + err.Error())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		v, err := sh.index.PutOnce(ctx, []byte(pagesSecretKey), []byte("pgs_"+hex.EncodeToString(fresh)))
+		cancel()
+		if err == nil {
+			sh.pagesSecret.Store(&v)
+			return
+		}
+		m.log.Debug("cluster: pages secret not shared yet", "err", err)
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// pagesSharedSecret is the hosted pages' secret of the cluster (nil on a
+// single node, which keeps its own in the data dir).
+func (m *Main) pagesSharedSecret() func() []byte {
+	sh := m.shared
+	if sh == nil {
+		return nil
+	}
+	return func() []byte {
+		if p := sh.pagesSecret.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}
+}
+
+// sharedSeen is the cluster's record of the Stripe events acted on (nil on
+// a single node: the API keeps its own in Pebble).
+func (m *Main) sharedSeen() *payments.Seen {
+	if m.shared == nil {
+		return nil
+	}
+	seen := payments.NewSeen(m.store, stripe.Name)
+	seen.Share(m.shared.index.Put, m.shared.index.Get)
+	return seen
 }
 
 // idempotencyStore is the cluster's in cluster mode, else the Pebble one

@@ -312,7 +312,7 @@ func (m *Main) Open() error {
 	devlog := thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention)
 	m.srv, err = api.New(hcfg, api.Deps{System: m.sys, WebhookSecret: webhookSecret, Sandbox: sandbox, Refunds: m.refunds,
 		Stripe: hosted, Checkouts: m.checkouts,
-		PagesSecret: pagesSecret, Outbox: m.mail,
+		PagesSecret: pagesSecret, PagesSharedSecret: m.pagesSharedSecret(), Seen: m.sharedSeen(), Outbox: m.mail,
 		DevLog: devlog, Audit: m.audit, Webhooks: m.hooks, Cluster: m.clusterView()})
 	if err != nil {
 		m.closeBackend()
