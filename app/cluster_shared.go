@@ -12,6 +12,7 @@ import (
 	"ticketd/actors"
 	"ticketd/cluster"
 	thttp "ticketd/http"
+	"ticketd/http/console"
 	"ticketd/payments"
 	"ticketd/payments/stripe"
 )
@@ -131,6 +132,18 @@ func (m *Main) pagesSharedSecret() func() []byte {
 		}
 		return nil
 	}
+}
+
+// shareConsole makes the console's sign-in sessions the cluster's, each
+// node sweeping its copies every 10 minutes.
+func (m *Main) shareConsole(con *console.Console) {
+	if m.shared == nil {
+		return
+	}
+	con.ShareSessions(m.store, m.shared.index.PutApplied, m.shared.index.Get)
+	go m.periodic("console session sweep", "dropped", 10*time.Minute, m.stop, func(bool) (int, error) {
+		return con.SweepSessions(time.Now())
+	})
 }
 
 // sharedSeen is the cluster's record of the Stripe events acted on (nil on

@@ -352,6 +352,7 @@ func (m *Main) openConsole(adminToken string, devlog *thttp.DevLog) error {
 	if err != nil {
 		return err
 	}
+	m.shareConsole(con)
 	con.Register(m.srv)
 	return nil
 }
