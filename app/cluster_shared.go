@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -144,6 +146,19 @@ func (m *Main) shareConsole(con *console.Console) {
 	go m.periodic("console session sweep", "dropped", 10*time.Minute, m.stop, func(bool) (int, error) {
 		return con.SweepSessions(time.Now())
 	})
+}
+
+// sandboxSecret is the sandbox payment provider's webhook secret when
+// set; in cluster mode, unset, one derived from the admin token (the same
+// on every node, which the configuration requires), so a webhook signed
+// for one node verifies on any. "" on a single node: kept in the data dir.
+func (m *Main) sandboxSecret(adminToken string) string {
+	if m.cfg.PaymentWebhookSecret != "" || !m.cfg.Clustered() {
+		return m.cfg.PaymentWebhookSecret
+	}
+	h := hmac.New(sha256.New, []byte(adminToken))
+	h.Write([]byte("ticketd sandbox payment webhook secret"))
+	return "whsec_" + hex.EncodeToString(h.Sum(nil))
 }
 
 // sharedSeen is the cluster's record of the Stripe events acted on (nil on

@@ -175,7 +175,7 @@ func (m *Main) Open() error {
 	if err != nil {
 		return err
 	}
-	webhookSecret, _, err := secretFile(m.cfg.DataDir, "payment-webhook-secret", m.cfg.PaymentWebhookSecret, "whsec_")
+	webhookSecret, _, err := secretFile(m.cfg.DataDir, "payment-webhook-secret", m.sandboxSecret(adminToken), "whsec_")
 	if err != nil {
 		return err
 	}

@@ -18,10 +18,16 @@ import (
 	"ticketd/actors"
 	"ticketd/app"
 	"ticketd/app/apptest"
+	"ticketd/http/console"
 	"ticketd/webhooks"
 )
 
-const pnStripeSecret = "whsec_pernode_test_secret"
+const (
+	pnStripeSecret = "whsec_pernode_test_secret"
+	// pnIdle is the console's idle timeout in these tests: its uses are
+	// shared every second.
+	pnIdle = 5 * time.Second
+)
 
 var pnCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
@@ -62,6 +68,7 @@ func TestSharedPerNodeState(t *testing.T) {
 	nodes := startNodes(t, 3, func(c *app.Config) {
 		c.PaymentProvider = app.PaymentStripe
 		c.Stripe.SecretKey, c.Stripe.WebhookSecret, c.Stripe.APIBase = "sk_test_pernode", pnStripeSecret, "http://127.0.0.1:9"
+		c.Tune = &app.Tuning{Console: func(cc *console.Config) { cc.SessionIdle = pnIdle }}
 	})
 	a, b, c := nodes[0], nodes[1], nodes[2]
 
@@ -134,6 +141,22 @@ func TestSharedPerNodeState(t *testing.T) {
 		consoleSignIn(t, three, c)
 		for _, nd := range nodes {
 			require.True(t, signedIn(three, nd), "a session begun after the sign-out everywhere, on %s", nd.name)
+		}
+	})
+
+	t.Run("console session idle timeout", func(t *testing.T) {
+		br := apptest.NewBrowser(t)
+		consoleSignIn(t, br, a)
+		// Used through A for longer than the idle timeout: live on B,
+		// which learnt of the use from A's shared touches.
+		for end := time.Now().Add(pnIdle + 2*time.Second); time.Now().Before(end); time.Sleep(700 * time.Millisecond) {
+			require.True(t, signedIn(br, a), "in use on %s", a.name)
+		}
+		require.True(t, signedIn(br, b), "used through %s moments ago, live on %s", a.name, b.name)
+		// Then idle: ended on every node.
+		time.Sleep(pnIdle + 1500*time.Millisecond)
+		for _, nd := range []*node{c, a, b} {
+			require.False(t, signedIn(br, nd), "idle past the timeout, ended on %s", nd.name)
 		}
 	})
 
