@@ -21,7 +21,8 @@ import (
 
 // clusterShared is what cluster mode keeps on every node besides the event
 // log: the directory's shared log, the shared index (event index, audit
-// log, webhook endpoints) and the idempotency keys.
+// log, webhook endpoints and delivery logs, console sessions, Stripe's
+// event ids, the pages' secret) and the idempotency keys.
 type clusterShared struct {
 	dir   *cluster.Directory
 	index *cluster.Index
@@ -39,9 +40,12 @@ const pagesSecretKey = "secret/pages-gate"
 const idempotencyTTL = 24 * time.Hour
 
 // shareCluster points the directory, the event index, the audit log,
-// the webhook endpoints and the idempotency keys at the cluster's replicated streams, so nothing
-// acknowledged lives on this node only, and makes readiness wait for the
-// directory's first read and the shared index's copy.
+// the webhook endpoints and delivery logs and the idempotency keys at the
+// cluster's replicated streams, so nothing acknowledged lives on this node
+// only, and makes readiness wait for the directory's first read, the
+// shared index's copy and the pages' secret. Console sessions and
+// Stripe's event ids are shared as their parts are built (shareConsole,
+// sharedSeen).
 func (m *Main) shareCluster(ac *actors.Config) {
 	sh := &clusterShared{
 		dir:   cluster.NewDirectory(m.node, m.store),

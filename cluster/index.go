@@ -41,8 +41,10 @@ const (
 // prunes its own copy by the same rule.
 //
 // It keeps the event index (actors.SharedIndex: "ev/" entries, written
-// before the event is created, and "evpub/" statuses), the audit log and
-// the webhook endpoints ("whep/", webhooks.Service.Share).
+// before the event is created, and "evpub/" statuses), the audit log,
+// the webhook endpoints ("whep/", webhooks.Service.Share) and delivery
+// logs, console sessions, Stripe's event ids acted on and cluster-wide
+// secrets (see the package documentation).
 type Index struct {
 	n     *Node
 	local *persistence.Store
