@@ -451,15 +451,24 @@ func (s *Service) finish(e outbox.Entry, next *time.Time, endpoint string, d *lo
 	if err := s.store.Commit(bt); err != nil {
 		return fmt.Errorf("webhooks: update task %s: %w", e.ID, err)
 	}
+	if logKey != nil && s.share != nil {
+		// Copies of other nodes' entries land here meanwhile
+		// (DeliveryChanged): count what is stored instead of adding up.
+		s.mu.Lock()
+		if err := s.trimLogLocked(endpoint, s.cfg.LogMax); err != nil {
+			// The task is settled; the next entry trims again.
+			s.cfg.Logger.Warn("webhooks: delivery log not trimmed", "endpoint", endpoint, "err", err)
+		}
+		s.mu.Unlock()
+		s.shareDelivery(logKey, logValue)
+		return nil
+	}
 	if trimmed >= 0 {
 		s.mu.Lock()
 		if _, ok := s.eps[endpoint]; ok {
 			s.logCount[endpoint] += 1 - trimmed
 		}
 		s.mu.Unlock()
-	}
-	if logKey != nil && s.share != nil {
-		s.shareDelivery(logKey, logValue)
 	}
 	return nil
 }
