@@ -33,8 +33,12 @@ const (
 	sessPrefix     = "csess/"
 	sessSeenPrefix = "csessseen/"
 	sessEndPrefix  = "csessend/"
-	// sessTimeout bounds one shared read or write of a session.
+	// sessTimeout bounds one shared write of a session.
 	sessTimeout = 10 * time.Second
+	// sessReadTimeout bounds the read of a session this node has no copy
+	// of: a request with an unknown cookie waits for it, so it is short
+	// (failing it only sends the browser to the sign-in page).
+	sessReadTimeout = 2 * time.Second
 	// maxTouched bounds the sessions whose last touch a node remembers.
 	maxTouched = 10_000
 )
@@ -154,7 +158,7 @@ func (ss *sharedSessions) get(id string, now time.Time) (session, bool) {
 	v, ok, err := ss.store.Get([]byte(sessPrefix + h))
 	if err == nil && !ok {
 		// Started through another node moments ago, not copied here yet.
-		ctx, cancel := context.WithTimeout(context.Background(), sessTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), sessReadTimeout)
 		v, ok, err = ss.read(ctx, []byte(sessPrefix+h))
 		cancel()
 	}
