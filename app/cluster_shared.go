@@ -102,6 +102,12 @@ func (m *Main) followCluster() error {
 // and every racing node reads that one. It retries until the cluster can
 // be written (a majority is up).
 func (m *Main) shareSecrets(sh *clusterShared, stop <-chan struct{}) {
+	// It never changes once made: a node that has copied it needs no
+	// round trip.
+	if v, ok, err := m.store.Get([]byte(pagesSecretKey)); err == nil && ok && len(v) > 0 {
+		sh.pagesSecret.Store(&v)
+		return
+	}
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	for {
