@@ -2,31 +2,50 @@ package app
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"ticketd/actors"
 	"ticketd/cluster"
 	thttp "ticketd/http"
+	"ticketd/http/console"
+	"ticketd/payments"
+	"ticketd/payments/stripe"
 )
 
 // clusterShared is what cluster mode keeps on every node besides the event
 // log: the directory's shared log, the shared index (event index, audit
-// log, webhook endpoints) and the idempotency keys.
+// log, webhook endpoints and delivery logs, console sessions, Stripe's
+// event ids, the pages' secret) and the idempotency keys.
 type clusterShared struct {
 	dir   *cluster.Directory
 	index *cluster.Index
 	idem  *cluster.Idempotency
+	// pagesSecret is the cluster's one email-gate cookie secret, once
+	// read or made (shareSecrets).
+	pagesSecret atomic.Pointer[[]byte]
 }
+
+// pagesSecretKey is the shared index entry of the hosted pages' cookie
+// secret, made once for the cluster by the first node to try.
+const pagesSecretKey = "secret/pages-gate"
 
 // idempotencyTTL is how long an Idempotency-Key's answer is kept.
 const idempotencyTTL = 24 * time.Hour
 
 // shareCluster points the directory, the event index, the audit log,
-// the webhook endpoints and the idempotency keys at the cluster's replicated streams, so nothing
-// acknowledged lives on this node only, and makes readiness wait for the
-// directory's first read and the shared index's copy.
+// the webhook endpoints and delivery logs and the idempotency keys at the
+// cluster's replicated streams, so nothing acknowledged lives on this node
+// only, and makes readiness wait for the directory's first read, the
+// shared index's copy and the pages' secret. Console sessions and
+// Stripe's event ids are shared as their parts are built (shareConsole,
+// sharedSeen).
 func (m *Main) shareCluster(ac *actors.Config) {
 	sh := &clusterShared{
 		dir:   cluster.NewDirectory(m.node, m.store),
@@ -45,6 +64,9 @@ func (m *Main) shareCluster(ac *actors.Config) {
 		}
 		if sys := m.sys; sys == nil || !sys.DirectoryRead() {
 			return errors.New("app: the directory has not been read from the cluster yet")
+		}
+		if sh.pagesSecret.Load() == nil {
+			return errors.New("app: the hosted pages' secret has not been read from the cluster yet")
 		}
 		if !sh.index.CaughtUp() {
 			// A node back from an outage lists events and audit entries
@@ -68,9 +90,96 @@ func (m *Main) followCluster() error {
 	m.shared.index.Follow(func(key, value []byte) {
 		sys.IndexChanged(key, value)
 		hooks.EndpointChanged(key, value)
+		hooks.DeliveryChanged(key, value)
 	})
 	go m.bootstrapCluster(m.sys, m.stop)
+	go m.shareSecrets(m.shared, m.stop)
 	return nil
+}
+
+// shareSecrets reads the cluster's cookie secret of the hosted pages, or
+// makes it: the first node's put, fenced on the entry being empty, stands,
+// and every racing node reads that one. It retries until the cluster can
+// be written (a majority is up).
+func (m *Main) shareSecrets(sh *clusterShared, stop <-chan struct{}) {
+	// It never changes once made: a node that has copied it needs no
+	// round trip.
+	if v, ok, err := m.store.Get([]byte(pagesSecretKey)); err == nil && ok && len(v) > 0 {
+		sh.pagesSecret.Store(&v)
+		return
+	}
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		fresh := make([]byte, 32)
+		if _, err := rand.Read(fresh); err != nil {
+			panic("app: no entropy: " + err.Error())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		v, err := sh.index.PutOnce(ctx, []byte(pagesSecretKey), []byte("pgs_"+hex.EncodeToString(fresh)))
+		cancel()
+		if err == nil {
+			sh.pagesSecret.Store(&v)
+			return
+		}
+		m.log.Debug("cluster: pages secret not shared yet", "err", err)
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// pagesSharedSecret is the hosted pages' secret of the cluster (nil on a
+// single node, which keeps its own in the data dir).
+func (m *Main) pagesSharedSecret() func() []byte {
+	sh := m.shared
+	if sh == nil {
+		return nil
+	}
+	return func() []byte {
+		if p := sh.pagesSecret.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}
+}
+
+// shareConsole makes the console's sign-in sessions the cluster's, each
+// node sweeping its copies every 10 minutes.
+func (m *Main) shareConsole(con *console.Console) {
+	if m.shared == nil {
+		return
+	}
+	con.ShareSessions(m.store, m.shared.index.PutApplied, m.shared.index.Get)
+	go m.periodic("console session sweep", "dropped", 10*time.Minute, m.stop, func(bool) (int, error) {
+		return con.SweepSessions(time.Now())
+	})
+}
+
+// sandboxSecret is the sandbox payment provider's webhook secret when
+// set; in cluster mode, unset, one derived from the admin token (the same
+// on every node, which the configuration requires), so a webhook signed
+// for one node verifies on any. "" on a single node: kept in the data dir.
+func (m *Main) sandboxSecret(adminToken string) string {
+	if m.cfg.PaymentWebhookSecret != "" || !m.cfg.Clustered() {
+		return m.cfg.PaymentWebhookSecret
+	}
+	h := hmac.New(sha256.New, []byte(adminToken))
+	h.Write([]byte("ticketd sandbox payment webhook secret"))
+	return "whsec_" + hex.EncodeToString(h.Sum(nil))
+}
+
+// sharedSeen is the cluster's record of the Stripe events acted on (nil on
+// a single node: the API keeps its own in Pebble).
+func (m *Main) sharedSeen() *payments.Seen {
+	if m.shared == nil {
+		return nil
+	}
+	seen := payments.NewSeen(m.store, stripe.Name)
+	seen.Share(m.shared.index.Put, m.shared.index.Get)
+	return seen
 }
 
 // idempotencyStore is the cluster's in cluster mode, else the Pebble one

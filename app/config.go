@@ -181,6 +181,10 @@ func (c *Config) Validate() error {
 		if _, err := c.clusterConfig(); err != nil {
 			errs = append(errs, err)
 		}
+		// A token generated per node would be another on every node.
+		if c.AdminToken == "" {
+			errs = append(errs, errors.New("app: cluster mode needs the admin token set (TICKETD_ADMIN_TOKEN, the same on every node)"))
+		}
 	}
 	return errors.Join(errs...)
 }

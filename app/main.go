@@ -175,7 +175,7 @@ func (m *Main) Open() error {
 	if err != nil {
 		return err
 	}
-	webhookSecret, _, err := secretFile(m.cfg.DataDir, "payment-webhook-secret", m.cfg.PaymentWebhookSecret, "whsec_")
+	webhookSecret, _, err := secretFile(m.cfg.DataDir, "payment-webhook-secret", m.sandboxSecret(adminToken), "whsec_")
 	if err != nil {
 		return err
 	}
@@ -312,7 +312,7 @@ func (m *Main) Open() error {
 	devlog := thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention)
 	m.srv, err = api.New(hcfg, api.Deps{System: m.sys, WebhookSecret: webhookSecret, Sandbox: sandbox, Refunds: m.refunds,
 		Stripe: hosted, Checkouts: m.checkouts,
-		PagesSecret: pagesSecret, Outbox: m.mail,
+		PagesSecret: pagesSecret, PagesSharedSecret: m.pagesSharedSecret(), Seen: m.sharedSeen(), Outbox: m.mail,
 		DevLog: devlog, Audit: m.audit, Webhooks: m.hooks, Cluster: m.clusterView()})
 	if err != nil {
 		m.closeBackend()
@@ -352,6 +352,7 @@ func (m *Main) openConsole(adminToken string, devlog *thttp.DevLog) error {
 	if err != nil {
 		return err
 	}
+	m.shareConsole(con)
 	con.Register(m.srv)
 	return nil
 }

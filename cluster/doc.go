@@ -142,6 +142,22 @@
 //     is stored fenced on the subject being empty, the answer replaces it
 //     fenced on the claim before it goes out: a retry on any node gets the
 //     first answer, or 409 while the first request runs.
+//   - Console sign-in sessions ("csess/" by the SHA-256 of the cookie,
+//     an empty value once signed out; "csessseen/": the last use, put at
+//     most every minute and apart, so a late one cannot revive a session
+//     signed out; "csessend/<person>": a sign-out everywhere), in the same
+//     stream with the absolute timeout as TTL. Writes wait for the writer's
+//     own copy (Index.PutApplied), so they take effect at once there; a
+//     node that has not copied a new session yet reads it from the stream.
+//   - Cluster-wide secrets ("secret/", the hosted pages' gate cookie key):
+//     made once by Index.PutOnce, fenced on the subject being empty, so of
+//     nodes racing at start all keep the first one put.
+//   - Stripe's event ids acted on ("provider-event/", 30 days as TTL) and
+//     webhook delivery logs ("whlog/", 7 days as TTL, each node trimming
+//     its copy to the newest entries per endpoint), put by the node that
+//     handled the event or sent the delivery: a redelivery to another
+//     node is answered as a duplicate, a delivery listed and resent
+//     through any node.
 //
 // Key tokens: an index key made only of letters, digits and -_/= is its
 // own subject token, any other is "~" and its base64url. All of these

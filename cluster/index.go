@@ -41,8 +41,10 @@ const (
 // prunes its own copy by the same rule.
 //
 // It keeps the event index (actors.SharedIndex: "ev/" entries, written
-// before the event is created, and "evpub/" statuses), the audit log and
-// the webhook endpoints ("whep/", webhooks.Service.Share).
+// before the event is created, and "evpub/" statuses), the audit log,
+// the webhook endpoints ("whep/", webhooks.Service.Share) and delivery
+// logs, console sessions, Stripe's event ids acted on and cluster-wide
+// secrets (see the package documentation).
 type Index struct {
 	n     *Node
 	local *persistence.Store
@@ -64,15 +66,20 @@ func NewIndex(n *Node, local *persistence.Store) *Index {
 // Put stores key = value on a majority of the nodes (for ttl, 0 for
 // ever); every node's copy follows within moments.
 func (x *Index) Put(ctx context.Context, key, value []byte, ttl time.Duration) error {
+	if _, err := x.st.publish(ctx, x.msg(key, value, ttl)); err != nil {
+		return fmt.Errorf("cluster: index put: %w", err)
+	}
+	return nil
+}
+
+// msg is the message that puts key = value for ttl (0: for ever).
+func (x *Index) msg(key, value []byte, ttl time.Duration) *nats.Msg {
 	m := &nats.Msg{Subject: indexPrefix + keyToken(key), Data: value, Header: nats.Header{}}
 	m.Header.Set(jetstream.MsgIDHeader, "ix."+x.n.cfg.NodeName+"."+nuid.Next())
 	if ttl > 0 {
 		m.Header.Set(jetstream.MsgTTLHeader, ttl.Round(time.Second).String())
 	}
-	if _, err := x.st.publish(ctx, m); err != nil {
-		return fmt.Errorf("cluster: index put: %w", err)
-	}
-	return nil
+	return m
 }
 
 // Get reads key's value from the stream's leader.
@@ -82,6 +89,56 @@ func (x *Index) Get(ctx context.Context, key []byte) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	return m.Data, true, nil
+}
+
+// PutApplied puts key = value as Put does and returns once this node's
+// local copy has applied it (or ctx ends), so a read of the local store
+// that follows sees it: a sign-out takes effect at once where it was made.
+func (x *Index) PutApplied(ctx context.Context, key, value []byte, ttl time.Duration) error {
+	ack, err := x.st.publish(ctx, x.msg(key, value, ttl))
+	if err != nil {
+		return fmt.Errorf("cluster: index put: %w", err)
+	}
+	return x.awaitApplied(ctx, ack.Sequence)
+}
+
+// awaitApplied waits until the local copy has applied stream sequence seq.
+func (x *Index) awaitApplied(ctx context.Context, seq uint64) error {
+	for wait := time.Millisecond; x.applied.Load() < seq; wait = min(2*wait, 50*time.Millisecond) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: index entry %d not applied here: %w", seq, ctx.Err())
+		case <-x.stop:
+			return errors.New("cluster: index closed")
+		case <-time.After(wait):
+		}
+	}
+	return nil
+}
+
+// PutOnce stores key = value unless key has a value already, fenced on
+// the key's subject being empty, and answers the value that stands: of
+// nodes racing to make a cluster-wide secret, all get the first one put.
+// The entry is kept for ever (no TTL).
+func (x *Index) PutOnce(ctx context.Context, key, value []byte) ([]byte, error) {
+	subj := indexPrefix + keyToken(key)
+	if m, err := x.st.last(ctx, subj); err != nil {
+		return nil, fmt.Errorf("cluster: index read: %w", err)
+	} else if m != nil && len(m.Data) > 0 {
+		return m.Data, nil
+	}
+	_, err := x.st.publish(ctx, fencedMsg(subj, "ix."+x.n.cfg.NodeName+"."+nuid.Next(), 0, value))
+	if err == nil {
+		return value, nil
+	}
+	if !errors.Is(err, errConflict) {
+		return nil, fmt.Errorf("cluster: index put once: %w", err)
+	}
+	m, err := x.st.last(ctx, subj)
+	if err != nil || m == nil || len(m.Data) == 0 {
+		return nil, fmt.Errorf("cluster: index put once: the standing value not read: %v", err)
+	}
+	return m.Data, nil
 }
 
 // PutAll stores every pair (the audit log's flush), each for ttl, and

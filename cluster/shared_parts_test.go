@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -108,5 +110,60 @@ func TestKeyTokens(t *testing.T) {
 		back, err := tokenKey(tok)
 		require.NoError(t, err)
 		require.Equal(t, k, string(back))
+	}
+}
+
+// TestIndexPutOnceAndApplied: nodes racing to make one cluster-wide value
+// all get the first one put, and it stays; PutApplied returns once the
+// writer's own copy has the entry, and every node's copy follows.
+func TestIndexPutOnceAndApplied(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	xs := make([]*Index, len(nodes))
+	locals := make([]*persistence.Store, len(nodes))
+	for i, n := range nodes {
+		locals[i] = openLocal(t)
+		xs[i] = NewIndex(n, locals[i])
+		xs[i].Follow(nil)
+		t.Cleanup(xs[i].Close)
+	}
+	// The stream exists (the followers made it) before the race: the
+	// race is of the puts.
+	for i, x := range xs {
+		require.Eventually(t, x.CaughtUp, 60*time.Second, 100*time.Millisecond, "node %d follows the index", i)
+	}
+	got := make([][]byte, len(xs))
+	errs := make(chan error, len(xs))
+	for i, x := range xs {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			v, err := x.PutOnce(ctx, []byte("secret/test"), []byte(fmt.Sprintf("made-by-%d", i)))
+			got[i] = v
+			errs <- err
+		}()
+	}
+	for range xs {
+		require.NoError(t, <-errs)
+	}
+	require.Contains(t, []string{"made-by-0", "made-by-1", "made-by-2"}, string(got[0]))
+	for i := range got {
+		require.Equal(t, string(got[0]), string(got[i]), "node %d agrees", i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := xs[1].PutOnce(ctx, []byte("secret/test"), []byte("later"))
+	require.NoError(t, err)
+	require.Equal(t, string(got[0]), string(v), "a later try keeps the first value")
+
+	require.NoError(t, xs[2].PutApplied(ctx, []byte("csess/abc"), []byte("v1"), time.Minute))
+	lv, ok, err := locals[2].Get([]byte("csess/abc"))
+	require.NoError(t, err)
+	require.True(t, ok, "the writer's copy has it when PutApplied returns")
+	require.Equal(t, "v1", string(lv))
+	for i, local := range locals {
+		require.Eventually(t, func() bool {
+			v, ok, _ := local.Get([]byte("secret/test"))
+			return ok && string(v) == string(got[0])
+		}, 10*time.Second, 50*time.Millisecond, "node %d's copy of the secret", i)
 	}
 }

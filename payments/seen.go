@@ -1,6 +1,7 @@
 package payments
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,7 +19,8 @@ import (
 // finds it and changes nothing; a crash in between makes the redelivery
 // act again, which the core makes a no-op. Entries are swept after
 // SeenRetention, long past the provider's redeliveries (Stripe's end
-// after 3 days).
+// after 3 days). In cluster mode (Share) the entry is on a majority of
+// the nodes before the webhook is answered, and every node keeps a copy.
 const SeenPrefix = "provider-event/"
 
 // SeenRetention is how long a delivered event id is remembered.
@@ -32,6 +34,23 @@ const maxEventID = 255
 type Seen struct {
 	store    *persistence.Store
 	provider string
+	// put and get, when set (Share), are the cluster's shared index.
+	put func(ctx context.Context, key, value []byte, ttl time.Duration) error
+	get func(ctx context.Context, key []byte) ([]byte, bool, error)
+}
+
+// shareTimeout bounds one shared read or write of a record.
+const shareTimeout = 10 * time.Second
+
+// Share makes the record the cluster's: Mark stores through put, which
+// must keep key = value on a majority of the nodes for ttl and copy it
+// into every node's store, and Has reads through get (the entry as the
+// cluster has it) when this node's copy lacks the id, so an event
+// redelivered to another node moments later is recognised too. Each node
+// sweeps its own copy (Sweep). Call it before the record is used.
+func (s *Seen) Share(put func(ctx context.Context, key, value []byte, ttl time.Duration) error,
+	get func(ctx context.Context, key []byte) ([]byte, bool, error)) {
+	s.put, s.get = put, get
 }
 
 // NewSeen returns the record of provider's events in store.
@@ -53,7 +72,15 @@ func (s *Seen) Has(id string) (bool, error) {
 		return false, err
 	}
 	_, ok, err := s.store.Get(k)
-	return ok, err
+	if ok || err != nil || s.get == nil {
+		return ok, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
+	defer cancel()
+	if _, ok, err = s.get(ctx, k); err != nil {
+		return false, fmt.Errorf("payments: read provider event %s: %w", id, err)
+	}
+	return ok, nil
 }
 
 // Mark records event id as acted on at now, durably.
@@ -62,9 +89,18 @@ func (s *Seen) Mark(id string, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	v := binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano()))
+	if s.put != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
+		defer cancel()
+		if err := s.put(ctx, k, v, SeenRetention); err != nil {
+			return fmt.Errorf("payments: record provider event %s: %w", id, err)
+		}
+		return nil
+	}
 	b := s.store.NewBatch()
 	defer b.Close()
-	b.Put(k, binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano())))
+	b.Put(k, v)
 	if err := s.store.Commit(b); err != nil {
 		return fmt.Errorf("payments: record provider event %s: %w", id, err)
 	}

@@ -149,5 +149,7 @@
 //	whq/<due ns>/<endpointId>/<h>   webhook task of earlier versions, carried into obx/webhooks/ at start (webhooks)
 //	checkout-close/<eventId>/<orderId>  hosted payment page to close at the provider (actors, payments)
 //	provider-event/<provider>/<id>  hosted provider's webhook event acted on, for de-duplication (payments)
+//	csess/, csessseen/, csessend/   cluster mode: console sessions, their last use, sign-outs everywhere (console)
+//	secret/<name>                   cluster mode: a secret made once for the cluster (app)
 //	clusterpos/index                cluster mode: last stream sequence of the shared index copied here (cluster)
 package persistence

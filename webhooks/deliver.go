@@ -423,6 +423,7 @@ func (s *Service) finish(e outbox.Entry, next *time.Time, endpoint string, d *lo
 		s.tasks.Done(bt, e)
 	}
 	trimmed := -1 // -1: no delivery logged
+	var logKey, logValue []byte
 	if d != nil {
 		s.mu.Lock()
 		s.logSeq++
@@ -433,7 +434,8 @@ func (s *Service) finish(e outbox.Entry, next *time.Time, endpoint string, d *lo
 		if err != nil {
 			return fmt.Errorf("webhooks: encode delivery: %w", err)
 		}
-		bt.Put([]byte(fmt.Sprintf("%s%s/%016x-%08x", logPrefix, endpoint, uint64(d.At.UnixNano()), seq)), b)
+		logKey, logValue = []byte(fmt.Sprintf("%s%s/%016x-%08x", logPrefix, endpoint, uint64(d.At.UnixNano()), seq)), b
+		bt.Put(logKey, logValue)
 		trimmed = 0
 		if over > 0 {
 			old, err := s.logKeys(endpoint, over)
@@ -449,6 +451,18 @@ func (s *Service) finish(e outbox.Entry, next *time.Time, endpoint string, d *lo
 	if err := s.store.Commit(bt); err != nil {
 		return fmt.Errorf("webhooks: update task %s: %w", e.ID, err)
 	}
+	if logKey != nil && s.share != nil {
+		// Copies of other nodes' entries land here meanwhile
+		// (DeliveryChanged): count what is stored instead of adding up.
+		s.mu.Lock()
+		if err := s.trimLogLocked(endpoint, s.cfg.LogMax); err != nil {
+			// The task is settled; the next entry trims again.
+			s.cfg.Logger.Warn("webhooks: delivery log not trimmed", "endpoint", endpoint, "err", err)
+		}
+		s.mu.Unlock()
+		s.shareDelivery(logKey, logValue)
+		return nil
+	}
 	if trimmed >= 0 {
 		s.mu.Lock()
 		if _, ok := s.eps[endpoint]; ok {
@@ -457,6 +471,18 @@ func (s *Service) finish(e outbox.Entry, next *time.Time, endpoint string, d *lo
 		s.mu.Unlock()
 	}
 	return nil
+}
+
+// shareDelivery puts a delivery log entry on every node (Share), so the
+// endpoint's deliveries are listed, and can be sent again, through any
+// node. The task is settled already: a failure here costs the entry's
+// copies elsewhere, never a delivery.
+func (s *Service) shareDelivery(key, value []byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
+	defer cancel()
+	if err := s.share(ctx, key, value, SharedLogTTL); err != nil {
+		s.cfg.Logger.Warn("webhooks: delivery log entry not shared", "key", string(key), "err", err)
+	}
 }
 
 // post sends one attempt, bounded by Config.Timeout. The response body is

@@ -76,8 +76,12 @@
 // copy of an entry reaches the in-memory view through EndpointChanged, so
 // whichever node owns an event fans its webhooks out to endpoints made
 // through any node. A deleted endpoint is an empty "whep/" value there.
-// Tasks and the delivery log stay in the store of the node that delivers
-// (the event's owner).
+// Tasks stay in the store of the node that delivers (the event's owner).
+// Each delivery log entry is put on every node too (for SharedLogTTL)
+// once its task is settled, and every node trims its copy to LogMax per
+// endpoint as it applies one (DeliveryChanged) and drops it with the
+// endpoint, so the deliveries are listed and sent again through any node.
+// A resend is queued and delivered by the node it was asked of.
 //
 // # Concurrency
 //

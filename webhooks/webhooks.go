@@ -42,6 +42,10 @@ const (
 	MaxEventTypes = 20
 	// shareTimeout bounds one shared write of an endpoint (cluster mode).
 	shareTimeout = 10 * time.Second
+	// SharedLogTTL is how long the cluster keeps a delivery log entry
+	// (Share): a node that joins with an empty store lists the deliveries
+	// of that long, each node keeping the newest LogMax per endpoint.
+	SharedLogTTL = 7 * 24 * time.Hour
 )
 
 // Key prefixes; see the package documentation.
@@ -325,6 +329,11 @@ func (s *Service) EndpointChanged(key, value []byte) {
 	if len(value) == 0 {
 		delete(s.eps, id)
 		delete(s.logCount, id)
+		// The delivery log goes with the endpoint on every node, as on
+		// the node it was deleted through.
+		if err := s.trimLogLocked(id, 0); err != nil {
+			s.cfg.Logger.Warn("webhooks: delivery log of a deleted endpoint not dropped", "endpoint", id, "err", err)
+		}
 		return
 	}
 	var e Endpoint
@@ -333,6 +342,50 @@ func (s *Service) EndpointChanged(key, value []byte) {
 		return
 	}
 	s.eps[id] = &e
+}
+
+// DeliveryChanged applies a delivery log entry that put (Share) copied
+// into this node's store, whichever node delivered it: the endpoint's log
+// here is trimmed to its newest LogMax entries, by the same rule as on
+// the node that delivered; other keys are ignored.
+func (s *Service) DeliveryChanged(key, _ []byte) {
+	rest, ok := strings.CutPrefix(string(key), logPrefix)
+	if !ok {
+		return
+	}
+	ep, _, _ := strings.Cut(rest, "/")
+	if ep == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.trimLogLocked(ep, s.cfg.LogMax); err != nil {
+		s.cfg.Logger.Warn("webhooks: delivery log not trimmed", "endpoint", ep, "err", err)
+	}
+}
+
+// trimLogLocked keeps the newest max entries of endpoint's delivery log in
+// this node's store and recounts it; s.mu must be held.
+func (s *Service) trimLogLocked(endpoint string, max int) error {
+	keys, err := s.logKeys(endpoint, -1)
+	if err != nil {
+		return err
+	}
+	if over := len(keys) - max; over > 0 {
+		bt := s.store.NewBatch()
+		defer bt.Close()
+		for _, k := range keys[:over] {
+			bt.Delete(k)
+		}
+		if err := s.store.Commit(bt); err != nil {
+			return fmt.Errorf("webhooks: trim delivery log of %s: %w", endpoint, err)
+		}
+		keys = keys[over:]
+	}
+	if _, ok := s.eps[endpoint]; ok {
+		s.logCount[endpoint] = len(keys)
+	}
+	return nil
 }
 
 // Start starts delivery.

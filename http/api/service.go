@@ -33,6 +33,11 @@ type Deps struct {
 	// Empty: a random secret per process, so devices are asked again after
 	// a restart.
 	PagesSecret string
+	// PagesSharedSecret and Seen, when set, are the cluster's (cluster
+	// mode): the pages' cookie secret (pages.Config.SharedSecret) and the
+	// record of Stripe events acted on.
+	PagesSharedSecret func() []byte
+	Seen              *payments.Seen
 	// Outbox lists the mail the service owes (GET /admin/v1/outbox); nil
 	// reads the actor system's store directly.
 	Outbox OutboxLister
@@ -95,7 +100,10 @@ func New(cfg thttp.Config, deps Deps) (*thttp.Server, error) {
 		a.refunds = payments.NewRefunds(deps.System, a.sandbox)
 	}
 	if deps.Stripe != nil {
-		a.stripe, a.seen = deps.Stripe, payments.NewSeen(deps.System.Store(), stripe.Name)
+		a.stripe, a.seen = deps.Stripe, deps.Seen
+		if a.seen == nil {
+			a.seen = payments.NewSeen(deps.System.Store(), stripe.Name)
+		}
 	}
 	if err := a.initLogs(); err != nil {
 		return nil, err
@@ -140,7 +148,7 @@ func (a *api) registerExtras(srv *thttp.Server) error {
 		return err
 	}
 	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, OrderHold: a.sys.OrderHold(), TrustedProxies: a.cfg.TrustedProxies,
-		Secret: a.deps.PagesSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ask: a.ask, EventUnit: a.sys.EventUnit,
+		Secret: a.deps.PagesSecret, SharedSecret: a.deps.PagesSharedSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ask: a.ask, EventUnit: a.sys.EventUnit,
 		PaymentOrigins: a.paymentOrigins()})
 	if err != nil {
 		return err

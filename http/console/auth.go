@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ticketd/directory"
+	"ticketd/event"
 	thttp "ticketd/http"
 )
 
@@ -94,7 +95,13 @@ func (c *Console) login(rc *fasthttp.RequestCtx) {
 		s.memberID = m.ID
 	}
 	c.acct.clear(acct)
-	sid := c.sess.start(&s, now)
+	sid, err := c.sess.start(&s, now)
+	if err != nil {
+		c.log.Error("console: session not started", "err", err)
+		v.Error = "Signing in is unavailable for a moment. Try again."
+		c.showLogin(rc, 503, v)
+		return
+	}
 	c.setCookie(rc, sessionCookie, sid, 0)
 	c.setCookie(rc, loginCookie, "", -1)
 	c.auditSignIn(rc, "signIn", s.operator, s.memberID, "", 303)
@@ -103,16 +110,28 @@ func (c *Console) login(rc *fasthttp.RequestCtx) {
 }
 
 func (c *Console) logout(r *req) error {
-	c.sess.end(r.sid)
+	if err := c.sess.end(r.sid); err != nil {
+		return signOutFailed(err)
+	}
 	c.auditSignIn(r.rc, "signOut", r.s.operator, r.s.memberID, "", 303)
 	c.setCookie(r.rc, sessionCookie, "", -1)
 	return redirect(r, "/console/login")
 }
 
+// signOutFailed is a sign-out that could not be made durable (cluster
+// mode): the session stands, and the page says to try again.
+func signOutFailed(err error) error {
+	e := thttp.NewError(503, "Signing out did not go through; try again. ("+err.Error()+")")
+	e.Reason = event.ReasonUnavailable
+	return e
+}
+
 // logoutEverywhere ends every session of the signed-in person, this one
 // included.
 func (c *Console) logoutEverywhere(r *req) error {
-	c.sess.endAll(r.s)
+	if err := c.sess.endAll(r.s); err != nil {
+		return signOutFailed(err)
+	}
 	c.auditSignIn(r.rc, "signOutEverywhere", r.s.operator, r.s.memberID, "", 303)
 	c.setCookie(r.rc, sessionCookie, "", -1)
 	return redirect(r, "/console/login")
@@ -296,7 +315,14 @@ func memberRecord(m directory.Member, ip string) any {
 // begins now, after the password was set: one begun before is ended.
 func (c *Console) signIn(rc *fasthttp.RequestCtx, memberID, to string) {
 	s := session{memberID: memberID}
-	sid := c.sess.start(&s, c.cfg.Now())
+	sid, err := c.sess.start(&s, c.cfg.Now())
+	if err != nil {
+		// The link is used; signing in with the new password still works.
+		c.log.Error("console: session not started", "err", err)
+		seeOther(rc, "/console/login")
+		c.headers(rc)
+		return
+	}
 	c.setCookie(rc, sessionCookie, sid, 0)
 	c.setCookie(rc, loginCookie, "", -1)
 	seeOther(rc, to)

@@ -115,7 +115,7 @@ type Console struct {
 	tmpl     map[string]*template.Template
 	css      []byte
 	js       []byte
-	sess     *sessions
+	sess     sessionStore
 	acct     *throttle // failed sign-ins per account
 	ips      *throttle // failed sign-ins per client IP
 	secure   bool      // the base URL is https
@@ -364,7 +364,9 @@ func (c *Console) wrap(rt route) fasthttp.RequestHandler {
 			// is signed out.
 			m, found := dir.Member(s.memberID)
 			if !found || m.PasswordAt.After(s.created) {
-				c.sess.end(sid)
+				if err := c.sess.end(sid); err != nil {
+					c.log.Warn("console: session of a removed member not ended", "err", err)
+				}
 				ok = false
 			}
 		}

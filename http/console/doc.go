@@ -19,6 +19,14 @@
 // at sign-out, at "sign out everywhere" (every session of that person),
 // and when the member's password changes or the member is gone.
 //
+// In cluster mode (ShareSessions) the records are the cluster's, in its
+// shared index and every node's store (session_shared.go has the key
+// schema): a session is live on every node with the same cookie, ended
+// on every node by a sign-out, and no longer bounded by count but by its
+// timeouts; its last use is shared at most every minute, so a node it was
+// not used on may end it by the idle timeout up to that much early. The
+// records are on disk there, but never the cookie value, only its SHA-256.
+//
 // Every form carries the session's synchronizer CSRF token; a POST
 // without it answers 403. The sign-in, invitation and reset forms, which
 // have no session yet, carry a double-submit token (a cookie and a field).

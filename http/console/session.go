@@ -9,15 +9,28 @@ import (
 	"time"
 )
 
-// session is one signed-in browser. Sessions live in memory only: a
-// restart signs everyone out (documented; the console is not on the hot
-// path and a sign-in costs one form).
+// session is one signed-in browser. On a single node sessions live in
+// memory only: a restart signs everyone out (documented; the console is
+// not on the hot path and a sign-in costs one form). In cluster mode they
+// are shared (ShareSessions).
 type session struct {
 	operator bool   // signed in with the admin token
 	memberID string // else the member
 	csrf     string // the synchronizer token of every form of the session
 	created  time.Time
 	seen     time.Time
+}
+
+// sessionStore keeps the signed-in browsers: this node's memory on a
+// single node (sessions), the cluster's shared index in cluster mode
+// (sharedSessions). get answers a copy of the live session of a cookie
+// value, touching it; start, end and endAll fail only when the change
+// could not be made durable where the store keeps it.
+type sessionStore interface {
+	start(s *session, now time.Time) (string, error)
+	get(id string, now time.Time) (session, bool)
+	end(id string) error
+	endAll(s session) error
 }
 
 // sessions is the bounded in-memory session table, keyed by the SHA-256 of
@@ -44,7 +57,7 @@ func randomToken() string {
 
 // start opens a session and returns its cookie value. At the bound the
 // least recently used session gives way.
-func (ss *sessions) start(s *session, now time.Time) string {
+func (ss *sessions) start(s *session, now time.Time) (string, error) {
 	id := randomToken()
 	s.csrf = randomToken()
 	s.created, s.seen = now, now
@@ -61,7 +74,7 @@ func (ss *sessions) start(s *session, now time.Time) string {
 		delete(ss.byID, oldest)
 	}
 	ss.byID[sha256.Sum256([]byte(id))] = s
-	return id
+	return id, nil
 }
 
 // get returns a copy of the live session of cookie value id, touching it;
@@ -85,25 +98,24 @@ func (ss *sessions) get(id string, now time.Time) (session, bool) {
 	return *s, true
 }
 
-func (ss *sessions) end(id string) {
+func (ss *sessions) end(id string) error {
 	ss.mu.Lock()
 	delete(ss.byID, sha256.Sum256([]byte(id)))
 	ss.mu.Unlock()
+	return nil
 }
 
 // endAll ends every session of the same person as s (sign-out
 // everywhere): the operator's, or the member's.
-func (ss *sessions) endAll(s session) int {
+func (ss *sessions) endAll(s session) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	n := 0
 	for k, v := range ss.byID {
 		if v.operator == s.operator && v.memberID == s.memberID {
 			delete(ss.byID, k)
-			n++
 		}
 	}
-	return n
+	return nil
 }
 
 // sameToken compares a submitted token with the expected one in constant

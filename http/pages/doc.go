@@ -7,7 +7,8 @@
 //
 // Every page that shows personal data sits behind the email gate: the
 // buyer types the order's email once per device, and an HMAC-signed cookie
-// (Config.Secret) remembers it, one per page (order or pass). The device
+// (Config.Secret; in cluster mode Config.SharedSecret, one key for every
+// node) remembers it, one per page (order or pass). The device
 // that typed the email at checkout is remembered for its order without
 // asking (a session whose email the integrator fixed shows it masked, so
 // its order page asks once), and an order page opened there vouches for

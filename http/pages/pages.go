@@ -52,6 +52,11 @@ type Config struct {
 	// Secret signs the email-gate cookies (HMAC-SHA256). Empty: a random
 	// secret per process, so devices are asked again after a restart.
 	Secret string
+	// SharedSecret, when set, is asked for the secret at every cookie set
+	// or checked; while it answers nil, Secret (or the random one) signs.
+	// Cluster mode: the cluster's one secret, so a cookie set by one node
+	// is valid on every node.
+	SharedSecret func() []byte
 	// Logger receives render failures and unexpected errors (nil: none).
 	Logger *slog.Logger
 	// Now is the clock of the gate cookies (nil: time.Now).
@@ -123,6 +128,16 @@ func New(cfg Config) (*Pages, error) {
 		p.baseOrigin = u.Scheme + "://" + u.Host
 	}
 	return p, nil
+}
+
+// gateSecret is the key of the gate cookies' HMAC.
+func (p *Pages) gateSecret() []byte {
+	if p.cfg.SharedSecret != nil {
+		if s := p.cfg.SharedSecret(); len(s) > 0 {
+			return s
+		}
+	}
+	return p.secret
 }
 
 func (p *Pages) Register(srv *thttp.Server) {

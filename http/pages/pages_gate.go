@@ -54,7 +54,7 @@ const (
 )
 
 func (p *Pages) gateMAC(scope, email string, exp int64) string {
-	m := hmac.New(sha256.New, p.secret)
+	m := hmac.New(sha256.New, p.gateSecret())
 	m.Write([]byte("gate\x00" + scope + "\x00" + event.NormEmail(email) + "\x00" + strconv.FormatInt(exp, 10)))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
