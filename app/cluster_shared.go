@@ -115,7 +115,9 @@ func (m *Main) shareSecrets(sh *clusterShared, stop <-chan struct{}) {
 		if _, err := rand.Read(fresh); err != nil {
 			panic("app: no entropy: " + err.Error())
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// Short tries: a request sent while the stream has no leader yet
+		// is answered by nobody and would wait out a long deadline.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		v, err := sh.index.PutOnce(ctx, []byte(pagesSecretKey), []byte("pgs_"+hex.EncodeToString(fresh)))
 		cancel()
 		if err == nil {
