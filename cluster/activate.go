@@ -135,9 +135,16 @@ func (r *Router) stopped(d time.Duration) bool {
 // event index's "ev/" entries in the local store (every node keeps a copy)
 // whose id hashes to it (an event whose records were all trimmed).
 func (r *Router) shardEvents(shard int) ([]string, error) {
-	ctx, cancel := context.WithTimeout(r.ctx, activateFor)
-	defer cancel()
-	ids, err := shardLogEvents(ctx, r.n, shard)
+	var ids []string
+	var err error
+	if r.owed != nil {
+		// The log's view of the shard: the read the replays then start from.
+		ids, err = r.owed.log.shardLog(shard).eventIDs()
+	} else {
+		ctx, cancel := context.WithTimeout(r.ctx, activateFor)
+		ids, err = shardLogEvents(ctx, r.n, shard)
+		cancel()
+	}
 	if err != nil {
 		return nil, err
 	}

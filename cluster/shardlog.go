@@ -64,6 +64,7 @@ type evView struct {
 	marks   []mark // per message with records of the event, in order
 	dropped uint64 // the last record of the newest mark dropped, 0 when none
 	keep    uint64 // records through keep are covered by a snapshot kept (see trim)
+	since   uint64 // the first message kept with an operation of the event
 }
 
 // mark is a message of the shard with records of one event: its first and
@@ -475,6 +476,9 @@ func (s *shardLog) applyOwn(prev, seq uint64, batch []*item) {
 func (s *shardLog) noteItemsLocked(seq uint64, batch []*item) {
 	for _, it := range batch {
 		v := s.viewOf(it.event)
+		if v.since == 0 {
+			v.since = seq
+		}
 		if it.claim {
 			v.last = max(v.last, it.last)
 			continue
@@ -501,6 +505,13 @@ func (s *shardLog) absorbLocked() {
 			delete(s.pending, prev)
 		}
 	}
+}
+
+// viewLocked is viewOf under vmu.
+func (s *shardLog) viewLocked(event string) *evView {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	return s.viewOf(event)
 }
 
 func (s *shardLog) viewOf(event string) *evView {
@@ -547,8 +558,12 @@ func (s *shardLog) read(r *reader) error {
 				}
 			}
 		}
-		if r.index != nil {
-			r.from = 0 // index entries have no marks
+		if v := s.events[r.event]; r.index != nil {
+			// Index entries have no marks: from the event's first message.
+			r.from = s.seen + 1
+			if v != nil && v.since > 0 {
+				r.from = v.since
+			}
 		}
 	}
 	p := s.next
@@ -654,6 +669,9 @@ func (s *shardLog) take(msg *jetstream.RawStreamMsg, readers []*reader) error {
 	claims := map[string]uint64{}
 	err := decodeShard(msg.Data, func(o shardOp) error {
 		if addView {
+			if v := s.viewLocked(o.event); v.since == 0 {
+				v.since = msg.Sequence
+			}
 			switch o.op {
 			case 'a':
 				sp := spans[o.event]
@@ -772,6 +790,9 @@ func (s *shardLog) trim(ctx context.Context, event string, keep uint64) error {
 			i++
 		}
 		v.marks = append(v.marks[:0], v.marks[i:]...)
+		if v.since < upTo {
+			v.since = upTo // at or before its first message kept
+		}
 	}
 	s.vmu.Unlock()
 	return nil
@@ -840,6 +861,21 @@ func shardLogEvents(ctx context.Context, n *Node, shard int) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	return ids, nil
+}
+
+// events lists the events the shard's log names, brought up to the
+// subject's last message.
+func (s *shardLog) eventIDs() ([]string, error) {
+	if err := s.current(); err != nil {
+		return nil, err
+	}
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	ids := make([]string, 0, len(s.events))
+	for id := range s.events {
+		ids = append(ids, id)
 	}
 	return ids, nil
 }
