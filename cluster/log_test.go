@@ -129,7 +129,7 @@ func TestRetrySettledByMsgID(t *testing.T) {
 	data := append([]byte{formatV2, 'e'}, appendField(nil, []byte(id))...)
 	data = append(data, b.ops...)
 	s := l.event(id).s
-	seq1, err := l.publishShard(s, data, "dup-1", expected)
+	seq1, err := l.publishShard(s, &flight{data: data, id: "dup-1", expected: expected})
 	require.NoError(t, err)
 	// The "retry", through another node's connection.
 	m := nats.NewMsg(s.subject)

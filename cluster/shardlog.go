@@ -210,6 +210,8 @@ type shardWriter struct {
 	dead     error
 	queue    []*item
 	flying   bool
+	slots    chan struct{}      // the messages in flight (maxFlights)
+	applied  chan struct{}      // closed once the last message's entries are applied
 	current  map[string]*writer // per event, the claim that may append
 	lastRec  map[string]uint64  // per event, the last record seq queued here
 }
@@ -246,7 +248,7 @@ func (s *shardLog) writer(ctx context.Context) (*shardWriter, error) {
 		return nil, err
 	}
 	s.w = &shardWriter{s: s, gen: nats.NewInbox()[len(nats.InboxPrefix):], base: last, expected: last,
-		current: map[string]*writer{}, lastRec: map[string]uint64{}}
+		current: map[string]*writer{}, lastRec: map[string]uint64{}, slots: make(chan struct{}, maxFlights)}
 	return s.w, nil
 }
 
@@ -275,22 +277,43 @@ func (w *shardWriter) enqueueLocked(its ...*item) {
 	}
 }
 
-// flush sends the queue, a message at a time, until it is empty.
+// maxFlights is how many messages a shard writer has in flight: one. The
+// fence cannot follow a message in flight: the subject's refuses a second
+// message while one is in process (10164), and a message fenced on the
+// stream's sequence after its predecessor would be stored after another
+// writer's message that took the predecessor's place; adding
+// Nats-Expected-Last-Msg-Id closes that hole, but nats-server 2.15.2
+// checks it when applying the Raft entry, and a refusal there stops the
+// stream (its write error is set): a fenced writer would take the shard
+// down. What waits while a message flies forms the next one.
+const maxFlights = 1
+
+// flight is one message of a writer on its way, fenced with
+// Nats-Expected-Last-Subject-Sequence on the subject's last message the
+// writer knows.
+type flight struct {
+	items    []*item
+	data     []byte
+	id       string
+	expected uint64 // the subject's last message it expects
+	done     chan struct{}
+	seq      uint64
+	err      error
+}
+
+// flush sends the queue, up to maxFlights messages at a time, until it
+// is empty; what waits meanwhile forms the next message.
 func (w *shardWriter) flush() {
-	applied := closedChan // the previous message's entries are applied
 	for {
+		w.slots <- struct{}{}
 		w.mu.Lock()
-		if len(w.queue) == 0 {
-			w.flying = false
-			w.mu.Unlock()
-			return
-		}
-		if w.dead != nil {
+		if len(w.queue) == 0 || w.dead != nil {
 			q := w.queue
 			w.queue = nil
 			w.flying = false
 			err := w.dead
 			w.mu.Unlock()
+			<-w.slots
 			for _, it := range q {
 				it.err = err
 				close(it.done)
@@ -316,74 +339,96 @@ func (w *shardWriter) flush() {
 			size += sz
 			n++
 		}
-		batch := make([]*item, n)
-		copy(batch, w.queue)
+		f := &flight{items: make([]*item, n), done: make(chan struct{})}
+		copy(f.items, w.queue)
 		w.queue = append(w.queue[:0], w.queue[n:]...)
-		expected := w.expected
+		f.expected = w.expected
 		w.msgs++
-		id := w.s.subject + "." + w.gen + "." + strconv.FormatUint(w.msgs, 10)
+		f.id = w.s.subject + "." + w.gen + "." + strconv.FormatUint(w.msgs, 10)
 		w.mu.Unlock()
 
-		data := make([]byte, 0, size)
-		data = append(data, formatV2)
-		prev := ""
-		for _, it := range batch {
-			if it.event != prev {
-				data = append(data, 'e')
-				data = appendField(data, []byte(it.event))
-				prev = it.event
+		f.data = make([]byte, 0, size)
+		f.data = append(f.data, formatV2)
+		ev := ""
+		for _, it := range f.items {
+			if it.event != ev {
+				f.data = append(f.data, 'e')
+				f.data = appendField(f.data, []byte(it.event))
+				ev = it.event
 			}
-			data = append(data, it.ops...)
+			f.data = append(f.data, it.ops...)
 		}
-		seq, err := w.s.l.publishShard(w.s, data, id, expected)
-		w.mu.Lock()
-		if err != nil {
-			w.dead = err
-		} else {
-			w.expected = seq
-		}
-		w.mu.Unlock()
-		if err != nil {
-			for _, it := range batch {
-				it.err = err
-				close(it.done)
-			}
-			continue
-		}
-		w.s.applyOwn(expected, seq, batch)
-		w.s.l.stats.msgs.Add(1)
-		w.s.l.stats.commits.Add(int64(len(batch)))
-		// The index entries go to the local store while the next message
-		// flies; the commits are answered once theirs are applied, in
-		// message order.
-		before, mine := applied, make(chan struct{})
-		applied = mine
 		go func() {
-			defer close(mine)
-			<-before
-			w.s.l.applyItems(batch)
-			for _, it := range batch {
-				it.seq = seq
-				if it.claim {
-					w.s.l.stats.claims.Add(1)
-				} else if it.first > 0 {
-					w.s.l.stats.records.Add(int64(it.last - it.first + 1))
-				}
-				close(it.done)
-			}
+			w.fly(f)
+			<-w.slots
 		}()
 	}
 }
 
-// closedChan is a closed channel: no application waits.
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+// fly publishes f and settles it: the writer moves on, the index entries
+// are applied and the commits answered.
+func (w *shardWriter) fly(f *flight) {
+	defer close(f.done)
+	l := w.s.l
+	seq, err := l.publishShard(w.s, f)
+	if errors.Is(err, errRefused) {
+		err = fmt.Errorf("cluster: append to %s: %w: %w", w.s.subject, persistence.ErrFenced, err)
+	}
+	f.seq, f.err = seq, err
+	w.mu.Lock()
+	if err != nil {
+		if w.dead == nil {
+			w.dead = err
+		}
+	} else {
+		w.expected = seq
+	}
+	w.mu.Unlock()
+	if err != nil {
+		for _, it := range f.items {
+			it.err = err
+			close(it.done)
+		}
+		return
+	}
+	w.s.applyOwn(f.expected, seq, f.items)
+	l.stats.msgs.Add(1)
+	l.stats.commits.Add(int64(len(f.items)))
+	// The index entries go to the local store while the next message
+	// flies; the commits are answered once theirs are applied, in message
+	// order.
+	w.mu.Lock()
+	before, mine := w.applied, make(chan struct{})
+	w.applied = mine
+	w.mu.Unlock()
+	go func() {
+		defer close(mine)
+		if before != nil {
+			<-before
+		}
+		l.applyItems(f.items)
+		for _, it := range f.items {
+			it.seq = seq
+			if it.claim {
+				l.stats.claims.Add(1)
+			} else if it.first > 0 {
+				l.stats.records.Add(int64(it.last - it.first + 1))
+			}
+			close(it.done)
+		}
+	}()
+}
 
-// publishShard publishes one shard message fenced on expected, retrying
-// what is transient with the same Nats-Msg-Id, and answers its sequence.
-func (l *Log) publishShard(s *shardLog, data []byte, id string, expected uint64) (uint64, error) {
-	m := &nats.Msg{Subject: s.subject, Data: data, Header: nats.Header{}}
-	m.Header.Set(jetstream.MsgIDHeader, id)
-	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(expected, 10))
+// errRefused marks a message the fence refused (10071).
+var errRefused = errors.New("refused by the fence")
+
+// publishShard publishes f, retrying what is transient with the same
+// Nats-Msg-Id, and answers its sequence; a refusal by the fence is
+// errRefused.
+func (l *Log) publishShard(s *shardLog, f *flight) (uint64, error) {
+	m := &nats.Msg{Subject: s.subject, Data: f.data, Header: nats.Header{}}
+	m.Header.Set(jetstream.MsgIDHeader, f.id)
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(f.expected, 10))
 	began := time.Now()
 	deadline := began.Add(publishDeadline)
 	wait := 50 * time.Millisecond
@@ -398,8 +443,8 @@ func (l *Log) publishShard(s *shardLog, data []byte, id string, expected uint64)
 		}
 		var api *jetstream.APIError
 		if errors.As(err, &api) && api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
-			// Another writer moved the shard's subject: this one is fenced.
-			return 0, fmt.Errorf("cluster: append to %s: %w: %v", s.subject, persistence.ErrFenced, err)
+			// Another writer's message came first.
+			return 0, fmt.Errorf("%w: %v", errRefused, err)
 		}
 		if time.Now().After(deadline) || l.closing() {
 			// Stored or not, this writer cannot know: it stops.
@@ -407,7 +452,7 @@ func (l *Log) publishShard(s *shardLog, data []byte, id string, expected uint64)
 		}
 		// 10164 (a publish on the subject still in process), a timeout
 		// or no responders (an election): the same message again, which
-		// the server settles by its id if the first one was stored.
+		// the server settles by its id if it was stored.
 		l.stats.retries.Add(1)
 		l.n.cfg.Logger.Debug("cluster: publish retried", "subject", s.subject, "err", err)
 		time.Sleep(wait)
@@ -750,7 +795,9 @@ func (s *shardLog) trim(ctx context.Context, event string, keep uint64) error {
 		s.vmu.Unlock()
 		return nil
 	}
-	upTo := s.seen + 1 // messages below upTo go
+	// Messages below upTo go; the last one the view has read stays (a
+	// subject purged whole would fence a writer on nothing).
+	upTo := s.seen
 	holder := ""
 	for ev, v := range s.events {
 		need := uint64(0)
