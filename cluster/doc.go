@@ -57,7 +57,8 @@
 // claim that may append, so an older incarnation (an evicted actor
 // finishing its flight) is refused before anything of its commit is sent.
 // Commits of one claim are queued in order and a failed message fails
-// every later one, so up to MaxInFlight (4) commits of an event may wait.
+// every later one; an event has one commit in flight (MaxInFlight 1: see
+// its comment).
 //
 // Replay: a node keeps a view of each shard it reads: per event, the
 // messages holding its records (first and last record seq and stream
