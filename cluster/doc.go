@@ -43,7 +43,9 @@
 // answered as a duplicate with its sequence, never stored twice (the
 // server checks the id before the expected sequence, within the stream's
 // 2-minute duplicate window, which bounds the retries; a publish not
-// settled by then kills the writer too).
+// settled by then kills the writer too). A stored message's index entries
+// go to the local store while the next message flies, and its commits
+// are answered once they are, in message order.
 //
 // Claims: an owner activating an event replays it, then claims it: a claim
 // operation in a message of its shard writer. Its stream sequence is the
@@ -72,7 +74,9 @@
 // shard's events four at a time), and every pass adds what it reads past
 // seen to the view. FirstSeq and LastSeq answer from the view brought up
 // to the subject's last message. The events of a shard (for proactive
-// activation) are the event index's entries that hash to it.
+// activation) are those its log names (the view, brought up to date: the
+// read the replays then start from) and the event index's entries that
+// hash to it (an event whose records were all trimmed).
 //
 // Existing data: a shard stream holding per-event subjects (the format of
 // earlier versions, one subject per event) makes the node refuse to start
