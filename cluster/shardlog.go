@@ -595,7 +595,9 @@ func (s *shardLog) read(r *reader) error {
 		// The view says where the event's records start; what came after
 		// seen is read anyway.
 		r.from = s.seen + 1
-		if v := s.events[r.event]; v != nil && v.dropped <= r.after {
+		if v := s.events[r.event]; v != nil && v.dropped > r.after {
+			r.from = 0 // some records it needs lie before the marks kept
+		} else if v != nil {
 			for _, m := range v.marks {
 				if m.last > r.after {
 					r.from = min(r.from, m.sseq)
