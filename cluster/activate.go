@@ -3,12 +3,8 @@ package cluster
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"ticketd/actors"
 	"ticketd/event"
@@ -20,7 +16,7 @@ import (
 // claims the event (the previous owner is fenced from then on) and expires
 // the holds that lapsed meanwhile (an actor's first act); then the entries
 // its log still owes are imported (owed.take). The events of a shard are
-// the subjects of its stream: no index of its own.
+// the event index's entries that hash to it (shardEvents).
 const (
 	// maxActivate bounds the events activated at once per shard gained;
 	// the rest wait for their first request.
@@ -135,25 +131,41 @@ func (r *Router) stopped(d time.Duration) bool {
 	}
 }
 
-// shardEvents lists the events that have a log in shard: its stream's
-// subjects, ev.<shard>.<eventId>.
+// shardEvents lists the events of shard: those its log names, and the
+// event index's "ev/" entries in the local store (every node keeps a copy)
+// whose id hashes to it (an event whose records were all trimmed).
 func (r *Router) shardEvents(shard int) ([]string, error) {
-	ctx, cancel := context.WithTimeout(r.ctx, r.n.cfg.RequestTimeout)
-	defer cancel()
-	s, err := r.n.js.Stream(ctx, streamName(shard))
+	var ids []string
+	var err error
+	if r.owed != nil {
+		// The log's view of the shard: the read the replays then start from.
+		ids, err = r.owed.log.shardLog(shard).eventIDs()
+	} else {
+		ctx, cancel := context.WithTimeout(r.ctx, activateFor)
+		ids, err = shardLogEvents(ctx, r.n, shard)
+		cancel()
+	}
 	if err != nil {
 		return nil, err
 	}
-	prefix := "ev." + strconv.Itoa(shard) + "."
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
-	if err != nil {
-		return nil, err
+	r.mu.Lock()
+	sys := r.sys
+	r.mu.Unlock()
+	if sys == nil {
+		return ids, nil
 	}
-	ids := make([]string, 0, len(info.State.Subjects))
-	for subj := range info.State.Subjects {
-		if id, ok := strings.CutPrefix(subj, prefix); ok && id != "" {
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		seen[id] = true
+	}
+	err = sys.Store().Scan([]byte(evIndexPrefix), func(k, _ []byte) error {
+		if id := string(k[len(evIndexPrefix):]); id != "" && !seen[id] && r.n.shard(id) == shard {
 			ids = append(ids, id)
 		}
-	}
-	return ids, nil
+		return nil
+	})
+	return ids, err
 }
+
+// evIndexPrefix is the event index's key prefix (actors' "ev/").
+const evIndexPrefix = "ev/"

@@ -91,9 +91,9 @@ func TestConcurrentClaimsOneNode(t *testing.T) {
 				<-start
 				if cl, err := l.Claim(id, last); err == nil {
 					w := cl.(*claimed).w
-					w.mu.Lock()
+					w.sw.mu.Lock()
 					epochs <- w.epoch
-					w.mu.Unlock()
+					w.sw.mu.Unlock()
 				} else {
 					require.ErrorIs(t, err, persistence.ErrFenced)
 					epochs <- 0

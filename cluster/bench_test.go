@@ -211,15 +211,12 @@ func (m *meter) log(t *testing.T, what string, perSecond float64) {
 		d.AckWait += st.AckWait - m.stats[i].AckWait
 		d.Retries += st.Retries - m.stats[i].Retries
 		d.Claims += st.Claims - m.stats[i].Claims
-		d.Batches += st.Batches - m.stats[i].Batches
-		d.Batched += st.Batched - m.stats[i].Batched
-		d.Fallbacks += st.Fallbacks - m.stats[i].Fallbacks
+		d.Commits += st.Commits - m.stats[i].Commits
 	}
-	sends := d.Batches + d.Messages - d.Batched // atomic batches and lone messages
-	t.Logf("%s; %.0f commits/s, %.1f records per commit, %.0f publishes/s (%.1f commits each), %v from a commit's send to its ack, %d publishes retried, %d claims, %d batches sent again one by one",
+	t.Logf("%s; %.0f shard messages/s, %.1f records and %.1f commits per message, %v from a message's send to its ack, %d publishes retried, %d claims",
 		line, float64(d.Messages)/wall.Seconds(), float64(d.Records)/float64(max(d.Messages, 1)),
-		float64(sends)/wall.Seconds(), float64(d.Messages)/float64(max(sends, 1)),
-		(d.AckWait / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond), d.Retries, d.Claims, d.Fallbacks)
+		float64(d.Commits)/float64(max(d.Messages, 1)),
+		(d.AckWait / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond), d.Retries, d.Claims)
 }
 
 // processCPU is the user and system time of this process so far.

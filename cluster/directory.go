@@ -44,8 +44,8 @@ const (
 )
 
 // Directory is the actors.SharedLog of the directory in cluster mode. Its
-// messages have the event log's format (records and the index entries
-// they owe, see the package doc); the index entries (a console
+// messages are in format version 1 (the operations of one log: records and
+// the index entries they owe, see the package doc); the index entries (a console
 // invitation's mail) go to the writer's local store once the message is
 // stored, as an event's do.
 type Directory struct {

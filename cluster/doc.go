@@ -17,33 +17,71 @@
 //
 // Log implements persistence.Log on JetStream. Events are spread over
 // Config.Shards streams (TICKETD_EV_<n>, Config.Replicas replicas each) by
-// a hash of their id; an event's records are the messages of its own
-// subject, ev.<n>.<eventId>. One commit (a group-commit batch) is one
-// message, split at record boundaries only above maxMessageBytes, that
-// carries its records and the index entries they owe (outbox, webhooks,
-// pending refunds), so both are replicated together.
+// a hash of their id, and the unit of replication is the shard, not the
+// event: every event of shard n writes on its one subject, ev.<n>.log, and
+// one message carries the commits of all the shard's events a node has
+// waiting (group commit across events, bounded by maxMessageBytes; a
+// commit bigger than that is split at record boundaries). A commit carries
+// its records and the index entries they owe (outbox, webhooks, pending
+// refunds), so both are replicated together. JetStream's cost is per
+// message (a Raft entry, a WAL write and an fsync on each node, an ack),
+// so a drop of many events with one record per commit each pays it once
+// per message instead of once per order.
 //
-// Single writer: every publish carries Nats-Expected-Last-Subject-Sequence,
-// the stream sequence of the last message this writer knows on the
-// subject. An owner activating an event replays the subject and then
-// appends a claim message fenced on the subject's last message, which must
-// end at the record the replay ended at (else records came after the
-// replay, and the activation starts over); its stream sequence is the
-// owner's epoch. A claim is a writer of its own (Claim returns the Log to
-// append through), so two incarnations on one node (an evicted actor
-// finishing its flight and its successor) are two writers too. Any earlier owner's next append then fails with
-// JetStream error 10071 (wrong last sequence): Log answers ErrFenced, and
-// the event actor answers 503 to everything waiting and stops. Error 10164
-// (the subject has a publish in process) and a missing ack (an election)
-// are transient: the publish is retried with the same Nats-Msg-Id
-// (<eventId>.<epoch>.<n>), so a publish stored whose ack was lost is
+// Single writer: a node has one writer per shard (shardlog.go), with one
+// message in flight; what waits meanwhile forms the next message. Every
+// message carries Nats-Expected-Last-Subject-Sequence, the stream sequence
+// of the subject's last message the writer knows (its own last, or the
+// last at the writer's start), and a Nats-Msg-Id of its own
+// (<subject>.<writer>.<n>). Any other node's message on the subject makes
+// the writer's next publish fail with JetStream error 10071: the writer
+// is dead, and every commit of every event through it answers ErrFenced
+// (the event actors answer 503 to everything waiting and stop); the next
+// claim on the node starts a new writer. Error 10164 (a publish on the
+// subject in process) and a missing ack (an election) are transient: the
+// same message is sent again, and one stored whose ack was lost is
 // answered as a duplicate with its sequence, never stored twice (the
 // server checks the id before the expected sequence, within the stream's
-// 2-minute duplicate window, which bounds the retries). One commit per
-// event is in flight at a time (MaxInFlight 1): the next one's expected
-// sequence is this one's. The commits of a stream's events waiting at
-// the same time go as one JetStream atomic batch, each message with its
-// own fence and Msg-Id (see batch.go).
+// 2-minute duplicate window, which bounds the retries; a publish not
+// settled by then kills the writer too). A stored message's index entries
+// go to the local store while the next message flies, and its commits
+// are answered once they are, in message order.
+//
+// Claims: an owner activating an event replays it, then claims it: a claim
+// operation in a message of its shard writer. Its stream sequence is the
+// event's epoch (two claims of one event never share a message, so each
+// has its own). The claim is refused with ErrFenced, and the activation
+// loads again, when the event has records after the replay's end: in the
+// messages up to the writer's start (the view reads them first: a writer
+// started after the replay read) or queued through this writer since (an
+// older incarnation's). Another node's claim moves the subject, which
+// fences this node's writer; on one node, the writer keeps per event the
+// claim that may append, so an older incarnation (an evicted actor
+// finishing its flight) is refused before anything of its commit is sent.
+// Commits of one claim are queued in order and a failed message fails
+// every later one; an event has one commit in flight (MaxInFlight 1: see
+// its comment).
+//
+// Replay: a node keeps a view of each shard it reads: per event, the
+// messages holding its records (first and last record seq and stream
+// sequence: maxMarks of them) and its last record, complete through a
+// stream sequence (seen), and extended by the node's own messages. A
+// replay reads, with the stream's message-get API (answered by the stream
+// leader alone: an ordered consumer needs the meta leader too, which a
+// node's loss can leave unelected), from the first message the view says
+// holds a record it needs, through the subject's last message; replays of
+// one shard that wait at the same time share one pass (activation loads a
+// shard's events four at a time), and every pass adds what it reads past
+// seen to the view. FirstSeq and LastSeq answer from the view brought up
+// to the subject's last message. The events of a shard (for proactive
+// activation) are those its log names (the view, brought up to date: the
+// read the replays then start from) and the event index's entries that
+// hash to it (an event whose records were all trimmed).
+//
+// Existing data: a shard stream holding per-event subjects (the format of
+// earlier versions, one subject per event) makes the node refuse to start
+// (errOldFormat): cluster mode had not shipped, so the fix is empty data
+// dirs.
 //
 // # Ownership
 //
@@ -71,24 +109,35 @@
 //
 // Snapshots keeps event snapshots in the object store TICKETD_SNAPSHOTS,
 // the seqs kept per event in the key-value bucket TICKETD_SNAPINDEX (two
-// per event), and trims the event's subject through the older one kept:
-// it purges the messages whose records all lie at or before it (Log keeps,
-// per event, the last record seq and stream sequence of the messages it
-// has seen: maxMarks of them).
+// per event). A shard's log is trimmed behind the oldest position any of
+// its events still needs: for each event the view knows, the first
+// message holding a record after its older snapshot kept (learnt when this
+// node saves or loads the event's snapshots); an event with no snapshot
+// known needs all its records, and the messages past the view's seen are
+// never purged. So the log of a shard is bounded by its oldest
+// unsnapshotted event: an event is snapshotted once SnapshotEvery changes
+// follow its last snapshot (actors/snapshotter.go), so an event that
+// changes less than that holds the trim at its first message until it
+// does (or for good, if it never changes again). Such events are small by
+// definition (under SnapshotEvery records each), but the messages they
+// hold back also carry other events' records: that is what the log keeps
+// beyond what snapshots cover.
 //
 // # Byte format
 //
-// A message's data is a version byte (1) then operations, each a kind
-// byte and uvarint-prefixed fields:
+// A shard message's data is a version byte (2) then sections, each an
+// event id ('e', uvarint-prefixed) followed by that event's operations, a
+// kind byte and uvarint-prefixed fields:
 //
+//	'e' event:   id (the operations after it are its, up to the next 'e')
 //	'a' append:  seq, record
 //	'p' put:     key, value
 //	'd' delete:  key
+//	'c' claim:   node, the event's last record seq (uvarint)
 //
-// A claim message has no data and the header Ticketd-Claim (the claiming
-// node). Every message has the headers Ticketd-First and Ticketd-Last:
-// the seqs of its first record (for a claim, the next one) and of the
-// event's last record at that message.
+// Its headers are Nats-Msg-Id and Nats-Expected-Last-Subject-Sequence
+// only. The directory's messages (below) keep version 1: the operations of
+// one log, and the headers Ticketd-First and Ticketd-Last.
 //
 // # Shared state
 //
@@ -97,7 +146,7 @@
 //
 //   - The directory (units, keys, console members and their links):
 //     Directory, one subject (dir.log) of the stream TICKETD_DIR, in the
-//     event log's message format. It stays a log, not a key-value bucket,
+//     format version 1 (the operations of one log). It stays a log, not a key-value bucket,
 //     because the directory is a state machine whose decisions need the
 //     whole state (a unique member email, an invitation used once) and
 //     whose read view must be consistent. Every node may write, with
@@ -167,5 +216,6 @@
 // # Concurrency
 //
 // Node and Log methods are safe for concurrent use; the commits of one
-// event are chained, so they reach the stream in order.
+// event are queued on its shard's writer in order, so they reach the
+// stream in order.
 package cluster

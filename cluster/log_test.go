@@ -111,34 +111,36 @@ func TestLogFence(t *testing.T) {
 	require.True(t, errors.Is(commitRecs(w2, id, 8, 8), persistence.ErrFenced))
 }
 
-// TestRetrySettledByMsgID checks what a retried publish relies on: the
-// server looks up Nats-Msg-Id before the expected-sequence fence, so a
-// publish stored whose ack was lost, sent again unchanged, is answered
-// as a duplicate with its first sequence instead of 10071.
+// TestRetrySettledByMsgID: a shard message stored whose ack was lost,
+// sent again unchanged (same Nats-Msg-Id and fence), is answered as a
+// duplicate with its first sequence instead of 10071, and stored once.
 func TestRetrySettledByMsgID(t *testing.T) {
 	nodes, _ := startCluster(t, 3)
 	l := NewLog(nodes[0], nil)
 	const id = "evt_dup"
 	require.Empty(t, replayLog(t, l, id))
 	w := claim(t, l, id, 0).(*claimed).w
-	e := l.event(id)
-	w.mu.Lock()
-	expected := w.expected
-	w.mu.Unlock()
-	m := func() *nats.Msg {
-		m := nats.NewMsg(e.subject)
-		m.Data = []byte{formatV1}
-		m.Header.Set(jetstream.MsgIDHeader, "dup-1")
-		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(expected))
-		m.Header.Set(hdrLast, "0")
-		return m
-	}
+	sw := w.sw
+	sw.mu.Lock()
+	expected := sw.expected
+	sw.mu.Unlock()
+	b := &Batch{}
+	b.Append(id, 1, []byte("r1"))
+	data := append([]byte{formatV2, 'e'}, appendField(nil, []byte(id))...)
+	data = append(data, b.ops...)
+	s := l.event(id).s
+	seq1, err := l.publishShard(s, &flight{data: data, id: "dup-1", expected: expected})
+	require.NoError(t, err)
+	// The "retry", through another node's connection.
+	m := nats.NewMsg(s.subject)
+	m.Data = data
+	m.Header.Set(jetstream.MsgIDHeader, "dup-1")
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, fmt.Sprint(expected))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	a1, err := nodes[1].JetStream().PublishMsg(ctx, m())
-	require.NoError(t, err)
-	a2, err := nodes[2].JetStream().PublishMsg(ctx, m())
+	a2, err := nodes[2].JetStream().PublishMsg(ctx, m)
 	require.NoError(t, err)
 	require.True(t, a2.Duplicate)
-	require.Equal(t, a1.Sequence, a2.Sequence)
+	require.Equal(t, seq1, a2.Sequence)
+	require.Equal(t, []logRec{{1, "r1"}}, replayLog(t, NewLog(nodes[1], nil), id))
 }

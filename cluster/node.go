@@ -348,8 +348,8 @@ func (n *Node) balance() {
 // max payload); a bigger commit is split (see Log).
 const maxMessageBytes = 4 << 20
 
-// streamName and subject place an event: its records are the messages of
-// one subject in the stream of its shard.
+// shard and streamName place an event: its records are in the log of its
+// shard, the subject shardSubject of the stream streamName.
 func (n *Node) shard(eventID string) int {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(eventID))
@@ -357,11 +357,6 @@ func (n *Node) shard(eventID string) int {
 }
 
 func streamName(shard int) string { return "TICKETD_EV_" + strconv.Itoa(shard) }
-
-func (n *Node) place(eventID string) (stream, subject string) {
-	s := n.shard(eventID)
-	return streamName(s), "ev." + strconv.Itoa(s) + "." + eventID
-}
 
 // ensureStreams creates the shard streams (or checks them).
 func (n *Node) ensureStreams(ctx context.Context) error {
@@ -375,11 +370,12 @@ func (n *Node) ensureStreams(ctx context.Context) error {
 			// Nats-Msg-Id within this window; a retry loop never outlasts it.
 			Duplicates: 2 * time.Minute,
 			MaxMsgSize: maxMessageBytes,
-			// Commits of several events go as one atomic batch (batch.go).
-			AllowAtomicPublish: true,
 		})
 		if err != nil {
 			return fmt.Errorf("cluster: stream %s: %w", streamName(i), err)
+		}
+		if err := checkShardFormat(ctx, n.js, i); err != nil {
+			return err
 		}
 	}
 	if _, err := n.js.CreateOrUpdateStream(ctx, settledStreamConfig(n.cfg.Replicas)); err != nil {

@@ -294,25 +294,18 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 	if epoch == 0 {
 		return 0, fmt.Errorf("cluster: owed entries of %s: no claim here", eventID)
 	}
-	st, subj := o.n.place(eventID)
 	want := map[string][]byte{}
 	puts := map[string]struct{}{} // every key the log puts, owed or not
-	err := o.readSubject(ctx, st, subj, epoch, func(m *jetstream.RawStreamMsg) error {
-		if m.Header.Get(hdrClaim) != "" || len(m.Data) == 0 || m.Data[0] != formatV1 {
-			return nil
+	err := o.log.readOwed(eventID, epoch, func(op byte, k, v []byte) {
+		if owedEvent(string(k)) != eventID {
+			return
 		}
-		return decodeOps(m.Data[1:], func(op byte, _ uint64, k, v []byte) error {
-			if op == 'a' || owedEvent(string(k)) != eventID {
-				return nil
-			}
-			if op == 'p' {
-				want[string(k)] = bytes.Clone(v)
-				puts[string(k)] = struct{}{}
-			} else {
-				delete(want, string(k))
-			}
-			return nil
-		})
+		if op == 'p' {
+			want[string(k)] = bytes.Clone(v)
+			puts[string(k)] = struct{}{}
+		} else {
+			delete(want, string(k))
+		}
 	})
 	if err != nil {
 		return 0, err

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"ticketd/actors"
 	"ticketd/directory"
@@ -108,17 +107,13 @@ func (r *Router) EventOwner(ctx context.Context, eventID string) (string, error)
 	if err != nil || owner == "" {
 		return owner, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.n.cfg.RequestTimeout)
-	defer cancel()
-	st, subj := r.n.place(eventID)
-	s, err := r.n.js.Stream(ctx, st)
-	if err != nil {
-		return "", fmt.Errorf("cluster: owner of %s: %w", eventID, err)
-	}
-	if _, err := s.GetLastMsgForSubject(ctx, subj); errors.Is(err, jetstream.ErrMsgNotFound) {
-		return "", ErrNoEvent
-	} else if err != nil {
-		return "", fmt.Errorf("cluster: owner of %s: %w", eventID, err)
+	r.mu.Lock()
+	sys := r.sys
+	r.mu.Unlock()
+	if sys != nil {
+		if _, ok := sys.EventUnit(eventID); !ok {
+			return "", ErrNoEvent // the event index has it once it is created
+		}
 	}
 	return owner, nil
 }

@@ -290,8 +290,27 @@ func (o *owed) publishParts(ctx context.Context, msgs []*nats.Msg) ([]uint64, er
 	return seqs, err
 }
 
+// JetStream's atomic batch publish (Nats-Batch-Id, -Sequence, -Commit):
+// the server stores the batch whole or not at all, in consecutive stream
+// sequences, and answers the commit with the last one.
+const (
+	hdrBatchID     = "Nats-Batch-Id"
+	hdrBatchSeq    = "Nats-Batch-Sequence"
+	hdrBatchCommit = "Nats-Batch-Commit"
+	// maxBatchMsgs bounds one batch (the server allows 1,000 messages).
+	maxBatchMsgs = 256
+)
+
+// batchAck is the server's answer to a batch's commit.
+type batchAck struct {
+	Seq   uint64              `json:"seq"`
+	Batch string              `json:"batch"`
+	Count int                 `json:"count"`
+	Error *jetstream.APIError `json:"error"`
+}
+
 // publishAtomic publishes msgs (on one stream) as one message, or as one
-// JetStream atomic batch when there are several (see batch.go): stored
+// JetStream atomic batch when there are several: stored
 // whole or not at all, at consecutive stream sequences, which it answers.
 // It does not retry.
 func publishAtomic(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, timeout time.Duration, msgs []*nats.Msg) ([]uint64, error) {

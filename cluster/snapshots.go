@@ -129,6 +129,10 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 	if err != nil {
 		return 0, nil, false, fmt.Errorf("cluster: snapshots of %s: %w", eventID, err)
 	}
+	if len(list) >= snapsKept {
+		// The shard's log keeps this event's records after the older one.
+		s.log.event(eventID).s.setKeep(eventID, list[0])
+	}
 	var firstErr error
 	for i := len(list) - 1; i >= 0; i-- {
 		var b []byte

@@ -1,0 +1,930 @@
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"ticketd/persistence"
+)
+
+// The shard log: every event of a shard stream writes on the one subject
+// ev.<n>.log, and a node's commits of the shard's events go together, one
+// JetStream message at a time (see the package doc). This file holds the
+// node's writer of a shard (its queue and its fence) and the node's view
+// of the shard (where each event's records are, read once and shared by
+// the replays of the shard's events).
+const (
+	// formatV2 is the version byte of a shard message.
+	formatV2 = 2
+	// shardMsgRoom is what a message keeps free of maxMessageBytes for its
+	// headers.
+	shardMsgRoom = 1024
+	// maxPendingOwn bounds the own messages a view keeps while it has not
+	// read the messages before them; past it they are read back instead.
+	maxPendingOwn = 4096
+)
+
+// errOldFormat is answered for a shard stream that holds messages of the
+// per-event format of earlier versions.
+var errOldFormat = errors.New("cluster: the event log holds the per-event format of an earlier version: start every node with an empty data dir")
+
+// shardSubject is the subject of shard's log.
+func shardSubject(shard int) string { return "ev." + strconv.Itoa(shard) + ".log" }
+
+// shardLog is this node's side of one shard's log.
+type shardLog struct {
+	l       *Log
+	shard   int
+	stream  string
+	subject string
+
+	wmu sync.Mutex
+	w   *shardWriter // the writer; replaced once it is dead
+
+	vmu     sync.Mutex
+	viewed  bool   // a read has set seen
+	seen    uint64 // every message through this stream sequence is in the view
+	events  map[string]*evView
+	pending map[uint64]*ownMsg // own messages after a gap, by the sequence before them
+	next    *readPass          // the replays waiting for the next read
+	reading bool               // a read pass runs
+}
+
+// evView is what the shard's messages through seen say of one event.
+type evView struct {
+	last    uint64 // the last record seq (or a claim's) met
+	marks   []mark // per message with records of the event, in order
+	dropped uint64 // the last record of the newest mark dropped, 0 when none
+	keep    uint64 // records through keep are covered by a snapshot kept (see trim)
+	since   uint64 // the first message kept with an operation of the event
+}
+
+// mark is a message of the shard with records of one event: its first and
+// last record seqs and its stream sequence.
+type mark struct{ first, last, sseq uint64 }
+
+// maxMarks bounds the marks kept per event: past it the older half goes;
+// a trim then keeps what lies before the marks kept, and a replay reads
+// from the shard's first message.
+const maxMarks = 1 << 14
+
+func (v *evView) note(first, last, sseq uint64) {
+	if n := len(v.marks); n > 0 && v.marks[n-1].sseq >= sseq {
+		return
+	}
+	if len(v.marks) >= maxMarks {
+		half := len(v.marks) / 2
+		v.dropped = max(v.dropped, v.marks[half-1].last)
+		v.marks = append(v.marks[:0], v.marks[half:]...)
+	}
+	v.marks = append(v.marks, mark{first, last, sseq})
+	v.last = max(v.last, last)
+}
+
+// shard returns the shard log of shard, made on first use.
+func (l *Log) shardLog(shard int) *shardLog {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.shards[shard]
+	if s == nil {
+		s = &shardLog{l: l, shard: shard, stream: streamName(shard), subject: shardSubject(shard),
+			events: map[string]*evView{}, pending: map[uint64]*ownMsg{}}
+		l.shards[shard] = s
+	}
+	return s
+}
+
+// ----- Byte format -----
+
+// A shard message's data is formatV2 then sections: 'e' and an event id,
+// then that event's operations ('a', 'p', 'd' as in the package doc, and
+// 'c' a claim: the claiming node and the event's last record seq).
+
+func appendField(b, f []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(f)))
+	return append(b, f...)
+}
+
+// shardOp is one operation met in a shard message.
+type shardOp struct {
+	event string
+	op    byte   // 'a', 'p', 'd' or 'c'
+	seq   uint64 // 'a': the record seq; 'c': the event's last record seq
+	a, b  []byte // 'a': record; 'p': key, value; 'd': key; 'c': node
+}
+
+// decodeShard walks a shard message's data. A malformed message is an
+// error, never a panic.
+func decodeShard(data []byte, fn func(op shardOp) error) error {
+	if len(data) == 0 || data[0] != formatV2 {
+		return errOldFormat
+	}
+	b := data[1:]
+	field := func() ([]byte, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return nil, false
+		}
+		v := b[k : k+int(n)]
+		b = b[k+int(n):]
+		return v, true
+	}
+	uv := func() (uint64, bool) {
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			return 0, false
+		}
+		b = b[k:]
+		return v, true
+	}
+	event := ""
+	for len(b) > 0 {
+		op := b[0]
+		b = b[1:]
+		o := shardOp{event: event, op: op}
+		ok := true
+		switch op {
+		case 'e':
+			id, ok1 := field()
+			if !ok1 || len(id) == 0 {
+				return errors.New("cluster: bad event section")
+			}
+			event = string(id)
+			continue
+		case 'a':
+			o.seq, ok = uv()
+			if ok {
+				o.a, ok = field()
+			}
+		case 'p':
+			var ok2 bool
+			o.a, ok = field()
+			o.b, ok2 = field()
+			ok = ok && ok2
+		case 'd':
+			o.a, ok = field()
+		case 'c':
+			o.b, ok = field()
+			if ok {
+				o.seq, ok = uv()
+			}
+		default:
+			return fmt.Errorf("cluster: unknown operation %q", op)
+		}
+		if !ok {
+			return fmt.Errorf("cluster: bad operation %q", op)
+		}
+		if event == "" {
+			return errors.New("cluster: operation outside an event section")
+		}
+		if err := fn(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ----- The writer -----
+
+// shardWriter is this node's writer of a shard: it appends fenced on the
+// shard subject's last message it knows, one message in flight, and what
+// waits meanwhile forms the next message. A refusal by the fence (10071)
+// or a publish that could not be settled kills it: every claim made
+// through it is fenced from then on, and the next claim makes a new one.
+type shardWriter struct {
+	s    *shardLog
+	gen  string // unique per writer: its messages' Nats-Msg-Id prefix
+	base uint64 // the subject's last message when the writer was made
+
+	mu       sync.Mutex
+	expected uint64 // the subject's last message: this writer's last, or base
+	msgs     uint64
+	dead     error
+	queue    []*item
+	flying   bool
+	slots    chan struct{}      // the messages in flight (maxFlights)
+	applied  chan struct{}      // closed once the last message's entries are applied
+	current  map[string]*writer // per event, the claim that may append
+	lastRec  map[string]uint64  // per event, the last record seq queued here
+}
+
+// item is one event's operations on their way: a commit (or the part of
+// one that fits a message) or a claim.
+type item struct {
+	event string
+	ops   []byte
+	claim bool
+	first uint64 // records carried, first..last (0 when none)
+	last  uint64
+	index []indexOp
+	after func() // once durable, before done: the index entries applied
+	done  chan struct{}
+	seq   uint64 // the message that stored it
+	err   error
+}
+
+// writer returns the shard's live writer, making one when there is none.
+func (s *shardLog) writer(ctx context.Context) (*shardWriter, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if w := s.w; w != nil {
+		w.mu.Lock()
+		dead := w.dead
+		w.mu.Unlock()
+		if dead == nil {
+			return w, nil
+		}
+	}
+	last, err := s.lastSeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.w = &shardWriter{s: s, gen: nats.NewInbox()[len(nats.InboxPrefix):], base: last, expected: last,
+		current: map[string]*writer{}, lastRec: map[string]uint64{}, slots: make(chan struct{}, maxFlights)}
+	return s.w, nil
+}
+
+// lastSeq is the stream sequence of the subject's last message (0: none).
+func (s *shardLog) lastSeq(ctx context.Context) (uint64, error) {
+	st, err := s.l.n.js.Stream(ctx, s.stream)
+	if err != nil {
+		return 0, err
+	}
+	m, err := st.GetLastMsgForSubject(ctx, s.subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return m.Sequence, nil
+}
+
+// enqueue queues its (w.mu held) and starts the flusher if none runs.
+func (w *shardWriter) enqueueLocked(its ...*item) {
+	w.queue = append(w.queue, its...)
+	if !w.flying {
+		w.flying = true
+		go w.flush()
+	}
+}
+
+// maxFlights is how many messages a shard writer has in flight: one. The
+// fence cannot follow a message in flight: the subject's refuses a second
+// message while one is in process (10164), and a message fenced on the
+// stream's sequence after its predecessor would be stored after another
+// writer's message that took the predecessor's place; adding
+// Nats-Expected-Last-Msg-Id closes that hole, but nats-server 2.15.2
+// checks it when applying the Raft entry, and a refusal there stops the
+// stream (its write error is set): a fenced writer would take the shard
+// down. What waits while a message flies forms the next one.
+const maxFlights = 1
+
+// flight is one message of a writer on its way, fenced with
+// Nats-Expected-Last-Subject-Sequence on the subject's last message the
+// writer knows.
+type flight struct {
+	items    []*item
+	data     []byte
+	id       string
+	expected uint64 // the subject's last message it expects
+	done     chan struct{}
+	seq      uint64
+	err      error
+}
+
+// flush sends the queue, up to maxFlights messages at a time, until it
+// is empty; what waits meanwhile forms the next message.
+func (w *shardWriter) flush() {
+	for {
+		w.slots <- struct{}{}
+		w.mu.Lock()
+		if len(w.queue) == 0 || w.dead != nil {
+			q := w.queue
+			w.queue = nil
+			w.flying = false
+			err := w.dead
+			w.mu.Unlock()
+			<-w.slots
+			for _, it := range q {
+				it.err = err
+				close(it.done)
+			}
+			return
+		}
+		// The items that fit one message; two claims of one event never
+		// share a message, so each has an epoch of its own.
+		size, n := 1, 0
+		claims := map[string]bool{}
+		for n < len(w.queue) {
+			it := w.queue[n]
+			sz := len(it.ops) + len(it.event) + 8
+			if n > 0 && size+sz > maxMessageBytes-shardMsgRoom {
+				break
+			}
+			if it.claim {
+				if claims[it.event] {
+					break
+				}
+				claims[it.event] = true
+			}
+			size += sz
+			n++
+		}
+		f := &flight{items: make([]*item, n), done: make(chan struct{})}
+		copy(f.items, w.queue)
+		w.queue = append(w.queue[:0], w.queue[n:]...)
+		f.expected = w.expected
+		w.msgs++
+		f.id = w.s.subject + "." + w.gen + "." + strconv.FormatUint(w.msgs, 10)
+		w.mu.Unlock()
+
+		f.data = make([]byte, 0, size)
+		f.data = append(f.data, formatV2)
+		ev := ""
+		for _, it := range f.items {
+			if it.event != ev {
+				f.data = append(f.data, 'e')
+				f.data = appendField(f.data, []byte(it.event))
+				ev = it.event
+			}
+			f.data = append(f.data, it.ops...)
+		}
+		go func() {
+			w.fly(f)
+			<-w.slots
+		}()
+	}
+}
+
+// fly publishes f and settles it: the writer moves on, the index entries
+// are applied and the commits answered.
+func (w *shardWriter) fly(f *flight) {
+	defer close(f.done)
+	l := w.s.l
+	seq, err := l.publishShard(w.s, f)
+	if errors.Is(err, errRefused) {
+		err = fmt.Errorf("cluster: append to %s: %w: %w", w.s.subject, persistence.ErrFenced, err)
+	}
+	f.seq, f.err = seq, err
+	w.mu.Lock()
+	if err != nil {
+		if w.dead == nil {
+			w.dead = err
+		}
+	} else {
+		w.expected = seq
+	}
+	w.mu.Unlock()
+	if err != nil {
+		for _, it := range f.items {
+			it.err = err
+			close(it.done)
+		}
+		return
+	}
+	w.s.applyOwn(f.expected, seq, f.items)
+	l.stats.msgs.Add(1)
+	l.stats.commits.Add(int64(len(f.items)))
+	// The index entries go to the local store while the next message
+	// flies; the commits are answered once theirs are applied, in message
+	// order.
+	w.mu.Lock()
+	before, mine := w.applied, make(chan struct{})
+	w.applied = mine
+	w.mu.Unlock()
+	go func() {
+		defer close(mine)
+		if before != nil {
+			<-before
+		}
+		l.applyItems(f.items)
+		for _, it := range f.items {
+			it.seq = seq
+			if it.claim {
+				l.stats.claims.Add(1)
+			} else if it.first > 0 {
+				l.stats.records.Add(int64(it.last - it.first + 1))
+			}
+			close(it.done)
+		}
+	}()
+}
+
+// errRefused marks a message the fence refused (10071).
+var errRefused = errors.New("refused by the fence")
+
+// publishShard publishes f, retrying what is transient with the same
+// Nats-Msg-Id, and answers its sequence; a refusal by the fence is
+// errRefused.
+func (l *Log) publishShard(s *shardLog, f *flight) (uint64, error) {
+	m := &nats.Msg{Subject: s.subject, Data: f.data, Header: nats.Header{}}
+	m.Header.Set(jetstream.MsgIDHeader, f.id)
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(f.expected, 10))
+	began := time.Now()
+	deadline := began.Add(publishDeadline)
+	wait := 50 * time.Millisecond
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), min(l.n.cfg.RequestTimeout, time.Until(deadline)))
+		_, js := l.pubConn()
+		ack, err := js.PublishMsg(ctx, m)
+		cancel()
+		if err == nil {
+			l.stats.ackNanos.Add(int64(time.Since(began)))
+			return ack.Sequence, nil
+		}
+		var api *jetstream.APIError
+		if errors.As(err, &api) && api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+			// Another writer's message came first.
+			return 0, fmt.Errorf("%w: %v", errRefused, err)
+		}
+		if time.Now().After(deadline) || l.closing() {
+			// Stored or not, this writer cannot know: it stops.
+			return 0, fmt.Errorf("cluster: append to %s: %w (the writer stops): %v", s.subject, persistence.ErrFenced, err)
+		}
+		// 10164 (a publish on the subject still in process), a timeout
+		// or no responders (an election): the same message again, which
+		// the server settles by its id if it was stored.
+		l.stats.retries.Add(1)
+		l.n.cfg.Logger.Debug("cluster: publish retried", "subject", s.subject, "err", err)
+		time.Sleep(wait)
+		wait = min(wait*2, time.Second)
+	}
+}
+
+// applyItems writes the index entries of a stored message's commits to
+// the local store (one batch) and tells onIndex of them.
+func (l *Log) applyItems(batch []*item) {
+	var b *Batch
+	for _, it := range batch {
+		if len(it.index) > 0 {
+			if b == nil {
+				b = &Batch{}
+			}
+			b.index = append(b.index, it.index...)
+		}
+	}
+	if b != nil {
+		if err := l.applyIndex(b); err != nil {
+			// The local store failed: the entries' senders miss them
+			// until the next owner imports them from the log.
+			l.n.cfg.Logger.Error("cluster: apply index entries to the local store", "err", err)
+		}
+	}
+	if l.onIndex == nil {
+		return
+	}
+	for _, it := range batch {
+		if len(it.index) > 0 {
+			l.onIndex(it.event, it.index)
+		}
+	}
+}
+
+// ----- The view -----
+
+// ownMsg is a message this node stored, kept until the view has read
+// everything before it.
+type ownMsg struct {
+	seq   uint64
+	items []*item
+}
+
+// applyOwn adds this node's message seq, which follows prev on the
+// subject, to the view.
+func (s *shardLog) applyOwn(prev, seq uint64, batch []*item) {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	if seq <= s.seen {
+		return
+	}
+	if !s.viewed || prev > s.seen {
+		if len(s.pending) >= maxPendingOwn {
+			clear(s.pending) // read back by the next pass instead
+		}
+		s.pending[prev] = &ownMsg{seq: seq, items: batch}
+		return
+	}
+	s.noteItemsLocked(seq, batch)
+	s.seen = seq
+	s.absorbLocked()
+}
+
+func (s *shardLog) noteItemsLocked(seq uint64, batch []*item) {
+	for _, it := range batch {
+		v := s.viewOf(it.event)
+		if v.since == 0 {
+			v.since = seq
+		}
+		if it.claim {
+			v.last = max(v.last, it.last)
+			continue
+		}
+		if it.first > 0 {
+			v.note(it.first, it.last, seq)
+		}
+	}
+}
+
+// absorbLocked adds the pending own messages that now follow seen.
+func (s *shardLog) absorbLocked() {
+	for len(s.pending) > 0 {
+		m, ok := s.pending[s.seen]
+		if !ok {
+			break
+		}
+		delete(s.pending, s.seen)
+		s.noteItemsLocked(m.seq, m.items)
+		s.seen = m.seq
+	}
+	for prev, m := range s.pending {
+		if m.seq <= s.seen || prev < s.seen {
+			delete(s.pending, prev)
+		}
+	}
+}
+
+// viewLocked is viewOf under vmu.
+func (s *shardLog) viewLocked(event string) *evView {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	return s.viewOf(event)
+}
+
+func (s *shardLog) viewOf(event string) *evView {
+	v := s.events[event]
+	if v == nil {
+		v = &evView{}
+		s.events[event] = v
+	}
+	return v
+}
+
+// readPass is one read of the shard's messages shared by the readers
+// waiting when it starts.
+type readPass struct {
+	readers []*reader
+	done    chan struct{}
+	err     error
+}
+
+// reader is one event's replay (or owed-entries read) in a pass.
+type reader struct {
+	event  string
+	after  uint64 // records with seq > after
+	from   uint64 // the first message it needs (0: the first kept)
+	before uint64 // messages below this sequence only (0: all)
+	rec    func(seq uint64, record []byte) error
+	index  func(op byte, key, value []byte)
+	err    error
+}
+
+// read runs r in the next pass over the shard and waits for it; a reader
+// with no event only brings the view up to date.
+func (s *shardLog) read(r *reader) error {
+	s.vmu.Lock()
+	if r.event != "" && s.viewed {
+		// The view says where the event's records start; what came after
+		// seen is read anyway.
+		r.from = s.seen + 1
+		if v := s.events[r.event]; v != nil && v.dropped > r.after {
+			r.from = 0 // some records it needs lie before the marks kept
+		} else if v != nil {
+			for _, m := range v.marks {
+				if m.last > r.after {
+					r.from = min(r.from, m.sseq)
+					break
+				}
+			}
+		}
+		if v := s.events[r.event]; r.index != nil {
+			// Index entries have no marks: from the event's first message.
+			r.from = s.seen + 1
+			if v != nil && v.since > 0 {
+				r.from = v.since
+			}
+		}
+	}
+	p := s.next
+	if p == nil {
+		p = &readPass{done: make(chan struct{})}
+		s.next = p
+	}
+	p.readers = append(p.readers, r)
+	if !s.reading {
+		s.reading = true
+		go s.runPasses()
+	}
+	s.vmu.Unlock()
+	<-p.done
+	if p.err != nil {
+		return p.err
+	}
+	return r.err
+}
+
+// runPasses runs the passes asked for until none is.
+func (s *shardLog) runPasses() {
+	for {
+		s.vmu.Lock()
+		p := s.next
+		s.next = nil
+		if p == nil {
+			s.reading = false
+			s.vmu.Unlock()
+			return
+		}
+		s.vmu.Unlock()
+		s.l.stats.passes.Add(1)
+		p.err = s.pass(p.readers)
+		close(p.done)
+	}
+}
+
+// pass reads the shard's messages from the first a reader needs (or the
+// first the view lacks) through the subject's last, hands each reader its
+// event's operations and adds what the view lacks.
+func (s *shardLog) pass(readers []*reader) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.l.n.cfg.RequestTimeout)
+	end, err := s.lastSeq(ctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("cluster: read %s: %w", s.subject, err)
+	}
+	s.vmu.Lock()
+	start := uint64(1)
+	if s.viewed {
+		start = s.seen + 1
+	}
+	s.vmu.Unlock()
+	for _, r := range readers {
+		if r.event != "" {
+			start = min(start, max(r.from, 1))
+		}
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), s.l.n.cfg.RequestTimeout)
+	st, err := s.l.n.js.Stream(ctx, s.stream)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("cluster: read %s: %w", s.subject, err)
+	}
+	for next := start; next <= end; {
+		ctx, cancel := context.WithTimeout(context.Background(), s.l.n.cfg.RequestTimeout)
+		msg, err := st.GetMsg(ctx, next, jetstream.WithGetMsgSubject(s.subject))
+		cancel()
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break // purged through end meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("cluster: read %s from message %d: %w", s.subject, next, err)
+		}
+		if msg.Sequence > end {
+			break
+		}
+		next = msg.Sequence + 1
+		s.l.stats.reads.Add(1)
+		if err := s.take(msg, readers); err != nil {
+			return err
+		}
+	}
+	s.vmu.Lock()
+	if !s.viewed || s.seen < end {
+		s.seen = end
+	}
+	s.viewed = true
+	s.absorbLocked()
+	s.vmu.Unlock()
+	return nil
+}
+
+// take hands msg's operations to the readers and, when the view lacks it,
+// to the view.
+func (s *shardLog) take(msg *jetstream.RawStreamMsg, readers []*reader) error {
+	s.vmu.Lock()
+	addView := !s.viewed || msg.Sequence > s.seen
+	s.vmu.Unlock()
+	type span struct{ first, last uint64 }
+	spans := map[string]*span{}
+	claims := map[string]uint64{}
+	err := decodeShard(msg.Data, func(o shardOp) error {
+		if addView {
+			if v := s.viewLocked(o.event); v.since == 0 {
+				v.since = msg.Sequence
+			}
+			switch o.op {
+			case 'a':
+				sp := spans[o.event]
+				if sp == nil {
+					sp = &span{first: o.seq}
+					spans[o.event] = sp
+				}
+				sp.last = o.seq
+			case 'c':
+				claims[o.event] = max(claims[o.event], o.seq)
+			}
+		}
+		for _, r := range readers {
+			if r.err != nil || r.event != o.event || (r.before > 0 && msg.Sequence >= r.before) {
+				continue
+			}
+			switch {
+			case o.op == 'a' && r.rec != nil && o.seq > r.after:
+				r.err = r.rec(o.seq, o.a)
+			case (o.op == 'p' || o.op == 'd') && r.index != nil:
+				r.index(o.op, o.a, o.b)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: read %s: message %d: %w", s.subject, msg.Sequence, err)
+	}
+	if addView {
+		s.vmu.Lock()
+		for ev, sp := range spans {
+			s.viewOf(ev).note(sp.first, sp.last, msg.Sequence)
+		}
+		for ev, last := range claims {
+			v := s.viewOf(ev)
+			v.last = max(v.last, last)
+		}
+		s.vmu.Unlock()
+	}
+	return nil
+}
+
+// catchUp brings the view up to the subject's message through.
+func (s *shardLog) catchUp(through uint64) error {
+	s.vmu.Lock()
+	ok := s.viewed && s.seen >= through
+	s.vmu.Unlock()
+	if ok {
+		return nil
+	}
+	return s.read(&reader{})
+}
+
+// current brings the view up to the subject's last message now.
+func (s *shardLog) current() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.l.n.cfg.RequestTimeout)
+	last, err := s.lastSeq(ctx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	return s.catchUp(last)
+}
+
+// ----- Trim -----
+
+// trim purges the shard's messages that no event still needs: those
+// before the first message holding a record of some event after its
+// older snapshot kept (keep). An event the view knows no snapshot of
+// needs all its records, and the messages after seen are never purged.
+func (s *shardLog) trim(ctx context.Context, event string, keep uint64) error {
+	s.vmu.Lock()
+	v := s.viewOf(event)
+	v.keep = max(v.keep, keep)
+	if !s.viewed {
+		s.vmu.Unlock()
+		return nil
+	}
+	// Messages below upTo go; the last one the view has read stays (a
+	// subject purged whole would fence a writer on nothing).
+	upTo := s.seen
+	holder := ""
+	for ev, v := range s.events {
+		need := uint64(0)
+		if v.dropped > v.keep {
+			need = 1 // records before the marks kept may be needed
+		} else {
+			for _, m := range v.marks {
+				if m.last > v.keep {
+					need = m.sseq
+					break
+				}
+			}
+			if need == 0 {
+				continue // every record met is covered by a snapshot
+			}
+		}
+		if need < upTo {
+			upTo, holder = need, ev
+		}
+	}
+	s.vmu.Unlock()
+	if upTo <= 1 {
+		return nil
+	}
+	st, err := s.l.n.js.Stream(ctx, s.stream)
+	if err != nil {
+		return err
+	}
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject(s.subject), jetstream.WithPurgeSequence(upTo)); err != nil {
+		return err
+	}
+	s.l.n.cfg.Logger.Debug("cluster: shard log trimmed", "subject", s.subject, "below", upTo, "held_by", holder)
+	s.vmu.Lock()
+	for _, v := range s.events {
+		i := 0
+		for i < len(v.marks) && v.marks[i].sseq < upTo {
+			i++
+		}
+		v.marks = append(v.marks[:0], v.marks[i:]...)
+		if v.since < upTo {
+			v.since = upTo // at or before its first message kept
+		}
+	}
+	s.vmu.Unlock()
+	return nil
+}
+
+// setKeep notes the older snapshot kept of event (see trim).
+func (s *shardLog) setKeep(event string, keep uint64) {
+	s.vmu.Lock()
+	v := s.viewOf(event)
+	v.keep = max(v.keep, keep)
+	s.vmu.Unlock()
+}
+
+// checkShardFormat refuses a shard stream with subjects other than its
+// shard log's: the per-event subjects of an earlier version.
+func checkShardFormat(ctx context.Context, js jetstream.JetStream, shard int) error {
+	st, err := js.Stream(ctx, streamName(shard))
+	if err != nil {
+		return fmt.Errorf("cluster: stream %s: %w", streamName(shard), err)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter("ev."+strconv.Itoa(shard)+".>"))
+	if err != nil {
+		return fmt.Errorf("cluster: stream %s: %w", streamName(shard), err)
+	}
+	for subj := range info.State.Subjects {
+		if subj != shardSubject(shard) {
+			return fmt.Errorf("%w (stream %s has subject %s)", errOldFormat, streamName(shard), subj)
+		}
+	}
+	return nil
+}
+
+// shardLogEvents lists the events that have operations in shard's log,
+// in the order they first appear: one read of the messages kept.
+func shardLogEvents(ctx context.Context, n *Node, shard int) ([]string, error) {
+	subject := shardSubject(shard)
+	st, err := n.js.Stream(ctx, streamName(shard))
+	if err != nil {
+		return nil, err
+	}
+	last, err := st.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for next := uint64(1); next <= last.Sequence; {
+		m, err := st.GetMsg(ctx, next, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		next = m.Sequence + 1
+		err = decodeShard(m.Data, func(o shardOp) error {
+			if !seen[o.event] {
+				seen[o.event] = true
+				ids = append(ids, o.event)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// events lists the events the shard's log names, brought up to the
+// subject's last message.
+func (s *shardLog) eventIDs() ([]string, error) {
+	if err := s.current(); err != nil {
+		return nil, err
+	}
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	ids := make([]string, 0, len(s.events))
+	for id := range s.events {
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
