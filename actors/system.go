@@ -162,9 +162,16 @@ type System struct {
 	asks atomic.Uint64
 }
 
+// slot is an event actor in the registry, and the asks holding it (refs).
+// A slot taken out of the registry while asks hold it (gone: evicted, or
+// the actor failed) keeps its actor until the last of them is answered:
+// protoactor drops the messages left in a stopped actor's mailbox without
+// a word, so a request sent before the stop would wait its whole timeout.
 type slot struct {
-	pid  *actor.PID
-	refs int
+	pid     *actor.PID
+	refs    int
+	gone    bool
+	stopped bool
 }
 
 // eventIndex maps events to their business units; it is rebuilt from the
@@ -488,6 +495,9 @@ func (s *System) askLocal(ctx context.Context, eventID string, req *request) (an
 		if !ok {
 			return nil, fmt.Errorf("%w: event %s answered %T", ErrUnavailable, eventID, res)
 		}
+		if r.err == errRetired {
+			continue // it left the registry before handling this: a fresh one does
+		}
 		return r.result, r.err
 	}
 	return nil, fmt.Errorf("%w: event %s keeps stopping", ErrUnavailable, eventID)
@@ -501,8 +511,9 @@ func (s *System) acquire(eventID string) (*slot, error) {
 	}
 	sl, ok := s.slots[eventID]
 	if !ok {
+		sl = &slot{}
 		props := actor.PropsFromProducer(func() actor.Actor {
-			return &eventActor{sys: s, id: eventID}
+			return &eventActor{sys: s, id: eventID, slot: sl}
 		}, actor.WithDispatcher(s.disp))
 		// A passivated actor leaves the registry before it has stopped, so
 		// the new incarnation gets a name of its own. The old one holds no
@@ -513,7 +524,7 @@ func (s *System) acquire(eventID string) (*slot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: spawn event %s: %v", ErrUnavailable, eventID, err)
 		}
-		sl = &slot{pid: pid}
+		sl.pid = pid
 		s.slots[eventID] = sl
 		s.metrics.Activations.Add(1)
 		s.metrics.Active.Add(1)
@@ -528,7 +539,12 @@ func (s *System) acquire(eventID string) (*slot, error) {
 func (s *System) release(eventID string, sl *slot) {
 	s.mu.Lock()
 	sl.refs--
+	stop := sl.gone && sl.refs == 0 && !sl.stopped
+	sl.stopped = sl.stopped || stop
 	s.mu.Unlock()
+	if stop {
+		s.as.Root.Stop(sl.pid)
+	}
 }
 
 // retire removes an idle actor from the registry if no request is on its
@@ -546,13 +562,21 @@ func (s *System) retire(eventID string, pid *actor.PID) bool {
 	return true
 }
 
-// forget drops a stopped actor from the registry (after a failure).
-func (s *System) forget(eventID string, pid *actor.PID) {
+// detach takes sl's actor out of the registry (after a failure, or once
+// an evicted one's answers are out) and stops it once no ask holds it: the
+// actor answers errRetired meanwhile, and the ask tries a fresh one.
+func (s *System) detach(eventID string, sl *slot) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sl, ok := s.slots[eventID]; ok && sl.pid == pid {
+	if cur, ok := s.slots[eventID]; ok && cur == sl {
 		delete(s.slots, eventID)
 		s.metrics.Active.Add(-1)
+	}
+	sl.gone = true
+	stop := sl.refs == 0 && !sl.stopped
+	sl.stopped = sl.stopped || stop
+	s.mu.Unlock()
+	if stop {
+		s.as.Root.Stop(sl.pid)
 	}
 }
 
@@ -570,6 +594,7 @@ func (s *System) Evict(match func(eventID string) bool) int {
 		if match(id) {
 			pids = append(pids, sl.pid)
 			delete(s.slots, id)
+			sl.gone = true
 			s.metrics.Active.Add(-1)
 		}
 	}
