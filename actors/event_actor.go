@@ -127,6 +127,8 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		if a.cancel != nil {
 			a.cancel()
 		}
+	case *actor.Stopped:
+		close(a.slot.done)
 	}
 }
 

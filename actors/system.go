@@ -172,6 +172,7 @@ type slot struct {
 	refs    int
 	gone    bool
 	stopped bool
+	done    chan struct{} // closed once the actor has stopped
 }
 
 // eventIndex maps events to their business units; it is rebuilt from the
@@ -436,13 +437,25 @@ func (s *System) OrderHold() time.Duration { return s.cfg.Event.OrderHold }
 func (s *System) NewEventID() string { return s.cfg.IDs.New("evt_") }
 
 func (s *System) ask(ctx context.Context, eventID string, req *request) (any, error) {
-	if s.cfg.Forward != nil {
+	if s.cfg.Forward == nil {
+		return s.askLocal(ctx, eventID, req)
+	}
+	for try := 1; ; try++ {
 		if res, err, ok := s.cfg.Forward(ctx, eventID, req.cmd, req.create); ok {
 			return res, err
 		}
+		res, err := s.askLocal(ctx, eventID, req)
+		// Fenced: another node claimed the event (its ownership moved), and
+		// nothing of this request was written: its new owner is asked.
+		if !errors.Is(err, persistence.ErrFenced) || try == maxFencedTries || ctx.Err() != nil {
+			return res, err
+		}
+		time.Sleep(time.Duration(try) * 100 * time.Millisecond)
 	}
-	return s.askLocal(ctx, eventID, req)
 }
+
+// maxFencedTries bounds the tries of a request refused by the fence.
+const maxFencedTries = 3
 
 // Serve handles a request forwarded by another node for an event this node
 // owns: System.Ask (or CreateEvent, with createUnit) without forwarding
@@ -511,7 +524,7 @@ func (s *System) acquire(eventID string) (*slot, error) {
 	}
 	sl, ok := s.slots[eventID]
 	if !ok {
-		sl = &slot{}
+		sl = &slot{done: make(chan struct{})}
 		props := actor.PropsFromProducer(func() actor.Actor {
 			return &eventActor{sys: s, id: eventID, slot: sl}
 		}, actor.WithDispatcher(s.disp))
@@ -603,6 +616,29 @@ func (s *System) Evict(match func(eventID string) bool) int {
 		s.as.Root.Send(pid, &evict{})
 	}
 	return len(pids)
+}
+
+// EvictWait is Evict, then waits until the evicted actors have stopped
+// (their answers out) or ctx ends: a node handing events over to another
+// lets their commits in flight end before the other claims them.
+func (s *System) EvictWait(ctx context.Context, match func(eventID string) bool) int {
+	s.mu.Lock()
+	var dones []chan struct{}
+	for id, sl := range s.slots {
+		if match(id) {
+			dones = append(dones, sl.done)
+		}
+	}
+	s.mu.Unlock()
+	n := s.Evict(match)
+	for _, d := range dones {
+		select {
+		case <-d:
+		case <-ctx.Done():
+			return n
+		}
+	}
+	return n
 }
 
 // ActiveEvents returns the number of live event actors.
