@@ -52,6 +52,32 @@ func startCluster(t *testing.T, n int) ([]*Node, []Config) {
 	return nodes, cfgs
 }
 
+// spread reports whether the shards' leaders are spread over nodes as
+// Node.balance spreads them: every shard led by one of them, and no node
+// leading two more than another.
+func spread(nodes []*Node) bool {
+	lo, hi, led := -1, 0, 0
+	for _, nd := range nodes {
+		n := nd.Leading()
+		led += n
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	return led == nodes[0].cfg.Shards && hi-lo < 2
+}
+
+// waitSpread waits until the leaders are spread over nodes.
+func waitSpread(t *testing.T, nodes []*Node) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !spread(nodes) {
+		require.True(t, time.Now().Before(deadline), "leaders not spread")
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // failLogs holds, per test, what its nodes logged: printed only when the
 // test fails, so a failover that took too long leaves its story.
 var failLogs sync.Map // *testing.T -> *lockedBuf
