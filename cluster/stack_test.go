@@ -121,15 +121,7 @@ func TestForwardAndFailover(t *testing.T) {
 	viaA := stacks[a].sys
 
 	capacity := 5
-	starts := event.Time{Time: time.Now().Add(30 * 24 * time.Hour).UTC()}
-	_, err := viaA.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &starts})
-	require.NoError(t, err)
-	tt, err := actors.Ask(bg, viaA, evt, event.CreateTicketType{Name: "GA", Capacity: &capacity})
-	require.NoError(t, err)
-	_, err = actors.Ask(bg, viaA, evt, event.UpdateTicketType{ID: tt.ID, Status: event.Some("open")})
-	require.NoError(t, err)
-	_, err = actors.Ask(bg, viaA, evt, event.UpdateEvent{Status: event.Some("published")})
-	require.NoError(t, err)
+	tt := sellable(t, viaA, evt, capacity)
 
 	// The owner holds the actor; the forwarding node none.
 	require.Equal(t, 1, stacks[b].sys.ActiveEvents())
@@ -140,12 +132,12 @@ func TestForwardAndFailover(t *testing.T) {
 
 	var orders []string
 	for i := range 3 {
-		o, err := placeOrder(bg, viaA, evt, tt.ID, i)
+		o, err := placeOrder(bg, viaA, evt, tt, i)
 		require.NoError(t, err)
 		orders = append(orders, o.ID)
 	}
 	// A business rejection crosses the wire as itself.
-	_, err = actors.Ask(bg, viaA, evt, event.GetOrder{Ref: "ord_missing"})
+	_, err := actors.Ask(bg, viaA, evt, event.GetOrder{Ref: "ord_missing"})
 	var ee *event.Error
 	require.True(t, errors.As(err, &ee), "got %T %v", err, err)
 	require.Equal(t, event.NotFound, ee.Code)
@@ -186,7 +178,7 @@ func TestForwardAndFailover(t *testing.T) {
 	// It sells on, and never past capacity.
 	sold := len(orders)
 	for i := 3; i < 8; i++ {
-		_, err := placeOrder(ctx, viaA, evt, tt.ID, i)
+		_, err := placeOrder(ctx, viaA, evt, tt, i)
 		if err == nil {
 			sold++
 		} else {
@@ -238,15 +230,7 @@ func TestPlannedMove(t *testing.T) {
 	to := (b + 2) % 3
 	viaA := stacks[a].sys
 	capacity := 100_000
-	starts := event.Time{Time: time.Now().Add(30 * 24 * time.Hour).UTC()}
-	_, err := viaA.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &starts})
-	require.NoError(t, err)
-	tt, err := actors.Ask(bg, viaA, evt, event.CreateTicketType{Name: "GA", Capacity: &capacity})
-	require.NoError(t, err)
-	_, err = actors.Ask(bg, viaA, evt, event.UpdateTicketType{ID: tt.ID, Status: event.Some("open")})
-	require.NoError(t, err)
-	_, err = actors.Ask(bg, viaA, evt, event.UpdateEvent{Status: event.Some("published")})
-	require.NoError(t, err)
+	tt := sellable(t, viaA, evt, capacity)
 	shard := stacks[b].node.shard(evt)
 
 	// move writes orders through a node that owns nothing of the event
@@ -260,7 +244,7 @@ func TestPlannedMove(t *testing.T) {
 		}
 		done := make(chan result)
 		go func() {
-			g, f, ids := writeGaps(viaA, evt, tt.ID, stop)
+			g, f, ids := writeGaps(viaA, evt, tt, stop)
 			done <- result{g, f, ids}
 		}()
 		time.Sleep(time.Second)

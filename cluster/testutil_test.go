@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"ticketd/actors"
+	"ticketd/event"
 )
 
 // freeAddrs reserves n loopback ports for cluster routes.
@@ -111,4 +114,21 @@ func failLog(t *testing.T) *slog.Logger {
 		})
 	}
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// sellable creates event evt through sys (unit bu_1, a month ahead) with
+// one open ticket type of capacity places, publishes it, and answers the
+// ticket type's id.
+func sellable(t *testing.T, sys *actors.System, evt string, capacity int) string {
+	t.Helper()
+	starts := event.Time{Time: time.Now().Add(30 * 24 * time.Hour).UTC()}
+	_, err := sys.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &starts})
+	require.NoError(t, err)
+	tt, err := actors.Ask(bg, sys, evt, event.CreateTicketType{Name: "GA", Capacity: &capacity})
+	require.NoError(t, err)
+	_, err = actors.Ask(bg, sys, evt, event.UpdateTicketType{ID: tt.ID, Status: event.Some("open")})
+	require.NoError(t, err)
+	_, err = actors.Ask(bg, sys, evt, event.UpdateEvent{Status: event.Some("published")})
+	require.NoError(t, err)
+	return tt.ID
 }
