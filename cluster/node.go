@@ -375,6 +375,13 @@ func (n *Node) balance() {
 		if m.to != n.cfg.NodeName {
 			continue
 		}
+		if !n.srv.JetStreamIsStreamCurrent(globalAccount, streamName(m.shard)) {
+			// Its replica is catching up (a node just back): it would lose
+			// the vote the move starts, and the shard would wait an election
+			// timeout for a leader. The same plan is tried next round.
+			n.cfg.Logger.Debug("cluster: leader move waits for the replica to catch up", "stream", streamName(m.shard))
+			return
+		}
 		n.mu.Lock()
 		handOver := n.handOver
 		n.mu.Unlock()
