@@ -21,6 +21,8 @@ type eventActor struct {
 	id   string
 	self *actor.PID
 
+	slot    *slot // its registry entry (see System.detach)
+	retired bool  // left the registry: it answers errRetired until stopped
 	m       *event.Machine
 	com     committer
 	loadErr error
@@ -71,6 +73,18 @@ var errStopReplay = errors.New("actors: stop replay")
 // evict tells an actor System.Evict took out of the registry to stop.
 type evict struct{}
 
+// errRetired answers a request that reached an actor out of the registry
+// before it was handled: the ask sends it to a fresh actor.
+var errRetired = errors.New("actors: actor retired")
+
+// leave takes the actor out of the registry for good: the requests still
+// on their way to it are answered errRetired, and the system stops it once
+// none is.
+func (a *eventActor) leave() {
+	a.retired = true
+	a.sys.detach(a.id, a.slot)
+}
+
 // expireTick is the timer's message: run Expire now.
 type expireTick struct{}
 
@@ -79,6 +93,10 @@ func (a *eventActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		a.start(ctx)
 	case *request:
+		if a.retired {
+			ctx.Send(ctx.Sender(), &response{err: errRetired})
+			return
+		}
 		a.handle(ctx, m, ctx.Sender())
 	case *synced:
 		if err := a.com.done(ctx, m); err != nil {
@@ -86,6 +104,9 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		}
 	case *expireTick:
 		a.cancel, a.timerAt = nil, time.Time{}
+		if a.retired {
+			return
+		}
 		a.handle(ctx, &request{cmd: event.Expire{Now: a.sys.cfg.Now()}}, nil)
 	case *actor.ReceiveTimeout:
 		// A snapshot in flight does not keep the actor: the snapshotter
@@ -101,12 +122,13 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		ctx.SetReceiveTimeout(a.sys.cfg.IdleTimeout)
 	case *evict:
 		// Out of the registry already: stop once the answers are out.
-		self := ctx.Self()
-		a.com.afterDurable(func() { ctx.Stop(self) })
+		a.com.afterDurable(a.leave)
 	case *actor.Stopping:
 		if a.cancel != nil {
 			a.cancel()
 		}
+	case *actor.Stopped:
+		close(a.slot.done)
 	}
 }
 
@@ -187,8 +209,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			// log failed for a moment (an election): the next request
 			// activates it afresh. The Pebble store's own load errors are
 			// not transient, so there the actor stays and refuses.
-			a.sys.forget(a.id, ctx.Self())
-			ctx.Stop(ctx.Self())
+			a.leave()
 		}
 		return
 	}
@@ -278,6 +299,7 @@ func (a *eventActor) crash(ctx actor.Context, err error) {
 	a.com.fail(ctx, func() any {
 		return &response{err: fmt.Errorf("%w: %w", ErrUnavailable, err)}
 	})
-	a.sys.forget(a.id, ctx.Self())
-	ctx.Stop(ctx.Self())
+	// The batches in flight answer nobody now: their outcome is moot.
+	a.com.flying = nil
+	a.leave()
 }

@@ -162,9 +162,17 @@ type System struct {
 	asks atomic.Uint64
 }
 
+// slot is an event actor in the registry, and the asks holding it (refs).
+// A slot taken out of the registry while asks hold it (gone: evicted, or
+// the actor failed) keeps its actor until the last of them is answered:
+// protoactor drops the messages left in a stopped actor's mailbox without
+// a word, so a request sent before the stop would wait its whole timeout.
 type slot struct {
-	pid  *actor.PID
-	refs int
+	pid     *actor.PID
+	refs    int
+	gone    bool
+	stopped bool
+	done    chan struct{} // closed once the actor has stopped
 }
 
 // eventIndex maps events to their business units; it is rebuilt from the
@@ -429,13 +437,25 @@ func (s *System) OrderHold() time.Duration { return s.cfg.Event.OrderHold }
 func (s *System) NewEventID() string { return s.cfg.IDs.New("evt_") }
 
 func (s *System) ask(ctx context.Context, eventID string, req *request) (any, error) {
-	if s.cfg.Forward != nil {
+	if s.cfg.Forward == nil {
+		return s.askLocal(ctx, eventID, req)
+	}
+	for try := 1; ; try++ {
 		if res, err, ok := s.cfg.Forward(ctx, eventID, req.cmd, req.create); ok {
 			return res, err
 		}
+		res, err := s.askLocal(ctx, eventID, req)
+		// Fenced: another node claimed the event (its ownership moved), and
+		// nothing of this request was written: its new owner is asked.
+		if !errors.Is(err, persistence.ErrFenced) || try == maxFencedTries || ctx.Err() != nil {
+			return res, err
+		}
+		time.Sleep(time.Duration(try) * 100 * time.Millisecond)
 	}
-	return s.askLocal(ctx, eventID, req)
 }
+
+// maxFencedTries bounds the tries of a request refused by the fence.
+const maxFencedTries = 3
 
 // Serve handles a request forwarded by another node for an event this node
 // owns: System.Ask (or CreateEvent, with createUnit) without forwarding
@@ -488,6 +508,9 @@ func (s *System) askLocal(ctx context.Context, eventID string, req *request) (an
 		if !ok {
 			return nil, fmt.Errorf("%w: event %s answered %T", ErrUnavailable, eventID, res)
 		}
+		if r.err == errRetired {
+			continue // it left the registry before handling this: a fresh one does
+		}
 		return r.result, r.err
 	}
 	return nil, fmt.Errorf("%w: event %s keeps stopping", ErrUnavailable, eventID)
@@ -501,8 +524,9 @@ func (s *System) acquire(eventID string) (*slot, error) {
 	}
 	sl, ok := s.slots[eventID]
 	if !ok {
+		sl = &slot{done: make(chan struct{})}
 		props := actor.PropsFromProducer(func() actor.Actor {
-			return &eventActor{sys: s, id: eventID}
+			return &eventActor{sys: s, id: eventID, slot: sl}
 		}, actor.WithDispatcher(s.disp))
 		// A passivated actor leaves the registry before it has stopped, so
 		// the new incarnation gets a name of its own. The old one holds no
@@ -513,7 +537,7 @@ func (s *System) acquire(eventID string) (*slot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: spawn event %s: %v", ErrUnavailable, eventID, err)
 		}
-		sl = &slot{pid: pid}
+		sl.pid = pid
 		s.slots[eventID] = sl
 		s.metrics.Activations.Add(1)
 		s.metrics.Active.Add(1)
@@ -528,7 +552,12 @@ func (s *System) acquire(eventID string) (*slot, error) {
 func (s *System) release(eventID string, sl *slot) {
 	s.mu.Lock()
 	sl.refs--
+	stop := sl.gone && sl.refs == 0 && !sl.stopped
+	sl.stopped = sl.stopped || stop
 	s.mu.Unlock()
+	if stop {
+		s.as.Root.Stop(sl.pid)
+	}
 }
 
 // retire removes an idle actor from the registry if no request is on its
@@ -546,13 +575,21 @@ func (s *System) retire(eventID string, pid *actor.PID) bool {
 	return true
 }
 
-// forget drops a stopped actor from the registry (after a failure).
-func (s *System) forget(eventID string, pid *actor.PID) {
+// detach takes sl's actor out of the registry (after a failure, or once
+// an evicted one's answers are out) and stops it once no ask holds it: the
+// actor answers errRetired meanwhile, and the ask tries a fresh one.
+func (s *System) detach(eventID string, sl *slot) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sl, ok := s.slots[eventID]; ok && sl.pid == pid {
+	if cur, ok := s.slots[eventID]; ok && cur == sl {
 		delete(s.slots, eventID)
 		s.metrics.Active.Add(-1)
+	}
+	sl.gone = true
+	stop := sl.refs == 0 && !sl.stopped
+	sl.stopped = sl.stopped || stop
+	s.mu.Unlock()
+	if stop {
+		s.as.Root.Stop(sl.pid)
 	}
 }
 
@@ -570,6 +607,7 @@ func (s *System) Evict(match func(eventID string) bool) int {
 		if match(id) {
 			pids = append(pids, sl.pid)
 			delete(s.slots, id)
+			sl.gone = true
 			s.metrics.Active.Add(-1)
 		}
 	}
@@ -578,6 +616,29 @@ func (s *System) Evict(match func(eventID string) bool) int {
 		s.as.Root.Send(pid, &evict{})
 	}
 	return len(pids)
+}
+
+// EvictWait is Evict, then waits until the evicted actors have stopped
+// (their answers out) or ctx ends: a node handing events over to another
+// lets their commits in flight end before the other claims them.
+func (s *System) EvictWait(ctx context.Context, match func(eventID string) bool) int {
+	s.mu.Lock()
+	var dones []chan struct{}
+	for id, sl := range s.slots {
+		if match(id) {
+			dones = append(dones, sl.done)
+		}
+	}
+	s.mu.Unlock()
+	n := s.Evict(match)
+	for _, d := range dones {
+		select {
+		case <-d:
+		case <-ctx.Done():
+			return n
+		}
+	}
+	return n
 }
 
 // ActiveEvents returns the number of live event actors.

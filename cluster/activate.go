@@ -28,8 +28,14 @@ const (
 	activateFor = time.Minute
 )
 
-// activate activates the events of shard while this node leads it.
-func (r *Router) activate(sys *actors.System, shard int) {
+// still says whether this node leads shard since its gen-th change.
+func (r *Router) still(shard int, gen uint64) bool {
+	return r.gen[shard].Load() == gen && r.leads(shard)
+}
+
+// activate activates the events of shard while this node leads it, since
+// its gen-th leadership change (a later change has its own activation).
+func (r *Router) activate(sys *actors.System, shard int, gen uint64) {
 	start := time.Now()
 	var ids []string
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
@@ -37,7 +43,7 @@ func (r *Router) activate(sys *actors.System, shard int) {
 		if ids, err = r.shardEvents(shard); err == nil {
 			break
 		}
-		if !r.leads(shard) || time.Since(start) > activateFor || r.stopped(wait) {
+		if !r.still(shard, gen) || time.Since(start) > activateFor || r.stopped(wait) {
 			r.n.cfg.Logger.Warn("cluster: list the events of a shard gained", "stream", streamName(shard), "err", err)
 			return
 		}
@@ -54,7 +60,7 @@ func (r *Router) activate(sys *actors.System, shard int) {
 	for range activateWorkers {
 		wg.Go(func() {
 			for id := range next {
-				ok, n := r.activateOne(sys, shard, id)
+				ok, n := r.activateOne(sys, shard, gen, id)
 				mu.Lock()
 				if ok {
 					active++
@@ -65,7 +71,7 @@ func (r *Router) activate(sys *actors.System, shard int) {
 		})
 	}
 	for _, id := range ids {
-		if !r.leads(shard) || r.stopped(0) {
+		if !r.still(shard, gen) || r.stopped(0) {
 			break
 		}
 		next <- id
@@ -81,7 +87,7 @@ func (r *Router) activate(sys *actors.System, shard int) {
 // activateOne activates one event (a read through the local actor system:
 // the actor loads, claims and expires on its start) and imports what it
 // owes; it says whether the event answered and how many entries came.
-func (r *Router) activateOne(sys *actors.System, shard int, id string) (bool, int) {
+func (r *Router) activateOne(sys *actors.System, shard int, gen uint64, id string) (bool, int) {
 	start := time.Now()
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		ctx, cancel := context.WithTimeout(r.ctx, forwardTimeout)
@@ -91,7 +97,7 @@ func (r *Router) activateOne(sys *actors.System, shard int, id string) (bool, in
 		if err == nil || errors.As(err, &ee) {
 			break
 		}
-		if !r.leads(shard) || time.Since(start) > activateFor || r.stopped(wait) {
+		if !r.still(shard, gen) || time.Since(start) > activateFor || r.stopped(wait) {
 			r.n.cfg.Logger.Warn("cluster: activate an event of a shard gained", "event", id, "err", err)
 			return false, 0
 		}
@@ -106,7 +112,7 @@ func (r *Router) activateOne(sys *actors.System, shard int, id string) (bool, in
 		if err == nil {
 			return true, n
 		}
-		if !r.leads(shard) || time.Since(start) > activateFor || r.stopped(wait) {
+		if !r.still(shard, gen) || time.Since(start) > activateFor || r.stopped(wait) {
 			r.n.cfg.Logger.Warn("cluster: import what an event owes", "event", id, "err", err)
 			return true, 0
 		}

@@ -23,16 +23,8 @@ func TestActivatedOnLoss(t *testing.T) {
 	viaA := stacks[a].sys
 
 	capacity := 5
-	starts := event.Time{Time: time.Now().Add(30 * 24 * time.Hour).UTC()}
-	_, err := viaA.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &starts})
-	require.NoError(t, err)
-	tt, err := actors.Ask(bg, viaA, evt, event.CreateTicketType{Name: "GA", Capacity: &capacity})
-	require.NoError(t, err)
-	_, err = actors.Ask(bg, viaA, evt, event.UpdateTicketType{ID: tt.ID, Status: event.Some("open")})
-	require.NoError(t, err)
-	_, err = actors.Ask(bg, viaA, evt, event.UpdateEvent{Status: event.Some("published")})
-	require.NoError(t, err)
-	o, err := placeOrder(bg, viaA, evt, tt.ID, 1)
+	tt := sellable(t, viaA, evt, capacity)
+	o, err := placeOrder(bg, viaA, evt, tt, 1)
 	require.NoError(t, err)
 	require.Equal(t, event.OrderStatusOpen, o.Status)
 	epoch1 := stacks[b].log.Epoch(evt)

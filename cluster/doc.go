@@ -88,15 +88,29 @@
 // Router places an event on the leader of its shard stream: appends go
 // to the stream leader anyway, and JetStream moves leadership to the
 // survivors when a node is lost, so ownership needs no protocol of its
-// own. Node spreads the leaders over the ready nodes (JetStream alone may
-// elect one node for all), and every node announces the shards it leads in
-// its heartbeat, at once when they change, so the others know an owner
-// without asking JetStream. Every other node forwards the event's requests
-// to the owner over NATS request/reply (ticketd.ask.<node>, gob of the
-// registered commands and results with the type definitions compiled once
-// per type: see wire.go). A node evicts its actors of a shard
-// whenever it gains or loses its leadership; on a gain it activates the
-// shard's events at once (activate.go: load, claim, expire what lapsed),
+// own. Every node announces the shards it leads in its heartbeat, at once
+// when they change, so the others know an owner without asking JetStream;
+// the heartbeat has a goroutine of its own that never waits on JetStream,
+// since a node silent for peerStale is taken as gone. Node spreads the
+// leaders over the ready nodes (JetStream alone may elect one node for
+// all, and a restarted node leads none): only while a node leads two
+// shards more than another, with the fewest moves, computed alike on
+// every node from the heartbeats and made once wanted unchanged for
+// balanceSettle, so the survivors of a loss keep what they led. A move is
+// a handover (ticketd.handover.<node>): the leader stops owning the
+// shard's events, lets their actors' commits end, then steps down in
+// favour of the taker (JetStream's stepdown with a preferred leader),
+// which campaigns at once; writes pause for the election and the taker's
+// activation, and no commit in flight is cut or fenced. Every other node
+// forwards the event's requests to the owner over NATS request/reply
+// (ticketd.ask.<node>, gob of the registered commands and results with
+// the type definitions compiled once per type: see wire.go); a request
+// the owner could not have handled (nobody listening, "moved", or refused
+// by the fence: nothing of it was written) is sent again until its
+// deadline, so a move shows as a pause, not an error. A node evicts its
+// actors of a shard whenever it gains or loses its leadership; on a gain
+// it activates the shard's events at once (activate.go: load, claim,
+// expire what lapsed),
 // and imports what they owe (owed.go: mail, webhooks, refunds, pages to
 // close, all sent by the owner alone, settled entries replicated in the
 // TICKETD_SETTLED stream, at most 16 messages per event: a rollup replaces

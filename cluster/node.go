@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -35,6 +36,16 @@ type Node struct {
 
 	mu    sync.Mutex
 	peers map[string]peerState // node name -> last heartbeat
+
+	// handOver, when set (Router.Serve), hands a shard's leadership to
+	// another node; without it balance asks the leader to step down. Under
+	// mu.
+	handOver func(shard int, from, to string) error
+	// plan is the leaders' spreading last computed and since when it has
+	// not changed (see balance); noBalance stops it (tests).
+	plan      []move
+	planSince time.Time
+	noBalance atomic.Bool
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -108,7 +119,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, errors.New("cluster: server not accepting connections after 10s")
 	}
 	nc, err := nats.Connect("", nats.InProcessServer(srv), nats.Name("ticketd-"+cfg.NodeName),
-		nats.MaxReconnects(-1))
+		nats.MaxReconnects(-1), connLog(cfg.Logger))
 	if err != nil {
 		srv.Shutdown()
 		return nil, fmt.Errorf("cluster: connect: %w", err)
@@ -124,8 +135,9 @@ func Start(cfg Config) (*Node, error) {
 		n.Close()
 		return nil, fmt.Errorf("cluster: subscribe: %w", err)
 	}
-	n.wg.Add(1)
+	n.wg.Add(2)
 	go n.watch()
+	go n.maintain()
 	return n, nil
 }
 
@@ -237,32 +249,20 @@ func (n *Node) led() []int {
 	return out
 }
 
-// watch keeps Ready current, creates the streams once the cluster can, and
-// publishes the heartbeat.
+// watch publishes the heartbeat: at once when the shards this node leads
+// or its readiness change, and every heartbeatEvery. It never waits on
+// JetStream (maintain does), so a busy meta group or a slow leader move
+// cannot silence it: the others take a node silent for peerStale as gone,
+// and end the requests they forwarded to it.
 func (n *Node) watch() {
 	defer n.wg.Done()
 	t := time.NewTicker(watchEvery)
 	defer t.Stop()
 	last := time.Time{}
 	var leads []int
-	checked := time.Time{}
-	ready, said := false, false
-	// The first balance waits a round, for every node's heartbeat.
-	balanced := time.Now()
+	said := false
 	for {
-		if time.Since(checked) >= heartbeatEvery/2 {
-			checked = time.Now()
-			ready = n.check()
-		}
-		if ready != n.ready.Load() {
-			n.ready.Store(ready)
-			n.cfg.Logger.Info("cluster node readiness", "node", n.cfg.NodeName, "ready", ready)
-		}
-		if ready && time.Since(balanced) >= balanceEvery {
-			balanced = time.Now()
-			n.balance()
-		}
-		now := n.led()
+		now, ready := n.led(), n.ready.Load()
 		if time.Since(last) >= heartbeatEvery || !slices.Equal(now, leads) || ready != said {
 			last, leads, said = time.Now(), now, ready
 			v := []byte("0 ")
@@ -276,6 +276,31 @@ func (n *Node) watch() {
 				v = strconv.AppendInt(v, int64(s), 10)
 			}
 			_ = n.nc.Publish(heartbeatSubj+n.cfg.NodeName, v)
+		}
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// maintain keeps Ready current, creates the streams once the cluster can,
+// and spreads the shards' leaders (balance).
+func (n *Node) maintain() {
+	defer n.wg.Done()
+	t := time.NewTicker(heartbeatEvery / 2)
+	defer t.Stop()
+	balanced := time.Now()
+	for {
+		ready := n.check()
+		if ready != n.ready.Load() {
+			n.ready.Store(ready)
+			n.cfg.Logger.Info("cluster node readiness", "node", n.cfg.NodeName, "ready", ready)
+		}
+		if ready && time.Since(balanced) >= balanceEvery && !n.noBalance.Load() {
+			balanced = time.Now()
+			n.balance()
 		}
 		select {
 		case <-n.stop:
@@ -310,38 +335,156 @@ func (n *Node) check() bool {
 // share of events it owns.
 func (n *Node) Leading() int { return len(n.led()) }
 
-// balanceEvery is how often a node takes the leadership of the shards it
-// prefers.
-const balanceEvery = 5 * time.Second
+// balanceEvery is how often a node looks at the spread of the leaders;
+// balanceSettle is how long a spreading must have been wanted, unchanged,
+// before a node acts on it: leaders elected after a loss, a node that just
+// came back, settle first, and a move is never made on a passing view.
+const (
+	balanceEvery  = time.Second
+	balanceSettle = 5 * time.Second
+)
+
+// move is one shard's leadership to move, from the node leading it to
+// another.
+type move struct {
+	shard    int
+	from, to string
+}
 
 // balance spreads the shard streams' leaders, hence the events' owners,
 // over the ready nodes: JetStream alone may elect one node for all of
-// them. Shard i prefers the (i mod n)-th ready node by name; a node that
-// prefers a shard it does not lead asks its leader to step down in its
-// favour. The nodes agree once their heartbeats agree; a node that is not
-// current for the stream is refused by the server, and tries again later.
+// them, and a node back from a restart leads none. A move pauses the
+// writes of the shard's events, so only a real imbalance is moved, with
+// the fewest moves: while some node leads at least two shards more than
+// another, one of the former's moves to the latter. spread computes the
+// moves from the leaders the heartbeats announce, so every node computes
+// the same; a node takes the shards they give it once the same moves have
+// been wanted for balanceSettle. A view in which a shard has no leader,
+// or two, moves nothing: after a node's loss, the survivors keep the
+// shards they led, and only the lost node's are spread.
 func (n *Node) balance() {
-	var names []string
-	for _, p := range n.Nodes() {
-		if p.Ready {
-			names = append(names, p.Name)
-		}
-	}
-	if len(names) < 2 {
+	plan := n.spread()
+	if !slices.Equal(plan, n.plan) {
+		n.plan, n.planSince = plan, time.Now()
 		return
 	}
-	for i := range n.cfg.Shards {
-		if names[i%len(names)] != n.cfg.NodeName || n.srv.JetStreamIsStreamLeader(globalAccount, streamName(i)) {
-			continue
-		}
-		body := fmt.Appendf(nil, `{"placement":{"preferred":%q}}`, n.cfg.NodeName)
-		m, err := n.nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+streamName(i), body, 2*time.Second)
-		if err != nil {
-			n.cfg.Logger.Debug("cluster: leader move refused", "stream", streamName(i), "err", err)
-			continue
-		}
-		n.cfg.Logger.Debug("cluster: leader move", "stream", streamName(i), "to", n.cfg.NodeName, "answer", string(m.Data))
+	if len(plan) == 0 || time.Since(n.planSince) < balanceSettle {
+		return
 	}
+	for _, m := range plan {
+		if m.to != n.cfg.NodeName {
+			continue
+		}
+		if !n.srv.JetStreamIsStreamCurrent(globalAccount, streamName(m.shard)) {
+			// Its replica is catching up (a node just back): it would lose
+			// the vote the move starts, and the shard would wait an election
+			// timeout for a leader. The same plan is tried next round.
+			n.cfg.Logger.Debug("cluster: leader move waits for the replica to catch up", "stream", streamName(m.shard))
+			return
+		}
+		n.mu.Lock()
+		handOver := n.handOver
+		n.mu.Unlock()
+		var err error
+		if handOver != nil {
+			err = handOver(m.shard, m.from, m.to)
+		} else {
+			err = n.stepDown(m.shard, m.to)
+		}
+		if err != nil {
+			n.cfg.Logger.Info("cluster: leader move refused", "stream", streamName(m.shard), "from", m.from, "err", err)
+			continue
+		}
+		n.cfg.Logger.Info("cluster: leader moved to spread the leaders", "stream", streamName(m.shard), "from", m.from, "to", m.to)
+	}
+	// The next moves are computed from the heartbeats after these.
+	n.plan, n.planSince = nil, time.Now()
+}
+
+// spread computes the moves that spread the leaders over the ready nodes
+// as the heartbeats tell them (nil when they are spread, or when the view
+// is not whole: a shard without a leader or with two).
+func (n *Node) spread() []move {
+	now := time.Now()
+	leads := map[string][]int{}
+	owner := make([]string, n.cfg.Shards)
+	n.mu.Lock()
+	for name, p := range n.peers {
+		if !p.ready || now.Sub(p.seen) >= peerStale {
+			continue
+		}
+		leads[name] = nil
+		for _, s := range p.leads {
+			if owner[s] != "" {
+				n.mu.Unlock()
+				return nil
+			}
+			owner[s] = name
+			leads[name] = append(leads[name], s)
+		}
+	}
+	n.mu.Unlock()
+	if len(leads) < 2 || slices.Contains(owner, "") {
+		return nil
+	}
+	names := make([]string, 0, len(leads))
+	for name := range leads {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var plan []move
+	for range n.cfg.Shards {
+		lo, hi := names[0], names[0]
+		for _, name := range names[1:] {
+			if len(leads[name]) < len(leads[lo]) {
+				lo = name
+			}
+			if len(leads[name]) > len(leads[hi]) {
+				hi = name
+			}
+		}
+		if len(leads[hi])-len(leads[lo]) < 2 {
+			break
+		}
+		s := slices.Max(leads[hi])
+		leads[hi] = slices.DeleteFunc(leads[hi], func(x int) bool { return x == s })
+		leads[lo] = append(leads[lo], s)
+		plan = append(plan, move{shard: s, from: hi, to: lo})
+	}
+	return plan
+}
+
+// setHandOver sets how balance moves a shard (nil: stepDown).
+func (n *Node) setHandOver(fn func(shard int, from, to string) error) {
+	n.mu.Lock()
+	n.handOver = fn
+	n.mu.Unlock()
+}
+
+// stepDown asks shard's leader to hand its leadership to the node named
+// to: the leader sends it a transfer and steps down, and it campaigns at
+// once (a node that is not current for the stream loses the vote, and
+// the move is tried again later).
+func (n *Node) stepDown(shard int, to string) error {
+	body := fmt.Appendf(nil, `{"placement":{"preferred":%q}}`, to)
+	m, err := n.nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+streamName(shard), body, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	var resp struct {
+		Success bool                `json:"success"`
+		Error   *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return fmt.Errorf("cluster: stepdown answer: %w", err)
+	}
+	if !resp.Success {
+		if resp.Error != nil {
+			return resp.Error
+		}
+		return errors.New("cluster: stepdown refused")
+	}
+	return nil
 }
 
 // maxMessageBytes bounds one message of the event log (and the server's
@@ -405,6 +548,28 @@ func (n *Node) Close() error {
 	n.srv.Shutdown()
 	n.srv.WaitForShutdown()
 	return nil
+}
+
+// connLog logs what a client connection loses: a disconnection (its
+// subscriptions and requests in flight with it) and an asynchronous error
+// (a slow consumer drops messages), each a lost request or answer.
+func connLog(l *slog.Logger) nats.Option {
+	return func(o *nats.Options) error {
+		o.DisconnectedErrCB = func(_ *nats.Conn, err error) {
+			if err != nil {
+				l.Warn("cluster: nats connection lost", "err", err)
+			}
+		}
+		o.ReconnectedCB = func(*nats.Conn) { l.Warn("cluster: nats connection back") }
+		o.AsyncErrorCB = func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			subj := ""
+			if sub != nil {
+				subj = sub.Subject
+			}
+			l.Warn("cluster: nats connection error", "subject", subj, "err", err)
+		}
+		return nil
+	}
 }
 
 // serverLog hands nats-server's log to slog.

@@ -70,3 +70,35 @@ func TestLeadersSpread(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 }
+
+// TestSpreadMoves: the moves that spread the leaders are the fewest, only
+// while a node leads two shards more than another, and none on a view
+// with a shard led by nobody or by two.
+func TestSpreadMoves(t *testing.T) {
+	type view map[string][]int
+	cases := []struct {
+		name string
+		v    view
+		want []move
+	}{
+		{"all on one", view{"n1": {0, 1, 2, 3, 4, 5, 6, 7}, "n2": nil, "n3": nil},
+			[]move{{7, "n1", "n2"}, {6, "n1", "n3"}, {5, "n1", "n2"}, {4, "n1", "n3"}, {3, "n1", "n2"}}},
+		{"spread", view{"n1": {0, 3, 6}, "n2": {1, 4, 7}, "n3": {2, 5}}, nil},
+		{"after a loss, even", view{"n2": {0, 1, 2, 5}, "n3": {3, 4, 6, 7}}, nil},
+		{"after a loss, uneven", view{"n2": {0, 1, 2, 3, 4, 5}, "n3": {6, 7}}, []move{{5, "n2", "n3"}, {4, "n2", "n3"}}},
+		{"a node back", view{"n1": nil, "n2": {0, 1, 2, 5}, "n3": {3, 4, 6, 7}}, []move{{5, "n2", "n1"}, {7, "n3", "n1"}}},
+		{"a shard without leader", view{"n1": nil, "n2": {0, 1, 2, 5}, "n3": {3, 4, 6}}, nil},
+		{"a shard led twice", view{"n1": {7}, "n2": {0, 1, 2, 5}, "n3": {3, 4, 6, 7}}, nil},
+		{"one node", view{"n1": {0, 1, 2, 3, 4, 5, 6, 7}}, nil},
+	}
+	for _, c := range cases {
+		n := &Node{cfg: Config{Shards: 8}, peers: map[string]peerState{}}
+		for name, leads := range c.v {
+			n.peers[name] = peerState{ready: true, seen: time.Now(), leads: leads}
+		}
+		// A node not ready, or not heard for peerStale, counts for nothing.
+		n.peers["n9"] = peerState{ready: false, seen: time.Now(), leads: []int{0}}
+		n.peers["n8"] = peerState{ready: true, seen: time.Now().Add(-peerStale), leads: []int{1}}
+		require.Equal(t, c.want, n.spread(), c.name)
+	}
+}

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -46,6 +49,14 @@ type Router struct {
 	owed *owed // see Own; nil: the entries stay where they were written
 
 	alive map[string]aliveCtx // per owner forwarded to: done once it is gone
+
+	// gen counts each shard's leadership changes seen by watchLeaders: an
+	// activation gives up once its shard's changed again.
+	gen []atomic.Uint64
+	// handing marks the shards this node is handing over (see giveUp):
+	// their events are owned by nobody until the other node leads.
+	handing []atomic.Bool
+	hsub    *nats.Subscription
 }
 
 // askSubj + node name is where a node serves forwarded requests.
@@ -58,7 +69,8 @@ const maxServing = 4096
 // NewRouter returns the router of node n.
 func NewRouter(n *Node) *Router {
 	return &Router{n: n, leaders: make([]string, n.cfg.Shards), fetched: make([]time.Time, n.cfg.Shards),
-		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{}}
+		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{},
+		gen: make([]atomic.Uint64, n.cfg.Shards), handing: make([]atomic.Bool, n.cfg.Shards)}
 }
 
 func init() {
@@ -74,9 +86,12 @@ func init() {
 }
 
 // Owner returns the name of the node that owns eventID ("" while its
-// shard has no leader).
+// shard has no leader, or is being handed over by this node).
 func (r *Router) Owner(ctx context.Context, eventID string) (string, error) {
 	shard := r.n.shard(eventID)
+	if r.handing[shard].Load() {
+		return "", nil
+	}
 	if r.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(shard)) {
 		return r.n.cfg.NodeName, nil
 	}
@@ -173,6 +188,7 @@ const (
 	errUnavailable
 	errStorage
 	errNotFound
+	errFenced
 )
 
 func toWire(err error) *wireErr {
@@ -187,6 +203,8 @@ func toWire(err error) *wireErr {
 		return &wireErr{Kind: errBusy, Msg: err.Error()}
 	case errors.Is(err, persistence.ErrFailed):
 		return &wireErr{Kind: errStorage, Msg: err.Error()}
+	case errors.Is(err, persistence.ErrFenced):
+		return &wireErr{Kind: errFenced, Msg: err.Error()}
 	case errors.Is(err, actors.ErrUnavailable):
 		return &wireErr{Kind: errUnavailable, Msg: err.Error()}
 	case errors.Is(err, directory.ErrNotFound):
@@ -210,6 +228,8 @@ func (w *wireErr) err() error {
 		return fmt.Errorf("%w: owner: %s", actors.ErrUnavailable, w.Msg)
 	case errNotFound:
 		return fmt.Errorf("%w: owner: %s", directory.ErrNotFound, w.Msg)
+	case errFenced:
+		return fmt.Errorf("%w: %w: owner: %s", actors.ErrUnavailable, persistence.ErrFenced, w.Msg)
 	}
 	return errors.New(w.Msg)
 }
@@ -234,10 +254,18 @@ const forwardTimeout = 10 * time.Second
 // that finds nobody listening costs no more than a round trip.
 const maxForwardWait = 250 * time.Millisecond
 
+// forwardTry bounds the wait for one forwarded request's answer: the
+// owner answers within forwardTimeout, so past that the request or its
+// answer was lost.
+const forwardTry = forwardTimeout + time.Second
+
 // Forward is actors.Config.Forward: it answers ok false when this node
 // owns the event, else the owner's answer. A request is sent again only
-// when it was certainly not handled (nobody listening, or "moved"); a
-// timeout is an unknown outcome, answered unavailable like a local one.
+// when it was certainly not handled: nobody listening, "moved", or
+// refused by the fence (the owner lost the event to a newer claim, and
+// nothing of the request was written), until ctx ends; the fence's
+// refusal is then answered. A timeout is an unknown outcome, answered
+// unavailable like a local one.
 func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command, createUnit string) (any, error, bool) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -245,6 +273,7 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 		defer cancel()
 	}
 	var body []byte // encoded once a request goes out (see wire.go)
+	var fenced error
 	wait := 100 * time.Millisecond
 	for {
 		owner, err := r.Owner(ctx, eventID)
@@ -263,8 +292,10 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 				if err := decodeResp(m.Data, &resp); err != nil {
 					return nil, fmt.Errorf("%w: answer of %s: %v", actors.ErrUnavailable, owner, err), true
 				}
-				if !resp.Moved {
-					return resp.Result, resp.Err.err(), true
+				if err := resp.Err.err(); errors.Is(err, persistence.ErrFenced) {
+					fenced = err
+				} else if !resp.Moved {
+					return resp.Result, err, true
 				}
 			} else if !errors.Is(err, nats.ErrNoResponders) {
 				return nil, fmt.Errorf("%w: event %s on %s: %v", actors.ErrUnavailable, eventID, owner, err), true
@@ -275,6 +306,9 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 		}
 		select {
 		case <-ctx.Done():
+			if fenced != nil {
+				return nil, fenced, true
+			}
 			return nil, fmt.Errorf("%w: event %s: no owner reachable: %v", actors.ErrUnavailable, eventID, ctx.Err()), true
 		case <-time.After(wait):
 			wait = min(2*wait, maxForwardWait)
@@ -301,6 +335,8 @@ var errOwnerGone = errors.New("cluster: owner gone")
 // within watchEvery or peerStale, not forwardTimeout: the clients whose
 // requests were on their way to a lost owner retry at once.
 func (r *Router) request(ctx context.Context, owner string, body []byte) (*nats.Msg, error) {
+	ctx, cancelTry := context.WithTimeout(ctx, forwardTry)
+	defer cancelTry()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := context.AfterFunc(r.ownerCtx(owner), func() { cancel(errOwnerGone) })
@@ -377,6 +413,12 @@ func (r *Router) Serve(sys *actors.System) error {
 	}
 	r.sub = sub
 	r.ctx, r.cancel = context.WithCancel(context.Background())
+	if r.hsub, err = r.n.nc.Subscribe(handOverSubj+r.n.cfg.NodeName, r.giveUp); err != nil {
+		_ = sub.Unsubscribe()
+		r.sub = nil
+		return fmt.Errorf("cluster: serve: %w", err)
+	}
+	r.n.setHandOver(r.handOver)
 	r.stop = make(chan struct{})
 	r.done = make(chan struct{})
 	go r.watchLeaders(sys)
@@ -410,6 +452,10 @@ func (r *Router) watchLeaders(sys *actors.System) {
 				continue
 			}
 			led[i] = now
+			gen := r.gen[i].Add(1)
+			if !now {
+				r.handing[i].Store(false) // handed over
+			}
 			if n := sys.Evict(func(id string) bool { return r.n.shard(id) == i }); n > 0 {
 				r.n.cfg.Logger.Info("cluster: shard leadership moved; actors evicted", "stream", streamName(i), "leader", now, "evicted", n)
 			}
@@ -417,7 +463,7 @@ func (r *Router) watchLeaders(sys *actors.System) {
 			go func() {
 				defer r.wg.Done()
 				if now {
-					r.activate(sys, i)
+					r.activate(sys, i, gen)
 				} else if r.owed != nil {
 					if err := r.owed.release(r.leads); err != nil {
 						r.n.cfg.Logger.Warn("cluster: drop entries of a shard lost", "stream", streamName(i), "err", err)
@@ -467,7 +513,9 @@ func (r *Router) respond(m *nats.Msg, resp *wireResp) {
 // under way (each gives up at once when stopped).
 func (r *Router) Close() {
 	if r.sub != nil {
+		r.n.setHandOver(nil)
 		_ = r.sub.Unsubscribe()
+		_ = r.hsub.Unsubscribe()
 		r.cancel()
 		close(r.stop)
 		<-r.done
@@ -477,4 +525,74 @@ func (r *Router) Close() {
 		}
 		r.sub = nil
 	}
+}
+
+// A planned move (Node.balance) is a handover: the node taking a shard
+// asks its leader (handOverSubj + leader's name) to give it up, and the
+// leader (giveUp) stops owning its events (their requests wait, or are
+// answered "moved" and sent again), evicts their actors and waits until
+// their commits in flight are durable, and only then steps down in favour
+// of the taker, which campaigns at once. No commit is then cut by the
+// move, and the taker's claims fence nothing in flight: the events' writes
+// pause for the election and the taker's activation.
+const (
+	handOverSubj = "ticketd.handover."
+	// handOverDrain bounds the wait for the evicted actors' commits.
+	handOverDrain = 2 * time.Second
+	// handOverWait bounds the whole handover as the taker waits for it.
+	handOverWait = handOverDrain + 3*time.Second
+)
+
+// handOver asks from, the leader of shard, to hand it over to this node.
+func (r *Router) handOver(shard int, from, to string) error {
+	m, err := r.n.nc.Request(handOverSubj+from, []byte(strconv.Itoa(shard)+" "+to), handOverWait)
+	if errors.Is(err, nats.ErrNoResponders) {
+		// A node that serves no events: its leadership alone moves.
+		return r.n.stepDown(shard, to)
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: hand over %s from %s: %w", streamName(shard), from, err)
+	}
+	if len(m.Data) > 0 {
+		return fmt.Errorf("cluster: hand over %s from %s: %s", streamName(shard), from, m.Data)
+	}
+	return nil
+}
+
+// giveUp hands a shard this node leads over to the node the request
+// names, and answers nothing on success, else why.
+func (r *Router) giveUp(m *nats.Msg) {
+	f, to, _ := strings.Cut(string(m.Data), " ")
+	shard, err := strconv.Atoi(f)
+	if err != nil || shard < 0 || shard >= r.n.cfg.Shards || to == "" {
+		_ = m.Respond([]byte("bad request"))
+		return
+	}
+	if !r.leads(shard) {
+		_ = m.Respond([]byte("not the leader"))
+		return
+	}
+	r.mu.Lock()
+	sys := r.sys
+	r.mu.Unlock()
+	// Not in r.wg (Close may be waiting on it already): r.ctx ends the
+	// drain at Close, and a step-down after it fails on the closed node.
+	go func() {
+		start := time.Now()
+		r.handing[shard].Store(true)
+		ctx, cancel := context.WithTimeout(r.ctx, handOverDrain)
+		n := sys.EvictWait(ctx, func(id string) bool { return r.n.shard(id) == shard })
+		cancel()
+		if err := r.n.stepDown(shard, to); err != nil {
+			r.handing[shard].Store(false)
+			_ = m.Respond([]byte(err.Error()))
+			return
+		}
+		// Cleared when watchLeaders sees the loss; if the taker loses the
+		// vote, this node may lead on: cleared after a bound either way.
+		time.AfterFunc(handOverWait, func() { r.handing[shard].Store(false) })
+		r.n.cfg.Logger.Info("cluster: shard handed over", "stream", streamName(shard), "to", to, "evicted", n,
+			"ms", time.Since(start).Milliseconds())
+		_ = m.Respond(nil)
+	}()
 }

@@ -36,6 +36,8 @@ func (s *stack) close() {
 	_ = s.store.Close()
 }
 
+// startStacks starts n stacks on a cluster whose leaders are spread (a
+// move evicts actors: a test relies on them staying put).
 func startStacks(t *testing.T, n int, tweak ...func(*actors.Config)) []*stack {
 	t.Helper()
 	nodes, _ := startCluster(t, n)
@@ -65,6 +67,7 @@ func startStacks(t *testing.T, n int, tweak ...func(*actors.Config)) []*stack {
 		out[i] = s
 		t.Cleanup(s.close)
 	}
+	waitSpread(t, nodes)
 	return out
 }
 
@@ -97,6 +100,10 @@ func firstOpen(stacks []*stack) int {
 	return -1
 }
 
+// resumeWithin bounds the time from an owner's loss until its event
+// answers again, in the in-process tests.
+const resumeWithin = 30 * time.Second
+
 func placeOrder(ctx context.Context, sys *actors.System, evt, tt string, i int) (event.Order, error) {
 	return actors.Ask(ctx, sys, evt, event.OnStorefront(event.PlaceOrder{Email: fmt.Sprintf("p%d@x.io", i),
 		Items: []event.OrderItem{{ItemType: event.ItemRegistrationType, ItemID: tt, Quantity: 1}}, Storefront: true}))
@@ -114,15 +121,7 @@ func TestForwardAndFailover(t *testing.T) {
 	viaA := stacks[a].sys
 
 	capacity := 5
-	starts := event.Time{Time: time.Now().Add(30 * 24 * time.Hour).UTC()}
-	_, err := viaA.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &starts})
-	require.NoError(t, err)
-	tt, err := actors.Ask(bg, viaA, evt, event.CreateTicketType{Name: "GA", Capacity: &capacity})
-	require.NoError(t, err)
-	_, err = actors.Ask(bg, viaA, evt, event.UpdateTicketType{ID: tt.ID, Status: event.Some("open")})
-	require.NoError(t, err)
-	_, err = actors.Ask(bg, viaA, evt, event.UpdateEvent{Status: event.Some("published")})
-	require.NoError(t, err)
+	tt := sellable(t, viaA, evt, capacity)
 
 	// The owner holds the actor; the forwarding node none.
 	require.Equal(t, 1, stacks[b].sys.ActiveEvents())
@@ -133,12 +132,12 @@ func TestForwardAndFailover(t *testing.T) {
 
 	var orders []string
 	for i := range 3 {
-		o, err := placeOrder(bg, viaA, evt, tt.ID, i)
+		o, err := placeOrder(bg, viaA, evt, tt, i)
 		require.NoError(t, err)
 		orders = append(orders, o.ID)
 	}
 	// A business rejection crosses the wire as itself.
-	_, err = actors.Ask(bg, viaA, evt, event.GetOrder{Ref: "ord_missing"})
+	_, err := actors.Ask(bg, viaA, evt, event.GetOrder{Ref: "ord_missing"})
 	var ee *event.Error
 	require.True(t, errors.As(err, &ee), "got %T %v", err, err)
 	require.Equal(t, event.NotFound, ee.Code)
@@ -146,23 +145,22 @@ func TestForwardAndFailover(t *testing.T) {
 	require.NotZero(t, epoch1)
 
 	// The owner is lost.
+	lost := time.Now()
 	stacks[b].close()
 	c := ownerIndex(t, stacks, evt)
 	require.NotEqual(t, b, c)
 	t.Logf("owner %s lost; %s owns %s now", stacks[b].node.Name(), stacks[c].node.Name(), evt)
 
-	// The bound is generous: this test asserts that nothing acknowledged is
-	// lost and nothing oversold across the loss; how fast writes resume is
-	// the chaos run's target (15 s, asserted there on real processes). A
-	// CI run under full load once saw this event unavailable for 60 s: the
-	// time is logged, and the nodes' logs are printed if the test fails.
-	ctx, cancel := context.WithTimeout(bg, 120*time.Second)
+	// The event answers again well within the 15 s the chaos run asserts
+	// after a kill: this node leaves gracefully (its server hands its Raft
+	// leaderships over), so the survivor needs no election timeout. The
+	// bound holds on a loaded machine (20 runs beside two CPU burners:
+	// see the README); the nodes' logs are printed if it does not.
+	ctx, cancel := context.WithTimeout(bg, resumeWithin)
 	defer cancel()
-	// Until the survivor has activated the event, a request answers
-	// ErrUnavailable (a 503: retry) and the next one activates it afresh;
-	// on a loaded machine the first activation may time out in the
-	// election. Acknowledged orders must all be there once it answers.
-	lost := time.Now()
+	// Until the survivor has activated the event, a request may answer
+	// ErrUnavailable (a 503: retry). Acknowledged orders must all be there
+	// once it answers.
 	for _, id := range orders {
 		for {
 			o, err := actors.Ask(ctx, viaA, evt, event.GetOrder{Ref: id})
@@ -180,7 +178,7 @@ func TestForwardAndFailover(t *testing.T) {
 	// It sells on, and never past capacity.
 	sold := len(orders)
 	for i := 3; i < 8; i++ {
-		_, err := placeOrder(ctx, viaA, evt, tt.ID, i)
+		_, err := placeOrder(ctx, viaA, evt, tt, i)
 		if err == nil {
 			sold++
 		} else {
@@ -188,4 +186,90 @@ func TestForwardAndFailover(t *testing.T) {
 		}
 	}
 	require.Equal(t, capacity, sold)
+}
+
+// writeGaps places orders of evt one after another through sys until stop
+// is closed, and reports the longest time between two acknowledged orders
+// and the orders that failed.
+func writeGaps(sys *actors.System, evt, tt string, stop <-chan struct{}) (maxGap time.Duration, failed []error, acked []string) {
+	last := time.Now()
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return max(maxGap, time.Since(last)), failed, acked
+		default:
+		}
+		ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+		o, err := placeOrder(ctx, sys, evt, tt, 1000+i)
+		cancel()
+		if err != nil {
+			failed = append(failed, err)
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		acked = append(acked, o.ID)
+		maxGap = max(maxGap, time.Since(last))
+		last = time.Now()
+	}
+}
+
+// TestPlannedMove: a shard's leadership moved to another node the way the
+// leaders' spreading moves it (a handover: the leader drains the shard's
+// actors, then steps down in favour of the taker) pauses its events'
+// writes briefly, fails none, and loses nothing acknowledged. The same
+// move made by a bare step-down (the leader's commits in flight cut, then
+// fenced by the taker's claims) is measured beside it.
+func TestPlannedMove(t *testing.T) {
+	stacks := startStacks(t, 3)
+	for _, s := range stacks {
+		s.node.noBalance.Store(true) // the test moves the leader itself
+	}
+	evt := stacks[0].sys.NewEventID()
+	b := ownerIndex(t, stacks, evt)
+	a := (b + 1) % 3
+	to := (b + 2) % 3
+	viaA := stacks[a].sys
+	capacity := 100_000
+	tt := sellable(t, viaA, evt, capacity)
+	shard := stacks[b].node.shard(evt)
+
+	// move writes orders through a node that owns nothing of the event
+	// while the shard moves from..to, and answers the longest pause.
+	move := func(how string, from, to int, do func() error) (time.Duration, []error) {
+		stop := make(chan struct{})
+		type result struct {
+			gap    time.Duration
+			failed []error
+			acked  []string
+		}
+		done := make(chan result)
+		go func() {
+			g, f, ids := writeGaps(viaA, evt, tt, stop)
+			done <- result{g, f, ids}
+		}()
+		time.Sleep(time.Second)
+		require.NoError(t, do())
+		require.Eventually(t, func() bool { return ownerIndex(t, stacks, evt) == to }, 30*time.Second, 50*time.Millisecond)
+		time.Sleep(2 * time.Second)
+		close(stop)
+		r := <-done
+		t.Logf("%s %s -> %s: longest pause of writes %s, %d orders acknowledged, %d failed",
+			how, stacks[from].node.Name(), stacks[to].node.Name(), r.gap.Round(time.Millisecond), len(r.acked), len(r.failed))
+		for _, e := range r.failed {
+			t.Logf("failed: %v", e)
+		}
+		// Every acknowledged order is there.
+		for _, id := range r.acked {
+			o, err := actors.Ask(bg, viaA, evt, event.GetOrder{Ref: id})
+			require.NoError(t, err)
+			require.Equal(t, id, o.ID)
+		}
+		return r.gap, r.failed
+	}
+	move("step-down", b, to, func() error { return stacks[to].node.stepDown(shard, stacks[to].node.Name()) })
+	gap, failed := move("handover", to, b, func() error {
+		return stacks[b].router.handOver(shard, stacks[to].node.Name(), stacks[b].node.Name())
+	})
+	require.Empty(t, failed, "a handover fails no write")
+	require.Less(t, gap, 5*time.Second)
 }

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"ticketd/actors"
+	"ticketd/event"
 )
 
 // freeAddrs reserves n loopback ports for cluster routes.
@@ -52,6 +55,32 @@ func startCluster(t *testing.T, n int) ([]*Node, []Config) {
 	return nodes, cfgs
 }
 
+// spread reports whether the shards' leaders are spread over nodes as
+// Node.balance spreads them: every shard led by one of them, and no node
+// leading two more than another.
+func spread(nodes []*Node) bool {
+	lo, hi, led := -1, 0, 0
+	for _, nd := range nodes {
+		n := nd.Leading()
+		led += n
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	return led == nodes[0].cfg.Shards && hi-lo < 2
+}
+
+// waitSpread waits until the leaders are spread over nodes.
+func waitSpread(t *testing.T, nodes []*Node) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !spread(nodes) {
+		require.True(t, time.Now().Before(deadline), "leaders not spread")
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // failLogs holds, per test, what its nodes logged: printed only when the
 // test fails, so a failover that took too long leaves its story.
 var failLogs sync.Map // *testing.T -> *lockedBuf
@@ -85,4 +114,21 @@ func failLog(t *testing.T) *slog.Logger {
 		})
 	}
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// sellable creates event evt through sys (unit bu_1, a month ahead) with
+// one open ticket type of capacity places, publishes it, and answers the
+// ticket type's id.
+func sellable(t *testing.T, sys *actors.System, evt string, capacity int) string {
+	t.Helper()
+	starts := event.Time{Time: time.Now().Add(30 * 24 * time.Hour).UTC()}
+	_, err := sys.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &starts})
+	require.NoError(t, err)
+	tt, err := actors.Ask(bg, sys, evt, event.CreateTicketType{Name: "GA", Capacity: &capacity})
+	require.NoError(t, err)
+	_, err = actors.Ask(bg, sys, evt, event.UpdateTicketType{ID: tt.ID, Status: event.Some("open")})
+	require.NoError(t, err)
+	_, err = actors.Ask(bg, sys, evt, event.UpdateEvent{Status: event.Some("published")})
+	require.NoError(t, err)
+	return tt.ID
 }
