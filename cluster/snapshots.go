@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -137,7 +139,7 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 	for i := len(list) - 1; i >= 0; i-- {
 		var b []byte
 		err := retry(ctx, snapGetTry, func(ctx context.Context) (err error) {
-			b, err = obs.GetBytes(ctx, snapName(eventID, list[i]))
+			b, err = s.getObject(ctx, obs, snapName(eventID, list[i]))
 			return err
 		})
 		if err == nil {
@@ -212,4 +214,43 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 		return 0, nil
 	}
 	return through, nil
+}
+
+// getObject reads an object of the snapshot bucket chunk by chunk with the
+// stream's message-get API. The object store's own reader makes an
+// ordered consumer, whose creation needs the JetStream meta leader: when
+// the node that led the meta group is lost or paused, a new owner's
+// snapshot read waited for that election (25 s in a SIGSTOP run) though
+// the bucket's own stream had a leader again. The size and digest the
+// object's info records are checked, so a reply from a replica that has
+// not stored every chunk yet is an error (and retried), never a state.
+func (s *Snapshots) getObject(ctx context.Context, obs jetstream.ObjectStore, name string) ([]byte, error) {
+	info, err := obs.GetInfo(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.log.n.js.Stream(ctx, "OBJ_"+snapBucket)
+	if err != nil {
+		return nil, err
+	}
+	subj := "$O." + snapBucket + ".C." + info.NUID
+	out := make([]byte, 0, info.Size)
+	sum := sha256.New()
+	next := uint64(1)
+	for range info.Chunks {
+		m, err := st.GetMsg(ctx, next, jetstream.WithGetMsgSubject(subj))
+		if err != nil {
+			return nil, fmt.Errorf("cluster: snapshot %s: chunk after %d: %w", name, next-1, err)
+		}
+		out = append(out, m.Data...)
+		sum.Write(m.Data)
+		next = m.Sequence + 1
+	}
+	if uint64(len(out)) != info.Size {
+		return nil, fmt.Errorf("cluster: snapshot %s: read %d bytes of %d", name, len(out), info.Size)
+	}
+	if d := "SHA-256=" + base64.URLEncoding.EncodeToString(sum.Sum(nil)); d != info.Digest {
+		return nil, fmt.Errorf("cluster: snapshot %s: digest %s, its info says %s", name, d, info.Digest)
+	}
+	return out, nil
 }
