@@ -283,14 +283,14 @@ func TestClusterChaos(t *testing.T) {
 		for _, p := range procs {
 			p.kill()
 		}
-		if t.Failed() {
-			keep, _ := os.MkdirTemp("", "ticketd-cluster-chaos-logs")
-			for _, p := range procs {
-				b, _ := os.ReadFile(p.log)
-				_ = os.WriteFile(filepath.Join(keep, p.name+".log"), b, 0o600)
-			}
-			t.Logf("the nodes' logs are kept in %s", keep)
+		// Kept whether it passed or not: a long gap that passed is worth
+		// reading too (which wait held the new owner).
+		keep, _ := os.MkdirTemp("", "ticketd-cluster-chaos-logs")
+		for _, p := range procs {
+			b, _ := os.ReadFile(p.log)
+			_ = os.WriteFile(filepath.Join(keep, p.name+".log"), b, 0o600)
 		}
+		t.Logf("the nodes' logs are kept in %s", keep)
 	}()
 	for _, p := range procs {
 		waitFor(t, 90*time.Second, p.name+" ready", func() bool { return ready(p) })
