@@ -27,17 +27,7 @@ const benchSeconds = 5
 func newSellableEvent(t *testing.T, sys *actors.System) (string, string) {
 	t.Helper()
 	evt := sys.NewEventID()
-	starts := event.Time{Time: time.Now().Add(30 * 24 * time.Hour).UTC()}
-	_, err := sys.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &starts})
-	require.NoError(t, err)
-	capacity := 100_000_000
-	tt, err := actors.Ask(bg, sys, evt, event.CreateTicketType{Name: "GA", Capacity: &capacity})
-	require.NoError(t, err)
-	_, err = actors.Ask(bg, sys, evt, event.UpdateTicketType{ID: tt.ID, Status: event.Some("open")})
-	require.NoError(t, err)
-	_, err = actors.Ask(bg, sys, evt, event.UpdateEvent{Status: event.Some("published")})
-	require.NoError(t, err)
-	return evt, tt.ID
+	return evt, sellable(t, sys, evt, 100_000_000)
 }
 
 // drive runs clients placing orders for benchSeconds; client i sends to
