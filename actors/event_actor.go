@@ -156,6 +156,11 @@ func (a *eventActor) start(ctx actor.Context) {
 	a.handle(ctx, &request{cmd: event.Expire{Now: a.sys.cfg.Now()}}, nil)
 }
 
+// claimCatchUps bounds the claims a load retries after replaying the
+// records that came after its replay; past them it fails and the next
+// request loads anew.
+const claimCatchUps = 3
+
 // slowLoad is the load time from which a load is logged at info level.
 const slowLoad = 100 * time.Millisecond
 
@@ -190,6 +195,21 @@ func (a *eventActor) load() error {
 	// From here on a writer that held the event before (a node that lost
 	// it) can no longer append: the log refuses its next batch.
 	lg, err := a.sys.log.Claim(a.id, last)
+	for try := 0; errors.Is(err, persistence.ErrFenced) && try < claimCatchUps; try++ {
+		// Records came after the replay: the writer that lost the event
+		// finishing its flight, or a new log leader that had not applied
+		// every committed message when the replay read it. Replaying just
+		// those and claiming again costs far less than loading anew (a big
+		// event's whole snapshot and tail: seconds of a failover).
+		next, gap, rerr := a.sys.replayAfter(a.m, a.id, last, ^uint64(0), nil)
+		if rerr != nil || gap {
+			break
+		}
+		a.sys.cfg.Logger.Info("event claim refused: replayed the records after it", "event", a.id,
+			"from", last, "to", next)
+		last = next
+		lg, err = a.sys.log.Claim(a.id, last)
+	}
 	if err != nil {
 		return fmt.Errorf("actors: claim %s: %w", a.id, err)
 	}

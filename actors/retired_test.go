@@ -12,16 +12,21 @@ import (
 	"ticketd/persistence"
 )
 
-// slowFencedLog is the store's log whose first claim of an event waits a
-// while and is then refused as fenced (another node claimed it meanwhile).
+// slowFencedLog is the store's log whose claims of an event, once armed,
+// are refused as fenced (another node claimed it meanwhile), the first
+// after a while: every claim of one load, its retries after a tail replay
+// included.
 type slowFencedLog struct {
 	persistence.Log
-	claims atomic.Int32
+	refuse atomic.Int32 // claims still to refuse
+	slow   atomic.Bool  // the next refusal waits first
 }
 
 func (l *slowFencedLog) Claim(stream string, last uint64) (persistence.Log, error) {
-	if l.claims.Add(1) == 1 {
-		time.Sleep(300 * time.Millisecond)
+	if l.refuse.Add(-1) >= 0 {
+		if l.slow.CompareAndSwap(true, false) {
+			time.Sleep(300 * time.Millisecond)
+		}
 		return nil, persistence.ErrFenced
 	}
 	return l.Log.Claim(stream, last)
@@ -40,11 +45,11 @@ func TestRequestsQueuedBehindAFailedLoadAreAnswered(t *testing.T) {
 	fl.Log = e.store.Log()
 	evt := e.sys.NewEventID()
 	starts := event.Time{Time: time.Now().Add(24 * time.Hour).UTC()}
-	fl.claims.Store(1) // the creation claims normally
 	_, err := e.sys.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &starts})
 	require.NoError(t, err)
 	require.Equal(t, 1, e.sys.Evict(func(string) bool { return true }))
-	fl.claims.Store(0) // the next load's claim is refused
+	fl.slow.Store(true)
+	fl.refuse.Store(1 + claimCatchUps) // the next load's claims are refused
 
 	const n = 8
 	var wg sync.WaitGroup

@@ -245,6 +245,17 @@ func (s *System) restore(m *event.Machine, id string, through uint64, yield func
 	if end, err := s.log.LastSeq(id); err == nil && end > from {
 		m.Reserve(int(min(end, through) - from))
 	}
+	last, gap, err = s.replayAfter(m, id, from, through, yield)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return from, last, gap, nil
+}
+
+// replayAfter applies to m the records of id after seq from, through
+// through at most: the seq of the last one applied, and whether the log
+// skipped a seq (it stops there).
+func (s *System) replayAfter(m *event.Machine, id string, from, through uint64, yield func()) (last uint64, gap bool, err error) {
 	last = from
 	err = s.log.Replay(id, from, func(seq uint64, rec []byte) error {
 		if yield != nil && seq%backgroundEvery == 0 {
@@ -265,9 +276,9 @@ func (s *System) restore(m *event.Machine, id string, through uint64, yield func
 		return nil
 	})
 	if err != nil && !errors.Is(err, errStopReplay) {
-		return 0, 0, false, fmt.Errorf("actors: replay %s: %w", id, err)
+		return 0, false, fmt.Errorf("actors: replay %s: %w", id, err)
 	}
-	return from, last, gap, nil
+	return last, gap, nil
 }
 
 // pacer keeps the snapshot worker's rebuild (decode, replay, encode) in
