@@ -45,9 +45,6 @@ func NewSnapshots(log *Log) *Snapshots { return &Snapshots{log: log} }
 // for its whole deadline; retried, the next one reaches the new leader.
 const snapTry = 2 * time.Second
 
-// snapGetTry bounds one read of a whole snapshot (megabytes).
-const snapGetTry = 10 * time.Second
-
 // retry runs fn with deadlines of try until it succeeds or ctx ends.
 func retry(ctx context.Context, try time.Duration, fn func(ctx context.Context) error) error {
 	for {
@@ -137,11 +134,7 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 	}
 	var firstErr error
 	for i := len(list) - 1; i >= 0; i-- {
-		var b []byte
-		err := retry(ctx, snapGetTry, func(ctx context.Context) (err error) {
-			b, err = s.getObject(ctx, obs, snapName(eventID, list[i]))
-			return err
-		})
+		b, err := s.getObject(ctx, obs, snapName(eventID, list[i]))
 		if err == nil {
 			return list[i], b, true, nil
 		}
@@ -225,12 +218,21 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 // object's info records are checked, so a reply from a replica that has
 // not stored every chunk yet is an error (and retried), never a state.
 func (s *Snapshots) getObject(ctx context.Context, obs jetstream.ObjectStore, name string) ([]byte, error) {
-	info, err := obs.GetInfo(ctx, name)
-	if err != nil {
+	// Every request has a try of its own (snapTry): one sent to a leader
+	// that was just lost or paused waits no longer than that, and the
+	// next reaches the new one; ctx bounds the whole read.
+	var info *jetstream.ObjectInfo
+	if err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
+		info, err = obs.GetInfo(ctx, name)
+		return err
+	}); err != nil {
 		return nil, err
 	}
-	st, err := s.log.n.js.Stream(ctx, "OBJ_"+snapBucket)
-	if err != nil {
+	var st jetstream.Stream
+	if err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
+		st, err = s.log.n.js.Stream(ctx, "OBJ_"+snapBucket)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	subj := "$O." + snapBucket + ".C." + info.NUID
@@ -238,8 +240,11 @@ func (s *Snapshots) getObject(ctx context.Context, obs jetstream.ObjectStore, na
 	sum := sha256.New()
 	next := uint64(1)
 	for range info.Chunks {
-		m, err := st.GetMsg(ctx, next, jetstream.WithGetMsgSubject(subj))
-		if err != nil {
+		var m *jetstream.RawStreamMsg
+		if err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
+			m, err = st.GetMsg(ctx, next, jetstream.WithGetMsgSubject(subj))
+			return err
+		}); err != nil {
 			return nil, fmt.Errorf("cluster: snapshot %s: chunk after %d: %w", name, next-1, err)
 		}
 		out = append(out, m.Data...)
