@@ -40,6 +40,10 @@ type Snapshots struct {
 // NewSnapshots returns the snapshot store whose trims apply to log.
 func NewSnapshots(log *Log) *Snapshots { return &Snapshots{log: log} }
 
+// snapLag is how long a snapshot the index lists may read as missing (a
+// replica behind) before it is taken as gone.
+const snapLag = 3 * time.Second
+
 // snapTry bounds one request to the snapshot stores: a request sent while
 // a stream has no leader (an election) is answered by nobody, and waits
 // for its whole deadline; retried, the next one reaches the new leader.
@@ -221,12 +225,26 @@ func (s *Snapshots) getObject(ctx context.Context, obs jetstream.ObjectStore, na
 	// Every request has a try of its own (snapTry): one sent to a leader
 	// that was just lost or paused waits no longer than that, and the
 	// next reaches the new one; ctx bounds the whole read.
+	// The info is read with a direct get, which any replica may answer:
+	// one that has not applied the object yet answers "not found" for a
+	// snapshot the index lists, so that is asked again for a while.
 	var info *jetstream.ObjectInfo
-	if err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
-		info, err = obs.GetInfo(ctx, name)
-		return err
-	}); err != nil {
-		return nil, err
+	for lagging := time.Now().Add(snapLag); ; {
+		err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
+			info, err = obs.GetInfo(ctx, name)
+			return err
+		})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, jetstream.ErrObjectNotFound) || time.Now().After(lagging) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	var st jetstream.Stream
 	if err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
