@@ -523,43 +523,64 @@ func (l *Log) readOwed(eventID string, before uint64, fn func(op byte, key, valu
 	return e.s.read(&reader{event: eventID, before: before, index: fn})
 }
 
+// opReader reads encoded operations: an op byte, uvarints and
+// uvarint-prefixed fields. A short or malformed one reads as not ok, never
+// a panic.
+type opReader struct{ b []byte }
+
+func (r *opReader) more() bool { return len(r.b) > 0 }
+
+func (r *opReader) op() byte {
+	op := r.b[0]
+	r.b = r.b[1:]
+	return op
+}
+
+func (r *opReader) uvarint() (uint64, bool) {
+	v, k := binary.Uvarint(r.b)
+	if k <= 0 {
+		return 0, false
+	}
+	r.b = r.b[k:]
+	return v, true
+}
+
+func (r *opReader) field() ([]byte, bool) {
+	n, k := binary.Uvarint(r.b)
+	if k <= 0 || uint64(len(r.b)-k) < n {
+		return nil, false
+	}
+	v := r.b[k : k+int(n)]
+	r.b = r.b[k+int(n):]
+	return v, true
+}
+
 // decodeOps walks encoded operations. A malformed message is an error,
 // never a panic.
 func decodeOps(b []byte, fn func(op byte, seq uint64, a, c []byte) error) error {
-	field := func() ([]byte, bool) {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || uint64(len(b)-k) < n {
-			return nil, false
-		}
-		v := b[k : k+int(n)]
-		b = b[k+int(n):]
-		return v, true
-	}
-	for len(b) > 0 {
-		op := b[0]
-		b = b[1:]
+	r := opReader{b}
+	for r.more() {
 		var err error
-		switch op {
+		switch op := r.op(); op {
 		case 'a':
-			seq, k := binary.Uvarint(b)
-			if k <= 0 {
+			seq, ok := r.uvarint()
+			if !ok {
 				return errors.New("cluster: bad append")
 			}
-			b = b[k:]
-			rec, ok := field()
+			rec, ok := r.field()
 			if !ok {
 				return errors.New("cluster: bad append record")
 			}
 			err = fn(op, seq, rec, nil)
 		case 'p':
-			k, ok1 := field()
-			v, ok2 := field()
+			k, ok1 := r.field()
+			v, ok2 := r.field()
 			if !ok1 || !ok2 {
 				return errors.New("cluster: bad put")
 			}
 			err = fn(op, 0, k, v)
 		case 'd':
-			k, ok := field()
+			k, ok := r.field()
 			if !ok {
 				return errors.New("cluster: bad delete")
 			}

@@ -127,54 +127,36 @@ func decodeShard(data []byte, fn func(op shardOp) error) error {
 	if len(data) == 0 || data[0] != formatV2 {
 		return errOldFormat
 	}
-	b := data[1:]
-	field := func() ([]byte, bool) {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || uint64(len(b)-k) < n {
-			return nil, false
-		}
-		v := b[k : k+int(n)]
-		b = b[k+int(n):]
-		return v, true
-	}
-	uv := func() (uint64, bool) {
-		v, k := binary.Uvarint(b)
-		if k <= 0 {
-			return 0, false
-		}
-		b = b[k:]
-		return v, true
-	}
+	r := opReader{data[1:]}
 	event := ""
-	for len(b) > 0 {
-		op := b[0]
-		b = b[1:]
+	for r.more() {
+		op := r.op()
 		o := shardOp{event: event, op: op}
 		ok := true
 		switch op {
 		case 'e':
-			id, ok1 := field()
+			id, ok1 := r.field()
 			if !ok1 || len(id) == 0 {
 				return errors.New("cluster: bad event section")
 			}
 			event = string(id)
 			continue
 		case 'a':
-			o.seq, ok = uv()
+			o.seq, ok = r.uvarint()
 			if ok {
-				o.a, ok = field()
+				o.a, ok = r.field()
 			}
 		case 'p':
 			var ok2 bool
-			o.a, ok = field()
-			o.b, ok2 = field()
+			o.a, ok = r.field()
+			o.b, ok2 = r.field()
 			ok = ok && ok2
 		case 'd':
-			o.a, ok = field()
+			o.a, ok = r.field()
 		case 'c':
-			o.b, ok = field()
+			o.b, ok = r.field()
 			if ok {
-				o.seq, ok = uv()
+				o.seq, ok = r.uvarint()
 			}
 		default:
 			return fmt.Errorf("cluster: unknown operation %q", op)
