@@ -207,15 +207,7 @@ func TestDirectoryCheckpointFenced(t *testing.T) {
 
 	require.NoError(t, d2.Append(bg, 4, [][]byte{[]byte("four")}, nil))
 	d3 := NewDirectory(nodes[2], openLocal(t))
-	var restored string
-	var recs []string
-	require.NoError(t, d3.Read(bg, func(seq uint64, state []byte) error {
-		restored = fmt.Sprintf("%d:%s", seq, state)
-		return nil
-	}, func(seq uint64, rec []byte) error {
-		recs = append(recs, string(rec))
-		return nil
-	}))
+	restored, recs := readCheckpointed(t, d3)
 	require.Equal(t, "3:state at 3", restored)
 	require.Equal(t, []string{"four"}, recs)
 
@@ -230,14 +222,21 @@ func TestDirectoryCheckpointFenced(t *testing.T) {
 	st = readDirStream(t, nodes[2])
 	require.Equal(t, 2, st.ckptMsgs)
 	require.Equal(t, uint64(6), st.firstRecord, "purged through the previous checkpoint (5)")
-	restored, recs = "", nil
-	require.NoError(t, d3.Read(bg, func(seq uint64, state []byte) error {
+	restored, recs = readCheckpointed(t, d3)
+	require.Equal(t, "6:state at 6", restored)
+	require.Equal(t, []string{"r7"}, recs)
+}
+
+// readCheckpointed reads d on: the checkpoint it restored ("seq:state", ""
+// when none) and the records after it.
+func readCheckpointed(t *testing.T, d *Directory) (restored string, recs []string) {
+	t.Helper()
+	require.NoError(t, d.Read(bg, func(seq uint64, state []byte) error {
 		restored = fmt.Sprintf("%d:%s", seq, state)
 		return nil
 	}, func(seq uint64, rec []byte) error {
 		recs = append(recs, string(rec))
 		return nil
 	}))
-	require.Equal(t, "6:state at 6", restored)
-	require.Equal(t, []string{"r7"}, recs)
+	return restored, recs
 }

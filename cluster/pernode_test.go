@@ -177,15 +177,7 @@ func TestSharedPerNodeState(t *testing.T) {
 	require.Equal(t, 201, st, "%v", ev)
 	evt := ev["id"].(string)
 	owner := ownerOf(t, b, evt)
-	st, tt := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", b.URL+"/v1/events/"+evt+"/ticket-types", u.Secret, map[string]any{"name": "GA", "capacity": 10, "priceAmount": 0})
-	})
-	require.Equal(t, 201, st, "%v", tt)
-	typeID := tt["id"].(string)
-	st, m := do(t, "PATCH", b.URL+"/v1/events/"+evt+"/ticket-types/"+typeID, u.Secret, map[string]any{"status": "open"})
-	require.Equal(t, 200, st, "%v", m)
-	st, m = do(t, "PATCH", b.URL+"/v1/events/"+evt, u.Secret, map[string]any{"status": "published"})
-	require.Equal(t, 200, st, "%v", m)
+	typeID := openFreeType(t, b.URL, u.Secret, evt)
 	st, reg, _ := doIdemRetry(t, b.URL+"/v1/events/"+evt+"/registrations", u.Secret, "pernode-reg-"+evt,
 		map[string]any{"email": "Ada@Example.com", "name": "Ada", "registrationTypeId": typeID})
 	require.Equal(t, 201, st, "%v", reg)

@@ -100,15 +100,7 @@ func TestSharedWebhookEndpoints(t *testing.T) {
 	}
 	require.NotEqual(t, a.name, owner, "the event landed on the node the endpoint was made on")
 	t.Logf("endpoint made on %s, event %s owned by %s, sold through %s", a.name, evt, owner, b.name)
-	st, tt := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", b.URL+"/v1/events/"+evt+"/ticket-types", u.Secret, map[string]any{"name": "GA", "capacity": 10, "priceAmount": 0})
-	})
-	require.Equal(t, 201, st, "%v", tt)
-	typeID := tt["id"].(string)
-	st, m := do(t, "PATCH", b.URL+"/v1/events/"+evt+"/ticket-types/"+typeID, u.Secret, map[string]any{"status": "open"})
-	require.Equal(t, 200, st, "%v", m)
-	st, m = do(t, "PATCH", b.URL+"/v1/events/"+evt, u.Secret, map[string]any{"status": "published"})
-	require.Equal(t, 200, st, "%v", m)
+	typeID := openFreeType(t, b.URL, u.Secret, evt)
 
 	// A registration through B: its webhook is queued and sent by the
 	// owner, which must know the endpoint made on A.
@@ -134,7 +126,7 @@ func TestSharedWebhookEndpoints(t *testing.T) {
 	// A change through one survivor reaches the other: disabled through
 	// C, it is listed disabled on B.
 	c := nodes[2]
-	st, m = retry503(t, func() (int, map[string]any) {
+	st, m := retry503(t, func() (int, map[string]any) {
 		return do(t, "POST", c.URL+base+"/"+epID+"/disable", c.Admin, nil)
 	})
 	require.Equal(t, 200, st, "%v", m)
@@ -149,4 +141,21 @@ func TestSharedWebhookEndpoints(t *testing.T) {
 		st, _ := do(t, "GET", c.URL+base+"/"+epID, c.Admin, nil)
 		return st == 404
 	})
+}
+
+// openFreeType adds a free ticket type of 10 places to evt through the
+// node at base (retried while ownership settles), opens it and publishes
+// the event: the type's id.
+func openFreeType(t *testing.T, base, secret, evt string) string {
+	t.Helper()
+	st, tt := retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", base+"/v1/events/"+evt+"/ticket-types", secret, map[string]any{"name": "GA", "capacity": 10, "priceAmount": 0})
+	})
+	require.Equal(t, 201, st, "%v", tt)
+	typeID := tt["id"].(string)
+	st, m := do(t, "PATCH", base+"/v1/events/"+evt+"/ticket-types/"+typeID, secret, map[string]any{"status": "open"})
+	require.Equal(t, 200, st, "%v", m)
+	st, m = do(t, "PATCH", base+"/v1/events/"+evt, secret, map[string]any{"status": "published"})
+	require.Equal(t, 200, st, "%v", m)
+	return typeID
 }
