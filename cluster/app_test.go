@@ -135,6 +135,7 @@ func ownerOf(t *testing.T, nd *node, evt string) string {
 // owner, and when the owner is lost a survivor takes the event over with
 // every acknowledged order, never selling past capacity.
 func TestThreeNodes(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes := startNodes(t, 3)
 	eventually(t, 15*time.Second, "every node lists three ready nodes", func() bool {
 		for _, nd := range nodes {

@@ -80,6 +80,7 @@ func readDirStream(t *testing.T, nd *Node) dirStreamState {
 // key and refuses every revoked one, and holds the same state as the
 // writers.
 func TestDirectoryCheckpoints(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, cfgs := startCluster(t, 3)
 	const every = 25
 	a, b := startDirectory(t, nodes[0], every), startDirectory(t, nodes[1], every)
@@ -175,6 +176,7 @@ func TestDirectoryCheckpoints(t *testing.T) {
 // same record at once, one checkpoint lands; a fresh reader restores the
 // checkpoint and reads the records after it.
 func TestDirectoryCheckpointFenced(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := startCluster(t, 3)
 	d1, d2 := NewDirectory(nodes[0], openLocal(t)), NewDirectory(nodes[1], openLocal(t))
 	d1.every, d2.every = 1, 1

@@ -18,6 +18,7 @@ import (
 // the survivor that takes the event over when the owner is stopped, and
 // the mail the lost owner had delivered is not sent again.
 func TestMailOncePerEvent(t *testing.T) {
+	t.Parallel() // see parallelTests
 	relay, err := smtptest.Start()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = relay.Close() })

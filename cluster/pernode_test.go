@@ -63,6 +63,7 @@ func signedIn(b *apptest.Browser, nd *node) bool {
 // webhook delivered by an event's owner is listed, and sent again, through
 // the other nodes.
 func TestSharedPerNodeState(t *testing.T) {
+	t.Parallel() // see parallelTests
 	// Stripe mode for its webhooks; its API is never reached here (the
 	// events sent are of no order of ours).
 	nodes := startNodes(t, 3, func(c *app.Config) {

@@ -95,6 +95,7 @@ func (w *owner) deliver(t *testing.T, evt string, keys ...string) {
 // settled, and a new owner imports only the entries not delivered; a
 // third owner, after the second settled those, imports none.
 func TestSettledStaysBounded(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := startCluster(t, 3)
 	const evt, entries, undelivered = "evt_settled", 400, 20
 	a, b, c := newOwner(t, nodes[0]), newOwner(t, nodes[1]), newOwner(t, nodes[2])
@@ -160,6 +161,7 @@ func TestSettledStaysBounded(t *testing.T) {
 // snapshot, the marks of the entries its trimmed messages put are left
 // out of the next rollup: the log no longer owes them.
 func TestSettledDropsTrimmedKeys(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := startCluster(t, 3)
 	const evt = "evt_trimmed"
 	a, b := newOwner(t, nodes[0]), newOwner(t, nodes[1])

@@ -180,6 +180,7 @@ func TestShardLogFence(t *testing.T) {
 // event without a snapshot known holds it back, and every event replays
 // every record after its older snapshot kept.
 func TestShardLogTrim(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := startCluster(t, 3)
 	l := NewLog(nodes[0], nil)
 	ids := sameShardIDs(nodes[0], "evt_trim", 2)

@@ -18,6 +18,7 @@ import (
 // directory's log; the second is refused (fenced) and writes nothing, and
 // after reading the first's record it appends after it.
 func TestDirectoryLogConflict(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := startCluster(t, 3)
 	d1, d2 := NewDirectory(nodes[0], openLocal(t)), NewDirectory(nodes[1], openLocal(t))
 	require.NoError(t, d1.Read(bg, nil, func(uint64, []byte) error { return nil }))
@@ -57,6 +58,7 @@ func TestDirectoryLogConflict(t *testing.T) {
 // it is refused, a released key runs again, and the claim of a node that
 // died mid-request is taken over once it is stale.
 func TestIdempotencyAcrossNodes(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := startCluster(t, 3)
 	x1, x2 := NewIdempotency(nodes[0], time.Hour), NewIdempotency(nodes[1], time.Hour)
 	now := time.Now()
@@ -117,6 +119,7 @@ func TestKeyTokens(t *testing.T) {
 // all get the first one put, and it stays; PutApplied returns once the
 // writer's own copy has the entry, and every node's copy follows.
 func TestIndexPutOnceAndApplied(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := startCluster(t, 3)
 	xs := make([]*Index, len(nodes))
 	locals := make([]*persistence.Store, len(nodes))

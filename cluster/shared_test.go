@@ -67,6 +67,7 @@ func newKey(t *testing.T, nd *node, unit string) (string, string) {
 // node within the directory's poll, and a node restarted on an empty data
 // dir serves all of it.
 func TestSharedState(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes := startNodes(t, 3)
 	a, b, c := nodes[0], nodes[1], nodes[2]
 

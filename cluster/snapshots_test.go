@@ -17,6 +17,7 @@ import (
 // the owner's loss loads the event from snapshot and tail with every
 // acknowledged order.
 func TestSnapshotsReplicated(t *testing.T) {
+	t.Parallel() // see parallelTests
 	stacks := startStacks(t, 3, func(c *actors.Config) {
 		c.SnapshotEvery = 10
 		c.Snapshots = nil // the replicated store (see startStacks)

@@ -3,9 +3,11 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +17,25 @@ import (
 	"ticketd/actors"
 	"ticketd/event"
 )
+
+// parallelTests is how many of the package's parallel tests run at once
+// unless -parallel is given. The tests marked t.Parallel each start their
+// own nodes and spend most of their time waiting (elections, the leaders'
+// spreading, heartbeats, timers), not computing: five of the three-node app
+// tests took 147 s one after another and 36 s together, with the CPU mostly
+// idle. Tests that measure a pause or a failover's gap stay sequential, and
+// Go runs those alone, before the parallel ones.
+const parallelTests = 6
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", fmt.Sprint(parallelTests))
+	}
+	os.Exit(m.Run())
+}
 
 // freeAddrs reserves n loopback ports for cluster routes.
 func freeAddrs(t *testing.T, n int) []string {

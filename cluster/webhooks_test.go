@@ -57,6 +57,7 @@ func (h *hookSink) signedFor(t *testing.T, evt, secret string) int {
 // made on is lost; a change and a deletion through one survivor reach the
 // other.
 func TestSharedWebhookEndpoints(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes := startNodes(t, 3)
 	a, b := nodes[0], nodes[1]
 	sink := &hookSink{}
