@@ -601,7 +601,7 @@ func (m *Main) joinCluster(ac *actors.Config) error {
 	// event over loads it from there and the log's tail.
 	ac.Snapshots = cluster.NewSnapshots(clog)
 	// What an event owes (mail, webhooks, refunds) is sent by its owner.
-	m.router.Own(clog, ac.OnOutbox)
+	m.router.Own(clog, ac.OnOutbox, m.hooks.Release)
 	ac.Forward = m.router.Forward
 	ac.Ready = func() error {
 		if !node.Ready() {

@@ -115,7 +115,9 @@
 // close, all sent by the owner alone, settled entries replicated in the
 // TICKETD_SETTLED stream, at most 16 messages per event: a rollup replaces
 // them with the event's settled keys whose put its log still holds, see
-// settled.go); on a loss it drops those from its local store.
+// settled.go; a webhook is settled once every endpoint's delivery of it
+// is); on a loss it drops those from its local store, with the webhook
+// deliveries made of them.
 // Raft elections start after Config.ElectionTimeout (raft_timing.go). The
 // fence, not the placement, keeps one writer.
 //

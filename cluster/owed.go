@@ -37,7 +37,11 @@ import (
 // Delivery is therefore at least once, as on a single node: an entry sent
 // by an owner lost before its next pass is sent again by the next owner.
 // An entry that was tried and is retrying or parked is imported fresh by a
-// new owner (its attempts start over).
+// new owner (its attempts start over). A webhook's entry stays parked in
+// its fan-out queue until every endpoint's delivery of it is settled
+// (package webhooks), so deliveries pending on a lost owner are made by
+// the next; a node that loses an event drops those deliveries too
+// (Router.Own's release).
 const (
 	settledStream = "TICKETD_SETTLED"
 	settledSubj   = "settled."
@@ -90,6 +94,9 @@ type owed struct {
 	settled map[string]*settledMarks
 	// partBytes bounds a settled message's body (0: half a log message).
 	partBytes int
+	// derived drop what senders made of the entries of the events keep
+	// refuses (Router.Own).
+	derived []func(keep func(eventID string) bool) error
 }
 
 // noteIndex is Log.onIndex: the owner's own commits.
@@ -280,10 +287,18 @@ func (o *owed) release(keep func(shard int) bool) error {
 			return err
 		}
 	}
-	if b.Empty() {
-		return nil
+	if !b.Empty() {
+		if err := o.store.Commit(b); err != nil {
+			return err
+		}
 	}
-	return o.store.Commit(b)
+	keepEvent := func(id string) bool { return keep(o.n.shard(id)) }
+	for _, release := range o.derived {
+		if err := release(keepEvent); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // take imports what eventID's log owes from before this node's claim (its

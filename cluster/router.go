@@ -319,9 +319,12 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 // Own makes what the events owe (mail, webhooks, refunds to finish, pages
 // to close) follow their ownership (see owed.go): log's commits tell what
 // an owner owes, and wake is called when entries were imported into the
-// local store (actors.Config.OnOutbox). Call it before Serve.
-func (r *Router) Own(log *Log, wake func()) {
-	r.owed = &owed{n: r.n, log: log, store: log.local, wake: wake, events: map[string]map[string]struct{}{}}
+// local store (actors.Config.OnOutbox). A node that loses events calls
+// each of release with a keep that refuses them, after dropping their
+// owed entries: what a sender made of those entries (webhooks' deliveries
+// per endpoint) goes too. Call it before Serve.
+func (r *Router) Own(log *Log, wake func(), release ...func(keep func(eventID string) bool) error) {
+	r.owed = &owed{n: r.n, log: log, store: log.local, wake: wake, events: map[string]map[string]struct{}{}, derived: release}
 	log.onIndex = r.owed.noteIndex
 }
 

@@ -16,34 +16,61 @@ import (
 	"ticketd/webhooks"
 )
 
-// hookSink is a loopback webhook receiver that keeps what it is sent.
+// hookSink is a loopback webhook receiver that keeps what it is sent;
+// while down it answers 500.
 type hookSink struct {
-	mu  sync.Mutex
-	got []hookReceived
+	mu   sync.Mutex
+	got  []hookReceived
+	down bool
 }
 
 type hookReceived struct {
 	sig  string
 	body []byte
+	ok   bool // answered 204
 }
 
 func (h *hookSink) ServeHTTP(w nethttp.ResponseWriter, r *nethttp.Request) {
 	b, _ := io.ReadAll(r.Body)
 	h.mu.Lock()
-	h.got = append(h.got, hookReceived{sig: r.Header.Get("Webhook-Signature"), body: b})
+	down := h.down
+	h.got = append(h.got, hookReceived{sig: r.Header.Get("Webhook-Signature"), body: b, ok: !down})
 	h.mu.Unlock()
+	if down {
+		w.WriteHeader(500)
+		return
+	}
 	w.WriteHeader(204)
 }
 
-// signedFor returns the deliveries mentioning evt whose signature verifies
-// with secret.
+func (h *hookSink) setDown(down bool) {
+	h.mu.Lock()
+	h.down = down
+	h.mu.Unlock()
+}
+
+// triedFor counts the attempts mentioning evt, answered or not.
+func (h *hookSink) triedFor(evt string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, d := range h.got {
+		if strings.Contains(string(d.body), evt) {
+			n++
+		}
+	}
+	return n
+}
+
+// signedFor returns the deliveries mentioning evt, answered 204, whose
+// signature verifies with secret.
 func (h *hookSink) signedFor(t *testing.T, evt, secret string) int {
 	t.Helper()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := 0
 	for _, d := range h.got {
-		if strings.Contains(string(d.body), evt) {
+		if d.ok && strings.Contains(string(d.body), evt) {
 			require.NoError(t, webhooks.Verify(d.sig, d.body, secret, time.Now(), 5*time.Minute), "signature of %s", d.body)
 			n++
 		}
@@ -142,6 +169,67 @@ func TestSharedWebhookEndpoints(t *testing.T) {
 		st, _ := do(t, "GET", c.URL+base+"/"+epID, c.Admin, nil)
 		return st == 404
 	})
+}
+
+// TestWebhookPendingOnALostOwner: a webhook whose delivery its event's
+// owner could not make yet (the endpoint answers 500) is not lost with
+// that owner: the event's next owner fans it out again, and it arrives
+// once the endpoint is back.
+func TestWebhookPendingOnALostOwner(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes := startNodes(t, 3)
+	a := nodes[0]
+	sink := &hookSink{down: true}
+	rcv := httptest.NewServer(sink)
+	t.Cleanup(rcv.Close)
+
+	u := a.NewUnit("Hooks")
+	base := "/admin/v1/business-units/" + u.ID + "/webhook-endpoints"
+	st, ep := retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", a.URL+base, a.Admin, map[string]any{"url": rcv.URL, "eventTypes": actors.HookTypes()})
+	})
+	require.Equal(t, 201, st, "%v", ep)
+	secret := ep["secret"].(string)
+
+	// An event owned by a node other than A, sold through A.
+	var evt, owner string
+	for range 20 {
+		st, ev := retry503(t, func() (int, map[string]any) {
+			return do(t, "POST", a.URL+"/v1/events", u.Secret, map[string]any{"name": "Drop", "timezone": "UTC", "startsAt": "2030-06-01T09:00:00Z"})
+		})
+		require.Equal(t, 201, st, "%v", ev)
+		evt = ev["id"].(string)
+		if owner = ownerOf(t, a, evt); owner != "" && owner != a.name {
+			break
+		}
+	}
+	require.NotEqual(t, a.name, owner, "every event landed on %s", a.name)
+	var b *node
+	for _, nd := range nodes {
+		if nd.name == owner {
+			b = nd
+		}
+	}
+	typeID := openFreeType(t, a.URL, u.Secret, evt)
+	st, r, _ := doIdemRetry(t, a.URL+"/v1/events/"+evt+"/registrations", u.Secret, "pending-hook-"+evt,
+		map[string]any{"email": "guest@example.com", "registrationTypeId": typeID})
+	require.Equal(t, 201, st, "%v", r)
+	eventually(t, 20*time.Second, "the owner tried the webhook", func() bool { return sink.triedFor(evt) >= 1 })
+	require.Zero(t, sink.signedFor(t, evt, secret))
+
+	// The owner is lost with the delivery still pending; then the
+	// endpoint comes back.
+	require.NoError(t, b.Main.Close())
+	sink.setDown(false)
+	eventually(t, 60*time.Second, "the webhook delivered by the event's next owner", func() bool {
+		return sink.signedFor(t, evt, secret) >= 1
+	})
+	var survivor string
+	eventually(t, 30*time.Second, "a survivor owns the event", func() bool {
+		survivor = ownerOf(t, a, evt)
+		return survivor != "" && survivor != b.name
+	})
+	t.Logf("%s lost with the webhook pending; delivered by %s", b.name, survivor)
 }
 
 // openFreeType adds a free ticket type of 10 places to evt through the

@@ -9,11 +9,13 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"ticketd/actors"
 	"ticketd/outbox"
+	"ticketd/persistence"
 )
 
 var errFull = errors.New("full")
@@ -281,15 +283,16 @@ func (s *Service) fanout() (more bool, err error) {
 	now := s.cfg.Now()
 	bt := s.store.NewBatch()
 	defer bt.Close()
+	var owned []string // events fanned out here: owned (again), not released
 	s.mu.Lock()
 	for _, it := range items {
-		// Every entry read is deleted here, so the queue cursor may move on.
-		s.events.Done(bt, it)
 		var ev actors.HookEvent
 		if err := json.Unmarshal(it.Value, &ev); err != nil {
+			s.events.Done(bt, it)
 			s.cfg.Logger.Error("webhooks: undecodable queue entry dropped", "key", actors.HookPrefix+it.ID, "err", err)
 			continue
 		}
+		tasks := 0
 		unit := ev.UnitID
 		if unit == "" && s.unit != nil {
 			unit, _ = s.unit(ev.EventID)
@@ -308,9 +311,32 @@ func (s *Service) fanout() (more bool, err error) {
 				s.events.Unread()
 				return false, err
 			}
+			tasks++
 		}
+		// Every entry read leaves the inbox here, so the queue cursor may
+		// move on. In cluster mode the entry is kept (parked) while its
+		// deliveries are pending: the event's next owner fans it out again
+		// if this node is lost first (see pending).
+		if s.share == nil || tasks == 0 {
+			s.events.Done(bt, it)
+			continue
+		}
+		owned = append(owned, eventOfHook(it.ID))
+		if _, err := s.events.Park(bt, it, now, fmt.Sprintf("fanned out: %d deliveries pending", tasks)); err != nil {
+			s.mu.Unlock()
+			s.events.Unread()
+			return false, err
+		}
+		bt.Put([]byte(pendingPrefix+it.ID), []byte(strconv.Itoa(tasks)))
 	}
 	s.mu.Unlock()
+	if len(owned) > 0 {
+		s.pmu.Lock() // not under s.mu: finish takes s.mu under s.pmu
+		for _, ev := range owned {
+			delete(s.released, ev)
+		}
+		s.pmu.Unlock()
+	}
 	if err := s.store.Commit(bt); err != nil {
 		s.events.Unread()
 		return false, fmt.Errorf("webhooks: fan out: %w", err)
@@ -324,6 +350,10 @@ func (s *Service) deliver(ctx context.Context, e outbox.Entry) (retryAt time.Tim
 	var t task
 	if err := json.Unmarshal(e.Value, &t); err != nil {
 		s.cfg.Logger.Error("webhooks: undecodable task dropped", "task", e.ID, "err", err)
+		return time.Time{}, s.finish(e, nil, "", nil)
+	}
+	if hook := s.fannedOut(e); hook != "" && s.isReleased(hook) {
+		// Its event moved to another node, which delivers it.
 		return time.Time{}, s.finish(e, nil, "", nil)
 	}
 	s.mu.Lock()
@@ -415,12 +445,28 @@ func (s *Service) countOutcome(id string, succeeded bool, now time.Time) (int, e
 func (s *Service) finish(e outbox.Entry, next *time.Time, endpoint string, d *logged) error {
 	bt := s.store.NewBatch()
 	defer bt.Close()
+	hook := s.fannedOut(e)
+	if hook != "" {
+		// The pending count, the task's state and the commit below under
+		// one lock: the hook's other deliveries settle on other endpoints'
+		// workers, and Release may drop the task meanwhile.
+		s.pmu.Lock()
+		defer s.pmu.Unlock()
+		if s.released[eventOfHook(hook)] {
+			next, hook = nil, "" // released during the attempt: logged, not rescheduled
+		}
+	}
 	if next != nil {
 		if _, err := s.tasks.Retry(bt, e, *next, s.cfg.Now(), d.Error); err != nil {
 			return err
 		}
 	} else {
 		s.tasks.Done(bt, e)
+		if hook != "" {
+			if err := s.settlePending(bt, hook); err != nil {
+				return err
+			}
+		}
 	}
 	trimmed := -1 // -1: no delivery logged
 	var logKey, logValue []byte
@@ -554,4 +600,126 @@ func (s *Service) migrateTasks() error {
 		return fmt.Errorf("webhooks: carry over %d queued deliveries: %w", len(olds), err)
 	}
 	return nil
+}
+
+// pendingPrefix keys, in cluster mode, a fanned-out webhook event's count
+// of deliveries not yet settled: pendingPrefix + hook = decimal count. The
+// queue entry of the event (its hookfanout entry, parked) is deleted with
+// the count's last decrement, which settles it for the cluster (package
+// cluster's owed entries): until then a new owner of the event fans it
+// out again, so a delivery queued on a lost node is still made, at least
+// once, by the next owner (to every endpoint: receivers tell a repeat by
+// the webhook event's id).
+const pendingPrefix = "whpend/"
+
+// fannedOut is the hook whose pending count task e's settling decrements:
+// a fan-out's task in cluster mode, not a resend ("" otherwise).
+func (s *Service) fannedOut(e outbox.Entry) string {
+	if s.share == nil {
+		return ""
+	}
+	var t task
+	if err := json.Unmarshal(e.Value, &t); err != nil || t.Hook == "" || e.ID != t.Endpoint+"/"+t.Hook {
+		return ""
+	}
+	return t.Hook
+}
+
+// settlePending counts one of hook's deliveries settled, in bt, and
+// deletes the count and the hook's parked entry with the last one; s.pmu
+// must be held until bt is committed.
+func (s *Service) settlePending(bt *persistence.Batch, hook string) error {
+	key := []byte(pendingPrefix + hook)
+	v, ok, err := s.store.Get(key)
+	if err != nil {
+		return fmt.Errorf("webhooks: pending deliveries of %s: %w", hook, err)
+	}
+	if !ok {
+		return nil // an earlier version's fan-out, or released
+	}
+	n, _ := strconv.Atoi(string(v))
+	if n > 1 {
+		bt.Put(key, []byte(strconv.Itoa(n-1)))
+		return nil
+	}
+	bt.Delete(key)
+	s.events.Done(bt, outbox.Entry{ID: hook, State: outbox.Parked})
+	return nil
+}
+
+// Release drops, from this node's store, the deliveries queued for the
+// events keep refuses, and their pending counts (cluster mode: the node
+// no longer owns them; their next owner fans the webhook events that are
+// still pending out again). A POST in flight finishes; its outcome is
+// logged.
+func (s *Service) Release(keep func(eventID string) bool) error {
+	// Under pmu throughout: an attempt settling meanwhile (finish) either
+	// comes first, and what it wrote is read here, or after, and finds its
+	// task gone.
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	released := func(hook string) bool {
+		ev := eventOfHook(hook)
+		if !strings.HasPrefix(ev, "evt_") || keep(ev) {
+			return false
+		}
+		// A task the round leased meanwhile may be written back after
+		// the deletion below: the mark drops it when it comes due.
+		s.released[ev] = true
+		return true
+	}
+	var ids []string
+	state := outbox.Prefix + TaskQueue + "/s/"
+	err := s.store.Scan([]byte(state), func(key, _ []byte) error {
+		// A task's id is <endpointId>/<hook>; a resend's hook part is
+		// "resend-...": it stays with the node it was asked of.
+		id := strings.TrimPrefix(string(key), state)
+		if _, hook, _ := strings.Cut(id, "/"); released(hook) {
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("webhooks: release: %w", err)
+	}
+	bt := s.store.NewBatch()
+	defer bt.Close()
+	for _, id := range ids {
+		e, err := s.tasks.Get(id)
+		if errors.Is(err, outbox.ErrNotFound) {
+			continue // settled meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("webhooks: release: %w", err)
+		}
+		s.tasks.Done(bt, e)
+	}
+	err = s.store.Scan([]byte(pendingPrefix), func(key, _ []byte) error {
+		if released(strings.TrimPrefix(string(key), pendingPrefix)) {
+			bt.Delete(bytes.Clone(key))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("webhooks: release: %w", err)
+	}
+	if bt.Empty() {
+		return nil
+	}
+	return s.store.Commit(bt)
+}
+
+// isReleased reports whether hook's event was released (Release) and not
+// fanned out here since.
+func (s *Service) isReleased(hook string) bool {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	return s.released[eventOfHook(hook)]
+}
+
+// eventOfHook is the event id a hook (a webhook queue key after "hook/")
+// starts with.
+func eventOfHook(hook string) string {
+	ev, _, _ := strings.Cut(hook, "/")
+	return ev
 }

@@ -60,6 +60,7 @@
 //	obx/webhooks/.../<endpointId>/<hook>            delivery task, an outbox queue entry (see package outbox)
 //	whlog/<endpointId>/<16 hex unix ns>-<8 hex seq> one delivery attempt (Delivery and "body"; the
 //	                                                part after the endpoint id is the delivery's id)
+//	whpend/<hook>                                   cluster mode: deliveries of hook pending (decimal)
 //
 // hook is the queue key after "hook/". Fan-out reads "hook/" as the inbox
 // of the outbox queue "hookfanout", which never stores entries of its own
@@ -76,7 +77,16 @@
 // copy of an entry reaches the in-memory view through EndpointChanged, so
 // whichever node owns an event fans its webhooks out to endpoints made
 // through any node. A deleted endpoint is an empty "whep/" value there.
-// Tasks stay in the store of the node that delivers (the event's owner).
+// Tasks stay in the store of the node that delivers (the event's owner),
+// so a queue entry fanned out there is not deleted but parked, with a
+// count of its pending deliveries (whpend/<hook>); the delivery that
+// settles the last one deletes both in its batch. Package cluster settles
+// an entry for the cluster only once it has left the store: until then a
+// new owner of the event (this node lost) imports it and fans it out again
+// to every endpoint (at least once: a receiver tells a repeat by the
+// webhook event's id). Release drops the tasks and counts of the events a
+// node no longer owns, and marks those events so that a task leased before
+// is dropped, not sent, when it comes due.
 // Each delivery log entry is put on every node too (for SharedLogTTL)
 // once its task is settled, and every node trims its copy to LogMax per
 // endpoint as it applies one (DeliveryChanged) and drops it with the

@@ -2,6 +2,8 @@ package webhooks_test
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,4 +96,89 @@ func TestSharedDeliveryLog(t *testing.T) {
 			return n == 0
 		}, 5*time.Second, 10*time.Millisecond, "the log dropped with the endpoint")
 	}
+}
+
+// enqueueFor writes a queue entry of event's as its actor would.
+func enqueueFor(t *testing.T, st *persistence.Store, event, id string) actors.HookEvent {
+	h := actors.HookEvent{ID: "whevt_" + id, Type: actors.HookRegistrationCreated, EventID: event, UnitID: "bu_1",
+		CreatedAt: time.Now().UTC(), Data: json.RawMessage(`{"id":"reg_1"}`)}
+	b, err := json.Marshal(h)
+	require.NoError(t, err)
+	bt := st.NewBatch()
+	defer bt.Close()
+	bt.Put([]byte(actors.HookPrefix+event+"/"+id), b)
+	require.NoError(t, st.Commit(bt))
+	return h
+}
+
+// keys lists st's keys under prefix.
+func keys(t *testing.T, st *persistence.Store, prefix string) []string {
+	var out []string
+	require.NoError(t, st.Scan([]byte(prefix), func(k, _ []byte) error { out = append(out, string(k)); return nil }))
+	return out
+}
+
+// TestSharedFanOutPendingUntilDelivered: in cluster mode a fanned-out
+// webhook event stays in its queue (parked, with a count of its pending
+// deliveries) until every endpoint's delivery is settled, so that the
+// event's next owner fans it out again if this node is lost first; the
+// last settled delivery takes both out. Release drops the deliveries and
+// counts of the events the node no longer owns, and only those.
+func TestSharedFanOutPendingUntilDelivered(t *testing.T) {
+	ok := newReceiver(t, 0)
+	down := newReceiver(t, 1<<30) // answers 500 until further notice
+	a, sa := open(t, webhooks.Config{})
+	shared := newSharedCopy(t, []*webhooks.Service{a}, []*persistence.Store{sa})
+	a.Share(shared.put)
+	for _, rc := range []*receiver{ok, down} {
+		_, err := a.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookRegistrationCreated}})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return len(a.List("bu_1")) == 2 }, 5*time.Second, 10*time.Millisecond)
+
+	enqueueFor(t, sa, "evt_1", "h1")
+	a.Wake()
+	require.Eventually(t, func() bool { return len(ok.got()) == 1 && len(down.got()) >= 2 }, 10*time.Second, 10*time.Millisecond)
+	// One delivery made, one retrying: the event is still owed.
+	require.Equal(t, []string{"obx/hookfanout/s/evt_1/h1"}, keys(t, sa, "obx/hookfanout/"))
+	require.Equal(t, []string{"whpend/evt_1/h1"}, keys(t, sa, "whpend/"))
+
+	// The endpoint comes back: its delivery settles the event.
+	down.mu.Lock()
+	down.fail = 0
+	down.mu.Unlock()
+	require.Eventually(t, func() bool {
+		return len(keys(t, sa, "obx/hookfanout/")) == 0 && len(keys(t, sa, "whpend/")) == 0
+	}, 10*time.Second, 10*time.Millisecond, "settled once every endpoint got it")
+	require.Len(t, ok.got(), 1, "the delivered endpoint got it once")
+
+	// Two events pending on the down endpoint; the node keeps evt_2 only.
+	down.mu.Lock()
+	down.fail = 1 << 30
+	down.mu.Unlock()
+	h1 := enqueueFor(t, sa, "evt_1", "h2")
+	enqueueFor(t, sa, "evt_2", "h3")
+	a.Wake()
+	require.Eventually(t, func() bool { return len(keys(t, sa, "whpend/")) == 2 && len(ok.got()) == 3 }, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, a.Release(func(ev string) bool { return ev == "evt_2" }))
+	require.Equal(t, []string{"whpend/evt_2/h3"}, keys(t, sa, "whpend/"))
+	for _, k := range keys(t, sa, "obx/webhooks/s/") {
+		require.NotContains(t, k, "/evt_1/", "evt_1's deliveries dropped")
+	}
+	require.NotEmpty(t, keys(t, sa, "obx/webhooks/s/"), "evt_2's delivery kept")
+	// Nothing more of evt_1 is sent from here.
+	n := 0
+	for _, c := range down.got() {
+		if strings.Contains(string(c.body), h1.ID) {
+			n++
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	m := 0
+	for _, c := range down.got() {
+		if strings.Contains(string(c.body), h1.ID) {
+			m++
+		}
+	}
+	require.LessOrEqual(t, m, n+1, "at most the POST in flight")
 }

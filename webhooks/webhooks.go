@@ -235,6 +235,8 @@ type Service struct {
 	share func(ctx context.Context, key, value []byte, ttl time.Duration) error
 
 	mu       sync.Mutex
+	pmu      sync.Mutex      // the pending counts (pendingPrefix) and their commits, released
+	released map[string]bool // events whose deliveries Release dropped (cluster mode)
 	eps      map[string]*Endpoint
 	logCount map[string]int // endpoint id -> delivery log entries stored
 	logSeq   uint32
@@ -263,7 +265,7 @@ func New(cfg Config, store *persistence.Store, unitOf func(eventID string) (stri
 	}
 	cfg.setDefaults()
 	s := &Service{cfg: cfg, store: store, unit: unitOf, eps: map[string]*Endpoint{}, logCount: map[string]int{},
-		lanes: map[string]*lane{}}
+		lanes: map[string]*lane{}, released: map[string]bool{}}
 	var err error
 	if s.events, err = outbox.NewQueue(store, "hookfanout", actors.HookPrefix); err != nil {
 		return nil, err
