@@ -194,7 +194,7 @@ type shardWriter struct {
 	flying   bool
 	slots    chan struct{}      // the messages in flight (maxFlights)
 	grew     chan struct{}      // signalled by an enqueue while the flusher lingers
-	want     int                // the items the next message waits for (see linger)
+	want     int                // the items the next message waits for (see lingerLocked)
 	until    time.Time          // how long it may wait for them
 	applied  chan struct{}      // closed once the last message's entries are applied
 	current  map[string]*writer // per event, the claim that may append
@@ -286,7 +286,7 @@ func (w *shardWriter) enqueueLocked(its ...*item) {
 const maxFlights = 1
 
 // maxLinger bounds how long a writer holds its next message for the
-// commits its last message answered (see linger).
+// commits its last message answered (see lingerLocked).
 const maxLinger = 5 * time.Millisecond
 
 // lingerLocked (w.mu held) holds the next message until the commits the
@@ -352,6 +352,9 @@ func (w *shardWriter) flush() {
 	for {
 		w.slots <- struct{}{}
 		w.mu.Lock()
+		if len(w.queue) > 0 {
+			w.lingerLocked()
+		}
 		if len(w.queue) == 0 || w.dead != nil {
 			q := w.queue
 			w.queue = nil
@@ -365,7 +368,6 @@ func (w *shardWriter) flush() {
 			}
 			return
 		}
-		w.lingerLocked()
 		// The items that fit one message; two claims of one event never
 		// share a message, so each has an epoch of its own.
 		size, n := 1, 0
@@ -431,7 +433,7 @@ func (w *shardWriter) fly(f *flight) {
 		w.expected = seq
 		// The commits this message answers come back soon (an event has
 		// one in flight), each with its successor: the next message waits
-		// for them and what is queued, a little (see linger).
+		// for them and what is queued, a little (see lingerLocked).
 		w.want = len(w.queue)
 		for _, it := range f.items {
 			if !it.claim {
