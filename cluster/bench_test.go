@@ -198,14 +198,16 @@ func (m *meter) log(t *testing.T, what string, perSecond float64) {
 		d.Messages += st.Messages - m.stats[i].Messages
 		d.Records += st.Records - m.stats[i].Records
 		d.AckWait += st.AckWait - m.stats[i].AckWait
+		d.Linger += st.Linger - m.stats[i].Linger
 		d.Retries += st.Retries - m.stats[i].Retries
 		d.Claims += st.Claims - m.stats[i].Claims
 		d.Commits += st.Commits - m.stats[i].Commits
 	}
-	t.Logf("%s; %.0f shard messages/s, %.1f records and %.1f commits per message, %v from a message's send to its ack, %d publishes retried, %d claims",
+	t.Logf("%s; %.0f shard messages/s, %.1f records and %.1f commits per message, %v from a message's send to its ack, %v held for commits to come back, %d publishes retried, %d claims",
 		line, float64(d.Messages)/wall.Seconds(), float64(d.Records)/float64(max(d.Messages, 1)),
 		float64(d.Commits)/float64(max(d.Messages, 1)),
-		(d.AckWait / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond), d.Retries, d.Claims)
+		(d.AckWait / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond),
+		(d.Linger / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond), d.Retries, d.Claims)
 }
 
 // processCPU is the user and system time of this process so far.

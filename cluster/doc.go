@@ -29,7 +29,13 @@
 // per message instead of once per order.
 //
 // Single writer: a node has one writer per shard (shardlog.go), with one
-// message in flight; what waits meanwhile forms the next message. Every
+// message in flight; what waits meanwhile forms the next message. Once a
+// message is stored, the next one waits until as many commits are queued
+// as it answered (claims aside) plus those waiting then, for at most its
+// ack wait and 5 ms (maxLinger): an event has one commit in flight, so in
+// a drop of many events the ones a message answered come back with their
+// next commit a moment later, and a message sent at once would leave them
+// a whole flight behind (messages half full in turn). Every
 // message carries Nats-Expected-Last-Subject-Sequence, the stream sequence
 // of the subject's last message the writer knows (its own last, or the
 // last at the writer's start), and a Nats-Msg-Id of its own

@@ -52,16 +52,17 @@ type Log struct {
 
 // logStats counts the log's appends since it was made (see Stats).
 type logStats struct {
-	msgs, commits, records, ackNanos, retries, claims, passes, reads atomic.Int64
+	msgs, commits, records, ackNanos, lingerNanos, retries, claims, passes, reads atomic.Int64
 }
 
 // LogStats is what a Log has appended and read: shard messages stored,
 // the commits (and claims) and records they carried, the time from a
-// message's send to its ack (summed), publishes retried, claims, read
-// passes over a shard and messages they read.
+// message's send to its ack (summed), the time writers held a message
+// for commits to come back (linger, summed), publishes retried, claims,
+// read passes over a shard and messages they read.
 type LogStats struct {
 	Messages, Commits, Records int64
-	AckWait                    time.Duration
+	AckWait, Linger            time.Duration
 	Retries, Claims            int64
 	Passes, Reads              int64
 }
@@ -69,7 +70,7 @@ type LogStats struct {
 // Stats returns the log's counts so far.
 func (l *Log) Stats() LogStats {
 	return LogStats{Messages: l.stats.msgs.Load(), Commits: l.stats.commits.Load(), Records: l.stats.records.Load(),
-		AckWait: time.Duration(l.stats.ackNanos.Load()), Retries: l.stats.retries.Load(), Claims: l.stats.claims.Load(),
+		AckWait: time.Duration(l.stats.ackNanos.Load()), Linger: time.Duration(l.stats.lingerNanos.Load()), Retries: l.stats.retries.Load(), Claims: l.stats.claims.Load(),
 		Passes: l.stats.passes.Load(), Reads: l.stats.reads.Load()}
 }
 

@@ -125,6 +125,49 @@ func TestShardLogGroupsEvents(t *testing.T) {
 	require.Equal(t, 5, n)
 }
 
+// TestShardLogLingers: the commits a message answered, each event's next
+// sent at once (a drop: one commit in flight per event), go together in
+// the next message: the writer holds it until they are back instead of
+// sending the first alone and leaving the rest a whole flight behind.
+func TestShardLogLingers(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	l := NewLog(nodes[0], nil)
+	ids := sameShardIDs(nodes[0], "evt_linger", 8)
+	ws := make([]persistence.Log, len(ids))
+	for i, id := range ids {
+		ws[i] = claim(t, l, id, 0)
+	}
+	const rounds = 20
+	before := l.Stats()
+	var wg sync.WaitGroup
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		// One client per event, each sending its next commit once the
+		// last is answered.
+		wg.Go(func() {
+			for r := range uint64(rounds) {
+				if errs[i] = commitAsync(t, ws[i], id, r+1, r+1)(); errs[i] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	st := l.Stats()
+	msgs := st.Messages - before.Messages
+	t.Logf("%d commits of %d events in %d messages, %v held", rounds*len(ids), len(ids), msgs, st.Linger-before.Linger)
+	// A few messages may go short (a client late past the linger), most
+	// carry every event.
+	require.LessOrEqual(t, msgs, int64(rounds+rounds/2))
+	other := NewLog(nodes[1], nil)
+	for _, id := range ids {
+		require.Equal(t, wantRecs(id, 1, rounds), replayLog(t, other, id), id)
+	}
+}
+
 // TestShardLogFence: another node's claim of one event fences the first
 // node's writer of the shard for every event: its commits in flight and
 // later answer ErrFenced and nothing of them is stored; the new owner's
