@@ -234,20 +234,11 @@ func (s *shardLog) writer(ctx context.Context) (*shardWriter, error) {
 	return s.w, nil
 }
 
-// lastSeq is the stream sequence of the subject's last message (0: none).
+// lastSeq is the stream sequence of the subject's last message (0: none),
+// as the stream's leader knows it: the stream allows direct gets (for the
+// replays' batched reads), which a lagging replica may answer.
 func (s *shardLog) lastSeq(ctx context.Context) (uint64, error) {
-	st, err := s.l.n.js.Stream(ctx, s.stream)
-	if err != nil {
-		return 0, err
-	}
-	m, err := st.GetLastMsgForSubject(ctx, s.subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return m.Sequence, nil
+	return leaderLast(ctx, s.l.n.nc, s.stream, s.subject)
 }
 
 // enqueue queues its (w.mu held) and starts the flusher if none runs.
@@ -652,30 +643,15 @@ func (s *shardLog) pass(readers []*reader) error {
 			start = min(start, max(r.from, 1))
 		}
 	}
-	ctx, cancel = context.WithTimeout(context.Background(), s.l.n.cfg.RequestTimeout)
-	st, err := s.l.n.js.Stream(ctx, s.stream)
-	cancel()
+	// Batched direct gets, the leader for what a lagging replica lacks
+	// (directget.go); each request has a try of RequestTimeout.
+	err = readThrough(context.Background(), s.l.n.nc, s.stream, s.subject, start, end, s.l.n.cfg.RequestTimeout, !s.l.oneByOne,
+		func(msg *jetstream.RawStreamMsg) error {
+			s.l.stats.reads.Add(1)
+			return s.take(msg, readers)
+		})
 	if err != nil {
-		return fmt.Errorf("cluster: read %s: %w", s.subject, err)
-	}
-	for next := start; next <= end; {
-		ctx, cancel := context.WithTimeout(context.Background(), s.l.n.cfg.RequestTimeout)
-		msg, err := st.GetMsg(ctx, next, jetstream.WithGetMsgSubject(s.subject))
-		cancel()
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			break // purged through end meanwhile
-		}
-		if err != nil {
-			return fmt.Errorf("cluster: read %s from message %d: %w", s.subject, next, err)
-		}
-		if msg.Sequence > end {
-			break
-		}
-		next = msg.Sequence + 1
-		s.l.stats.reads.Add(1)
-		if err := s.take(msg, readers); err != nil {
-			return err
-		}
+		return err
 	}
 	s.vmu.Lock()
 	if !s.viewed || s.seen < end {
@@ -860,38 +836,23 @@ func checkShardFormat(ctx context.Context, js jetstream.JetStream, shard int) er
 // in the order they first appear: one read of the messages kept.
 func shardLogEvents(ctx context.Context, n *Node, shard int) ([]string, error) {
 	subject := shardSubject(shard)
-	st, err := n.js.Stream(ctx, streamName(shard))
-	if err != nil {
-		return nil, err
-	}
-	last, err := st.GetLastMsgForSubject(ctx, subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, nil
-	}
-	if err != nil {
+	last, err := leaderLast(ctx, n.nc, streamName(shard), subject)
+	if err != nil || last == 0 {
 		return nil, err
 	}
 	var ids []string
 	seen := map[string]bool{}
-	for next := uint64(1); next <= last.Sequence; {
-		m, err := st.GetMsg(ctx, next, jetstream.WithGetMsgSubject(subject))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		next = m.Sequence + 1
-		err = decodeShard(m.Data, func(o shardOp) error {
+	err = readThrough(ctx, n.nc, streamName(shard), subject, 1, last, n.cfg.RequestTimeout, true, func(m *jetstream.RawStreamMsg) error {
+		return decodeShard(m.Data, func(o shardOp) error {
 			if !seen[o.event] {
 				seen[o.event] = true
 				ids = append(ids, o.event)
 			}
 			return nil
 		})
-		if err != nil {
-			return nil, err
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return ids, nil
 }

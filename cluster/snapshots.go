@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -39,10 +41,6 @@ type Snapshots struct {
 
 // NewSnapshots returns the snapshot store whose trims apply to log.
 func NewSnapshots(log *Log) *Snapshots { return &Snapshots{log: log} }
-
-// snapLag is how long a snapshot the index lists may read as missing (a
-// replica behind) before it is taken as gone.
-const snapLag = 3 * time.Second
 
 // snapTry bounds one request to the snapshot stores: a request sent while
 // a stream has no leader (an election) is answered by nobody, and waits
@@ -93,10 +91,22 @@ func (s *Snapshots) stores(ctx context.Context) (jetstream.ObjectStore, jetstrea
 
 // seqs reads an event's snapshot seqs, oldest first, and the index
 // entry's revision (0 when none).
-func seqs(ctx context.Context, kv jetstream.KeyValue, eventID string) ([]uint64, uint64, error) {
-	var e jetstream.KeyValueEntry
+//
+// The entry is read from the bucket stream's leader, not with the bucket's
+// direct get: a replica that has not applied the last save yet would
+// answer the list before it. That list still names a snapshot that is
+// correct to load (the log keeps the records after the older snapshot
+// kept), but older, so the load replays more; two saves behind, both its
+// snapshots are deleted; and an entry not there yet on a replica would
+// load the event from a log trimmed behind its snapshots. It also makes
+// the revision a save updates on the last one.
+func seqs(ctx context.Context, nc *nats.Conn, eventID string) ([]uint64, uint64, error) {
+	var m *jetstream.RawStreamMsg
 	err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
-		e, err = kv.Get(ctx, eventID)
+		m, err = leaderGet(ctx, nc, "KV_"+snapIndex, msgGetRequest{LastFor: "$KV." + snapIndex + "." + eventID})
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return jetstream.ErrKeyNotFound
+		}
 		return err
 	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -105,18 +115,21 @@ func seqs(ctx context.Context, kv jetstream.KeyValue, eventID string) ([]uint64,
 	if err != nil {
 		return nil, 0, err
 	}
+	if op := m.Header.Get("KV-Operation"); op == "DEL" || op == "PURGE" {
+		return nil, m.Sequence, nil
+	}
 	var out []uint64
-	for _, f := range strings.Split(string(e.Value()), ",") {
+	for _, f := range strings.Split(string(m.Data), ",") {
 		if f == "" {
 			continue
 		}
 		v, err := strconv.ParseUint(f, 10, 64)
 		if err != nil {
-			return nil, 0, fmt.Errorf("bad snapshot index of %s: %q", eventID, e.Value())
+			return nil, 0, fmt.Errorf("bad snapshot index of %s: %q", eventID, m.Data)
 		}
 		out = append(out, v)
 	}
-	return out, e.Revision(), nil
+	return out, m.Sequence, nil
 }
 
 // LoadNewestWith returns the newest readable snapshot of the event; an
@@ -124,11 +137,7 @@ func seqs(ctx context.Context, kv jetstream.KeyValue, eventID string) ([]uint64,
 func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), snapTimeout)
 	defer cancel()
-	obs, kv, err := s.stores(ctx)
-	if err != nil {
-		return 0, nil, false, err
-	}
-	list, _, err := seqs(ctx, kv, eventID)
+	list, _, err := seqs(ctx, s.log.n.nc, eventID)
 	if err != nil {
 		return 0, nil, false, fmt.Errorf("cluster: snapshots of %s: %w", eventID, err)
 	}
@@ -138,7 +147,7 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 	}
 	var firstErr error
 	for i := len(list) - 1; i >= 0; i-- {
-		b, err := s.getObject(ctx, obs, snapName(eventID, list[i]))
+		b, err := s.getObject(ctx, snapName(eventID, list[i]))
 		if err == nil {
 			return list[i], b, true, nil
 		}
@@ -165,7 +174,7 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 	if err != nil {
 		return 0, err
 	}
-	list, rev, err := seqs(ctx, kv, eventID)
+	list, rev, err := seqs(ctx, s.log.n.nc, eventID)
 	if err != nil {
 		return 0, fmt.Errorf("cluster: snapshots of %s: %w", eventID, err)
 	}
@@ -213,64 +222,75 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 	return through, nil
 }
 
-// getObject reads an object of the snapshot bucket chunk by chunk with the
-// stream's message-get API. The object store's own reader makes an
-// ordered consumer, whose creation needs the JetStream meta leader: when
-// the node that led the meta group is lost or paused, a new owner's
-// snapshot read waited for that election (25 s in a SIGSTOP run) though
-// the bucket's own stream had a leader again. The size and digest the
-// object's info records are checked, so a reply from a replica that has
-// not stored every chunk yet is an error (and retried), never a state.
-func (s *Snapshots) getObject(ctx context.Context, obs jetstream.ObjectStore, name string) ([]byte, error) {
+// getObject reads an object of the snapshot bucket: its info from the
+// bucket stream's leader, then its chunks in batched direct gets, the
+// leader answering a chunk the replica that answered does not have yet
+// (readThrough). The object store's own reader makes an ordered consumer,
+// whose creation needs the JetStream meta leader: when the node that led
+// the meta group is lost or paused, a new owner's snapshot read waited for
+// that election (25 s in a SIGSTOP run) though the bucket's own stream had
+// a leader again. The size and digest the object's info records are
+// checked.
+func (s *Snapshots) getObject(ctx context.Context, name string) ([]byte, error) {
 	// Every request has a try of its own (snapTry): one sent to a leader
 	// that was just lost or paused waits no longer than that, and the
 	// next reaches the new one; ctx bounds the whole read.
-	// The info is read with a direct get, which any replica may answer:
-	// one that has not applied the object yet answers "not found" for a
-	// snapshot the index lists, so that is asked again for a while.
-	var info *jetstream.ObjectInfo
-	for lagging := time.Now().Add(snapLag); ; {
-		err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
-			info, err = obs.GetInfo(ctx, name)
+	nc := s.log.n.nc
+	stream := "OBJ_" + snapBucket
+	var info jetstream.ObjectInfo
+	err := retry(ctx, snapTry, func(ctx context.Context) error {
+		m, err := leaderGet(ctx, nc, stream, msgGetRequest{LastFor: "$O." + snapBucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))})
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return jetstream.ErrObjectNotFound
+		}
+		if err != nil {
 			return err
+		}
+		info = jetstream.ObjectInfo{}
+		if err := json.Unmarshal(m.Data, &info); err != nil {
+			return fmt.Errorf("cluster: snapshot %s: info: %w", name, err)
+		}
+		if info.Deleted {
+			return jetstream.ErrObjectNotFound
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	subj := "$O." + snapBucket + ".C." + info.NUID
+	var end uint64
+	if err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
+		end, err = leaderLast(ctx, nc, stream, subj)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("cluster: snapshot %s: last chunk: %w", name, err)
+	}
+	out := make([]byte, 0, info.Size)
+	sum := sha256.New()
+	next, chunks := uint64(1), uint32(0)
+	for next <= end && chunks < info.Chunks {
+		// A failed request is tried again from the next chunk.
+		err := readThrough(ctx, nc, stream, subj, next, end, snapTry, true, func(m *jetstream.RawStreamMsg) error {
+			out = append(out, m.Data...)
+			sum.Write(m.Data)
+			next = m.Sequence + 1
+			chunks++
+			return nil
 		})
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, jetstream.ErrObjectNotFound) || time.Now().After(lagging) {
-			return nil, err
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("cluster: snapshot %s: chunk after %d: %w", name, next-1, err)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, err
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	var st jetstream.Stream
-	if err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
-		st, err = s.log.n.js.Stream(ctx, "OBJ_"+snapBucket)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	subj := "$O." + snapBucket + ".C." + info.NUID
-	out := make([]byte, 0, info.Size)
-	sum := sha256.New()
-	next := uint64(1)
-	for range info.Chunks {
-		var m *jetstream.RawStreamMsg
-		if err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
-			m, err = st.GetMsg(ctx, next, jetstream.WithGetMsgSubject(subj))
-			return err
-		}); err != nil {
-			return nil, fmt.Errorf("cluster: snapshot %s: chunk after %d: %w", name, next-1, err)
-		}
-		out = append(out, m.Data...)
-		sum.Write(m.Data)
-		next = m.Sequence + 1
-	}
-	if uint64(len(out)) != info.Size {
-		return nil, fmt.Errorf("cluster: snapshot %s: read %d bytes of %d", name, len(out), info.Size)
+	if uint64(len(out)) != info.Size || chunks != info.Chunks {
+		return nil, fmt.Errorf("cluster: snapshot %s: read %d bytes in %d chunks of %d in %d", name, len(out), chunks, info.Size, info.Chunks)
 	}
 	if d := "SHA-256=" + base64.URLEncoding.EncodeToString(sum.Sum(nil)); d != info.Digest {
 		return nil, fmt.Errorf("cluster: snapshot %s: digest %s, its info says %s", name, d, info.Digest)
