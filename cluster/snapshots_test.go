@@ -58,7 +58,7 @@ func TestSnapshotsReplicated(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(bg, 60*time.Second)
 	defer cancel()
-	kept, _, err := seqs(ctx, owner.log.n.nc, evt)
+	kept, _, err := NewSnapshots(owner.log).seqs(ctx, evt, true)
 	require.NoError(t, err)
 	require.Len(t, kept, snapsKept)
 	first, err := stacks[a].log.FirstSeq(evt)
