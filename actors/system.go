@@ -28,6 +28,14 @@ type Config struct {
 	// event; for a big event the interval grows with the event (see
 	// snapshotGrowthDiv). Snapshots are built off the actor.
 	SnapshotEvery int
+	// SnapshotTailMax, when above 0, bounds the changes after an event's
+	// last snapshot before the next is due, whatever the event's size
+	// (never below SnapshotEvery): the records a recovery replays after
+	// the snapshot. 0 lets the interval grow with the event (a single
+	// node, whose restart replays from its own disk); cluster mode bounds
+	// it, since a failover's replay comes over the network while the
+	// event's writes wait.
+	SnapshotTailMax int
 	// LoadGCPercent is the GOGC in force while an event actor loads its
 	// state (0: 1600; below 0: GOGC is left alone).
 	LoadGCPercent int

@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
+
+	"ticketd/actors"
 )
 
 // gotMsg is what a read hands on of one message.
@@ -183,5 +187,51 @@ func TestReplayRate(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, len(state), len(got))
 		t.Logf("snapshot read of %d MiB: %v", len(got)>>20, time.Since(began).Round(time.Millisecond))
+	}
+}
+
+// TestSnapshotCadenceCost drives one hot event through a 3-node cluster
+// for a while with the interval growing with the event (the single
+// node's rule) and with it bounded (SnapshotTailMax), scaled down
+// (SnapshotEvery 5,000, bound 10,000: the ratio of cluster mode's 50,000
+// and 100,000), in turn in the same run, and logs the durable orders per
+// second and the snapshots taken. It asserts no time. It runs when
+// TICKETD_CLUSTER_BENCH=1.
+func TestSnapshotCadenceCost(t *testing.T) {
+	if os.Getenv("TICKETD_CLUSTER_BENCH") == "" {
+		t.Skip("set TICKETD_CLUSTER_BENCH=1")
+	}
+	const clients, seconds = 32, 40
+	for _, tailMax := range []int{0, 10_000, 0, 10_000} {
+		t.Run(fmt.Sprintf("tailmax=%d", tailMax), func(t *testing.T) {
+			stacks := startStacks(t, 3, func(c *actors.Config) {
+				c.SnapshotEvery, c.SnapshotTailMax = 5_000, tailMax
+				c.Snapshots = nil // the replicated store
+			})
+			evt := stacks[0].sys.NewEventID()
+			tt := sellable(t, stacks[0].sys, evt, 100_000_000)
+			owner := stacks[ownerIndex(t, stacks, evt)]
+			var ok atomic.Int64
+			stop := time.Now().Add(seconds * time.Second)
+			var wg sync.WaitGroup
+			for i := range clients {
+				sys := stacks[i%3].sys
+				wg.Go(func() {
+					for n := 0; time.Now().Before(stop); n++ {
+						ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+						_, err := placeOrder(ctx, sys, evt, tt, i*10_000_000+n)
+						cancel()
+						if err == nil {
+							ok.Add(1)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			last, err := owner.log.LastSeq(evt)
+			require.NoError(t, err)
+			t.Logf("tail bound %d: %.0f durable orders/s over %d s, %d records, %d snapshots taken by the owner",
+				tailMax, float64(ok.Load())/seconds, seconds, last, owner.sys.Metrics().Snapshots.Load())
+		})
 	}
 }
