@@ -149,6 +149,9 @@ func (a *eventActor) start(ctx actor.Context) {
 		a.sys.cfg.Logger.Error("event load failed", "event", a.id, "err", err)
 		return
 	}
+	a.sys.mu.Lock()
+	a.slot.loaded = true
+	a.sys.mu.Unlock()
 	if a.sys.cfg.IdleTimeout > 0 {
 		ctx.SetReceiveTimeout(a.sys.cfg.IdleTimeout)
 	}

@@ -456,7 +456,12 @@ func (r *Router) watchLeaders(sys *actors.System) {
 			if !now {
 				r.handing[i].Store(false) // handed over
 			}
-			if n := sys.Evict(func(id string) bool { return r.n.shard(id) == i }); n > 0 {
+			evict := sys.Evict
+			if now {
+				// An actor still loading ends with a claim: see EvictLoaded.
+				evict = sys.EvictLoaded
+			}
+			if n := evict(func(id string) bool { return r.n.shard(id) == i }); n > 0 {
 				r.n.cfg.Logger.Info("cluster: shard leadership moved; actors evicted", "stream", streamName(i), "leader", now, "evicted", n)
 			}
 			r.wg.Add(1)
