@@ -139,7 +139,9 @@
 // known needs all its records, and the messages past the view's seen are
 // never purged. So the log of a shard is bounded by its oldest
 // unsnapshotted event: an event is snapshotted once SnapshotEvery changes
-// follow its last snapshot (actors/snapshotter.go), so an event that
+// follow its last snapshot (actors/snapshotter.go; for a big event, as
+// many as its last snapshot covers, at most SnapshotTailMax: 100,000 by
+// default in cluster mode, the tail a failover replays), so an event that
 // changes less than that holds the trim at its first message until it
 // does (or for good, if it never changes again). Such events are small by
 // definition (under SnapshotEvery records each), but the messages they
