@@ -235,3 +235,48 @@ func TestSnapshotCadenceCost(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayReadsASmallEventsFewMessages: in a shard whose log a small
+// event's first record holds back from the trim, a node with a view of
+// the shard replays that event from its few messages and what came after
+// the view, not from the shard's first message on; the records are the
+// same, and the big event's replay still reads all of its own.
+func TestReplayReadsASmallEventsFewMessages(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	l := NewLog(nodes[0], nil)
+	ids := sameShardIDs(nodes[0], "evt_sparse", 2)
+	small, big := ids[0], ids[1]
+	ws := claim(t, l, small, 0)
+	wb := claim(t, l, big, 0)
+	require.NoError(t, commitRecs(ws, small, 1, 1))
+	const msgs = 200
+	for i := range uint64(msgs) {
+		require.NoError(t, commitRecs(wb, big, i*2+1, i*2+2))
+	}
+	require.NoError(t, commitRecs(ws, small, 2, 2))
+
+	r := NewLog(nodes[1], nil)
+	last, err := r.LastSeq(big) // the view, read once through the shard
+	require.NoError(t, err)
+	require.Equal(t, uint64(2*msgs), last)
+	before := r.Stats().Reads
+	require.Equal(t, plainRecs(1, 2), replayLog(t, r, small))
+	require.LessOrEqual(t, r.Stats().Reads-before, int64(2), "the small event's two messages alone")
+
+	for i := uint64(msgs); i < msgs+10; i++ {
+		require.NoError(t, commitRecs(wb, big, i*2+1, i*2+2))
+	}
+	before = r.Stats().Reads
+	require.Equal(t, plainRecs(1, 2), replayLog(t, r, small))
+	require.LessOrEqual(t, r.Stats().Reads-before, int64(12), "its messages and the 10 after the view")
+	require.Equal(t, plainRecs(1, 2*(msgs+10)), replayLog(t, r, big))
+}
+
+// plainRecs are the records commitRecs writes, from..to.
+func plainRecs(from, to uint64) []logRec {
+	var out []logRec
+	for s := from; s <= to; s++ {
+		out = append(out, logRec{s, fmt.Sprintf("r%d", s)})
+	}
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -75,6 +76,10 @@ type mark struct{ first, last, sseq uint64 }
 // a trim then keeps what lies before the marks kept, and a replay reads
 // from the shard's first message.
 const maxMarks = 1 << 14
+
+// maxSparse bounds the messages before the view's seen that a replay
+// reads one by one instead of all the messages from the first of them.
+const maxSparse = 64
 
 func (v *evView) note(first, last, sseq uint64) {
 	if n := len(v.marks); n > 0 && v.marks[n-1].sseq >= sseq {
@@ -551,9 +556,13 @@ type readPass struct {
 
 // reader is one event's replay (or owed-entries read) in a pass.
 type reader struct {
-	event  string
-	after  uint64 // records with seq > after
-	from   uint64 // the first message it needs (0: the first kept)
+	event string
+	after uint64 // records with seq > after
+	from  uint64 // the first message it needs (0: the first kept)
+	// only, when set, lists every message through from-1 that holds a
+	// record it needs (at most maxSparse of them): the pass reads those
+	// alone, not every message from the first of them (see pass).
+	only   []uint64
 	before uint64 // messages below this sequence only (0: all)
 	rec    func(seq uint64, record []byte) error
 	index  func(op byte, key, value []byte)
@@ -571,8 +580,15 @@ func (s *shardLog) read(r *reader) error {
 		if v := s.events[r.event]; v != nil && v.dropped > r.after {
 			r.from = 0 // some records it needs lie before the marks kept
 		} else if v != nil {
-			for _, m := range v.marks {
+			for i, m := range v.marks {
 				if m.last > r.after {
+					if rest := v.marks[i:]; len(rest) <= maxSparse {
+						// These alone, then every message after seen.
+						for _, m := range rest {
+							r.only = append(r.only, m.sseq)
+						}
+						break
+					}
 					r.from = min(r.from, m.sseq)
 					break
 				}
@@ -580,6 +596,7 @@ func (s *shardLog) read(r *reader) error {
 		}
 		if v := s.events[r.event]; r.index != nil {
 			// Index entries have no marks: from the event's first message.
+			r.only = nil
 			r.from = s.seen + 1
 			if v != nil && v.since > 0 {
 				r.from = v.since
@@ -641,6 +658,37 @@ func (s *shardLog) pass(readers []*reader) error {
 	for _, r := range readers {
 		if r.event != "" {
 			start = min(start, max(r.from, 1))
+		}
+	}
+	// A reader whose few messages before from the view lists (a small
+	// event in a shard with a big one, whose log its records hold back
+	// from the trim) has those read alone, in order before the rest:
+	// reading every message from its first made each pass with it read
+	// the whole shard (300k records in a chaos run's failover).
+	var sparse []uint64
+	for _, r := range readers {
+		sparse = append(sparse, r.only...)
+	}
+	slices.Sort(sparse)
+	for i, seq := range slices.Compact(sparse) {
+		if seq >= start {
+			break // the read from start brings it, in order
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.l.n.cfg.RequestTimeout)
+		msg, err := leaderGet(ctx, s.l.n.nc, s.stream, msgGetRequest{Seq: seq, NextFor: s.subject})
+		cancel()
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break // purged through end meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("cluster: read %s message %d (%d of %d alone): %w", s.subject, seq, i+1, len(sparse), err)
+		}
+		if msg.Sequence != seq {
+			continue // purged meanwhile: what it held is covered by a snapshot
+		}
+		s.l.stats.reads.Add(1)
+		if err := s.take(msg, readers); err != nil {
+			return err
 		}
 	}
 	// Batched direct gets, the leader for what a lagging replica lacks
