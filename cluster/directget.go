@@ -223,3 +223,29 @@ func readThrough(ctx context.Context, nc *nats.Conn, stream, subject string, fro
 	}
 	return nil
 }
+
+// directLast asks any replica of stream (the node's own first) for
+// subject's last message: a direct get by subject, which needs no
+// stream leader, so it is answered while the stream elects one (a node
+// lost or paused). A replica may lag: see its callers.
+func directLast(ctx context.Context, nc *nats.Conn, stream, subject string) (*jetstream.RawStreamMsg, error) {
+	m, err := nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET."+stream+"."+subject, nil)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return nil, errNoDirect
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch status := m.Header.Get("Status"); status {
+	case "":
+	case "404":
+		return nil, jetstream.ErrMsgNotFound
+	default:
+		return nil, fmt.Errorf("cluster: direct get of %s: %s %s", subject, status, m.Header.Get("Description"))
+	}
+	seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: direct get of %s: bad sequence header: %w", subject, err)
+	}
+	return &jetstream.RawStreamMsg{Subject: subject, Sequence: seq, Header: m.Header, Data: m.Data}, nil
+}

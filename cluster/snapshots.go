@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -127,19 +128,15 @@ func (s *Snapshots) seqs(ctx context.Context, eventID string, leader bool) ([]ui
 	var value []byte
 	var rev uint64
 	err := retry(ctx, snapTry, func(ctx context.Context) error {
-		if !leader {
-			_, kv, err := s.stores(ctx)
-			if err != nil {
-				return err
-			}
-			e, err := kv.Get(ctx, eventID)
-			if err != nil {
-				return err
-			}
-			value, rev = e.Value(), e.Revision()
-			return nil
+		get := func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+			return directLast(ctx, s.log.n.nc, "KV_"+snapIndex, "$KV."+snapIndex+"."+eventID)
 		}
-		m, err := leaderGet(ctx, s.log.n.nc, "KV_"+snapIndex, msgGetRequest{LastFor: "$KV." + snapIndex + "." + eventID})
+		if leader {
+			get = func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+				return leaderGet(ctx, s.log.n.nc, "KV_"+snapIndex, msgGetRequest{LastFor: "$KV." + snapIndex + "." + eventID})
+			}
+		}
+		m, err := get(ctx)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			return jetstream.ErrKeyNotFound
 		}
@@ -177,10 +174,9 @@ func (s *Snapshots) seqs(ctx context.Context, eventID string, leader bool) ([]ui
 func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), snapTimeout)
 	defer cancel()
-	obs, _, err := s.stores(ctx)
-	if err != nil {
-		return 0, nil, false, err
-	}
+	// No store handle: looking one up asks the streams' leaders (stream
+	// info), which a load must not wait for (a SIGSTOP run's load waited
+	// 13 s for them on a node just restarted).
 	list, _, err := s.seqs(ctx, eventID, false)
 	if err != nil {
 		return 0, nil, false, fmt.Errorf("cluster: snapshots of %s: %w", eventID, err)
@@ -191,7 +187,7 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 	}
 	var firstErr error
 	for i := len(list) - 1; i >= 0; i-- {
-		b, err := s.getObject(ctx, obs, snapName(eventID, list[i]))
+		b, err := s.getObject(ctx, snapName(eventID, list[i]))
 		if err == nil {
 			return list[i], b, true, nil
 		}
@@ -278,7 +274,7 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 // the info has them (a replica's state is a prefix of the stream's); one
 // that lags behind another answers fewer, and the leader answers the
 // rest. The size and digest the info records are checked.
-func (s *Snapshots) getObject(ctx context.Context, obs jetstream.ObjectStore, name string) ([]byte, error) {
+func (s *Snapshots) getObject(ctx context.Context, name string) ([]byte, error) {
 	// Every request has a try of its own (snapTry): one sent to a leader
 	// that was just lost or paused waits no longer than that, and the
 	// next reaches the new one; ctx bounds the whole read.
@@ -286,9 +282,22 @@ func (s *Snapshots) getObject(ctx context.Context, obs jetstream.ObjectStore, na
 	// for a snapshot the index listed, so that is asked again for a while.
 	var info *jetstream.ObjectInfo
 	for lagging := time.Now().Add(snapLag); ; {
-		err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
-			info, err = obs.GetInfo(ctx, name)
-			return err
+		err := retry(ctx, snapTry, func(ctx context.Context) error {
+			m, err := directLast(ctx, s.log.n.nc, "OBJ_"+snapBucket, "$O."+snapBucket+".M."+base64.URLEncoding.EncodeToString([]byte(name)))
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				return jetstream.ErrObjectNotFound
+			}
+			if err != nil {
+				return err
+			}
+			info = &jetstream.ObjectInfo{}
+			if err := json.Unmarshal(m.Data, info); err != nil {
+				return fmt.Errorf("cluster: snapshot %s: info: %w", name, err)
+			}
+			if info.Deleted {
+				return jetstream.ErrObjectNotFound
+			}
+			return nil
 		})
 		if err == nil {
 			break
