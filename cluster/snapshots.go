@@ -114,8 +114,11 @@ func (s *Snapshots) stores(ctx context.Context) (jetstream.ObjectStore, jetstrea
 // A save reads from the leader: its update is fenced on the revision,
 // which must be the last one. A load reads from a replica, so that it
 // does not wait for the election of the bucket's leader when that was
-// the node lost (a SIGSTOP run's load waited 10 s for it). A replica
-// that has not applied the last save yet answers the list before it:
+// the node lost (a SIGSTOP run's load waited 10 s for it); only when the
+// replica has no entry is the leader asked, in one try (a replica that
+// has not applied an event's first save; TestSnapshotReadChunkByChunk
+// caught it). A replica that has not applied the last save yet answers
+// the list before it:
 // its newest snapshot is still correct to load (the log keeps the
 // records after the older snapshot kept), only older, so the load
 // replays more. Two saves behind (its snapshots deleted) or no entry
@@ -128,15 +131,27 @@ func (s *Snapshots) seqs(ctx context.Context, eventID string, leader bool) ([]ui
 	var value []byte
 	var rev uint64
 	err := retry(ctx, snapTry, func(ctx context.Context) error {
-		get := func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
-			return directLast(ctx, s.log.n.nc, "KV_"+snapIndex, "$KV."+snapIndex+"."+eventID)
+		fromLeader := func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+			return leaderGet(ctx, s.log.n.nc, "KV_"+snapIndex, msgGetRequest{LastFor: "$KV." + snapIndex + "." + eventID})
 		}
+		var m *jetstream.RawStreamMsg
+		var err error
 		if leader {
-			get = func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
-				return leaderGet(ctx, s.log.n.nc, "KV_"+snapIndex, msgGetRequest{LastFor: "$KV." + snapIndex + "." + eventID})
+			m, err = fromLeader(ctx)
+		} else {
+			m, err = directLast(ctx, s.log.n.nc, "KV_"+snapIndex, "$KV."+snapIndex+"."+eventID)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				// None on the replica that answered: it may not have
+				// applied the first save yet. The leader is asked once,
+				// in one try; without an answer (an election), none it is.
+				tctx, cancel := context.WithTimeout(ctx, snapTry)
+				lm, lerr := fromLeader(tctx)
+				cancel()
+				if lerr == nil || errors.Is(lerr, jetstream.ErrMsgNotFound) {
+					m, err = lm, lerr
+				}
 			}
 		}
-		m, err := get(ctx)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			return jetstream.ErrKeyNotFound
 		}
@@ -283,9 +298,17 @@ func (s *Snapshots) getObject(ctx context.Context, name string) ([]byte, error) 
 	var info *jetstream.ObjectInfo
 	for lagging := time.Now().Add(snapLag); ; {
 		err := retry(ctx, snapTry, func(ctx context.Context) error {
-			m, err := directLast(ctx, s.log.n.nc, "OBJ_"+snapBucket, "$O."+snapBucket+".M."+base64.URLEncoding.EncodeToString([]byte(name)))
+			meta := "$O." + snapBucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
+			m, err := directLast(ctx, s.log.n.nc, "OBJ_"+snapBucket, meta)
 			if errors.Is(err, jetstream.ErrMsgNotFound) {
-				return jetstream.ErrObjectNotFound
+				// Its replica may lag (without a leader, it cannot catch
+				// up): the leader, in one try.
+				tctx, cancel := context.WithTimeout(ctx, snapTry)
+				m, err = leaderGet(tctx, s.log.n.nc, "OBJ_"+snapBucket, msgGetRequest{LastFor: meta})
+				cancel()
+				if err != nil {
+					return jetstream.ErrObjectNotFound
+				}
 			}
 			if err != nil {
 				return err
