@@ -78,7 +78,10 @@
 // that message: the read is exactly the leader's, one message at a time,
 // at a fraction of the requests (3 ms each on a loaded node). Reads that
 // must see the last message (a writer's base, a read's end, FirstSeq) ask
-// the leader's message-get API; replays of
+// the leader's message-get API. An event whose records before the view's
+// seen lie in at most maxSparse messages (a small event whose first
+// record holds the trim back) has those read alone, not every message
+// from its first; replays of
 // one shard that wait at the same time share one pass (activation loads a
 // shard's events four at a time), and every pass adds what it reads past
 // seen to the view. FirstSeq and LastSeq answer from the view brought up
@@ -116,8 +119,12 @@
 // the type definitions compiled once per type: see wire.go); a request
 // the owner could not have handled (nobody listening, "moved", or refused
 // by the fence: nothing of it was written) is sent again until its
-// deadline, so a move shows as a pause, not an error. A node evicts its
-// actors of a shard whenever it gains or loses its leadership; on a gain
+// deadline, so a move shows as a pause, not an error. A leader refuses a
+// handover while it activates the shard's events (the taker would load
+// them again); the balancer asks again next round. A node evicts its
+// actors of a shard whenever it gains or loses its leadership (on a gain,
+// only those that have loaded: a load ends with a claim the fence checks,
+// so one still loading holds nothing stale); on a gain
 // it activates the shard's events at once (activate.go: load, claim,
 // expire what lapsed),
 // and imports what they owe (owed.go: mail, webhooks, refunds, pages to
@@ -152,12 +159,13 @@
 // direct gets, which any replica answers (the chunks in batches, the
 // leader answering what a lagging replica lacks): so it does not wait for
 // the election of the snapshot streams' leader when that was the node
-// lost. A replica behind the last save answers the list before it, whose
-// newest snapshot is correct but older (more to replay); one further
-// behind fails the load on the gap between snapshot and log (never a
-// state with records missing), and the next activation reads again. A
-// save reads the entry from the leader (its update is fenced on the
-// revision).
+// lost; only an entry or info its replica lacks is asked of the leader,
+// in one try. A replica behind the last save answers the list before it,
+// whose newest snapshot is correct but older (more to replay); one
+// further behind fails the load on the gap between snapshot and log
+// (never a state with records missing), and the next activation reads
+// again. A save reads the entry from the leader (its update is fenced on
+// the revision).
 //
 // # Byte format
 //
