@@ -68,3 +68,52 @@ func TestRefusedClaimReplaysOnlyTheTail(t *testing.T) {
 	require.Len(t, fl.from, 2, "one load and one tail replay, no second load: %v", fl.from)
 	require.Equal(t, last, fl.from[1], "the tail replay starts after the records already replayed")
 }
+
+// blockedClaimLog is the store's log whose claims wait, once armed, until
+// release is closed; it counts them.
+type blockedClaimLog struct {
+	persistence.Log
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+	claims  atomic.Int64
+}
+
+func (l *blockedClaimLog) Claim(stream string, last uint64) (persistence.Log, error) {
+	l.claims.Add(1)
+	if l.armed.CompareAndSwap(true, false) {
+		close(l.entered)
+		<-l.release
+	}
+	return l.Log.Claim(stream, last)
+}
+
+// TestEvictLoadedLeavesALoadRunning: EvictLoaded (a node gaining an
+// event's shard) leaves an actor whose load runs, so the event is loaded
+// once, and evicts it once it has loaded.
+func TestEvictLoadedLeavesALoadRunning(t *testing.T) {
+	bl := &blockedClaimLog{entered: make(chan struct{}), release: make(chan struct{})}
+	e := newEnv(t, func(c *Config) { c.Log = bl })
+	bl.Log = e.store.Log()
+	evt := e.sys.NewEventID()
+	starts := event.Time{Time: time.Now().Add(24 * time.Hour).UTC()}
+	_, err := e.sys.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &starts})
+	require.NoError(t, err)
+	require.Equal(t, 1, e.sys.Evict(func(string) bool { return true }))
+
+	bl.armed.Store(true)
+	claims := bl.claims.Load()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Ask(bg, e.sys, evt, event.GetEvent{})
+		done <- err
+	}()
+	<-bl.entered
+	require.Zero(t, e.sys.EvictLoaded(func(string) bool { return true }), "a load running is left")
+	close(bl.release)
+	require.NoError(t, <-done)
+	_, err = Ask(bg, e.sys, evt, event.GetEvent{})
+	require.NoError(t, err)
+	require.Equal(t, claims+1, bl.claims.Load(), "one load, one claim")
+	require.Equal(t, 1, e.sys.EvictLoaded(func(string) bool { return true }), "a loaded actor is evicted")
+}

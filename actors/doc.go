@@ -49,7 +49,11 @@
 // only once S is durable. The rule keeps the background work O(1) per
 // change amortised (a snapshot costs about the size of the state, and the
 // interval doubles with it) while recovery replays at most about half of
-// an event's records.
+// an event's records. Config.SnapshotTailMax, when set (cluster mode,
+// where a failover replays over the network while the event's writes
+// wait), caps the interval at that many changes whatever the event's
+// size: recovery's tail stays bounded, at the price of snapshots as
+// often as that (each costs about the state's size).
 //
 // The snapshotter has one worker goroutine (at most one snapshot is built
 // at a time, so it never takes both cores) and a bounded queue of events

@@ -149,6 +149,9 @@ func (a *eventActor) start(ctx actor.Context) {
 		a.sys.cfg.Logger.Error("event load failed", "event", a.id, "err", err)
 		return
 	}
+	a.sys.mu.Lock()
+	a.slot.loaded = true
+	a.sys.mu.Unlock()
 	if a.sys.cfg.IdleTimeout > 0 {
 		ctx.SetReceiveTimeout(a.sys.cfg.IdleTimeout)
 	}
@@ -276,7 +279,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 // SnapshotEvery, and for a big event as many as the records the last snapshot
 // covers (see snapshotGrowthDiv). The actor never encodes its state.
 func (a *eventActor) maybeSnapshot() {
-	if a.snapWait || a.com.seq-a.snapSeq < snapshotDue(a.sys.cfg.SnapshotEvery, a.snapSeq) {
+	if a.snapWait || a.com.seq-a.snapSeq < snapshotDue(a.sys.cfg.SnapshotEvery, a.sys.cfg.SnapshotTailMax, a.snapSeq) {
 		return
 	}
 	seq := a.com.seq

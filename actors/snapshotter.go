@@ -28,9 +28,14 @@ import (
 const snapshotGrowthDiv = 1
 
 // snapshotDue is the number of changes after a snapshot at seq covered
-// that makes the next one due.
-func snapshotDue(every int, covered uint64) uint64 {
-	return max(uint64(every), covered/snapshotGrowthDiv)
+// that makes the next one due; tailMax, when above 0, bounds it (but
+// never below every): see Config.SnapshotTailMax.
+func snapshotDue(every, tailMax int, covered uint64) uint64 {
+	due := max(uint64(every), covered/snapshotGrowthDiv)
+	if tailMax > 0 {
+		due = min(due, max(uint64(every), uint64(tailMax)))
+	}
+	return due
 }
 
 // snapshotQueueMax bounds the events waiting for a snapshot. A request

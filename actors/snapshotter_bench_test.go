@@ -176,7 +176,7 @@ func askDuringSnapshot(b *testing.B, regs, asks, callers int, prior bool) {
 	sd = nil
 	e.close()
 	every := int(last-snapSeq) + 100
-	require.Equal(b, uint64(every), snapshotDue(every, snapSeq), "the snapshot must be due after the first 100 changes")
+	require.Equal(b, uint64(every), snapshotDue(every, 0, snapSeq), "the snapshot must be due after the first 100 changes")
 	e = openBench(b, e.dir, func(c *Config) { c.SnapshotEvery = every })
 	defer e.close()
 	_, err := e.sys.Ask(bg, evt, event.GetEvent{})

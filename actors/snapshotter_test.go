@@ -235,10 +235,14 @@ func TestSnapshotQueueIsBoundedAndMergesRequests(t *testing.T) {
 }
 
 func TestSnapshotScheduleGrowsWithTheEvent(t *testing.T) {
-	assert.Equal(t, uint64(100), snapshotDue(100, 0))
-	assert.Equal(t, uint64(100), snapshotDue(100, 50))
-	assert.Equal(t, uint64(150), snapshotDue(100, 150))
-	assert.Equal(t, uint64(1_000_000), snapshotDue(100, 1_000_000))
+	assert.Equal(t, uint64(100), snapshotDue(100, 0, 0))
+	assert.Equal(t, uint64(100), snapshotDue(100, 0, 50))
+	assert.Equal(t, uint64(150), snapshotDue(100, 0, 150))
+	assert.Equal(t, uint64(1_000_000), snapshotDue(100, 0, 1_000_000))
+	// A tail bound caps the interval, never below the least one.
+	assert.Equal(t, uint64(150), snapshotDue(100, 300, 150))
+	assert.Equal(t, uint64(300), snapshotDue(100, 300, 1_000_000))
+	assert.Equal(t, uint64(100), snapshotDue(100, 50, 1_000_000))
 
 	e := newEnv(t, func(c *Config) { c.SnapshotEvery = 40 })
 	sd := newLogSeeder(t, e.store, e.cfg.Event)
@@ -258,9 +262,32 @@ func TestSnapshotScheduleGrowsWithTheEvent(t *testing.T) {
 	// registration is two changes, so it may land one past).
 	require.Len(t, seqs, 2)
 	assert.Equal(t, sd.last, seqs[0])
-	due := sd.last + snapshotDue(40, sd.last)
+	due := sd.last + snapshotDue(40, 0, sd.last)
 	assert.GreaterOrEqual(t, seqs[1], due)
 	assert.Less(t, seqs[1], due+2)
+}
+
+// TestSnapshotTailMaxBoundsTheInterval: with SnapshotTailMax, a big
+// event's next snapshot is due that many changes later, not the covered
+// records later.
+func TestSnapshotTailMaxBoundsTheInterval(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.SnapshotEvery, c.SnapshotTailMax = 40, 100 })
+	sd := newLogSeeder(t, e.store, e.cfg.Event)
+	sd.register(1000)
+	_, err := e.sys.Ask(bg, sd.evt, event.GetEvent{})
+	require.NoError(t, err)
+	waitSnapshots(t, e, 1)
+	for i := range 300 {
+		_, err := e.sys.Ask(bg, sd.evt, event.CreateRegistration{Email: fmt.Sprintf("g%d@example.com", i), RegistrationTypeID: sd.tt})
+		require.NoError(t, err)
+	}
+	e.reopen()
+	seqs, err := e.sys.snaps.List(sd.evt)
+	require.NoError(t, err)
+	require.Len(t, seqs, 2)
+	assert.Greater(t, seqs[0], sd.last, "snapshots after the first, every 100 changes")
+	assert.GreaterOrEqual(t, seqs[1]-seqs[0], uint64(100))
+	assert.Less(t, seqs[1]-seqs[0], uint64(102))
 }
 
 // TestCrashDuringBackgroundSnapshotsLosesNothing registers from several

@@ -66,6 +66,10 @@ type Config struct {
 	ClusterAddr     string // this node's cluster listen host:port
 	ClusterPeers    string // comma-separated cluster addresses of all nodes
 	ClusterReplicas int    // replicas of each event stream
+	// ClusterSnapshotTailMax bounds the changes after an event's last
+	// snapshot in cluster mode, the tail a failover replays (0: the
+	// interval grows with the event, as on a single node).
+	ClusterSnapshotTailMax int
 
 	// Logger receives the service's log; nil: text lines on stderr at
 	// LogLevel.
@@ -113,6 +117,7 @@ func DefaultConfig() Config {
 		WebhookDisableAfter:    10,
 		PaymentProvider:        PaymentSandbox,
 		ClusterReplicas:        3,
+		ClusterSnapshotTailMax: cluster.SnapshotTailMax,
 
 		StorefrontCatalogIPPerMinute: 60,
 		AuthFailuresPerMinute:        20,
@@ -165,6 +170,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SnapshotEvery <= 0 {
 		errs = append(errs, errors.New("snapshot-every: must be positive"))
+	}
+	if c.ClusterSnapshotTailMax < 0 {
+		errs = append(errs, errors.New("cluster-snapshot-tail-max: must not be negative"))
 	}
 	// Zero keeps the packages' defaults (a Config built in code).
 	if c.DevLogRetention < 0 || c.AuditRetention < 0 {

@@ -600,6 +600,10 @@ func (m *Main) joinCluster(ac *actors.Config) error {
 	// Snapshots go to a replicated store too: a survivor that takes an
 	// event over loads it from there and the log's tail.
 	ac.Snapshots = cluster.NewSnapshots(clog)
+	// A failover replays the tail after the newest snapshot over the
+	// network while the event's writes wait: bounded, not growing with
+	// the event.
+	ac.SnapshotTailMax = m.cfg.ClusterSnapshotTailMax
 	// What an event owes (mail, webhooks, refunds) is sent by its owner.
 	m.router.Own(clog, ac.OnOutbox, m.hooks.Release)
 	ac.Forward = m.router.Forward

@@ -37,6 +37,8 @@ func (r *Router) still(shard int, gen uint64) bool {
 // its gen-th leadership change (a later change has its own activation).
 func (r *Router) activate(sys *actors.System, shard int, gen uint64) {
 	start := time.Now()
+	r.activating[shard].Add(1)
+	defer r.activating[shard].Add(-1)
 	var ids []string
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		var err error

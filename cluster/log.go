@@ -48,6 +48,10 @@ type Log struct {
 	// onIndex, when set (Router.Own), is told the index entries of every
 	// commit once they are applied: the entries an owner owes.
 	onIndex func(eventID string, ops []indexOp)
+	// oneByOne, set by a benchmark only, makes the replays read one
+	// message per request from the leader, as before batched reads: the
+	// A/B of TestReplayRate.
+	oneByOne bool
 }
 
 // logStats counts the log's appends since it was made (see Stats).
@@ -454,11 +458,7 @@ func (l *Log) FirstSeq(stream string) (uint64, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.n.cfg.RequestTimeout)
 	defer cancel()
-	st, err := l.n.js.Stream(ctx, e.s.stream)
-	if err != nil {
-		return 0, fmt.Errorf("cluster: first seq of %s: %w", stream, err)
-	}
-	m, err := st.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(e.s.subject))
+	m, err := leaderGet(ctx, l.n.nc, e.s.stream, msgGetRequest{Seq: 1, NextFor: e.s.subject})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}

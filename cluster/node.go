@@ -513,6 +513,10 @@ func (n *Node) ensureStreams(ctx context.Context) error {
 			// Nats-Msg-Id within this window; a retry loop never outlasts it.
 			Duplicates: 2 * time.Minute,
 			MaxMsgSize: maxMessageBytes,
+			// Replays read in batches with direct gets (directget.go), which
+			// need it; every read that must see the last message (the
+			// writer's fence, a read's end) asks the leader.
+			AllowDirect: true,
 		})
 		if err != nil {
 			return fmt.Errorf("cluster: stream %s: %w", streamName(i), err)

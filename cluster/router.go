@@ -56,7 +56,10 @@ type Router struct {
 	// handing marks the shards this node is handing over (see giveUp):
 	// their events are owned by nobody until the other node leads.
 	handing []atomic.Bool
-	hsub    *nats.Subscription
+	// activating marks the shards whose events this node is activating
+	// after a gain (see activate): giveUp refuses to hand those over.
+	activating []atomic.Int32
+	hsub       *nats.Subscription
 }
 
 // askSubj + node name is where a node serves forwarded requests.
@@ -70,7 +73,8 @@ const maxServing = 4096
 func NewRouter(n *Node) *Router {
 	return &Router{n: n, leaders: make([]string, n.cfg.Shards), fetched: make([]time.Time, n.cfg.Shards),
 		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{},
-		gen: make([]atomic.Uint64, n.cfg.Shards), handing: make([]atomic.Bool, n.cfg.Shards)}
+		gen: make([]atomic.Uint64, n.cfg.Shards), handing: make([]atomic.Bool, n.cfg.Shards),
+		activating: make([]atomic.Int32, n.cfg.Shards)}
 }
 
 func init() {
@@ -459,7 +463,12 @@ func (r *Router) watchLeaders(sys *actors.System) {
 			if !now {
 				r.handing[i].Store(false) // handed over
 			}
-			if n := sys.Evict(func(id string) bool { return r.n.shard(id) == i }); n > 0 {
+			evict := sys.Evict
+			if now {
+				// An actor still loading ends with a claim: see EvictLoaded.
+				evict = sys.EvictLoaded
+			}
+			if n := evict(func(id string) bool { return r.n.shard(id) == i }); n > 0 {
 				r.n.cfg.Logger.Info("cluster: shard leadership moved; actors evicted", "stream", streamName(i), "leader", now, "evicted", n)
 			}
 			r.wg.Add(1)
@@ -573,6 +582,15 @@ func (r *Router) giveUp(m *nats.Msg) {
 	}
 	if !r.leads(shard) {
 		_ = m.Respond([]byte("not the leader"))
+		return
+	}
+	if r.activating[shard].Load() > 0 {
+		// Its events are loading here: handed over now, the taker loads
+		// them again while this node's loads finish for nothing (a
+		// survivor of a SIGSTOP moved the hot event's shard on mid-load,
+		// which doubled the writes' stop to 19 s). The balancer asks
+		// again next round.
+		_ = m.Respond([]byte("activating its events"))
 		return
 	}
 	r.mu.Lock()

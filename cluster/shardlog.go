@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -75,6 +76,10 @@ type mark struct{ first, last, sseq uint64 }
 // a trim then keeps what lies before the marks kept, and a replay reads
 // from the shard's first message.
 const maxMarks = 1 << 14
+
+// maxSparse bounds the messages before the view's seen that a replay
+// reads one by one instead of all the messages from the first of them.
+const maxSparse = 64
 
 func (v *evView) note(first, last, sseq uint64) {
 	if n := len(v.marks); n > 0 && v.marks[n-1].sseq >= sseq {
@@ -238,20 +243,11 @@ func (s *shardLog) writer(ctx context.Context) (*shardWriter, error) {
 	return s.w, nil
 }
 
-// lastSeq is the stream sequence of the subject's last message (0: none).
+// lastSeq is the stream sequence of the subject's last message (0: none),
+// as the stream's leader knows it: the stream allows direct gets (for the
+// replays' batched reads), which a lagging replica may answer.
 func (s *shardLog) lastSeq(ctx context.Context) (uint64, error) {
-	st, err := s.l.n.js.Stream(ctx, s.stream)
-	if err != nil {
-		return 0, err
-	}
-	m, err := st.GetLastMsgForSubject(ctx, s.subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return m.Sequence, nil
+	return leaderLast(ctx, s.l.n.nc, s.stream, s.subject)
 }
 
 // enqueue queues its (w.mu held) and starts the flusher if none runs.
@@ -637,9 +633,13 @@ type readPass struct {
 
 // reader is one event's replay (or owed-entries read) in a pass.
 type reader struct {
-	event  string
-	after  uint64 // records with seq > after
-	from   uint64 // the first message it needs (0: the first kept)
+	event string
+	after uint64 // records with seq > after
+	from  uint64 // the first message it needs (0: the first kept)
+	// only, when set, lists every message through from-1 that holds a
+	// record it needs (at most maxSparse of them): the pass reads those
+	// alone, not every message from the first of them (see pass).
+	only   []uint64
 	before uint64 // messages below this sequence only (0: all)
 	rec    func(seq uint64, record []byte) error
 	index  func(op byte, key, value []byte)
@@ -657,8 +657,15 @@ func (s *shardLog) read(r *reader) error {
 		if v := s.events[r.event]; v != nil && v.dropped > r.after {
 			r.from = 0 // some records it needs lie before the marks kept
 		} else if v != nil {
-			for _, m := range v.marks {
+			for i, m := range v.marks {
 				if m.last > r.after {
+					if rest := v.marks[i:]; len(rest) <= maxSparse {
+						// These alone, then every message after seen.
+						for _, m := range rest {
+							r.only = append(r.only, m.sseq)
+						}
+						break
+					}
 					r.from = min(r.from, m.sseq)
 					break
 				}
@@ -666,6 +673,7 @@ func (s *shardLog) read(r *reader) error {
 		}
 		if v := s.events[r.event]; r.index != nil {
 			// Index entries have no marks: from the event's first message.
+			r.only = nil
 			r.from = s.seen + 1
 			if v != nil && v.since > 0 {
 				r.from = v.since
@@ -729,30 +737,46 @@ func (s *shardLog) pass(readers []*reader) error {
 			start = min(start, max(r.from, 1))
 		}
 	}
-	ctx, cancel = context.WithTimeout(context.Background(), s.l.n.cfg.RequestTimeout)
-	st, err := s.l.n.js.Stream(ctx, s.stream)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("cluster: read %s: %w", s.subject, err)
+	// A reader whose few messages before from the view lists (a small
+	// event in a shard with a big one, whose log its records hold back
+	// from the trim) has those read alone, in order before the rest:
+	// reading every message from its first made each pass with it read
+	// the whole shard (300k records in a chaos run's failover).
+	var sparse []uint64
+	for _, r := range readers {
+		sparse = append(sparse, r.only...)
 	}
-	for next := start; next <= end; {
+	slices.Sort(sparse)
+	for i, seq := range slices.Compact(sparse) {
+		if seq >= start {
+			break // the read from start brings it, in order
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.l.n.cfg.RequestTimeout)
-		msg, err := st.GetMsg(ctx, next, jetstream.WithGetMsgSubject(s.subject))
+		msg, err := leaderGet(ctx, s.l.n.nc, s.stream, msgGetRequest{Seq: seq, NextFor: s.subject})
 		cancel()
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			break // purged through end meanwhile
 		}
 		if err != nil {
-			return fmt.Errorf("cluster: read %s from message %d: %w", s.subject, next, err)
+			return fmt.Errorf("cluster: read %s message %d (%d of %d alone): %w", s.subject, seq, i+1, len(sparse), err)
 		}
-		if msg.Sequence > end {
-			break
+		if msg.Sequence != seq {
+			continue // purged meanwhile: what it held is covered by a snapshot
 		}
-		next = msg.Sequence + 1
 		s.l.stats.reads.Add(1)
 		if err := s.take(msg, readers); err != nil {
 			return err
 		}
+	}
+	// Batched direct gets, the leader for what a lagging replica lacks
+	// (directget.go); each request has a try of RequestTimeout.
+	err = readThrough(context.Background(), s.l.n.nc, s.stream, s.subject, start, end, s.l.n.cfg.RequestTimeout, !s.l.oneByOne,
+		func(msg *jetstream.RawStreamMsg) error {
+			s.l.stats.reads.Add(1)
+			return s.take(msg, readers)
+		})
+	if err != nil {
+		return err
 	}
 	s.vmu.Lock()
 	if !s.viewed || s.seen < end {
@@ -937,38 +961,23 @@ func checkShardFormat(ctx context.Context, js jetstream.JetStream, shard int) er
 // in the order they first appear: one read of the messages kept.
 func shardLogEvents(ctx context.Context, n *Node, shard int) ([]string, error) {
 	subject := shardSubject(shard)
-	st, err := n.js.Stream(ctx, streamName(shard))
-	if err != nil {
-		return nil, err
-	}
-	last, err := st.GetLastMsgForSubject(ctx, subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, nil
-	}
-	if err != nil {
+	last, err := leaderLast(ctx, n.nc, streamName(shard), subject)
+	if err != nil || last == 0 {
 		return nil, err
 	}
 	var ids []string
 	seen := map[string]bool{}
-	for next := uint64(1); next <= last.Sequence; {
-		m, err := st.GetMsg(ctx, next, jetstream.WithGetMsgSubject(subject))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		next = m.Sequence + 1
-		err = decodeShard(m.Data, func(o shardOp) error {
+	err = readThrough(ctx, n.nc, streamName(shard), subject, 1, last, n.cfg.RequestTimeout, true, func(m *jetstream.RawStreamMsg) error {
+		return decodeShard(m.Data, func(o shardOp) error {
 			if !seen[o.event] {
 				seen[o.event] = true
 				ids = append(ids, o.event)
 			}
 			return nil
 		})
-		if err != nil {
-			return nil, err
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return ids, nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +30,16 @@ const (
 	snapTimeout = 30 * time.Second
 )
 
+// SnapshotTailMax bounds the records after an event's last snapshot in
+// cluster mode (actors.Config.SnapshotTailMax): the tail a failover
+// replays, while the event's writes wait, stays about that long however
+// big the event grows, instead of up to the records the last snapshot
+// covers (200,000 of a 200,000-record event: 25 s of a kill -9 failover
+// in the chaos run, reading a message per request). A big event pays for
+// it with more snapshots: at 400,000 records, one every 100,000 instead
+// of every 400,000, each costing about the state's size.
+const SnapshotTailMax = 100_000
+
 // Snapshots is the actors.SnapshotStore of cluster mode.
 type Snapshots struct {
 	log *Log
@@ -43,6 +55,9 @@ func NewSnapshots(log *Log) *Snapshots { return &Snapshots{log: log} }
 // snapLag is how long a snapshot the index lists may read as missing (a
 // replica behind) before it is taken as gone.
 const snapLag = 3 * time.Second
+
+// errLastChunk ends a snapshot's read at its last chunk.
+var errLastChunk = errors.New("cluster: last chunk read")
 
 // snapTry bounds one request to the snapshot stores: a request sent while
 // a stream has no leader (an election) is answered by nobody, and waits
@@ -92,12 +107,62 @@ func (s *Snapshots) stores(ctx context.Context) (jetstream.ObjectStore, jetstrea
 }
 
 // seqs reads an event's snapshot seqs, oldest first, and the index
-// entry's revision (0 when none).
-func seqs(ctx context.Context, kv jetstream.KeyValue, eventID string) ([]uint64, uint64, error) {
-	var e jetstream.KeyValueEntry
-	err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
-		e, err = kv.Get(ctx, eventID)
-		return err
+// entry's revision (0 when none): from the bucket stream's leader when
+// leader is set, else with the bucket's direct get, which any replica
+// answers (the node's own first).
+//
+// A save reads from the leader: its update is fenced on the revision,
+// which must be the last one. A load reads from a replica, so that it
+// does not wait for the election of the bucket's leader when that was
+// the node lost (a SIGSTOP run's load waited 10 s for it); only when the
+// replica has no entry is the leader asked, in one try (a replica that
+// has not applied an event's first save; TestSnapshotReadChunkByChunk
+// caught it). A replica that has not applied the last save yet answers
+// the list before it:
+// its newest snapshot is still correct to load (the log keeps the
+// records after the older snapshot kept), only older, so the load
+// replays more. Two saves behind (its snapshots deleted) or no entry
+// yet (a log trimmed behind the snapshots), the load fails on the gap
+// between snapshot and log (actors' restore checks FirstSeq), never
+// loads a state with records missing, and the next activation reads
+// again. Both need a replica that missed saves made 50,000 records
+// apart or more: not seen.
+func (s *Snapshots) seqs(ctx context.Context, eventID string, leader bool) ([]uint64, uint64, error) {
+	var value []byte
+	var rev uint64
+	err := retry(ctx, snapTry, func(ctx context.Context) error {
+		fromLeader := func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+			return leaderGet(ctx, s.log.n.nc, "KV_"+snapIndex, msgGetRequest{LastFor: "$KV." + snapIndex + "." + eventID})
+		}
+		var m *jetstream.RawStreamMsg
+		var err error
+		if leader {
+			m, err = fromLeader(ctx)
+		} else {
+			m, err = directLast(ctx, s.log.n.nc, "KV_"+snapIndex, "$KV."+snapIndex+"."+eventID)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				// None on the replica that answered: it may not have
+				// applied the first save yet. The leader is asked once,
+				// in one try; without an answer (an election), none it is.
+				tctx, cancel := context.WithTimeout(ctx, snapTry)
+				lm, lerr := fromLeader(tctx)
+				cancel()
+				if lerr == nil || errors.Is(lerr, jetstream.ErrMsgNotFound) {
+					m, err = lm, lerr
+				}
+			}
+		}
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return jetstream.ErrKeyNotFound
+		}
+		if err != nil {
+			return err
+		}
+		value, rev = m.Data, m.Sequence
+		if op := m.Header.Get("KV-Operation"); op == "DEL" || op == "PURGE" {
+			value = nil
+		}
+		return nil
 	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, nil
@@ -106,17 +171,17 @@ func seqs(ctx context.Context, kv jetstream.KeyValue, eventID string) ([]uint64,
 		return nil, 0, err
 	}
 	var out []uint64
-	for _, f := range strings.Split(string(e.Value()), ",") {
+	for _, f := range strings.Split(string(value), ",") {
 		if f == "" {
 			continue
 		}
 		v, err := strconv.ParseUint(f, 10, 64)
 		if err != nil {
-			return nil, 0, fmt.Errorf("bad snapshot index of %s: %q", eventID, e.Value())
+			return nil, 0, fmt.Errorf("bad snapshot index of %s: %q", eventID, value)
 		}
 		out = append(out, v)
 	}
-	return out, e.Revision(), nil
+	return out, rev, nil
 }
 
 // LoadNewestWith returns the newest readable snapshot of the event; an
@@ -124,11 +189,10 @@ func seqs(ctx context.Context, kv jetstream.KeyValue, eventID string) ([]uint64,
 func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), snapTimeout)
 	defer cancel()
-	obs, kv, err := s.stores(ctx)
-	if err != nil {
-		return 0, nil, false, err
-	}
-	list, _, err := seqs(ctx, kv, eventID)
+	// No store handle: looking one up asks the streams' leaders (stream
+	// info), which a load must not wait for (a SIGSTOP run's load waited
+	// 13 s for them on a node just restarted).
+	list, _, err := s.seqs(ctx, eventID, false)
 	if err != nil {
 		return 0, nil, false, fmt.Errorf("cluster: snapshots of %s: %w", eventID, err)
 	}
@@ -138,7 +202,7 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 	}
 	var firstErr error
 	for i := len(list) - 1; i >= 0; i-- {
-		b, err := s.getObject(ctx, obs, snapName(eventID, list[i]))
+		b, err := s.getObject(ctx, snapName(eventID, list[i]))
 		if err == nil {
 			return list[i], b, true, nil
 		}
@@ -165,7 +229,7 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 	if err != nil {
 		return 0, err
 	}
-	list, rev, err := seqs(ctx, kv, eventID)
+	list, rev, err := s.seqs(ctx, eventID, true)
 	if err != nil {
 		return 0, fmt.Errorf("cluster: snapshots of %s: %w", eventID, err)
 	}
@@ -213,26 +277,50 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 	return through, nil
 }
 
-// getObject reads an object of the snapshot bucket chunk by chunk with the
-// stream's message-get API. The object store's own reader makes an
-// ordered consumer, whose creation needs the JetStream meta leader: when
-// the node that led the meta group is lost or paused, a new owner's
-// snapshot read waited for that election (25 s in a SIGSTOP run) though
-// the bucket's own stream had a leader again. The size and digest the
-// object's info records are checked, so a reply from a replica that has
-// not stored every chunk yet is an error (and retried), never a state.
-func (s *Snapshots) getObject(ctx context.Context, obs jetstream.ObjectStore, name string) ([]byte, error) {
+// getObject reads an object of the snapshot bucket: its info with a
+// direct get, then its chunks in batched direct gets (readThrough), which
+// any replica answers, the node's own first, so a load does not wait for
+// the election of the bucket's leader when that was the node lost. The
+// object store's own reader makes an ordered consumer, whose creation
+// needs the JetStream meta leader: when the node that led the meta group
+// is lost or paused, a new owner's snapshot read waited for that election
+// (25 s in a SIGSTOP run) though the bucket's stream had a leader again.
+// An object's chunks are stored before its info, so a replica that has
+// the info has them (a replica's state is a prefix of the stream's); one
+// that lags behind another answers fewer, and the leader answers the
+// rest. The size and digest the info records are checked.
+func (s *Snapshots) getObject(ctx context.Context, name string) ([]byte, error) {
 	// Every request has a try of its own (snapTry): one sent to a leader
 	// that was just lost or paused waits no longer than that, and the
 	// next reaches the new one; ctx bounds the whole read.
-	// The info is read with a direct get, which any replica may answer:
-	// one that has not applied the object yet answers "not found" for a
-	// snapshot the index lists, so that is asked again for a while.
+	// A replica that has not applied the object yet answers "not found"
+	// for a snapshot the index listed, so that is asked again for a while.
 	var info *jetstream.ObjectInfo
 	for lagging := time.Now().Add(snapLag); ; {
-		err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
-			info, err = obs.GetInfo(ctx, name)
-			return err
+		err := retry(ctx, snapTry, func(ctx context.Context) error {
+			meta := "$O." + snapBucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
+			m, err := directLast(ctx, s.log.n.nc, "OBJ_"+snapBucket, meta)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				// Its replica may lag (without a leader, it cannot catch
+				// up): the leader, in one try.
+				tctx, cancel := context.WithTimeout(ctx, snapTry)
+				m, err = leaderGet(tctx, s.log.n.nc, "OBJ_"+snapBucket, msgGetRequest{LastFor: meta})
+				cancel()
+				if err != nil {
+					return jetstream.ErrObjectNotFound
+				}
+			}
+			if err != nil {
+				return err
+			}
+			info = &jetstream.ObjectInfo{}
+			if err := json.Unmarshal(m.Data, info); err != nil {
+				return fmt.Errorf("cluster: snapshot %s: info: %w", name, err)
+			}
+			if info.Deleted {
+				return jetstream.ErrObjectNotFound
+			}
+			return nil
 		})
 		if err == nil {
 			break
@@ -246,31 +334,36 @@ func (s *Snapshots) getObject(ctx context.Context, obs jetstream.ObjectStore, na
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	var st jetstream.Stream
-	if err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
-		st, err = s.log.n.js.Stream(ctx, "OBJ_"+snapBucket)
-		return err
-	}); err != nil {
-		return nil, err
-	}
+	nc, stream := s.log.n.nc, "OBJ_"+snapBucket
 	subj := "$O." + snapBucket + ".C." + info.NUID
 	out := make([]byte, 0, info.Size)
 	sum := sha256.New()
-	next := uint64(1)
-	for range info.Chunks {
-		var m *jetstream.RawStreamMsg
-		if err := retry(ctx, snapTry, func(ctx context.Context) (err error) {
-			m, err = st.GetMsg(ctx, next, jetstream.WithGetMsgSubject(subj))
-			return err
-		}); err != nil {
+	next, chunks := uint64(1), uint32(0)
+	for chunks < info.Chunks {
+		// Through the object's last chunk: a failed request is tried again
+		// from the next chunk.
+		err := readThrough(ctx, nc, stream, subj, next, math.MaxUint64, snapTry, true, func(m *jetstream.RawStreamMsg) error {
+			out = append(out, m.Data...)
+			sum.Write(m.Data)
+			next = m.Sequence + 1
+			if chunks++; chunks == info.Chunks {
+				return errLastChunk
+			}
+			return nil
+		})
+		if err == nil || errors.Is(err, errLastChunk) {
+			break
+		}
+		if ctx.Err() != nil {
 			return nil, fmt.Errorf("cluster: snapshot %s: chunk after %d: %w", name, next-1, err)
 		}
-		out = append(out, m.Data...)
-		sum.Write(m.Data)
-		next = m.Sequence + 1
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	if uint64(len(out)) != info.Size {
-		return nil, fmt.Errorf("cluster: snapshot %s: read %d bytes of %d", name, len(out), info.Size)
+	if uint64(len(out)) != info.Size || chunks != info.Chunks {
+		return nil, fmt.Errorf("cluster: snapshot %s: read %d bytes in %d chunks of %d in %d", name, len(out), chunks, info.Size, info.Chunks)
 	}
 	if d := "SHA-256=" + base64.URLEncoding.EncodeToString(sum.Sum(nil)); d != info.Digest {
 		return nil, fmt.Errorf("cluster: snapshot %s: digest %s, its info says %s", name, d, info.Digest)

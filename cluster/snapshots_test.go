@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -58,9 +59,7 @@ func TestSnapshotsReplicated(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(bg, 60*time.Second)
 	defer cancel()
-	_, kv, err := NewSnapshots(owner.log).stores(ctx)
-	require.NoError(t, err)
-	kept, _, err := seqs(ctx, kv, evt)
+	kept, _, err := NewSnapshots(owner.log).seqs(ctx, evt, true)
 	require.NoError(t, err)
 	require.Len(t, kept, snapsKept)
 	first, err := stacks[a].log.FirstSeq(evt)
@@ -91,18 +90,22 @@ func TestSnapshotsReplicated(t *testing.T) {
 
 // TestSnapshotReadChunkByChunk: a snapshot of several object-store chunks
 // saved through one node is read back whole, byte for byte, through
-// another (read with message gets, not the store's ordered consumer).
+// another (read with batched direct gets, not the store's ordered
+// consumer), also one of more chunks than a batch's bytes hold.
 func TestSnapshotReadChunkByChunk(t *testing.T) {
 	nodes, _ := startCluster(t, 3)
-	state := make([]byte, 700<<10) // over 5 chunks of 128 KiB
-	for i := range state {
-		state[i] = byte(i*7 + i/1000)
+	for i, size := range []int{700 << 10, directBatchBytes + 3<<20} { // over 5 chunks of 128 KiB; two batches
+		state := make([]byte, size)
+		for i := range state {
+			state[i] = byte(i*7 + i/1000)
+		}
+		id := fmt.Sprintf("evt_chunks%d", i)
+		_, err := NewSnapshots(NewLog(nodes[0], nil)).SaveAndTrim(id, 42, state)
+		require.NoError(t, err)
+		seq, got, ok, err := NewSnapshots(NewLog(nodes[1], nil)).LoadNewestWith(id, 0)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, uint64(42), seq)
+		require.Equal(t, state, got)
 	}
-	_, err := NewSnapshots(NewLog(nodes[0], nil)).SaveAndTrim("evt_chunks", 42, state)
-	require.NoError(t, err)
-	seq, got, ok, err := NewSnapshots(NewLog(nodes[1], nil)).LoadNewestWith("evt_chunks", 0)
-	require.NoError(t, err)
-	require.True(t, ok)
-	require.Equal(t, uint64(42), seq)
-	require.Equal(t, state, got)
 }

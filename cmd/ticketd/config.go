@@ -73,6 +73,7 @@ func ParseConfig(args []string, lookup func(string) (string, bool), help io.Writ
 	str(&c.ClusterAddr, "cluster-addr", "TICKETD_CLUSTER_ADDR", d.ClusterAddr, "cluster mode: this node's cluster listen host:port")
 	str(&c.ClusterPeers, "cluster-peers", "TICKETD_CLUSTER_PEERS", d.ClusterPeers, "comma-separated cluster addresses of all nodes; empty runs a single node on Pebble")
 	num(&c.ClusterReplicas, "cluster-replicas", "TICKETD_CLUSTER_REPLICAS", d.ClusterReplicas, "cluster mode: nodes keeping each event stream (at most the peers)")
+	num(&c.ClusterSnapshotTailMax, "cluster-snapshot-tail-max", "TICKETD_CLUSTER_SNAPSHOT_TAIL_MAX", d.ClusterSnapshotTailMax, "cluster mode: most changes after an event's last snapshot, the tail a failover replays (0: grows with the event)")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(help, "usage: ticketd serve [flags]\n\nEvery flag also reads the environment variable named after it, when absent.\n\nflags:")
 		fs.SetOutput(help)
