@@ -81,6 +81,9 @@ func leaderGet(ctx context.Context, nc *nats.Conn, stream string, req msgGetRequ
 		if resp.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound) {
 			return nil, jetstream.ErrMsgNotFound
 		}
+		if resp.Error.ErrCode == jsClusterNotAvail {
+			return nil, fmt.Errorf("cluster: message get of %s: %w", stream, errNoMetaLeader)
+		}
 		return nil, fmt.Errorf("cluster: message get of %s: %s (%d)", stream, resp.Error.Description, resp.Error.ErrCode)
 	}
 	if resp.Message == nil {
@@ -96,10 +99,27 @@ func leaderGet(ctx context.Context, nc *nats.Conn, stream string, req msgGetRequ
 	return m, nil
 }
 
+// jsClusterNotAvail is JetStream's "temporarily unavailable" (10008): the
+// message-get API's answer while the cluster has no meta leader, even
+// from a stream leader that is there.
+const jsClusterNotAvail = 10008
+
+// errNoMetaLeader is a leader's message get refused for want of a meta
+// leader (a paused or lost node led the meta group).
+var errNoMetaLeader = errors.New("no JetStream meta leader")
+
 // leaderLast is the stream sequence of subject's last message according
-// to stream's leader (0: none).
+// to stream's leader (0: none). While the cluster has no meta leader, the
+// leader's API refuses, and the node's own replica answers instead: it
+// may lag the leader, which only ever costs a retry, since every use of
+// this sequence is fenced (a replay's end before a claim, a writer's base:
+// a claim or append expecting a stale last sequence is refused, and the
+// tail is read again), and a view that stops short reads more later.
 func leaderLast(ctx context.Context, nc *nats.Conn, stream, subject string) (uint64, error) {
 	m, err := leaderGet(ctx, nc, stream, msgGetRequest{LastFor: subject})
+	if errors.Is(err, errNoMetaLeader) {
+		m, err = directLast(ctx, nc, stream, subject)
+	}
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
@@ -279,4 +281,46 @@ func plainRecs(from, to uint64) []logRec {
 		out = append(out, logRec{s, fmt.Sprintf("r%d", s)})
 	}
 	return out
+}
+
+// TestLeaderLastWithoutMetaLeader: while JetStream answers a leader's
+// message get with "temporarily unavailable" (10008: no meta leader, or
+// the stream's group has none), the last sequence comes from a replica's
+// direct get, not an error: a failover's load goes on (the claim's fence
+// settles a lagging answer). Any other refusal stays an error. The
+// JetStream API is played by subscriptions on a plain NATS server, so
+// each answer is the one under test.
+func TestLeaderLastWithoutMetaLeader(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	require.NoError(t, err)
+	srv.Start()
+	t.Cleanup(srv.Shutdown)
+	require.True(t, srv.ReadyForConnections(5*time.Second))
+	nc, err := nats.Connect(srv.ClientURL())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+
+	var apiErr atomic.Int64
+	apiErr.Store(10008)
+	_, err = nc.Subscribe("$JS.API.STREAM.MSG.GET.S", func(m *nats.Msg) {
+		_ = m.Respond(fmt.Appendf(nil, `{"type":"io.nats.jetstream.api.v1.stream_msg_get_response","error":{"code":503,"err_code":%d,"description":"refused"}}`, apiErr.Load()))
+	})
+	require.NoError(t, err)
+	_, err = nc.Subscribe("$JS.API.DIRECT.GET.S.ev.0.log", func(m *nats.Msg) {
+		r := nats.NewMsg(m.Reply)
+		r.Header.Set(jetstream.SequenceHeader, "42")
+		r.Header.Set(jetstream.StreamHeader, "S")
+		r.Data = []byte("x")
+		_ = m.RespondMsg(r)
+	})
+	require.NoError(t, err)
+	require.NoError(t, nc.Flush())
+
+	last, err := leaderLast(bg, nc, "S", "ev.0.log")
+	require.NoError(t, err)
+	require.Equal(t, uint64(42), last, "the replica's last")
+
+	apiErr.Store(10003) // a bad request: no fallback
+	_, err = leaderLast(bg, nc, "S", "ev.0.log")
+	require.Error(t, err)
 }

@@ -84,7 +84,10 @@
 // that message: the read is exactly the leader's, one message at a time,
 // at a fraction of the requests (3 ms each on a loaded node). Reads that
 // must see the last message (a writer's base, a read's end, FirstSeq) ask
-// the leader's message-get API. An event whose records before the view's
+// the leader's message-get API; while JetStream refuses it (10008: no meta
+// leader, as when a paused node led the meta group, or the stream's group
+// has none) the node's replica answers instead: a lagging answer costs a
+// refused claim or append and a tail read, never a wrong state. An event whose records before the view's
 // seen lie in at most maxSparse messages (a small event whose first
 // record holds the trim back) has those read alone, not every message
 // from its first; replays of

@@ -459,6 +459,18 @@ func (l *Log) FirstSeq(stream string) (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.n.cfg.RequestTimeout)
 	defer cancel()
 	m, err := leaderGet(ctx, l.n.nc, e.s.stream, msgGetRequest{Seq: 1, NextFor: e.s.subject})
+	if errors.Is(err, errNoMetaLeader) {
+		// The node's replica instead (see leaderLast): one behind on a
+		// purge holds the same records from an older message on, and the
+		// replay reads them from it.
+		var ms []*jetstream.RawStreamMsg
+		if ms, err = directGet(ctx, l.n.nc, e.s.stream, e.s.subject, 1, 1, 0); err == nil {
+			if len(ms) == 0 {
+				return 0, nil
+			}
+			m = ms[0]
+		}
+	}
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
