@@ -244,20 +244,7 @@ func TestSnapshotScheduleGrowsWithTheEvent(t *testing.T) {
 	assert.Equal(t, uint64(300), snapshotDue(100, 300, 1_000_000))
 	assert.Equal(t, uint64(100), snapshotDue(100, 50, 1_000_000))
 
-	e := newEnv(t, func(c *Config) { c.SnapshotEvery = 40 })
-	sd := newLogSeeder(t, e.store, e.cfg.Event)
-	sd.register(1000)
-	// Activation finds the records and no snapshot: one snapshot of all.
-	_, err := e.sys.Ask(bg, sd.evt, event.GetEvent{})
-	require.NoError(t, err)
-	waitSnapshots(t, e, 1)
-	for i := range 1100 {
-		_, err := e.sys.Ask(bg, sd.evt, event.CreateRegistration{Email: fmt.Sprintf("g%d@example.com", i), RegistrationTypeID: sd.tt})
-		require.NoError(t, err)
-	}
-	e.reopen()
-	seqs, err := e.sys.snaps.List(sd.evt)
-	require.NoError(t, err)
+	sd, seqs := snapshotsOfABigEvent(t, func(c *Config) { c.SnapshotEvery = 40 }, 1100)
 	// The next is due the covered records later, not 40 later (a
 	// registration is two changes, so it may land one past).
 	require.Len(t, seqs, 2)
@@ -267,23 +254,33 @@ func TestSnapshotScheduleGrowsWithTheEvent(t *testing.T) {
 	assert.Less(t, seqs[1], due+2)
 }
 
-// TestSnapshotTailMaxBoundsTheInterval: with SnapshotTailMax, a big
-// event's next snapshot is due that many changes later, not the covered
-// records later.
-func TestSnapshotTailMaxBoundsTheInterval(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.SnapshotEvery, c.SnapshotTailMax = 40, 100 })
+// snapshotsOfABigEvent seeds an event of 1,000 registrations' records,
+// activates it (one snapshot of all), registers more through its actor,
+// reopens, and answers the seeder and the snapshots kept.
+func snapshotsOfABigEvent(t *testing.T, tweak func(*Config), more int) (*logSeeder, []uint64) {
+	t.Helper()
+	e := newEnv(t, tweak)
 	sd := newLogSeeder(t, e.store, e.cfg.Event)
 	sd.register(1000)
+	// Activation finds the records and no snapshot: one snapshot of all.
 	_, err := e.sys.Ask(bg, sd.evt, event.GetEvent{})
 	require.NoError(t, err)
 	waitSnapshots(t, e, 1)
-	for i := range 300 {
+	for i := range more {
 		_, err := e.sys.Ask(bg, sd.evt, event.CreateRegistration{Email: fmt.Sprintf("g%d@example.com", i), RegistrationTypeID: sd.tt})
 		require.NoError(t, err)
 	}
 	e.reopen()
 	seqs, err := e.sys.snaps.List(sd.evt)
 	require.NoError(t, err)
+	return sd, seqs
+}
+
+// TestSnapshotTailMaxBoundsTheInterval: with SnapshotTailMax, a big
+// event's next snapshot is due that many changes later, not the covered
+// records later.
+func TestSnapshotTailMaxBoundsTheInterval(t *testing.T) {
+	sd, seqs := snapshotsOfABigEvent(t, func(c *Config) { c.SnapshotEvery, c.SnapshotTailMax = 40, 100 }, 300)
 	require.Len(t, seqs, 2)
 	assert.Greater(t, seqs[0], sd.last, "snapshots after the first, every 100 changes")
 	assert.GreaterOrEqual(t, seqs[1]-seqs[0], uint64(100))

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/actors"
+	"ticketd/app/apptest"
 	"ticketd/webhooks"
 )
 
@@ -78,6 +79,22 @@ func (h *hookSink) signedFor(t *testing.T, evt, secret string) int {
 	return n
 }
 
+// newHookEndpoint makes a unit through nd and an endpoint of it, for
+// every webhook type, that posts to sink on a loopback port: the unit,
+// the endpoints' route, the endpoint's id and its secret.
+func newHookEndpoint(t *testing.T, nd *node, sink *hookSink) (unit apptest.Unit, base, id, secret string) {
+	t.Helper()
+	rcv := httptest.NewServer(sink)
+	t.Cleanup(rcv.Close)
+	u := nd.NewUnit("Hooks")
+	base = "/admin/v1/business-units/" + u.ID + "/webhook-endpoints"
+	st, ep := retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", nd.URL+base, nd.Admin, map[string]any{"url": rcv.URL, "eventTypes": actors.HookTypes()})
+	})
+	require.Equal(t, 201, st, "%v", ep)
+	return u, base, ep["id"].(string), ep["secret"].(string)
+}
+
 // TestSharedWebhookEndpoints: an endpoint made through one node is listed
 // on every node and delivered to by the owner of an event written through
 // another node, signed with its secret, and still after the node it was
@@ -88,16 +105,7 @@ func TestSharedWebhookEndpoints(t *testing.T) {
 	nodes := startNodes(t, 3)
 	a, b := nodes[0], nodes[1]
 	sink := &hookSink{}
-	rcv := httptest.NewServer(sink)
-	t.Cleanup(rcv.Close)
-
-	u := a.NewUnit("Hooks")
-	base := "/admin/v1/business-units/" + u.ID + "/webhook-endpoints"
-	st, ep := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", a.URL+base, a.Admin, map[string]any{"url": rcv.URL, "eventTypes": actors.HookTypes()})
-	})
-	require.Equal(t, 201, st, "%v", ep)
-	epID, secret := ep["id"].(string), ep["secret"].(string)
+	u, base, epID, secret := newHookEndpoint(t, a, sink)
 	listedEverywhere := func(ns []*node) func() bool {
 		return func() bool {
 			for _, nd := range ns {
@@ -180,16 +188,7 @@ func TestWebhookPendingOnALostOwner(t *testing.T) {
 	nodes := startNodes(t, 3)
 	a := nodes[0]
 	sink := &hookSink{down: true}
-	rcv := httptest.NewServer(sink)
-	t.Cleanup(rcv.Close)
-
-	u := a.NewUnit("Hooks")
-	base := "/admin/v1/business-units/" + u.ID + "/webhook-endpoints"
-	st, ep := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", a.URL+base, a.Admin, map[string]any{"url": rcv.URL, "eventTypes": actors.HookTypes()})
-	})
-	require.Equal(t, 201, st, "%v", ep)
-	secret := ep["secret"].(string)
+	u, _, _, secret := newHookEndpoint(t, a, sink)
 
 	// An event owned by a node other than A, sold through A.
 	var evt, owner string
