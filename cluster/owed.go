@@ -3,7 +3,6 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -390,36 +389,12 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 // those below sequence before only (0: all). It reads with the message-get
 // API, answered by the stream's leader alone (see Log.Replay).
 func (o *owed) readSubject(ctx context.Context, stream, subject string, before uint64, fn func(*jetstream.RawStreamMsg) error) error {
-	s, err := o.n.js.Stream(ctx, stream)
+	end, err := leaderLast(ctx, o.n.nc, stream, subject)
 	if err != nil {
 		return fmt.Errorf("cluster: read %s: %w", subject, err)
 	}
-	last, err := s.GetLastMsgForSubject(ctx, subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("cluster: read %s: %w", subject, err)
-	}
-	end := last.Sequence
 	if before > 0 && before-1 < end {
 		end = before - 1
 	}
-	for next := uint64(1); next <= end; {
-		m, err := s.GetMsg(ctx, next, jetstream.WithGetMsgSubject(subject))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("cluster: read %s from %d: %w", subject, next, err)
-		}
-		if m.Sequence > end {
-			return nil
-		}
-		next = m.Sequence + 1
-		if err := fn(m); err != nil {
-			return err
-		}
-	}
-	return nil
+	return readThrough(ctx, o.n.nc, stream, subject, 1, end, o.n.cfg.RequestTimeout, false, fn)
 }
