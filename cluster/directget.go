@@ -17,8 +17,15 @@ import (
 // message on a loaded node, 110 us a record in the chaos run. JetStream's
 // batched direct get ($JS.API.DIRECT.GET.<stream> with "batch") streams
 // many messages to one inbox for one request, ended by a status-204
-// message (EOB). Any replica subscribed to direct gets may answer it (the
-// node's own first), and one that has not applied the last messages yet
+// message (EOB). Any replica subscribed to direct gets may answer it:
+// the server picks one of the stream's replicas at random for a client's
+// request (its preference for a local queue subscriber holds only for a
+// message that came over a route). A replica that does not answer at
+// all, a node paused (SIGSTOP) whose routes are still open, is asked
+// again after directFirstWait: another pick (the route to a node that
+// stays silent is closed after routePingsOut route pings, node.go, and
+// its replicas are no longer picked). One that has not applied the last
+// messages yet
 // answers fewer, or none (404): a read through end, the subject's last
 // message according to its leader, asks again from the next sequence and,
 // when a batch brings nothing new below end, asks the leader for that
@@ -33,6 +40,11 @@ const (
 	// directBatchBytes bounds its bytes: the server stops once it has sent
 	// this much, so a batch is at most this plus one message.
 	directBatchBytes = 8 << 20
+	// directFirstWait bounds the wait for a direct get's first answer
+	// before it is asked again: a replica sends its first message within
+	// milliseconds; one that sends nothing is paused or gone. Asking again
+	// only costs the work of a late answer, which nobody reads.
+	directFirstWait = 500 * time.Millisecond
 )
 
 // msgGetRequest is the JSON of the message-get APIs (JSApiMsgGetRequest).
@@ -110,7 +122,7 @@ var errNoMetaLeader = errors.New("no JetStream meta leader")
 
 // leaderLast is the stream sequence of subject's last message according
 // to stream's leader (0: none). While the cluster has no meta leader, the
-// leader's API refuses, and the node's own replica answers instead: it
+// leader's API refuses, and a replica answers instead (directLast): it
 // may lag the leader, which only ever costs a retry, since every use of
 // this sequence is fenced (a replay's end before a claim, a writer's base:
 // a claim or append expecting a stale last sequence is refused, and the
@@ -137,11 +149,26 @@ var errNoDirect = errors.New("cluster: no direct get responder")
 // subject from sequence from on (at most maxBytes, plus one message), in
 // order. None (a nil slice, no error) means the replica that answered has
 // no message of subject at or after from.
+// A replica silent for directFirstWait is asked again (see the top of
+// this file) until ctx ends.
 func directGet(ctx context.Context, nc *nats.Conn, stream, subject string, from uint64, batch, maxBytes int) ([]*jetstream.RawStreamMsg, error) {
 	body, err := json.Marshal(msgGetRequest{Seq: from, NextFor: subject, Batch: batch, MaxBytes: maxBytes})
 	if err != nil {
 		return nil, err
 	}
+	for {
+		msgs, err := directGetOnce(ctx, nc, stream, subject, from, batch, maxBytes, body)
+		if !errors.Is(err, errSilent) || ctx.Err() != nil {
+			return msgs, err
+		}
+	}
+}
+
+// errSilent is a direct get whose replica sent nothing within
+// directFirstWait.
+var errSilent = errors.New("cluster: direct get unanswered")
+
+func directGetOnce(ctx context.Context, nc *nats.Conn, stream, subject string, from uint64, batch, maxBytes int, body []byte) ([]*jetstream.RawStreamMsg, error) {
 	inbox := nc.NewRespInbox()
 	sub, err := nc.SubscribeSync(inbox)
 	if err != nil {
@@ -155,12 +182,19 @@ func directGet(ctx context.Context, nc *nats.Conn, stream, subject string, from 
 	if err := nc.PublishRequest("$JS.API.DIRECT.GET."+stream, inbox, body); err != nil {
 		return nil, err
 	}
+	first, cancel := context.WithTimeoutCause(ctx, directFirstWait, errSilent)
+	defer cancel()
+	wait := first
 	var out []*jetstream.RawStreamMsg
 	for {
-		m, err := sub.NextMsgWithContext(ctx)
+		m, err := sub.NextMsgWithContext(wait)
 		if err != nil {
+			if errors.Is(context.Cause(wait), errSilent) && ctx.Err() == nil {
+				return nil, errSilent
+			}
 			return nil, fmt.Errorf("cluster: direct get of %s from %d: %w", subject, from, err)
 		}
+		wait = ctx // answered: the rest of the batch follows
 		if status := m.Header.Get("Status"); status != "" {
 			switch status {
 			case "204": // end of the batch
@@ -244,12 +278,23 @@ func readThrough(ctx context.Context, nc *nats.Conn, stream, subject string, fro
 	return nil
 }
 
-// directLast asks any replica of stream (the node's own first) for
+// directLast asks any replica of stream for
 // subject's last message: a direct get by subject, which needs no
 // stream leader, so it is answered while the stream elects one (a node
-// lost or paused). A replica may lag: see its callers.
+// lost or paused). A replica may lag: see its callers. A replica silent
+// for directFirstWait is asked again until ctx ends.
 func directLast(ctx context.Context, nc *nats.Conn, stream, subject string) (*jetstream.RawStreamMsg, error) {
-	m, err := nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET."+stream+"."+subject, nil)
+	var m *nats.Msg
+	var err error
+	for {
+		try, cancel := context.WithTimeoutCause(ctx, directFirstWait, errSilent)
+		m, err = nc.RequestWithContext(try, "$JS.API.DIRECT.GET."+stream+"."+subject, nil)
+		silent := errors.Is(context.Cause(try), errSilent)
+		cancel()
+		if err == nil || !silent || ctx.Err() != nil {
+			break
+		}
+	}
 	if errors.Is(err, nats.ErrNoResponders) {
 		return nil, errNoDirect
 	}

@@ -78,7 +78,10 @@
 // 8 MiB a request, streamed to an inbox; not an ordered consumer, which
 // needs the meta leader too, which a node's loss can leave unelected).
 // The shard streams allow direct gets for this, and any replica may
-// answer one, the node's own first: one that has not applied the last
+// answer one (the server picks it at random; one silent for
+// directFirstWait, a paused node's, is asked again, and the routes of a
+// node that answers no route ping close after routePingsOut seconds, so
+// its replicas are no longer picked): one that has not applied the last
 // messages answers fewer, so the read asks again from the next sequence
 // and, when a batch brings nothing new below end, asks the leader for
 // that message: the read is exactly the leader's, one message at a time,
@@ -86,7 +89,7 @@
 // must see the last message (a writer's base, a read's end, FirstSeq) ask
 // the leader's message-get API; while JetStream refuses it (10008: no meta
 // leader, as when a paused node led the meta group, or the stream's group
-// has none) the node's replica answers instead: a lagging answer costs a
+// has none) a replica answers instead: a lagging answer costs a
 // refused claim or append and a tail read, never a wrong state. An event whose records before the view's
 // seen lie in at most maxSparse messages (a small event whose first
 // record holds the trim back) has those read alone, not every message

@@ -67,6 +67,8 @@ const (
 	peerStale      = 3 * heartbeatEvery
 	heartbeatSubj  = "ticketd.node."
 	watchEvery     = 100 * time.Millisecond
+	routePing      = time.Second
+	routePingsOut  = 3
 )
 
 // Start starts the node's server and joins the cluster. It returns once
@@ -104,6 +106,15 @@ func Start(cfg Config) (*Node, error) {
 			Name: cfg.Name,
 			Host: host,
 			Port: port,
+			// A peer that answers no route ping for routePingsOut of them
+			// has its routes closed (the default: 2 minutes per ping). A
+			// paused node (SIGSTOP) keeps its sockets open: until its
+			// routes close, the servers still pick it for the requests of
+			// queue groups (a stream's direct gets) and send it every
+			// Raft message; closed, it is treated as a node lost, as after
+			// a kill, and rejoins when it answers again.
+			PingInterval: routePing,
+			MaxPingsOut:  routePingsOut,
 		},
 		Routes: server.RoutesFromStr(strings.Join(routes, ",")),
 		NoSigs: true,

@@ -109,7 +109,7 @@ func (s *Snapshots) stores(ctx context.Context) (jetstream.ObjectStore, jetstrea
 // seqs reads an event's snapshot seqs, oldest first, and the index
 // entry's revision (0 when none): from the bucket stream's leader when
 // leader is set, else with the bucket's direct get, which any replica
-// answers (the node's own first).
+// answers (see directget.go).
 //
 // A save reads from the leader: its update is fenced on the revision,
 // which must be the last one. A load reads from a replica, so that it
@@ -279,7 +279,7 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 
 // getObject reads an object of the snapshot bucket: its info with a
 // direct get, then its chunks in batched direct gets (readThrough), which
-// any replica answers, the node's own first, so a load does not wait for
+// any replica answers (see directget.go), so a load does not wait for
 // the election of the bucket's leader when that was the node lost. The
 // object store's own reader makes an ordered consumer, whose creation
 // needs the JetStream meta leader: when the node that led the meta group

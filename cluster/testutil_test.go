@@ -28,6 +28,9 @@ import (
 const parallelTests = 6
 
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(childNodeEnv); cfg != "" {
+		runChildNode(cfg) // never returns: see startChildNode
+	}
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
