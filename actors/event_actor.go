@@ -173,7 +173,23 @@ func (a *eventActor) load() error {
 	// collections during the load would only slow it down.
 	exit := a.sys.loadGC.enter(a.sys.cfg.LoadGCPercent)
 	var st restoreStats
-	from, last, gap, err := a.sys.restore(a.m, a.id, ^uint64(0), nil, &st)
+	var from, last uint64
+	var gap bool
+	var err error
+	preloaded, replayFrom := false, uint64(0)
+	if w := a.sys.takePreloaded(a.id); w != nil {
+		// Built ahead (see Preload): only the records since.
+		t0 := time.Now()
+		var next uint64
+		if next, gap, err = a.sys.replayAfter(w.m, a.id, w.last, ^uint64(0), nil); err == nil && !gap {
+			a.m, from, last, preloaded, replayFrom = w.m, w.from, next, true, w.last
+			st.replay = time.Since(t0)
+		}
+	}
+	if !preloaded {
+		from, last, gap, err = a.sys.restore(a.m, a.id, ^uint64(0), nil, &st)
+		replayFrom = from
+	}
 	exit()
 	if err != nil {
 		return err
@@ -181,12 +197,12 @@ func (a *eventActor) load() error {
 	// A slow load is worth a line (a restart of a big event); the rest are
 	// activations of small ones.
 	lvl := slog.LevelDebug
-	if st.read+st.decode+st.replay >= slowLoad {
+	if st.read+st.decode+st.replay >= slowLoad || preloaded {
 		lvl = slog.LevelInfo
 	}
 	a.sys.cfg.Logger.Log(context.Background(), lvl, "event loaded", "event", a.id, "snapshot_seq", from,
-		"snapshot_bytes", st.snapBytes, "replayed", last-from, "read_ms", st.read.Milliseconds(),
-		"decode_ms", st.decode.Milliseconds(), "replay_ms", st.replay.Milliseconds())
+		"snapshot_bytes", st.snapBytes, "replayed", last-replayFrom, "read_ms", st.read.Milliseconds(),
+		"decode_ms", st.decode.Milliseconds(), "replay_ms", st.replay.Milliseconds(), "preloaded", preloaded)
 	if gap {
 		// Answers are released in log order, so nothing after a gap was
 		// ever acknowledged: drop it.

@@ -146,8 +146,9 @@ type System struct {
 	log  persistence.Log // the event log: cfg.Log or store.Log()
 	snap SnapshotStore   // event snapshots: cfg.Snapshots or snaps
 
-	snapper snapshotter // builds and saves snapshots off the actors
-	loadGC  loadGC      // raises GOGC while states load
+	snapper  snapshotter // builds and saves snapshots off the actors
+	loadGC   loadGC      // raises GOGC while states load
+	preloads preloads    // states built ahead of a planned move (Preload)
 
 	mu      sync.Mutex
 	slots   map[string]*slot

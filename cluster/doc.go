@@ -120,7 +120,12 @@
 // all, and a restarted node leads none): only while a node leads two
 // shards more than another, with the fewest moves, computed alike on
 // every node from the heartbeats and made once wanted unchanged for
-// balanceSettle, so the survivors of a loss keep what they led. A move is
+// balanceSettle, so the survivors of a loss keep what they led. The
+// taker first builds the states of the shard's events while the leader
+// still serves them (preload.go: its first handover is refused with
+// errPreloading, the next, once they are built, catches them up), so
+// its actors replay only the last records after the move instead of
+// loading a big event's snapshot during the pause. A move is
 // a handover (ticketd.handover.<node>): the leader stops owning the
 // shard's events, lets their actors' commits end, then steps down in
 // favour of the taker (JetStream's stepdown with a preferred leader),

@@ -402,6 +402,10 @@ func (n *Node) balance() {
 		} else {
 			err = n.stepDown(m.shard, m.to)
 		}
+		if errors.Is(err, errPreloading) {
+			n.cfg.Logger.Debug("cluster: leader move waits for its events' preload", "stream", streamName(m.shard))
+			continue
+		}
 		if err != nil {
 			n.cfg.Logger.Info("cluster: leader move refused", "stream", streamName(m.shard), "from", m.from, "err", err)
 			continue

@@ -60,6 +60,8 @@ type Router struct {
 	// after a gain (see activate): giveUp refuses to hand those over.
 	activating []atomic.Int32
 	hsub       *nats.Subscription
+
+	pre preloader // the shards whose events were built ahead of a move here
 }
 
 // askSubj + node name is where a node serves forwarded requests.
@@ -556,7 +558,19 @@ const (
 )
 
 // handOver asks from, the leader of shard, to hand it over to this node.
+// Its events are preloaded here first (see preload.go).
 func (r *Router) handOver(shard int, from, to string) error {
+	if err := r.preloadFor(shard); err != nil {
+		return err
+	}
+	err := r.askHandOver(shard, from, to)
+	if err != nil {
+		r.dropPreloaded(shard)
+	}
+	return err
+}
+
+func (r *Router) askHandOver(shard int, from, to string) error {
 	m, err := r.n.nc.Request(handOverSubj+from, []byte(strconv.Itoa(shard)+" "+to), handOverWait)
 	if errors.Is(err, nats.ErrNoResponders) {
 		// A node that serves no events: its leadership alone moves.

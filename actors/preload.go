@@ -1,0 +1,144 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"ticketd/event"
+)
+
+// Preloaded states. A node about to take events over in a planned move
+// (cluster mode: the leaders' spreading hands a shard to a node) builds
+// their states first, while the giver still serves them: the snapshot's
+// read and decode and the replay, seconds for a big event, happen before
+// the move instead of during the pause of its writes. The actor that
+// starts on the event then takes the state, replays only the records
+// written since, and claims the event as any load does (the claim's fence
+// refuses it if another node claimed the event meanwhile: a preloaded
+// state is a prefix of the event's log, never a state of its own). A
+// preloaded state no actor takes within preloadTTL is dropped.
+const preloadTTL = time.Minute
+
+type preloaded struct {
+	m          *event.Machine
+	from, last uint64 // the snapshot it started from, the last record applied
+	timer      *time.Timer
+}
+
+// preloads holds the states built ahead (System.preloads).
+type preloads struct {
+	mu    sync.Mutex
+	warm  map[string]*preloaded
+	busy  map[string]bool // being built or caught up
+	stats struct{ taken, built uint64 }
+}
+
+// Preload builds the state of event id ahead of its activation here, or
+// catches up the one built before with the records written since. It
+// does nothing for an event with an actor here. It answers the seq of the
+// last record the state holds.
+func (s *System) Preload(ctx context.Context, id string) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	_, active := s.slots[id]
+	s.mu.Unlock()
+	if active {
+		return 0, nil
+	}
+	p := &s.preloads
+	p.mu.Lock()
+	if p.busy[id] {
+		p.mu.Unlock()
+		return 0, fmt.Errorf("actors: preload of %s under way", id)
+	}
+	if p.busy == nil {
+		p.busy, p.warm = map[string]bool{}, map[string]*preloaded{}
+	}
+	w := p.warm[id]
+	delete(p.warm, id)
+	p.busy[id] = true
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.busy, id)
+		p.mu.Unlock()
+	}()
+	if w != nil {
+		w.timer.Stop()
+		last, gap, err := s.replayAfter(w.m, id, w.last, ^uint64(0), nil)
+		if err != nil || gap {
+			w = nil // built anew below
+		} else {
+			w.last = last
+		}
+	}
+	if w == nil {
+		m := event.NewMachine(id, s.cfg.Event, s.cfg.IDs)
+		exit := s.loadGC.enter(s.cfg.LoadGCPercent)
+		from, last, gap, err := s.restore(m, id, ^uint64(0), nil, nil)
+		exit()
+		if err != nil {
+			return 0, err
+		}
+		if gap {
+			// A gap is the load's to settle (it truncates what follows).
+			return 0, fmt.Errorf("actors: preload of %s: the log has a gap after %d", id, last)
+		}
+		w = &preloaded{m: m, from: from, last: last}
+		p.mu.Lock()
+		p.stats.built++
+		p.mu.Unlock()
+	}
+	p.mu.Lock()
+	p.warm[id] = w
+	w.timer = time.AfterFunc(preloadTTL, func() {
+		p.mu.Lock()
+		if p.warm[id] == w {
+			delete(p.warm, id)
+		}
+		p.mu.Unlock()
+	})
+	p.mu.Unlock()
+	return w.last, nil
+}
+
+// takePreloaded hands the state preloaded for id, if any, to its actor.
+func (s *System) takePreloaded(id string) *preloaded {
+	p := &s.preloads
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.warm[id]
+	if w == nil {
+		return nil
+	}
+	w.timer.Stop()
+	delete(p.warm, id)
+	p.stats.taken++
+	return w
+}
+
+// DropPreloaded drops the preloaded states of the events match accepts
+// (a planned move refused: they would only hold memory until preloadTTL).
+func (s *System) DropPreloaded(match func(eventID string) bool) {
+	p := &s.preloads
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, w := range p.warm {
+		if match(id) {
+			w.timer.Stop()
+			delete(p.warm, id)
+		}
+	}
+}
+
+// PreloadStats counts the states preloaded and those an actor took.
+func (s *System) PreloadStats() (built, taken uint64) {
+	p := &s.preloads
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats.built, p.stats.taken
+}
