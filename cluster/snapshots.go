@@ -147,7 +147,9 @@ func (s *Snapshots) stores(ctx context.Context) (jetstream.ObjectStore, jetstrea
 // between snapshot and log (actors' restore checks FirstSeq), never
 // loads a state with records missing, and the next activation reads
 // again. Both need a replica that missed saves made 50,000 records
-// apart or more: not seen.
+// apart or more: not seen. An event with no record in the log (settled,
+// see settle.go) shows no gap: LoadNewestWith reads its list from the
+// leader then.
 func (s *Snapshots) seqs(ctx context.Context, eventID string, leader bool) ([]uint64, uint64, error) {
 	list, rev, _, err := s.seqsFrom(ctx, eventID, leader)
 	return list, rev, err
