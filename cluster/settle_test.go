@@ -213,3 +213,33 @@ func TestSettleCopiesNewest(t *testing.T) {
 	require.Equal(t, uint64(5), seq)
 	require.Equal(t, state, got, "from the copy")
 }
+
+// TestHolders: the trimmer settles the events that hold the trim more
+// than lag messages back and are idle or small; a busy big event, or one
+// whose records after its older snapshot are recent, is left alone.
+func TestHolders(t *testing.T) {
+	s := &shardLog{viewed: true, seen: 1000, events: map[string]*evView{
+		// never snapshotted, idle since message 10
+		"idle": {last: 5, marks: []mark{{1, 3, 5}, {4, 5, 10}}},
+		// small, still changing: its first records hold the trim
+		"small": {last: 40, marks: []mark{{1, 20, 20}, {21, 40, 990}}},
+		// big and busy: its older snapshot's records are far back
+		"busy": {last: 500_000, keep: 100_000, marks: []mark{{99_000, 100_200, 30}, {100_201, 500_000, 999}}},
+		// big, idle since message 300
+		"bigidle": {last: 400_000, keep: 300_000, marks: []mark{{299_000, 300_100, 40}, {300_101, 400_000, 300}}},
+		// settled: every record covered
+		"settled": {last: 9, keep: 9, marks: []mark{{1, 9, 2}}},
+		// holds, but not by more than lag
+		"recent": {last: 3, marks: []mark{{1, 3, 950}}},
+	}}
+	seen, hs := s.holders(100, 10_000, 16)
+	require.Equal(t, uint64(1000), seen)
+	var got []string
+	for _, h := range hs {
+		got = append(got, h.event)
+	}
+	require.Equal(t, []string{"idle", "small", "bigidle"}, got, "oldest need first")
+	require.Equal(t, holder{event: "idle", last: 5, need: 5}, hs[0])
+	_, hs = s.holders(100, 10_000, 2)
+	require.Len(t, hs, 2)
+}

@@ -946,14 +946,14 @@ type holder struct {
 	need  uint64 // the first message it needs kept
 }
 
-// holders lists, oldest need first and at most max of them, the events
+// holders lists, oldest need first and at most limit of them, the events
 // that hold the shard's trim more than lag messages behind the view's
 // seen and are worth a snapshot now (see Snapshots.settle): idle (no
 // record of theirs in the last lag messages) or small (last record seq at
 // most small, so a snapshot is cheap). A busy big event is left to its
 // own snapshots' pace: it holds the log back by design (the records after
 // its older snapshot kept). It answers seen too.
-func (s *shardLog) holders(lag, small uint64, max int) (uint64, []holder) {
+func (s *shardLog) holders(lag, small uint64, limit int) (uint64, []holder) {
 	s.vmu.Lock()
 	defer s.vmu.Unlock()
 	if !s.viewed {
@@ -982,8 +982,8 @@ func (s *shardLog) holders(lag, small uint64, max int) (uint64, []holder) {
 		out = append(out, holder{event: ev, last: v.last, need: need})
 	}
 	slices.SortFunc(out, func(a, b holder) int { return cmp.Compare(a.need, b.need) })
-	if len(out) > max {
-		out = out[:max]
+	if len(out) > limit {
+		out = out[:limit]
 	}
 	return s.seen, out
 }
