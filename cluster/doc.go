@@ -167,8 +167,11 @@
 // events holding the trim more than settleLag (10,000) messages behind the
 // view's last message that are idle (no record of theirs in those
 // messages) or small (at most settleSmall, 10,000, records: a cheap
-// snapshot), and settles each, at most once per settleLag messages: the
-// event's state at its last record becomes its only snapshot, kept twice,
+// snapshot) and owe nothing (no mail, webhook, refund or page to close of
+// theirs left in the owner's store: their puts stay in the log for a next
+// owner to import), and settles each, at most once per settleLag
+// messages: the event's state at its last record becomes its only
+// snapshot, kept twice,
 // <id>.<seq> and the copy <id>.<seq>.b (the index lists "seq,seq"), and
 // the log is trimmed through it. An event whose newest snapshot is at its
 // last record already has it copied; any other has one asked of the

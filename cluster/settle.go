@@ -2,10 +2,14 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"ticketd/outbox"
+	"ticketd/persistence"
 )
 
 // The trimmer: an event that changes less than SnapshotEvery is never
@@ -105,7 +109,10 @@ func (s *Snapshots) settleShard(shard int) {
 		}
 		s.asked[h.event] = seen
 		s.smu.Unlock()
-		if err := s.settle(h); err != nil {
+		if err := s.settle(h); errors.Is(err, errOwes) {
+			s.log.n.cfg.Logger.Debug("cluster: trimmer: event owes entries, not settled yet", "event", h.event, "holds_from", h.need, "shard_seen", seen)
+			continue
+		} else if err != nil {
 			s.log.n.cfg.Logger.Warn("cluster: trimmer: settle an event", "event", h.event, "holds_from", h.need, "shard_seen", seen, "err", err)
 			continue
 		}
@@ -120,11 +127,21 @@ func (s *Snapshots) settleShard(shard int) {
 	s.smu.Unlock()
 }
 
+// errOwes is settle's answer for an event that still owes entries.
+var errOwes = errors.New("cluster: the event owes entries")
+
 // settle makes h's event need no record through its last one: with its
 // newest snapshot at that record (or later), a second copy of it at once;
 // else a snapshot at it asked of the snapshotter, whose save keeps it
 // twice (SaveAndTrim). Either way the log is then trimmed through it.
 func (s *Snapshots) settle(h holder) error {
+	if owes, err := owesEntries(s.log.local, h.event); err != nil {
+		return err
+	} else if owes {
+		// Their puts must stay in the log for a next owner to import
+		// them: settled once they are sent.
+		return errOwes
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), snapTimeout)
 	defer cancel()
 	obs, kv, err := s.stores(ctx)
@@ -197,4 +214,30 @@ func (s *Snapshots) keepSettled(ctx context.Context, obs jetstream.ObjectStore, 
 		return 0, nil
 	}
 	return seq, nil
+}
+
+// owesEntries says whether the local store (this node owns the event)
+// holds entries the event still owes (see owed.go): mail, webhooks,
+// refunds, pages to close, fresh or kept by their queue once tried.
+func owesEntries(store *persistence.Store, eventID string) (bool, error) {
+	if store == nil {
+		return false, nil
+	}
+	found := errors.New("found")
+	for _, k := range owedKinds {
+		prefixes := []string{k.inbox + eventID + "/"}
+		if k.queue != "" {
+			prefixes = append(prefixes, outbox.Prefix+k.queue+"/s/"+eventID+"/")
+		}
+		for _, p := range prefixes {
+			err := store.Scan([]byte(p), func(_, _ []byte) error { return found })
+			if errors.Is(err, found) {
+				return true, nil
+			}
+			if err != nil {
+				return false, err
+			}
+		}
+	}
+	return false, nil
 }

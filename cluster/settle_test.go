@@ -12,6 +12,7 @@ import (
 
 	"ticketd/actors"
 	"ticketd/event"
+	"ticketd/outbox"
 )
 
 // TestIdleEventReleasesTrim: small events that stop changing (one never
@@ -242,4 +243,20 @@ func TestHolders(t *testing.T) {
 	require.Equal(t, holder{event: "idle", last: 5, need: 5}, hs[0])
 	_, hs = s.holders(100, 10_000, 2)
 	require.Len(t, hs, 2)
+}
+
+// TestOwesEntries: an event with an entry still to send in the owner's
+// store (fresh, or kept by its queue once tried) is not settled yet.
+func TestOwesEntries(t *testing.T) {
+	st := openLocal(t)
+	b := st.NewBatch()
+	b.Put([]byte(actors.OutboxPrefix+"evt_a/m1"), []byte("v"))
+	b.Put([]byte(outbox.Prefix+"hookfanout/s/evt_b/h1"), []byte("v"))
+	require.NoError(t, st.Commit(b))
+	b.Close()
+	for id, want := range map[string]bool{"evt_a": true, "evt_b": true, "evt_c": false, "evt_": false} {
+		got, err := owesEntries(st, id)
+		require.NoError(t, err)
+		require.Equal(t, want, got, id)
+	}
 }
