@@ -40,6 +40,11 @@ const (
 	settleSmall = 10_000
 	// settleMax bounds the events settled per shard and look.
 	settleMax = 16
+	// settleLedLooks is how many looks in a row a node must have led a
+	// shard before it settles the shard's events: a node that just gained
+	// it imports what its events owe (owed.go) as it activates them, and
+	// an entry not imported yet is not in its store for settle to see.
+	settleLedLooks = 6
 )
 
 // RequestSnapshotsWith gives the store the actors' snapshotter (see
@@ -61,6 +66,7 @@ func (s *Snapshots) lag() uint64 {
 
 func (s *Snapshots) settleLoop() {
 	l := s.log
+	led := map[int]int{} // shard -> looks in a row this node led it
 	for last := time.Now(); ; last = time.Now() {
 		for {
 			every := settleEvery
@@ -83,7 +89,11 @@ func (s *Snapshots) settleLoop() {
 			}
 			// The shard's leader owns its events and writes its log: its
 			// view is current, and it is the one node that settles them.
-			if l.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(shard)) {
+			if !l.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(shard)) {
+				delete(led, shard)
+				continue
+			}
+			if led[shard]++; led[shard] >= settleLedLooks {
 				s.settleShard(shard)
 			}
 		}
