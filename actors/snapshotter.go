@@ -103,6 +103,23 @@ func (w *snapshotter) want(s *System, eventID string, seq uint64) bool {
 	return true
 }
 
+// SnapshotRequester is a SnapshotStore that asks for snapshots on its own:
+// cluster mode's, whose trimmer asks for one of an event that holds its
+// shard's log back (it changes too little to be snapshotted at the
+// actor's pace). Open hands it WantSnapshot.
+type SnapshotRequester interface {
+	RequestSnapshotsWith(want func(eventID string, seq uint64) bool)
+}
+
+// WantSnapshot queues a snapshot of eventID at seq, which must be durable
+// (the event's actor need not be active: the snapshotter rebuilds the
+// state from the store). It answers false when the queue is full or the
+// System is closing; a snapshot at seq or newer that exists already is
+// not taken again.
+func (s *System) WantSnapshot(eventID string, seq uint64) bool {
+	return s.snapper.want(s, eventID, seq)
+}
+
 // run takes the queued snapshots one at a time and ends when none is
 // left. Once the System is closing it ends after the snapshot it is
 // building and drops the rest: snapshots only bound recovery, and Close

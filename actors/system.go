@@ -294,6 +294,9 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 	if err := s.startDirectory(); err != nil {
 		return nil, err
 	}
+	if r, ok := s.snap.(SnapshotRequester); ok {
+		r.RequestSnapshotsWith(s.WantSnapshot) // see snapshotter.go
+	}
 	return s, nil
 }
 

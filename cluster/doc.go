@@ -163,16 +163,43 @@
 // message holding a record after its older snapshot kept (learnt when this
 // node saves or loads the event's snapshots); an event with no snapshot
 // known needs all its records, and the messages past the view's seen are
-// never purged. So the log of a shard is bounded by its oldest
-// unsnapshotted event: an event is snapshotted once SnapshotEvery changes
-// follow its last snapshot (actors/snapshotter.go; for a big event, as
-// many as its last snapshot covers, at most SnapshotTailMax: 100,000 by
-// default in cluster mode, the tail a failover replays), so an event that
-// changes less than that holds the trim at its first message until it
-// does (or for good, if it never changes again). Such events are small by
-// definition (under SnapshotEvery records each), but the messages they
-// hold back also carry other events' records: that is what the log keeps
-// beyond what snapshots cover.
+// never purged. An event is snapshotted once SnapshotEvery changes follow
+// its last snapshot (actors/snapshotter.go; for a big event, as many as
+// its last snapshot covers, at most SnapshotTailMax: 100,000 by default
+// in cluster mode, the tail a failover replays), so an event that changes
+// less than that would hold the trim at its first message for good, and
+// with it every later message of the shard (other events' records too).
+//
+// The trimmer (settle.go) frees them. Every settleEvery (10 s), the
+// leader of each shard (its events' owner, whose view is current), once it
+// has led the shard for six looks (so it has imported what the events
+// owe), lists the events that hold the trim more than settleLag (10,000)
+// messages behind the view's last message and are idle (no record of
+// theirs in those messages) or small (at most settleSmall, 10,000,
+// records: a cheap snapshot), and that owe nothing (no mail, webhook,
+// refund or page to close of theirs left in the owner's store: those puts
+// stay in the log for a next owner to import). It settles each, at most
+// once per settleLag messages: the event's state at its last record
+// becomes its only snapshot, kept twice, <id>.<seq> and the copy
+// <id>.<seq>.b (the index lists "seq,seq"), and the log is trimmed
+// through it. An event whose newest snapshot is at its last record
+// already has it copied; any other has one asked of the actors'
+// snapshotter (actors.SnapshotRequester: it rebuilds the state from the
+// store, the actor need not be active), whose save keeps it twice. A busy
+// big event is left alone: it holds the log back by design, and its own
+// snapshots move it.
+//
+// Why a copy rather than a second snapshot at a new seq (which a record
+// appended for the purpose would allow): a settled event then needs
+// nothing of its log until it changes again, instead of a record and a
+// snapshot every settleLag messages for good; and the copy is the
+// fallback the older snapshot is for (an object unreadable; a decode
+// error fails the load either way). What it costs: a settled event's log
+// may hold no record of it, so a stale list of its snapshots (a replica
+// behind) would show no gap. A load whose list came from a replica, of an
+// event with no record in the log, reads the list from the leader instead
+// (so the load of such an event, or of one never written, waits for the
+// index's new leader when the node lost led it).
 //
 // A load reads the index entry, the snapshot's info and its chunks with
 // direct gets, which any replica answers (the chunks in batches, the

@@ -48,6 +48,10 @@ type Log struct {
 	// onIndex, when set (Router.Own), is told the index entries of every
 	// commit once they are applied: the entries an owner owes.
 	onIndex func(eventID string, ops []indexOp)
+	// settleLag and settleEvery, when above 0 (set by tests), replace
+	// the trimmer's settleLag and settleEvery (see Snapshots.settle).
+	settleLag   atomic.Uint64
+	settleEvery atomic.Int64
 	// oneByOne, set by a benchmark only, makes the replays read one
 	// message per request from the leader, as before batched reads: the
 	// A/B of TestReplayRate.

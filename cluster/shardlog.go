@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -936,6 +937,55 @@ func (s *shardLog) setKeep(event string, keep uint64) {
 	v := s.viewOf(event)
 	v.keep = max(v.keep, keep)
 	s.vmu.Unlock()
+}
+
+// holder is an event that holds its shard's trim back (see holders).
+type holder struct {
+	event string
+	last  uint64 // its last record seq the view knows
+	need  uint64 // the first message it needs kept
+}
+
+// holders lists, oldest need first and at most limit of them, the events
+// that hold the shard's trim more than lag messages behind the view's
+// seen and are worth a snapshot now (see Snapshots.settle): idle (no
+// record of theirs in the last lag messages) or small (last record seq at
+// most small, so a snapshot is cheap). A busy big event is left to its
+// own snapshots' pace: it holds the log back by design (the records after
+// its older snapshot kept). It answers seen too.
+func (s *shardLog) holders(lag, small uint64, limit int) (uint64, []holder) {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	if !s.viewed {
+		return 0, nil
+	}
+	var out []holder
+	for ev, v := range s.events {
+		need := uint64(0)
+		if v.dropped > v.keep {
+			need = 1
+		} else {
+			for _, m := range v.marks {
+				if m.last > v.keep {
+					need = m.sseq
+					break
+				}
+			}
+		}
+		if need == 0 || need+lag > s.seen || v.last <= v.keep {
+			continue
+		}
+		idle := len(v.marks) == 0 || v.marks[len(v.marks)-1].sseq+lag <= s.seen
+		if !idle && v.last > small {
+			continue
+		}
+		out = append(out, holder{event: ev, last: v.last, need: need})
+	}
+	slices.SortFunc(out, func(a, b holder) int { return cmp.Compare(a.need, b.need) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return s.seen, out
 }
 
 // checkShardFormat refuses a shard stream with subjects other than its

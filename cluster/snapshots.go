@@ -47,10 +47,18 @@ type Snapshots struct {
 	mu  sync.Mutex // the store handles, looked up once
 	obs jetstream.ObjectStore
 	kv  jetstream.KeyValue
+
+	smu      sync.Mutex                            // the trimmer's (see settle)
+	want     func(eventID string, seq uint64) bool // the snapshotter's WantSnapshot
+	settling map[string]uint64                     // event -> seq the trimmer asked a snapshot at
+	asked    map[string]uint64                     // event -> its shard's seen when last asked
+	loop     sync.Once
 }
 
 // NewSnapshots returns the snapshot store whose trims apply to log.
-func NewSnapshots(log *Log) *Snapshots { return &Snapshots{log: log} }
+func NewSnapshots(log *Log) *Snapshots {
+	return &Snapshots{log: log, settling: map[string]uint64{}, asked: map[string]uint64{}}
+}
 
 // snapLag is how long a snapshot the index lists may read as missing (a
 // replica behind) before it is taken as gone.
@@ -83,6 +91,19 @@ func retry(ctx context.Context, try time.Duration, fn func(ctx context.Context) 
 
 func snapName(eventID string, seq uint64) string {
 	return eventID + "." + strconv.FormatUint(seq, 10)
+}
+
+// copySuffix names the second copy of a settled event's snapshot (see
+// settle): its index lists the seq twice, "s,s".
+const copySuffix = ".b"
+
+// objName is the object name of the i-th snapshot of an event's list:
+// the first of two at one seq is the copy.
+func objName(eventID string, list []uint64, i int) string {
+	if i+1 < len(list) && list[i+1] == list[i] {
+		return snapName(eventID, list[i]) + copySuffix
+	}
+	return snapName(eventID, list[i])
 }
 
 func (s *Snapshots) stores(ctx context.Context) (jetstream.ObjectStore, jetstream.KeyValue, error) {
@@ -126,10 +147,20 @@ func (s *Snapshots) stores(ctx context.Context) (jetstream.ObjectStore, jetstrea
 // between snapshot and log (actors' restore checks FirstSeq), never
 // loads a state with records missing, and the next activation reads
 // again. Both need a replica that missed saves made 50,000 records
-// apart or more: not seen.
+// apart or more: not seen. An event with no record in the log (settled,
+// see settle.go) shows no gap: LoadNewestWith reads its list from the
+// leader then.
 func (s *Snapshots) seqs(ctx context.Context, eventID string, leader bool) ([]uint64, uint64, error) {
+	list, rev, _, err := s.seqsFrom(ctx, eventID, leader)
+	return list, rev, err
+}
+
+// seqsFrom is seqs, and whether the answer is the leader's (sure: every
+// save acknowledged is in it) rather than a replica's.
+func (s *Snapshots) seqsFrom(ctx context.Context, eventID string, leader bool) ([]uint64, uint64, bool, error) {
 	var value []byte
 	var rev uint64
+	sure := leader
 	err := retry(ctx, snapTry, func(ctx context.Context) error {
 		fromLeader := func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
 			return leaderGet(ctx, s.log.n.nc, "KV_"+snapIndex, msgGetRequest{LastFor: "$KV." + snapIndex + "." + eventID})
@@ -148,7 +179,7 @@ func (s *Snapshots) seqs(ctx context.Context, eventID string, leader bool) ([]ui
 				lm, lerr := fromLeader(tctx)
 				cancel()
 				if lerr == nil || errors.Is(lerr, jetstream.ErrMsgNotFound) {
-					m, err = lm, lerr
+					m, err, sure = lm, lerr, true
 				}
 			}
 		}
@@ -165,10 +196,10 @@ func (s *Snapshots) seqs(ctx context.Context, eventID string, leader bool) ([]ui
 		return nil
 	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, 0, nil
+		return nil, 0, sure, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	var out []uint64
 	for _, f := range strings.Split(string(value), ",") {
@@ -177,11 +208,11 @@ func (s *Snapshots) seqs(ctx context.Context, eventID string, leader bool) ([]ui
 		}
 		v, err := strconv.ParseUint(f, 10, 64)
 		if err != nil {
-			return nil, 0, fmt.Errorf("bad snapshot index of %s: %q", eventID, value)
+			return nil, 0, false, fmt.Errorf("bad snapshot index of %s: %q", eventID, value)
 		}
 		out = append(out, v)
 	}
-	return out, rev, nil
+	return out, rev, sure, nil
 }
 
 // LoadNewestWith returns the newest readable snapshot of the event; an
@@ -192,7 +223,18 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 	// No store handle: looking one up asks the streams' leaders (stream
 	// info), which a load must not wait for (a SIGSTOP run's load waited
 	// 13 s for them on a node just restarted).
-	list, _, err := s.seqs(ctx, eventID, false)
+	list, _, sure, err := s.seqsFrom(ctx, eventID, false)
+	if err == nil && !sure {
+		// A replica's answer may be behind. The log's records after the
+		// snapshot tell a stale list (restore fails on the gap); an event
+		// with no record kept (all covered by its settled snapshot, or
+		// none yet) has none to tell it, so its list is the leader's,
+		// waiting for its election if need be.
+		var first uint64
+		if first, err = s.log.FirstSeq(eventID); err == nil && first == 0 {
+			list, _, err = s.seqs(ctx, eventID, true)
+		}
+	}
 	if err != nil {
 		return 0, nil, false, fmt.Errorf("cluster: snapshots of %s: %w", eventID, err)
 	}
@@ -202,7 +244,7 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 	}
 	var firstErr error
 	for i := len(list) - 1; i >= 0; i-- {
-		b, err := s.getObject(ctx, snapName(eventID, list[i]))
+		b, err := s.getObject(ctx, objName(eventID, list, i))
 		if err == nil {
 			return list[i], b, true, nil
 		}
@@ -233,41 +275,35 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 	if err != nil {
 		return 0, fmt.Errorf("cluster: snapshots of %s: %w", eventID, err)
 	}
+	s.smu.Lock()
+	asked := s.settling[eventID]
+	if asked > 0 && seq >= asked {
+		delete(s.settling, eventID)
+	}
+	s.smu.Unlock()
+	if asked > 0 && seq >= asked {
+		return s.keepSettled(ctx, obs, kv, eventID, seq, state, list, rev)
+	}
 	if slices.Contains(list, seq) {
 		return 0, nil
+	}
+	all := append(slices.Clone(list), seq)
+	slices.Sort(all)
+	kept := all[max(0, len(all)-snapsKept):]
+	if !slices.Contains(kept, seq) {
+		return 0, nil // older than those kept
 	}
 	if _, err := obs.PutBytes(ctx, snapName(eventID, seq), state); err != nil {
 		return 0, fmt.Errorf("cluster: save snapshot %s at %d: %w", eventID, seq, err)
 	}
-	list = append(list, seq)
-	slices.Sort(list)
-	var dropped []uint64
-	if len(list) > snapsKept {
-		dropped = list[:len(list)-snapsKept]
-		list = list[len(list)-snapsKept:]
+	if err := s.putIndex(ctx, kv, eventID, kept, rev); err != nil {
+		return 0, err
 	}
-	parts := make([]string, len(list))
-	for i, v := range list {
-		parts[i] = strconv.FormatUint(v, 10)
-	}
-	value := []byte(strings.Join(parts, ","))
-	if rev == 0 {
-		_, err = kv.Create(ctx, eventID, value)
-	} else {
-		_, err = kv.Update(ctx, eventID, value, rev)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("cluster: snapshot index of %s: %w", eventID, err)
-	}
-	for _, d := range dropped {
-		if err := obs.Delete(ctx, snapName(eventID, d)); err != nil {
-			s.log.n.cfg.Logger.Warn("cluster: delete old snapshot", "event", eventID, "seq", d, "err", err)
-		}
-	}
-	if len(list) < snapsKept {
+	s.deleteDropped(ctx, obs, eventID, all, kept)
+	if len(kept) < snapsKept {
 		return 0, nil
 	}
-	through := list[0]
+	through := kept[0]
 	if err := s.log.trim(ctx, eventID, through); err != nil {
 		// The snapshot is saved; the log keeps more than it needs until
 		// the next snapshot trims it.
@@ -275,6 +311,42 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 		return 0, nil
 	}
 	return through, nil
+}
+
+// putIndex writes an event's snapshot list, fenced on the revision read
+// (0: none yet).
+func (s *Snapshots) putIndex(ctx context.Context, kv jetstream.KeyValue, eventID string, list []uint64, rev uint64) error {
+	parts := make([]string, len(list))
+	for i, v := range list {
+		parts[i] = strconv.FormatUint(v, 10)
+	}
+	value := []byte(strings.Join(parts, ","))
+	var err error
+	if rev == 0 {
+		_, err = kv.Create(ctx, eventID, value)
+	} else {
+		_, err = kv.Update(ctx, eventID, value, rev)
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: snapshot index of %s: %w", eventID, err)
+	}
+	return nil
+}
+
+// deleteDropped deletes the objects of the list before that the list
+// now no longer names. A failed delete leaves garbage, never a gap.
+func (s *Snapshots) deleteDropped(ctx context.Context, obs jetstream.ObjectStore, eventID string, before, now []uint64) {
+	keep := map[string]bool{}
+	for i := range now {
+		keep[objName(eventID, now, i)] = true
+	}
+	for i := range before {
+		if name := objName(eventID, before, i); !keep[name] {
+			if err := obs.Delete(ctx, name); err != nil {
+				s.log.n.cfg.Logger.Warn("cluster: delete old snapshot", "event", eventID, "name", name, "err", err)
+			}
+		}
+	}
 }
 
 // getObject reads an object of the snapshot bucket: its info with a

@@ -1,0 +1,253 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"ticketd/outbox"
+	"ticketd/persistence"
+)
+
+// The trimmer: an event that changes less than SnapshotEvery is never
+// snapshotted at its actor's pace, and without a snapshot kept it needs
+// every record of its, so its first message would hold its shard's trim
+// back for good (and every later message of the shard, other events'
+// records too). On every node, for each shard it leads, the trimmer looks
+// at the shard's view every settleEvery for events that hold the trim
+// more than settleLag messages behind the shard's last message read and
+// settles them: their state at their last record is kept twice and the
+// log is trimmed through it (see the package doc, Snapshots).
+const (
+	// settleLag is how many shard messages an event may hold the trim
+	// back before the trimmer settles it: the log a shard keeps beyond
+	// what its busy events' own snapshots need, and how rarely a small
+	// event that still changes now and then is snapshotted for it (once
+	// per settleLag messages of its shard at most).
+	settleLag = 10_000
+	// settleEvery is how often the trimmer looks at the shards this node
+	// leads: the view is in memory, and brought up to the shard's last
+	// message by one request to its leader (this node).
+	settleEvery = 10 * time.Second
+	// settleSmall: an event with at most this many records is settled
+	// even while it still changes (its snapshot is cheap); a bigger one
+	// only once it is idle (no record in the last settleLag messages),
+	// since a busy big event holds the log back by design (the records
+	// after its older snapshot kept) and its own snapshots move it.
+	settleSmall = 10_000
+	// settleMax bounds the events settled per shard and look.
+	settleMax = 16
+	// settleLedLooks is how many looks in a row a node must have led a
+	// shard before it settles the shard's events: a node that just gained
+	// it imports what its events owe (owed.go) as it activates them, and
+	// an entry not imported yet is not in its store for settle to see.
+	settleLedLooks = 6
+)
+
+// RequestSnapshotsWith gives the store the actors' snapshotter (see
+// actors.SnapshotRequester) and starts the trimmer, which runs until the
+// node closes.
+func (s *Snapshots) RequestSnapshotsWith(want func(eventID string, seq uint64) bool) {
+	s.smu.Lock()
+	s.want = want
+	s.smu.Unlock()
+	s.loop.Do(func() { go s.settleLoop() })
+}
+
+func (s *Snapshots) lag() uint64 {
+	if v := s.log.settleLag.Load(); v > 0 {
+		return v
+	}
+	return settleLag
+}
+
+func (s *Snapshots) settleLoop() {
+	l := s.log
+	led := map[int]int{} // shard -> looks in a row this node led it
+	for last := time.Now(); ; last = time.Now() {
+		for {
+			every := settleEvery
+			if d := l.settleEvery.Load(); d > 0 {
+				every = time.Duration(d)
+			}
+			wait := every - time.Since(last)
+			if wait <= 0 {
+				break
+			}
+			select {
+			case <-l.n.stop:
+				return
+			case <-time.After(min(wait, time.Second)):
+			}
+		}
+		for shard := range l.n.cfg.Shards {
+			if l.closing() {
+				return
+			}
+			// The shard's leader owns its events and writes its log: its
+			// view is current, and it is the one node that settles them.
+			if !l.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(shard)) {
+				delete(led, shard)
+				continue
+			}
+			if led[shard]++; led[shard] >= settleLedLooks {
+				s.settleShard(shard)
+			}
+		}
+	}
+}
+
+// settleShard settles the events that hold shard's trim back, each at
+// most once per settleLag messages of the shard.
+func (s *Snapshots) settleShard(shard int) {
+	sl := s.log.shardLog(shard)
+	if err := sl.current(); err != nil {
+		s.log.n.cfg.Logger.Debug("cluster: trimmer: read shard", "stream", sl.stream, "err", err)
+		return
+	}
+	lag := s.lag()
+	seen, hs := sl.holders(lag, settleSmall, settleMax)
+	for _, h := range hs {
+		s.smu.Lock()
+		at, ok := s.asked[h.event]
+		if ok && at+lag > seen {
+			s.smu.Unlock()
+			continue
+		}
+		s.asked[h.event] = seen
+		s.smu.Unlock()
+		if err := s.settle(h); errors.Is(err, errOwes) {
+			s.log.n.cfg.Logger.Debug("cluster: trimmer: event owes entries, not settled yet", "event", h.event, "holds_from", h.need, "shard_seen", seen)
+			continue
+		} else if err != nil {
+			s.log.n.cfg.Logger.Warn("cluster: trimmer: settle an event", "event", h.event, "holds_from", h.need, "shard_seen", seen, "err", err)
+			continue
+		}
+		s.log.n.cfg.Logger.Debug("cluster: trimmer: event settled", "event", h.event, "last", h.last, "held_from", h.need, "shard_seen", seen)
+	}
+	s.smu.Lock()
+	for ev, at := range s.asked {
+		if at+2*lag <= seen && s.log.n.shard(ev) == shard {
+			delete(s.asked, ev)
+		}
+	}
+	s.smu.Unlock()
+}
+
+// errOwes is settle's answer for an event that still owes entries.
+var errOwes = errors.New("cluster: the event owes entries")
+
+// settle makes h's event need no record through its last one: with its
+// newest snapshot at that record (or later), a second copy of it at once;
+// else a snapshot at it asked of the snapshotter, whose save keeps it
+// twice (SaveAndTrim). Either way the log is then trimmed through it.
+func (s *Snapshots) settle(h holder) error {
+	if owes, err := owesEntries(s.log.local, h.event); err != nil {
+		return err
+	} else if owes {
+		// Their puts must stay in the log for a next owner to import
+		// them: settled once they are sent.
+		return errOwes
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), snapTimeout)
+	defer cancel()
+	obs, kv, err := s.stores(ctx)
+	if err != nil {
+		return err
+	}
+	list, rev, err := s.seqs(ctx, h.event, true)
+	if err != nil {
+		return fmt.Errorf("cluster: snapshots of %s: %w", h.event, err)
+	}
+	if n := len(list); n > 0 && list[n-1] >= h.last {
+		newest := list[n-1]
+		s.smu.Lock()
+		delete(s.settling, h.event)
+		s.smu.Unlock()
+		if n >= snapsKept && list[0] == newest {
+			// Settled already (by an owner before this node): the view
+			// learns it.
+			return s.log.trim(ctx, h.event, newest)
+		}
+		state, err := s.getObject(ctx, objName(h.event, list, n-1))
+		if err != nil {
+			return err
+		}
+		_, err = s.keepSettled(ctx, obs, kv, h.event, newest, state, list, rev)
+		return err
+	}
+	s.smu.Lock()
+	want := s.want
+	if want != nil {
+		s.settling[h.event] = h.last
+	}
+	s.smu.Unlock()
+	if want == nil || !want(h.event, h.last) {
+		s.smu.Lock()
+		delete(s.settling, h.event)
+		s.smu.Unlock()
+		return fmt.Errorf("cluster: snapshot of %s at %d: the snapshotter's queue is full or closing", h.event, h.last)
+	}
+	return nil
+}
+
+// keepSettled keeps the snapshot state of the event at seq as its only
+// one, twice (the copy under copySuffix: the fallback the older snapshot
+// kept is for any other event), drops the snapshots of list (the index
+// entry at revision rev) and trims the log through seq.
+func (s *Snapshots) keepSettled(ctx context.Context, obs jetstream.ObjectStore, kv jetstream.KeyValue, eventID string, seq uint64, state []byte, list []uint64, rev uint64) (uint64, error) {
+	if n := len(list); n > 0 && list[n-1] > seq {
+		return 0, nil // a newer snapshot: the next look settles on it
+	}
+	had := map[string]bool{}
+	for i := range list {
+		had[objName(eventID, list, i)] = true
+	}
+	next := []uint64{seq, seq}
+	for i := range next {
+		// An object of that name is the state at seq already.
+		if name := objName(eventID, next, i); !had[name] {
+			if _, err := obs.PutBytes(ctx, name, state); err != nil {
+				return 0, fmt.Errorf("cluster: save snapshot %s: %w", name, err)
+			}
+		}
+	}
+	if err := s.putIndex(ctx, kv, eventID, next, rev); err != nil {
+		return 0, err
+	}
+	s.deleteDropped(ctx, obs, eventID, list, next)
+	if err := s.log.trim(ctx, eventID, seq); err != nil {
+		s.log.n.cfg.Logger.Warn("cluster: trim", "event", eventID, "through", seq, "err", err)
+		return 0, nil
+	}
+	return seq, nil
+}
+
+// owesEntries says whether the local store (this node owns the event)
+// holds entries the event still owes (see owed.go): mail, webhooks,
+// refunds, pages to close, fresh or kept by their queue once tried.
+func owesEntries(store *persistence.Store, eventID string) (bool, error) {
+	if store == nil {
+		return false, nil
+	}
+	found := errors.New("found")
+	for _, k := range owedKinds {
+		prefixes := []string{k.inbox + eventID + "/"}
+		if k.queue != "" {
+			prefixes = append(prefixes, outbox.Prefix+k.queue+"/s/"+eventID+"/")
+		}
+		for _, p := range prefixes {
+			err := store.Scan([]byte(p), func(_, _ []byte) error { return found })
+			if errors.Is(err, found) {
+				return true, nil
+			}
+			if err != nil {
+				return false, err
+			}
+		}
+	}
+	return false, nil
+}

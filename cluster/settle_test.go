@@ -1,0 +1,262 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors"
+	"ticketd/event"
+	"ticketd/outbox"
+)
+
+// TestIdleEventReleasesTrim: small events that stop changing (one never
+// snapshotted, one snapshotted once) share a shard with a busy event. The
+// trimmer settles them (their state at their last record kept twice), so
+// the shard stream's first message moves past theirs instead of staying
+// at the first one for good; after their owner's loss a survivor loads
+// them from the snapshot alone (no record of theirs left in the log) with
+// every acknowledged order, and they sell on; so does the busy event.
+func TestIdleEventReleasesTrim(t *testing.T) {
+	t.Parallel() // see parallelTests
+	const every = 20
+	stacks := startStacks(t, 3, func(c *actors.Config) {
+		c.SnapshotEvery = every
+		c.SnapshotTailMax = every // the busy event's snapshots every 20 records too
+		c.Snapshots = nil         // the replicated store (see startStacks)
+	})
+	const lag = 40
+	for _, s := range stacks {
+		s.log.settleLag.Store(lag)
+		s.log.settleEvery.Store(int64(200 * time.Millisecond))
+	}
+	busy := stacks[0].sys.NewEventID()
+	shard := stacks[0].node.shard(busy)
+	sameShard := func() string {
+		for {
+			if id := stacks[0].sys.NewEventID(); stacks[0].node.shard(id) == shard {
+				return id
+			}
+		}
+	}
+	idle, once := sameShard(), sameShard()
+	b := ownerIndex(t, stacks, busy)
+	a := (b + 1) % 3
+	viaA := stacks[a].sys
+	owner := stacks[b]
+	ctx, cancel := context.WithTimeout(bg, 3*time.Minute)
+	defer cancel()
+	info := func(s *stack) (first, last, msgs, bytes uint64) {
+		st, err := s.node.js.Stream(ctx, streamName(shard))
+		require.NoError(t, err)
+		in, err := st.Info(ctx)
+		require.NoError(t, err)
+		return in.State.FirstSeq, in.State.LastSeq, in.State.Msgs, in.State.Bytes
+	}
+	_, startLast, _, _ := info(owner)
+
+	// The idle event: a few orders, never snapshotted.
+	orders := map[string][]event.Order{}
+	ttIdle := sellable(t, viaA, idle, 1000)
+	for i := range 3 {
+		o, err := placeOrder(ctx, viaA, idle, ttIdle, i)
+		require.NoError(t, err)
+		orders[idle] = append(orders[idle], o)
+	}
+	// The other one: orders until it has one snapshot, then none.
+	snaps := NewSnapshots(owner.log)
+	ttOnce := sellable(t, viaA, once, 1000)
+	for i := 0; ; i++ {
+		list, _, err := snaps.seqs(ctx, once, true)
+		require.NoError(t, err)
+		if len(list) > 0 {
+			require.Len(t, list, 1)
+			break
+		}
+		require.Less(t, i, 10*every, "no snapshot of %s", once)
+		o, err := placeOrder(ctx, viaA, once, ttOnce, i)
+		require.NoError(t, err)
+		orders[once] = append(orders[once], o)
+	}
+	_, idleLast, _, _ := info(owner)
+	t.Logf("shard %d: the small events' messages are %d..%d", shard, startLast+1, idleLast)
+
+	// The busy event sells until the stream's first message is past the
+	// small events' last, which never happens without the trimmer: they
+	// would need their first records for good.
+	ttBusy := sellable(t, viaA, busy, 100_000)
+	var first, last, msgs, size uint64
+	for i := 0; ; i++ {
+		o, err := placeOrder(ctx, viaA, busy, ttBusy, i)
+		require.NoError(t, err)
+		orders[busy] = append(orders[busy], o)
+		if i%10 != 0 {
+			continue
+		}
+		first, last, msgs, size = info(owner)
+		if i%100 == 0 {
+			t.Logf("order %d: stream %d..%d", i, first, last)
+		}
+		if first > idleLast {
+			break
+		}
+		require.Less(t, i, 3000, "the stream's first message %d is still at or before the small events' last %d (last %d)", first, idleLast, last)
+	}
+	t.Logf("after %d busy orders: the shard stream holds %d messages (%d bytes), %d..%d", len(orders[busy]), msgs, size, first, last)
+	for _, id := range []string{idle, once} {
+		list, _, err := snaps.seqs(ctx, id, true)
+		require.NoError(t, err)
+		require.Len(t, list, snapsKept, "%s", id)
+		require.Equal(t, list[0], list[1], "%s is settled: its snapshot kept twice", id)
+		fs, err := stacks[a].log.FirstSeq(id)
+		require.NoError(t, err)
+		require.Zero(t, fs, "no record of %s is left in the log", id)
+		t.Logf("%s settled at %d", id, list[0])
+	}
+
+	// The owner is lost: a survivor loads the small events from their
+	// snapshots alone, and every acknowledged order is there.
+	owner.close()
+	c := ownerIndex(t, stacks, busy)
+	require.NotEqual(t, b, c)
+	for id, os := range orders {
+		for _, want := range os {
+			for {
+				got, err := actors.Ask(ctx, viaA, id, event.GetOrder{Ref: want.ID})
+				if errors.Is(err, actors.ErrUnavailable) && ctx.Err() == nil {
+					time.Sleep(250 * time.Millisecond)
+					continue
+				}
+				require.NoError(t, err, "order %s of %s", want.ID, id)
+				require.Equal(t, jsonOf(t, want), jsonOf(t, got))
+				break
+			}
+		}
+	}
+	for id, tt := range map[string]string{idle: ttIdle, once: ttOnce, busy: ttBusy} {
+		_, err := placeOrder(ctx, viaA, id, tt, 99_999)
+		require.NoError(t, err, "%s sells on", id)
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestSettleCopiesNewest: an event whose one snapshot is at its last
+// record, holding its shard's trim back, is settled without the actors:
+// its snapshot is copied (the index lists it twice), the stream's first
+// message moves past the event's, another node loads it from the
+// snapshot alone, and from the copy when the first is gone.
+func TestSettleCopiesNewest(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes, _ := startCluster(t, 3)
+	l := NewLog(nodes[0], openLocal(t))
+	l.settleLag.Store(3)
+	snaps := NewSnapshots(l)
+	a := "evt_settle_a"
+	shard := nodes[0].shard(a)
+	b := ""
+	for i := 0; b == ""; i++ {
+		if id := fmt.Sprintf("evt_settle_b%d", i); nodes[0].shard(id) == shard {
+			b = id
+		}
+	}
+	require.NoError(t, commitRecs(claim(t, l, a, 0), a, 1, 5))
+	state := []byte("the state of a at 5")
+	_, err := snaps.SaveAndTrim(a, 5, state)
+	require.NoError(t, err)
+	wb := claim(t, l, b, 0)
+	for s := uint64(1); s <= 10; s++ {
+		require.NoError(t, commitRecs(wb, b, s, s))
+	}
+	ctx, cancel := context.WithTimeout(bg, time.Minute)
+	defer cancel()
+	st, err := nodes[0].js.Stream(ctx, streamName(shard))
+	require.NoError(t, err)
+	firstSeq := func() uint64 {
+		in, err := st.Info(ctx)
+		require.NoError(t, err)
+		return in.State.FirstSeq
+	}
+	require.Equal(t, uint64(1), firstSeq(), "a holds the trim: one snapshot only")
+
+	snaps.settleShard(shard) // b holds too, but no snapshotter to ask: only a is settled
+	list, _, err := snaps.seqs(ctx, a, true)
+	require.NoError(t, err)
+	require.Equal(t, []uint64{5, 5}, list)
+	require.Equal(t, uint64(4), firstSeq(), "trimmed to b's first records")
+
+	other := NewSnapshots(NewLog(nodes[1], nil))
+	first, err := other.log.FirstSeq(a)
+	require.NoError(t, err)
+	require.Zero(t, first, "no record of a left")
+	seq, got, ok, err := other.LoadNewestWith(a, 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, uint64(5), seq)
+	require.Equal(t, state, got)
+
+	obs, _, err := snaps.stores(ctx)
+	require.NoError(t, err)
+	require.NoError(t, obs.Delete(ctx, snapName(a, 5)))
+	seq, got, ok, err = other.LoadNewestWith(a, 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, uint64(5), seq)
+	require.Equal(t, state, got, "from the copy")
+}
+
+// TestHolders: the trimmer settles the events that hold the trim more
+// than lag messages back and are idle or small; a busy big event, or one
+// whose records after its older snapshot are recent, is left alone.
+func TestHolders(t *testing.T) {
+	s := &shardLog{viewed: true, seen: 1000, events: map[string]*evView{
+		// never snapshotted, idle since message 10
+		"idle": {last: 5, marks: []mark{{1, 3, 5}, {4, 5, 10}}},
+		// small, still changing: its first records hold the trim
+		"small": {last: 40, marks: []mark{{1, 20, 20}, {21, 40, 990}}},
+		// big and busy: its older snapshot's records are far back
+		"busy": {last: 500_000, keep: 100_000, marks: []mark{{99_000, 100_200, 30}, {100_201, 500_000, 999}}},
+		// big, idle since message 300
+		"bigidle": {last: 400_000, keep: 300_000, marks: []mark{{299_000, 300_100, 40}, {300_101, 400_000, 300}}},
+		// settled: every record covered
+		"settled": {last: 9, keep: 9, marks: []mark{{1, 9, 2}}},
+		// holds, but not by more than lag
+		"recent": {last: 3, marks: []mark{{1, 3, 950}}},
+	}}
+	seen, hs := s.holders(100, 10_000, 16)
+	require.Equal(t, uint64(1000), seen)
+	var got []string
+	for _, h := range hs {
+		got = append(got, h.event)
+	}
+	require.Equal(t, []string{"idle", "small", "bigidle"}, got, "oldest need first")
+	require.Equal(t, holder{event: "idle", last: 5, need: 5}, hs[0])
+	_, hs = s.holders(100, 10_000, 2)
+	require.Len(t, hs, 2)
+}
+
+// TestOwesEntries: an event with an entry still to send in the owner's
+// store (fresh, or kept by its queue once tried) is not settled yet.
+func TestOwesEntries(t *testing.T) {
+	st := openLocal(t)
+	b := st.NewBatch()
+	b.Put([]byte(actors.OutboxPrefix+"evt_a/m1"), []byte("v"))
+	b.Put([]byte(outbox.Prefix+"hookfanout/s/evt_b/h1"), []byte("v"))
+	require.NoError(t, st.Commit(b))
+	b.Close()
+	for id, want := range map[string]bool{"evt_a": true, "evt_b": true, "evt_c": false, "evt_": false} {
+		got, err := owesEntries(st, id)
+		require.NoError(t, err)
+		require.Equal(t, want, got, id)
+	}
+}
