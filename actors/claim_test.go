@@ -109,11 +109,13 @@ func TestEvictLoadedLeavesALoadRunning(t *testing.T) {
 		done <- err
 	}()
 	<-bl.entered
-	require.Zero(t, e.sys.EvictLoaded(func(string) bool { return true }), "a load running is left")
+	require.Zero(t, e.sys.EvictLoaded(func(string) bool { return true }, time.Time{}), "a load running is left")
 	close(bl.release)
 	require.NoError(t, <-done)
 	_, err = Ask(bg, e.sys, evt, event.GetEvent{})
 	require.NoError(t, err)
 	require.Equal(t, claims+1, bl.claims.Load(), "one load, one claim")
-	require.Equal(t, 1, e.sys.EvictLoaded(func(string) bool { return true }), "a loaded actor is evicted")
+	require.Zero(t, e.sys.EvictLoaded(func(string) bool { return true }, time.Now().Add(-time.Hour)),
+		"an actor loaded after the moment given is left")
+	require.Equal(t, 1, e.sys.EvictLoaded(func(string) bool { return true }, time.Now()), "an actor loaded before it is evicted")
 }

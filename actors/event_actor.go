@@ -150,7 +150,7 @@ func (a *eventActor) start(ctx actor.Context) {
 		return
 	}
 	a.sys.mu.Lock()
-	a.slot.loaded = true
+	a.slot.loaded, a.slot.loadedAt = true, time.Now()
 	a.sys.mu.Unlock()
 	if a.sys.cfg.IdleTimeout > 0 {
 		ctx.SetReceiveTimeout(a.sys.cfg.IdleTimeout)

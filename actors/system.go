@@ -177,12 +177,13 @@ type System struct {
 // protoactor drops the messages left in a stopped actor's mailbox without
 // a word, so a request sent before the stop would wait its whole timeout.
 type slot struct {
-	pid     *actor.PID
-	refs    int
-	gone    bool
-	stopped bool
-	loaded  bool          // its load (and claim) succeeded: see EvictLoaded
-	done    chan struct{} // closed once the actor has stopped
+	pid      *actor.PID
+	refs     int
+	gone     bool
+	stopped  bool
+	loaded   bool          // its load (and claim) succeeded: see EvictLoaded
+	loadedAt time.Time     // when its load ended
+	done     chan struct{} // closed once the actor has stopped
 }
 
 // eventIndex maps events to their business units; it is rebuilt from the
@@ -614,7 +615,7 @@ func (s *System) detach(eventID string, sl *slot) {
 // new incarnation may meanwhile load, and the log's fence refuses
 // whichever of the two writes second. It answers how many were evicted.
 func (s *System) Evict(match func(eventID string) bool) int {
-	return s.evict(match, false)
+	return s.evict(match, false, time.Time{})
 }
 
 // EvictLoaded is Evict of the actors that have loaded their state: one
@@ -626,15 +627,22 @@ func (s *System) Evict(match func(eventID string) bool) int {
 // made a second actor load the same event beside it (a planned move of a
 // 96k-record event: two loads of 14 and 18 s, the slower one's claim
 // refused).
-func (s *System) EvictLoaded(match func(eventID string) bool) int {
-	return s.evict(match, true)
+//
+// Only the actors that loaded before before (zero: all) go: the node
+// gaining a shard passes the last moment it saw itself not leading it,
+// since an actor that loaded after that loaded for the gain (its claim
+// came after every record of the earlier owner, whose next write it
+// fences): evicting it made a preloaded event load a second time from its
+// snapshot (see cluster/preload.go).
+func (s *System) EvictLoaded(match func(eventID string) bool, before time.Time) int {
+	return s.evict(match, true, before)
 }
 
-func (s *System) evict(match func(eventID string) bool, loadedOnly bool) int {
+func (s *System) evict(match func(eventID string) bool, loadedOnly bool, before time.Time) int {
 	s.mu.Lock()
 	var pids []*actor.PID
 	for id, sl := range s.slots {
-		if match(id) && (sl.loaded || !loadedOnly) {
+		if match(id) && (!loadedOnly || sl.loaded && (before.IsZero() || sl.loadedAt.Before(before))) {
 			pids = append(pids, sl.pid)
 			delete(s.slots, id)
 			sl.gone = true

@@ -451,12 +451,17 @@ func (r *Router) leads(shard int) bool {
 func (r *Router) watchLeaders(sys *actors.System) {
 	defer close(r.done)
 	led := make([]bool, r.n.cfg.Shards)
+	notLed := make([]time.Time, r.n.cfg.Shards) // per shard, the last look that saw another leader
 	t := time.NewTicker(leaderPoll)
 	defer t.Stop()
 	for {
 		r.watchOwners()
 		for i := range led {
+			looked := time.Now()
 			now := r.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(i))
+			if !now {
+				notLed[i] = looked
+			}
 			if now == led[i] {
 				continue
 			}
@@ -465,12 +470,17 @@ func (r *Router) watchLeaders(sys *actors.System) {
 			if !now {
 				r.handing[i].Store(false) // handed over
 			}
-			evict := sys.Evict
+			match := func(id string) bool { return r.n.shard(id) == i }
+			var n int
 			if now {
-				// An actor still loading ends with a claim: see EvictLoaded.
-				evict = sys.EvictLoaded
+				// An actor still loading, or loaded since the last look
+				// that saw another leader, ends with a claim: see
+				// EvictLoaded.
+				n = sys.EvictLoaded(match, notLed[i])
+			} else {
+				n = sys.Evict(match)
 			}
-			if n := evict(func(id string) bool { return r.n.shard(id) == i }); n > 0 {
+			if n > 0 {
 				r.n.cfg.Logger.Info("cluster: shard leadership moved; actors evicted", "stream", streamName(i), "leader", now, "evicted", n)
 			}
 			r.wg.Add(1)
