@@ -43,7 +43,9 @@ const (
 	// directFirstWait bounds the wait for a direct get's first answer
 	// before it is asked again: a replica sends its first message within
 	// milliseconds; one that sends nothing is paused or gone. Asking again
-	// only costs the work of a late answer, which nobody reads.
+	// only costs the work of a late answer, which nobody reads; each ask
+	// again waits twice as long as the one before, so a replica slow
+	// rather than silent (a saturated machine) still gets to answer.
 	directFirstWait = 500 * time.Millisecond
 )
 
@@ -156,8 +158,8 @@ func directGet(ctx context.Context, nc *nats.Conn, stream, subject string, from 
 	if err != nil {
 		return nil, err
 	}
-	for {
-		msgs, err := directGetOnce(ctx, nc, stream, subject, from, batch, maxBytes, body)
+	for wait := directFirstWait; ; wait *= 2 {
+		msgs, err := directGetOnce(ctx, nc, stream, subject, from, batch, maxBytes, body, wait)
 		if !errors.Is(err, errSilent) || ctx.Err() != nil {
 			return msgs, err
 		}
@@ -168,7 +170,7 @@ func directGet(ctx context.Context, nc *nats.Conn, stream, subject string, from 
 // directFirstWait.
 var errSilent = errors.New("cluster: direct get unanswered")
 
-func directGetOnce(ctx context.Context, nc *nats.Conn, stream, subject string, from uint64, batch, maxBytes int, body []byte) ([]*jetstream.RawStreamMsg, error) {
+func directGetOnce(ctx context.Context, nc *nats.Conn, stream, subject string, from uint64, batch, maxBytes int, body []byte, firstWait time.Duration) ([]*jetstream.RawStreamMsg, error) {
 	inbox := nc.NewRespInbox()
 	sub, err := nc.SubscribeSync(inbox)
 	if err != nil {
@@ -182,7 +184,7 @@ func directGetOnce(ctx context.Context, nc *nats.Conn, stream, subject string, f
 	if err := nc.PublishRequest("$JS.API.DIRECT.GET."+stream, inbox, body); err != nil {
 		return nil, err
 	}
-	first, cancel := context.WithTimeoutCause(ctx, directFirstWait, errSilent)
+	first, cancel := context.WithTimeoutCause(ctx, firstWait, errSilent)
 	defer cancel()
 	wait := first
 	var out []*jetstream.RawStreamMsg
@@ -286,8 +288,8 @@ func readThrough(ctx context.Context, nc *nats.Conn, stream, subject string, fro
 func directLast(ctx context.Context, nc *nats.Conn, stream, subject string) (*jetstream.RawStreamMsg, error) {
 	var m *nats.Msg
 	var err error
-	for {
-		try, cancel := context.WithTimeoutCause(ctx, directFirstWait, errSilent)
+	for wait := directFirstWait; ; wait *= 2 {
+		try, cancel := context.WithTimeoutCause(ctx, wait, errSilent)
 		m, err = nc.RequestWithContext(try, "$JS.API.DIRECT.GET."+stream+"."+subject, nil)
 		silent := errors.Is(context.Cause(try), errSilent)
 		cancel()

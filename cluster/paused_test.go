@@ -128,15 +128,16 @@ func TestReadsWhileAPeerIsPaused(t *testing.T) {
 	paused := time.Now()
 
 	// Reads one message a request, as many as it takes to meet the paused
-	// replica many times over: each within a few first waits, not the
-	// try (10 s) a read waited for on the paused node.
+	// replica many times over: each within a few first waits (0.5, 1, 2 s:
+	// the paused node's routes close meanwhile), where a read that met it
+	// waited its whole context before (here the test's 90 s).
 	for from := uint64(1); from <= msgs; from++ {
 		start := time.Now()
 		got, err := directGet(ctx, n1.nc, stream, subject, from, 1, 0)
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		require.Equal(t, from, got[0].Sequence)
-		require.Less(t, time.Since(start), 5*time.Second, "a direct get waited on the paused node")
+		require.Less(t, time.Since(start), 10*time.Second, "a direct get waited on the paused node")
 	}
 	last, err := directLast(ctx, n1.nc, stream, subject)
 	require.NoError(t, err)
