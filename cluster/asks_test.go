@@ -299,7 +299,9 @@ func TestForwardBatchOwnerGone(t *testing.T) {
 			errs <- err
 		}()
 	}
-	require.Eventually(t, func() bool { return stacks[o].sys.ActiveEvents() > 0 && waitingOn(fwd.peer(stacks[o].node.Name())) == 3 },
+	require.Eventually(t, func() bool {
+		return stacks[o].sys.ActiveEvents() > 0 && waitingOn(fwd.peer(stacks[o].node.Name())) == 3
+	},
 		5*time.Second, 10*time.Millisecond)
 	lost := time.Now()
 	_ = stacks[o].node.Close() // its server and subscriptions go; the actors wait on the gate
