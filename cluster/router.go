@@ -356,8 +356,11 @@ func (r *Router) request(ctx context.Context, owner string, body []byte) ([]byte
 	if err := r.listen(); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, forwardTry)
-	defer cancel()
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > forwardTry {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, forwardTry)
+		defer cancel()
+	}
 	return r.peer(owner).ask(ctx, r.ownerCtx(owner), body)
 }
 
