@@ -226,6 +226,10 @@ func (r *Router) serveBatch(m *nats.Msg) {
 	// The reply subject is ansSubj + node.owner.first.last: the answers go
 	// to ansSubj + node.owner.
 	to := m.Reply
+	if !strings.HasPrefix(to, ansSubj) {
+		r.n.cfg.Logger.Warn("cluster: forwarded requests without a reply subject", "reply", to)
+		return
+	}
 	for range 2 {
 		if i := strings.LastIndexByte(to, '.'); i > 0 {
 			to = to[:i]
