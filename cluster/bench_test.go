@@ -159,6 +159,7 @@ type meter struct {
 	began   time.Time
 	cpu     time.Duration
 	stats   []LogStats
+	fwd     [][4]int64 // per stack: forwarded requests, their batches, answers, theirs
 	profile *os.File
 }
 
@@ -174,6 +175,8 @@ func startMeter(t *testing.T, stacks []*stack, load string) *meter {
 	}
 	for _, s := range stacks {
 		m.stats = append(m.stats, s.log.Stats())
+		m.fwd = append(m.fwd, [4]int64{s.router.fwd.requests.Load(), s.router.fwd.batches.Load(),
+			s.router.fwd.answers.Load(), s.router.fwd.answerBatches.Load()})
 	}
 	return m
 }
@@ -193,7 +196,12 @@ func (m *meter) log(t *testing.T, what string, perSecond float64) {
 		return
 	}
 	var d LogStats
+	var reqs, batches, answers, answerBatches int64
 	for i, s := range m.stacks {
+		reqs += s.router.fwd.requests.Load() - m.fwd[i][0]
+		batches += s.router.fwd.batches.Load() - m.fwd[i][1]
+		answers += s.router.fwd.answers.Load() - m.fwd[i][2]
+		answerBatches += s.router.fwd.answerBatches.Load() - m.fwd[i][3]
 		st := s.log.Stats()
 		d.Messages += st.Messages - m.stats[i].Messages
 		d.Records += st.Records - m.stats[i].Records
@@ -208,6 +216,8 @@ func (m *meter) log(t *testing.T, what string, perSecond float64) {
 		float64(d.Commits)/float64(max(d.Messages, 1)),
 		(d.AckWait / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond),
 		(d.Linger / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond), d.Retries, d.Claims)
+	t.Logf("%s: %.0f requests forwarded/s, %.1f per message; %.1f answers per message", what,
+		float64(reqs)/wall.Seconds(), float64(reqs)/float64(max(batches, 1)), float64(answers)/float64(max(answerBatches, 1)))
 }
 
 // processCPU is the user and system time of this process so far.

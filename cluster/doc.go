@@ -131,12 +131,16 @@
 // favour of the taker (JetStream's stepdown with a preferred leader),
 // which campaigns at once; writes pause for the election and the taker's
 // activation, and no commit in flight is cut or fenced. Every other node
-// forwards the event's requests to the owner over NATS request/reply
-// (ticketd.ask.<node>, gob of the registered commands and results with
-// the type definitions compiled once per type: see wire.go); a request
-// the owner could not have handled (nobody listening, "moved", or refused
-// by the fence: nothing of it was written) is sent again until its
-// deadline, so a move shows as a pause, not an error. A leader refuses a
+// forwards the event's requests to the owner over NATS (ticketd.ask.<node>,
+// gob of the registered commands and results with the type definitions
+// compiled once per type: see wire.go), in batches: the requests queued
+// for one owner while its sender waits to run go as one message, the
+// answers ready for one forwarding node as one (ticketd.ans.<node>), each
+// request with its own id, deadline (the owner serves it within the
+// caller's) and answer (asks.go). A request the owner could not have
+// handled (nobody listening, "moved", or refused by the fence: nothing of
+// it was written) is sent again until its deadline, so a move shows as a
+// pause, not an error. A leader refuses a
 // handover while it activates the shard's events (the taker would load
 // them again); the balancer asks again next round. A node evicts its
 // actors of a shard whenever it gains or loses its leadership (on a gain,

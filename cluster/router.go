@@ -50,6 +50,15 @@ type Router struct {
 
 	alive map[string]aliveCtx // per owner forwarded to: done once it is gone
 
+	// The batches of forwarded requests and answers (asks.go).
+	pmu       sync.Mutex
+	peers     map[string]*peer        // per owner forwarded to
+	ansQueues map[string]*answerQueue // per node forwarding here
+	ansOnce   sync.Once
+	ansSub    *nats.Subscription
+	ansErr    error
+	fwd       fwdStats
+
 	// gen counts each shard's leadership changes seen by watchLeaders: an
 	// activation gives up once its shard's changed again.
 	gen []atomic.Uint64
@@ -75,6 +84,7 @@ const maxServing = 4096
 func NewRouter(n *Node) *Router {
 	return &Router{n: n, leaders: make([]string, n.cfg.Shards), fetched: make([]time.Time, n.cfg.Shards),
 		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{},
+		peers: map[string]*peer{}, ansQueues: map[string]*answerQueue{},
 		gen: make([]atomic.Uint64, n.cfg.Shards), handing: make([]atomic.Bool, n.cfg.Shards),
 		activating: make([]atomic.Int32, n.cfg.Shards)}
 }
@@ -292,10 +302,10 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 					return nil, fmt.Errorf("%w: forward %T: %v", actors.ErrUnavailable, cmd, err), true
 				}
 			}
-			m, err := r.request(ctx, owner, body)
+			answer, err := r.request(ctx, owner, body)
 			if err == nil {
 				var resp wireResp
-				if err := decodeResp(m.Data, &resp); err != nil {
+				if err := decodeResp(answer, &resp); err != nil {
 					return nil, fmt.Errorf("%w: answer of %s: %v", actors.ErrUnavailable, owner, err), true
 				}
 				if err := resp.Err.err(); errors.Is(err, persistence.ErrFenced) {
@@ -337,24 +347,23 @@ func (r *Router) Own(log *Log, wake func(), release ...func(keep func(eventID st
 // errOwnerGone ends the wait for an answer from an owner that is gone.
 var errOwnerGone = errors.New("cluster: owner gone")
 
-// request sends a forwarded request to owner and waits for its answer, or
-// until the owner is gone (watchOwners): its node's subscription left with
-// its routes (a process killed) or its heartbeat stopped (a paused one).
-// Either way the outcome is unknown, as after a timeout, but it is told
-// within watchEvery or peerStale, not forwardTimeout: the clients whose
-// requests were on their way to a lost owner retry at once.
-func (r *Router) request(ctx context.Context, owner string, body []byte) (*nats.Msg, error) {
-	ctx, cancelTry := context.WithTimeout(ctx, forwardTry)
-	defer cancelTry()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(r.ownerCtx(owner), func() { cancel(errOwnerGone) })
-	defer stop()
-	m, err := r.n.nc.RequestWithContext(ctx, askSubj+owner, body)
-	if err != nil && errors.Is(context.Cause(ctx), errOwnerGone) {
-		err = fmt.Errorf("%w: %s", errOwnerGone, owner)
+// request sends a forwarded request to owner (in a batch: asks.go) and
+// waits for its answer, or until the owner is gone (watchOwners): its
+// node's subscription left with its routes (a process killed) or its
+// heartbeat stopped (a paused one). Either way the outcome is unknown, as
+// after a timeout, but it is told within watchEvery or peerStale, not
+// forwardTimeout: the clients whose requests were on their way to a lost
+// owner retry at once. Nobody listening is nats.ErrNoResponders.
+func (r *Router) request(ctx context.Context, owner string, body []byte) ([]byte, error) {
+	if err := r.listen(); err != nil {
+		return nil, err
 	}
-	return m, err
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > forwardTry {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, forwardTry)
+		defer cancel()
+	}
+	return r.peer(owner).ask(ctx, r.ownerCtx(owner), body)
 }
 
 // ownerCtx is done once owner is gone (see request).
@@ -406,6 +415,11 @@ func (r *Router) Serve(sys *actors.System) error {
 		}
 	}
 	sub, err := r.n.nc.Subscribe(askSubj+r.n.cfg.NodeName, func(m *nats.Msg) {
+		if isBatch(m.Data) {
+			r.serveBatch(m)
+			return
+		}
+		// One request, as a node of an earlier build forwards it.
 		select {
 		case r.sem <- struct{}{}:
 		default:
@@ -507,30 +521,38 @@ func (r *Router) watchLeaders(sys *actors.System) {
 const leaderPoll = 100 * time.Millisecond
 
 func (r *Router) serve(m *nats.Msg) {
+	_ = m.Respond(r.answer(m.Data, forwardTimeout))
+}
+
+// answer serves the forwarded request data within timeout and answers the
+// encoded answer.
+func (r *Router) answer(data []byte, timeout time.Duration) []byte {
 	var req wireReq
-	if err := decodeReq(m.Data, &req); err != nil {
-		r.respond(m, &wireResp{Err: &wireErr{Kind: errUnavailable, Msg: "cluster: bad forwarded request: " + err.Error()}})
-		return
+	if err := decodeReq(data, &req); err != nil {
+		return encodeAnswer(&wireResp{Err: &wireErr{Kind: errUnavailable, Msg: "cluster: bad forwarded request: " + err.Error()}})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if owner, err := r.Owner(ctx, req.EventID); err != nil || owner != r.n.cfg.NodeName {
-		r.respond(m, &wireResp{Moved: true})
-		return
+		return encodeAnswer(&wireResp{Moved: true})
 	}
 	r.mu.Lock()
 	sys := r.sys
 	r.mu.Unlock()
 	res, err := sys.Serve(ctx, req.EventID, req.Cmd, req.CreateUnit)
-	r.respond(m, &wireResp{Result: res, Err: toWire(err)})
+	return encodeAnswer(&wireResp{Result: res, Err: toWire(err)})
 }
 
 func (r *Router) respond(m *nats.Msg, resp *wireResp) {
+	_ = m.Respond(encodeAnswer(resp))
+}
+
+func encodeAnswer(resp *wireResp) []byte {
 	body, err := encodeResp(resp)
 	if err != nil {
 		body, _ = encodeResp(&wireResp{Err: &wireErr{Kind: errUnavailable, Msg: "cluster: encode answer: " + err.Error()}})
 	}
-	_ = m.Respond(body)
+	return body
 }
 
 // Close stops serving forwarded requests and waits for the activations
@@ -540,6 +562,9 @@ func (r *Router) Close() {
 		r.n.setHandOver(nil)
 		_ = r.sub.Unsubscribe()
 		_ = r.hsub.Unsubscribe()
+		if r.ansSub != nil {
+			_ = r.ansSub.Unsubscribe()
+		}
 		r.cancel()
 		close(r.stop)
 		<-r.done

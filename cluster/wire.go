@@ -35,9 +35,15 @@ import (
 // A value whose type is not one of the registered commands and results,
 // or holds an interface, travels as the whole message in plain gob
 // (wireReq, wireResp), which the decoder also reads.
+//
+// Requests and answers travel in batches (asks.go): 0x00, 2 (wireBatch),
+// the count (uvarint), then per request its id, its deadline in ms from
+// the send (0: none; both uvarint) and the request as above
+// (uvarint-prefixed), per answer its id and the answer as above.
 const (
 	wireMark    = 0x00
 	wireVersion = 1
+	wireBatch   = 2
 )
 
 const (

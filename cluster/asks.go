@@ -1,0 +1,390 @@
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"ticketd/actors"
+)
+
+// Forwarded requests travel in batches: per owner, the requests queued
+// while the owner's sender is busy or waiting to run go as one NATS
+// message (askSubj + owner), and per forwarding node the answers ready
+// meanwhile go back as one (ansSubj + that node). A request and its
+// answer cost a forwarding node and both servers per message, not per
+// request: in a drop, the answers to one shard message all come back at
+// once, and so do their clients' next requests. Nothing waits for a
+// batch to fill: a sender yields once (runtime.Gosched) so that the
+// callers woken with the one that started it queue theirs, then sends
+// what is queued.
+//
+// Each request keeps its own id, deadline and answer: the owner serves
+// each in a goroutine of its own with the caller's deadline (busy at once
+// when maxServing are served), and answers moved, fenced, busy or the
+// result per request. The batch's reply subject names its owner and the
+// ids it carries (ansSubj + node.owner.first.last), so the server's "no
+// responders" status for a batch nobody listens to answers just those
+// requests, which Forward sends again. A caller waiting on an owner that
+// is gone (ownerCtx) stops waiting as before; its request's answer, if
+// one comes, is dropped.
+const ansSubj = "ticketd.ans."
+
+// maxAskBatch and maxAskBytes bound a batch of requests or answers (a
+// NATS message is at most 1 MB by default).
+const (
+	maxAskBatch = 256
+	maxAskBytes = 512 << 10
+)
+
+// asking is a forwarded request on its way.
+type asking struct {
+	id       uint64
+	body     []byte
+	deadline time.Time
+	answer   chan askAnswer // buffered: the answer never waits for its caller
+}
+
+type askAnswer struct {
+	body []byte
+	err  error
+}
+
+// peer is this node's forwarding to one owner.
+type peer struct {
+	r     *Router
+	owner string
+
+	mu      sync.Mutex
+	next    uint64 // the id of the last request queued
+	queue   []*asking
+	sending bool
+	waiting map[uint64]*asking
+
+	batches atomic.Int64 // sent
+}
+
+// fwdStats counts the forwarded requests and answers and their batches.
+type fwdStats struct{ requests, batches, answers, answerBatches atomic.Int64 }
+
+// peer returns the forwarding to owner.
+func (r *Router) peer(owner string) *peer {
+	r.pmu.Lock()
+	defer r.pmu.Unlock()
+	p := r.peers[owner]
+	if p == nil {
+		p = &peer{r: r, owner: owner, waiting: map[uint64]*asking{}}
+		r.peers[owner] = p
+	}
+	return p
+}
+
+// listen subscribes to this node's answers, once.
+func (r *Router) listen() error {
+	r.ansOnce.Do(func() {
+		r.ansSub, r.ansErr = r.n.nc.Subscribe(ansSubj+r.n.cfg.NodeName+".>", r.answered)
+	})
+	if r.ansErr != nil {
+		return fmt.Errorf("cluster: answers: %w", r.ansErr)
+	}
+	return nil
+}
+
+// ask queues a request for owner and waits for its answer, ctx's end or
+// the owner's loss (gone).
+func (p *peer) ask(ctx, gone context.Context, body []byte) ([]byte, error) {
+	dl, _ := ctx.Deadline()
+	a := &asking{body: body, deadline: dl, answer: make(chan askAnswer, 1)}
+	p.mu.Lock()
+	p.next++
+	a.id = p.next
+	p.waiting[a.id] = a
+	p.queue = append(p.queue, a)
+	start := !p.sending
+	p.sending = true
+	p.mu.Unlock()
+	if start {
+		go p.send()
+	}
+	select {
+	case ans := <-a.answer:
+		return ans.body, ans.err
+	case <-ctx.Done():
+		p.forget(a.id)
+		return nil, ctx.Err()
+	case <-gone.Done():
+		p.forget(a.id)
+		return nil, fmt.Errorf("%w: %s", errOwnerGone, p.owner)
+	}
+}
+
+func (p *peer) forget(id uint64) {
+	p.mu.Lock()
+	delete(p.waiting, id)
+	p.mu.Unlock()
+}
+
+// deliver answers request id, unless its caller stopped waiting.
+func (p *peer) deliver(id uint64, ans askAnswer) {
+	p.mu.Lock()
+	a := p.waiting[id]
+	delete(p.waiting, id)
+	p.mu.Unlock()
+	if a != nil {
+		a.answer <- ans
+	}
+}
+
+// send sends the queue in batches until it is empty.
+func (p *peer) send() {
+	for {
+		runtime.Gosched() // see the top of this file
+		p.mu.Lock()
+		n, size := 0, 0
+		for n < len(p.queue) && n < maxAskBatch {
+			size += len(p.queue[n].body) + 24
+			if n > 0 && size > maxAskBytes {
+				break
+			}
+			n++
+		}
+		if n == 0 {
+			p.sending = false
+			p.mu.Unlock()
+			return
+		}
+		batch := make([]*asking, n)
+		copy(batch, p.queue)
+		p.queue = append(p.queue[:0], p.queue[n:]...)
+		p.mu.Unlock()
+
+		first, last := batch[0].id, batch[n-1].id // consecutive: ids are given in queue order
+		reply := ansSubj + p.r.n.cfg.NodeName + "." + p.owner + "." + strconv.FormatUint(first, 10) + "." + strconv.FormatUint(last, 10)
+		now := time.Now()
+		b := appendBatchHead(make([]byte, 0, size+8), n)
+		for _, a := range batch {
+			var ms uint64 // 0: none
+			if !a.deadline.IsZero() {
+				ms = uint64(max(a.deadline.Sub(now).Milliseconds(), 1))
+			}
+			b = appendRequest(b, a.id, ms, a.body)
+		}
+		p.batches.Add(1)
+		p.r.fwd.requests.Add(int64(n))
+		p.r.fwd.batches.Add(1)
+		if err := p.r.n.nc.PublishMsg(&nats.Msg{Subject: askSubj + p.owner, Reply: reply, Data: b}); err != nil {
+			for _, a := range batch {
+				p.deliver(a.id, askAnswer{err: err})
+			}
+		}
+	}
+}
+
+// answered takes a message on this node's answer subject: a batch of
+// answers, or the server's "no responders" for a batch of requests.
+func (r *Router) answered(m *nats.Msg) {
+	toks := strings.Split(strings.TrimPrefix(m.Subject, ansSubj+r.n.cfg.NodeName+"."), ".")
+	r.pmu.Lock()
+	p := r.peers[toks[0]]
+	r.pmu.Unlock()
+	if p == nil {
+		return
+	}
+	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+		if len(toks) != 3 {
+			return
+		}
+		first, err1 := strconv.ParseUint(toks[1], 10, 64)
+		last, err2 := strconv.ParseUint(toks[2], 10, 64)
+		if err1 != nil || err2 != nil || last < first || last-first >= maxAskBatch {
+			return
+		}
+		for id := first; id <= last; id++ {
+			p.deliver(id, askAnswer{err: nats.ErrNoResponders})
+		}
+		return
+	}
+	err := readBatch(m.Data, false, func(id, _ uint64, body []byte) { p.deliver(id, askAnswer{body: body}) })
+	if err != nil {
+		r.n.cfg.Logger.Warn("cluster: bad forwarded answers", "from", toks[0], "err", err)
+	}
+}
+
+// serveBatch serves a batch of forwarded requests, each in a goroutine
+// of its own with its own deadline (busy at once beyond maxServing); the
+// answers go back in batches (answers) to the reply subject's node.
+func (r *Router) serveBatch(m *nats.Msg) {
+	// The reply subject is ansSubj + node.owner.first.last: the answers go
+	// to ansSubj + node.owner.
+	to := m.Reply
+	if !strings.HasPrefix(to, ansSubj) {
+		r.n.cfg.Logger.Warn("cluster: forwarded requests without a reply subject", "reply", to)
+		return
+	}
+	for range 2 {
+		if i := strings.LastIndexByte(to, '.'); i > 0 {
+			to = to[:i]
+		}
+	}
+	q := r.answers(to)
+	err := readBatch(m.Data, true, func(id, ms uint64, body []byte) {
+		select {
+		case r.sem <- struct{}{}:
+		default:
+			q.add(id, busyAnswer)
+			return
+		}
+		timeout := forwardTimeout
+		if ms > 0 {
+			timeout = min(timeout, time.Duration(ms)*time.Millisecond)
+		}
+		go func() {
+			defer func() { <-r.sem }()
+			q.add(id, r.answer(body, timeout))
+		}()
+	})
+	if err != nil {
+		r.n.cfg.Logger.Warn("cluster: bad forwarded requests", "reply", m.Reply, "err", err)
+	}
+}
+
+// busyAnswer is the answer to a request beyond maxServing.
+var busyAnswer = func() []byte {
+	b, _ := encodeResp(&wireResp{Err: toWire(actors.ErrBusy)})
+	return b
+}()
+
+// answerQueue batches the answers to one forwarding node.
+type answerQueue struct {
+	r       *Router
+	subject string
+
+	mu      sync.Mutex
+	queue   []answer
+	sending bool
+}
+
+type answer struct {
+	id   uint64
+	body []byte
+}
+
+// maxAnswerQueues bounds the answer queues kept (one per forwarding
+// node and owner name it knows this node by).
+const maxAnswerQueues = 1024
+
+// answers returns the answer queue to subject.
+func (r *Router) answers(subject string) *answerQueue {
+	r.pmu.Lock()
+	defer r.pmu.Unlock()
+	q := r.ansQueues[subject]
+	if q == nil {
+		q = &answerQueue{r: r, subject: subject}
+		if len(r.ansQueues) < maxAnswerQueues {
+			r.ansQueues[subject] = q
+		}
+	}
+	return q
+}
+
+func (q *answerQueue) add(id uint64, body []byte) {
+	q.mu.Lock()
+	q.queue = append(q.queue, answer{id, body})
+	start := !q.sending
+	q.sending = true
+	q.mu.Unlock()
+	if start {
+		go q.send()
+	}
+}
+
+func (q *answerQueue) send() {
+	for {
+		runtime.Gosched() // see the top of this file
+		q.mu.Lock()
+		n, size := 0, 0
+		for n < len(q.queue) && n < maxAskBatch {
+			size += len(q.queue[n].body) + 16
+			if n > 0 && size > maxAskBytes {
+				break
+			}
+			n++
+		}
+		if n == 0 {
+			q.sending = false
+			q.mu.Unlock()
+			return
+		}
+		b := appendBatchHead(make([]byte, 0, size+8), n)
+		for _, a := range q.queue[:n] {
+			b = appendAnswer(b, a.id, a.body)
+		}
+		q.queue = append(q.queue[:0], q.queue[n:]...)
+		q.mu.Unlock()
+		q.r.fwd.answers.Add(int64(n))
+		q.r.fwd.answerBatches.Add(1)
+		// Lost with the connection, the answers are an unknown outcome to
+		// their callers (their deadline, or the owner's loss).
+		_ = q.r.n.nc.Publish(q.subject, b)
+	}
+}
+
+func appendBatchHead(b []byte, n int) []byte {
+	return binary.AppendUvarint(append(b, wireMark, wireBatch), uint64(n))
+}
+
+// appendRequest appends a request of a batch: ms is its deadline in ms
+// from now, 0 none.
+func appendRequest(b []byte, id, ms uint64, body []byte) []byte {
+	return appendBytes(binary.AppendUvarint(binary.AppendUvarint(b, id), ms), body)
+}
+
+func appendAnswer(b []byte, id uint64, body []byte) []byte {
+	return appendBytes(binary.AppendUvarint(b, id), body)
+}
+
+// isBatch says whether a forwarded message is a batch (see readBatch).
+func isBatch(b []byte) bool { return len(b) >= 2 && b[0] == wireMark && b[1] == wireBatch }
+
+// readBatch reads a batch of requests (withDeadline: each with its
+// deadline in ms, 0 none) or of answers, calling fn for each.
+func readBatch(b []byte, withDeadline bool, fn func(id, ms uint64, body []byte)) error {
+	if !isBatch(b) {
+		return errors.New("cluster: not a batch")
+	}
+	r := &wireReader{b: b[2:]}
+	n, k := binary.Uvarint(r.b)
+	if k <= 0 || n > maxAskBatch {
+		return errShortWire
+	}
+	r.b = r.b[k:]
+	for range n {
+		id, k := binary.Uvarint(r.b)
+		if k <= 0 {
+			return errShortWire
+		}
+		r.b = r.b[k:]
+		var ms uint64
+		if withDeadline {
+			if ms, k = binary.Uvarint(r.b); k <= 0 {
+				return errShortWire
+			}
+			r.b = r.b[k:]
+		}
+		body, err := r.bytes()
+		if err != nil {
+			return err
+		}
+		fn(id, ms, body)
+	}
+	return nil
+}
