@@ -1,0 +1,51 @@
+package cluster_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ticketd/actors"
+	"ticketd/event"
+)
+
+// TestDirectoryCannotTell: a node that cannot read the directory's log
+// (the two others lost: no majority) never answers a false 401 for a key
+// it does not know, which may have been made elsewhere, and stops
+// accepting a key it knows, which may have been revoked elsewhere, within
+// actors.DirectoryStaleAfter plus one read's wait: both are answered 503
+// DIRECTORY_UNAVAILABLE (retryable), never 401 or 200 on a guess.
+func TestDirectoryCannotTell(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes := startNodes(t, 3)
+	a, b, c := nodes[0], nodes[1], nodes[2]
+	st, u := retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", a.URL+"/admin/v1/business-units", a.Admin, map[string]any{"name": "Shared"})
+	})
+	require.Equal(t, 201, st, "%v", u)
+	_, secret := newKey(t, a, u["id"].(string))
+	st, l := retry503(t, func() (int, map[string]any) { return do(t, "GET", c.URL+"/v1/events", secret, nil) })
+	require.Equal(t, 200, st, "key made on %s, used on %s: %v", a.name, c.name, l)
+
+	require.NoError(t, a.Main.Close())
+	require.NoError(t, b.Main.Close())
+	lost := time.Now()
+	// A token C never saw: C cannot tell whether A made it just before it
+	// was lost. (While C still leads the directory's stream it reads its
+	// own copy, which no write can have passed without it: a 401 then is
+	// true.)
+	unavailable := func(token string, live bool) func() bool {
+		return func() bool {
+			st, m := do(t, "GET", c.URL+"/v1/events", token, nil)
+			require.False(t, live && st == 401, "a live key refused on %s: %v", c.name, m)
+			e, _ := m["error"].(map[string]any)
+			return st == 503 && e["reason"] == event.ReasonDirectoryUnavailable
+		}
+	}
+	bound := actors.DirectoryStaleAfter + 30*time.Second // + the stream leader's step-down without a quorum
+	eventually(t, bound, c.name+" without a majority answers 503 for an unknown key", unavailable("sk_never_made_anywhere", false))
+	// The key C knows: its view is too old to show a revocation by now.
+	eventually(t, bound, c.name+" without a majority stops accepting a known key", unavailable(secret, true))
+	t.Logf("%s answered 503 for its known key %s after the others were lost", c.name, time.Since(lost).Round(time.Millisecond))
+}
