@@ -49,3 +49,32 @@ func TestDirectoryCannotTell(t *testing.T) {
 	eventually(t, bound, c.name+" without a majority stops accepting a known key", unavailable(secret, true))
 	t.Logf("%s answered 503 for its known key %s after the others were lost", c.name, time.Since(lost).Round(time.Millisecond))
 }
+
+// TestKeyAcrossDirectoryElection: a key made on A authenticates on B and
+// C at once even while the directory's stream elects a new leader. During
+// the election every read of the log fails, at once with JetStream's
+// 10008 "temporarily unavailable" or by a timeout (measured: 20 of 20
+// reads right after a step-down), and the read a node makes for a key it
+// does not know used to end in a 401; now it is tried again for up to 5 s
+// and the answer is 200, or 503 DIRECTORY_UNAVAILABLE (retried here, as
+// the contract tells clients), never 401.
+func TestKeyAcrossDirectoryElection(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes := startNodes(t, 3)
+	a, b, c := nodes[0], nodes[1], nodes[2]
+	st, u := retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", a.URL+"/admin/v1/business-units", a.Admin, map[string]any{"name": "Shared"})
+	})
+	require.Equal(t, 201, st, "%v", u)
+	for round := range 5 {
+		_, secret := newKey(t, a, u["id"].(string))
+		_, err := a.Main.Node().Conn().Request("$JS.API.STREAM.LEADER.STEPDOWN.TICKETD_DIR", nil, 5*time.Second)
+		if err != nil {
+			t.Logf("round %d: step-down: %v", round, err)
+		}
+		for _, nd := range []*node{b, c} {
+			st, l := retry503(t, func() (int, map[string]any) { return do(t, "GET", nd.URL+"/v1/events", secret, nil) })
+			require.Equal(t, 200, st, "round %d: key made on %s, used on %s while the directory elects a leader: %v", round, a.name, nd.name, l)
+		}
+	}
+}
