@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -57,7 +58,9 @@ func TestDirectoryCannotTell(t *testing.T) {
 // reads right after a step-down), and the read a node makes for a key it
 // does not know used to end in a 401; now it is tried again for up to 5 s
 // and the answer is 200, or 503 DIRECTORY_UNAVAILABLE (retried here, as
-// the contract tells clients), never 401.
+// the contract tells clients), never 401. Likewise a business unit made
+// on A is found through C at once (a key made for it there), never a
+// false 404.
 func TestKeyAcrossDirectoryElection(t *testing.T) {
 	t.Parallel() // see parallelTests
 	nodes := startNodes(t, 3)
@@ -68,6 +71,10 @@ func TestKeyAcrossDirectoryElection(t *testing.T) {
 	require.Equal(t, 201, st, "%v", u)
 	for round := range 5 {
 		_, secret := newKey(t, a, u["id"].(string))
+		st, u2 := retry503(t, func() (int, map[string]any) {
+			return do(t, "POST", a.URL+"/admin/v1/business-units", a.Admin, map[string]any{"name": fmt.Sprint("Round ", round)})
+		})
+		require.Equal(t, 201, st, "%v", u2)
 		_, err := a.Main.Node().Conn().Request("$JS.API.STREAM.LEADER.STEPDOWN.TICKETD_DIR", nil, 5*time.Second)
 		if err != nil {
 			t.Logf("round %d: step-down: %v", round, err)
@@ -76,5 +83,10 @@ func TestKeyAcrossDirectoryElection(t *testing.T) {
 			st, l := retry503(t, func() (int, map[string]any) { return do(t, "GET", nd.URL+"/v1/events", secret, nil) })
 			require.Equal(t, 200, st, "round %d: key made on %s, used on %s while the directory elects a leader: %v", round, a.name, nd.name, l)
 		}
+		// A unit made on A is found through C as at once: a key for it.
+		st, k := retry503(t, func() (int, map[string]any) {
+			return do(t, "POST", c.URL+"/admin/v1/business-units/"+u2["id"].(string)+"/api-keys", c.Admin, map[string]any{"type": "secret"})
+		})
+		require.Equal(t, 201, st, "round %d: unit made on %s, a key for it made through %s: %v", round, a.name, c.name, k)
 	}
 }

@@ -225,22 +225,45 @@ const (
 // mode), trying again while a read fails (an election of the log's
 // leader answers "temporarily unavailable" for a moment) until d.wait
 // has passed; then it answers the last failure.
-func (d directoryAuth) syncDirectory() error {
-	ctx, cancel := context.WithTimeout(context.Background(), d.wait)
+func (d directoryAuth) syncDirectory() error { return syncDirectory(d.sys, d.wait) }
+
+func syncDirectory(sys *actors.System, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	pause := authSyncPause
 	for {
-		err := d.sys.SyncDirectory(ctx)
+		err := sys.SyncDirectory(ctx)
 		if err == nil {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("api: directory not read within %s: %w", d.wait, err)
+			return fmt.Errorf("api: directory not read within %s: %w", wait, err)
 		case <-time.After(pause):
 			pause = min(2*pause, authSyncPauseMax)
 		}
 	}
+}
+
+// errDirectoryUnread answers a request about a business unit missing
+// from this node's view when the directory's log could not be read: the
+// unit may have been made on another node a moment ago.
+var errDirectoryUnread = thttp.NewError(503, "this node cannot read the directory now, so it cannot tell whether the business unit exists; retry").
+	WithReason(event.ReasonDirectoryUnavailable)
+
+// unitKnown reports whether business unit id exists. In cluster mode a
+// unit missing from the view may have been made on another node a moment
+// ago: it reads the directory's log and looks again, and a read that
+// fails is errDirectoryUnread, never a false "not found".
+func (a *api) unitKnown(id string) (bool, error) {
+	if _, ok := a.sys.Directory().Unit(id); ok || !a.sys.DirectoryShared() {
+		return ok, nil
+	}
+	if err := syncDirectory(a.sys, authSyncWait); err != nil {
+		return false, errDirectoryUnread
+	}
+	_, ok := a.sys.Directory().Unit(id)
+	return ok, nil
 }
 
 func principalOf(k *directory.Key) *thttp.Principal {
