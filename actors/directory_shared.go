@@ -61,6 +61,15 @@ const sharedAttempts = 8
 // sharedTimeout bounds one read or append of the shared log.
 const sharedTimeout = 8 * time.Second
 
+// DirectoryStaleAfter bounds how old the directory's view may be when
+// it accepts a key in cluster mode: the view is as of the start of the
+// last read of the shared log that succeeded (every second when all is
+// well: the cluster's poll, and at once on another node's notice). Past
+// it, a key is checked only after a read (DirectoryStale), so a node cut
+// off from the log stops accepting a key revoked elsewhere within this
+// bound plus one read's wait, and answers "cannot tell" instead.
+const DirectoryStaleAfter = 5 * time.Second
+
 // dirSync asks the directory actor to read what other nodes appended.
 type dirSync struct{}
 
@@ -85,6 +94,7 @@ func (s *System) startShared() error {
 // catchUp applies what the shared log holds past the actor's state and
 // publishes the view when anything changed.
 func (a *dirActor) catchUp() error {
+	start := a.sys.cfg.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 	defer cancel()
 	n := 0
@@ -114,6 +124,7 @@ func (a *dirActor) catchUp() error {
 		a.sys.dirView.Store(a.st.Clone())
 	}
 	if err == nil {
+		a.sys.dirReadAt.Store(&start)
 		a.sys.dirRead.Store(true)
 	}
 	return err
@@ -227,6 +238,23 @@ func (s *System) DirectoryChanged() {
 // once since the start (always true on a single node).
 func (s *System) DirectoryRead() bool { return s.cfg.Directory == nil || s.dirRead.Load() }
 
+// DirectoryShared reports whether the directory is the cluster's shared
+// log (cluster mode): then a key missing from the view may have been made
+// on another node a moment ago (SyncDirectory).
+func (s *System) DirectoryShared() bool { return s.cfg.Directory != nil }
+
+// DirectoryStale reports whether the view may miss what another node
+// appended more than DirectoryStaleAfter ago (a revocation): the last read
+// of the shared log that succeeded started longer ago than that, or there
+// was none (by Config.Now). Never on a single node.
+func (s *System) DirectoryStale() bool {
+	if s.cfg.Directory == nil {
+		return false
+	}
+	at := s.dirReadAt.Load()
+	return at == nil || s.cfg.Now().Sub(*at) > DirectoryStaleAfter
+}
+
 // errNotShared: SyncDirectory has nothing to read on a single node.
 var errNotShared = errors.New("actors: the directory is not shared")
 
@@ -234,8 +262,10 @@ var errNotShared = errors.New("actors: the directory is not shared")
 // least the moment of the call, and answers once the read view holds it:
 // a key created on another node a moment ago authenticates here at once.
 // Callers at the same time share one read that starts after they called.
-// On a single node it answers an error at once: the view is always
-// current there.
+// An error (the log could not be read: no majority, an election, a
+// timeout) says nothing of what the log holds: the caller must not treat
+// a key missing from the view as unknown. On a single node it answers an
+// error at once: the view is always current there.
 func (s *System) SyncDirectory(ctx context.Context) error {
 	if s.cfg.Directory == nil {
 		return errNotShared

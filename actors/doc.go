@@ -95,7 +95,12 @@
 // every node shares (SharedLog): it decides each write on the state read
 // from the log, appends only if no other node appended meanwhile, and
 // otherwise reads and decides again; it reads on a notice from another
-// node and before a key lookup misses (SyncDirectory). With Config.Index
+// node and before a key lookup misses (SyncDirectory). A read that fails
+// says nothing of the log: SyncDirectory answers it as an error, and the
+// caller must answer "cannot tell", not "unknown". DirectoryStale reports
+// a view whose last successful read started more than DirectoryStaleAfter
+// ago (by Config.Now): a revocation elsewhere may be missing from it, so
+// a key it holds is checked after a read. With Config.Index
 // set, an event's creation and its published status also go to an index
 // every node follows (SharedIndex, IndexChanged), and a lookup that misses
 // reads it.

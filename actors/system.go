@@ -162,7 +162,8 @@ type System struct {
 	// Cluster mode: whether the shared directory log was read once, and
 	// the reads SyncDirectory shares.
 	dirRead    atomic.Bool
-	dirNoticed atomic.Bool // a DirectoryChanged notice waits in the mailbox
+	dirReadAt  atomic.Pointer[time.Time] // when the last read that succeeded started
+	dirNoticed atomic.Bool               // a DirectoryChanged notice waits in the mailbox
 	dirSyncs   coalescer
 
 	metrics Metrics

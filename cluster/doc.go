@@ -254,8 +254,18 @@
 //     appended, every second besides (a notice can be lost), and before
 //     answering 401 to a key it does not know, so a key made on one node
 //     authenticates on every node at once and a revocation takes effect
-//     everywhere within about a second (at once where it was made). The
-//     log is bounded by checkpoints: the appending node stores the whole
+//     everywhere within about a second (at once where it was made). Reads
+//     go to the stream's leader (AllowDirect off), which has stored every
+//     entry of its Raft log before it answers as leader (nats-server's
+//     aflr); a replica never says where the log ends. While the stream or the meta group elects
+//     a leader, or without a majority, a read fails (10008 "temporarily
+//     unavailable", or a timeout): a node that then cannot tell whether a
+//     key is live answers 503 DIRECTORY_UNAVAILABLE after trying for 5 s,
+//     never a 401 for a key made elsewhere. It accepts a key it knows
+//     only from a view read within actors.DirectoryStaleAfter (5 s): a
+//     node cut off from the log stops accepting a key revoked elsewhere
+//     within that and one read's wait, answering 503 until it reads
+//     again (TestDirectoryCannotTell). The log is bounded by checkpoints: the appending node stores the whole
 //     directory (its snapshot encoding) on dir.ckpt once 1,000 records or
 //     1 MiB followed the last one, fenced on the record it reflects being
 //     the stream's last message, and purges the records before the

@@ -88,9 +88,12 @@ func TestSharedState(t *testing.T) {
 	unit := u["id"].(string)
 	keyID, secret := newKey(t, a, unit)
 	// B and C know the unit at once, and the key authenticates there at
-	// once: an unknown key makes a node read the directory's log first.
+	// once: an unknown key makes a node read the directory's log first. A
+	// node that cannot read it (an election of its leader, frequent on a
+	// starved machine) answers 503 DIRECTORY_UNAVAILABLE, which a client
+	// retries; never 401.
 	for _, nd := range []*node{b, c} {
-		st, l := do(t, "GET", nd.URL+"/v1/events", secret, nil)
+		st, l := retry503(t, func() (int, map[string]any) { return do(t, "GET", nd.URL+"/v1/events", secret, nil) })
 		require.Equal(t, 200, st, "key made on %s, used on %s: %v", a.name, nd.name, l)
 	}
 
@@ -202,7 +205,7 @@ func TestSharedState(t *testing.T) {
 	start := time.Now()
 	_, secret2 := newKey(t, c, unit)
 	t.Logf("a directory write after %s's loss took %s", b.name, time.Since(start).Round(time.Millisecond))
-	st, l := do(t, "GET", a.URL+"/v1/events", secret2, nil)
+	st, l := retry503(t, func() (int, map[string]any) { return do(t, "GET", a.URL+"/v1/events", secret2, nil) })
 	require.Equal(t, 200, st, "key made on %s, used on %s: %v", c.name, a.name, l)
 
 	// A revocation on A reaches C within the directory's poll.
@@ -231,7 +234,7 @@ func TestSharedState(t *testing.T) {
 		return st == 200
 	})
 	t.Logf("%s ready on an empty data dir after %s", b2.name, time.Since(start).Round(time.Millisecond))
-	st, l = do(t, "GET", b2.URL+"/v1/events", secret2, nil)
+	st, l = retry503(t, func() (int, map[string]any) { return do(t, "GET", b2.URL+"/v1/events", secret2, nil) })
 	require.Equal(t, 200, st, "%v", l)
 	st, _ = do(t, "GET", b2.URL+"/v1/events", secret, nil)
 	require.Equal(t, 401, st, "the key revoked while %s was away", b2.name)

@@ -49,6 +49,7 @@ const (
 	ReasonWebhookPayloadInvalid    = "WEBHOOK_PAYLOAD_INVALID"
 	ReasonOutboxMailUnrenderable   = "OUTBOX_MAIL_UNRENDERABLE"
 	ReasonClusterNotReady          = "CLUSTER_NOT_READY"
+	ReasonDirectoryUnavailable     = "DIRECTORY_UNAVAILABLE"
 	ReasonWebhookSignatureInvalid  = "WEBHOOK_SIGNATURE_INVALID"
 	ReasonWebhookEndpointLimit     = "WEBHOOK_ENDPOINT_LIMIT_REACHED"
 	ReasonOutboxEntryNotParked     = "OUTBOX_ENTRY_NOT_PARKED"
@@ -168,6 +169,7 @@ var reasons = [...]ReasonInfo{
 	{ReasonOutboxUnavailable, 503, "The outbox is not available."},
 	{ReasonPaymentProviderDown, 503, "The payment provider could not be reached or was slow; nothing was changed: retry the same request (same Idempotency-Key)."},
 	{ReasonClusterNotReady, 503, "This node has not joined its cluster yet, or lost it: it cannot serve writes (retry, or ask another node)."},
+	{ReasonDirectoryUnavailable, 503, "This node could not read the cluster's directory of keys, so it cannot tell whether the key is live (a key made on another node a moment ago, or revoked there); the key was neither accepted nor refused: retry."},
 	{ReasonPaymentProviderRefused, 502, "The payment provider refused the request (e.g. a currency it does not take); a repeat will not help."},
 }
 

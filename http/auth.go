@@ -29,10 +29,14 @@ const (
 )
 
 // Authenticator resolves a bearer token to its key. Unknown, revoked and
-// expired keys answer false; the server gives all of them the same 401. It
-// is called on every request, concurrently: it must be fast and safe.
+// expired keys answer a nil Principal and no error; the server gives all of
+// them the same 401. An error means it cannot tell whether the token is a
+// live key (in cluster mode: this node could not read the directory's
+// log, where another node may have just made or revoked it): the server
+// answers 503 DIRECTORY_UNAVAILABLE, never a 401 that may be false. It is
+// called on every request, concurrently: it must be fast and safe.
 type Authenticator interface {
-	Authenticate(token string, now time.Time) (*Principal, bool)
+	Authenticate(token string, now time.Time) (*Principal, error)
 }
 
 // OriginChecker is an optional interface of the Authenticator: it answers a
@@ -55,39 +59,45 @@ func bearer(rc *fasthttp.RequestCtx) []byte {
 	return bytes.TrimSpace(h[7:])
 }
 
+// errAuthUnavailable answers a request whose key the Authenticator could
+// not tell live or not. Retry-After: 1 goes with it.
+var errAuthUnavailable = &Error{Status: 503, Reason: event.ReasonDirectoryUnavailable,
+	Message: "this node cannot read the directory of keys now, so it cannot tell whether the key is live; retry"}
+
 // authenticate resolves the principal of a route's surface, or returns nil
-// for any failure: the caller answers every failure with the same 401.
-func (s *Server) authenticate(rc *fasthttp.RequestCtx, surface Surface, now time.Time) *Principal {
+// for any failure: the caller answers every failure with the same 401. An
+// error is the Authenticator's "cannot tell" (see Authenticator): the
+// caller answers errAuthUnavailable.
+func (s *Server) authenticate(rc *fasthttp.RequestCtx, surface Surface, now time.Time) (*Principal, error) {
 	tok := bearer(rc)
 	if len(tok) == 0 || len(tok) > 512 {
-		return nil
+		return nil, nil
 	}
+	want, prefix := "", ""
 	switch surface {
 	case Admin:
 		if s.adminToken == nil || subtle.ConstantTimeCompare(tok, s.adminToken) != 1 {
-			return nil
+			return nil, nil
 		}
-		return &s.adminPrincipal
+		return &s.adminPrincipal, nil
 	case Developer:
-		if !bytes.HasPrefix(tok, []byte("sk_")) {
-			return nil
-		}
-		p, ok := s.auth.Authenticate(string(tok), now)
-		if !ok || p == nil || p.Type != KeySecret {
-			return nil
-		}
-		return p
+		want, prefix = KeySecret, "sk_"
 	case Storefront:
-		if !bytes.HasPrefix(tok, []byte("pk_")) {
-			return nil
-		}
-		p, ok := s.auth.Authenticate(string(tok), now)
-		if !ok || p == nil || p.Type != KeyPublishable {
-			return nil
-		}
-		return p
+		want, prefix = KeyPublishable, "pk_"
+	default:
+		return nil, nil
 	}
-	return nil
+	if !bytes.HasPrefix(tok, []byte(prefix)) {
+		return nil, nil
+	}
+	p, err := s.auth.Authenticate(string(tok), now)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil || p.Type != want {
+		return nil, nil
+	}
+	return p, nil
 }
 
 // authAllowed refuses, with 429, a client IP that has spent its failed

@@ -1,6 +1,8 @@
 package http
 
 import (
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -8,6 +10,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/stretchr/testify/require"
+
+	"ticketd/event"
 )
 
 func TestAuthFailuresAreIdentical(t *testing.T) {
@@ -64,7 +68,7 @@ func TestAdminDisabledWithoutToken(t *testing.T) {
 // panicAuth is an Authenticator with a bug.
 type panicAuth struct{}
 
-func (panicAuth) Authenticate(string, time.Time) (*Principal, bool) { panic("directory bug") }
+func (panicAuth) Authenticate(string, time.Time) (*Principal, error) { panic("directory bug") }
 
 func TestPanicOutsideHandlerIsA500(t *testing.T) {
 	cfg := DefaultConfig()
@@ -78,4 +82,43 @@ func TestPanicOutsideHandlerIsA500(t *testing.T) {
 	srv.Handler()(&rc)
 	require.Equal(t, 500, rc.Response.StatusCode())
 	require.Contains(t, string(rc.Response.Body()), `"INTERNAL"`)
+}
+
+// cannotTellAuth is an Authenticator that cannot read its directory.
+type cannotTellAuth struct{}
+
+func (cannotTellAuth) Authenticate(string, time.Time) (*Principal, error) {
+	return nil, errors.New("directory: no majority")
+}
+
+// TestAuthCannotTellIs503: a key the Authenticator cannot tell live or
+// not is answered 503 DIRECTORY_UNAVAILABLE in the envelope with
+// Retry-After, never 401, and is not counted as a failed authentication
+// (a client retrying a key made a moment ago is not throttled).
+func TestAuthCannotTellIs503(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.AuthFailuresPerMinute = 1
+	h := &harness{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	srv, err := NewServer(cfg, cannotTellAuth{}, toyRoutes(h))
+	require.NoError(t, err)
+	for range 3 {
+		var rc fasthttp.RequestCtx
+		rc.Request.SetRequestURI("/v1/events")
+		rc.Request.Header.Set("Authorization", "Bearer sk_made_elsewhere")
+		srv.Handler()(&rc)
+		require.Equal(t, 503, rc.Response.StatusCode())
+		require.Equal(t, "1", string(rc.Response.Header.Peek("Retry-After")))
+		var env struct {
+			Error struct {
+				Code   int    `json:"code"`
+				Status string `json:"status"`
+				Reason string `json:"reason"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(rc.Response.Body(), &env), "%s", rc.Response.Body())
+		require.Equal(t, 503, env.Error.Code)
+		require.Equal(t, "UNAVAILABLE", env.Error.Status)
+		require.Equal(t, event.ReasonDirectoryUnavailable, env.Error.Reason)
+	}
 }

@@ -15,7 +15,9 @@
 // pk_…, Admin: the admin token compared in constant time, Public: nothing),
 // answering every failure with the same 401 and charging it to the client
 // IP's failure bucket (an IP whose bucket is empty gets 429 before its
-// token is checked); checks a storefront request's
+// token is checked), and a key the Authenticator cannot tell live or not
+// (cluster mode: the directory's log unreadable) with 503
+// DIRECTORY_UNAVAILABLE and Retry-After: 1, charged to nothing; checks a storefront request's
 // Origin against the key's origins (401 when not listed); picks the API
 // version (the key's pin, or a known service-version header; an unknown
 // one answers 400) and echoes it on /v1 and /storefront/v1; counts the

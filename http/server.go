@@ -399,7 +399,16 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 		if !s.authAllowed(rc, c.ip, c.now) {
 			return
 		}
-		c.principal = s.authenticate(rc, r.Surface, c.now)
+		p, err := s.authenticate(rc, r.Surface, c.now)
+		if err != nil {
+			// Neither accepted nor refused: no failed authentication is
+			// counted, and the client retries.
+			s.log.Info("http: key not checked: the directory cannot be read", "err", err)
+			rc.Response.Header.Set("Retry-After", "1")
+			s.writeError(rc, errAuthUnavailable)
+			return
+		}
+		c.principal = p
 		if c.principal == nil {
 			s.authFails.fail(c.ip, c.now)
 			if r.Surface == Storefront {

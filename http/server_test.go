@@ -30,11 +30,10 @@ type fakeAuth struct {
 	keys map[string]*Principal
 }
 
-func (f *fakeAuth) Authenticate(token string, _ time.Time) (*Principal, bool) {
+func (f *fakeAuth) Authenticate(token string, _ time.Time) (*Principal, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p, ok := f.keys[token]
-	return p, ok
+	return f.keys[token], nil
 }
 
 func (f *fakeAuth) OriginAllowed(origin string) bool {

@@ -107,7 +107,9 @@ func (a *api) createKey(c *thttp.Ctx) (any, error) {
 		return nil, err
 	}
 	unitID := c.Param("unitId")
-	if _, ok := a.sys.Directory().Unit(unitID); !ok {
+	if ok, err := a.unitKnown(unitID); err != nil {
+		return nil, err
+	} else if !ok {
 		return nil, thttp.NewError(404, "business unit not found")
 	}
 	if req.Version == "" {

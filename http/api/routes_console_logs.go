@@ -53,7 +53,9 @@ func (a *api) consoleLogRoutes() []thttp.Route {
 // unitParam returns the path's business unit if it exists.
 func (a *api) unitParam(c *thttp.Ctx) (string, error) {
 	id := c.Param("unitId")
-	if _, ok := a.sys.Directory().Unit(id); !ok {
+	if ok, err := a.unitKnown(id); err != nil {
+		return "", err
+	} else if !ok {
 		return "", thttp.NewError(404, "business unit not found")
 	}
 	return id, nil

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,6 +166,7 @@ func (a *api) registerExtras(srv *thttp.Server) error {
 type directoryAuth struct {
 	sys   *actors.System
 	cache *atomic.Pointer[principalSet]
+	wait  time.Duration // authSyncWait
 }
 
 // principalSet holds the Principals of one directory view.
@@ -174,23 +176,28 @@ type principalSet struct {
 }
 
 func newDirectoryAuth(sys *actors.System) directoryAuth {
-	return directoryAuth{sys: sys, cache: new(atomic.Pointer[principalSet])}
+	return directoryAuth{sys: sys, cache: new(atomic.Pointer[principalSet]), wait: authSyncWait}
 }
 
-func (d directoryAuth) Authenticate(token string, now time.Time) (*thttp.Principal, bool) {
+func (d directoryAuth) Authenticate(token string, now time.Time) (*thttp.Principal, error) {
 	view := d.sys.Directory()
 	k, ok := view.Lookup(token)
-	if !ok && d.syncDirectory() {
-		// In cluster mode the key may have been created on another node a
-		// moment ago: read the directory's log, then look again.
+	if d.sys.DirectoryShared() && (!ok || d.sys.DirectoryStale()) {
+		// Cluster mode: the key may have been made on another node a
+		// moment ago, or the view may be too old to show a revocation:
+		// read the directory's log, then look again. A read that fails
+		// tells nothing: not a 401 but "cannot tell".
+		if err := d.syncDirectory(); err != nil {
+			return nil, err
+		}
 		view = d.sys.Directory()
 		k, ok = view.Lookup(token)
 	}
 	if !ok || !k.Active(now) {
-		return nil, false
+		return nil, nil
 	}
 	if d.cache == nil {
-		return principalOf(k), true
+		return principalOf(k), nil
 	}
 	set := d.cache.Load()
 	if set == nil || set.view != view {
@@ -198,19 +205,65 @@ func (d directoryAuth) Authenticate(token string, now time.Time) (*thttp.Princip
 		d.cache.Store(set)
 	}
 	if p, ok := set.byKey.Load(k); ok {
-		return p.(*thttp.Principal), true
+		return p.(*thttp.Principal), nil
 	}
 	p := principalOf(k)
 	set.byKey.Store(k, p)
-	return p, true
+	return p, nil
 }
 
+// authSyncWait bounds the wait of a request for the directory's log to
+// be read (directoryAuth.wait); authSyncPause is the first pause before a
+// failed read is tried again, doubled up to authSyncPauseMax.
+const (
+	authSyncWait     = 5 * time.Second
+	authSyncPause    = 50 * time.Millisecond
+	authSyncPauseMax = 500 * time.Millisecond
+)
+
 // syncDirectory reads what other nodes added to the directory (cluster
-// mode), and reports whether it did.
-func (d directoryAuth) syncDirectory() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+// mode), trying again while a read fails (an election of the log's
+// leader answers "temporarily unavailable" for a moment) until d.wait
+// has passed; then it answers the last failure.
+func (d directoryAuth) syncDirectory() error { return syncDirectory(d.sys, d.wait) }
+
+func syncDirectory(sys *actors.System, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	return d.sys.SyncDirectory(ctx) == nil
+	pause := authSyncPause
+	for {
+		err := sys.SyncDirectory(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("api: directory not read within %s: %w", wait, err)
+		case <-time.After(pause):
+			pause = min(2*pause, authSyncPauseMax)
+		}
+	}
+}
+
+// errDirectoryUnread answers a request about a business unit missing
+// from this node's view when the directory's log could not be read: the
+// unit may have been made on another node a moment ago.
+var errDirectoryUnread = thttp.NewError(503, "this node cannot read the directory now, so it cannot tell whether the business unit exists; retry").
+	WithReason(event.ReasonDirectoryUnavailable)
+
+// unitKnown reports whether business unit id exists. In cluster mode a
+// unit missing from the view may have been made on another node a moment
+// ago: it reads the directory's log and looks again, and a read that
+// fails is errDirectoryUnread, never a false "not found".
+func (a *api) unitKnown(id string) (bool, error) {
+	if _, ok := a.sys.Directory().Unit(id); ok || !a.sys.DirectoryShared() {
+		return ok, nil
+	}
+	if err := syncDirectory(a.sys, authSyncWait); err != nil {
+		return false, errDirectoryUnread
+	}
+	_, ok := a.sys.Directory().Unit(id)
+	return ok, nil
 }
 
 func principalOf(k *directory.Key) *thttp.Principal {
