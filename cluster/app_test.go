@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	nethttp "net/http"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"ticketd/app"
 	"ticketd/app/apptest"
+	"ticketd/internal/testaddr"
 )
 
 // node is one ticketd of the in-process cluster.
@@ -80,13 +80,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() b
 
 func startNodes(t *testing.T, n int, opts ...apptest.Option) []*node {
 	t.Helper()
-	addrs := make([]string, n)
-	for i := range addrs {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addrs[i] = ln.Addr().String()
-		require.NoError(t, ln.Close())
-	}
+	addrs := testaddr.Free(t, n)
 	peers := fmt.Sprint(addrs[0])
 	for _, a := range addrs[1:] {
 		peers += "," + a

@@ -67,8 +67,11 @@ const (
 	peerStale      = 3 * heartbeatEvery
 	heartbeatSubj  = "ticketd.node."
 	watchEvery     = 100 * time.Millisecond
-	routePing      = time.Second
-	routePingsOut  = 3
+	// serverStartWait bounds the wait for the server to accept
+	// connections at start.
+	serverStartWait = 2 * time.Minute
+	routePing       = time.Second
+	routePingsOut   = 3
 )
 
 // Start starts the node's server and joins the cluster. It returns once
@@ -119,15 +122,33 @@ func Start(cfg Config) (*Node, error) {
 		Routes: server.RoutesFromStr(strings.Join(routes, ",")),
 		NoSigs: true,
 	}
+	// A cluster address in use fails the start at once: the server would
+	// only say it is not accepting connections once serverStartWait ended.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: cluster address %s: %w", cfg.Addr, err)
+	}
+	_ = ln.Close()
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: new server: %w", err)
 	}
 	srv.SetLoggerV2(serverLog{cfg.Logger.With("component", "nats")}, false, false, false)
 	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		srv.Shutdown()
-		return nil, errors.New("cluster: server not accepting connections after 10s")
+	// The server listens once JetStream has recovered its streams from
+	// the data dir, which takes a while for a big one (or on a loaded
+	// machine): waited for up to serverStartWait, said every 10 s.
+	for waited := time.Duration(0); !srv.ReadyForConnections(10 * time.Second); {
+		waited += 10 * time.Second
+		if waited >= serverStartWait {
+			why := fmt.Sprintf("not accepting connections after %s", waited)
+			if srv.ClusterAddr() == nil {
+				why += " (no listener on the cluster address " + cfg.Addr + ": in use?)"
+			}
+			srv.Shutdown()
+			return nil, errors.New("cluster: server " + why)
+		}
+		cfg.Logger.Info("cluster: server starting: not accepting connections yet", "waited", waited)
 	}
 	nc, err := nats.Connect("", nats.InProcessServer(srv), nats.Name("ticketd-"+cfg.NodeName),
 		nats.MaxReconnects(-1), connLog(cfg.Logger))

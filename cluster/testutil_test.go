@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"ticketd/actors"
 	"ticketd/event"
+	"ticketd/internal/testaddr"
 )
 
 // parallelTests is how many of the package's parallel tests run at once
@@ -41,21 +41,7 @@ func TestMain(m *testing.M) {
 }
 
 // freeAddrs reserves n loopback ports for cluster routes.
-func freeAddrs(t *testing.T, n int) []string {
-	t.Helper()
-	var out []string
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().String())
-	}
-	for _, ln := range lns {
-		_ = ln.Close()
-	}
-	return out
-}
+func freeAddrs(t *testing.T, n int) []string { return testaddr.Free(t, n) }
 
 // startCluster starts n nodes on loopback and waits until all are ready.
 func startCluster(t *testing.T, n int) ([]*Node, []Config) {

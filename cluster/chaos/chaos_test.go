@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	nethttp "net/http"
 	"net/url"
 	"os"
@@ -25,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app/apptest"
+	"ticketd/internal/testaddr"
 )
 
 var binary string
@@ -77,12 +77,7 @@ func (p *proc) kill() {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freeAddr(t *testing.T) string { return testaddr.Free(t, 1)[0] }
 
 var hc = &nethttp.Client{Timeout: 20 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 64}}
 
