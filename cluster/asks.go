@@ -144,19 +144,27 @@ func (p *peer) deliver(id uint64, ans askAnswer) {
 	}
 }
 
+// batchLen is how many of queue's first items the next batch takes (at
+// most maxAskBatch, and maxAskBytes unless the first alone is bigger),
+// and their size.
+func batchLen[T any](queue []T, size func(T) int) (n, bytes int) {
+	for n < len(queue) && n < maxAskBatch {
+		sz := size(queue[n])
+		if n > 0 && bytes+sz > maxAskBytes {
+			break
+		}
+		bytes += sz
+		n++
+	}
+	return n, bytes
+}
+
 // send sends the queue in batches until it is empty.
 func (p *peer) send() {
 	for {
 		runtime.Gosched() // see the top of this file
 		p.mu.Lock()
-		n, size := 0, 0
-		for n < len(p.queue) && n < maxAskBatch {
-			size += len(p.queue[n].body) + 24
-			if n > 0 && size > maxAskBytes {
-				break
-			}
-			n++
-		}
+		n, size := batchLen(p.queue, func(a *asking) int { return len(a.body) + 24 })
 		if n == 0 {
 			p.sending = false
 			p.mu.Unlock()
@@ -311,14 +319,7 @@ func (q *answerQueue) send() {
 	for {
 		runtime.Gosched() // see the top of this file
 		q.mu.Lock()
-		n, size := 0, 0
-		for n < len(q.queue) && n < maxAskBatch {
-			size += len(q.queue[n].body) + 16
-			if n > 0 && size > maxAskBytes {
-				break
-			}
-			n++
-		}
+		n, size := batchLen(q.queue, func(a answer) int { return len(a.body) + 16 })
 		if n == 0 {
 			q.sending = false
 			q.mu.Unlock()

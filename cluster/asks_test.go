@@ -148,17 +148,7 @@ func TestForwardBatchAnswers(t *testing.T) {
 		1: {uint64(5000), orderReq(t, mine, mineTT, 1)},
 		2: {uint64(5000), orderReq(t, other, otherTT, 2)},
 	})
-	got := map[uint64]wireResp{}
-	for len(got) < 2 {
-		select {
-		case m := <-ans:
-			for id, r := range m {
-				got[id] = r
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("answers: %v", got)
-		}
-	}
+	got := collectAnswers(t, ans, 2)
 	require.Nil(t, got[1].Err)
 	require.False(t, got[1].Moved)
 	require.IsType(t, event.Order{}, got[1].Result)
@@ -188,17 +178,7 @@ func TestForwardBatchAnswers(t *testing.T) {
 		3: {uint64(5000), orderReq(t, mine, mineTT, 5)},
 		4: {uint64(5000), orderReq(t, mine, mineTT, 6)},
 	})
-	got = map[uint64]wireResp{}
-	for len(got) < 3 {
-		select {
-		case m := <-ans:
-			for id, r := range m {
-				got[id] = r
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("answers: %v", got)
-		}
-	}
+	got = collectAnswers(t, ans, 3)
 	waited := time.Since(sent)
 	for range maxServing - 2 {
 		<-owner.router.sem
@@ -321,4 +301,21 @@ func waitingOn(p *peer) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.waiting)
+}
+
+// collectAnswers reads answer batches from ans until it holds n answers.
+func collectAnswers(t *testing.T, ans <-chan map[uint64]wireResp, n int) map[uint64]wireResp {
+	t.Helper()
+	got := map[uint64]wireResp{}
+	for len(got) < n {
+		select {
+		case m := <-ans:
+			for id, r := range m {
+				got[id] = r
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("answers: %v", got)
+		}
+	}
+	return got
 }
