@@ -21,11 +21,8 @@ func TestDirectoryCannotTell(t *testing.T) {
 	t.Parallel() // see parallelTests
 	nodes := startNodes(t, 3)
 	a, b, c := nodes[0], nodes[1], nodes[2]
-	st, u := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", a.URL+"/admin/v1/business-units", a.Admin, map[string]any{"name": "Shared"})
-	})
-	require.Equal(t, 201, st, "%v", u)
-	_, secret := newKey(t, a, u["id"].(string))
+	unit := newUnit(t, a, "Shared")
+	_, secret := newKey(t, a, unit)
 	st, l := retry503(t, func() (int, map[string]any) { return do(t, "GET", c.URL+"/v1/events", secret, nil) })
 	require.Equal(t, 200, st, "key made on %s, used on %s: %v", a.name, c.name, l)
 
@@ -65,16 +62,10 @@ func TestKeyAcrossDirectoryElection(t *testing.T) {
 	t.Parallel() // see parallelTests
 	nodes := startNodes(t, 3)
 	a, b, c := nodes[0], nodes[1], nodes[2]
-	st, u := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", a.URL+"/admin/v1/business-units", a.Admin, map[string]any{"name": "Shared"})
-	})
-	require.Equal(t, 201, st, "%v", u)
+	unit := newUnit(t, a, "Shared")
 	for round := range 5 {
-		_, secret := newKey(t, a, u["id"].(string))
-		st, u2 := retry503(t, func() (int, map[string]any) {
-			return do(t, "POST", a.URL+"/admin/v1/business-units", a.Admin, map[string]any{"name": fmt.Sprint("Round ", round)})
-		})
-		require.Equal(t, 201, st, "%v", u2)
+		_, secret := newKey(t, a, unit)
+		u2 := newUnit(t, a, fmt.Sprint("Round ", round))
 		_, err := a.Main.Node().Conn().Request("$JS.API.STREAM.LEADER.STEPDOWN.TICKETD_DIR", nil, 5*time.Second)
 		if err != nil {
 			t.Logf("round %d: step-down: %v", round, err)
@@ -85,7 +76,7 @@ func TestKeyAcrossDirectoryElection(t *testing.T) {
 		}
 		// A unit made on A is found through C as at once: a key for it.
 		st, k := retry503(t, func() (int, map[string]any) {
-			return do(t, "POST", c.URL+"/admin/v1/business-units/"+u2["id"].(string)+"/api-keys", c.Admin, map[string]any{"type": "secret"})
+			return do(t, "POST", c.URL+"/admin/v1/business-units/"+u2+"/api-keys", c.Admin, map[string]any{"type": "secret"})
 		})
 		require.Equal(t, 201, st, "round %d: unit made on %s, a key for it made through %s: %v", round, a.name, c.name, k)
 	}

@@ -49,6 +49,17 @@ func retry503(t *testing.T, f func() (int, map[string]any)) (int, map[string]any
 	return st, m
 }
 
+// newUnit makes a business unit named name through nd's admin API and
+// answers its id.
+func newUnit(t *testing.T, nd *node, name string) string {
+	t.Helper()
+	st, u := retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", nd.URL+"/admin/v1/business-units", nd.Admin, map[string]any{"name": name})
+	})
+	require.Equal(t, 201, st, "%v", u)
+	return u["id"].(string)
+}
+
 func newKey(t *testing.T, nd *node, unit string) (string, string) {
 	t.Helper()
 	st, k := retry503(t, func() (int, map[string]any) {
