@@ -126,9 +126,14 @@ func (o *owed) noteIndex(eventID string, ops []indexOp) {
 // present is the set of eventID's owed keys still in the local store
 // (fresh, or kept by their queue once tried).
 func (o *owed) present(eventID string) (map[string]struct{}, error) {
+	return presentIn(o.store, eventID)
+}
+
+// presentIn is the set of eventID's owed keys in store.
+func presentIn(store *persistence.Store, eventID string) (map[string]struct{}, error) {
 	out := map[string]struct{}{}
 	for _, k := range owedKinds {
-		err := o.store.Scan([]byte(k.inbox+eventID+"/"), func(key, _ []byte) error {
+		err := store.Scan([]byte(k.inbox+eventID+"/"), func(key, _ []byte) error {
 			out[string(key)] = struct{}{}
 			return nil
 		})
@@ -139,7 +144,7 @@ func (o *owed) present(eventID string) (map[string]struct{}, error) {
 			continue
 		}
 		state := outbox.Prefix + k.queue + "/s/"
-		err = o.store.Scan([]byte(state+eventID+"/"), func(key, _ []byte) error {
+		err = store.Scan([]byte(state+eventID+"/"), func(key, _ []byte) error {
 			out[k.inbox+strings.TrimPrefix(string(key), state)] = struct{}{}
 			return nil
 		})

@@ -8,7 +8,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"ticketd/outbox"
 	"ticketd/persistence"
 )
 
@@ -233,21 +232,6 @@ func owesEntries(store *persistence.Store, eventID string) (bool, error) {
 	if store == nil {
 		return false, nil
 	}
-	found := errors.New("found")
-	for _, k := range owedKinds {
-		prefixes := []string{k.inbox + eventID + "/"}
-		if k.queue != "" {
-			prefixes = append(prefixes, outbox.Prefix+k.queue+"/s/"+eventID+"/")
-		}
-		for _, p := range prefixes {
-			err := store.Scan([]byte(p), func(_, _ []byte) error { return found })
-			if errors.Is(err, found) {
-				return true, nil
-			}
-			if err != nil {
-				return false, err
-			}
-		}
-	}
-	return false, nil
+	keys, err := presentIn(store, eventID)
+	return len(keys) > 0, err
 }
