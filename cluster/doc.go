@@ -131,9 +131,11 @@
 // favour of the taker (JetStream's stepdown with a preferred leader),
 // which campaigns at once; writes pause for the election and the taker's
 // activation, and no commit in flight is cut or fenced. Every other node
-// forwards the event's requests to the owner over NATS (ticketd.ask.<node>,
-// gob of the registered commands and results with the type definitions
-// compiled once per type: see wire.go), in batches: the requests queued
+// forwards the event's requests to the owner over NATS (ticketd.ask.<node>:
+// the commands and results forwarded most, a drop's orders and a door's
+// check-ins, in binary forms of their own (event/wire.go), the others in
+// gob with the type definitions compiled once per type: see wire.go), in
+// batches: the requests queued
 // for one owner while its sender waits to run go as one message, the
 // answers ready for one forwarding node as one (ticketd.ans.<node>), each
 // request with its own id, deadline (the owner serves it within the

@@ -30,7 +30,11 @@ import (
 //	answer:  flags (1: moved, 2: result, 4: error), then for an error
 //	         its kind byte, message and a flag byte (1: event.Error
 //	         value follows), then the result value
-//	value:   type name and gob of the value, each uvarint-prefixed
+//	value:   type name and gob of the value, each uvarint-prefixed; or,
+//	         for the commands and results forwarded most, '!' and the
+//	         name, then the value's binary form (event/wire.go: about 1
+//	         µs a forwarded order against 16 in gob). A node of a build
+//	         before these forms answers such a request with an error.
 //
 // A value whose type is not one of the registered commands and results,
 // or holds an interface, travels as the whole message in plain gob
@@ -44,6 +48,9 @@ const (
 	wireMark    = 0x00
 	wireVersion = 1
 	wireBatch   = 2
+	// wireBinary starts the name of a value sent in its binary form
+	// (event.AppendWire) instead of gob; no Go type name starts with it.
+	wireBinary = '!'
 )
 
 const (
@@ -131,17 +138,35 @@ const (
 	maxDecoderKeys  = 1024
 )
 
+// wireScratch holds the buffers binary forms are encoded in.
+var wireScratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
 var wire = &wireCodec{encs: map[reflect.Type]*typeEncoder{}, decs: map[decKey][]*typeDecoder{}}
 
 // appendValue appends v as a value; ok false when its type cannot travel
 // so (see wireTypes), or gob refuses it.
 func (c *wireCodec) appendValue(dst []byte, v any) ([]byte, bool) {
+	scratch := wireScratch.Get().(*[]byte)
+	name, body, ok := event.AppendWire((*scratch)[:0], v)
+	if ok {
+		// Its binary form (event/wire.go), named with wireBinary first.
+		dst = binary.AppendUvarint(dst, uint64(len(name)+1))
+		dst = append(append(dst, wireBinary), name...)
+		dst = appendBytes(dst, body)
+	}
+	if cap(body) <= 64<<10 {
+		*scratch = body
+		wireScratch.Put(scratch)
+	}
+	if ok {
+		return dst, true
+	}
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() || (rv.Kind() == reflect.Pointer && rv.IsNil()) {
 		return dst, false
 	}
 	t := rv.Type()
-	name := t.String()
+	name = t.String()
 	if wireTypes[name] != t {
 		return dst, false
 	}
@@ -180,6 +205,17 @@ func (c *wireCodec) readValue(r *wireReader) (any, error) {
 	name, err := r.bytes()
 	if err != nil {
 		return nil, err
+	}
+	if len(name) > 0 && name[0] == wireBinary {
+		body, err := r.bytes()
+		if err != nil {
+			return nil, err
+		}
+		v, err := event.ReadWire(string(name[1:]), body)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: forwarded value: %w", err)
+		}
+		return v, nil
 	}
 	t, ok := wireTypes[string(name)]
 	if !ok {

@@ -23,6 +23,7 @@ func TestWireRoundTrip(t *testing.T) {
 		b, err := encodeReq(req)
 		require.NoError(t, err)
 		require.Equal(t, byte(wireMark), b[0], "not the legacy gob")
+		require.Contains(t, string(b), "!PlaceOrder", "the binary form (event/wire.go)")
 		var got wireReq
 		require.NoError(t, decodeReq(b, &got))
 		require.Equal(t, *req, got)
@@ -31,10 +32,20 @@ func TestWireRoundTrip(t *testing.T) {
 		b, err = encodeResp(resp)
 		require.NoError(t, err)
 		require.Equal(t, byte(wireMark), b[0])
+		require.Contains(t, string(b), "!Order")
 		var gotResp wireResp
 		require.NoError(t, decodeResp(b, &gotResp))
 		require.Equal(t, *resp, gotResp)
 	}
+	// A command without a binary form goes in gob in the same framing.
+	req := &wireReq{EventID: "evt_1", Cmd: event.ListOrders{Status: "paid", Limit: 5}}
+	b, err := encodeReq(req)
+	require.NoError(t, err)
+	require.Equal(t, byte(wireMark), b[0])
+	require.NotContains(t, string(b), "!ListOrders")
+	var got wireReq
+	require.NoError(t, decodeReq(b, &got))
+	require.Equal(t, *req, got)
 	// A business rejection keeps its code, reason and details.
 	ee := &event.Error{Code: event.NotFound, Message: "no such order", Reason: "ORDER_NOT_FOUND", Details: []event.Detail{{Field: "ref", Reason: "unknown"}}}
 	for _, resp := range []*wireResp{{Err: toWire(ee)}, {Moved: true}, {Err: &wireErr{Kind: errBusy, Msg: "busy"}}} {
