@@ -64,11 +64,12 @@ type peer struct {
 	r     *Router
 	owner string
 
-	mu      sync.Mutex
-	next    uint64 // the id of the last request queued
-	queue   []*asking
-	sending bool
-	waiting map[uint64]*asking
+	mu       sync.Mutex
+	next     uint64 // the id of the last request queued
+	queue    []*asking
+	sending  bool
+	waiting  map[uint64]*asking
+	sweeping bool // a sweep runs (see sweep)
 
 	batches atomic.Int64 // sent
 }
@@ -99,11 +100,13 @@ func (r *Router) listen() error {
 	return nil
 }
 
-// ask queues a request for owner and waits for its answer, ctx's end or
-// the owner's loss (gone).
-func (p *peer) ask(ctx, gone context.Context, body []byte) ([]byte, error) {
-	dl, _ := ctx.Deadline()
-	a := &asking{body: body, deadline: dl, answer: make(chan askAnswer, 1)}
+// ask queues a request for owner and waits for its answer (until
+// deadline), ctx's end or the owner's loss (gone).
+func (p *peer) ask(ctx, gone context.Context, deadline time.Time, body []byte) ([]byte, error) {
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	a := &asking{body: body, deadline: deadline, answer: make(chan askAnswer, 1)}
 	p.mu.Lock()
 	p.next++
 	a.id = p.next
@@ -111,9 +114,14 @@ func (p *peer) ask(ctx, gone context.Context, body []byte) ([]byte, error) {
 	p.queue = append(p.queue, a)
 	start := !p.sending
 	p.sending = true
+	sweep := !p.sweeping
+	p.sweeping = true
 	p.mu.Unlock()
 	if start {
 		go p.send()
+	}
+	if sweep {
+		go p.sweep()
 	}
 	select {
 	case ans := <-a.answer:
@@ -124,6 +132,43 @@ func (p *peer) ask(ctx, gone context.Context, body []byte) ([]byte, error) {
 	case <-gone.Done():
 		p.forget(a.id)
 		return nil, fmt.Errorf("%w: %s", errOwnerGone, p.owner)
+	}
+}
+
+// sweepEvery is how often a peer with requests waiting answers those past
+// their deadline (context.DeadlineExceeded): one sweep instead of a timer
+// per request, whose setting and stopping cost a forwarding node about 5
+// µs of CPU a request (TestForwardRate's profile, 2 cores). A request is
+// answered so at most sweepEvery after its deadline; a caller's own ctx
+// ends its wait at once.
+const sweepEvery = 100 * time.Millisecond
+
+// sweep runs while requests wait.
+func (p *peer) sweep() {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	var late []*asking
+	for range t.C {
+		now := time.Now()
+		p.mu.Lock()
+		for id, a := range p.waiting {
+			if !a.deadline.IsZero() && now.After(a.deadline) {
+				delete(p.waiting, id)
+				late = append(late, a)
+			}
+		}
+		done := len(p.waiting) == 0
+		if done {
+			p.sweeping = false
+		}
+		p.mu.Unlock()
+		for _, a := range late {
+			a.answer <- askAnswer{err: context.DeadlineExceeded}
+		}
+		late = late[:0]
+		if done {
+			return
+		}
 	}
 }
 

@@ -221,7 +221,7 @@ func TestForwardBatches(t *testing.T) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(bg, 10*time.Second)
 			defer cancel()
-			body, err := p.ask(ctx, fwd.ownerCtx(p.owner), orderReq(t, mine, mineTT, 100+i))
+			body, err := p.ask(ctx, fwd.ownerCtx(p.owner), time.Now().Add(forwardTimeout), orderReq(t, mine, mineTT, 100+i))
 			require.NoError(t, err)
 			require.NoError(t, decodeResp(body, &results[i]))
 		})
@@ -267,8 +267,22 @@ func TestForwardBatchOwnerGone(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(bg, 5*time.Second)
 	defer cancel()
-	_, err := fwd.request(ctx, "nobody", orderReq(t, mine, mineTT, 1))
+	_, err := fwd.request(ctx, time.Time{}, "nobody", orderReq(t, mine, mineTT, 1))
 	require.ErrorIs(t, err, nats.ErrNoResponders)
+
+	// An owner that takes requests and never answers: the peer's sweep
+	// answers a request at its deadline, though the caller's ctx has none
+	// (no timer per request), and forgets it.
+	sub, err := stacks[f].node.nc.Subscribe(askSubj+"mute", func(*nats.Msg) {})
+	require.NoError(t, err)
+	defer func() { _ = sub.Unsubscribe() }()
+	began := time.Now()
+	_, err = fwd.request(bg, began.Add(300*time.Millisecond), "mute", orderReq(t, mine, mineTT, 2))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	took := time.Since(began)
+	require.GreaterOrEqual(t, took, 300*time.Millisecond)
+	require.Less(t, took, 300*time.Millisecond+sweepEvery+2*time.Second)
+	require.Zero(t, waitingOn(fwd.peer("mute")))
 
 	gates[o].close()
 	defer gates[o].open()

@@ -283,10 +283,12 @@ const forwardTry = forwardTimeout + time.Second
 // refusal is then answered. A timeout is an unknown outcome, answered
 // unavailable like a local one.
 func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command, createUnit string) (any, error, bool) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, forwardTimeout)
-		defer cancel()
+	// A deadline, not a context with a timer: a forwarded request's wait
+	// ends by its answer, the caller's ctx, the owner's loss or the
+	// peer's sweep of the requests past their deadline (asks.go).
+	deadline := time.Now().Add(forwardTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
 	}
 	var body []byte // encoded once a request goes out (see wire.go)
 	var fenced error
@@ -302,7 +304,7 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 					return nil, fmt.Errorf("%w: forward %T: %v", actors.ErrUnavailable, cmd, err), true
 				}
 			}
-			answer, err := r.request(ctx, owner, body)
+			answer, err := r.request(ctx, deadline, owner, body)
 			if err == nil {
 				var resp wireResp
 				if err := decodeResp(answer, &resp); err != nil {
@@ -320,14 +322,24 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 			r.fetched[r.n.shard(eventID)] = time.Time{} // ask JetStream again
 			r.mu.Unlock()
 		}
-		select {
-		case <-ctx.Done():
+		err = ctx.Err()
+		if left := time.Until(deadline); err == nil && left > 0 {
+			t := time.NewTimer(min(wait, left))
+			select {
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-t.C:
+			}
+			t.Stop()
+			wait = min(2*wait, maxForwardWait)
+		} else if err == nil {
+			err = context.DeadlineExceeded
+		}
+		if err != nil {
 			if fenced != nil {
 				return nil, fenced, true
 			}
-			return nil, fmt.Errorf("%w: event %s: no owner reachable: %v", actors.ErrUnavailable, eventID, ctx.Err()), true
-		case <-time.After(wait):
-			wait = min(2*wait, maxForwardWait)
+			return nil, fmt.Errorf("%w: event %s: no owner reachable: %v", actors.ErrUnavailable, eventID, err), true
 		}
 	}
 }
@@ -354,16 +366,14 @@ var errOwnerGone = errors.New("cluster: owner gone")
 // after a timeout, but it is told within watchEvery or peerStale, not
 // forwardTimeout: the clients whose requests were on their way to a lost
 // owner retry at once. Nobody listening is nats.ErrNoResponders.
-func (r *Router) request(ctx context.Context, owner string, body []byte) ([]byte, error) {
+func (r *Router) request(ctx context.Context, deadline time.Time, owner string, body []byte) ([]byte, error) {
 	if err := r.listen(); err != nil {
 		return nil, err
 	}
-	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > forwardTry {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, forwardTry)
-		defer cancel()
+	if dl := time.Now().Add(forwardTry); deadline.IsZero() || deadline.After(dl) {
+		deadline = dl
 	}
-	return r.peer(owner).ask(ctx, r.ownerCtx(owner), body)
+	return r.peer(owner).ask(ctx, r.ownerCtx(owner), deadline, body)
 }
 
 // ownerCtx is done once owner is gone (see request).
