@@ -162,3 +162,29 @@ func TestAuthCannotTellIsNotUnknown(t *testing.T) {
 	require.Nil(t, p, "the key revoked on A, checked on B after a read")
 	require.False(t, b.DirectoryStale())
 }
+
+// TestPreflightOriginMadeOnAnotherNode: a CORS preflight on B for the
+// origin of a publishable key made on A a moment ago (B not told yet) is
+// allowed: B reads the directory's log before it says no. An origin no key
+// lists stays refused, and so does every origin while B cannot read.
+func TestPreflightOriginMadeOnAnotherNode(t *testing.T) {
+	log := &memLog{}
+	clk := newClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	ra, rb := &memReader{log: log}, &memReader{log: log}
+	a, b := sharedNode(t, ra, clk.now), sharedNode(t, rb, clk.now)
+	authB := newDirectoryAuth(b)
+	authB.wait = 300 * time.Millisecond
+	ctx := context.Background()
+
+	unit, err := a.CreateUnit(ctx, "Shop")
+	require.NoError(t, err)
+	_, _, err = a.CreateKey(ctx, actors.NewKeySpec{UnitID: unit.ID, Type: directory.Publishable, Name: "storefront",
+		Origins: []string{"https://shop.example"}})
+	require.NoError(t, err)
+
+	rb.fail.Store(true)
+	require.False(t, authB.OriginAllowed("https://shop.example"), "B cannot read the log: no CORS")
+	rb.fail.Store(false)
+	require.True(t, authB.OriginAllowed("https://shop.example"), "a key made on A a moment ago")
+	require.False(t, authB.OriginAllowed("https://evil.example"))
+}

@@ -270,7 +270,19 @@ func principalOf(k *directory.Key) *thttp.Principal {
 	return &thttp.Principal{KeyID: k.ID, UnitID: k.UnitID, Type: k.Type, Version: k.Version, Origins: k.Origins}
 }
 
+// OriginAllowed answers a storefront preflight. In cluster mode an origin
+// missing from the view may be listed by a key made on another node a
+// moment ago: it reads the directory's log and looks again (as
+// Authenticate does for an unknown key); a read that fails answers no
+// (the browser's call fails and is tried again), never an origin no key
+// lists.
 func (d directoryAuth) OriginAllowed(origin string) bool {
+	if d.sys.Directory().OriginListed(origin, time.Now()) {
+		return true
+	}
+	if !d.sys.DirectoryShared() || d.syncDirectory() != nil {
+		return false
+	}
 	return d.sys.Directory().OriginListed(origin, time.Now())
 }
 
