@@ -74,8 +74,14 @@ type peer struct {
 	batches atomic.Int64 // sent
 }
 
-// fwdStats counts the forwarded requests and answers and their batches.
-type fwdStats struct{ requests, batches, answers, answerBatches atomic.Int64 }
+// fwdStats counts the forwarded requests and answers and their batches,
+// and sums the time from a request's send to its answer on the forwarding
+// node (round) and from its batch's arrival to its answer on the owner
+// (serve), for the benches.
+type fwdStats struct {
+	requests, batches, answers, answerBatches atomic.Int64
+	roundNanos, roundCount, serveNanos        atomic.Int64
+}
 
 // peer returns the forwarding to owner.
 func (r *Router) peer(owner string) *peer {
@@ -289,6 +295,7 @@ func (r *Router) serveBatch(m *nats.Msg) {
 		}
 	}
 	q := r.answers(to)
+	arrived := time.Now()
 	err := readBatch(m.Data, true, func(id, ms uint64, body []byte) {
 		select {
 		case r.sem <- struct{}{}:
@@ -303,6 +310,7 @@ func (r *Router) serveBatch(m *nats.Msg) {
 		go func() {
 			defer func() { <-r.sem }()
 			q.add(id, r.answer(body, timeout))
+			r.fwd.serveNanos.Add(int64(time.Since(arrived)))
 		}()
 	})
 	if err != nil {

@@ -170,7 +170,7 @@ type meter struct {
 	began   time.Time
 	cpu     time.Duration
 	stats   []LogStats
-	fwd     [][4]int64 // per stack: forwarded requests, their batches, answers, theirs
+	fwd     [][7]int64 // per stack: forwarded requests, their batches, answers, theirs, and fwdStats' times
 	profile *os.File
 }
 
@@ -186,8 +186,9 @@ func startMeter(t *testing.T, stacks []*stack, load string) *meter {
 	}
 	for _, s := range stacks {
 		m.stats = append(m.stats, s.log.Stats())
-		m.fwd = append(m.fwd, [4]int64{s.router.fwd.requests.Load(), s.router.fwd.batches.Load(),
-			s.router.fwd.answers.Load(), s.router.fwd.answerBatches.Load()})
+		f := &s.router.fwd
+		m.fwd = append(m.fwd, [7]int64{f.requests.Load(), f.batches.Load(), f.answers.Load(), f.answerBatches.Load(),
+			f.roundNanos.Load(), f.roundCount.Load(), f.serveNanos.Load()})
 	}
 	return m
 }
@@ -207,12 +208,15 @@ func (m *meter) log(t *testing.T, what string, perSecond float64) {
 		return
 	}
 	var d LogStats
-	var reqs, batches, answers, answerBatches int64
+	var reqs, batches, answers, answerBatches, round, rounds, serve int64
 	for i, s := range m.stacks {
 		reqs += s.router.fwd.requests.Load() - m.fwd[i][0]
 		batches += s.router.fwd.batches.Load() - m.fwd[i][1]
 		answers += s.router.fwd.answers.Load() - m.fwd[i][2]
 		answerBatches += s.router.fwd.answerBatches.Load() - m.fwd[i][3]
+		round += s.router.fwd.roundNanos.Load() - m.fwd[i][4]
+		rounds += s.router.fwd.roundCount.Load() - m.fwd[i][5]
+		serve += s.router.fwd.serveNanos.Load() - m.fwd[i][6]
 		st := s.log.Stats()
 		d.Messages += st.Messages - m.stats[i].Messages
 		d.Records += st.Records - m.stats[i].Records
@@ -227,8 +231,10 @@ func (m *meter) log(t *testing.T, what string, perSecond float64) {
 		float64(d.Commits)/float64(max(d.Messages, 1)),
 		(d.AckWait / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond),
 		(d.Linger / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond), d.Retries, d.Claims)
-	t.Logf("%s: %.0f requests forwarded/s, %.1f per message; %.1f answers per message", what,
-		float64(reqs)/wall.Seconds(), float64(reqs)/float64(max(batches, 1)), float64(answers)/float64(max(answerBatches, 1)))
+	t.Logf("%s: %.0f requests forwarded/s, %.1f per message; %.1f answers per message; %v from a request's send to its answer, %v of it on the owner (from its batch's arrival)", what,
+		float64(reqs)/wall.Seconds(), float64(reqs)/float64(max(batches, 1)), float64(answers)/float64(max(answerBatches, 1)),
+		(time.Duration(round) / time.Duration(max(rounds, 1))).Round(10*time.Microsecond),
+		(time.Duration(serve) / time.Duration(max(answers, 1))).Round(10*time.Microsecond))
 }
 
 // processCPU is the user and system time of this process so far.

@@ -304,7 +304,10 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 					return nil, fmt.Errorf("%w: forward %T: %v", actors.ErrUnavailable, cmd, err), true
 				}
 			}
+			sent := time.Now()
 			answer, err := r.request(ctx, deadline, owner, body)
+			r.fwd.roundNanos.Add(int64(time.Since(sent)))
+			r.fwd.roundCount.Add(1)
 			if err == nil {
 				var resp wireResp
 				if err := decodeResp(answer, &resp); err != nil {
