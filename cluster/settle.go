@@ -21,28 +21,32 @@ import (
 // settles them: their state at their last record is kept twice and the
 // log is trimmed through it (see the package doc, Snapshots).
 const (
-	// settleLag is how many shard messages an event may hold the trim
-	// back before the trimmer settles it: the log a shard keeps beyond
-	// what its busy events' own snapshots need, and how rarely a small
-	// event that still changes now and then is snapshotted for it (once
-	// per settleLag messages of its shard at most).
+	// settleLag is the default of Config.SettleLag: how many shard
+	// messages an event may hold the trim back before the trimmer settles
+	// it: the log a shard keeps beyond what its busy events' own snapshots
+	// need, and how rarely a small event that still changes now and then
+	// is snapshotted for it (once per settleLag messages of its shard at
+	// most).
 	settleLag = 10_000
-	// settleEvery is how often the trimmer looks at the shards this node
-	// leads: the view is in memory, and brought up to the shard's last
-	// message by one request to its leader (this node).
+	// settleEvery is the default of Config.SettleEvery: how often the
+	// trimmer looks at the shards this node leads (the view is in memory,
+	// and brought up to the shard's last message by one request to its
+	// leader, this node).
 	settleEvery = 10 * time.Second
-	// settleSmall: an event with at most this many records is settled
-	// even while it still changes (its snapshot is cheap); a bigger one
-	// only once it is idle (no record in the last settleLag messages),
-	// since a busy big event holds the log back by design (the records
-	// after its older snapshot kept) and its own snapshots move it.
+	// settleSmall is the default of Config.SettleSmall: an event with at
+	// most this many records is settled even while it still changes (its
+	// snapshot is cheap); a bigger one only once it is idle (no record in
+	// the last settleLag messages), since a busy big event holds the log
+	// back by design (the records after its older snapshot kept) and its
+	// own snapshots move it.
 	settleSmall = 10_000
 	// settleMax bounds the events settled per shard and look.
 	settleMax = 16
 	// settleLedLooks is how many looks in a row a node must have led a
 	// shard before it settles the shard's events: a node that just gained
 	// it imports what its events owe (owed.go) as it activates them, and
-	// an entry not imported yet is not in its store for settle to see.
+	// an entry not imported yet is not in its store for the carry (see
+	// Snapshots.carry) to see.
 	settleLedLooks = 6
 )
 
@@ -58,9 +62,9 @@ func (s *Snapshots) RequestSnapshotsWith(want func(eventID string, seq uint64) b
 
 func (s *Snapshots) lag() uint64 {
 	if v := s.log.settleLag.Load(); v > 0 {
-		return v
+		return v // a test's
 	}
-	return settleLag
+	return uint64(s.log.n.cfg.SettleLag)
 }
 
 func (s *Snapshots) settleLoop() {
@@ -68,8 +72,8 @@ func (s *Snapshots) settleLoop() {
 	led := map[int]int{} // shard -> looks in a row this node led it
 	for last := time.Now(); ; last = time.Now() {
 		for {
-			every := settleEvery
-			if d := l.settleEvery.Load(); d > 0 {
+			every := l.n.cfg.SettleEvery
+			if d := l.settleEvery.Load(); d > 0 { // a test's
 				every = time.Duration(d)
 			}
 			wait := every - time.Since(last)
@@ -108,7 +112,7 @@ func (s *Snapshots) settleShard(shard int) {
 		return
 	}
 	lag := s.lag()
-	seen, hs := sl.holders(lag, settleSmall, settleMax)
+	seen, hs := sl.holders(lag, uint64(s.log.n.cfg.SettleSmall), settleMax)
 	for _, h := range hs {
 		s.smu.Lock()
 		at, ok := s.asked[h.event]
