@@ -2,13 +2,10 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"ticketd/persistence"
 )
 
 // The trimmer: an event that changes less than SnapshotEvery is never
@@ -122,10 +119,7 @@ func (s *Snapshots) settleShard(shard int) {
 		}
 		s.asked[h.event] = seen
 		s.smu.Unlock()
-		if err := s.settle(h); errors.Is(err, errOwes) {
-			s.log.n.cfg.Logger.Debug("cluster: trimmer: event owes entries, not settled yet", "event", h.event, "holds_from", h.need, "shard_seen", seen)
-			continue
-		} else if err != nil {
+		if err := s.settle(h); err != nil {
 			s.log.n.cfg.Logger.Warn("cluster: trimmer: settle an event", "event", h.event, "holds_from", h.need, "shard_seen", seen, "err", err)
 			continue
 		}
@@ -140,21 +134,11 @@ func (s *Snapshots) settleShard(shard int) {
 	s.smu.Unlock()
 }
 
-// errOwes is settle's answer for an event that still owes entries.
-var errOwes = errors.New("cluster: the event owes entries")
-
 // settle makes h's event need no record through its last one: with its
 // newest snapshot at that record (or later), a second copy of it at once;
 // else a snapshot at it asked of the snapshotter, whose save keeps it
 // twice (SaveAndTrim). Either way the log is then trimmed through it.
 func (s *Snapshots) settle(h holder) error {
-	if owes, err := owesEntries(s.log.local, h.event); err != nil {
-		return err
-	} else if owes {
-		// Their puts must stay in the log for a next owner to import
-		// them: settled once they are sent.
-		return errOwes
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), snapTimeout)
 	defer cancel()
 	obs, kv, err := s.stores(ctx)
@@ -173,6 +157,9 @@ func (s *Snapshots) settle(h holder) error {
 		if n >= snapsKept && list[0] == newest {
 			// Settled already (by an owner before this node): the view
 			// learns it.
+			if err := s.carry(ctx, h.event); err != nil {
+				return err
+			}
 			return s.log.trim(ctx, h.event, newest)
 		}
 		state, err := s.getObject(ctx, objName(h.event, list, n-1))
@@ -205,6 +192,11 @@ func (s *Snapshots) keepSettled(ctx context.Context, obs jetstream.ObjectStore, 
 	if n := len(list); n > 0 && list[n-1] > seq {
 		return 0, nil // a newer snapshot: the next look settles on it
 	}
+	// What the event owes (a webhook retried for days) goes to the
+	// settled stream before its puts are trimmed from the log.
+	if err := s.carry(ctx, eventID); err != nil {
+		return 0, err
+	}
 	had := map[string]bool{}
 	for i := range list {
 		had[objName(eventID, list, i)] = true
@@ -227,15 +219,4 @@ func (s *Snapshots) keepSettled(ctx context.Context, obs jetstream.ObjectStore, 
 		return 0, nil
 	}
 	return seq, nil
-}
-
-// owesEntries says whether the local store (this node owns the event)
-// holds entries the event still owes (see owed.go): mail, webhooks,
-// refunds, pages to close, fresh or kept by their queue once tried.
-func owesEntries(store *persistence.Store, eventID string) (bool, error) {
-	if store == nil {
-		return false, nil
-	}
-	keys, err := presentIn(store, eventID)
-	return len(keys) > 0, err
 }

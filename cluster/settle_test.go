@@ -245,18 +245,34 @@ func TestHolders(t *testing.T) {
 	require.Len(t, hs, 2)
 }
 
-// TestOwesEntries: an event with an entry still to send in the owner's
-// store (fresh, or kept by its queue once tried) is not settled yet.
-func TestOwesEntries(t *testing.T) {
+// TestOwedValues: what a carry takes from the owner's store: a fresh
+// entry's value, and the producer's value its queue keeps once tried.
+func TestOwedValues(t *testing.T) {
 	st := openLocal(t)
 	b := st.NewBatch()
-	b.Put([]byte(actors.OutboxPrefix+"evt_a/m1"), []byte("v"))
-	b.Put([]byte(outbox.Prefix+"hookfanout/s/evt_b/h1"), []byte("v"))
+	b.Put([]byte(actors.OutboxPrefix+"evt_a/m1"), []byte("mail 1"))
+	b.Put([]byte(actors.HookPrefix+"evt_a/h1"), []byte("hook 1"))
+	b.Put([]byte(actors.HookPrefix+"evt_b/h1"), []byte("another event's"))
 	require.NoError(t, st.Commit(b))
 	b.Close()
-	for id, want := range map[string]bool{"evt_a": true, "evt_b": true, "evt_c": false, "evt_": false} {
-		got, err := owesEntries(st, id)
-		require.NoError(t, err)
-		require.Equal(t, want, got, id)
-	}
+	q, err := outbox.NewQueue(st, "hookfanout", actors.HookPrefix)
+	require.NoError(t, err)
+	e, err := q.Get("evt_a/h1")
+	require.NoError(t, err)
+	b = st.NewBatch()
+	now := time.Now()
+	_, err = q.Retry(b, e, now.Add(time.Hour), now, "endpoint down")
+	require.NoError(t, err)
+	require.NoError(t, st.Commit(b))
+	b.Close()
+	_, fresh, err := st.Get([]byte(actors.HookPrefix + "evt_a/h1"))
+	require.NoError(t, err)
+	require.False(t, fresh, "tried: out of the inbox")
+
+	got, err := owedValues(st, "evt_a")
+	require.NoError(t, err)
+	require.Equal(t, map[string][]byte{actors.OutboxPrefix + "evt_a/m1": []byte("mail 1"), actors.HookPrefix + "evt_a/h1": []byte("hook 1")}, got)
+	got, err = owedValues(st, "evt_")
+	require.NoError(t, err)
+	require.Empty(t, got)
 }

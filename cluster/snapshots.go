@@ -53,11 +53,30 @@ type Snapshots struct {
 	settling map[string]uint64                     // event -> seq the trimmer asked a snapshot at
 	asked    map[string]uint64                     // event -> its shard's seen when last asked
 	loop     sync.Once
+	// carrier carries what an event owes to the settled stream before a
+	// trim (owed.carry); nil without a local store (nothing owed there).
+	carrier *owed
 }
 
 // NewSnapshots returns the snapshot store whose trims apply to log.
 func NewSnapshots(log *Log) *Snapshots {
-	return &Snapshots{log: log, settling: map[string]uint64{}, asked: map[string]uint64{}}
+	s := &Snapshots{log: log, settling: map[string]uint64{}, asked: map[string]uint64{}}
+	if log.local != nil {
+		// Its own instance (the router's follows the owned events): the
+		// settled subject's fence orders their writes.
+		s.carrier = &owed{n: log.n, log: log, store: log.local}
+	}
+	return s
+}
+
+// carry makes the settled stream carry what eventID owes by this node's
+// store before its log is trimmed (see owed.carry): an error refuses the
+// trim.
+func (s *Snapshots) carry(ctx context.Context, eventID string) error {
+	if s.carrier == nil {
+		return nil
+	}
+	return s.carrier.carry(ctx, eventID)
 }
 
 // snapLag is how long a snapshot the index lists may read as missing (a
@@ -292,6 +311,13 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 	kept := all[max(0, len(all)-snapsKept):]
 	if !slices.Contains(kept, seq) {
 		return 0, nil // older than those kept
+	}
+	if len(kept) >= snapsKept {
+		// The log is trimmed through kept[0] below (and by any node that
+		// loads the list): what the event owes goes along first.
+		if err := s.carry(ctx, eventID); err != nil {
+			return 0, err
+		}
 	}
 	if _, err := obs.PutBytes(ctx, snapName(eventID, seq), state); err != nil {
 		return 0, fmt.Errorf("cluster: save snapshot %s at %d: %w", eventID, seq, err)
