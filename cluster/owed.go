@@ -32,12 +32,14 @@ import (
 //     settled), is settled: the owner publishes its key on the event's
 //     subject of the settled stream (one message per event and pass,
 //     within owedPass), so a later owner does not import it again;
-//   - before the log is trimmed behind an event's records (Snapshots:
-//     the trimmer settling an idle event, or a snapshot moving the trim),
-//     the owner makes the event's settled subject carry the entries its
-//     store says the event owes, values and all (carry), so an entry
-//     retried for days (an endpoint down) neither holds the log back nor
-//     is lost with the messages that put it;
+//   - before the trimmer trims the log behind an event it settles
+//     (Snapshots), the owner makes the event's settled subject carry the
+//     entries its store says the event owes, values and all (carry), so
+//     an entry retried for days (an endpoint down) neither holds the log
+//     back nor is lost with the messages that put it; a busy event's own
+//     snapshots carry them too, up to carryBusyMax entries (beyond, its
+//     trim goes on without: a next owner imports only the entries whose
+//     puts its log still holds);
 //   - a node that loses an event's shard settles what it can, then drops
 //     the event's entries from its local store (the fresh ones and the
 //     queue states of the tried ones), so its senders stop.
@@ -427,8 +429,8 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 	return n, nil
 }
 
-// errCarryTooBig refuses a carry whose rollup exceeds one atomic batch:
-// the log is not trimmed behind it.
+// errCarryTooBig refuses a carry whose rollup exceeds one atomic batch,
+// or whose entries exceed the caller's limit.
 var errCarryTooBig = errors.New("cluster: the entries an event owes exceed one settled rollup")
 
 // errNotOwner refuses a carry on a node that does not lead the event's
@@ -442,10 +444,15 @@ var errNotOwner = errors.New("cluster: not the event's owner")
 // and the store's entries, less those marked; nothing is published when
 // it carries them already. An event that owes nothing needs no carry
 // (what the subject carries stays, and a mark ends each entry).
-func (o *owed) carry(ctx context.Context, eventID string) error {
+// With limit above 0, an event owing more entries than that is refused
+// (errCarryTooBig) before anything is read or published.
+func (o *owed) carry(ctx context.Context, eventID string, limit int) error {
 	local, err := owedValues(o.store, eventID)
 	if err != nil || len(local) == 0 {
 		return err
+	}
+	if limit > 0 && len(local) > limit {
+		return fmt.Errorf("cluster: carry what %s owes: %d entries: %w", eventID, len(local), errCarryTooBig)
 	}
 	if !o.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(o.n.shard(eventID))) {
 		return fmt.Errorf("cluster: carry what %s owes: %w", eventID, errNotOwner)

@@ -258,7 +258,7 @@ func TestCarryAcrossTrim(t *testing.T) {
 	}
 	w, _ = a.activate(t, evt)
 	a.deliver(t, evt, mailKey(evt, 0))
-	require.NoError(t, a.o.carry(bg, evt))
+	require.NoError(t, a.o.carry(bg, evt, 0))
 	m, err := a.o.marks(bg, evt)
 	require.NoError(t, err)
 	require.Len(t, m.owing(), 6, "four mails and two refunds carried")
@@ -298,7 +298,7 @@ func TestCarryAcrossTrim(t *testing.T) {
 	require.NoError(t, err)
 	commit(w, 7, nil, refund(2))
 	a.deliver(t, evt, mailKey(evt, 1))
-	require.NoError(t, a.o.carry(bg, evt))
+	require.NoError(t, a.o.carry(bg, evt, 0))
 	commit(w, 8, nil) // the trim keeps the last message
 	require.NoError(t, a.log.trim(bg, evt, 7))
 	first, err = a.log.FirstSeq(evt)
