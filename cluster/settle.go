@@ -13,10 +13,11 @@ import (
 // every record of its, so its first message would hold its shard's trim
 // back for good (and every later message of the shard, other events'
 // records too). On every node, for each shard it leads, the trimmer looks
-// at the shard's view every settleEvery for events that hold the trim
-// more than settleLag messages behind the shard's last message read and
-// settles them: their state at their last record is kept twice and the
-// log is trimmed through it (see the package doc, Snapshots).
+// at the shard's view every Config.SettleEvery for events that hold the
+// trim more than Config.SettleLag messages behind the shard's last message
+// read and settles them: what they owe is carried by the settled stream,
+// their state at their last record is kept twice and the log is trimmed
+// through it (see the package doc, Snapshots).
 const (
 	// settleLag is the default of Config.SettleLag: how many shard
 	// messages an event may hold the trim back before the trimmer settles
