@@ -434,7 +434,8 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 var errCarryTooBig = errors.New("cluster: the entries an event owes exceed one settled rollup")
 
 // errNotOwner refuses a carry on a node that does not lead the event's
-// shard: its store does not say what the event owes.
+// shard: its store does not say what the event owes (a settle asked
+// before the node lost the shard, finishing after).
 var errNotOwner = errors.New("cluster: not the event's owner")
 
 // carry makes eventID's settled subject carry what the event owes by this
@@ -447,15 +448,14 @@ var errNotOwner = errors.New("cluster: not the event's owner")
 // With limit above 0, an event owing more entries than that is refused
 // (errCarryTooBig) before anything is read or published.
 func (o *owed) carry(ctx context.Context, eventID string, limit int) error {
-	local, err := owedValues(o.store, eventID)
-	if err != nil || len(local) == 0 {
-		return err
-	}
-	if limit > 0 && len(local) > limit {
-		return fmt.Errorf("cluster: carry what %s owes: %d entries: %w", eventID, len(local), errCarryTooBig)
-	}
+	// Checked first: a node that lost the event dropped its entries, and
+	// its empty store must not read as an event owing nothing.
 	if !o.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(o.n.shard(eventID))) {
 		return fmt.Errorf("cluster: carry what %s owes: %w", eventID, errNotOwner)
+	}
+	local, err := owedValues(o.store, eventID, limit)
+	if err != nil || len(local) == 0 {
+		return err
 	}
 	for range settledTries {
 		var m *settledMarks
@@ -502,17 +502,26 @@ func (o *owed) carry(ctx context.Context, eventID string, limit int) error {
 
 // owedValues is eventID's owed entries in store, key -> the producer's
 // value: a fresh entry's value, or the one its queue keeps once tried.
-func owedValues(store *persistence.Store, eventID string) (map[string][]byte, error) {
+// With limit above 0 it stops at limit+1 entries with errCarryTooBig: a
+// drop's thousands of mails kept in the outbox are not all read to be
+// refused.
+func owedValues(store *persistence.Store, eventID string, limit int) (map[string][]byte, error) {
 	out := map[string][]byte{}
+	full := func() error {
+		if limit > 0 && len(out) > limit {
+			return fmt.Errorf("cluster: %s owes more than %d entries: %w", eventID, limit, errCarryTooBig)
+		}
+		return nil
+	}
 	for _, k := range owedKinds {
 		err := store.Scan([]byte(k.inbox+eventID+"/"), func(key, v []byte) error {
 			out[string(key)] = bytes.Clone(v)
-			return nil
+			return full()
 		})
-		if err != nil || k.queue == "" {
-			if err != nil {
-				return nil, err
-			}
+		if err != nil {
+			return nil, err
+		}
+		if k.queue == "" {
 			continue
 		}
 		q, err := outbox.NewQueue(store, k.queue, k.inbox)
@@ -523,6 +532,9 @@ func owedValues(store *persistence.Store, eventID string) (map[string][]byte, er
 		var ids []string
 		err = store.Scan([]byte(state+eventID+"/"), func(key, _ []byte) error {
 			ids = append(ids, strings.TrimPrefix(string(key), state))
+			if limit > 0 && len(out)+len(ids) > limit {
+				return full()
+			}
 			return nil
 		})
 		if err != nil {
@@ -537,6 +549,9 @@ func owedValues(store *persistence.Store, eventID string) (map[string][]byte, er
 				return nil, err
 			}
 			out[k.inbox+id] = e.Value
+			if err := full(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil

@@ -159,11 +159,20 @@ func jsonOf(t *testing.T, v any) string {
 func TestSettleCopiesNewest(t *testing.T) {
 	t.Parallel() // see parallelTests
 	nodes, _ := startCluster(t, 3)
-	l := NewLog(nodes[0], openLocal(t))
-	l.settleLag.Store(3)
-	snaps := NewSnapshots(l)
 	a := "evt_settle_a"
 	shard := nodes[0].shard(a)
+	// The trimmer runs on the shard's leader (the events' owner): a
+	// settle elsewhere is refused (errNotOwner).
+	lead := -1
+	for i, nd := range nodes {
+		if nd.srv.JetStreamIsStreamLeader(globalAccount, streamName(shard)) {
+			lead = i
+		}
+	}
+	require.GreaterOrEqual(t, lead, 0)
+	l := NewLog(nodes[lead], openLocal(t))
+	l.settleLag.Store(3)
+	snaps := NewSnapshots(l)
 	b := ""
 	for i := 0; b == ""; i++ {
 		if id := fmt.Sprintf("evt_settle_b%d", i); nodes[0].shard(id) == shard {
@@ -195,7 +204,7 @@ func TestSettleCopiesNewest(t *testing.T) {
 	require.Equal(t, []uint64{5, 5}, list)
 	require.Equal(t, uint64(4), firstSeq(), "trimmed to b's first records")
 
-	other := NewSnapshots(NewLog(nodes[1], nil))
+	other := NewSnapshots(NewLog(nodes[(lead+1)%3], nil))
 	first, err := other.log.FirstSeq(a)
 	require.NoError(t, err)
 	require.Zero(t, first, "no record of a left")
@@ -269,10 +278,15 @@ func TestOwedValues(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, fresh, "tried: out of the inbox")
 
-	got, err := owedValues(st, "evt_a")
+	got, err := owedValues(st, "evt_a", 0)
 	require.NoError(t, err)
 	require.Equal(t, map[string][]byte{actors.OutboxPrefix + "evt_a/m1": []byte("mail 1"), actors.HookPrefix + "evt_a/h1": []byte("hook 1")}, got)
-	got, err = owedValues(st, "evt_")
+	got, err = owedValues(st, "evt_a", 2)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	_, err = owedValues(st, "evt_a", 1)
+	require.ErrorIs(t, err, errCarryTooBig)
+	got, err = owedValues(st, "evt_", 0)
 	require.NoError(t, err)
 	require.Empty(t, got)
 }

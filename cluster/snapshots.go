@@ -326,7 +326,7 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 		// The log is trimmed through kept[0] below: what the event owes
 		// goes along first, within carryBusyMax. A snapshot is not held
 		// up for it: the trim goes on, as it did before carries.
-		if err := s.carry(ctx, eventID, carryBusyMax); errors.Is(err, errCarryTooBig) {
+		if err := s.carry(ctx, eventID, carryBusyMax); errors.Is(err, errCarryTooBig) || errors.Is(err, errNotOwner) {
 			s.log.n.cfg.Logger.Debug("cluster: snapshot: entries owed not carried before the trim", "event", eventID, "through", kept[0], "err", err)
 		} else if err != nil {
 			s.log.n.cfg.Logger.Warn("cluster: snapshot: entries owed not carried before the trim", "event", eventID, "through", kept[0], "err", err)
