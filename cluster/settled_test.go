@@ -315,3 +315,38 @@ func TestCarryAcrossTrim(t *testing.T) {
 	}))
 	require.Equal(t, []string{mailKey(evt, 2), mailKey(evt, 3), mailKey(evt, 4)}, got)
 }
+
+// TestSnapshotCarriesOwed: a busy event's own second snapshot trims its
+// log through the older one; the mails its trimmed messages put and its
+// owner has not delivered are carried first, so a new owner imports them
+// with the one the log still puts.
+func TestSnapshotCarriesOwed(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes, _ := startCluster(t, 3)
+	const evt = "evt_busy_carry"
+	lead := -1
+	for i, nd := range nodes {
+		if nd.srv.JetStreamIsStreamLeader(globalAccount, streamName(nd.shard(evt))) {
+			lead = i
+		}
+	}
+	require.GreaterOrEqual(t, lead, 0)
+	a, b := newOwner(t, nodes[lead]), newOwner(t, nodes[(lead+1)%3])
+	w := claim(t, a.log, evt, 0)
+	for i := range 5 {
+		require.NoError(t, commitRecs(w, evt, uint64(i+1), uint64(i+1), mailKey(evt, i)))
+	}
+	require.NoError(t, commitRecs(w, evt, 6, 10, mailKey(evt, 5)))
+	snaps := NewSnapshots(a.log)
+	_, err := snaps.SaveAndTrim(evt, 5, []byte("state at 5"))
+	require.NoError(t, err)
+	through, err := snaps.SaveAndTrim(evt, 10, []byte("state at 10"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), through)
+	first, err := a.log.FirstSeq(evt)
+	require.NoError(t, err)
+	require.Equal(t, uint64(6), first, "the messages of records 1..5 purged")
+
+	_, n := b.activate(t, evt)
+	require.Equal(t, 6, n, "mails 0..4 carried, 5 from the log")
+}
