@@ -507,8 +507,8 @@ func (o *owed) carry(ctx context.Context, eventID string, limit int) error {
 // refused.
 func owedValues(store *persistence.Store, eventID string, limit int) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	full := func() error {
-		if limit > 0 && len(out) > limit {
+	full := func(more int) error {
+		if limit > 0 && len(out)+more > limit {
 			return fmt.Errorf("cluster: %s owes more than %d entries: %w", eventID, limit, errCarryTooBig)
 		}
 		return nil
@@ -516,7 +516,7 @@ func owedValues(store *persistence.Store, eventID string, limit int) (map[string
 	for _, k := range owedKinds {
 		err := store.Scan([]byte(k.inbox+eventID+"/"), func(key, v []byte) error {
 			out[string(key)] = bytes.Clone(v)
-			return full()
+			return full(0)
 		})
 		if err != nil {
 			return nil, err
@@ -532,10 +532,7 @@ func owedValues(store *persistence.Store, eventID string, limit int) (map[string
 		var ids []string
 		err = store.Scan([]byte(state+eventID+"/"), func(key, _ []byte) error {
 			ids = append(ids, strings.TrimPrefix(string(key), state))
-			if limit > 0 && len(out)+len(ids) > limit {
-				return full()
-			}
-			return nil
+			return full(len(ids))
 		})
 		if err != nil {
 			return nil, err
@@ -549,9 +546,6 @@ func owedValues(store *persistence.Store, eventID string, limit int) (map[string
 				return nil, err
 			}
 			out[k.inbox+id] = e.Value
-			if err := full(); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return out, nil

@@ -284,7 +284,14 @@ func TestOwedValues(t *testing.T) {
 	got, err = owedValues(st, "evt_a", 2)
 	require.NoError(t, err)
 	require.Len(t, got, 2)
-	_, err = owedValues(st, "evt_a", 1)
+	_, err = owedValues(st, "evt_a", 1) // the mail, then the tried hook
+	require.ErrorIs(t, err, errCarryTooBig)
+	b = st.NewBatch()
+	b.Delete([]byte(actors.OutboxPrefix + "evt_a/m1"))
+	b.Put([]byte(outbox.Prefix+"hookfanout/s/evt_a/h2"), []byte("{}"))
+	require.NoError(t, st.Commit(b))
+	b.Close()
+	_, err = owedValues(st, "evt_a", 1) // two tried hooks
 	require.ErrorIs(t, err, errCarryTooBig)
 	got, err = owedValues(st, "evt_", 0)
 	require.NoError(t, err)
