@@ -48,9 +48,10 @@ import (
 // Every message on an event's subject is fenced on the subject's last
 // message as the publisher knows it (Nats-Expected-Last-Subject-Sequence),
 // so a rollup never drops a mark it has not read, whichever node makes it.
-// Only two nodes write one event's subject at a time (its owner, and a
-// node settling as it loses the event); one that finds the subject moved
-// reads it again and retries.
+// Only two nodes write one event's subject at a time (its owner, whose
+// settling passes and carries are two writers of their own, and a node
+// settling as it loses the event); one that finds the subject moved reads
+// it again and retries.
 const (
 	settledMsgsMax = 16
 	// carryTag starts a line that carries an owed entry: keys start with
