@@ -70,6 +70,12 @@ type Config struct {
 	// snapshot in cluster mode, the tail a failover replays (0: the
 	// interval grows with the event, as on a single node).
 	ClusterSnapshotTailMax int
+	// ClusterSettleLag is how many messages of its shard an event may hold
+	// the log's trim back before the trimmer settles it (snapshot kept
+	// twice, log trimmed through it); ClusterSettleSmall the records of an
+	// event settled even while it still changes (see cluster.Config).
+	ClusterSettleLag   int
+	ClusterSettleSmall int
 
 	// Logger receives the service's log; nil: text lines on stderr at
 	// LogLevel.
@@ -89,6 +95,9 @@ type Tuning struct {
 	Actors   func(*actors.Config)
 	HTTP     func(*thttp.Config)
 	Console  func(*console.Config)
+	// Cluster adjusts the cluster node's configuration (tests make the
+	// trimmer look every 200 ms, or put every event on one shard).
+	Cluster func(*cluster.Config)
 }
 
 // Payment providers (TICKETD_PAYMENT_PROVIDER).
@@ -118,6 +127,8 @@ func DefaultConfig() Config {
 		PaymentProvider:        PaymentSandbox,
 		ClusterReplicas:        3,
 		ClusterSnapshotTailMax: cluster.SnapshotTailMax,
+		ClusterSettleLag:       10_000,
+		ClusterSettleSmall:     10_000,
 
 		StorefrontCatalogIPPerMinute: 60,
 		AuthFailuresPerMinute:        20,
@@ -226,7 +237,10 @@ func (c *Config) clusterConfig() (cluster.Config, error) {
 		}
 	}
 	cc := cluster.Config{NodeName: c.NodeName, Addr: c.ClusterAddr, Peers: peers, Replicas: c.ClusterReplicas,
-		DataDir: c.DataDir, Logger: c.Logger}
+		SettleLag: c.ClusterSettleLag, SettleSmall: c.ClusterSettleSmall, DataDir: c.DataDir, Logger: c.Logger}
+	if c.Tune != nil && c.Tune.Cluster != nil {
+		c.Tune.Cluster(&cc)
+	}
 	if len(peers) < cc.Replicas {
 		// A cluster smaller than the default replica count keeps a copy on
 		// every node.

@@ -42,7 +42,21 @@ type Config struct {
 	// it (default 2 s; nats-server's own is 4 to 9 s). The first node of a
 	// process sets it for all (see raft_timing.go).
 	ElectionTimeout time.Duration
-	Logger          *slog.Logger
+	// SettleLag is how many messages of its shard an event may hold the
+	// log's trim back before the trimmer settles it (settle.go; default
+	// 10,000): the log a shard keeps beyond what its busy events' own
+	// snapshots need, and how rarely a small event that still changes is
+	// snapshotted for it (once per SettleLag messages of its shard at
+	// most). 100 to 10,000,000.
+	SettleLag int
+	// SettleSmall: an event with at most this many records is settled even
+	// while it still changes (its snapshot is cheap); a bigger one only
+	// once idle (default 10,000). 1 to 10,000,000.
+	SettleSmall int
+	// SettleEvery is how often the trimmer looks at the shards this node
+	// leads (default 10 s; tests shorten it).
+	SettleEvery time.Duration
+	Logger      *slog.Logger
 }
 
 // Validate fills defaults and checks the configuration.
@@ -88,6 +102,24 @@ func (c *Config) Validate() error {
 	}
 	if c.ElectionTimeout < 500*time.Millisecond || c.ElectionTimeout > 10*time.Second {
 		errs = append(errs, fmt.Errorf("cluster: election timeout %s: must be 500ms to 10s", c.ElectionTimeout))
+	}
+	if c.SettleLag == 0 {
+		c.SettleLag = settleLag
+	}
+	if c.SettleLag < 100 || c.SettleLag > 10_000_000 {
+		errs = append(errs, fmt.Errorf("cluster: settle lag %d: must be 100 to 10000000", c.SettleLag))
+	}
+	if c.SettleSmall == 0 {
+		c.SettleSmall = settleSmall
+	}
+	if c.SettleSmall < 1 || c.SettleSmall > 10_000_000 {
+		errs = append(errs, fmt.Errorf("cluster: settle small %d: must be 1 to 10000000", c.SettleSmall))
+	}
+	if c.SettleEvery == 0 {
+		c.SettleEvery = settleEvery
+	}
+	if c.SettleEvery < 0 {
+		errs = append(errs, fmt.Errorf("cluster: settle every %s: must be positive", c.SettleEvery))
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -153,9 +153,10 @@
 // and imports what they owe (owed.go: mail, webhooks, refunds, pages to
 // close, all sent by the owner alone, settled entries replicated in the
 // TICKETD_SETTLED stream, at most 16 messages per event: a rollup replaces
-// them with the event's settled keys whose put its log still holds, see
-// settled.go; a webhook is settled once every endpoint's delivery of it
-// is); on a loss it drops those from its local store, with the webhook
+// them with the event's settled keys whose put its log still holds and the
+// entries it carries past a trim, see settled.go; a webhook is settled
+// once every endpoint's delivery of it is, an entry a commit deleted once
+// the owner saw it gone); on a loss it drops those from its local store, with the webhook
 // deliveries made of them.
 // Raft elections start after Config.ElectionTimeout (raft_timing.go). The
 // fence, not the placement, keeps one writer.
@@ -176,19 +177,24 @@
 // less than that would hold the trim at its first message for good, and
 // with it every later message of the shard (other events' records too).
 //
-// The trimmer (settle.go) frees them. Every settleEvery (10 s), the
-// leader of each shard (its events' owner, whose view is current), once it
-// has led the shard for six looks (so it has imported what the events
-// owe), lists the events that hold the trim more than settleLag (10,000)
-// messages behind the view's last message and are idle (no record of
-// theirs in those messages) or small (at most settleSmall, 10,000,
-// records: a cheap snapshot), and that owe nothing (no mail, webhook,
-// refund or page to close of theirs left in the owner's store: those puts
-// stay in the log for a next owner to import). It settles each, at most
-// once per settleLag messages: the event's state at its last record
-// becomes its only snapshot, kept twice, <id>.<seq> and the copy
-// <id>.<seq>.b (the index lists "seq,seq"), and the log is trimmed
-// through it. An event whose newest snapshot is at its last record
+// The trimmer (settle.go) frees them. Every Config.SettleEvery (10 s),
+// the leader of each shard (its events' owner, whose view is current),
+// once it has led the shard for six looks (so it has imported what the
+// events owe), lists the events that hold the trim more than
+// Config.SettleLag (TICKETD_CLUSTER_SETTLE_LAG, 10,000) messages behind
+// the view's last message and are idle (no record of theirs in those
+// messages) or small (at most Config.SettleSmall, 10,000, records: a
+// cheap snapshot). It settles each, at most once per SettleLag messages:
+// the event's state at its last record becomes its only snapshot, kept
+// twice, <id>.<seq> and the copy <id>.<seq>.b (the index lists
+// "seq,seq"), and the log is trimmed through it. What the event still
+// owes (mail, webhooks, refunds, pages to close left in the owner's
+// store: an endpoint down for days) is first carried by its subject of
+// the settled stream (owed.go, settled.go), whose puts the trim takes:
+// a next owner imports them from there. A carry that fails (or exceeds
+// one atomic batch of the settled stream) leaves the event unsettled.
+// A busy event's own snapshots carry what it owes too before their
+// trim, up to 1,000 entries (beyond, the trim goes on without). An event whose newest snapshot is at its last record
 // already has it copied; any other has one asked of the actors'
 // snapshotter (actors.SnapshotRequester: it rebuilds the state from the
 // store, the actor need not be active), whose save keeps it twice. A busy
@@ -198,7 +204,7 @@
 // Why a copy rather than a second snapshot at a new seq (which a record
 // appended for the purpose would allow): a settled event then needs
 // nothing of its log until it changes again, instead of a record and a
-// snapshot every settleLag messages for good; and the copy is the
+// snapshot every SettleLag messages for good; and the copy is the
 // fallback the older snapshot is for (an object unreadable; a decode
 // error fails the load either way). What it costs: a settled event's log
 // may hold no record of it, so a stale list of its snapshots (a replica

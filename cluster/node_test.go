@@ -45,8 +45,17 @@ func TestConfigValidate(t *testing.T) {
 	require.NoError(t, c.Validate())
 	require.Equal(t, 1, c.Replicas, "replicas default to at most the peers")
 	require.Equal(t, 8, c.Shards)
+	require.Equal(t, settleLag, c.SettleLag)
+	require.Equal(t, settleSmall, c.SettleSmall)
+	require.Equal(t, settleEvery, c.SettleEvery)
 	bad := Config{NodeName: "a.b", Addr: "nope", Peers: []string{"x"}, Replicas: 7}
 	require.Error(t, bad.Validate())
+	for _, lag := range []int{-1, 99, 10_000_001} {
+		c.SettleLag = lag
+		require.ErrorContains(t, c.Validate(), "settle lag", "%d", lag)
+	}
+	c.SettleLag, c.SettleSmall = 100, -1
+	require.ErrorContains(t, c.Validate(), "settle small")
 }
 
 // TestLeadersSpread: the shard streams' leaders, hence the events'

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -24,11 +25,21 @@ import (
 //
 //   - the owner applies the entries of its own commits (Log), and on taking
 //     an event over imports those its log still owes: the entries put and
-//     not deleted by the messages before its claim, less those settled;
+//     not deleted by the messages before its claim, and those its settled
+//     subject carries that the log does not delete, less those settled;
 //   - an entry the owner's senders took out of the local store (delivered,
-//     fanned out, closed) is settled: the owner publishes its key on the
-//     event's subject of the settled stream (one message per event and
-//     pass, within owedPass), so a later owner does not import it again;
+//     fanned out, closed), or that a commit of the event deleted (a refund
+//     settled), is settled: the owner publishes its key on the event's
+//     subject of the settled stream (one message per event and pass,
+//     within owedPass), so a later owner does not import it again;
+//   - before the trimmer trims the log behind an event it settles
+//     (Snapshots), the owner makes the event's settled subject carry the
+//     entries its store says the event owes, values and all (carry), so
+//     an entry retried for days (an endpoint down) neither holds the log
+//     back nor is lost with the messages that put it; a busy event's own
+//     snapshots carry them too, up to carryBusyMax entries (beyond, its
+//     trim goes on without: a next owner imports only the entries whose
+//     puts its log still holds);
 //   - a node that loses an event's shard settles what it can, then drops
 //     the event's entries from its local store (the fresh ones and the
 //     queue states of the tried ones), so its senders stop.
@@ -115,11 +126,11 @@ func (o *owed) noteIndex(eventID string, ops []indexOp) {
 			keys = map[string]struct{}{}
 			o.events[eventID] = keys
 		}
-		if op.del {
-			delete(keys, k)
-		} else {
-			keys[k] = struct{}{}
-		}
+		// A delete keeps its key too: gone from the store, it is settled
+		// by the next pass like a delivered one, so an entry the settled
+		// subject carries (carry) ends even once the log's delete is
+		// trimmed.
+		keys[k] = struct{}{}
 	}
 }
 
@@ -305,9 +316,11 @@ func (o *owed) release(keep func(shard int) bool) error {
 	return nil
 }
 
-// take imports what eventID's log owes from before this node's claim (its
-// epoch), less what was settled, into the local store, and owns the event's
-// entries from then on.
+// take imports what eventID owes from before this node's claim (its
+// epoch) into the local store, and owns the event's entries from then on:
+// the entries its log puts and does not delete, and those its settled
+// subject carries (their puts trimmed from the log: see carry) that the
+// log does not delete, less what was settled.
 func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 	epoch := o.log.Epoch(eventID)
 	if epoch == 0 {
@@ -315,6 +328,7 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 	}
 	want := map[string][]byte{}
 	puts := map[string]struct{}{} // every key the log puts, owed or not
+	gone := map[string]struct{}{} // the keys the log deletes last
 	err := o.log.readOwed(eventID, epoch, func(op byte, k, v []byte) {
 		if owedEvent(string(k)) != eventID {
 			return
@@ -322,33 +336,58 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 		if op == 'p' {
 			want[string(k)] = bytes.Clone(v)
 			puts[string(k)] = struct{}{}
+			delete(gone, string(k))
 		} else {
 			delete(want, string(k))
+			gone[string(k)] = struct{}{}
 		}
 	})
 	if err != nil {
 		return 0, err
 	}
-	var marks *settledMarks
-	if len(want) > 0 {
-		marks = &settledMarks{keys: map[string]uint64{}}
-		err = o.readSubject(ctx, settledStream, settledSubj+eventID, 0, func(m *jetstream.RawStreamMsg) error {
-			for _, k := range splitKeys(m.Data) {
-				delete(want, k)
+	// Read even when the log owes nothing: its puts may have been
+	// trimmed behind entries the subject carries.
+	marks := &settledMarks{keys: map[string]uint64{}}
+	err = o.readSubject(ctx, settledStream, settledSubj+eventID, 0, func(m *jetstream.RawStreamMsg) error {
+		if err := marks.read(m.Data); err != nil {
+			return err
+		}
+		marks.last = m.Sequence
+		marks.msgs++
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	// The carried entries come from the log's trimmed messages, so the
+	// log's operations kept follow them (those of the messages carried
+	// and kept read twice, alike).
+	for k, v := range marks.owing() {
+		if _, deleted := gone[k]; !deleted {
+			if _, put := want[k]; !put {
+				want[k] = v
 			}
-			// A mark of a put the log no longer holds is needed no more.
-			readMarks(m.Data, marks.keys, func(k string) bool { _, ok := puts[k]; return ok })
-			marks.last = m.Sequence
-			marks.msgs++
-			return nil
-		})
-		if err != nil {
-			return 0, err
+		}
+	}
+	for k := range marks.keys {
+		delete(want, k)
+	}
+	for k := range marks.carried {
+		if _, done := marks.keys[k]; done {
+			delete(marks.carried, k) // settled: the next rollup drops it
+		}
+	}
+	for k := range marks.keys {
+		// A mark of a put the log no longer holds (nor the subject
+		// carries, above) is needed no more.
+		if _, ok := puts[k]; !ok {
+			delete(marks.keys, k)
 		}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if marks != nil {
+	if len(want) > 0 {
+		// Kept while the event owes something (see settle).
 		if cur := o.settled[eventID]; cur != nil {
 			for k, b := range cur.keys { // settled since the claim
 				marks.keys[k] = b
@@ -388,6 +427,128 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 		o.wake()
 	}
 	return n, nil
+}
+
+// errCarryTooBig refuses a carry whose rollup exceeds one atomic batch,
+// or whose entries exceed the caller's limit.
+var errCarryTooBig = errors.New("cluster: the entries an event owes exceed one settled rollup")
+
+// errNotOwner refuses a carry on a node that does not lead the event's
+// shard: its store does not say what the event owes (a settle asked
+// before the node lost the shard, finishing after).
+var errNotOwner = errors.New("cluster: not the event's owner")
+
+// carry makes eventID's settled subject carry what the event owes by this
+// node's store (its owner's: see owedValues), before its log is trimmed
+// through records whose messages put those entries: a next owner imports
+// them from the subject (take). The subject then carries what it carried
+// and the store's entries, less those marked; nothing is published when
+// it carries them already. An event that owes nothing needs no carry
+// (what the subject carries stays, and a mark ends each entry).
+// With limit above 0, an event owing more entries than that is refused
+// (errCarryTooBig) before anything is read or published.
+func (o *owed) carry(ctx context.Context, eventID string, limit int) error {
+	// Checked first: a node that lost the event dropped its entries, and
+	// its empty store must not read as an event owing nothing.
+	if !o.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(o.n.shard(eventID))) {
+		return fmt.Errorf("cluster: carry what %s owes: %w", eventID, errNotOwner)
+	}
+	local, err := owedValues(o.store, eventID, limit)
+	if err != nil || len(local) == 0 {
+		return err
+	}
+	for range settledTries {
+		var m *settledMarks
+		if m, err = o.marks(ctx, eventID); err != nil {
+			return err
+		}
+		o.mu.Lock()
+		more := false
+		for k, v := range local {
+			if _, done := m.keys[k]; done {
+				continue
+			}
+			if _, ok := m.carried[k]; !ok {
+				if m.carried == nil {
+					m.carried = map[string][]byte{}
+				}
+				m.carried[k] = v
+				more = true
+			}
+		}
+		o.mu.Unlock()
+		if more {
+			err = o.rollup(ctx, eventID, m, nil)
+		}
+		o.mu.Lock()
+		if err != nil || o.events[eventID] == nil {
+			// Read again next time: on a failed publish the marks hold
+			// entries the subject does not carry; and an event this
+			// instance does not follow needs none kept.
+			if o.settled[eventID] == m {
+				delete(o.settled, eventID)
+			}
+		}
+		o.mu.Unlock()
+		if !errors.Is(err, errConflict) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: carry what %s owes: %w", eventID, err)
+	}
+	return nil
+}
+
+// owedValues is eventID's owed entries in store, key -> the producer's
+// value: a fresh entry's value, or the one its queue keeps once tried.
+// With limit above 0 it stops at limit+1 entries with errCarryTooBig: a
+// drop's thousands of mails kept in the outbox are not all read to be
+// refused.
+func owedValues(store *persistence.Store, eventID string, limit int) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	full := func(more int) error {
+		if limit > 0 && len(out)+more > limit {
+			return fmt.Errorf("cluster: %s owes more than %d entries: %w", eventID, limit, errCarryTooBig)
+		}
+		return nil
+	}
+	for _, k := range owedKinds {
+		err := store.Scan([]byte(k.inbox+eventID+"/"), func(key, v []byte) error {
+			out[string(key)] = bytes.Clone(v)
+			return full(0)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if k.queue == "" {
+			continue
+		}
+		q, err := outbox.NewQueue(store, k.queue, k.inbox)
+		if err != nil {
+			return nil, err
+		}
+		state := outbox.Prefix + k.queue + "/s/"
+		var ids []string
+		err = store.Scan([]byte(state+eventID+"/"), func(key, _ []byte) error {
+			ids = append(ids, strings.TrimPrefix(string(key), state))
+			return full(len(ids))
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			e, err := q.Get(id)
+			if errors.Is(err, outbox.ErrNotFound) {
+				continue // sent meanwhile
+			}
+			if err != nil {
+				return nil, err
+			}
+			out[k.inbox+id] = e.Value
+		}
+	}
+	return out, nil
 }
 
 // readSubject calls fn for the messages of subject in stream, in order,

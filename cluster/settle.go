@@ -2,13 +2,10 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"ticketd/persistence"
 )
 
 // The trimmer: an event that changes less than SnapshotEvery is never
@@ -16,33 +13,38 @@ import (
 // every record of its, so its first message would hold its shard's trim
 // back for good (and every later message of the shard, other events'
 // records too). On every node, for each shard it leads, the trimmer looks
-// at the shard's view every settleEvery for events that hold the trim
-// more than settleLag messages behind the shard's last message read and
-// settles them: their state at their last record is kept twice and the
-// log is trimmed through it (see the package doc, Snapshots).
+// at the shard's view every Config.SettleEvery for events that hold the
+// trim more than Config.SettleLag messages behind the shard's last message
+// read and settles them: what they owe is carried by the settled stream,
+// their state at their last record is kept twice and the log is trimmed
+// through it (see the package doc, Snapshots).
 const (
-	// settleLag is how many shard messages an event may hold the trim
-	// back before the trimmer settles it: the log a shard keeps beyond
-	// what its busy events' own snapshots need, and how rarely a small
-	// event that still changes now and then is snapshotted for it (once
-	// per settleLag messages of its shard at most).
+	// settleLag is the default of Config.SettleLag: how many shard
+	// messages an event may hold the trim back before the trimmer settles
+	// it: the log a shard keeps beyond what its busy events' own snapshots
+	// need, and how rarely a small event that still changes now and then
+	// is snapshotted for it (once per settleLag messages of its shard at
+	// most).
 	settleLag = 10_000
-	// settleEvery is how often the trimmer looks at the shards this node
-	// leads: the view is in memory, and brought up to the shard's last
-	// message by one request to its leader (this node).
+	// settleEvery is the default of Config.SettleEvery: how often the
+	// trimmer looks at the shards this node leads (the view is in memory,
+	// and brought up to the shard's last message by one request to its
+	// leader, this node).
 	settleEvery = 10 * time.Second
-	// settleSmall: an event with at most this many records is settled
-	// even while it still changes (its snapshot is cheap); a bigger one
-	// only once it is idle (no record in the last settleLag messages),
-	// since a busy big event holds the log back by design (the records
-	// after its older snapshot kept) and its own snapshots move it.
+	// settleSmall is the default of Config.SettleSmall: an event with at
+	// most this many records is settled even while it still changes (its
+	// snapshot is cheap); a bigger one only once it is idle (no record in
+	// the last settleLag messages), since a busy big event holds the log
+	// back by design (the records after its older snapshot kept) and its
+	// own snapshots move it.
 	settleSmall = 10_000
 	// settleMax bounds the events settled per shard and look.
 	settleMax = 16
 	// settleLedLooks is how many looks in a row a node must have led a
 	// shard before it settles the shard's events: a node that just gained
 	// it imports what its events owe (owed.go) as it activates them, and
-	// an entry not imported yet is not in its store for settle to see.
+	// an entry not imported yet is not in its store for the carry (see
+	// Snapshots.carry) to see.
 	settleLedLooks = 6
 )
 
@@ -58,9 +60,9 @@ func (s *Snapshots) RequestSnapshotsWith(want func(eventID string, seq uint64) b
 
 func (s *Snapshots) lag() uint64 {
 	if v := s.log.settleLag.Load(); v > 0 {
-		return v
+		return v // a test's
 	}
-	return settleLag
+	return uint64(s.log.n.cfg.SettleLag)
 }
 
 func (s *Snapshots) settleLoop() {
@@ -68,8 +70,8 @@ func (s *Snapshots) settleLoop() {
 	led := map[int]int{} // shard -> looks in a row this node led it
 	for last := time.Now(); ; last = time.Now() {
 		for {
-			every := settleEvery
-			if d := l.settleEvery.Load(); d > 0 {
+			every := l.n.cfg.SettleEvery
+			if d := l.settleEvery.Load(); d > 0 { // a test's
 				every = time.Duration(d)
 			}
 			wait := every - time.Since(last)
@@ -108,7 +110,7 @@ func (s *Snapshots) settleShard(shard int) {
 		return
 	}
 	lag := s.lag()
-	seen, hs := sl.holders(lag, settleSmall, settleMax)
+	seen, hs := sl.holders(lag, uint64(s.log.n.cfg.SettleSmall), settleMax)
 	for _, h := range hs {
 		s.smu.Lock()
 		at, ok := s.asked[h.event]
@@ -118,10 +120,7 @@ func (s *Snapshots) settleShard(shard int) {
 		}
 		s.asked[h.event] = seen
 		s.smu.Unlock()
-		if err := s.settle(h); errors.Is(err, errOwes) {
-			s.log.n.cfg.Logger.Debug("cluster: trimmer: event owes entries, not settled yet", "event", h.event, "holds_from", h.need, "shard_seen", seen)
-			continue
-		} else if err != nil {
+		if err := s.settle(h); err != nil {
 			s.log.n.cfg.Logger.Warn("cluster: trimmer: settle an event", "event", h.event, "holds_from", h.need, "shard_seen", seen, "err", err)
 			continue
 		}
@@ -136,21 +135,11 @@ func (s *Snapshots) settleShard(shard int) {
 	s.smu.Unlock()
 }
 
-// errOwes is settle's answer for an event that still owes entries.
-var errOwes = errors.New("cluster: the event owes entries")
-
 // settle makes h's event need no record through its last one: with its
 // newest snapshot at that record (or later), a second copy of it at once;
 // else a snapshot at it asked of the snapshotter, whose save keeps it
 // twice (SaveAndTrim). Either way the log is then trimmed through it.
 func (s *Snapshots) settle(h holder) error {
-	if owes, err := owesEntries(s.log.local, h.event); err != nil {
-		return err
-	} else if owes {
-		// Their puts must stay in the log for a next owner to import
-		// them: settled once they are sent.
-		return errOwes
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), snapTimeout)
 	defer cancel()
 	obs, kv, err := s.stores(ctx)
@@ -169,6 +158,9 @@ func (s *Snapshots) settle(h holder) error {
 		if n >= snapsKept && list[0] == newest {
 			// Settled already (by an owner before this node): the view
 			// learns it.
+			if err := s.carry(ctx, h.event, 0); err != nil {
+				return err
+			}
 			return s.log.trim(ctx, h.event, newest)
 		}
 		state, err := s.getObject(ctx, objName(h.event, list, n-1))
@@ -201,6 +193,11 @@ func (s *Snapshots) keepSettled(ctx context.Context, obs jetstream.ObjectStore, 
 	if n := len(list); n > 0 && list[n-1] > seq {
 		return 0, nil // a newer snapshot: the next look settles on it
 	}
+	// What the event owes (a webhook retried for days) goes to the
+	// settled stream before its puts are trimmed from the log.
+	if err := s.carry(ctx, eventID, 0); err != nil {
+		return 0, err
+	}
 	had := map[string]bool{}
 	for i := range list {
 		had[objName(eventID, list, i)] = true
@@ -223,15 +220,4 @@ func (s *Snapshots) keepSettled(ctx context.Context, obs jetstream.ObjectStore, 
 		return 0, nil
 	}
 	return seq, nil
-}
-
-// owesEntries says whether the local store (this node owns the event)
-// holds entries the event still owes (see owed.go): mail, webhooks,
-// refunds, pages to close, fresh or kept by their queue once tried.
-func owesEntries(store *persistence.Store, eventID string) (bool, error) {
-	if store == nil {
-		return false, nil
-	}
-	keys, err := presentIn(store, eventID)
-	return len(keys) > 0, err
 }

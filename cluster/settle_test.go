@@ -159,11 +159,20 @@ func jsonOf(t *testing.T, v any) string {
 func TestSettleCopiesNewest(t *testing.T) {
 	t.Parallel() // see parallelTests
 	nodes, _ := startCluster(t, 3)
-	l := NewLog(nodes[0], openLocal(t))
-	l.settleLag.Store(3)
-	snaps := NewSnapshots(l)
 	a := "evt_settle_a"
 	shard := nodes[0].shard(a)
+	// The trimmer runs on the shard's leader (the events' owner): a
+	// settle elsewhere is refused (errNotOwner).
+	lead := -1
+	for i, nd := range nodes {
+		if nd.srv.JetStreamIsStreamLeader(globalAccount, streamName(shard)) {
+			lead = i
+		}
+	}
+	require.GreaterOrEqual(t, lead, 0)
+	l := NewLog(nodes[lead], openLocal(t))
+	l.settleLag.Store(3)
+	snaps := NewSnapshots(l)
 	b := ""
 	for i := 0; b == ""; i++ {
 		if id := fmt.Sprintf("evt_settle_b%d", i); nodes[0].shard(id) == shard {
@@ -195,7 +204,7 @@ func TestSettleCopiesNewest(t *testing.T) {
 	require.Equal(t, []uint64{5, 5}, list)
 	require.Equal(t, uint64(4), firstSeq(), "trimmed to b's first records")
 
-	other := NewSnapshots(NewLog(nodes[1], nil))
+	other := NewSnapshots(NewLog(nodes[(lead+1)%3], nil))
 	first, err := other.log.FirstSeq(a)
 	require.NoError(t, err)
 	require.Zero(t, first, "no record of a left")
@@ -245,18 +254,46 @@ func TestHolders(t *testing.T) {
 	require.Len(t, hs, 2)
 }
 
-// TestOwesEntries: an event with an entry still to send in the owner's
-// store (fresh, or kept by its queue once tried) is not settled yet.
-func TestOwesEntries(t *testing.T) {
+// TestOwedValues: what a carry takes from the owner's store: a fresh
+// entry's value, and the producer's value its queue keeps once tried.
+func TestOwedValues(t *testing.T) {
 	st := openLocal(t)
 	b := st.NewBatch()
-	b.Put([]byte(actors.OutboxPrefix+"evt_a/m1"), []byte("v"))
-	b.Put([]byte(outbox.Prefix+"hookfanout/s/evt_b/h1"), []byte("v"))
+	b.Put([]byte(actors.OutboxPrefix+"evt_a/m1"), []byte("mail 1"))
+	b.Put([]byte(actors.HookPrefix+"evt_a/h1"), []byte("hook 1"))
+	b.Put([]byte(actors.HookPrefix+"evt_b/h1"), []byte("another event's"))
 	require.NoError(t, st.Commit(b))
 	b.Close()
-	for id, want := range map[string]bool{"evt_a": true, "evt_b": true, "evt_c": false, "evt_": false} {
-		got, err := owesEntries(st, id)
-		require.NoError(t, err)
-		require.Equal(t, want, got, id)
-	}
+	q, err := outbox.NewQueue(st, "hookfanout", actors.HookPrefix)
+	require.NoError(t, err)
+	e, err := q.Get("evt_a/h1")
+	require.NoError(t, err)
+	b = st.NewBatch()
+	now := time.Now()
+	_, err = q.Retry(b, e, now.Add(time.Hour), now, "endpoint down")
+	require.NoError(t, err)
+	require.NoError(t, st.Commit(b))
+	b.Close()
+	_, fresh, err := st.Get([]byte(actors.HookPrefix + "evt_a/h1"))
+	require.NoError(t, err)
+	require.False(t, fresh, "tried: out of the inbox")
+
+	got, err := owedValues(st, "evt_a", 0)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]byte{actors.OutboxPrefix + "evt_a/m1": []byte("mail 1"), actors.HookPrefix + "evt_a/h1": []byte("hook 1")}, got)
+	got, err = owedValues(st, "evt_a", 2)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	_, err = owedValues(st, "evt_a", 1) // the mail, then the tried hook
+	require.ErrorIs(t, err, errCarryTooBig)
+	b = st.NewBatch()
+	b.Delete([]byte(actors.OutboxPrefix + "evt_a/m1"))
+	b.Put([]byte(outbox.Prefix+"hookfanout/s/evt_a/h2"), []byte("{}"))
+	require.NoError(t, st.Commit(b))
+	b.Close()
+	_, err = owedValues(st, "evt_a", 1) // two tried hooks
+	require.ErrorIs(t, err, errCarryTooBig)
+	got, err = owedValues(st, "evt_", 0)
+	require.NoError(t, err)
+	require.Empty(t, got)
 }

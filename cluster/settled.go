@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,17 +33,30 @@ import (
 //     when its key was settled (measured at the next rollup), so the key
 //     goes once the log's first record kept is past that.
 //
-// A message's data is the keys, one a line; a rollup's lines are a key, a
-// tab and that record seq, so whoever reads them prunes alike.
+// It also carries, per event, the owed entries whose puts the event's log
+// may no longer hold (carry, owed.go): before the log is trimmed through
+// records whose messages put entries the event still owes (a webhook
+// retried for days), its owner rolls the subject up with those entries,
+// key and value, so a next owner imports them from here. A carried entry
+// is owed until a mark of its key (delivered, or deleted by the log)
+// follows; a rollup leaves out the carried entries marked.
+//
+// A message's data is lines: a key (a mark); in a rollup a key, a tab and
+// that record seq, so whoever reads them prunes alike; or carryTag, a
+// key, a tab and the entry's value in base64 (a carried entry).
 //
 // Every message on an event's subject is fenced on the subject's last
 // message as the publisher knows it (Nats-Expected-Last-Subject-Sequence),
 // so a rollup never drops a mark it has not read, whichever node makes it.
-// Only two nodes write one event's subject at a time (its owner, and a
-// node settling as it loses the event); one that finds the subject moved
-// reads it again and retries.
+// Only two nodes write one event's subject at a time (its owner, whose
+// settling passes and carries are two writers of their own, and a node
+// settling as it loses the event); one that finds the subject moved reads
+// it again and retries.
 const (
 	settledMsgsMax = 16
+	// carryTag starts a line that carries an owed entry: keys start with
+	// a letter (owedKinds).
+	carryTag = "="
 	// settledTries bounds the conflicts one publish of a pass meets.
 	settledTries = 3
 )
@@ -60,8 +74,51 @@ type settledMarks struct {
 	// keys are the settled keys, each with a record seq its put lies at
 	// or before (0: not measured yet).
 	keys map[string]uint64
-	last uint64 // stream sequence of the subject's last message (0: none)
-	msgs int    // messages on the subject
+	// carried are the owed entries the subject carries (key -> value),
+	// those marked since included (owing excludes them).
+	carried map[string][]byte
+	last    uint64 // stream sequence of the subject's last message (0: none)
+	msgs    int    // messages on the subject
+}
+
+// owing is the carried entries not marked since: what the subject says
+// the event still owes beside its log.
+func (m *settledMarks) owing() map[string][]byte {
+	out := make(map[string][]byte, len(m.carried))
+	for k, v := range m.carried {
+		if _, done := m.keys[k]; !done {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// read adds the lines of a settled message: marks (keeping the bounds a
+// rollup wrote) and carried entries. A carried line it cannot read is an
+// error: its entry would be lost.
+func (m *settledMarks) read(data []byte) error {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, carryTag); ok {
+			k, enc, ok := strings.Cut(rest, "\t")
+			v, err := base64.StdEncoding.DecodeString(enc)
+			if !ok || k == "" || err != nil {
+				return fmt.Errorf("cluster: settled: bad carried entry %.80q", line)
+			}
+			if m.carried == nil {
+				m.carried = map[string][]byte{}
+			}
+			m.carried[k] = v
+			continue
+		}
+		k, b := splitMark(line)
+		if k == "" {
+			continue
+		}
+		if cur, ok := m.keys[k]; !ok || cur == 0 {
+			m.keys[k] = b
+		}
+	}
+	return nil
 }
 
 // publishSettled adds done to eventID's settled subject: as a delta, or
@@ -123,7 +180,9 @@ func (o *owed) marks(ctx context.Context, eventID string) (*settledMarks, error)
 	}
 	m = &settledMarks{keys: map[string]uint64{}}
 	err := o.readSubject(ctx, settledStream, settledSubj+eventID, 0, func(msg *jetstream.RawStreamMsg) error {
-		readMarks(msg.Data, m.keys, nil)
+		if err := m.read(msg.Data); err != nil {
+			return err
+		}
 		m.last = msg.Sequence
 		m.msgs++
 		return nil
@@ -143,18 +202,6 @@ func (o *owed) marks(ctx context.Context, eventID string) (*settledMarks, error)
 	return m, nil
 }
 
-// splitKeys is the keys of a settled message: one a line, a rollup's
-// with a tab and the record seq its put lies at or before.
-func splitKeys(data []byte) []string {
-	var out []string
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if k, _ := splitMark(line); k != "" {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // splitMark is a settled line's key and bound (0: none).
 func splitMark(line string) (string, uint64) {
 	k, b, ok := strings.Cut(line, "\t")
@@ -163,20 +210,6 @@ func splitMark(line string) (string, uint64) {
 	}
 	bound, _ := strconv.ParseUint(b, 10, 64)
 	return k, bound
-}
-
-// readMarks adds the marks of a settled message to keys, keeping the
-// bounds a rollup wrote.
-func readMarks(data []byte, keys map[string]uint64, keep func(key string) bool) {
-	for line := range strings.SplitSeq(string(data), "\n") {
-		k, b := splitMark(line)
-		if k == "" || keep != nil && !keep(k) {
-			continue
-		}
-		if cur, ok := keys[k]; !ok || cur == 0 {
-			keys[k] = b
-		}
-	}
 }
 
 // keyParts joins keys, one a line, into bodies of at most partBytes.
@@ -218,8 +251,10 @@ func (o *owed) delta(ctx context.Context, eventID string, m *settledMarks, done 
 }
 
 // rollup replaces the subject's messages by the event's whole settled
-// set, less the keys whose put the event's log no longer holds. A set
-// too big for one batch is published as a delta of done instead.
+// set, less the keys whose put the event's log no longer holds, and the
+// entries it carries, less those marked. A set too big for one batch is
+// published as a delta of done instead, or refused (errCarryTooBig) for
+// a carry (done nil), which must replace the subject.
 func (o *owed) rollup(ctx context.Context, eventID string, m *settledMarks, done []string) error {
 	o.mu.Lock()
 	var unmeasured []string
@@ -244,7 +279,16 @@ func (o *owed) rollup(ctx context.Context, eventID string, m *settledMarks, done
 			m.keys[k] = last
 		}
 	}
-	keys := make([]string, 0, len(m.keys))
+	keys := make([]string, 0, len(m.keys)+len(m.carried))
+	for k, v := range m.carried {
+		if _, done := m.keys[k]; done {
+			// Its mark ends it: both go together once the log no longer
+			// holds its put either (below).
+			delete(m.carried, k)
+			continue
+		}
+		keys = append(keys, carryTag+k+"\t"+base64.StdEncoding.EncodeToString(v))
+	}
 	for k, b := range m.keys {
 		// A message without records carries the last one's seq: +1
 		// keeps the key while its put may still be kept.
@@ -259,6 +303,9 @@ func (o *owed) rollup(ctx context.Context, eventID string, m *settledMarks, done
 	slices.Sort(keys)
 	parts := o.keyParts(keys)
 	if len(parts) > maxBatchMsgs {
+		if done == nil {
+			return errCarryTooBig
+		}
 		return o.delta(ctx, eventID, m, done)
 	}
 	msgs := make([]*nats.Msg, len(parts))

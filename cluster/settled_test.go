@@ -14,7 +14,7 @@ import (
 )
 
 // settledState is what the settled stream holds for evt: its messages,
-// the stream's bytes, and the union of the keys its messages carry.
+// the stream's bytes, and the union of the keys its messages mark.
 func settledState(t *testing.T, nd *Node, evt string) (int, uint64, []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
@@ -24,15 +24,12 @@ func settledState(t *testing.T, nd *Node, evt string) (int, uint64, []string) {
 	info, err := s.Info(ctx, jetstream.WithSubjectFilter(settledSubj+evt))
 	require.NoError(t, err)
 	o := &owed{n: nd}
-	seen := map[string]struct{}{}
+	seen := &settledMarks{keys: map[string]uint64{}}
 	require.NoError(t, o.readSubject(ctx, settledStream, settledSubj+evt, 0, func(m *jetstream.RawStreamMsg) error {
-		for _, k := range splitKeys(m.Data) {
-			seen[k] = struct{}{}
-		}
-		return nil
+		return seen.read(m.Data)
 	}))
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
+	keys := make([]string, 0, len(seen.keys))
+	for k := range seen.keys {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
@@ -209,4 +206,147 @@ func TestSettledDropsTrimmedKeys(t *testing.T) {
 	// others are settled.
 	_, n := b.activate(t, evt)
 	require.Equal(t, 0, n)
+}
+
+// TestCarryAcrossTrim: entries an event still owes when its log is
+// trimmed behind them (a mail never delivered, a pending refund) are
+// carried by its settled subject: a new owner imports them from there,
+// with their values, though no message of the log puts them any more;
+// one the log deleted (the refund settled) is not imported, whether the
+// log still holds the delete or only the mark the owner's pass made of
+// it; and once a carried entry is delivered, the next owner does not
+// import it again.
+func TestCarryAcrossTrim(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes, _ := startCluster(t, 3)
+	const evt = "evt_carry"
+	// The carry is the owner's, the node leading the event's shard.
+	lead := -1
+	for i, nd := range nodes {
+		if nd.srv.JetStreamIsStreamLeader(globalAccount, streamName(nd.shard(evt))) {
+			lead = i
+		}
+	}
+	require.GreaterOrEqual(t, lead, 0)
+	a, b, c := newOwner(t, nodes[lead]), newOwner(t, nodes[(lead+1)%3]), newOwner(t, nodes[(lead+2)%3])
+	a.log.onIndex = a.o.noteIndex // the owner follows its commits (Router.Own)
+	refund := func(i int) string { return fmt.Sprintf("%s%s/rf_%d", "refund/", evt, i) }
+	commit := func(w persistence.Log, seq uint64, put []string, del ...string) {
+		t.Helper()
+		bt := w.NewBatch()
+		defer bt.Close()
+		bt.Append(evt, seq, fmt.Appendf(nil, "r%d", seq))
+		for _, k := range put {
+			bt.Put([]byte(k), []byte("value of "+k))
+		}
+		for _, k := range del {
+			bt.Delete([]byte(k))
+		}
+		wait, err := w.CommitAsync(bt)
+		require.NoError(t, err)
+		require.NoError(t, wait())
+	}
+
+	// Records 1..5 owe five mails; 2 and 3 a refund each.
+	w := claim(t, a.log, evt, 0)
+	for i := range 5 {
+		put := []string{mailKey(evt, i)}
+		if i == 1 || i == 2 {
+			put = append(put, refund(i))
+		}
+		commit(w, uint64(i+1), put)
+	}
+	w, _ = a.activate(t, evt)
+	a.deliver(t, evt, mailKey(evt, 0))
+	require.NoError(t, a.o.carry(bg, evt, 0))
+	m, err := a.o.marks(bg, evt)
+	require.NoError(t, err)
+	require.Len(t, m.owing(), 6, "four mails and two refunds carried")
+
+	// Record 6 settles refund 1 (the delete stays in the log), record 7
+	// refund 2, whose delete the owner's pass marks and the trim then
+	// takes; the log is trimmed through 5, then 7.
+	commit(w, 6, nil, refund(1))
+	require.NoError(t, a.log.trim(bg, evt, 5))
+	first, err := a.log.FirstSeq(evt)
+	require.NoError(t, err)
+	require.Equal(t, uint64(6), first)
+	_, n := b.activate(t, evt)
+	require.Equal(t, 5, n, "the four mails not delivered and refund 2, from the subject; refund 1 deleted by the log")
+	v, ok, err := b.store.Get([]byte(mailKey(evt, 3)))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "value of "+mailKey(evt, 3), string(v))
+	v, ok, err = b.store.Get([]byte(refund(2)))
+	require.NoError(t, err)
+	require.True(t, ok, "refund 2 still pending")
+	require.Equal(t, "value of "+refund(2), string(v))
+
+	// Back on A (the leader): refund 2 settled by record 7, marked by
+	// A's pass (with mail 1, delivered), its delete trimmed.
+	last, err := a.log.LastSeq(evt)
+	require.NoError(t, err)
+	// B's claim fenced A's writer: the first claim meets that, the next
+	// one starts a new writer.
+	for range 3 {
+		if w, err = a.log.Claim(evt, last); err == nil {
+			break
+		}
+	}
+	require.NoError(t, err)
+	_, err = a.o.take(bg, evt)
+	require.NoError(t, err)
+	commit(w, 7, nil, refund(2))
+	a.deliver(t, evt, mailKey(evt, 1))
+	require.NoError(t, a.o.carry(bg, evt, 0))
+	commit(w, 8, nil) // the trim keeps the last message
+	require.NoError(t, a.log.trim(bg, evt, 7))
+	first, err = a.log.FirstSeq(evt)
+	require.NoError(t, err)
+	require.Equal(t, uint64(8), first, "no delete of a refund left in the log")
+	_, n = c.activate(t, evt)
+	require.Equal(t, 3, n, "mails 2..4 only")
+	var got []string
+	require.NoError(t, c.store.Scan([]byte(""), func(k, _ []byte) error {
+		if owedEvent(string(k)) == evt {
+			got = append(got, string(k))
+		}
+		return nil
+	}))
+	require.Equal(t, []string{mailKey(evt, 2), mailKey(evt, 3), mailKey(evt, 4)}, got)
+}
+
+// TestSnapshotCarriesOwed: a busy event's own second snapshot trims its
+// log through the older one; the mails its trimmed messages put and its
+// owner has not delivered are carried first, so a new owner imports them
+// with the one the log still puts.
+func TestSnapshotCarriesOwed(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes, _ := startCluster(t, 3)
+	const evt = "evt_busy_carry"
+	lead := -1
+	for i, nd := range nodes {
+		if nd.srv.JetStreamIsStreamLeader(globalAccount, streamName(nd.shard(evt))) {
+			lead = i
+		}
+	}
+	require.GreaterOrEqual(t, lead, 0)
+	a, b := newOwner(t, nodes[lead]), newOwner(t, nodes[(lead+1)%3])
+	w := claim(t, a.log, evt, 0)
+	for i := range 5 {
+		require.NoError(t, commitRecs(w, evt, uint64(i+1), uint64(i+1), mailKey(evt, i)))
+	}
+	require.NoError(t, commitRecs(w, evt, 6, 10, mailKey(evt, 5)))
+	snaps := NewSnapshots(a.log)
+	_, err := snaps.SaveAndTrim(evt, 5, []byte("state at 5"))
+	require.NoError(t, err)
+	through, err := snaps.SaveAndTrim(evt, 10, []byte("state at 10"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), through)
+	first, err := a.log.FirstSeq(evt)
+	require.NoError(t, err)
+	require.Equal(t, uint64(6), first, "the messages of records 1..5 purged")
+
+	_, n := b.activate(t, evt)
+	require.Equal(t, 6, n, "mails 0..4 carried, 5 from the log")
 }

@@ -53,12 +53,41 @@ type Snapshots struct {
 	settling map[string]uint64                     // event -> seq the trimmer asked a snapshot at
 	asked    map[string]uint64                     // event -> its shard's seen when last asked
 	loop     sync.Once
+	// carrier carries what an event owes to the settled stream before a
+	// trim (owed.carry); nil without a local store (nothing owed there).
+	carrier *owed
 }
 
 // NewSnapshots returns the snapshot store whose trims apply to log.
 func NewSnapshots(log *Log) *Snapshots {
-	return &Snapshots{log: log, settling: map[string]uint64{}, asked: map[string]uint64{}}
+	s := &Snapshots{log: log, settling: map[string]uint64{}, asked: map[string]uint64{}}
+	if log.local != nil {
+		// Its own instance (the router's follows the owned events): the
+		// settled subject's fence orders their writes.
+		s.carrier = &owed{n: log.n, log: log, store: log.local}
+	}
+	return s
 }
+
+// carry makes the settled stream carry what eventID owes by this node's
+// store before its log is trimmed (see owed.carry), at most limit
+// entries (0: any number).
+func (s *Snapshots) carry(ctx context.Context, eventID string, limit int) error {
+	if s.carrier == nil {
+		return nil
+	}
+	return s.carrier.carry(ctx, eventID, limit)
+}
+
+// carryBusyMax bounds the entries carried before a busy event's own
+// snapshot trims its log (SaveAndTrim). A stuck webhook or two are
+// carried as for a settled event; thousands (a drop's ticket mails with
+// no mail relay set, kept in the outbox for good) would make every
+// snapshot of the event a rollup of them all, so beyond this the trim
+// goes on without a carry, as it always did: those entries are sent by
+// the owner that holds them, and a next owner imports only the ones
+// whose puts its log still holds.
+const carryBusyMax = 1_000
 
 // snapLag is how long a snapshot the index lists may read as missing (a
 // replica behind) before it is taken as gone.
@@ -292,6 +321,16 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 	kept := all[max(0, len(all)-snapsKept):]
 	if !slices.Contains(kept, seq) {
 		return 0, nil // older than those kept
+	}
+	if len(kept) >= snapsKept {
+		// The log is trimmed through kept[0] below: what the event owes
+		// goes along first, within carryBusyMax. A snapshot is not held
+		// up for it: the trim goes on, as it did before carries.
+		if err := s.carry(ctx, eventID, carryBusyMax); errors.Is(err, errCarryTooBig) || errors.Is(err, errNotOwner) {
+			s.log.n.cfg.Logger.Debug("cluster: snapshot: entries owed not carried before the trim", "event", eventID, "through", kept[0], "err", err)
+		} else if err != nil {
+			s.log.n.cfg.Logger.Warn("cluster: snapshot: entries owed not carried before the trim", "event", eventID, "through", kept[0], "err", err)
+		}
 	}
 	if _, err := obs.PutBytes(ctx, snapName(eventID, seq), state); err != nil {
 		return 0, fmt.Errorf("cluster: save snapshot %s at %d: %w", eventID, seq, err)
