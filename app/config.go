@@ -62,10 +62,14 @@ type Config struct {
 	// Cluster mode (decisions §15): empty ClusterPeers runs the single
 	// node on Pebble; else the node joins an embedded NATS JetStream
 	// cluster and keeps its event log there.
-	NodeName        string // unique in the cluster
-	ClusterAddr     string // this node's cluster listen host:port
-	ClusterPeers    string // comma-separated cluster addresses of all nodes
-	ClusterReplicas int    // replicas of each event stream
+	NodeName    string // unique in the cluster
+	ClusterAddr string // this node's cluster listen host:port
+	// ClusterForwardAddr is where the node takes forwarded requests over
+	// TCP (cluster.Config.ForwardAddr: empty for the cluster address's
+	// host and any port, "off" for NATS only).
+	ClusterForwardAddr string
+	ClusterPeers       string // comma-separated cluster addresses of all nodes
+	ClusterReplicas    int    // replicas of each event stream
 	// ClusterSnapshotTailMax bounds the changes after an event's last
 	// snapshot in cluster mode, the tail a failover replays (0: the
 	// interval grows with the event, as on a single node).
@@ -236,7 +240,7 @@ func (c *Config) clusterConfig() (cluster.Config, error) {
 			peers = append(peers, p)
 		}
 	}
-	cc := cluster.Config{NodeName: c.NodeName, Addr: c.ClusterAddr, Peers: peers, Replicas: c.ClusterReplicas,
+	cc := cluster.Config{NodeName: c.NodeName, Addr: c.ClusterAddr, ForwardAddr: c.ClusterForwardAddr, Peers: peers, Replicas: c.ClusterReplicas,
 		SettleLag: c.ClusterSettleLag, SettleSmall: c.ClusterSettleSmall, DataDir: c.DataDir, Logger: c.Logger}
 	if c.Tune != nil && c.Tune.Cluster != nil {
 		c.Tune.Cluster(&cc)

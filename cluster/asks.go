@@ -71,6 +71,12 @@ type peer struct {
 	waiting  map[uint64]*asking
 	sweeping bool // a sweep runs (see sweep)
 
+	cmu        sync.Mutex // the forwarding connection (fwdconn.go)
+	fc         *fwdConn
+	fcAddr     string
+	failedAddr string // the address last refused, and when
+	failedAt   time.Time
+
 	batches atomic.Int64 // sent
 }
 
@@ -80,6 +86,7 @@ type peer struct {
 // (serve), for the benches.
 type fwdStats struct {
 	requests, batches, answers, answerBatches atomic.Int64
+	connBatches                               atomic.Int64 // of batches, those sent over a forwarding connection
 	roundNanos, roundCount, serveNanos        atomic.Int64
 }
 
@@ -240,7 +247,17 @@ func (p *peer) send() {
 		p.batches.Add(1)
 		p.r.fwd.requests.Add(int64(n))
 		p.r.fwd.batches.Add(1)
-		if err := p.r.n.nc.PublishMsg(&nats.Msg{Subject: askSubj + p.owner, Reply: reply, Data: b}); err != nil {
+		m := &nats.Msg{Subject: askSubj + p.owner, Reply: reply, Data: b}
+		var err error
+		if fc := p.conn(); fc != nil {
+			p.r.fwd.connBatches.Add(1)
+			if err = fc.write(m); err != nil {
+				err = fmt.Errorf("%w: %s: forwarding connection: %v", errOwnerGone, p.owner, err)
+			}
+		} else {
+			err = p.r.n.nc.PublishMsg(m)
+		}
+		if err != nil {
 			for _, a := range batch {
 				p.deliver(a.id, askAnswer{err: err})
 			}
@@ -282,19 +299,30 @@ func (r *Router) answered(m *nats.Msg) {
 // of its own with its own deadline (busy at once beyond maxServing); the
 // answers go back in batches (answers) to the reply subject's node.
 func (r *Router) serveBatch(m *nats.Msg) {
-	// The reply subject is ansSubj + node.owner.first.last: the answers go
-	// to ansSubj + node.owner.
-	to := m.Reply
-	if !strings.HasPrefix(to, ansSubj) {
-		r.n.cfg.Logger.Warn("cluster: forwarded requests without a reply subject", "reply", to)
+	to, ok := answerSubject(m.Reply)
+	if !ok {
+		r.n.cfg.Logger.Warn("cluster: forwarded requests without a reply subject", "reply", m.Reply)
 		return
 	}
+	r.serveBatchTo(m, r.answers(to))
+}
+
+// answerSubject is where a batch's answers go: its reply subject, ansSubj
+// + node.owner.first.last, less the ids.
+func answerSubject(reply string) (string, bool) {
+	if !strings.HasPrefix(reply, ansSubj) {
+		return "", false
+	}
 	for range 2 {
-		if i := strings.LastIndexByte(to, '.'); i > 0 {
-			to = to[:i]
+		if i := strings.LastIndexByte(reply, '.'); i > 0 {
+			reply = reply[:i]
 		}
 	}
-	q := r.answers(to)
+	return reply, true
+}
+
+// serveBatchTo serves m's requests, answering into q.
+func (r *Router) serveBatchTo(m *nats.Msg, q *answerQueue) {
 	arrived := time.Now()
 	err := readBatch(m.Data, true, func(id, ms uint64, body []byte) {
 		select {
@@ -328,6 +356,7 @@ var busyAnswer = func() []byte {
 type answerQueue struct {
 	r       *Router
 	subject string
+	write   func(m *nats.Msg) error // set: answers go over a forwarding connection
 
 	mu      sync.Mutex
 	queue   []answer
@@ -388,7 +417,11 @@ func (q *answerQueue) send() {
 		q.r.fwd.answerBatches.Add(1)
 		// Lost with the connection, the answers are an unknown outcome to
 		// their callers (their deadline, or the owner's loss).
-		_ = q.r.n.nc.Publish(q.subject, b)
+		if q.write != nil {
+			_ = q.write(&nats.Msg{Subject: q.subject, Data: b})
+		} else {
+			_ = q.r.n.nc.Publish(q.subject, b)
+		}
 	}
 }
 

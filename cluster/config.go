@@ -18,6 +18,11 @@ type Config struct {
 	Addr string
 	// Peers are the cluster addresses of every node, this one included.
 	Peers []string
+	// ForwardAddr is where the node takes the requests other nodes forward
+	// to it (fwdconn.go): host:port, "off" for none (they come over NATS).
+	// Default: Addr's host, any free port; none when Addr's host is
+	// unspecified (0.0.0.0), as nobody could dial it.
+	ForwardAddr string
 	// Replicas is how many nodes keep each stream (1 to 5, at most the
 	// peers; default 3 or the number of peers when fewer).
 	Replicas int
@@ -70,6 +75,11 @@ func (c *Config) Validate() error {
 	}
 	if len(c.Peers) == 0 {
 		errs = append(errs, errors.New("cluster: peers: at least one"))
+	}
+	if a := c.ForwardAddr; a != "" && a != "off" {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			errs = append(errs, fmt.Errorf("cluster: forward addr %q: %w", a, err))
+		}
 	}
 	for _, p := range c.Peers {
 		if _, _, err := net.SplitHostPort(p); err != nil {

@@ -131,15 +131,18 @@
 // favour of the taker (JetStream's stepdown with a preferred leader),
 // which campaigns at once; writes pause for the election and the taker's
 // activation, and no commit in flight is cut or fenced. Every other node
-// forwards the event's requests to the owner over NATS (ticketd.ask.<node>:
-// the commands and results forwarded most, a drop's orders and a door's
-// check-ins, in binary forms of their own (event/wire.go), the others in
-// gob with the type definitions compiled once per type: see wire.go), in
-// batches: the requests queued
-// for one owner while its sender waits to run go as one message, the
-// answers ready for one forwarding node as one (ticketd.ans.<node>), each
-// request with its own id, deadline (the owner serves it within the
-// caller's) and answer (asks.go). A request the owner could not have
+// forwards the event's requests to the owner (the commands and results
+// forwarded most, a drop's orders and a door's check-ins, in binary forms
+// of their own (event/wire.go), the others in gob with the type
+// definitions compiled once per type: see wire.go): over a TCP connection
+// to the forwarding address the owner announces in its heartbeat
+// (fwdconn.go), else over NATS (ticketd.ask.<node>); in batches: the
+// requests queued for one owner while its sender waits to run go as one
+// frame or message, the answers ready for one forwarding node as one (on
+// the same connection, or ticketd.ans.<node>), each request with its own
+// id, deadline (the owner serves it within the caller's; the forwarding
+// node's peer sweeps the requests past theirs) and answer (asks.go). A
+// request the owner could not have
 // handled (nobody listening, "moved", or refused by the fence: nothing of
 // it was written) is sent again until its deadline, so a move shows as a
 // pause, not an error. A leader refuses a

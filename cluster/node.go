@@ -31,8 +31,9 @@ type Node struct {
 	nc  *nats.Conn
 	js  jetstream.JetStream
 
-	ready   atomic.Bool // see Ready
-	streams atomic.Bool // the shard streams exist
+	ready   atomic.Bool  // see Ready
+	streams atomic.Bool  // the shard streams exist
+	fwdAddr atomic.Value // string: the forwarding address it announces (fwdconn.go)
 
 	mu    sync.Mutex
 	peers map[string]peerState // node name -> last heartbeat
@@ -54,7 +55,8 @@ type Node struct {
 type peerState struct {
 	ready bool
 	seen  time.Time
-	leads []int // the shards it said it leads
+	leads []int  // the shards it said it leads
+	fwd   string // the forwarding address it announces (fwdconn.go)
 }
 
 // Heartbeats: every node publishes its name, readiness and the shards it
@@ -232,14 +234,29 @@ func (n *Node) heard(m *nats.Msg) {
 	name := strings.TrimPrefix(m.Subject, heartbeatSubj)
 	ready, list, _ := strings.Cut(string(m.Data), " ")
 	var leads []int
+	fwd := ""
 	for _, f := range strings.Split(list, ",") {
-		if i, err := strconv.Atoi(f); err == nil && i >= 0 && i < n.cfg.Shards && len(leads) < n.cfg.Shards {
+		if a, ok := strings.CutPrefix(f, "@"); ok {
+			fwd = a
+		} else if i, err := strconv.Atoi(f); err == nil && i >= 0 && i < n.cfg.Shards && len(leads) < n.cfg.Shards {
 			leads = append(leads, i)
 		}
 	}
 	n.mu.Lock()
-	n.peers[name] = peerState{ready: ready == "1", seen: time.Now(), leads: leads}
+	n.peers[name] = peerState{ready: ready == "1", seen: time.Now(), leads: leads, fwd: fwd}
 	n.mu.Unlock()
+}
+
+// forwardAddrOf is the forwarding address name announced last ("" when
+// none, or not heard within peerStale).
+func (n *Node) forwardAddrOf(name string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p := n.peers[name]
+	if time.Since(p.seen) >= peerStale {
+		return ""
+	}
+	return p.fwd
 }
 
 // silentFor says whether name, heard before, has not been heard for d.
@@ -306,6 +323,14 @@ func (n *Node) watch() {
 					v = append(v, ',')
 				}
 				v = strconv.AppendInt(v, int64(s), 10)
+			}
+			if a, _ := n.fwdAddr.Load().(string); a != "" {
+				// After a comma, as "@addr": a node of an earlier build
+				// skips it like a field that is not a shard.
+				if len(now) > 0 {
+					v = append(v, ',')
+				}
+				v = append(append(v, '@'), a...)
 			}
 			_ = n.nc.Publish(heartbeatSubj+n.cfg.NodeName, v)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"net"
 	"reflect"
 	"strconv"
 	"strings"
@@ -51,13 +52,16 @@ type Router struct {
 	alive map[string]aliveCtx // per owner forwarded to: done once it is gone
 
 	// The batches of forwarded requests and answers (asks.go).
-	pmu       sync.Mutex
-	peers     map[string]*peer        // per owner forwarded to
-	ansQueues map[string]*answerQueue // per node forwarding here
-	ansOnce   sync.Once
-	ansSub    *nats.Subscription
-	ansErr    error
-	fwd       fwdStats
+	pmu   sync.Mutex
+	conns map[*fwdConn]struct{} // open forwarding connections (fwdconn.go)
+	// fwdListener takes the forwarding connections (fwdconn.go).
+	fwdListener net.Listener
+	peers       map[string]*peer        // per owner forwarded to
+	ansQueues   map[string]*answerQueue // per node forwarding here
+	ansOnce     sync.Once
+	ansSub      *nats.Subscription
+	ansErr      error
+	fwd         fwdStats
 
 	// gen counts each shard's leadership changes seen by watchLeaders: an
 	// activation gives up once its shard's changed again.
@@ -82,7 +86,7 @@ const maxServing = 4096
 
 // NewRouter returns the router of node n.
 func NewRouter(n *Node) *Router {
-	return &Router{n: n, leaders: make([]string, n.cfg.Shards), fetched: make([]time.Time, n.cfg.Shards),
+	return &Router{n: n, leaders: make([]string, n.cfg.Shards), fetched: make([]time.Time, n.cfg.Shards), conns: map[*fwdConn]struct{}{},
 		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{},
 		peers: map[string]*peer{}, ansQueues: map[string]*answerQueue{},
 		gen: make([]atomic.Uint64, n.cfg.Shards), handing: make([]atomic.Bool, n.cfg.Shards),
@@ -427,6 +431,7 @@ func (r *Router) Serve(sys *actors.System) error {
 			return fmt.Errorf("cluster: drop entries of events owned elsewhere: %w", err)
 		}
 	}
+	r.listenForward()
 	sub, err := r.n.nc.Subscribe(askSubj+r.n.cfg.NodeName, func(m *nats.Msg) {
 		if isBatch(m.Data) {
 			r.serveBatch(m)
@@ -581,6 +586,15 @@ func (r *Router) Close() {
 		r.cancel()
 		close(r.stop)
 		<-r.done
+		if r.fwdListener != nil {
+			r.n.fwdAddr.Store("")
+			_ = r.fwdListener.Close()
+		}
+		r.pmu.Lock()
+		for fc := range r.conns {
+			fc.close()
+		}
+		r.pmu.Unlock()
 		r.wg.Wait()
 		if r.owed != nil {
 			r.owed.flush()

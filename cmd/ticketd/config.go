@@ -71,6 +71,7 @@ func ParseConfig(args []string, lookup func(string) (string, bool), help io.Writ
 	str(&c.LogLevel, "log-level", "TICKETD_LOG_LEVEL", d.LogLevel, "debug, info, warn or error")
 	str(&c.NodeName, "node-name", "TICKETD_NODE_NAME", d.NodeName, "cluster mode: this node's unique name")
 	str(&c.ClusterAddr, "cluster-addr", "TICKETD_CLUSTER_ADDR", d.ClusterAddr, "cluster mode: this node's cluster listen host:port")
+	str(&c.ClusterForwardAddr, "cluster-forward-addr", "TICKETD_CLUSTER_FORWARD_ADDR", d.ClusterForwardAddr, "cluster mode: where other nodes forward requests over TCP, host:port (empty: the cluster address's host, any port; off: over NATS)")
 	str(&c.ClusterPeers, "cluster-peers", "TICKETD_CLUSTER_PEERS", d.ClusterPeers, "comma-separated cluster addresses of all nodes; empty runs a single node on Pebble")
 	num(&c.ClusterReplicas, "cluster-replicas", "TICKETD_CLUSTER_REPLICAS", d.ClusterReplicas, "cluster mode: nodes keeping each event stream (at most the peers)")
 	num(&c.ClusterSnapshotTailMax, "cluster-snapshot-tail-max", "TICKETD_CLUSTER_SNAPSHOT_TAIL_MAX", d.ClusterSnapshotTailMax, "cluster mode: most changes after an event's last snapshot, the tail a failover replays (0: grows with the event)")
