@@ -347,15 +347,7 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 	}
 	// Read even when the log owes nothing: its puts may have been
 	// trimmed behind entries the subject carries.
-	marks := &settledMarks{keys: map[string]uint64{}}
-	err = o.readSubject(ctx, settledStream, settledSubj+eventID, 0, func(m *jetstream.RawStreamMsg) error {
-		if err := marks.read(m.Data); err != nil {
-			return err
-		}
-		marks.last = m.Sequence
-		marks.msgs++
-		return nil
-	})
+	marks, err := o.readMarks(ctx, eventID)
 	if err != nil {
 		return 0, err
 	}

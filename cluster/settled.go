@@ -169,6 +169,23 @@ func (o *owed) publishSettled(ctx context.Context, eventID string, done []string
 	return err
 }
 
+// readMarks reads eventID's settled subject from the stream.
+func (o *owed) readMarks(ctx context.Context, eventID string) (*settledMarks, error) {
+	m := &settledMarks{keys: map[string]uint64{}}
+	err := o.readSubject(ctx, settledStream, settledSubj+eventID, 0, func(msg *jetstream.RawStreamMsg) error {
+		if err := m.read(msg.Data); err != nil {
+			return err
+		}
+		m.last = msg.Sequence
+		m.msgs++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // marks is what this node knows of eventID's settled subject, read from
 // the stream the first time.
 func (o *owed) marks(ctx context.Context, eventID string) (*settledMarks, error) {
@@ -178,15 +195,7 @@ func (o *owed) marks(ctx context.Context, eventID string) (*settledMarks, error)
 	if m != nil {
 		return m, nil
 	}
-	m = &settledMarks{keys: map[string]uint64{}}
-	err := o.readSubject(ctx, settledStream, settledSubj+eventID, 0, func(msg *jetstream.RawStreamMsg) error {
-		if err := m.read(msg.Data); err != nil {
-			return err
-		}
-		m.last = msg.Sequence
-		m.msgs++
-		return nil
-	})
+	m, err := o.readMarks(ctx, eventID)
 	if err != nil {
 		return nil, err
 	}

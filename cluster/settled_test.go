@@ -221,13 +221,7 @@ func TestCarryAcrossTrim(t *testing.T) {
 	nodes, _ := startCluster(t, 3)
 	const evt = "evt_carry"
 	// The carry is the owner's, the node leading the event's shard.
-	lead := -1
-	for i, nd := range nodes {
-		if nd.srv.JetStreamIsStreamLeader(globalAccount, streamName(nd.shard(evt))) {
-			lead = i
-		}
-	}
-	require.GreaterOrEqual(t, lead, 0)
+	lead := shardLeader(t, nodes, evt)
 	a, b, c := newOwner(t, nodes[lead]), newOwner(t, nodes[(lead+1)%3]), newOwner(t, nodes[(lead+2)%3])
 	a.log.onIndex = a.o.noteIndex // the owner follows its commits (Router.Own)
 	refund := func(i int) string { return fmt.Sprintf("%s%s/rf_%d", "refund/", evt, i) }
@@ -324,13 +318,7 @@ func TestSnapshotCarriesOwed(t *testing.T) {
 	t.Parallel() // see parallelTests
 	nodes, _ := startCluster(t, 3)
 	const evt = "evt_busy_carry"
-	lead := -1
-	for i, nd := range nodes {
-		if nd.srv.JetStreamIsStreamLeader(globalAccount, streamName(nd.shard(evt))) {
-			lead = i
-		}
-	}
-	require.GreaterOrEqual(t, lead, 0)
+	lead := shardLeader(t, nodes, evt)
 	a, b := newOwner(t, nodes[lead]), newOwner(t, nodes[(lead+1)%3])
 	w := claim(t, a.log, evt, 0)
 	for i := range 5 {
@@ -349,4 +337,16 @@ func TestSnapshotCarriesOwed(t *testing.T) {
 
 	_, n := b.activate(t, evt)
 	require.Equal(t, 6, n, "mails 0..4 carried, 5 from the log")
+}
+
+// shardLeader is the index of the node leading evt's shard stream.
+func shardLeader(t *testing.T, nodes []*Node, evt string) int {
+	t.Helper()
+	for i, nd := range nodes {
+		if nd.srv.JetStreamIsStreamLeader(globalAccount, streamName(nd.shard(evt))) {
+			return i
+		}
+	}
+	t.Fatalf("no leader of %s's shard", evt)
+	return -1
 }
