@@ -52,6 +52,7 @@ type asking struct {
 	body     []byte
 	deadline time.Time
 	answer   chan askAnswer // buffered: the answer never waits for its caller
+	fc       *fwdConn       // the connection it was sent over, if any (under the peer's mu)
 }
 
 type askAnswer struct {
@@ -251,6 +252,11 @@ func (p *peer) send() {
 		var err error
 		if fc := p.conn(); fc != nil {
 			p.r.fwd.connBatches.Add(1)
+			p.mu.Lock()
+			for _, a := range batch {
+				a.fc = fc
+			}
+			p.mu.Unlock()
 			if err = fc.write(m); err != nil {
 				err = fmt.Errorf("%w: %s: forwarding connection: %v", errOwnerGone, p.owner, err)
 			}

@@ -41,6 +41,7 @@ import (
 const (
 	fwdDialTimeout = time.Second
 	fwdRedial      = 5 * time.Second
+	fwdWriteWait   = 2 * peerStale
 	maxFwdFrame    = 2 * maxAskBytes
 )
 
@@ -105,7 +106,9 @@ func (f *fwdConn) write(m *nats.Msg) error {
 	if f.dead {
 		return errConnClosed
 	}
-	_ = f.c.SetWriteDeadline(time.Now().Add(forwardTry))
+	// A peer that reads nothing for that long (paused) is taken as gone,
+	// as its silence would tell (peerStale).
+	_ = f.c.SetWriteDeadline(time.Now().Add(fwdWriteWait))
 	_, _ = f.w.Write(n[:])
 	_, _ = f.w.Write(head)
 	_, _ = f.w.Write(m.Data)
@@ -178,11 +181,14 @@ func (r *Router) serveConn(c net.Conn) {
 	}
 }
 
-// trackConn keeps the open connections, which Close closes.
+// trackConn keeps the open connections, which Close closes (one opened
+// once Close has run is closed at once).
 func (r *Router) trackConn(fc *fwdConn, open bool) {
 	r.pmu.Lock()
 	defer r.pmu.Unlock()
-	if open {
+	if open && r.conns == nil {
+		fc.close()
+	} else if open {
 		r.conns[fc] = struct{}{}
 	} else {
 		delete(r.conns, fc)
@@ -234,23 +240,25 @@ func (p *peer) readAnswers(fc *fwdConn) {
 		m, err := readFrame(br)
 		if err != nil {
 			fc.close()
-			p.failWaiting(fmt.Errorf("%w: %s: forwarding connection: %v", errOwnerGone, p.owner, err))
+			p.failSentOver(fc, fmt.Errorf("%w: %s: forwarding connection: %v", errOwnerGone, p.owner, err))
 			return
 		}
 		p.r.answered(m)
 	}
 }
 
-// failWaiting answers err to every request waiting on p, and drops those
-// not sent yet: answered, they must not be served.
-func (p *peer) failWaiting(err error) {
+// failSentOver answers err to the requests sent over fc still waiting.
+func (p *peer) failSentOver(fc *fwdConn, err error) {
+	var failed []*asking
 	p.mu.Lock()
-	waiting := p.waiting
-	p.waiting = map[uint64]*asking{}
-	clear(p.queue)
-	p.queue = p.queue[:0]
+	for id, a := range p.waiting {
+		if a.fc == fc {
+			delete(p.waiting, id)
+			failed = append(failed, a)
+		}
+	}
 	p.mu.Unlock()
-	for _, a := range waiting {
+	for _, a := range failed {
 		a.answer <- askAnswer{err: err}
 	}
 }

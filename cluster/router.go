@@ -594,6 +594,7 @@ func (r *Router) Close() {
 		for fc := range r.conns {
 			fc.close()
 		}
+		r.conns = nil // and those opened from now on (trackConn)
 		r.pmu.Unlock()
 		r.wg.Wait()
 		if r.owed != nil {
