@@ -230,6 +230,26 @@ func (p *peer) conn() *fwdConn {
 	return fc
 }
 
+// connected says whether this node holds a live forwarding connection to
+// owner.
+func (r *Router) connected(owner string) bool {
+	r.pmu.Lock()
+	p := r.peers[owner]
+	r.pmu.Unlock()
+	if p == nil {
+		return false
+	}
+	p.cmu.Lock()
+	fc := p.fc
+	p.cmu.Unlock()
+	if fc == nil {
+		return false
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	return !fc.dead
+}
+
 // readAnswers takes the answers that come over fc until it breaks, then
 // ends the wait of the requests still waiting: sent over it, their
 // outcome is unknown.

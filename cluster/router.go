@@ -415,7 +415,13 @@ func (r *Router) watchOwners() {
 		if name == r.n.cfg.NodeName {
 			continue
 		}
-		if acc.SubscriptionInterest(askSubj+name) && !r.n.silentFor(name, peerStale) {
+		if r.n.silentFor(name, peerStale) {
+			// Gone or paused.
+		} else if acc.SubscriptionInterest(askSubj+name) || r.connected(name) {
+			// Over a forwarding connection, a lost process breaks it
+			// (fwdconn.go): a route between the servers closing for a
+			// moment (duplicate routes resolved as a cluster forms) is
+			// no loss.
 			continue
 		}
 		c.cancel()
