@@ -76,7 +76,7 @@ type Router struct {
 	// its owed entries were imported (toTake).
 	tmu   sync.Mutex
 	taken map[string]uint64
-	hsub  *nats.Subscription
+	hsub       *nats.Subscription
 
 	pre preloader // the shards whose events were built ahead of a move here
 }
