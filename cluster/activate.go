@@ -18,9 +18,8 @@ import (
 // its log still owes are imported (owed.take). The events of a shard are
 // the event index's entries that hash to it (shardEvents).
 const (
-	// maxActivate bounds the events activated at once per shard gained
-	// (Config.ActivateMax); the rest wait for their first request, whose
-	// claim imports what they owe (Router.claimed).
+	// maxActivate bounds the events activated at once per shard gained;
+	// the rest wait for their first request.
 	maxActivate = 10_000
 	// activateWorkers is how many of a shard's events load at a time.
 	activateWorkers = 4
@@ -51,14 +50,10 @@ func (r *Router) activate(sys *actors.System, shard int, gen uint64) {
 			return
 		}
 	}
-	limit := maxActivate
-	if r.n.cfg.ActivateMax != 0 {
-		limit = max(r.n.cfg.ActivateMax, 0)
-	}
-	if len(ids) > limit {
+	if len(ids) > maxActivate {
 		r.n.cfg.Logger.Warn("cluster: shard gained with more events than are activated at once; the rest wait for a request",
-			"stream", streamName(shard), "events", len(ids), "activated", limit)
-		ids = ids[:limit]
+			"stream", streamName(shard), "events", len(ids), "activated", maxActivate)
+		ids = ids[:maxActivate]
 	}
 	next := make(chan string)
 	var wg sync.WaitGroup
@@ -96,8 +91,6 @@ func (r *Router) activate(sys *actors.System, shard int, gen uint64) {
 // owes; it says whether the event answered and how many entries came.
 func (r *Router) activateOne(sys *actors.System, shard int, gen uint64, id string) (bool, int) {
 	start := time.Now()
-	// Marked first: its claim (Router.claimed) leaves the import to it.
-	mine := r.owed != nil && r.toTake(id, gen)
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		ctx, cancel := context.WithTimeout(r.ctx, forwardTimeout)
 		_, err := sys.Serve(ctx, id, event.GetEvent{}, "")
@@ -108,74 +101,24 @@ func (r *Router) activateOne(sys *actors.System, shard int, gen uint64, id strin
 		}
 		if !r.still(shard, gen) || time.Since(start) > activateFor || r.stopped(wait) {
 			r.n.cfg.Logger.Warn("cluster: activate an event of a shard gained", "event", id, "err", err)
-			if mine {
-				r.untake(id, gen) // its first claim imports then
-			}
 			return false, 0
 		}
 	}
-	if !mine {
+	if r.owed == nil {
 		return true, 0
 	}
-	return true, r.take(shard, gen, id, start)
-}
-
-// take imports what id owes (owed.take), trying again while this node
-// still leads its shard since its gen-th change, for activateFor from
-// start; it answers how many entries came.
-func (r *Router) take(shard int, gen uint64, id string, start time.Time) int {
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		ctx, cancel := context.WithTimeout(r.ctx, activateFor)
 		n, err := r.owed.take(ctx, id)
 		cancel()
 		if err == nil {
-			return n
+			return true, n
 		}
 		if !r.still(shard, gen) || time.Since(start) > activateFor || r.stopped(wait) {
 			r.n.cfg.Logger.Warn("cluster: import what an event owes", "event", id, "err", err)
-			return 0
+			return true, 0
 		}
 	}
-}
-
-// toTake says whether id's owed entries are still to be imported since
-// its shard's gen-th leadership change, and marks them taken: once per
-// event and gain, by its activation or its first claim, whichever comes
-// first (a second import could bring back an entry delivered since and
-// not yet settled).
-func (r *Router) toTake(id string, gen uint64) bool {
-	r.tmu.Lock()
-	defer r.tmu.Unlock()
-	if g, ok := r.taken[id]; ok && g == gen {
-		return false
-	}
-	if r.taken == nil {
-		r.taken = map[string]uint64{}
-	}
-	r.taken[id] = gen
-	return true
-}
-
-// untake clears toTake's mark of id for gen.
-func (r *Router) untake(id string, gen uint64) {
-	r.tmu.Lock()
-	defer r.tmu.Unlock()
-	if r.taken[id] == gen {
-		delete(r.taken, id)
-	}
-}
-
-// claimed is told of every claim this node makes (Log.onClaim): an event
-// claimed on its first request after its shard was gained, one the
-// activation did not reach (beyond Config.ActivateMax), imports what it
-// owes then, in the background.
-func (r *Router) claimed(id string) {
-	shard := r.n.shard(id)
-	gen := r.gen[shard].Load()
-	if r.owed == nil || !r.leads(shard) || !r.toTake(id, gen) {
-		return
-	}
-	go r.take(shard, gen, id, time.Now())
 }
 
 // stopped waits d and says whether the router was closed meanwhile.

@@ -72,10 +72,6 @@ type Router struct {
 	// activating marks the shards whose events this node is activating
 	// after a gain (see activate): giveUp refuses to hand those over.
 	activating []atomic.Int32
-	// taken is, per event, the leadership change of its shard since which
-	// its owed entries were imported (toTake).
-	tmu   sync.Mutex
-	taken map[string]uint64
 	hsub       *nats.Subscription
 
 	pre preloader // the shards whose events were built ahead of a move here
@@ -365,7 +361,6 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 func (r *Router) Own(log *Log, wake func(), release ...func(keep func(eventID string) bool) error) {
 	r.owed = &owed{n: r.n, log: log, store: log.local, wake: wake, events: map[string]map[string]struct{}{}, derived: release}
 	log.onIndex = r.owed.noteIndex
-	log.onClaim = r.claimed
 }
 
 // errOwnerGone ends the wait for an answer from an owner that is gone.
