@@ -23,6 +23,10 @@ type Config struct {
 	// Default: Addr's host, any free port; none when Addr's host is
 	// unspecified (0.0.0.0), as nobody could dial it.
 	ForwardAddr string
+	// ActivateMax bounds the events a node activates at once per shard it
+	// comes to lead (default 10,000; the rest wait for their first
+	// request); -1: none. Tests set it.
+	ActivateMax int
 	// Replicas is how many nodes keep each stream (1 to 5, at most the
 	// peers; default 3 or the number of peers when fewer).
 	Replicas int

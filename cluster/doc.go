@@ -152,8 +152,10 @@
 // only those that have loaded: a load ends with a claim the fence checks,
 // so one still loading holds nothing stale); on a gain
 // it activates the shard's events at once (activate.go: load, claim,
-// expire what lapsed),
-// and imports what they owe (owed.go: mail, webhooks, refunds, pages to
+// expire what lapsed; at most 10,000 per shard, the rest on their first
+// request),
+// and imports what they owe once per event and gain, after its activation
+// or, for one not activated, its first claim since (owed.go: mail, webhooks, refunds, pages to
 // close, all sent by the owner alone, settled entries replicated in the
 // TICKETD_SETTLED stream, at most 16 messages per event: a rollup replaces
 // them with the event's settled keys whose put its log still holds and the

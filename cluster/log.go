@@ -48,6 +48,8 @@ type Log struct {
 	// onIndex, when set (Router.Own), is told the index entries of every
 	// commit once they are applied: the entries an owner owes.
 	onIndex func(eventID string, ops []indexOp)
+	// onClaim, when set (Router.Own), is told of every claim made here.
+	onClaim func(eventID string)
 	// settleLag and settleEvery, when above 0 (set by tests), replace
 	// the trimmer's settleLag and settleEvery (see Snapshots.settle).
 	settleLag   atomic.Uint64
@@ -416,6 +418,9 @@ func (l *Log) Claim(stream string, last uint64) (persistence.Log, error) {
 	}
 	e.mu.Unlock()
 	l.n.cfg.Logger.Info("event claimed", "event", stream, "node", l.n.cfg.NodeName, "epoch", it.seq)
+	if l.onClaim != nil {
+		l.onClaim(stream)
+	}
 	return &claimed{Log: l, w: w}, nil
 }
 

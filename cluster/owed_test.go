@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app"
+	"ticketd/cluster"
 	"ticketd/mail"
 	"ticketd/mail/smtptest"
 )
@@ -19,6 +20,19 @@ import (
 // the mail the lost owner had delivered is not sent again.
 func TestMailOncePerEvent(t *testing.T) {
 	t.Parallel() // see parallelTests
+	mailOncePerEvent(t, 0)
+}
+
+// TestMailOnceBeyondActivation: the same with a survivor that activates
+// none of a gained shard's events at once (as one beyond
+// TICKETD's 10,000 per shard): the event's first request after the loss
+// claims it there, and that claim imports the mail it owes.
+func TestMailOnceBeyondActivation(t *testing.T) {
+	t.Parallel() // see parallelTests
+	mailOncePerEvent(t, -1)
+}
+
+func mailOncePerEvent(t *testing.T, activateMax int) {
 	relay, err := smtptest.Start()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = relay.Close() })
@@ -41,7 +55,7 @@ func TestMailOncePerEvent(t *testing.T) {
 		c.Tune = &app.Tuning{Mail: func(mc *mail.Config) {
 			mc.RetryMin, mc.RetryMax = 200*time.Millisecond, 500*time.Millisecond
 			mc.BackoffMin, mc.BackoffMax = 100*time.Millisecond, 500*time.Millisecond
-		}}
+		}, Cluster: func(cc *cluster.Config) { cc.ActivateMax = activateMax }}
 	})
 	a := nodes[0]
 	u := a.NewUnit("Mail")
@@ -91,6 +105,10 @@ func TestMailOncePerEvent(t *testing.T) {
 		o := ownerOf(t, a, evt)
 		return o != "" && o != b.name
 	})
+	// The event's first request since: on the new owner, it activates the
+	// event if the shard's gain did not.
+	st, _ = retry503(t, func() (int, map[string]any) { return do(t, "GET", a.URL+"/v1/events/"+evt, u.Secret, nil) })
+	require.Equal(t, 200, st)
 	relay.Greylist("later.example", false)
 	eventually(t, 60*time.Second, "the second mail delivered by the new owner", func() bool { return count("second@later.example") > 0 })
 	time.Sleep(3 * time.Second)

@@ -75,6 +75,8 @@ type Router struct {
 	hsub       *nats.Subscription
 
 	pre preloader // the shards whose events were built ahead of a move here
+
+	defer_ deferrals // the events whose import waits for their claim (activate.go)
 }
 
 // askSubj + node name is where a node serves forwarded requests.
@@ -90,7 +92,7 @@ func NewRouter(n *Node) *Router {
 		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{},
 		peers: map[string]*peer{}, ansQueues: map[string]*answerQueue{},
 		gen: make([]atomic.Uint64, n.cfg.Shards), handing: make([]atomic.Bool, n.cfg.Shards),
-		activating: make([]atomic.Int32, n.cfg.Shards)}
+		activating: make([]atomic.Int32, n.cfg.Shards), defer_: deferrals{listed: make([]bool, n.cfg.Shards), every: make([]uint64, n.cfg.Shards)}}
 }
 
 func init() {
@@ -361,6 +363,7 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 func (r *Router) Own(log *Log, wake func(), release ...func(keep func(eventID string) bool) error) {
 	r.owed = &owed{n: r.n, log: log, store: log.local, wake: wake, events: map[string]map[string]struct{}{}, derived: release}
 	log.onIndex = r.owed.noteIndex
+	log.onClaim = r.claimed
 }
 
 // errOwnerGone ends the wait for an answer from an owner that is gone.
@@ -507,6 +510,7 @@ func (r *Router) watchLeaders(sys *actors.System) {
 			gen := r.gen[i].Add(1)
 			if !now {
 				r.handing[i].Store(false) // handed over
+				r.lost(i)
 			}
 			match := func(id string) bool { return r.n.shard(id) == i }
 			var n int
@@ -602,6 +606,7 @@ func (r *Router) Close() {
 		}
 		r.conns = nil // and those opened from now on (trackConn)
 		r.pmu.Unlock()
+		r.closeDeferrals()
 		r.wg.Wait()
 		if r.owed != nil {
 			r.owed.flush()
