@@ -70,6 +70,9 @@ type Config struct {
 	ClusterForwardAddr string
 	ClusterPeers       string // comma-separated cluster addresses of all nodes
 	ClusterReplicas    int    // replicas of each event stream
+	// ClusterShards is how many streams the events are spread over, fixed
+	// when the cluster is made (cluster.Config.Shards).
+	ClusterShards int
 	// ClusterSnapshotTailMax bounds the changes after an event's last
 	// snapshot in cluster mode, the tail a failover replays (0: the
 	// interval grows with the event, as on a single node).
@@ -130,6 +133,7 @@ func DefaultConfig() Config {
 		WebhookDisableAfter:    10,
 		PaymentProvider:        PaymentSandbox,
 		ClusterReplicas:        3,
+		ClusterShards:          cluster.DefaultShards,
 		ClusterSnapshotTailMax: cluster.SnapshotTailMax,
 		ClusterSettleLag:       10_000,
 		ClusterSettleSmall:     10_000,
@@ -240,7 +244,7 @@ func (c *Config) clusterConfig() (cluster.Config, error) {
 			peers = append(peers, p)
 		}
 	}
-	cc := cluster.Config{NodeName: c.NodeName, Addr: c.ClusterAddr, ForwardAddr: c.ClusterForwardAddr, Peers: peers, Replicas: c.ClusterReplicas,
+	cc := cluster.Config{NodeName: c.NodeName, Addr: c.ClusterAddr, ForwardAddr: c.ClusterForwardAddr, Peers: peers, Replicas: c.ClusterReplicas, Shards: c.ClusterShards,
 		SettleLag: c.ClusterSettleLag, SettleSmall: c.ClusterSettleSmall, DataDir: c.DataDir, Logger: c.Logger}
 	if c.Tune != nil && c.Tune.Cluster != nil {
 		c.Tune.Cluster(&cc)

@@ -123,7 +123,13 @@ func TestThroughputRatios(t *testing.T) {
 	require.NoError(t, single.Close())
 	require.NoError(t, store.Close())
 
-	stacks := startStacks(t, 3)
+	// The events spread over as many shard streams as ticketd's cluster
+	// has by default, or TICKETD_CLUSTER_BENCH_SHARDS.
+	shards := DefaultShards
+	if v, err := strconv.Atoi(os.Getenv("TICKETD_CLUSTER_BENCH_SHARDS")); err == nil && v > 0 {
+		shards = v
+	}
+	stacks := startStacksShards(t, 3, shards)
 	// Measure once the leaders are spread: a move evicts actors.
 	deadline := time.Now().Add(60 * time.Second)
 	for !balanced(stacks) {

@@ -9,6 +9,14 @@ import (
 	"time"
 )
 
+// DefaultShards is the default number of shard streams: one per node of
+// the usual 3-node cluster. Each message of a shard's log costs its Raft
+// group a few fsyncs on every replica, whatever it carries, so fewer
+// shards carry more commits per fsync: a 64-event drop on 3 nodes on one
+// 2-core machine ran at 0.69-0.78 of a single node with 3 shards, 0.32-0.56
+// with 6 and 0.22-0.38 with 8 (bench/results/20261128-shards.md).
+const DefaultShards = 3
+
 // Config configures one node of the cluster.
 type Config struct {
 	// NodeName names this node; unique in the cluster, it is the JetStream
@@ -31,7 +39,9 @@ type Config struct {
 	// peers; default 3 or the number of peers when fewer).
 	Replicas int
 	// Shards is the number of streams the events are spread over
-	// (default 8): each has its own Raft group and leader.
+	// (DefaultShards): each has its own Raft group and leader. It is fixed
+	// when the cluster is made: a node set otherwise does not join
+	// (ensureStreams).
 	Shards int
 	// DataDir is the node's data dir: JetStream keeps its files in
 	// DataDir/jetstream.
@@ -97,7 +107,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("cluster: replicas %d: must be 1 to 5 and at most the %d peers", c.Replicas, len(c.Peers)))
 	}
 	if c.Shards == 0 {
-		c.Shards = 8
+		c.Shards = DefaultShards
 	}
 	if c.Shards < 1 || c.Shards > 256 {
 		errs = append(errs, fmt.Errorf("cluster: shards %d: must be 1 to 256", c.Shards))

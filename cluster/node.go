@@ -31,9 +31,10 @@ type Node struct {
 	nc  *nats.Conn
 	js  jetstream.JetStream
 
-	ready   atomic.Bool  // see Ready
-	streams atomic.Bool  // the shard streams exist
-	fwdAddr atomic.Value // string: the forwarding address it announces (fwdconn.go)
+	ready      atomic.Bool  // see Ready
+	streams    atomic.Bool  // the shard streams exist
+	shardsSaid atomic.Int64 // when a shard count mismatch was last logged (see check)
+	fwdAddr    atomic.Value // string: the forwarding address it announces (fwdconn.go)
 
 	mu    sync.Mutex
 	peers map[string]peerState // node name -> last heartbeat
@@ -380,6 +381,14 @@ func (n *Node) check() bool {
 	}
 	if !n.streams.Load() {
 		if err := n.ensureStreams(ctx); err != nil {
+			if errors.Is(err, errShards) {
+				// Not ready for good: said once a minute.
+				if last := n.shardsSaid.Load(); time.Since(time.Unix(0, last)) > time.Minute {
+					n.shardsSaid.Store(time.Now().UnixNano())
+					n.cfg.Logger.Error("cluster: node not joining", "err", err)
+				}
+				return false
+			}
 			n.cfg.Logger.Debug("cluster: streams not ready", "err", err)
 			return false
 		}
@@ -562,8 +571,46 @@ func (n *Node) shard(eventID string) int {
 
 func streamName(shard int) string { return "TICKETD_EV_" + strconv.Itoa(shard) }
 
-// ensureStreams creates the shard streams (or checks them).
+// errShards refuses a node whose Config.Shards is not the cluster's: it
+// would look for events in the wrong shards, and own them alongside their
+// real owners.
+var errShards = errors.New("cluster: shard count differs from the cluster's")
+
+// shardStreams counts the cluster's shard streams.
+func (n *Node) shardStreams(ctx context.Context) (int, error) {
+	names := n.js.StreamNames(ctx)
+	count := 0
+	for name := range names.Name() {
+		if rest, ok := strings.CutPrefix(name, "TICKETD_EV_"); ok {
+			if _, err := strconv.Atoi(rest); err == nil {
+				count++
+			}
+		}
+	}
+	if err := names.Err(); err != nil {
+		return 0, fmt.Errorf("cluster: list the streams: %w", err)
+	}
+	return count, nil
+}
+
+// checkShards refuses (errShards) a cluster whose shard streams are not
+// as many as this node's Config.Shards; none yet passes unless after.
+func (n *Node) checkShards(ctx context.Context, after bool) error {
+	have, err := n.shardStreams(ctx)
+	if err != nil || have == n.cfg.Shards || (have == 0 && !after) {
+		return err
+	}
+	return fmt.Errorf("%w: this node has TICKETD_CLUSTER_SHARDS=%d, the cluster's events are spread over %d shard streams: set %d",
+		errShards, n.cfg.Shards, have, have)
+}
+
+// ensureStreams creates the shard streams (or checks them). A cluster
+// made with another shard count is refused before anything is created,
+// and checked again after (two nodes making the streams at once).
 func (n *Node) ensureStreams(ctx context.Context) error {
+	if err := n.checkShards(ctx, false); err != nil {
+		return err
+	}
 	for i := range n.cfg.Shards {
 		_, err := n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:     streamName(i),
@@ -585,6 +632,9 @@ func (n *Node) ensureStreams(ctx context.Context) error {
 		if err := checkShardFormat(ctx, n.js, i); err != nil {
 			return err
 		}
+	}
+	if err := n.checkShards(ctx, true); err != nil {
+		return err
 	}
 	if _, err := n.js.CreateOrUpdateStream(ctx, settledStreamConfig(n.cfg.Replicas)); err != nil {
 		return fmt.Errorf("cluster: stream %s: %w", settledStream, err)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func TestConfigValidate(t *testing.T) {
 	c := Config{NodeName: "a", Addr: "127.0.0.1:6222", Peers: []string{"127.0.0.1:6222"}, DataDir: "d"}
 	require.NoError(t, c.Validate())
 	require.Equal(t, 1, c.Replicas, "replicas default to at most the peers")
-	require.Equal(t, 8, c.Shards)
+	require.Equal(t, DefaultShards, c.Shards)
 	require.Equal(t, settleLag, c.SettleLag)
 	require.Equal(t, settleSmall, c.SettleSmall)
 	require.Equal(t, settleEvery, c.SettleEvery)
@@ -110,4 +111,39 @@ func TestSpreadMoves(t *testing.T) {
 		n.peers["n8"] = peerState{ready: true, seen: time.Now().Add(-peerStale), leads: []int{1}}
 		require.Equal(t, c.want, n.spread(), c.name)
 	}
+}
+
+// TestShardCountFixed: a node set to another shard count than the cluster
+// was made with does not join (it would look for events in the wrong
+// shards): it stays not ready, creates no stream, and logs the count to
+// set; set right, it joins.
+func TestShardCountFixed(t *testing.T) {
+	nodes, cfgs := startCluster(t, 3)
+	require.NoError(t, nodes[2].Close())
+	var logged lockedBuf
+	wrong := cfgs[2]
+	wrong.Shards = 5
+	wrong.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	nd, err := Start(wrong)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(bg, 8*time.Second)
+	require.Error(t, nd.WaitReady(ctx), "not ready")
+	cancel()
+	require.NoError(t, nd.Close())
+	logged.mu.Lock()
+	out := logged.buf.String()
+	logged.mu.Unlock()
+	require.Contains(t, out, "this node has TICKETD_CLUSTER_SHARDS=5, the cluster's events are spread over 3 shard streams: set 3")
+	ctx, cancel = context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	have, err := nodes[0].shardStreams(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 3, have, "no stream made by the node set otherwise")
+
+	nd, err = Start(cfgs[2])
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = nd.Close() })
+	rctx, rcancel := context.WithTimeout(bg, 60*time.Second)
+	defer rcancel()
+	require.NoError(t, nd.WaitReady(rctx))
 }

@@ -40,7 +40,13 @@ func (s *stack) close() {
 // move evicts actors: a test relies on them staying put).
 func startStacks(t *testing.T, n int, tweak ...func(*actors.Config)) []*stack {
 	t.Helper()
-	nodes, _ := startCluster(t, n)
+	return startStacksShards(t, n, 3, tweak...)
+}
+
+// startStacksShards is startStacks over shards streams.
+func startStacksShards(t *testing.T, n, shards int, tweak ...func(*actors.Config)) []*stack {
+	t.Helper()
+	nodes, _ := startClusterShards(t, n, shards)
 	out := make([]*stack, n)
 	for i, nd := range nodes {
 		st := openLocal(t)

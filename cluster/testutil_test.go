@@ -46,12 +46,19 @@ func freeAddrs(t *testing.T, n int) []string { return testaddr.Free(t, n) }
 // startCluster starts n nodes on loopback and waits until all are ready.
 func startCluster(t *testing.T, n int) ([]*Node, []Config) {
 	t.Helper()
+	return startClusterShards(t, n, 3)
+}
+
+// startClusterShards is startCluster with the events spread over shards
+// streams.
+func startClusterShards(t *testing.T, n, shards int) ([]*Node, []Config) {
+	t.Helper()
 	addrs := freeAddrs(t, n)
 	nodes := make([]*Node, n)
 	cfgs := make([]Config, n)
 	for i := range n {
 		cfgs[i] = Config{NodeName: fmt.Sprintf("n%d", i+1), Addr: addrs[i], Peers: addrs,
-			DataDir: t.TempDir(), Shards: 3, Logger: failLog(t).With("node", fmt.Sprintf("n%d", i+1))}
+			DataDir: t.TempDir(), Shards: shards, Logger: failLog(t).With("node", fmt.Sprintf("n%d", i+1))}
 		nd, err := Start(cfgs[i])
 		require.NoError(t, err)
 		nodes[i] = nd

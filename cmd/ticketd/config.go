@@ -74,6 +74,7 @@ func ParseConfig(args []string, lookup func(string) (string, bool), help io.Writ
 	str(&c.ClusterForwardAddr, "cluster-forward-addr", "TICKETD_CLUSTER_FORWARD_ADDR", d.ClusterForwardAddr, "cluster mode: where other nodes forward requests over TCP, host:port (empty: the cluster address's host, any port; off: over NATS)")
 	str(&c.ClusterPeers, "cluster-peers", "TICKETD_CLUSTER_PEERS", d.ClusterPeers, "comma-separated cluster addresses of all nodes; empty runs a single node on Pebble")
 	num(&c.ClusterReplicas, "cluster-replicas", "TICKETD_CLUSTER_REPLICAS", d.ClusterReplicas, "cluster mode: nodes keeping each event stream (at most the peers)")
+	num(&c.ClusterShards, "cluster-shards", "TICKETD_CLUSTER_SHARDS", d.ClusterShards, "cluster mode: streams the events are spread over, fixed when the cluster is made (1 to 256)")
 	num(&c.ClusterSnapshotTailMax, "cluster-snapshot-tail-max", "TICKETD_CLUSTER_SNAPSHOT_TAIL_MAX", d.ClusterSnapshotTailMax, "cluster mode: most changes after an event's last snapshot, the tail a failover replays (0: grows with the event)")
 	num(&c.ClusterSettleLag, "cluster-settle-lag", "TICKETD_CLUSTER_SETTLE_LAG", d.ClusterSettleLag, "cluster mode: shard messages an idle or small event may hold the log's trim back before it is settled (100 to 10000000)")
 	num(&c.ClusterSettleSmall, "cluster-settle-small", "TICKETD_CLUSTER_SETTLE_SMALL", d.ClusterSettleSmall, "cluster mode: records of an event settled even while it still changes (1 to 10000000)")
