@@ -576,28 +576,59 @@ func streamName(shard int) string { return "TICKETD_EV_" + strconv.Itoa(shard) }
 // real owners.
 var errShards = errors.New("cluster: shard count differs from the cluster's")
 
-// shardStreams counts the cluster's shard streams.
-func (n *Node) shardStreams(ctx context.Context) (int, error) {
+// shardsKey is the shard streams' metadata key that records the shard
+// count the cluster was made with; a stream without it was made by a
+// build whose count was always legacyShards.
+const (
+	shardsKey    = "ticketd_shards"
+	legacyShards = 8
+)
+
+// clusterShards is the shard count the cluster was made with, by its
+// shard streams' metadata (0: none made yet). Nodes making the streams at
+// once with the same count agree; a stream beyond this node's count, or
+// one recording another count, says the cluster's.
+func (n *Node) clusterShards(ctx context.Context) (int, error) {
 	names := n.js.StreamNames(ctx)
-	count := 0
+	var found []string
 	for name := range names.Name() {
 		if rest, ok := strings.CutPrefix(name, "TICKETD_EV_"); ok {
 			if _, err := strconv.Atoi(rest); err == nil {
-				count++
+				found = append(found, name)
 			}
 		}
 	}
 	if err := names.Err(); err != nil {
 		return 0, fmt.Errorf("cluster: list the streams: %w", err)
 	}
+	count := 0
+	for _, name := range found {
+		st, err := n.js.Stream(ctx, name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("cluster: stream %s: %w", name, err)
+		}
+		c := legacyShards
+		if v, ok := st.CachedInfo().Config.Metadata[shardsKey]; ok {
+			if c, err = strconv.Atoi(v); err != nil || c < 1 {
+				return 0, fmt.Errorf("cluster: stream %s: shard count %q", name, v)
+			}
+		}
+		if count != 0 && c != count {
+			return 0, fmt.Errorf("cluster: the shard streams record %d and %d shards", count, c)
+		}
+		count = c
+	}
 	return count, nil
 }
 
-// checkShards refuses (errShards) a cluster whose shard streams are not
-// as many as this node's Config.Shards; none yet passes unless after.
-func (n *Node) checkShards(ctx context.Context, after bool) error {
-	have, err := n.shardStreams(ctx)
-	if err != nil || have == n.cfg.Shards || (have == 0 && !after) {
+// checkShards refuses (errShards) a cluster made with another shard count
+// than this node's Config.Shards.
+func (n *Node) checkShards(ctx context.Context) error {
+	have, err := n.clusterShards(ctx)
+	if err != nil || have == 0 || have == n.cfg.Shards {
 		return err
 	}
 	return fmt.Errorf("%w: this node has TICKETD_CLUSTER_SHARDS=%d, the cluster's events are spread over %d shard streams: set %d",
@@ -606,9 +637,10 @@ func (n *Node) checkShards(ctx context.Context, after bool) error {
 
 // ensureStreams creates the shard streams (or checks them). A cluster
 // made with another shard count is refused before anything is created,
-// and checked again after (two nodes making the streams at once).
+// and checked again after (two nodes set otherwise making the streams at
+// once).
 func (n *Node) ensureStreams(ctx context.Context) error {
-	if err := n.checkShards(ctx, false); err != nil {
+	if err := n.checkShards(ctx); err != nil {
 		return err
 	}
 	for i := range n.cfg.Shards {
@@ -625,6 +657,7 @@ func (n *Node) ensureStreams(ctx context.Context) error {
 			// need it; every read that must see the last message (the
 			// writer's fence, a read's end) asks the leader.
 			AllowDirect: true,
+			Metadata:    map[string]string{shardsKey: strconv.Itoa(n.cfg.Shards)},
 		})
 		if err != nil {
 			return fmt.Errorf("cluster: stream %s: %w", streamName(i), err)
@@ -633,7 +666,7 @@ func (n *Node) ensureStreams(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := n.checkShards(ctx, true); err != nil {
+	if err := n.checkShards(ctx); err != nil {
 		return err
 	}
 	if _, err := n.js.CreateOrUpdateStream(ctx, settledStreamConfig(n.cfg.Replicas)); err != nil {

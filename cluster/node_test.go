@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -136,9 +137,11 @@ func TestShardCountFixed(t *testing.T) {
 	require.Contains(t, out, "this node has TICKETD_CLUSTER_SHARDS=5, the cluster's events are spread over 3 shard streams: set 3")
 	ctx, cancel = context.WithTimeout(bg, 10*time.Second)
 	defer cancel()
-	have, err := nodes[0].shardStreams(ctx)
+	have, err := nodes[0].clusterShards(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 3, have, "no stream made by the node set otherwise")
+	require.Equal(t, 3, have)
+	_, err = nodes[0].js.Stream(ctx, streamName(3))
+	require.ErrorIs(t, err, jetstream.ErrStreamNotFound, "no stream made by the node set otherwise")
 
 	nd, err = Start(cfgs[2])
 	require.NoError(t, err)
