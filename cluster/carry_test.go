@@ -2,8 +2,11 @@ package cluster
 
 import (
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -193,10 +196,89 @@ func TestCarryStaysBounded(t *testing.T) {
 		rounds, a.o.sentMsgs.Load()+carrier.sentMsgs.Load(), sent, whole, rollups, msgs, stored)
 	require.Less(t, sent, whole/3)
 	require.Positive(t, rollups)
+	// The carrier, reading what followed its last message, met the
+	// passes' rollups (their first part's Nats-Rollup header) and knows
+	// the subject as it is.
+	m, err := carrier.marks(bg, evt)
+	require.NoError(t, err)
+	require.NoError(t, carrier.refresh(bg, evt, m))
+	require.Equal(t, msgs, m.msgs)
+	fresh, err := a.o.readMarks(bg, evt)
+	require.NoError(t, err)
+	require.Equal(t, fresh.owing(), m.owing())
 	// The log trimmed behind it all (no message puts a mail any more).
 	commitMails(t, w, evt, rounds+1, rounds+1, 0, 0)
 	require.NoError(t, a.log.trim(bg, evt, rounds))
 	_, n := b.activate(t, evt)
 	require.Equal(t, put-delivered, n)
 	require.Equal(t, put-delivered, importedMails(t, b, evt))
+}
+
+// TestCarryCost measures what a busy event's snapshot costs (SaveAndTrim:
+// the state saved, what the event owes carried, the log trimmed) while
+// the event owes thousands of ticket mails, 200 more owed before each
+// snapshot: the first trim's, which carries them all, and the next ten's.
+// Bytes are those the owner's connection published (the state's 64 KiB
+// included). It asserts no time. It runs when TICKETD_CLUSTER_BENCH=1.
+func TestCarryCost(t *testing.T) {
+	if os.Getenv("TICKETD_CLUSTER_BENCH") == "" {
+		t.Skip("set TICKETD_CLUSTER_BENCH=1")
+	}
+	for _, owedN := range []int{5_000, 20_000} {
+		t.Run(fmt.Sprintf("owed=%d", owedN), func(t *testing.T) {
+			carryCost(t, owedN, nil)
+		})
+	}
+}
+
+// carryCost runs TestCarryCost's snapshots of an event owing owedN mails;
+// before, if set, runs before each (another build's carry).
+func carryCost(t *testing.T, owedN int, before func(s *Snapshots, evt string) error) {
+	nodes, _ := startCluster(t, 3)
+	const evt = "evt_carry_cost"
+	lead := shardLeader(t, nodes, evt)
+	a, b := newOwner(t, nodes[lead]), newOwner(t, nodes[(lead+1)%3])
+	w := claim(t, a.log, evt, 0)
+	seq, put := uint64(0), 0
+	for put < owedN {
+		seq++
+		next := min(put+500, owedN)
+		commitMails(t, w, evt, seq, seq, put, next)
+		put = next
+	}
+	snaps := NewSnapshots(a.log)
+	state := make([]byte, 64<<10)
+	_, err := snaps.SaveAndTrim(evt, seq, state)
+	require.NoError(t, err)
+	nc := nodes[lead].nc
+	const snapshots, per = 10, 200
+	var ms []float64
+	var sent []uint64
+	for i := range snapshots + 1 {
+		seq++
+		commitMails(t, w, evt, seq, seq, put, put+per)
+		put += per
+		out := nc.Stats().OutBytes
+		t0 := time.Now()
+		if before != nil {
+			require.NoError(t, before(snaps, evt))
+		}
+		through, err := snaps.SaveAndTrim(evt, seq, state)
+		require.NoError(t, err)
+		require.Equal(t, seq-1, through)
+		d, n := time.Since(t0), nc.Stats().OutBytes-out
+		if i == 0 {
+			t.Logf("owed %d: the first trim's snapshot: %.1f ms, %.2f MB published", put, float64(d.Microseconds())/1000, float64(n)/1e6)
+			continue
+		}
+		ms = append(ms, float64(d.Microseconds())/1000)
+		sent = append(sent, n)
+	}
+	slices.Sort(ms)
+	slices.Sort(sent)
+	t.Logf("owed %d..%d: the next %d snapshots: %.1f ms median (%.1f..%.1f), %.2f MB median published (%.2f..%.2f)",
+		owedN+per, put, snapshots, ms[len(ms)/2], ms[0], ms[len(ms)-1],
+		float64(sent[len(sent)/2])/1e6, float64(sent[0])/1e6, float64(sent[len(sent)-1])/1e6)
+	_, n := b.activate(t, evt)
+	t.Logf("a next owner imports %d of the %d mails owed", n, put)
 }

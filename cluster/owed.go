@@ -460,6 +460,17 @@ func (o *owed) carry(ctx context.Context, eventID string) error {
 		return fmt.Errorf("cluster: carry what %s owes: %w", eventID, errNotOwner)
 	}
 	o.forgetLost()
+	if owes, err := owesAny(o.store, eventID); err != nil || !owes {
+		// Nothing owed (most snapshots): the subject is not read, and
+		// its marks need not be kept.
+		o.mu.Lock()
+		followed := o.events[eventID] != nil
+		o.mu.Unlock()
+		if !followed {
+			o.forget(eventID, nil)
+		}
+		return err
+	}
 	t0 := time.Now()
 	sentMsgs, sentBytes := o.sentMsgs.Load(), o.sentBytes.Load()
 	var err error
@@ -545,6 +556,28 @@ func (o *owed) forgetLost() {
 			o.forget(id, nil)
 		}
 	}
+}
+
+// errFound ends a scan at its first key.
+var errFound = errors.New("cluster: found")
+
+// owesAny reports whether store holds an entry eventID owes.
+func owesAny(store *persistence.Store, eventID string) (bool, error) {
+	found := func(_, _ []byte) error { return errFound }
+	for _, k := range owedKinds {
+		prefixes := []string{k.inbox + eventID + "/"}
+		if k.queue != "" {
+			prefixes = append(prefixes, outbox.Prefix+k.queue+"/s/"+eventID+"/")
+		}
+		for _, p := range prefixes {
+			if err := store.Scan([]byte(p), found); errors.Is(err, errFound) {
+				return true, nil
+			} else if err != nil {
+				return false, err
+			}
+		}
+	}
+	return false, nil
 }
 
 // owedValues is eventID's owed entries in store, key -> the producer's
