@@ -226,14 +226,25 @@ func TestCarryCost(t *testing.T) {
 	}
 	for _, owedN := range []int{5_000, 20_000} {
 		t.Run(fmt.Sprintf("owed=%d", owedN), func(t *testing.T) {
-			carryCost(t, owedN, nil)
+			carryCost(t, owedN, nil, func(s *Snapshots, evt string) {
+				// What a rollup of the whole set costs (once the
+				// subject holds twice its parts).
+				o := s.carrier
+				m, err := o.marks(bg, evt)
+				require.NoError(t, err)
+				sent, t0 := o.sentBytes.Load(), time.Now()
+				require.NoError(t, o.rollup(bg, evt, m, nil, nil))
+				t.Logf("a rollup of the whole set: %d ms, %.2f MB in %d parts", time.Since(t0).Milliseconds(),
+					float64(o.sentBytes.Load()-sent)/1e6, m.msgs)
+			})
 		})
 	}
 }
 
 // carryCost runs TestCarryCost's snapshots of an event owing owedN mails;
-// before, if set, runs before each (another build's carry).
-func carryCost(t *testing.T, owedN int, before func(s *Snapshots, evt string) error) {
+// before, if set, runs before each (another build's carry), after, if
+// set, after them.
+func carryCost(t *testing.T, owedN int, before func(s *Snapshots, evt string) error, after func(s *Snapshots, evt string)) {
 	nodes, _ := startCluster(t, 3)
 	const evt = "evt_carry_cost"
 	lead := shardLeader(t, nodes, evt)
@@ -279,6 +290,10 @@ func carryCost(t *testing.T, owedN int, before func(s *Snapshots, evt string) er
 	t.Logf("owed %d..%d: the next %d snapshots: %.1f ms median (%.1f..%.1f), %.2f MB median published (%.2f..%.2f)",
 		owedN+per, put, snapshots, ms[len(ms)/2], ms[0], ms[len(ms)-1],
 		float64(sent[len(sent)/2])/1e6, float64(sent[0])/1e6, float64(sent[len(sent)-1])/1e6)
+	if after != nil {
+		after(snaps, evt)
+	}
+	t0 := time.Now()
 	_, n := b.activate(t, evt)
-	t.Logf("a next owner imports %d of the %d mails owed", n, put)
+	t.Logf("a next owner imports %d of the %d mails owed (claim and import: %d ms)", n, put, time.Since(t0).Milliseconds())
 }

@@ -204,8 +204,9 @@
 // that fails there, or that would take the subject past one rollup (one
 // atomic batch: 256 parts of 512 KiB, about 100,000 ticket mails), holds
 // the trim back: the new snapshot is kept with the older one the log is
-// trimmed through already, so the log keeps what puts the entries, and
-// the next snapshot tries again. Nothing owed is trimmed without a
+// trimmed through already (an event's second snapshot is not kept), so
+// the log keeps what puts the entries, and the next snapshot tries
+// again. Nothing owed is trimmed without a
 // copy. An event whose newest snapshot is at its last record
 // already has it copied; any other has one asked of the actors'
 // snapshotter (actors.SnapshotRequester: it rebuilds the state from the
