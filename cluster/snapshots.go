@@ -283,7 +283,8 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 // SaveAndTrim saves the state of the event at seq, keeps the newest
 // snapsKept snapshots, and trims the log through the older one kept: an
 // unreadable newest snapshot still has an older one and the records after
-// it.
+// it. What the event owes is carried first (owed.carry); a carry that
+// fails holds the trim back (the older one kept stays where it was).
 func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), snapTimeout)
 	defer cancel()
