@@ -157,9 +157,10 @@
 // and imports what they owe once per event and gain, after its activation
 // or, for one not activated, its first claim since (owed.go: mail, webhooks, refunds, pages to
 // close, all sent by the owner alone, settled entries replicated in the
-// TICKETD_SETTLED stream, at most 16 messages per event: a rollup replaces
-// them with the event's settled keys whose put its log still holds and the
-// entries it carries past a trim, see settled.go; a webhook is settled
+// TICKETD_SETTLED stream, at most 16 messages per event or twice the
+// parts of its whole set: a rollup then replaces them with the event's
+// settled keys whose put its log still holds and the entries it carries
+// past a trim, see settled.go; a webhook is settled
 // once every endpoint's delivery of it is, an entry a commit deleted once
 // the owner saw it gone); on a loss it drops those from its local store, with the webhook
 // deliveries made of them.
@@ -196,10 +197,19 @@
 // owes (mail, webhooks, refunds, pages to close left in the owner's
 // store: an endpoint down for days) is first carried by its subject of
 // the settled stream (owed.go, settled.go), whose puts the trim takes:
-// a next owner imports them from there. A carry that fails (or exceeds
-// one atomic batch of the settled stream) leaves the event unsettled.
-// A busy event's own snapshots carry what it owes too before their
-// trim, up to 1,000 entries (beyond, the trim goes on without). An event whose newest snapshot is at its last record
+// a next owner imports them from there. A carry that fails leaves the
+// event unsettled. A busy event's own snapshots carry what it owes too
+// before their trim, at any count (a drop's thousands of ticket mails
+// kept while the relay is down): only the entries not carried yet, as
+// deltas, so a snapshot pays for what was owed since the last one, and
+// the subject is rolled up only once its messages call for it. A carry
+// that fails there, or that would take the subject past one rollup (one
+// atomic batch: 256 parts of 512 KiB, about 100,000 ticket mails), holds
+// the trim back: the new snapshot is kept with the older one the log is
+// trimmed through already (an event's second snapshot is not kept), so
+// the log keeps what puts the entries, and the next snapshot tries
+// again. Nothing owed is trimmed without a
+// copy. An event whose newest snapshot is at its last record
 // already has it copied; any other has one asked of the actors'
 // snapshotter (actors.SnapshotRequester: it rebuilds the state from the
 // store, the actor need not be active), whose save keeps it twice. A busy

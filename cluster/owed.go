@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -32,14 +33,16 @@ import (
 //     settled), is settled: the owner publishes its key on the event's
 //     subject of the settled stream (one message per event and pass,
 //     within owedPass), so a later owner does not import it again;
-//   - before the trimmer trims the log behind an event it settles
-//     (Snapshots), the owner makes the event's settled subject carry the
-//     entries its store says the event owes, values and all (carry), so
-//     an entry retried for days (an endpoint down) neither holds the log
-//     back nor is lost with the messages that put it; a busy event's own
-//     snapshots carry them too, up to carryBusyMax entries (beyond, its
-//     trim goes on without: a next owner imports only the entries whose
-//     puts its log still holds);
+//   - before the log is trimmed through messages that put entries the
+//     event still owes (the trimmer settling it, or its own snapshot: see
+//     Snapshots), the owner makes the event's settled subject carry them,
+//     values and all (carry): those not carried yet, so a snapshot pays
+//     for what was owed since the last. An entry retried for days (an
+//     endpoint down) thus neither holds the log back nor is lost with the
+//     messages that put it, nor are a drop's thousands of ticket mails
+//     kept while the relay is down. A carry that fails, or that would take
+//     the subject past one rollup (errCarryTooBig: about 100,000 ticket
+//     mails), holds the trim back instead: the log keeps the puts;
 //   - a node that loses an event's shard settles what it can, then drops
 //     the event's entries from its local store (the fresh ones and the
 //     queue states of the tried ones), so its senders stop.
@@ -102,8 +105,11 @@ type owed struct {
 	// settled is, per event, what this node knows of its settled subject
 	// (settled.go); made on first use.
 	settled map[string]*settledMarks
-	// partBytes bounds a settled message's body (0: half a log message).
+	// partBytes bounds a settled message's body (0: settledPartBytes).
 	partBytes int
+	// sentMsgs and sentBytes count the settled messages this instance
+	// published and their bodies' bytes (the cost of carries and passes).
+	sentMsgs, sentBytes atomic.Int64
 	// derived drop what senders made of the entries of the events keep
 	// refuses (Router.Own).
 	derived []func(keep func(eventID string) bool) error
@@ -421,8 +427,9 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 	return n, nil
 }
 
-// errCarryTooBig refuses a carry whose rollup exceeds one atomic batch,
-// or whose entries exceed the caller's limit.
+// errCarryTooBig refuses a carry whose entries, with what the event's
+// settled subject holds, exceed one rollup (owed.rollupMax): the subject
+// could not be compacted again, so the caller keeps the log instead.
 var errCarryTooBig = errors.New("cluster: the entries an event owes exceed one settled rollup")
 
 // errNotOwner refuses a carry on a node that does not lead the event's
@@ -433,82 +440,169 @@ var errNotOwner = errors.New("cluster: not the event's owner")
 // carry makes eventID's settled subject carry what the event owes by this
 // node's store (its owner's: see owedValues), before its log is trimmed
 // through records whose messages put those entries: a next owner imports
-// them from the subject (take). The subject then carries what it carried
-// and the store's entries, less those marked; nothing is published when
-// it carries them already. An event that owes nothing needs no carry
-// (what the subject carries stays, and a mark ends each entry).
-// With limit above 0, an event owing more entries than that is refused
-// (errCarryTooBig) before anything is read or published.
-func (o *owed) carry(ctx context.Context, eventID string, limit int) error {
+// them from the subject (take). Only the entries the subject neither
+// carries nor marks go: as a delta, or within a rollup when the subject's
+// messages call for one (rollDue); nothing is published when there are
+// none, so a snapshot pays for what was owed since the last one. An event
+// that owes nothing needs no carry (what the subject carries stays, and a
+// mark ends each entry). Entries that would take the subject past one
+// rollup (rollupMax) are refused with errCarryTooBig, read no further
+// than that: the caller must not trim then.
+//
+// The marks read stay known while the subject carries entries (and this
+// node leads the event's shard), so the next carry reads only what was
+// published since (refresh, on the fence's refusal).
+func (o *owed) carry(ctx context.Context, eventID string) error {
 	// Checked first: a node that lost the event dropped its entries, and
 	// its empty store must not read as an event owing nothing.
-	if !o.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(o.n.shard(eventID))) {
+	if !o.leads(eventID) {
+		o.forget(eventID, nil)
 		return fmt.Errorf("cluster: carry what %s owes: %w", eventID, errNotOwner)
 	}
-	local, err := owedValues(o.store, eventID, limit)
-	if err != nil || len(local) == 0 {
+	o.forgetLost()
+	if owes, err := owesAny(o.store, eventID); err != nil || !owes {
+		// Nothing owed (most snapshots): the subject is not read, and
+		// its marks need not be kept.
+		o.mu.Lock()
+		followed := o.events[eventID] != nil
+		o.mu.Unlock()
+		if !followed {
+			o.forget(eventID, nil)
+		}
 		return err
 	}
+	t0 := time.Now()
+	sentMsgs, sentBytes := o.sentMsgs.Load(), o.sentBytes.Load()
+	var err error
+	var m *settledMarks
+	var fresh map[string][]byte
 	for range settledTries {
-		var m *settledMarks
 		if m, err = o.marks(ctx, eventID); err != nil {
-			return err
+			break
 		}
 		o.mu.Lock()
-		more := false
-		for k, v := range local {
-			if _, done := m.keys[k]; done {
-				continue
+		// At least 1: a subject past one rollup takes no more.
+		budget := max(1, o.rollupMax()-m.setBytes(nil))
+		fresh, err = owedValues(o.store, eventID, func(k string) bool {
+			_, done := m.keys[k]
+			_, carried := m.carried[k]
+			return done || carried
+		}, budget)
+		roll := false
+		if err == nil && len(fresh) > 0 {
+			n := 0
+			for k, v := range fresh {
+				n += carryLineLen(k, v) + 1
 			}
-			if _, ok := m.carried[k]; !ok {
-				if m.carried == nil {
-					m.carried = map[string][]byte{}
-				}
-				m.carried[k] = v
-				more = true
-			}
+			roll = o.rollDue(m, fresh, (n+o.limit()-1)/o.limit())
 		}
 		o.mu.Unlock()
-		if more {
-			err = o.rollup(ctx, eventID, m, nil)
+		if err != nil || len(fresh) == 0 {
+			break
 		}
-		o.mu.Lock()
-		if err != nil || o.events[eventID] == nil {
-			// Read again next time: on a failed publish the marks hold
-			// entries the subject does not carry; and an event this
-			// instance does not follow needs none kept.
-			if o.settled[eventID] == m {
-				delete(o.settled, eventID)
-			}
+		if roll {
+			err = o.rollup(ctx, eventID, m, nil, fresh)
+		} else {
+			err = o.carryDelta(ctx, eventID, m, fresh)
 		}
-		o.mu.Unlock()
 		if !errors.Is(err, errConflict) {
+			break
+		}
+		// Another writer (the owner's settling pass) moved the subject.
+		if rerr := o.refresh(ctx, eventID, m); rerr != nil {
+			err = rerr
 			break
 		}
 	}
 	if err != nil {
+		if m != nil {
+			o.forget(eventID, m)
+		}
 		return fmt.Errorf("cluster: carry what %s owes: %w", eventID, err)
+	}
+	o.mu.Lock()
+	if o.events[eventID] == nil && len(m.carried) == 0 {
+		// Nothing carried: no marks worth keeping for the next carry.
+		if o.settled[eventID] == m {
+			delete(o.settled, eventID)
+		}
+	}
+	o.mu.Unlock()
+	if len(fresh) > 0 {
+		o.n.cfg.Logger.Debug("cluster: owed entries carried", "event", eventID, "entries", len(fresh),
+			"msgs", o.sentMsgs.Load()-sentMsgs, "bytes", o.sentBytes.Load()-sentBytes, "ms", time.Since(t0).Milliseconds())
 	}
 	return nil
 }
 
+// leads reports whether this node leads eventID's shard (owns it).
+func (o *owed) leads(eventID string) bool {
+	return o.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(o.n.shard(eventID)))
+}
+
+// forgetLost drops the marks kept of the events this instance does not
+// follow (a carrier's: see carry) whose shard this node no longer leads.
+func (o *owed) forgetLost() {
+	o.mu.Lock()
+	var ids []string
+	for id := range o.settled {
+		if o.events[id] == nil {
+			ids = append(ids, id)
+		}
+	}
+	o.mu.Unlock()
+	for _, id := range ids {
+		if !o.leads(id) {
+			o.forget(id, nil)
+		}
+	}
+}
+
+// errFound ends a scan at its first key.
+var errFound = errors.New("cluster: found")
+
+// owesAny reports whether store holds an entry eventID owes.
+func owesAny(store *persistence.Store, eventID string) (bool, error) {
+	found := func(_, _ []byte) error { return errFound }
+	for _, k := range owedKinds {
+		prefixes := []string{k.inbox + eventID + "/"}
+		if k.queue != "" {
+			prefixes = append(prefixes, outbox.Prefix+k.queue+"/s/"+eventID+"/")
+		}
+		for _, p := range prefixes {
+			if err := store.Scan([]byte(p), found); errors.Is(err, errFound) {
+				return true, nil
+			} else if err != nil {
+				return false, err
+			}
+		}
+	}
+	return false, nil
+}
+
 // owedValues is eventID's owed entries in store, key -> the producer's
-// value: a fresh entry's value, or the one its queue keeps once tried.
-// With limit above 0 it stops at limit+1 entries with errCarryTooBig: a
-// drop's thousands of mails kept in the outbox are not all read to be
-// refused.
-func owedValues(store *persistence.Store, eventID string, limit int) (map[string][]byte, error) {
+// value: a fresh entry's value, or the one its queue keeps once tried;
+// less those skip names (a carry's: carried or marked already), whose
+// values are not read. With budget above 0 it stops with errCarryTooBig
+// once the entries' carry lines exceed budget bytes: a pathological set
+// is not read whole to be refused.
+func owedValues(store *persistence.Store, eventID string, skip func(key string) bool, budget int) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	full := func(more int) error {
-		if limit > 0 && len(out)+more > limit {
-			return fmt.Errorf("cluster: %s owes more than %d entries: %w", eventID, limit, errCarryTooBig)
+	size := 0
+	add := func(k string, v []byte) error {
+		out[k] = v
+		size += carryLineLen(k, v) + 1
+		if budget > 0 && size > budget {
+			return fmt.Errorf("cluster: %s owes more than %d bytes of entries to carry: %w", eventID, budget, errCarryTooBig)
 		}
 		return nil
 	}
 	for _, k := range owedKinds {
 		err := store.Scan([]byte(k.inbox+eventID+"/"), func(key, v []byte) error {
-			out[string(key)] = bytes.Clone(v)
-			return full(0)
+			if skip != nil && skip(string(key)) {
+				return nil
+			}
+			return add(string(key), bytes.Clone(v))
 		})
 		if err != nil {
 			return nil, err
@@ -523,8 +617,11 @@ func owedValues(store *persistence.Store, eventID string, limit int) (map[string
 		state := outbox.Prefix + k.queue + "/s/"
 		var ids []string
 		err = store.Scan([]byte(state+eventID+"/"), func(key, _ []byte) error {
-			ids = append(ids, strings.TrimPrefix(string(key), state))
-			return full(len(ids))
+			id := strings.TrimPrefix(string(key), state)
+			if skip == nil || !skip(k.inbox+id) {
+				ids = append(ids, id)
+			}
+			return nil
 		})
 		if err != nil {
 			return nil, err
@@ -537,7 +634,9 @@ func owedValues(store *persistence.Store, eventID string, limit int) (map[string
 			if err != nil {
 				return nil, err
 			}
-			out[k.inbox+id] = e.Value
+			if err := add(k.inbox+id, e.Value); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil

@@ -158,7 +158,7 @@ func (s *Snapshots) settle(h holder) error {
 		if n >= snapsKept && list[0] == newest {
 			// Settled already (by an owner before this node): the view
 			// learns it.
-			if err := s.carry(ctx, h.event, 0); err != nil {
+			if err := s.carry(ctx, h.event); err != nil {
 				return err
 			}
 			return s.log.trim(ctx, h.event, newest)
@@ -195,7 +195,7 @@ func (s *Snapshots) keepSettled(ctx context.Context, obs jetstream.ObjectStore, 
 	}
 	// What the event owes (a webhook retried for days) goes to the
 	// settled stream before its puts are trimmed from the log.
-	if err := s.carry(ctx, eventID, 0); err != nil {
+	if err := s.carry(ctx, eventID); err != nil {
 		return 0, err
 	}
 	had := map[string]bool{}

@@ -20,12 +20,15 @@ import (
 // stays bounded two ways:
 //
 //   - in messages: a pass publishes the keys it settled as one message
-//     (a delta); once the event's subject holds settledMsgsMax of them, the
-//     next pass publishes instead the event's whole settled set with
-//     Nats-Rollup: sub, which leaves that message alone on the subject
-//     (several parts of one atomic batch when it exceeds a message). A
-//     reader unions every message of the subject, so a rollup and the
-//     deltas after it read as the whole set;
+//     (a delta); once the event's subject holds more than settledMsgsMax
+//     messages and more than twice the parts its whole set takes (rollDue),
+//     the next publish is instead the event's whole set with Nats-Rollup:
+//     sub, which leaves that message alone on the subject (several parts
+//     of one atomic batch when it exceeds a message). A reader unions every
+//     message of the subject, so a rollup and the deltas after it read as
+//     the whole set. A rollup thus follows at least as many messages as it
+//     republishes parts: its cost, amortized, is at most a part per message
+//     published, however big the set;
 //   - in keys: a rollup leaves out the keys whose put the event's log no
 //     longer holds (its messages trimmed behind a snapshot): the log does
 //     not owe those entries any more, so a new owner cannot import them.
@@ -36,10 +39,13 @@ import (
 // It also carries, per event, the owed entries whose puts the event's log
 // may no longer hold (carry, owed.go): before the log is trimmed through
 // records whose messages put entries the event still owes (a webhook
-// retried for days), its owner rolls the subject up with those entries,
-// key and value, so a next owner imports them from here. A carried entry
-// is owed until a mark of its key (delivered, or deleted by the log)
-// follows; a rollup leaves out the carried entries marked.
+// retried for days, a drop's ticket mails while the relay is down), its
+// owner publishes those entries, key and value, so a next owner imports
+// them from here. Only the entries the subject does not carry yet go (a
+// delta, in parts of at most partBytes, as atomic batches): a snapshot
+// carries what was owed since the last one, not the whole set again. A
+// carried entry is owed until a mark of its key (delivered, or deleted by
+// the log) follows; a rollup leaves out the carried entries marked.
 //
 // A message's data is lines: a key (a mark); in a rollup a key, a tab and
 // that record seq, so whoever reads them prunes alike; or carryTag, a
@@ -51,9 +57,16 @@ import (
 // Only two nodes write one event's subject at a time (its owner, whose
 // settling passes and carries are two writers of their own, and a node
 // settling as it loses the event); one that finds the subject moved reads
-// it again and retries.
+// the messages after those it knows (refresh: from a rollup on, that
+// rollup and what follows) and retries.
 const (
 	settledMsgsMax = 16
+	// settledPartBytes bounds a settled message's body: a rollup costs
+	// at most a part per message published since the last (see rollDue),
+	// and one rollup holds at most maxBatchMsgs parts: 128 MiB of lines,
+	// about 100,000 ticket mails, the most an event's subject carries
+	// (errCarryTooBig).
+	settledPartBytes = 512 << 10
 	// carryTag starts a line that carries an owed entry: keys start with
 	// a letter (owedKinds).
 	carryTag = "="
@@ -122,8 +135,8 @@ func (m *settledMarks) read(data []byte) error {
 }
 
 // publishSettled adds done to eventID's settled subject: as a delta, or
-// as a rollup of the whole set once the subject holds settledMsgsMax
-// messages.
+// as a rollup of the whole set once the subject's messages call for one
+// (rollDue).
 func (o *owed) publishSettled(ctx context.Context, eventID string, done []string) error {
 	var err error
 	for range settledTries {
@@ -137,53 +150,87 @@ func (o *owed) publishSettled(ctx context.Context, eventID string, done []string
 				m.keys[k] = 0
 			}
 		}
-		roll := m.msgs >= settledMsgsMax
+		roll := o.rollDue(m, nil, len(o.keyParts(done)))
 		o.mu.Unlock()
 		if roll {
-			err = o.rollup(ctx, eventID, m, done)
+			err = o.rollup(ctx, eventID, m, done, nil)
 		} else {
 			err = o.delta(ctx, eventID, m, done)
 		}
 		if !errors.Is(err, errConflict) {
 			return err
 		}
-		// Another node wrote the subject: read it again, then retry.
-		o.mu.Lock()
-		if o.settled[eventID] == m {
-			delete(o.settled, eventID)
-		}
-		o.mu.Unlock()
-		if _, rerr := o.marks(ctx, eventID); rerr != nil {
+		// Another node wrote the subject: read what it wrote (the keys
+		// done stay: added again above), then retry.
+		if rerr := o.refresh(ctx, eventID, m); rerr != nil {
+			o.forget(eventID, m)
 			return rerr
 		}
-		o.mu.Lock()
-		if n := o.settled[eventID]; n != nil {
-			for k, b := range m.keys { // what this node settled stays
-				if _, ok := n.keys[k]; !ok {
-					n.keys[k] = b
-				}
-			}
-		}
-		o.mu.Unlock()
 	}
 	return err
+}
+
+// forget drops m, eventID's marks (nil: whichever are kept), so the next
+// use reads the subject.
+func (o *owed) forget(eventID string, m *settledMarks) {
+	o.mu.Lock()
+	if m == nil || o.settled[eventID] == m {
+		delete(o.settled, eventID)
+	}
+	o.mu.Unlock()
 }
 
 // readMarks reads eventID's settled subject from the stream.
 func (o *owed) readMarks(ctx context.Context, eventID string) (*settledMarks, error) {
 	m := &settledMarks{keys: map[string]uint64{}}
-	err := o.readSubject(ctx, settledStream, settledSubj+eventID, 0, func(msg *jetstream.RawStreamMsg) error {
-		if err := m.read(msg.Data); err != nil {
-			return err
-		}
-		m.last = msg.Sequence
-		m.msgs++
-		return nil
-	})
-	if err != nil {
+	if err := o.refresh(ctx, eventID, m); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// refresh adds to m the messages of eventID's settled subject after
+// m.last, through the subject's last message: a rollup among them
+// replaces what m held (it replaced the messages before it). A read that
+// stops short of the last message (a rollup purged the rest meanwhile)
+// reads on from where it stopped, and so meets that rollup.
+func (o *owed) refresh(ctx context.Context, eventID string, m *settledMarks) error {
+	subject := settledSubj + eventID
+	for range settledTries + 1 {
+		end, err := leaderLast(ctx, o.n.nc, settledStream, subject)
+		if err != nil {
+			return fmt.Errorf("cluster: read %s: %w", subject, err)
+		}
+		o.mu.Lock()
+		from := m.last + 1
+		o.mu.Unlock()
+		if end < from {
+			return nil
+		}
+		err = readThrough(ctx, o.n.nc, settledStream, subject, from, end, o.n.cfg.RequestTimeout, false, func(msg *jetstream.RawStreamMsg) error {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			if msg.Header.Get(jetstream.MsgRollup) != "" {
+				m.keys, m.carried, m.msgs = map[string]uint64{}, nil, 0
+			}
+			if err := m.read(msg.Data); err != nil {
+				return err
+			}
+			m.last = msg.Sequence
+			m.msgs++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		o.mu.Lock()
+		short := m.last < end
+		o.mu.Unlock()
+		if !short {
+			return nil
+		}
+	}
+	return fmt.Errorf("cluster: read %s: rolled up again while read", subject)
 }
 
 // marks is what this node knows of eventID's settled subject, read from
@@ -221,12 +268,67 @@ func splitMark(line string) (string, uint64) {
 	return k, bound
 }
 
-// keyParts joins keys, one a line, into bodies of at most partBytes.
-func (o *owed) keyParts(keys []string) [][]byte {
-	limit := o.partBytes
-	if limit <= 0 {
-		limit = maxMessageBytes / 2
+// carryLine is the settled line that carries the entry k, v.
+func carryLine(k string, v []byte) string {
+	return carryTag + k + "\t" + base64.StdEncoding.EncodeToString(v)
+}
+
+// carryLineLen is len(carryLine(k, v)), without making it.
+func carryLineLen(k string, v []byte) int {
+	return len(carryTag) + len(k) + 1 + base64.StdEncoding.EncodedLen(len(v))
+}
+
+// limit is the bound of a settled message's body.
+func (o *owed) limit() int {
+	if o.partBytes > 0 {
+		return o.partBytes
 	}
+	return settledPartBytes
+}
+
+// rollupMax bounds the lines of one rollup: maxBatchMsgs full parts.
+func (o *owed) rollupMax() int { return maxBatchMsgs * o.limit() }
+
+// setBytes is about the bytes of the lines m's rollup would publish, and
+// those of fresh (entries to carry besides). The caller holds o.mu.
+func (m *settledMarks) setBytes(fresh map[string][]byte) int {
+	// A mark's line: the key, a tab, a record seq of up to 20 digits.
+	n := 0
+	for k := range m.keys {
+		n += len(k) + 22
+	}
+	for k, v := range m.carried {
+		if _, done := m.keys[k]; !done {
+			n += carryLineLen(k, v) + 1
+		}
+	}
+	for k, v := range fresh {
+		n += carryLineLen(k, v) + 1
+	}
+	return n
+}
+
+// rollDue reports whether the next publish on m's subject, adding more
+// messages, should be a rollup (with fresh, entries to carry): once the
+// subject would hold more than settledMsgsMax messages and more than
+// twice the parts of its whole set. Twice: a rollup of P parts follows P
+// messages or more, so what rollups republish is at most a part per
+// message published (deltas of a few keys included), while a reader of
+// the subject reads at most about twice the whole set. The caller holds
+// o.mu.
+func (o *owed) rollDue(m *settledMarks, fresh map[string][]byte, more int) bool {
+	msgs := m.msgs + more
+	if msgs <= settledMsgsMax {
+		return false
+	}
+	limit := o.limit()
+	parts := (m.setBytes(fresh) + limit - 1) / limit
+	return msgs > 2*parts
+}
+
+// keyParts joins lines, one a line, into bodies of at most partBytes.
+func (o *owed) keyParts(keys []string) [][]byte {
+	limit := o.limit()
 	parts := [][]byte{nil}
 	for _, k := range keys {
 		last := len(parts) - 1
@@ -239,32 +341,78 @@ func (o *owed) keyParts(keys []string) [][]byte {
 	return parts
 }
 
-// delta publishes done as the subject's next messages.
-func (o *owed) delta(ctx context.Context, eventID string, m *settledMarks, done []string) error {
-	for _, body := range o.keyParts(done) {
+// deltaBatchBytes bounds the parts of a delta's atomic batch: a delta
+// need not be atomic, and a batch is one Raft proposal, answered within
+// one request's timeout.
+const deltaBatchBytes = 8 << 20
+
+// delta publishes lines as the subject's next messages: parts of at most
+// partBytes, in atomic batches of up to deltaBatchBytes, each batch
+// fenced on the subject's last message. A batch published stays: its
+// lines are whole (a mark, a carried entry), so a failure after one loses
+// nothing it published.
+func (o *owed) delta(ctx context.Context, eventID string, m *settledMarks, lines []string) error {
+	parts := o.keyParts(lines)
+	for len(parts) > 0 {
+		n := min(len(parts), max(1, deltaBatchBytes/o.limit()), maxBatchMsgs)
 		o.mu.Lock()
 		last := m.last
 		o.mu.Unlock()
-		msg := &nats.Msg{Subject: settledSubj + eventID, Data: body, Header: nats.Header{}}
-		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(last, 10))
-		seqs, err := o.publishParts(ctx, []*nats.Msg{msg})
+		msgs := make([]*nats.Msg, n)
+		for i, body := range parts[:n] {
+			msgs[i] = &nats.Msg{Subject: settledSubj + eventID, Data: body, Header: nats.Header{}}
+		}
+		msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(last, 10))
+		seqs, err := o.publishParts(ctx, msgs)
 		if err != nil {
 			return err
 		}
 		o.mu.Lock()
-		m.last = seqs[0]
-		m.msgs++
+		m.last = seqs[len(seqs)-1]
+		m.msgs += len(seqs)
 		o.mu.Unlock()
+		parts = parts[n:]
 	}
 	return nil
 }
 
+// carryDelta publishes fresh, entries m's subject does not carry, as a
+// delta, and adds them to m once they are.
+func (o *owed) carryDelta(ctx context.Context, eventID string, m *settledMarks, fresh map[string][]byte) error {
+	lines := make([]string, 0, len(fresh))
+	for k, v := range fresh {
+		lines = append(lines, carryLine(k, v))
+	}
+	slices.Sort(lines)
+	err := o.delta(ctx, eventID, m, lines)
+	if err != nil {
+		// Some batches may be stored: m does not say which.
+		o.forget(eventID, m)
+		return err
+	}
+	o.mu.Lock()
+	m.addCarried(fresh)
+	o.mu.Unlock()
+	return nil
+}
+
+// addCarried notes fresh as carried by m's subject. The caller holds o.mu.
+func (m *settledMarks) addCarried(fresh map[string][]byte) {
+	if len(fresh) > 0 && m.carried == nil {
+		m.carried = make(map[string][]byte, len(fresh))
+	}
+	for k, v := range fresh {
+		m.carried[k] = v
+	}
+}
+
 // rollup replaces the subject's messages by the event's whole settled
 // set, less the keys whose put the event's log no longer holds, and the
-// entries it carries, less those marked. A set too big for one batch is
-// published as a delta of done instead, or refused (errCarryTooBig) for
-// a carry (done nil), which must replace the subject.
-func (o *owed) rollup(ctx context.Context, eventID string, m *settledMarks, done []string) error {
+// entries it carries, less those marked, and fresh (entries to carry
+// besides). A set too big for one batch is published as a delta of done
+// instead, or refused (errCarryTooBig) for a carry (done nil), which must
+// replace the subject.
+func (o *owed) rollup(ctx context.Context, eventID string, m *settledMarks, done []string, fresh map[string][]byte) error {
 	o.mu.Lock()
 	var unmeasured []string
 	for k, b := range m.keys {
@@ -288,7 +436,7 @@ func (o *owed) rollup(ctx context.Context, eventID string, m *settledMarks, done
 			m.keys[k] = last
 		}
 	}
-	keys := make([]string, 0, len(m.keys)+len(m.carried))
+	keys := make([]string, 0, len(m.keys)+len(m.carried)+len(fresh))
 	for k, v := range m.carried {
 		if _, done := m.keys[k]; done {
 			// Its mark ends it: both go together once the log no longer
@@ -296,7 +444,10 @@ func (o *owed) rollup(ctx context.Context, eventID string, m *settledMarks, done
 			delete(m.carried, k)
 			continue
 		}
-		keys = append(keys, carryTag+k+"\t"+base64.StdEncoding.EncodeToString(v))
+		keys = append(keys, carryLine(k, v))
+	}
+	for k, v := range fresh {
+		keys = append(keys, carryLine(k, v))
 	}
 	for k, b := range m.keys {
 		// A message without records carries the last one's seq: +1
@@ -330,6 +481,7 @@ func (o *owed) rollup(ctx context.Context, eventID string, m *settledMarks, done
 	o.mu.Lock()
 	m.last = seqs[len(seqs)-1]
 	m.msgs = len(seqs)
+	m.addCarried(fresh)
 	o.mu.Unlock()
 	return nil
 }
@@ -338,7 +490,19 @@ func (o *owed) rollup(ctx context.Context, eventID string, m *settledMarks, done
 // several, and answers their stream sequences. A refused expected
 // sequence is errConflict.
 func (o *owed) publishParts(ctx context.Context, msgs []*nats.Msg) ([]uint64, error) {
-	seqs, err := publishAtomic(ctx, o.n.nc, o.n.js, o.n.cfg.RequestTimeout, msgs)
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Data)
+	}
+	// A big rollup is one Raft proposal, replicated and synced whole: a
+	// second more per 4 MiB (a 20 MB one took 0.6-1 s on a loaded 2-core
+	// machine).
+	timeout := o.n.cfg.RequestTimeout + time.Duration(n>>22)*time.Second
+	seqs, err := publishAtomic(ctx, o.n.nc, o.n.js, timeout, msgs)
+	if err == nil {
+		o.sentMsgs.Add(int64(len(msgs)))
+		o.sentBytes.Add(int64(n))
+	}
 	var api *jetstream.APIError
 	if errors.As(err, &api) && api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
 		return nil, fmt.Errorf("%w: %v", errConflict, err)

@@ -148,7 +148,7 @@ func TestSettledStaysBounded(t *testing.T) {
 	c.o.partBytes = 2048
 	m, err := c.o.marks(bg, evt)
 	require.NoError(t, err)
-	require.NoError(t, c.o.rollup(bg, evt, m, nil))
+	require.NoError(t, c.o.rollup(bg, evt, m, nil, nil))
 	msgs, _, keys = settledState(t, nodes[2], evt)
 	require.Greater(t, msgs, len(keys)*len(mailKey(evt, 0))/2048, "parts of at most 2 KiB")
 	require.Len(t, keys, entries)
@@ -174,7 +174,7 @@ func TestSettledDropsTrimmedKeys(t *testing.T) {
 	// record 100).
 	m, err := a.o.marks(bg, evt)
 	require.NoError(t, err)
-	require.NoError(t, a.o.rollup(bg, evt, m, nil))
+	require.NoError(t, a.o.rollup(bg, evt, m, nil, nil))
 	_, before, keys := settledState(t, nodes[0], evt)
 	require.Len(t, keys, 100)
 
@@ -252,7 +252,7 @@ func TestCarryAcrossTrim(t *testing.T) {
 	}
 	w, _ = a.activate(t, evt)
 	a.deliver(t, evt, mailKey(evt, 0))
-	require.NoError(t, a.o.carry(bg, evt, 0))
+	require.NoError(t, a.o.carry(bg, evt))
 	m, err := a.o.marks(bg, evt)
 	require.NoError(t, err)
 	require.Len(t, m.owing(), 6, "four mails and two refunds carried")
@@ -292,7 +292,7 @@ func TestCarryAcrossTrim(t *testing.T) {
 	require.NoError(t, err)
 	commit(w, 7, nil, refund(2))
 	a.deliver(t, evt, mailKey(evt, 1))
-	require.NoError(t, a.o.carry(bg, evt, 0))
+	require.NoError(t, a.o.carry(bg, evt))
 	commit(w, 8, nil) // the trim keeps the last message
 	require.NoError(t, a.log.trim(bg, evt, 7))
 	first, err = a.log.FirstSeq(evt)

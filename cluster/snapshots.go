@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strconv"
@@ -70,24 +71,14 @@ func NewSnapshots(log *Log) *Snapshots {
 }
 
 // carry makes the settled stream carry what eventID owes by this node's
-// store before its log is trimmed (see owed.carry), at most limit
-// entries (0: any number).
-func (s *Snapshots) carry(ctx context.Context, eventID string, limit int) error {
+// store before its log is trimmed (see owed.carry): the entries it does
+// not carry yet. An error says the trim must wait.
+func (s *Snapshots) carry(ctx context.Context, eventID string) error {
 	if s.carrier == nil {
 		return nil
 	}
-	return s.carrier.carry(ctx, eventID, limit)
+	return s.carrier.carry(ctx, eventID)
 }
-
-// carryBusyMax bounds the entries carried before a busy event's own
-// snapshot trims its log (SaveAndTrim). A stuck webhook or two are
-// carried as for a settled event; thousands (a drop's ticket mails with
-// no mail relay set, kept in the outbox for good) would make every
-// snapshot of the event a rollup of them all, so beyond this the trim
-// goes on without a carry, as it always did: those entries are sent by
-// the owner that holds them, and a next owner imports only the ones
-// whose puts its log still holds.
-const carryBusyMax = 1_000
 
 // snapLag is how long a snapshot the index lists may read as missing (a
 // replica behind) before it is taken as gone.
@@ -292,7 +283,8 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 // SaveAndTrim saves the state of the event at seq, keeps the newest
 // snapsKept snapshots, and trims the log through the older one kept: an
 // unreadable newest snapshot still has an older one and the records after
-// it.
+// it. What the event owes is carried first (owed.carry); a carry that
+// fails holds the trim back (the older one kept stays where it was).
 func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), snapTimeout)
 	defer cancel()
@@ -322,14 +314,27 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 	if !slices.Contains(kept, seq) {
 		return 0, nil // older than those kept
 	}
+	held := false
 	if len(kept) >= snapsKept {
 		// The log is trimmed through kept[0] below: what the event owes
-		// goes along first, within carryBusyMax. A snapshot is not held
-		// up for it: the trim goes on, as it did before carries.
-		if err := s.carry(ctx, eventID, carryBusyMax); errors.Is(err, errCarryTooBig) || errors.Is(err, errNotOwner) {
-			s.log.n.cfg.Logger.Debug("cluster: snapshot: entries owed not carried before the trim", "event", eventID, "through", kept[0], "err", err)
-		} else if err != nil {
-			s.log.n.cfg.Logger.Warn("cluster: snapshot: entries owed not carried before the trim", "event", eventID, "through", kept[0], "err", err)
+		// goes along first (the entries not carried yet). Without that
+		// copy the trim waits: the snapshot is kept as the newest, with
+		// the older one kept (list[0]) that the log is trimmed through
+		// already, so a load anywhere keeps the log there too.
+		if err := s.carry(ctx, eventID); err != nil {
+			level := slog.LevelWarn
+			if errors.Is(err, errNotOwner) {
+				level = slog.LevelDebug // a move: the next owner carries
+			}
+			s.log.n.cfg.Logger.Log(ctx, level, "cluster: snapshot: entries owed not carried, the trim waits", "event", eventID, "through", kept[0], "err", err)
+			if len(list) < snapsKept {
+				// The one snapshot kept and its log stay as they are.
+				return 0, fmt.Errorf("cluster: snapshot of %s at %d not kept: %w", eventID, seq, err)
+			}
+			if seq != all[len(all)-1] {
+				return 0, nil // older than the newest: nothing to keep
+			}
+			kept, held = []uint64{list[0], seq}, true
 		}
 	}
 	if _, err := obs.PutBytes(ctx, snapName(eventID, seq), state); err != nil {
@@ -339,7 +344,7 @@ func (s *Snapshots) SaveAndTrim(eventID string, seq uint64, state []byte) (uint6
 		return 0, err
 	}
 	s.deleteDropped(ctx, obs, eventID, all, kept)
-	if len(kept) < snapsKept {
+	if len(kept) < snapsKept || held {
 		return 0, nil
 	}
 	through := kept[0]
