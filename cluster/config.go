@@ -31,6 +31,9 @@ type Config struct {
 	// Default: Addr's host, any free port; none when Addr's host is
 	// unspecified (0.0.0.0), as nobody could dial it.
 	ForwardAddr string
+	// Advertise is the cluster address the other nodes are told to reach
+	// this one at (a proxy's or a NAT's; default: Addr).
+	Advertise string
 	// ActivateMax bounds the events a node activates at once per shard it
 	// comes to lead (default 10,000; the rest wait for their first
 	// request); -1: none. Tests set it.

@@ -121,6 +121,7 @@ func Start(cfg Config) (*Node, error) {
 			// a kill, and rejoins when it answers again.
 			PingInterval: routePing,
 			MaxPingsOut:  routePingsOut,
+			Advertise:    cfg.Advertise,
 		},
 		Routes: server.RoutesFromStr(strings.Join(routes, ",")),
 		NoSigs: true,

@@ -13,7 +13,15 @@ import (
 // ElectionTimeout to twice that without a heartbeat, and a leader sends one
 // at least every ElectionTimeout/4. Safety never depends on these timings
 // (the log's fence keeps one writer); too short a timeout on a starved
-// machine only elects more often. The names are checked at link time: a
+// machine only elects more often. A leader cut off from its followers
+// (a network partition) steps down once it has heard from no majority for
+// lostQuorumInterval, looked at every lostQuorumCheck: 10 s and 10 s by
+// default, so for up to 20 s it still took itself for the leader while
+// the majority had elected another, and its node kept owning the shard's
+// events (appends failing) and answering the directory's reads from its
+// own copy. ticketd sets them to the longest election timeout and a
+// heartbeat: it steps down about when the others elect
+// (TestPartitionedOwner). The names are checked at link time: a
 // nats-server that renames them fails the build, never silently.
 
 //go:linkname raftMinElection github.com/nats-io/nats-server/v2/server.minElectionTimeout
@@ -25,6 +33,12 @@ var raftMaxElection time.Duration
 //go:linkname raftHeartbeat github.com/nats-io/nats-server/v2/server.hbInterval
 var raftHeartbeat time.Duration
 
+//go:linkname raftLostQuorum github.com/nats-io/nats-server/v2/server.lostQuorumInterval
+var raftLostQuorum time.Duration
+
+//go:linkname raftLostQuorumCheck github.com/nats-io/nats-server/v2/server.lostQuorumCheck
+var raftLostQuorumCheck time.Duration
+
 var raftTimingOnce sync.Once
 
 // setRaftTiming sets the election timeout of every Raft group of the
@@ -35,5 +49,7 @@ func setRaftTiming(election time.Duration) {
 		raftMinElection = election
 		raftMaxElection = 2 * election
 		raftHeartbeat = election / 4
+		raftLostQuorum = 2 * election
+		raftLostQuorumCheck = election / 4
 	})
 }

@@ -47,7 +47,13 @@ func startStacks(t *testing.T, n int, tweak ...func(*actors.Config)) []*stack {
 func startStacksShards(t *testing.T, n, shards int, tweak ...func(*actors.Config)) []*stack {
 	t.Helper()
 	nodes, _ := startClusterShards(t, n, shards)
-	out := make([]*stack, n)
+	return startStacksOn(t, nodes, tweak...)
+}
+
+// startStacksOn starts a stack on each of nodes, a cluster formed.
+func startStacksOn(t *testing.T, nodes []*Node, tweak ...func(*actors.Config)) []*stack {
+	t.Helper()
+	out := make([]*stack, len(nodes))
 	for i, nd := range nodes {
 		st := openLocal(t)
 		s := &stack{node: nd, store: st, log: NewLog(nd, st), router: NewRouter(nd)}
