@@ -119,6 +119,7 @@ func TestSpreadMoves(t *testing.T) {
 // shards): it stays not ready, creates no stream, and logs the count to
 // set; set right, it joins.
 func TestShardCountFixed(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, cfgs := startCluster(t, 3)
 	require.NoError(t, nodes[2].Close())
 	var logged lockedBuf

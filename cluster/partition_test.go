@@ -209,6 +209,9 @@ func startPartitionable(t *testing.T) ([]*Node, *partitionNet) {
 // outcome); once the partition heals, it rejoins as a follower, and every
 // order acknowledged on either side is there, the event's epoch up. Jepsen's NATS analysis used partitions among its faults.
 func TestPartitionedOwner(t *testing.T) {
+	// Beside the others: its bound on the isolated leader's step-down
+	// (8 s, for about 4.5) is Raft's timers', not the CPU's.
+	t.Parallel() // see parallelTests
 	nodes, pn := startPartitionable(t)
 	stacks := startStacksOn(t, nodes)
 	// An event owned by n1, its orders placed through n1 and n2.
