@@ -83,7 +83,16 @@ func driveEach(t *testing.T, clients int, target func(i int) (*actors.System, st
 // TestThroughputRatios measures durable orders per second of the single
 // node on Pebble and of a 3-node cluster in the same run, as ratios: a
 // hot event (64 clients, one event, spread over the nodes), and a drop
-// of 64 events (16 clients each). It runs when TICKETD_CLUSTER_BENCH=1.
+// of 64 events (16 clients each). It runs when TICKETD_CLUSTER_BENCH=1;
+// with -count=N, each run also reports the median of the runs so far (a
+// single run's ratio moves a lot on 2 cores: GC and the scheduler move
+// the single node's own rate by up to 2x). The single node is closed
+// before the cluster starts: in one process they share a heap, and the
+// other's state would cost each its marking.
+var benchRuns struct {
+	hot, drop []float64
+}
+
 func TestThroughputRatios(t *testing.T) {
 	if os.Getenv("TICKETD_CLUSTER_BENCH") == "" {
 		t.Skip("set TICKETD_CLUSTER_BENCH=1")
@@ -104,28 +113,26 @@ func TestThroughputRatios(t *testing.T) {
 		perEvent = v
 	}
 	runs := func(load string) bool { return only == "" || only == load }
-	// Rounds alternate the single node and the cluster on each load, both
-	// up all along (TICKETD_CLUSTER_BENCH_ROUNDS, default 1): the ratio
-	// reported is the median of the rounds', so a run the machine slowed
-	// (GC, the scheduler on 2 cores move a single run by 2x) weighs less.
-	rounds := 1
-	if v, err := strconv.Atoi(os.Getenv("TICKETD_CLUSTER_BENCH_ROUNDS")); err == nil && v > 0 {
-		rounds = v
-	}
-	var singleHotEvt [2]string
-	drop := make([][2]string, clients)
+	var singleHot, singleDrop, clusterHot, clusterDrop float64
 	if runs("hot") {
-		singleHotEvt[0], singleHotEvt[1] = newSellableEvent(t, single)
+		evt, tt := newSellableEvent(t, single)
+		m := startMeter(t, nil, "single-hot")
+		singleHot = drive(t, []*actors.System{single}, clients, func(int) (string, string) { return evt, tt })
+		m.log(t, "single node, hot event", singleHot)
 	}
+	drop := make([][2]string, clients)
 	if runs("drop") {
 		for i := range drop {
 			drop[i][0], drop[i][1] = newSellableEvent(t, single)
 		}
+		m := startMeter(t, nil, "single-drop")
+		singleDrop = drive(t, []*actors.System{single}, clients*perEvent, func(i int) (string, string) {
+			return drop[i%clients][0], drop[i%clients][1]
+		})
+		m.log(t, "single node, 64-event drop", singleDrop)
 	}
-	t.Cleanup(func() {
-		_ = single.Close()
-		_ = store.Close()
-	})
+	require.NoError(t, single.Close())
+	require.NoError(t, store.Close())
 
 	// The events spread over as many shard streams as ticketd's cluster
 	// has by default, or TICKETD_CLUSTER_BENCH_SHARDS.
@@ -150,48 +157,35 @@ func TestThroughputRatios(t *testing.T) {
 		}
 		return systems
 	}
-	var clusterHotEvt [2]string
-	clusterDrop := make([][2]string, clients)
 	if runs("hot") {
-		clusterHotEvt[0], clusterHotEvt[1] = newSellableEvent(t, stacks[0].sys)
+		evt, tt := newSellableEvent(t, stacks[0].sys)
+		m := startMeter(t, stacks, "hot")
+		clusterHot = drive(t, route(evt), clients, func(int) (string, string) { return evt, tt })
+		m.log(t, "cluster, hot event", clusterHot)
 	}
 	if runs("drop") {
-		for i := range clusterDrop {
-			clusterDrop[i][0], clusterDrop[i][1] = newSellableEvent(t, stacks[i%3].sys)
+		for i := range drop {
+			drop[i][0], drop[i][1] = newSellableEvent(t, stacks[i%3].sys)
 		}
+		m := startMeter(t, stacks, "drop")
+		clusterDrop = driveEach(t, clients*perEvent, func(i int) (*actors.System, string, string) {
+			d := drop[i%clients]
+			return route(d[0])[i%len(route(d[0]))], d[0], d[1]
+		})
+		m.log(t, "cluster, 64-event drop", clusterDrop)
 	}
 
-	var hotRatios, dropRatios []float64
-	for round := 1; round <= rounds; round++ {
-		if runs("hot") {
-			m := startMeter(t, nil, "single-hot")
-			s := drive(t, []*actors.System{single}, clients, func(int) (string, string) { return singleHotEvt[0], singleHotEvt[1] })
-			m.log(t, "single node, hot event", s)
-			m = startMeter(t, stacks, "hot")
-			c := drive(t, route(clusterHotEvt[0]), clients, func(int) (string, string) { return clusterHotEvt[0], clusterHotEvt[1] })
-			m.log(t, "cluster, hot event", c)
-			hotRatios = append(hotRatios, c/s)
-			t.Logf("round %d, hot event: single %.0f/s, cluster %.0f/s, ratio %.2f", round, s, c, c/s)
-		}
-		if runs("drop") {
-			m := startMeter(t, nil, "single-drop")
-			s := drive(t, []*actors.System{single}, clients*perEvent, func(i int) (string, string) {
-				return drop[i%clients][0], drop[i%clients][1]
-			})
-			m.log(t, "single node, 64-event drop", s)
-			m = startMeter(t, stacks, "drop")
-			c := driveEach(t, clients*perEvent, func(i int) (*actors.System, string, string) {
-				d := clusterDrop[i%clients]
-				return route(d[0])[i%len(route(d[0]))], d[0], d[1]
-			})
-			m.log(t, "cluster, 64-event drop", c)
-			dropRatios = append(dropRatios, c/s)
-			t.Logf("round %d, 64-event drop (%d clients per event): single %.0f/s, cluster %.0f/s, ratio %.2f", round, perEvent, s, c, c/s)
-		}
-	}
-	report := fmt.Sprintf("over %d round(s): hot event ratio %s; 64-event drop (%d clients per event) ratio %s",
-		rounds, medianOf(hotRatios), perEvent, medianOf(dropRatios))
+	report := fmt.Sprintf("hot event: single %.0f/s, cluster %.0f/s, ratio %.2f; 64-event drop (%d clients per event): single %.0f/s, cluster %.0f/s, ratio %.2f",
+		singleHot, clusterHot, clusterHot/singleHot, perEvent, singleDrop, clusterDrop, clusterDrop/singleDrop)
 	t.Log(report)
+	if runs("hot") {
+		benchRuns.hot = append(benchRuns.hot, clusterHot/singleHot)
+	}
+	if runs("drop") {
+		benchRuns.drop = append(benchRuns.drop, clusterDrop/singleDrop)
+	}
+	t.Logf("after %d run(s): hot event ratio %s; 64-event drop ratio %s", max(len(benchRuns.hot), len(benchRuns.drop)),
+		medianOf(benchRuns.hot), medianOf(benchRuns.drop))
 }
 
 // medianOf says the median of ratios, and their range when more than one.
