@@ -261,6 +261,7 @@ func (m *meter) log(t *testing.T, what string, perSecond float64) {
 		serve += s.router.fwd.serveNanos.Load() - m.fwd[i][6]
 		st := s.log.Stats()
 		d.Messages += st.Messages - m.stats[i].Messages
+		d.Bytes += st.Bytes - m.stats[i].Bytes
 		d.Records += st.Records - m.stats[i].Records
 		d.AckWait += st.AckWait - m.stats[i].AckWait
 		d.Linger += st.Linger - m.stats[i].Linger
@@ -268,9 +269,9 @@ func (m *meter) log(t *testing.T, what string, perSecond float64) {
 		d.Claims += st.Claims - m.stats[i].Claims
 		d.Commits += st.Commits - m.stats[i].Commits
 	}
-	t.Logf("%s; %.0f shard messages/s, %.1f records and %.1f commits per message, %v from a message's send to its ack, %v held for commits to come back, %d publishes retried, %d claims",
+	t.Logf("%s; %.0f shard messages/s, %.1f records and %.1f commits per message, %.0f bytes a record, %v from a message's send to its ack, %v held for commits to come back, %d publishes retried, %d claims",
 		line, float64(d.Messages)/wall.Seconds(), float64(d.Records)/float64(max(d.Messages, 1)),
-		float64(d.Commits)/float64(max(d.Messages, 1)),
+		float64(d.Commits)/float64(max(d.Messages, 1)), float64(d.Bytes)/float64(max(d.Records, 1)),
 		(d.AckWait / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond),
 		(d.Linger / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond), d.Retries, d.Claims)
 	t.Logf("%s: %.0f requests forwarded/s, %.1f per message; %.1f answers per message; %v from a request's send to its answer, %v of it on the owner (from its batch's arrival)", what,

@@ -34,6 +34,9 @@ type Config struct {
 	// Advertise is the cluster address the other nodes are told to reach
 	// this one at (a proxy's or a NAT's; default: Addr).
 	Advertise string
+	// noS2 (tests) makes the node act as an earlier build that neither
+	// reads nor writes compressed shard messages.
+	noS2 bool
 	// ActivateMax bounds the events a node activates at once per shard it
 	// comes to lead (default 10,000; the rest wait for their first
 	// request); -1: none. Tests set it.

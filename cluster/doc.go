@@ -252,6 +252,9 @@
 //	'd' delete:  key
 //	'c' claim:   node, the event's last record seq (uvarint)
 //
+// Version 3 is the same after the version byte, S2-compressed as one block
+// (klauspost/compress/s2): messages of 1 KiB or more, once every node's
+// heartbeat carries the field "z" (it reads version 3; Node.compress).
 // Its headers are Nats-Msg-Id and Nats-Expected-Last-Subject-Sequence
 // only. The directory's messages (below) keep version 1: the operations of
 // one log, and the headers Ticketd-First and Ticketd-Last.

@@ -62,24 +62,24 @@ type Log struct {
 
 // logStats counts the log's appends since it was made (see Stats).
 type logStats struct {
-	msgs, commits, records, ackNanos, lingerNanos, retries, claims, passes, reads atomic.Int64
+	msgs, bytes, commits, records, ackNanos, lingerNanos, retries, claims, passes, reads atomic.Int64
 }
 
-// LogStats is what a Log has appended and read: shard messages stored,
-// the commits (and claims) and records they carried, the time from a
+// LogStats is what a Log has appended and read: shard messages stored
+// and their bytes, the commits (and claims) and records they carried, the time from a
 // message's send to its ack (summed), the time writers held a message
 // for commits to come back (linger, summed), publishes retried, claims,
 // read passes over a shard and messages they read.
 type LogStats struct {
-	Messages, Commits, Records int64
-	AckWait, Linger            time.Duration
-	Retries, Claims            int64
-	Passes, Reads              int64
+	Messages, Bytes, Commits, Records int64
+	AckWait, Linger                   time.Duration
+	Retries, Claims                   int64
+	Passes, Reads                     int64
 }
 
 // Stats returns the log's counts so far.
 func (l *Log) Stats() LogStats {
-	return LogStats{Messages: l.stats.msgs.Load(), Commits: l.stats.commits.Load(), Records: l.stats.records.Load(),
+	return LogStats{Messages: l.stats.msgs.Load(), Bytes: l.stats.bytes.Load(), Commits: l.stats.commits.Load(), Records: l.stats.records.Load(),
 		AckWait: time.Duration(l.stats.ackNanos.Load()), Linger: time.Duration(l.stats.lingerNanos.Load()), Retries: l.stats.retries.Load(), Claims: l.stats.claims.Load(),
 		Passes: l.stats.passes.Load(), Reads: l.stats.reads.Load()}
 }

@@ -58,6 +58,7 @@ type peerState struct {
 	seen  time.Time
 	leads []int  // the shards it said it leads
 	fwd   string // the forwarding address it announces (fwdconn.go)
+	s2    bool   // it reads compressed shard messages (formatS2)
 }
 
 // Heartbeats: every node publishes its name, readiness and the shards it
@@ -236,17 +237,45 @@ func (n *Node) heard(m *nats.Msg) {
 	name := strings.TrimPrefix(m.Subject, heartbeatSubj)
 	ready, list, _ := strings.Cut(string(m.Data), " ")
 	var leads []int
-	fwd := ""
+	fwd, s2 := "", false
 	for _, f := range strings.Split(list, ",") {
 		if a, ok := strings.CutPrefix(f, "@"); ok {
 			fwd = a
+		} else if f == readsS2 {
+			s2 = true
 		} else if i, err := strconv.Atoi(f); err == nil && i >= 0 && i < n.cfg.Shards && len(leads) < n.cfg.Shards {
 			leads = append(leads, i)
 		}
 	}
 	n.mu.Lock()
-	n.peers[name] = peerState{ready: ready == "1", seen: time.Now(), leads: leads, fwd: fwd}
+	n.peers[name] = peerState{ready: ready == "1", seen: time.Now(), leads: leads, fwd: fwd, s2: s2}
 	n.mu.Unlock()
+}
+
+// readsS2 is the heartbeat's field saying that its node reads compressed
+// shard messages (formatS2); a node of an earlier build skips it like a
+// field that is not a shard, and sends none.
+const readsS2 = "z"
+
+// compress says whether this node's writers may compress shard messages:
+// the last heartbeat of each of the cluster's nodes (as many as its peers)
+// says it reads them. A node of an earlier build in the cluster keeps
+// every message readable to it. A node rolled back to such a build after
+// compressed messages were written cannot read them (not supported).
+func (n *Node) compress() bool {
+	if n.cfg.noS2 {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	reads := 0
+	for _, p := range n.peers {
+		if !p.s2 {
+			return false
+		}
+		reads++
+	}
+	return reads >= len(n.cfg.Peers)
 }
 
 // forwardAddrOf is the forwarding address name announced last ("" when
@@ -333,6 +362,12 @@ func (n *Node) watch() {
 					v = append(v, ',')
 				}
 				v = append(append(v, '@'), a...)
+			}
+			if !n.cfg.noS2 {
+				if len(v) > 2 {
+					v = append(v, ',')
+				}
+				v = append(v, readsS2...)
 			}
 			_ = n.nc.Publish(heartbeatSubj+n.cfg.NodeName, v)
 		}

@@ -53,12 +53,19 @@ func startCluster(t *testing.T, n int) ([]*Node, []Config) {
 // streams.
 func startClusterShards(t *testing.T, n, shards int) ([]*Node, []Config) {
 	t.Helper()
+	return startClusterWith(t, n, func(_ int, c *Config) { c.Shards = shards })
+}
+
+// startClusterWith is startCluster with node i's Config changed by tweak.
+func startClusterWith(t *testing.T, n int, tweak func(i int, c *Config)) ([]*Node, []Config) {
+	t.Helper()
 	addrs := freeAddrs(t, n)
 	nodes := make([]*Node, n)
 	cfgs := make([]Config, n)
 	for i := range n {
 		cfgs[i] = Config{NodeName: fmt.Sprintf("n%d", i+1), Addr: addrs[i], Peers: addrs,
-			DataDir: t.TempDir(), Shards: shards, Logger: failLog(t).With("node", fmt.Sprintf("n%d", i+1))}
+			DataDir: t.TempDir(), Shards: 3, Logger: failLog(t).With("node", fmt.Sprintf("n%d", i+1))}
+		tweak(i, &cfgs[i])
 		nd, err := Start(cfgs[i])
 		require.NoError(t, err)
 		nodes[i] = nd
