@@ -605,7 +605,10 @@ func (n *Node) shard(eventID string) int {
 	return int(h.Sum32() % uint32(n.cfg.Shards))
 }
 
-func streamName(shard int) string { return "TICKETD_EV_" + strconv.Itoa(shard) }
+func streamName(shard int) string { return streamPrefix + strconv.Itoa(shard) }
+
+// streamPrefix names the shard streams, followed by the shard's number.
+const streamPrefix = "TICKETD_EV_"
 
 // errShards refuses a node whose Config.Shards is not the cluster's: it
 // would look for events in the wrong shards, and own them alongside their
@@ -628,7 +631,7 @@ func (n *Node) clusterShards(ctx context.Context) (int, error) {
 	names := n.js.StreamNames(ctx)
 	var found []string
 	for name := range names.Name() {
-		if rest, ok := strings.CutPrefix(name, "TICKETD_EV_"); ok {
+		if rest, ok := strings.CutPrefix(name, streamPrefix); ok {
 			if _, err := strconv.Atoi(rest); err == nil {
 				found = append(found, name)
 			}
