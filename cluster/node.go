@@ -48,6 +48,7 @@ type Node struct {
 	plan      []move
 	planSince time.Time
 	noBalance atomic.Bool
+	settle    atomic.Int64 // nanoseconds a plan settles, 0: balanceSettle (tests shorten it)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -470,9 +471,14 @@ func (n *Node) balance() {
 		n.plan, n.planSince = plan, time.Now()
 		return
 	}
-	if len(plan) == 0 || time.Since(n.planSince) < balanceSettle {
+	settle := time.Duration(n.settle.Load())
+	if settle == 0 {
+		settle = balanceSettle
+	}
+	if len(plan) == 0 || time.Since(n.planSince) < settle {
 		return
 	}
+	moved, preloading := false, false
 	for _, m := range plan {
 		if m.to != n.cfg.NodeName {
 			continue
@@ -495,13 +501,21 @@ func (n *Node) balance() {
 		}
 		if errors.Is(err, errPreloading) {
 			n.cfg.Logger.Debug("cluster: leader move waits for its events' preload", "stream", streamName(m.shard))
+			preloading = true
 			continue
 		}
 		if err != nil {
 			n.cfg.Logger.Info("cluster: leader move refused", "stream", streamName(m.shard), "from", m.from, "err", err)
 			continue
 		}
+		moved = true
 		n.cfg.Logger.Info("cluster: leader moved to spread the leaders", "stream", streamName(m.shard), "from", m.from, "to", m.to)
+	}
+	if preloading && !moved {
+		// The plan stays settled: the move is asked again next round, as
+		// soon as the preload is done (at once for a shard with few
+		// events), not a balanceSettle later.
+		return
 	}
 	// The next moves are computed from the heartbeats after these.
 	n.plan, n.planSince = nil, time.Now()

@@ -16,7 +16,8 @@ import (
 // MB of snapshot) were a pause of its writes that nothing forced. Now the
 // first handOver of a shard starts building its events' states here
 // (actors.System.Preload) and is refused with errPreloading; the
-// balancer asks again after balanceSettle, and once the states are built
+// balancer asks again each round (balanceEvery) while its plan stands,
+// and once the states are built
 // (within preloadFresh) the handover catches them up with the records
 // written since and asks the giver: the taker's actors start from those
 // states and replay only the last records (the claim's fence still

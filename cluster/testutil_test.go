@@ -95,9 +95,19 @@ func spread(nodes []*Node) bool {
 	return led == nodes[0].cfg.Shards && hi-lo < 2
 }
 
-// waitSpread waits until the leaders are spread over nodes.
+// waitSpread waits until the leaders are spread over nodes. Meanwhile a
+// plan settles in a second, not balanceSettle: a cluster just formed has
+// no election to wait out, and the tests start sooner.
 func waitSpread(t *testing.T, nodes []*Node) {
 	t.Helper()
+	for _, nd := range nodes {
+		nd.settle.Store(int64(time.Second))
+	}
+	defer func() {
+		for _, nd := range nodes {
+			nd.settle.Store(0)
+		}
+	}()
 	deadline := time.Now().Add(60 * time.Second)
 	for !spread(nodes) {
 		require.True(t, time.Now().Before(deadline), "leaders not spread")
