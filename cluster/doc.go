@@ -123,7 +123,8 @@
 // balanceSettle, so the survivors of a loss keep what they led. The
 // taker first builds the states of the shard's events while the leader
 // still serves them (preload.go: its first handover is refused with
-// errPreloading, the next, once they are built, catches them up), so
+// errPreloading, the next, a balanceEvery later while the plan stands
+// and once they are built, catches them up), so
 // its actors replay only the last records after the move instead of
 // loading a big event's snapshot during the pause. A move is
 // a handover (ticketd.handover.<node>): the leader stops owning the
