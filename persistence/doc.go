@@ -63,7 +63,8 @@
 //     every later commit blocks for good. A commit that fails in the
 //     synchronous path is logged through Logger.Fatalf ("the commit
 //     pipeline will be horked"), and a failed MANIFEST sync is Fatalf too;
-//     Pebble's default Fatalf is os.Exit(1).
+//     Pebble's default Fatalf is os.Exit(1). And a WAL rotation with a
+//     kept error does not even panic cleanly: see "WAL rotation" below.
 //   - The memtable and the state of the actors already hold the records of
 //     the failed batches: serving reads from them would show what may never
 //     have reached the disk.
@@ -95,8 +96,51 @@
 // Close after a fault does not flush and does not wait for operations
 // stuck inside Pebble: it closes the database only if nothing is in
 // flight and otherwise leaves it to the process exit. A panic inside
-// Pebble during a commit (and Logger.Fatalf, which panics) fails the
-// store too.
+// Pebble during a commit or an ingest (and Logger.Fatalf, which panics)
+// fails the store too.
+//
+// # WAL rotation
+//
+// Pebble rotates the WAL when the memtable is full, for a batch of half a
+// memtable or more, and when a flush or an ingest needs the memtable
+// flushed. In v2.1.7 DB.rotateWAL releases DB.mu, closes the old WAL (a
+// last write and sync) and creates the next one (with a directory sync),
+// and panics on any error there (db.go:2822, 2835) while its caller holds
+// a deferred DB.mu.Unlock (commitWrite, db.go:979-981; AsyncFlush; the
+// ingest paths). The unwinding unlocks the released mutex: "fatal error:
+// sync: unlock of unlocked mutex", which ends the process and which no
+// recover can stop. Closing a WAL whose writer kept a write or sync error
+// always fails, so without a guard the first rotation after a failed WAL
+// sync ended the process (TestFailedSyncFailsStore hit it in about 1 of
+// 8 CI runs, when a rotation met the injected fault).
+//
+// The store therefore watches Pebble's WAL files (walGuardFS, between
+// Pebble and Options.FS). A failed WAL write or sync fails the store at
+// once and still goes to Pebble, whose WAL writer stops writing and
+// answers the waiting commits with it. A call that would hand the
+// rotation an error (closing or syncing a WAL after a WAL fault, a failed
+// close, a failed creation of the next WAL or the directory sync inside
+// rotateWAL) does not return: its goroutine parks for good, holding
+// Pebble's commit mutex, until the process exits (fail-stop, as after any
+// storage fault). Nothing reaches a WAL after the fault, and no WAL
+// follows one whose writing or closing failed, so the disk holds what a
+// crash at the fault would leave: the last WAL ends in a torn tail, which
+// Open takes as the end of the log, and every acknowledged write is in
+// it. (Were a new WAL created, the faulted one would no longer be the
+// last, and Open would call its tail corrupt.)
+// DB.Close and Open handle a WAL error themselves and get it.
+//
+// A call into Pebble can thus stay there for good, behind a parked
+// rotation (or a hung disk). Commit, CommitAsync and its wait, and
+// IngestSnapshotParts therefore call Pebble on a goroutine of their own,
+// which holds the operation until Pebble returns, and return ErrFailed
+// as soon as the store fails; Close then finds the operation in flight
+// (or a goroutine parked) and leaves the database to the process exit.
+// The guard knows rotateWAL, the WAL writer's flush loop, DB.Close and
+// Open by their names on the stack of a failing call (it looks only on a
+// fault, never on the healthy path). A Pebble upgrade that renames them
+// fails TestWALRotationFaultFailsStore, which forces each rotation fault
+// with a large batch (and without the guard dies of the fatal error).
 //
 // # Recovery positions
 //

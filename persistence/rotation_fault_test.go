@@ -129,3 +129,36 @@ func TestWALRotationFaultFailsStore(t *testing.T) {
 		}
 	}
 }
+
+// TestWALSyncFaultOutsideRotationClosesDB fails a WAL sync with no rotation
+// in sight: the WAL writer's flush loop gets the error (the guard parks
+// nothing), so after the fault Close still closes the database, whose
+// DB.Close meets the poisoned WAL and returns, and the same filesystem
+// reopens (the directory lock is released) with every acknowledged record.
+func TestWALSyncFaultOutsideRotationClosesDB(t *testing.T) {
+	mem := NewCrashableFS()
+	ffs := NewFaultFS(mem)
+	s := openMem(t, ffs)
+	for seq := uint64(1); seq <= 10; seq++ {
+		b := s.NewBatch()
+		b.Append("evt_1", seq, []byte(fmt.Sprintf("evt_1/%d", seq)))
+		require.NoError(t, s.Commit(b))
+		b.Close()
+	}
+	ffs.FailSyncs(syscall.EIO)
+	b := s.NewBatch()
+	b.Append("evt_1", 11, []byte("evt_1/11"))
+	require.ErrorIs(t, s.Commit(b), syscall.EIO)
+	b.Close()
+	require.ErrorIs(t, s.Err(), ErrFailed)
+
+	err := s.Close()
+	require.ErrorIs(t, err, ErrFailed)
+	require.NotContains(t, err.Error(), "left open")
+	require.Zero(t, s.wal.parked.Load(), "a fault in the flush loop parks nothing")
+
+	ffs.FailSyncs(nil)
+	s2 := openMem(t, ffs)
+	defer s2.Close()
+	require.GreaterOrEqual(t, len(replayAll(t, s2, "evt_1", 0)), 10)
+}

@@ -20,44 +20,44 @@ const (
 )
 
 // walGuardFS keeps a WAL fault from reaching the one place in Pebble where
-// an error kills the process: DB.rotateWAL (db.go in v2.1.7).
+// an error kills the process: DB.rotateWAL (db.go in v2.1.7; see "WAL
+// rotation" in the package doc).
 //
-// rotateWAL closes the old WAL (which writes its EOF trailer and syncs it)
-// and creates the next one after releasing DB.mu; its callers hold DB.mu
-// with a deferred Unlock (commitWrite, AsyncFlush, ingest, the delayed
-// flush). It panics on any error of the close (db.go:2822) or of the
-// creation (db.go:2835, including the directory sync of StandaloneManager.Create),
-// and the unwinding runs that deferred Unlock on the unlocked mutex:
-// "fatal error: sync: unlock of unlocked mutex", which recover cannot stop.
-// The close fails whenever the WAL writer kept an earlier write or sync
-// error (record.LogWriter keeps the first one), so once a WAL write or
-// sync has failed, the next rotation (a full memtable, a large batch, a
-// flush, an ingest) ends the process.
+// rotateWAL releases DB.mu, closes the old WAL (the flush loop writes what
+// is buffered and the EOF trailer, then vfs.syncingFile.Close syncs and
+// closes the file) and creates the next one (StandaloneManager.Create,
+// which syncs the directory). It panics on any error there (db.go:2822,
+// 2835) while its caller holds a deferred DB.mu.Unlock (commitWrite,
+// AsyncFlush, ingest, the delayed flush), and the unwinding unlocks the
+// released mutex: "fatal error: sync: unlock of unlocked mutex", which no
+// recover can stop. The close fails whenever the WAL writer kept an
+// earlier write or sync error (record.LogWriter keeps the first one), so
+// once a WAL write or sync has failed the next rotation (a full memtable,
+// a large batch, a flush, an ingest) ends the process.
 //
-// The guard sits between Pebble and the filesystem and does three things:
+// The guard sits between Pebble and the filesystem:
 //
 //   - A failed write or sync of a WAL file fails the store at once, before
 //     Pebble hands the error to the commits waiting for that sync, and
-//     marks the WAL poisoned. The error still goes to Pebble: its WAL
-//     writer keeps it, writes nothing more, and answers every waiting
-//     commit with it.
-//   - Closing a poisoned WAL file, a failed close, a failed creation of a
-//     WAL file (or the creation of any after a poisoning) and a failed
-//     directory sync inside rotateWAL do not return: the goroutine parks
-//     for good instead of handing Pebble an error it would panic on. It
-//     holds Pebble's commit mutex, so commits still in Pebble stay there
-//     too; the store answers their callers from Failed instead (see
-//     Store.offload), and the process exits (fail-stop) as after any
-//     storage fault.
-//   - Nothing is written to the disk after the fault that Pebble would not
-//     have written before it: the old WAL keeps the tail it had (Pebble
-//     treats the last WAL's torn tail as the end of the log), and no new
-//     WAL follows it (after which Open would call the old one corrupt).
-//     The disk looks as after a crash at the fault, which Open recovers.
+//     poisons the WAL. The error still goes to the WAL writer's flush loop,
+//     which keeps it, writes nothing more, and answers the waiting commits
+//     with it.
+//   - A call that would hand rotateWAL an error does not return: its
+//     goroutine parks for good. That is any call on a WAL file after the
+//     poisoning (the old WAL's last sync and close; the creation of a new
+//     WAL), a failed call on a WAL file from anything but the flush loop,
+//     DB.Close or Open, and a failed directory sync inside rotateWAL. The
+//     parked goroutine holds Pebble's commit mutex, so commits still in
+//     Pebble stay there too; the store answers their callers from Failed
+//     (Store.await), and the process exits as after any storage fault.
+//   - So nothing reaches a WAL after the fault, and no WAL follows one
+//     that faulted (after which Open would call the faulted one's torn tail
+//     corrupt): the disk is as after a crash at the fault, which Open
+//     recovers.
 //
-// DB.Close closes the WAL too, and returns its error: there the close of a
-// poisoned WAL goes on and returns. pebble.Open returns the error of
-// creating its first WAL, so that does not park either.
+// DB.Close closes the WAL too and returns its error instead of panicking:
+// its calls go on after a poisoning, and fail normally. So do those of
+// pebble.Open, which returns the error of creating its first WAL.
 type walGuardFS struct {
 	vfs.FS
 	// fault fails the store with err, the error of op on a WAL file.
