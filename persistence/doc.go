@@ -63,8 +63,9 @@
 //     every later commit blocks for good. A commit that fails in the
 //     synchronous path is logged through Logger.Fatalf ("the commit
 //     pipeline will be horked"), and a failed MANIFEST sync is Fatalf too;
-//     Pebble's default Fatalf is os.Exit(1). And a WAL rotation with a
-//     kept error does not even panic cleanly: see "WAL rotation" below.
+//     Pebble's default Fatalf is os.Exit(1). Worse, a WAL rotation after a
+//     WAL error ends the process with a fatal error, so the store keeps
+//     WAL errors from Pebble altogether: see "WAL rotation" below.
 //   - The memtable and the state of the actors already hold the records of
 //     the failed batches: serving reads from them would show what may never
 //     have reached the disk.
@@ -77,8 +78,8 @@
 // "unknown", and a client retries with the same idempotency key.
 //
 // A full disk (ENOSPC) takes the same path, for the same reason: the WAL
-// writer keeps the error, and the database cannot be reopened in-process
-// while goroutines are stuck in its commit pipeline and it holds the
+// has lost what it could not write (and is frozen, see "WAL rotation"),
+// and the database cannot be reopened in-process while it holds the
 // directory lock. Staying up to serve reads would serve from that
 // untrustworthy memory. So the process exits; while the disk stays full a
 // restart exits non-zero again: Open must flush the WAL it replayed, and
@@ -96,8 +97,8 @@
 // Close after a fault does not flush and does not wait for operations
 // stuck inside Pebble: it closes the database only if nothing is in
 // flight and otherwise leaves it to the process exit. A panic inside
-// Pebble during a commit or an ingest (and Logger.Fatalf, which panics)
-// fails the store too.
+// Pebble during a commit (and Logger.Fatalf, which panics) fails the
+// store too.
 //
 // # WAL rotation
 //
@@ -110,37 +111,37 @@
 // ingest paths). The unwinding unlocks the released mutex: "fatal error:
 // sync: unlock of unlocked mutex", which ends the process and which no
 // recover can stop. Closing a WAL whose writer kept a write or sync error
-// always fails, so without a guard the first rotation after a failed WAL
-// sync ended the process (TestFailedSyncFailsStore hit it in about 1 of
-// 8 CI runs, when a rotation met the injected fault).
+// always fails, so once a WAL sync had failed the first rotation ended the
+// process (TestFailedSyncFailsStore hit it in about 1 of 8 CI runs, when a
+// rotation met the injected fault).
 //
-// The store therefore watches Pebble's WAL files (walGuardFS, between
-// Pebble and Options.FS). A failed WAL write or sync fails the store at
-// once and still goes to Pebble, whose WAL writer stops writing and
-// answers the waiting commits with it. A call that would hand the
-// rotation an error (closing or syncing a WAL after a WAL fault, a failed
-// close, a failed creation of the next WAL or the directory sync inside
-// rotateWAL) does not return: its goroutine parks for good, holding
-// Pebble's commit mutex, until the process exits (fail-stop, as after any
-// storage fault). Nothing reaches a WAL after the fault, and no WAL
-// follows one whose writing or closing failed, so the disk holds what a
-// crash at the fault would leave: the last WAL ends in a torn tail, which
-// Open takes as the end of the log, and every acknowledged write is in
-// it. (Were a new WAL created, the faulted one would no longer be the
-// last, and Open would call its tail corrupt.)
-// DB.Close and Open handle a WAL error themselves and get it.
+// So a WAL fault never reaches Pebble. The store stands between Pebble
+// and its WAL files (walGuardFS, over Options.FS): the first failed write,
+// sync or close of a WAL, failed creation of one, or failed directory
+// sync inside rotateWAL fails the store before the call returns, and then
+// freezes the WAL: that call and every later call on a WAL file succeed
+// without reaching the disk, and a WAL created later exists in memory
+// only. Pebble carries on, rotations included, and the store acknowledges
+// nothing more: Commit and CommitAsync's wait succeed only if the store
+// has not failed when Pebble reports the batch durable, and since the
+// fault is recorded before the call that would let Pebble report it
+// returns, a batch whose sync was not real is never acknowledged.
 //
-// A call into Pebble can thus stay there for good, behind a parked
-// rotation (or a hung disk). Commit, CommitAsync and its wait, and
-// IngestSnapshotParts therefore call Pebble on a goroutine of their own,
-// which holds the operation until Pebble returns, and return ErrFailed
-// as soon as the store fails; Close then finds the operation in flight
-// (or a goroutine parked) and leaves the database to the process exit.
-// The guard knows rotateWAL, the WAL writer's flush loop, DB.Close and
-// Open by their names on the stack of a failing call (it looks only on a
-// fault, never on the healthy path). A Pebble upgrade that renames them
-// fails TestWALRotationFaultFailsStore, which forces each rotation fault
-// with a large batch (and without the guard dies of the fatal error).
+// What the disk holds is what a crash at the fault would leave: the WALs
+// up to the fault, the last one ending in a torn tail, which Open takes as
+// the end of the log; no WAL is written after it (after a torn WAL, a
+// newer one would make Open call the torn one corrupt). Tables and the
+// MANIFEST are not frozen: a memtable flush after the fault may write
+// batches that were never acknowledged (allowed: an error at a fault means
+// "unknown"), and only then does Pebble drop the WALs the flush covers.
+// While pebble.Open runs, WAL errors go to Pebble, which returns them.
+//
+// The guard knows rotateWAL's directory sync by the function's name on
+// the stack (only when a directory sync has failed); other directory syncs
+// (a new MANIFEST's) must fail as they do. A Pebble upgrade that renames
+// it makes TestWALRotationFaultFailsStore/dirsync die of the fatal error,
+// and that test forces each rotation fault (failed sync, write, directory
+// sync) with a large batch.
 //
 // # Recovery positions
 //

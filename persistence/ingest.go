@@ -46,30 +46,18 @@ func (s *Store) IngestSnapshotParts(stream string, seq uint64, parts [][]byte) e
 		_ = s.fs.Remove(path)
 		return fmt.Errorf("persistence: ingest snapshot %s/%d: %w", stream, seq, err)
 	}
-	// The ingest may flush the memtable, which rotates the WAL: after a WAL
-	// fault that call stays in Pebble for good (see walGuardFS), so it runs
-	// on a goroutine of its own, with an operation of its own, and this
-	// one stops waiting when the store fails.
-	s.h.inflight.Add(1) // this call holds one already: Close cannot be done
-	done := make(chan error, 1)
-	go func() {
-		defer s.release()
-		// Pebble links the file into its directory; the name here is
-		// ours to remove either way.
-		defer func() { _ = s.fs.Remove(path) }()
-		done <- s.ingest(path)
-	}()
-	if err, _ := s.await(done); err != nil {
+	// Pebble links the file into its directory; the name here is ours to
+	// remove either way.
+	defer func() { _ = s.fs.Remove(path) }()
+	if err := s.db.Ingest(context.Background(), []string{path}); err != nil {
+		return fmt.Errorf("persistence: ingest snapshot %s/%d: %w", stream, seq, err)
+	}
+	// An ingest may write to the WAL (and rotate it): after a WAL fault
+	// Pebble reports success for what it no longer writes.
+	if err := s.Err(); err != nil {
 		return fmt.Errorf("persistence: ingest snapshot %s/%d: %w", stream, seq, err)
 	}
 	return nil
-}
-
-// ingest links the table at path into the database. A panic inside Pebble
-// fails the store.
-func (s *Store) ingest(path string) (err error) {
-	defer s.recoverPebble(&err)
-	return s.db.Ingest(context.Background(), []string{path})
 }
 
 // writeSnapshotTable writes parts as a synced table at path. The keys and

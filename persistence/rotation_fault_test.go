@@ -19,31 +19,30 @@ const rotationMemTableBytes = 1 << 20
 
 // TestWALRotationFaultFailsStore injects a storage fault into the WAL
 // rotation that a large batch forces. Pebble v2.1.7's rotateWAL panics on
-// the error of closing the old WAL after it has released DB.mu, and the
-// unwinding unlocks DB.mu again: "fatal error: sync: unlock of unlocked
-// mutex", which ends the process and no recover can stop. The store must
-// instead fail (ErrFailed with the disk's error), answer the commit, close
-// promptly, and leave a disk that reopens with every acknowledged record.
+// the error of closing the old WAL or creating the next one after it has
+// released DB.mu, and the unwinding unlocks DB.mu again: "fatal error:
+// sync: unlock of unlocked mutex", which ends the process and no recover
+// can stop (each case below did, every time, before the WAL guard). The
+// store must instead fail (ErrFailed with the disk's error), answer the
+// commit, close promptly, and leave a disk that reopens with every
+// acknowledged record.
 func TestWALRotationFaultFailsStore(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		arm  func(*FaultFS)
 		want error
-		// parks says the fault always reaches the rotation. A failed
-		// write may instead come back to the commit that writes the
-		// batch's later blocks (the WAL writer keeps the error of its
-		// first), and Pebble panics there (db.go:955), which fails the
-		// store without a rotation.
-		parks bool
+		// memWAL says the rotation goes on past the fault and creates
+		// the next WAL, in memory only (see walGuardFS).
+		memWAL bool
 	}{
 		// The rotation's close syncs the old WAL: the sync fails.
 		{"sync", func(fs *FaultFS) { fs.FailSyncs(syscall.EIO) }, syscall.EIO, true},
 		// The close writes the batch and the EOF trailer: the write fails,
 		// and the WAL writer keeps that error for its close.
-		{"write", func(fs *FaultFS) { fs.FailWrites(syscall.ENOSPC) }, syscall.ENOSPC, false},
+		{"write", func(fs *FaultFS) { fs.FailWrites(syscall.ENOSPC) }, syscall.ENOSPC, true},
 		// The old WAL closes cleanly, but the sync of the directory
 		// after creating the next WAL fails.
-		{"dirsync", func(fs *FaultFS) { fs.FailDirSyncs(syscall.EIO) }, syscall.EIO, true},
+		{"dirsync", func(fs *FaultFS) { fs.FailDirSyncs(syscall.EIO) }, syscall.EIO, false},
 	} {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/async=%v", tc.name, async), func(t *testing.T) {
@@ -95,18 +94,15 @@ func TestWALRotationFaultFailsStore(t *testing.T) {
 				require.ErrorIs(t, s.Commit(b), ErrFailed, "a failed store takes no write")
 				b.Close()
 
-				// The rotation did not return: its goroutine is parked
-				// for good, and Close leaves the database to the exit.
-				// (The store fails at the fault, so the commit may be
-				// answered a moment before the rotation gets to park.)
-				if tc.parks {
-					require.Eventually(t, func() bool { return s.wal.parked.Load() == 1 },
-						2*time.Second, time.Millisecond, "the rotation's goroutine parked")
-				}
+				require.True(t, s.wal.frozen.Load(), "the WAL froze at the fault")
+				_, created := s.wal.inMemory.Load("data/pebble/000004.log")
+				require.Equal(t, tc.memWAL, created, "the rotation went on and created the next WAL in memory")
+				// Nothing is stuck in Pebble: Close closes the database.
 				t0 := time.Now()
 				err = s.Close()
 				require.ErrorIs(t, err, ErrFailed)
 				require.ErrorIs(t, err, tc.want)
+				require.NotContains(t, err.Error(), "left open")
 				require.Less(t, time.Since(t0), 2*time.Second)
 				t.Logf("close: %v", err)
 
@@ -155,10 +151,47 @@ func TestWALSyncFaultOutsideRotationClosesDB(t *testing.T) {
 	err := s.Close()
 	require.ErrorIs(t, err, ErrFailed)
 	require.NotContains(t, err.Error(), "left open")
-	require.Zero(t, s.wal.parked.Load(), "a fault in the flush loop parks nothing")
+	require.True(t, s.wal.frozen.Load())
 
 	ffs.FailSyncs(nil)
 	s2 := openMem(t, ffs)
 	defer s2.Close()
 	require.GreaterOrEqual(t, len(replayAll(t, s2, "evt_1", 0)), 10)
+}
+
+// TestWALFaultInCloseFlush fails WAL syncs before a healthy Close: Close
+// flushes, and the flush rotates the WAL, whose close meets the fault
+// (before the guard, the fatal error of rotateWAL). Close reports the
+// fault, and the disk reopens with every acknowledged record.
+func TestWALFaultInCloseFlush(t *testing.T) {
+	mem := NewCrashableFS()
+	ffs := NewFaultFS(mem)
+	s := openMem(t, ffs)
+	for seq := uint64(1); seq <= 20; seq++ {
+		b := s.NewBatch()
+		b.Append("evt_1", seq, []byte(fmt.Sprintf("evt_1/%d", seq)))
+		require.NoError(t, s.Commit(b))
+		b.Close()
+	}
+	// A batch applied without a sync leaves WAL data for the close of
+	// the rotation to sync (Commit always syncs).
+	b := s.NewBatch()
+	b.Append("evt_1", 21, []byte("evt_1/21"))
+	require.NoError(t, s.DB().Apply(b.pb, nil))
+	b.Close()
+
+	ffs.FailSyncs(syscall.EIO)
+	err := s.Close()
+	require.ErrorIs(t, err, ErrFailed)
+	require.ErrorIs(t, err, syscall.EIO)
+	t.Logf("close: %v", err)
+
+	ffs.FailSyncs(nil)
+	s2 := openMem(t, mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}))
+	defer s2.Close()
+	got := replayAll(t, s2, "evt_1", 0)
+	require.GreaterOrEqual(t, len(got), 20, "acknowledged records lost")
+	for i, r := range got {
+		require.Equal(t, fmt.Sprintf("evt_1/%d", i+1), r.data)
+	}
 }

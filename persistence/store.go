@@ -68,8 +68,8 @@ type Store struct {
 	dir       string
 	popts     *pebble.Options
 	ingestSeq atomic.Uint64
-	// wal guards Pebble's WAL files against the fault Pebble cannot
-	// survive (see walGuardFS).
+	// wal stands between Pebble and its WAL files: a WAL fault fails the
+	// store there and never reaches Pebble (see walGuardFS).
 	wal *walGuardFS
 	// h admits operations (Close waits for those in flight, so Pebble
 	// never sees a call on a closed DB) and holds the fault state.
@@ -104,7 +104,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.NoSync {
 		s.wo = pebble.NoSync
 	}
-	s.wal = &walGuardFS{FS: fs, fault: s.walFault}
+	s.wal = &walGuardFS{FS: fs, fault: s.walFault, opening: &s.h.opening}
 	cache := pebble.NewCache(cacheBytes)
 	defer cache.Unref()
 	popts := &pebble.Options{
@@ -151,8 +151,7 @@ func Open(opts Options) (*Store, error) {
 //
 // Close returns within about Options.CloseTimeout in every state. After a
 // fault it neither waits for operations stuck inside Pebble nor flushes:
-// it closes the database only if nothing is in flight (and no goroutine of
-// Pebble is parked after a WAL fault, see walGuardFS), and otherwise
+// it closes the database only if nothing is in flight, and otherwise
 // leaves it to the process exit, which loses nothing either (what was
 // acknowledged is in the synced WAL). It then returns the fault.
 func (s *Store) Close() error {
@@ -166,9 +165,8 @@ func (s *Store) close() error {
 	s.stopWatch()
 	if fault := s.Err(); fault != nil {
 		// Healthy operations finish in microseconds; stuck ones never do.
-		if !s.waitDrained(time.Now().Add(100*time.Millisecond)) || s.wal.parked.Load() > 0 {
-			return fmt.Errorf("persistence: close: database left open, %d operations stuck in pebble, %d of its goroutines parked: %w",
-				s.h.inflight.Load(), s.wal.parked.Load(), fault)
+		if !s.waitDrained(time.Now().Add(100 * time.Millisecond)) {
+			return fmt.Errorf("persistence: close: database left open, %d operations stuck in pebble: %w", s.h.inflight.Load(), fault)
 		}
 		if err := s.closeDB(deadline, false); err != nil {
 			return errors.Join(fault, err)
@@ -178,7 +176,13 @@ func (s *Store) close() error {
 	if !s.waitDrained(deadline) {
 		return fmt.Errorf("persistence: close: database left open, %d operations still in flight after %s", s.h.inflight.Load(), s.closeTimeout)
 	}
-	return s.closeDB(deadline, true)
+	err := s.closeDB(deadline, true)
+	if fault := s.Err(); fault != nil {
+		// The flush rotates the WAL, which may meet a WAL fault: Pebble
+		// does not see it (see walGuardFS), so report it here.
+		return errors.Join(fault, err)
+	}
+	return err
 }
 
 // closeDB flushes (if asked) and closes the database, giving up at
@@ -360,9 +364,9 @@ func (b *Batch) Close() {
 // Options.NoSync. Concurrent commits share fsyncs. An empty batch is a no-op.
 // A batch commits at most once; Close it afterwards. A failed commit fails
 // the store (ErrFailed): see the package doc, "Storage faults". Commit
-// returns ErrFailed as soon as the store fails, also while its batch is
-// still inside Pebble, which after a storage fault may keep it for good:
-// the call into Pebble runs on a goroutine of its own.
+// succeeds only if Pebble reports the batch durable and the store has not
+// failed by then: after a WAL fault Pebble reports success for what it no
+// longer writes (see "WAL rotation" in the package doc).
 func (s *Store) Commit(b *Batch) (err error) {
 	if b.err != nil {
 		return b.err
@@ -379,45 +383,22 @@ func (s *Store) Commit(b *Batch) (err error) {
 	if err := s.acquire(); err != nil {
 		return err
 	}
-	pb, records, n := b.pb, b.records, b.pb.Len()
+	defer s.release()
+	n := b.pb.Len()
 	b.committed = true
 	s.commitBegin()
-	done := make(chan error, 1)
-	go func() {
-		// This goroutine's operation ends when Pebble returns, which
-		// after a storage fault may be never: Close must not wait for
-		// it, nor close the database under it.
-		defer s.release()
-		defer s.commitEnd()
-		if err := s.apply(pb, records, false); err != nil {
-			done <- err
-			return
-		}
-		s.stats.observe(records, n)
-		done <- nil
-	}()
-	err, abandoned := s.await(done)
-	if abandoned {
-		b.pb = nil // still Pebble's: Close must not release it
+	defer s.commitEnd()
+	defer s.recoverPebble(&err)
+	if err := s.db.Apply(b.pb, s.wo); err != nil {
+		s.stats.commitErrors.Add(1)
+		return s.fail(fmt.Errorf("commit %d records: %w", b.records, err))
 	}
-	return err
-}
-
-// await waits for the result of a call into Pebble that runs on a
-// goroutine of its own (see offloading in the package doc) or for the
-// store to fail; abandoned says the call is still in Pebble.
-func (s *Store) await(done <-chan error) (err error, abandoned bool) {
-	select {
-	case err := <-done:
-		return err, false
-	case <-s.h.failed:
-		select { // a result that is there already wins
-		case err := <-done:
-			return err, false
-		default:
-			return s.Err(), true
-		}
+	if err := s.Err(); err != nil {
+		s.stats.commitErrors.Add(1)
+		return err
 	}
+	s.stats.observe(b.records, n)
+	return nil
 }
 
 // Replay calls fn for every record of stream with seq > after, in order.
@@ -699,9 +680,8 @@ func (e *fatalError) Unwrap() error { return e.err }
 // groups their fsyncs, instead of waiting a round trip per sync.
 //
 // A failed hand-off or sync fails the store (ErrFailed), like Commit, and
-// both CommitAsync and wait return ErrFailed as soon as the store fails,
-// even if the batch is still inside Pebble (see "Storage faults" in the
-// package doc).
+// like Commit, wait succeeds only if the store has not failed when Pebble
+// reports the batch durable.
 func (s *Store) CommitAsync(b *Batch) (wait func() error, err error) {
 	if b.err != nil {
 		return nil, b.err
@@ -718,63 +698,49 @@ func (s *Store) CommitAsync(b *Batch) (wait func() error, err error) {
 	if err := s.acquire(); err != nil {
 		return nil, err
 	}
-	pb, records, n := b.pb, b.records, b.pb.Len()
+	n := b.pb.Len()
 	b.committed = true
 	s.commitBegin()
-	applied := make(chan error, 1)
-	synced := make(chan error, 1)
-	go func() {
-		// As in Commit, this goroutine's operation lasts as long as
-		// Pebble has the batch, which after a fault may be for good.
-		defer s.release()
-		defer s.commitEnd()
-		if err := s.apply(pb, records, s.wo.Sync); err != nil {
-			applied <- err
-			return
-		}
-		applied <- nil
-		if s.wo.Sync {
-			if err := pb.SyncWait(); err != nil {
-				s.stats.commitErrors.Add(1)
-				synced <- s.fail(fmt.Errorf("sync %d records: %w", records, err))
-				return
-			}
-		}
-		s.stats.observe(records, n)
-		synced <- nil
-	}()
-	if err, abandoned := s.await(applied); err != nil {
-		if abandoned {
-			b.pb = nil
-		}
+	if err := s.applyNoSyncWait(b); err != nil {
+		s.commitEnd()
+		s.release()
+		s.stats.commitErrors.Add(1)
 		return nil, err
 	}
+	if !s.wo.Sync { // Options.NoSync (benchmarks): nothing to wait for
+		s.commitEnd()
+		s.release()
+		s.stats.observe(b.records, n)
+		return func() error { return nil }, nil
+	}
+	records := b.records
 	return func() error {
-		err, abandoned := s.await(synced)
-		if abandoned {
-			b.pb = nil
+		defer s.release()
+		defer s.commitEnd()
+		if err := b.pb.SyncWait(); err != nil {
+			s.stats.commitErrors.Add(1)
+			return s.fail(fmt.Errorf("sync %d records: %w", records, err))
 		}
-		return err
+		if err := s.Err(); err != nil {
+			s.stats.commitErrors.Add(1)
+			return err
+		}
+		s.stats.observe(records, n)
+		return nil
 	}, nil
 }
 
-// apply hands pb to Pebble: with noSyncWait it returns once pb is in the
-// WAL, else once it is durable (Options.NoSync: in the WAL). A failure,
-// or a panic inside Pebble, fails the store.
-func (s *Store) apply(pb *pebble.Batch, records int, noSyncWait bool) (err error) {
-	defer func() {
-		if err != nil {
-			s.stats.commitErrors.Add(1)
-		}
-	}()
+// applyNoSyncWait hands b to Pebble without waiting for its sync (with
+// Options.NoSync, it applies it without one).
+func (s *Store) applyNoSyncWait(b *Batch) (err error) {
 	defer s.recoverPebble(&err)
-	if noSyncWait {
-		err = s.db.ApplyNoSyncWait(pb, s.wo)
+	if !s.wo.Sync {
+		err = s.db.Apply(b.pb, s.wo)
 	} else {
-		err = s.db.Apply(pb, s.wo)
+		err = s.db.ApplyNoSyncWait(b.pb, s.wo)
 	}
 	if err != nil {
-		return s.fail(fmt.Errorf("commit %d records: %w", records, err))
+		return s.fail(fmt.Errorf("commit %d records: %w", b.records, err))
 	}
 	return nil
 }

@@ -1,123 +1,90 @@
 package persistence
 
 import (
-	"errors"
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// Pebble functions the WAL guard looks for on the stack of a failing call.
-const (
-	pebblePkg       = "github.com/cockroachdb/pebble/v2."
-	pebbleRotateWAL = pebblePkg + "(*DB).rotateWAL"
-	pebbleOpen      = pebblePkg + "Open"
-	pebbleDBClose   = pebblePkg + "(*DB).Close"
-	pebbleFlushLoop = "github.com/cockroachdb/pebble/v2/record.(*LogWriter).flushLoop"
-)
+// pebbleRotateWAL is the function whose directory sync the WAL guard
+// takes as a WAL's (a Pebble upgrade that renames it fails
+// TestWALRotationFaultFailsStore/dirsync with the fatal error).
+const pebbleRotateWAL = "github.com/cockroachdb/pebble/v2.(*DB).rotateWAL"
 
-// walGuardFS keeps a WAL fault from reaching the one place in Pebble where
-// an error kills the process: DB.rotateWAL (db.go in v2.1.7; see "WAL
-// rotation" in the package doc).
+// walGuardFS keeps WAL faults away from Pebble, which cannot survive one
+// in a WAL rotation (see "WAL rotation" in the package doc).
 //
-// rotateWAL releases DB.mu, closes the old WAL (the flush loop writes what
-// is buffered and the EOF trailer, then vfs.syncingFile.Close syncs and
-// closes the file) and creates the next one (StandaloneManager.Create,
-// which syncs the directory). It panics on any error there (db.go:2822,
-// 2835) while its caller holds a deferred DB.mu.Unlock (commitWrite,
-// AsyncFlush, ingest, the delayed flush), and the unwinding unlocks the
-// released mutex: "fatal error: sync: unlock of unlocked mutex", which no
-// recover can stop. The close fails whenever the WAL writer kept an
-// earlier write or sync error (record.LogWriter keeps the first one), so
-// once a WAL write or sync has failed the next rotation (a full memtable,
-// a large batch, a flush, an ingest) ends the process.
+// The first failed write, sync or close of a WAL file, failed creation of
+// one, or failed directory sync inside DB.rotateWAL fails the store (the
+// fault callback) before it returns, then freezes the WAL: that call and
+// every later call on a WAL file succeed without reaching the disk, and a
+// WAL created later is an empty file in memory only. Pebble goes on as if
+// nothing happened, and the store acknowledges nothing from then on
+// (Commit checks Err after Pebble reports a batch durable, and the fault
+// is recorded before the call that would make Pebble report it returns).
 //
-// The guard sits between Pebble and the filesystem:
+// What the disk holds is what a crash at the fault would leave: the WALs
+// up to the fault, the last one with a torn tail, which Open takes as the
+// end of the log. No WAL is written after the faulted one (a WAL after a
+// torn one would make Open call the torn one corrupt). Tables and the
+// MANIFEST are not frozen: a flush after the fault writes a memtable that
+// may hold batches never acknowledged, which a fault allows (an error at a
+// fault means "unknown"), and only then lets Pebble drop the WALs it
+// covers.
 //
-//   - A failed write or sync of a WAL file fails the store at once, before
-//     Pebble hands the error to the commits waiting for that sync, and
-//     poisons the WAL. The error still goes to the WAL writer's flush loop,
-//     which keeps it, writes nothing more, and answers the waiting commits
-//     with it.
-//   - A call that would hand rotateWAL an error does not return: its
-//     goroutine parks for good. That is any call on a WAL file after the
-//     poisoning (the old WAL's last sync and close; the creation of a new
-//     WAL), a failed call on a WAL file from anything but the flush loop,
-//     DB.Close or Open, and a failed directory sync inside rotateWAL. The
-//     parked goroutine holds Pebble's commit mutex, so commits still in
-//     Pebble stay there too; the store answers their callers from Failed
-//     (Store.await), and the process exits as after any storage fault.
-//   - So nothing reaches a WAL after the fault, and no WAL follows one
-//     that faulted (after which Open would call the faulted one's torn tail
-//     corrupt): the disk is as after a crash at the fault, which Open
-//     recovers.
-//
-// DB.Close closes the WAL too and returns its error instead of panicking:
-// its calls go on after a poisoning, and fail normally. So do those of
-// pebble.Open, which returns the error of creating its first WAL.
+// While pebble.Open runs, errors go to Pebble as they are: Open returns
+// them.
 type walGuardFS struct {
 	vfs.FS
-	// fault fails the store with err, the error of op on a WAL file.
-	fault    func(op string, err error)
-	poisoned atomic.Bool
-	// parked counts goroutines parked for good. Close does not close the
-	// database while one is: DB.Close would wait for them.
-	parked atomic.Int64
+	// fault fails the store with err, the error of op on a WAL.
+	fault   func(op string, err error)
+	opening *atomic.Bool
+	frozen  atomic.Bool
+	// inMemory holds the names of the WALs created after the fault, which
+	// exist only for Pebble.
+	inMemory sync.Map
 }
 
 func isWAL(name string) bool { return strings.HasSuffix(name, ".log") }
 
-// onStack reports whether one of funcs is a caller of the function that
-// calls onStack.
-func onStack(funcs ...string) bool {
-	var pcs [64]uintptr
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs[:])])
-	for {
-		f, more := frames.Next()
-		for _, fn := range funcs {
-			if f.Function == fn {
-				return true
-			}
-		}
-		if !more {
-			return false
-		}
-	}
-}
-
-// poison records a fault of op on a WAL file and fails the store.
-func (fs *walGuardFS) poison(op string, err error) {
-	fs.poisoned.Store(true)
+// swallow records err, the error of op on a WAL, and reports whether to
+// hide it from Pebble (always, but while Open runs).
+func (fs *walGuardFS) swallow(op string, err error) bool {
 	fs.fault(op, err)
-}
-
-// park blocks the calling goroutine of Pebble for good: see walGuardFS.
-func (fs *walGuardFS) park(op string, err error) {
-	fs.poison(op, err)
-	fs.parked.Add(1)
-	select {}
+	if fs.opening.Load() {
+		return false
+	}
+	fs.frozen.Store(true) // after the fault: who sees it frozen sees Err
+	return true
 }
 
 func (fs *walGuardFS) create(name string, create func() (vfs.File, error)) (vfs.File, error) {
 	if !isWAL(name) {
 		return create()
 	}
-	if fs.poisoned.Load() && !onStack(pebbleOpen) {
-		// A new WAL behind a poisoned one: a crash would leave two WALs
-		// with unclean tails, and Open calls the older one corrupt.
-		fs.park("create "+name, errors.New("a new WAL after a WAL fault"))
+	if fs.frozen.Load() {
+		return fs.memWAL(name), nil
 	}
 	f, err := create()
 	if err != nil {
-		if !onStack(pebbleOpen) {
-			fs.park("create "+name, err)
+		if fs.swallow("create "+name, err) {
+			return fs.memWAL(name), nil
 		}
 		return f, err
 	}
 	return &walFile{File: f, fs: fs, name: name}, nil
+}
+
+func (fs *walGuardFS) memWAL(name string) vfs.File {
+	fs.inMemory.Store(name, true)
+	return memWAL{name: name}
 }
 
 // Create implements vfs.FS.
@@ -125,13 +92,23 @@ func (fs *walGuardFS) Create(name string, category vfs.DiskWriteCategory) (vfs.F
 	return fs.create(name, func() (vfs.File, error) { return fs.FS.Create(name, category) })
 }
 
-// ReuseForWrite implements vfs.FS (a recycled WAL).
+// ReuseForWrite implements vfs.FS: Pebble recycles an obsolete WAL as the
+// next one. After the fault the obsolete file stays as it is (the next
+// Open removes it).
 func (fs *walGuardFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	return fs.create(newname, func() (vfs.File, error) { return fs.FS.ReuseForWrite(oldname, newname, category) })
 }
 
-// OpenDir implements vfs.FS: StandaloneManager.Create syncs the directory
-// after creating a WAL, inside rotateWAL.
+// Remove implements vfs.FS: a WAL that exists only in memory is gone.
+func (fs *walGuardFS) Remove(name string) error {
+	if _, ok := fs.inMemory.LoadAndDelete(name); ok {
+		return nil
+	}
+	return fs.FS.Remove(name)
+}
+
+// OpenDir implements vfs.FS: rotateWAL syncs the directory after creating
+// the next WAL (wal.StandaloneManager.Create) and panics on its error.
 func (fs *walGuardFS) OpenDir(name string) (vfs.File, error) {
 	f, err := fs.FS.OpenDir(name)
 	if err != nil {
@@ -143,6 +120,9 @@ func (fs *walGuardFS) OpenDir(name string) (vfs.File, error) {
 // Unwrap returns the wrapped filesystem.
 func (fs *walGuardFS) Unwrap() vfs.FS { return fs.FS }
 
+// guardDir is a directory under the guard. Only its sync inside rotateWAL
+// is the WAL's: any other (a new MANIFEST's, a table's) must fail as it
+// does, or Pebble would rely on a file that a crash may lose.
 type guardDir struct {
 	vfs.File
 	fs   *walGuardFS
@@ -151,84 +131,125 @@ type guardDir struct {
 
 func (d *guardDir) Sync() error {
 	err := d.File.Sync()
-	if err != nil && onStack(pebbleRotateWAL) {
-		d.fs.park("sync directory "+d.name, err)
+	if err != nil && onStack(pebbleRotateWAL) && d.fs.swallow("sync directory "+d.name, err) {
+		return nil
 	}
 	return err
 }
 
-// walFile is a WAL file under the guard.
+// onStack reports whether fn is a caller of the function that calls
+// onStack. It walks the stack, so it is only for fault paths.
+func onStack(fn string) bool {
+	var pcs [64]uintptr
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs[:])])
+	for {
+		f, more := frames.Next()
+		if f.Function == fn {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// walFile is a WAL file on disk under the guard.
 type walFile struct {
 	vfs.File
 	fs   *walGuardFS
 	name string
 }
 
-// before parks a call on a WAL file after a WAL fault, unless DB.Close
-// makes it: the only other callers then are rotateWAL's close of the old
-// WAL (vfs.syncingFile.Close syncs before it closes, and returns a failed
-// sync without closing) and the creation of a new WAL, and both must not
-// return.
-func (f *walFile) before(op string) {
-	if f.fs.poisoned.Load() && !onStack(pebbleDBClose) {
-		f.fs.park(op+" "+f.name, errors.New("a WAL call after a WAL fault"))
+func (f *walFile) Write(p []byte) (int, error) {
+	if f.fs.frozen.Load() {
+		return len(p), nil
 	}
+	n, err := f.File.Write(p)
+	if err != nil && f.fs.swallow("write "+f.name, err) {
+		return len(p), nil
+	}
+	return n, err
 }
 
-// after poisons the WAL on err. The WAL writer's flush loop gets the error
-// (it keeps it, stops writing, and answers the commits waiting for it), as
-// do DB.Close and Open; any other caller is in a rotation, or not known to
-// handle the error, and parks.
-func (f *walFile) after(op string, err error) error {
-	if err == nil {
+func (f *walFile) WriteAt(p []byte, off int64) (int, error) {
+	if f.fs.frozen.Load() {
+		return len(p), nil
+	}
+	n, err := f.File.WriteAt(p, off)
+	if err != nil && f.fs.swallow("write "+f.name, err) {
+		return len(p), nil
+	}
+	return n, err
+}
+
+// Preallocate only reserves space: Pebble ignores its error.
+func (f *walFile) Preallocate(off, n int64) error {
+	if f.fs.frozen.Load() {
 		return nil
 	}
-	f.fs.poison(op+" "+f.name, err)
-	if !onStack(pebbleFlushLoop, pebbleDBClose, pebbleOpen) {
-		f.fs.park(op+" "+f.name, err)
+	return f.File.Preallocate(off, n)
+}
+
+func (f *walFile) sync(op func() error) error {
+	if f.fs.frozen.Load() {
+		return nil
+	}
+	err := op()
+	if err != nil && f.fs.swallow("sync "+f.name, err) {
+		return nil
 	}
 	return err
 }
 
-func (f *walFile) Write(p []byte) (int, error) {
-	f.before("write")
-	n, err := f.File.Write(p)
-	return n, f.after("write", err)
-}
-
-func (f *walFile) WriteAt(p []byte, off int64) (int, error) {
-	f.before("write")
-	n, err := f.File.WriteAt(p, off)
-	return n, f.after("write", err)
-}
-
-func (f *walFile) Sync() error {
-	f.before("sync")
-	return f.after("sync", f.File.Sync())
-}
-
-func (f *walFile) SyncData() error {
-	f.before("sync")
-	return f.after("sync", f.File.SyncData())
-}
+func (f *walFile) Sync() error     { return f.sync(f.File.Sync) }
+func (f *walFile) SyncData() error { return f.sync(f.File.SyncData) }
 
 func (f *walFile) SyncTo(length int64) (bool, error) {
-	f.before("sync")
-	full, err := f.File.SyncTo(length)
-	return full, f.after("sync", err)
-}
-
-func (f *walFile) Stat() (vfs.FileInfo, error) {
-	fi, err := f.File.Stat()
-	return fi, f.after("stat", err)
+	full := false
+	err := f.sync(func() error {
+		var err error
+		full, err = f.File.SyncTo(length)
+		return err
+	})
+	return full, err
 }
 
 func (f *walFile) Close() error {
-	f.before("close")
-	return f.after("close", f.File.Close())
+	err := f.File.Close() // releases the descriptor; writes nothing
+	if err != nil && (f.fs.frozen.Load() || f.fs.swallow("close "+f.name, err)) {
+		return nil
+	}
+	return err
 }
 
-// walFault fails the store on the fault of op on a WAL file, and ends a
+// memWAL is a WAL created after the fault: it takes writes and syncs and
+// keeps nothing.
+type memWAL struct{ name string }
+
+func (memWAL) Close() error                           { return nil }
+func (memWAL) Read([]byte) (int, error)               { return 0, io.EOF }
+func (memWAL) ReadAt([]byte, int64) (int, error)      { return 0, io.EOF }
+func (memWAL) Write(p []byte) (int, error)            { return len(p), nil }
+func (memWAL) WriteAt(p []byte, _ int64) (int, error) { return len(p), nil }
+func (memWAL) Preallocate(int64, int64) error         { return nil }
+func (w memWAL) Stat() (vfs.FileInfo, error)          { return memWALInfo{w.name}, nil }
+func (memWAL) Sync() error                            { return nil }
+func (memWAL) SyncTo(int64) (bool, error)             { return true, nil }
+func (memWAL) SyncData() error                        { return nil }
+func (memWAL) Prefetch(int64, int64) error            { return nil }
+func (memWAL) Fd() uintptr                            { return vfs.InvalidFd }
+
+type memWALInfo struct{ name string }
+
+func (i memWALInfo) Name() string         { return i.name }
+func (memWALInfo) Size() int64            { return 0 }
+func (memWALInfo) Mode() os.FileMode      { return 0o644 }
+func (memWALInfo) ModTime() time.Time     { return time.Time{} }
+func (memWALInfo) IsDir() bool            { return false }
+func (memWALInfo) Sys() any               { return nil }
+func (memWALInfo) DeviceID() vfs.DeviceID { return vfs.DeviceID{} }
+
+// walFault fails the store on the fault of op on a WAL, and ends a
 // pebble.Open that is waiting meanwhile (see openDB).
 func (s *Store) walFault(op string, err error) {
 	if s.h.opening.Load() {
