@@ -127,10 +127,10 @@ func TestWALRotationFaultFailsStore(t *testing.T) {
 }
 
 // TestWALSyncFaultOutsideRotationClosesDB fails a WAL sync with no rotation
-// in sight: the WAL writer's flush loop gets the error (the guard parks
-// nothing), so after the fault Close still closes the database, whose
-// DB.Close meets the poisoned WAL and returns, and the same filesystem
-// reopens (the directory lock is released) with every acknowledged record.
+// in sight: the commit fails with the disk's error, the WAL freezes, and
+// Close still closes the database (nothing is stuck in Pebble), so the same
+// filesystem reopens (the directory lock is released) with every
+// acknowledged record.
 func TestWALSyncFaultOutsideRotationClosesDB(t *testing.T) {
 	mem := NewCrashableFS()
 	ffs := NewFaultFS(mem)
