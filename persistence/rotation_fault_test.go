@@ -195,3 +195,35 @@ func TestWALFaultInCloseFlush(t *testing.T) {
 		require.Equal(t, fmt.Sprintf("evt_1/%d", i+1), r.data)
 	}
 }
+
+// TestWALFaultInIngestRotation fails WAL syncs before an ingest whose table
+// overlaps the memtable: Pebble ingests it as a flushable, which rotates
+// the WAL twice and writes the ingest to the new WAL (before the guard,
+// the fatal error of rotateWAL). The ingest reports the fault, and the
+// disk reopens with every acknowledged record.
+func TestWALFaultInIngestRotation(t *testing.T) {
+	mem := NewCrashableFS()
+	ffs := NewFaultFS(mem)
+	s := openMem(t, ffs)
+	for seq := uint64(1); seq <= 20; seq++ {
+		b := s.NewBatch()
+		b.Append("evt_1", seq, []byte(fmt.Sprintf("evt_1/%d", seq)))
+		if seq == 20 {
+			b.SetSnapshotPart("evt_1", 20, 1, []byte("part 1, in the memtable"))
+		}
+		require.NoError(t, s.Commit(b))
+		b.Close()
+	}
+
+	ffs.FailSyncs(syscall.EIO)
+	err := s.IngestSnapshotParts("evt_1", 20, [][]byte{[]byte("part 1"), []byte("part 2")})
+	require.ErrorIs(t, err, ErrFailed)
+	require.ErrorIs(t, err, syscall.EIO)
+	t.Logf("ingest: %v", err)
+	require.ErrorIs(t, s.Close(), ErrFailed)
+
+	ffs.FailSyncs(nil)
+	s2 := openMem(t, mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}))
+	defer s2.Close()
+	require.Len(t, replayAll(t, s2, "evt_1", 0), 20)
+}
