@@ -139,9 +139,14 @@
 // The guard knows rotateWAL's directory sync by the function's name on
 // the stack (only when a directory sync has failed); other directory syncs
 // (a new MANIFEST's) must fail as they do. A Pebble upgrade that renames
-// it makes TestWALRotationFaultFailsStore/dirsync die of the fatal error,
-// and that test forces each rotation fault (failed sync, write, directory
-// sync) with a large batch.
+// it makes TestWALRotationFaultFailsStore/dirsync die of the fatal error.
+// The rotation tests force a rotation into each fault: a large batch in a
+// commit (failed sync, write, directory sync; TestWALRotationFaultFailsStore),
+// the flush of a healthy Close (TestWALFaultInCloseFlush) and a flushable
+// ingest (TestWALFaultInIngestRotation); each died of the fatal error
+// without the guard. On the healthy path the guard is an atomic load per
+// WAL call: BenchmarkCommitSequential and BenchmarkCommitConcurrent showed
+// no difference beyond noise (4 alternated runs each, 2026-11-28).
 //
 // # Recovery positions
 //
