@@ -63,7 +63,9 @@
 //     every later commit blocks for good. A commit that fails in the
 //     synchronous path is logged through Logger.Fatalf ("the commit
 //     pipeline will be horked"), and a failed MANIFEST sync is Fatalf too;
-//     Pebble's default Fatalf is os.Exit(1).
+//     Pebble's default Fatalf is os.Exit(1). Worse, a WAL rotation after a
+//     WAL error ends the process with a fatal error, so the store keeps
+//     WAL errors from Pebble altogether: see "WAL rotation" below.
 //   - The memtable and the state of the actors already hold the records of
 //     the failed batches: serving reads from them would show what may never
 //     have reached the disk.
@@ -76,8 +78,8 @@
 // "unknown", and a client retries with the same idempotency key.
 //
 // A full disk (ENOSPC) takes the same path, for the same reason: the WAL
-// writer keeps the error, and the database cannot be reopened in-process
-// while goroutines are stuck in its commit pipeline and it holds the
+// has lost what it could not write (and is frozen, see "WAL rotation"),
+// and the database cannot be reopened in-process while it holds the
 // directory lock. Staying up to serve reads would serve from that
 // untrustworthy memory. So the process exits; while the disk stays full a
 // restart exits non-zero again: Open must flush the WAL it replayed, and
@@ -97,6 +99,54 @@
 // flight and otherwise leaves it to the process exit. A panic inside
 // Pebble during a commit (and Logger.Fatalf, which panics) fails the
 // store too.
+//
+// # WAL rotation
+//
+// Pebble rotates the WAL when the memtable is full, for a batch of half a
+// memtable or more, and when a flush or an ingest needs the memtable
+// flushed. In v2.1.7 DB.rotateWAL releases DB.mu, closes the old WAL (a
+// last write and sync) and creates the next one (with a directory sync),
+// and panics on any error there (db.go:2822, 2835) while its caller holds
+// a deferred DB.mu.Unlock (commitWrite, db.go:979-981; AsyncFlush; the
+// ingest paths). The unwinding unlocks the released mutex: "fatal error:
+// sync: unlock of unlocked mutex", which ends the process and which no
+// recover can stop. Closing a WAL whose writer kept a write or sync error
+// always fails, so once a WAL sync had failed the first rotation ended the
+// process (TestFailedSyncFailsStore hit it in about 1 of 8 CI runs, when a
+// rotation met the injected fault).
+//
+// So a WAL fault never reaches Pebble. The store stands between Pebble
+// and its WAL files (walGuardFS, over Options.FS): the first failed write,
+// sync or close of a WAL, failed creation of one, or failed directory
+// sync inside rotateWAL fails the store before the call returns, and then
+// freezes the WAL: that call and every later call on a WAL file succeed
+// without reaching the disk, and a WAL created later exists in memory
+// only. Pebble carries on, rotations included, and the store acknowledges
+// nothing more: Commit and CommitAsync's wait succeed only if the store
+// has not failed when Pebble reports the batch durable, and since the
+// fault is recorded before the call that would let Pebble report it
+// returns, a batch whose sync was not real is never acknowledged.
+//
+// What the disk holds is what a crash at the fault would leave: the WALs
+// up to the fault, the last one ending in a torn tail, which Open takes as
+// the end of the log; no WAL is written after it (after a torn WAL, a
+// newer one would make Open call the torn one corrupt). Tables and the
+// MANIFEST are not frozen: a memtable flush after the fault may write
+// batches that were never acknowledged (allowed: an error at a fault means
+// "unknown"), and only then does Pebble drop the WALs the flush covers.
+// While pebble.Open runs, WAL errors go to Pebble, which returns them.
+//
+// The guard knows rotateWAL's directory sync by the function's name on
+// the stack (only when a directory sync has failed); other directory syncs
+// (a new MANIFEST's) must fail as they do. A Pebble upgrade that renames
+// it makes TestWALRotationFaultFailsStore/dirsync die of the fatal error.
+// The rotation tests force a rotation into each fault: a large batch in a
+// commit (failed sync, write, directory sync; TestWALRotationFaultFailsStore),
+// the flush of a healthy Close (TestWALFaultInCloseFlush) and a flushable
+// ingest (TestWALFaultInIngestRotation); each died of the fatal error
+// without the guard. On the healthy path the guard is an atomic load per
+// WAL call: BenchmarkCommitSequential and BenchmarkCommitConcurrent showed
+// no difference beyond noise (4 alternated runs each, 2026-11-28).
 //
 // # Recovery positions
 //

@@ -16,7 +16,9 @@ import (
 //   - FailWrites: every write (and preallocation) of any file fails with
 //     err, as on a full disk (ENOSPC);
 //   - HangSyncs: every sync of a WAL file blocks until HangSyncs(false), as
-//     on a disk that stopped answering.
+//     on a disk that stopped answering;
+//   - FailDirSyncs: every sync of a directory (Pebble syncs its directory
+//     after creating a file, a WAL among them) fails with err.
 //
 // Files opened before a fault is armed see it too: the wrapper checks on
 // every call.
@@ -24,6 +26,7 @@ type FaultFS struct {
 	vfs.FS
 	syncErr  atomic.Pointer[error]
 	writeErr atomic.Pointer[error]
+	dirErr   atomic.Pointer[error]
 
 	hangMu   sync.Mutex
 	hang     chan struct{} // non-nil while syncs hang; closed to release them
@@ -39,6 +42,9 @@ func (fs *FaultFS) FailSyncs(err error) { fs.syncErr.Store(ptr(err)) }
 
 // FailWrites makes every file write fail with err from now on; nil heals.
 func (fs *FaultFS) FailWrites(err error) { fs.writeErr.Store(ptr(err)) }
+
+// FailDirSyncs makes directory syncs fail with err from now on; nil heals.
+func (fs *FaultFS) FailDirSyncs(err error) { fs.dirErr.Store(ptr(err)) }
 
 // HangSyncs makes WAL syncs block (on) or releases those blocked (off).
 func (fs *FaultFS) HangSyncs(on bool) {
@@ -97,6 +103,15 @@ func (fs *FaultFS) ReuseForWrite(oldname, newname string, category vfs.DiskWrite
 func (fs *FaultFS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
 	f, err := fs.FS.OpenReadWrite(name, category, opts...)
 	return fs.wrap(name, f, err)
+}
+
+// OpenDir implements vfs.FS.
+func (fs *FaultFS) OpenDir(name string) (vfs.File, error) {
+	f, err := fs.FS.OpenDir(name)
+	if err != nil {
+		return f, err
+	}
+	return &faultDir{File: f, fs: fs}, nil
 }
 
 // Unwrap returns the wrapped filesystem.
@@ -163,4 +178,16 @@ func (f *faultFile) SyncTo(length int64) (bool, error) {
 		return false, err
 	}
 	return f.File.SyncTo(length)
+}
+
+type faultDir struct {
+	vfs.File
+	fs *FaultFS
+}
+
+func (d *faultDir) Sync() error {
+	if err := d.fs.loadErr(&d.fs.dirErr); err != nil {
+		return err
+	}
+	return d.File.Sync()
 }

@@ -192,7 +192,9 @@ func (s *Store) stopWatch() {
 // recoverPebble turns a panic inside Pebble during a commit into a store
 // fault. Pebble panics when its WAL writer has kept an earlier write
 // error (db.go commitWrite), and our Logger.Fatalf panics after a commit
-// error that leaves its commit pipeline unusable.
+// error that leaves its commit pipeline unusable. (WAL errors no longer
+// reach Pebble, see walGuardFS; the panic of rotateWAL on one could not
+// be recovered at all.)
 func (s *Store) recoverPebble(err *error) {
 	if r := recover(); r != nil {
 		*err = s.fail(fmt.Errorf("pebble panicked in a commit: %v", r))

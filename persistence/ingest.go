@@ -52,6 +52,11 @@ func (s *Store) IngestSnapshotParts(stream string, seq uint64, parts [][]byte) e
 	if err := s.db.Ingest(context.Background(), []string{path}); err != nil {
 		return fmt.Errorf("persistence: ingest snapshot %s/%d: %w", stream, seq, err)
 	}
+	// An ingest may write to the WAL (and rotate it): after a WAL fault
+	// Pebble reports success for what it no longer writes.
+	if err := s.Err(); err != nil {
+		return fmt.Errorf("persistence: ingest snapshot %s/%d: %w", stream, seq, err)
+	}
 	return nil
 }
 

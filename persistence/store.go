@@ -68,6 +68,9 @@ type Store struct {
 	dir       string
 	popts     *pebble.Options
 	ingestSeq atomic.Uint64
+	// wal stands between Pebble and its WAL files: a WAL fault fails the
+	// store there and never reaches Pebble (see walGuardFS).
+	wal *walGuardFS
 	// h admits operations (Close waits for those in flight, so Pebble
 	// never sees a call on a closed DB) and holds the fault state.
 	h            health
@@ -101,10 +104,11 @@ func Open(opts Options) (*Store, error) {
 	if opts.NoSync {
 		s.wo = pebble.NoSync
 	}
+	s.wal = &walGuardFS{FS: fs, fault: s.walFault, opening: &s.h.opening}
 	cache := pebble.NewCache(cacheBytes)
 	defer cache.Unref()
 	popts := &pebble.Options{
-		FS:                 &syncCountingFS{FS: fs, syncs: &s.stats.syncs, nanos: &s.stats.syncNanos},
+		FS:                 &syncCountingFS{FS: s.wal, syncs: &s.stats.syncs, nanos: &s.stats.syncNanos},
 		Cache:              cache,
 		MemTableSize:       memBytes,
 		Logger:             slogAdapter{l: opts.Logger, fail: s.fail},
@@ -172,7 +176,13 @@ func (s *Store) close() error {
 	if !s.waitDrained(deadline) {
 		return fmt.Errorf("persistence: close: database left open, %d operations still in flight after %s", s.h.inflight.Load(), s.closeTimeout)
 	}
-	return s.closeDB(deadline, true)
+	err := s.closeDB(deadline, true)
+	if fault := s.Err(); fault != nil {
+		// The flush rotates the WAL, which may meet a WAL fault: Pebble
+		// does not see it (see walGuardFS), so report it here.
+		return errors.Join(fault, err)
+	}
+	return err
 }
 
 // closeDB flushes (if asked) and closes the database, giving up at
@@ -353,7 +363,10 @@ func (b *Batch) Close() {
 // Commit writes b and returns once it is durable (fsynced), unless
 // Options.NoSync. Concurrent commits share fsyncs. An empty batch is a no-op.
 // A batch commits at most once; Close it afterwards. A failed commit fails
-// the store (ErrFailed): see the package doc, "Storage faults".
+// the store (ErrFailed): see the package doc, "Storage faults". Commit
+// succeeds only if Pebble reports the batch durable and the store has not
+// failed by then: after a WAL fault Pebble reports success for what it no
+// longer writes (see "WAL rotation" in the package doc).
 func (s *Store) Commit(b *Batch) (err error) {
 	if b.err != nil {
 		return b.err
@@ -379,6 +392,10 @@ func (s *Store) Commit(b *Batch) (err error) {
 	if err := s.db.Apply(b.pb, s.wo); err != nil {
 		s.stats.commitErrors.Add(1)
 		return s.fail(fmt.Errorf("commit %d records: %w", b.records, err))
+	}
+	if err := s.Err(); err != nil {
+		s.stats.commitErrors.Add(1)
+		return err
 	}
 	s.stats.observe(b.records, n)
 	return nil
@@ -662,7 +679,9 @@ func (e *fatalError) Unwrap() error { return e.err }
 // too. This lets an actor keep several batches in flight while Pebble
 // groups their fsyncs, instead of waiting a round trip per sync.
 //
-// A failed hand-off or sync fails the store (ErrFailed), like Commit.
+// A failed hand-off or sync fails the store (ErrFailed), like Commit, and
+// like Commit, wait succeeds only if the store has not failed when Pebble
+// reports the batch durable.
 func (s *Store) CommitAsync(b *Batch) (wait func() error, err error) {
 	if b.err != nil {
 		return nil, b.err
@@ -701,6 +720,10 @@ func (s *Store) CommitAsync(b *Batch) (wait func() error, err error) {
 		if err := b.pb.SyncWait(); err != nil {
 			s.stats.commitErrors.Add(1)
 			return s.fail(fmt.Errorf("sync %d records: %w", records, err))
+		}
+		if err := s.Err(); err != nil {
+			s.stats.commitErrors.Add(1)
+			return err
 		}
 		s.stats.observe(records, n)
 		return nil
