@@ -212,7 +212,7 @@ type meter struct {
 	began   time.Time
 	cpu     time.Duration
 	stats   []LogStats
-	fwd     [][7]int64 // per stack: forwarded requests, their batches, answers, theirs, and fwdStats' times
+	fwd     [][8]int64 // per stack: forwarded requests, their batches, answers, theirs, fwdStats' times, and batches over connections
 	profile *os.File
 }
 
@@ -229,8 +229,8 @@ func startMeter(t *testing.T, stacks []*stack, load string) *meter {
 	for _, s := range stacks {
 		m.stats = append(m.stats, s.log.Stats())
 		f := &s.router.fwd
-		m.fwd = append(m.fwd, [7]int64{f.requests.Load(), f.batches.Load(), f.answers.Load(), f.answerBatches.Load(),
-			f.roundNanos.Load(), f.roundCount.Load(), f.serveNanos.Load()})
+		m.fwd = append(m.fwd, [8]int64{f.requests.Load(), f.batches.Load(), f.answers.Load(), f.answerBatches.Load(),
+			f.roundNanos.Load(), f.roundCount.Load(), f.serveNanos.Load(), f.connBatches.Load()})
 	}
 	return m
 }
@@ -250,7 +250,7 @@ func (m *meter) log(t *testing.T, what string, perSecond float64) {
 		return
 	}
 	var d LogStats
-	var reqs, batches, answers, answerBatches, round, rounds, serve int64
+	var reqs, batches, answers, answerBatches, round, rounds, serve, overConn int64
 	for i, s := range m.stacks {
 		reqs += s.router.fwd.requests.Load() - m.fwd[i][0]
 		batches += s.router.fwd.batches.Load() - m.fwd[i][1]
@@ -259,6 +259,7 @@ func (m *meter) log(t *testing.T, what string, perSecond float64) {
 		round += s.router.fwd.roundNanos.Load() - m.fwd[i][4]
 		rounds += s.router.fwd.roundCount.Load() - m.fwd[i][5]
 		serve += s.router.fwd.serveNanos.Load() - m.fwd[i][6]
+		overConn += s.router.fwd.connBatches.Load() - m.fwd[i][7]
 		st := s.log.Stats()
 		d.Messages += st.Messages - m.stats[i].Messages
 		d.Bytes += st.Bytes - m.stats[i].Bytes
@@ -274,8 +275,8 @@ func (m *meter) log(t *testing.T, what string, perSecond float64) {
 		float64(d.Commits)/float64(max(d.Messages, 1)), float64(d.Bytes)/float64(max(d.Records, 1)),
 		(d.AckWait / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond),
 		(d.Linger / time.Duration(max(d.Messages, 1))).Round(10*time.Microsecond), d.Retries, d.Claims)
-	t.Logf("%s: %.0f requests forwarded/s, %.1f per message; %.1f answers per message; %v from a request's send to its answer, %v of it on the owner (from its batch's arrival)", what,
-		float64(reqs)/wall.Seconds(), float64(reqs)/float64(max(batches, 1)), float64(answers)/float64(max(answerBatches, 1)),
+	t.Logf("%s: %.0f requests forwarded/s, %.1f per message, %.0f%% of the messages over forwarding connections; %.1f answers per message; %v from a request's send to its answer, %v of it on the owner (from its batch's arrival)", what,
+		float64(reqs)/wall.Seconds(), float64(reqs)/float64(max(batches, 1)), 100*float64(overConn)/float64(max(batches, 1)), float64(answers)/float64(max(answerBatches, 1)),
 		(time.Duration(round) / time.Duration(max(rounds, 1))).Round(10*time.Microsecond),
 		(time.Duration(serve) / time.Duration(max(answers, 1))).Round(10*time.Microsecond))
 }
