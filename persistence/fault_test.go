@@ -31,15 +31,7 @@ func faultLoad(s *Store, writers int, async bool, stop <-chan struct{}, acked []
 				}
 				b := s.NewBatch()
 				b.Append(stream, seq, []byte(fmt.Sprintf("%s/%d", stream, seq)))
-				var err error
-				if async {
-					var wait func() error
-					if wait, err = s.CommitAsync(b); err == nil {
-						err = wait()
-					}
-				} else {
-					err = s.Commit(b)
-				}
+				err := commit(s, b, async)
 				b.Close()
 				if err != nil {
 					errs <- err

@@ -51,27 +51,14 @@ func TestWALRotationFaultFailsStore(t *testing.T) {
 				s, err := Open(Options{Dir: "data", FS: ffs, MemTableBytes: rotationMemTableBytes})
 				require.NoError(t, err)
 				const acked = 50
-				for seq := uint64(1); seq <= acked; seq++ {
-					b := s.NewBatch()
-					b.Append("evt_1", seq, []byte(fmt.Sprintf("evt_1/%d", seq)))
-					require.NoError(t, s.Commit(b))
-					b.Close()
-				}
+				commitRecords(t, s, "evt_1", acked)
 
 				tc.arm(ffs)
 				b := s.NewBatch()
 				b.Append("evt_1", acked+1, make([]byte, rotationMemTableBytes/2+1))
 				done := make(chan error, 1)
 				go func() {
-					var err error
-					if async {
-						var wait func() error
-						if wait, err = s.CommitAsync(b); err == nil {
-							err = wait()
-						}
-					} else {
-						err = s.Commit(b)
-					}
+					err := commit(s, b, async)
 					b.Close()
 					done <- err
 				}()
@@ -135,12 +122,7 @@ func TestWALSyncFaultOutsideRotationClosesDB(t *testing.T) {
 	mem := NewCrashableFS()
 	ffs := NewFaultFS(mem)
 	s := openMem(t, ffs)
-	for seq := uint64(1); seq <= 10; seq++ {
-		b := s.NewBatch()
-		b.Append("evt_1", seq, []byte(fmt.Sprintf("evt_1/%d", seq)))
-		require.NoError(t, s.Commit(b))
-		b.Close()
-	}
+	commitRecords(t, s, "evt_1", 10)
 	ffs.FailSyncs(syscall.EIO)
 	b := s.NewBatch()
 	b.Append("evt_1", 11, []byte("evt_1/11"))
@@ -167,12 +149,7 @@ func TestWALFaultInCloseFlush(t *testing.T) {
 	mem := NewCrashableFS()
 	ffs := NewFaultFS(mem)
 	s := openMem(t, ffs)
-	for seq := uint64(1); seq <= 20; seq++ {
-		b := s.NewBatch()
-		b.Append("evt_1", seq, []byte(fmt.Sprintf("evt_1/%d", seq)))
-		require.NoError(t, s.Commit(b))
-		b.Close()
-	}
+	commitRecords(t, s, "evt_1", 20)
 	// A batch applied without a sync leaves WAL data for the close of
 	// the rotation to sync (Commit always syncs).
 	b := s.NewBatch()
@@ -226,4 +203,28 @@ func TestWALFaultInIngestRotation(t *testing.T) {
 	s2 := openMem(t, mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}))
 	defer s2.Close()
 	require.Len(t, replayAll(t, s2, "evt_1", 0), 20)
+}
+
+// commitRecords commits records 1..n of stream, "<stream>/<seq>" each, one
+// batch a record.
+func commitRecords(t *testing.T, s *Store, stream string, n uint64) {
+	t.Helper()
+	for seq := uint64(1); seq <= n; seq++ {
+		b := s.NewBatch()
+		b.Append(stream, seq, []byte(fmt.Sprintf("%s/%d", stream, seq)))
+		require.NoError(t, s.Commit(b))
+		b.Close()
+	}
+}
+
+// commit commits b through Commit, or CommitAsync and its wait.
+func commit(s *Store, b *Batch, async bool) error {
+	if !async {
+		return s.Commit(b)
+	}
+	wait, err := s.CommitAsync(b)
+	if err != nil {
+		return err
+	}
+	return wait()
 }
