@@ -478,7 +478,7 @@ func (n *Node) balance() {
 	if len(plan) == 0 || time.Since(n.planSince) < settle {
 		return
 	}
-	moved, preloading := false, false
+	moved, preloading, refused := false, false, false
 	for _, m := range plan {
 		if m.to != n.cfg.NodeName {
 			continue
@@ -506,12 +506,13 @@ func (n *Node) balance() {
 		}
 		if err != nil {
 			n.cfg.Logger.Info("cluster: leader move refused", "stream", streamName(m.shard), "from", m.from, "err", err)
+			refused = true
 			continue
 		}
 		moved = true
 		n.cfg.Logger.Info("cluster: leader moved to spread the leaders", "stream", streamName(m.shard), "from", m.from, "to", m.to)
 	}
-	if preloading && !moved {
+	if preloading && !moved && !refused {
 		// The plan stays settled: the move is asked again next round, as
 		// soon as the preload is done (at once for a shard with few
 		// events), not a balanceSettle later.
