@@ -49,9 +49,10 @@ const (
 // claim's time; for an answer its expiry), then for an answer 2-byte
 // status, 2-byte content-type length, the content type and the body.
 type Idempotency struct {
-	n   *Node
-	st  *replicatedStream
-	ttl time.Duration
+	n       *Node
+	st      *replicatedStream
+	ttl     time.Duration
+	timeout time.Duration // of one Begin or Finish: idemTimeout (tests shorten it)
 
 	mu     sync.Mutex
 	claims map[string]idemClaim // subject -> this node's claim
@@ -66,7 +67,7 @@ type idemClaim struct {
 
 // NewIdempotency keeps answers on node n's cluster for ttl.
 func NewIdempotency(n *Node, ttl time.Duration) *Idempotency {
-	return &Idempotency{n: n, ttl: ttl, claims: map[string]idemClaim{},
+	return &Idempotency{n: n, ttl: ttl, timeout: idemTimeout, claims: map[string]idemClaim{},
 		st: newReplicatedStream(n, jetstream.StreamConfig{Name: idemStream, Subjects: []string{"idem.>"},
 			MaxMsgsPerSubject: 1, MaxAge: ttl})}
 }
@@ -83,7 +84,7 @@ func idemSubject(scope, key string) string {
 // Begin implements http.IdempotencyStore.
 func (x *Idempotency) Begin(scope, key string, fp [32]byte, now time.Time) (thttp.IdemState, *thttp.StoredResponse) {
 	subj := idemSubject(scope, key)
-	ctx, cancel := context.WithTimeout(context.Background(), idemTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), x.timeout)
 	defer cancel()
 	expected := uint64(0)
 	for range idemAttempts {
@@ -93,11 +94,11 @@ func (x *Idempotency) Begin(scope, key string, fp [32]byte, now time.Time) (thtt
 			return thttp.IdemNew, nil
 		}
 		if !errors.Is(err, errConflict) {
-			return x.unfenced(subj, fp, err)
+			return x.unreachable(err)
 		}
 		last, err := x.st.last(ctx, subj)
 		if err != nil {
-			return x.unfenced(subj, fp, err)
+			return x.unreachable(err)
 		}
 		if last == nil {
 			expected = 0 // expired meanwhile
@@ -123,13 +124,15 @@ func (x *Idempotency) Begin(scope, key string, fp [32]byte, now time.Time) (thtt
 	return thttp.IdemInFlight, nil
 }
 
-// unfenced lets a request run when the replicated store cannot be reached
-// (as the Pebble store does on a failed read): its answer is stored
-// without a fence if it can be by then.
-func (x *Idempotency) unfenced(subj string, fp [32]byte, err error) (thttp.IdemState, *thttp.StoredResponse) {
-	x.n.cfg.Logger.Error("cluster: idempotency claim failed; the request runs unguarded", "err", err)
-	x.claim(subj, 0, fp)
-	return thttp.IdemNew, nil
+// unreachable answers a key whose stream could not be read or written
+// within the timeout (no majority, or an election that outlasts it): the
+// request does not run (503), since the key may have been answered
+// already, and a retry with the same key gets that answer once the
+// stream is back. Reads and writes retry what is transient until then
+// (an election), so a lost node alone does not end here.
+func (x *Idempotency) unreachable(err error) (thttp.IdemState, *thttp.StoredResponse) {
+	x.n.cfg.Logger.Warn("cluster: idempotency keys unreachable; the request is refused", "err", err)
+	return thttp.IdemUnavailable, nil
 }
 
 func (x *Idempotency) claim(subj string, seq uint64, fp [32]byte) {
@@ -156,7 +159,7 @@ func (x *Idempotency) Finish(scope, key string, resp *thttp.StoredResponse, now 
 	if c.seq == 0 {
 		m.Header.Del(jetstream.ExpectedLastSubjSeqHeader)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), idemTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), x.timeout)
 	defer cancel()
 	if _, err := x.st.publish(ctx, m); err != nil {
 		x.n.cfg.Logger.Error("cluster: idempotency answer not stored", "err", err)

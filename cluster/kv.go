@@ -62,17 +62,34 @@ func (r *replicatedStream) stream(ctx context.Context) (jetstream.Stream, error)
 	return s, nil
 }
 
-// last is the last message of subject, nil when it has none.
+// last is the last message of subject, nil when it has none, as the
+// stream's leader answers: what fails otherwise (a timeout, no leader
+// during an election) is asked again until ctx ends, as publish does.
 func (r *replicatedStream) last(ctx context.Context, subject string) (*jetstream.RawStreamMsg, error) {
 	s, err := r.stream(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.GetLastMsgForSubject(ctx, subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, nil
+	wait := 20 * time.Millisecond
+	for {
+		gctx, cancel := context.WithTimeout(ctx, r.n.cfg.RequestTimeout)
+		m, err := s.GetLastMsgForSubject(gctx, subject)
+		cancel()
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil, nil
+		}
+		if err == nil {
+			return m, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("cluster: read %s: %w (%v)", subject, err, ctx.Err())
+		case <-r.n.stop:
+			return nil, fmt.Errorf("cluster: read %s: %w (node closing)", subject, err)
+		case <-time.After(wait):
+			wait = min(2*wait, time.Second)
+		}
 	}
-	return m, err
 }
 
 // errConflict is a compare-and-set publish refused because the subject

@@ -102,6 +102,41 @@ func TestIdempotencyAcrossNodes(t *testing.T) {
 	require.Equal(t, thttp.IdemNew, st)
 }
 
+// TestIdempotencyWithoutMajority: with two nodes of three gone, a key's
+// stream can be neither read nor written: Begin refuses the request
+// (IdemUnavailable, a 503) at its timeout instead of letting it run again
+// unguarded. With a majority back, the same Begin waits out the election
+// and replays the first answer.
+func TestIdempotencyWithoutMajority(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes, cfgs := startCluster(t, 3)
+	x := NewIdempotency(nodes[0], time.Hour)
+	now := time.Now()
+	fp := [32]byte{1}
+	st, _ := x.Begin("key_a", "k1", fp, now)
+	require.Equal(t, thttp.IdemNew, st)
+	x.Finish("key_a", "k1", &thttp.StoredResponse{Status: 201, ContentType: "application/json", Body: []byte(`{"id":"evt_1"}`)}, now)
+
+	require.NoError(t, nodes[1].Close())
+	require.NoError(t, nodes[2].Close())
+	// A leader answers from its copy until it finds its majority lost
+	// (about 4.5 s, see raft_timing.go): past that, nothing can be read.
+	require.Eventually(t, func() bool {
+		return !nodes[0].srv.JetStreamIsStreamLeader(globalAccount, idemStream)
+	}, 15*time.Second, 50*time.Millisecond, "the lone node still leads the keys' stream")
+	x.timeout = 2 * time.Second
+	st, _ = x.Begin("key_a", "k1", fp, now)
+	require.Equal(t, thttp.IdemUnavailable, st, "no majority: the key's first answer cannot be read")
+
+	back, err := Start(cfgs[1])
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = back.Close() })
+	x.timeout = 60 * time.Second
+	st, resp := x.Begin("key_a", "k1", fp, now)
+	require.Equal(t, thttp.IdemReplay, st, "a majority back: the retry gets the first answer")
+	require.Equal(t, `{"id":"evt_1"}`, string(resp.Body))
+}
+
 // TestKeyTokens: index keys round-trip through subject tokens.
 func TestKeyTokens(t *testing.T) {
 	for _, k := range []string{"ev/evt_01J", "audit/bu_1/ffff-0001", "provider-event/stripe/evt.1 x", "a*b>c", "~x"} {

@@ -24,6 +24,10 @@ const (
 	IdemMismatch
 	// IdemInFlight: the first request with this key is still running (409).
 	IdemInFlight
+	// IdemUnavailable: the store of the keys cannot be reached, so whether
+	// the key was used is unknown (503: the request does not run; the
+	// client retries with the same key).
+	IdemUnavailable
 )
 
 // StoredResponse is a completed answer kept for replay.

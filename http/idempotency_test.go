@@ -133,3 +133,29 @@ func TestFingerprintCanonical(t *testing.T) {
 	require.NotEqual(t, fp(`not json`), fp(`not  json`), "a body that is not JSON counts by its bytes")
 	require.NotEqual(t, fp(`1e400`), fp(`1E400`), "exponents count as written (no huge numbers are built)")
 }
+
+// unreachableIdem is an IdempotencyStore that cannot be read (a cluster
+// without a majority).
+type unreachableIdem struct{ finished int }
+
+func (*unreachableIdem) Begin(string, string, [32]byte, time.Time) (IdemState, *StoredResponse) {
+	return IdemUnavailable, nil
+}
+
+func (u *unreachableIdem) Finish(string, string, *StoredResponse, time.Time) { u.finished++ }
+
+// TestIdempotencyStoreUnreachable: a key whose store cannot be read may
+// have been answered already, so the request does not run: 503
+// UNAVAILABLE, to be retried with the same key.
+func TestIdempotencyStoreUnreachable(t *testing.T) {
+	store := &unreachableIdem{}
+	h := newHarness(t, func(c *Config) { c.Idempotency = store })
+	r := h.do("POST", "/v1/events/evt_1/orders", skLive, goodOrder, "Idempotency-Key", "k1")
+	require.Equal(t, 503, r.status)
+	env := r.envelope(t)
+	require.Equal(t, "UNAVAILABLE", env.Reason)
+	require.Contains(t, env.Message, "retry it with the same Idempotency-Key")
+	require.Zero(t, store.finished, "the request did not run")
+	// Without a key the request runs as ever.
+	require.Equal(t, 201, h.do("POST", "/v1/events/evt_1/orders", skLive, goodOrder).status)
+}

@@ -477,6 +477,9 @@ func (s *Server) serveIdempotent(c *Ctx, key string) {
 	case IdemInFlight:
 		s.writeError(rc, httpError(409, "a request with this idempotency key is in progress").WithReason(event.ReasonIdempotencyKeyInProgress))
 		return
+	case IdemUnavailable:
+		s.writeError(rc, httpError(503, "the idempotency keys cannot be read now: the request was not run; retry it with the same Idempotency-Key").WithReason(event.ReasonUnavailable))
+		return
 	case IdemReplay:
 		rc.SetStatusCode(stored.Status)
 		if stored.ContentType != "" {
