@@ -2,16 +2,12 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"ticketd/actors"
-	"ticketd/event"
 )
 
 // TestCompressShardMessage: a compressed shard message reads as the
@@ -119,16 +115,7 @@ func TestShardMessagesCompressedOnceAllRead(t *testing.T) {
 			stacks[o].close()
 			via := stacks[(o+1)%3].sys
 			for _, id := range orders {
-				for {
-					got, err := actors.Ask(ctx, via, evt, event.GetOrder{Ref: id})
-					if errors.Is(err, actors.ErrUnavailable) && ctx.Err() == nil {
-						time.Sleep(200 * time.Millisecond)
-						continue
-					}
-					require.NoError(t, err, "order %s", id)
-					require.Equal(t, id, got.ID)
-					break
-				}
+				require.Equal(t, id, orderWhenUp(t, ctx, via, evt, id, "order %s", id).ID)
 			}
 		})
 	}

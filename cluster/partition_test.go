@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/actors"
-	"ticketd/event"
 )
 
 // routeProxy stands in front of one node's cluster port: every route to
@@ -334,16 +333,7 @@ func TestPartitionedOwner(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	for id, via := range acked {
-		for {
-			o, err := actors.Ask(ctx, stacks[owner].sys, evt, event.GetOrder{Ref: id})
-			if errors.Is(err, actors.ErrUnavailable) && ctx.Err() == nil {
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
-			require.NoError(t, err, "order %s acknowledged through %s", id, via)
-			require.Equal(t, id, o.ID)
-			break
-		}
+		require.Equal(t, id, orderWhenUp(t, ctx, stacks[owner].sys, evt, id, "order %s acknowledged through %s", id, via).ID)
 	}
 	require.Greater(t, stacks[owner].log.Epoch(evt), epoch1, "claimed again on the majority side")
 	t.Logf("%d orders acknowledged in all, every one present; %d unknown outcomes (503/timeouts), %d refused; n1's clients' last acknowledgement %v from the cut",

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -126,16 +125,8 @@ func TestIdleEventReleasesTrim(t *testing.T) {
 	require.NotEqual(t, b, c)
 	for id, os := range orders {
 		for _, want := range os {
-			for {
-				got, err := actors.Ask(ctx, viaA, id, event.GetOrder{Ref: want.ID})
-				if errors.Is(err, actors.ErrUnavailable) && ctx.Err() == nil {
-					time.Sleep(250 * time.Millisecond)
-					continue
-				}
-				require.NoError(t, err, "order %s of %s", want.ID, id)
-				require.Equal(t, jsonOf(t, want), jsonOf(t, got))
-				break
-			}
+			got := orderWhenUp(t, ctx, viaA, id, want.ID, "order %s of %s", want.ID, id)
+			require.Equal(t, jsonOf(t, want), jsonOf(t, got))
 		}
 	}
 	for id, tt := range map[string]string{idle: ttIdle, once: ttOnce, busy: ttBusy} {

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -72,17 +71,7 @@ func TestSnapshotsReplicated(t *testing.T) {
 	c := ownerIndex(t, stacks, evt)
 	require.NotEqual(t, b, c)
 	for _, id := range orders {
-		for {
-			// 503 (ErrUnavailable) while the survivor activates: retry.
-			o, err := actors.Ask(ctx, viaA, evt, event.GetOrder{Ref: id})
-			if errors.Is(err, actors.ErrUnavailable) && ctx.Err() == nil {
-				time.Sleep(250 * time.Millisecond)
-				continue
-			}
-			require.NoError(t, err, "order %s", id)
-			require.Equal(t, id, o.ID)
-			break
-		}
+		require.Equal(t, id, orderWhenUp(t, ctx, viaA, evt, id, "order %s", id).ID)
 	}
 	_, err = placeOrder(ctx, viaA, evt, tt.ID, 99999)
 	require.NoError(t, err)

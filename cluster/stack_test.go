@@ -174,16 +174,7 @@ func TestForwardAndFailover(t *testing.T) {
 	// ErrUnavailable (a 503: retry). Acknowledged orders must all be there
 	// once it answers.
 	for _, id := range orders {
-		for {
-			o, err := actors.Ask(ctx, viaA, evt, event.GetOrder{Ref: id})
-			if errors.Is(err, actors.ErrUnavailable) && ctx.Err() == nil {
-				time.Sleep(250 * time.Millisecond)
-				continue
-			}
-			require.NoError(t, err, "order %s", id)
-			require.Equal(t, id, o.ID)
-			break
-		}
+		require.Equal(t, id, orderWhenUp(t, ctx, viaA, evt, id, "order %s", id).ID)
 	}
 	t.Logf("the event answered again %s after its owner's loss", time.Since(lost).Round(time.Millisecond))
 	require.Greater(t, stacks[c].log.Epoch(evt), epoch1)

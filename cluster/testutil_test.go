@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -165,4 +166,20 @@ func sellable(t *testing.T, sys *actors.System, evt string, capacity int) string
 	_, err = actors.Ask(bg, sys, evt, event.UpdateEvent{Status: event.Some("published")})
 	require.NoError(t, err)
 	return tt.ID
+}
+
+// orderWhenUp reads order id of evt through sys, asking again while the
+// event answers ErrUnavailable (a 503: its new owner activates it) until
+// ctx ends; any other error fails t, with msgAndArgs.
+func orderWhenUp(t *testing.T, ctx context.Context, sys *actors.System, evt, id string, msgAndArgs ...any) event.Order {
+	t.Helper()
+	for {
+		o, err := actors.Ask(ctx, sys, evt, event.GetOrder{Ref: id})
+		if errors.Is(err, actors.ErrUnavailable) && ctx.Err() == nil {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		require.NoError(t, err, msgAndArgs...)
+		return o
+	}
 }
