@@ -27,11 +27,18 @@ type faultEnv struct {
 	sys   *System
 }
 
-func newFaultEnv(t *testing.T, stall time.Duration) *faultEnv {
+func newFaultEnv(t *testing.T, stall time.Duration) *faultEnv { return newFaultEnvWith(t, stall, nil) }
+
+// newFaultEnvWith is newFaultEnv with tweak applied to the System's
+// Config; the System and its store are closed when the test ends.
+func newFaultEnvWith(t *testing.T, stall time.Duration, tweak func(*Config)) *faultEnv {
 	e := &faultEnv{t: t, mem: persistence.NewCrashableFS()}
 	e.ffs = persistence.NewFaultFS(e.mem)
 	e.cfg = Config{Event: event.Config{BaseURL: "http://test", OrderHold: 15 * time.Minute, CheckoutSessionTTL: 24 * time.Hour},
 		CloseTimeout: time.Second}
+	if tweak != nil {
+		tweak(&e.cfg)
+	}
 	e.open(e.ffs, stall)
 	return e
 }

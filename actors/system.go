@@ -143,6 +143,9 @@ type System struct {
 	disp  *dispatcher    // runs the event actors' mailboxes
 	reply *replyPool     // answer slots of Ask
 
+	asyncBoxes asyncBoxPool // answer slots of ServeAsync
+	asyncs     asyncAsks    // its asks waiting for their answers
+
 	log  persistence.Log // the event log: cfg.Log or store.Log()
 	snap SnapshotStore   // event snapshots: cfg.Snapshots or snaps
 

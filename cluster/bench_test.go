@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"sync"
@@ -225,6 +226,14 @@ func startMeter(t *testing.T, stacks []*stack, load string) *meter {
 		require.NoError(t, err)
 		require.NoError(t, pprof.StartCPUProfile(f))
 		m.profile = f
+	}
+	if path := os.Getenv("TICKETD_CLUSTER_BENCH_TRACE"); path != "" {
+		// An execution trace (go tool trace) of this load's first second,
+		// in path.<load>: where a forwarded order waits.
+		f, err := os.Create(path + "." + load)
+		require.NoError(t, err)
+		require.NoError(t, trace.Start(f))
+		time.AfterFunc(time.Second, func() { trace.Stop(); _ = f.Close() })
 	}
 	for _, s := range stacks {
 		m.stats = append(m.stats, s.log.Stats())

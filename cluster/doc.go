@@ -142,7 +142,10 @@
 // frame or message, the answers ready for one forwarding node as one (on
 // the same connection, or ticketd.ans.<node>), each request with its own
 // id, deadline (the owner serves it within the caller's; the forwarding
-// node's peer sweeps the requests past theirs) and answer (asks.go). A
+// node's peer sweeps the requests past theirs) and answer (asks.go). The
+// owner hands each request to its actor as it reads the batch, and the
+// actor's answer goes straight into the answer queue (no goroutine per
+// request: actors.System.ServeAsync). A
 // request the owner could not have
 // handled (nobody listening, "moved", or refused by the fence: nothing of
 // it was written) is sent again until its deadline, so a move shows as a

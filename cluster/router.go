@@ -571,6 +571,31 @@ func (r *Router) answer(data []byte, timeout time.Duration) []byte {
 	return encodeAnswer(&wireResp{Result: res, Err: toWire(err)})
 }
 
+// answerAsync is answer without waiting: done gets the answer, from the
+// event's actor as it answers or from here when it is known at once (see
+// actors.System.ServeAsync), and must not block. The ownership is this
+// node's leadership of the event's shard, asked without a request: a node
+// that does not lead it answers "moved", and the forwarding node asks
+// JetStream who does.
+func (r *Router) answerAsync(data []byte, timeout time.Duration, done func(*wireResp)) {
+	var req wireReq
+	if err := decodeReq(data, &req); err != nil {
+		done(&wireResp{Err: &wireErr{Kind: errUnavailable, Msg: "cluster: bad forwarded request: " + err.Error()}})
+		return
+	}
+	shard := r.n.shard(req.EventID)
+	if r.handing[shard].Load() || !r.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(shard)) {
+		done(&wireResp{Moved: true})
+		return
+	}
+	r.mu.Lock()
+	sys := r.sys
+	r.mu.Unlock()
+	sys.ServeAsync(req.EventID, req.Cmd, req.CreateUnit, timeout, func(res any, err error) {
+		done(&wireResp{Result: res, Err: toWire(err)})
+	})
+}
+
 func (r *Router) respond(m *nats.Msg, resp *wireResp) {
 	_ = m.Respond(encodeAnswer(resp))
 }
