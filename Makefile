@@ -90,7 +90,7 @@ chaos: chaos-deps build
 
 ## bench-cluster: the cluster's throughput (a hot-event flash sale and a 64-event drop
 ## on 3 in-process nodes, each as a ratio to one Pebble node measured in the same run:
-## 3 runs, the median reported)
+## 5 runs, the median reported)
 ## then cluster-chaos for the failover gap; the output in bin/bench-results/cluster-*.txt
 bench-cluster:
 	@mkdir -p bin/bench-results
