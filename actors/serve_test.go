@@ -27,12 +27,19 @@ type asyncAnswers struct {
 
 // serve starts an ask and answers its index.
 func (w *asyncAnswers) serve(sys *System, eventID string, cmd event.Command, createUnit string, timeout time.Duration) int {
+	i, done := w.next()
+	sys.ServeAsync(eventID, cmd, createUnit, timeout, done)
+	return i
+}
+
+// next makes room for an ask's answer: its index, and its done.
+func (w *asyncAnswers) next() (int, func(any, error)) {
 	w.mu.Lock()
 	i := len(w.res)
 	w.res, w.errs, w.counts = append(w.res, nil), append(w.errs, nil), append(w.counts, 0)
 	w.mu.Unlock()
 	w.wg.Add(1)
-	sys.ServeAsync(eventID, cmd, createUnit, timeout, func(res any, err error) {
+	return i, func(res any, err error) {
 		w.mu.Lock()
 		w.res[i], w.errs[i] = res, err
 		w.counts[i]++
@@ -41,8 +48,7 @@ func (w *asyncAnswers) serve(sys *System, eventID string, cmd event.Command, cre
 		if first {
 			w.wg.Done()
 		}
-	})
-	return i
+	}
 }
 
 // wait waits for every ask's answer, then a while for second answers.
@@ -149,20 +155,9 @@ func TestServeAsyncRetriesPastARetiredOrStoppedActor(t *testing.T) {
 	s := e.sys
 	var w asyncAnswers
 	ask := func(sl *slot, n int) {
-		w.mu.Lock()
-		i := len(w.res)
-		w.res, w.errs, w.counts = append(w.res, nil), append(w.errs, nil), append(w.counts, 0)
-		w.mu.Unlock()
-		w.wg.Add(1)
-		a := &asyncAsk{s: s, eventID: evt, tries: 1, deadline: time.Now().Add(5 * time.Second),
-			req: &request{cmd: event.CreateRegistration{Email: fmt.Sprintf("r%d@example.com", n), RegistrationTypeID: tt}},
-			done: func(res any, err error) {
-				w.mu.Lock()
-				w.res[i], w.errs[i] = res, err
-				w.counts[i]++
-				w.mu.Unlock()
-				w.wg.Done()
-			}}
+		_, done := w.next()
+		a := &asyncAsk{s: s, eventID: evt, tries: 1, deadline: time.Now().Add(5 * time.Second), done: done,
+			req: &request{cmd: event.CreateRegistration{Email: fmt.Sprintf("r%d@example.com", n), RegistrationTypeID: tt}}}
 		b, err := s.asyncBoxes.get(s.as)
 		require.NoError(t, err)
 		a.dispatch(sl, b)
