@@ -310,7 +310,8 @@ func (r *Router) answered(m *nats.Msg) {
 }
 
 // serveBatch serves a batch of forwarded requests, each with its own
-// deadline (busy at once beyond maxServing); the answers go back in batches (answers) to the reply subject's node.
+// deadline (busy at once beyond maxServing); the answers go back in
+// batches (answers) to the reply subject's node.
 func (r *Router) serveBatch(m *nats.Msg) {
 	to, ok := answerSubject(m.Reply)
 	if !ok {
