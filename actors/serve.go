@@ -101,7 +101,13 @@ func (a *asyncAsk) send(b *asyncBox) {
 // dispatch sends the ask to sl's actor (acquired for it) with box b.
 func (a *asyncAsk) dispatch(sl *slot, b *asyncBox) {
 	s := a.s
-	a.sl, a.box = sl, b
+	// A retry comes with the box it had: a.box is set once, before the
+	// sweep can see the ask (expire reads it without the box's lock); a.sl
+	// is read there only once b.ask is seen under b.mu, set below.
+	if a.box == nil {
+		a.box = b
+	}
+	a.sl = sl
 	b.mu.Lock()
 	b.ask = a
 	b.mu.Unlock()
