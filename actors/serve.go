@@ -75,8 +75,8 @@ func (b *asyncBox) Stop(*actor.PID) {}
 // for a retry), or answers at once what stops it.
 func (a *asyncAsk) send(b *asyncBox) {
 	s := a.s
-	if a.tries++; a.tries > 3 {
-		a.end(b, nil, fmt.Errorf("%w: event %s keeps stopping", ErrUnavailable, a.eventID))
+	if a.tries++; a.tries > maxActorTries {
+		a.end(b, nil, errKeepsStopping(a.eventID))
 		return
 	}
 	if err := s.store.Err(); err != nil {
@@ -121,23 +121,15 @@ func (a *asyncAsk) answered(m any) {
 	s := a.s
 	s.asyncs.remove(a)
 	s.release(a.eventID, a.sl)
-	if _, dead := m.(*actor.DeadLetterResponse); dead {
-		a.send(a.box) // the actor stopped (storage failure): activate afresh
+	res, err, again := answerOf(a.eventID, m)
+	if again {
+		a.send(a.box) // on a fresh actor
 		return
 	}
-	r, ok := m.(*response)
-	if !ok {
-		a.end(a.box, nil, fmt.Errorf("%w: event %s answered %T", ErrUnavailable, a.eventID, m))
-		return
-	}
-	if r.err == errRetired {
-		a.send(a.box) // it left the registry before handling this: a fresh one does
-		return
-	}
-	if r.err == nil && a.req.create != "" {
+	if err == nil && a.req.create != "" {
 		s.idx.add(a.eventID, a.req.create)
 	}
-	a.end(a.box, r.result, r.err)
+	a.end(a.box, res, err)
 }
 
 // expire ends an ask whose answer did not come in time or whose store

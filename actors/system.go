@@ -504,7 +504,7 @@ func (s *System) askLocal(ctx context.Context, eventID string, req *request) (an
 		// be: answer at once rather than activate an actor to fail.
 		return nil, fmt.Errorf("%w: event %s: %w", ErrUnavailable, eventID, err)
 	}
-	for attempt := 0; attempt < 3; attempt++ {
+	for range maxActorTries {
 		sl, err := s.acquire(eventID)
 		if err != nil {
 			return nil, err
@@ -522,16 +522,40 @@ func (s *System) askLocal(ctx context.Context, eventID string, req *request) (an
 		if err != nil {
 			return nil, s.unavailable("event "+eventID, err)
 		}
-		r, ok := res.(*response)
-		if !ok {
-			return nil, fmt.Errorf("%w: event %s answered %T", ErrUnavailable, eventID, res)
+		res, err, again := answerOf(eventID, res)
+		if again {
+			continue
 		}
-		if r.err == errRetired {
-			continue // it left the registry before handling this: a fresh one does
-		}
-		return r.result, r.err
+		return res, err
 	}
-	return nil, fmt.Errorf("%w: event %s keeps stopping", ErrUnavailable, eventID)
+	return nil, errKeepsStopping(eventID)
+}
+
+// answerOf reads an event actor's answer m to a request: its result and
+// error, or again when the request must go to a fresh actor (the one
+// asked had stopped, a dead letter, or had left the registry before
+// handling it, errRetired).
+func answerOf(eventID string, m any) (res any, err error, again bool) {
+	if _, dead := m.(*actor.DeadLetterResponse); dead {
+		return nil, nil, true
+	}
+	r, ok := m.(*response)
+	if !ok {
+		return nil, fmt.Errorf("%w: event %s answered %T", ErrUnavailable, eventID, m), false
+	}
+	if r.err == errRetired {
+		return nil, nil, true
+	}
+	return r.result, r.err, false
+}
+
+// maxActorTries bounds the actors a request is sent to when each it meets
+// has stopped.
+const maxActorTries = 3
+
+// errKeepsStopping answers a request whose tries all met a stopped actor.
+func errKeepsStopping(eventID string) error {
+	return fmt.Errorf("%w: event %s keeps stopping", ErrUnavailable, eventID)
 }
 
 func (s *System) acquire(eventID string) (*slot, error) {

@@ -39,8 +39,8 @@ import (
 // 16-clients-per-event drop on 2 cores that put twice as many answers in
 // a batch (31 to 66) and took the drop from 0.51-0.72 of the single node
 // to 0.69-0.81 (bench/results/20261128-serveasync.md). It answers moved,
-// fenced, busy or the result per request. The batch's reply subject names its owner and the
-// ids it carries (ansSubj + node.owner.first.last), so the server's "no
+// fenced, busy or the result per request. The batch's reply subject
+// names its owner and the ids it carries (ansSubj + node.owner.first.last), so the server's "no
 // responders" status for a batch nobody listens to answers just those
 // requests, which Forward sends again. A caller waiting on an owner that
 // is gone (ownerCtx) stops waiting as before; its request's answer, if

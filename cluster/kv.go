@@ -70,22 +70,37 @@ func (r *replicatedStream) last(ctx context.Context, subject string) (*jetstream
 	if err != nil {
 		return nil, err
 	}
+	var m *jetstream.RawStreamMsg
+	err = r.retry(ctx, "read "+subject, func(ctx context.Context) (bool, error) {
+		var err error
+		m, err = s.GetLastMsgForSubject(ctx, subject)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			m = nil
+			return true, nil
+		}
+		return err == nil, err
+	})
+	return m, err
+}
+
+// retry calls try, each time within RequestTimeout, until it says it is
+// done (with its error, nil or final), or else until ctx ends or the node
+// closes (its last error, wrapped and named what), waiting 20 ms to 1 s
+// between tries.
+func (r *replicatedStream) retry(ctx context.Context, what string, try func(context.Context) (bool, error)) error {
 	wait := 20 * time.Millisecond
 	for {
-		gctx, cancel := context.WithTimeout(ctx, r.n.cfg.RequestTimeout)
-		m, err := s.GetLastMsgForSubject(gctx, subject)
+		tctx, cancel := context.WithTimeout(ctx, r.n.cfg.RequestTimeout)
+		done, err := try(tctx)
 		cancel()
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return nil, nil
-		}
-		if err == nil {
-			return m, nil
+		if done {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("cluster: read %s: %w (%v)", subject, err, ctx.Err())
+			return fmt.Errorf("cluster: %s: %w (%v)", what, err, ctx.Err())
 		case <-r.n.stop:
-			return nil, fmt.Errorf("cluster: read %s: %w (node closing)", subject, err)
+			return fmt.Errorf("cluster: %s: %w (node closing)", what, err)
 		case <-time.After(wait):
 			wait = min(2*wait, time.Second)
 		}
@@ -105,27 +120,23 @@ func (r *replicatedStream) publish(ctx context.Context, m *nats.Msg) (*jetstream
 	if _, err := r.stream(ctx); err != nil {
 		return nil, err
 	}
-	wait := 20 * time.Millisecond
-	for {
-		pctx, cancel := context.WithTimeout(ctx, r.n.cfg.RequestTimeout)
-		ack, err := r.n.js.PublishMsg(pctx, m)
-		cancel()
+	var ack *jetstream.PubAck
+	err := r.retry(ctx, "publish to "+m.Subject, func(ctx context.Context) (bool, error) {
+		a, err := r.n.js.PublishMsg(ctx, m)
 		if err == nil {
-			return ack, nil
+			ack = a
+			return true, nil
 		}
 		var api *jetstream.APIError
 		if errors.As(err, &api) && api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
-			return nil, fmt.Errorf("%w: %v", errConflict, err)
+			return true, fmt.Errorf("%w: %v", errConflict, err)
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("cluster: publish to %s: %w (%v)", m.Subject, err, ctx.Err())
-		case <-r.n.stop:
-			return nil, fmt.Errorf("cluster: publish to %s: %w (node closing)", m.Subject, err)
-		case <-time.After(wait):
-			wait = min(2*wait, time.Second)
-		}
+		return false, err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return ack, nil
 }
 
 // fencedMsg is a message on subject that is stored only if the subject's

@@ -453,10 +453,10 @@ func (r *Router) Serve(sys *actors.System) error {
 			r.respond(m, &wireResp{Err: toWire(actors.ErrBusy)})
 			return
 		}
-		go func() {
-			defer func() { <-r.sem }()
-			r.serve(m)
-		}()
+		r.answerAsync(m.Data, forwardTimeout, func(resp *wireResp) {
+			<-r.sem
+			r.respond(m, resp)
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: serve: %w", err)
@@ -548,32 +548,9 @@ func (r *Router) watchLeaders(sys *actors.System) {
 // leaderPoll is how often a node looks at which shards it leads.
 const leaderPoll = 100 * time.Millisecond
 
-func (r *Router) serve(m *nats.Msg) {
-	_ = m.Respond(r.answer(m.Data, forwardTimeout))
-}
-
-// answer serves the forwarded request data within timeout and answers the
-// encoded answer.
-func (r *Router) answer(data []byte, timeout time.Duration) []byte {
-	var req wireReq
-	if err := decodeReq(data, &req); err != nil {
-		return encodeAnswer(&wireResp{Err: &wireErr{Kind: errUnavailable, Msg: "cluster: bad forwarded request: " + err.Error()}})
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if owner, err := r.Owner(ctx, req.EventID); err != nil || owner != r.n.cfg.NodeName {
-		return encodeAnswer(&wireResp{Moved: true})
-	}
-	r.mu.Lock()
-	sys := r.sys
-	r.mu.Unlock()
-	res, err := sys.Serve(ctx, req.EventID, req.Cmd, req.CreateUnit)
-	return encodeAnswer(&wireResp{Result: res, Err: toWire(err)})
-}
-
-// answerAsync is answer without waiting: done gets the answer, from the
-// event's actor as it answers or from here when it is known at once (see
-// actors.System.ServeAsync), and must not block. The ownership is this
+// answerAsync serves the forwarded request data within timeout: done
+// gets the answer, from the event's actor as it answers or from here when
+// it is known at once (see actors.System.ServeAsync), and must not block. The ownership is this
 // node's leadership of the event's shard, asked without a request: a node
 // that does not lead it answers "moved", and the forwarding node asks
 // JetStream who does.
@@ -584,7 +561,7 @@ func (r *Router) answerAsync(data []byte, timeout time.Duration, done func(*wire
 		return
 	}
 	shard := r.n.shard(req.EventID)
-	if r.handing[shard].Load() || !r.n.srv.JetStreamIsStreamLeader(globalAccount, streamName(shard)) {
+	if r.handing[shard].Load() || !r.leads(shard) {
 		done(&wireResp{Moved: true})
 		return
 	}
