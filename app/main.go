@@ -345,6 +345,11 @@ func (m *Main) Open() error {
 func (m *Main) openConsole(adminToken string, devlog *thttp.DevLog) error {
 	cc := console.DefaultConfig()
 	cc.BaseURL, cc.AdminToken, cc.TrustedProxies, cc.Logger = m.cfg.BaseURL, adminToken, m.cfg.TrustedProxies, m.log
+	cc.AdminTokenHint = "The admin token is in the file " + filepath.Join(m.cfg.DataDir, "admin-token") +
+		" on the server (written at the first start, and printed then)."
+	if m.cfg.AdminToken != "" {
+		cc.AdminTokenHint = "The admin token is the value of TICKETD_ADMIN_TOKEN in the server's configuration."
+	}
 	if t := m.cfg.Tune; t != nil && t.Console != nil {
 		t.Console(&cc)
 	}

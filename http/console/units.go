@@ -36,6 +36,9 @@ type view struct {
 	CanWrite   bool
 	CanMembers bool
 	Members    []directory.Member
+	// MayReset names the members whose password the caller may reset
+	// (the operator, or an owner of every unit of theirs).
+	MayReset   map[string]bool
 	Pending    []directory.Invitation
 	Invitation *directory.Invitation
 	Existing   bool
@@ -148,8 +151,7 @@ func (c *Console) createUnit(r *req) error {
 	if err != nil {
 		v := &view{req: r, Title: "Business units", Form: map[string]string{"name": name}, Errors: map[string]string{}}
 		c.fillHome(r, v)
-		if strings.HasPrefix(err.Error(), "name:") {
-			v.Errors["name"] = "It must not be empty."
+		if fieldErrors(err, v) {
 			c.render(r.rc, 400, "home", v)
 			return nil
 		}
@@ -182,6 +184,10 @@ func (c *Console) showUnit(r *req, v *view, status int) error {
 	}
 	if v.CanMembers {
 		v.Pending = r.dir.Pending(unitID, r.now)
+		v.MayReset = map[string]bool{}
+		for _, m := range v.Members {
+			v.MayReset[m.ID] = r.dir.MayReset(r.by(), m.ID)
+		}
 	}
 	evs, err := c.unitEvents(unitID, 100)
 	if err != nil {
@@ -218,10 +224,7 @@ func (c *Console) invite(r *req) error {
 		return err
 	}
 	email, role := form(r.rc, "email"), form(r.rc, "role")
-	by := r.s.memberID
-	if r.s.operator {
-		by = "operator"
-	}
+	by := r.by()
 	u, _ := r.dir.Unit(unitID)
 	inv, tok, err := c.sys.CreateLink(context.Background(), actors.LinkSpec{UnitID: unitID, Email: email, Role: role, By: by, TTL: c.cfg.LinkTTL,
 		UnitName: u.Name, LinkURL: func(t string) string { return c.cfg.BaseURL + "/console/invitations/" + t }})
@@ -246,7 +249,8 @@ func linkRecord(inv directory.Invitation) any {
 		Role      string    `json:"role,omitempty"`
 		MemberID  string    `json:"memberId,omitempty"`
 		ExpiresAt time.Time `json:"expiresAt"`
-	}{inv.ID, inv.Kind, inv.Email, inv.Role, inv.MemberID, inv.ExpiresAt}
+		Ended     string    `json:"ended,omitempty"`
+	}{inv.ID, inv.Kind, inv.Email, inv.Role, inv.MemberID, inv.ExpiresAt, inv.Ended}
 }
 
 // setRole changes a member's role in the unit, or removes the member.
@@ -273,26 +277,61 @@ func (c *Console) setRole(r *req) error {
 }
 
 // resetLink makes a password reset link for a member of the unit, shown
-// once.
+// once. Only the operator, or an owner of every unit the member is in,
+// may: a password opens all of them (the directory decides it again).
 func (c *Console) resetLink(r *req) error {
 	unitID, memberID := param(r.rc, "unitId"), param(r.rc, "memberId")
 	if err := r.need(unitID, permMembers); err != nil {
 		return err
 	}
-	by := r.s.memberID
-	if r.s.operator {
-		by = "operator"
+	if m, ok := r.dir.Member(memberID); !ok || m.Roles[unitID] == "" {
+		return errNotFound
 	}
+	by := r.by()
 	u, _ := r.dir.Unit(unitID)
 	inv, tok, err := c.sys.CreateLink(context.Background(), actors.LinkSpec{UnitID: unitID, MemberID: memberID, By: by, TTL: c.cfg.LinkTTL,
 		UnitName: u.Name, LinkURL: func(t string) string { return c.cfg.BaseURL + "/console/reset/" + t }})
+	if errors.Is(err, directory.ErrNotOwnerOfAll) {
+		return c.showUnit(r, &view{req: r, Error: notOwnerOfAll}, 403)
+	}
 	if err != nil {
 		return err
 	}
 	r.audit("createResetLink", unitID, map[string]string{"unitId": unitID, "memberId": memberID, "invitationId": inv.ID}, linkRecord(inv))
 	v := &view{req: r, Link: c.cfg.BaseURL + "/console/reset/" + tok,
-		Notice: "Password reset link for " + inv.Email + ": mailed to them, and shown here only now. It works once."}
+		Notice: "Password reset link for " + inv.Email + ": mailed to them, and shown here only now. It works once, until " +
+			inv.ExpiresAt.Format("2006-01-02 15:04 UTC") + "; any older reset link of theirs no longer works."}
 	return c.showUnit(r, v, 200)
+}
+
+// notOwnerOfAll is the refusal of a reset link the caller may not make.
+const notOwnerOfAll = "Only the operator, or an owner of every business unit this member belongs to, can reset their password: a password opens all of their units. Ask the operator."
+
+// by is who makes a link: the member, or "operator".
+func (r *req) by() string {
+	if r.s.operator {
+		return "operator"
+	}
+	return r.s.memberID
+}
+
+// revokeLink ends an open link the unit's owners see: one of its
+// invitations, or a reset link of one of its members.
+func (c *Console) revokeLink(r *req) error {
+	unitID, linkID := param(r.rc, "unitId"), param(r.rc, "linkId")
+	if err := r.need(unitID, permMembers); err != nil {
+		return err
+	}
+	inv, err := c.sys.RevokeLink(context.Background(), linkID, unitID, r.by())
+	if err != nil {
+		return err
+	}
+	r.audit("revokeLink", unitID, map[string]string{"unitId": unitID, "invitationId": inv.ID}, linkRecord(inv))
+	what := "The invitation for " + inv.Email
+	if inv.Kind == directory.KindReset {
+		what = "The password reset link of " + inv.Email
+	}
+	return redirectNotice(r, "/console/units/"+unitID, what+" no longer works.")
 }
 
 // keysPage lists the unit's API keys: secret keys masked, publishable
