@@ -166,7 +166,7 @@ func TestResetLinkAuthorityAndLifecycle(t *testing.T) {
 	join(tok("i1", "bu_a", "alice@a.example", RoleOwner), "mem_alice") // owner of A only
 	join(tok("i2", "bu_b", "bob@b.example", RoleOwner), "mem_bob")     // owner of B
 	join(tok("i3", "bu_a", "bob@b.example", RoleOwner), "")            // and of A
-	join(tok("i4", "bu_a", "sam@x.example", RoleViewer), "mem_sam")   // Sam in A...
+	join(tok("i4", "bu_a", "sam@x.example", RoleViewer), "mem_sam")    // Sam in A...
 	join(tok("i5", "bu_b", "sam@x.example", RoleAdmin), "")            // ...and in B
 
 	reset := func(id, by string, at time.Time) (Change, error) {

@@ -316,3 +316,26 @@ func TestSessionFloodKeepsLiveSessions(t *testing.T) {
 	assert.LessOrEqual(t, alive, 10, "the flood holds what is left of the table")
 	assert.Equal(t, 200, live.get("/console").Status)
 }
+
+// TestFormsRefuseControlCharacters: a unit name with a NUL byte is
+// refused next to its field with what was typed kept; any other console
+// form holding one is refused whole; nothing of it is stored.
+func TestFormsRefuseControlCharacters(t *testing.T) {
+	s := apptest.Start(t)
+	op := operator(t, s)
+	p := op.post("/console/units", "name", "Evil\x00Unit")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, "It must not hold control characters (such as a NUL byte or a tab).")
+	p = op.post("/console/units", "name", strings.Repeat("u", 201))
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, "It must be at most 200 characters.")
+	unit := op.newUnit("Clean Unit")
+	op.get("/console/units/" + unit)
+	p = op.post("/console/units/"+unit+"/events", "name", "Gala\x00", "timezone", "UTC", "currency", "EUR")
+	assert.Equal(t, 400, p.Status)
+	assert.Contains(t, p.Body, "holds a control character")
+	assert.NotContains(t, op.get("/console/units/"+unit).Body, "Gala", "nothing stored")
+	for _, u := range s.Sys.Directory().Units() {
+		assert.NotContains(t, u.Name, "\x00")
+	}
+}
