@@ -190,7 +190,7 @@ func itemForm(r *req, edit string) (map[string]string, map[string]any) {
 	if f["priceAmount"] == "" {
 		body["priceAmount"] = 0
 	} else {
-		body["priceAmount"] = jsonNumberOr(f["priceAmount"])
+		body["priceAmount"] = moneyField(f["priceAmount"])
 	}
 	if f["capacity"] != "" {
 		body["capacity"] = jsonNumberOr(f["capacity"])

@@ -357,10 +357,7 @@ func (c *Console) linkFail(rc *fasthttp.RequestCtx, kind string, v *view, err er
 	var fe *directory.FieldError
 	switch {
 	case errors.As(err, &fe):
-		v.Errors[fe.Field] = "This " + fe.Reason + "."
-		if fe.Field == "password" || fe.Field == "name" {
-			v.Errors[fe.Field] = "It " + fe.Reason + "."
-		}
+		v.Errors[fe.Field] = say(fe.Field, fe.Reason)
 		c.linkPage(rc, kind, v, 400)
 	case errors.Is(err, directory.ErrLinkInvalid):
 		c.linkPage(rc, kind, v, 404)

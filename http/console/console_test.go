@@ -357,7 +357,7 @@ func TestPasswordResetAndRoles(t *testing.T) {
 	csrf := match(t, csrfRE, p.Body)
 	p = b.Post(link, url.Values{"csrf": {csrf}, "password": {"short"}, "password2": {"short"}})
 	assert.Equal(t, 400, p.Status)
-	assert.Contains(t, p.Body, "It must be at least 10 characters.")
+	assert.Contains(t, p.Body, "The password must be at least 10 characters.")
 	csrf = match(t, csrfRE, p.Body) // each rendering of the form has its own token
 	p = b.Post(link, url.Values{"csrf": {csrf}, "password": {"second password"}, "password2": {"second password"}})
 	require.Equal(t, 303, p.Status, p.Body)

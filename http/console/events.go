@@ -44,7 +44,7 @@ func localTime(v *view, field, s, tz string) *string {
 	}
 	t, err := time.ParseInLocation("2006-01-02T15:04", s, loc)
 	if err != nil {
-		v.Errors[field] = "It must be a date and time."
+		v.Errors[field] = say(field, "must be a date and time, such as 2030-06-01 18:00")
 		return nil
 	}
 	out := t.UTC().Format(time.RFC3339)
@@ -142,7 +142,7 @@ func (c *Console) showEvent(r *req, v *view, status int, typed ...map[string]str
 		return err
 	}
 	u, _ := r.dir.Unit(unitID)
-	v.Unit, v.Event, v.Title = &u, &ev, ev.Name
+	v.Unit, v.Event, v.Title, v.Canon = &u, &ev, ev.Name, "/console/events/"+eventID
 	v.Role = r.role(unitID)
 	v.CanWrite = allowed(v.Role, permWrite)
 	list, err := askOp(c, eventID, event.ListTicketTypes{Limit: 100})
@@ -278,7 +278,7 @@ func ticketTypeBody(r *req, v *view, create bool) map[string]any {
 		body["capacity"] = jsonNumberOr(cap)
 	}
 	if p := f["priceAmount"]; p != "" {
-		body["priceAmount"] = jsonNumberOr(p)
+		body["priceAmount"] = moneyField(p)
 	} else if create {
 		body["priceAmount"] = json.RawMessage("0")
 	}

@@ -149,7 +149,7 @@ func (c *Console) refund(r *req) error {
 	v := &view{Form: f, Errors: map[string]string{}}
 	body := map[string]any{"reason": f["reason"], "force": f["force"] != ""}
 	if a := f["amount"]; a != "" {
-		body["amount"] = jsonNumberOr(a)
+		body["amount"] = moneyField(a)
 	}
 	var cmd event.RequestRefund
 	if err := bindForm(body, &cmd); err != nil {

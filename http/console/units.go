@@ -29,6 +29,9 @@ type view struct {
 	// refused form shows both next to the field.
 	Form   map[string]string
 	Errors map[string]string
+	// Canon is the address of the page a form lives on: a refused form
+	// shown at its POST address puts it back in the address bar.
+	Canon string
 
 	Units      []unitRow
 	Unit       *directory.Unit
@@ -52,6 +55,21 @@ type view struct {
 	TicketTypes []ticketTypeRow // events.go
 	Settings    *eventSettings
 	Any         any // a page's own data
+}
+
+// Here reports whether the page shown is path ("you are here" in the
+// navigation).
+func (v *view) Here(path string) bool {
+	return v.req != nil && string(v.req.rc.Path()) == path
+}
+
+// Under reports whether the page shown is path or one below it.
+func (v *view) Under(path string) bool {
+	if v.req == nil {
+		return false
+	}
+	p := string(v.req.rc.Path())
+	return p == path || strings.HasPrefix(p, path+"/") || strings.HasPrefix(p, path+".")
 }
 
 type unitRow struct {
@@ -92,7 +110,7 @@ func fieldErrors(err error, v *view) bool {
 	var he *thttp.Error
 	switch {
 	case errors.As(err, &fe):
-		v.Errors[fe.Field] = "It " + fe.Reason + "."
+		v.Errors[fe.Field] = say(fe.Field, fe.Reason)
 	case errors.As(err, &ee) && ee.Code != event.NotFound:
 		if len(ee.Details) == 0 {
 			v.Error = ee.Message
@@ -106,12 +124,12 @@ func fieldErrors(err error, v *view) bool {
 			if i := strings.IndexAny(f, ".["); i > 0 {
 				f = f[:i]
 			}
-			v.Errors[f] = "It " + d.Reason + "."
+			v.Errors[f] = say(f, d.Reason)
 		}
 	case errors.As(err, &he) && he.Status == 400:
 		v.Error = he.Message
 		for _, d := range he.Details {
-			v.Errors[d.Field] = "It " + d.Reason + "."
+			v.Errors[d.Field] = say(d.Field, d.Reason)
 		}
 	default:
 		return false
@@ -176,7 +194,7 @@ func (c *Console) showUnit(r *req, v *view, status int) error {
 	// The view as it now stands: this request's own write is in it.
 	r.dir = c.sys.Directory()
 	u, _ := r.dir.Unit(unitID)
-	v.Unit, v.Role, v.Title = &u, role, u.Name
+	v.Unit, v.Role, v.Title, v.Canon = &u, role, u.Name, "/console/units/"+unitID
 	v.CanWrite, v.CanMembers = allowed(role, permWrite), allowed(role, permMembers)
 	v.Roles = []string{directory.RoleOwner, directory.RoleAdmin, directory.RoleDoor, directory.RoleViewer}
 	if v.CanMembers || allowed(role, permRead) {
@@ -267,7 +285,7 @@ func (c *Console) setRole(r *req) error {
 	if err != nil {
 		v := &view{req: r}
 		if fieldErrors(err, v) {
-			v.Error = "Role of that member not changed: " + strings.TrimPrefix(v.Errors["role"], "It ")
+			v.Error = "The role of that member is unchanged: " + v.Errors["role"]
 			return c.showUnit(r, v, 400)
 		}
 		return err
@@ -347,7 +365,7 @@ func (c *Console) showKeys(r *req, v *view, status int) error {
 	}
 	r.dir = c.sys.Directory() // with this request's own write
 	u, _ := r.dir.Unit(unitID)
-	v.Unit, v.Title = &u, "API keys · "+u.Name
+	v.Unit, v.Title, v.Canon = &u, "API keys · "+u.Name, "/console/units/"+unitID+"/keys"
 	v.CanWrite = allowed(r.role(unitID), permWrite)
 	v.Keys = r.dir.Keys(unitID)
 	slices.Reverse(v.Keys)
@@ -374,10 +392,10 @@ func (c *Console) createKey(r *req) error {
 		spec.Version = thttp.CurrentVersion
 	}
 	if !thttp.ValidVersion(spec.Version) {
-		v.Errors["version"] = "It must be one of the API versions: " + strings.Join(thttp.KnownVersions(), ", ") + "."
+		v.Errors["version"] = "The version must be one of the API versions: " + strings.Join(thttp.KnownVersions(), ", ") + "."
 	}
 	if len(spec.Name) > 200 {
-		v.Errors["name"] = "It must be at most 200 characters."
+		v.Errors["name"] = "The name must be at most 200 characters."
 	}
 	for _, line := range strings.Split(f["origins"], "\n") {
 		if o := strings.TrimSpace(line); o != "" {
@@ -403,7 +421,7 @@ func (c *Console) createKey(r *req) error {
 	if e := f["expiresAt"]; e != "" {
 		t, err := time.Parse("2006-01-02T15:04", e)
 		if err != nil {
-			v.Errors["expiresAt"] = "It must be a date and time."
+			v.Errors["expiresAt"] = "The expiry must be a date and time, such as 2030-06-01 18:00."
 		} else {
 			t = t.UTC()
 			spec.ExpiresAt = &t
