@@ -191,7 +191,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview", "tickettypes", "tickettype", "venue"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -315,6 +315,7 @@ func (c *Console) Register(srv *thttp.Server) {
 	srv.Handle("POST", "/console/invitations/{token}", c.accept)
 	srv.Handle("GET", "/console/reset/{token}", c.resetPage)
 	srv.Handle("POST", "/console/reset/{token}", c.reset)
+	srv.Handle("GET", "/buy/{eventId}/{typeId}", c.buy)
 	for _, rt := range c.routes() {
 		srv.Handle(rt.method, rt.path, c.wrap(rt))
 	}
@@ -377,7 +378,7 @@ func (c *Console) routes() []route {
 		{"GET", "/console/units/{unitId}/keys", c.keysPage},
 		{"POST", "/console/units/{unitId}/keys", c.createKey},
 		{"POST", "/console/units/{unitId}/keys/{keyId}/revoke", c.revokeKey},
-	}, c.catalogueRoutes()...)
+	}, append(c.catalogueRoutes(), c.setupRoutes()...)...)
 }
 
 // wrap authenticates a console route: no session is a 303 to the sign-in

@@ -58,3 +58,25 @@ func capitalize(s string) string {
 	}
 	return string(unicode.ToUpper(r)) + s[n:]
 }
+
+// statusNames are the words the console shows for the machine's statuses
+// (of events, ticket types, orders, registrations, refunds, mail).
+var statusNames = map[string]string{
+	"draft": "draft", "published": "published", "archived": "archived", "open": "on sale", "closed": "sales closed",
+	"awaiting_payment": "awaiting payment", "paid": "paid", "confirmed": "confirmed", "cancelled": "cancelled",
+	"canceled": "cancelled", "expired": "expired", "refunded": "refunded", "partially_refunded": "partly refunded",
+	"pending_approval": "awaiting approval", "waitlisted": "on the waitlist", "rejected": "rejected", "held": "held",
+	"pending": "pending", "succeeded": "done", "failed": "failed", "parked": "stopped after retries", "sent": "sent",
+	"checked_in": "checked in", "declined": "declined", "approved": "approved", "free": "free",
+}
+
+// statusText is a status as a person reads it; an unknown one loses its
+// underscores.
+func statusText(s string) string {
+	if n, ok := statusNames[s]; ok {
+		return n
+	}
+	return strings.ReplaceAll(s, "_", " ")
+}
+
+func init() { funcs["statusText"] = statusText }
