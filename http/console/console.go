@@ -316,6 +316,9 @@ func (c *Console) Register(srv *thttp.Server) {
 	srv.Handle("GET", "/console/reset/{token}", c.resetPage)
 	srv.Handle("POST", "/console/reset/{token}", c.reset)
 	srv.Handle("GET", "/buy/{eventId}/{typeId}", c.buy)
+	// The service's root has nothing of its own: a person who opens it
+	// wants the console (a program reads the API's paths).
+	srv.Handle("GET", "/", func(rc *fasthttp.RequestCtx) { seeOther(rc, "/console"); c.headers(rc) })
 	for _, rt := range c.routes() {
 		srv.Handle(rt.method, rt.path, c.wrap(rt))
 	}
