@@ -55,3 +55,32 @@ func moneyField(s string) any {
 	}
 	return jsonNumberOr(t)
 }
+
+// refundedOf is what the order's refunds gave back or are giving back
+// (pending and succeeded; a failed one gave nothing).
+func refundedOf(o event.Order) event.Money {
+	var n event.Money
+	for _, r := range o.Refunds {
+		if r.Status != event.RefundFailed {
+			n += r.Amount
+		}
+	}
+	return n
+}
+
+// orderStatus is an order's status as the organizer reads it: a paid
+// order with part of it refunded says so.
+func orderStatus(o event.Order) string {
+	if o.Status == "paid" {
+		if back := refundedOf(o); back > 0 && back < o.TotalAmount {
+			return "paid, partly refunded"
+		}
+	}
+	return statusText(o.Status)
+}
+
+func init() {
+	funcs["refunded"] = refundedOf
+	funcs["net"] = func(o event.Order) event.Money { return o.TotalAmount - refundedOf(o) }
+	funcs["orderStatus"] = orderStatus
+}
