@@ -22,3 +22,13 @@ func TestMoneyFieldReadsLocalForms(t *testing.T) {
 		assert.Equal(t, want, string(b), fmt.Sprintf("%q", in))
 	}
 }
+
+// TestSayWritesSentences: refusals read as a person writes them, never
+// with the API's field names.
+func TestSayWritesSentences(t *testing.T) {
+	assert.Equal(t, "The price must be a decimal number like 49.99.", say("priceAmount", "amount must be a decimal number like 49.99"))
+	assert.Equal(t, "An event needs a start time to be published.", say("startsAt", "an event needs a start time to be published"))
+	assert.Equal(t, "The end must not be before the start.", say("endsAt", "must not be before startsAt"))
+	assert.Equal(t, "The sale end must not be before the sale start.", say("closesAt", "must not be before opensAt"))
+	assert.Equal(t, "This field must be set.", say("mystery", "must be set"))
+}

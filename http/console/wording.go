@@ -33,6 +33,11 @@ var apiWord = regexp.MustCompile(`\b[a-z]+(?:[A-Z][a-z]*)+\b|\bamount\b`)
 // published") is only capitalized; API field names inside it become words.
 func say(field, reason string) string {
 	reason = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(reason), "."))
+	// A reason that names its own field first ("amount must be ...")
+	// speaks of the field at fault, in the form's words.
+	if w, rest, ok := strings.Cut(reason, " "); ok && fieldNames[field] != "" && (fieldNames[w] != "" || w == "it") {
+		reason = fieldNames[field] + " " + rest
+	}
 	reason = apiWord.ReplaceAllStringFunc(reason, func(w string) string {
 		if n, ok := fieldNames[w]; ok {
 			return n
