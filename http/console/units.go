@@ -52,8 +52,8 @@ type view struct {
 	Roles      []string
 
 	Event       *event.Event
-	Venue       string // where the event takes place, one line
-	PublicURL   string // the event's public page
+	Venue       string          // where the event takes place, one line
+	PublicURL   string          // the event's public page
 	TicketTypes []ticketTypeRow // events.go
 	Settings    *eventSettings
 	Any         any // a page's own data
