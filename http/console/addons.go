@@ -1,7 +1,6 @@
 package console
 
 import (
-	"strings"
 
 	"ticketd/event"
 )
@@ -296,8 +295,8 @@ func moveRefused(err error, v *view) bool {
 	if isNotFound(err) || !fieldErrors(err, v) {
 		return false
 	}
-	for f, msg := range v.Errors {
-		v.Error = "Not changed: " + f + ": " + strings.TrimPrefix(msg, "It ")
+	for _, msg := range v.Errors {
+		v.Error = "Not changed: " + msg
 	}
 	v.Errors = nil
 	return true

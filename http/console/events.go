@@ -189,7 +189,7 @@ func (c *Console) showEvent(r *req, v *view, status int, typed ...map[string]str
 	if err != nil {
 		return err
 	}
-	v.Venue, v.PublicURL = event.LocationText(deref(loc.Venue), deref(loc.Address)), c.publicPage(ev)
+	v.Venue, v.PublicURL = event.PlaceText(deref(loc.Venue), deref(loc.Address), deref(loc.OnlineURL)), c.publicPage(ev)
 	c.render(r.rc, status, "event", v)
 	return nil
 }

@@ -150,7 +150,10 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 	run(chromedp.Click(chromedp.CSS(`a[href$="/venue"]`)), chromedp.WaitVisible(byID("venue-name")))
 	assert.Contains(t, text(".empty"), "No venue yet")
 	run(chromedp.SendKeys(byID("venue-name"), "Kulturbrauerei"), chromedp.SendKeys(byID("venue-address"), "Schönhauser Allee 36, 10435 Berlin"),
-		chromedp.Click(byID("venue-save")), chromedp.WaitVisible(byID("venue-now")))
+		chromedp.SendKeys(byID("venue-online"), "meet.example.com"), chromedp.Click(byID("venue-save")), chromedp.WaitVisible(chromedp.CSS(".field-error")))
+	assert.Equal(t, "The online link must be an http or https address, such as https://meet.example.com/gopher-night.", text(".field-error"))
+	assert.Equal(t, "/console/events/"+eventID+"/venue", path())
+	run(chromedp.SetValue(byID("venue-online"), ""), chromedp.Click(byID("venue-save")), chromedp.WaitVisible(byID("venue-now")))
 	assert.Contains(t, text(".note"), "Venue saved: buyers now see “Kulturbrauerei, Schönhauser Allee 36, 10435 Berlin”")
 	snap("venue")
 
@@ -239,4 +242,36 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 	}
 	require.Empty(t, other, "console errors or CSP violations")
 	t.Logf("screenshots in %s", dir)
+}
+
+// TestVenueAndOnlineLinkOnBuyerPages: the venue page's place and online
+// link show on the public page and the checkout a ticket type's link
+// opens; a duplicate keeps them.
+func TestVenueAndOnlineLinkOnBuyerPages(t *testing.T) {
+	s := apptest.Start(t)
+	op := operator(t, s)
+	unit := op.newUnit("Places")
+	ev := op.newEvent(unit, "Hybrid Night")
+	op.get("/console/events/" + ev + "/venue")
+	p := op.post("/console/events/"+ev+"/venue", "venue", "Kulturbrauerei", "address", "Schönhauser Allee 36", "onlineUrl", "https://meet.example.com/hybrid")
+	require.Equal(t, 303, p.Status, p.Body)
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/publish").Status)
+	b := apptest.NewBrowser(t)
+	page := b.Get(s.URL + "/e/" + ev)
+	require.Equal(t, 200, page.Status)
+	assert.Contains(t, page.Body, `<p class="place" id="event-place">Kulturbrauerei, Schönhauser Allee 36 · https://meet.example.com/hybrid</p>`)
+	tt := match(t, typeRE, op.get("/console/events/"+ev).Body)
+	p = b.Get(s.URL + "/buy/" + ev + "/" + tt)
+	require.Equal(t, 303, p.Status)
+	require.Contains(t, p.Header.Get("Location"), "/checkout/")
+	co := b.Get(p.Header.Get("Location"))
+	require.Equal(t, 200, co.Status)
+	assert.Contains(t, co.Body, "Sat 1 Jun 2030, 18:00 CEST · Kulturbrauerei, Schönhauser Allee 36 · https://meet.example.com/hybrid")
+	assert.Equal(t, 404, b.Get(s.URL+"/buy/"+ev+"/tt_nope").Status, "an unknown type is not on sale")
+
+	p = op.post("/console/events/" + ev + "/duplicate")
+	require.Equal(t, 303, p.Status)
+	cp := op.get(p.Header.Get("Location"))
+	assert.Contains(t, cp.Body, "Hybrid Night (copy)")
+	assert.Contains(t, cp.Body, "Kulturbrauerei, Schönhauser Allee 36 · https://meet.example.com/hybrid")
 }

@@ -245,10 +245,10 @@ func (c *Console) showVenue(r *req, v *view, status int) error {
 		return err
 	}
 	if len(v.Form) == 0 {
-		v.Form = map[string]string{"venue": deref(loc.Venue), "address": deref(loc.Address)}
+		v.Form = map[string]string{"venue": deref(loc.Venue), "address": deref(loc.Address), "onlineUrl": deref(loc.OnlineURL)}
 	}
 	v.Title, v.Canon = "Venue · "+ev.Name, "/console/events/"+ev.ID+"/venue"
-	v.Any = venueData{Text: event.LocationText(deref(loc.Venue), deref(loc.Address))}
+	v.Any = venueData{Text: event.PlaceText(deref(loc.Venue), deref(loc.Address), deref(loc.OnlineURL))}
 	c.render(r.rc, status, "venue", v)
 	return nil
 }
@@ -260,18 +260,19 @@ func (c *Console) setVenue(r *req) error {
 	if err != nil {
 		return err
 	}
-	v := &view{req: r, Form: map[string]string{"venue": form(r.rc, "venue"), "address": form(r.rc, "address")}, Errors: map[string]string{}}
-	for k, max := range map[string]int{"venue": event.MaxVenueLen, "address": event.MaxAddressLen} {
+	v := &view{req: r, Form: map[string]string{"venue": form(r.rc, "venue"), "address": form(r.rc, "address"), "onlineUrl": form(r.rc, "onlineUrl")},
+		Errors: map[string]string{}}
+	for k, max := range map[string]int{"venue": event.MaxVenueLen, "address": event.MaxAddressLen, "onlineUrl": event.MaxOnlineLen} {
 		if reason := textProblem(v.Form[k], max); reason != "" {
 			v.Errors[k] = say(k, reason)
 		}
 	}
 	if len(v.Errors) == 0 {
-		loc, err := askOp(c, eventID, event.SetLocation{Venue: v.Form["venue"], Address: v.Form["address"]})
+		loc, err := askOp(c, eventID, event.SetLocation{Venue: v.Form["venue"], Address: v.Form["address"], OnlineURL: v.Form["onlineUrl"]})
 		if err == nil {
 			r.audit("setLocation", unitID, map[string]string{"eventId": eventID}, loc)
-			msg := "Venue saved: buyers now see “" + event.LocationText(deref(loc.Venue), deref(loc.Address)) + "” on the checkout, their order, their ticket and the ticket email."
-			if loc.Venue == nil && loc.Address == nil {
+			msg := "Venue saved: buyers now see “" + event.PlaceText(deref(loc.Venue), deref(loc.Address), deref(loc.OnlineURL)) + "” on the checkout, their order, their ticket and the ticket email."
+			if loc.Venue == nil && loc.Address == nil && loc.OnlineURL == nil {
 				msg = "Venue cleared: buyers see no place."
 			}
 			return redirectNotice(r, "/console/events/"+eventID+"/venue", msg)
@@ -372,7 +373,7 @@ func (c *Console) duplicateEvent(r *req) error {
 	cp := res.(event.Event)
 	steps := []event.Command{
 		event.SetSite{SiteURL: optStr(ev.SiteURL), Description: optStr(ev.Description)},
-		event.SetLocation{Venue: deref(loc.Venue), Address: deref(loc.Address)},
+		event.SetLocation{Venue: deref(loc.Venue), Address: deref(loc.Address), OnlineURL: deref(loc.OnlineURL)},
 		event.SetRefundPolicy{Refundable: pol.Refundable, Deadline: pol.Deadline, HoursBeforeStart: pol.HoursBeforeStart, FeePercent: pol.FeePercent},
 	}
 	for _, tt := range types.Data {

@@ -398,7 +398,7 @@ func (p *Pages) place(ev event.Event, lang string, date bool) string {
 		}
 	}
 	if loc, err := ask(p, ev.ID, event.GetLocation{}); err == nil {
-		if w := event.LocationText(deref(loc.Venue), deref(loc.Address)); w != "" {
+		if w := event.PlaceText(deref(loc.Venue), deref(loc.Address), deref(loc.OnlineURL)); w != "" {
 			parts = append(parts, w)
 		}
 	}
