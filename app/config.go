@@ -43,6 +43,9 @@ type Config struct {
 	DevLogPerUnit          int
 	AuditRetention         time.Duration
 	WebhookDisableAfter    int
+	// WebhookAllowPrivate lifts the rule that webhook endpoints be https
+	// on public addresses (decisions §23), for development and tests.
+	WebhookAllowPrivate bool
 
 	// Connection and abuse bounds of the HTTP server (see http.Config).
 	StorefrontCatalogIPPerMinute int

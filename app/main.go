@@ -215,7 +215,7 @@ func (m *Main) Open() error {
 		m.closeBackend()
 		return err
 	}
-	hc := webhooks.Config{Logger: m.log, DisableAfter: m.cfg.WebhookDisableAfter}
+	hc := webhooks.Config{Logger: m.log, DisableAfter: m.cfg.WebhookDisableAfter, AllowPrivate: m.cfg.WebhookAllowPrivate}
 	if t := m.cfg.Tune; t != nil && t.Webhooks != nil {
 		t.Webhooks(&hc)
 	}

@@ -33,6 +33,10 @@ func ParseConfig(args []string, lookup func(string) (string, bool), help io.Writ
 		fs.IntVar(p, name, def, usage+" ($"+envName+")")
 		env[name] = envName
 	}
+	boolean := func(p *bool, name, envName string, def bool, usage string) {
+		fs.BoolVar(p, name, def, usage+" ($"+envName+")")
+		env[name] = envName
+	}
 	dur := func(p *time.Duration, name, envName string, def time.Duration, usage string) {
 		fs.DurationVar(p, name, def, usage+" ($"+envName+")")
 		env[name] = envName
@@ -68,6 +72,7 @@ func ParseConfig(args []string, lookup func(string) (string, bool), help io.Writ
 	num(&c.DevLogPerUnit, "devlog-per-unit", "TICKETD_DEVLOG_PER_UNIT", d.DevLogPerUnit, "requests the developer log keeps per business unit")
 	dur(&c.AuditRetention, "audit-retention", "TICKETD_AUDIT_RETENTION", d.AuditRetention, "how long audit log entries are kept")
 	num(&c.WebhookDisableAfter, "webhook-disable-after", "TICKETD_WEBHOOK_DISABLE_AFTER", d.WebhookDisableAfter, "consecutive failed deliveries that disable a webhook endpoint")
+	boolean(&c.WebhookAllowPrivate, "webhook-allow-private", "TICKETD_WEBHOOK_ALLOW_PRIVATE", d.WebhookAllowPrivate, "development and tests only: webhook endpoints may be http://localhost and private, loopback or link-local addresses")
 	str(&c.LogLevel, "log-level", "TICKETD_LOG_LEVEL", d.LogLevel, "debug, info, warn or error")
 	str(&c.NodeName, "node-name", "TICKETD_NODE_NAME", d.NodeName, "cluster mode: this node's unique name")
 	str(&c.ClusterAddr, "cluster-addr", "TICKETD_CLUSTER_ADDR", d.ClusterAddr, "cluster mode: this node's cluster listen host:port")
