@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"ticketd/actors"
@@ -27,6 +28,7 @@ import (
 	"ticketd/payments/stripe"
 	"ticketd/persistence"
 	"ticketd/snapshots"
+	"ticketd/wallet"
 	"ticketd/webhooks"
 )
 
@@ -59,6 +61,9 @@ type Main struct {
 	node   *cluster.Node
 	router *cluster.Router
 	shared *clusterShared // see shareCluster
+
+	// wallet is the buyer's wallet passes (nil until Open loads it).
+	wallet atomic.Pointer[wallet.Service]
 
 	// URL is the base URL once Open returned.
 	URL string
@@ -239,6 +244,7 @@ func (m *Main) Open() error {
 		Logger:        m.log,
 		OnOutbox:      func() { mailer.Wake(); hooks.Wake() },
 		WantHook:      hooks.Subscribed,
+		OnPassChange:  m.passChanged,
 	}
 	if m.cfg.Clustered() {
 		if err := m.joinCluster(&ac); err != nil {
@@ -310,10 +316,14 @@ func (m *Main) Open() error {
 		m.checkouts = payments.NewCloser(m.sys, hosted, m.log)
 	}
 	devlog := thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention)
+	if err := m.openWallet(walletSecret(pagesSecret, m.pagesSharedSecret())); err != nil {
+		m.closeBackend()
+		return err
+	}
 	m.srv, err = api.New(hcfg, api.Deps{System: m.sys, WebhookSecret: webhookSecret, Sandbox: sandbox, Refunds: m.refunds,
 		Stripe: hosted, Checkouts: m.checkouts,
 		PagesSecret: pagesSecret, PagesSharedSecret: m.pagesSharedSecret(), Seen: m.sharedSeen(), Outbox: m.mail,
-		DevLog: devlog, Audit: m.audit, Webhooks: m.hooks, Cluster: m.clusterView()})
+		DevLog: devlog, Audit: m.audit, Webhooks: m.hooks, Cluster: m.clusterView(), Wallet: m.wallet.Load()})
 	if err != nil {
 		m.closeBackend()
 		return err
@@ -443,6 +453,7 @@ func (m *Main) closeBackend() {
 		m.router = nil
 	}
 	m.closeShared()
+	m.closeWallet()
 	if m.sys != nil {
 		_ = m.sys.Close()
 		m.sys = nil
