@@ -211,7 +211,9 @@ func (m *Main) Open() error {
 	}
 	m.stop = make(chan struct{})
 	mc := mail.Config{SMTPAddr: m.cfg.SMTPAddr, Username: m.cfg.SMTPUsername, Password: m.cfg.SMTPPassword,
-		From: m.cfg.MailFrom, Logger: m.log}
+		From: m.cfg.MailFrom, Logger: m.log,
+		// A wallet configured wrongly stops the start below (openWallet).
+		AppleWallet: m.cfg.Wallet.ApplePassTypeID != "", GoogleWallet: m.cfg.Wallet.GoogleIssuerID != ""}
 	if t := m.cfg.Tune; t != nil && t.Mail != nil {
 		t.Mail(&mc)
 	}
@@ -339,7 +341,9 @@ func (m *Main) Open() error {
 	m.mail.Start()
 	m.hooks.Start()
 	m.done = make(chan error, 1)
-	go func() { m.done <- m.srv.Serve(m.ln) }()
+	// The listener as a value: a Close right after Open clears m.ln.
+	ln := m.ln
+	go func() { m.done <- m.srv.Serve(ln) }()
 	go m.resumeRefunds(m.stop)
 	if m.checkouts != nil {
 		go m.checkouts.Run(m.stop, checkoutCloseInterval)
