@@ -362,7 +362,11 @@ func (m *Main) openConsole(adminToken string, devlog *thttp.DevLog) error {
 	if t := m.cfg.Tune; t != nil && t.Console != nil {
 		t.Console(&cc)
 	}
-	con, err := console.New(cc, console.Deps{System: m.sys, Audit: m.audit, Refunds: m.refunds, Webhooks: m.hooks, Outbox: m.mail, DevLog: devlog})
+	ad, gd := m.wallet.Load().Describe()
+	wallets := []console.WalletStatus{{ID: "apple", Name: "Apple Wallet", Configured: ad != "", Detail: ad},
+		{ID: "google", Name: "Google Wallet", Configured: gd != "", Detail: gd}}
+	con, err := console.New(cc, console.Deps{System: m.sys, Audit: m.audit, Refunds: m.refunds, Webhooks: m.hooks, Outbox: m.mail, DevLog: devlog,
+		Wallets: wallets})
 	if err != nil {
 		return err
 	}

@@ -178,6 +178,23 @@ func (s *Service) SetLookup(f func(eventID, registrationID string) (Ticket, erro
 func (s *Service) Apple() bool  { return s != nil && s.apple != nil }
 func (s *Service) Google() bool { return s != nil && s.google != nil }
 
+// Describe says what each configured wallet is, for the operator: the
+// pass type, team and certificate expiry; the issuer and service account.
+// Never a key. "" for a wallet not configured.
+func (s *Service) Describe() (appleDetail, googleDetail string) {
+	if s == nil {
+		return "", ""
+	}
+	if s.apple != nil {
+		appleDetail = fmt.Sprintf("pass type %s, team %s, certificate valid until %s", s.apple.PassTypeID(), s.cfg.Apple.TeamID,
+			s.apple.Certificate().NotAfter.UTC().Format(time.DateOnly))
+	}
+	if s.google != nil {
+		googleDetail = fmt.Sprintf("issuer %s, service account %s", s.google.IssuerID(), s.google.Key().ClientEmail)
+	}
+	return appleDetail, googleDetail
+}
+
 // Close stops the change worker.
 func (s *Service) Close() {
 	s.once.Do(func() { close(s.stop) })

@@ -19,6 +19,8 @@ import (
 // shows.
 type view struct {
 	req     *req
+	// Wallets: the wallet passes buyers are offered (operator's home).
+	Wallets []WalletStatus
 	Title   string
 	Who     string
 	CSRF    string
@@ -136,6 +138,7 @@ func (c *Console) fillHome(r *req, v *view) {
 		}
 	}
 	v.CanWrite = r.s.operator
+	v.Wallets = c.deps.Wallets
 }
 
 // createUnit is the operator's: members belong to units they are given.
