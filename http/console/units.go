@@ -18,7 +18,7 @@ import (
 // view is the data of every console template; each page fills what it
 // shows.
 type view struct {
-	req     *req
+	req *req
 	// Wallets: the wallet passes buyers are offered (operator's home).
 	Wallets []WalletStatus
 	Title   string
