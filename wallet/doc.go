@@ -27,6 +27,15 @@
 // A device's registrations are bounded by devicePassesMax, a pass's
 // devices by passDevicesMax.
 //
+// # Cluster mode
+//
+// The device registrations live in the store of the node that took them,
+// and the change hook runs on the node that owns the event: a device
+// registered through another node is not pushed (it still gets the
+// latest pass when Wallet refreshes, which any node answers). Route the
+// pass web service (/pass/apple/) to one node, or share the entries
+// (as the webhooks' endpoints are) in a later change.
+//
 // # Concurrency
 //
 // Service methods are safe for concurrent use. Changed queues its work
