@@ -13,7 +13,10 @@ func PassChanged(ch Change) (regIDs []string, all bool) {
 		return []string{c.ID}, false
 	case WaitlistPromoted:
 		return c.RegistrationIDs, false
-	case EventUpdated, LocationSet, TicketTypeUpdated:
+	case EventUpdated, LocationSet:
+		// A ticket type's edits are mostly capacity and sale windows,
+		// which no pass shows: a push to every holder for each would be a
+		// storm during a drop. A renamed type shows at the next refresh.
 		return nil, true
 	}
 	return nil, false

@@ -98,6 +98,10 @@ func Render(w io.Writer, t Ticket) error {
 	}
 	pdf := fpdf.New("P", "mm", "A4", "")
 	// A fixed creation date: the same ticket renders the same bytes.
+	// The page is a few hundred bytes of text operators and the QR image
+	// is a PNG stream already: compressing would cost a flate writer per
+	// stream (most of the allocations) to save a kilobyte.
+	pdf.SetCompression(false)
 	pdf.SetCreationDate(time.Unix(0, 0).UTC())
 	pdf.SetModificationDate(time.Unix(0, 0).UTC())
 	pdf.SetTitle(Transliterate("Ticket: "+t.EventName), false)

@@ -59,6 +59,10 @@ func (r *recorder) got() ([]string, []string) {
 // withWallets configures both wallets with test credentials and the
 // recorder in place of Apple's and Google's services.
 func withWallets(t *testing.T, rec *recorder) (serviceOption, *googleKey) {
+	return withWalletsTB(t, rec)
+}
+
+func withWalletsTB(t testing.TB, rec *recorder) (serviceOption, *googleKey) {
 	af := appletest.Make(t)
 	gk, key := googletest.Make(t)
 	return func(c *app.Config) {
