@@ -24,7 +24,7 @@ const (
 	// edges print sharp at any size, and a small image keeps Render fast
 	// (a 512 px image took several times longer to encode and embed).
 	qrModulePixels = 4
-	marginMM = 20.0
+	marginMM       = 20.0
 	// textMax bounds each text field, in characters: a field is one line
 	// or a wrapped paragraph, never a page of its own.
 	textMax = 200
