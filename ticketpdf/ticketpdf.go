@@ -21,8 +21,8 @@ const (
 	QRSizeMM = 70.0
 	// qrModulePixels is the pixels of one QR module in the embedded
 	// image: the PDF scales it up without smoothing (no /Interpolate), so
-	// edges print sharp at any size, and a small image keeps Render fast
-	// (a 512 px image took several times longer to encode and embed).
+	// edges print sharp at any size, and a small image is cheap to encode
+	// and embed (pdftoppm at 150 dpi and zbarimg read it back).
 	qrModulePixels = 4
 	marginMM       = 20.0
 	// textMax bounds each text field, in characters: a field is one line
