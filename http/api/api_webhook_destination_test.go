@@ -3,11 +3,13 @@ package api_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app"
+	"ticketd/webhooks"
 )
 
 // TestAPIWebhookURLMustBePublic: with the service's defaults (no
@@ -44,4 +46,58 @@ func TestAPIWebhookURLMustBePublic(t *testing.T) {
 	list := apiData(t, apiWant(t, adm.Do("GET", base, nil), 200))
 	require.Len(t, list, 1, "no refused endpoint was stored")
 	assert.False(t, strings.Contains(apiS(list[0], "url"), "169.254"))
+}
+
+// TestAPIWebhookDeliveryRefusedWithoutTheFlag: an endpoint saved while
+// TICKETD_WEBHOOK_ALLOW_PRIVATE was on (a loopback receiver) gets nothing
+// once the service restarts without it: the delivery is checked again,
+// logged as refused and not sent. Back with the flag, it is delivered.
+func TestAPIWebhookDeliveryRefusedWithoutTheFlag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rc := newHookReceiver(t, 0)
+	opts := func(allow bool) serviceOption {
+		return func(c *app.Config) {
+			c.DataDir, c.WebhookAllowPrivate = dir, allow
+			c.Tune = &app.Tuning{Webhooks: func(w *webhooks.Config) {
+				w.BackoffMin, w.BackoffMax = 10*time.Millisecond, 40*time.Millisecond
+				w.PollInterval, w.Timeout = 10*time.Millisecond, 2*time.Second
+			}}
+		}
+	}
+	var secret, unitID, epID, ev, tt string
+	t.Run("saved while allowed", func(t *testing.T) {
+		f := newAPIFx(t, opts(true))
+		u := f.unit(t)
+		secret, unitID = u.Secret, u.ID
+		ep := apiWant(t, f.admin(t).Do("POST", "/admin/v1/business-units/"+u.ID+"/webhook-endpoints",
+			map[string]any{"url": rc.srv.URL + "/hooks", "eventTypes": []string{"registration.created"}}), 201)
+		epID = apiS(ep, "id")
+		rc.trust(apiS(ep, "secret"))
+		ev = apiPublished(t, u.dev)
+		tt = apiOpenType(t, u.dev, ev, nil)
+	})
+	deliveries := "/admin/v1/business-units/" + unitID + "/webhook-endpoints/" + epID + "/deliveries"
+	t.Run("refused without the flag", func(t *testing.T) {
+		f := newAPIFx(t, opts(false))
+		adm := f.admin(t)
+		apiRegister(t, f.client(t).WithKey(secret), ev, tt, "refused@example.com")
+		var logged []map[string]any
+		require.Eventually(t, func() bool {
+			logged = apiData(t, apiWant(t, adm.Do("GET", deliveries, nil), 200))
+			return len(logged) > 0
+		}, 10*time.Second, 20*time.Millisecond)
+		d := logged[0]
+		assert.Equal(t, true, d["refused"])
+		assert.Equal(t, false, d["succeeded"])
+		assert.Nil(t, d["statusCode"])
+		assert.Contains(t, d["error"], "refused, not sent: http is not https")
+		assert.Empty(t, rc.deliveries(), "nothing reached the loopback receiver")
+	})
+	t.Run("delivered with the flag", func(t *testing.T) {
+		f := newAPIFx(t, opts(true))
+		require.Eventually(t, func() bool { return len(rc.deliveries()) == 1 }, 10*time.Second, 20*time.Millisecond)
+		logged := apiData(t, apiWant(t, f.admin(t).Do("GET", deliveries, nil), 200))
+		assert.Equal(t, true, logged[0]["succeeded"], "the retry went through")
+	})
 }
