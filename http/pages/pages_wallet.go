@@ -279,6 +279,8 @@ func (p *Pages) appleLatest(rc *fasthttp.RequestCtx) {
 }
 
 // appleLog takes the error messages a device reports about the service.
+// Anyone may post here (Apple's reference has no token on it): the
+// messages go to the debug log only, at most 10 of 500 bytes a request.
 func (p *Pages) appleLog(rc *fasthttp.RequestCtx) {
 	var body struct {
 		Logs []string `json:"logs"`
@@ -289,7 +291,7 @@ func (p *Pages) appleLog(rc *fasthttp.RequestCtx) {
 			if i == 10 {
 				break
 			}
-			p.log.Warn("pages: apple wallet device log", "message", strings.ToValidUTF8(l[:min(len(l), 500)], "?"))
+			p.log.Debug("pages: apple wallet device log", "message", strings.ToValidUTF8(l[:min(len(l), 500)], "?"))
 		}
 	}
 	rc.SetStatusCode(http.StatusOK)
