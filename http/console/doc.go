@@ -62,6 +62,18 @@
 // operator's and those naming no member under SignInUnit, which the
 // operator reads on the sign-ins page.
 //
+// # The organizer's pages
+//
+// Every page of an event has two rows of tabs (its work and its setup),
+// the current one marked. Ticket types have a page each (setup.go) with a
+// checkout link, GET /buy/{eventId}/{typeId}: a public route that starts
+// a hosted checkout of one ticket of a public type and redirects to it.
+// The venue page sets the event's place and online link, which the hosted
+// pages and the ticket email show. A form that succeeds redirects with a
+// confirmation (flash.go); one that is refused is shown again with each
+// refusal next to its field as a sentence (wording.go), what was typed,
+// and its page's own address restored in the address bar (view.Canon).
+//
 // # Concurrency
 //
 // New parses the templates once; a Console is then read-only but for its
