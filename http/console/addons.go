@@ -1,7 +1,6 @@
 package console
 
 import (
-
 	"ticketd/event"
 )
 
