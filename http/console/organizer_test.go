@@ -140,6 +140,9 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 	assert.Contains(t, buyLink, "/buy/"+eventID+"/")
 	run(chromedp.SetValue(byID("tt-name"), "Early bird ticket"), chromedp.SetValue(byID("tt-price"), "15"),
 		chromedp.SetValue(byID("tt-opens"), "2026-01-01T09:00"), chromedp.Click(byID("tt-appr")))
+	arrow, err := chromedp.Run(tctx, chromedp.Evaluate[string](`getComputedStyle(document.getElementById("tt-state")).backgroundImage`))
+	require.NoError(t, err)
+	assert.Contains(t, arrow, "svg", "a select shows its arrow, not a text box's look")
 	snap("ticket type edit")
 	run(chromedp.Click(byID("tt-appr")), chromedp.Click(byID("tt-save")), chromedp.WaitVisible(byID("types")))
 	assert.Contains(t, text(".note"), "Ticket type “Early bird ticket” saved.")
