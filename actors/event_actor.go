@@ -284,6 +284,9 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	if req.create != "" && len(changes) > 0 {
 		a.com.put([]byte(indexPrefix+a.id), []byte(req.create))
 	}
+	if len(changes) > 0 {
+		a.com.record(req.rec, res)
+	}
 	a.maybeSnapshot()
 	a.com.reply(ctx, to, &response{result: res})
 	a.com.kick()

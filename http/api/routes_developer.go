@@ -106,9 +106,9 @@ func (a *api) createEvent(c *thttp.Ctx) (any, error) {
 	if err := c.Bind(&cmd); err != nil {
 		return nil, err
 	}
-	res, err := a.sys.CreateEvent(contextBG, c.Principal().UnitID, a.sys.NewEventID(), cmd)
+	res, err := a.sys.CreateEvent(keyed(c, nil), c.Principal().UnitID, a.sys.NewEventID(), cmd)
 	if err != nil {
-		return nil, shellErr(err)
+		return nil, keyedErr(c, shellErr(err))
 	}
 	return res, nil
 }
