@@ -1,0 +1,171 @@
+package actors
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ticketd/directory"
+	"ticketd/event"
+)
+
+// recordKey is the index entry the tests' recorder puts for an email.
+func recordKey(email string) []byte { return []byte("test-idem/" + email) }
+
+// regRecorder records the registration id a write answered under its
+// email, as an Idempotency-Key's record holds the answer.
+func regRecorder(email string) Recorder {
+	return func(res any) ([]byte, []byte) {
+		r, ok := res.(event.RegistrationResult)
+		if !ok {
+			return nil, nil
+		}
+		return recordKey(email), []byte(r.ID)
+	}
+}
+
+// TestRecorderCommitsAtomicallyWithTheWrite floods an event with
+// registrations, each asked with a Recorder, and crashes the filesystem
+// mid-flood keeping a random half of what was not synced. After the
+// restart on what the disk kept, a registration is there exactly when its
+// record is, with the id the write answered, and every registration
+// answered before the crash is there with its record: the record can
+// neither outlive its write nor be lost while the write stays.
+func TestRecorderCommitsAtomicallyWithTheWrite(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	e := newFaultEnv(t, 0)
+	evt, tt := newFaultEvent(t, e.sys)
+
+	var (
+		mu      sync.Mutex
+		acked   = map[string]string{} // email -> registration id
+		crashed *vfs.MemFS
+		stop    = make(chan struct{})
+		wg      sync.WaitGroup
+	)
+	for c := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				email := fmt.Sprintf("c%d-%d@example.com", c, i)
+				res, err := e.sys.Ask(WithRecorder(bg, regRecorder(email)), evt,
+					event.CreateRegistration{Email: email, RegistrationTypeID: tt})
+				if err != nil {
+					t.Errorf("ask: %v", err)
+					return
+				}
+				mu.Lock()
+				if crashed == nil { // answered before the crash
+					acked[email] = res.(event.RegistrationResult).ID
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	want := 100 + rng.IntN(400)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		if len(acked) >= want || time.Now().After(deadline) {
+			crashed = e.mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 50, RNG: rng})
+			mu.Unlock()
+			break
+		}
+		mu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	require.NoError(t, e.sys.Close())
+	require.NoError(t, e.store.Close())
+
+	e.open(crashed, 0)
+	defer func() {
+		require.NoError(t, e.sys.Close())
+		require.NoError(t, e.store.Close())
+	}()
+	regs := registrationsOf(t, e.sys, evt)
+	byEmail := map[string]string{}
+	for _, r := range regs {
+		byEmail[r.Email] = r.ID
+		v, ok, err := e.store.Get(recordKey(r.Email))
+		require.NoError(t, err)
+		require.True(t, ok, "registration %s kept without its record", r.Email)
+		assert.Equal(t, r.ID, string(v), "the record holds the write's answer")
+	}
+	records := 0
+	require.NoError(t, e.store.Scan([]byte("test-idem/"), func(k, v []byte) error {
+		records++
+		email := string(k[len("test-idem/"):])
+		assert.Equal(t, byEmail[email], string(v), "record %s kept without its registration", email)
+		return nil
+	}))
+	for email, id := range acked {
+		assert.Equal(t, id, byEmail[email], "acknowledged registration %s lost", email)
+	}
+	t.Logf("%d answered before the crash, %d registrations and %d records after it", len(acked), len(regs), records)
+	assert.Equal(t, len(regs), records)
+	assert.GreaterOrEqual(t, len(regs), len(acked))
+}
+
+// TestRecorderOnlyForWrites: a request that changes nothing (a repeat
+// registration, a rejection, a read) calls its Recorder not, so its key
+// is stored by the answer's own write, as before; a directory write puts
+// the record in its batch too, and a created key's recorder sees the
+// whole key.
+func TestRecorderOnlyForWrites(t *testing.T) {
+	e := newFaultEnv(t, 0)
+	evt, tt := newFaultEvent(t, e.sys)
+	never := WithRecorder(bg, func(res any) ([]byte, []byte) {
+		t.Errorf("recorder called for a request that changed nothing: %T", res)
+		return nil, nil
+	})
+	_, err := e.sys.Ask(WithRecorder(bg, regRecorder("a@example.com")), evt, event.CreateRegistration{Email: "a@example.com", RegistrationTypeID: tt})
+	require.NoError(t, err)
+	res, err := e.sys.Ask(never, evt, event.CreateRegistration{Email: "a@example.com", RegistrationTypeID: tt})
+	require.NoError(t, err)
+	require.False(t, res.(event.RegistrationResult).Created, "a repeat")
+	_, err = e.sys.Ask(never, evt, event.CreateRegistration{Email: "b@example.com", RegistrationTypeID: "tt_missing"})
+	require.Error(t, err, "a rejection")
+	_, err = e.sys.Ask(never, evt, event.ListRegistrations{Limit: 1})
+	require.NoError(t, err)
+
+	unit, err := e.sys.CreateUnit(WithRecorder(bg, func(res any) ([]byte, []byte) {
+		return []byte("test-idem/unit"), []byte(res.(directory.Unit).ID)
+	}), "Acme")
+	require.NoError(t, err)
+	var secret string
+	_, secret, err = e.sys.CreateKey(WithRecorder(bg, func(res any) ([]byte, []byte) {
+		ck := res.(CreatedKey)
+		return []byte("test-idem/key"), []byte(ck.Key.ID + " " + ck.Secret)
+	}), NewKeySpec{UnitID: unit.ID, Type: directory.Secret, Name: "k"})
+	require.NoError(t, err)
+
+	// What the disk holds once synced: both records, with their writes.
+	require.NoError(t, e.sys.Close())
+	require.NoError(t, e.store.Close())
+	e.restart()
+	v, ok, err := e.store.Get([]byte("test-idem/unit"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, found := e.sys.Directory().Unit(string(v))
+	assert.True(t, found)
+	v, ok, err = e.store.Get([]byte("test-idem/key"))
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Contains(t, string(v), secret, "the record holds the whole key the answer gives")
+}
