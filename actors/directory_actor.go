@@ -36,18 +36,18 @@ type dirActor struct {
 
 type dirCreateUnit struct {
 	name string
-	rec  Recorder
+	rec  *Recorder
 }
 
 type dirCreateKey struct {
 	key    directory.Key
 	secret string
-	rec    Recorder
+	rec    *Recorder
 }
 
 type dirRevokeKey struct {
 	id  string
-	rec Recorder
+	rec *Recorder
 }
 
 func (s *System) startDirectory() error {
@@ -150,13 +150,13 @@ func (a *dirActor) Receive(ctx actor.Context) {
 // decide applies the change fn decides, logs it, and answers once durable
 // with fn's result (or, for a nil result, the key named by a revocation);
 // rec (may be nil) puts the request's own entry in the change's batch.
-func (a *dirActor) decide(ctx actor.Context, rec Recorder, fn func() (any, directory.Change, error)) {
+func (a *dirActor) decide(ctx actor.Context, rec *Recorder, fn func() (any, directory.Change, error)) {
 	a.decideOwing(ctx, rec, fn, nil)
 }
 
 // decideOwing is decide that lets owe add to the change's batch (its
 // outbox mail) once the change is appended at seq.
-func (a *dirActor) decideOwing(ctx actor.Context, rec Recorder, fn func() (any, directory.Change, error), owe func(seq uint64)) {
+func (a *dirActor) decideOwing(ctx actor.Context, rec *Recorder, fn func() (any, directory.Change, error), owe func(seq uint64)) {
 	if a.shared != nil {
 		a.decideShared(ctx, fn, owe)
 		return
@@ -215,7 +215,7 @@ func (s *System) askDirectory(ctx context.Context, msg any) (any, error) {
 
 // CreateUnit creates a business unit.
 func (s *System) CreateUnit(ctx context.Context, name string) (directory.Unit, error) {
-	res, err := s.askDirectory(ctx, &dirCreateUnit{name: name, rec: recorderOf(ctx)})
+	res, err := s.askDirectory(ctx, &dirCreateUnit{name: name, rec: RecorderOf(ctx)})
 	if err != nil {
 		return directory.Unit{}, err
 	}
@@ -257,14 +257,14 @@ func (s *System) CreateKey(ctx context.Context, spec NewKeySpec) (directory.Key,
 		CreatedAt: s.cfg.Now().UTC(),
 		ExpiresAt: spec.ExpiresAt,
 	}
-	rec := recorderOf(ctx)
-	if rec != nil {
+	rec := RecorderOf(ctx)
+	if rec != nil && rec.Value != nil {
 		// The answer holds the whole key, which the result does not.
-		inner := rec
-		rec = func(res any) ([]byte, []byte) {
+		inner := rec.Value
+		rec = &Recorder{Key: rec.Key, Value: func(res any) []byte {
 			k, _ := res.(directory.Key)
 			return inner(CreatedKey{Key: k, Secret: secret})
-		}
+		}}
 	}
 	res, err := s.askDirectory(ctx, &dirCreateKey{key: k, secret: secret, rec: rec})
 	if err != nil {
@@ -275,7 +275,7 @@ func (s *System) CreateKey(ctx context.Context, spec NewKeySpec) (directory.Key,
 
 // RevokeKey revokes a key at once and returns it.
 func (s *System) RevokeKey(ctx context.Context, keyID string) (directory.Key, error) {
-	res, err := s.askDirectory(ctx, &dirRevokeKey{id: keyID, rec: recorderOf(ctx)})
+	res, err := s.askDirectory(ctx, &dirRevokeKey{id: keyID, rec: RecorderOf(ctx)})
 	if err != nil {
 		return directory.Key{}, err
 	}

@@ -20,14 +20,14 @@ func recordKey(email string) []byte { return []byte("test-idem/" + email) }
 
 // regRecorder records the registration id a write answered under its
 // email, as an Idempotency-Key's record holds the answer.
-func regRecorder(email string) Recorder {
-	return func(res any) ([]byte, []byte) {
+func regRecorder(email string) *Recorder {
+	return &Recorder{Key: recordKey(email), Value: func(res any) []byte {
 		r, ok := res.(event.RegistrationResult)
 		if !ok {
-			return nil, nil
+			return nil
 		}
-		return recordKey(email), []byte(r.ID)
-	}
+		return []byte(r.ID)
+	}}
 }
 
 // TestRecorderCommitsAtomicallyWithTheWrite floods an event with
@@ -130,10 +130,10 @@ func TestRecorderCommitsAtomicallyWithTheWrite(t *testing.T) {
 func TestRecorderOnlyForWrites(t *testing.T) {
 	e := newFaultEnv(t, 0)
 	evt, tt := newFaultEvent(t, e.sys)
-	never := WithRecorder(bg, func(res any) ([]byte, []byte) {
+	never := WithRecorder(bg, &Recorder{Key: recordKey("never"), Value: func(res any) []byte {
 		t.Errorf("recorder called for a request that changed nothing: %T", res)
-		return nil, nil
-	})
+		return nil
+	}})
 	_, err := e.sys.Ask(WithRecorder(bg, regRecorder("a@example.com")), evt, event.CreateRegistration{Email: "a@example.com", RegistrationTypeID: tt})
 	require.NoError(t, err)
 	res, err := e.sys.Ask(never, evt, event.CreateRegistration{Email: "a@example.com", RegistrationTypeID: tt})
@@ -144,15 +144,15 @@ func TestRecorderOnlyForWrites(t *testing.T) {
 	_, err = e.sys.Ask(never, evt, event.ListRegistrations{Limit: 1})
 	require.NoError(t, err)
 
-	unit, err := e.sys.CreateUnit(WithRecorder(bg, func(res any) ([]byte, []byte) {
-		return []byte("test-idem/unit"), []byte(res.(directory.Unit).ID)
-	}), "Acme")
+	unit, err := e.sys.CreateUnit(WithRecorder(bg, &Recorder{Key: []byte("test-idem/unit"), Value: func(res any) []byte {
+		return []byte(res.(directory.Unit).ID)
+	}}), "Acme")
 	require.NoError(t, err)
 	var secret string
-	_, secret, err = e.sys.CreateKey(WithRecorder(bg, func(res any) ([]byte, []byte) {
+	_, secret, err = e.sys.CreateKey(WithRecorder(bg, &Recorder{Key: []byte("test-idem/key"), Value: func(res any) []byte {
 		ck := res.(CreatedKey)
-		return []byte("test-idem/key"), []byte(ck.Key.ID + " " + ck.Secret)
-	}), NewKeySpec{UnitID: unit.ID, Type: directory.Secret, Name: "k"})
+		return []byte(ck.Key.ID + " " + ck.Secret)
+	}}), NewKeySpec{UnitID: unit.ID, Type: directory.Secret, Name: "k"})
 	require.NoError(t, err)
 
 	// What the disk holds once synced: both records, with their writes.
@@ -168,4 +168,57 @@ func TestRecorderOnlyForWrites(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Contains(t, string(v), secret, "the record holds the whole key the answer gives")
+}
+
+// TestRecorderReplaysAWriteMadeBefore: a request whose Recorder's record
+// exists (made by an earlier write of the same key, durable or still in a
+// batch in flight) is answered Replayed with that record and decides
+// nothing; one whose record is no longer live is decided anew.
+func TestRecorderReplaysAWriteMadeBefore(t *testing.T) {
+	e := newFaultEnv(t, 0)
+	defer func() {
+		require.NoError(t, e.sys.Close())
+		require.NoError(t, e.store.Close())
+	}()
+	evt, tt := newFaultEvent(t, e.sys)
+	reg := func(rec *Recorder, email string) (any, error) {
+		return e.sys.Ask(WithRecorder(bg, rec), evt, event.CreateRegistration{Email: email, RegistrationTypeID: tt})
+	}
+	res, err := reg(regRecorder("first@example.com"), "first@example.com")
+	require.NoError(t, err)
+	id := res.(event.RegistrationResult).ID
+	_, err = reg(regRecorder("first@example.com"), "second@example.com")
+	r, ok := IsReplayed(err)
+	require.True(t, ok, "the key's write was made: %v", err)
+	assert.Equal(t, id, string(r.Value))
+
+	// Twenty at once with one key: the first writes, the others meet its
+	// record in the batch not yet durable, or in the store.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	made, replayed := 0, 0
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := reg(regRecorder("burst@example.com"), fmt.Sprintf("burst%d@example.com", i))
+			mu.Lock()
+			defer mu.Unlock()
+			if _, ok := IsReplayed(err); ok {
+				replayed++
+			} else if assert.NoError(t, err) {
+				made++
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, 1, made)
+	assert.Equal(t, 19, replayed)
+	regs := registrationsOf(t, e.sys, evt)
+	assert.Len(t, regs, 2, "nothing decided twice")
+
+	dead := regRecorder("first@example.com")
+	dead.Live = func([]byte) bool { return false }
+	_, err = reg(dead, "third@example.com")
+	require.NoError(t, err, "an expired record answers nothing")
 }

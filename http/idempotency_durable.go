@@ -95,10 +95,8 @@ func (d *DurableIdempotency) Begin(scope, key string, fp [32]byte, now time.Time
 	return IdemNew, nil
 }
 
-// Record implements RecordingStore.
-func (d *DurableIdempotency) Record(scope, key string, fp [32]byte, resp *StoredResponse, now time.Time) ([]byte, []byte) {
-	return []byte(durableKey(scope, key)), encodeIdem(fp, now.Add(d.ttl), resp)
-}
+// TTL implements RecordingStore.
+func (d *DurableIdempotency) TTL() time.Duration { return d.ttl }
 
 // Hold implements RecordingStore.
 func (d *DurableIdempotency) Hold(scope, key string, until time.Time) {

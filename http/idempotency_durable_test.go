@@ -72,7 +72,8 @@ func TestDurableIdempotencyRecordCommittedWithTheWrite(t *testing.T) {
 	state, _ := d.Begin("key_1", "k1", fp, now)
 	require.Equal(t, IdemNew, state)
 	answer := &StoredResponse{Status: 201, ContentType: "application/json", Body: []byte(`{"id":"evt_1"}`), Durable: true}
-	k, v := d.Record("key_1", "k1", fp, answer, now)
+	w := &KeyedWrite{Key: RecordKey("key_1", "k1"), FP: fp, Expires: now.Add(d.TTL()), Status: 201}
+	k, v := w.Key, w.Value(map[string]any{"id": "evt_1"})
 	b := st.NewBatch()
 	b.Append("evt_1", 1, []byte("the write"))
 	b.Put(k, v)
@@ -86,7 +87,8 @@ func TestDurableIdempotencyRecordCommittedWithTheWrite(t *testing.T) {
 	d.Hold("key_1", "k2", now.Add(time.Minute))
 	state, _ = d.Begin("key_1", "k2", fp, now.Add(30*time.Second))
 	assert.Equal(t, IdemInFlight, state, "held while the write may still land")
-	k2, v2 := d.Record("key_1", "k2", fp, &StoredResponse{Status: 201, ContentType: "application/json", Body: []byte(`{"id":"evt_2"}`)}, now)
+	w2 := &KeyedWrite{Key: RecordKey("key_1", "k2"), FP: fp, Expires: now.Add(d.TTL()), Status: 201}
+	k2, v2 := w2.Key, w2.Value(map[string]any{"id": "evt_2"})
 	b = st.NewBatch()
 	b.Put(k2, v2) // it landed
 	require.NoError(t, st.Commit(b))

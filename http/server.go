@@ -500,12 +500,28 @@ func (s *Server) serveIdempotent(c *Ctx, key string) {
 			// A write was asked for and its outcome is unknown (an ask
 			// that timed out may still commit, with the key's record):
 			// the key stays claimed until it has, or never will.
-			cl.store.Hold(scope, key, c.now.Add(idemUnknownHold))
+			cl.store.Hold(scope, key, time.Now().Add(idemUnknownHold))
 			return
 		}
 		s.idem.Finish(scope, key, resp, c.now)
 	}()
 	s.run(c)
+	if cl := c.idem; cl != nil && (cl.replayed != nil || cl.mismatch) {
+		// The write was made before: its record answers (or the key was
+		// used with another request).
+		rc.Response.ResetBody()
+		if cl.mismatch {
+			s.writeError(rc, httpError(422, "this idempotency key was already used with another request").WithReason(event.ReasonIdempotencyKeyReused))
+			return
+		}
+		rc.SetStatusCode(cl.replayed.Status)
+		rc.SetContentType(cl.replayed.ContentType)
+		rc.SetBody(cl.replayed.Body)
+		rc.Response.Header.Set("Idempotent-Replayed", "true")
+		resp = cl.replayed
+		resp.Durable = true // the write's batch holds it
+		return
+	}
 	if st := rc.Response.StatusCode(); st < 500 {
 		resp = &StoredResponse{
 			Status:      st,

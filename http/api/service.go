@@ -333,9 +333,13 @@ func (a *api) askWith(ctx context.Context, eventID string, cmd event.Command) (a
 // changes (actors.WithRecorder, thttp.Ctx.Recorder). Otherwise it is
 // contextBG.
 func keyed(c *thttp.Ctx, view func(any) any) context.Context {
-	rec := c.Recorder(view)
-	if rec == nil {
+	kr := c.Recorder(view)
+	if kr == nil {
 		return contextBG
+	}
+	rec := &actors.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live}
+	if kr.Portable != nil {
+		rec.Portable = kr.Portable
 	}
 	return actors.WithRecorder(contextBG, rec)
 }
@@ -343,8 +347,12 @@ func keyed(c *thttp.Ctx, view func(any) any) context.Context {
 // keyedErr passes err, first telling c when the write asked for may still
 // commit though the ask failed (no answer in time): its key then stays
 // claimed for a while instead of being free for a retry (see
-// thttp.Ctx.OutcomeUnknown).
+// thttp.Ctx.OutcomeUnknown). A write made before (its answer lost, the
+// key claimed again) answers its record (thttp.Ctx.Replay).
 func keyedErr(c *thttp.Ctx, err error) error {
+	if r, ok := actors.IsReplayed(err); ok {
+		return c.Replay(r.Value)
+	}
 	if err != nil && (errors.Is(err, actors.ErrUnavailable) || isUnavailable(err)) {
 		c.OutcomeUnknown()
 	}
