@@ -315,16 +315,16 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	a.arm()
 }
 
-// recorded returns the record under key a write made before: in a batch
-// not yet durable, or in the store (where the log puts it once durable,
-// and where a new owner imports it in cluster mode); nil when there is
-// none.
+// recorded returns the record of rec a write made before: in a batch not
+// yet durable, or, when rec says to look, in the store (where the log
+// puts it once durable, and where a new owner imports it in cluster
+// mode); nil when there is none.
 func (a *eventActor) recorded(rec *Recorder) ([]byte, error) {
 	if rec.Key == nil {
 		return nil, nil
 	}
 	v, ok := a.recent[string(rec.Key)]
-	if !ok {
+	if !ok && rec.Look {
 		var err error
 		if v, ok, err = a.sys.store.Get(rec.Key); err != nil {
 			return nil, fmt.Errorf("%w: event %s: idempotency record: %w", ErrUnavailable, a.id, err)

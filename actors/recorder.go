@@ -18,8 +18,9 @@ import (
 // commands wait for it.
 //
 // Before deciding a request with a Recorder, the event actor looks for
-// the record (among the records of its batches not yet durable, then in
-// the store): found, the write was made before (its answer was lost to a
+// the record (among the records of its batches not yet durable, then, for
+// a key claimed before (Look), in the store): found, the write was made
+// before (its answer was lost to a
 // crash, a timeout or a failover, and the key was claimed again), and the
 // request is answered Replayed with the record instead of being decided
 // again. That check is what makes a write exactly once in cluster mode,
@@ -34,6 +35,12 @@ type Recorder struct {
 	// Live, when set, says whether a record found still answers (an
 	// expired one does not: the request is decided anew).
 	Live func(value []byte) bool
+	// Look: the key was claimed before by a request whose write may have
+	// been made, so the actor looks for the record before deciding.
+	// Without it (a key never claimed before, the common case) the actor
+	// looks only among its batches in flight, a map lookup, and never
+	// reads the store on its goroutine.
+	Look bool
 	// Portable, when set, is what another node remakes the Recorder from
 	// (cluster mode forwards it with the request; see package cluster).
 	Portable any

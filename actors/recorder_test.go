@@ -182,6 +182,7 @@ func TestRecorderReplaysAWriteMadeBefore(t *testing.T) {
 	}()
 	evt, tt := newFaultEvent(t, e.sys)
 	reg := func(rec *Recorder, email string) (any, error) {
+		rec.Look = true // claimed again: the actor looks in the store too
 		return e.sys.Ask(WithRecorder(bg, rec), evt, event.CreateRegistration{Email: email, RegistrationTypeID: tt})
 	}
 	res, err := reg(regRecorder("first@example.com"), "first@example.com")
@@ -221,4 +222,10 @@ func TestRecorderReplaysAWriteMadeBefore(t *testing.T) {
 	dead.Live = func([]byte) bool { return false }
 	_, err = reg(dead, "third@example.com")
 	require.NoError(t, err, "an expired record answers nothing")
+
+	// A key never claimed before has no record anywhere: the actor does
+	// not read the store for it (only its batches in flight).
+	fresh := regRecorder("first@example.com")
+	_, err = e.sys.Ask(WithRecorder(bg, fresh), evt, event.CreateRegistration{Email: "fourth@example.com", RegistrationTypeID: tt})
+	require.NoError(t, err, "not looked up in the store")
 }

@@ -81,9 +81,10 @@ type Idempotency struct {
 // idemClaim is a claim this node made: its stream sequence (0: made
 // unfenced) and request fingerprint.
 type idemClaim struct {
-	seq    uint64
-	fp     [32]byte
-	origin time.Time
+	seq     uint64
+	fp      [32]byte
+	origin  time.Time
+	retried bool // it replaced another claim of the key (Retried)
 }
 
 // NewIdempotency keeps answers on node n's cluster for ttl.
@@ -112,7 +113,9 @@ func (x *Idempotency) Begin(scope, key string, fp [32]byte, now time.Time) (thtt
 	for range idemAttempts {
 		ack, err := x.st.publish(ctx, fencedMsg(subj, subj+"."+nuid.Next(), expected, x.claimData(fp, now, origin)))
 		if err == nil {
-			x.claim(subj, ack.Sequence, fp, origin)
+			// A claim that replaced another (released, stale, expired)
+			// may follow a write that was made: its owner looks.
+			x.claim(subj, idemClaim{seq: ack.Sequence, fp: fp, origin: origin, retried: expected != 0})
 			return thttp.IdemNew, nil
 		}
 		if !errors.Is(err, errConflict) {
@@ -164,10 +167,17 @@ func (x *Idempotency) unreachable(err error) (thttp.IdemState, *thttp.StoredResp
 	return thttp.IdemUnavailable, nil
 }
 
-func (x *Idempotency) claim(subj string, seq uint64, fp [32]byte, origin time.Time) {
+func (x *Idempotency) claim(subj string, c idemClaim) {
 	x.mu.Lock()
-	x.claims[subj] = idemClaim{seq, fp, origin}
+	x.claims[subj] = c
 	x.mu.Unlock()
+}
+
+// Retried implements http.RecordingStore.
+func (x *Idempotency) Retried(scope, key string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.claims[idemSubject(scope, key)].retried
 }
 
 // Origin implements http.OriginStore: the time of the first claim of a

@@ -585,7 +585,7 @@ func (r *Router) answerAsync(data []byte, timeout time.Duration, done func(*wire
 	r.mu.Unlock()
 	var rec *actors.Recorder
 	if k := req.Keyed; k != nil {
-		rec = &actors.Recorder{Key: k.Key, Value: k.Value, Live: thttp.Live, Portable: k}
+		rec = &actors.Recorder{Key: k.Key, Value: k.Value, Live: thttp.Live, Look: k.Retried, Portable: k}
 	}
 	sys.ServeAsyncRecorded(req.EventID, req.Cmd, req.CreateUnit, rec, timeout, func(res any, err error) {
 		done(&wireResp{Result: res, Err: toWire(err)})

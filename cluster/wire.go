@@ -31,7 +31,8 @@ import (
 //	         command is a storefront command; 2: it carries the record
 //	         of its Idempotency-Key, http.KeyedWrite: its key
 //	         (uvarint-prefixed), the 32-byte fingerprint, the expiry in
-//	         unix nanoseconds and the status, both uvarint), value
+//	         unix nanoseconds and the status, both uvarint; 4: that key
+//	         was claimed before, KeyedWrite.Retried), value
 //	answer:  flags (1: moved, 2: result, 4: error), then for an error
 //	         its kind byte, message and a flag byte (1: event.Error
 //	         value follows), then the result value
@@ -61,6 +62,7 @@ const (
 const (
 	reqStorefront = 1 << iota
 	reqKeyed
+	reqRetried
 )
 
 const (
@@ -366,6 +368,9 @@ func encodeReq(req *wireReq) ([]byte, error) {
 	}
 	if req.Keyed != nil {
 		flags |= reqKeyed
+		if req.Keyed.Retried {
+			flags |= reqRetried
+		}
 	}
 	b := []byte{wireMark, wireVersion}
 	b = appendBytes(b, []byte(req.EventID))
@@ -411,6 +416,7 @@ func decodeReq(b []byte, req *wireReq) error {
 		if keyed, err = readKeyed(r); err != nil {
 			return err
 		}
+		keyed.Retried = flags&reqRetried != 0
 	}
 	v, err := wire.readValue(r)
 	if err != nil {

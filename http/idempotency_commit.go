@@ -29,6 +29,11 @@ type RecordingStore interface {
 	// out, an owner lost); a retry meanwhile answers 409, after it the
 	// request runs again and meets the write's record if there is one.
 	Hold(scope, key string, until time.Time)
+	// Retried reports whether the key this node holds was claimed before
+	// by a request whose write may have been made (a hold that ended, a
+	// stale or released claim): only then does the write's actor look for
+	// its record before deciding (a key never claimed has none anywhere).
+	Retried(scope, key string) bool
 }
 
 // RecordKey is the index key of the record of (scope, key): "idem/" +
@@ -45,6 +50,9 @@ type KeyedWrite struct {
 	FP      [32]byte
 	Expires time.Time
 	Status  int
+	// Retried: the key was claimed before (RecordingStore.Retried), so
+	// the actor looks for its record first.
+	Retried bool
 }
 
 // Value is the record of the answer result makes; nil when the result
@@ -74,12 +82,13 @@ func Live(value []byte) bool {
 
 // KeyedRecorder is what Ctx.Recorder gives the handler to pass to its
 // write (as an actors.Recorder): the record's key, its maker, its
-// liveness, and, for an answer that is the result itself, its portable
-// form.
+// liveness, whether to look for it first (Retried), and, for an answer
+// that is the result itself, its portable form.
 type KeyedRecorder struct {
 	Key      []byte
 	Value    func(result any) []byte
 	Live     func(value []byte) bool
+	Retried  bool
 	Portable *KeyedWrite
 }
 
@@ -118,8 +127,9 @@ func (c *Ctx) Recorder(view func(any) any) *KeyedRecorder {
 	if cl == nil {
 		return nil
 	}
-	w := &KeyedWrite{Key: RecordKey(cl.scope, cl.key), FP: cl.fp, Expires: cl.now.Add(cl.store.TTL()), Status: cl.status}
-	kr := &KeyedRecorder{Key: w.Key, Live: Live}
+	w := &KeyedWrite{Key: RecordKey(cl.scope, cl.key), FP: cl.fp, Expires: cl.now.Add(cl.store.TTL()), Status: cl.status,
+		Retried: cl.store.Retried(cl.scope, cl.key)}
+	kr := &KeyedRecorder{Key: w.Key, Live: Live, Retried: w.Retried}
 	if view == nil {
 		kr.Portable = w
 	}

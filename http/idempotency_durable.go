@@ -50,8 +50,9 @@ type DurableIdempotency struct {
 // idemFlight is a claim: the request's fingerprint, and for a held claim
 // (Hold) when it ends (zero: the request is running).
 type idemFlight struct {
-	fp    [32]byte
-	until time.Time
+	fp      [32]byte
+	until   time.Time
+	retried bool // claimed after a hold ended (Retried)
 }
 
 const idemPrefix = "idem/"
@@ -69,30 +70,50 @@ func durableKey(scope, key string) string {
 	return idemPrefix + scope + "/" + hex.EncodeToString(h[:])
 }
 
-// Begin implements IdempotencyStore.
+// Begin implements IdempotencyStore. The store is read outside the lock
+// (the key is reserved meanwhile, so a second request with it answers
+// 409), so keyed requests do not queue behind each other's reads.
 func (d *DurableIdempotency) Begin(scope, key string, fp [32]byte, now time.Time) (IdemState, *StoredResponse) {
 	k := durableKey(scope, key)
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	retried := false
 	if f, ok := d.inflight[k]; ok {
 		if f.until.IsZero() || now.Before(f.until) {
+			d.mu.Unlock()
 			return IdemInFlight, nil
 		}
-		delete(d.inflight, k) // a hold that ended: the store tells
+		retried = true // a hold that ended: the store tells, and the write's actor looks
 	}
+	d.inflight[k] = idemFlight{fp: fp, retried: retried}
+	d.mu.Unlock()
 	v, ok, err := d.store.Get([]byte(k))
+	state, resp := IdemNew, (*StoredResponse)(nil)
 	if err != nil {
+		// Whether the key was used cannot be told: the request does not
+		// run (503), its retry will.
 		d.log("idempotency: read failed", "err", err)
+		state = IdemUnavailable
 	} else if ok {
-		if gotFP, exp, resp, err := decodeIdem(v); err == nil && now.Before(exp) {
+		if gotFP, exp, r, err := decodeIdem(v); err == nil && now.Before(exp) {
+			state, resp = IdemReplay, r
 			if gotFP != fp {
-				return IdemMismatch, nil
+				state, resp = IdemMismatch, nil
 			}
-			return IdemReplay, resp
 		}
 	}
-	d.inflight[k] = idemFlight{fp: fp}
-	return IdemNew, nil
+	if state != IdemNew {
+		d.mu.Lock()
+		delete(d.inflight, k)
+		d.mu.Unlock()
+	}
+	return state, resp
+}
+
+// Retried implements RecordingStore.
+func (d *DurableIdempotency) Retried(scope, key string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.inflight[durableKey(scope, key)].retried
 }
 
 // TTL implements RecordingStore.

@@ -337,7 +337,7 @@ func keyed(c *thttp.Ctx, view func(any) any) context.Context {
 	if kr == nil {
 		return contextBG
 	}
-	rec := &actors.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live}
+	rec := &actors.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried}
 	if kr.Portable != nil {
 		rec.Portable = kr.Portable
 	}
