@@ -61,6 +61,15 @@ const (
 // again. A keyed event creation takes an id made from the key (see
 // http.Ctx.KeyedID), so its retry reaches the same event.
 //
+// What is left: a retry that reaches a new owner in the moment between
+// its activation of the event and its import of the event's records
+// (owed.take runs right after each activation) meets no record there and
+// is decided anew; and a record whose log messages were trimmed before a
+// second change of owner is gone from the log (this stream's answer
+// remains, unless the request's node died before storing it). Directory
+// writes (units, keys) are decided on every node from the shared log and
+// keep only this stream's answer.
+//
 // Value: version byte 1, kind ('c' claim, 'a' answer, 'r' released),
 // 32-byte request fingerprint, 8-byte big-endian unix nanoseconds (the
 // claim's time; for an answer its expiry), then for a claim and a release
