@@ -131,6 +131,9 @@ var kinds = func() map[string]func(body []byte) (Change, error) {
 		kindOf[MemberJoined](),
 		kindOf[PasswordSet](),
 		kindOf[RoleSet](),
+		kindOf[DeviceCreated](),
+		kindOf[DeviceInitialized](),
+		kindOf[DeviceRevoked](),
 	} {
 		if m[k.name] != nil {
 			panic("directory: change kind " + k.name + " registered twice")
@@ -188,6 +191,8 @@ type State struct {
 	byOrigin map[string]*originKeys
 	// people are the console's members and their links (members.go).
 	people *people
+	// devs are the door devices (devices.go).
+	devs devices
 }
 
 // originKeys are the unrevoked publishable keys listing one origin, and
@@ -220,6 +225,7 @@ func New() *State {
 		byToken:  map[string]string{},
 		byOrigin: map[string]*originKeys{},
 		people:   newPeople(),
+		devs:     newDevices(),
 	}
 }
 
@@ -401,6 +407,7 @@ func (s *State) Clone() *State {
 		c.byOrigin[origin] = &originKeys{keys: slices.Clone(o.keys), until: o.until}
 	}
 	c.people = s.people.clone()
+	c.devs = s.devs.clone()
 	return c
 }
 

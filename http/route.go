@@ -27,6 +27,8 @@ const (
 	// Public needs no key: OpenAPI documents, docs pages, hosted pages,
 	// the payment webhook, metrics.
 	Public
+	// Door is /door/v1, device keys (dk_...) of one event (decisions §18).
+	Door
 )
 
 // Route describes one endpoint. Body, Query and Response are zero values of

@@ -40,6 +40,9 @@ type Config struct {
 	// budget nothing.
 	StorefrontCatalogIPLimitPerMinute int
 	RateLimitMaxKeys                  int // bound of tracked budgets per minute; default 1<<20
+	// DeviceLimitPerMinute is the budget of each door device on /door/v1
+	// (decisions §18: 600; a batch of scans counts once); 0 = off.
+	DeviceLimitPerMinute int
 	// AuthFailuresPerMinute bounds failed authentications (admin token,
 	// API keys) per client IP: a bucket of that many, refilled over a
 	// minute; an IP with an empty bucket gets 429 before its token is
@@ -88,6 +91,7 @@ func DefaultConfig() Config {
 		StorefrontIPLimitPerMinute:  20,
 		// A tenth of the key's budget: one visitor cannot spend it.
 		StorefrontCatalogIPLimitPerMinute: 60,
+		DeviceLimitPerMinute:              600,
 		AuthFailuresPerMinute:             20,
 		MaxBodyBytes:                      1 << 20,
 	}
@@ -102,6 +106,8 @@ func (c Config) Validate() error {
 		return errors.New("http: config: storefront key limit per minute must not be negative")
 	case c.StorefrontIPLimitPerMinute < 0:
 		return errors.New("http: config: storefront ip limit per minute must not be negative")
+	case c.DeviceLimitPerMinute < 0:
+		return errors.New("http: config: device limit per minute must not be negative")
 	case c.StorefrontCatalogIPLimitPerMinute < 0:
 		return errors.New("http: config: storefront catalog ip limit per minute must not be negative")
 	case c.AuthFailuresPerMinute < 0:
