@@ -277,6 +277,9 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 		}
 	}
 	a.notePublished()
+	if p := a.sys.pulseOf(a.id); p != nil && len(changes) > 0 {
+		a.com.afterDurable(p.fire)
+	}
 	if a.outboxDirty && a.sys.cfg.OnOutbox != nil {
 		a.outboxDirty = false
 		a.com.afterDurable(a.sys.cfg.OnOutbox)

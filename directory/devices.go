@@ -276,3 +276,12 @@ func (s *State) LookupDevice(token string) (*Device, bool) {
 	}
 	return d, true
 }
+
+// LookupDeviceID finds an active (not revoked) device by id.
+func (s *State) LookupDeviceID(id string) (*Device, bool) {
+	d, ok := s.devs.byID[id]
+	if !ok || d.RevokedAt != nil {
+		return nil, false
+	}
+	return d, true
+}

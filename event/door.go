@@ -811,14 +811,14 @@ type ListDoorConflicts struct {
 
 // DoorConflict is one door conflict.
 type DoorConflict struct {
-	ID             string        `json:"id"`
-	ScanID         string        `json:"scanId"`
-	DeviceID       string        `json:"deviceId"`
-	RegistrationID *string       `json:"registrationId"`
-	Reason         string        `json:"reason" v:"enum=ALREADY_CHECKED_IN|REGISTRATION_NOT_CONFIRMED|NOT_FOUND|DOOR_NOT_ALLOWED"`
-	ScannedAt      Time          `json:"scannedAt"`
-	FirstCheckin   *FirstCheckin `json:"firstCheckin"`
-	RecordedAt     Time          `json:"recordedAt"`
+	ID             string        `json:"id" doc:"The conflict's id (dcf_...)"`
+	ScanID         string        `json:"scanId" doc:"The device's id of the scan"`
+	DeviceID       string        `json:"deviceId" doc:"The device that admitted the person offline"`
+	RegistrationID *string       `json:"registrationId" doc:"The pass scanned; null when its code is not of this event"`
+	Reason         string        `json:"reason" v:"enum=ALREADY_CHECKED_IN|REGISTRATION_NOT_CONFIRMED|NOT_FOUND|DOOR_NOT_ALLOWED" doc:"ALREADY_CHECKED_IN: used at that door first by another device or the API; else why the service refused the pass"`
+	ScannedAt      Time          `json:"scannedAt" doc:"When the device scanned it (its clock)"`
+	FirstCheckin   *FirstCheckin `json:"firstCheckin" doc:"The earlier check-in at that door, when there is one"`
+	RecordedAt     Time          `json:"recordedAt" doc:"When the service received the scan"`
 }
 
 func (ListDoorConflicts) result(*List[DoorConflict]) {}

@@ -212,7 +212,14 @@ type Server struct {
 	reqPrefix string
 	reqSeq    atomic.Uint64
 	serving   atomic.Bool
+	// closing is closed when Shutdown starts, so long answers (the door's
+	// event stream) end instead of holding the shutdown up.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
+
+// Closing returns a channel closed when Shutdown starts.
+func (s *Server) Closing() <-chan struct{} { return s.closing }
 
 // NewServer builds the router from routes (which it copies). It panics on a
 // malformed table (duplicate paths, bad v tags): tables are code.
@@ -226,6 +233,7 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 	clock := cfg.Now == nil
 	cfg = cfg.withDefaults()
 	s := &Server{
+		closing:   make(chan struct{}),
 		clock:     clock,
 		cfg:       cfg,
 		log:       cfg.Logger,
@@ -351,6 +359,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // flight are let go at once: fasthttp closes the kept-alive ones, but would
 // wait out ReadTimeout for those that never sent one (an idle flood).
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.closeOnce.Do(func() { close(s.closing) })
 	done := make(chan error, 1)
 	go func() { done <- s.fast.ShutdownWithContext(ctx) }()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -402,6 +411,8 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 	if r.Surface != Public {
 		// Answers carry keys and personal data: no shared cache may keep them.
 		setCanonical(&rc.Response.Header, hdrCacheControl, "no-store")
+	}
+	if r.Surface != Public && !r.NoKey {
 		if !s.authAllowed(rc, c.ip, c.now) {
 			return
 		}
@@ -451,7 +462,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 			setCanonical(&rc.Response.Header, hdrVersion, c.version)
 		}
 	}
-	if r.Surface != Public && !s.limit(c) {
+	if r.Surface != Public && !r.NoKey && !s.limit(c) {
 		return
 	}
 	if err := checkPathParams(c, params); err != nil {
@@ -459,7 +470,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 		return
 	}
 	idemKey := rc.Request.Header.Peek("Idempotency-Key")
-	if len(idemKey) > 0 && r.Surface != Public && string(rc.Method()) == fasthttp.MethodPost {
+	if len(idemKey) > 0 && r.Surface != Public && !r.NoKey && string(rc.Method()) == fasthttp.MethodPost {
 		s.serveIdempotent(c, string(idemKey))
 		return
 	}

@@ -1,0 +1,44 @@
+package actors
+
+import "sync"
+
+// pulse wakes the waiters of one event's changes: Changed hands out the
+// current channel, and a durable change of the event closes it and makes
+// the next. The door's stream waits on it (http/api), so a check-in on
+// one device reaches another device's stream at once on the node that
+// owns the event; other nodes poll (a pulse is local).
+type pulse struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (p *pulse) wait() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ch
+}
+
+func (p *pulse) fire() {
+	p.mu.Lock()
+	close(p.ch)
+	p.ch = make(chan struct{})
+	p.mu.Unlock()
+}
+
+// Changed returns a channel closed at the event's next durable change
+// made on this node. Only watched events pay for it.
+func (s *System) Changed(eventID string) <-chan struct{} {
+	v, ok := s.pulses.Load(eventID)
+	if !ok {
+		v, _ = s.pulses.LoadOrStore(eventID, &pulse{ch: make(chan struct{})})
+	}
+	return v.(*pulse).wait()
+}
+
+// pulseOf returns the event's pulse when someone watches it.
+func (s *System) pulseOf(eventID string) *pulse {
+	if v, ok := s.pulses.Load(eventID); ok {
+		return v.(*pulse)
+	}
+	return nil
+}
