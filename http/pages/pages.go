@@ -151,6 +151,7 @@ func (p *Pages) Register(srv *thttp.Server) {
 	srv.Handle("GET", "/pass/{token}", p.pass)
 	srv.Handle("POST", "/pass/{token}", p.pass)
 	srv.Handle("GET", "/e/{eventId}", p.eventPage)
+	registerDoor(srv)
 }
 
 func (p *Pages) stylesheet(rc *fasthttp.RequestCtx) {
