@@ -1,6 +1,10 @@
 package actors
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
 
 // pulse wakes the waiters of one event's changes: Changed hands out the
 // current channel, and a durable change of the event closes it and makes
@@ -41,4 +45,23 @@ func (s *System) pulseOf(eventID string) *pulse {
 		return v.(*pulse)
 	}
 	return nil
+}
+
+// NoteDeviceSeen records a door device's request at at. It is this node's
+// memory, not the log: a request per scan must cost no write.
+func (s *System) NoteDeviceSeen(deviceID string, at time.Time) {
+	v, ok := s.devSeen.Load(deviceID)
+	if !ok {
+		v, _ = s.devSeen.LoadOrStore(deviceID, new(atomic.Int64))
+	}
+	v.(*atomic.Int64).Store(at.UnixNano())
+}
+
+// DeviceSeen answers when this node last saw the device.
+func (s *System) DeviceSeen(deviceID string) (time.Time, bool) {
+	v, ok := s.devSeen.Load(deviceID)
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.Unix(0, v.(*atomic.Int64).Load()).UTC(), true
 }

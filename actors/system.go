@@ -142,8 +142,10 @@ type System struct {
 	wg    sync.WaitGroup // syncs and the snapshot worker
 	// pulses wake watchers of an event's changes (pulse.go): event id -> *pulse.
 	pulses sync.Map
-	disp   *dispatcher // runs the event actors' mailboxes
-	reply  *replyPool  // answer slots of Ask
+	// devSeen is when each door device was last seen (pulse.go).
+	devSeen sync.Map
+	disp    *dispatcher // runs the event actors' mailboxes
+	reply   *replyPool  // answer slots of Ask
 
 	asyncBoxes asyncBoxPool // answer slots of ServeAsync
 	asyncs     asyncAsks    // its asks waiting for their answers

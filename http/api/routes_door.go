@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	gojson "github.com/goccy/go-json"
@@ -92,26 +91,6 @@ type streamQuery struct {
 	Cursor string `query:"cursor" v:"maxLen=200" doc:"Start after this passes cursor (the Last-Event-ID header wins); absent: from now"`
 }
 
-// doorSeen keeps when each device was last seen by this node.
-type doorSeen struct{ m sync.Map } // device id -> *atomic.Int64 (Unix ns)
-
-func (s *doorSeen) touch(id string, now time.Time) {
-	v, ok := s.m.Load(id)
-	if !ok {
-		v, _ = s.m.LoadOrStore(id, new(atomic.Int64))
-	}
-	v.(*atomic.Int64).Store(now.UnixNano())
-}
-
-func (s *doorSeen) get(id string) *event.Time {
-	v, ok := s.m.Load(id)
-	if !ok {
-		return nil
-	}
-	t := event.At(time.Unix(0, v.(*atomic.Int64).Load()).UTC())
-	return &t
-}
-
 // Stream bounds: a poll of the event on a node that does not own it (the
 // owner's pulse is local), a heartbeat comment, and the longest session
 // before the client reconnects (EventSource does, with Last-Event-ID).
@@ -131,7 +110,7 @@ func (a *api) doorRoutes() []thttp.Route {
 		next := r.Handle
 		if !r.NoKey {
 			r.Handle = func(c *thttp.Ctx) (any, error) {
-				a.doorSeen.touch(c.Principal().KeyID, c.Now())
+				a.sys.NoteDeviceSeen(c.Principal().KeyID, c.Now())
 				return next(c)
 			}
 		}
@@ -178,7 +157,7 @@ func (a *api) doorRoutes() []thttp.Route {
 
 func (a *api) deviceView(d directory.Device) DeviceView {
 	v := DeviceView{ID: d.ID, Name: d.Name, EventID: d.EventID, Doors: doorRefs(d.Doors), Status: d.Status(),
-		SetupExpiresAt: event.At(d.SetupExpiresAt), CreatedAt: event.At(d.CreatedAt), LastSeenAt: a.doorSeen.get(d.ID)}
+		SetupExpiresAt: event.At(d.SetupExpiresAt), CreatedAt: event.At(d.CreatedAt)}
 	if d.ActivatedAt != nil {
 		t := event.At(*d.ActivatedAt)
 		v.ActivatedAt = &t
@@ -186,6 +165,10 @@ func (a *api) deviceView(d directory.Device) DeviceView {
 	if d.RevokedAt != nil {
 		t := event.At(*d.RevokedAt)
 		v.RevokedAt = &t
+	}
+	if at, ok := a.sys.DeviceSeen(d.ID); ok {
+		t := event.At(at)
+		v.LastSeenAt = &t
 	}
 	return v
 }
@@ -315,7 +298,7 @@ func (a *api) initializeDevice(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, shellErr(err)
 	}
-	a.doorSeen.touch(d.ID, c.Now())
+	a.sys.NoteDeviceSeen(d.ID, c.Now())
 	return InitializedDevice{DeviceID: d.ID, Key: key, EventID: d.EventID, Name: d.Name, Doors: doorRefs(d.Doors)}, nil
 }
 

@@ -84,7 +84,6 @@ type api struct {
 	devlog   *thttp.DevLog
 	auditLog *audit.Log
 	hooks    *webhooks.Service
-	doorSeen doorSeen // when each door device was last seen (routes_door.go)
 }
 
 // New builds the whole HTTP service over deps: the route table of every
