@@ -65,3 +65,33 @@ func (s *System) DeviceSeen(deviceID string) (time.Time, bool) {
 	}
 	return time.Unix(0, v.(*atomic.Int64).Load()).UTC(), true
 }
+
+// NotePassVer records an event's pass stamp (event.DoorState.PassVer) as a
+// read answered it, when it is newer than the one known. PassVerCaughtUp
+// uses it to answer a device that is caught up without asking the event's
+// actor.
+func (s *System) NotePassVer(eventID string, ver int64) {
+	v, ok := s.passVers.Load(eventID)
+	if !ok {
+		v, _ = s.passVers.LoadOrStore(eventID, new(atomic.Int64))
+	}
+	p := v.(*atomic.Int64)
+	for {
+		cur := p.Load()
+		if ver <= cur || p.CompareAndSwap(cur, ver) {
+			return
+		}
+	}
+}
+
+// PassVerCaughtUp reports whether ver is the event's latest pass stamp as
+// this node knows it: true only on a single node, where every change of
+// the event goes through this node's actor, which keeps the stamp current
+// (a cluster node may not own the event, so it always asks).
+func (s *System) PassVerCaughtUp(eventID string, ver int64) bool {
+	if s.cfg.Forward != nil {
+		return false
+	}
+	v, ok := s.passVers.Load(eventID)
+	return ok && v.(*atomic.Int64).Load() == ver
+}

@@ -144,8 +144,10 @@ type System struct {
 	pulses sync.Map
 	// devSeen is when each door device was last seen (pulse.go).
 	devSeen sync.Map
-	disp    *dispatcher // runs the event actors' mailboxes
-	reply   *replyPool  // answer slots of Ask
+	// passVers is each event's latest pass stamp as reads saw it (pulse.go).
+	passVers sync.Map
+	disp     *dispatcher // runs the event actors' mailboxes
+	reply    *replyPool  // answer slots of Ask
 
 	asyncBoxes asyncBoxPool // answer slots of ServeAsync
 	asyncs     asyncAsks    // its asks waiting for their answers

@@ -590,22 +590,29 @@ func PassCursor(eventID string, ver int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(passCursorPrefix + eventID + "." + strconv.FormatInt(ver, 10)))
 }
 
-// parsePassCursor reads a cursor of this event; ok is false for garbage
-// and for another event's cursor.
-func (m *Machine) parsePassCursor(c string) (int64, bool) {
+// ParsePassCursor reads a passes cursor of event eventID; ok is false for
+// garbage and for another event's cursor.
+func ParsePassCursor(eventID, c string) (int64, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
 		return 0, false
 	}
-	rest, ok := strings.CutPrefix(string(b), passCursorPrefix+m.s.ID+".")
+	rest, ok := strings.CutPrefix(string(b), passCursorPrefix+eventID+".")
 	if !ok {
 		return 0, false
 	}
 	v, err := strconv.ParseInt(rest, 10, 64)
-	if err != nil || v < 0 || v > m.s.Door.PassVer || strconv.FormatInt(v, 10) != rest {
+	if err != nil || v < 0 || strconv.FormatInt(v, 10) != rest {
 		return 0, false
 	}
 	return v, true
+}
+
+// parsePassCursor reads a cursor of this event, refusing one from the
+// future too.
+func (m *Machine) parsePassCursor(c string) (int64, bool) {
+	v, ok := ParsePassCursor(m.s.ID, c)
+	return v, ok && v <= m.s.Door.PassVer
 }
 
 func (m *Machine) listPasses(c ListPasses) (any, []Change, error) {
