@@ -90,3 +90,52 @@ func TestDoorSurvivesSnapshotAndReplay(t *testing.T) {
 		require.Equal(t, ConflictAlreadyCheckedIn, conflicts.Data[0].Reason)
 	}
 }
+
+// BenchmarkRecordScans500 decides and applies one batch of 500 fresh
+// scans on an event of 100,000 registrations: the core's share of a
+// door device's batch.
+func BenchmarkRecordScans500(b *testing.B) {
+	now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+	m := NewMachine("evt_1", testConfig(), newSeqIDs(1))
+	run := func(c Command) any {
+		res, changes, err := m.Decide(now, c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, ch := range changes {
+			m.Apply(ch)
+		}
+		return res
+	}
+	run(CreateEvent{Name: "Conf", Timezone: "UTC"})
+	n := 100_000
+	if testing.Short() {
+		n = 20_000
+	}
+	regs := make([]string, n)
+	for i := range regs {
+		regs[i] = run(CreateRegistration{Email: fmt.Sprintf("p%d@x.io", i)}).(RegistrationResult).ID
+	}
+	doors := []DoorRef{{SubjectType: "event"}}
+	next := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if next+500 > len(regs) {
+			b.StopTimer()
+			next = 0
+			doors = []DoorRef{{SubjectType: "event"}}
+			m = NewMachine("evt_1", testConfig(), newSeqIDs(uint64(i)+2))
+			run(CreateEvent{Name: "Conf", Timezone: "UTC"})
+			for j := range regs {
+				regs[j] = run(CreateRegistration{Email: fmt.Sprintf("p%d@x.io", j)}).(RegistrationResult).ID
+			}
+			b.StartTimer()
+		}
+		c := RecordScans{DeviceID: "dev_1", Doors: doors, Scans: make([]Scan, 500)}
+		for j := range c.Scans {
+			c.Scans[j] = Scan{ScanID: fmt.Sprintf("s%d-%d", i, j), RegistrationID: regs[next], SubjectType: "event", ScannedAt: At(now)}
+			next++
+		}
+		run(c)
+	}
+}
