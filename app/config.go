@@ -33,6 +33,7 @@ type Config struct {
 	RateLimitPerMinute     int
 	StorefrontKeyPerMinute int
 	StorefrontIPPerMinute  int
+	DevicePerMinute        int // per door device on /door/v1 (decisions §18)
 	TrustedProxies         []netip.Prefix
 	OrderHold              time.Duration
 	CheckoutSessionTTL     time.Duration
@@ -136,6 +137,7 @@ func DefaultConfig() Config {
 		RateLimitPerMinute:     120,
 		StorefrontKeyPerMinute: 600,
 		StorefrontIPPerMinute:  20,
+		DevicePerMinute:        600,
 		OrderHold:              15 * time.Minute,
 		CheckoutSessionTTL:     24 * time.Hour,
 		MailFrom:               "tickets@localhost",
@@ -182,6 +184,7 @@ func (c *Config) Validate() error {
 		"rate-limit-per-minute":           c.RateLimitPerMinute,
 		"storefront-key-limit-per-minute": c.StorefrontKeyPerMinute,
 		"storefront-ip-limit-per-minute":  c.StorefrontIPPerMinute,
+		"device-limit-per-minute":         c.DevicePerMinute,
 
 		"storefront-catalog-ip-limit-per-minute": c.StorefrontCatalogIPPerMinute,
 		"auth-failures-per-minute":               c.AuthFailuresPerMinute,

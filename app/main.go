@@ -288,6 +288,7 @@ func (m *Main) Open() error {
 		RateLimitPerMinute:          m.cfg.RateLimitPerMinute,
 		StorefrontKeyLimitPerMinute: m.cfg.StorefrontKeyPerMinute,
 		StorefrontIPLimitPerMinute:  m.cfg.StorefrontIPPerMinute,
+		DeviceLimitPerMinute:        m.cfg.DevicePerMinute,
 		TrustedProxies:              m.cfg.TrustedProxies,
 		Idempotency:                 idem,
 		Logger:                      m.log,

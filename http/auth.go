@@ -19,6 +19,9 @@ type Principal struct {
 	Type    string // "secret" or "publishable"; "admin" for the admin token
 	Version string // the API version the key is pinned to
 	Origins []string
+	// EventID is a device key's event (Type "device"); KeyID is then
+	// the device's id.
+	EventID string
 }
 
 // Key types of Principal.Type.
@@ -26,6 +29,7 @@ const (
 	KeySecret      = "secret"
 	KeyPublishable = "publishable"
 	KeyAdmin       = "admin"
+	KeyDevice      = "device"
 )
 
 // Authenticator resolves a bearer token to its key. Unknown, revoked and
@@ -84,6 +88,8 @@ func (s *Server) authenticate(rc *fasthttp.RequestCtx, surface Surface, now time
 		want, prefix = KeySecret, "sk_"
 	case Storefront:
 		want, prefix = KeyPublishable, "pk_"
+	case Door:
+		want, prefix = KeyDevice, "dk_"
 	default:
 		return nil, nil
 	}

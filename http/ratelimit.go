@@ -114,6 +114,11 @@ func (s *Server) limit(c *Ctx) bool {
 	var res limitResult
 	limited := false
 	switch c.route.Surface {
+	case Door:
+		// Per device; a batch of scans is one request, so it counts once.
+		if n := s.cfg.DeviceLimitPerMinute; n > 0 {
+			res, limited = s.limiter.take(limitKey{key: c.principal.KeyID}, n, c.now), true
+		}
 	case Developer:
 		if n := s.cfg.RateLimitPerMinute; n > 0 {
 			res, limited = s.limiter.take(limitKey{key: c.principal.KeyID}, n, c.now), true

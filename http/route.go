@@ -27,6 +27,8 @@ const (
 	// Public needs no key: OpenAPI documents, docs pages, hosted pages,
 	// the payment webhook, metrics.
 	Public
+	// Door is /door/v1, device keys (dk_...) of one event (decisions §18).
+	Door
 )
 
 // Route describes one endpoint. Body, Query and Response are zero values of
@@ -59,6 +61,12 @@ type Route struct {
 	Response    any    // success body type; nil for no body
 	Errors      []int  // error statuses this route documents (401/429 etc. are added by surface)
 	IPLimited   bool   // Storefront: also limited per (key, client IP) (StorefrontIPLimitPerMinute)
+	// NoKey: the route needs no key although its surface does (the door's
+	// device initialize, which takes a one-time setup code instead).
+	NoKey bool
+	// ContentType is the success body's media type when it is not JSON
+	// (the door's Server-Sent Events stream); the handler writes it.
+	ContentType string
 	Handle      HandlerFunc
 }
 

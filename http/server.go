@@ -40,6 +40,9 @@ type Config struct {
 	// budget nothing.
 	StorefrontCatalogIPLimitPerMinute int
 	RateLimitMaxKeys                  int // bound of tracked budgets per minute; default 1<<20
+	// DeviceLimitPerMinute is the budget of each door device on /door/v1
+	// (decisions §18: 600; a batch of scans counts once); 0 = off.
+	DeviceLimitPerMinute int
 	// AuthFailuresPerMinute bounds failed authentications (admin token,
 	// API keys) per client IP: a bucket of that many, refilled over a
 	// minute; an IP with an empty bucket gets 429 before its token is
@@ -88,6 +91,7 @@ func DefaultConfig() Config {
 		StorefrontIPLimitPerMinute:  20,
 		// A tenth of the key's budget: one visitor cannot spend it.
 		StorefrontCatalogIPLimitPerMinute: 60,
+		DeviceLimitPerMinute:              600,
 		AuthFailuresPerMinute:             20,
 		MaxBodyBytes:                      1 << 20,
 	}
@@ -102,6 +106,8 @@ func (c Config) Validate() error {
 		return errors.New("http: config: storefront key limit per minute must not be negative")
 	case c.StorefrontIPLimitPerMinute < 0:
 		return errors.New("http: config: storefront ip limit per minute must not be negative")
+	case c.DeviceLimitPerMinute < 0:
+		return errors.New("http: config: device limit per minute must not be negative")
 	case c.StorefrontCatalogIPLimitPerMinute < 0:
 		return errors.New("http: config: storefront catalog ip limit per minute must not be negative")
 	case c.AuthFailuresPerMinute < 0:
@@ -206,7 +212,14 @@ type Server struct {
 	reqPrefix string
 	reqSeq    atomic.Uint64
 	serving   atomic.Bool
+	// closing is closed when Shutdown starts, so long answers (the door's
+	// event stream) end instead of holding the shutdown up.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
+
+// Closing returns a channel closed when Shutdown starts.
+func (s *Server) Closing() <-chan struct{} { return s.closing }
 
 // NewServer builds the router from routes (which it copies). It panics on a
 // malformed table (duplicate paths, bad v tags): tables are code.
@@ -220,6 +233,7 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 	clock := cfg.Now == nil
 	cfg = cfg.withDefaults()
 	s := &Server{
+		closing:   make(chan struct{}),
 		clock:     clock,
 		cfg:       cfg,
 		log:       cfg.Logger,
@@ -345,6 +359,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // flight are let go at once: fasthttp closes the kept-alive ones, but would
 // wait out ReadTimeout for those that never sent one (an idle flood).
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.closeOnce.Do(func() { close(s.closing) })
 	done := make(chan error, 1)
 	go func() { done <- s.fast.ShutdownWithContext(ctx) }()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -396,6 +411,8 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 	if r.Surface != Public {
 		// Answers carry keys and personal data: no shared cache may keep them.
 		setCanonical(&rc.Response.Header, hdrCacheControl, "no-store")
+	}
+	if r.Surface != Public && !r.NoKey {
 		if !s.authAllowed(rc, c.ip, c.now) {
 			return
 		}
@@ -445,7 +462,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 			setCanonical(&rc.Response.Header, hdrVersion, c.version)
 		}
 	}
-	if r.Surface != Public && !s.limit(c) {
+	if r.Surface != Public && !r.NoKey && !s.limit(c) {
 		return
 	}
 	if err := checkPathParams(c, params); err != nil {
@@ -453,7 +470,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 		return
 	}
 	idemKey := rc.Request.Header.Peek("Idempotency-Key")
-	if len(idemKey) > 0 && r.Surface != Public && string(rc.Method()) == fasthttp.MethodPost {
+	if len(idemKey) > 0 && r.Surface != Public && !r.NoKey && string(rc.Method()) == fasthttp.MethodPost {
 		s.serveIdempotent(c, string(idemKey))
 		return
 	}

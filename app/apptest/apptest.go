@@ -66,7 +66,7 @@ func Start(t testing.TB, opts ...Option) *Service {
 	// Tests deliver webhooks to loopback receivers (httptest).
 	cfg.WebhookAllowPrivate = true
 	cfg.RateLimitPerMinute, cfg.StorefrontKeyPerMinute, cfg.StorefrontIPPerMinute = 0, 0, 0
-	cfg.StorefrontCatalogIPPerMinute, cfg.AuthFailuresPerMinute = 0, 0
+	cfg.StorefrontCatalogIPPerMinute, cfg.AuthFailuresPerMinute, cfg.DevicePerMinute = 0, 0, 0
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, o := range opts {
 		o(&cfg)

@@ -47,6 +47,7 @@ func ParseConfig(args []string, lookup func(string) (string, bool), help io.Writ
 	str(&c.AdminToken, "admin-token", "TICKETD_ADMIN_TOKEN", d.AdminToken, "bearer token of the admin API (default: generated on first start, kept in the data dir)")
 	num(&c.RateLimitPerMinute, "rate-limit-per-minute", "TICKETD_RATE_LIMIT_PER_MINUTE", d.RateLimitPerMinute, "Developer API requests per key per minute; 0 turns it off")
 	num(&c.StorefrontKeyPerMinute, "storefront-key-limit-per-minute", "TICKETD_STOREFRONT_KEY_LIMIT_PER_MINUTE", d.StorefrontKeyPerMinute, "storefront requests per publishable key per minute; 0 off")
+	num(&c.DevicePerMinute, "device-limit-per-minute", "TICKETD_DEVICE_LIMIT_PER_MINUTE", d.DevicePerMinute, "door requests per device per minute (a batch of scans counts once); 0 off")
 	num(&c.StorefrontIPPerMinute, "storefront-ip-limit-per-minute", "TICKETD_STOREFRONT_IP_LIMIT_PER_MINUTE", d.StorefrontIPPerMinute, "per (key, client IP) on checkout sessions, order placement and order reads; 0 off")
 	num(&c.StorefrontCatalogIPPerMinute, "storefront-catalog-ip-limit-per-minute", "TICKETD_STOREFRONT_CATALOG_IP_LIMIT_PER_MINUTE", d.StorefrontCatalogIPPerMinute, "per (key, client IP) on every other storefront route (catalog reads, code lookup, confirm, cancel); 0 off")
 	num(&c.AuthFailuresPerMinute, "auth-failures-per-minute", "TICKETD_AUTH_FAILURES_PER_MINUTE", d.AuthFailuresPerMinute, "failed authentications (admin token, API keys) per client IP per minute before 429; 0 off")

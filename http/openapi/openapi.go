@@ -86,6 +86,8 @@ func DocumentPath(s thttp.Surface) string {
 		return "/storefront/openapi.json"
 	case thttp.Admin:
 		return "/admin/openapi.json"
+	case thttp.Door:
+		return "/door/openapi.json"
 	}
 	return "/openapi.json"
 }
@@ -97,6 +99,8 @@ func DocsPath(s thttp.Surface) string {
 		return "/storefront/docs"
 	case thttp.Admin:
 		return "/admin/docs"
+	case thttp.Door:
+		return "/door/docs"
 	}
 	return "/docs"
 }
@@ -109,6 +113,8 @@ func oaSurfaceName(s thttp.Surface) string {
 		return "storefront"
 	case thttp.Admin:
 		return "admin"
+	case thttp.Door:
+		return "door"
 	case thttp.Public:
 		return "public"
 	}
@@ -120,7 +126,7 @@ func oaSurfaceName(s thttp.Surface) string {
 func oaVersioned(s thttp.Surface) bool { return s == thttp.Developer || s == thttp.Storefront }
 
 func oaOpenAPIMap(routes []thttp.Route, surface thttp.Surface, info DocInfo) (map[string]any, error) {
-	if surface != thttp.Developer && surface != thttp.Storefront && surface != thttp.Admin {
+	if surface != thttp.Developer && surface != thttp.Storefront && surface != thttp.Admin && surface != thttp.Door {
 		return nil, fmt.Errorf("openapi: %s has no document", oaSurfaceName(surface))
 	}
 	if info.Version == "" {
@@ -281,6 +287,8 @@ func oaDefaultTitle(s thttp.Surface) string {
 		return "ticketd Storefront API"
 	case thttp.Admin:
 		return "ticketd Admin API"
+	case thttp.Door:
+		return "ticketd Door API"
 	}
 	return "ticketd Developer API"
 }
@@ -290,6 +298,12 @@ func oaDefaultDescription(s thttp.Surface) string {
 	case thttp.Storefront:
 		return "Browser-side API under /storefront/v1: the published catalog, checkout sessions and " +
 			"rate-limited order placement. Authenticate with a publishable key: `Authorization: Bearer pk_...`. " +
+			"Errors use one envelope: `{\"error\":{\"code\",\"status\",\"message\",\"details\"}}`."
+	case thttp.Door:
+		return "Door devices' API under /door/v1 (decisions §18): the event, its passes with a change cursor, batched scans " +
+			"and a Server-Sent Events stream of pass changes. Authenticate with a device key: `Authorization: Bearer dk_...`, " +
+			"which POST /door/v1/device/initialize hands out once for a setup code. 600 requests per minute per device; " +
+			"a batch of scans counts once. " +
 			"Errors use one envelope: `{\"error\":{\"code\",\"status\",\"message\",\"details\"}}`."
 	case thttp.Admin:
 		return "Console API under /admin/v1: business units, API keys and the console records of events. " +
@@ -306,6 +320,8 @@ func oaSecuritySchemeName(s thttp.Surface) string {
 		return "publishableKey"
 	case thttp.Admin:
 		return "adminToken"
+	case thttp.Door:
+		return "deviceKey"
 	}
 	return "secretKey"
 }
@@ -498,7 +514,11 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 			if hasExample {
 				media["example"] = bodyExample
 			}
-			resp["content"] = map[string]any{"application/json": media}
+			ct := r.ContentType
+			if ct == "" {
+				ct = "application/json"
+			}
+			resp["content"] = map[string]any{ct: media}
 		}
 		responses[key] = resp
 	}
@@ -519,6 +539,9 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 		responses[key] = oaErrorResponse(surface, st, byStatus[st])
 	}
 	op["responses"] = responses
+	if r.NoKey {
+		op["security"] = []any{}
+	}
 	op["description"] = oaOperationDescription(r, doc.text, statuses, byStatus)
 	return op, nil
 }
@@ -560,6 +583,9 @@ func oaReasonsOf(r *thttp.Route, surface thttp.Surface, hasBody bool, specific [
 	add(405, event.ReasonMethodNotAllowed)
 	if oaVersioned(surface) {
 		add(400, event.ReasonUnknownAPIVersion)
+		add(429, event.ReasonRateLimited)
+	}
+	if surface == thttp.Door && !r.NoKey {
 		add(429, event.ReasonRateLimited)
 	}
 	if r.Body != nil || r.Query != nil || len(oaPathParams(r.Path)) > 0 {
@@ -832,6 +858,9 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 	case thttp.Admin:
 		sec = map[string]any{"type": "http", "scheme": "bearer",
 			"description": "The admin token (TICKETD_ADMIN_TOKEN)."}
+	case thttp.Door:
+		sec = map[string]any{"type": "http", "scheme": "bearer",
+			"description": "Device key (dk_...): one door device of one event; revoked devices answer 401."}
 	default:
 		sec = map[string]any{"type": "http", "scheme": "bearer",
 			"description": "Secret key (sk_...): server-side only, bound to one business unit."}
