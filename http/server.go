@@ -190,6 +190,7 @@ type Server struct {
 	binder    bind.Binder
 	limiter   *rateLimiter
 	authFails *failLimiter
+	local     LocalAuthenticator // nil when auth does not implement it
 	conns     atomic.Pointer[connListener] // the listener Serve wraps, for metrics and Shutdown
 	idem      IdempotencyStore
 	// selfOrigin is the scheme://host[:port] of BaseURL: the service's own
@@ -235,6 +236,7 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 		s.selfOrigin = u.Scheme + "://" + u.Host
 	}
 	s.origins, _ = auth.(OriginChecker)
+	s.local, _ = auth.(LocalAuthenticator)
 	if s.idem == nil {
 		s.idem = NewMemoryIdempotency(cfg.IdempotencyTTL, cfg.IdempotencyMaxEntries, 256<<20)
 	}
@@ -281,6 +283,9 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 		IdleTimeout:           cfg.IdleTimeout,
 		ConnState:             connState,
 		NoDefaultServerHeader: true,
+		// A request fasthttp refuses is logged without its bytes: they
+		// hold its credentials (the log's redaction is the second guard).
+		SecureErrorLogMessage: true,
 		Logger:                fastLogger{cfg.Logger},
 	}
 	return s, nil
@@ -387,8 +392,16 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 		s.ctxPool.Put(c)
 	}()
 	versioned := r.Surface == Developer || r.Surface == Storefront
+	// Every answer echoes the version, errors before the key's pin is
+	// known included (decisions §4, §17): a known one as sent, else the
+	// current one until the key's pin is known.
+	echoed := CurrentVersion
+	hv, hvSent := headerSent(&rc.Request.Header, versionHeader)
 	if versioned {
-		setCanonical(&rc.Response.Header, hdrVersion, CurrentVersion)
+		if v, ok := internVersion(hv); ok {
+			echoed = v
+		}
+		setCanonical(&rc.Response.Header, hdrVersion, echoed)
 	}
 	if r.Surface == Storefront {
 		setCanonical(&rc.Response.Header, hdrVary, "Origin")
@@ -396,10 +409,9 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 	if r.Surface != Public {
 		// Answers carry keys and personal data: no shared cache may keep them.
 		setCanonical(&rc.Response.Header, hdrCacheControl, "no-store")
-		if !s.authAllowed(rc, c.ip, c.now) {
-			return
-		}
-		p, err := s.authenticate(rc, r.Surface, c.now)
+		// The credential first: a valid one is served however many
+		// failures its address made (decisions §17).
+		p, err := s.authenticate(rc, r.Surface, c.ip, c.now)
 		if err != nil {
 			// Neither accepted nor refused: no failed authentication is
 			// counted, and the client retries.
@@ -410,14 +422,13 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 		}
 		c.principal = p
 		if c.principal == nil {
-			s.authFails.fail(c.ip, c.now)
 			if r.Surface == Storefront {
 				// Let a listed browser origin read why it was refused.
 				if o := rc.Request.Header.Peek("Origin"); len(o) > 0 && s.origins != nil && s.origins.OriginAllowed(string(o)) {
 					allowOrigin(rc, o)
 				}
 			}
-			s.writeError(rc, httpError(401, msgUnauthenticated))
+			s.refuseAuth(rc, c.ip, c.now)
 			return
 		}
 		if r.Surface == Storefront && !checkOrigin(rc, c.principal, s.selfOrigin) {
@@ -431,17 +442,22 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 			pinned = c.principal.Version
 		}
 		c.version = pinned
-		if hv := rc.Request.Header.Peek(versionHeader); len(hv) > 0 {
+		if hvSent {
 			v, ok := internVersion(hv)
 			if !ok {
 				rc.Response.Header.Set(versionHeader, pinned)
-				s.writeError(rc, httpError(400, "unknown API version "+strconv.Quote(string(truncate(hv, 64))),
-					event.Detail{Field: versionHeader, Reason: "must be one of 2026-03-15, 2026-08-22"}).WithReason(event.ReasonUnknownAPIVersion))
+				reason := "must be one of 2026-03-15, 2026-08-22"
+				msg := "unknown API version " + strconv.Quote(string(truncate(hv, 64)))
+				if len(hv) == 0 {
+					msg, reason = "the service-version header is empty: send a version or leave the header out", "must not be empty; "+reason
+				}
+				s.writeError(rc, httpError(400, msg,
+					event.Detail{Field: versionHeader, Reason: reason}).WithReason(event.ReasonUnknownAPIVersion))
 				return
 			}
 			c.version = v
 		}
-		if c.version != CurrentVersion { // else it is already set
+		if c.version != echoed { // else it is already set
 			setCanonical(&rc.Response.Header, hdrVersion, c.version)
 		}
 	}
@@ -452,8 +468,13 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 		s.writeError(rc, err)
 		return
 	}
-	idemKey := rc.Request.Header.Peek("Idempotency-Key")
-	if len(idemKey) > 0 && r.Surface != Public && string(rc.Method()) == fasthttp.MethodPost {
+	if idemKey, sent := headerSent(&rc.Request.Header, "Idempotency-Key"); sent && r.Surface != Public && string(rc.Method()) == fasthttp.MethodPost {
+		if len(idemKey) == 0 {
+			// Sent empty is not left out: the client meant a key.
+			s.writeError(rc, httpError(400, "Idempotency-Key is empty: send 1 to 255 characters or leave the header out",
+				event.Detail{Field: "Idempotency-Key", Reason: "must not be empty"}))
+			return
+		}
 		s.serveIdempotent(c, string(idemKey))
 		return
 	}
@@ -604,7 +625,13 @@ func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
 // also what a reclaimed silent connection gets) or a malformed one (400).
 func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
 	st := s.begin(rc)
-	s.echoVersionUnrouted(rc)
+	// The request may not have been parsed far enough to know its path:
+	// every refusal echoes the version (decisions §4).
+	v := CurrentVersion
+	if hv, ok := internVersion(rc.Request.Header.Peek(versionHeader)); ok {
+		v = hv
+	}
+	setCanonical(&rc.Response.Header, hdrVersion, v)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		drainBody(rc.Conn(), rc.Request.Header.ContentLength(), 8*s.cfg.MaxBodyBytes)
 		s.writeError(rc, httpError(413, "request body exceeds "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes").WithReason(event.ReasonPayloadTooLarge))
@@ -661,6 +688,16 @@ func (s *Server) echoVersionUnrouted(rc *fasthttp.RequestCtx) {
 		v = hv
 	}
 	rc.Response.Header.Set(versionHeader, v)
+}
+
+// headerSent returns a request header's value and whether it was sent at
+// all: an empty value sent is not a header left out (Peek alone tells the
+// two apart only by a nil slice, which fasthttp does not promise).
+func headerSent(h *fasthttp.RequestHeader, name string) ([]byte, bool) {
+	if v := h.Peek(name); len(v) > 0 {
+		return v, true
+	}
+	return nil, len(h.PeekAll(name)) > 0
 }
 
 func hasPrefix(b []byte, prefix string) bool {

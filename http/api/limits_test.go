@@ -76,11 +76,13 @@ func withLimits(f func(hc *thttp.Config)) serviceOption {
 // refused by its own per-(key, IP) budget, and those refusals cost the
 // key's shared budget nothing, so every other visitor is still served.
 func TestStorefrontPerIPSparesTheKey(t *testing.T) {
+	// Buckets of 30, 10 and 5 (half a minute's), on a clock that stands
+	// still: no request comes back mid-test.
 	f := newAPIFx(t, withLimits(func(hc *thttp.Config) {
-		hc.StorefrontKeyLimitPerMinute = 30
-		hc.StorefrontCatalogIPLimitPerMinute = 10
-		hc.StorefrontIPLimitPerMinute = 5
-	}))
+		hc.StorefrontKeyLimitPerMinute = 60
+		hc.StorefrontCatalogIPLimitPerMinute = 20
+		hc.StorefrontIPLimitPerMinute = 10
+	}), freezeHTTPClock)
 	u := f.unit(t)
 	ev := apiPublished(t, u.dev)
 	catalog := f.s.URL + "/storefront/v1/events/" + ev
@@ -121,9 +123,9 @@ func TestStorefrontPerIPSparesTheKey(t *testing.T) {
 func TestStorefrontCatalogAndOrderBudgetsApart(t *testing.T) {
 	f := newAPIFx(t, withLimits(func(hc *thttp.Config) {
 		hc.StorefrontKeyLimitPerMinute = 1000
-		hc.StorefrontCatalogIPLimitPerMinute = 3
-		hc.StorefrontIPLimitPerMinute = 2
-	}))
+		hc.StorefrontCatalogIPLimitPerMinute = 6 // a bucket of 3
+		hc.StorefrontIPLimitPerMinute = 4        // a bucket of 2
+	}), freezeHTTPClock)
 	u := f.unit(t)
 	ev := apiPublished(t, u.dev)
 	a, b := loopbackClient("127.0.0.1"), loopbackClient("127.0.0.2")
@@ -142,10 +144,11 @@ func TestStorefrontCatalogAndOrderBudgetsApart(t *testing.T) {
 }
 
 // TestFailedAuthThrottledPerIP: failed authentications spend a per-IP
-// bucket; an empty bucket answers 429 before the token is even checked;
-// successes spend nothing; another IP is unaffected.
+// bucket; once it is empty each further failure answers 429 AUTH_THROTTLED,
+// while valid credentials from the same address are still served
+// (decisions §17); successes spend nothing; another IP is unaffected.
 func TestFailedAuthThrottledPerIP(t *testing.T) {
-	f := newAPIFx(t, withLimits(func(hc *thttp.Config) { hc.AuthFailuresPerMinute = 5 }))
+	f := newAPIFx(t, withLimits(func(hc *thttp.Config) { hc.AuthFailuresPerMinute = 5 }), freezeHTTPClock)
 	u := f.unit(t)
 	units := f.s.URL + "/admin/v1/business-units"
 	guesser := loopbackClient("127.0.0.1")
@@ -159,10 +162,17 @@ func TestFailedAuthThrottledPerIP(t *testing.T) {
 	var env thttp.ErrorEnvelope
 	require.NoError(t, json.Unmarshal(body, &env))
 	require.Equal(t, "RESOURCE_EXHAUSTED", env.Error.Status)
+	require.Equal(t, "AUTH_THROTTLED", env.Error.Reason)
 	st, _, _ = visit(t, guesser, "GET", units, f.s.Admin)
-	require.Equal(t, 429, st, "an empty bucket answers before the token is checked")
+	require.Equal(t, 200, st, "the admin token is served however many failures its address made")
+	st, _, _ = visit(t, guesser, "GET", f.s.URL+"/v1/events", u.Secret)
+	require.Equal(t, 200, st, "and a secret key")
+	st, _, _ = visit(t, guesser, "GET", f.s.URL+"/storefront/v1/events", u.Publishable)
+	require.Equal(t, 200, st, "and a publishable key")
 	st, _, _ = visit(t, guesser, "GET", f.s.URL+"/v1/events", "sk_guess")
 	require.Equal(t, 429, st, "one bucket for every surface")
+	st, _, _ = visit(t, guesser, "GET", f.s.URL+"/v1/events", u.Publishable)
+	require.Equal(t, 429, st, "a key on the wrong surface is a failure like any")
 
 	// Another IP, successes only: never throttled.
 	other := loopbackClient("127.0.0.2")
@@ -177,25 +187,27 @@ func TestFailedAuthThrottledPerIP(t *testing.T) {
 		st, _, _ := visit(t, other, "GET", f.s.URL+"/storefront/v1/events", "pk_guess")
 		require.Equal(t, 401, st)
 	}
-	st, _, _ = visit(t, other, "GET", f.s.URL+"/storefront/v1/events", u.Publishable)
+	st, _, _ = visit(t, other, "GET", f.s.URL+"/storefront/v1/events", "pk_guess")
 	require.Equal(t, 429, st)
+	st, _, _ = visit(t, other, "GET", f.s.URL+"/storefront/v1/events", u.Publishable)
+	require.Equal(t, 200, st)
 
-	// Guessing runs at the bucket's pace: a burst of 500 guesses from a
-	// third address gets 5 checked, the rest refused unchecked.
+	// Failures run at the bucket's pace: a burst of 500 from a third
+	// address gets 5 answered 401, the rest 429.
 	third := loopbackClient("127.0.0.3")
-	checked := 0
+	got := map[int]int{}
 	for i := 0; i < 500; i++ {
-		if st, _, _ := visit(t, third, "GET", units, "adm_guess_burst_0000000"); st == 401 {
-			checked++
-		}
+		st, _, _ := visit(t, third, "GET", units, "adm_guess_burst_0000000")
+		got[st]++
 	}
-	require.Equal(t, 5, checked)
+	require.Equal(t, map[int]int{401: 5, 429: 495}, got)
 }
 
 // TestMetricsNeedAdminToken: /metrics answers 401 without the admin token,
-// and failures there spend the same per-IP bucket.
+// and failures there spend the same per-IP bucket, which never locks the
+// admin token out.
 func TestMetricsNeedAdminToken(t *testing.T) {
-	f := newAPIFx(t, withLimits(func(hc *thttp.Config) { hc.AuthFailuresPerMinute = 3 }))
+	f := newAPIFx(t, withLimits(func(hc *thttp.Config) { hc.AuthFailuresPerMinute = 3 }), freezeHTTPClock)
 	u := f.unit(t)
 	metrics := f.s.URL + "/metrics"
 	c := loopbackClient("127.0.0.1")
@@ -205,10 +217,11 @@ func TestMetricsNeedAdminToken(t *testing.T) {
 		require.Contains(t, string(body), "UNAUTHENTICATED")
 		require.NotContains(t, string(body), "ticketd_")
 	}
-	st, _, _ := visit(t, c, "GET", metrics, f.s.Admin)
+	st, _, body := visit(t, c, "GET", metrics, "")
 	require.Equal(t, 429, st, "three failures spent the bucket")
-	st, h, body := visit(t, loopbackClient("127.0.0.2"), "GET", metrics, f.s.Admin)
-	require.Equal(t, 200, st)
+	require.Contains(t, string(body), "AUTH_THROTTLED")
+	st, h, body := visit(t, c, "GET", metrics, f.s.Admin)
+	require.Equal(t, 200, st, "the admin token is still served")
 	require.Contains(t, h.Get("Content-Type"), "text/plain")
 	require.Contains(t, string(body), "ticketd_http_requests_total")
 	require.Contains(t, string(body), "ticketd_http_connections_open")
