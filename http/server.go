@@ -190,7 +190,7 @@ type Server struct {
 	binder    bind.Binder
 	limiter   *rateLimiter
 	authFails *failLimiter
-	local     LocalAuthenticator // nil when auth does not implement it
+	local     LocalAuthenticator           // nil when auth does not implement it
 	conns     atomic.Pointer[connListener] // the listener Serve wraps, for metrics and Shutdown
 	idem      IdempotencyStore
 	// selfOrigin is the scheme://host[:port] of BaseURL: the service's own
