@@ -31,9 +31,12 @@ type Config struct {
 	BaseURL    string // absolute prefix of every URL handed out; default "http://"+Addr
 	AdminToken string // bearer token of /admin/v1; empty disables the admin surface
 
-	RateLimitPerMinute          int // per secret key on /v1; 0 = off
-	StorefrontKeyLimitPerMinute int // per publishable key on /storefront/v1; 0 = off
-	StorefrontIPLimitPerMinute  int // per (key, client IP) on Route.IPLimited routes; 0 = off
+	// The request budgets, each a token bucket holding half a minute's
+	// requests and refilled continuously at the rate given per minute
+	// (burstOf); 0 = off.
+	RateLimitPerMinute          int // per secret key on /v1
+	StorefrontKeyLimitPerMinute int // per publishable key on /storefront/v1
+	StorefrontIPLimitPerMinute  int // per (key, client IP) on Route.IPLimited routes
 	// StorefrontCatalogIPLimitPerMinute is the per (key, client IP) budget
 	// of every other storefront route (catalog reads, code lookup, confirm,
 	// cancel); 0 = off. A request a per-IP budget refuses costs the key's
@@ -41,9 +44,10 @@ type Config struct {
 	StorefrontCatalogIPLimitPerMinute int
 	RateLimitMaxKeys                  int // bound of tracked budgets per minute; default 1<<20
 	// AuthFailuresPerMinute bounds failed authentications (admin token,
-	// API keys) per client IP: a bucket of that many, refilled over a
-	// minute; an IP with an empty bucket gets 429 before its token is
-	// checked. 0 = off.
+	// API keys) per client IP (IPv6 per /64): a bucket of that many,
+	// refilled over a minute; once it is empty each further failure gets
+	// 429 AUTH_THROTTLED. Valid credentials are served whatever their IP
+	// spent. 0 = off.
 	AuthFailuresPerMinute int
 
 	// MaxConns bounds open connections in total: at the bound the
@@ -79,16 +83,31 @@ type Config struct {
 	OnRequest func(RequestInfo) // called after every request, synchronously: keep it cheap
 }
 
+// Default budgets per minute (Config).
+const (
+	DefaultRateLimitPerMinute                = 120
+	DefaultStorefrontIPLimitPerMinute        = 20
+	DefaultStorefrontCatalogIPLimitPerMinute = 60
+	DefaultAuthFailuresPerMinute             = 20
+	// StorefrontKeyVisitors is how many distinct visitors, each spending
+	// its whole per-IP budgets, the default per-key storefront budget
+	// serves at once: the key's budget protects other tenants but never
+	// makes a drop impossible (decisions §22).
+	StorefrontKeyVisitors = 10_000
+	// DefaultStorefrontKeyLimitPerMinute is StorefrontKeyVisitors times a
+	// visitor's two per-IP budgets: 800,000 a minute, a bucket of 400,000.
+	DefaultStorefrontKeyLimitPerMinute = StorefrontKeyVisitors * (DefaultStorefrontIPLimitPerMinute + DefaultStorefrontCatalogIPLimitPerMinute)
+)
+
 // DefaultConfig returns the default limits and timeouts.
 func DefaultConfig() Config {
 	return Config{
-		Addr:                        "127.0.0.1:8080",
-		RateLimitPerMinute:          120,
-		StorefrontKeyLimitPerMinute: 600,
-		StorefrontIPLimitPerMinute:  20,
-		// A tenth of the key's budget: one visitor cannot spend it.
-		StorefrontCatalogIPLimitPerMinute: 60,
-		AuthFailuresPerMinute:             20,
+		Addr:                              "127.0.0.1:8080",
+		RateLimitPerMinute:                DefaultRateLimitPerMinute,
+		StorefrontKeyLimitPerMinute:       DefaultStorefrontKeyLimitPerMinute,
+		StorefrontIPLimitPerMinute:        DefaultStorefrontIPLimitPerMinute,
+		StorefrontCatalogIPLimitPerMinute: DefaultStorefrontCatalogIPLimitPerMinute,
+		AuthFailuresPerMinute:             DefaultAuthFailuresPerMinute,
 		MaxBodyBytes:                      1 << 20,
 	}
 }
