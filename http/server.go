@@ -21,6 +21,7 @@ import (
 
 	"ticketd/event"
 	"ticketd/http/bind"
+	"ticketd/internal/logredact"
 )
 
 // Config configures the HTTP server. Zero MaxBodyBytes, Logger and Now take
@@ -184,6 +185,11 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if _, ok := c.Logger.Handler().(*logredact.Handler); !ok {
+		// No credential reaches the log, whoever built the logger (app
+		// wraps its own, with the configuration's secrets).
+		c.Logger = slog.New(logredact.New(c.Logger.Handler(), c.AdminToken))
 	}
 	if c.Now == nil {
 		c.Now = time.Now
