@@ -122,3 +122,29 @@ func TestAuthCannotTellIs503(t *testing.T) {
 		require.Equal(t, event.ReasonDirectoryUnavailable, env.Error.Reason)
 	}
 }
+
+// TestAuthFailureEchoesVersionAndEmptyHeaders: a 401 echoes a known
+// service-version as sent (decisions §4, §17); a header sent empty is not a
+// header left out: an empty service-version or Idempotency-Key answers 400.
+func TestAuthFailureEchoesVersionAndEmptyHeaders(t *testing.T) {
+	h := newHarness(t, nil)
+	r := h.do("GET", "/v1/events", "", "", "service-version", "2026-03-15")
+	require.Equal(t, 401, r.status)
+	require.Equal(t, "2026-03-15", r.header.Get("service-version"))
+	r = h.do("GET", "/v1/events", "", "", "service-version", "1999-01-01")
+	require.Equal(t, 401, r.status)
+	require.Equal(t, CurrentVersion, r.header.Get("service-version"), "an unknown one: the current")
+
+	r = h.do("GET", "/v1/events", skLive, "", "service-version", "")
+	require.Equal(t, 400, r.status, "%s", r.body)
+	e := r.envelope(t)
+	require.Equal(t, event.ReasonUnknownAPIVersion, e.Reason)
+	require.Equal(t, "service-version", e.Details[0].Field)
+	require.Equal(t, 200, h.do("GET", "/v1/events", skLive, "").status, "left out: the key's pin")
+
+	r = h.do("POST", "/storefront/v1/events/evt_1/orders", pkLive, goodOrder, "Idempotency-Key", "")
+	require.Equal(t, 400, r.status, "%s", r.body)
+	e = r.envelope(t)
+	require.Equal(t, "Idempotency-Key", e.Details[0].Field)
+	require.Equal(t, "must not be empty", e.Details[0].Reason)
+}

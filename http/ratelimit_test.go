@@ -1,6 +1,7 @@
 package http
 
 import (
+	"fmt"
 	"net/netip"
 	"strconv"
 	"sync/atomic"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
 )
 
 // fakeClock is a Config.Now that tests move by hand.
@@ -175,4 +177,54 @@ func TestFailLimiterBucket(t *testing.T) {
 	require.Nil(t, newFailLimiter(0, 100), "off")
 	ok, _ = (*failLimiter)(nil).take(a, now)
 	require.True(t, ok)
+}
+
+// TestDefaultKeyBudgetServesTenThousandVisitors: with the default budgets,
+// 10,000 distinct visitors of one publishable key, arriving at once, each
+// spending the whole of both its per-IP buckets (orders and catalog), are
+// all served: the key's budget never makes a drop impossible (decisions
+// §22). Then each visitor's next request is refused by its own budget.
+func TestDefaultKeyBudgetServesTenThousandVisitors(t *testing.T) {
+	cfg := DefaultConfig()
+	require.GreaterOrEqual(t, cfg.StorefrontKeyLimitPerMinute,
+		StorefrontKeyVisitors*(cfg.StorefrontIPLimitPerMinute+cfg.StorefrontCatalogIPLimitPerMinute))
+	at := time.Date(2026, 8, 22, 10, 0, 59, 0, time.UTC)
+	cfg.Now = func() time.Time { return at }
+	srv, err := NewServer(cfg, newFakeAuth(), nil)
+	require.NoError(t, err)
+	orders, catalog := &Route{Surface: Storefront, IPLimited: true}, &Route{Surface: Storefront}
+	p := &Principal{KeyID: "key_drop", Type: KeyPublishable}
+	var rc fasthttp.RequestCtx
+	refused := 0
+	take := func(r *Route, ip netip.Addr) bool {
+		rc.Response.Reset()
+		return srv.limit(&Ctx{rc: &rc, srv: srv, route: r, principal: p, now: at, ip: ip})
+	}
+	visitor := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}) }
+	for i := 0; i < StorefrontKeyVisitors; i++ {
+		ip := visitor(i)
+		for n := 0; n < burstOf(cfg.StorefrontIPLimitPerMinute); n++ {
+			if !take(orders, ip) {
+				refused++
+			}
+		}
+		for n := 0; n < burstOf(cfg.StorefrontCatalogIPLimitPerMinute); n++ {
+			if !take(catalog, ip) {
+				refused++
+			}
+		}
+	}
+	require.Zero(t, refused, "every visitor within its per-IP budgets is served")
+	require.False(t, take(orders, visitor(7)))
+	require.Contains(t, string(rc.Response.Body()), "RATE_LIMITED")
+	require.Equal(t, strconv.Itoa(burstOf(cfg.StorefrontIPLimitPerMinute)), string(rc.Response.Header.Peek("RateLimit-Limit")), "refused by its own budget")
+}
+
+func TestFastLoggerRedactsQuotedRequestBytes(t *testing.T) {
+	msg := fmt.Sprintf("error when serving connection %q<->%q: error when reading request headers: invalid header value %q: buffer size=9",
+		"127.0.0.1:8080", "[::1]:5555", "Bearer abc\x01secretpart")
+	got := redactQuoted(msg)
+	require.NotContains(t, got, "secretpart")
+	require.Contains(t, got, `"127.0.0.1:8080"<->"[::1]:5555"`, "addresses stay")
+	require.Contains(t, got, `invalid header value "[redacted]"`)
 }

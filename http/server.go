@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -738,9 +739,30 @@ func truncate(b []byte, n int) []byte {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// fastLogger sends fasthttp's own messages (accept errors and the like) to slog.
+// fastLogger sends fasthttp's own messages (accept errors and the like) to
+// slog. fasthttp quotes what it read from the client in them, a refused
+// header's value ("invalid header value %q") even with
+// SecureErrorLogMessage: a credential with a control byte in it would be
+// written in part whatever the log's redaction recognises, so every quoted
+// piece but the connection's addresses is cut out here.
 type fastLogger struct{ l *slog.Logger }
 
 func (f fastLogger) Printf(format string, args ...any) {
-	f.l.Warn("http: fasthttp: " + fmt.Sprintf(format, args...))
+	f.l.Warn("http: fasthttp: " + redactQuoted(fmt.Sprintf(format, args...)))
+}
+
+// quotedPiece is a Go-quoted string (%q) as fasthttp writes them.
+var quotedPiece = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// redactQuoted replaces each quoted piece of msg that is not an address
+// (host:port) with "[redacted]".
+func redactQuoted(msg string) string {
+	return quotedPiece.ReplaceAllStringFunc(msg, func(q string) string {
+		if uq, err := strconv.Unquote(q); err == nil {
+			if _, err := netip.ParseAddrPort(uq); err == nil {
+				return q
+			}
+		}
+		return `"[redacted]"`
+	})
 }
