@@ -220,8 +220,13 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 
 // JSONSchema documents Time for the OpenAPI generator.
 func (Time) JSONSchema() map[string]any {
-	return map[string]any{"type": "string", "format": "date-time", "maxLength": 35}
+	return map[string]any{"type": "string", "format": "date-time", "maxLength": 35, "pattern": TimeYearPattern}
 }
+
+// TimeYearPattern is the range of years a Time takes (1970 to 9999, as
+// written, before its offset is applied), as a schema's pattern: format
+// date-time alone admits years 0000 to 1969, which UnmarshalJSON refuses.
+const TimeYearPattern = `^(19[7-9][0-9]|[2-9][0-9]{3})-`
 
 // tp returns a wire timestamp for an optional instant: nil stays nil so the
 // view shows null.
