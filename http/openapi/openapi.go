@@ -809,15 +809,15 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 			"schema":      oaVersionSchema(),
 		}
 		headers["RateLimitLimit"] = map[string]any{
-			"description": "Requests allowed in the current window.",
+			"description": "Requests the budget's token bucket holds: half a minute's; it refills continuously at the per-minute rate.",
 			"schema":      map[string]any{"type": "integer", "minimum": 0},
 		}
 		headers["RateLimitRemaining"] = map[string]any{
-			"description": "Requests left in the current window.",
+			"description": "Requests the bucket still holds.",
 			"schema":      map[string]any{"type": "integer", "minimum": 0},
 		}
 		headers["RateLimitReset"] = map[string]any{
-			"description": "Seconds until the window resets.",
+			"description": "Seconds until the bucket is full again.",
 			"schema":      map[string]any{"type": "integer", "minimum": 0},
 		}
 		headers["RetryAfter"] = map[string]any{
