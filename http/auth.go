@@ -92,9 +92,15 @@ func (s *Server) authenticate(rc *fasthttp.RequestCtx, surface Surface, ip netip
 	}
 	if s.local != nil && s.authFails.spent(ip, now) {
 		// An address out of failures: a key this node does not hold is
-		// not looked up elsewhere (see LocalAuthenticator).
+		// looked up elsewhere at most every throttledReadEvery, for all
+		// such addresses together (see LocalAuthenticator), so guesses
+		// cannot turn into reads of the directory's log, and a key just
+		// made on another node is still served within that pause.
 		if p := s.local.AuthenticateLocal(string(tok), now); p == nil {
-			return nil, nil
+			last := s.throttledRead.Load()
+			if now.UnixNano()-last < int64(throttledReadEvery) || !s.throttledRead.CompareAndSwap(last, now.UnixNano()) {
+				return nil, nil
+			}
 		}
 	}
 	p, err := s.auth.Authenticate(string(tok), now)
@@ -106,6 +112,10 @@ func (s *Server) authenticate(rc *fasthttp.RequestCtx, surface Surface, ip netip
 	}
 	return p, nil
 }
+
+// throttledReadEvery spaces the reads elsewhere (the directory's log) for
+// keys this node does not hold sent from addresses out of failures.
+const throttledReadEvery = 100 * time.Millisecond
 
 // LocalAuthenticator is an optional interface of the Authenticator: it
 // answers from what this node holds in memory, never reading elsewhere (in

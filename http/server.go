@@ -216,9 +216,12 @@ type Server struct {
 	binder    bind.Binder
 	limiter   *rateLimiter
 	authFails *failLimiter
-	local     LocalAuthenticator           // nil when auth does not implement it
-	conns     atomic.Pointer[connListener] // the listener Serve wraps, for metrics and Shutdown
-	idem      IdempotencyStore
+	local     LocalAuthenticator // nil when auth does not implement it
+	// throttledRead is the unix nanos of the last read elsewhere for an
+	// address out of failures (see authenticate).
+	throttledRead atomic.Int64
+	conns         atomic.Pointer[connListener] // the listener Serve wraps, for metrics and Shutdown
+	idem          IdempotencyStore
 	// selfOrigin is the scheme://host[:port] of BaseURL: the service's own
 	// pages (the docs' try-it-out) may call the storefront with any key.
 	selfOrigin string
