@@ -121,9 +121,9 @@ const throttledReadEvery = 100 * time.Millisecond
 // answers from what this node holds in memory, never reading elsewhere (in
 // cluster mode Authenticate reads the directory's log for a key it does not
 // know). The server asks it first for a client IP whose failed
-// authentication budget is spent, so that a flood of made-up keys from one
-// address costs one map lookup each, and only a key the node knows goes on
-// to Authenticate.
+// authentication budget is spent, so that a flood of made-up keys costs a
+// map lookup each: a key the node does not hold goes on to Authenticate at
+// most every throttledReadEvery, for all such addresses together.
 type LocalAuthenticator interface {
 	AuthenticateLocal(token string, now time.Time) *Principal
 }
