@@ -156,8 +156,38 @@ func (h *Handler) mayHold(s string) bool {
 		}
 		i += 1 + j
 	}
-	return containsFold(s, "auth") || containsFold(s, "bearer") || containsFold(s, "basic") ||
-		containsFold(s, "cookie") || containsFold(s, "x-api-key") || strings.Contains(s, "/pass/")
+	// One pass for the words the header patterns start with.
+	for i := 0; i < len(s); i++ {
+		switch s[i] | 0x20 {
+		case 'a':
+			if hasFold(s[i:], "auth") {
+				return true
+			}
+		case 'b':
+			if hasFold(s[i:], "bearer") || hasFold(s[i:], "basic") {
+				return true
+			}
+		case 'c':
+			if hasFold(s[i:], "cookie") {
+				return true
+			}
+		case 'x':
+			if hasFold(s[i:], "x-api-key") {
+				return true
+			}
+		case '/':
+			if strings.HasPrefix(s[i:], "/pass/") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasFold reports whether s starts with prefix (lower case ASCII) in any
+// case.
+func hasFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // prefixes are the token prefixes, without their underscore.
@@ -165,15 +195,4 @@ var prefixes = []string{"sk", "pk", "dk", "rk", "adm", "pgs", "whsec"}
 
 func isWord(c byte) bool {
 	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-}
-
-// containsFold reports whether s holds sub (lower case ASCII) in any case.
-func containsFold(s, sub string) bool {
-	n := len(sub)
-	for i := 0; i+n <= len(s); i++ {
-		if s[i]|0x20 == sub[0] && strings.EqualFold(s[i:i+n], sub) {
-			return true
-		}
-	}
-	return false
 }
