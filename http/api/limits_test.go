@@ -19,6 +19,7 @@ import (
 
 	"ticketd/actors"
 	"ticketd/app"
+	"ticketd/app/apptest"
 	"ticketd/directory"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
@@ -354,4 +355,36 @@ func TestStorefrontListSkipsKnownDrafts(t *testing.T) {
 	other := f.unit(t)
 	foreign := apiPublished(t, other.dev)
 	apiWant400(t, u.sf.AllowInvalidRequest().Do("GET", "/storefront/v1/events?cursor="+bind.EncodeCursor(foreign), nil), "cursor")
+}
+
+// TestDefaultStorefrontBudgets: with every default limit on (as `ticketd
+// serve` runs), a visitor bursting the catalog gets its bucket of 30 and
+// then 429 with Retry-After, while the key's own budget (a bucket of
+// 400,000: 10,000 such visitors) is nowhere near spent, so the next
+// visitor is served; failed authentications from the bursting visitor's
+// address do not stop its valid key.
+func TestDefaultStorefrontBudgets(t *testing.T) {
+	f := newAPIFx(t, apptest.DefaultLimits(), freezeHTTPClock)
+	u := f.unit(t)
+	ev := apiPublished(t, u.dev)
+	catalog := f.s.URL + "/storefront/v1/events/" + ev
+	a := loopbackClient("127.0.0.1")
+	for i := 0; i < 30; i++ {
+		st, h, body := visit(t, a, "GET", catalog, u.Publishable)
+		require.Equal(t, 200, st, "request %d: %s", i, body)
+		require.Equal(t, "30", h.Get("RateLimit-Limit"), "the tighter budget: the visitor's bucket")
+	}
+	st, h, body := visit(t, a, "GET", catalog, u.Publishable)
+	require.Equal(t, 429, st, "%s", body)
+	require.Contains(t, string(body), "RATE_LIMITED")
+	require.Equal(t, "1", h.Get("Retry-After"), "one request back in a second (60 a minute)")
+	for i := 0; i < 25; i++ {
+		st, _, _ = visit(t, a, "GET", catalog, "pk_guessguessguessguessguess0000")
+	}
+	require.Equal(t, 429, st, "failures past the budget of 20")
+	st, h, _ = visit(t, loopbackClient("127.0.0.2"), "GET", catalog, u.Publishable)
+	require.Equal(t, 200, st, "another visitor is served")
+	require.Equal(t, "29", h.Get("RateLimit-Remaining"))
+	st, _, _ = visit(t, a, "GET", f.s.URL+"/v1/events", u.Secret)
+	require.Equal(t, 200, st, "the throttled address's valid secret key is served")
 }

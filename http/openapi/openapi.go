@@ -742,9 +742,10 @@ func oaResponseHeaders(surface thttp.Surface, st int) map[string]any {
 		h["RateLimit-Limit"] = map[string]any{"$ref": "#/components/headers/RateLimitLimit"}
 		h["RateLimit-Remaining"] = map[string]any{"$ref": "#/components/headers/RateLimitRemaining"}
 		h["RateLimit-Reset"] = map[string]any{"$ref": "#/components/headers/RateLimitReset"}
-		if st == 429 {
-			h["Retry-After"] = map[string]any{"$ref": "#/components/headers/RetryAfter"}
-		}
+	}
+	if st == 429 {
+		// Every surface: AUTH_THROTTLED says when to retry too.
+		h["Retry-After"] = map[string]any{"$ref": "#/components/headers/RetryAfter"}
 	}
 	return h
 }
@@ -802,6 +803,11 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255},
 		},
 	}
+	headers["RetryAfter"] = map[string]any{
+		"description": "Seconds to wait before retrying.",
+		"required":    true,
+		"schema":      map[string]any{"type": "integer", "minimum": 0},
+	}
 	if oaVersioned(surface) {
 		headers["ServiceVersion"] = map[string]any{
 			"description": "The API version that served the request (YYYY-MM-DD).",
@@ -818,11 +824,6 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 		}
 		headers["RateLimitReset"] = map[string]any{
 			"description": "Seconds until the bucket is full again.",
-			"schema":      map[string]any{"type": "integer", "minimum": 0},
-		}
-		headers["RetryAfter"] = map[string]any{
-			"description": "Seconds to wait before retrying.",
-			"required":    true,
 			"schema":      map[string]any{"type": "integer", "minimum": 0},
 		}
 		params["ServiceVersion"] = map[string]any{
