@@ -425,8 +425,10 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 	// known included (decisions §4, §17): a known one as sent, else the
 	// current one until the key's pin is known.
 	echoed := CurrentVersion
-	hv, hvSent := headerSent(&rc.Request.Header, versionHeader)
+	var hv []byte
+	var hvSent bool
 	if versioned {
+		hv, hvSent = headerSent(&rc.Request.Header, versionHeader)
 		if v, ok := internVersion(hv); ok {
 			echoed = v
 		}
@@ -497,7 +499,11 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 		s.writeError(rc, err)
 		return
 	}
-	if idemKey, sent := headerSent(&rc.Request.Header, "Idempotency-Key"); sent && r.Surface != Public && string(rc.Method()) == fasthttp.MethodPost {
+	if r.Surface == Public || string(rc.Method()) != fasthttp.MethodPost {
+		s.run(c)
+		return
+	}
+	if idemKey, sent := headerSent(&rc.Request.Header, "Idempotency-Key"); sent {
 		if len(idemKey) == 0 {
 			// Sent empty is not left out: the client meant a key.
 			s.writeError(rc, httpError(400, "Idempotency-Key is empty: send 1 to 255 characters or leave the header out",
