@@ -4,7 +4,9 @@
 // log, the refund resumer), the HTTP server on a free loopback port.
 //
 // Rate limits and the failed-authentication budget are off (DefaultLimits
-// turns them on) and the log is discarded unless an Option says otherwise. The service closes when the test ends. A Service is safe for
+// turns them on), webhooks may go to loopback receivers
+// (WebhookAllowPrivate) and the log is discarded unless an Option says
+// otherwise. The service closes when the test ends. A Service is safe for
 // concurrent use by parallel subtests.
 package apptest
 
@@ -74,6 +76,8 @@ func Start(t testing.TB, opts ...Option) *Service {
 	cfg.DataDir = t.TempDir()
 	cfg.AdminToken = AdminToken
 	cfg.PaymentWebhookSecret = WebhookSecret
+	// Tests deliver webhooks to loopback receivers (httptest).
+	cfg.WebhookAllowPrivate = true
 	cfg.RateLimitPerMinute, cfg.StorefrontKeyPerMinute, cfg.StorefrontIPPerMinute = 0, 0, 0
 	cfg.StorefrontCatalogIPPerMinute, cfg.AuthFailuresPerMinute = 0, 0
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -10,7 +10,8 @@
 //   - the value of an Authorization, Proxy-Authorization, Cookie,
 //     Set-Cookie or X-Api-Key header, up to the end of its line, whether
 //     the line ends in a real CR LF or an escaped one (%q output);
-//   - the credential of "Bearer …" and "Basic …";
+//   - the credential of "Bearer …", "Basic …" and "ApplePass …" (the
+//     wallet web service's scheme);
 //   - tokens by their prefix: sk_, pk_ (API keys), dk_ (door devices),
 //     adm_ (admin token), whsec_ (webhook secrets), pgs_ (pages secret),
 //     rk_ (restricted keys): the prefix stays, the rest becomes [redacted];

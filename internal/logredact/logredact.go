@@ -111,7 +111,7 @@ func (h *Handler) attr(a slog.Attr) slog.Attr {
 // with %q); an escaped control byte inside the value does not end it.
 var (
 	headerValue = regexp.MustCompile(`(?i)\b(authorization|proxy-authorization|cookie|set-cookie|x-api-key)(\s*[:=]\s*)(?:[^\r\n"\\]|\\[^rn])*`)
-	schemeCred  = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+|\\t)(?:[^\s"\\,;]|\\[^rnt\s])+`)
+	schemeCred  = regexp.MustCompile(`(?i)\b(bearer|basic|applepass)(\s+|\\t)(?:[^\s"\\,;]|\\[^rnt\s])+`)
 	prefixed    = regexp.MustCompile(`\b(sk|pk|dk|adm|whsec|pgs|rk)_[A-Za-z0-9][A-Za-z0-9_\-]*`)
 	cookies     = regexp.MustCompile(`\b(ticketd_console(?:_login)?)=[^;\s"\\]+`)
 	passPath    = regexp.MustCompile(`(/pass/(?:evt_[0-9A-Za-z]+\.)?)[^/\s"?#\\]+`)
@@ -160,7 +160,7 @@ func (h *Handler) mayHold(s string) bool {
 	for i := 0; i < len(s); i++ {
 		switch s[i] | 0x20 {
 		case 'a':
-			if hasFold(s[i:], "auth") {
+			if hasFold(s[i:], "auth") || hasFold(s[i:], "applepass") {
 				return true
 			}
 		case 'b':

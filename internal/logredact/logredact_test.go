@@ -65,6 +65,7 @@ func TestHandlerPassesPlainLinesUntouched(t *testing.T) {
 	require.True(t, h.mayHold("key sk_x"))
 	require.True(t, h.mayHold("AUTHORIZATION"))
 	require.Equal(t, "Bearer "+Redacted+" and pk_"+Redacted, h.String("Bearer abc.def and "+pk))
+	require.Equal(t, "ApplePass "+Redacted, h.String("ApplePass 0123456789abcdef"))
 	require.Equal(t, strings.Repeat("x", 10), h.String(strings.Repeat("x", 10)))
 }
 
