@@ -134,9 +134,9 @@ func DefaultConfig() Config {
 	return Config{
 		Addr:                   "127.0.0.1:8080",
 		DataDir:                "./data",
-		RateLimitPerMinute:     120,
-		StorefrontKeyPerMinute: 600,
-		StorefrontIPPerMinute:  20,
+		RateLimitPerMinute:     thttp.DefaultRateLimitPerMinute,
+		StorefrontKeyPerMinute: thttp.DefaultStorefrontKeyLimitPerMinute,
+		StorefrontIPPerMinute:  thttp.DefaultStorefrontIPLimitPerMinute,
 		DevicePerMinute:        600,
 		OrderHold:              15 * time.Minute,
 		CheckoutSessionTTL:     24 * time.Hour,
@@ -155,8 +155,8 @@ func DefaultConfig() Config {
 		ClusterSettleLag:       10_000,
 		ClusterSettleSmall:     10_000,
 
-		StorefrontCatalogIPPerMinute: 60,
-		AuthFailuresPerMinute:        20,
+		StorefrontCatalogIPPerMinute: thttp.DefaultStorefrontCatalogIPLimitPerMinute,
+		AuthFailuresPerMinute:        thttp.DefaultAuthFailuresPerMinute,
 		MaxConnsPerIP:                1024,
 		HTTPReadTimeout:              15 * time.Second,
 		HTTPIdleTimeout:              60 * time.Second,

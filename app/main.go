@@ -23,6 +23,7 @@ import (
 	thttp "ticketd/http"
 	"ticketd/http/api"
 	"ticketd/http/console"
+	"ticketd/internal/logredact"
 	"ticketd/mail"
 	"ticketd/payments"
 	"ticketd/payments/stripe"
@@ -86,6 +87,13 @@ func NewMain(cfg Config, out io.Writer) *Main {
 		_ = level.UnmarshalText([]byte(cfg.LogLevel))
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
+	// Every line of every part goes through this one handler, which cuts
+	// out credentials (logredact: no path may write one, fasthttp's
+	// included); the secrets of the configuration are cut out by value
+	// too, whatever they look like.
+	secrets := []string{cfg.AdminToken, cfg.PaymentWebhookSecret, cfg.SMTPPassword, cfg.Stripe.SecretKey}
+	secrets = append(secrets, strings.Split(cfg.Stripe.WebhookSecret, ",")...)
+	log = slog.New(logredact.New(log.Handler(), secrets...))
 	return &Main{cfg: cfg, out: out, log: log}
 }
 

@@ -44,6 +44,7 @@ const (
 //	v:"maxItems=50"          array length bound
 //	v:"enum=en|zh-CN"        allowed string values
 //	v:"format=email"         email | date-time | uri | date | timezone
+//	v:"pattern=nospace"      a named pattern of bind.Patterns (the document says its ECMA-262 form)
 //	v:"nullable"             null is a meaningful value (e.g. capacity: null = unlimited)
 //	query:"name"             on Query structs: the query parameter name
 //	doc:"text"               description in the OpenAPI document

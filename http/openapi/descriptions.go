@@ -417,7 +417,40 @@ var oaTypeExtras = map[string]map[string]any{
 	},
 }
 
-// oaBodyExtras bound array bodies, which have no struct tag to carry them.
+// oaBodyExtras say what a body's struct tags cannot: bounds of array
+// bodies, and rules across fields, in JSON Schema where it can say them
+// (minProperties, oneOf) and in an x- keyword where the rule depends on
+// the event's state.
 var oaBodyExtras = map[string]map[string]any{
 	"replaceBundleItems": {"maxItems": 50},
+	// siteUrl or description, at least one.
+	"setEventSite": {"minProperties": 1},
+	// Exactly one of percentOff and amountOff (the other absent or null):
+	// each branch requires its field not null and the other absent or
+	// null. The per-field conditions sit under not, where no property
+	// list makes a validator close the object to other members.
+	"createPromotionCode": {"oneOf": []any{oaOneOfBranch("percentOff", "amountOff"), oaOneOfBranch("amountOff", "percentOff")}},
+	// A rule on the event's state, which no schema can know.
+	"createRegistration": {"x-requiredWhen": map[string]any{
+		"registrationTypeId": "the event has at least one ticket type (registration type): then it is required and names one of them; without ticket types leave it out. Refused otherwise with 400 naming registrationTypeId."}},
+}
+
+// oaOneOfBranch is the branch of a oneOf where field is set (present, not
+// null) and other is not (absent or null).
+func oaOneOfBranch(field, other string) map[string]any {
+	notNull := map[string]any{"not": map[string]any{"type": "null"}}
+	return map[string]any{
+		"required": []any{field},
+		"not": map[string]any{"anyOf": []any{
+			map[string]any{"properties": map[string]any{field: map[string]any{"type": "null"}}},
+			map[string]any{"required": []any{other}, "properties": map[string]any{other: notNull}},
+		}},
+	}
+}
+
+// oaSuccessExtraContent are other media types a success answers with,
+// besides JSON (chosen by a query parameter).
+var oaSuccessExtraContent = map[string]map[string]any{
+	"previewOutboxMail": {"message/rfc822": map[string]any{
+		"schema": map[string]any{"type": "string", "description": "The raw RFC 5322 message, as the SMTP server would receive it (format=eml)."}}},
 }

@@ -446,10 +446,16 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 			return nil, fmt.Errorf("body %s: %w", bt, err)
 		}
 		if extra, ok := oaBodyExtras[r.OperationID]; ok {
-			if sm, isMap := s.(map[string]any); isMap {
-				for k, v := range extra {
-					sm[k] = v
-				}
+			// On the schema itself: the body's component when it has one.
+			sm, _ := s.(map[string]any)
+			if ref, isRef := s.(*oaSchemaRef); isRef {
+				sm = g.schemas[ref.key]
+			}
+			if sm == nil {
+				return nil, fmt.Errorf("body %s: no schema to add %v to", bt, extra)
+			}
+			for k, v := range extra {
+				sm[k] = oaDeepCopy(v)
 			}
 		}
 		media := map[string]any{"schema": s}
@@ -458,8 +464,9 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 		} else if ok {
 			media["example"] = ex
 		}
+		_, nonEmpty := oaBodyExtras[r.OperationID]["minProperties"]
 		op["requestBody"] = map[string]any{
-			"required": !oaAllOptional(bt),
+			"required": nonEmpty || !oaAllOptional(bt),
 			"content":  map[string]any{"application/json": media},
 		}
 	} else if r.Method == "POST" {
@@ -518,7 +525,11 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 			if ct == "" {
 				ct = "application/json"
 			}
-			resp["content"] = map[string]any{ct: media}
+			content := map[string]any{ct: media}
+			for mt, v := range oaSuccessExtraContent[r.OperationID] {
+				content[mt] = oaDeepCopy(v)
+			}
+			resp["content"] = content
 		}
 		responses[key] = resp
 	}
@@ -760,9 +771,10 @@ func oaResponseHeaders(surface thttp.Surface, st int) map[string]any {
 		h["RateLimit-Limit"] = map[string]any{"$ref": "#/components/headers/RateLimitLimit"}
 		h["RateLimit-Remaining"] = map[string]any{"$ref": "#/components/headers/RateLimitRemaining"}
 		h["RateLimit-Reset"] = map[string]any{"$ref": "#/components/headers/RateLimitReset"}
-		if st == 429 {
-			h["Retry-After"] = map[string]any{"$ref": "#/components/headers/RetryAfter"}
-		}
+	}
+	if st == 429 {
+		// Every surface: AUTH_THROTTLED says when to retry too.
+		h["Retry-After"] = map[string]any{"$ref": "#/components/headers/RetryAfter"}
 	}
 	return h
 }
@@ -794,10 +806,10 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 	for name, vals := range oaEnumSchemas {
 		schemas[name] = oaEnumSchema(name, vals)
 	}
-	if oaVersioned(surface) {
-		schemas["ApiVersion"] = map[string]any{"type": "string", "enum": oaStrings(thttp.KnownVersions()),
-			"description": "A date version of the API (YYYY-MM-DD); " + thttp.CurrentVersion + " is the current one."}
-	}
+	// Every surface: the admin API names versions too (an API key's pin);
+	// unreferenced schemas are pruned.
+	schemas["ApiVersion"] = map[string]any{"type": "string", "enum": oaStrings(thttp.KnownVersions()),
+		"description": "A date version of the API (YYYY-MM-DD); " + thttp.CurrentVersion + " is the current one."}
 
 	headers := map[string]any{
 		"IdempotentReplayed": map[string]any{
@@ -820,6 +832,11 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255},
 		},
 	}
+	headers["RetryAfter"] = map[string]any{
+		"description": "Seconds to wait before retrying.",
+		"required":    true,
+		"schema":      map[string]any{"type": "integer", "minimum": 0},
+	}
 	if oaVersioned(surface) {
 		headers["ServiceVersion"] = map[string]any{
 			"description": "The API version that served the request (YYYY-MM-DD).",
@@ -827,20 +844,15 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 			"schema":      oaVersionSchema(),
 		}
 		headers["RateLimitLimit"] = map[string]any{
-			"description": "Requests allowed in the current window.",
+			"description": "Requests the budget's token bucket holds: half a minute's; it refills continuously at the per-minute rate.",
 			"schema":      map[string]any{"type": "integer", "minimum": 0},
 		}
 		headers["RateLimitRemaining"] = map[string]any{
-			"description": "Requests left in the current window.",
+			"description": "Requests the bucket still holds.",
 			"schema":      map[string]any{"type": "integer", "minimum": 0},
 		}
 		headers["RateLimitReset"] = map[string]any{
-			"description": "Seconds until the window resets.",
-			"schema":      map[string]any{"type": "integer", "minimum": 0},
-		}
-		headers["RetryAfter"] = map[string]any{
-			"description": "Seconds to wait before retrying.",
-			"required":    true,
+			"description": "Seconds until the bucket is full again.",
 			"schema":      map[string]any{"type": "integer", "minimum": 0},
 		}
 		params["ServiceVersion"] = map[string]any{
@@ -1067,7 +1079,7 @@ func oaApplyRules(s any, r bind.Rules) (any, error) {
 	m, isMap := s.(map[string]any)
 	if !isMap {
 		if r.Min != nil || r.Max != nil || r.MinLen != nil || r.MaxLen != nil || r.MaxItems != nil ||
-			r.MinItems != nil || r.Enum != nil || r.Format != "" {
+			r.MinItems != nil || r.Enum != nil || r.Format != "" || r.Pattern != "" {
 			return nil, fmt.Errorf("bounds on an object field")
 		}
 		if r.Nullable {
@@ -1085,7 +1097,7 @@ func oaApplyRules(s any, r bind.Rules) (any, error) {
 		}
 		if items, ok := m["items"].(map[string]any); ok {
 			target = items
-		} else if r.Min != nil || r.Max != nil || r.MinLen != nil || r.MaxLen != nil || r.Enum != nil || r.Format != "" {
+		} else if r.Min != nil || r.Max != nil || r.MinLen != nil || r.MaxLen != nil || r.Enum != nil || r.Format != "" || r.Pattern != "" {
 			return nil, fmt.Errorf("scalar bounds on an array of objects")
 		}
 	} else if r.MinItems != nil || r.MaxItems != nil {
@@ -1119,6 +1131,9 @@ func oaApplyRules(s any, r bind.Rules) (any, error) {
 	}
 	if r.Format != "" {
 		target["format"] = r.Format
+	}
+	if r.Pattern != "" {
+		target["pattern"] = bind.Patterns[r.Pattern].ECMA
 	}
 	if r.Nullable {
 		oaMakeNullable(m)
@@ -1188,7 +1203,14 @@ func (g *oaGenerator) schemaOf(t reflect.Type, input bool, depth int) (any, erro
 		return nil, fmt.Errorf("type %s nests deeper than %d", t, oaMaxSchemaDepth)
 	}
 	if v, ok := oaImplements(t, oaJSONSchemaerType); ok {
-		return oaDeepCopy(v.Interface().(oaJSONSchemaer).JSONSchema()), nil
+		s := oaDeepCopy(v.Interface().(oaJSONSchemaer).JSONSchema())
+		if m, isMap := s.(map[string]any); isMap && !input {
+			// A pattern bounds what a request may send (a timestamp's year
+			// as written); an answer is described by what it holds (a
+			// timestamp in UTC, whose year may differ by the offset).
+			delete(m, "pattern")
+		}
+		return s, nil
 	}
 	if v, ok := oaImplements(t, oaOptionalerType); ok {
 		inner := v.Interface().(oaOptionaler).OptionalElem()

@@ -12,6 +12,7 @@ import (
 
 	"ticketd/actors"
 	"ticketd/event"
+	thttp "ticketd/http"
 	"ticketd/webhooks"
 )
 
@@ -137,6 +138,7 @@ var oaEnumSchemas = map[string][]string{
 	"RefundStatus":          {"pending", "succeeded", "failed"},
 	"QuestionType":          {"text", "email", "phone", "select", "multi_select", "checkbox", "date"},
 	"ApiKeyType":            {"secret", "publishable"},
+	"ApiVersion":            thttp.KnownVersions(),
 	"WebhookEventType":      actors.HookTypes(),
 }
 
