@@ -38,6 +38,10 @@ type Node struct {
 
 	mu    sync.Mutex
 	peers map[string]peerState // node name -> last heartbeat
+	// shared are the package's replicated streams made for this node
+	// (directory, index, idempotency keys): it is ready once they exist.
+	// Under mu.
+	shared []*replicatedStream
 
 	// handOver, when set (Router.Serve), hands a shard's leadership to
 	// another node; without it balance asks the leader to step down. Under
@@ -430,6 +434,36 @@ func (n *Node) check() bool {
 			return false
 		}
 		n.streams.Store(true)
+	}
+	return n.sharedStreams()
+}
+
+// register adds r to the streams the node makes before it is ready.
+func (n *Node) register(r *replicatedStream) {
+	n.mu.Lock()
+	n.shared = append(n.shared, r)
+	n.mu.Unlock()
+}
+
+// sharedStreams makes the replicated streams registered (once each) and
+// reports whether they all exist. The first requests of a new cluster
+// would otherwise wait for their creation (the first keyed orders of a
+// new cluster waited 10 s, then answered 503: see streamTry).
+func (n *Node) sharedStreams() bool {
+	n.mu.Lock()
+	shared := slices.Clone(n.shared)
+	n.mu.Unlock()
+	for _, r := range shared {
+		if r.ok.Load() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*streamTry)
+		_, err := r.stream(ctx)
+		cancel()
+		if err != nil {
+			n.cfg.Logger.Debug("cluster: replicated stream not made yet", "stream", r.cfg.Name, "err", err)
+			return false
+		}
 	}
 	return true
 }

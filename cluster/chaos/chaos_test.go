@@ -82,6 +82,11 @@ func freeAddr(t *testing.T) string { return testaddr.Free(t, 1)[0] }
 var hc = &nethttp.Client{Timeout: 20 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 64}}
 
 func call(method, u, token string, body any) (int, map[string]any, error) {
+	return callKeyed(method, u, token, "", body)
+}
+
+// callKeyed is call with an Idempotency-Key (none when idem is "").
+func callKeyed(method, u, token, idem string, body any) (int, map[string]any, error) {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -94,6 +99,9 @@ func call(method, u, token string, body any) (int, map[string]any, error) {
 	req.Header.Set("Authorization", "Bearer "+token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if idem != "" {
+		req.Header.Set("Idempotency-Key", idem)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -140,15 +148,42 @@ type load struct {
 	wg      sync.WaitGroup
 	n       atomic.Int64
 	base    atomic.Pointer[string] // the front's URL, where the load goes
+	// start, when set, is when the load began: the acknowledged orders
+	// are counted per second since (perSec), and the wait for the first
+	// one is a gap too (first).
+	start  time.Time
+	perSec []int
+	first  time.Duration
+	errs   []string // the first failures' answers
+	// keyed sends every order with an Idempotency-Key of its own.
+	keyed bool
 }
 
 func (l *load) run(base, key, evt, typeID string, clients int) {
 	l.base.Store(&base)
+	l.runOn(func(int) string { return *l.base.Load() }, key, evt, typeID, clients)
+}
+
+// runSpread runs the load's clients spread over the nodes at urls (client
+// c through urls[c % len]).
+func (l *load) runSpread(urls []string, key, evt, typeID string, clients int) {
+	l.runOn(func(c int) string { return urls[c%len(urls)] }, key, evt, typeID, clients)
+}
+
+func (l *load) runOn(base func(client int) string, key, evt, typeID string, clients int) {
+	if !l.start.IsZero() {
+		l.lastOK = l.start
+	}
 	for c := range clients {
 		l.wg.Go(func() {
 			for i := 0; !l.stop.Load(); i++ {
-				st, o, err := call("POST", *l.base.Load()+"/v1/events/"+evt+"/orders", key, map[string]any{
-					"email": fmt.Sprintf("c%d-%d-%d@example.com", c, i, l.n.Add(1)),
+				n := l.n.Add(1)
+				idem := ""
+				if l.keyed {
+					idem = fmt.Sprintf("%s-c%d-%d", evt, c, n)
+				}
+				st, o, err := callKeyed("POST", base(c)+"/v1/events/"+evt+"/orders", key, idem, map[string]any{
+					"email": fmt.Sprintf("c%d-%d-%d@example.com", c, i, n),
 					"items": []map[string]any{{"itemType": "registration_type", "itemId": typeID, "quantity": 1}}})
 				now := time.Now()
 				l.mu.Lock()
@@ -156,8 +191,21 @@ func (l *load) run(base, key, evt, typeID string, clients int) {
 					st = -1
 				}
 				l.status[st]++
+				if st != 201 && len(l.errs) < 10 {
+					l.errs = append(l.errs, fmt.Sprintf("%s: %d %v", now.Sub(l.start).Round(time.Millisecond), st, o))
+				}
 				if st == 201 {
 					l.acked[o["id"].(string)] = true
+					if !l.start.IsZero() {
+						sec := int(now.Sub(l.start) / time.Second)
+						for len(l.perSec) <= sec {
+							l.perSec = append(l.perSec, 0)
+						}
+						l.perSec[sec]++
+						if l.first == 0 {
+							l.first = now.Sub(l.start)
+						}
+					}
 					if !l.lastOK.IsZero() && now.Sub(l.lastOK) > l.maxGap {
 						l.maxGap, l.gapFrom = now.Sub(l.lastOK), l.lastOK
 					}
@@ -183,6 +231,17 @@ func (l *load) phase() (acked int, status map[int]int, gap time.Duration) {
 	gap = l.maxGap
 	l.maxGap = 0
 	return len(l.acked), status, gap
+}
+
+// perSecond is the acknowledged orders of each second since start.
+func (l *load) perSecond() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := make([]string, len(l.perSec))
+	for i, n := range l.perSec {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, " ")
 }
 
 func (l *load) ackedCopy() map[string]bool {
