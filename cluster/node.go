@@ -32,6 +32,7 @@ type Node struct {
 	js  jetstream.JetStream
 
 	ready      atomic.Bool  // see Ready
+	leaving    atomic.Bool  // Router.Leave began: not ready, never balanced to
 	streams    atomic.Bool  // the shard streams exist
 	shardsSaid atomic.Int64 // when a shard count mismatch was last logged (see check)
 	fwdAddr    atomic.Value // string: the forwarding address it announces (fwdconn.go)
@@ -198,7 +199,7 @@ func (n *Node) Config() Config { return n.cfg }
 // Ready reports whether the node can serve writes: the JetStream meta
 // group has a leader this node is current with, and the event log's
 // streams exist.
-func (n *Node) Ready() bool { return n.ready.Load() }
+func (n *Node) Ready() bool { return n.ready.Load() && !n.leaving.Load() }
 
 // WaitReady waits until Ready or ctx ends.
 func (n *Node) WaitReady(ctx context.Context) error {
@@ -347,7 +348,7 @@ func (n *Node) watch() {
 	var leads []int
 	said := false
 	for {
-		now, ready := n.led(), n.ready.Load()
+		now, ready := n.led(), n.Ready()
 		if time.Since(last) >= heartbeatEvery || !slices.Equal(now, leads) || ready != said {
 			last, leads, said = time.Now(), now, ready
 			v := []byte("0 ")
@@ -397,7 +398,7 @@ func (n *Node) maintain() {
 			n.ready.Store(ready)
 			n.cfg.Logger.Info("cluster node readiness", "node", n.cfg.NodeName, "ready", ready)
 		}
-		if ready && time.Since(balanced) >= balanceEvery && !n.noBalance.Load() {
+		if ready && time.Since(balanced) >= balanceEvery && !n.noBalance.Load() && !n.leaving.Load() {
 			balanced = time.Now()
 			n.balance()
 		}

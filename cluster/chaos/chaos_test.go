@@ -135,14 +135,16 @@ func ready(p *proc) bool {
 	return err == nil && st == 200
 }
 
-// load places orders through one node from several clients and keeps
-// every acknowledged order id.
+// load places orders from several clients and keeps every acknowledged
+// order id. Its write gap is per event: the longest time one of the
+// events it sells went without an acknowledged order.
 type load struct {
 	mu      sync.Mutex
 	acked   map[string]bool
-	lastOK  time.Time
+	lastOK  map[string]time.Time // event -> its last acknowledged order
 	maxGap  time.Duration
 	gapFrom time.Time
+	gapEvt  string
 	status  map[int]int
 	stop    atomic.Bool
 	wg      sync.WaitGroup
@@ -159,39 +161,56 @@ type load struct {
 	keyed bool
 }
 
+// sale is an event on sale and its ticket type.
+type sale struct{ evt, typeID string }
+
+func newLoad(keyed bool) *load {
+	return &load{acked: map[string]bool{}, status: map[int]int{}, lastOK: map[string]time.Time{}, start: time.Now(), keyed: keyed}
+}
+
 func (l *load) run(base, key, evt, typeID string, clients int) {
 	l.base.Store(&base)
-	l.runOn(func(int) string { return *l.base.Load() }, key, evt, typeID, clients)
+	l.runOn(func(int) string { return *l.base.Load() }, key, []sale{{evt, typeID}}, clients)
 }
 
-// runSpread runs the load's clients spread over the nodes at urls (client
-// c through urls[c % len]).
-func (l *load) runSpread(urls []string, key, evt, typeID string, clients int) {
-	l.runOn(func(c int) string { return urls[c%len(urls)] }, key, evt, typeID, clients)
+// runSpread runs the load's clients spread over the nodes at urls and the
+// events of sales: client c orders through urls[(c/len(sales)) % len(urls)]
+// from sales[c % len(sales)], so each event has clients on every node
+// once clients reach len(sales)*len(urls).
+func (l *load) runSpread(urls []string, key string, sales []sale, clients int) {
+	l.runOn(func(c int) string { return urls[(c/len(sales))%len(urls)] }, key, sales, clients)
 }
 
-func (l *load) runOn(base func(client int) string, key, evt, typeID string, clients int) {
-	if !l.start.IsZero() {
-		l.lastOK = l.start
+func (l *load) runOn(base func(client int) string, key string, sales []sale, clients int) {
+	l.mu.Lock()
+	if l.lastOK == nil {
+		l.lastOK = map[string]time.Time{}
 	}
+	if !l.start.IsZero() {
+		for _, s := range sales {
+			l.lastOK[s.evt] = l.start
+		}
+	}
+	l.mu.Unlock()
 	for c := range clients {
+		s := sales[c%len(sales)]
 		l.wg.Go(func() {
 			for i := 0; !l.stop.Load(); i++ {
 				n := l.n.Add(1)
 				idem := ""
 				if l.keyed {
-					idem = fmt.Sprintf("%s-c%d-%d", evt, c, n)
+					idem = fmt.Sprintf("%s-c%d-%d", s.evt, c, n)
 				}
-				st, o, err := callKeyed("POST", base(c)+"/v1/events/"+evt+"/orders", key, idem, map[string]any{
+				st, o, err := callKeyed("POST", base(c)+"/v1/events/"+s.evt+"/orders", key, idem, map[string]any{
 					"email": fmt.Sprintf("c%d-%d-%d@example.com", c, i, n),
-					"items": []map[string]any{{"itemType": "registration_type", "itemId": typeID, "quantity": 1}}})
+					"items": []map[string]any{{"itemType": "registration_type", "itemId": s.typeID, "quantity": 1}}})
 				now := time.Now()
 				l.mu.Lock()
 				if err != nil {
 					st = -1
 				}
 				l.status[st]++
-				if st != 201 && len(l.errs) < 10 {
+				if st != 201 && st != -1 && len(l.errs) < 10 {
 					l.errs = append(l.errs, fmt.Sprintf("%s: %d %v", now.Sub(l.start).Round(time.Millisecond), st, o))
 				}
 				if st == 201 {
@@ -206,10 +225,10 @@ func (l *load) runOn(base func(client int) string, key, evt, typeID string, clie
 							l.first = now.Sub(l.start)
 						}
 					}
-					if !l.lastOK.IsZero() && now.Sub(l.lastOK) > l.maxGap {
-						l.maxGap, l.gapFrom = now.Sub(l.lastOK), l.lastOK
+					if last, ok := l.lastOK[s.evt]; ok && now.Sub(last) > l.maxGap {
+						l.maxGap, l.gapFrom, l.gapEvt = now.Sub(last), last, s.evt
 					}
-					l.lastOK = now
+					l.lastOK[s.evt] = now
 				}
 				l.mu.Unlock()
 				if st != 201 {
@@ -390,7 +409,8 @@ func TestClusterChaos(t *testing.T) {
 	st, _, _ = call("PATCH", front.url()+"/v1/events/"+evt, sk, map[string]any{"status": "published"})
 	require.Equal(t, 200, st)
 
-	l := &load{acked: map[string]bool{}, status: map[int]int{}}
+	l := newLoad(false)
+	l.start = time.Time{}
 	l.run(front.url(), sk, evt, typeID, 16)
 	defer func() { l.stop.Store(true); l.wg.Wait() }()
 
