@@ -77,6 +77,11 @@ func sellableEvent(t *testing.T, front *proc, sk string) sale {
 	return sale{evt, typeID}
 }
 
+// plannedWithin is the contract of a planned move (a leader's handover:
+// the leaders' spreading, a graceful stop) and of a new cluster: an
+// event's writes never stop that long.
+const plannedWithin = time.Second
+
 // TestClusterFresh: three processes started together, a new event made
 // as soon as every node is ready, 12 clients spread over the nodes: the
 // first order is acknowledged within a second, and writes never stop for
@@ -107,6 +112,10 @@ func TestClusterFresh(t *testing.T) {
 	n, status, gap := l.phase()
 	t.Logf("FRESH acknowledged %d, statuses %v, longest write gap %s, first order after %s, owner %s",
 		n, status, gap.Round(time.Millisecond), l.first.Round(time.Millisecond), owner(procs[0], evt))
+	require.NotZero(t, l.first, "no order acknowledged")
+	require.Less(t, l.first, plannedWithin, "the first order of a new cluster")
+	require.Less(t, gap, plannedWithin, "the longest write gap of a new cluster")
+	require.Zero(t, status[503], "orders refused 503: %v", l.errs)
 }
 
 // stop ends p with SIGTERM (a graceful stop) and waits for it to exit.
@@ -209,6 +218,6 @@ func TestClusterRollingRestart(t *testing.T) {
 	t.Logf("ROLLING acknowledged %d, lost %d, longest write gaps %v", len(acked), lost, gaps)
 	require.Zero(t, lost, "acknowledged orders lost")
 	for _, g := range gaps {
-		require.Less(t, g, time.Second, "a planned move's write gap")
+		require.Less(t, g, plannedWithin, "a planned move's write gap")
 	}
 }
