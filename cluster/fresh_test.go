@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	nethttp "net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -166,4 +167,77 @@ func TestFreshClusterWritesAtOnce(t *testing.T) {
 	require.Less(t, first, freshWithin, "the first order of a new cluster")
 	require.Less(t, gap, freshWithin, "the longest write gap of a new cluster")
 	require.Equal(t, 0, status[503]+status[-1], "no order refused: %v", status)
+}
+
+// TestGracefulStopHandsOver: the owner of an event stopped gracefully
+// (app.Main.Close, as on SIGTERM in a rolling restart) hands its shards
+// over as planned moves before it closes: a flood of keyed orders through
+// the other two nodes pauses under freshWithin, nothing is refused, and
+// every acknowledged order is listed by the new owner.
+func TestGracefulStopHandsOver(t *testing.T) {
+	nodes := startNodes(t, 3)
+	a := nodes[0]
+	u := a.NewUnit("Rolling")
+	var evt string
+	var own *node
+	for own == nil || own == a {
+		st, ev := do(t, "POST", a.URL+"/v1/events", u.Secret, map[string]any{"name": "Drop", "timezone": "UTC", "startsAt": "2030-06-01T09:00:00Z"})
+		require.Equal(t, 201, st, "%v", ev)
+		evt = ev["id"].(string)
+		name := ownerOf(t, a, evt)
+		for _, nd := range nodes {
+			if nd.name == name {
+				own = nd
+			}
+		}
+	}
+	st, tt := do(t, "POST", a.URL+"/v1/events/"+evt+"/ticket-types", u.Secret, map[string]any{"name": "GA", "capacity": 1_000_000, "priceAmount": 0})
+	require.Equal(t, 201, st, "%v", tt)
+	typeID := tt["id"].(string)
+	st, _ = do(t, "PATCH", a.URL+"/v1/events/"+evt+"/ticket-types/"+typeID, u.Secret, map[string]any{"status": "open"})
+	require.Equal(t, 200, st)
+	st, _ = do(t, "PATCH", a.URL+"/v1/events/"+evt, u.Secret, map[string]any{"status": "published"})
+	require.Equal(t, 200, st)
+
+	var urls []string
+	for _, nd := range nodes {
+		if nd != own {
+			urls = append(urls, nd.URL)
+		}
+	}
+	f := startFlood(urls, u.Secret, evt, typeID, 8)
+	time.Sleep(2 * time.Second)
+	stopping := time.Now()
+	require.NoError(t, own.Main.Close())
+	stopped := time.Since(stopping)
+	time.Sleep(3 * time.Second)
+	perSec, gap, gapAt, status := f.end()
+	next := ownerOf(t, a, evt)
+	t.Logf("owner %s stopped in %s; %s owns %s now; acknowledged per second: %s", own.name, stopped.Round(time.Millisecond), next, evt, perSecString(perSec))
+	t.Logf("longest write gap %s from %s (the stop began at %s), statuses %v",
+		gap.Round(time.Millisecond), gapAt.Round(time.Millisecond), stopping.Sub(f.start).Round(time.Millisecond), status)
+	require.NotEqual(t, own.name, next)
+	require.Less(t, gap, freshWithin, "a graceful stop's write gap")
+	require.Zero(t, status[503], "orders refused during the handover: %v", status)
+	// Every order acknowledged is there (ids listed through the new owner).
+	acked := 0
+	for _, n := range perSec {
+		acked += n
+	}
+	listed := 0
+	for cursor := ""; ; {
+		list := a.URL + "/v1/events/" + evt + "/orders?limit=100"
+		if cursor != "" {
+			list += "&cursor=" + url.QueryEscape(cursor)
+		}
+		st, page := do(t, "GET", list, u.Secret, nil)
+		require.Equal(t, 200, st, "%v", page)
+		listed += len(page["data"].([]any))
+		next, _ := page["nextCursor"].(string)
+		if more, _ := page["hasMore"].(bool); !more || next == "" {
+			break
+		}
+		cursor = next
+	}
+	require.Equal(t, acked, listed, "every acknowledged order listed")
 }
