@@ -177,7 +177,10 @@
 // TICKETD_SETTLED stream, at most 16 messages per event or twice the
 // parts of its whole set: a rollup then replaces them with the event's
 // settled keys whose put its log still holds and the entries it carries
-// past a trim, see settled.go; a webhook is settled
+// past a trim, see settled.go; once the trimmer has settled an event
+// through its last record and it owes nothing, its subject is purged:
+// the stream keeps the events whose log or debts still need it, not one
+// subject per event ever sold; a webhook is settled
 // once every endpoint's delivery of it is, an entry a commit deleted once
 // the owner saw it gone); on a loss it drops those from its local store, with the webhook
 // deliveries made of them.
