@@ -143,8 +143,8 @@
 // it, asks the ready nodes leading fewest to take its shards
 // (ticketd.take.<node>: each taker preloads and asks the handover, again
 // while refused), and serves its events until each is handed over, for
-// at most LeaveWait (15 s); what is left moves with the server's
-// shutdown, as after a loss. Every other node
+// at most LeaveWait (60 s: a big event's preload); what is left moves
+// with the server's shutdown, as after a loss. Every other node
 // forwards the event's requests to the owner (the commands and results
 // forwarded most, a drop's orders and a door's check-ins, in binary forms
 // of their own (event/wire.go), the others in gob with the type

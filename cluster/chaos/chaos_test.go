@@ -145,6 +145,9 @@ type load struct {
 	maxGap  time.Duration
 	gapFrom time.Time
 	gapEvt  string
+	// lastGapFrom is when the gap phase answered last began (to read
+	// the nodes' logs at).
+	lastGapFrom time.Time
 	status  map[int]int
 	stop    atomic.Bool
 	wg      sync.WaitGroup
@@ -249,6 +252,7 @@ func (l *load) phase() (acked int, status map[int]int, gap time.Duration) {
 	}
 	gap = l.maxGap
 	l.maxGap = 0
+	l.lastGapFrom = l.gapFrom
 	return len(l.acked), status, gap
 }
 
@@ -454,8 +458,8 @@ func TestClusterChaos(t *testing.T) {
 			}
 		}
 		n, status, gap := l.phase()
-		t.Logf("%s: acknowledged %d, listed %d, lost %d, owners %v, statuses %v, longest write gap %s",
-			phase, n, len(got), lost, owners, status, gap.Round(time.Millisecond))
+		t.Logf("%s: acknowledged %d, listed %d, lost %d, owners %v, statuses %v, longest write gap %s (from %s)",
+			phase, n, len(got), lost, owners, status, gap.Round(time.Millisecond), l.lastGapFrom.UTC().Format("15:04:05.000"))
 		require.Zero(t, lost, "%s: acknowledged orders lost", phase)
 		require.Len(t, owners, 1, "%s: the nodes disagree on the owner", phase)
 		var named string

@@ -124,8 +124,8 @@ func (p *proc) stop(t *testing.T) {
 	p.signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("%s did not stop within 60 s of SIGTERM", p.name)
+	case <-time.After(90 * time.Second):
+		t.Fatalf("%s did not stop within 90 s of SIGTERM (cluster.LeaveWait is 60 s)", p.name)
 	}
 }
 
