@@ -110,7 +110,15 @@ func TestSettledCompacted(t *testing.T) {
 	})
 	require.Equal(t, 201, st, "%v", ev)
 	busy := ev["id"].(string)
-	busyType := openFreeType(t, a.URL, u.Secret, busy)
+	st, tt := retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", a.URL+"/v1/events/"+busy+"/ticket-types", u.Secret, map[string]any{"name": "GA", "capacity": 100_000, "priceAmount": 0})
+	})
+	require.Equal(t, 201, st, "%v", tt)
+	busyType := tt["id"].(string)
+	st, m := do(t, "PATCH", a.URL+"/v1/events/"+busy+"/ticket-types/"+busyType, u.Secret, map[string]any{"status": "open"})
+	require.Equal(t, 200, st, "%v", m)
+	st, m = do(t, "PATCH", a.URL+"/v1/events/"+busy, u.Secret, map[string]any{"status": "published"})
+	require.Equal(t, 200, st, "%v", m)
 	compacted := func() bool {
 		subj := settled()
 		for _, evt := range events {

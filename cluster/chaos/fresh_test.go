@@ -199,6 +199,9 @@ func TestClusterRollingRestart(t *testing.T) {
 		_, status, gapBack := l.phase()
 		t.Logf("restart %s: owners %s, %s while it was down, %s after; longest write gap %s while stopping, %s while it took its shards back (up after %s); statuses %v",
 			p.name, before, mid, ownersNow(), gapStop.Round(time.Millisecond), gapBack.Round(time.Millisecond), back.Round(time.Millisecond), status)
+		l.mu.Lock()
+		t.Logf("restart %s: the longest gap while it took its shards back began at %s (event %s)", p.name, l.lastGapFrom.UTC().Format("15:04:05.000"), l.gapEvt)
+		l.mu.Unlock()
 		gaps = append(gaps, gapStop, gapBack)
 	}
 	l.stop.Store(true)
