@@ -148,11 +148,11 @@ type load struct {
 	// lastGapFrom is when the gap phase answered last began (to read
 	// the nodes' logs at).
 	lastGapFrom time.Time
-	status  map[int]int
-	stop    atomic.Bool
-	wg      sync.WaitGroup
-	n       atomic.Int64
-	base    atomic.Pointer[string] // the front's URL, where the load goes
+	status      map[int]int
+	stop        atomic.Bool
+	wg          sync.WaitGroup
+	n           atomic.Int64
+	base        atomic.Pointer[string] // the front's URL, where the load goes
 	// start, when set, is when the load began: the acknowledged orders
 	// are counted per second since (perSec), and the wait for the first
 	// one is a gap too (first).
