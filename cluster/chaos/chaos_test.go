@@ -39,6 +39,13 @@ func TestMain(m *testing.M) {
 
 const adminToken = "adm_chaos_0123456789abcdef"
 
+// hotCapacity is the hot event's places: more than the run sells (about
+// 1.1 million orders in 17 minutes here with the rolling restart). With
+// 1,000,000 it sold out during the rolling restart, and as the first
+// orders' 15-minute holds (never confirmed) lapsed, it sold again: 412s
+// and a 48 s "gap" that were no fault's.
+const hotCapacity = 5_000_000
+
 // killRounds is how many times the owner is killed (-9) to measure the
 // failover gap.
 const killRounds = 5
@@ -404,7 +411,7 @@ func TestClusterChaos(t *testing.T) {
 		time.Sleep(6 * time.Second)
 		return owner(front, evt) == own
 	})
-	st, tt, err := call("POST", front.url()+"/v1/events/"+evt+"/ticket-types", sk, map[string]any{"name": "GA", "capacity": 1_000_000, "priceAmount": 0})
+	st, tt, err := call("POST", front.url()+"/v1/events/"+evt+"/ticket-types", sk, map[string]any{"name": "GA", "capacity": hotCapacity, "priceAmount": 0})
 	require.NoError(t, err)
 	require.Equal(t, 201, st, "%v", tt)
 	typeID := tt["id"].(string)
@@ -483,7 +490,7 @@ func TestClusterChaos(t *testing.T) {
 			require.GreaterOrEqual(t, newest.epoch, lastEpoch, "%s: the epoch went back", phase)
 		}
 		lastEpoch = newest.epoch
-		require.LessOrEqual(t, len(got), 1_000_000)
+		require.LessOrEqual(t, len(got), hotCapacity)
 		return gap
 	}
 
