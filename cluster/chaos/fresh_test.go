@@ -140,21 +140,30 @@ func TestClusterRollingRestart(t *testing.T) {
 	}
 	sk := newUnit(t, procs[0])
 	// One event per shard (three, the default, spread one per node): a
-	// shard's move moves one of them.
-	var sales []sale
-	owners := map[string]string{} // owner -> event
-	waitFor(t, 120*time.Second, "an event owned by each node", func() bool {
-		s := sellableEvent(t, procs[0], sk)
-		o := owner(procs[0], s.evt)
-		if o != "" && owners[o] == "" {
-			owners[o] = s.evt
-			sales = append(sales, s)
+	// shard's move moves one of them. Owners read while a new cluster's
+	// leaders still move can name two nodes for one shard: the choice is
+	// made again from the current owners until three events have three
+	// owners twice, 6 s apart.
+	var sales, made []sale
+	pick := func() []sale {
+		byOwner := map[string]sale{}
+		for _, s := range made {
+			if o := owner(procs[0], s.evt); o != "" {
+				byOwner[o] = s
+			}
 		}
-		return len(sales) == len(procs)
-	})
-	// The leaders' spreading may still be moving the new cluster's
-	// shards: the test starts once they are one per node.
-	waitFor(t, 60*time.Second, "the events' owners spread", func() bool {
+		var out []sale
+		for _, s := range byOwner {
+			out = append(out, s)
+		}
+		return out
+	}
+	waitFor(t, 120*time.Second, "an event owned by each node", func() bool {
+		made = append(made, sellableEvent(t, procs[0], sk))
+		if sales = pick(); len(sales) < len(procs) {
+			return false
+		}
+		time.Sleep(6 * time.Second)
 		seen := map[string]bool{}
 		for _, s := range sales {
 			seen[owner(procs[0], s.evt)] = true
