@@ -445,6 +445,14 @@ func (m *Main) adminCommand(args string) string {
 // (mailboxes drain, syncs complete), store.
 func (m *Main) Close() error {
 	var errs []error
+	if m.router != nil {
+		// A graceful stop hands this node's shards over first, as planned
+		// moves (at most cluster.LeaveWait): its events' writes pause
+		// well under a second instead of waiting for a survivor to load
+		// them after the shutdown. Meanwhile /readyz answers 503 and the
+		// node serves on.
+		m.router.Leave(context.Background())
+	}
 	if m.stop != nil {
 		close(m.stop)
 		m.stop = nil
