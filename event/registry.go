@@ -36,6 +36,7 @@ var commandKinds = [...]commandKind{
 	op[RecordCheckin, CheckinResult](opWrite),
 	op[ListCheckins, List[Checkin]](opRead),
 	op[GetPayment, Order](opRead),
+	op[ReadFeed, FeedPage](opRead), // feed.go: the shell serves it
 	// codes, add-ons, bundles, orders, checkout (commerce.go)
 	op[Expire, any](opTick),
 	op[MintCodes, MintResult](opWrite),
@@ -265,6 +266,7 @@ func kindOf[C Change](decode func(d *dec) C) changeKind {
 			}
 			s.countDown()
 			c.apply(s)
+			s.FeedSeq += feedCount(c)
 			s.trimHolds()
 			return nil
 		},

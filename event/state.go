@@ -104,6 +104,10 @@ type State struct {
 	// forms, promotion codes, translations, the event's description.
 	Console ConsoleState `json:"console"`
 
+	// FeedSeq is the seq of the last change feed entry (feed.go): Apply
+	// counts the entries each change produces.
+	FeedSeq uint64 `json:"feedSeq,omitempty"`
+
 	idx index
 	mem memory
 }

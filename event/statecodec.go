@@ -1,6 +1,7 @@
 package event
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -18,6 +19,8 @@ import (
 //	            order), venues, perks, speakers, sponsors: each a uvarint
 //	            count, then the records in creation order
 //	bindings    perks of ticket types, of codes, grants (program_views.go)
+//	console     the console's records (console.go)
+//	feed        the change feed's last seq, a uvarint (feed.go)
 //
 // A record is a uvarint length and its fields in the field encodings of
 // bincodec.go; Seq is the record's position and is not stored. Fields are
@@ -64,6 +67,9 @@ func EncodeState(s *State, yield func()) ([]byte, error) {
 	e = section(e, p, len(s.VenueOrder), byID(s.VenueOrder, s.Venues), enc.venueRec)
 	e = s.appendProgram(e)
 	e = s.appendConsole(e)
+	// The change feed's position (feed.go): a uvarint after the console,
+	// so an older snapshot, which ends before it, decodes 0.
+	e = binary.AppendUvarint(e, s.FeedSeq)
 	return e, nil
 }
 
@@ -596,6 +602,9 @@ func (s *State) decodeBinary(body string, run Runner, yield func()) (regsFill fu
 	readSection(d, p, &s.Venues, &s.VenueOrder, (*dec).venueRec, func(r *VenueRec) string { return r.ID }, func(r *VenueRec, i int) { r.Seq = i })
 	s.decodeProgram(d)
 	s.decodeConsole(d)
+	if len(d.s) > 0 && d.err == nil {
+		s.FeedSeq = d.uvarint()
+	}
 	if d.err != nil {
 		return nil, nil, d.err
 	}
