@@ -38,6 +38,14 @@ type eventActor struct {
 	enc  []byte         // the change encode buffer
 	effs []event.Effect // the effects buffer
 
+	// The change feed (feed.go): the entries buffer, the value buffer,
+	// the durable end of the feed and the long polls waiting past it.
+	fes        []event.FeedEntry
+	feedBuf    []byte
+	feedEnd    uint64
+	feedWaits  []feedWaiter
+	feedWaitID uint64
+
 	published byte // the status last reported to the event index; 0 before the first report
 }
 
@@ -81,6 +89,7 @@ var errRetired = errors.New("actors: actor retired")
 // on their way to it are answered errRetired, and the system stops it once
 // none is.
 func (a *eventActor) leave() {
+	a.releaseFeedWaits()
 	a.retired = true
 	a.sys.detach(a.id, a.slot)
 }
@@ -102,6 +111,8 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		if err := a.com.done(ctx, m); err != nil {
 			a.crash(ctx, err)
 		}
+	case *feedTimeout:
+		a.feedTimedOut(m.id)
 	case *expireTick:
 		a.cancel, a.timerAt = nil, time.Time{}
 		if a.retired {
@@ -112,7 +123,7 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		// A snapshot in flight does not keep the actor: the snapshotter
 		// works from the store, and a new incarnation loads from the
 		// snapshots and log it sees, which are consistent at every point.
-		if a.com.idle() && a.sys.retire(a.id, ctx.Self()) {
+		if a.com.idle() && len(a.feedWaits) == 0 && a.sys.retire(a.id, ctx.Self()) {
 			ctx.Stop(ctx.Self())
 			return
 		}
@@ -127,6 +138,7 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		if a.cancel != nil {
 			a.cancel()
 		}
+		a.releaseFeedWaits()
 	case *actor.Stopped:
 		close(a.slot.done)
 	}
@@ -235,6 +247,7 @@ func (a *eventActor) load() error {
 	a.com.log = lg
 	a.snapSeq = from
 	a.com.seq = last
+	a.feedEnd = a.m.FeedSeq() // everything loaded is durable
 	return nil
 }
 
@@ -250,6 +263,10 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			// not transient, so there the actor stays and refuses.
 			a.leave()
 		}
+		return
+	}
+	if rf, ok := req.cmd.(event.ReadFeed); ok {
+		a.readFeed(ctx, rf, to)
 		return
 	}
 	now := a.sys.cfg.Now()
@@ -271,9 +288,14 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			panic(fmt.Sprintf("actors: encode %s of %s: %v", ch.ChangeKind(), a.id, err))
 		}
 		seq := a.com.append(rec)
-		// What the change owes the world goes into the same batch.
+		// The change's feed entries and what it owes the world go into
+		// the same batch.
+		a.fes = event.AppendFeed(a.fes[:0], ch)
+		if len(a.fes) > 0 {
+			a.writeFeed(a.fes)
+		}
 		if a.effs = event.AppendEffects(a.effs[:0], ch); len(a.effs) > 0 {
-			a.carryOut(now, seq, a.effs)
+			a.carryOut(now, seq, a.effs, a.fes)
 		}
 	}
 	a.notePublished()

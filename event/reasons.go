@@ -56,6 +56,8 @@ const (
 	// Resending a logged webhook delivery.
 	ReasonWebhookPayloadUnavailable = "WEBHOOK_PAYLOAD_UNAVAILABLE"
 	ReasonWebhookEndpointDisabled   = "WEBHOOK_ENDPOINT_DISABLED"
+	// The change feed (decisions §20).
+	ReasonCursorExpired = "CURSOR_EXPIRED"
 )
 
 // Reasons of the event core.
@@ -157,6 +159,7 @@ var reasons = [...]ReasonInfo{
 	{ReasonWebhookPayloadUnavailable, 412, "The logged webhook delivery was recorded before bodies were kept: it cannot be sent again."},
 	{ReasonWebhookEndpointDisabled, 412, "The webhook endpoint is disabled: enable it before resending a delivery."},
 	{ReasonFailedPrecondition, 412, "The record's state forbids the operation (fallback; the service names a specific reason)."},
+	{ReasonCursorExpired, 410, "The change feed's cursor is older than the feed keeps (30 days): list the records again and follow the list's Feed-Cursor."},
 	{ReasonPayloadTooLarge, 413, "The request body is over the size limit (1 MiB)."},
 	{ReasonIdempotencyKeyReused, 422, "The Idempotency-Key was used before with another request body."},
 	{ReasonRateLimited, 429, "The key's (or the key and client address's) request budget is spent; retry after Retry-After seconds."},

@@ -59,7 +59,10 @@ type Route struct {
 	Response    any    // success body type; nil for no body
 	Errors      []int  // error statuses this route documents (401/429 etc. are added by surface)
 	IPLimited   bool   // Storefront: also limited per (key, client IP) (StorefrontIPLimitPerMinute)
-	Handle      HandlerFunc
+	// Headers are response headers of a success this route sets besides
+	// every route's, by name, with their descriptions (the documents).
+	Headers map[string]string
+	Handle  HandlerFunc
 }
 
 // HandlerFunc handles one request after authentication and decoding. It

@@ -355,6 +355,9 @@ type (
 	oaJSONSchemaer interface{ JSONSchema() map[string]any }
 	oaOptionaler   interface{ OptionalElem() any }
 	oaExampler     interface{ Example() any }
+	// oaAnyOfer is a value that is one of several record types (the change
+	// feed's object): its schema is anyOf theirs.
+	oaAnyOfer interface{ AnyOf() []any }
 )
 
 var (
@@ -363,6 +366,7 @@ var (
 	oaJSONSchemaerType  = reflect.TypeOf((*oaJSONSchemaer)(nil)).Elem()
 	oaOptionalerType    = reflect.TypeOf((*oaOptionaler)(nil)).Elem()
 	oaExampleType       = reflect.TypeOf((*oaExampler)(nil)).Elem()
+	oaAnyOferType       = reflect.TypeOf((*oaAnyOfer)(nil)).Elem()
 	oaJSONMarshalerType = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 	oaTextMarshalerType = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
 )
@@ -486,6 +490,9 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 			return nil, fmt.Errorf("success status %d twice", st)
 		}
 		headers := oaResponseHeaders(surface, 0)
+		for name, desc := range r.Headers {
+			headers[name] = map[string]any{"description": desc, "schema": map[string]any{"type": "string", "maxLength": 512}}
+		}
 		if r.Method == "POST" {
 			headers["Idempotent-Replayed"] = map[string]any{"$ref": "#/components/headers/IdempotentReplayed"}
 		}
@@ -1157,6 +1164,17 @@ func (g *oaGenerator) schemaOf(t reflect.Type, input bool, depth int) (any, erro
 	}
 	if v, ok := oaImplements(t, oaJSONSchemaerType); ok {
 		return oaDeepCopy(v.Interface().(oaJSONSchemaer).JSONSchema()), nil
+	}
+	if v, ok := oaImplements(t, oaAnyOferType); ok {
+		var alts []any
+		for _, alt := range v.Interface().(oaAnyOfer).AnyOf() {
+			s, err := g.schemaOf(reflect.TypeOf(alt), input, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			alts = append(alts, s)
+		}
+		return map[string]any{"anyOf": alts}, nil
 	}
 	if v, ok := oaImplements(t, oaOptionalerType); ok {
 		inner := v.Interface().(oaOptionaler).OptionalElem()

@@ -1,0 +1,339 @@
+package actors
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	json "github.com/goccy/go-json"
+
+	"ticketd/event"
+)
+
+// FeedPrefix is the key prefix of the change feed (decisions §20): one
+// entry per feed seq of an event, written in the batch of the change it
+// describes (so it can never disagree with the state) and kept apart from
+// the log, whose records a snapshot lets the log trim: an entry is
+// deleted only by the retention trim (TrimFeeds), event.FeedRetention
+// after it happened.
+//
+// Key: "feed/" + event id + "/" + 16 lower-case hex digits of the feed
+// seq (byte order is seq order). Value, version 1:
+//
+//	byte 0     version (1)
+//	byte 1     type (event.FeedTypeCode)
+//	bytes 2-9  when the change happened, Unix nanoseconds, big-endian int64
+//	rest       the record as its GET answered it just after the change
+//	           (JSON, in the current API version)
+const FeedPrefix = "feed/"
+
+// feedVersion is the version byte of a feed entry's value.
+const feedVersion = 1
+
+// feedHeaderLen is the bytes of a feed entry's value before its object.
+const feedHeaderLen = 10
+
+// FeedKey is the key of an event's feed entry seq.
+func FeedKey(eventID string, seq uint64) []byte {
+	k := make([]byte, 0, len(FeedPrefix)+len(eventID)+1+16)
+	k = append(k, FeedPrefix...)
+	k = append(k, eventID...)
+	k = append(k, '/')
+	return appendHex16(k, seq)
+}
+
+func appendHex16(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	for i := 15; i >= 0; i-- {
+		b = append(b, digits[(v>>(uint(i)*4))&0xf])
+	}
+	return b
+}
+
+// feedPrefixOf is the prefix of every feed key of an event.
+func feedPrefixOf(eventID string) []byte { return []byte(FeedPrefix + eventID + "/") }
+
+// decodeFeed reads a feed entry's key (after the event's prefix) and value.
+func decodeFeed(rest, v []byte) (event.FeedItem, error) {
+	seq, err := strconv.ParseUint(string(rest), 16, 64)
+	if err != nil || len(rest) != 16 {
+		return event.FeedItem{}, fmt.Errorf("actors: feed key %q", rest)
+	}
+	if len(v) < feedHeaderLen || v[0] != feedVersion {
+		return event.FeedItem{}, fmt.Errorf("actors: feed entry %d: unknown format", seq)
+	}
+	typ := event.FeedTypeOf(v[1])
+	if typ == "" {
+		return event.FeedItem{}, fmt.Errorf("actors: feed entry %d: unknown type %d", seq, v[1])
+	}
+	at := time.Unix(0, int64(binary.BigEndian.Uint64(v[2:10]))).UTC()
+	return event.FeedItem{Seq: seq, Type: typ, At: at, Object: v[feedHeaderLen:]}, nil
+}
+
+// writeFeed puts the feed entries fes of the change just applied into the
+// open batch: they are the last len(fes) seqs of the machine's feed.
+func (a *eventActor) writeFeed(fes []event.FeedEntry) {
+	first := a.m.FeedSeq() - uint64(len(fes)) + 1
+	for i, e := range fes {
+		obj, ok := a.m.FeedObject(e)
+		if !ok {
+			// The core produced an entry about no record: a bug.
+			panic(fmt.Sprintf("actors: feed entry %s %s of %s names no record", e.Type, e.ID, a.id))
+		}
+		v := a.feedBuf[:0]
+		v = append(v, feedVersion, event.FeedTypeCode(e.Type))
+		v = binary.BigEndian.AppendUint64(v, uint64(e.At.UnixNano()))
+		b, err := json.Marshal(obj)
+		if err != nil {
+			panic(fmt.Sprintf("actors: encode feed object of %s: %v", a.id, err))
+		}
+		v = append(v, b...)
+		a.feedBuf = v
+		a.com.put(FeedKey(a.id, first+uint64(i)), v) // the batch copies it
+	}
+	pos := a.m.FeedSeq()
+	a.com.afterDurable(func() { a.feedDurable(pos) })
+}
+
+// feedSeqOf is the feed seq of the entry of fes (the entries of the change
+// just applied) about record id, 0 when there is none: a webhook about the
+// change carries it.
+func (a *eventActor) feedSeqOf(fes []event.FeedEntry, id string) uint64 {
+	first := a.m.FeedSeq() - uint64(len(fes)) + 1
+	for i, e := range fes {
+		if e.ID == id {
+			return first + uint64(i)
+		}
+	}
+	return 0
+}
+
+// feedWaiter is a ReadFeed waiting for the feed to pass its position.
+type feedWaiter struct {
+	id    uint64
+	to    *actor.PID
+	cmd   event.ReadFeed
+	after uint64
+}
+
+// feedTimeout ends a waiter's long poll.
+type feedTimeout struct{ id uint64 }
+
+// feedDurable moves the durable end of the feed to pos and answers the
+// waiters it passes: a long poll answers as soon as a change commits.
+func (a *eventActor) feedDurable(pos uint64) {
+	if pos <= a.feedEnd {
+		return
+	}
+	a.feedEnd = pos
+	kept := a.feedWaits[:0]
+	for _, w := range a.feedWaits {
+		if w.after < pos {
+			a.answerFeed(w.to, w.cmd, pos)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	clear(a.feedWaits[len(kept):])
+	a.feedWaits = kept
+}
+
+// readFeed handles a ReadFeed: at once when the durable feed has entries
+// after its position (or it does not wait), else once it has or its wait
+// ends. Only durable entries are read: a long poll never shows a change a
+// crash could take back.
+func (a *eventActor) readFeed(ctx actor.Context, c event.ReadFeed, to *actor.PID) {
+	after := c.After
+	if !c.From {
+		after = 0
+	}
+	if c.Wait <= 0 || a.feedEnd > after || to == nil {
+		a.answerFeed(to, c, a.feedEnd)
+		return
+	}
+	a.feedWaitID++
+	w := feedWaiter{id: a.feedWaitID, to: to, cmd: c, after: after}
+	a.feedWaits = append(a.feedWaits, w)
+	a.timers.SendOnce(c.Wait, ctx.Self(), &feedTimeout{id: w.id})
+}
+
+// feedTimedOut answers a waiter whose wait ended with what there is.
+func (a *eventActor) feedTimedOut(id uint64) {
+	for i, w := range a.feedWaits {
+		if w.id == id {
+			a.feedWaits = append(a.feedWaits[:i], a.feedWaits[i+1:]...)
+			a.answerFeed(w.to, w.cmd, a.feedEnd)
+			return
+		}
+	}
+}
+
+// releaseFeedWaits answers every waiter with what there is (the actor
+// stops: its waiters would otherwise wait out their timeouts for nothing).
+func (a *eventActor) releaseFeedWaits() {
+	for _, w := range a.feedWaits {
+		a.answerFeed(w.to, w.cmd, a.feedEnd)
+	}
+	a.feedWaits = nil
+}
+
+// answerFeed reads the page of c through the durable end last off the
+// actor (a store read must not hold up the event's writes) and sends it.
+func (a *eventActor) answerFeed(to *actor.PID, c event.ReadFeed, last uint64) {
+	if to == nil {
+		return
+	}
+	s, id := a.sys, a.id
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		page, err := s.readFeedPage(id, c, last)
+		s.as.Root.Send(to, &response{result: page, err: err})
+	}()
+}
+
+// ErrFeedGap reports a feed entry missing below the durable end: this
+// node's store lacks entries its log has (see the package doc).
+var ErrFeedGap = errors.New("actors: feed entry missing")
+
+// readFeedPage reads the page c asks for, through the durable end last,
+// from the store. Entries older than event.FeedRetention count as gone
+// whether or not the trim has deleted them yet.
+func (s *System) readFeedPage(eventID string, c event.ReadFeed, last uint64) (event.FeedPage, error) {
+	page := event.FeedPage{Last: last, Next: c.After}
+	horizon := s.cfg.Now().Add(-event.FeedRetention)
+	prefix := feedPrefixOf(eventID)
+	start := c.After
+	if !c.From {
+		// From the oldest entry kept.
+		start = last
+		err := s.store.ScanRange(prefix, nil, FeedKey(eventID, last), func(key, v []byte) error {
+			it, err := decodeFeed(key[len(prefix):], v)
+			if err != nil {
+				return err
+			}
+			if !it.At.Before(horizon) {
+				start = it.Seq - 1
+				return errStopScan
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStopScan) {
+			return page, err
+		}
+		page.Next = start
+	}
+	if start >= last {
+		return page, nil
+	}
+	limit := c.Limit
+	if limit <= 0 {
+		limit = event.FeedLimitDefault
+	}
+	want := func(t string) bool {
+		if len(c.Types) == 0 {
+			return true
+		}
+		for _, x := range c.Types {
+			if x == t {
+				return true
+			}
+		}
+		return false
+	}
+	expect, seen, full, expired := start+1, 0, false, false
+	err := s.store.ScanRange(prefix, FeedKey(eventID, start), FeedKey(eventID, last), func(key, v []byte) error {
+		it, err := decodeFeed(key[len(prefix):], v)
+		if err != nil {
+			return err
+		}
+		if seen == 0 && (it.Seq != expect || it.At.Before(horizon)) {
+			// The entry after the position is gone (or as good as
+			// gone): the reader missed what the trim took.
+			expired = true
+			return errStopScan
+		}
+		if it.Seq != expect {
+			return fmt.Errorf("%w: %s seq %d (next is %d)", ErrFeedGap, eventID, expect, it.Seq)
+		}
+		seen++
+		expect++
+		page.Next = it.Seq
+		if want(it.Type) {
+			it.Object = append([]byte(nil), it.Object...)
+			page.Entries = append(page.Entries, it)
+			if len(page.Entries) == limit {
+				full = true
+				page.HasMore = it.Seq < last
+				return errStopScan
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopScan) {
+		return page, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if expired || seen == 0 {
+		return event.FeedPage{Last: last, Next: c.After, Expired: true}, nil
+	}
+	if !full && expect != last+1 {
+		return page, fmt.Errorf("%w: %w: %s seq %d", ErrUnavailable, ErrFeedGap, eventID, expect)
+	}
+	return page, nil
+}
+
+// feedTrimBatch bounds the deletions of one commit of TrimFeeds.
+const feedTrimBatch = 10_000
+
+// TrimFeeds deletes the feed entries older than event.FeedRetention of
+// every event this node knows, and answers how many. Entries of an event
+// are in time order, so each event's scan stops at its first entry kept.
+func (s *System) TrimFeeds() (int, error) {
+	horizon := s.cfg.Now().Add(-event.FeedRetention)
+	s.idx.mu.RLock()
+	ids := make([]string, 0, len(s.idx.unit))
+	for id := range s.idx.unit {
+		ids = append(ids, id)
+	}
+	s.idx.mu.RUnlock()
+	n := 0
+	for _, id := range ids {
+		for {
+			prefix := feedPrefixOf(id)
+			var keys [][]byte
+			err := s.store.Scan(prefix, func(key, v []byte) error {
+				if len(v) >= feedHeaderLen && !time.Unix(0, int64(binary.BigEndian.Uint64(v[2:10]))).Before(horizon) {
+					return errStopScan
+				}
+				keys = append(keys, append([]byte(nil), key...))
+				if len(keys) == feedTrimBatch {
+					return errStopScan
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, errStopScan) {
+				return n, err
+			}
+			if len(keys) == 0 {
+				break
+			}
+			b := s.store.NewBatch()
+			for _, k := range keys {
+				b.Delete(k)
+			}
+			err = s.store.Commit(b)
+			b.Close()
+			if err != nil {
+				return n, fmt.Errorf("actors: trim feed of %s: %w", id, err)
+			}
+			n += len(keys)
+			if len(keys) < feedTrimBatch {
+				break
+			}
+		}
+	}
+	return n, nil
+}
