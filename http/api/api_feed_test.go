@@ -456,4 +456,34 @@ func TestAPIFeedWebhookSeq(t *testing.T) {
 		require.Truef(t, ok, "no feed change for webhook %s %s", b.Type, b.Data.ID)
 		assert.Equal(t, want, b.Seq, "webhook %s %s", b.Type, b.Data.ID)
 	}
+
+	// Replay from a seq: the webhooks of that change and later, once each,
+	// oldest first, the same bodies.
+	base := "/admin/v1/business-units/" + u.ID + "/webhook-endpoints/" + apiS(ep, "id") + "/replay"
+	from := seqOf["registration.created "+regs[2]]
+	res := apiWant(t, adm.Do("POST", base, map[string]any{"eventId": ev, "fromSeq": from}), 202)
+	assert.EqualValues(t, 3, res["queued"], "registrations 3 and 4 and the check-in")
+	require.Eventually(t, func() bool { return len(rc.deliveries()) == 8 }, 10*time.Second, 10*time.Millisecond)
+	ds := rc.deliveries()
+	byID := map[string][]byte{}
+	for _, d := range ds[:5] {
+		byID[d.ID] = d.Body
+	}
+	var seqs []uint64
+	for _, d := range ds[5:] {
+		assert.Equal(t, string(byID[d.ID]), string(d.Body), "the same body")
+		var b struct{ Seq uint64 }
+		require.NoError(t, json.Unmarshal(d.Body, &b))
+		seqs = append(seqs, b.Seq)
+	}
+	assert.Equal(t, []uint64{from, from + 1, from + 2}, seqs)
+	// Replay since a time: everything.
+	res = apiWant(t, adm.Do("POST", base, map[string]any{"since": "2000-01-01T00:00:00Z"}), 202)
+	assert.EqualValues(t, 5, res["queued"])
+	// Bad input.
+	apiWant400(t, adm.Do("POST", base, map[string]any{"fromSeq": 2}), "eventId")
+	apiWant400(t, adm.Do("POST", base, map[string]any{}), "fromSeq")
+	apiWant400(t, adm.AllowInvalidRequest().Do("POST", base, map[string]any{"eventId": ev, "fromSeq": 0}), "fromSeq")
+	apiWant400(t, adm.Do("POST", base, map[string]any{"eventId": ev, "fromSeq": 2, "since": "2000-01-01T00:00:00Z"}), "since")
+	apiWantErr(t, adm.Do("POST", "/admin/v1/business-units/"+u.ID+"/webhook-endpoints/whep_nope/replay", map[string]any{"since": "2000-01-01T00:00:00Z"}), 404, "NOT_FOUND")
 }

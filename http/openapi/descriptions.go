@@ -191,6 +191,8 @@ var oaOperationDocs = map[string]oaOpDoc{
 	"previewOutboxMail":       {reasons: []string{event.ReasonOutboxMailUnrenderable, event.ReasonOutboxUnavailable}},
 	"setEventLocation":        {reasons: []string{event.ReasonEventArchived}},
 
+	"replayWebhookDeliveries": {text: "Sends again what an endpoint's delivery log holds from a point on: with `fromSeq` and `eventId`, the webhooks of that event's changes whose change feed `seq` is `fromSeq` or later; with `since`, those of changes made at that time or later (of `eventId` only, when given). Each webhook event goes once (its newest logged body: the same bytes and id, so receivers deduplicate), oldest first, queued like a resend. The log keeps an endpoint's newest attempts only; for anything older, read the change feed. A disabled endpoint answers 412. Answers 202 once queued.",
+		reasons: []string{event.ReasonWebhookEndpointDisabled}},
 	"resendWebhookDelivery": {text: "Sends a logged delivery again: its body (the same bytes and event id, so receivers can deduplicate) is queued as a new delivery on the endpoint's durable queue, signed with the current secret, retried and logged like any other. Answers 202 once queued.",
 		reasons: []string{event.ReasonWebhookPayloadUnavailable, event.ReasonWebhookEndpointDisabled}},
 }
