@@ -113,6 +113,8 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		}
 	case *feedTimeout:
 		a.feedTimedOut(m.id)
+	case *feedReady:
+		a.feedLingered(m.id)
 	case *expireTick:
 		a.cancel, a.timerAt = nil, time.Time{}
 		if a.retired {

@@ -22,6 +22,7 @@ import (
 	"ticketd/app"
 	"ticketd/directory"
 	thttp "ticketd/http"
+	"ticketd/http/api"
 )
 
 // feedChange is one change of the feed as the tests read it.
@@ -486,4 +487,21 @@ func TestAPIFeedWebhookSeq(t *testing.T) {
 	apiWant400(t, adm.AllowInvalidRequest().Do("POST", base, map[string]any{"eventId": ev, "fromSeq": 0}), "fromSeq")
 	apiWant400(t, adm.Do("POST", base, map[string]any{"eventId": ev, "fromSeq": 2, "since": "2000-01-01T00:00:00Z"}), "since")
 	apiWantErr(t, adm.Do("POST", "/admin/v1/business-units/"+u.ID+"/webhook-endpoints/whep_nope/replay", map[string]any{"since": "2000-01-01T00:00:00Z"}), 404, "NOT_FOUND")
+}
+
+// TestFeedPageAppendJSON: the feed page's hand-written JSON is what
+// encoding/json writes for it.
+func TestFeedPageAppendJSON(t *testing.T) {
+	at, _ := time.Parse(time.RFC3339Nano, "2026-08-22T10:00:00.123456789Z")
+	for _, p := range []api.FeedPage{
+		{Data: []api.FeedChange{}, NextCursor: "ZjE6ZXZ0XzE6MA"},
+		{Data: []api.FeedChange{
+			{Cursor: "a", Seq: 1, Type: "registration.created", OccurredAt: api.FeedTime(at), Object: api.FeedObject(`{"id":"reg_1","name":null}`)},
+			{Cursor: "b", Seq: 18446744073709551615, Type: "order.updated", OccurredAt: api.FeedTime(at.Truncate(time.Second)), Object: api.FeedObject(`{"id":"ord_1"}`)},
+		}, NextCursor: "b", HasMore: true},
+	} {
+		want, err := json.Marshal(p)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(p.AppendJSON(nil)))
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"ticketd/actors"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/internal/jsonenc"
 )
 
 // The change feed (decisions §20): GET /v1/events/{eventId}/changes, and
@@ -62,8 +63,30 @@ type FeedChange struct {
 	Cursor     string     `json:"cursor" doc:"This change's position: pass it as after to read what follows it."`
 	Seq        uint64     `json:"seq" doc:"The change's number in the event's feed: 1, 2, 3... without gaps (a types filter leaves some out)."`
 	Type       string     `json:"type" v:"enum=registration.created|registration.updated|order.created|order.updated|checkin.created|checkin.conflict" doc:"What changed: registration.* objects are registrations, order.* orders, checkin.* check-ins."`
-	OccurredAt event.Time `json:"occurredAt" doc:"When the change happened (UTC)."`
+	OccurredAt FeedTime   `json:"occurredAt" doc:"When the change happened (UTC, to the millisecond)."`
 	Object     FeedObject `json:"object" doc:"The record as its GET answered just after this change, in the key's API version."`
+}
+
+// FeedTime is a change's time: RFC 3339 in UTC to the millisecond (a
+// follower measures its lag by it; the records' own times are to the
+// second).
+type FeedTime time.Time
+
+const feedTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// MarshalJSON writes the time as a JSON string.
+func (t FeedTime) MarshalJSON() ([]byte, error) { return t.AppendJSON(nil), nil }
+
+// AppendJSON appends the time as a JSON string.
+func (t FeedTime) AppendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b = time.Time(t).UTC().AppendFormat(b, feedTimeLayout)
+	return append(b, '"')
+}
+
+// JSONSchema documents the time.
+func (FeedTime) JSONSchema() map[string]any {
+	return map[string]any{"type": "string", "format": "date-time", "maxLength": 35}
 }
 
 // FeedPage is the answer of the change feed.
@@ -71,6 +94,38 @@ type FeedPage struct {
 	Data       []FeedChange `json:"data"`
 	NextCursor string       `json:"nextCursor" doc:"Where to continue: pass it as after. Always set, also on an empty page."`
 	HasMore    bool         `json:"hasMore" doc:"True when more changes follow already (read again at once); false when the feed ends here for now (read again with wait)."`
+}
+
+// AppendJSON writes the page as encoding/json would (the server's fast
+// path: the objects are stored JSON, copied as they are).
+func (p FeedPage) AppendJSON(b []byte) []byte {
+	b = append(b, `{"data":[`...)
+	for i := range p.Data {
+		ch := &p.Data[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"cursor":`...)
+		b = jsonenc.AppendString(b, ch.Cursor)
+		b = append(b, `,"seq":`...)
+		b = strconv.AppendUint(b, ch.Seq, 10)
+		b = append(b, `,"type":`...)
+		b = jsonenc.AppendString(b, ch.Type)
+		b = append(b, `,"occurredAt":`...)
+		b = ch.OccurredAt.AppendJSON(b)
+		b = append(b, `,"object":`...)
+		if len(ch.Object) == 0 {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, ch.Object...)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `],"nextCursor":`...)
+	b = jsonenc.AppendString(b, p.NextCursor)
+	b = append(b, `,"hasMore":`...)
+	b = strconv.AppendBool(b, p.HasMore)
+	return append(b, '}')
 }
 
 func (a *api) feedRoutes() []thttp.Route {
@@ -195,7 +250,7 @@ func feedPageOf(c *thttp.Ctx, eventID string, p event.FeedPage) FeedPage {
 	out := FeedPage{Data: make([]FeedChange, 0, len(p.Entries)), HasMore: p.HasMore}
 	for _, e := range p.Entries {
 		out.Data = append(out.Data, FeedChange{Cursor: encodeFeedCursor(eventID, e.Seq), Seq: e.Seq, Type: e.Type,
-			OccurredAt: event.At(e.At), Object: versionedFeedObject(c.Version(), e.Type, e.Object)})
+			OccurredAt: FeedTime(e.At), Object: versionedFeedObject(c.Version(), e.Type, e.Object)})
 	}
 	out.NextCursor = encodeFeedCursor(eventID, p.Next)
 	return out
