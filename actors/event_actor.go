@@ -43,6 +43,7 @@ type eventActor struct {
 	fes        []event.FeedEntry
 	feedBuf    []byte
 	feedEnd    uint64
+	ring       *feedRing // the newest entries, for the readers
 	feedWaits  []feedWaiter
 	feedWaitID uint64
 
@@ -250,6 +251,7 @@ func (a *eventActor) load() error {
 	a.snapSeq = from
 	a.com.seq = last
 	a.feedEnd = a.m.FeedSeq() // everything loaded is durable
+	a.ring = &feedRing{lo: a.feedEnd, hi: a.feedEnd}
 	return nil
 }
 

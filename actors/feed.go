@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -93,6 +95,7 @@ func (a *eventActor) writeFeed(fes []event.FeedEntry) {
 		v = append(v, b...)
 		a.feedBuf = v
 		a.com.put(FeedKey(a.id, first+uint64(i)), v) // the batch copies it
+		a.ring.put(first+uint64(i), v)
 	}
 	pos := a.m.FeedSeq()
 	a.com.afterDurable(func() { a.feedDurable(pos) })
@@ -237,13 +240,87 @@ func (a *eventActor) answerFeed(to *actor.PID, c event.ReadFeed, last uint64) {
 	if to == nil {
 		return
 	}
-	s, id := a.sys, a.id
+	s, id, ring := a.sys, a.id, a.ring
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		page, err := s.readFeedPage(id, c, last)
+		page, ok := ring.page(c, last, s.cfg.Now().Add(-event.FeedRetention))
+		var err error
+		if !ok {
+			page, err = s.readFeedPage(id, c, last)
+		}
 		s.as.Root.Send(to, &response{result: page, err: err})
 	}()
+}
+
+// feedRingLen is how many of its newest feed entries an event actor
+// keeps in memory (feedRing), about 3 MiB for orders.
+const feedRingLen = 4096
+
+// feedRing holds an event's newest feed entries (their stored values,
+// never changed once put) for its followers: a drop's followers read what
+// was just written, and twenty of them reading it from Pebble, each
+// decoding and copying every entry, doubled the service's CPU per order.
+// The actor puts; the readers' goroutines read under the lock.
+type feedRing struct {
+	mu     sync.RWMutex
+	vals   [feedRingLen][]byte
+	lo, hi uint64 // the ring holds seqs lo+1..hi
+}
+
+// put keeps the value of seq (the next seq; any other restarts the ring).
+func (r *feedRing) put(seq uint64, v []byte) {
+	c := append([]byte(nil), v...)
+	r.mu.Lock()
+	if seq != r.hi+1 {
+		r.lo = seq - 1
+	}
+	r.hi = seq
+	r.vals[seq%feedRingLen] = c
+	if r.hi-r.lo > feedRingLen {
+		r.lo = r.hi - feedRingLen
+	}
+	r.mu.Unlock()
+}
+
+// page answers c through last from the ring when the ring holds every
+// entry it needs (a read from a position, its next entry in the ring);
+// false sends the read to the store.
+func (r *feedRing) page(c event.ReadFeed, last uint64, horizon time.Time) (event.FeedPage, bool) {
+	page := event.FeedPage{Last: last, Next: c.After}
+	if !c.From || c.After >= last {
+		return page, c.From
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if c.After < r.lo || last > r.hi {
+		return page, false
+	}
+	limit := c.Limit
+	if limit <= 0 {
+		limit = event.FeedLimitDefault
+	}
+	for seq := c.After + 1; seq <= last; seq++ {
+		v := r.vals[seq%feedRingLen]
+		if len(v) < feedHeaderLen || v[0] != feedVersion {
+			return page, false
+		}
+		at := time.Unix(0, int64(binary.BigEndian.Uint64(v[2:10]))).UTC()
+		if seq == c.After+1 && at.Before(horizon) {
+			return event.FeedPage{Last: last, Next: c.After, Expired: true}, true
+		}
+		page.Next = seq
+		typ := event.FeedTypeOf(v[1])
+		if len(c.Types) > 0 && !slices.Contains(c.Types, typ) {
+			continue
+		}
+		page.Entries = append(page.Entries, event.FeedItem{Seq: seq, Type: typ, At: at, Object: v[feedHeaderLen:]})
+		if len(page.Entries) == limit {
+			page.HasMore = seq < last
+			break
+		}
+	}
+	return page, true
 }
 
 // ErrFeedGap reports a feed entry missing below the durable end: this

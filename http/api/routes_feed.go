@@ -91,6 +91,9 @@ func (FeedTime) JSONSchema() map[string]any {
 
 // FeedPage is the answer of the change feed.
 type FeedPage struct {
+	// eventID makes the cursors of changes that have none (feedPageOf
+	// leaves them to AppendJSON, which writes them without allocating).
+	eventID    string
 	Data       []FeedChange `json:"data"`
 	NextCursor string       `json:"nextCursor" doc:"Where to continue: pass it as after. Always set, also on an empty page."`
 	HasMore    bool         `json:"hasMore" doc:"True when more changes follow already (read again at once); false when the feed ends here for now (read again with wait)."`
@@ -106,7 +109,13 @@ func (p FeedPage) AppendJSON(b []byte) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"cursor":`...)
-		b = jsonenc.AppendString(b, ch.Cursor)
+		if ch.Cursor == "" && p.eventID != "" {
+			b = append(b, '"')
+			b = appendFeedCursor(b, p.eventID, ch.Seq)
+			b = append(b, '"')
+		} else {
+			b = jsonenc.AppendString(b, ch.Cursor)
+		}
 		b = append(b, `,"seq":`...)
 		b = strconv.AppendUint(b, ch.Seq, 10)
 		b = append(b, `,"type":`...)
@@ -139,7 +148,18 @@ func (a *api) feedRoutes() []thttp.Route {
 
 // encodeFeedCursor is the cursor of position seq of eventID's feed.
 func encodeFeedCursor(eventID string, seq uint64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(feedCursorPrefix + eventID + ":" + strconv.FormatUint(seq, 10)))
+	return string(appendFeedCursor(nil, eventID, seq))
+}
+
+// appendFeedCursor appends the cursor of position seq of eventID's feed
+// (base64url of "f1:<eventId>:<seq>").
+func appendFeedCursor(b []byte, eventID string, seq uint64) []byte {
+	var raw [128]byte
+	r := append(raw[:0], feedCursorPrefix...)
+	r = append(r, eventID...)
+	r = append(r, ':')
+	r = strconv.AppendUint(r, seq, 10)
+	return base64.RawURLEncoding.AppendEncode(b, r)
 }
 
 // decodeFeedCursor reads a cursor of eventID's feed.
@@ -247,9 +267,10 @@ func (a *api) listChanges(c *thttp.Ctx) (any, error) {
 // every known version (decisions §4: only the availability object
 // differs), so they are answered as stored.
 func feedPageOf(c *thttp.Ctx, eventID string, p event.FeedPage) FeedPage {
-	out := FeedPage{Data: make([]FeedChange, 0, len(p.Entries)), HasMore: p.HasMore}
+	out := FeedPage{eventID: eventID, Data: make([]FeedChange, 0, len(p.Entries)), HasMore: p.HasMore}
 	for _, e := range p.Entries {
-		out.Data = append(out.Data, FeedChange{Cursor: encodeFeedCursor(eventID, e.Seq), Seq: e.Seq, Type: e.Type,
+		// The cursor is written by AppendJSON.
+		out.Data = append(out.Data, FeedChange{Seq: e.Seq, Type: e.Type,
 			OccurredAt: FeedTime(e.At), Object: versionedFeedObject(c.Version(), e.Type, e.Object)})
 	}
 	out.NextCursor = encodeFeedCursor(eventID, p.Next)
