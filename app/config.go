@@ -15,6 +15,7 @@ import (
 	"ticketd/mail"
 	"ticketd/payments/stripe"
 	"ticketd/persistence"
+	"ticketd/wallet"
 	"ticketd/webhooks"
 )
 
@@ -43,6 +44,9 @@ type Config struct {
 	DevLogPerUnit          int
 	AuditRetention         time.Duration
 	WebhookDisableAfter    int
+	// WebhookAllowPrivate lifts the rule that webhook endpoints be https
+	// on public addresses (decisions §23), for development and tests.
+	WebhookAllowPrivate bool
 
 	// Connection and abuse bounds of the HTTP server (see http.Config).
 	StorefrontCatalogIPPerMinute int
@@ -84,6 +88,10 @@ type Config struct {
 	ClusterSettleLag   int
 	ClusterSettleSmall int
 
+	// Wallet: the buyer's Apple Wallet and Google Wallet passes
+	// (decisions §21); empty: the pass page offers the PDF alone.
+	Wallet WalletConfig
+
 	// Logger receives the service's log; nil: text lines on stderr at
 	// LogLevel.
 	Logger *slog.Logger
@@ -102,6 +110,9 @@ type Tuning struct {
 	Actors   func(*actors.Config)
 	HTTP     func(*thttp.Config)
 	Console  func(*console.Config)
+	// Wallet adjusts the wallets (tests put doubles of APNs and the
+	// Google Wallet API in).
+	Wallet func(*wallet.Config)
 	// Cluster adjusts the cluster node's configuration (tests make the
 	// trimmer look every 200 ms, or put every event on one shard).
 	Cluster func(*cluster.Config)
