@@ -291,22 +291,38 @@ func (r *feedRing) page(c event.ReadFeed, last uint64, horizon time.Time) (event
 	if !c.From || c.After >= last {
 		return page, c.From
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if c.After < r.lo || last > r.hi {
-		return page, false
-	}
 	limit := c.Limit
 	if limit <= 0 {
 		limit = event.FeedLimitDefault
 	}
-	for seq := c.After + 1; seq <= last; seq++ {
-		v := r.vals[seq%feedRingLen]
+	// The values are copied out (their headers: the bytes never change)
+	// and the lock let go before they are read: the actor's put waits
+	// for the readers.
+	n := last - c.After
+	if n > feedRingLen {
+		return page, false // older than the ring holds
+	}
+	if len(c.Types) == 0 {
+		n = min(n, uint64(limit))
+	}
+	vals := make([][]byte, n)
+	r.mu.RLock()
+	if c.After < r.lo || last > r.hi {
+		r.mu.RUnlock()
+		return page, false
+	}
+	for i := range vals {
+		vals[i] = r.vals[(c.After+1+uint64(i))%feedRingLen]
+	}
+	r.mu.RUnlock()
+	page.Entries = make([]event.FeedItem, 0, min(len(vals), limit))
+	for i, v := range vals {
+		seq := c.After + 1 + uint64(i)
 		if len(v) < feedHeaderLen || v[0] != feedVersion {
-			return page, false
+			return event.FeedPage{Last: last, Next: c.After}, false
 		}
 		at := time.Unix(0, int64(binary.BigEndian.Uint64(v[2:10]))).UTC()
-		if seq == c.After+1 && at.Before(horizon) {
+		if i == 0 && at.Before(horizon) {
 			return event.FeedPage{Last: last, Next: c.After, Expired: true}, true
 		}
 		page.Next = seq

@@ -25,17 +25,18 @@ const (
 	FeedCheckinConflict = "checkin.conflict"
 )
 
+// feedTypes are the feed entry types in the order of their codes.
+var feedTypes = [...]string{FeedRegistrationCreated, FeedRegistrationUpdated, FeedOrderCreated, FeedOrderUpdated,
+	FeedCheckinCreated, FeedCheckinConflict}
+
 // FeedTypes lists every feed entry type, in the order the documents list
 // them.
-func FeedTypes() []string {
-	return []string{FeedRegistrationCreated, FeedRegistrationUpdated, FeedOrderCreated, FeedOrderUpdated,
-		FeedCheckinCreated, FeedCheckinConflict}
-}
+func FeedTypes() []string { return append([]string(nil), feedTypes[:]...) }
 
 // FeedTypeCode is the byte a feed type is stored as (its position in
 // FeedTypes, from 1); 0 for an unknown type.
 func FeedTypeCode(t string) byte {
-	for i, n := range FeedTypes() {
+	for i, n := range feedTypes {
 		if n == t {
 			return byte(i + 1)
 		}
@@ -45,11 +46,10 @@ func FeedTypeCode(t string) byte {
 
 // FeedTypeOf is the type stored as code, "" for an unknown code.
 func FeedTypeOf(code byte) string {
-	ts := FeedTypes()
-	if code == 0 || int(code) > len(ts) {
+	if code == 0 || int(code) > len(feedTypes) {
 		return ""
 	}
-	return ts[code-1]
+	return feedTypes[code-1]
 }
 
 // FeedEntry is one entry a change produces: its type, the record it is
