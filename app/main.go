@@ -354,6 +354,8 @@ func (m *Main) Open() error {
 	ln := m.ln
 	go func() { m.done <- m.srv.Serve(ln) }()
 	go m.resumeRefunds(m.stop)
+	// The change feed keeps 30 days (decisions §20): older entries go.
+	go m.periodic("change feed trim", "deleted", feedTrimEvery, m.stop, func(bool) (int, error) { return m.sys.TrimFeeds() })
 	if m.checkouts != nil {
 		go m.checkouts.Run(m.stop, checkoutCloseInterval)
 		seen := payments.NewSeen(m.store, stripe.Name)
@@ -538,6 +540,10 @@ func (m *Main) periodic(name, what string, interval time.Duration, stop <-chan s
 		}
 	}
 }
+
+// feedTrimEvery is how often the change feed's entries past their
+// retention are deleted; reads treat them as gone at once anyway.
+const feedTrimEvery = time.Hour
 
 // sweepIdempotency deletes expired Idempotency-Key answers hourly.
 func (m *Main) sweepIdempotency(stop <-chan struct{}) {

@@ -59,7 +59,7 @@ type Config struct {
 }
 
 // Scenarios are the scenario names, in run order.
-var Scenarios = []string{"ceiling", "flash-sale", "paid-flash-sale", "console-dashboards", "sold-out", "checkin-burst", "door-sync", "integrator-mix", "kill9", "nosync", "profile", "recovery", "scale"}
+var Scenarios = []string{"ceiling", "flash-sale", "paid-flash-sale", "console-dashboards", "feed-follow", "sold-out", "checkin-burst", "door-sync", "integrator-mix", "kill9", "nosync", "profile", "recovery", "scale"}
 
 // QuickConfig is the smoke preset: small numbers, short runs (every
 // scenario: about three minutes on two cores).

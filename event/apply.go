@@ -14,6 +14,7 @@ func (m *Machine) Apply(ch Change) { m.s.apply(ch) }
 func (s *State) apply(ch Change) {
 	s.countDown()
 	ch.apply(s)
+	s.FeedSeq += feedCount(ch)
 	s.trimHolds()
 }
 

@@ -42,6 +42,7 @@ var commandKinds = [...]commandKind{
 	op[CheckDoors, DoorList](opRead),
 	op[ListDoorConflicts, List[DoorConflict]](opRead),
 	op[GetPayment, Order](opRead),
+	op[ReadFeed, FeedPage](opRead), // feed.go: the shell serves it
 	// codes, add-ons, bundles, orders, checkout (commerce.go)
 	op[Expire, any](opTick),
 	op[MintCodes, MintResult](opWrite),
@@ -273,6 +274,7 @@ func kindOf[C Change](decode func(d *dec) C) changeKind {
 			}
 			s.countDown()
 			c.apply(s)
+			s.FeedSeq += feedCount(c)
 			s.trimHolds()
 			return nil
 		},

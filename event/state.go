@@ -107,6 +107,9 @@ type State struct {
 	// Door is the door kit's records (door.go): pass stamps, scan answers,
 	// conflicts.
 	Door DoorState `json:"door"`
+	// FeedSeq is the seq of the last change feed entry (feed.go): Apply
+	// counts the entries each change produces.
+	FeedSeq uint64 `json:"feedSeq,omitempty"`
 
 	idx index
 	mem memory

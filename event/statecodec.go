@@ -1,6 +1,7 @@
 package event
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -20,6 +21,7 @@ import (
 //	bindings    perks of ticket types, of codes, grants (program_views.go)
 //	console     the console's records (console.go)
 //	door        the pass counter, scan answers and conflicts (door.go)
+//	feed        the change feed's last seq, a uvarint (feed.go)
 //
 // A record is a uvarint length and its fields in the field encodings of
 // bincodec.go; Seq is the record's position and is not stored. Fields are
@@ -67,6 +69,9 @@ func EncodeState(s *State, yield func()) ([]byte, error) {
 	e = s.appendProgram(e)
 	e = s.appendConsole(e)
 	e = s.appendDoor(e)
+	// The change feed's position (feed.go): a uvarint after the console,
+	// so an older snapshot, which ends before it, decodes 0.
+	e = binary.AppendUvarint(e, s.FeedSeq)
 	return e, nil
 }
 
@@ -603,6 +608,9 @@ func (s *State) decodeBinary(body string, run Runner, yield func()) (regsFill fu
 	s.decodeProgram(d)
 	s.decodeConsole(d)
 	s.decodeDoor(d)
+	if len(d.s) > 0 && d.err == nil {
+		s.FeedSeq = d.uvarint()
+	}
 	if d.err != nil {
 		return nil, nil, d.err
 	}

@@ -242,6 +242,10 @@ type List[T any] struct {
 	Data       []T     `json:"data"`
 	HasMore    bool    `json:"hasMore"`
 	NextCursor *string `json:"nextCursor"`
+	// FeedSeq is the change feed's position the list reflects (feed.go),
+	// set by the registrations, orders and check-ins lists: the HTTP layer
+	// answers it as the Feed-Cursor header, never in the body.
+	FeedSeq uint64 `json:"-"`
 }
 
 // Cursor encodings are opaque to clients: base64url of the last record id.

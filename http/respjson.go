@@ -23,8 +23,17 @@ func appendFastJSON(b []byte, v any) (_ []byte, ok bool) {
 		return appendOrderJSON(b, &x), true
 	case event.CheckinResult:
 		return appendCheckinResultJSON(b, &x), true
+	case JSONAppender:
+		return x.AppendJSON(b), true
 	}
 	return b, false
+}
+
+// JSONAppender is an answer that writes its own JSON, exactly what
+// encoding/json would write for it (the change feed's pages: mostly
+// records stored as JSON already, which goccy would compact again).
+type JSONAppender interface {
+	AppendJSON(b []byte) []byte
 }
 
 func appendOrderJSON(b []byte, o *event.Order) []byte {

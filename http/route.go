@@ -68,7 +68,10 @@ type Route struct {
 	// ContentType is the success body's media type when it is not JSON
 	// (the door's Server-Sent Events stream); the handler writes it.
 	ContentType string
-	Handle      HandlerFunc
+	// Headers are response headers of a success this route sets besides
+	// every route's, by name, with their descriptions (the documents).
+	Headers map[string]string
+	Handle  HandlerFunc
 }
 
 // HandlerFunc handles one request after authentication and decoding. It

@@ -69,6 +69,20 @@ type WebhookResend struct {
 	QueuedAt   event.Time `json:"queuedAt"`
 }
 
+// ReplayWebhooksRequest is the body of POST .../replay: where to start.
+type ReplayWebhooksRequest struct {
+	EventID *string     `json:"eventId,omitempty" v:"maxLen=100" doc:"The event whose change feed fromSeq counts in (required with fromSeq; with since, only that event's webhooks)."`
+	FromSeq *int        `json:"fromSeq,omitempty" v:"min=1" doc:"Replay the webhooks of changes with this feed seq or later (the seq a receiver saw a gap after, plus one)."`
+	Since   *event.Time `json:"since,omitempty" doc:"Replay the webhooks of changes made at this time or later (when fromSeq is absent)."`
+}
+
+// WebhookReplay answers a replay: the deliveries queued again.
+type WebhookReplay struct {
+	EndpointID string   `json:"endpointId"`
+	Queued     int      `json:"queued" doc:"How many webhook events were queued again, each once, oldest first."`
+	IDs        []string `json:"ids" doc:"The new deliveries' queue ids."`
+}
+
 func (a *api) webhookRoutes() []thttp.Route {
 	const base = "/admin/v1/business-units/{unitId}/webhook-endpoints"
 	adm := func(r thttp.Route) thttp.Route { r.Surface = thttp.Admin; r.Tag = "Automations"; return r }
@@ -103,7 +117,40 @@ func (a *api) webhookRoutes() []thttp.Route {
 		adm(thttp.Route{Method: "POST", Path: base + "/{endpointId}/deliveries/{deliveryId}/resend", OperationID: "resendWebhookDelivery",
 			Summary: "Queue a logged delivery's body again as a new delivery", Success: 202, Response: WebhookResend{},
 			Errors: []int{404, 412}, Handle: a.resendWebhookDelivery}),
+		adm(thttp.Route{Method: "POST", Path: base + "/{endpointId}/replay", OperationID: "replayWebhookDeliveries",
+			Summary: "Queue again the logged webhooks of an endpoint from a change feed seq (of one event) or from a time, each once, oldest first",
+			Body:    ReplayWebhooksRequest{}, Success: 202, Response: WebhookReplay{}, Errors: []int{400, 404, 412},
+			Handle: a.replayWebhooks}),
 	}
+}
+
+func (a *api) replayWebhooks(c *thttp.Ctx) (any, error) {
+	var req ReplayWebhooksRequest
+	if err := c.Bind(&req); err != nil {
+		return nil, err
+	}
+	var from webhooks.ReplayFrom
+	if req.EventID != nil {
+		from.EventID = *req.EventID
+	}
+	switch {
+	case req.FromSeq != nil && req.Since != nil:
+		return nil, event.FieldError("since", "give fromSeq or since, not both")
+	case req.FromSeq != nil:
+		if from.EventID == "" {
+			return nil, event.FieldError("eventId", "required with fromSeq: a seq counts in one event's feed")
+		}
+		from.Seq = uint64(*req.FromSeq)
+	case req.Since != nil:
+		from.Since = req.Since.Time
+	default:
+		return nil, event.FieldError("fromSeq", "give fromSeq (with eventId) or since")
+	}
+	ids, err := a.hooks.Replay(c.Param("unitId"), c.Param("endpointId"), from)
+	if err != nil {
+		return nil, webhookErr(err)
+	}
+	return WebhookReplay{EndpointID: c.Param("endpointId"), Queued: len(ids), IDs: ids}, nil
 }
 
 func webhookView(e webhooks.Endpoint, withSecret bool) WebhookEndpoint {

@@ -129,6 +129,7 @@ func New(cfg thttp.Config, deps Deps) (*thttp.Server, error) {
 func (a *api) routes() []thttp.Route {
 	var rs []thttp.Route
 	rs = append(rs, a.developerRoutes()...)
+	rs = append(rs, a.feedRoutes()...)
 	rs = append(rs, a.commerceRoutes()...)
 	rs = append(rs, a.storefrontRoutes()...)
 	rs = append(rs, a.adminRoutes()...)

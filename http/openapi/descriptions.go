@@ -24,10 +24,11 @@ type oaOpDoc struct {
 }
 
 const (
-	oaEventNotFound = "An event of another business unit answers 404 exactly like one that does not exist."
-	oaListNote      = "Paged: `limit` 1 to 100 (default 50) and `cursor` (the previous page's `nextCursor`); `hasMore` says whether another page follows."
-	oaHiddenNote    = "A hidden ticket type (isPublic false) needs a `redemptionCode` that unlocks it (REDEMPTION_CODE_REQUIRED)."
-	oaOrderRules    = "Each item is a ticket type, add-on or bundle of the event that is open and within its sale window. One order admits one person, the buyer: at most one ticket type line (or a bundle holding one), with quantity 1; add-on lines take quantity 1 to 100. " +
+	oaEventNotFound  = "An event of another business unit answers 404 exactly like one that does not exist."
+	oaFeedCursorNote = " The `Feed-Cursor` header is the change feed's position this list reflects (read atomically with it): follow `GET /v1/events/{eventId}/changes?after=<Feed-Cursor>` from there to see every change made since, with nothing missed and nothing counted twice (when paging, keep the first page's)."
+	oaListNote       = "Paged: `limit` 1 to 100 (default 50) and `cursor` (the previous page's `nextCursor`); `hasMore` says whether another page follows."
+	oaHiddenNote     = "A hidden ticket type (isPublic false) needs a `redemptionCode` that unlocks it (REDEMPTION_CODE_REQUIRED)."
+	oaOrderRules     = "Each item is a ticket type, add-on or bundle of the event that is open and within its sale window. One order admits one person, the buyer: at most one ticket type line (or a bundle holding one), with quantity 1; add-on lines take quantity 1 to 100. " +
 		"The order holds its places for the order hold (15 minutes by default); confirm it before `holdExpiresAt` or it expires and its places return. " +
 		"A buyer whose email is already registered in the event gets an order with `alreadyRegistered` true and no second seat. " +
 		"Prices are snapshots: repricing later never changes this order."
@@ -56,6 +57,19 @@ var oaOperationDocs = map[string]oaOpDoc{
 		"One bad scan never fails the batch; a malformed batch answers 400 and records nothing."},
 	"streamPasses": {text: "Server-Sent Events: each `data:` line is a pass (as GET /door/v1/passes answers it) as it changes, so a device learns another device's check-in within a second. Each batch ends with an `id:` line holding the passes cursor after it; " +
 		"reconnecting with `Last-Event-ID` (or `?cursor=`) resumes there. Without either it starts now. Comment lines keep the connection alive; the stream ends after 10 minutes or when the device is revoked (EventSource reconnects by itself)."},
+	"listChanges": {text: "The event's change feed (decisions §20), for integrators who mirror registrations, orders and check-ins: " +
+		"every change, oldest first, each with `seq` counting the event's feed from 1 without gaps, its `type`, when it " +
+		"happened and `object`: the record as its GET answered just after the change, in the key's API version " +
+		"(registration.* changes carry a registration, order.* an order, checkin.* a check-in). A change is written with " +
+		"the state it describes, atomically, so the feed never disagrees with the records.\n\n" +
+		"**Following:** start from a list's `Feed-Cursor` header (or without `after`: from the oldest change kept), then " +
+		"read with `after` = the previous page's `nextCursor` (always set). `hasMore` true: read again at once; false: " +
+		"read again with `wait` (up to 30 s), which answers as soon as a change commits. `types` filters (the cursor " +
+		"still moves past the others). `limit` 1 to 1000 (default 100).\n\n" +
+		"**Retention:** changes are kept at least 30 days; a cursor whose next change is no longer kept answers 410 " +
+		"CURSOR_EXPIRED (list the records again and follow the list's Feed-Cursor). A cursor is bound to its event: " +
+		"another event's cursor, one ahead of the feed, or garbage answers 400 on `after`. " + oaEventNotFound,
+		reasons: []string{event.ReasonCursorExpired}},
 	// Events.
 	"listEvents": {text: "Lists the business unit's events in every status (draft, published, archived), newest first. " + oaListNote},
 	"createEvent": {text: "Creates an event as `draft`. `name` and `timezone` (an IANA name) are required; `startsAt` is needed later to publish. " +
@@ -82,7 +96,7 @@ var oaOperationDocs = map[string]oaOpDoc{
 	"getTicketTypeAvailability": {text: "Returns the availability object: capacity (null is unlimited), confirmed, waitlisted, held (places held by open orders) and remaining (null when unlimited). Under version 2026-03-15 `held` is absent."},
 
 	// Registrations.
-	"listRegistrations": {text: "Lists the event's registrations, newest first. `status` filters by status; `email` by person (case-insensitive, trimmed). " + oaListNote},
+	"listRegistrations": {text: "Lists the event's registrations, newest first. `status` filters by status; `email` by person (case-insensitive, trimmed). " + oaListNote + oaFeedCursorNote},
 	"createRegistration": {text: "Registers a person on a ticket type (`registrationTypeId`, required when the event has ticket types). " +
 		"It lands `pending` when the type requires approval (holds no place until approved), `waitlisted` when the type is full and allows a waitlist, and otherwise `confirmed` (a ticket email is sent). " +
 		"A full type without a waitlist answers 412 SOLD_OUT; a type that is not open answers 412 NOT_ON_SALE. " +
@@ -101,7 +115,7 @@ var oaOperationDocs = map[string]oaOpDoc{
 	"getRegistrationPerks":   {text: "Returns the registration's effective perks: the union of its ticket type's perks, the perks of the code that admitted it and individual grants, each with its sources."},
 
 	// Check-ins.
-	"listCheckins": {text: "Lists check-ins, newest first; `subjectType`, `subjectId` and `registrationId` filter. " + oaListNote},
+	"listCheckins": {text: "Lists check-ins, newest first; `subjectType`, `subjectId` and `registrationId` filter. " + oaListNote + oaFeedCursorNote},
 	"recordCheckin": {text: "Records a registration's entry at a door. Identify the registration by `registrationId` or by `checkinCode` (one of the two is required). " +
 		"`subjectType` is the door: `event`, or `session`/`venue` with their `subjectId` (required there, ignored at the event door). " +
 		"Idempotent per (registration, door): a second scan answers 200 with `alreadyCheckedIn` true and creates nothing. " +
@@ -141,7 +155,7 @@ var oaOperationDocs = map[string]oaOpDoc{
 		reasons: []string{event.ReasonEventArchived}},
 
 	// Orders and checkout.
-	"listOrders": {text: "Lists the event's orders with their line items, newest first; `status` filters. " + oaListNote},
+	"listOrders": {text: "Lists the event's orders with their line items, newest first; `status` filters. " + oaListNote + oaFeedCursorNote},
 	"placeOrder": {text: "Places an order for the buyer `email` and holds its places. " + oaOrderRules + " " + oaHiddenNote +
 		" The event must be published (412 EVENT_NOT_PUBLISHED, or EVENT_ARCHIVED); a full item answers 412 SOLD_OUT.",
 		reasons: oaOrderReasons},
@@ -194,6 +208,8 @@ var oaOperationDocs = map[string]oaOpDoc{
 	"previewOutboxMail":       {reasons: []string{event.ReasonOutboxMailUnrenderable, event.ReasonOutboxUnavailable}},
 	"setEventLocation":        {reasons: []string{event.ReasonEventArchived}},
 
+	"replayWebhookDeliveries": {text: "Sends again what an endpoint's delivery log holds from a point on: with `fromSeq` and `eventId`, the webhooks of that event's changes whose change feed `seq` is `fromSeq` or later; with `since`, those of changes made at that time or later (of `eventId` only, when given). Each webhook event goes once (its newest logged body: the same bytes and id, so receivers deduplicate), oldest first, queued like a resend. The log keeps an endpoint's newest attempts only; for anything older, read the change feed. A disabled endpoint answers 412. Answers 202 once queued.",
+		reasons: []string{event.ReasonWebhookEndpointDisabled}},
 	"resendWebhookDelivery": {text: "Sends a logged delivery again: its body (the same bytes and event id, so receivers can deduplicate) is queued as a new delivery on the endpoint's durable queue, signed with the current secret, retried and logged like any other. Answers 202 once queued.",
 		reasons: []string{event.ReasonWebhookPayloadUnavailable, event.ReasonWebhookEndpointDisabled}},
 }
@@ -389,6 +405,7 @@ var oaTagDocs = map[string]string{
 	"Site":               "The event's public page address and description.",
 	"Translations":       "The event's content in other languages.",
 	"Refunds":            "Refund policies and refunds of paid orders.",
+	"Changes":            "The change feed: follow registrations, orders and check-ins as they change, with nothing missed.",
 	"Automations":        "Webhook endpoints: where the service POSTs signed outbound webhooks.",
 	"Logs":               "The developer request log and the audit log.",
 }

@@ -371,6 +371,9 @@ type (
 	oaJSONSchemaer interface{ JSONSchema() map[string]any }
 	oaOptionaler   interface{ OptionalElem() any }
 	oaExampler     interface{ Example() any }
+	// oaAnyOfer is a value that is one of several record types (the change
+	// feed's object): its schema is anyOf theirs.
+	oaAnyOfer interface{ AnyOf() []any }
 )
 
 var (
@@ -379,6 +382,7 @@ var (
 	oaJSONSchemaerType  = reflect.TypeOf((*oaJSONSchemaer)(nil)).Elem()
 	oaOptionalerType    = reflect.TypeOf((*oaOptionaler)(nil)).Elem()
 	oaExampleType       = reflect.TypeOf((*oaExampler)(nil)).Elem()
+	oaAnyOferType       = reflect.TypeOf((*oaAnyOfer)(nil)).Elem()
 	oaJSONMarshalerType = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 	oaTextMarshalerType = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
 )
@@ -509,6 +513,9 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 			return nil, fmt.Errorf("success status %d twice", st)
 		}
 		headers := oaResponseHeaders(surface, 0)
+		for name, desc := range r.Headers {
+			headers[name] = map[string]any{"description": desc, "schema": map[string]any{"type": "string", "maxLength": 512}}
+		}
 		if r.Method == "POST" {
 			headers["Idempotent-Replayed"] = map[string]any{"$ref": "#/components/headers/IdempotentReplayed"}
 		}
@@ -1211,6 +1218,17 @@ func (g *oaGenerator) schemaOf(t reflect.Type, input bool, depth int) (any, erro
 			delete(m, "pattern")
 		}
 		return s, nil
+	}
+	if v, ok := oaImplements(t, oaAnyOferType); ok {
+		var alts []any
+		for _, alt := range v.Interface().(oaAnyOfer).AnyOf() {
+			s, err := g.schemaOf(reflect.TypeOf(alt), input, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			alts = append(alts, s)
+		}
+		return map[string]any{"anyOf": alts}, nil
 	}
 	if v, ok := oaImplements(t, oaOptionalerType); ok {
 		inner := v.Interface().(oaOptionaler).OptionalElem()

@@ -93,7 +93,12 @@ func (g *oaGenerator) webhooks(list []Webhook) (map[string]any, error) {
 					"description": "The webhook event's id: the same on every delivery attempt of this event, so a receiver drops repeats by it."},
 				"type":      map[string]any{"type": "string", "enum": []any{w.Type}, "description": "The event type."},
 				"createdAt": map[string]any{"type": "string", "format": "date-time", "maxLength": 35, "description": "When the change happened (UTC)."},
-				"data":      oaWithDescription(data, "The record as the change left it."),
+				"eventId":   map[string]any{"type": "string", "maxLength": 100, "description": "The event whose change feed `seq` counts."},
+				"seq": map[string]any{"type": "integer", "minimum": 1, "description": "The change's `seq` in the event's change feed " +
+					"(GET /v1/events/{eventId}/changes): a receiver that sees a gap (or a seq older than it expected) reads the " +
+					"feed to fill it. Several webhooks of one change share its seq; webhooks of one endpoint arrive in order, " +
+					"but a retried one may arrive after a later seq."},
+				"data": oaWithDescription(data, "The record as the change left it."),
 			},
 		}
 		name := oaExportName(strings.ReplaceAll(w.Type, ".", " "))
