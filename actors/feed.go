@@ -436,6 +436,16 @@ const feedTrimBatch = 10_000
 // every event this node knows, and answers how many. Entries of an event
 // are in time order, so each event's scan stops at its first entry kept.
 func (s *System) TrimFeeds() (int, error) {
+	// Close waits for s.wg: a trim it did not wait for would write to a
+	// closed store.
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return 0, nil
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
 	horizon := s.cfg.Now().Add(-event.FeedRetention)
 	s.idx.mu.RLock()
 	ids := make([]string, 0, len(s.idx.unit))

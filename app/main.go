@@ -355,7 +355,8 @@ func (m *Main) Open() error {
 	go func() { m.done <- m.srv.Serve(ln) }()
 	go m.resumeRefunds(m.stop)
 	// The change feed keeps 30 days (decisions §20): older entries go.
-	go m.periodic("change feed trim", "deleted", feedTrimEvery, m.stop, func(bool) (int, error) { return m.sys.TrimFeeds() })
+	sys := m.sys // Close clears m.sys
+	go m.periodic("change feed trim", "deleted", feedTrimEvery, m.stop, func(bool) (int, error) { return sys.TrimFeeds() })
 	if m.checkouts != nil {
 		go m.checkouts.Run(m.stop, checkoutCloseInterval)
 		seen := payments.NewSeen(m.store, stripe.Name)

@@ -329,7 +329,7 @@ func TestDoorPasses(t *testing.T) {
 }
 
 func TestDoorRateLimit(t *testing.T) {
-	f := newAPIFx(t, func(c *app.Config) { c.DevicePerMinute = 3 })
+	f := newAPIFx(t, func(c *app.Config) { c.DevicePerMinute = 6 }) // a bucket of 3: half a minute's
 	x := newDoorFx(t, f)
 	for range 2 { // initialize counted nothing; newDoorFx made no door call
 		apiWant(t, x.dev.Do("GET", "/door/v1/event", nil), 200)
