@@ -31,18 +31,23 @@ type Config struct {
 	TrustedProxies         []netip.Prefix
 	OrderHold              time.Duration
 	CheckoutSessionTTL     time.Duration
-	PaymentWebhookSecret   string
-	SMTPAddr               string
-	SMTPUsername           string
-	SMTPPassword           string
-	MailFrom               string
-	SnapshotEvery          int
-	IdleTimeout            time.Duration
-	LogLevel               string
-	DevLogRetention        time.Duration
-	DevLogPerUnit          int
-	AuditRetention         time.Duration
-	WebhookDisableAfter    int
+	// StorefrontOpenOrdersPerIP and StorefrontOpenSessionsPerIP are the
+	// hold limits per (publishable key, client IP) and event (decisions
+	// §22): open orders (10) and unused checkout sessions (20); 0 off.
+	StorefrontOpenOrdersPerIP   int
+	StorefrontOpenSessionsPerIP int
+	PaymentWebhookSecret        string
+	SMTPAddr                    string
+	SMTPUsername                string
+	SMTPPassword                string
+	MailFrom                    string
+	SnapshotEvery               int
+	IdleTimeout                 time.Duration
+	LogLevel                    string
+	DevLogRetention             time.Duration
+	DevLogPerUnit               int
+	AuditRetention              time.Duration
+	WebhookDisableAfter         int
 
 	// Connection and abuse bounds of the HTTP server (see http.Config).
 	StorefrontCatalogIPPerMinute int
@@ -123,20 +128,23 @@ func DefaultConfig() Config {
 		StorefrontIPPerMinute:  20,
 		OrderHold:              15 * time.Minute,
 		CheckoutSessionTTL:     24 * time.Hour,
-		MailFrom:               "tickets@localhost",
-		SnapshotEvery:          50_000,
-		IdleTimeout:            10 * time.Minute,
-		LogLevel:               "info",
-		DevLogRetention:        7 * 24 * time.Hour,
-		DevLogPerUnit:          5000,
-		AuditRetention:         90 * 24 * time.Hour,
-		WebhookDisableAfter:    10,
-		PaymentProvider:        PaymentSandbox,
-		ClusterReplicas:        3,
-		ClusterShards:          cluster.DefaultShards,
-		ClusterSnapshotTailMax: cluster.SnapshotTailMax,
-		ClusterSettleLag:       10_000,
-		ClusterSettleSmall:     10_000,
+		// The hold limits (decisions §22).
+		StorefrontOpenOrdersPerIP:   10,
+		StorefrontOpenSessionsPerIP: 20,
+		MailFrom:                    "tickets@localhost",
+		SnapshotEvery:               50_000,
+		IdleTimeout:                 10 * time.Minute,
+		LogLevel:                    "info",
+		DevLogRetention:             7 * 24 * time.Hour,
+		DevLogPerUnit:               5000,
+		AuditRetention:              90 * 24 * time.Hour,
+		WebhookDisableAfter:         10,
+		PaymentProvider:             PaymentSandbox,
+		ClusterReplicas:             3,
+		ClusterShards:               cluster.DefaultShards,
+		ClusterSnapshotTailMax:      cluster.SnapshotTailMax,
+		ClusterSettleLag:            10_000,
+		ClusterSettleSmall:          10_000,
 
 		StorefrontCatalogIPPerMinute: 60,
 		AuthFailuresPerMinute:        20,
@@ -172,6 +180,8 @@ func (c *Config) Validate() error {
 		"auth-failures-per-minute":               c.AuthFailuresPerMinute,
 		"max-conns":                              c.MaxConns,
 		"max-conns-per-ip":                       c.MaxConnsPerIP,
+		"storefront-open-orders-per-ip":          c.StorefrontOpenOrdersPerIP,
+		"storefront-open-sessions-per-ip":        c.StorefrontOpenSessionsPerIP,
 	} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("%s: must be >= 0", name))

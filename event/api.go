@@ -72,6 +72,11 @@ type Config struct {
 	OrderHold time.Duration
 	// CheckoutSessionTTL is a checkout session's lifetime (24h).
 	CheckoutSessionTTL time.Duration
+	// OpenOrdersPerClient and OpenSessionsPerClient are the storefront's
+	// hold limits per client (holdlimits.go): 0 takes the default (10 and
+	// 20), negative turns the limit off.
+	OpenOrdersPerClient   int
+	OpenSessionsPerClient int
 }
 
 // NewMachine returns a machine for event id with empty state.

@@ -279,6 +279,10 @@ type PlaceOrder struct {
 	// remembers its session (returnUrl, locale), and an expired session
 	// places nothing.
 	CheckoutSessionID string `json:"-"`
+	// Client is the shell's opaque id of the storefront caller (its
+	// publishable key and address) that the hold limits count by
+	// (holdlimits.go); empty on the Developer API.
+	Client string `json:"-"`
 }
 
 // ConfirmOrder confirms an open order: a free one is paid and fulfilled at
@@ -355,6 +359,8 @@ type CreateCheckoutSession struct {
 	// (see ConfirmOrder).
 	Storefront bool     `json:"-"`
 	Origins    []string `json:"-"`
+	// Client is the storefront caller's id (see PlaceOrder.Client).
+	Client string `json:"-"`
 }
 
 // GetCheckoutSession reads a checkout session by id.

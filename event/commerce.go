@@ -714,6 +714,11 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 			return nil, nil, err
 		}
 	}
+	if c.Storefront {
+		if err := m.checkOrderLimits(email, c.Client); err != nil {
+			return nil, nil, err
+		}
+	}
 	regID, already := m.s.idx.emailReg(normEmail(email))
 	already = already && admission != ""
 	if !already {
@@ -728,7 +733,7 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 		At: now, ID: m.newID("ord_"), Number: m.newOrderNumber(), Email: email,
 		Name: name, Lines: lines, Total: p.total, Currency: e.Currency,
 		Status: OrderStatusOpen, HoldUntil: now.Add(m.orderHold()), AdmissionTypeID: admission,
-		CheckoutSessionID: c.CheckoutSessionID,
+		CheckoutSessionID: c.CheckoutSessionID, Client: c.Client,
 	}
 	if r := bytes.TrimSpace(c.Responses); len(r) > 0 && !bytes.Equal(r, []byte("null")) {
 		ch.Responses = append([]byte{}, r...)
@@ -751,7 +756,7 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 		AdmissionTypeID: ch.AdmissionTypeID, CodeID: ch.CodeID, Responses: ch.Responses, Status: ch.Status,
 		Total: ch.Total, Currency: ch.Currency, HoldUntil: ch.HoldUntil, AlreadyRegistered: ch.AlreadyRegistered,
 		RegistrationID: ch.RegistrationID, CreatedAt: now, UpdatedAt: now, CheckoutSessionID: ch.CheckoutSessionID,
-		PromoID: ch.PromoID, Discount: ch.Discount,
+		PromoID: ch.PromoID, Discount: ch.Discount, Client: ch.Client,
 	}
 	return m.orderView(&rec), []Change{ch}, nil
 }
@@ -957,6 +962,11 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 	if err := checkRedirect("returnUrl", c.ReturnURL, c.Storefront, c.Origins); err != nil {
 		return nil, nil, err
 	}
+	if c.Storefront {
+		if err := m.checkSessionLimit(now, c.Client); err != nil {
+			return nil, nil, err
+		}
+	}
 	ttl := m.cfg.CheckoutSessionTTL
 	if ttl <= 0 {
 		ttl = defaultTTL
@@ -965,6 +975,7 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 		At: now, ID: "cs_" + m.eventSuffix() + "." + m.ids.Code(24), Items: append([]OrderItem{}, c.Items...),
 		Email: email, Name: name, RedemptionCode: c.RedemptionCode,
 		PromotionCode: c.PromotionCode, ReturnURL: c.ReturnURL, Locale: c.Locale, ExpiresAt: now.Add(ttl),
+		Client: c.Client,
 	}
 	if r := bytes.TrimSpace(c.Responses); len(r) > 0 && !bytes.Equal(r, []byte("null")) {
 		ch.Responses = append([]byte{}, r...)

@@ -181,6 +181,11 @@ func (r *scriptRunner) run(line string) string {
 		return d.UTC().Format(time.RFC3339)
 	case "replay":
 		return r.replayCheck()
+	case "limits":
+		// limits <open orders per client> <open sessions per client>
+		_, err := fmt.Sscan(rest, &r.m.cfg.OpenOrdersPerClient, &r.m.cfg.OpenSessionsPerClient)
+		require.NoError(r.t, err)
+		return "ok"
 	}
 	name, args, _ := strings.Cut(strings.TrimSpace(line), " ")
 	typ, ok := r.cmds[name]
@@ -277,6 +282,8 @@ func codeName(c Code) string {
 		return "AlreadyExists"
 	case FailedPrecondition:
 		return "FailedPrecondition"
+	case ResourceExhausted:
+		return "ResourceExhausted"
 	}
 	return "Code(" + strconv.Itoa(int(c)) + ")"
 }

@@ -92,6 +92,10 @@ const (
 	ReasonNothingToRefund          = "NOTHING_TO_REFUND"
 	ReasonWaitlistNotOffered       = "WAITLIST_NOT_OFFERED"
 	ReasonPaymentPageExpired       = "PAYMENT_PAGE_EXPIRED"
+	// Hold limits of the storefront (holdlimits.go).
+	ReasonOrderAlreadyOpen     = "ORDER_ALREADY_OPEN"
+	ReasonHoldLimit            = "HOLD_LIMIT"
+	ReasonCheckoutSessionLimit = "CHECKOUT_SESSION_LIMIT"
 )
 
 // ReasonInfo describes one reason of the catalogue.
@@ -120,6 +124,7 @@ var reasons = [...]ReasonInfo{
 	{ReasonAlreadyExists, 409, "A unique value is taken, e.g. a custom redemption code or promotion code already in the event."},
 	{ReasonIdempotencyKeyInProgress, 409, "A request with the same Idempotency-Key is still running; retry later."},
 	{ReasonWebhookEndpointLimit, 409, "The business unit has the most webhook endpoints allowed."},
+	{ReasonOrderAlreadyOpen, 409, "Storefront: the email already has an open order in the event; details name its orderNumber (continue that order, or cancel it)."},
 	{ReasonOutboxEntryNotParked, 409, "The outbox entry is not parked: it is still sent without a request."},
 	{ReasonSoldOut, 412, "No place left for an item of the request (ticket type, add-on or bundle), and no waitlist takes it."},
 	{ReasonNotOnSale, 412, "The ticket type, add-on or bundle is not open (its status is draft, closed or archived)."},
@@ -160,6 +165,8 @@ var reasons = [...]ReasonInfo{
 	{ReasonPayloadTooLarge, 413, "The request body is over the size limit (1 MiB)."},
 	{ReasonIdempotencyKeyReused, 422, "The Idempotency-Key was used before with another request body."},
 	{ReasonRateLimited, 429, "The key's (or the key and client address's) request budget is spent; retry after Retry-After seconds."},
+	{ReasonHoldLimit, 429, "Storefront: this client address holds the most open orders allowed in the event (TICKETD_STOREFRONT_OPEN_ORDERS_PER_IP); pay or cancel one, or wait for a hold to lapse."},
+	{ReasonCheckoutSessionLimit, 429, "Storefront: this client address has the most unused checkout sessions allowed in the event (TICKETD_STOREFRONT_OPEN_SESSIONS_PER_IP)."},
 	{ReasonAuthThrottled, 429, "Too many failed authentications from this address; retry after Retry-After seconds."},
 	{ReasonInternal, 500, "An unexpected error; it is logged with the Request-Id."},
 	{ReasonUnavailable, 503, "The service cannot complete the request now; whether a write was applied is unknown."},

@@ -218,7 +218,7 @@ func (e enc) orderRec(r *OrderRec) enc {
 		str(r.Currency).time(r.HoldUntil).str(r.PaymentID).str(r.SuccessURL).str(r.CancelURL).bool(r.AlreadyRegistered).
 		str(r.RegistrationID).time(r.CreatedAt).time(r.UpdatedAt).str(r.CheckoutSessionID).refunds(r.Refunds).
 		str(r.PromoID).int(int64(r.Discount)).
-		str(r.Provider).str(r.ProviderRef).str(r.ProviderURL).strs(refundRefs(r.Refunds))
+		str(r.Provider).str(r.ProviderRef).str(r.ProviderURL).strs(refundRefs(r.Refunds)).str(r.Client)
 }
 
 func (d *dec) orderRec() OrderRec {
@@ -247,18 +247,25 @@ func (d *dec) orderRec() OrderRec {
 		r.Provider, r.ProviderRef, r.ProviderURL = d.str(), d.str(), d.str()
 		setRefundRefs(r.Refunds, d.strs())
 	}
+	if len(d.s) > 0 {
+		r.Client = d.str()
+	}
 	return r
 }
 
 func (e enc) checkoutRec(r *CheckoutRec) enc {
 	return e.str(r.ID).orderItems(r.Items).str(r.Email).str(r.Name).bytes(r.Responses).str(r.RedemptionCode).
-		str(r.PromotionCode).str(r.ReturnURL).str(r.Locale).time(r.CreatedAt).time(r.ExpiresAt).str(r.OrderID)
+		str(r.PromotionCode).str(r.ReturnURL).str(r.Locale).time(r.CreatedAt).time(r.ExpiresAt).str(r.OrderID).str(r.Client)
 }
 
 func (d *dec) checkoutRec() CheckoutRec {
-	return CheckoutRec{ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
+	r := CheckoutRec{ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
 		RedemptionCode: d.str(), PromotionCode: d.str(), ReturnURL: d.str(), Locale: d.str(), CreatedAt: d.time(), ExpiresAt: d.time(),
 		OrderID: d.str()}
+	if len(d.s) > 0 {
+		r.Client = d.str() // sessions of a build before the hold limits end here
+	}
+	return r
 }
 
 func (e enc) sessionRec(r *SessionRec) enc {

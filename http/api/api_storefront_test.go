@@ -456,7 +456,9 @@ func TestAPIStorefrontIdempotencyAndVersions(t *testing.T) {
 
 func TestAPIStorefrontDrop(t *testing.T) {
 	t.Parallel()
-	f := newAPIFx(t)
+	// Each buyer comes from its own address (through a trusted proxy), as
+	// in a real drop: one address may hold only a few open orders.
+	f := newAPIFx(t, withTrustedProxies("127.0.0.1/32"))
 	s := f.store(t, map[string]any{"capacity": 50})
 	const buyers = 300
 	var (
@@ -471,7 +473,8 @@ func TestAPIStorefrontDrop(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			r := s.sfOrder(t, s.sf, s.tt, fmt.Sprintf("fan%03d@example.com", i), nil)
+			c := s.sf.WithHeader("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i%250+1))
+			r := s.sfOrder(t, c, s.tt, fmt.Sprintf("fan%03d@example.com", i), nil)
 			m := apiDecode(r.Body)
 			mu.Lock()
 			defer mu.Unlock()

@@ -146,11 +146,15 @@ var oaOperationDocs = map[string]oaOpDoc{
 		"Hidden ticket types are absent (reach them with a code). A draft event, another unit's event and an unknown id answer the same 404."},
 	"lookupStorefrontRedemptionCode": {text: "Looks up a buyer's code: the only way to reach a hidden ticket type. Answers the ticket type it unlocks with its price and perks; never a count. Every invalid code answers the same 404 NOT_FOUND."},
 	"createStorefrontCheckoutSession": {text: "Creates a hosted checkout session from the browser; same body and rules as the Developer API's createCheckoutSession. " +
-		"`returnUrl` must be https (http for localhost) at one of the publishable key's origins. Limited per (key, client IP) on top of the key's budget.",
-		reasons: []string{event.ReasonEventNotPublished, event.ReasonEventArchived, event.ReasonNotOnSale, event.ReasonSaleNotStarted, event.ReasonSaleEnded, event.ReasonRedemptionCodeRequired}},
+		"`returnUrl` must be https (http for localhost) at one of the publishable key's origins. Limited per (key, client IP) on top of the key's budget, " +
+		"and to `TICKETD_STOREFRONT_OPEN_SESSIONS_PER_IP` (default 20) unused, unexpired sessions per (key, client IP) and event: beyond it 429 CHECKOUT_SESSION_LIMIT.",
+		reasons: []string{event.ReasonEventNotPublished, event.ReasonEventArchived, event.ReasonNotOnSale, event.ReasonSaleNotStarted, event.ReasonSaleEnded, event.ReasonRedemptionCodeRequired,
+			event.ReasonCheckoutSessionLimit}},
 	"placeStorefrontOrder": {text: "Places an order from the browser. " + oaOrderRules + " " + oaHiddenNote +
-		" Only published events sell here. Limited per (key, client IP).",
-		reasons: oaOrderReasons},
+		" Only published events sell here. Limited per (key, client IP). Hold limits: one open (unpaid) order per email and event, a second answers 409 ORDER_ALREADY_OPEN " +
+		"with the open order's `orderNumber` in `error.details` (field `orderNumber`, reason the number); at most `TICKETD_STOREFRONT_OPEN_ORDERS_PER_IP` (default 10) " +
+		"open orders per (key, client IP) and event, beyond it 429 HOLD_LIMIT. The Developer API is not limited this way.",
+		reasons: append(append([]string{}, oaOrderReasons...), event.ReasonOrderAlreadyOpen, event.ReasonHoldLimit)},
 	"getStorefrontOrder": {text: "Polls an order by its `orderNumber` (not its id); the buyer's email is masked. Limited per (key, client IP)."},
 	"confirmStorefrontOrder": {text: "Confirms an open order: a free one is paid at once, a paid one answers `paymentUrl`. `successUrl` and `cancelUrl` are optional (without them the payment page returns the buyer to the hosted order page); " +
 		"when given they must be https (http for localhost) at one of the key's origins.",

@@ -195,6 +195,9 @@ type view struct {
 	Waitlist bool
 	// SoldOut: the buyer's checkout found it sold out with no waitlist.
 	SoldOut bool
+	// ContinueURL is the buyer's open order in the event, offered when a
+	// checkout is refused because the email has one (ORDER_ALREADY_OPEN).
+	ContinueURL string
 	// Resend offers "resend my ticket" (already registered), with the
 	// email the buyer typed when the session does not fix one.
 	Resend      bool
