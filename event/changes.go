@@ -238,6 +238,7 @@ type CheckoutSessionCreated struct {
 	Locale         string          `json:"loc,omitempty"`
 	ExpiresAt      time.Time       `json:"exp"`
 	Client         string          `json:"client,omitempty"`
+	QueueToken     string          `json:"qt,omitempty"`
 }
 
 // ---- change kinds: each one's log name, body codec and apply
@@ -608,12 +609,15 @@ func decodeCheckoutSessionCreated(d *dec) CheckoutSessionCreated {
 	if len(d.s) > 0 {
 		c.Client = d.str() // sessions logged before the hold limits end here
 	}
+	if len(d.s) > 0 {
+		c.QueueToken = d.str()
+	}
 	return c
 }
 
 func (c CheckoutSessionCreated) appendBody(e enc) enc {
 	return e.time(c.At).str(c.ID).orderItems(c.Items).str(c.Email).str(c.Name).bytes(c.Responses).str(c.RedemptionCode).
-		str(c.PromotionCode).str(c.ReturnURL).str(c.Locale).time(c.ExpiresAt).str(c.Client)
+		str(c.PromotionCode).str(c.ReturnURL).str(c.Locale).time(c.ExpiresAt).str(c.Client).str(c.QueueToken)
 }
 
 func (c CheckoutSessionCreated) apply(s *State) {
@@ -621,6 +625,7 @@ func (c CheckoutSessionCreated) apply(s *State) {
 		ID: c.ID, Seq: len(s.CheckoutOrder), Items: c.Items, Email: c.Email, Name: c.Name,
 		Responses: c.Responses, RedemptionCode: c.RedemptionCode, PromotionCode: c.PromotionCode,
 		ReturnURL: c.ReturnURL, Locale: c.Locale, CreatedAt: c.At, ExpiresAt: c.ExpiresAt, Client: c.Client,
+		QueueToken: c.QueueToken,
 	}
 	s.CheckoutOrder = append(s.CheckoutOrder, c.ID)
 	s.indexSession(s.Checkouts[c.ID], c.At)

@@ -25,6 +25,9 @@ type UpdateEvent struct {
 	Status             Opt[string] `json:"status,omitzero" v:"enum=draft|published|archived"`
 	Currency           Opt[string] `json:"currency,omitzero" v:"minLen=3,maxLen=3"`
 	ConfirmAgendaReset bool        `json:"confirmAgendaReset,omitempty"`
+	// WaitingRoom sets the event's waiting room (waitingroom.go); null
+	// removes it.
+	WaitingRoom Opt[WaitingRoomConfig] `json:"waitingRoom,omitzero" v:"nullable"`
 }
 
 // SetSiteURL sets (or with null clears) the event's public page address, a
@@ -283,6 +286,9 @@ type PlaceOrder struct {
 	// publishable key and address) that the hold limits count by
 	// (holdlimits.go); empty on the Developer API.
 	Client string `json:"-"`
+	// QueueToken is the request's Queue-Token header: from a waiting
+	// room's onSaleAt a storefront order needs one (waitingroom.go).
+	QueueToken string `json:"-"`
 }
 
 // ConfirmOrder confirms an open order: a free one is paid and fulfilled at
@@ -361,6 +367,9 @@ type CreateCheckoutSession struct {
 	Origins    []string `json:"-"`
 	// Client is the storefront caller's id (see PlaceOrder.Client).
 	Client string `json:"-"`
+	// QueueToken is the request's Queue-Token header (see PlaceOrder);
+	// the session keeps it for the order its hosted page places.
+	QueueToken string `json:"-"`
 }
 
 // GetCheckoutSession reads a checkout session by id.

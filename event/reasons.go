@@ -96,6 +96,12 @@ const (
 	ReasonOrderAlreadyOpen     = "ORDER_ALREADY_OPEN"
 	ReasonHoldLimit            = "HOLD_LIMIT"
 	ReasonCheckoutSessionLimit = "CHECKOUT_SESSION_LIMIT"
+	// The waiting room (waitingroom.go).
+	ReasonQueueTokenRequired = "QUEUE_TOKEN_REQUIRED"
+	ReasonQueueTokenInvalid  = "QUEUE_TOKEN_INVALID"
+	ReasonNoWaitingRoom      = "NO_WAITING_ROOM"
+	ReasonQueueNotOpen       = "QUEUE_NOT_OPEN"
+	ReasonQueueFull          = "QUEUE_FULL"
 )
 
 // ReasonInfo describes one reason of the catalogue.
@@ -161,6 +167,11 @@ var reasons = [...]ReasonInfo{
 	{ReasonNothingToRefund, 412, "The order's payments are refunded in full already."},
 	{ReasonWebhookPayloadUnavailable, 412, "The logged webhook delivery was recorded before bodies were kept: it cannot be sent again."},
 	{ReasonWebhookEndpointDisabled, 412, "The webhook endpoint is disabled: enable it before resending a delivery."},
+	{ReasonQueueTokenRequired, 412, "The event sells through its waiting room from onSaleAt: storefront orders and checkout sessions need the Queue-Token header of an admitted queue entry."},
+	{ReasonQueueTokenInvalid, 412, "The Queue-Token is unknown, of another event, already used for an order, or past its admittedUntil."},
+	{ReasonNoWaitingRoom, 412, "The event has no waiting room (or it is turned off): order directly."},
+	{ReasonQueueNotOpen, 412, "The waiting room's queue opens at its opensAt."},
+	{ReasonQueueFull, 412, "The event's queue holds the most entries allowed."},
 	{ReasonFailedPrecondition, 412, "The record's state forbids the operation (fallback; the service names a specific reason)."},
 	{ReasonPayloadTooLarge, 413, "The request body is over the size limit (1 MiB)."},
 	{ReasonIdempotencyKeyReused, 422, "The Idempotency-Key was used before with another request body."},

@@ -103,6 +103,8 @@ type State struct {
 	// Console is the console's sales records (console.go): registration
 	// forms, promotion codes, translations, the event's description.
 	Console ConsoleState `json:"console"`
+	// Room is the event's waiting room (waitingroom.go), nil without one.
+	Room *RoomRec `json:"room,omitempty"`
 
 	idx index
 	mem memory
@@ -548,6 +550,9 @@ type CheckoutRec struct {
 	OrderID string `json:"orderId,omitempty"`
 	// Client is the storefront caller that created it (holdlimits.go).
 	Client string `json:"client,omitempty"`
+	// QueueToken is the waiting room's token the session was created
+	// with: its hosted page's order spends it (waitingroom.go).
+	QueueToken string `json:"queueToken,omitempty"`
 }
 
 // SessionRec is an agenda session (program.go). Seq is its position in
@@ -617,6 +622,7 @@ func (s *State) reindex() {
 	s.initIndex()
 	RunInOrder(s.indexTasks(nil)...)
 	s.sortWaitlists()
+	s.reindexRoom()
 }
 
 // initIndex makes the empty indexes. Presized: rebuilding the indexes of a

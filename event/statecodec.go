@@ -64,6 +64,7 @@ func EncodeState(s *State, yield func()) ([]byte, error) {
 	e = section(e, p, len(s.VenueOrder), byID(s.VenueOrder, s.Venues), enc.venueRec)
 	e = s.appendProgram(e)
 	e = s.appendConsole(e)
+	e = s.appendRoom(e)
 	return e, nil
 }
 
@@ -255,7 +256,7 @@ func (d *dec) orderRec() OrderRec {
 
 func (e enc) checkoutRec(r *CheckoutRec) enc {
 	return e.str(r.ID).orderItems(r.Items).str(r.Email).str(r.Name).bytes(r.Responses).str(r.RedemptionCode).
-		str(r.PromotionCode).str(r.ReturnURL).str(r.Locale).time(r.CreatedAt).time(r.ExpiresAt).str(r.OrderID).str(r.Client)
+		str(r.PromotionCode).str(r.ReturnURL).str(r.Locale).time(r.CreatedAt).time(r.ExpiresAt).str(r.OrderID).str(r.Client).str(r.QueueToken)
 }
 
 func (d *dec) checkoutRec() CheckoutRec {
@@ -264,6 +265,9 @@ func (d *dec) checkoutRec() CheckoutRec {
 		OrderID: d.str()}
 	if len(d.s) > 0 {
 		r.Client = d.str() // sessions of a build before the hold limits end here
+	}
+	if len(d.s) > 0 {
+		r.QueueToken = d.str()
 	}
 	return r
 }
@@ -603,6 +607,7 @@ func (s *State) decodeBinary(body string, run Runner, yield func()) (regsFill fu
 	readSection(d, p, &s.Venues, &s.VenueOrder, (*dec).venueRec, func(r *VenueRec) string { return r.ID }, func(r *VenueRec, i int) { r.Seq = i })
 	s.decodeProgram(d)
 	s.decodeConsole(d)
+	s.decodeRoom(d)
 	if d.err != nil {
 		return nil, nil, d.err
 	}
