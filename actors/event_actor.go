@@ -39,6 +39,11 @@ type eventActor struct {
 	effs []event.Effect // the effects buffer
 
 	published byte // the status last reported to the event index; 0 before the first report
+
+	// the waiting room's poll notes (queue.go)
+	polls     map[string]time.Time
+	swept     time.Time
+	startedAt time.Time
 }
 
 // notePublished tells the event index whether the event is published, when
@@ -107,7 +112,9 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		if a.retired {
 			return
 		}
-		a.handle(ctx, &request{cmd: event.Expire{Now: a.sys.cfg.Now()}}, nil)
+		now := a.sys.cfg.Now()
+		a.handle(ctx, &request{cmd: event.Expire{Now: now}}, nil)
+		a.sweepWaiters(ctx, now)
 	case *actor.ReceiveTimeout:
 		// A snapshot in flight does not keep the actor: the snapshotter
 		// works from the store, and a new incarnation loads from the
@@ -156,7 +163,8 @@ func (a *eventActor) start(ctx actor.Context) {
 		ctx.SetReceiveTimeout(a.sys.cfg.IdleTimeout)
 	}
 	// Holds that lapsed while the event was not loaded lapse now.
-	a.handle(ctx, &request{cmd: event.Expire{Now: a.sys.cfg.Now()}}, nil)
+	a.startedAt = a.sys.cfg.Now()
+	a.handle(ctx, &request{cmd: event.Expire{Now: a.startedAt}}, nil)
 }
 
 // claimCatchUps bounds the claims a load retries after replaying the
@@ -257,6 +265,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 		now = e.Now
 	}
 	res, changes, err := a.m.Decide(now, req.cmd)
+	a.notePoll(req.cmd, now)
 	if err != nil {
 		a.com.reply(ctx, to, &response{err: err})
 		return

@@ -25,9 +25,9 @@ type UpdateEvent struct {
 	Status             Opt[string] `json:"status,omitzero" v:"enum=draft|published|archived"`
 	Currency           Opt[string] `json:"currency,omitzero" v:"minLen=3,maxLen=3"`
 	ConfirmAgendaReset bool        `json:"confirmAgendaReset,omitempty"`
-	// WaitingRoom sets the event's waiting room (waitingroom.go); null
-	// removes it.
-	WaitingRoom Opt[WaitingRoomConfig] `json:"waitingRoom,omitzero" v:"nullable"`
+	// WaitingRoom sets the event's waiting room (waitingroom.go); enabled
+	// false turns it off.
+	WaitingRoom *WaitingRoomConfig `json:"waitingRoom,omitempty"`
 }
 
 // SetSiteURL sets (or with null clears) the event's public page address, a

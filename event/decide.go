@@ -325,8 +325,8 @@ func (m *Machine) updateEvent(now time.Time, c UpdateEvent) (any, []Change, erro
 		ch.AgendaReset = true
 	}
 	changes := []Change{ch}
-	if c.WaitingRoom.Set {
-		room, err := m.configureRoom(now, c.WaitingRoom)
+	if c.WaitingRoom != nil {
+		room, err := m.configureRoom(now, *c.WaitingRoom)
 		if err != nil {
 			return nil, nil, err
 		}

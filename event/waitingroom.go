@@ -69,7 +69,7 @@ const (
 
 // WaitingRoomConfig is the waitingRoom field of PATCH /v1/events/{id}.
 // Absent fields keep their current values (a new room needs onSaleAt);
-// null removes the room.
+// enabled false turns the room off.
 type WaitingRoomConfig struct {
 	Enabled          *bool `json:"enabled,omitempty" doc:"Turn the room on or off (default on for a new room)."`
 	OpensAt          *Time `json:"opensAt,omitempty" doc:"When joins open; default: at once."`
@@ -179,7 +179,8 @@ func (ExpireWaiters) result(*any)          {}
 
 // ---- changes
 
-// WaitingRoomSet configures the room (nil Room: removed).
+// WaitingRoomSet configures the room. Remove (no room) is kept for the log
+// format; no decision makes it yet.
 type WaitingRoomSet struct {
 	At               time.Time  `json:"at"`
 	Remove           bool       `json:"remove,omitempty"`
@@ -462,14 +463,7 @@ func (m *Machine) roomGates(now time.Time) bool {
 	return r != nil && r.Enabled && !now.Before(r.OnSaleAt)
 }
 
-func (m *Machine) configureRoom(now time.Time, c Opt[WaitingRoomConfig]) (Change, error) {
-	if c.Null {
-		if m.s.Room == nil {
-			return nil, nil
-		}
-		return WaitingRoomSet{At: now, Remove: true}, nil
-	}
-	v := c.V
+func (m *Machine) configureRoom(now time.Time, v WaitingRoomConfig) (Change, error) {
 	ch := WaitingRoomSet{At: now, Enabled: true, AdmitPerMinute: defaultAdmitPerMinute, AdmissionMinutes: defaultAdmissionMinutes}
 	if r := m.s.Room; r != nil {
 		ch.Enabled, ch.OpensAt, ch.OnSaleAt = r.Enabled, r.OpensAt, r.OnSaleAt
@@ -821,4 +815,19 @@ func (s *State) decodeRoom(d *dec) {
 		return
 	}
 	s.Room = r
+}
+
+// QueueWaiters calls fn with each waiting entry's id and join time, in
+// join order, until fn answers false (the shell's sweep of entries not
+// polled: see ExpireWaiters).
+func (m *Machine) QueueWaiters(fn func(id string, joined time.Time) bool) {
+	r := m.s.Room
+	if r == nil || r.waiting == 0 {
+		return
+	}
+	for _, e := range r.Entries {
+		if e.State == entryWaiting && !fn(e.ID, e.JoinedAt) {
+			return
+		}
+	}
 }

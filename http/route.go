@@ -59,6 +59,10 @@ type Route struct {
 	Response    any    // success body type; nil for no body
 	Errors      []int  // error statuses this route documents (401/429 etc. are added by surface)
 	IPLimited   bool   // Storefront: also limited per (key, client IP) (StorefrontIPLimitPerMinute)
+	// QueueToken: the route reads the Queue-Token header of a waiting
+	// room (decisions §19); RetryAfter: its success answers Retry-After.
+	QueueToken bool
+	RetryAfter bool
 	Handle      HandlerFunc
 }
 
