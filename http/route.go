@@ -63,7 +63,7 @@ type Route struct {
 	// room (decisions §19); RetryAfter: its success answers Retry-After.
 	QueueToken bool
 	RetryAfter bool
-	Handle      HandlerFunc
+	Handle     HandlerFunc
 }
 
 // HandlerFunc handles one request after authentication and decoding. It

@@ -75,11 +75,11 @@ func TestQueueRules(t *testing.T) {
 
 	// Bad configuration, each field named.
 	for body, field := range map[string]string{
-		`{"admitPerMinute":0}`:                  "waitingRoom.admitPerMinute",
-		`{"admissionMinutes":500}`:              "waitingRoom.admissionMinutes",
-		`{"opensAt":"2099-01-01T00:00:00Z"}`:    "waitingRoom.opensAt",
-		`{"onSaleAt":"not a time"}`:             "waitingRoom.onSaleAt",
-		`{"enabled":"yes"}`:                     "waitingRoom.enabled",
+		`{"admitPerMinute":0}`:               "waitingRoom.admitPerMinute",
+		`{"admissionMinutes":500}`:           "waitingRoom.admissionMinutes",
+		`{"opensAt":"2099-01-01T00:00:00Z"}`: "waitingRoom.opensAt",
+		`{"onSaleAt":"not a time"}`:          "waitingRoom.onSaleAt",
+		`{"enabled":"yes"}`:                  "waitingRoom.enabled",
 	} {
 		r := q.dev.AllowInvalidRequest().Do("PATCH", "/v1/events/"+q.ev, []byte(`{"waitingRoom":`+body+`}`))
 		assert.Contains(t, apiWant400(t, r, field), field, body)
