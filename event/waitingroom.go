@@ -831,3 +831,24 @@ func (m *Machine) QueueWaiters(fn func(id string, joined time.Time) bool) {
 		}
 	}
 }
+
+// StorefrontWaitingRoom is the waiting room as the storefront shows it:
+// when it opens and sells, whether it is sold out; never a count.
+type StorefrontWaitingRoom struct {
+	OpensAt  *Time `json:"opensAt"`
+	OnSaleAt Time  `json:"onSaleAt"`
+	// Required: orders and checkout sessions need a queue token now.
+	Required bool `json:"required" doc:"From onSaleAt: storefront orders and checkout sessions need the Queue-Token of an admitted entry."`
+	SoldOut  bool `json:"soldOut"`
+	Paused   bool `json:"paused"`
+}
+
+// roomCatalog puts the storefront's view of the room in the catalog, and
+// takes the organizer's (with its counts) out of the event.
+func (m *Machine) roomCatalog(cat *Catalog, now time.Time) {
+	cat.Event.WaitingRoom = nil
+	if r := m.s.Room; r != nil && r.Enabled {
+		cat.WaitingRoom = &StorefrontWaitingRoom{OpensAt: tp(r.OpensAt), OnSaleAt: At(r.OnSaleAt), Required: m.roomGates(now),
+			SoldOut: r.SoldOut, Paused: r.Paused}
+	}
+}

@@ -138,6 +138,7 @@ func (a *api) listPublishedEvents(c *thttp.Ctx) (any, error) {
 			return nil, err
 		}
 		if ev.Status == "published" {
+			ev.WaitingRoom = nil // the organizer's counts: the catalog has the buyers' view
 			out = append(out, StorefrontEvent{Event: ev, SiteURL: ev.SiteURL})
 		}
 	}

@@ -85,6 +85,7 @@ type Pages struct {
 	baseOrigin string // origin of the base URL, for CSP form-action
 	limiter    *gateLimiter
 	resends    *gateLimiter // "resend my ticket" requests
+	shopBuys   *gateLimiter // the shop's Buy (queue joins, checkout sessions) per client IP
 }
 
 // New parses the templates and returns the hosted pages of cfg.
@@ -97,13 +98,13 @@ func New(cfg Config) (*Pages, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Pages{cfg: cfg, log: log, tmpl: map[string]*template.Template{}, msgs: newMessages(), limiter: newGateLimiter(gateFailLimit, gateFailWindow, gateMaxKeys),
-		resends: newGateLimiter(resendLimit, resendWindow, gateMaxKeys)}
+		resends: newGateLimiter(resendLimit, resendWindow, gateMaxKeys), shopBuys: newGateLimiter(shopBuyLimit, shopBuyWindow, gateMaxKeys)}
 	base, err := template.ParseFS(templateFS, "templates/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("pages: parse layout: %w", err)
 	}
 	// Each page is the layout plus its own "content".
-	for _, name := range []string{"message", "next", "checkout", "order", "continue", "pass", "event", "pay"} {
+	for _, name := range []string{"message", "next", "checkout", "order", "continue", "pass", "event", "pay", "queue"} {
 		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("pages: parse %s: %w", name, err)
@@ -151,6 +152,7 @@ func (p *Pages) Register(srv *thttp.Server) {
 	srv.Handle("GET", "/pass/{token}", p.pass)
 	srv.Handle("POST", "/pass/{token}", p.pass)
 	srv.Handle("GET", "/e/{eventId}", p.eventPage)
+	p.registerShop(srv)
 }
 
 func (p *Pages) stylesheet(rc *fasthttp.RequestCtx) {
@@ -216,8 +218,22 @@ type view struct {
 	QR     template.URL
 	Admits bool
 
-	// public event page
-	Tickets []event.CatalogTicketType
+	// public event page: the shop (pages_shop.go)
+	Tickets     []event.CatalogTicketType
+	EventID     string
+	Venue       string
+	Description string
+	Queue       *event.StorefrontWaitingRoom
+	OnSale      string
+	// queue page: Refresh (seconds) makes the layout reload the page
+	// (meta refresh without script; queue.js with it)
+	QueueState string
+	Position   int
+	Wait       string
+	Progress   int
+	Retry      int
+	Refresh    int
+	TypeID     string
 }
 
 type pageLink struct{ Href, Text string }

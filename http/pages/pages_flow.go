@@ -558,13 +558,7 @@ func (p *Pages) eventPage(rc *fasthttp.RequestCtx) {
 		p.notFound(rc, l)
 		return
 	}
-	c, err := ask(p, id, event.GetCatalog{})
-	if err != nil {
-		p.fail(rc, l, err)
-		return
-	}
-	p.render(rc, 200, "event", &view{L: l, Title: c.Event.Name, EventName: c.Event.Name, When: when(c.Event, l.Lang),
-		Tickets: c.TicketTypes, Currency: c.Event.Currency})
+	p.shop(rc, id, l, 200, "")
 }
 
 // payView renders the sandbox provider's payment page in the pages' look.
