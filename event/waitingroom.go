@@ -97,6 +97,9 @@ type WaitingRoom struct {
 	Admitted int  `json:"admitted" doc:"Entries admitted so far (tokens used or not)."`
 	Used     int  `json:"used" doc:"Tokens that placed an order."`
 	Expired  int  `json:"expired" doc:"Entries expired (not polled) and tokens lapsed unused."`
+	// AdmittedLastMinute counts the admissions of the minute before the
+	// room's last tick.
+	AdmittedLastMinute int `json:"admittedLastMinute" doc:"Admissions in the last minute."`
 }
 
 // RoomRec is the stored waiting room of an event.
@@ -516,7 +519,29 @@ func (m *Machine) roomView() *WaitingRoom {
 		Enabled: r.Enabled, OpensAt: tp(r.OpensAt), OnSaleAt: At(r.OnSaleAt), AdmitPerMinute: r.AdmitPerMinute,
 		AdmissionMinutes: r.AdmissionMinutes, Paused: r.Paused, SoldOut: r.SoldOut, Shuffled: r.Shuffled,
 		Waiting: r.waiting, Admitted: r.unused + r.used + r.lapsed, Used: r.used, Expired: r.expired + r.lapsed,
+		AdmittedLastMinute: m.admittedSince(m.lastTick.Add(-time.Minute)),
 	}
+}
+
+// admittedSince counts the entries admitted after t (an admission's time
+// is its token's end less the admission minutes), from the newest back.
+func (m *Machine) admittedSince(t time.Time) int {
+	r := m.s.Room
+	if !r.Shuffled {
+		return 0
+	}
+	n := 0
+	for i := min(r.Next, len(r.order)) - 1; i >= 0; i-- {
+		e := r.Entries[r.order[i]]
+		if e.State == entryWaiting || e.State == entryExpired {
+			continue
+		}
+		if !e.Until.Add(-time.Duration(r.AdmissionMinutes) * time.Minute).After(t) {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 func (c JoinQueue) decide(m *Machine, now time.Time) (any, []Change, error) {
