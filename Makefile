@@ -11,7 +11,7 @@ PKGS     := ./...
 FUZZTIME ?= 4000x
 FUZZTIME_LONG ?= 100000x
 
-.PHONY: all build run test test-go fuzz-short fuzz bench bench-cluster chaos cluster-chaos chaos-deps lint lint-openapi lint-openapi-deps browser-deps readme-deps stripe-mock clean
+.PHONY: all build run test test-go fuzz-short fuzz bench bench-cluster chaos cluster-chaos chaos-deps lint lint-openapi lint-openapi-deps browser-deps ticket-deps readme-deps stripe-mock clean
 
 all: build
 
@@ -26,7 +26,7 @@ run: build
 	./$(BIN) serve
 
 ## test: every test (unit, simulation, crash, HTTP black-box, browser), plus short fuzz runs
-test: browser-deps stripe-mock chaos-deps readme-deps test-go lint-openapi fuzz-short
+test: browser-deps ticket-deps stripe-mock chaos-deps readme-deps test-go lint-openapi fuzz-short
 
 # gotestsum prints a line per package as it finishes (the failures in full)
 # and a closing count; it is fetched through the module proxy on first use.
@@ -167,6 +167,21 @@ browser-deps:
 	    echo "installing chromium (browser tests)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: install Debian's chromium package to run the browser tests"; exit 1; fi; \
+	fi
+
+# The buyer's ticket tests read the PDF back (poppler-utils: pdftotext,
+# pdftoppm, pdfinfo), decode its QR code (zbar-tools: zbarimg) and verify
+# the Apple Wallet pass's signature (openssl).
+ticket-deps:
+	@missing=""; \
+	command -v pdftotext >/dev/null 2>&1 || missing="$$missing poppler-utils"; \
+	command -v zbarimg >/dev/null 2>&1 || missing="$$missing zbar-tools"; \
+	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing$$missing (ticket PDF and wallet tests)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "missing$$missing: install these Debian packages to run the ticket tests"; exit 1; fi; \
 	fi
 
 # The README's walk-through (run by cmd/ticketd's TestReadmeTryItRuns)

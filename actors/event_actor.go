@@ -284,6 +284,12 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 		if a.effs = event.AppendEffects(a.effs[:0], ch); len(a.effs) > 0 {
 			a.carryOut(now, seq, a.effs)
 		}
+		if f := a.sys.cfg.OnPassChange; f != nil {
+			if regs, all := event.PassChanged(ch); all || len(regs) > 0 {
+				id := a.id
+				a.com.afterDurable(func() { f(id, regs, all) })
+			}
+		}
 	}
 	a.notePublished()
 	if a.outboxDirty && a.sys.cfg.OnOutbox != nil {

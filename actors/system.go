@@ -82,6 +82,10 @@ type Config struct {
 	// WantHook, if set, says whether a unit has a webhook endpoint for an
 	// event type; without one no webhook event is queued.
 	WantHook func(unitID, typ string) bool
+	// OnPassChange, if set, is called (from an actor; it must not block)
+	// once a change that alters wallet passes is durable: registrations
+	// regIDs, or with all every pass of the event (event.PassChanged).
+	OnPassChange func(eventID string, regIDs []string, all bool)
 }
 
 // Validate fills defaults and checks the configuration.

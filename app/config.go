@@ -15,6 +15,7 @@ import (
 	"ticketd/mail"
 	"ticketd/payments/stripe"
 	"ticketd/persistence"
+	"ticketd/wallet"
 	"ticketd/webhooks"
 )
 
@@ -31,23 +32,26 @@ type Config struct {
 	TrustedProxies         []netip.Prefix
 	OrderHold              time.Duration
 	CheckoutSessionTTL     time.Duration
+	PaymentWebhookSecret   string
+	SMTPAddr               string
+	SMTPUsername           string
+	SMTPPassword           string
+	MailFrom               string
+	SnapshotEvery          int
+	IdleTimeout            time.Duration
+	LogLevel               string
+	DevLogRetention        time.Duration
+	DevLogPerUnit          int
+	AuditRetention         time.Duration
+	WebhookDisableAfter    int
+	// WebhookAllowPrivate lifts the rule that webhook endpoints be https
+	// on public addresses (decisions §23), for development and tests.
+	WebhookAllowPrivate bool
 	// StorefrontOpenOrdersPerIP and StorefrontOpenSessionsPerIP are the
 	// hold limits per (publishable key, client IP) and event (decisions
 	// §22): open orders (10) and unused checkout sessions (20); 0 off.
 	StorefrontOpenOrdersPerIP   int
 	StorefrontOpenSessionsPerIP int
-	PaymentWebhookSecret        string
-	SMTPAddr                    string
-	SMTPUsername                string
-	SMTPPassword                string
-	MailFrom                    string
-	SnapshotEvery               int
-	IdleTimeout                 time.Duration
-	LogLevel                    string
-	DevLogRetention             time.Duration
-	DevLogPerUnit               int
-	AuditRetention              time.Duration
-	WebhookDisableAfter         int
 
 	// Connection and abuse bounds of the HTTP server (see http.Config).
 	StorefrontCatalogIPPerMinute int
@@ -89,6 +93,10 @@ type Config struct {
 	ClusterSettleLag   int
 	ClusterSettleSmall int
 
+	// Wallet: the buyer's Apple Wallet and Google Wallet passes
+	// (decisions §21); empty: the pass page offers the PDF alone.
+	Wallet WalletConfig
+
 	// Logger receives the service's log; nil: text lines on stderr at
 	// LogLevel.
 	Logger *slog.Logger
@@ -107,6 +115,9 @@ type Tuning struct {
 	Actors   func(*actors.Config)
 	HTTP     func(*thttp.Config)
 	Console  func(*console.Config)
+	// Wallet adjusts the wallets (tests put doubles of APNs and the
+	// Google Wallet API in).
+	Wallet func(*wallet.Config)
 	// Cluster adjusts the cluster node's configuration (tests make the
 	// trimmer look every 200 ms, or put every event on one shard).
 	Cluster func(*cluster.Config)
@@ -128,29 +139,29 @@ func DefaultConfig() Config {
 		StorefrontIPPerMinute:  20,
 		OrderHold:              15 * time.Minute,
 		CheckoutSessionTTL:     24 * time.Hour,
+		MailFrom:               "tickets@localhost",
+		SnapshotEvery:          50_000,
+		IdleTimeout:            10 * time.Minute,
+		LogLevel:               "info",
+		DevLogRetention:        7 * 24 * time.Hour,
+		DevLogPerUnit:          5000,
+		AuditRetention:         90 * 24 * time.Hour,
+		WebhookDisableAfter:    10,
+		PaymentProvider:        PaymentSandbox,
+		ClusterReplicas:        3,
+		ClusterShards:          cluster.DefaultShards,
+		ClusterSnapshotTailMax: cluster.SnapshotTailMax,
+		ClusterSettleLag:       10_000,
+		ClusterSettleSmall:     10_000,
+
+		StorefrontCatalogIPPerMinute: 60,
 		// The hold limits (decisions §22).
 		StorefrontOpenOrdersPerIP:   10,
 		StorefrontOpenSessionsPerIP: 20,
-		MailFrom:                    "tickets@localhost",
-		SnapshotEvery:               50_000,
-		IdleTimeout:                 10 * time.Minute,
-		LogLevel:                    "info",
-		DevLogRetention:             7 * 24 * time.Hour,
-		DevLogPerUnit:               5000,
-		AuditRetention:              90 * 24 * time.Hour,
-		WebhookDisableAfter:         10,
-		PaymentProvider:             PaymentSandbox,
-		ClusterReplicas:             3,
-		ClusterShards:               cluster.DefaultShards,
-		ClusterSnapshotTailMax:      cluster.SnapshotTailMax,
-		ClusterSettleLag:            10_000,
-		ClusterSettleSmall:          10_000,
-
-		StorefrontCatalogIPPerMinute: 60,
-		AuthFailuresPerMinute:        20,
-		MaxConnsPerIP:                1024,
-		HTTPReadTimeout:              15 * time.Second,
-		HTTPIdleTimeout:              60 * time.Second,
+		AuthFailuresPerMinute:       20,
+		MaxConnsPerIP:               1024,
+		HTTPReadTimeout:             15 * time.Second,
+		HTTPIdleTimeout:             60 * time.Second,
 	}
 }
 

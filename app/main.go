@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"ticketd/actors"
@@ -27,6 +28,7 @@ import (
 	"ticketd/payments/stripe"
 	"ticketd/persistence"
 	"ticketd/snapshots"
+	"ticketd/wallet"
 	"ticketd/webhooks"
 )
 
@@ -59,6 +61,9 @@ type Main struct {
 	node   *cluster.Node
 	router *cluster.Router
 	shared *clusterShared // see shareCluster
+
+	// wallet is the buyer's wallet passes (nil until Open loads it).
+	wallet atomic.Pointer[wallet.Service]
 
 	// URL is the base URL once Open returned.
 	URL string
@@ -206,7 +211,9 @@ func (m *Main) Open() error {
 	}
 	m.stop = make(chan struct{})
 	mc := mail.Config{SMTPAddr: m.cfg.SMTPAddr, Username: m.cfg.SMTPUsername, Password: m.cfg.SMTPPassword,
-		From: m.cfg.MailFrom, Logger: m.log}
+		From: m.cfg.MailFrom, Logger: m.log,
+		// A wallet configured wrongly stops the start below (openWallet).
+		AppleWallet: m.cfg.Wallet.ApplePassTypeID != "", GoogleWallet: m.cfg.Wallet.GoogleIssuerID != ""}
 	if t := m.cfg.Tune; t != nil && t.Mail != nil {
 		t.Mail(&mc)
 	}
@@ -215,7 +222,7 @@ func (m *Main) Open() error {
 		m.closeBackend()
 		return err
 	}
-	hc := webhooks.Config{Logger: m.log, DisableAfter: m.cfg.WebhookDisableAfter}
+	hc := webhooks.Config{Logger: m.log, DisableAfter: m.cfg.WebhookDisableAfter, AllowPrivate: m.cfg.WebhookAllowPrivate}
 	if t := m.cfg.Tune; t != nil && t.Webhooks != nil {
 		t.Webhooks(&hc)
 	}
@@ -242,6 +249,7 @@ func (m *Main) Open() error {
 		Logger:        m.log,
 		OnOutbox:      func() { mailer.Wake(); hooks.Wake() },
 		WantHook:      hooks.Subscribed,
+		OnPassChange:  m.passChanged,
 	}
 	if m.cfg.Clustered() {
 		if err := m.joinCluster(&ac); err != nil {
@@ -313,10 +321,14 @@ func (m *Main) Open() error {
 		m.checkouts = payments.NewCloser(m.sys, hosted, m.log)
 	}
 	devlog := thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention)
+	if err := m.openWallet(walletSecret(pagesSecret, m.pagesSharedSecret())); err != nil {
+		m.closeBackend()
+		return err
+	}
 	m.srv, err = api.New(hcfg, api.Deps{System: m.sys, WebhookSecret: webhookSecret, Sandbox: sandbox, Refunds: m.refunds,
 		Stripe: hosted, Checkouts: m.checkouts,
 		PagesSecret: pagesSecret, PagesSharedSecret: m.pagesSharedSecret(), Seen: m.sharedSeen(), Outbox: m.mail,
-		DevLog: devlog, Audit: m.audit, Webhooks: m.hooks, Cluster: m.clusterView()})
+		DevLog: devlog, Audit: m.audit, Webhooks: m.hooks, Cluster: m.clusterView(), Wallet: m.wallet.Load()})
 	if err != nil {
 		m.closeBackend()
 		return err
@@ -332,7 +344,9 @@ func (m *Main) Open() error {
 	m.mail.Start()
 	m.hooks.Start()
 	m.done = make(chan error, 1)
-	go func() { m.done <- m.srv.Serve(m.ln) }()
+	// The listener as a value: a Close right after Open clears m.ln.
+	ln := m.ln
+	go func() { m.done <- m.srv.Serve(ln) }()
 	go m.resumeRefunds(m.stop)
 	if m.checkouts != nil {
 		go m.checkouts.Run(m.stop, checkoutCloseInterval)
@@ -351,7 +365,11 @@ func (m *Main) openConsole(adminToken string, devlog *thttp.DevLog) error {
 	if t := m.cfg.Tune; t != nil && t.Console != nil {
 		t.Console(&cc)
 	}
-	con, err := console.New(cc, console.Deps{System: m.sys, Audit: m.audit, Refunds: m.refunds, Webhooks: m.hooks, Outbox: m.mail, DevLog: devlog})
+	ad, gd := m.wallet.Load().Describe()
+	wallets := []console.WalletStatus{{ID: "apple", Name: "Apple Wallet", Configured: ad != "", Detail: ad},
+		{ID: "google", Name: "Google Wallet", Configured: gd != "", Detail: gd}}
+	con, err := console.New(cc, console.Deps{System: m.sys, Audit: m.audit, Refunds: m.refunds, Webhooks: m.hooks, Outbox: m.mail, DevLog: devlog,
+		Wallets: wallets})
 	if err != nil {
 		return err
 	}
@@ -446,6 +464,7 @@ func (m *Main) closeBackend() {
 		m.router = nil
 	}
 	m.closeShared()
+	m.closeWallet()
 	if m.sys != nil {
 		_ = m.sys.Close()
 		m.sys = nil

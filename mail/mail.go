@@ -74,6 +74,10 @@ type Config struct {
 	SendTimeout time.Duration
 	// BatchMax bounds the entries one round sends.
 	BatchMax int
+	// AppleWallet and GoogleWallet: the wallets configured (decisions
+	// §21); a ticket email links them next to the PDF, which it always
+	// links.
+	AppleWallet, GoogleWallet bool
 }
 
 func (c *Config) setDefaults() {

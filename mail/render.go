@@ -33,6 +33,15 @@ func (m *Mailer) Render(tm actors.TicketMail) (*gomail.Msg, error) {
 	if err != nil {
 		return nil, err
 	}
+	if v.Ticket && tm.PassURL != "" {
+		v.PDFURL = under(tm.PassURL, "ticket.pdf")
+		if m.cfg.AppleWallet {
+			v.AppleURL = under(tm.PassURL, "wallet.pkpass")
+		}
+		if m.cfg.GoogleWallet {
+			v.GoogleURL = under(tm.PassURL, "google-wallet")
+		}
+	}
 	msg := gomail.NewMsg(gomail.WithCharset(gomail.CharsetUTF8))
 	if err := msg.From(m.cfg.From); err != nil {
 		return nil, fmt.Errorf("mail: from: %w", err)
@@ -63,6 +72,18 @@ func (m *Mailer) Render(tm actors.TicketMail) (*gomail.Msg, error) {
 		}
 	}
 	return msg, nil
+}
+
+// under is the address of name under the pass page at pass (its query,
+// if any, kept after the path).
+func under(pass, name string) string {
+	u, err := url.Parse(pass)
+	if err != nil {
+		return ""
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + "/" + name
+	u.RawPath = ""
+	return u.String()
 }
 
 // Calendar is the calendar file of a ticket: its UID is the registration's
@@ -109,6 +130,10 @@ type view struct {
 	Refund  *refundView
 	// Cancelled: a cancellation; Order says it is the order's.
 	Cancelled bool
+	// PDFURL, AppleURL and GoogleURL keep the ticket: the PDF always,
+	// each wallet when configured ("" otherwise). Each is behind the pass
+	// page's email gate.
+	PDFURL, AppleURL, GoogleURL string
 }
 
 type receiptView struct {

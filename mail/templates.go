@@ -24,6 +24,14 @@ Where: {{.}}{{end}}
 
 Your entry pass (show it at the door):
 {{.PassURL}}
+{{- with .PDFURL}}
+
+Keep your ticket:
+  PDF to print: {{.}}{{end}}
+{{- with .AppleURL}}
+  Apple Wallet: {{.}}{{end}}
+{{- with .GoogleURL}}
+  Google Wallet: {{.}}{{end}}
 
 The pass page asks for this email address before it shows anything.
 Keep this link to yourself: anyone with it and your email can open the pass.
@@ -70,6 +78,9 @@ const htmlBody = `<!doctype html>
 {{- with .When}}<br><strong>When:</strong> {{.}}{{end}}
 {{- with .Location}}<br><strong>Where:</strong> {{.}}{{end}}</p>
 <p><a href="{{.PassURL}}" style="display:inline-block;background:#1747b5;color:#fff;text-decoration:none;padding:12px 20px;border-radius:8px;font-weight:600">Open your entry pass</a></p>
+{{- with .PDFURL}}
+<p>Keep your ticket: <a href="{{.}}">PDF to print</a>{{with $.AppleURL}} · <a href="{{.}}">Add to Apple Wallet</a>{{end}}{{with $.GoogleURL}} · <a href="{{.}}">Save to Google Wallet</a>{{end}}</p>
+{{- end}}
 <p style="color:#4a5360;font-size:14px">Or copy this link: {{.PassURL}}<br>The pass page asks for this email address before it shows anything.
 {{- if .StartsAt}}<br>The attached calendar file (event.ics) adds the event to your calendar.{{end}}</p>
 {{- end}}

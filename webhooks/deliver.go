@@ -378,9 +378,20 @@ func (s *Service) deliver(ctx context.Context, e outbox.Entry) (retryAt time.Tim
 	}
 	d := logged{Delivery: Delivery{EventID: t.EventID, Type: t.Type, Attempt: attempt, At: now.UTC()}, Body: t.Body}
 	start := time.Now()
-	status, perr := s.post(ctx, ep.URL, t, Signature(now.Unix(), t.Body, secrets...))
+	var status int
+	perr := s.refusedBeforeDial(ep.URL)
+	if perr == nil {
+		status, perr = s.post(ctx, ep.URL, t, Signature(now.Unix(), t.Body, secrets...))
+	}
 	if ctx.Err() != nil {
 		return time.Time{}, errAborted
+	}
+	var ref *refusal
+	if errors.As(perr, &ref) {
+		// Not sent: logged as refused and retried like a failure, since
+		// the name may resolve to a public address again.
+		d.Refused, perr = true, fmt.Errorf("refused, not sent: %s", ref.why)
+		s.cfg.Logger.Warn("webhooks: delivery refused", "endpoint", ep.ID, "why", ref.why)
 	}
 	d.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 	d.StatusCode = status

@@ -44,6 +44,22 @@
 // "<endpointId>/resend-<random>"), on the same durable path: the same
 // bytes and event id, its own attempts and log entries.
 //
+// # Destinations
+//
+// Decisions §23: an endpoint URL must be https and reach only public
+// addresses (not loopback, private, link-local, unspecified, multicast
+// or another special-purpose range; destination.go lists them). Save
+// checks an address literal and every address a name resolves to (a name
+// that does not resolve yet is taken); each delivery checks the scheme
+// and literal again, and the default Client's dialer refuses a
+// non-public address after resolution, on the address it would connect
+// to, so a name rebound to an internal address is caught. Redirects are
+// not followed and no proxy is used. A refused attempt is not sent: it is
+// logged with Refused and counted as a failed attempt (the name may
+// resolve elsewhere later). Config.AllowPrivate (TICKETD_WEBHOOK_ALLOW_
+// PRIVATE) lifts these rules for development and tests, where http is
+// then taken for localhost only.
+//
 // # Signatures
 //
 // Webhook-Signature is "t=<unix seconds>,v1=<hex HMAC-SHA256>" over the

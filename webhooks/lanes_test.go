@@ -46,7 +46,7 @@ func hangingEndpoint(t *testing.T) (*httptest.Server, func() int) {
 // off. The hanging endpoint sees one request at a time, spaced by its
 // backoff.
 func TestHangingEndpointDoesNotDelayOthers(t *testing.T) {
-	w, st := open(t, webhooks.Config{BackoffMin: 300 * time.Millisecond, BackoffMax: 600 * time.Millisecond,
+	w, st := open(t, webhooks.Config{AllowPrivate: true, BackoffMin: 300 * time.Millisecond, BackoffMax: 600 * time.Millisecond,
 		DisableAfter: 100})
 	slow, hung := hangingEndpoint(t)
 	fast := newReceiver(t, 0)
@@ -96,7 +96,7 @@ func TestTaskBackoffSurvivesARestart(t *testing.T) {
 	dir := t.TempDir()
 	st, err := persistence.Open(persistence.Options{Dir: dir})
 	require.NoError(t, err)
-	cfg := webhooks.Config{BackoffMin: 1500 * time.Millisecond, BackoffMax: 3 * time.Second,
+	cfg := webhooks.Config{AllowPrivate: true, BackoffMin: 1500 * time.Millisecond, BackoffMax: 3 * time.Second,
 		PollInterval: 5 * time.Millisecond, Timeout: time.Second}
 	w, err := webhooks.New(cfg, st, nil)
 	require.NoError(t, err)
@@ -160,7 +160,7 @@ func TestTasksOfTheOldFormatAreDelivered(t *testing.T) {
 	st, err := persistence.Open(persistence.Options{Dir: dir})
 	require.NoError(t, err)
 	defer st.Close()
-	w, err := webhooks.New(webhooks.Config{}, st, nil)
+	w, err := webhooks.New(webhooks.Config{AllowPrivate: true}, st, nil)
 	require.NoError(t, err)
 	rc := newReceiver(t, 0)
 	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookOrderPaid}})
@@ -175,7 +175,7 @@ func TestTasksOfTheOldFormatAreDelivered(t *testing.T) {
 	require.NoError(t, st.Commit(bt))
 	bt.Close()
 
-	w, err = webhooks.New(webhooks.Config{BackoffMin: 5 * time.Millisecond, BackoffMax: 10 * time.Millisecond,
+	w, err = webhooks.New(webhooks.Config{AllowPrivate: true, BackoffMin: 5 * time.Millisecond, BackoffMax: 10 * time.Millisecond,
 		PollInterval: 5 * time.Millisecond}, st, nil)
 	require.NoError(t, err)
 	w.Start()
@@ -199,7 +199,7 @@ func TestTasksOfTheOldFormatAreDelivered(t *testing.T) {
 // queued after all of it, still goes out at once, and the backlog drains
 // completely, each event once.
 func TestBusyEndpointBacklogDoesNotHideOthers(t *testing.T) {
-	w, st := open(t, webhooks.Config{BatchMax: 20})
+	w, st := open(t, webhooks.Config{AllowPrivate: true, BatchMax: 20})
 	var mu sync.Mutex
 	seen := map[string]int{}
 	slow := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -254,7 +254,7 @@ func TestCloseCancelsAHangingPostAndKeepsItsTask(t *testing.T) {
 	st, err := persistence.Open(persistence.Options{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer st.Close()
-	w, err := webhooks.New(webhooks.Config{Timeout: 20 * time.Second, PollInterval: 5 * time.Millisecond}, st, nil)
+	w, err := webhooks.New(webhooks.Config{AllowPrivate: true, Timeout: 20 * time.Second, PollInterval: 5 * time.Millisecond}, st, nil)
 	require.NoError(t, err)
 	slow, hung := hangingEndpoint(t)
 	_, err = w.Create("bu_1", webhooks.Input{URL: ptr(slow.URL), EventTypes: []string{actors.HookOrderPaid}})

@@ -54,8 +54,8 @@ func (c *sharedCopy) put(_ context.Context, key, value []byte, _ time.Duration) 
 // drops the log on both.
 func TestSharedDeliveryLog(t *testing.T) {
 	rc := newReceiver(t, 0)
-	a, sa := open(t, webhooks.Config{LogMax: 3})
-	b, sb := open(t, webhooks.Config{LogMax: 3})
+	a, sa := open(t, webhooks.Config{AllowPrivate: true, LogMax: 3})
+	b, sb := open(t, webhooks.Config{AllowPrivate: true, LogMax: 3})
 	shared := newSharedCopy(t, []*webhooks.Service{a, b}, []*persistence.Store{sa, sb})
 	a.Share(shared.put)
 	b.Share(shared.put)
@@ -127,7 +127,7 @@ func keys(t *testing.T, st *persistence.Store, prefix string) []string {
 func TestSharedFanOutPendingUntilDelivered(t *testing.T) {
 	ok := newReceiver(t, 0)
 	down := newReceiver(t, 1<<30) // answers 500 until further notice
-	a, sa := open(t, webhooks.Config{})
+	a, sa := open(t, webhooks.Config{AllowPrivate: true})
 	shared := newSharedCopy(t, []*webhooks.Service{a}, []*persistence.Store{sa})
 	a.Share(shared.put)
 	for _, rc := range []*receiver{ok, down} {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -97,8 +98,18 @@ type Config struct {
 	// LogMax bounds the delivery log kept per endpoint.
 	LogMax int
 	// Client sends the POSTs (default: an http.Client with Timeout that
-	// does not follow redirects).
+	// follows no redirects, uses no proxy and, unless AllowPrivate, dials
+	// public addresses only). A Client given here keeps the checks made
+	// before dialing (scheme, address literals) but not the dialer's.
 	Client *http.Client
+	// AllowPrivate lifts the destination rules of decisions §23 (https,
+	// public addresses only) for development and tests
+	// (TICKETD_WEBHOOK_ALLOW_PRIVATE): http to localhost and private,
+	// loopback and link-local addresses are then taken and delivered to.
+	AllowPrivate bool
+	// Resolver looks up an endpoint's host at save (default
+	// net.DefaultResolver).
+	Resolver *net.Resolver
 }
 
 func (c *Config) setDefaults() {
@@ -139,12 +150,10 @@ func (c *Config) setDefaults() {
 		c.LogMax = DefaultLogMax
 	}
 	if c.Client == nil {
-		c.Client = &http.Client{
-			Timeout: c.Timeout,
-			CheckRedirect: func(*http.Request, []*http.Request) error {
-				return http.ErrUseLastResponse
-			},
-		}
+		c.Client = newClient(c.Timeout, c.AllowPrivate)
+	}
+	if c.Resolver == nil {
+		c.Resolver = net.DefaultResolver
 	}
 }
 
@@ -195,15 +204,18 @@ type Input struct {
 // Delivery is one attempt in an endpoint's delivery log. ID is its log
 // key's last part (what Resend takes), filled in when the log is read.
 type Delivery struct {
-	ID         string    `json:"id,omitempty"`
-	EventID    string    `json:"eventId"`
-	Type       string    `json:"type"`
-	Attempt    int       `json:"attempt"`
-	StatusCode int       `json:"statusCode"`
-	LatencyMS  float64   `json:"latencyMs"`
-	Error      string    `json:"error,omitempty"`
-	Succeeded  bool      `json:"succeeded"`
-	At         time.Time `json:"at"`
+	ID         string  `json:"id,omitempty"`
+	EventID    string  `json:"eventId"`
+	Type       string  `json:"type"`
+	Attempt    int     `json:"attempt"`
+	StatusCode int     `json:"statusCode"`
+	LatencyMS  float64 `json:"latencyMs"`
+	Error      string  `json:"error,omitempty"`
+	// Refused: the attempt was not sent, its destination not being a
+	// public address (decisions §23); Error says which.
+	Refused   bool      `json:"refused,omitempty"`
+	Succeeded bool      `json:"succeeded"`
+	At        time.Time `json:"at"`
 }
 
 // logged is a delivery log entry as stored: the attempt and the body it
@@ -417,11 +429,14 @@ func newID() string {
 }
 
 // checkInput validates the fields set in in.
-func checkInput(in Input) error {
+func (s *Service) checkInput(in Input) error {
 	if in.URL != nil {
 		u, err := url.Parse(*in.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(*in.URL) > 2048 {
-			return fmt.Errorf("%w: url: must be an absolute http or https url", ErrInvalid)
+			return fmt.Errorf("%w: url: must be an absolute https url", ErrInvalid)
+		}
+		if err := s.checkDestination(*in.URL); err != nil {
+			return err
 		}
 	}
 	if in.EventTypes != nil {
@@ -476,7 +491,7 @@ func (s *Service) Create(unitID string, in Input) (Endpoint, error) {
 	if in.URL == nil || in.EventTypes == nil {
 		return Endpoint{}, fmt.Errorf("%w: url and eventTypes are required", ErrInvalid)
 	}
-	if err := checkInput(in); err != nil {
+	if err := s.checkInput(in); err != nil {
 		return Endpoint{}, err
 	}
 	s.mu.Lock()
@@ -578,7 +593,7 @@ func (s *Service) update(unitID, id string, fn func(e *Endpoint)) (Endpoint, err
 
 // Update changes the fields set in in.
 func (s *Service) Update(unitID, id string, in Input) (Endpoint, error) {
-	if err := checkInput(in); err != nil {
+	if err := s.checkInput(in); err != nil {
 		return Endpoint{}, err
 	}
 	return s.update(unitID, id, func(e *Endpoint) {

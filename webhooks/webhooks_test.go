@@ -88,7 +88,7 @@ func enqueue(t *testing.T, st *persistence.Store, key, unit, typ string) actors.
 func ptr[T any](v T) *T { return &v }
 
 func TestRetriedWithSameIDAndSigned(t *testing.T) {
-	w, st := open(t, webhooks.Config{})
+	w, st := open(t, webhooks.Config{AllowPrivate: true})
 	rc := newReceiver(t, 2)
 	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookRegistrationCreated}})
 	require.NoError(t, err)
@@ -134,7 +134,7 @@ func TestRetriedWithSameIDAndSigned(t *testing.T) {
 }
 
 func TestDisabledAfterConsecutiveFailures(t *testing.T) {
-	w, st := open(t, webhooks.Config{DisableAfter: 3})
+	w, st := open(t, webhooks.Config{AllowPrivate: true, DisableAfter: 3})
 	rc := newReceiver(t, 1000)
 	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookOrderPaid}})
 	require.NoError(t, err)
@@ -161,7 +161,7 @@ func TestDisabledAfterConsecutiveFailures(t *testing.T) {
 }
 
 func TestRotationSignsWithBothSecrets(t *testing.T) {
-	w, st := open(t, webhooks.Config{})
+	w, st := open(t, webhooks.Config{AllowPrivate: true})
 	rc := newReceiver(t, 0)
 	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookCheckinCreated}})
 	require.NoError(t, err)
@@ -181,7 +181,7 @@ func TestEndpointsDurableAndValidated(t *testing.T) {
 	dir := t.TempDir()
 	st, err := persistence.Open(persistence.Options{Dir: dir})
 	require.NoError(t, err)
-	w, err := webhooks.New(webhooks.Config{}, st, nil)
+	w, err := webhooks.New(webhooks.Config{AllowPrivate: true}, st, nil)
 	require.NoError(t, err)
 	_, err = w.Create("bu_1", webhooks.Input{URL: ptr("ftp://x"), EventTypes: []string{actors.HookOrderPaid}})
 	assert.ErrorIs(t, err, webhooks.ErrInvalid)
@@ -198,7 +198,7 @@ func TestEndpointsDurableAndValidated(t *testing.T) {
 	st, err = persistence.Open(persistence.Options{Dir: dir})
 	require.NoError(t, err)
 	defer st.Close()
-	w, err = webhooks.New(webhooks.Config{}, st, nil)
+	w, err = webhooks.New(webhooks.Config{AllowPrivate: true}, st, nil)
 	require.NoError(t, err)
 	got, err := w.Get("bu_1", ep.ID)
 	require.NoError(t, err)
@@ -223,7 +223,7 @@ func TestDeliveryLogIsDurableAndBounded(t *testing.T) {
 	dir := t.TempDir()
 	st, err := persistence.Open(persistence.Options{Dir: dir})
 	require.NoError(t, err)
-	cfg := webhooks.Config{BackoffMin: 5 * time.Millisecond, BackoffMax: 10 * time.Millisecond,
+	cfg := webhooks.Config{AllowPrivate: true, BackoffMin: 5 * time.Millisecond, BackoffMax: 10 * time.Millisecond,
 		PollInterval: 5 * time.Millisecond, LogMax: 2}
 	w, err := webhooks.New(cfg, st, nil)
 	require.NoError(t, err)
@@ -263,7 +263,7 @@ func TestDeliveryLogIsDurableAndBounded(t *testing.T) {
 // the cursor (an event whose key sorts first) is still delivered: every
 // entry exactly once.
 func TestBacklogDrainedInRoundsWithEntriesBehindTheCursor(t *testing.T) {
-	w, st := open(t, webhooks.Config{BatchMax: 3})
+	w, st := open(t, webhooks.Config{AllowPrivate: true, BatchMax: 3})
 	rc := newReceiver(t, 0)
 	_, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookRegistrationCreated}})
 	require.NoError(t, err)
@@ -305,7 +305,7 @@ func TestBacklogDrainedInRoundsWithEntriesBehindTheCursor(t *testing.T) {
 // unknown delivery, another unit's endpoint and a disabled endpoint are
 // refused, and nothing else is sent.
 func TestResendQueuesTheSameBodyAgain(t *testing.T) {
-	w, st := open(t, webhooks.Config{})
+	w, st := open(t, webhooks.Config{AllowPrivate: true})
 	rc := newReceiver(t, 0)
 	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookRegistrationCreated}})
 	require.NoError(t, err)

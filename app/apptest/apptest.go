@@ -3,7 +3,8 @@
 // mail outbox without an SMTP server, the webhook deliverer, the audit
 // log, the refund resumer), the HTTP server on a free loopback port.
 //
-// Rate limits are off and the log is discarded unless an Option says
+// Rate limits are off, webhooks may go to loopback receivers
+// (WebhookAllowPrivate) and the log is discarded unless an Option says
 // otherwise. The service closes when the test ends. A Service is safe for
 // concurrent use by parallel subtests.
 package apptest
@@ -62,6 +63,8 @@ func Start(t testing.TB, opts ...Option) *Service {
 	cfg.DataDir = t.TempDir()
 	cfg.AdminToken = AdminToken
 	cfg.PaymentWebhookSecret = WebhookSecret
+	// Tests deliver webhooks to loopback receivers (httptest).
+	cfg.WebhookAllowPrivate = true
 	cfg.RateLimitPerMinute, cfg.StorefrontKeyPerMinute, cfg.StorefrontIPPerMinute = 0, 0, 0
 	cfg.StorefrontCatalogIPPerMinute, cfg.AuthFailuresPerMinute = 0, 0
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -33,6 +33,10 @@ func ParseConfig(args []string, lookup func(string) (string, bool), help io.Writ
 		fs.IntVar(p, name, def, usage+" ($"+envName+")")
 		env[name] = envName
 	}
+	boolean := func(p *bool, name, envName string, def bool, usage string) {
+		fs.BoolVar(p, name, def, usage+" ($"+envName+")")
+		env[name] = envName
+	}
 	dur := func(p *time.Duration, name, envName string, def time.Duration, usage string) {
 		fs.DurationVar(p, name, def, usage+" ($"+envName+")")
 		env[name] = envName
@@ -70,6 +74,14 @@ func ParseConfig(args []string, lookup func(string) (string, bool), help io.Writ
 	num(&c.DevLogPerUnit, "devlog-per-unit", "TICKETD_DEVLOG_PER_UNIT", d.DevLogPerUnit, "requests the developer log keeps per business unit")
 	dur(&c.AuditRetention, "audit-retention", "TICKETD_AUDIT_RETENTION", d.AuditRetention, "how long audit log entries are kept")
 	num(&c.WebhookDisableAfter, "webhook-disable-after", "TICKETD_WEBHOOK_DISABLE_AFTER", d.WebhookDisableAfter, "consecutive failed deliveries that disable a webhook endpoint")
+	boolean(&c.WebhookAllowPrivate, "webhook-allow-private", "TICKETD_WEBHOOK_ALLOW_PRIVATE", d.WebhookAllowPrivate, "development and tests only: webhook endpoints may be http://localhost and private, loopback or link-local addresses")
+	str(&c.Wallet.ApplePassTypeID, "apple-pass-type-id", "TICKETD_APPLE_PASS_TYPE_ID", "", "Apple Wallet: pass type identifier (pass.com.example.tickets); with the four below, passes are offered")
+	str(&c.Wallet.AppleTeamID, "apple-team-id", "TICKETD_APPLE_TEAM_ID", "", "Apple Wallet: Apple Developer team identifier")
+	str(&c.Wallet.ApplePassCert, "apple-pass-cert", "TICKETD_APPLE_PASS_CERT", "", "Apple Wallet: pass type certificate, PEM file")
+	str(&c.Wallet.ApplePassKey, "apple-pass-key", "TICKETD_APPLE_PASS_KEY", "", "Apple Wallet: the certificate's private key, unencrypted PEM file")
+	str(&c.Wallet.AppleWWDRCert, "apple-wwdr-cert", "TICKETD_APPLE_WWDR_CERT", "", "Apple Wallet: Apple's WWDR intermediate certificate that issued it, PEM file")
+	str(&c.Wallet.GoogleIssuerID, "google-wallet-issuer-id", "TICKETD_GOOGLE_WALLET_ISSUER_ID", "", "Google Wallet: issuer id; with the key below, Save to Google Wallet is offered")
+	str(&c.Wallet.GoogleKey, "google-wallet-key", "TICKETD_GOOGLE_WALLET_KEY", "", "Google Wallet: the service account's JSON key file")
 	str(&c.LogLevel, "log-level", "TICKETD_LOG_LEVEL", d.LogLevel, "debug, info, warn or error")
 	str(&c.NodeName, "node-name", "TICKETD_NODE_NAME", d.NodeName, "cluster mode: this node's unique name")
 	str(&c.ClusterAddr, "cluster-addr", "TICKETD_CLUSTER_ADDR", d.ClusterAddr, "cluster mode: this node's cluster listen host:port")

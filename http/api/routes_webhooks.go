@@ -54,6 +54,7 @@ type WebhookDelivery struct {
 	StatusCode *int       `json:"statusCode" doc:"The endpoint's answer; null when it did not answer."`
 	LatencyMS  float64    `json:"latencyMs"`
 	Succeeded  bool       `json:"succeeded"`
+	Refused    bool       `json:"refused" doc:"The attempt was not sent: its destination was not a public address when it was made (decisions §23); error says why."`
 	Error      *string    `json:"error"`
 	At         event.Time `json:"at"`
 }
@@ -248,7 +249,7 @@ func (a *api) listWebhookDeliveries(c *thttp.Ctx) (any, error) {
 	views := make([]WebhookDelivery, len(ds))
 	for i, d := range ds {
 		v := WebhookDelivery{ID: d.ID, EventID: d.EventID, Type: d.Type, Attempt: d.Attempt, LatencyMS: d.LatencyMS,
-			Succeeded: d.Succeeded, At: event.At(d.At)}
+			Succeeded: d.Succeeded, Refused: d.Refused, At: event.At(d.At)}
 		if d.StatusCode != 0 {
 			sc := d.StatusCode
 			v.StatusCode = &sc

@@ -18,6 +18,7 @@ import (
 	"ticketd/payments"
 	"ticketd/payments/stripe"
 	"ticketd/persistence"
+	"ticketd/wallet"
 	"ticketd/webhooks"
 )
 
@@ -65,6 +66,9 @@ type Deps struct {
 	Webhooks *webhooks.Service
 	// Cluster is the cluster this node belongs to (nil: a single node).
 	Cluster Cluster
+	// Wallet makes the buyer's PDF ticket and wallet passes (nil: the
+	// PDF alone).
+	Wallet *wallet.Service
 }
 
 // api holds the endpoint handlers (routes_*.go). Handlers are thin:
@@ -151,7 +155,7 @@ func (a *api) registerExtras(srv *thttp.Server) error {
 	}
 	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, OrderHold: a.sys.OrderHold(), TrustedProxies: a.cfg.TrustedProxies,
 		Secret: a.deps.PagesSecret, SharedSecret: a.deps.PagesSharedSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ask: a.ask, EventUnit: a.sys.EventUnit,
-		PaymentOrigins: a.paymentOrigins()})
+		PaymentOrigins: a.paymentOrigins(), Wallet: a.deps.Wallet})
 	if err != nil {
 		return err
 	}

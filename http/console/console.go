@@ -103,6 +103,18 @@ type Deps struct {
 	DevLog *thttp.DevLog
 	// Outbox is the ticket-mail outbox (nil: no outbox page).
 	Outbox Outbox
+	// Wallets says which wallet passes buyers are offered (the operator's
+	// home page lists them; never a key).
+	Wallets []WalletStatus
+}
+
+// WalletStatus is one wallet as the operator sees it: configured or not,
+// and as what (pass type, issuer, certificate expiry).
+type WalletStatus struct {
+	ID         string // "apple", "google": the list item's id
+	Name       string
+	Configured bool
+	Detail     string
 }
 
 // Console serves the console pages. Built once by New; its handlers are

@@ -18,7 +18,9 @@ import (
 // view is the data of every console template; each page fills what it
 // shows.
 type view struct {
-	req     *req
+	req *req
+	// Wallets: the wallet passes buyers are offered (operator's home).
+	Wallets []WalletStatus
 	Title   string
 	Who     string
 	CSRF    string
@@ -136,6 +138,7 @@ func (c *Console) fillHome(r *req, v *view) {
 		}
 	}
 	v.CanWrite = r.s.operator
+	v.Wallets = c.deps.Wallets
 }
 
 // createUnit is the operator's: members belong to units they are given.

@@ -22,6 +22,11 @@
 // session and client IP), a sold-out free admission with a waitlist takes
 // the buyer onto it.
 //
+// The pass page also offers the ticket as a PDF and, when configured,
+// as Apple Wallet and Google Wallet passes (pages_wallet.go, package
+// wallet), each behind the pass page's gate; Apple's pass web service
+// under /pass/apple/v1 authenticates by each pass's own token instead.
+//
 // # Concurrency
 //
 // New parses the templates once; a Pages is then read-only and its

@@ -17,6 +17,7 @@ import (
 
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/wallet"
 )
 
 // The hosted pages: checkout, order, entry pass, the
@@ -32,6 +33,10 @@ import (
 //	GET, POST /orders/{orderNumber}          orderUrl (gated)
 //	GET, POST /orders/{orderNumber}/checkout checkoutUrl of an open order (gated)
 //	GET, POST /pass/{token}                  passUrl (gated)
+//	GET       /pass/{token}/ticket.pdf       the ticket as a PDF (gated)
+//	GET       /pass/{token}/wallet.pkpass    Apple Wallet pass (gated; configured)
+//	GET       /pass/{token}/google-wallet    redirect to Save to Google Wallet (gated; configured)
+//	          /pass/apple/v1/...             Apple's pass web service (pages_wallet.go)
 //	GET       /e/{eventId}                   the event's public page until the
 //	                                         console sets a siteUrl
 //	GET       /hosted/style.css              the stylesheet
@@ -66,6 +71,9 @@ type Config struct {
 	Ask func(eventID string, cmd event.Command) (any, error)
 	// EventUnit reports the business unit of an event, false if unknown.
 	EventUnit func(eventID string) (string, bool)
+	// Wallet makes the pass page's PDF and wallet passes and serves
+	// Apple's pass web service (nil: the PDF alone).
+	Wallet *wallet.Service
 	// PaymentOrigins are the origins of a hosted payment provider's pages
 	// (Stripe Checkout): the checkout form's answer redirects there, which
 	// form-action must allow.
@@ -151,6 +159,7 @@ func (p *Pages) Register(srv *thttp.Server) {
 	srv.Handle("POST", "/orders/{orderNumber}/checkout", p.continueCheckout)
 	srv.Handle("GET", "/pass/{token}", p.pass)
 	srv.Handle("POST", "/pass/{token}", p.pass)
+	p.registerWallet(srv)
 	srv.Handle("GET", "/e/{eventId}", p.eventPage)
 	p.registerShop(srv)
 }
@@ -217,6 +226,9 @@ type view struct {
 	When   string
 	QR     template.URL
 	Admits bool
+	// AppleWallet and GoogleWallet: the wallets configured, offered
+	// next to the PDF (PassURL is the page's own path then).
+	AppleWallet, GoogleWallet bool
 
 	// public event page: the shop (pages_shop.go)
 	Tickets     []event.CatalogTicketType

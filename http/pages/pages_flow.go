@@ -538,6 +538,8 @@ func (p *Pages) pass(rc *fasthttp.RequestCtx) {
 			v.Ticket = t.Name
 		}
 	}
+	v.PassURL = "/pass/" + token
+	v.AppleWallet, v.GoogleWallet = p.cfg.Wallet.Apple(), p.cfg.Wallet.Google()
 	if v.Admits {
 		png, err := qrcode.Encode(r.CheckinCode, qrcode.Medium, 256)
 		if err != nil {
