@@ -149,3 +149,27 @@ func TestQueuePageWithoutScript(t *testing.T) {
 	require.Equal(t, 404, b.Get(s.URL+"/e/"+ev.ID+"/queue/q_garbage").Status)
 	require.Equal(t, 412, b.Post(s.URL+"/e/"+ev.ID+"/buy", url.Values{"type": {"tt_nope"}}).Status)
 }
+
+// TestCheckoutOffersTheOpenOrder: a second hosted checkout with the email
+// of an open order in the event is refused (decisions §22) and offers to
+// continue the open one.
+func TestCheckoutOffersTheOpenOrder(t *testing.T) {
+	s := pgStart(t)
+	u := s.NewUnit("Open order")
+	ev := pgPublished(t, s, u.Secret, 25)
+	session := func() string {
+		cs := pgAPI(t, s, u.Secret, "POST", "/v1/events/"+ev.ID+"/checkout-sessions", map[string]any{
+			"items": []map[string]any{{"itemType": "registration_type", "itemId": ev.TypeID, "quantity": 1}},
+		})
+		return cs["url"].(string)
+	}
+	b := apptest.NewBrowser(t)
+	p := b.Post(session(), url.Values{"form": {"checkout"}, "email": {"twice@example.com"}})
+	require.Equal(t, 303, p.Status, p.Body)
+	p = b.Post(session(), url.Values{"form": {"checkout"}, "email": {"twice@example.com"}})
+	require.Equal(t, 409, p.Status, p.Body)
+	orders := pgAPI(t, s, u.Secret, "GET", "/v1/events/"+ev.ID+"/orders?email=twice@example.com", nil)["data"].([]any)
+	require.Len(t, orders, 1, "the second checkout placed nothing")
+	number := orders[0].(map[string]any)["orderNumber"].(string)
+	require.Contains(t, p.Body, `<a class="btn" id="co-continue" href="/orders/`+number+`">`, "the continue link names the open order")
+}
