@@ -27,7 +27,7 @@ type UpdateEvent struct {
 	ConfirmAgendaReset bool        `json:"confirmAgendaReset,omitempty"`
 	// WaitingRoom sets the event's waiting room (waitingroom.go); enabled
 	// false turns it off.
-	WaitingRoom *WaitingRoomConfig `json:"waitingRoom,omitempty"`
+	WaitingRoom *WaitingRoomConfig `json:"waitingRoom,omitempty" doc:"Sets the event's waiting room for a drop (decisions §19); absent fields keep their values; enabled false turns it off."`
 }
 
 // SetSiteURL sets (or with null clears) the event's public page address, a

@@ -29,7 +29,7 @@ type Event struct {
 	UpdatedAt   Time    `json:"updatedAt"`
 	// WaitingRoom is the event's waiting room with its live counts;
 	// absent without one (decisions §19).
-	WaitingRoom *WaitingRoom `json:"waitingRoom,omitempty"`
+	WaitingRoom *WaitingRoom `json:"waitingRoom,omitempty" doc:"The event's waiting room with its live counts (Developer API and console); absent without one, and never on the storefront (its catalog has waitingRoom without counts)."`
 }
 
 // Counts are a ticket type's registration counts in list results.

@@ -82,17 +82,17 @@ type WaitingRoomConfig struct {
 // WaitingRoom is the event's waiting room as the Developer API and the
 // console show it: its settings and live counts.
 type WaitingRoom struct {
-	Enabled          bool  `json:"enabled"`
-	OpensAt          *Time `json:"opensAt"`
-	OnSaleAt         Time  `json:"onSaleAt"`
-	AdmitPerMinute   int   `json:"admitPerMinute"`
-	AdmissionMinutes int   `json:"admissionMinutes"`
-	Paused           bool  `json:"paused"`
+	Enabled          bool  `json:"enabled" doc:"The room is on: joins, admission and queue tokens apply."`
+	OpensAt          *Time `json:"opensAt" doc:"When joins open; null: at once."`
+	OnSaleAt         Time  `json:"onSaleAt" doc:"When the pre-queue is shuffled and admission starts; from then storefront orders need a Queue-Token."`
+	AdmitPerMinute   int   `json:"admitPerMinute" doc:"Admissions per minute at most."`
+	AdmissionMinutes int   `json:"admissionMinutes" doc:"How long an admitted entry's queue token lasts."`
+	Paused           bool  `json:"paused" doc:"Admission is paused (joins and polls go on)."`
 	// SoldOut: nothing left for sale and no hold could lapse; every
 	// waiting entry reads sold_out until places come back.
-	SoldOut bool `json:"soldOut"`
+	SoldOut bool `json:"soldOut" doc:"Nothing is left for sale and no hold can lapse: every waiting entry reads sold_out until places come back."`
 	// Shuffled: onSaleAt passed and the pre-queue was shuffled.
-	Shuffled bool `json:"shuffled"`
+	Shuffled bool `json:"shuffled" doc:"onSaleAt passed: the pre-queue was shuffled and admission runs."`
 	Waiting  int  `json:"waiting" doc:"Entries waiting for admission."`
 	Admitted int  `json:"admitted" doc:"Entries admitted so far (tokens used or not)."`
 	Used     int  `json:"used" doc:"Tokens that placed an order."`
@@ -166,14 +166,14 @@ type ExpireWaiters struct {
 
 // QueueStatus answers JoinQueue and GetQueueStatus.
 type QueueStatus struct {
-	QueueID              string `json:"queueId"`
-	State                string `json:"state" v:"enum=waiting|admitted|sold_out|expired"`
+	QueueID              string `json:"queueId" doc:"The entry's id: poll it; whoever holds it can read the entry's queue token once admitted."`
+	State                string `json:"state" v:"enum=waiting|admitted|sold_out|expired" doc:"waiting; admitted (queueToken set); sold_out (nothing left, admission resumes if places come back); expired (not polled for 10 minutes, or the token lapsed unused)."`
 	Position             *int   `json:"position" doc:"1 is next; null before onSaleAt (the pre-queue is shuffled then) and once admitted."`
 	EstimatedWaitSeconds *int   `json:"estimatedWaitSeconds" doc:"At the admission rate; null before onSaleAt and once admitted."`
 	RetryAfterSeconds    int    `json:"retryAfterSeconds" doc:"When to poll again (also the Retry-After header)."`
 	QueueToken           string `json:"queueToken,omitempty" doc:"Once admitted: send it as the Queue-Token header to place one order or create one checkout session."`
 	AdmittedUntil        *Time  `json:"admittedUntil,omitempty" doc:"Once admitted: the token's end."`
-	OnSaleAt             Time   `json:"onSaleAt"`
+	OnSaleAt             Time   `json:"onSaleAt" doc:"When the sale opens (the pre-queue is shuffled then)."`
 }
 
 func (JoinQueue) result(*QueueStatus)      {}
@@ -860,12 +860,12 @@ func (m *Machine) QueueWaiters(fn func(id string, joined time.Time) bool) {
 // StorefrontWaitingRoom is the waiting room as the storefront shows it:
 // when it opens and sells, whether it is sold out; never a count.
 type StorefrontWaitingRoom struct {
-	OpensAt  *Time `json:"opensAt"`
-	OnSaleAt Time  `json:"onSaleAt"`
+	OpensAt  *Time `json:"opensAt" doc:"When joins open; null: at once."`
+	OnSaleAt Time  `json:"onSaleAt" doc:"When the sale opens: the pre-queue is shuffled and admission starts."`
 	// Required: orders and checkout sessions need a queue token now.
 	Required bool `json:"required" doc:"From onSaleAt: storefront orders and checkout sessions need the Queue-Token of an admitted entry."`
-	SoldOut  bool `json:"soldOut"`
-	Paused   bool `json:"paused"`
+	SoldOut  bool `json:"soldOut" doc:"Nothing is left for sale and no hold can lapse; joins answer 412 SOLD_OUT."`
+	Paused   bool `json:"paused" doc:"Admission is paused by the organizer (joins go on)."`
 }
 
 // roomCatalog puts the storefront's view of the room in the catalog, and
