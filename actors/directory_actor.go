@@ -34,14 +34,21 @@ type dirActor struct {
 	pending []IndexEntry
 }
 
-type dirCreateUnit struct{ name string }
+type dirCreateUnit struct {
+	name string
+	rec  *Recorder
+}
 
 type dirCreateKey struct {
 	key    directory.Key
 	secret string
+	rec    *Recorder
 }
 
-type dirRevokeKey struct{ id string }
+type dirRevokeKey struct {
+	id  string
+	rec *Recorder
+}
 
 func (s *System) startDirectory() error {
 	if s.cfg.Directory != nil {
@@ -111,7 +118,7 @@ func (a *dirActor) Receive(ctx actor.Context) {
 			ctx.Respond(&response{err: err})
 		}
 	case *dirCreateUnit:
-		a.decide(ctx, func() (any, directory.Change, error) {
+		a.decide(ctx, m.rec, func() (any, directory.Change, error) {
 			ch, err := a.st.CreateUnit(a.sys.cfg.IDs.New("bu_"), m.name, a.sys.cfg.Now())
 			if err != nil {
 				return nil, nil, err
@@ -119,7 +126,7 @@ func (a *dirActor) Receive(ctx actor.Context) {
 			return ch.(directory.UnitCreated).Unit, ch, nil
 		})
 	case *dirCreateKey:
-		a.decide(ctx, func() (any, directory.Change, error) {
+		a.decide(ctx, m.rec, func() (any, directory.Change, error) {
 			ch, err := a.st.CreateKey(m.key, m.secret)
 			if err != nil {
 				return nil, nil, err
@@ -127,9 +134,9 @@ func (a *dirActor) Receive(ctx actor.Context) {
 			return ch.(directory.KeyCreated).Key, ch, nil
 		})
 	case *dirDecide:
-		a.decideOwing(ctx, a.decideFn(m), func(seq uint64) { a.owe(m, seq) })
+		a.decideOwing(ctx, nil, a.decideFn(m), func(seq uint64) { a.owe(m, seq) })
 	case *dirRevokeKey:
-		a.decide(ctx, func() (any, directory.Change, error) {
+		a.decide(ctx, m.rec, func() (any, directory.Change, error) {
 			ch, err := a.st.RevokeKey(m.id, a.sys.cfg.Now())
 			if err == nil && ch == nil { // already revoked
 				k, _ := a.st.Key(m.id)
@@ -141,14 +148,15 @@ func (a *dirActor) Receive(ctx actor.Context) {
 }
 
 // decide applies the change fn decides, logs it, and answers once durable
-// with fn's result (or, for a nil result, the key named by a revocation).
-func (a *dirActor) decide(ctx actor.Context, fn func() (any, directory.Change, error)) {
-	a.decideOwing(ctx, fn, nil)
+// with fn's result (or, for a nil result, the key named by a revocation);
+// rec (may be nil) puts the request's own entry in the change's batch.
+func (a *dirActor) decide(ctx actor.Context, rec *Recorder, fn func() (any, directory.Change, error)) {
+	a.decideOwing(ctx, rec, fn, nil)
 }
 
 // decideOwing is decide that lets owe add to the change's batch (its
 // outbox mail) once the change is appended at seq.
-func (a *dirActor) decideOwing(ctx actor.Context, fn func() (any, directory.Change, error), owe func(seq uint64)) {
+func (a *dirActor) decideOwing(ctx actor.Context, rec *Recorder, fn func() (any, directory.Change, error), owe func(seq uint64)) {
 	if a.shared != nil {
 		a.decideShared(ctx, fn, owe)
 		return
@@ -183,6 +191,9 @@ func (a *dirActor) decideOwing(ctx actor.Context, fn func() (any, directory.Chan
 			res, _ = a.st.Key(r.KeyID)
 		}
 	}
+	if ch != nil {
+		a.com.record(rec, res)
+	}
 	a.com.reply(ctx, ctx.Sender(), &response{result: res})
 	a.com.kick()
 }
@@ -204,7 +215,7 @@ func (s *System) askDirectory(ctx context.Context, msg any) (any, error) {
 
 // CreateUnit creates a business unit.
 func (s *System) CreateUnit(ctx context.Context, name string) (directory.Unit, error) {
-	res, err := s.askDirectory(ctx, &dirCreateUnit{name: name})
+	res, err := s.askDirectory(ctx, &dirCreateUnit{name: name, rec: RecorderOf(ctx)})
 	if err != nil {
 		return directory.Unit{}, err
 	}
@@ -219,6 +230,13 @@ type NewKeySpec struct {
 	Origins   []string
 	Version   string
 	ExpiresAt *time.Time
+}
+
+// CreatedKey is what CreateKey's Recorder (WithRecorder) is called with:
+// the key's record and the whole key.
+type CreatedKey struct {
+	Key    directory.Key
+	Secret string
 }
 
 // CreateKey creates an API key and returns its record and the whole key,
@@ -239,7 +257,16 @@ func (s *System) CreateKey(ctx context.Context, spec NewKeySpec) (directory.Key,
 		CreatedAt: s.cfg.Now().UTC(),
 		ExpiresAt: spec.ExpiresAt,
 	}
-	res, err := s.askDirectory(ctx, &dirCreateKey{key: k, secret: secret})
+	rec := RecorderOf(ctx)
+	if rec != nil && rec.Value != nil {
+		// The answer holds the whole key, which the result does not.
+		inner := rec.Value
+		rec = &Recorder{Key: rec.Key, Value: func(res any) []byte {
+			k, _ := res.(directory.Key)
+			return inner(CreatedKey{Key: k, Secret: secret})
+		}}
+	}
+	res, err := s.askDirectory(ctx, &dirCreateKey{key: k, secret: secret, rec: rec})
 	if err != nil {
 		return directory.Key{}, "", err
 	}
@@ -248,7 +275,7 @@ func (s *System) CreateKey(ctx context.Context, spec NewKeySpec) (directory.Key,
 
 // RevokeKey revokes a key at once and returns it.
 func (s *System) RevokeKey(ctx context.Context, keyID string) (directory.Key, error) {
-	res, err := s.askDirectory(ctx, &dirRevokeKey{id: keyID})
+	res, err := s.askDirectory(ctx, &dirRevokeKey{id: keyID, rec: RecorderOf(ctx)})
 	if err != nil {
 		return directory.Key{}, err
 	}

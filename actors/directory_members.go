@@ -113,6 +113,23 @@ func (s *System) CreateLink(ctx context.Context, spec LinkSpec) (directory.Invit
 	return res.(directory.Invitation), token, nil
 }
 
+// RevokeLink ends open link id, seen from unit unitID (an invitation of
+// it, or a reset link of one of its members), by a member id or
+// "operator". It answers the link as it now stands.
+func (s *System) RevokeLink(ctx context.Context, id, unitID, by string) (directory.Invitation, error) {
+	res, err := s.askDirectory(ctx, &dirDecide{fn: func(st *directory.State, now time.Time) (any, directory.Change, error) {
+		ch, err := st.RevokeLink(id, unitID, by, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		return func() any { i, _ := st.LinkByID(id); return i }, ch, nil
+	}})
+	if err != nil {
+		return directory.Invitation{}, err
+	}
+	return res.(directory.Invitation), nil
+}
+
 // AcceptInvitation uses an invitation token: a new member with name and
 // passwordHash, or, for an email that is already a member's (whose
 // password the caller has checked), one more unit for that member. It

@@ -18,6 +18,20 @@
 // change it may have observed is durable: it waits for the batches in flight,
 // but it costs no sync of its own.
 //
+// # Idempotency-Key records
+//
+// A request may carry a Recorder (WithRecorder): the record of its
+// Idempotency-Key, made from its result, which the actor puts in the batch
+// of the request's changes, so the key is durable exactly when the write
+// is (decisions §20). The event actor looks for the record before deciding
+// such a request (in its batches not yet durable, then in the store) and
+// answers Replayed with it when found: the write was made before and its
+// answer was lost. The directory actor records too (Pebble mode) but does
+// not look: its writes are keyed only on one node, whose HTTP layer reads
+// the record first. Only a request that changed something records; the
+// change feed and other writers of the batch add their own entries beside
+// it (committer.put).
+//
 // # Effects
 //
 // What a change owes the world is said by the core (event.AppendEffects);

@@ -44,6 +44,10 @@ type eventActor struct {
 	polls     map[string]time.Time
 	swept     time.Time
 	startedAt time.Time
+
+	// recent holds the Recorder records of batches not yet durable, by
+	// key: a request claimed again meanwhile finds them (see Recorder).
+	recent map[string][]byte
 }
 
 // notePublished tells the event index whether the event is published, when
@@ -264,6 +268,17 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	if e, ok := req.cmd.(event.Expire); ok {
 		now = e.Now
 	}
+	if req.rec != nil {
+		if v, err := a.recorded(req.rec); err != nil || v != nil {
+			// Made before (its answer was lost): the record answers, once
+			// durable; or the store cannot tell, and nothing is decided.
+			if err == nil {
+				err = &Replayed{Value: v}
+			}
+			a.com.reply(ctx, to, &response{err: err})
+			return
+		}
+	}
 	res, changes, err := a.m.Decide(now, req.cmd)
 	a.notePoll(req.cmd, now)
 	if err != nil {
@@ -299,10 +314,41 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	if req.create != "" && len(changes) > 0 {
 		a.com.put([]byte(indexPrefix+a.id), []byte(req.create))
 	}
+	if len(changes) > 0 {
+		if k, v := a.com.record(req.rec, res); k != nil {
+			if a.recent == nil {
+				a.recent = map[string][]byte{}
+			}
+			key := string(k)
+			a.recent[key] = v
+			a.com.afterDurable(func() { delete(a.recent, key) })
+		}
+	}
 	a.maybeSnapshot()
 	a.com.reply(ctx, to, &response{result: res})
 	a.com.kick()
 	a.arm()
+}
+
+// recorded returns the record of rec a write made before: in a batch not
+// yet durable, or, when rec says to look, in the store (where the log
+// puts it once durable, and where a new owner imports it in cluster
+// mode); nil when there is none.
+func (a *eventActor) recorded(rec *Recorder) ([]byte, error) {
+	if rec.Key == nil {
+		return nil, nil
+	}
+	v, ok := a.recent[string(rec.Key)]
+	if !ok && rec.Look {
+		var err error
+		if v, ok, err = a.sys.store.Get(rec.Key); err != nil {
+			return nil, fmt.Errorf("%w: event %s: idempotency record: %w", ErrUnavailable, a.id, err)
+		}
+	}
+	if !ok || (rec.Live != nil && !rec.Live(v)) {
+		return nil, nil
+	}
+	return v, nil
 }
 
 // maybeSnapshot asks the snapshotter for a snapshot at the current seq

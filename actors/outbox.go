@@ -163,7 +163,7 @@ func (a *eventActor) mailEntry(now time.Time, seq uint64, i int, e event.Effect)
 		}
 	}
 	if l, _, err := event.DecideOp(a.m, now, event.GetLocation{}); err == nil {
-		m.Location = event.LocationText(deref(l.Venue), deref(l.Address))
+		m.Location = event.PlaceText(deref(l.Venue), deref(l.Address), deref(l.OnlineURL))
 	}
 	ok := false
 	switch e.Kind {

@@ -25,7 +25,13 @@ import (
 // ErrUnavailable when no answer came within timeout or the store failed
 // first (at once).
 func (s *System) ServeAsync(eventID string, cmd event.Command, createUnit string, timeout time.Duration, done func(res any, err error)) {
-	a := &asyncAsk{s: s, eventID: eventID, req: &request{cmd: cmd, create: createUnit}, done: done,
+	s.ServeAsyncRecorded(eventID, cmd, createUnit, nil, timeout, done)
+}
+
+// ServeAsyncRecorded is ServeAsync of a write that commits rec's record
+// (a forwarded request's Idempotency-Key: see Recorder).
+func (s *System) ServeAsyncRecorded(eventID string, cmd event.Command, createUnit string, rec *Recorder, timeout time.Duration, done func(res any, err error)) {
+	a := &asyncAsk{s: s, eventID: eventID, req: &request{cmd: cmd, create: createUnit, rec: rec}, done: done,
 		deadline: time.Now().Add(timeout)}
 	a.send(nil)
 }
@@ -126,7 +132,7 @@ func (a *asyncAsk) answered(m any) {
 		a.send(a.box) // on a fresh actor
 		return
 	}
-	if err == nil && a.req.create != "" {
+	if _, made := IsReplayed(err); (err == nil || made) && a.req.create != "" {
 		s.idx.add(a.eventID, a.req.create)
 	}
 	a.end(a.box, res, err)

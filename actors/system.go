@@ -400,7 +400,8 @@ func (s *System) Store() *persistence.Store { return s.store }
 // request is the message an event actor handles.
 type request struct {
 	cmd    event.Command
-	create string // unit id when cmd creates the event
+	create string    // unit id when cmd creates the event
+	rec    *Recorder // the request's own entry with its changes (WithRecorder)
 }
 
 // response is an event actor's answer.
@@ -413,7 +414,7 @@ type response struct {
 // for the answer, which is released only once durable. The caller must
 // have checked that the event exists and is visible to its key.
 func (s *System) Ask(ctx context.Context, eventID string, cmd event.Command) (any, error) {
-	return s.ask(ctx, eventID, &request{cmd: cmd})
+	return s.ask(ctx, eventID, &request{cmd: cmd, rec: RecorderOf(ctx)})
 }
 
 // Ask is System.Ask with the command's own result type: the answer of a
@@ -440,7 +441,18 @@ func resultAs[R any](eventID string, res any, err error) (R, error) {
 // CreateEvent creates a new event owned by unitID: cmd must be the core's
 // create command for eventID (see NewEventID).
 func (s *System) CreateEvent(ctx context.Context, unitID, eventID string, cmd event.Command) (any, error) {
-	res, err := s.ask(ctx, eventID, &request{cmd: cmd, create: unitID})
+	res, err := s.ask(ctx, eventID, &request{cmd: cmd, create: unitID, rec: RecorderOf(ctx)})
+	if _, made := IsReplayed(err); made {
+		// Created before, its answer lost: perhaps before the event index
+		// had it too (the put is idempotent).
+		if s.cfg.Index != nil {
+			if ierr := s.cfg.Index.CreateEvent(ctx, eventID, unitID); ierr != nil {
+				return nil, fmt.Errorf("%w: event index: %w", ErrUnavailable, ierr)
+			}
+		}
+		s.idx.add(eventID, unitID)
+		return nil, err
+	}
 	if err == nil && s.cfg.Index != nil {
 		if err := s.cfg.Index.CreateEvent(ctx, eventID, unitID); err != nil {
 			return nil, fmt.Errorf("%w: event index: %w", ErrUnavailable, err)

@@ -185,13 +185,15 @@ func (m *Main) sharedSeen() *payments.Seen {
 }
 
 // idempotencyStore is the cluster's in cluster mode, else the Pebble one
-// (swept hourly).
+// (swept hourly). In cluster mode the local store holds the records the
+// writes of the events this node owns committed (see
+// cluster.Idempotency): the Pebble one's sweep deletes them once expired.
 func (m *Main) idempotencyStore() thttp.IdempotencyStore {
+	m.idem = thttp.NewDurableIdempotency(m.store, idempotencyTTL, m.log.Error)
+	go m.sweepIdempotency(m.stop)
 	if m.shared != nil {
 		return m.shared.idem
 	}
-	m.idem = thttp.NewDurableIdempotency(m.store, idempotencyTTL, m.log.Error)
-	go m.sweepIdempotency(m.stop)
 	return m.idem
 }
 

@@ -22,6 +22,10 @@ import (
 // Config is every setting of the service. cmd/ticketd fills it from flags
 // and environment variables; tests build it in code from DefaultConfig.
 type Config struct {
+	// Program is the command that started the service as it was typed
+	// ("./bin/ticketd"), so the commands the start banner prints work when
+	// pasted; empty: "ticketd".
+	Program                string
 	Addr                   string
 	DataDir                string
 	BaseURL                string

@@ -362,6 +362,11 @@ func (m *Main) Open() error {
 func (m *Main) openConsole(adminToken string, devlog *thttp.DevLog) error {
 	cc := console.DefaultConfig()
 	cc.BaseURL, cc.AdminToken, cc.TrustedProxies, cc.Logger = m.cfg.BaseURL, adminToken, m.cfg.TrustedProxies, m.log
+	cc.AdminTokenHint = "The admin token is in the file " + filepath.Join(m.cfg.DataDir, "admin-token") +
+		" on the server (written at the first start, and printed then)."
+	if m.cfg.AdminToken != "" {
+		cc.AdminTokenHint = "The admin token is the value of TICKETD_ADMIN_TOKEN in the server's configuration."
+	}
 	if t := m.cfg.Tune; t != nil && t.Console != nil {
 		t.Console(&cc)
 	}
@@ -393,6 +398,7 @@ func (m *Main) banner(adminToken string, adminNew bool, smtpAddr string) {
 		fmt.Fprintf(m.out, "  secret key:      %s  (shown once)\n", b.SecretKey)
 		fmt.Fprintf(m.out, "  publishable key: %s\n", b.PublishableKey)
 	}
+	fmt.Fprintf(m.out, "  console:         %s/console  (sign in with the admin token)\n", m.URL)
 	fmt.Fprintf(m.out, "  docs:            %s/docs  (storefront: %s/storefront/docs, admin: %s/admin/docs)\n", m.URL, m.URL, m.URL)
 	unit := "UNIT_ID"
 	if units := m.sys.Directory().Units(); len(units) > 0 {
@@ -422,7 +428,11 @@ func (m *Main) adminCommand(args string) string {
 	if m.cfg.AdminToken == "" && filepath.Clean(m.cfg.DataDir) != filepath.Clean(DefaultConfig().DataDir) {
 		env = append(env, "TICKETD_DATA_DIR="+m.cfg.DataDir)
 	}
-	return strings.Join(append(env, "ticketd admin "+args), " ")
+	prog := m.cfg.Program
+	if prog == "" {
+		prog = "ticketd"
+	}
+	return strings.Join(append(env, prog+" admin "+args), " ")
 }
 
 // Close shuts down in order: HTTP (in-flight requests finish), actors

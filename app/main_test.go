@@ -164,3 +164,21 @@ func TestBannerOnFirstStartAndRestart(t *testing.T) {
 	require.Equal(t, 0, code, got)
 	assert.Contains(t, got, `"key": "sk_`)
 }
+
+// TestBannerSaysTheConsoleAndTheProgramAsTyped: the banner prints the
+// console's address, and its commands start with the program as it was
+// started ("./bin/ticketd" from a checkout), so they work when pasted.
+func TestBannerSaysTheConsoleAndTheProgramAsTyped(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.Program = "./bin/ticketd"
+	var out bytes.Buffer
+	m := app.NewMain(cfg, &out)
+	require.NoError(t, m.Open())
+	defer m.Close()
+	assert.Equal(t, m.URL+"/console  (sign in with the admin token)", bannerLine(t, out.String(), "console"))
+	assert.Contains(t, bannerLine(t, out.String(), "new key"), "./bin/ticketd admin keys create ")
+	res, err := http.Get(m.URL + "/")
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, "/console/login", res.Request.URL.Path, "the root leads to the console (its sign-in page)")
+}

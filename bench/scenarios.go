@@ -344,6 +344,21 @@ func (h *Harness) flashSale(s *Server, c *Client) error {
 		rate := lv * res.RPS
 		h.record(h.drop(fmt.Sprintf("flash-sale@%.0f%%", lv*100), c, s, e, rate, &ack, "fs"+strconv.Itoa(i)+"-").Run())
 	}
+	// Every order with an Idempotency-Key, as a careful storefront sends
+	// them: the key's answer is committed with the order (decisions §20).
+	if err := settle(c); err != nil {
+		return err
+	}
+	l := h.drop("flash-sale-keyed", c, s, e, 0, &ack, "fk")
+	mk := l.Make
+	l.Make = func(i int64, req *fasthttp.Request) bool {
+		ok := mk(i, req)
+		req.Header.Set("Idempotency-Key", "fk-"+strconv.FormatInt(i, 10))
+		return ok
+	}
+	keyed := h.record(l.Run())
+	h.rep.check("flash-sale", "keyed orders (Idempotency-Key) to unkeyed", true, "%.2f: keyed %.0f orders/s, unkeyed %.0f",
+		keyed.RPS/res.RPS, keyed.RPS, res.RPS)
 	return h.verifyOrders("flash-sale", c, s, e, &ack)
 }
 

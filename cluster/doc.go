@@ -324,7 +324,13 @@
 //     per key, its last message kept for the keys' 24 h: MaxAge). A claim
 //     is stored fenced on the subject being empty, the answer replaces it
 //     fenced on the claim before it goes out: a retry on any node gets the
-//     first answer, or 409 while the first request runs.
+//     first answer, or 409 while the first request runs. That answer is
+//     the fast path; exactly once rests on the write itself: a forwarded
+//     keyed request carries its record (http.KeyedWrite), which the
+//     event's owner commits in the shard message of the write and looks
+//     for before deciding the key again, so a retry after the request's
+//     node, the owner or an answer was lost replays the write's answer
+//     (see Idempotency).
 //   - Console sign-in sessions ("csess/" by the SHA-256 of the cookie,
 //     an empty value once signed out; "csessseen/": the last use, put at
 //     most every minute and apart, so a late one cannot revive a session

@@ -333,9 +333,14 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 		return 0, fmt.Errorf("cluster: owed entries of %s: no claim here", eventID)
 	}
 	want := map[string][]byte{}
-	puts := map[string]struct{}{} // every key the log puts, owed or not
-	gone := map[string]struct{}{} // the keys the log deletes last
+	puts := map[string]struct{}{}  // every key the log puts, owed or not
+	gone := map[string]struct{}{}  // the keys the log deletes last
+	records := map[string][]byte{} // the Idempotency-Key records of its writes
 	err := o.log.readOwed(eventID, epoch, func(op byte, k, v []byte) {
+		if op == 'p' && bytes.HasPrefix(k, idemRecordPrefix) {
+			records[string(k)] = bytes.Clone(v)
+			return
+		}
 		if owedEvent(string(k)) != eventID {
 			return
 		}
@@ -349,6 +354,9 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 		}
 	})
 	if err != nil {
+		return 0, err
+	}
+	if err := o.importKeys(records); err != nil {
 		return 0, err
 	}
 	// Read even when the log owes nothing: its puts may have been
@@ -425,6 +433,30 @@ func (o *owed) take(ctx context.Context, eventID string) (int, error) {
 		o.wake()
 	}
 	return n, nil
+}
+
+// idemRecordPrefix starts the index key of an Idempotency-Key's record
+// (http.RecordKey) that a write commits with its records.
+var idemRecordPrefix = []byte("idem/")
+
+// importKeys writes the Idempotency-Key records an event's log holds to
+// the local store of its new owner, where its actor looks for them before
+// deciding a keyed request again (actors.Recorder): a retry whose answer
+// the lost owner never gave replays the write's answer instead of writing
+// twice. They are not owed (nothing sends them): a record is kept until
+// the local sweep finds it expired (app), and one whose messages were
+// trimmed before a second move is gone with them (the answer is in
+// TICKETD_IDEM too, unless the request's node died before storing it).
+func (o *owed) importKeys(keys map[string][]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	b := o.store.NewBatch()
+	defer b.Close()
+	for k, v := range keys {
+		b.Put([]byte(k), v)
+	}
+	return o.store.Commit(b)
 }
 
 // errCarryTooBig refuses a carry whose entries, with what the event's

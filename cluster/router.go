@@ -18,6 +18,7 @@ import (
 	"ticketd/actors"
 	"ticketd/directory"
 	"ticketd/event"
+	thttp "ticketd/http"
 	"ticketd/persistence"
 )
 
@@ -185,6 +186,9 @@ type wireReq struct {
 	EventID    string
 	CreateUnit string
 	Cmd        event.Command
+	// Keyed is the record the write commits for its Idempotency-Key
+	// (actors.Recorder), nil when none.
+	Keyed *thttp.KeyedWrite
 }
 
 type wireResp struct {
@@ -211,6 +215,7 @@ const (
 	errStorage
 	errNotFound
 	errFenced
+	errReplayed // the write was made before: Msg is its record (actors.Replayed)
 )
 
 func toWire(err error) *wireErr {
@@ -218,6 +223,9 @@ func toWire(err error) *wireErr {
 		return nil
 	}
 	var ee *event.Error
+	if r, ok := actors.IsReplayed(err); ok {
+		return &wireErr{Kind: errReplayed, Msg: string(r.Value)}
+	}
 	switch {
 	case errors.As(err, &ee):
 		return &wireErr{Kind: errEvent, Event: ee}
@@ -252,6 +260,8 @@ func (w *wireErr) err() error {
 		return fmt.Errorf("%w: owner: %s", directory.ErrNotFound, w.Msg)
 	case errFenced:
 		return fmt.Errorf("%w: %w: owner: %s", actors.ErrUnavailable, persistence.ErrFenced, w.Msg)
+	case errReplayed:
+		return &actors.Replayed{Value: []byte(w.Msg)}
 	}
 	return errors.New(w.Msg)
 }
@@ -306,7 +316,12 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 		}
 		if err == nil && owner != "" {
 			if body == nil {
-				if body, err = encodeReq(&wireReq{EventID: eventID, CreateUnit: createUnit, Cmd: wireCmd(cmd)}); err != nil {
+				req := &wireReq{EventID: eventID, CreateUnit: createUnit, Cmd: wireCmd(cmd)}
+				if rec := actors.RecorderOf(ctx); rec != nil {
+					// The owner commits the key's record with the write.
+					req.Keyed, _ = rec.Portable.(*thttp.KeyedWrite)
+				}
+				if body, err = encodeReq(req); err != nil {
 					return nil, fmt.Errorf("%w: forward %T: %v", actors.ErrUnavailable, cmd, err), true
 				}
 			}
@@ -568,7 +583,11 @@ func (r *Router) answerAsync(data []byte, timeout time.Duration, done func(*wire
 	r.mu.Lock()
 	sys := r.sys
 	r.mu.Unlock()
-	sys.ServeAsync(req.EventID, req.Cmd, req.CreateUnit, timeout, func(res any, err error) {
+	var rec *actors.Recorder
+	if k := req.Keyed; k != nil {
+		rec = &actors.Recorder{Key: k.Key, Value: k.Value, Live: thttp.Live, Look: k.Retried, Portable: k}
+	}
+	sys.ServeAsyncRecorded(req.EventID, req.Cmd, req.CreateUnit, rec, timeout, func(res any, err error) {
 		done(&wireResp{Result: res, Err: toWire(err)})
 	})
 }

@@ -9,8 +9,10 @@ import (
 	"io"
 	"reflect"
 	"sync"
+	"time"
 
 	"ticketd/event"
+	thttp "ticketd/http"
 )
 
 // The forwarded requests and their answers travel in a framing of their
@@ -26,7 +28,11 @@ import (
 // with a message's nonzero length), the format version (1), then:
 //
 //	request: eventID, createUnit (uvarint-prefixed), flags (1: the
-//	         command is a storefront command), value
+//	         command is a storefront command; 2: it carries the record
+//	         of its Idempotency-Key, http.KeyedWrite: its key
+//	         (uvarint-prefixed), the 32-byte fingerprint, the expiry in
+//	         unix nanoseconds and the status, both uvarint; 4: that key
+//	         was claimed before, KeyedWrite.Retried), value
 //	answer:  flags (1: moved, 2: result, 4: error), then for an error
 //	         its kind byte, message and a flag byte (1: event.Error
 //	         value follows), then the result value
@@ -55,6 +61,8 @@ const (
 
 const (
 	reqStorefront = 1 << iota
+	reqKeyed
+	reqRetried
 )
 
 const (
@@ -358,10 +366,22 @@ func encodeReq(req *wireReq) ([]byte, error) {
 	if sf, ok := cmd.(event.Storefront); ok {
 		cmd, flags = sf.Cmd, reqStorefront
 	}
+	if req.Keyed != nil {
+		flags |= reqKeyed
+		if req.Keyed.Retried {
+			flags |= reqRetried
+		}
+	}
 	b := []byte{wireMark, wireVersion}
 	b = appendBytes(b, []byte(req.EventID))
 	b = appendBytes(b, []byte(req.CreateUnit))
 	b = append(b, flags)
+	if k := req.Keyed; k != nil {
+		b = appendBytes(b, k.Key)
+		b = append(b, k.FP[:]...)
+		b = binary.AppendUvarint(b, uint64(k.Expires.UnixNano()))
+		b = binary.AppendUvarint(b, uint64(k.Status))
+	}
 	if b, ok := wire.appendValue(b, cmd); ok {
 		return b, nil
 	}
@@ -391,6 +411,13 @@ func decodeReq(b []byte, req *wireReq) error {
 	if err != nil {
 		return err
 	}
+	var keyed *thttp.KeyedWrite
+	if flags&reqKeyed != 0 {
+		if keyed, err = readKeyed(r); err != nil {
+			return err
+		}
+		keyed.Retried = flags&reqRetried != 0
+	}
 	v, err := wire.readValue(r)
 	if err != nil {
 		return err
@@ -402,8 +429,34 @@ func decodeReq(b []byte, req *wireReq) error {
 	if flags&reqStorefront != 0 {
 		cmd = event.Storefront{Cmd: cmd}
 	}
-	*req = wireReq{EventID: string(id), CreateUnit: string(unit), Cmd: cmd}
+	*req = wireReq{EventID: string(id), CreateUnit: string(unit), Cmd: cmd, Keyed: keyed}
 	return nil
+}
+
+// readKeyed reads a request's http.KeyedWrite (see encodeReq).
+func readKeyed(r *wireReader) (*thttp.KeyedWrite, error) {
+	key, err := r.bytes()
+	if err != nil {
+		return nil, err
+	}
+	if len(r.b) < 32 {
+		return nil, errShortWire
+	}
+	k := &thttp.KeyedWrite{Key: bytes.Clone(key)}
+	copy(k.FP[:], r.b[:32])
+	r.b = r.b[32:]
+	exp, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		return nil, errShortWire
+	}
+	r.b = r.b[n:]
+	status, n := binary.Uvarint(r.b)
+	if n <= 0 || status > 999 {
+		return nil, errShortWire
+	}
+	r.b = r.b[n:]
+	k.Expires, k.Status = time.Unix(0, int64(exp)), int(status)
+	return k, nil
 }
 
 // encodeResp encodes an answer to a forwarded request.

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/gob"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"ticketd/actors"
 	"ticketd/event"
+	thttp "ticketd/http"
 )
 
 // TestWireRoundTrip: forwarded requests and answers decode to what was
@@ -125,4 +128,31 @@ func BenchmarkWire(b *testing.B) {
 			_ = gob.NewDecoder(&ab).Decode(&a)
 		}
 	})
+}
+
+// TestWireKeyedRequest: a forwarded keyed write carries its
+// Idempotency-Key record (http.KeyedWrite, whether it was claimed before
+// included) to the owner, and a Replayed answer comes back as one.
+func TestWireKeyedRequest(t *testing.T) {
+	k := &thttp.KeyedWrite{Key: thttp.RecordKey("key_1", "k-1"), FP: [32]byte{1, 2, 3}, Expires: time.Unix(0, 1_795_000_000_123_456_789), Status: 201}
+	for _, retried := range []bool{false, true} {
+		k.Retried = retried
+		cmd := event.PlaceOrder{Email: "a@x.io", Items: []event.OrderItem{{ItemType: event.ItemRegistrationType, ItemID: "tt_1", Quantity: 1}}}
+		for _, c := range []event.Command{cmd, event.ListOrders{Limit: 5}} { // binary form, gob form
+			req := &wireReq{EventID: "evt_1", Cmd: c, Keyed: k}
+			b, err := encodeReq(req)
+			require.NoError(t, err)
+			var got wireReq
+			require.NoError(t, decodeReq(b, &got))
+			require.Equal(t, *req, got)
+		}
+	}
+	resp := &wireResp{Err: toWire(&actors.Replayed{Value: []byte("the record")})}
+	b, err := encodeResp(resp)
+	require.NoError(t, err)
+	var got wireResp
+	require.NoError(t, decodeResp(b, &got))
+	r, ok := actors.IsReplayed(got.Err.err())
+	require.True(t, ok)
+	require.Equal(t, "the record", string(r.Value))
 }

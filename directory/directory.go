@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Key types.
@@ -131,6 +133,7 @@ var kinds = func() map[string]func(body []byte) (Change, error) {
 		kindOf[MemberJoined](),
 		kindOf[PasswordSet](),
 		kindOf[RoleSet](),
+		kindOf[LinkRevoked](),
 	} {
 		if m[k.name] != nil {
 			panic("directory: change kind " + k.name + " registered twice")
@@ -223,11 +226,17 @@ func New() *State {
 	}
 }
 
+// UnitNameMax bounds a unit's name, in characters.
+const UnitNameMax = 200
+
 // CreateUnit decides a new unit.
 func (s *State) CreateUnit(id, name string, now time.Time) (Change, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return nil, fmt.Errorf("name: must not be empty")
+		return nil, &FieldError{Field: "name", Reason: "must not be empty"}
+	}
+	if reason := TextProblem(name, UnitNameMax); reason != "" {
+		return nil, &FieldError{Field: "name", Reason: reason}
 	}
 	if _, ok := s.units[id]; ok {
 		return nil, fmt.Errorf("directory: unit %s exists", id)
@@ -274,6 +283,25 @@ func (s *State) RevokeKey(id string, now time.Time) (Change, error) {
 		return nil, nil
 	}
 	return KeyRevoked{KeyID: id, At: now.UTC()}, nil
+}
+
+// TextProblem says what is wrong with a line of text a person typed, ""
+// when nothing: more than max characters, or a control character (a NUL
+// byte, an escape; tabs and line breaks included, as a name is one line).
+// The reason reads after "It" or a field's name.
+func TextProblem(s string, max int) string {
+	if utf8.RuneCountInString(s) > max {
+		return fmt.Sprintf("must be at most %d characters", max)
+	}
+	if !utf8.ValidString(s) {
+		return "must be text (it holds bytes that are not UTF-8)"
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return "must not hold control characters (such as a NUL byte or a tab)"
+		}
+	}
+	return ""
 }
 
 // Apply performs a change. Each kind's apply lives with its type.

@@ -43,9 +43,13 @@ const (
 	// upper bound caps the hashing work one request can ask for).
 	PasswordMinLen = 10
 	PasswordMaxLen = 200
-	emailMaxLen    = 320
+	emailMaxLen    = EmailMax
 	nameMaxLen     = 200
 )
+
+// EmailMax bounds an email address, in bytes (RFC 5321's path limit):
+// the sign-in form refuses a longer one before counting or logging it.
+const EmailMax = 320
 
 // Member is a person who signs in to the console with an email and a
 // password, with one role per business unit.
@@ -76,12 +80,31 @@ type Invitation struct {
 	CreatedAt time.Time  `json:"createdAt"`
 	ExpiresAt time.Time  `json:"expiresAt"`
 	UsedAt    *time.Time `json:"usedAt"`
+	// EndedAt is when the link was ended unused, and Ended why (one of
+	// the End* reasons): revoked, replaced by a newer reset link of the
+	// same member, its maker removed, or the member's password changed.
+	EndedAt *time.Time `json:"endedAt,omitempty"`
+	Ended   string     `json:"ended,omitempty"`
 }
+
+// Why a link ended unused (Invitation.Ended).
+const (
+	EndRevoked    = "revoked"
+	EndReplaced   = "replaced"
+	EndMakerGone  = "maker_removed"
+	EndPasswordAt = "password_changed"
+)
 
 // Usable reports whether the link still works at now.
 func (i *Invitation) Usable(now time.Time) bool {
-	return i.UsedAt == nil && now.Before(i.ExpiresAt)
+	return i.UsedAt == nil && i.EndedAt == nil && now.Before(i.ExpiresAt)
 }
+
+// ErrNotOwnerOfAll refuses a password reset link from a member who is not
+// an owner of every unit the member to reset belongs to: a password is
+// the person's, and opens every unit they are in, so an owner of one unit
+// must not be able to take over a role in another.
+var ErrNotOwnerOfAll = errors.New("directory: only the operator or an owner of every unit of the member may reset their password")
 
 // HashToken is the stored form of an invitation or reset token.
 func HashToken(token string) []byte {
@@ -162,6 +185,13 @@ type PasswordSet struct {
 	At           time.Time
 }
 
+// LinkRevoked records an open link ended by an owner or the operator.
+type LinkRevoked struct {
+	InvitationID string
+	By           string
+	At           time.Time
+}
+
 // RoleSet records a member's new role in a unit; an empty Role removes the
 // member from the unit.
 type RoleSet struct {
@@ -194,9 +224,45 @@ func (c InvitationCreated) apply(s *State) {
 		return false
 	})
 	i := c.Invitation
+	if i.Kind == KindReset {
+		// One live reset link per member: a newer one ends the others.
+		p.endLinks(i.CreatedAt, EndReplaced, func(o *Invitation) bool {
+			return o.Kind == KindReset && o.MemberID == i.MemberID
+		})
+	}
 	p.invites[i.ID] = &i
 	p.byHash[string(i.Hash)] = i.ID
 	p.invOrder = append(p.invOrder, i.ID)
+}
+
+// endLinks ends, at at and for why, every usable link match selects.
+func (p *people) endLinks(at time.Time, why string, match func(*Invitation) bool) {
+	for _, id := range p.invOrder {
+		if o := p.invites[id]; o.Usable(at) && match(o) {
+			t := at
+			o.EndedAt, o.Ended = &t, why
+		}
+	}
+}
+
+func (LinkRevoked) kind() string { return "link.revoked" }
+
+func (c LinkRevoked) check() error {
+	if c.InvitationID == "" {
+		return errors.New("link revoked without invitation id")
+	}
+	return nil
+}
+
+func (c LinkRevoked) apply(s *State) {
+	i := s.people.invites[c.InvitationID]
+	if i == nil {
+		panic("directory: revoke of unknown link " + c.InvitationID)
+	}
+	if i.UsedAt == nil && i.EndedAt == nil {
+		at := c.At
+		i.EndedAt, i.Ended = &at, EndRevoked
+	}
 }
 
 func (MemberJoined) kind() string { return "member.joined" }
@@ -247,6 +313,8 @@ func (c PasswordSet) apply(s *State) {
 	m := p.members[inv.MemberID]
 	m.PasswordHash = c.PasswordHash
 	m.PasswordAt = c.At
+	// A changed password ends every other reset link of the member.
+	p.endLinks(c.At, EndPasswordAt, func(o *Invitation) bool { return o.Kind == KindReset && o.MemberID == m.ID })
 }
 
 func (RoleSet) kind() string { return "member.role_set" }
@@ -263,10 +331,30 @@ func (c RoleSet) apply(s *State) {
 	if m == nil {
 		panic("directory: role of unknown member " + c.MemberID)
 	}
+	was := m.Roles[c.UnitID]
 	if c.Role == "" {
 		delete(m.Roles, c.UnitID)
 	} else {
 		m.Roles[c.UnitID] = c.Role
+	}
+	if was == RoleOwner && c.Role != RoleOwner {
+		// The links a member made as an owner of the unit end with that
+		// role: the unit's invitations, and reset links of the unit's
+		// members (whose authority was being their owner).
+		p := s.people
+		p.endLinks(c.At, EndMakerGone, func(o *Invitation) bool {
+			if o.By != m.ID {
+				return false
+			}
+			if o.UnitID == c.UnitID {
+				return true
+			}
+			if t := p.members[o.MemberID]; o.Kind == KindReset && t != nil {
+				_, in := t.Roles[c.UnitID]
+				return in
+			}
+			return false
+		})
 	}
 }
 
@@ -276,7 +364,7 @@ func NormalEmail(email string) string { return strings.ToLower(strings.TrimSpace
 func validEmail(e string) bool {
 	at := strings.IndexByte(e, '@')
 	return at > 0 && at < len(e)-1 && len(e) <= emailMaxLen && !strings.ContainsAny(e, " \t\r\n<>,;\"") &&
-		strings.Count(e, "@") == 1
+		strings.Count(e, "@") == 1 && TextProblem(e, emailMaxLen) == ""
 }
 
 // pending counts the usable links of a unit at now.
@@ -316,7 +404,10 @@ func (s *State) Invite(inv Invitation) (Change, error) {
 }
 
 // ResetLink decides a password reset link for member memberID, made from
-// unit inv.UnitID (where the maker may manage that member).
+// unit inv.UnitID (one of the member's) by inv.By: the operator, or a
+// member who is an owner of every unit memberID belongs to (else
+// ErrNotOwnerOfAll). A password opens every unit of its member, so the
+// right to reset it is the right over all of them.
 func (s *State) ResetLink(memberID string, inv Invitation) (Change, error) {
 	m, ok := s.people.members[memberID]
 	if !ok {
@@ -325,8 +416,60 @@ func (s *State) ResetLink(memberID string, inv Invitation) (Change, error) {
 	if _, in := m.Roles[inv.UnitID]; !in {
 		return nil, ErrNotFound
 	}
+	if !s.MayReset(inv.By, memberID) {
+		return nil, ErrNotOwnerOfAll
+	}
 	inv.Kind, inv.MemberID, inv.Email, inv.Role = KindReset, memberID, m.Email, ""
 	return s.newLink(inv)
+}
+
+// MayReset reports whether by (a member id, or "operator") may make a
+// password reset link for member memberID: the operator may, and a member
+// who is an owner of every unit memberID has a role in.
+func (s *State) MayReset(by, memberID string) bool {
+	if by == "operator" {
+		return true
+	}
+	maker, ok := s.people.members[by]
+	m, ok2 := s.people.members[memberID]
+	if !ok || !ok2 || len(m.Roles) == 0 {
+		return false
+	}
+	for u := range m.Roles {
+		if maker.Roles[u] != RoleOwner {
+			return false
+		}
+	}
+	return true
+}
+
+// RevokeLink decides the end of open link id, seen from unit unitID by an
+// owner there (or the operator): an invitation of that unit, or a reset
+// link of one of its members. Revoking only takes a power away, so any
+// owner of a unit of the member may end their reset link.
+func (s *State) RevokeLink(id, unitID, by string, now time.Time) (Change, error) {
+	i, ok := s.people.invites[id]
+	if !ok || !s.linkOfUnit(i, unitID) {
+		return nil, ErrNotFound
+	}
+	if !i.Usable(now) {
+		return nil, nil
+	}
+	return LinkRevoked{InvitationID: id, By: by, At: now.UTC()}, nil
+}
+
+// linkOfUnit reports whether unit unitID's owners see link i: their
+// unit's invitations, and reset links of their members.
+func (s *State) linkOfUnit(i *Invitation, unitID string) bool {
+	if i.Kind == KindReset {
+		m := s.people.members[i.MemberID]
+		if m == nil {
+			return false
+		}
+		_, in := m.Roles[unitID]
+		return in
+	}
+	return i.UnitID == unitID
 }
 
 func (s *State) newLink(inv Invitation) (Change, error) {
@@ -379,8 +522,11 @@ func (s *State) Accept(token, memberID, name, passwordHash string, now time.Time
 		return MemberJoined{InvitationID: inv.ID, MemberID: id, At: now.UTC()}, nil
 	}
 	name = strings.TrimSpace(name)
-	if name == "" || len(name) > nameMaxLen {
-		return nil, &FieldError{Field: "name", Reason: "must be 1 to 200 characters"}
+	if name == "" {
+		return nil, &FieldError{Field: "name", Reason: "must not be empty"}
+	}
+	if reason := TextProblem(name, nameMaxLen); reason != "" {
+		return nil, &FieldError{Field: "name", Reason: reason}
 	}
 	if passwordHash == "" {
 		return nil, &FieldError{Field: "password", Reason: "must not be empty"}
@@ -460,11 +606,12 @@ func (s *State) Members(unitID string) []Member {
 	return out
 }
 
-// Pending lists the usable links of a unit at now, oldest first.
+// Pending lists the usable links a unit's owners see at now, oldest
+// first: the unit's invitations and the reset links of its members.
 func (s *State) Pending(unitID string, now time.Time) []Invitation {
 	var out []Invitation
 	for _, id := range s.people.invOrder {
-		if i := s.people.invites[id]; i.UnitID == unitID && i.Usable(now) {
+		if i := s.people.invites[id]; s.linkOfUnit(i, unitID) && i.Usable(now) {
 			out = append(out, *i)
 		}
 	}
@@ -535,4 +682,13 @@ func VerifyPassword(hash, pw string) bool {
 	}
 	got := argon2.IDKey([]byte(pw), salt, t, m, p, uint32(len(key)))
 	return subtle.ConstantTimeCompare(got, key) == 1
+}
+
+// LinkByID returns a copy of link id, usable or not.
+func (s *State) LinkByID(id string) (Invitation, bool) {
+	i, ok := s.people.invites[id]
+	if !ok {
+		return Invitation{}, false
+	}
+	return *i, true
 }

@@ -2,6 +2,7 @@ package directory
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,3 +143,106 @@ func TestVerifyPasswordRefusesGarbage(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestResetLinkAuthorityAndLifecycle: a password reset link is the
+// operator's, or an owner's of every unit the member is in; one lives per
+// member; links end on use, on a newer link, on revocation, on their
+// maker's removal and on a password change; unit names refuse control
+// characters and length. Every step goes through the log encoding.
+func TestResetLinkAuthorityAndLifecycle(t *testing.T) {
+	live, replica := New(), New()
+	for _, u := range []string{"bu_a", "bu_b"} {
+		ch, err := live.CreateUnit(u, u, t0)
+		step(t, live, replica, ch, err)
+	}
+	join := func(inv Invitation, member string) {
+		t.Helper()
+		ch, err := live.Invite(inv)
+		step(t, live, replica, ch, err)
+		ch, err = live.Accept(string(inv.ID)+"tok", member, member, "h", t0)
+		step(t, live, replica, ch, err)
+	}
+	tok := func(id, unit, email, role string) Invitation { return link(id, unit, email, role, id+"tok") }
+	join(tok("i1", "bu_a", "alice@a.example", RoleOwner), "mem_alice") // owner of A only
+	join(tok("i2", "bu_b", "bob@b.example", RoleOwner), "mem_bob")     // owner of B
+	join(tok("i3", "bu_a", "bob@b.example", RoleOwner), "")            // and of A
+	join(tok("i4", "bu_a", "sam@x.example", RoleViewer), "mem_sam")    // Sam in A...
+	join(tok("i5", "bu_b", "sam@x.example", RoleAdmin), "")            // ...and in B
+
+	reset := func(id, by string, at time.Time) (Change, error) {
+		inv := Invitation{ID: id, UnitID: "bu_a", Hash: HashToken(id + "tok"), By: by, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+		return live.ResetLink("mem_sam", inv)
+	}
+	_, err := reset("r0", "mem_alice", t0)
+	assert.ErrorIs(t, err, ErrNotOwnerOfAll, "an owner of A alone may not reset a member who is also in B")
+	assert.False(t, live.MayReset("mem_alice", "mem_sam"))
+	assert.True(t, live.MayReset("mem_bob", "mem_sam"))
+	assert.True(t, live.MayReset("operator", "mem_sam"))
+
+	ch, err := reset("r1", "mem_bob", t0)
+	step(t, live, replica, ch, err)
+	ch, err = reset("r2", "operator", t0.Add(time.Minute))
+	step(t, live, replica, ch, err)
+	_, err = live.Link("r1tok", t0.Add(2*time.Minute))
+	assert.ErrorIs(t, err, ErrLinkInvalid, "a newer reset link ends the older one")
+	old, _ := live.LinkByID("r1")
+	assert.Equal(t, EndReplaced, old.Ended)
+	assert.Len(t, live.Pending("bu_b", t0.Add(2*time.Minute)), 1, "B's owners see Sam's reset link too")
+
+	// Revoked from B (Sam is in B): it ends.
+	ch, err = live.RevokeLink("r2", "bu_b", "mem_bob", t0.Add(3*time.Minute))
+	step(t, live, replica, ch, err)
+	_, err = live.Link("r2tok", t0.Add(3*time.Minute))
+	assert.ErrorIs(t, err, ErrLinkInvalid, "a revoked link ends")
+	ch, err = live.RevokeLink("r2", "bu_b", "mem_bob", t0.Add(4*time.Minute))
+	assert.NoError(t, err)
+	assert.Nil(t, ch, "revoking twice changes nothing")
+
+	// Used: ends; the password change ends any other.
+	ch, err = reset("r3", "mem_bob", t0.Add(5*time.Minute))
+	step(t, live, replica, ch, err)
+	ch, err = live.SetPassword("r3tok", "h2", t0.Add(6*time.Minute))
+	step(t, live, replica, ch, err)
+	_, err = live.SetPassword("r3tok", "h3", t0.Add(6*time.Minute))
+	assert.ErrorIs(t, err, ErrLinkInvalid, "a used link ends")
+
+	// The maker loses the owner role in A: the links Bob made there end
+	// (an invitation of A, and the reset link of a member of A).
+	ch, err = reset("r4", "mem_bob", t0.Add(7*time.Minute))
+	step(t, live, replica, ch, err)
+	inv := link("i6", "bu_a", "new@x.example", RoleViewer, "i6tok")
+	inv.By, inv.CreatedAt, inv.ExpiresAt = "mem_bob", t0.Add(7*time.Minute), t0.Add(time.Hour)
+	ch, err = live.Invite(inv)
+	step(t, live, replica, ch, err)
+	ch, err = live.SetRole("mem_bob", "bu_a", "", t0.Add(8*time.Minute))
+	step(t, live, replica, ch, err)
+	for _, id := range []string{"r4", "i6"} {
+		got, _ := live.LinkByID(id)
+		assert.Equal(t, EndMakerGone, got.Ended, id)
+		assert.False(t, got.Usable(t0.Add(9*time.Minute)), id)
+	}
+	assert.Empty(t, live.Pending("bu_a", t0.Add(9*time.Minute)))
+
+	// The replica (replayed from the log records) and a snapshot agree.
+	assert.Equal(t, live.Pending("bu_b", t0), replica.Pending("bu_b", t0))
+	snap, err := live.MarshalSnapshot()
+	require.NoError(t, err)
+	back, err := UnmarshalSnapshot(snap)
+	require.NoError(t, err)
+	for _, id := range []string{"r1", "r2", "r3", "r4", "i6"} {
+		a, _ := replica.LinkByID(id)
+		b, _ := back.LinkByID(id)
+		l, _ := live.LinkByID(id)
+		assert.Equal(t, l, a, id)
+		assert.Equal(t, l, b, id)
+	}
+
+	// Unit names: bounded, one line, no control bytes.
+	var fe *FieldError
+	_, err = live.CreateUnit("bu_c", "Bad\x00Name", t0)
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "name", fe.Field)
+	_, err = live.CreateUnit("bu_c", strings.Repeat("n", UnitNameMax+1), t0)
+	require.ErrorAs(t, err, &fe)
+	assert.Contains(t, fe.Reason, "at most 200 characters")
+}

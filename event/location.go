@@ -2,6 +2,7 @@ package event
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,6 +17,7 @@ import (
 const (
 	MaxVenueLen   = 200
 	MaxAddressLen = 500
+	MaxOnlineLen  = 2000
 )
 
 // SetLocation replaces the event's location (console); an empty field
@@ -23,6 +25,8 @@ const (
 type SetLocation struct {
 	Venue   string `json:"venue" v:"maxLen=200" doc:"The venue's name, e.g. Kulturbrauerei; empty clears it."`
 	Address string `json:"address" v:"maxLen=500" doc:"The street address, one line, e.g. Schönhauser Allee 36, 10435 Berlin; empty clears it."`
+	// OnlineURL is where an online (or hybrid) event is joined.
+	OnlineURL string `json:"onlineUrl,omitempty" v:"maxLen=2000" doc:"The link to join the event online (an http or https address), for an online or hybrid event; empty or absent clears it."`
 }
 
 // GetLocation reads the event's location.
@@ -30,9 +34,10 @@ type GetLocation struct{}
 
 // Location is where the event takes place.
 type Location struct {
-	EventID string  `json:"eventId" doc:"The event."`
-	Venue   *string `json:"venue" doc:"The venue's name, null when not set."`
-	Address *string `json:"address" doc:"The street address, null when not set."`
+	EventID   string  `json:"eventId" doc:"The event."`
+	Venue     *string `json:"venue" doc:"The venue's name, null when not set."`
+	Address   *string `json:"address" doc:"The street address, null when not set."`
+	OnlineURL *string `json:"onlineUrl" doc:"The link to join the event online, null when not set."`
 }
 
 // LocationSet sets the event's location.
@@ -40,6 +45,8 @@ type LocationSet struct {
 	At      time.Time `json:"at"`
 	Venue   string    `json:"venue,omitempty"`
 	Address string    `json:"address,omitempty"`
+	// OnlineURL was appended to the record (an older record has none).
+	OnlineURL string `json:"onlineUrl,omitempty"`
 }
 
 func (SetLocation) result(*Location) {}
@@ -53,11 +60,21 @@ func (c SetLocation) decide(m *Machine, now time.Time) (any, []Change, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	v := Location{EventID: m.s.ID, Venue: strp(venue), Address: strp(address)}
-	if e := m.s.Event; e.Venue == venue && e.Address == address {
+	online, err := locationField("onlineUrl", c.OnlineURL, MaxOnlineLen)
+	if err != nil {
+		return nil, nil, err
+	}
+	if online != "" {
+		u, perr := url.Parse(online)
+		if perr != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, nil, FieldError("onlineUrl", "must be an http or https address, such as https://meet.example.com/gopher-night")
+		}
+	}
+	v := Location{EventID: m.s.ID, Venue: strp(venue), Address: strp(address), OnlineURL: strp(online)}
+	if e := m.s.Event; e.Venue == venue && e.Address == address && e.OnlineURL == online {
 		return v, nil, nil
 	}
-	return v, []Change{LocationSet{At: now, Venue: venue, Address: address}}, nil
+	return v, []Change{LocationSet{At: now, Venue: venue, Address: address, OnlineURL: online}}, nil
 }
 
 // locationField trims s to one line and bounds it.
@@ -73,7 +90,20 @@ func (GetLocation) result(*Location) {}
 
 func (GetLocation) decide(m *Machine, _ time.Time) (any, []Change, error) {
 	e := m.s.mustEvent()
-	return Location{EventID: m.s.ID, Venue: strp(e.Venue), Address: strp(e.Address)}, nil, nil
+	return Location{EventID: m.s.ID, Venue: strp(e.Venue), Address: strp(e.Address), OnlineURL: strp(e.OnlineURL)}, nil, nil
+}
+
+// PlaceText is LocationText with the online link after it, for a mail
+// and its calendar file.
+func PlaceText(venue, address, online string) string {
+	t := LocationText(venue, address)
+	switch {
+	case online == "":
+		return t
+	case t == "":
+		return online
+	}
+	return t + " · " + online
 }
 
 // LocationText is the one line a calendar file and an email show: the
@@ -93,12 +123,15 @@ func LocationText(venue, address string) string {
 func (LocationSet) ChangeKind() string { return "event.location_set" }
 
 func decodeLocationSet(d *dec) LocationSet {
-	return LocationSet{At: d.time(), Venue: d.str(), Address: d.str()}
+	// OnlineURL is last: a record written before it existed reads "".
+	return LocationSet{At: d.time(), Venue: d.str(), Address: d.str(), OnlineURL: d.str()}
 }
 
-func (c LocationSet) appendBody(e enc) enc { return e.time(c.At).str(c.Venue).str(c.Address) }
+func (c LocationSet) appendBody(e enc) enc {
+	return e.time(c.At).str(c.Venue).str(c.Address).str(c.OnlineURL)
+}
 
 func (c LocationSet) apply(s *State) {
 	e := s.mustEvent()
-	e.Venue, e.Address, e.UpdatedAt = c.Venue, c.Address, c.At
+	e.Venue, e.Address, e.OnlineURL, e.UpdatedAt = c.Venue, c.Address, c.OnlineURL, c.At
 }

@@ -352,6 +352,8 @@ type EventRec struct {
 	// Venue and Address are where the event takes place (location.go).
 	Venue   string `json:"venue,omitempty"`
 	Address string `json:"address,omitempty"`
+	// OnlineURL is the link to join online (location.go).
+	OnlineURL string `json:"onlineUrl,omitempty"`
 }
 
 // TicketTypeSpec is the mutable part of a ticket type: what create and

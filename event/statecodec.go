@@ -139,14 +139,14 @@ func byID[T any](order []string, m map[string]*T) func(int) *T {
 func (e enc) eventRec(r *EventRec) enc {
 	return e.str(r.Name).str(r.Timezone).timep(r.StartsAt).timep(r.EndsAt).str(r.Status).str(r.Currency).
 		time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.OrdersTaken)).str(r.SiteURL).int(int64(r.WaitTicks)).
-		refundPolicy(r.Refund).str(r.Venue).str(r.Address)
+		refundPolicy(r.Refund).str(r.Venue).str(r.Address).str(r.OnlineURL)
 }
 
 func (d *dec) eventRec() EventRec {
 	r := EventRec{Name: d.str(), Timezone: d.str(), StartsAt: d.timep(), EndsAt: d.timep(), Status: d.str(), Currency: d.str(),
 		CreatedAt: d.time(), UpdatedAt: d.time(), OrdersTaken: int(d.int()), SiteURL: d.str(), WaitTicks: int(d.int())}
 	r.Refund = d.refundPolicy()
-	r.Venue, r.Address = d.str(), d.str()
+	r.Venue, r.Address, r.OnlineURL = d.str(), d.str(), d.str()
 	return r
 }
 

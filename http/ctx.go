@@ -28,6 +28,8 @@ type Ctx struct {
 	// pathNoted asks finish to hand the concrete path to the developer
 	// log (see notePath).
 	pathNoted bool
+	// idem is the Idempotency-Key this request owns on a RecordingStore.
+	idem *idemClaim
 }
 
 func (c *Ctx) reset() { *c = Ctx{} }

@@ -25,7 +25,11 @@
 // Retry-After; on the storefront the per (key, client IP) budget, of order
 // routes (Route.IPLimited) or of the rest, comes first, and what it
 // refuses costs the key's budget nothing);
-// claims the Idempotency-Key of a POST; refuses a non-empty body other than
+// claims the Idempotency-Key of a POST (scoped per API key, and on the
+// storefront per publishable key and client address; on a RecordingStore
+// the write commits the key's answer in its own batch, see
+// idempotency_commit.go, and a write made before answers its record);
+// refuses a non-empty body other than
 // {} on routes without a Body; then calls the HandlerFunc and encodes its
 // result as JSON with the route's success status. Errors of any stage use
 // the one envelope of errors.go: *event.Error by its Code, *Error by its

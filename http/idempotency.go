@@ -35,6 +35,9 @@ type StoredResponse struct {
 	Status      int
 	ContentType string
 	Body        []byte
+	// Durable: the answer was committed with the write it answers (see
+	// RecordingStore); Finish need not store it again.
+	Durable bool
 }
 
 // IdempotencyStore remembers answers by (scope, key) for a while. Scope is

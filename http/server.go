@@ -469,7 +469,8 @@ func (s *Server) serveIdempotent(c *Ctx, key string) {
 		return
 	}
 	fp := fingerprint(rc.Method(), rc.Request.URI().Path(), rc.PostBody())
-	state, stored := s.idem.Begin(c.principal.KeyID, key, fp, c.now)
+	scope := idemScope(c)
+	state, stored := s.idem.Begin(scope, key, fp, c.now)
 	switch state {
 	case IdemMismatch:
 		s.writeError(rc, httpError(422, "this idempotency key was already used with another request").WithReason(event.ReasonIdempotencyKeyReused))
@@ -489,19 +490,62 @@ func (s *Server) serveIdempotent(c *Ctx, key string) {
 		rc.Response.Header.Set("Idempotent-Replayed", "true")
 		return
 	}
+	if rs, ok := s.idem.(RecordingStore); ok {
+		c.idem = &idemClaim{store: rs, scope: scope, key: key, fp: fp, now: c.now, status: c.route.successStatus()}
+	}
 	var resp *StoredResponse
 	defer func() {
 		// Runs on panic too, so a crashed handler frees its key.
-		s.idem.Finish(c.principal.KeyID, key, resp, c.now)
+		if cl := c.idem; cl != nil && resp == nil && (cl.unknown.Load() || cl.committed.Load() != nil) {
+			// A write was asked for and its outcome is unknown (an ask
+			// that timed out may still commit, with the key's record):
+			// the key stays claimed until it has, or never will.
+			cl.store.Hold(scope, key, time.Now().Add(idemUnknownHold))
+			return
+		}
+		s.idem.Finish(scope, key, resp, c.now)
 	}()
 	s.run(c)
+	if cl := c.idem; cl != nil && (cl.replayed != nil || cl.mismatch) {
+		// The write was made before: its record answers (or the key was
+		// used with another request).
+		rc.Response.ResetBody()
+		if cl.mismatch {
+			s.writeError(rc, httpError(422, "this idempotency key was already used with another request").WithReason(event.ReasonIdempotencyKeyReused))
+			return
+		}
+		rc.SetStatusCode(cl.replayed.Status)
+		rc.SetContentType(cl.replayed.ContentType)
+		rc.SetBody(cl.replayed.Body)
+		rc.Response.Header.Set("Idempotent-Replayed", "true")
+		resp = cl.replayed
+		resp.Durable = true // the write's batch holds it
+		return
+	}
 	if st := rc.Response.StatusCode(); st < 500 {
 		resp = &StoredResponse{
 			Status:      st,
 			ContentType: string(rc.Response.Header.ContentType()),
 			Body:        append([]byte(nil), rc.Response.Body()...),
 		}
+		// The answer the write committed with its changes is this one:
+		// nothing more to store (and no second sync). Else (no write, or
+		// a handler that made more of the result) Finish stores it.
+		if cl := c.idem; cl != nil && sameAnswer(cl.committed.Load(), resp) {
+			resp.Durable = true
+		}
 	}
+}
+
+// idemScope is whose Idempotency-Keys a request's key is among: its API
+// key's, and on the storefront, where a publishable key is every
+// visitor's, its API key's and client address's, so one visitor can
+// neither replay another's answer nor block it with a 422.
+func idemScope(c *Ctx) string {
+	if c.route.Surface == Storefront {
+		return c.principal.KeyID + "@" + c.ip.String()
+	}
+	return c.principal.KeyID
 }
 
 // run calls the handler and writes its answer; a panic becomes a logged 500.

@@ -75,3 +75,10 @@ func (b *Browser) Post(u string, form url.Values, header ...string) Page {
 	}
 	return b.Do(req)
 }
+
+// NewBrowserWith returns a Browser over client c (its own transport, for
+// example one that dials from another loopback address). c should keep
+// cookies and not follow redirects, as NewBrowser's does.
+func NewBrowserWith(t testing.TB, c *nethttp.Client) *Browser {
+	return &Browser{t: t, c: c}
+}

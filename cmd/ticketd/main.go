@@ -13,7 +13,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"ticketd/app"
@@ -32,6 +34,15 @@ func main() {
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// programName is the binary as the person typed it: a path they ran
+// ("./bin/ticketd") is printed as such; a bare name came from $PATH.
+func programName(arg0 string) string {
+	if arg0 == "" || strings.HasPrefix(filepath.Base(arg0), "__debug") || strings.Contains(arg0, "go-build") {
+		return "ticketd"
+	}
+	return arg0
 }
 
 const usage = `ticketd is the event-ticketing service.
@@ -69,6 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "ticketd serve:", err)
 			return 2
 		}
+		cfg.Program = programName(os.Args[0])
 		m := app.NewMain(cfg, stdout)
 		if err := m.Run(ctx); err != nil {
 			fmt.Fprintln(stderr, "ticketd:", err)

@@ -454,6 +454,41 @@ func TestAPIStorefrontIdempotencyAndVersions(t *testing.T) {
 	assert.Equal(t, "2026-03-15", r.Header.Get("service-version"), "a publishable key is pinned too")
 }
 
+// TestAPIStorefrontIdempotencyKeyPerClient (issue 31 finding 9): a
+// publishable key is every visitor's, so its Idempotency-Keys are scoped
+// per (key, client address): a visitor sending the key another one used
+// neither replays the other's answer (with their order) nor is refused
+// 422 for another body; each visitor's own retry replays their answer.
+func TestAPIStorefrontIdempotencyKeyPerClient(t *testing.T) {
+	t.Parallel()
+	f := newAPIFx(t, withTrustedProxies("127.0.0.0/8"))
+	s := f.store(t, map[string]any{"capacity": 5})
+	victim := s.sf.WithHeader("Idempotency-Key", "checkout-1").WithHeader("X-Forwarded-For", "203.0.113.7")
+	other := s.sf.WithHeader("Idempotency-Key", "checkout-1").WithHeader("X-Forwarded-For", "198.51.100.9")
+	first := s.sfOrder(t, victim, s.tt, "victim@example.com", nil)
+	o1 := apiWant(t, first, 201)
+
+	// Same key and body from another address: its own order, not the
+	// victim's answer.
+	same := s.sfOrder(t, other, s.tt, "victim@example.com", nil)
+	o2 := apiWant(t, same, 201)
+	assert.NotEqual(t, o1["orderNumber"], o2["orderNumber"], "another address never sees the victim's answer")
+	assert.Empty(t, same.Header.Get("Idempotent-Replayed"))
+	// Same key, another body, from a third address: no 422.
+	third := s.sf.WithHeader("Idempotency-Key", "checkout-1").WithHeader("X-Forwarded-For", "192.0.2.44")
+	apiWant(t, s.sfOrder(t, third, s.tt, "third@example.com", nil), 201)
+
+	// Each visitor's retry replays their own first answer.
+	again := s.sfOrder(t, victim, s.tt, "victim@example.com", nil)
+	assert.Equal(t, 201, again.Status)
+	assert.Equal(t, string(first.Body), string(again.Body))
+	assert.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	again = s.sfOrder(t, other, s.tt, "victim@example.com", nil)
+	assert.Equal(t, string(same.Body), string(again.Body))
+	apiWantErr(t, s.sfOrder(t, victim, s.tt, "changed@example.com", nil), 422, "INVALID_ARGUMENT")
+	assert.EqualValues(t, 3, apiAvailability(t, s.dev, s.ev, s.tt)["held"])
+}
+
 func TestAPIStorefrontDrop(t *testing.T) {
 	t.Parallel()
 	// Each buyer comes from its own address (through a trusted proxy), as

@@ -77,9 +77,9 @@ func (a *api) createUnit(c *thttp.Ctx) (any, error) {
 	if err := c.Bind(&req); err != nil {
 		return nil, err
 	}
-	u, err := a.sys.CreateUnit(contextBG, req.Name)
+	u, err := a.sys.CreateUnit(keyed(c, func(r any) any { u, _ := r.(directory.Unit); return unitView(u) }), req.Name)
 	if err != nil {
-		return nil, dirErr(err)
+		return nil, keyedErr(c, dirErr(err))
 	}
 	return unitView(u), nil
 }
@@ -135,9 +135,14 @@ func (a *api) createKey(c *thttp.Ctx) (any, error) {
 		t := req.ExpiresAt.Time.UTC()
 		spec.ExpiresAt = &t
 	}
-	k, secret, err := a.sys.CreateKey(contextBG, spec)
+	k, secret, err := a.sys.CreateKey(keyed(c, func(r any) any {
+		ck, _ := r.(actors.CreatedKey)
+		v := keyView(ck.Key)
+		v.Key = ck.Secret
+		return v
+	}), spec)
 	if err != nil {
-		return nil, dirErr(err)
+		return nil, keyedErr(c, dirErr(err))
 	}
 	v := keyView(k)
 	v.Key = secret
@@ -204,9 +209,9 @@ func (a *api) listKeys(c *thttp.Ctx) (any, error) {
 }
 
 func (a *api) revokeKey(c *thttp.Ctx) (any, error) {
-	k, err := a.sys.RevokeKey(contextBG, c.Param("keyId"))
+	k, err := a.sys.RevokeKey(keyed(c, func(r any) any { k, _ := r.(directory.Key); return keyView(k) }), c.Param("keyId"))
 	if err != nil {
-		return nil, dirErr(err)
+		return nil, keyedErr(c, dirErr(err))
 	}
 	return keyView(k), nil
 }

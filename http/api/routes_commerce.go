@@ -96,5 +96,5 @@ func (a *api) replaceBundleItems(c *thttp.Ctx) (any, error) {
 	if err := c.Bind(&items); err != nil {
 		return nil, err
 	}
-	return a.ask(id, event.ReplaceBundleItems{ID: c.Param("bundleId"), Items: items})
+	return a.askC(c, id, event.ReplaceBundleItems{ID: c.Param("bundleId"), Items: items})
 }

@@ -106,9 +106,17 @@ func (a *api) createEvent(c *thttp.Ctx) (any, error) {
 	if err := c.Bind(&cmd); err != nil {
 		return nil, err
 	}
-	res, err := a.sys.CreateEvent(contextBG, c.Principal().UnitID, a.sys.NewEventID(), cmd)
+	id := a.sys.NewEventID()
+	if a.sys.DirectoryShared() {
+		// Cluster mode: the key's record lives with the event it made, so
+		// a retry must make the same id to find it (see cluster.Idempotency).
+		if kid := c.KeyedID("evt_"); kid != "" {
+			id = kid
+		}
+	}
+	res, err := a.sys.CreateEvent(keyed(c, nil), c.Principal().UnitID, id, cmd)
 	if err != nil {
-		return nil, shellErr(err)
+		return nil, keyedErr(c, shellErr(err))
 	}
 	return res, nil
 }

@@ -45,7 +45,10 @@ const (
 // (the session is created outside the actor) and cancel (the closer is
 // woken to expire the order's session). ok is false for any other
 // command.
-func (a *api) askHosted(eventID string, cmd event.Command) (res any, err error, ok bool) {
+//
+// ctx (see keyed) goes with the ask that makes the request's write: the
+// last one.
+func (a *api) askHosted(ctx context.Context, eventID string, cmd event.Command) (res any, err error, ok bool) {
 	inner, storefront := event.StorefrontInner(cmd)
 	wrap := func(c event.Command) event.Command {
 		if storefront {
@@ -55,10 +58,10 @@ func (a *api) askHosted(eventID string, cmd event.Command) (res any, err error, 
 	}
 	switch c := inner.(type) {
 	case event.ConfirmOrder:
-		res, err := a.confirmHosted(eventID, c, wrap)
+		res, err := a.confirmHosted(ctx, eventID, c, wrap)
 		return res, err, true
 	case event.CancelOrder:
-		res, err := a.sys.Ask(contextBG, eventID, cmd)
+		res, err := a.sys.Ask(ctx, eventID, cmd)
 		if err == nil && a.deps.Checkouts != nil {
 			a.deps.Checkouts.Wake()
 		}
@@ -75,7 +78,7 @@ func (a *api) askHosted(eventID string, cmd event.Command) (res any, err error, 
 // PAYMENT_PROVIDER_UNAVAILABLE and nothing was recorded: the order stays
 // open and the same confirm may be sent again. A session that no order
 // recorded (the hold lapsed meanwhile) is expired again at once.
-func (a *api) confirmHosted(eventID string, c event.ConfirmOrder, wrap func(event.Command) event.Command) (any, error) {
+func (a *api) confirmHosted(ctx context.Context, eventID string, c event.ConfirmOrder, wrap func(event.Command) event.Command) (any, error) {
 	prep := c
 	prep.Prepare, prep.Provider = true, nil
 	res, err := a.sys.Ask(contextBG, eventID, wrap(prep))
@@ -85,7 +88,7 @@ func (a *api) confirmHosted(eventID string, c event.ConfirmOrder, wrap func(even
 	o, isOrder := res.(event.Order)
 	if !isOrder || o.Status != event.OrderStatusOpen || o.TotalAmount == 0 || o.HoldExpiresAt == nil {
 		// Free, or confirmed already: the core answers without a payment page.
-		res, err := a.sys.Ask(contextBG, eventID, wrap(c))
+		res, err := a.sys.Ask(ctx, eventID, wrap(c))
 		return res, shellErr(err)
 	}
 	so := stripe.Order{
@@ -103,8 +106,8 @@ func (a *api) confirmHosted(eventID string, c event.ConfirmOrder, wrap func(even
 	for _, it := range o.Items {
 		so.Lines = append(so.Lines, stripe.Line{Name: it.Name, Quantity: it.Quantity, UnitAmount: it.UnitPriceAmount.String(), Amount: it.Amount.String()})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), confirmProviderTimeout)
-	s, err := a.stripe.CreateCheckoutSession(ctx, so)
+	pctx, cancel := context.WithTimeout(context.Background(), confirmProviderTimeout)
+	s, err := a.stripe.CreateCheckoutSession(pctx, so)
 	cancel()
 	if err != nil {
 		a.srv.Logger().Warn("stripe checkout session not created", "order", o.OrderNumber, "err", err)
@@ -112,7 +115,7 @@ func (a *api) confirmHosted(eventID string, c event.ConfirmOrder, wrap func(even
 	}
 	fin := c
 	fin.Prepare, fin.Provider = false, &event.ProviderCheckout{Provider: stripe.Name, Ref: s.ID, URL: s.URL, HoldUntil: s.ExpiresAt}
-	res, err = a.sys.Ask(contextBG, eventID, wrap(fin))
+	res, err = a.sys.Ask(ctx, eventID, wrap(fin))
 	if err != nil {
 		go a.closeUnrecorded(s.ID)
 		return nil, shellErr(err)

@@ -22,7 +22,7 @@ func adminEventCmd[C event.Command](a *api, set func(c *thttp.Ctx, cmd *C)) thtt
 		if err != nil {
 			return nil, err
 		}
-		return a.ask(id, cmd)
+		return a.askC(c, id, cmd)
 	}
 }
 

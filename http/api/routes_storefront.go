@@ -90,7 +90,7 @@ func storefrontCmd[C event.Command](a *api, set func(c *thttp.Ctx, cmd *C)) thtt
 		if err != nil {
 			return nil, err
 		}
-		return a.ask(id, event.Storefront{Cmd: cmd})
+		return a.askC(c, id, event.Storefront{Cmd: cmd})
 	}
 }
 

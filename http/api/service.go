@@ -311,13 +311,66 @@ var contextBG = context.Background()
 
 // ask sends cmd to the event's actor and maps shell failures to 503.
 func (a *api) ask(eventID string, cmd event.Command) (any, error) {
+	return a.askWith(contextBG, eventID, cmd)
+}
+
+// askC is ask for request c: a write it makes commits c's
+// Idempotency-Key with its changes (see keyed).
+func (a *api) askC(c *thttp.Ctx, eventID string, cmd event.Command) (any, error) {
+	res, err := a.askWith(keyed(c, nil), eventID, cmd)
+	return res, keyedErr(c, err)
+}
+
+func (a *api) askWith(ctx context.Context, eventID string, cmd event.Command) (any, error) {
 	if a.stripe != nil {
-		if res, err, ok := a.askHosted(eventID, cmd); ok {
+		if res, err, ok := a.askHosted(ctx, eventID, cmd); ok {
 			return res, err
 		}
 	}
-	res, err := a.sys.Ask(contextBG, eventID, cmd)
+	res, err := a.sys.Ask(ctx, eventID, cmd)
 	return res, shellErr(err)
+}
+
+// keyed is the context of the asks of a write request c: when c owns an
+// Idempotency-Key on a store that commits answers with writes (the Pebble
+// store; decisions §20), the write puts the key's record, the answer
+// view(result) makes (view nil: the result itself), in the batch of its
+// changes (actors.WithRecorder, thttp.Ctx.Recorder). Otherwise it is
+// contextBG.
+func keyed(c *thttp.Ctx, view func(any) any) context.Context {
+	kr := c.Recorder(view)
+	if kr == nil {
+		return contextBG
+	}
+	rec := &actors.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried}
+	if kr.Portable != nil {
+		rec.Portable = kr.Portable
+	}
+	return actors.WithRecorder(contextBG, rec)
+}
+
+// keyedErr passes err, first telling c when the write asked for may still
+// commit though the ask failed (no answer in time): its key then stays
+// claimed for a while instead of being free for a retry (see
+// thttp.Ctx.OutcomeUnknown). A write made before (its answer lost, the
+// key claimed again) answers its record (thttp.Ctx.Replay).
+func keyedErr(c *thttp.Ctx, err error) error {
+	if r, ok := actors.IsReplayed(err); ok {
+		return c.Replay(r.Value)
+	}
+	if err != nil && (errors.Is(err, actors.ErrUnavailable) || isUnavailable(err)) {
+		c.OutcomeUnknown()
+	}
+	return err
+}
+
+// isUnavailable reports a 503 that shellErr made of the shell's failure
+// to answer; not a busy event nor a payment provider down, which refused
+// the request before anything was asked.
+func isUnavailable(err error) bool {
+	var he *thttp.Error
+	return errors.As(err, &he) && he.Status == 503 &&
+		he.Reason != event.ReasonEventBusy && he.Reason != event.ReasonPaymentProviderDown
 }
 
 // askOp is ask with the command's own result type.
@@ -354,7 +407,7 @@ func eventCmd[C event.Command](a *api, set func(c *thttp.Ctx, cmd *C)) thttp.Han
 		if err != nil {
 			return nil, err
 		}
-		return a.ask(id, cmd)
+		return a.askC(c, id, cmd)
 	}
 }
 

@@ -1,8 +1,6 @@
 package console
 
 import (
-	"strings"
-
 	"ticketd/event"
 )
 
@@ -190,7 +188,7 @@ func itemForm(r *req, edit string) (map[string]string, map[string]any) {
 	if f["priceAmount"] == "" {
 		body["priceAmount"] = 0
 	} else {
-		body["priceAmount"] = jsonNumberOr(f["priceAmount"])
+		body["priceAmount"] = moneyField(f["priceAmount"])
 	}
 	if f["capacity"] != "" {
 		body["capacity"] = jsonNumberOr(f["capacity"])
@@ -296,8 +294,8 @@ func moveRefused(err error, v *view) bool {
 	if isNotFound(err) || !fieldErrors(err, v) {
 		return false
 	}
-	for f, msg := range v.Errors {
-		v.Error = "Not changed: " + f + ": " + strings.TrimPrefix(msg, "It ")
+	for _, msg := range v.Errors {
+		v.Error = "Not changed: " + msg
 	}
 	v.Errors = nil
 	return true

@@ -2,10 +2,14 @@ package console
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
@@ -42,41 +46,74 @@ func (c *Console) showLogin(rc *fasthttp.RequestCtx, status int, v *view) {
 	tok := randomToken()
 	c.setCookie(rc, loginCookie, tok, c.cfg.SignInWindow)
 	v.CSRF, v.Title = tok, "Sign in"
+	v.Message = c.cfg.AdminTokenHint
 	c.render(rc, status, "login", v)
 }
 
+// Caps of what the sign-in form reads, applied before anything is
+// counted, compared or logged.
+const (
+	// adminTokenMax bounds a typed admin token (bytes).
+	adminTokenMax = 512
+	// knownTTL is how long a browser stays known to an account.
+	knownTTL = 180 * 24 * time.Hour
+)
+
 func (c *Console) login(rc *fasthttp.RequestCtx) {
 	now := c.cfg.Now()
-	v := &view{Form: map[string]string{"email": form(rc, "email"), "next": form(rc, "next")}, Errors: map[string]string{}}
+	rawEmail := form(rc, "email")
+	v := &view{Form: map[string]string{"email": capText(rawEmail, directory.EmailMax), "next": capText(form(rc, "next"), 2048)}, Errors: map[string]string{}}
 	if !sameToken(form(rc, "csrf"), string(rc.Request.Header.Cookie(loginCookie))) {
 		v.Error = "The sign-in form was stale. Try again."
 		c.showLogin(rc, 403, v)
 		return
 	}
-	ip := "ip:" + thttp.ClientIP(rc, c.cfg.TrustedProxies).String()
-	token := form(rc, "token")
-	email := directory.NormalEmail(form(rc, "email"))
+	ip := addrKey(thttp.ClientIP(rc, c.cfg.TrustedProxies))
+	token := string(rc.PostArgs().Peek("token"))
+	email := directory.NormalEmail(rawEmail)
 	acct := "member:" + email
 	if token != "" {
 		acct = "operator"
 	}
-	if c.ips.blocked(ip, now) || c.acct.blocked(acct, now) {
-		v.Error = "Too many failed sign-ins. Wait a few minutes and try again."
+	// A browser that signed in to this account before counts on its own:
+	// failures of others (an attack on the account, a flood from the
+	// same network) do not slow it down.
+	known := c.knownBrowser(rc, acct)
+	if w := c.signInWait(ip, acct, known, now); w > 0 {
+		secs := int((w + time.Second - 1) / time.Second)
+		rc.Response.Header.Set("Retry-After", strconv.Itoa(secs))
+		v.Error = fmt.Sprintf("Too many failed sign-ins. Wait %s, then try again.", plural(secs, "second"))
 		c.showLogin(rc, 429, v)
 		return
+	}
+	failed := func() {
+		if known {
+			c.acct.fail("known:"+acct, now)
+			return
+		}
+		c.acct.fail(acct, now)
+		c.ips.fail(ip, now)
 	}
 	var s session
 	switch {
 	case token != "":
-		if !c.isAdminToken(token) {
-			c.acct.fail(acct, now)
-			c.ips.fail(ip, now)
+		if len(token) > adminTokenMax || !c.isAdminToken(token) {
+			failed()
 			c.auditSignIn(rc, "signInFailed", true, "", "", 401)
 			v.Errors["token"] = "That is not the admin token."
 			c.showLogin(rc, 401, v)
 			return
 		}
 		s.operator = true
+	case len(email) > directory.EmailMax:
+		// Refused before it is looked up or logged whole: the audit log
+		// keeps its first characters only. No account has such an email,
+		// so only the address pays.
+		c.ips.fail(ip, now)
+		c.auditSignIn(rc, "signInFailed", false, "", email, 400)
+		v.Errors["email"] = fmt.Sprintf("An email address has at most %d characters.", directory.EmailMax)
+		c.showLogin(rc, 400, v)
+		return
 	default:
 		pw := string(rc.PostArgs().Peek("password"))
 		m, found := c.sys.Directory().MemberByEmail(email)
@@ -85,8 +122,7 @@ func (c *Console) login(rc *fasthttp.RequestCtx) {
 			hash = m.PasswordHash
 		}
 		if ok := directory.VerifyPassword(hash, pw); !ok || !found || len(m.Roles) == 0 {
-			c.acct.fail(acct, now)
-			c.ips.fail(ip, now)
+			failed()
 			c.auditSignIn(rc, "signInFailed", false, m.ID, email, 401) // m.ID "" when no such member
 			v.Errors["password"] = "The email or the password is wrong."
 			c.showLogin(rc, 401, v)
@@ -95,6 +131,8 @@ func (c *Console) login(rc *fasthttp.RequestCtx) {
 		s.memberID = m.ID
 	}
 	c.acct.clear(acct)
+	c.acct.clear("known:" + acct)
+	s.ip = ip
 	sid, err := c.sess.start(&s, now)
 	if err != nil {
 		c.log.Error("console: session not started", "err", err)
@@ -104,9 +142,46 @@ func (c *Console) login(rc *fasthttp.RequestCtx) {
 	}
 	c.setCookie(rc, sessionCookie, sid, 0)
 	c.setCookie(rc, loginCookie, "", -1)
+	c.setCookie(rc, knownCookie, c.mac("known", acct), knownTTL)
 	c.auditSignIn(rc, "signIn", s.operator, s.memberID, "", 303)
 	seeOther(rc, safeNext(v.Form["next"]))
 	c.headers(rc)
+}
+
+// knownBrowser reports whether the browser carries the signed cookie of
+// a past sign-in to acct.
+func (c *Console) knownBrowser(rc *fasthttp.RequestCtx, acct string) bool {
+	got := rc.Request.Header.Cookie(knownCookie)
+	return len(got) > 0 && hmac.Equal(got, []byte(c.mac("known", acct)))
+}
+
+// signInWait is how long a try at acct from ip must still wait: a known
+// browser's own count alone, else the longer of the account's and the
+// address's.
+func (c *Console) signInWait(ip, acct string, known bool, now time.Time) time.Duration {
+	if known {
+		return c.acct.wait("known:"+acct, now)
+	}
+	return max(c.acct.wait(acct, now), c.ips.wait(ip, now))
+}
+
+// capText cuts s to at most n bytes (on a character boundary), for
+// echoing or logging what someone typed.
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.Itoa(n) + " " + unit + "s"
 }
 
 func (c *Console) logout(r *req) error {
@@ -204,10 +279,12 @@ func (c *Console) accept(rc *fasthttp.RequestCtx) {
 	pw := string(rc.PostArgs().Peek("password"))
 	hash := ""
 	if m, exists := dir.MemberByEmail(inv.Email); exists {
-		ip := "ip:" + thttp.ClientIP(rc, c.cfg.TrustedProxies).String()
+		ip := addrKey(thttp.ClientIP(rc, c.cfg.TrustedProxies))
 		acct := "member:" + m.Email
-		if c.ips.blocked(ip, now) || c.acct.blocked(acct, now) {
-			v.Error = "Too many failed tries. Wait a few minutes and try again."
+		if w := c.signInWait(ip, acct, false, now); w > 0 {
+			secs := int((w + time.Second - 1) / time.Second)
+			rc.Response.Header.Set("Retry-After", strconv.Itoa(secs))
+			v.Error = fmt.Sprintf("Too many failed tries. Wait %s, then try again.", plural(secs, "second"))
 			c.linkPage(rc, directory.KindInvite, v, 429)
 			return
 		}
@@ -280,10 +357,7 @@ func (c *Console) linkFail(rc *fasthttp.RequestCtx, kind string, v *view, err er
 	var fe *directory.FieldError
 	switch {
 	case errors.As(err, &fe):
-		v.Errors[fe.Field] = "This " + fe.Reason + "."
-		if fe.Field == "password" || fe.Field == "name" {
-			v.Errors[fe.Field] = "It " + fe.Reason + "."
-		}
+		v.Errors[fe.Field] = say(fe.Field, fe.Reason)
 		c.linkPage(rc, kind, v, 400)
 	case errors.Is(err, directory.ErrLinkInvalid):
 		c.linkPage(rc, kind, v, 404)
@@ -314,7 +388,7 @@ func memberRecord(m directory.Member, ip string) any {
 // signIn starts a member's session after a link was used. The session
 // begins now, after the password was set: one begun before is ended.
 func (c *Console) signIn(rc *fasthttp.RequestCtx, memberID, to string) {
-	s := session{memberID: memberID}
+	s := session{memberID: memberID, ip: addrKey(thttp.ClientIP(rc, c.cfg.TrustedProxies))}
 	sid, err := c.sess.start(&s, c.cfg.Now())
 	if err != nil {
 		// The link is used; signing in with the new password still works.
@@ -325,6 +399,9 @@ func (c *Console) signIn(rc *fasthttp.RequestCtx, memberID, to string) {
 	}
 	c.setCookie(rc, sessionCookie, sid, 0)
 	c.setCookie(rc, loginCookie, "", -1)
+	if m, ok := c.sys.Directory().Member(memberID); ok {
+		c.setCookie(rc, knownCookie, c.mac("known", "member:"+m.Email), knownTTL)
+	}
 	seeOther(rc, to)
 	c.headers(rc)
 }

@@ -134,7 +134,7 @@ func TestConsoleAddonsAndBundles(t *testing.T) {
 	assert.Contains(t, p.Body, `role="alert"`)
 	p = op.post(c.base+"/bundles/"+bundle+"/status", "status", "sold")
 	assert.Equal(t, 409, p.Status, p.Body)
-	assert.Contains(t, p.Body, "Not changed: status: must be draft, open, closed or archived")
+	assert.Contains(t, p.Body, "Not changed: The status must be draft, open, closed or archived.")
 	require.Equal(t, 303, op.post(c.base+"/addons/"+addon+"/status", "status", "closed").Status)
 	assert.Contains(t, op.get(page).Body, "Archiving is final")
 	require.Equal(t, 303, op.post(c.base+"/addons/"+addon+"/status", "status", "archived").Status)

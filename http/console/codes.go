@@ -168,7 +168,7 @@ func (c *Console) createPromo(r *req) error {
 	}
 	body := map[string]any{"code": f["promoCode"]}
 	if f["kind"] == "amount" {
-		body["amountOff"] = jsonNumberOr(f["off"])
+		body["amountOff"] = moneyField(f["off"])
 	} else {
 		body["percentOff"] = jsonNumberOr(f["off"])
 	}

@@ -38,6 +38,9 @@ type Config struct {
 	BaseURL string
 	// AdminToken is the operator's sign-in secret.
 	AdminToken string
+	// AdminTokenHint tells the sign-in page's reader where the admin
+	// token is (a file, a variable), never the token.
+	AdminTokenHint string
 	// TrustedProxies are the CIDRs whose X-Forwarded-For names the client
 	// (sign-in throttling) and whose X-Forwarded-Proto says https.
 	TrustedProxies []netip.Prefix
@@ -45,16 +48,29 @@ type Config struct {
 	// request, and that long after sign-in whatever the use.
 	SessionIdle time.Duration
 	SessionMax  time.Duration
-	// Sessions bounds the sessions kept (the least recently used goes).
-	Sessions int
+	// Sessions bounds the sessions kept in memory (single node); one
+	// person keeps at most SessionsPerPerson of them and one client
+	// address (IPv6: its /64) SessionsPerIP, their own least recently
+	// used giving way. At the whole bound, sessions past their timeouts
+	// go first, then the least recently used of whoever holds the most.
+	Sessions          int
+	SessionsPerPerson int
+	SessionsPerIP     int
 	// LinkTTL is how long an invitation or password reset link works.
 	LinkTTL time.Duration
 	// SignInFailures failed sign-ins per account, and SignInFailuresPerIP
-	// per client address, within SignInWindow block further tries until
-	// the window ends.
+	// per client address (IPv6: per /64), cost nothing; each further one
+	// makes the next try wait, 1 s doubling up to SignInDelayMax. Counts
+	// are forgotten SignInWindow after the last failure. A browser that
+	// signed in to the account before (a signed cookie) has a count of
+	// its own, so an attack on an account does not slow its owner down.
+	// SignInKeys bounds each count table (by eviction of the keys with
+	// fewest failures, never by refusing new ones).
 	SignInFailures      int
 	SignInFailuresPerIP int
+	SignInDelayMax      time.Duration
 	SignInWindow        time.Duration
+	SignInKeys          int
 	Logger              *slog.Logger
 	// Now is the console's clock (nil: time.Now).
 	Now func() time.Time
@@ -66,10 +82,14 @@ func DefaultConfig() Config {
 		SessionIdle:         2 * time.Hour,
 		SessionMax:          12 * time.Hour,
 		Sessions:            10_000,
+		SessionsPerPerson:   20,
+		SessionsPerIP:       200,
 		LinkTTL:             72 * time.Hour,
 		SignInFailures:      5,
 		SignInFailuresPerIP: 20,
+		SignInDelayMax:      time.Minute,
 		SignInWindow:        15 * time.Minute,
+		SignInKeys:          100_000,
 	}
 }
 
@@ -85,8 +105,11 @@ func (c Config) Validate() error {
 	if c.Sessions <= 0 || c.Sessions > 1_000_000 {
 		errs = append(errs, errors.New("console: sessions must be 1 to 1000000"))
 	}
-	if c.SignInFailures <= 0 || c.SignInFailuresPerIP <= 0 {
-		errs = append(errs, errors.New("console: sign-in failure limits must be positive"))
+	if c.SignInFailures <= 0 || c.SignInFailuresPerIP <= 0 || c.SignInDelayMax <= 0 || c.SignInKeys <= 0 {
+		errs = append(errs, errors.New("console: sign-in failure limits, delay and table size must be positive"))
+	}
+	if c.SessionsPerPerson <= 0 || c.SessionsPerIP <= 0 {
+		errs = append(errs, errors.New("console: sessions per person and per address must be positive"))
 	}
 	return errors.Join(errs...)
 }
@@ -132,6 +155,9 @@ type Console struct {
 	ips      *throttle // failed sign-ins per client IP
 	secure   bool      // the base URL is https
 	adminSum [32]byte
+	// macKey signs the console's own cookies (confirmations, known
+	// browsers); derived from the admin token, so every node agrees.
+	macKey [32]byte
 }
 
 // New parses the templates and returns the console of cfg over deps.
@@ -143,9 +169,9 @@ func New(cfg Config, deps Deps) (*Console, error) {
 		return nil, errors.New("console: System and Audit are required")
 	}
 	c := &Console{cfg: cfg, deps: deps, sys: deps.System, log: cfg.Logger, tmpl: map[string]*template.Template{},
-		sess: newSessions(cfg.SessionIdle, cfg.SessionMax, cfg.Sessions),
-		acct: newThrottle(cfg.SignInFailures, cfg.SignInWindow, 100_000),
-		ips:  newThrottle(cfg.SignInFailuresPerIP, cfg.SignInWindow, 100_000)}
+		sess: newSessions(cfg.SessionIdle, cfg.SessionMax, cfg.Sessions, cfg.SessionsPerPerson, cfg.SessionsPerIP),
+		acct: newThrottle(cfg.SignInFailures, cfg.SignInDelayMax, cfg.SignInWindow, cfg.SignInKeys),
+		ips:  newThrottle(cfg.SignInFailuresPerIP, cfg.SignInDelayMax, cfg.SignInWindow, cfg.SignInKeys)}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -153,6 +179,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 		c.cfg.Now = time.Now
 	}
 	c.adminSum = sha256.Sum256([]byte(cfg.AdminToken))
+	c.macKey = sha256.Sum256([]byte("ticketd console cookies\x00" + cfg.AdminToken))
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		c.secure = u.Scheme == "https"
 	}
@@ -176,13 +203,14 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview", "tickettypes", "tickettype", "venue"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
 const (
 	sessionCookie = "ticketd_console"
 	loginCookie   = "ticketd_console_login" // double-submit token of the sign-in form
+	knownCookie   = "ticketd_console_known" // a browser that signed in to an account before
 )
 
 // req is one console request after authentication.
@@ -299,6 +327,10 @@ func (c *Console) Register(srv *thttp.Server) {
 	srv.Handle("POST", "/console/invitations/{token}", c.accept)
 	srv.Handle("GET", "/console/reset/{token}", c.resetPage)
 	srv.Handle("POST", "/console/reset/{token}", c.reset)
+	srv.Handle("GET", "/buy/{eventId}/{typeId}", c.buy)
+	// The service's root has nothing of its own: a person who opens it
+	// wants the console (a program reads the API's paths).
+	srv.Handle("GET", "/", func(rc *fasthttp.RequestCtx) { seeOther(rc, "/console"); c.headers(rc) })
 	for _, rt := range c.routes() {
 		srv.Handle(rt.method, rt.path, c.wrap(rt))
 	}
@@ -323,6 +355,7 @@ func (c *Console) routes() []route {
 		{"POST", "/console/units/{unitId}/invitations", c.invite},
 		{"POST", "/console/units/{unitId}/members/{memberId}/role", c.setRole},
 		{"POST", "/console/units/{unitId}/members/{memberId}/reset", c.resetLink},
+		{"POST", "/console/units/{unitId}/links/{linkId}/revoke", c.revokeLink},
 		{"POST", "/console/units/{unitId}/events", c.createEvent},
 		{"GET", "/console/events/{eventId}", c.eventPage},
 		{"POST", "/console/events/{eventId}", c.updateEvent},
@@ -361,7 +394,7 @@ func (c *Console) routes() []route {
 		{"GET", "/console/units/{unitId}/keys", c.keysPage},
 		{"POST", "/console/units/{unitId}/keys", c.createKey},
 		{"POST", "/console/units/{unitId}/keys/{keyId}/revoke", c.revokeKey},
-	}, c.catalogueRoutes()...)
+	}, append(c.catalogueRoutes(), c.setupRoutes()...)...)
 }
 
 // wrap authenticates a console route: no session is a 303 to the sign-in
@@ -401,10 +434,44 @@ func (c *Console) wrap(rt route) fasthttp.RequestHandler {
 			c.fail(r, errForbidden, "The form was stale or not from this console. Reload the page and try again.")
 			return
 		}
+		if rt.method == "POST" && !checksOwnText[rt.path] {
+			if field := controlField(rc); field != "" {
+				c.render(rc, 400, "message", &view{req: r, Title: "Not saved",
+					Message: "The field “" + field + "” holds a control character (such as a NUL byte), which a person cannot type and the console does not store. Go back, retype that field and send the form again."})
+				return
+			}
+		}
 		if err := rt.h(r); err != nil {
 			c.fail(r, err, "")
 		}
 	}
+}
+
+// checksOwnText are the forms that refuse a control character next to
+// its field themselves (the directory's and the event's checks).
+var checksOwnText = map[string]bool{
+	"/console/units":                      true,
+	"/console/units/{unitId}/invitations": true,
+}
+
+// controlField names the first form field holding a control character
+// other than a tab or a line break (which text areas hold), "" when none:
+// no console form stores one, whatever page sent it. The forms that can
+// say it next to their field check first (textProblem).
+func controlField(rc *fasthttp.RequestCtx) string {
+	bad := ""
+	rc.PostArgs().VisitAll(func(k, v []byte) {
+		if bad != "" {
+			return
+		}
+		for _, b := range v {
+			if (b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7f {
+				bad = capText(string(k), 64)
+				return
+			}
+		}
+	})
+	return bad
 }
 
 // fail renders the message page of a handler's error.
@@ -450,6 +517,9 @@ func (c *Console) render(rc *fasthttp.RequestCtx, status int, name string, v *vi
 	if v.req != nil {
 		v.CSRF = v.req.s.csrf
 		v.Who = v.req.name
+		if v.Notice == "" && status < 300 {
+			v.Notice = c.takeFlash(rc)
+		}
 	}
 	var buf bytes.Buffer
 	if err := c.tmpl[name].ExecuteTemplate(&buf, "layout", v); err != nil {

@@ -62,7 +62,12 @@ func match(t *testing.T, re *regexp.Regexp, s string) string {
 // email is empty.
 func signIn(t *testing.T, s *apptest.Service, email, password string) (*member, apptest.Page) {
 	t.Helper()
-	b := apptest.NewBrowser(t)
+	return signInWith(t, apptest.NewBrowser(t), s, email, password)
+}
+
+// signInWith signs in with browser b.
+func signInWith(t *testing.T, b *apptest.Browser, s *apptest.Service, email, password string) (*member, apptest.Page) {
+	t.Helper()
 	p := b.Get(s.URL + "/console/login")
 	require.Equal(t, 200, p.Status)
 	f := url.Values{"csrf": {match(t, csrfRE, p.Body)}}
@@ -212,23 +217,54 @@ func TestSignInSessionsAndInvitations(t *testing.T) {
 	assert.Equal(t, 404, op.get("/console/units/"+unit+"/audit?after=garbage").Status)
 }
 
-// TestSignInThrottled: failed sign-ins are limited per account, whatever
-// the password tried next.
+// TestSignInThrottled: failed sign-ins of an account cost nothing up to
+// the limit, then each makes the next try wait, doubling; nobody is
+// locked out: after the wait the right password signs in. A browser that
+// signed in to the account before is not slowed by others' failures.
 func TestSignInThrottled(t *testing.T) {
+	clock := newClock()
 	s := apptest.Start(t, func(c *app.Config) {
-		c.Tune = &app.Tuning{Console: func(cc *console.Config) { cc.SignInFailures = 3; cc.SignInWindow = time.Hour }}
+		c.Tune = &app.Tuning{Console: func(cc *console.Config) {
+			cc.SignInFailures = 3
+			cc.SignInWindow = time.Hour
+			cc.Now = clock.Now
+		}}
 	})
 	op := operator(t, s)
 	unit := op.newUnit("Throttled")
-	accept(t, op.invite(unit, "a@example.com", "viewer"), "A", "a long password")
+	a := accept(t, op.invite(unit, "a@example.com", "viewer"), "A", "a long password")
 	for i := 0; i < 3; i++ {
 		_, p := signIn(t, s, "a@example.com", "not the password")
 		assert.Equal(t, 401, p.Status)
 	}
 	_, p := signIn(t, s, "a@example.com", "a long password")
-	assert.Equal(t, 429, p.Status, "the account is locked for the window")
+	assert.Equal(t, 429, p.Status, "the next try waits")
+	assert.Equal(t, "1", p.Header.Get("Retry-After"))
+	assert.Contains(t, p.Body, "Too many failed sign-ins. Wait 1 second, then try again.")
 	_, p = signIn(t, s, "", s.Admin)
 	assert.Equal(t, 303, p.Status, "another account from the same address still signs in")
+
+	clock.Advance(time.Second)
+	_, p = signIn(t, s, "a@example.com", "still not it")
+	assert.Equal(t, 401, p.Status, "after the wait the account may try again")
+	_, p = signIn(t, s, "a@example.com", "a long password")
+	assert.Equal(t, 429, p.Status)
+	assert.Equal(t, "2", p.Header.Get("Retry-After"), "the wait doubles")
+	clock.Advance(2 * time.Second)
+	_, p = signIn(t, s, "a@example.com", "a long password")
+	assert.Equal(t, 303, p.Status, "never locked out: the right password signs in after the wait")
+
+	// The member's own browser signed in before: an attack on the account
+	// (failures from a fresh browser) does not slow it down.
+	for i := 0; i < 6; i++ {
+		clock.Advance(time.Minute)
+		signIn(t, s, "a@example.com", "attacker guess")
+	}
+	_, p = signIn(t, s, "a@example.com", "a long password")
+	assert.Equal(t, 429, p.Status, "a fresh browser waits")
+	require.Equal(t, 303, a.post("/console/logout").Status) // a's browser keeps the known cookie
+	_, p = signInWith(t, a.b, s, "a@example.com", "a long password")
+	assert.Equal(t, 303, p.Status, "the member's known browser signs in at once")
 }
 
 var eventRE = regexp.MustCompile(`^/console/events/(evt_[A-Za-z0-9]+)$`)
@@ -321,7 +357,7 @@ func TestPasswordResetAndRoles(t *testing.T) {
 	csrf := match(t, csrfRE, p.Body)
 	p = b.Post(link, url.Values{"csrf": {csrf}, "password": {"short"}, "password2": {"short"}})
 	assert.Equal(t, 400, p.Status)
-	assert.Contains(t, p.Body, "It must be at least 10 characters.")
+	assert.Contains(t, p.Body, "The password must be at least 10 characters.")
 	csrf = match(t, csrfRE, p.Body) // each rendering of the form has its own token
 	p = b.Post(link, url.Values{"csrf": {csrf}, "password": {"second password"}, "password2": {"second password"}})
 	require.Equal(t, 303, p.Status, p.Body)

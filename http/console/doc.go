@@ -6,14 +6,20 @@
 // # Sign-in and sessions
 //
 // The operator signs in with the admin token; members (package directory)
-// with email and password (argon2id). Failed sign-ins are throttled per
-// account and per client IP (Config.SignInFailures, SignInFailuresPerIP
-// within SignInWindow). A session is a random 256-bit cookie value
+// with email and password (argon2id). Failed sign-ins are slowed down per
+// account and per client address, IPv6 per /64 (throttle.go: free
+// failures, then a doubling wait; Config.SignInFailures,
+// SignInFailuresPerIP, SignInDelayMax, SignInWindow), never locked out; a
+// browser that signed in to the account before (a signed cookie) counts
+// on its own. The count tables are bounded by eviction of the keys with
+// fewest failures, never by refusing newcomers, and what was typed is
+// capped before it is counted or logged. A session is a random 256-bit cookie value
 // (HttpOnly, SameSite=Lax, Path /console, Secure when the base URL is
 // https, the connection is TLS, or a trusted proxy sends
 // X-Forwarded-Proto: https) naming a server-side record keyed by its
 // SHA-256. Sessions are kept in memory only, bounded (Config.Sessions,
-// least recently used evicted): a restart signs everyone out, which costs
+// SessionsPerPerson, SessionsPerIP; expired ones first, then the least
+// recently used of whoever holds the most): a restart signs everyone out, which costs
 // a sign-in and keeps session secrets off the disk. A session ends after
 // Config.SessionIdle without a request, Config.SessionMax after sign-in,
 // at sign-out, at "sign out everywhere" (every session of that person),
@@ -34,6 +40,11 @@
 // Invitation and password-reset links are one-time tokens of which the
 // directory keeps only a hash; the link is shown once on the page and
 // mailed through the durable outbox, which holds it until it is delivered.
+// A reset link is the operator's or an owner's of every unit the member is
+// in (directory.MayReset); owners list and revoke open links.
+//
+// A form's confirmation crosses its redirect in a short-lived cookie
+// signed with a key derived from the admin token (flash.go).
 //
 // # Authorization
 //
@@ -50,6 +61,18 @@
 // member or the email tried: a member's in each unit of theirs, the
 // operator's and those naming no member under SignInUnit, which the
 // operator reads on the sign-ins page.
+//
+// # The organizer's pages
+//
+// Every page of an event has two rows of tabs (its work and its setup),
+// the current one marked. Ticket types have a page each (setup.go) with a
+// checkout link, GET /buy/{eventId}/{typeId}: a public route that starts
+// a hosted checkout of one ticket of a public type and redirects to it.
+// The venue page sets the event's place and online link, which the hosted
+// pages and the ticket email show. A form that succeeds redirects with a
+// confirmation (flash.go); one that is refused is shown again with each
+// refusal next to its field as a sentence (wording.go), what was typed,
+// and its page's own address restored in the address bar (view.Canon).
 //
 // # Concurrency
 //

@@ -44,7 +44,7 @@ func localTime(v *view, field, s, tz string) *string {
 	}
 	t, err := time.ParseInLocation("2006-01-02T15:04", s, loc)
 	if err != nil {
-		v.Errors[field] = "It must be a date and time."
+		v.Errors[field] = say(field, "must be a date and time, such as 2030-06-01 18:00")
 		return nil
 	}
 	out := t.UTC().Format(time.RFC3339)
@@ -109,7 +109,7 @@ func (c *Console) createEvent(r *req) error {
 		if res, err = c.sys.CreateEvent(context.Background(), unitID, c.sys.NewEventID(), cmd); err == nil {
 			ev := res.(event.Event)
 			r.audit("createEvent", unitID, map[string]string{"eventId": ev.ID}, ev)
-			return redirect(r, "/console/events/"+ev.ID)
+			return redirectNotice(r, "/console/events/"+ev.ID, "“"+ev.Name+"” created as a draft. Next: add its ticket types and its venue, then publish it.")
 		}
 	}
 	if err != nil && !fieldErrors(err, v) {
@@ -142,7 +142,7 @@ func (c *Console) showEvent(r *req, v *view, status int, typed ...map[string]str
 		return err
 	}
 	u, _ := r.dir.Unit(unitID)
-	v.Unit, v.Event, v.Title = &u, &ev, ev.Name
+	v.Unit, v.Event, v.Title, v.Canon = &u, &ev, ev.Name, "/console/events/"+eventID
 	v.Role = r.role(unitID)
 	v.CanWrite = allowed(v.Role, permWrite)
 	list, err := askOp(c, eventID, event.ListTicketTypes{Limit: 100})
@@ -185,6 +185,11 @@ func (c *Console) showEvent(r *req, v *view, status int, typed ...map[string]str
 		}
 	}
 	v.Settings = &set
+	loc, err := askOp(c, eventID, event.GetLocation{})
+	if err != nil {
+		return err
+	}
+	v.Venue, v.PublicURL = event.PlaceText(deref(loc.Venue), deref(loc.Address), deref(loc.OnlineURL)), c.publicPage(ev)
 	c.render(r.rc, status, "event", v)
 	return nil
 }
@@ -221,7 +226,7 @@ func (c *Console) updateEvent(r *req) error {
 		var ev event.Event
 		if ev, err = askOp(c, eventID, cmd); err == nil {
 			r.audit("updateEvent", unitID, map[string]string{"eventId": eventID}, ev)
-			return redirect(r, "/console/events/"+eventID)
+			return redirectNotice(r, "/console/events/"+eventID, "Event saved.")
 		}
 		if strings.Contains(err.Error(), "confirmAgendaReset") {
 			v.Any = "agenda"
@@ -250,15 +255,58 @@ func (c *Console) eventAction(r *req, op string, cmd event.Command) error {
 		return err
 	}
 	r.audit(op, unitID, map[string]string{"eventId": eventID}, res)
-	return redirect(r, "/console/events/"+eventID)
+	return redirectNotice(r, "/console/events/"+eventID, eventNotices[op])
 }
 
+// eventNotices confirm the event's actions without a form.
+var eventNotices = map[string]string{
+	"archiveEvent": "The event is archived: it no longer sells. Its orders and attendees stay readable.",
+}
+
+// publishEvent opens the event's page and checkout; the confirmation
+// gives the public page's address to share.
 func (c *Console) publishEvent(r *req) error {
-	return c.eventAction(r, "publishEvent", event.UpdateEvent{Status: event.Some("published")})
+	eventID, unitID, err := r.eventUnit(permWrite)
+	if err != nil {
+		return err
+	}
+	ev, err := askOp(c, eventID, event.UpdateEvent{Status: event.Some("published")})
+	if err != nil {
+		v := &view{req: r}
+		if fieldErrors(err, v) {
+			if v.Error == "" {
+				for _, m := range v.Errors {
+					v.Error = "Not published: " + m
+				}
+			}
+			return c.showEvent(r, v, 409)
+		}
+		return err
+	}
+	r.audit("publishEvent", unitID, map[string]string{"eventId": eventID}, ev)
+	return redirectNotice(r, "/console/events/"+eventID, "“"+ev.Name+"” is published. Share its page: "+c.publicPage(ev))
+}
+
+// publicPage is the address buyers read the event at: its own site when
+// set, else the hosted page.
+func (c *Console) publicPage(ev event.Event) string {
+	if ev.SiteURL != nil && *ev.SiteURL != "" {
+		return *ev.SiteURL
+	}
+	return c.cfg.BaseURL + "/e/" + ev.ID
 }
 
 func (c *Console) archiveEvent(r *req) error {
 	return c.eventAction(r, "archiveEvent", event.ArchiveEvent{})
+}
+
+// backTo is the console page a quick action came from (its form's back
+// field), else def.
+func backTo(r *req, def string) string {
+	if b := form(r.rc, "back"); strings.HasPrefix(b, "/console/") && !strings.ContainsAny(b, "\\\r\n") && !strings.HasPrefix(b, "//") {
+		return b
+	}
+	return def
 }
 
 // ticketTypeBody is the API JSON of the ticket type form.
@@ -278,7 +326,7 @@ func ticketTypeBody(r *req, v *view, create bool) map[string]any {
 		body["capacity"] = jsonNumberOr(cap)
 	}
 	if p := f["priceAmount"]; p != "" {
-		body["priceAmount"] = jsonNumberOr(p)
+		body["priceAmount"] = moneyField(p)
 	} else if create {
 		body["priceAmount"] = json.RawMessage("0")
 	}
@@ -300,18 +348,25 @@ func (c *Console) createTicketType(r *req) error {
 	if err != nil {
 		return err
 	}
-	v := &view{req: r, Errors: map[string]string{}, Any: "tt"}
+	v := &view{req: r, Errors: map[string]string{}, Form: map[string]string{}}
 	ev, err := askOp(c, eventID, event.GetEvent{})
 	if err != nil {
 		return err
 	}
-	v.Form = map[string]string{"name": ev.Name, "timezone": ev.Timezone, "startsAt": inZone(ev.StartsAt, ev.Timezone),
-		"endsAt": inZone(ev.EndsAt, ev.Timezone), "currency": ev.Currency}
 	body := ticketTypeBody(r, v, true)
 	open := body["status"] == "open"
 	delete(body, "status")
+	for _, k := range []string{"opensAt", "closesAt"} {
+		v.Form[k] = form(r.rc, k)
+		if t := localTime(v, k, v.Form[k], ev.Timezone); t != nil {
+			body[k] = *t
+		}
+	}
+	if reason := textProblem(v.Form["ttName"], 200); reason != "" {
+		v.Errors["ttName"] = say("ttName", reason)
+	}
 	var cmd event.CreateTicketType
-	if err = bindForm(body, &cmd); err == nil {
+	if err = bindForm(body, &cmd); err == nil && len(v.Errors) == 0 {
 		var tt event.TicketType
 		if tt, err = askOp(c, eventID, cmd); err == nil {
 			r.audit("createTicketType", unitID, map[string]string{"eventId": eventID, "typeId": tt.ID}, tt)
@@ -319,21 +374,27 @@ func (c *Console) createTicketType(r *req) error {
 				up := event.UpdateTicketType{ID: tt.ID, Status: event.Some("open")}
 				if tt, err = askOp(c, eventID, up); err != nil {
 					fieldErrors(err, v)
-					return c.showEvent(r, v, 409)
+					return c.showTicketTypes(r, v, 409)
 				}
 				r.audit("updateTicketType", unitID, map[string]string{"eventId": eventID, "typeId": tt.ID}, tt)
 			}
-			return redirect(r, "/console/events/"+eventID)
+			msg := "Ticket type “" + tt.Name + "” added"
+			if tt.Status == "open" {
+				msg += " and on sale"
+			} else {
+				msg += " as a draft: open its sales when you are ready"
+			}
+			return redirectNotice(r, "/console/events/"+eventID+"/ticket-types", msg+".")
 		}
 	}
-	if !fieldErrors(err, v) {
+	if err != nil && !fieldErrors(err, v) {
 		return err
 	}
 	if n, ok := v.Errors["name"]; ok {
 		v.Errors["ttName"] = n
 		delete(v.Errors, "name")
 	}
-	return c.showEvent(r, v, 400)
+	return c.showTicketTypes(r, v, 400)
 }
 
 // updateTicketType changes a ticket type's status or capacity.
@@ -343,6 +404,9 @@ func (c *Console) updateTicketType(r *req) error {
 		return err
 	}
 	typeID := param(r.rc, "typeId")
+	if form(r.rc, "edit") != "" {
+		return c.editTicketType(r, eventID, unitID, typeID)
+	}
 	v := &view{req: r, Form: map[string]string{}, Errors: map[string]string{}}
 	body := ticketTypeBody(r, v, false)
 	v.Form = nil
@@ -352,14 +416,25 @@ func (c *Console) updateTicketType(r *req) error {
 		var tt event.TicketType
 		if tt, err = askOp(c, eventID, cmd); err == nil {
 			r.audit("updateTicketType", unitID, map[string]string{"eventId": eventID, "typeId": typeID}, tt)
-			return redirect(r, "/console/events/"+eventID)
+			msg := "“" + tt.Name + "”: "
+			switch {
+			case cmd.Status.Set && tt.Status == "open":
+				msg += "sales are open."
+			case cmd.Status.Set && tt.Status == "closed":
+				msg += "sales are closed."
+			case cmd.Capacity.Set:
+				msg += "capacity set to " + itoa(cmd.Capacity.V) + "."
+			default:
+				msg += "saved."
+			}
+			return redirectNotice(r, backTo(r, "/console/events/"+eventID), msg)
 		}
 	}
 	if !fieldErrors(err, v) {
 		return err
 	}
-	for f, msg := range v.Errors {
-		v.Error = "Ticket type not changed: " + f + ": " + strings.TrimPrefix(msg, "It ")
+	for _, msg := range v.Errors {
+		v.Error = "The ticket type is unchanged: " + msg
 	}
 	return c.showEvent(r, v, 400)
 }

@@ -262,9 +262,9 @@ func questionErrors(err error, v *view) bool {
 		}
 		switch f {
 		case "label", "type", "options":
-			v.Errors[f] = "It " + d.Reason + "."
+			v.Errors[f] = say(f, d.Reason)
 		case "id":
-			v.Errors["key"] = "It " + d.Reason + "."
+			v.Errors["key"] = say("key", d.Reason)
 		default:
 			v.Error = "The form was not saved: " + d.Reason + "."
 		}

@@ -149,7 +149,7 @@ func (c *Console) refund(r *req) error {
 	v := &view{Form: f, Errors: map[string]string{}}
 	body := map[string]any{"reason": f["reason"], "force": f["force"] != ""}
 	if a := f["amount"]; a != "" {
-		body["amount"] = jsonNumberOr(a)
+		body["amount"] = moneyField(a)
 	}
 	var cmd event.RequestRefund
 	if err := bindForm(body, &cmd); err != nil {
@@ -291,7 +291,19 @@ type attendeesData struct {
 	Regs   []event.Registration
 	Types  map[string]string
 	Status string
+	Query  string
 	Next   string
+	// CheckedIn is when each listed registration first checked in at the
+	// event's door (by registration id).
+	CheckedIn map[string]event.Time
+}
+
+// Checked is when registration id checked in, "" if not yet.
+func (d attendeesData) Checked(id string) *event.Time {
+	if t, ok := d.CheckedIn[id]; ok {
+		return &t
+	}
+	return nil
 }
 
 // TypeName is the name of a registration's ticket type.
@@ -306,7 +318,7 @@ func (c *Console) attendeesPage(r *req) error {
 		return err
 	}
 	q := r.rc.QueryArgs()
-	d := attendeesData{Status: string(q.Peek("status"))}
+	d := attendeesData{Status: string(q.Peek("status")), Query: capText(strings.TrimSpace(string(q.Peek("q"))), 320), CheckedIn: map[string]event.Time{}}
 	v.Error = string(q.Peek("error")) // a refused action, back from registrationAction
 	if len(q.Peek("resent")) > 0 {
 		v.Notice = "The ticket email is queued again: it goes out through the mail outbox."
@@ -314,17 +326,33 @@ func (c *Console) attendeesPage(r *req) error {
 	if d.Types, err = c.typeNames(eventID); err != nil {
 		return err
 	}
-	list, err := askOp(c, eventID, event.ListRegistrations{Status: d.Status, Limit: listLimit, Cursor: string(q.Peek("cursor"))})
-	if err != nil {
-		if fieldErrors(err, v) {
-			c.render(r.rc, 400, "attendees", v)
-			return nil
+	if d.Query != "" {
+		// The door's search: by email, check-in code or name.
+		if d.Regs, err = c.search(eventID, d.Query); err != nil {
+			return err
 		}
-		return err
+	} else {
+		list, err := askOp(c, eventID, event.ListRegistrations{Status: d.Status, Limit: listLimit, Cursor: string(q.Peek("cursor"))})
+		if err != nil {
+			if fieldErrors(err, v) {
+				c.render(r.rc, 400, "attendees", v)
+				return nil
+			}
+			return err
+		}
+		d.Regs = list.Data
+		if list.HasMore && list.NextCursor != nil {
+			d.Next = *list.NextCursor
+		}
 	}
-	d.Regs = list.Data
-	if list.HasMore && list.NextCursor != nil {
-		d.Next = *list.NextCursor
+	for _, reg := range d.Regs {
+		ci, err := askOp(c, eventID, event.ListCheckins{RegistrationID: reg.ID, SubjectType: "event", Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(ci.Data) > 0 {
+			d.CheckedIn[reg.ID] = ci.Data[0].CheckedInAt
+		}
 	}
 	v.Any = d
 	c.render(r.rc, 200, "attendees", v)

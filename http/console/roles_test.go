@@ -38,7 +38,7 @@ func TestEveryWriteRouteChecksRoleAndCSRF(t *testing.T) {
 	regID := match(t, regexp.MustCompile(`/registrations/(reg_[A-Za-z0-9]+)/cancel`), op.get("/console/events/"+ev+"/attendees").Body)
 
 	fill := strings.NewReplacer("{unitId}", unitA, "{eventId}", ev, "{memberId}", memberID, "{keyId}", keyID,
-		"{typeId}", tt, "{orderNumber}", num, "{registrationId}", regID, "{action}", "cancel", "{codeId}", codeID, "{endpointId}", "we_0", "{id}", "x", "{promoId}", "pc_0", "{deliveryId}", "0000000000000000-00000000")
+		"{typeId}", tt, "{linkId}", "inv_x", "{orderNumber}", num, "{registrationId}", regID, "{action}", "cancel", "{codeId}", codeID, "{endpointId}", "we_0", "{id}", "x", "{promoId}", "pc_0", "{deliveryId}", "0000000000000000-00000000")
 	before := op.get("/console/units/" + unitA).Body
 	anon := apptest.NewBrowser(t)
 	routes := console.WriteRoutes()

@@ -19,6 +19,17 @@ type session struct {
 	csrf     string // the synchronizer token of every form of the session
 	created  time.Time
 	seen     time.Time
+	// ip is the client address (IPv6: its /64) that signed in, for the
+	// per-address bound of the in-memory table.
+	ip string
+}
+
+// person names whose session s is: the operator, or a member.
+func (s *session) person() string {
+	if s.operator {
+		return "operator"
+	}
+	return "m:" + s.memberID
 }
 
 // sessionStore keeps the signed-in browsers: this node's memory on a
@@ -35,16 +46,26 @@ type sessionStore interface {
 
 // sessions is the bounded in-memory session table, keyed by the SHA-256 of
 // the cookie value (a leaked dump of the table does not sign anyone in).
+// Three bounds hold it, so that nobody's sign-ins push out somebody
+// else's live session: a person keeps at most perPerson sessions and an
+// address perIP (their own least recently used goes first); at the whole
+// table's bound sessions past their timeouts go first, then the least
+// recently used one of whoever holds the most.
 type sessions struct {
-	mu   sync.Mutex
-	byID map[[32]byte]*session
-	idle time.Duration
-	abs  time.Duration
-	max  int
+	mu        sync.Mutex
+	byID      map[[32]byte]*session
+	persons   map[string]int // sessions per person()
+	ips       map[string]int // sessions per ip
+	idle      time.Duration
+	abs       time.Duration
+	max       int
+	perPerson int
+	perIP     int
 }
 
-func newSessions(idle, abs time.Duration, max int) *sessions {
-	return &sessions{byID: map[[32]byte]*session{}, idle: idle, abs: abs, max: max}
+func newSessions(idle, abs time.Duration, max, perPerson, perIP int) *sessions {
+	return &sessions{byID: map[[32]byte]*session{}, persons: map[string]int{}, ips: map[string]int{},
+		idle: idle, abs: abs, max: max, perPerson: perPerson, perIP: perIP}
 }
 
 func randomToken() string {
@@ -55,26 +76,78 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// start opens a session and returns its cookie value. At the bound the
-// least recently used session gives way.
+// start opens a session and returns its cookie value, making room as the
+// type's comment says.
 func (ss *sessions) start(s *session, now time.Time) (string, error) {
 	id := randomToken()
 	s.csrf = randomToken()
 	s.created, s.seen = now, now
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	who := s.person()
+	if ss.persons[who] >= ss.perPerson {
+		ss.evictLocked(func(v *session) bool { return v.person() == who })
+	}
+	if s.ip != "" && ss.ips[s.ip] >= ss.perIP {
+		ss.evictLocked(func(v *session) bool { return v.ip == s.ip })
+	}
 	if len(ss.byID) >= ss.max {
-		var oldest [32]byte
-		var at time.Time
 		for k, v := range ss.byID {
-			if at.IsZero() || v.seen.Before(at) {
-				oldest, at = k, v.seen
+			if ss.lapsed(v, now) {
+				ss.deleteLocked(k)
 			}
 		}
-		delete(ss.byID, oldest)
+	}
+	if len(ss.byID) >= ss.max {
+		most, n := "", 0
+		for p, c := range ss.persons {
+			if c > n || (c == n && p < most) {
+				most, n = p, c
+			}
+		}
+		ss.evictLocked(func(v *session) bool { return v.person() == most })
 	}
 	ss.byID[sha256.Sum256([]byte(id))] = s
+	ss.persons[who]++
+	if s.ip != "" {
+		ss.ips[s.ip]++
+	}
 	return id, nil
+}
+
+func (ss *sessions) lapsed(s *session, now time.Time) bool {
+	return now.Sub(s.seen) > ss.idle || now.Sub(s.created) > ss.abs
+}
+
+// evictLocked ends the least recently used session match selects.
+func (ss *sessions) evictLocked(match func(*session) bool) {
+	var oldest [32]byte
+	var at time.Time
+	found := false
+	for k, v := range ss.byID {
+		if match(v) && (!found || v.seen.Before(at)) {
+			oldest, at, found = k, v.seen, true
+		}
+	}
+	if found {
+		ss.deleteLocked(oldest)
+	}
+}
+
+func (ss *sessions) deleteLocked(k [32]byte) {
+	s, ok := ss.byID[k]
+	if !ok {
+		return
+	}
+	delete(ss.byID, k)
+	if ss.persons[s.person()]--; ss.persons[s.person()] <= 0 {
+		delete(ss.persons, s.person())
+	}
+	if s.ip != "" {
+		if ss.ips[s.ip]--; ss.ips[s.ip] <= 0 {
+			delete(ss.ips, s.ip)
+		}
+	}
 }
 
 // get returns a copy of the live session of cookie value id, touching it;
@@ -90,8 +163,8 @@ func (ss *sessions) get(id string, now time.Time) (session, bool) {
 	if !ok {
 		return session{}, false
 	}
-	if now.Sub(s.seen) > ss.idle || now.Sub(s.created) > ss.abs {
-		delete(ss.byID, k)
+	if ss.lapsed(s, now) {
+		ss.deleteLocked(k)
 		return session{}, false
 	}
 	s.seen = now
@@ -100,7 +173,7 @@ func (ss *sessions) get(id string, now time.Time) (session, bool) {
 
 func (ss *sessions) end(id string) error {
 	ss.mu.Lock()
-	delete(ss.byID, sha256.Sum256([]byte(id)))
+	ss.deleteLocked(sha256.Sum256([]byte(id)))
 	ss.mu.Unlock()
 	return nil
 }
@@ -112,7 +185,7 @@ func (ss *sessions) endAll(s session) error {
 	defer ss.mu.Unlock()
 	for k, v := range ss.byID {
 		if v.operator == s.operator && v.memberID == s.memberID {
-			delete(ss.byID, k)
+			ss.deleteLocked(k)
 		}
 	}
 	return nil
@@ -122,73 +195,4 @@ func (ss *sessions) endAll(s session) error {
 // time.
 func sameToken(got, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
-}
-
-// throttle counts failed sign-ins per key (an account, a client IP) in a
-// fixed window; at limit failures the key is refused until its window
-// ends. The table is bounded: when full, lapsed windows are dropped, and
-// if none lapsed new keys are refused (a flood of addresses cannot evict
-// the count of an account under attack).
-type throttle struct {
-	mu     sync.Mutex
-	limit  int
-	window time.Duration
-	max    int
-	m      map[string]*failures
-}
-
-type failures struct {
-	n     int
-	since time.Time
-}
-
-func newThrottle(limit int, window time.Duration, max int) *throttle {
-	return &throttle{limit: limit, window: window, max: max, m: map[string]*failures{}}
-}
-
-// blocked reports whether key may not try now.
-func (t *throttle) blocked(key string, now time.Time) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	f, ok := t.m[key]
-	if !ok {
-		return len(t.m) >= t.max && !t.sweepLocked(now)
-	}
-	if now.Sub(f.since) >= t.window {
-		delete(t.m, key)
-		return false
-	}
-	return f.n >= t.limit
-}
-
-// fail counts a failure of key.
-func (t *throttle) fail(key string, now time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	f, ok := t.m[key]
-	if !ok || now.Sub(f.since) >= t.window {
-		if !ok && len(t.m) >= t.max && !t.sweepLocked(now) {
-			return
-		}
-		f = &failures{since: now}
-		t.m[key] = f
-	}
-	f.n++
-}
-
-// clear forgets key's failures (a successful sign-in of the account).
-func (t *throttle) clear(key string) {
-	t.mu.Lock()
-	delete(t.m, key)
-	t.mu.Unlock()
-}
-
-// sweepLocked drops lapsed windows and reports whether there is room.
-func (t *throttle) sweepLocked(now time.Time) bool {
-	for k, f := range t.m {
-		if now.Sub(f.since) >= t.window {
-			delete(t.m, k)
-		}
-	}
-	return len(t.m) < t.max
 }

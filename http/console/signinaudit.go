@@ -17,6 +17,10 @@ import (
 // go to each unit the member has a role in, for its owners and admins.
 const SignInUnit = "console"
 
+// signInEmailMax bounds the email a failed sign-in's entry keeps (bytes):
+// a longer one is cut, so what someone types cannot grow the audit log.
+const signInEmailMax = 100
+
 // signInUnitsMax bounds the units one member's sign-in event is copied to.
 const signInUnitsMax = 50
 
@@ -40,6 +44,9 @@ func (c *Console) auditSignIn(rc *fasthttp.RequestCtx, op string, operator bool,
 	}
 	if memberID != "" {
 		e.TargetIDs["memberId"] = memberID
+	}
+	if len(email) > signInEmailMax {
+		email = capText(email, signInEmailMax) + "…"
 	}
 	e.After, _ = json.Marshal(signInRecord{Email: email, IP: thttp.ClientIP(rc, c.cfg.TrustedProxies).String()})
 	e.CreatedAt.Time = c.cfg.Now().UTC()

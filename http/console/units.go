@@ -31,6 +31,9 @@ type view struct {
 	// refused form shows both next to the field.
 	Form   map[string]string
 	Errors map[string]string
+	// Canon is the address of the page a form lives on: a refused form
+	// shown at its POST address puts it back in the address bar.
+	Canon string
 
 	Units      []unitRow
 	Unit       *directory.Unit
@@ -38,6 +41,9 @@ type view struct {
 	CanWrite   bool
 	CanMembers bool
 	Members    []directory.Member
+	// MayReset names the members whose password the caller may reset
+	// (the operator, or an owner of every unit of theirs).
+	MayReset   map[string]bool
 	Pending    []directory.Invitation
 	Invitation *directory.Invitation
 	Existing   bool
@@ -48,9 +54,26 @@ type view struct {
 	Roles      []string
 
 	Event       *event.Event
+	Venue       string          // where the event takes place, one line
+	PublicURL   string          // the event's public page
 	TicketTypes []ticketTypeRow // events.go
 	Settings    *eventSettings
 	Any         any // a page's own data
+}
+
+// Here reports whether the page shown is path ("you are here" in the
+// navigation).
+func (v *view) Here(path string) bool {
+	return v.req != nil && string(v.req.rc.Path()) == path
+}
+
+// Under reports whether the page shown is path or one below it.
+func (v *view) Under(path string) bool {
+	if v.req == nil {
+		return false
+	}
+	p := string(v.req.rc.Path())
+	return p == path || strings.HasPrefix(p, path+"/") || strings.HasPrefix(p, path+".")
 }
 
 type unitRow struct {
@@ -91,7 +114,7 @@ func fieldErrors(err error, v *view) bool {
 	var he *thttp.Error
 	switch {
 	case errors.As(err, &fe):
-		v.Errors[fe.Field] = "It " + fe.Reason + "."
+		v.Errors[fe.Field] = say(fe.Field, fe.Reason)
 	case errors.As(err, &ee) && ee.Code != event.NotFound:
 		if len(ee.Details) == 0 {
 			v.Error = ee.Message
@@ -105,12 +128,12 @@ func fieldErrors(err error, v *view) bool {
 			if i := strings.IndexAny(f, ".["); i > 0 {
 				f = f[:i]
 			}
-			v.Errors[f] = "It " + d.Reason + "."
+			v.Errors[f] = say(f, d.Reason)
 		}
 	case errors.As(err, &he) && he.Status == 400:
 		v.Error = he.Message
 		for _, d := range he.Details {
-			v.Errors[d.Field] = "It " + d.Reason + "."
+			v.Errors[d.Field] = say(d.Field, d.Reason)
 		}
 	default:
 		return false
@@ -151,8 +174,7 @@ func (c *Console) createUnit(r *req) error {
 	if err != nil {
 		v := &view{req: r, Title: "Business units", Form: map[string]string{"name": name}, Errors: map[string]string{}}
 		c.fillHome(r, v)
-		if strings.HasPrefix(err.Error(), "name:") {
-			v.Errors["name"] = "It must not be empty."
+		if fieldErrors(err, v) {
 			c.render(r.rc, 400, "home", v)
 			return nil
 		}
@@ -177,7 +199,7 @@ func (c *Console) showUnit(r *req, v *view, status int) error {
 	// The view as it now stands: this request's own write is in it.
 	r.dir = c.sys.Directory()
 	u, _ := r.dir.Unit(unitID)
-	v.Unit, v.Role, v.Title = &u, role, u.Name
+	v.Unit, v.Role, v.Title, v.Canon = &u, role, u.Name, "/console/units/"+unitID
 	v.CanWrite, v.CanMembers = allowed(role, permWrite), allowed(role, permMembers)
 	v.Roles = []string{directory.RoleOwner, directory.RoleAdmin, directory.RoleDoor, directory.RoleViewer}
 	if v.CanMembers || allowed(role, permRead) {
@@ -185,6 +207,10 @@ func (c *Console) showUnit(r *req, v *view, status int) error {
 	}
 	if v.CanMembers {
 		v.Pending = r.dir.Pending(unitID, r.now)
+		v.MayReset = map[string]bool{}
+		for _, m := range v.Members {
+			v.MayReset[m.ID] = r.dir.MayReset(r.by(), m.ID)
+		}
 	}
 	evs, err := c.unitEvents(unitID, 100)
 	if err != nil {
@@ -221,10 +247,7 @@ func (c *Console) invite(r *req) error {
 		return err
 	}
 	email, role := form(r.rc, "email"), form(r.rc, "role")
-	by := r.s.memberID
-	if r.s.operator {
-		by = "operator"
-	}
+	by := r.by()
 	u, _ := r.dir.Unit(unitID)
 	inv, tok, err := c.sys.CreateLink(context.Background(), actors.LinkSpec{UnitID: unitID, Email: email, Role: role, By: by, TTL: c.cfg.LinkTTL,
 		UnitName: u.Name, LinkURL: func(t string) string { return c.cfg.BaseURL + "/console/invitations/" + t }})
@@ -249,7 +272,8 @@ func linkRecord(inv directory.Invitation) any {
 		Role      string    `json:"role,omitempty"`
 		MemberID  string    `json:"memberId,omitempty"`
 		ExpiresAt time.Time `json:"expiresAt"`
-	}{inv.ID, inv.Kind, inv.Email, inv.Role, inv.MemberID, inv.ExpiresAt}
+		Ended     string    `json:"ended,omitempty"`
+	}{inv.ID, inv.Kind, inv.Email, inv.Role, inv.MemberID, inv.ExpiresAt, inv.Ended}
 }
 
 // setRole changes a member's role in the unit, or removes the member.
@@ -266,7 +290,7 @@ func (c *Console) setRole(r *req) error {
 	if err != nil {
 		v := &view{req: r}
 		if fieldErrors(err, v) {
-			v.Error = "Role of that member not changed: " + strings.TrimPrefix(v.Errors["role"], "It ")
+			v.Error = "The role of that member is unchanged: " + v.Errors["role"]
 			return c.showUnit(r, v, 400)
 		}
 		return err
@@ -276,26 +300,61 @@ func (c *Console) setRole(r *req) error {
 }
 
 // resetLink makes a password reset link for a member of the unit, shown
-// once.
+// once. Only the operator, or an owner of every unit the member is in,
+// may: a password opens all of them (the directory decides it again).
 func (c *Console) resetLink(r *req) error {
 	unitID, memberID := param(r.rc, "unitId"), param(r.rc, "memberId")
 	if err := r.need(unitID, permMembers); err != nil {
 		return err
 	}
-	by := r.s.memberID
-	if r.s.operator {
-		by = "operator"
+	if m, ok := r.dir.Member(memberID); !ok || m.Roles[unitID] == "" {
+		return errNotFound
 	}
+	by := r.by()
 	u, _ := r.dir.Unit(unitID)
 	inv, tok, err := c.sys.CreateLink(context.Background(), actors.LinkSpec{UnitID: unitID, MemberID: memberID, By: by, TTL: c.cfg.LinkTTL,
 		UnitName: u.Name, LinkURL: func(t string) string { return c.cfg.BaseURL + "/console/reset/" + t }})
+	if errors.Is(err, directory.ErrNotOwnerOfAll) {
+		return c.showUnit(r, &view{req: r, Error: notOwnerOfAll}, 403)
+	}
 	if err != nil {
 		return err
 	}
 	r.audit("createResetLink", unitID, map[string]string{"unitId": unitID, "memberId": memberID, "invitationId": inv.ID}, linkRecord(inv))
 	v := &view{req: r, Link: c.cfg.BaseURL + "/console/reset/" + tok,
-		Notice: "Password reset link for " + inv.Email + ": mailed to them, and shown here only now. It works once."}
+		Notice: "Password reset link for " + inv.Email + ": mailed to them, and shown here only now. It works once, until " +
+			inv.ExpiresAt.Format("2006-01-02 15:04 UTC") + "; any older reset link of theirs no longer works."}
 	return c.showUnit(r, v, 200)
+}
+
+// notOwnerOfAll is the refusal of a reset link the caller may not make.
+const notOwnerOfAll = "Only the operator, or an owner of every business unit this member belongs to, can reset their password: a password opens all of their units. Ask the operator."
+
+// by is who makes a link: the member, or "operator".
+func (r *req) by() string {
+	if r.s.operator {
+		return "operator"
+	}
+	return r.s.memberID
+}
+
+// revokeLink ends an open link the unit's owners see: one of its
+// invitations, or a reset link of one of its members.
+func (c *Console) revokeLink(r *req) error {
+	unitID, linkID := param(r.rc, "unitId"), param(r.rc, "linkId")
+	if err := r.need(unitID, permMembers); err != nil {
+		return err
+	}
+	inv, err := c.sys.RevokeLink(context.Background(), linkID, unitID, r.by())
+	if err != nil {
+		return err
+	}
+	r.audit("revokeLink", unitID, map[string]string{"unitId": unitID, "invitationId": inv.ID}, linkRecord(inv))
+	what := "The invitation for " + inv.Email
+	if inv.Kind == directory.KindReset {
+		what = "The password reset link of " + inv.Email
+	}
+	return redirectNotice(r, "/console/units/"+unitID, what+" no longer works.")
 }
 
 // keysPage lists the unit's API keys: secret keys masked, publishable
@@ -311,7 +370,7 @@ func (c *Console) showKeys(r *req, v *view, status int) error {
 	}
 	r.dir = c.sys.Directory() // with this request's own write
 	u, _ := r.dir.Unit(unitID)
-	v.Unit, v.Title = &u, "API keys · "+u.Name
+	v.Unit, v.Title, v.Canon = &u, "API keys · "+u.Name, "/console/units/"+unitID+"/keys"
 	v.CanWrite = allowed(r.role(unitID), permWrite)
 	v.Keys = r.dir.Keys(unitID)
 	slices.Reverse(v.Keys)
@@ -338,10 +397,10 @@ func (c *Console) createKey(r *req) error {
 		spec.Version = thttp.CurrentVersion
 	}
 	if !thttp.ValidVersion(spec.Version) {
-		v.Errors["version"] = "It must be one of the API versions: " + strings.Join(thttp.KnownVersions(), ", ") + "."
+		v.Errors["version"] = "The version must be one of the API versions: " + strings.Join(thttp.KnownVersions(), ", ") + "."
 	}
 	if len(spec.Name) > 200 {
-		v.Errors["name"] = "It must be at most 200 characters."
+		v.Errors["name"] = "The name must be at most 200 characters."
 	}
 	for _, line := range strings.Split(f["origins"], "\n") {
 		if o := strings.TrimSpace(line); o != "" {
@@ -367,7 +426,7 @@ func (c *Console) createKey(r *req) error {
 	if e := f["expiresAt"]; e != "" {
 		t, err := time.Parse("2006-01-02T15:04", e)
 		if err != nil {
-			v.Errors["expiresAt"] = "It must be a date and time."
+			v.Errors["expiresAt"] = "The expiry must be a date and time, such as 2030-06-01 18:00."
 		} else {
 			t = t.UTC()
 			spec.ExpiresAt = &t

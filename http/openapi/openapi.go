@@ -652,7 +652,7 @@ func oaStatusSentence(st int) string {
 	case 405:
 		return "Method not allowed: answered for a method this path does not serve, with the Allow header; never for this operation's own method."
 	case 503:
-		return "Unavailable: whether the request was applied is unknown; it is not kept under an Idempotency-Key, so a retry with the same key runs it again."
+		return "Unavailable: whether the request was applied is unknown; retry with the same Idempotency-Key and body: a write that was applied replays its answer, one that was not runs then."
 	case 429:
 		return "Too many requests: retry after Retry-After seconds."
 	}
@@ -687,14 +687,17 @@ func oaOperationDescription(r *thttp.Route, text string, statuses []int, byStatu
 // oaRetryNote ends the description of every POST operation. A write that
 // answers 503, times out or loses its connection may still have been
 // applied, so a client cannot tell "not applied" from "unknown"; the
-// idempotency key is its way out. A 5xx answer is not kept under the key
-// (the server cannot say what happened either), which the note says.
+// idempotency key is its way out: a write commits its key's answer with
+// itself (decisions §20), so a retry after a 503 too replays a write that
+// was applied, and runs one that was not.
 const oaRetryNote = "**Retrying:** a 503, a timeout or a dropped connection does not say whether this request " +
 	"was applied: the outcome is unknown. Send an `Idempotency-Key` header with every POST, and retry with the " +
 	"same `Idempotency-Key` and the same body: keys are kept 24 hours, and once the first request has completed " +
-	"a retry replays its answer (`Idempotent-Replayed: true`) instead of applying it again; while it is still " +
-	"running a retry answers 409 (retry later). A 503 answer is not kept, so a retry after a 503 runs the " +
-	"request again: where a second record would matter, look the first one up before retrying."
+	"a retry replays its answer (`Idempotent-Replayed: true`) instead of applying it again. A write commits its " +
+	"key's answer together with itself, so this holds after a 503, a crash or a failover too: a retry of a request " +
+	"that was applied replays its answer, one of a request that was not runs then. While the first request is " +
+	"still running, and for up to 15 seconds after a 503 whose write may still land, a retry answers 409 (retry " +
+	"later). On the storefront a key is its client's: keys are kept per publishable key and client address."
 
 // oaErrorReasonSchema is the enum of every reason, each value described.
 func oaErrorReasonSchema() map[string]any {

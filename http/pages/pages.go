@@ -176,7 +176,11 @@ type view struct {
 	Hold      string // the order hold, in the page's language
 	Title     string
 	EventName string
-	Error     string
+	// Place is when and where the event takes place, one line under the
+	// event's name on every buyer-facing page (the console's venue page
+	// sets where).
+	Place string
+	Error string
 	// Errors are the form's field errors by input name ("email", "name",
 	// "q.<question id>"), each shown next to its field.
 	Errors map[string]string
@@ -412,6 +416,24 @@ func when(ev event.Event, lang string) string {
 		return t.Format("2006年1月2日 15:04 MST")
 	}
 	return t.Format("Mon 2 Jan 2006, 15:04 MST")
+}
+
+// place is the line saying when and where event ev takes place, "" when
+// neither is known; with date false, only where (a page that shows the
+// date itself).
+func (p *Pages) place(ev event.Event, lang string, date bool) string {
+	var parts []string
+	if date {
+		if w := when(ev, lang); w != "" {
+			parts = append(parts, w)
+		}
+	}
+	if loc, err := ask(p, ev.ID, event.GetLocation{}); err == nil {
+		if w := event.PlaceText(deref(loc.Venue), deref(loc.Address), deref(loc.OnlineURL)); w != "" {
+			parts = append(parts, w)
+		}
+	}
+	return strings.Join(parts, " · ")
 }
 
 // originOf returns the scheme://host of an absolute URL, else "".

@@ -56,7 +56,7 @@ func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
 		p.message(rc, 410, l, h.Event.Name, l.T("checkout.expired_title"), back, l.T("checkout.expired_body"))
 		return
 	}
-	v := &view{L: l, Hold: l.Duration(p.cfg.OrderHold), Title: l.T("checkout.title"), EventName: h.Event.Name, Lines: h.Lines, Total: h.Total, Currency: h.Event.Currency,
+	v := &view{L: l, Hold: l.Duration(p.cfg.OrderHold), Title: l.T("checkout.title"), EventName: h.Event.Name, Place: p.place(h.Event, l.Lang, true), Lines: h.Lines, Total: h.Total, Currency: h.Event.Currency,
 		Questions: p.formQuestions(h), Waitlist: h.Waitlist, Errors: map[string]string{}, ReturnURL: p.sessionReturn(h)}
 	if s.Email != nil {
 		v.FixedEmail = MaskEmail(*s.Email)
@@ -462,7 +462,7 @@ func (p *Pages) hostedOrder(rc *fasthttp.RequestCtx) (event.HostedOrder, bool) {
 func (p *Pages) orderView(rc *fasthttp.RequestCtx, h event.HostedOrder) *view {
 	l := p.localeOf(rc, h.Locale)
 	o := h.Order
-	return &view{L: l, Title: l.T("order.title") + " " + o.OrderNumber, EventName: h.Event.Name, Order: &o,
+	return &view{L: l, Title: l.T("order.title") + " " + o.OrderNumber, EventName: h.Event.Name, Place: p.place(h.Event, l.Lang, true), Order: &o,
 		StatusText: l.T("order.status." + o.Status), Lines: o.Items, Total: o.TotalAmount, Currency: o.Currency,
 		PassURL: h.PassURL, ReturnURL: p.returnURL(h)}
 }
@@ -528,7 +528,7 @@ func (p *Pages) pass(rc *fasthttp.RequestCtx) {
 		return
 	}
 	r := ps.Registration
-	v := &view{L: l, Title: l.T("pass.title"), EventName: ps.Event.Name, Reg: &r, When: when(ps.Event, l.Lang),
+	v := &view{L: l, Title: l.T("pass.title"), EventName: ps.Event.Name, Place: p.place(ps.Event, l.Lang, false), Reg: &r, When: when(ps.Event, l.Lang),
 		StatusText: l.T("reg.status." + r.Status), Admits: r.Status == "confirmed"}
 	if !p.gate(rc, v, "pass:"+token, "/pass/"+token, "/pass/"+token, r.Email) {
 		return
@@ -568,8 +568,13 @@ func (p *Pages) eventPage(rc *fasthttp.RequestCtx) {
 // join form-action.
 func (p *Pages) payView(rc *fasthttp.RequestCtx, o event.Order) {
 	l := p.localeOf(rc, "")
-	v := &view{L: l, Title: l.T("pay.title") + " " + o.OrderNumber, Order: &o,
+	v := &view{L: l, Title: l.T("pay.title"), Order: &o,
 		StatusText: l.T("pay.done") + " " + l.T("order.status."+o.Status)}
+	// The pay page is the event's, not the service's: its name, date and
+	// place head it.
+	if ev, err := ask(p, o.EventID, event.GetEvent{}); err == nil {
+		v.EventName, v.Place = ev.Name, p.place(ev, l.Lang, true)
+	}
 	p.render(rc, 200, "pay", v, originOf(deref(o.SuccessURL)), originOf(deref(o.CancelURL)))
 }
 

@@ -54,9 +54,10 @@ func (p *Pages) shop(rc *fasthttp.RequestCtx, id string, l loc, status int, errT
 	}
 	v := &view{L: l, Title: c.Event.Name, EventName: c.Event.Name, When: when(c.Event, l.Lang), Tickets: c.TicketTypes,
 		Currency: c.Event.Currency, EventID: c.Event.ID, Description: deref(c.Event.Description), Queue: c.WaitingRoom, Error: errText}
-	if loc, err := ask(p, id, event.GetLocation{}); err == nil {
-		v.Venue = strings.Trim(deref(loc.Venue)+", "+deref(loc.Address), ", ")
-	}
+	// Where, under the header as on every page of the event; the shop
+	// says it again in its own card.
+	v.Place = p.place(c.Event, l.Lang, false)
+	v.Venue = v.Place
 	if c.WaitingRoom != nil {
 		v.OnSale = when(event.Event{StartsAt: &c.WaitingRoom.OnSaleAt, Timezone: c.Event.Timezone}, l.Lang)
 	}

@@ -26,3 +26,13 @@ document.addEventListener("click", function (e) {
     }, function () {});
   }, 5000);
 })();
+
+// A form refused by the server comes back on the address it was posted
+// to; the page says where the form lives, so the address bar (a reload, a
+// bookmark, the back button) shows the form's own page.
+(function () {
+  var canon = document.body.getAttribute("data-canon");
+  if (canon && window.history && history.replaceState && location.pathname !== canon) {
+    history.replaceState(null, "", canon);
+  }
+})();

@@ -1,0 +1,244 @@
+package http
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	gojson "github.com/goccy/go-json"
+	"github.com/oklog/ulid/v2"
+
+	"ticketd/event"
+)
+
+// RecordingStore is an IdempotencyStore whose answers a write commits in
+// its own batch (decisions §20, exactly once): the write's actor puts the
+// key's record (RecordKey, the answer encoded as DurableIdempotency
+// stores it) beside the write's changes, so the key and the write are
+// durable together or not at all, and the actor looks for the record
+// before deciding a request again (see actors.Recorder). The pipeline
+// hands the record's maker to the handler through Ctx.Recorder.
+type RecordingStore interface {
+	IdempotencyStore
+	// TTL is how long a key's answer is kept.
+	TTL() time.Duration
+	// Hold keeps (scope, key) claimed until until: the request answered
+	// 5xx while a write it asked for may still commit (an ask that timed
+	// out, an owner lost); a retry meanwhile answers 409, after it the
+	// request runs again and meets the write's record if there is one.
+	Hold(scope, key string, until time.Time)
+	// Retried reports whether the key this node holds was claimed before
+	// by a request whose write may have been made (a hold that ended, a
+	// stale or released claim): only then does the write's actor look for
+	// its record before deciding (a key never claimed has none anywhere).
+	Retried(scope, key string) bool
+}
+
+// RecordKey is the index key of the record of (scope, key): "idem/" +
+// scope + "/" + hex SHA-256 of the key.
+func RecordKey(scope, key string) []byte { return []byte(durableKey(scope, key)) }
+
+// KeyedWrite is the record a write commits for its Idempotency-Key, in
+// the form another node can remake it from (cluster mode forwards it with
+// the request to the event's owner): the record's key, the request's
+// fingerprint, the answer's expiry and status. Its answer is the write's
+// result itself, encoded as the pipeline encodes a handler's result.
+type KeyedWrite struct {
+	Key     []byte
+	FP      [32]byte
+	Expires time.Time
+	Status  int
+	// Retried: the key was claimed before (RecordingStore.Retried), so
+	// the actor looks for its record first.
+	Retried bool
+}
+
+// Value is the record of the answer result makes; nil when the result
+// cannot be encoded (then nothing is recorded).
+func (w *KeyedWrite) Value(result any) []byte {
+	r, ok := w.answer(result)
+	if !ok {
+		return nil
+	}
+	return encodeIdem(w.FP, w.Expires, r)
+}
+
+func (w *KeyedWrite) answer(out any) (*StoredResponse, bool) {
+	body, ok := encodeAnswer(out)
+	if !ok {
+		return nil, false
+	}
+	return &StoredResponse{Status: w.Status, ContentType: "application/json", Body: body, Durable: true}, true
+}
+
+// Live reports whether a record still answers (not expired, by the
+// clock of the node that reads it).
+func Live(value []byte) bool {
+	_, exp, _, err := decodeIdem(value)
+	return err == nil && time.Now().Before(exp)
+}
+
+// KeyedRecorder is what Ctx.Recorder gives the handler to pass to its
+// write (as an actors.Recorder): the record's key, its maker, its
+// liveness, whether to look for it first (Retried), and, for an answer
+// that is the result itself, its portable form.
+type KeyedRecorder struct {
+	Key      []byte
+	Value    func(result any) []byte
+	Live     func(value []byte) bool
+	Retried  bool
+	Portable *KeyedWrite
+}
+
+// idemClaim is a keyed POST that owns its key (IdemNew) on a
+// RecordingStore. It is allocated per request, never pooled: a write
+// whose ask timed out may still call its recorder after the request ended.
+type idemClaim struct {
+	store      RecordingStore
+	scope, key string
+	fp         [32]byte
+	now        time.Time
+	status     int
+	unknown    atomic.Bool                    // a write's outcome is unknown (OutcomeUnknown)
+	used       atomic.Bool                    // a write took the recorder
+	committed  atomic.Pointer[StoredResponse] // the answer a write committed
+	replayed   *StoredResponse                // the answer of a write made before (Replay)
+	mismatch   bool                           // Replay met the key used with another request
+}
+
+// idemUnknownHold is how long a key stays claimed after its request
+// answered 5xx while the write it asked for may still commit: longer than
+// an actor's ask and a forwarded one's (10 s each), so that the write has
+// landed, or never will, when the key is claimed again.
+const idemUnknownHold = 15 * time.Second
+
+// Recorder returns, for a POST that owns its Idempotency-Key on a
+// RecordingStore, what its write needs to commit the key's record (see
+// actors.Recorder); nil otherwise. The record holds the answer view(result)
+// makes (view nil: the result itself) as this route's success answer,
+// encoded as the pipeline encodes it. Only the first write of a request
+// records: a handler that writes twice commits the key with its first
+// write, and its final answer, when it differs, is stored after it as
+// before (see serveIdempotent).
+func (c *Ctx) Recorder(view func(any) any) *KeyedRecorder {
+	cl := c.idem
+	if cl == nil {
+		return nil
+	}
+	w := &KeyedWrite{Key: RecordKey(cl.scope, cl.key), FP: cl.fp, Expires: cl.now.Add(cl.store.TTL()), Status: cl.status,
+		Retried: cl.store.Retried(cl.scope, cl.key)}
+	kr := &KeyedRecorder{Key: w.Key, Live: Live, Retried: w.Retried}
+	if view == nil {
+		kr.Portable = w
+	}
+	kr.Value = func(res any) []byte {
+		if !cl.used.CompareAndSwap(false, true) {
+			return nil
+		}
+		out := res
+		if view != nil {
+			out = view(res)
+		}
+		r, ok := w.answer(out)
+		if !ok {
+			return nil
+		}
+		cl.committed.Store(r)
+		return encodeIdem(w.FP, w.Expires, r)
+	}
+	return kr
+}
+
+// OutcomeUnknown says that a write this request asked for with its
+// Recorder may still commit although the request fails (an ask that timed
+// out): its Idempotency-Key then stays claimed for idemUnknownHold instead
+// of being released, so a retry cannot run the write a second time while
+// the first may still land.
+func (c *Ctx) OutcomeUnknown() {
+	if c.idem != nil {
+		c.idem.unknown.Store(true)
+	}
+}
+
+// errReplayed is the handler's error once Replay took the answer: the
+// pipeline answers the record instead (serveIdempotent).
+var errReplayed = httpError(409, "the write was made before").WithReason(event.ReasonIdempotencyKeyInProgress)
+
+// Replay takes record, the record of this request's key that a write
+// made before (its answer lost to a crash, a timeout or a failover),
+// as the request's answer, and returns the error the handler returns: the
+// pipeline then answers the record's answer (Idempotent-Replayed), or 422
+// when the key was used with another request.
+func (c *Ctx) Replay(record []byte) error {
+	cl := c.idem
+	if cl == nil {
+		return httpError(503, "temporarily unavailable; retry")
+	}
+	fp, _, resp, err := decodeIdem(record)
+	switch {
+	case err != nil:
+		return httpError(503, "temporarily unavailable; retry")
+	case fp != cl.fp:
+		cl.mismatch = true
+	default:
+		cl.replayed = resp
+	}
+	return errReplayed
+}
+
+// encodeAnswer is the body run writes for a handler's result out.
+func encodeAnswer(out any) ([]byte, bool) {
+	if out == nil {
+		return nil, false
+	}
+	if b, ok := appendFastJSON(nil, out); ok {
+		return b, true
+	}
+	b, err := gojson.Marshal(out)
+	return b, err == nil
+}
+
+// sameAnswer reports whether the answer a write committed is the one the
+// request gives.
+func sameAnswer(a, b *StoredResponse) bool {
+	return a != nil && b != nil && a.Status == b.Status && a.ContentType == b.ContentType && bytes.Equal(a.Body, b.Body)
+}
+
+// OriginStore is an IdempotencyStore that knows when a key it holds was
+// first claimed (cluster.Idempotency: a claim that replaces the stale or
+// released claim of the same request keeps its origin).
+type OriginStore interface {
+	Origin(scope, key string) time.Time
+}
+
+// KeyedID returns, for a POST that owns its Idempotency-Key on a
+// RecordingStore, an id made from the key: the same request sent again
+// gets the same id, so that a retry of a creation whose answer was lost
+// reaches the record it made (in cluster mode the record lives with the
+// created event, whose id the retry must know). It is prefix and a ULID
+// whose time is the key's first claim and whose randomness is the
+// request's; "" when there is no such key.
+func (c *Ctx) KeyedID(prefix string) string {
+	cl := c.idem
+	if cl == nil {
+		return ""
+	}
+	at := cl.now
+	if os, ok := cl.store.(OriginStore); ok {
+		if o := os.Origin(cl.scope, cl.key); !o.IsZero() {
+			at = o
+		}
+	}
+	h := sha256.New()
+	h.Write([]byte(cl.scope))
+	h.Write([]byte{0})
+	h.Write([]byte(cl.key))
+	h.Write(cl.fp[:])
+	id, err := ulid.New(ulid.Timestamp(at), bytes.NewReader(h.Sum(nil)))
+	if err != nil {
+		return ""
+	}
+	return prefix + strings.ToLower(id.String())
+}
