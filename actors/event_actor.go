@@ -307,6 +307,17 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 		}
 	}
 	a.notePublished()
+	if len(changes) > 0 {
+		if p := a.sys.pulseOf(a.id); p != nil {
+			a.com.afterDurable(p.fire)
+		}
+		// A caught-up door device is answered without the actor
+		// (PassVerCaughtUp): keep its stamp current once durable.
+		if _, watched := a.sys.passVers.Load(a.id); watched {
+			ver, id := a.m.State().Door.PassVer, a.id
+			a.com.afterDurable(func() { a.sys.NotePassVer(id, ver) })
+		}
+	}
 	if a.outboxDirty && a.sys.cfg.OnOutbox != nil {
 		a.outboxDirty = false
 		a.com.afterDurable(a.sys.cfg.OnOutbox)

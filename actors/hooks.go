@@ -29,12 +29,15 @@ const (
 	// the payment provider, partial or full; its data is the order with
 	// its refunds (status refunded once nothing is left to refund).
 	HookOrderRefunded = event.HookOrderRefunded
+	// HookCheckinConflict fires for a door conflict (decisions §18): a
+	// scan a device admitted offline that was refused or used already.
+	HookCheckinConflict = event.HookCheckinConflict
 )
 
 // HookTypes lists every webhook event type, for validating subscriptions.
 func HookTypes() []string {
 	return []string{HookRegistrationCreated, HookRegistrationConfirmed, HookRegistrationCancelled,
-		HookCheckinCreated, HookOrderPaid, HookOrderRefunded}
+		HookCheckinCreated, HookOrderPaid, HookOrderRefunded, HookCheckinConflict}
 }
 
 // HookEvent is one webhook queue entry. ID is derived from the key, so it
@@ -51,6 +54,7 @@ type HookEvent struct {
 // hookCheckin is the data of a checkin.created webhook.
 type hookCheckin struct {
 	ID             string    `json:"id"`
+	DeviceID       string    `json:"deviceId,omitempty"`
 	EventID        string    `json:"eventId"`
 	RegistrationID string    `json:"registrationId"`
 	SubjectType    string    `json:"subjectType"`
@@ -108,7 +112,9 @@ func (a *eventActor) hookData(now time.Time, e event.Effect) (any, bool) {
 	case HookCheckinCreated:
 		c := e.Checkin
 		return hookCheckin{ID: c.ID, EventID: a.id, RegistrationID: c.RegID,
-			SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, CheckedInAt: c.At.UTC()}, true
+			SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, CheckedInAt: checkedInAt(c).UTC(), DeviceID: c.DeviceID}, true
+	case HookCheckinConflict:
+		return a.m.ConflictView(e.Conflict), true
 	case HookOrderPaid, HookOrderRefunded:
 		o, _, err := event.DecideOp(a.m, now, event.GetOrder{Ref: e.ID})
 		return o, err == nil
@@ -136,4 +142,12 @@ func (a *eventActor) putHook(now time.Time, seq uint64, n int, unit, typ string,
 	// The webhooks deliverer is woken through the same hook as the
 	// mailer (Config.OnOutbox), once the entry is durable.
 	a.outboxDirty = true
+}
+
+// checkedInAt is a check-in's time: an offline scan's is not the change's.
+func checkedInAt(c event.CheckedIn) time.Time {
+	if !c.CheckedInAt.IsZero() {
+		return c.CheckedInAt
+	}
+	return c.At
 }

@@ -217,7 +217,7 @@ func (h *Harness) reference(name string) {
 }
 
 func (h *Harness) ticketdScenarios() error {
-	names := []string{"flash-sale", "paid-flash-sale", "console-dashboards", "sold-out", "checkin-burst", "integrator-mix", "kill9"}
+	names := []string{"flash-sale", "paid-flash-sale", "console-dashboards", "sold-out", "checkin-burst", "door-sync", "integrator-mix", "kill9"}
 	any := false
 	for _, n := range names {
 		any = any || h.cfg.enabled(n)
@@ -243,7 +243,7 @@ func (h *Harness) ticketdScenarios() error {
 		name string
 		run  func(*Server, *Client) error
 	}{
-		{"flash-sale", h.flashSale}, {"paid-flash-sale", h.paidFlashSale}, {"console-dashboards", h.consoleDashboards}, {"sold-out", h.soldOut}, {"checkin-burst", h.checkinBurst}, {"integrator-mix", h.integratorMix},
+		{"flash-sale", h.flashSale}, {"paid-flash-sale", h.paidFlashSale}, {"console-dashboards", h.consoleDashboards}, {"sold-out", h.soldOut}, {"checkin-burst", h.checkinBurst}, {"door-sync", h.doorSync}, {"integrator-mix", h.integratorMix},
 	} {
 		if !h.cfg.enabled(st.name) {
 			continue

@@ -79,6 +79,8 @@ func StartServer(spec ServerSpec) (*Server, error) {
 			"-storefront-key-limit-per-minute", "0",
 			"-storefront-ip-limit-per-minute", "0",
 			"-storefront-catalog-ip-limit-per-minute", "0",
+			"-device-limit-per-minute", "0",
+			// Every load connection comes from loopback.
 			// Every load connection comes from loopback: one address
 			// places the whole drop's orders.
 			"-storefront-open-orders-per-ip", "0",

@@ -103,6 +103,17 @@ func decodeCommand(typ reflect.Type, args string) (Command, error) {
 			f.SetInt(n)
 		case reflect.Bool:
 			f.SetBool(val == "true")
+		case reflect.Slice:
+			// A device's doors: Doors=event,session:ses_1 (door.go).
+			if f.Type() != reflect.TypeFor[[]DoorRef]() {
+				return nil, fmt.Errorf("cannot set %s", k)
+			}
+			var doors []DoorRef
+			for _, d := range strings.Split(val, ",") {
+				typ, id, _ := strings.Cut(d, ":")
+				doors = append(doors, DoorRef{SubjectType: typ, SubjectID: id})
+			}
+			f.Set(reflect.ValueOf(doors))
 		case reflect.Struct:
 			t, err := time.Parse(time.RFC3339, val)
 			if err != nil {

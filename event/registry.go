@@ -35,6 +35,12 @@ var commandKinds = [...]commandKind{
 	op[GetPass, Pass](opRead),
 	op[RecordCheckin, CheckinResult](opWrite),
 	op[ListCheckins, List[Checkin]](opRead),
+	// the door kit (door.go)
+	op[RecordScans, ScanResults](opWrite),
+	op[ListPasses, PassPage](opRead),
+	op[GetDoorEvent, DoorEvent](opRead),
+	op[CheckDoors, DoorList](opRead),
+	op[ListDoorConflicts, List[DoorConflict]](opRead),
 	op[GetPayment, Order](opRead),
 	// codes, add-ons, bundles, orders, checkout (commerce.go)
 	op[Expire, any](opTick),
@@ -205,6 +211,8 @@ var changeKinds = [...]changeKind{
 	kindOf(decodeRegistrationStatusChanged),
 	kindOf(decodePassRotated),
 	kindOf(decodeCheckedIn),
+	kindOf(decodeScansAnswered),   // door.go
+	kindOf(decodeCheckinConflict), // door.go
 	kindOf(decodeTicketIssued).replayWith(replayTicketIssued),
 	kindOf(decodeWaitlistPromoted).replayWith(replayTicketIssued), // promotion.go: the same body
 	kindOf(decodeCodesMinted),

@@ -123,6 +123,8 @@ func appendCheckinResultJSON(b []byte, r *event.CheckinResult) []byte {
 	b = appendOptString(b, c.RegistrationName)
 	b = append(b, `,"checkedInAt":`...)
 	b = c.CheckedInAt.AppendJSON(b)
+	b = append(b, `,"deviceId":`...)
+	b = appendOptString(b, c.DeviceID)
 	b = append(b, `},"alreadyCheckedIn":`...)
 	b = strconv.AppendBool(b, r.AlreadyCheckedIn)
 	b = append(b, `,"access":`...)

@@ -17,14 +17,14 @@ import (
 // CreateWebhookEndpointRequest is the body of POST .../webhook-endpoints.
 type CreateWebhookEndpointRequest struct {
 	URL         string   `json:"url" v:"required,minLen=8,maxLen=2048" doc:"Absolute http or https URL the events are POSTed to."`
-	EventTypes  []string `json:"eventTypes" v:"required,minItems=1,maxItems=20,enum=registration.created|registration.confirmed|registration.cancelled|checkin.created|order.paid|order.refunded" doc:"Event types: registration.created, registration.confirmed, registration.cancelled, checkin.created, order.paid, order.refunded (a refund succeeded, partial or full)."`
+	EventTypes  []string `json:"eventTypes" v:"required,minItems=1,maxItems=20,enum=registration.created|registration.confirmed|registration.cancelled|checkin.created|order.paid|order.refunded|checkin.conflict" doc:"Event types: registration.created, registration.confirmed, registration.cancelled, checkin.created, order.paid, order.refunded (a refund succeeded, partial or full), checkin.conflict (a door conflict)."`
 	Description string   `json:"description,omitempty" v:"maxLen=500"`
 }
 
 // UpdateWebhookEndpointRequest is the body of PATCH .../webhook-endpoints/{endpointId}.
 type UpdateWebhookEndpointRequest struct {
 	URL         *string  `json:"url,omitempty" v:"minLen=8,maxLen=2048"`
-	EventTypes  []string `json:"eventTypes,omitempty" v:"minItems=1,maxItems=20,enum=registration.created|registration.confirmed|registration.cancelled|checkin.created|order.paid|order.refunded"`
+	EventTypes  []string `json:"eventTypes,omitempty" v:"minItems=1,maxItems=20,enum=registration.created|registration.confirmed|registration.cancelled|checkin.created|order.paid|order.refunded|checkin.conflict"`
 	Description *string  `json:"description,omitempty" v:"maxLen=500"`
 }
 
@@ -34,7 +34,7 @@ type WebhookEndpoint struct {
 	ID                  string      `json:"id"`
 	UnitID              string      `json:"unitId"`
 	URL                 string      `json:"url"`
-	EventTypes          []string    `json:"eventTypes" v:"enum=registration.created|registration.confirmed|registration.cancelled|checkin.created|order.paid|order.refunded"`
+	EventTypes          []string    `json:"eventTypes" v:"enum=registration.created|registration.confirmed|registration.cancelled|checkin.created|order.paid|order.refunded|checkin.conflict"`
 	Description         string      `json:"description"`
 	Enabled             bool        `json:"enabled"`
 	DisabledReason      *string     `json:"disabledReason"`

@@ -39,6 +39,23 @@ var (
 )
 
 var oaOperationDocs = map[string]oaOpDoc{
+	// Door devices (decisions §18).
+	"createDevice": {text: "Creates a door device of the event, `pending` until initialized. It admits at the `doors` given (each must exist in the event), or at every door of the event when none are given. " +
+		"The answer is the only one that shows `setupCode`, and `setupUrl` (`{base_url}/door?setup=<setupCode>`) to open on the device or show as a QR code; the code works once, within 15 minutes."},
+	"listDevices":  {text: "Lists the event's door devices, oldest first, with their status and when each was last seen. Never a setup code or a key."},
+	"getDevice":    {text: "Gets one door device of the event. A device of another event or business unit answers the same 404 as a missing one."},
+	"revokeDevice": {text: "Revokes a door device at once: its key answers 401 from the next request and its stream ends. Revoking a revoked device answers it unchanged."},
+	"listDoorConflicts": {text: "Lists the event's door conflicts, newest first: scans a device admitted offline (`admittedOffline`) that the service then refused or found used at that door by another device or the API. " +
+		"Each is also sent as the webhook `checkin.conflict`. " + oaListNote},
+	"initializeDevice": {text: "Turns a setup code into the device's key `dk_...`, shown only in this answer. The code works once, within 15 minutes of the device's creation; an unknown, used or expired code answers 401. Needs no key."},
+	"getDoorEvent":     {text: "The device's event (id, name, start, timezone), its doors with their names and counts (confirmed registrations expected, checked in at that door), the ticket types' names, and the event's devices by name (to say where a pass was used). `passCursor` is the passes cursor of now."},
+	"listPasses": {text: "Pages through the event's passes in the order they changed. Without `cursor` it pages through every registration; the last page's `nextCursor` is never null, and called later with it the list holds only the passes changed since " +
+		"(new, cancelled, approved, checked in anywhere), `hasMore` false once caught up. No change is ever skipped; a pass may repeat (the latest state wins). A cursor of another event, or garbage, answers 400. Answers gzip when asked (`Accept-Encoding: gzip`)."},
+	"recordScans": {text: "Records 1 to 500 scans of this device in one request (counted once against the device's budget). Each scan gets its verdict, in order: `admitted` (a check-in was recorded, the same record as the Developer API's, `method` scan with `deviceId`), " +
+		"`already_checked_in` (with `firstCheckin`), or `refused` with `reason` REGISTRATION_NOT_CONFIRMED, NOT_FOUND or DOOR_NOT_ALLOWED. A repeated `scanId` answers its first result unchanged. An `offline` scan's check-in keeps `scannedAt` when it lies within the last 7 days and not more than 5 minutes ahead. " +
+		"One bad scan never fails the batch; a malformed batch answers 400 and records nothing."},
+	"streamPasses": {text: "Server-Sent Events: each `data:` line is a pass (as GET /door/v1/passes answers it) as it changes, so a device learns another device's check-in within a second. Each batch ends with an `id:` line holding the passes cursor after it; " +
+		"reconnecting with `Last-Event-ID` (or `?cursor=`) resumes there. Without either it starts now. Comment lines keep the connection alive; the stream ends after 10 minutes or when the device is revoked (EventSource reconnects by itself)."},
 	// Events.
 	"listEvents": {text: "Lists the business unit's events in every status (draft, published, archived), newest first. " + oaListNote},
 	"createEvent": {text: "Creates an event as `draft`. `name` and `timezone` (an IANA name) are required; `startsAt` is needed later to publish. " +
@@ -416,7 +433,40 @@ var oaTypeExtras = map[string]map[string]any{
 	},
 }
 
-// oaBodyExtras bound array bodies, which have no struct tag to carry them.
+// oaBodyExtras say what a body's struct tags cannot: bounds of array
+// bodies, and rules across fields, in JSON Schema where it can say them
+// (minProperties, oneOf) and in an x- keyword where the rule depends on
+// the event's state.
 var oaBodyExtras = map[string]map[string]any{
 	"replaceBundleItems": {"maxItems": 50},
+	// siteUrl or description, at least one.
+	"setEventSite": {"minProperties": 1},
+	// Exactly one of percentOff and amountOff (the other absent or null):
+	// each branch requires its field not null and the other absent or
+	// null. The per-field conditions sit under not, where no property
+	// list makes a validator close the object to other members.
+	"createPromotionCode": {"oneOf": []any{oaOneOfBranch("percentOff", "amountOff"), oaOneOfBranch("amountOff", "percentOff")}},
+	// A rule on the event's state, which no schema can know.
+	"createRegistration": {"x-requiredWhen": map[string]any{
+		"registrationTypeId": "the event has at least one ticket type (registration type): then it is required and names one of them; without ticket types leave it out. Refused otherwise with 400 naming registrationTypeId."}},
+}
+
+// oaOneOfBranch is the branch of a oneOf where field is set (present, not
+// null) and other is not (absent or null).
+func oaOneOfBranch(field, other string) map[string]any {
+	notNull := map[string]any{"not": map[string]any{"type": "null"}}
+	return map[string]any{
+		"required": []any{field},
+		"not": map[string]any{"anyOf": []any{
+			map[string]any{"properties": map[string]any{field: map[string]any{"type": "null"}}},
+			map[string]any{"required": []any{other}, "properties": map[string]any{other: notNull}},
+		}},
+	}
+}
+
+// oaSuccessExtraContent are other media types a success answers with,
+// besides JSON (chosen by a query parameter).
+var oaSuccessExtraContent = map[string]map[string]any{
+	"previewOutboxMail": {"message/rfc822": map[string]any{
+		"schema": map[string]any{"type": "string", "description": "The raw RFC 5322 message, as the SMTP server would receive it (format=eml)."}}},
 }

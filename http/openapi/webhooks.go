@@ -12,6 +12,7 @@ import (
 
 	"ticketd/actors"
 	"ticketd/event"
+	thttp "ticketd/http"
 	"ticketd/webhooks"
 )
 
@@ -34,7 +35,8 @@ type webhookCheckin = struct {
 	SubjectType    string    `json:"subjectType" v:"enum=event|session|venue" doc:"The door: the event itself, a session or a venue."`
 	SubjectID      string    `json:"subjectId,omitempty" doc:"The session or venue id at those doors; absent at the event door."`
 	Method         string    `json:"method" v:"enum=scan|manual" doc:"How the registration was identified."`
-	CheckedInAt    time.Time `json:"checkedInAt" doc:"When the check-in was recorded (UTC)."`
+	CheckedInAt    time.Time `json:"checkedInAt" doc:"When the check-in was recorded (UTC); an offline door scan's scannedAt."`
+	DeviceID       string    `json:"deviceId,omitempty" doc:"The door device that scanned it; absent for the Developer API and the console."`
 }
 
 // Webhooks returns the service's outbound webhook event types, every one
@@ -52,6 +54,8 @@ func Webhooks() []Webhook {
 			Data: event.Order{}},
 		actors.HookOrderRefunded: {Description: "A refund of a paid order succeeded at the payment provider, partial or full; " +
 			"the order carries its refunds (status refunded once nothing is left).", Data: event.Order{}},
+		actors.HookCheckinConflict: {Description: "A door conflict: a door device admitted someone offline on a pass the service " +
+			"then refused or found used at that door by another device (decisions §18).", Data: event.DoorConflict{}},
 	}
 	var out []Webhook
 	for _, t := range actors.HookTypes() {
@@ -134,6 +138,7 @@ var oaEnumSchemas = map[string][]string{
 	"RefundStatus":          {"pending", "succeeded", "failed"},
 	"QuestionType":          {"text", "email", "phone", "select", "multi_select", "checkbox", "date"},
 	"ApiKeyType":            {"secret", "publishable"},
+	"ApiVersion":            thttp.KnownVersions(),
 	"WebhookEventType":      actors.HookTypes(),
 }
 
