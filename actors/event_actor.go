@@ -49,6 +49,11 @@ type eventActor struct {
 
 	published byte // the status last reported to the event index; 0 before the first report
 
+	// the waiting room's poll notes (queue.go)
+	polls     map[string]time.Time
+	swept     time.Time
+	startedAt time.Time
+
 	// recent holds the Recorder records of batches not yet durable, by
 	// key: a request claimed again meanwhile finds them (see Recorder).
 	recent map[string][]byte
@@ -125,7 +130,9 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		if a.retired {
 			return
 		}
-		a.handle(ctx, &request{cmd: event.Expire{Now: a.sys.cfg.Now()}}, nil)
+		now := a.sys.cfg.Now()
+		a.handle(ctx, &request{cmd: event.Expire{Now: now}}, nil)
+		a.sweepWaiters(ctx, now)
 	case *actor.ReceiveTimeout:
 		// A snapshot in flight does not keep the actor: the snapshotter
 		// works from the store, and a new incarnation loads from the
@@ -175,7 +182,8 @@ func (a *eventActor) start(ctx actor.Context) {
 		ctx.SetReceiveTimeout(a.sys.cfg.IdleTimeout)
 	}
 	// Holds that lapsed while the event was not loaded lapse now.
-	a.handle(ctx, &request{cmd: event.Expire{Now: a.sys.cfg.Now()}}, nil)
+	a.startedAt = a.sys.cfg.Now()
+	a.handle(ctx, &request{cmd: event.Expire{Now: a.startedAt}}, nil)
 }
 
 // claimCatchUps bounds the claims a load retries after replaying the
@@ -293,6 +301,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 		}
 	}
 	res, changes, err := a.m.Decide(now, req.cmd)
+	a.notePoll(req.cmd, now)
 	if err != nil {
 		a.com.reply(ctx, to, &response{err: err})
 		return

@@ -52,6 +52,11 @@ type Config struct {
 	// WebhookAllowPrivate lifts the rule that webhook endpoints be https
 	// on public addresses (decisions §23), for development and tests.
 	WebhookAllowPrivate bool
+	// StorefrontOpenOrdersPerIP and StorefrontOpenSessionsPerIP are the
+	// hold limits per (publishable key, client IP) and event (decisions
+	// §22): open orders (10) and unused checkout sessions (20); 0 off.
+	StorefrontOpenOrdersPerIP   int
+	StorefrontOpenSessionsPerIP int
 
 	// Connection and abuse bounds of the HTTP server (see http.Config).
 	StorefrontCatalogIPPerMinute int
@@ -156,10 +161,13 @@ func DefaultConfig() Config {
 		ClusterSettleSmall:     10_000,
 
 		StorefrontCatalogIPPerMinute: thttp.DefaultStorefrontCatalogIPLimitPerMinute,
-		AuthFailuresPerMinute:        thttp.DefaultAuthFailuresPerMinute,
-		MaxConnsPerIP:                1024,
-		HTTPReadTimeout:              15 * time.Second,
-		HTTPIdleTimeout:              60 * time.Second,
+		// The hold limits (decisions §22).
+		StorefrontOpenOrdersPerIP:   10,
+		StorefrontOpenSessionsPerIP: 20,
+		AuthFailuresPerMinute:       thttp.DefaultAuthFailuresPerMinute,
+		MaxConnsPerIP:               1024,
+		HTTPReadTimeout:             15 * time.Second,
+		HTTPIdleTimeout:             60 * time.Second,
 	}
 }
 
@@ -190,6 +198,8 @@ func (c *Config) Validate() error {
 		"auth-failures-per-minute":               c.AuthFailuresPerMinute,
 		"max-conns":                              c.MaxConns,
 		"max-conns-per-ip":                       c.MaxConnsPerIP,
+		"storefront-open-orders-per-ip":          c.StorefrontOpenOrdersPerIP,
+		"storefront-open-sessions-per-ip":        c.StorefrontOpenSessionsPerIP,
 	} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("%s: must be >= 0", name))

@@ -248,6 +248,9 @@ func (m *Main) Open() error {
 			BaseURL:            m.cfg.BaseURL,
 			OrderHold:          m.cfg.OrderHold,
 			CheckoutSessionTTL: m.cfg.CheckoutSessionTTL,
+			// 0 is off here; the core reads 0 as its default.
+			OpenOrdersPerClient:   offIfZero(m.cfg.StorefrontOpenOrdersPerIP),
+			OpenSessionsPerClient: offIfZero(m.cfg.StorefrontOpenSessionsPerIP),
 		},
 		SnapshotEvery: m.cfg.SnapshotEvery,
 		IdleTimeout:   m.cfg.IdleTimeout,
@@ -701,4 +704,13 @@ func (v clusterView) Owner(ctx context.Context, eventID string) (string, error) 
 		return "", event.Errorf(event.NotFound, "event not found")
 	}
 	return owner, err
+}
+
+// offIfZero maps a configured limit where 0 is off to the event core's
+// form, where 0 takes the default and a negative value is off.
+func offIfZero(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -123,6 +123,8 @@ func runService(args []string, out io.Writer, noSync bool) error {
 	ipl := fs.Int("storefront-ip-limit-per-minute", 0, "")
 	catl := fs.Int("storefront-catalog-ip-limit-per-minute", 0, "")
 	devl := fs.Int("device-limit-per-minute", 0, "")
+	openOrders := fs.Int("storefront-open-orders-per-ip", 0, "")
+	openSessions := fs.Int("storefront-open-sessions-per-ip", 0, "")
 	perIP := fs.Int("max-conns-per-ip", 0, "")
 	hold := fs.Duration("order-hold", 6*time.Hour, "")
 	_ = fs.String("log-level", "warn", "")
@@ -149,6 +151,8 @@ func runService(args []string, out io.Writer, noSync bool) error {
 	cfg.RateLimitPerMinute, cfg.StorefrontKeyPerMinute, cfg.StorefrontIPPerMinute = *rl, *skl, *ipl
 	cfg.OrderHold, cfg.IdleTimeout, cfg.SnapshotEvery = *hold, *idle, *snapEvery
 	cfg.StorefrontCatalogIPPerMinute, cfg.MaxConnsPerIP, cfg.DevicePerMinute = *catl, *perIP, *devl
+	cfg.StorefrontCatalogIPPerMinute, cfg.MaxConnsPerIP = *catl, *perIP
+	cfg.StorefrontOpenOrdersPerIP, cfg.StorefrontOpenSessionsPerIP = *openOrders, *openSessions
 	cfg.Tune = &app.Tuning{Store: func(o *persistence.Options) { o.NoSync = noSync }}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

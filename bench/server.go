@@ -81,6 +81,10 @@ func StartServer(spec ServerSpec) (*Server, error) {
 			"-storefront-catalog-ip-limit-per-minute", "0",
 			"-device-limit-per-minute", "0",
 			// Every load connection comes from loopback.
+			// Every load connection comes from loopback: one address
+			// places the whole drop's orders.
+			"-storefront-open-orders-per-ip", "0",
+			"-storefront-open-sessions-per-ip", "0",
 			"-max-conns-per-ip", "100000",
 			"-order-hold", "6h",
 			"-log-level", "warn",

@@ -59,6 +59,10 @@ type Machine struct {
 	ids IDs
 	s   *State
 	dec dec // ApplyRecord's decoder
+	// lastTick is the Now of the last Expire decided: the waiting room
+	// ticks a queueTick after it (waitingroom.go). Not state: a replay
+	// or a new machine ticks at once.
+	lastTick time.Time
 }
 
 // Config is the static configuration of a machine. Durations are only used
@@ -72,6 +76,11 @@ type Config struct {
 	OrderHold time.Duration
 	// CheckoutSessionTTL is a checkout session's lifetime (24h).
 	CheckoutSessionTTL time.Duration
+	// OpenOrdersPerClient and OpenSessionsPerClient are the storefront's
+	// hold limits per client (holdlimits.go): 0 takes the default (10 and
+	// 20), negative turns the limit off.
+	OpenOrdersPerClient   int
+	OpenSessionsPerClient int
 }
 
 // NewMachine returns a machine for event id with empty state.
@@ -99,7 +108,8 @@ func (m *Machine) Reserve(changes int) {
 }
 
 // Expire is the command the shell's timer sends (and the shell sends once
-// after recovery): every hold whose deadline is at or before Now lapses.
+// after recovery): every hold whose deadline is at or before Now lapses,
+// and the waiting room ticks (waitingroom.go).
 type Expire struct{ Now time.Time }
 
 // DecideOp is Decide with the command's own result type (for the shell's

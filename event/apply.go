@@ -82,7 +82,7 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 		Responses: c.Responses, Status: c.Status, Total: c.Total, Currency: c.Currency,
 		HoldUntil: c.HoldUntil, AlreadyRegistered: c.AlreadyRegistered, RegistrationID: c.RegistrationID,
 		CreatedAt: c.At, UpdatedAt: c.At, CheckoutSessionID: c.CheckoutSessionID,
-		PromoID: c.PromoID, Discount: c.Discount,
+		PromoID: c.PromoID, Discount: c.Discount, Client: c.Client,
 	}
 	s.Orders[o.ID] = o
 	s.OrderOrder = append(s.OrderOrder, o.ID)
@@ -100,6 +100,7 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 			o.CodeHeld = true
 		}
 		s.promoHeld(o, 1, false)
+		s.indexOpenOrder(o)
 	}
 }
 
@@ -117,6 +118,7 @@ func (s *State) applyOrderPaid(c OrderPaid) {
 		code.Held--
 	}
 	s.promoHeld(o, -1, true)
+	s.unindexOpenOrder(o)
 	o.Status, o.UpdatedAt = OrderStatusPaid, c.At
 	s.idx.dash.paid(o)
 	if c.AlreadyRegistered {

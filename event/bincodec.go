@@ -284,6 +284,9 @@ func (d *dec) orderPlaced() OrderPlaced {
 		// Appended fields: orders logged before promotion codes end here.
 		c.PromoID, c.Discount = d.str(), Money(d.int())
 	}
+	if len(d.s) > 0 {
+		c.Client = d.str() // orders logged before the hold limits end here
+	}
 	return c
 }
 

@@ -181,6 +181,9 @@ type OrderPlaced struct {
 	// PromoID is the promotion code that took Discount off the lines.
 	PromoID  string `json:"promo,omitempty"`
 	Discount Money  `json:"discount,omitempty"`
+	// Client is the storefront caller the hold limits count the order
+	// against (holdlimits.go).
+	Client string `json:"client,omitempty"`
 }
 
 // OrderPaymentStarted confirms a paid order: a payment starts and the hold
@@ -240,6 +243,8 @@ type CheckoutSessionCreated struct {
 	ReturnURL      string          `json:"ret,omitempty"`
 	Locale         string          `json:"loc,omitempty"`
 	ExpiresAt      time.Time       `json:"exp"`
+	Client         string          `json:"client,omitempty"`
+	QueueToken     string          `json:"qt,omitempty"`
 }
 
 // ---- change kinds: each one's log name, body codec and apply
@@ -525,7 +530,7 @@ func (c OrderPlaced) appendBody(e enc) enc {
 	}
 	return e.str(c.AdmissionTypeID).str(c.CodeID).bytes(c.Responses).int(int64(c.Total)).str(c.Currency).
 		time(c.HoldUntil).str(c.Status).bool(c.AlreadyRegistered).str(c.RegistrationID).str(c.CheckoutSessionID).
-		str(c.PromoID).int(int64(c.Discount))
+		str(c.PromoID).int(int64(c.Discount)).str(c.Client)
 }
 
 func (c OrderPlaced) apply(s *State) {
@@ -598,6 +603,7 @@ func (c OrderReleased) apply(s *State) {
 		s.mustCode(o.CodeID).Held--
 	}
 	s.promoHeld(o, -1, false)
+	s.unindexOpenOrder(o)
 	o.Status, o.UpdatedAt = c.Status, c.At
 }
 
@@ -605,20 +611,29 @@ func (c OrderReleased) apply(s *State) {
 func (CheckoutSessionCreated) ChangeKind() string { return "checkout_session.created" }
 
 func decodeCheckoutSessionCreated(d *dec) CheckoutSessionCreated {
-	return CheckoutSessionCreated{At: d.time(), ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
+	c := CheckoutSessionCreated{At: d.time(), ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
 		RedemptionCode: d.str(), PromotionCode: d.str(), ReturnURL: d.str(), Locale: d.str(), ExpiresAt: d.time()}
+	if len(d.s) > 0 {
+		c.Client = d.str() // sessions logged before the hold limits end here
+	}
+	if len(d.s) > 0 {
+		c.QueueToken = d.str()
+	}
+	return c
 }
 
 func (c CheckoutSessionCreated) appendBody(e enc) enc {
 	return e.time(c.At).str(c.ID).orderItems(c.Items).str(c.Email).str(c.Name).bytes(c.Responses).str(c.RedemptionCode).
-		str(c.PromotionCode).str(c.ReturnURL).str(c.Locale).time(c.ExpiresAt)
+		str(c.PromotionCode).str(c.ReturnURL).str(c.Locale).time(c.ExpiresAt).str(c.Client).str(c.QueueToken)
 }
 
 func (c CheckoutSessionCreated) apply(s *State) {
 	s.Checkouts[c.ID] = &CheckoutRec{
 		ID: c.ID, Seq: len(s.CheckoutOrder), Items: c.Items, Email: c.Email, Name: c.Name,
 		Responses: c.Responses, RedemptionCode: c.RedemptionCode, PromotionCode: c.PromotionCode,
-		ReturnURL: c.ReturnURL, Locale: c.Locale, CreatedAt: c.At, ExpiresAt: c.ExpiresAt,
+		ReturnURL: c.ReturnURL, Locale: c.Locale, CreatedAt: c.At, ExpiresAt: c.ExpiresAt, Client: c.Client,
+		QueueToken: c.QueueToken,
 	}
 	s.CheckoutOrder = append(s.CheckoutOrder, c.ID)
+	s.indexSession(s.Checkouts[c.ID], c.At)
 }

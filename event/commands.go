@@ -25,6 +25,9 @@ type UpdateEvent struct {
 	Status             Opt[string] `json:"status,omitzero" v:"enum=draft|published|archived"`
 	Currency           Opt[string] `json:"currency,omitzero" v:"minLen=3,maxLen=3"`
 	ConfirmAgendaReset bool        `json:"confirmAgendaReset,omitempty"`
+	// WaitingRoom sets the event's waiting room (waitingroom.go); enabled
+	// false turns it off.
+	WaitingRoom *WaitingRoomConfig `json:"waitingRoom,omitempty" doc:"Sets the event's waiting room for a drop (decisions §19); absent fields keep their values; enabled false turns it off."`
 }
 
 // SetSiteURL sets (or with null clears) the event's public page address, a
@@ -279,6 +282,13 @@ type PlaceOrder struct {
 	// remembers its session (returnUrl, locale), and an expired session
 	// places nothing.
 	CheckoutSessionID string `json:"-"`
+	// Client is the shell's opaque id of the storefront caller (its
+	// publishable key and address) that the hold limits count by
+	// (holdlimits.go); empty on the Developer API.
+	Client string `json:"-"`
+	// QueueToken is the request's Queue-Token header: from a waiting
+	// room's onSaleAt a storefront order needs one (waitingroom.go).
+	QueueToken string `json:"-"`
 }
 
 // ConfirmOrder confirms an open order: a free one is paid and fulfilled at
@@ -355,6 +365,11 @@ type CreateCheckoutSession struct {
 	// (see ConfirmOrder).
 	Storefront bool     `json:"-"`
 	Origins    []string `json:"-"`
+	// Client is the storefront caller's id (see PlaceOrder.Client).
+	Client string `json:"-"`
+	// QueueToken is the request's Queue-Token header (see PlaceOrder);
+	// the session keeps it for the order its hosted page places.
+	QueueToken string `json:"-"`
 }
 
 // GetCheckoutSession reads a checkout session by id.

@@ -715,6 +715,15 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 			return nil, nil, err
 		}
 	}
+	var queued *QueueEntry
+	if c.Storefront {
+		if queued, err = m.useQueueToken(now, c.QueueToken, c.CheckoutSessionID); err != nil {
+			return nil, nil, err
+		}
+		if err := m.checkOrderLimits(email, c.Client); err != nil {
+			return nil, nil, err
+		}
+	}
 	regID, already := m.s.idx.emailReg(normEmail(email))
 	already = already && admission != ""
 	if !already {
@@ -729,7 +738,7 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 		At: now, ID: m.newID("ord_"), Number: m.newOrderNumber(), Email: email,
 		Name: name, Lines: lines, Total: p.total, Currency: e.Currency,
 		Status: OrderStatusOpen, HoldUntil: now.Add(m.orderHold()), AdmissionTypeID: admission,
-		CheckoutSessionID: c.CheckoutSessionID,
+		CheckoutSessionID: c.CheckoutSessionID, Client: c.Client,
 	}
 	if r := bytes.TrimSpace(c.Responses); len(r) > 0 && !bytes.Equal(r, []byte("null")) {
 		ch.Responses = append([]byte{}, r...)
@@ -752,7 +761,11 @@ func (m *Machine) placeOrder(now time.Time, c PlaceOrder) (any, []Change, error)
 		AdmissionTypeID: ch.AdmissionTypeID, CodeID: ch.CodeID, Responses: ch.Responses, Status: ch.Status,
 		Total: ch.Total, Currency: ch.Currency, HoldUntil: ch.HoldUntil, AlreadyRegistered: ch.AlreadyRegistered,
 		RegistrationID: ch.RegistrationID, CreatedAt: now, UpdatedAt: now, CheckoutSessionID: ch.CheckoutSessionID,
-		PromoID: ch.PromoID, Discount: ch.Discount,
+		PromoID: ch.PromoID, Discount: ch.Discount, Client: ch.Client,
+	}
+	if queued != nil {
+		// The token places this one order (decisions §19).
+		return m.orderView(&rec), []Change{ch, QueueTokenUsed{At: now, ID: queued.ID, OrderID: ch.ID}}, nil
 	}
 	return m.orderView(&rec), []Change{ch}, nil
 }
@@ -901,6 +914,7 @@ func (m *Machine) settlePayment(now time.Time, c SettlePayment) (any, []Change, 
 // order. It visits only holding orders (bounded by the places on sale), not
 // the whole order history.
 func (m *Machine) expire(now time.Time) (any, []Change, error) {
+	m.lastTick = now
 	lapsed := m.s.lapsedOrders(now)
 	var changes []Change
 	var holds []Hold
@@ -908,12 +922,19 @@ func (m *Machine) expire(now time.Time) (any, []Change, error) {
 		changes = append(changes, OrderReleased{At: now, ID: o.ID, Status: OrderStatusExpired, CloseRef: o.ProviderRef})
 		holds = append(holds, o.Holds...)
 	}
-	return nil, m.releasePromotions(now, changes, holds), nil
+	return nil, append(m.releasePromotions(now, changes, holds), m.roomTick(now)...), nil
 }
 
 // NextDeadline reports the earliest instant at which Expire would produce
-// changes: the earliest deadline of a holding order.
-func (m *Machine) NextDeadline() (time.Time, bool) { return m.s.nextHold() }
+// changes: the earliest deadline of a holding order, or the waiting room's
+// next tick.
+func (m *Machine) NextDeadline() (time.Time, bool) {
+	at, ok := m.s.nextHold()
+	if r, rok := m.roomDeadline(); rok && (!ok || r.Before(at)) {
+		return r, true
+	}
+	return at, ok
+}
 
 // ---- checkout sessions and catalog
 
@@ -958,6 +979,16 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 	if err := checkRedirect("returnUrl", c.ReturnURL, c.Storefront, c.Origins); err != nil {
 		return nil, nil, err
 	}
+	if c.Storefront {
+		if m.roomGates(now) {
+			if _, err := m.checkQueueToken(now, c.QueueToken); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := m.checkSessionLimit(now, c.Client); err != nil {
+			return nil, nil, err
+		}
+	}
 	ttl := m.cfg.CheckoutSessionTTL
 	if ttl <= 0 {
 		ttl = defaultTTL
@@ -966,6 +997,7 @@ func (m *Machine) createCheckoutSession(now time.Time, c CreateCheckoutSession) 
 		At: now, ID: "cs_" + m.eventSuffix() + "." + m.ids.Code(24), Items: append([]OrderItem{}, c.Items...),
 		Email: email, Name: name, RedemptionCode: c.RedemptionCode,
 		PromotionCode: c.PromotionCode, ReturnURL: c.ReturnURL, Locale: c.Locale, ExpiresAt: now.Add(ttl),
+		Client: c.Client, QueueToken: c.QueueToken,
 	}
 	if r := bytes.TrimSpace(c.Responses); len(r) > 0 && !bytes.Equal(r, []byte("null")) {
 		ch.Responses = append([]byte{}, r...)
@@ -1011,6 +1043,7 @@ func (m *Machine) catalog(now time.Time, lang string) (any, []Change, error) {
 	m.catalogStates(&cat, now)
 	m.programCatalog(&cat)
 	m.consoleCatalog(&cat, lang)
+	m.roomCatalog(&cat, now)
 	return cat, nil, nil
 }
 

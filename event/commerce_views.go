@@ -203,6 +203,9 @@ type Catalog struct {
 	Agenda   []CatalogSession `json:"agenda"`
 	Speakers []CatalogSpeaker `json:"speakers"`
 	Sponsors []CatalogSponsor `json:"sponsors"`
+	// WaitingRoom is the event's waiting room as buyers see it (no
+	// counts); absent without an enabled one (waitingroom.go).
+	WaitingRoom *StorefrontWaitingRoom `json:"waitingRoom,omitempty" doc:"The event's waiting room as buyers see it (never a count); absent when the event has none: order directly."`
 }
 
 func (m *Machine) codeView(c *CodeRec, now time.Time) RedemptionCode {

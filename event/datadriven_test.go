@@ -198,6 +198,11 @@ func (r *scriptRunner) run(line string) string {
 	case "feed":
 		r.feed = rest == "on"
 		return "ok"
+	case "limits":
+		// limits <open orders per client> <open sessions per client>
+		_, err := fmt.Sscan(rest, &r.m.cfg.OpenOrdersPerClient, &r.m.cfg.OpenSessionsPerClient)
+		require.NoError(r.t, err)
+		return "ok"
 	}
 	name, args, _ := strings.Cut(strings.TrimSpace(line), " ")
 	typ, ok := r.cmds[name]
@@ -304,6 +309,8 @@ func codeName(c Code) string {
 		return "AlreadyExists"
 	case FailedPrecondition:
 		return "FailedPrecondition"
+	case ResourceExhausted:
+		return "ResourceExhausted"
 	}
 	return "Code(" + strconv.Itoa(int(c)) + ")"
 }

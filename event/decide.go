@@ -334,10 +334,23 @@ func (m *Machine) updateEvent(now time.Time, c UpdateEvent) (any, []Change, erro
 		}
 		ch.AgendaReset = true
 	}
+	changes := []Change{ch}
+	if c.WaitingRoom != nil {
+		room, err := m.configureRoom(now, *c.WaitingRoom)
+		if err != nil {
+			return nil, nil, err
+		}
+		if room != nil {
+			changes = append(changes, room)
+		}
+	}
 	v := m.eventView()
 	v.Name, v.Timezone, v.StartsAt, v.EndsAt = ch.Name, ch.Timezone, tp(ch.StartsAt), tp(ch.EndsAt)
 	v.Status, v.Currency, v.UpdatedAt = ch.Status, ch.Currency, At(now)
-	return v, []Change{ch}, nil
+	if len(changes) > 1 {
+		v.WaitingRoom = m.roomAfter(changes[1].(WaitingRoomSet))
+	}
+	return v, changes, nil
 }
 
 func (m *Machine) archiveEvent(now time.Time) (any, []Change, error) {

@@ -55,7 +55,10 @@
 // Storefront wrapper: published events only), hosted.go (reads for hosted
 // pages), refunds.go, latepay.go (payments that arrive after the hold),
 // console.go and program.go (program and perks, with
-// program_views.go) the decisions, each feature file with its commands'
+// program_views.go), holdlimits.go (the storefront's hold limits: one open
+// order per email, open orders and checkout sessions per client) and
+// waitingroom.go (a drop's waiting room: queue, shuffle, stock-aware
+// admission, queue tokens) the decisions, each feature file with its commands'
 // decide methods and its own change kinds; apply.go Apply and the helpers
 // the applies share; codec.go (the record header, ApplyRecord), bincodec.go
 // (the field encodings) and statecodec.go the byte formats; email.go the
@@ -70,6 +73,16 @@
 //
 // # Rules decided here (where the spec leaves room)
 //
+//   - Hold limits (holdlimits.go) count only storefront orders placed with
+//     a Client, and open means holding places (open or awaiting payment).
+//     The hosted pages are one client namespace per buyer address.
+//   - The waiting room gates storefront orders and checkout sessions from
+//     onSaleAt only (before it, the ticket types' opensAt is the
+//     organizer's control). A token is checked when a checkout session is
+//     created and spent by the session's order. Admission counts one place
+//     per token; joins after sold out answer 412 SOLD_OUT; onSaleAt cannot
+//     move once the queue was shuffled. Positions are rank minus the
+//     admission cursor (an upper bound: expired entries ahead still count).
 //   - API registrations are accepted on open ticket types only (412
 //     otherwise); sale windows apply to orders, not to API registrations.
 //     A ticket type requiring approval makes API registrations pending

@@ -16,6 +16,9 @@ const (
 	// FailedPrecondition: the state forbids it: sold out, not pending,
 	// not confirmed, currency locked, agenda reset unconfirmed (412).
 	FailedPrecondition
+	// ResourceExhausted: a per-client limit is reached, e.g. the open
+	// orders of one address (429).
+	ResourceExhausted
 )
 
 // Detail names one offending field of a request, with a JSON-path-like

@@ -94,6 +94,16 @@ const (
 	ReasonNothingToRefund          = "NOTHING_TO_REFUND"
 	ReasonWaitlistNotOffered       = "WAITLIST_NOT_OFFERED"
 	ReasonPaymentPageExpired       = "PAYMENT_PAGE_EXPIRED"
+	// Hold limits of the storefront (holdlimits.go).
+	ReasonOrderAlreadyOpen     = "ORDER_ALREADY_OPEN"
+	ReasonHoldLimit            = "HOLD_LIMIT"
+	ReasonCheckoutSessionLimit = "CHECKOUT_SESSION_LIMIT"
+	// The waiting room (waitingroom.go).
+	ReasonQueueTokenRequired = "QUEUE_TOKEN_REQUIRED"
+	ReasonQueueTokenInvalid  = "QUEUE_TOKEN_INVALID"
+	ReasonNoWaitingRoom      = "NO_WAITING_ROOM"
+	ReasonQueueNotOpen       = "QUEUE_NOT_OPEN"
+	ReasonQueueFull          = "QUEUE_FULL"
 )
 
 // ReasonInfo describes one reason of the catalogue.
@@ -122,6 +132,7 @@ var reasons = [...]ReasonInfo{
 	{ReasonAlreadyExists, 409, "A unique value is taken, e.g. a custom redemption code or promotion code already in the event."},
 	{ReasonIdempotencyKeyInProgress, 409, "A request with the same Idempotency-Key is still running; retry later."},
 	{ReasonWebhookEndpointLimit, 409, "The business unit has the most webhook endpoints allowed."},
+	{ReasonOrderAlreadyOpen, 409, "Storefront: the email already has an open order in the event; details name its orderNumber (continue that order, or cancel it)."},
 	{ReasonOutboxEntryNotParked, 409, "The outbox entry is not parked: it is still sent without a request."},
 	{ReasonCursorExpired, 410, "The change feed's cursor is older than the feed keeps (30 days): list the records again and follow the list's Feed-Cursor."},
 	{ReasonSoldOut, 412, "No place left for an item of the request (ticket type, add-on or bundle), and no waitlist takes it."},
@@ -159,10 +170,17 @@ var reasons = [...]ReasonInfo{
 	{ReasonNothingToRefund, 412, "The order's payments are refunded in full already."},
 	{ReasonWebhookPayloadUnavailable, 412, "The logged webhook delivery was recorded before bodies were kept: it cannot be sent again."},
 	{ReasonWebhookEndpointDisabled, 412, "The webhook endpoint is disabled: enable it before resending a delivery."},
+	{ReasonQueueTokenRequired, 412, "The event sells through its waiting room from onSaleAt: storefront orders and checkout sessions need the Queue-Token header of an admitted queue entry."},
+	{ReasonQueueTokenInvalid, 412, "The Queue-Token is unknown, of another event, already used for an order, or past its admittedUntil."},
+	{ReasonNoWaitingRoom, 412, "The event has no waiting room (or it is turned off): order directly."},
+	{ReasonQueueNotOpen, 412, "The waiting room's queue opens at its opensAt."},
+	{ReasonQueueFull, 412, "The event's queue holds the most entries allowed."},
 	{ReasonFailedPrecondition, 412, "The record's state forbids the operation (fallback; the service names a specific reason)."},
 	{ReasonPayloadTooLarge, 413, "The request body is over the size limit (1 MiB)."},
 	{ReasonIdempotencyKeyReused, 422, "The Idempotency-Key was used before with another request body."},
 	{ReasonRateLimited, 429, "The key's (or the key and client address's) request budget is spent; retry after Retry-After seconds."},
+	{ReasonHoldLimit, 429, "Storefront: this client address holds the most open orders allowed in the event (TICKETD_STOREFRONT_OPEN_ORDERS_PER_IP); pay or cancel one, or wait for a hold to lapse."},
+	{ReasonCheckoutSessionLimit, 429, "Storefront: this client address has the most unused checkout sessions allowed in the event (TICKETD_STOREFRONT_OPEN_SESSIONS_PER_IP)."},
 	{ReasonAuthThrottled, 429, "Too many failed authentications from this address; retry after Retry-After seconds."},
 	{ReasonInternal, 500, "An unexpected error; it is logged with the Request-Id."},
 	{ReasonUnavailable, 503, "The service cannot complete the request now; whether a write was applied is unknown."},

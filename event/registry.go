@@ -126,6 +126,10 @@ var commandKinds = [...]commandKind{
 	op[ListTranslations, List[Translation]](opRead),
 	op[DeleteTranslation, Translation](opEdit),
 	op[GetLocalizedEvent, Event](opRead),
+	// the waiting room (waitingroom.go)
+	op[JoinQueue, QueueStatus](opWrite),
+	op[GetQueueStatus, QueueStatus](opRead),
+	op[ExpireWaiters, any](opWrite),
 }
 
 // opMode is what Decide checks before a command's own decide.
@@ -244,6 +248,15 @@ var changeKinds = [...]changeKind{
 	kindOf(decodePromoSaved),
 	kindOf(decodeTranslationSaved),
 	kindOf(decodeDescriptionSet),
+	// the waiting room (waitingroom.go)
+	kindOf(decodeWaitingRoomSet),
+	kindOf(decodeQueueJoined),
+	kindOf(decodeQueueShuffled),
+	kindOf(decodeQueueAdmittedBatch),
+	kindOf(decodeQueueTokensLapsed),
+	kindOf(decodeQueueSoldOutSet),
+	kindOf(decodeQueueTokenUsed),
+	kindOf(decodeQueueExpiredBatch),
 }
 
 // changeKind describes one kind of change for the codec and replay.

@@ -505,6 +505,8 @@ func (s *sim) checkReplay() {
 		// stale entries that a rebuilt one never had.
 		a, b := s.m.State().idx, re.State().idx
 		a.holds, b.holds = nil, nil
+		// The hold limits likewise (holdlimits.go): by what they count.
+		a.limits, b.limits = s.m.State().liveLimits(s.now), re.State().liveLimits(s.now)
 		require.Equal(t, a, b, "indexes after snapshot + tail")
 		d1, ok1 := s.m.NextDeadline()
 		d2, ok2 := re.NextDeadline()

@@ -103,6 +103,8 @@ type State struct {
 	// Console is the console's sales records (console.go): registration
 	// forms, promotion codes, translations, the event's description.
 	Console ConsoleState `json:"console"`
+	// Room is the event's waiting room (waitingroom.go), nil without one.
+	Room *RoomRec `json:"room,omitempty"`
 
 	// Door is the door kit's records (door.go): pass stamps, scan answers,
 	// conflicts.
@@ -133,6 +135,7 @@ type index struct {
 	doors          map[string]string   // registration id + "|" + door -> check-in id
 	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
 	holds          holdQueue           // holding orders by deadline (see holdqueue.go)
+	limits         holdLimits          // the storefront's hold limits (holdlimits.go)
 	// dash are the dashboard's counters (dashboard.go): kept by Apply
 	// and rebuilt with the other indexes, so the console reads counts
 	// instead of scanning records.
@@ -533,6 +536,9 @@ type OrderRec struct {
 	Provider    string `json:"provider,omitempty"`
 	ProviderRef string `json:"providerRef,omitempty"`
 	ProviderURL string `json:"providerUrl,omitempty"`
+	// Client is the storefront caller the hold limits count the order
+	// against (holdlimits.go); empty on the Developer API.
+	Client string `json:"client,omitempty"`
 }
 
 // holding reports whether the order still keeps places.
@@ -558,6 +564,11 @@ type CheckoutRec struct {
 	// open, awaiting payment or paid, placing again answers it (a double
 	// submit of the hosted page places nothing more).
 	OrderID string `json:"orderId,omitempty"`
+	// Client is the storefront caller that created it (holdlimits.go).
+	Client string `json:"client,omitempty"`
+	// QueueToken is the waiting room's token the session was created
+	// with: its hosted page's order spends it (waitingroom.go).
+	QueueToken string `json:"queueToken,omitempty"`
 }
 
 // SessionRec is an agenda session (program.go). Seq is its position in
@@ -627,6 +638,7 @@ func (s *State) reindex() {
 	s.initIndex()
 	RunInOrder(s.indexTasks(nil)...)
 	s.sortWaitlists()
+	s.reindexRoom()
 }
 
 // initIndex makes the empty indexes. Presized: rebuilding the indexes of a
@@ -666,6 +678,7 @@ func (s *State) indexTasks(yield func()) []func() {
 				}
 				if o.holding() {
 					s.queueHold(o)
+					s.indexOpenOrder(o)
 				}
 				s.idx.dash.indexOrder(o)
 			}
@@ -683,6 +696,12 @@ func (s *State) indexTasks(yield func()) []func() {
 			for _, id := range s.CodeOrder {
 				c := s.Codes[id]
 				s.idx.codeByCode[normCode(c.Code)] = c.ID
+			}
+			l := &s.idx.limits
+			for _, id := range s.CheckoutOrder {
+				if r := s.Checkouts[id]; r.Client != "" && r.OrderID == "" {
+					l.add(&l.sessions, r.Client, r.ID)
+				}
 			}
 		},
 	}

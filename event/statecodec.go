@@ -72,6 +72,7 @@ func EncodeState(s *State, yield func()) ([]byte, error) {
 	// The change feed's position (feed.go): a uvarint after the console,
 	// so an older snapshot, which ends before it, decodes 0.
 	e = binary.AppendUvarint(e, s.FeedSeq)
+	e = s.appendRoom(e)
 	return e, nil
 }
 
@@ -229,7 +230,7 @@ func (e enc) orderRec(r *OrderRec) enc {
 		str(r.Currency).time(r.HoldUntil).str(r.PaymentID).str(r.SuccessURL).str(r.CancelURL).bool(r.AlreadyRegistered).
 		str(r.RegistrationID).time(r.CreatedAt).time(r.UpdatedAt).str(r.CheckoutSessionID).refunds(r.Refunds).
 		str(r.PromoID).int(int64(r.Discount)).
-		str(r.Provider).str(r.ProviderRef).str(r.ProviderURL).strs(refundRefs(r.Refunds))
+		str(r.Provider).str(r.ProviderRef).str(r.ProviderURL).strs(refundRefs(r.Refunds)).str(r.Client)
 }
 
 func (d *dec) orderRec() OrderRec {
@@ -258,18 +259,28 @@ func (d *dec) orderRec() OrderRec {
 		r.Provider, r.ProviderRef, r.ProviderURL = d.str(), d.str(), d.str()
 		setRefundRefs(r.Refunds, d.strs())
 	}
+	if len(d.s) > 0 {
+		r.Client = d.str()
+	}
 	return r
 }
 
 func (e enc) checkoutRec(r *CheckoutRec) enc {
 	return e.str(r.ID).orderItems(r.Items).str(r.Email).str(r.Name).bytes(r.Responses).str(r.RedemptionCode).
-		str(r.PromotionCode).str(r.ReturnURL).str(r.Locale).time(r.CreatedAt).time(r.ExpiresAt).str(r.OrderID)
+		str(r.PromotionCode).str(r.ReturnURL).str(r.Locale).time(r.CreatedAt).time(r.ExpiresAt).str(r.OrderID).str(r.Client).str(r.QueueToken)
 }
 
 func (d *dec) checkoutRec() CheckoutRec {
-	return CheckoutRec{ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
+	r := CheckoutRec{ID: d.str(), Items: d.orderItems(), Email: d.str(), Name: d.str(), Responses: d.bytes(),
 		RedemptionCode: d.str(), PromotionCode: d.str(), ReturnURL: d.str(), Locale: d.str(), CreatedAt: d.time(), ExpiresAt: d.time(),
 		OrderID: d.str()}
+	if len(d.s) > 0 {
+		r.Client = d.str() // sessions of a build before the hold limits end here
+	}
+	if len(d.s) > 0 {
+		r.QueueToken = d.str()
+	}
+	return r
 }
 
 func (e enc) sessionRec(r *SessionRec) enc {
@@ -611,6 +622,7 @@ func (s *State) decodeBinary(body string, run Runner, yield func()) (regsFill fu
 	if len(d.s) > 0 && d.err == nil {
 		s.FeedSeq = d.uvarint()
 	}
+	s.decodeRoom(d)
 	if d.err != nil {
 		return nil, nil, d.err
 	}

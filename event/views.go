@@ -27,6 +27,9 @@ type Event struct {
 	Description *string `json:"description"`
 	CreatedAt   Time    `json:"createdAt"`
 	UpdatedAt   Time    `json:"updatedAt"`
+	// WaitingRoom is the event's waiting room with its live counts;
+	// absent without one (decisions §19).
+	WaitingRoom *WaitingRoom `json:"waitingRoom,omitempty" doc:"The event's waiting room with its live counts (Developer API and console); absent without one, and never on the storefront (its catalog has waitingRoom without counts)."`
 }
 
 // Counts are a ticket type's registration counts in list results.
@@ -168,7 +171,7 @@ func (m *Machine) eventView() Event {
 	return Event{
 		ID: m.s.ID, Name: e.Name, Timezone: e.Timezone, StartsAt: tp(e.StartsAt), EndsAt: tp(e.EndsAt),
 		Status: e.Status, Currency: e.Currency, SiteURL: strp(e.SiteURL), CreatedAt: At(e.CreatedAt), UpdatedAt: At(e.UpdatedAt),
-		Description: strp(m.s.Console.Description),
+		Description: strp(m.s.Console.Description), WaitingRoom: m.roomView(),
 	}
 }
 

@@ -149,12 +149,12 @@ func (d *dec) wtimep() *Time {
 
 func (e enc) placeOrder(c PlaceOrder) enc {
 	e = e.str(c.Email).str(c.Name).orderItems(c.Items).str(c.RedemptionCode).str(c.PromotionCode)
-	return e.raw(c.Responses).bool(c.Storefront).str(c.CheckoutSessionID)
+	return e.raw(c.Responses).bool(c.Storefront).str(c.CheckoutSessionID).str(c.Client).str(c.QueueToken)
 }
 
 func (d *dec) placeOrder() PlaceOrder {
 	return PlaceOrder{Email: d.str(), Name: d.str(), Items: d.orderItems(), RedemptionCode: d.str(), PromotionCode: d.str(),
-		Responses: d.raw(), Storefront: d.bool(), CheckoutSessionID: d.str()}
+		Responses: d.raw(), Storefront: d.bool(), CheckoutSessionID: d.str(), Client: d.str(), QueueToken: d.str()}
 }
 
 func (e enc) order(o Order) enc {

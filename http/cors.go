@@ -7,7 +7,7 @@ import (
 )
 
 const (
-	corsAllowHeaders  = "Authorization, Content-Type, Idempotency-Key, service-version, Request-Id"
+	corsAllowHeaders  = "Authorization, Content-Type, Idempotency-Key, service-version, Request-Id, Queue-Token"
 	corsExposeHeaders = "service-version, Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, Idempotent-Replayed"
 	corsMaxAgeSeconds = "600"
 )

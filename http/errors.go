@@ -45,6 +45,8 @@ func statusOfCode(c event.Code) int {
 		return 409
 	case event.FailedPrecondition:
 		return 412
+	case event.ResourceExhausted:
+		return 429
 	default:
 		return 500
 	}

@@ -71,7 +71,11 @@ type Route struct {
 	// Headers are response headers of a success this route sets besides
 	// every route's, by name, with their descriptions (the documents).
 	Headers map[string]string
-	Handle  HandlerFunc
+	// QueueToken: the route reads the Queue-Token header of a waiting
+	// room (decisions §19); RetryAfter: its success answers Retry-After.
+	QueueToken bool
+	RetryAfter bool
+	Handle     HandlerFunc
 }
 
 // HandlerFunc handles one request after authentication and decoding. It

@@ -694,6 +694,11 @@ func (s *Server) writeError(rc *fasthttp.RequestCtx, err error) {
 	status, env, _ := errorResponse(err)
 	rc.SetStatusCode(status)
 	rc.SetContentType("application/json")
+	if status == 429 && len(rc.Response.Header.Peek("Retry-After")) == 0 {
+		// A limit of the core (an address's open orders or checkout
+		// sessions): a hold lapses or is paid within minutes.
+		rc.Response.Header.Set("Retry-After", strconv.Itoa(holdLimitRetrySeconds))
+	}
 	// Encode into the response's own (pooled) body buffer.
 	b := rc.Response.SwapBody(nil)
 	rc.Response.SwapBody(appendErrorJSON(b[:0], env.Error))

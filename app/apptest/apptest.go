@@ -88,18 +88,43 @@ func Start(t testing.TB, opts ...Option) *Service {
 	if err := m.Open(); err != nil {
 		t.Fatalf("apptest: open: %v", err)
 	}
+	s := &Service{t: t, URL: m.URL, Admin: cfg.AdminToken, Main: m, Sys: m.System(), Config: cfg}
 	t.Cleanup(func() {
+		if s.Main == nil {
+			return // a failed Restart
+		}
 		// net/http's default pool keeps connections to the service open;
 		// close them first, since the server's Shutdown waits for open
 		// keep-alive connections.
 		if tr, ok := nethttp.DefaultTransport.(*nethttp.Transport); ok {
 			tr.CloseIdleConnections()
 		}
-		if err := m.Close(); err != nil {
+		if err := s.Main.Close(); err != nil {
 			t.Errorf("apptest: close: %v", err)
 		}
 	})
-	return &Service{t: t, URL: m.URL, Admin: cfg.AdminToken, Main: m, Sys: m.System(), Config: cfg}
+	return s
+}
+
+// Restart closes the service and opens it again on the same data
+// directory and configuration (a new loopback port: URL changes). It is
+// not safe to call while requests are in flight.
+func (s *Service) Restart() {
+	s.t.Helper()
+	if tr, ok := nethttp.DefaultTransport.(*nethttp.Transport); ok {
+		tr.CloseIdleConnections()
+	}
+	if err := s.Main.Close(); err != nil {
+		s.t.Fatalf("apptest: close before restart: %v", err)
+	}
+	s.Main = nil
+	cfg := s.Config
+	cfg.BaseURL = "" // the new port's
+	m := app.NewMain(cfg, io.Discard)
+	if err := m.Open(); err != nil {
+		s.t.Fatalf("apptest: reopen: %v", err)
+	}
+	s.Main, s.URL, s.Sys = m, m.URL, m.System()
 }
 
 // NewUnit creates a business unit with a secret and a publishable key

@@ -113,7 +113,8 @@ func freePort(t *testing.T) string {
 func start(t *testing.T, dataDir string, wrap ...string) *proc {
 	addr := freePort(t)
 	args := append(wrap, binary, "serve", "-addr", addr, "-data-dir", dataDir, "-rate-limit-per-minute", "0",
-		"-storefront-key-limit-per-minute", "0", "-storefront-ip-limit-per-minute", "0", "-log-level", "warn")
+		"-storefront-key-limit-per-minute", "0", "-storefront-ip-limit-per-minute", "0",
+		"-storefront-open-orders-per-ip", "0", "-log-level", "warn")
 	cmd := exec.Command(args[0], args[1:]...)
 	p := &proc{t: t, cmd: cmd, base: "http://" + addr, out: &syncBuffer{}, exited: make(chan struct{})}
 	pr, pw := io.Pipe()

@@ -55,7 +55,9 @@ var (
 func start(t *testing.T, dataDir string, extra ...string) *proc {
 	addr := freePort(t)
 	args := append([]string{"serve", "-addr", addr, "-data-dir", dataDir, "-rate-limit-per-minute", "0",
-		"-storefront-key-limit-per-minute", "0", "-storefront-ip-limit-per-minute", "0", "-log-level", "error"}, extra...)
+		"-storefront-key-limit-per-minute", "0", "-storefront-ip-limit-per-minute", "0",
+		// The bursts come from one loopback address.
+		"-storefront-open-orders-per-ip", "0", "-log-level", "error"}, extra...)
 	cmd := exec.Command(binary, args...)
 	p := &proc{t: t, cmd: cmd, base: "http://" + addr, dataDir: dataDir, stdout: &bytes.Buffer{}}
 	pr, pw := io.Pipe()

@@ -42,14 +42,16 @@ func (a *api) storefrontRoutes() []thttp.Route {
 			Handle: storefrontCmd[event.LookupStorefrontCode](a, nil)}),
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/checkout-sessions", OperationID: "createStorefrontCheckoutSession", Tag: "Checkout",
 			Summary: "Create a hosted checkout session (24 hours, holds no seat); returnUrl must be https (http for localhost) at one of the key's origins", Body: event.CreateCheckoutSession{},
-			Success: 201, Response: event.CheckoutSession{}, Errors: []int{400, 404, 412}, IPLimited: true,
+			Success: 201, Response: event.CheckoutSession{}, Errors: []int{400, 404, 412, 429}, IPLimited: true, QueueToken: true,
 			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.CreateCheckoutSession) {
-				cmd.Storefront, cmd.Origins = true, c.Principal().Origins
+				cmd.Storefront, cmd.Origins, cmd.Client, cmd.QueueToken = true, c.Principal().Origins, c.HoldClient(), queueToken(c)
 			})}),
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders", OperationID: "placeStorefrontOrder", Tag: "Orders",
 			Summary: "Place an order: holds its places for the order hold (15 minutes unless the service sets another)", Body: event.PlaceOrder{}, Success: 201,
-			Response: event.Order{}, Errors: []int{400, 404, 412}, IPLimited: true,
-			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.PlaceOrder) { cmd.Storefront = true })}),
+			Response: event.Order{}, Errors: []int{400, 404, 409, 412, 429}, IPLimited: true, QueueToken: true,
+			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.PlaceOrder) {
+				cmd.Storefront, cmd.Client, cmd.QueueToken = true, c.HoldClient(), queueToken(c)
+			})}),
 		sf(thttp.Route{Method: "GET", Path: "/storefront/v1/events/{publicId}/orders/{orderNumber}", OperationID: "getStorefrontOrder", Tag: "Orders",
 			Summary: "Poll an order by its orderNumber (the buyer's email is masked)", Success: 200, Response: event.Order{},
 			Errors: []int{404}, IPLimited: true, Handle: a.getStorefrontOrder}),
@@ -136,6 +138,7 @@ func (a *api) listPublishedEvents(c *thttp.Ctx) (any, error) {
 			return nil, err
 		}
 		if ev.Status == "published" {
+			ev.WaitingRoom = nil // the organizer's counts: the catalog has the buyers' view
 			out = append(out, StorefrontEvent{Event: ev, SiteURL: ev.SiteURL})
 		}
 	}

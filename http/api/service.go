@@ -132,6 +132,7 @@ func (a *api) routes() []thttp.Route {
 	rs = append(rs, a.feedRoutes()...)
 	rs = append(rs, a.commerceRoutes()...)
 	rs = append(rs, a.storefrontRoutes()...)
+	rs = append(rs, a.queueRoutes()...)
 	rs = append(rs, a.adminRoutes()...)
 	rs = append(rs, a.outboxRoutes()...)
 	rs = append(rs, a.outboxRetryRoutes()...)

@@ -181,9 +181,28 @@ func TestStorefrontNeverShowsCounts(t *testing.T) {
 	order := func(email string) string {
 		return apiS(apiWant(t, s.sfOrder(t, s.sf, s.tt, email, nil), 201), "orderNumber")
 	}
+	// An event with a waiting room (far from its sale) for the queue's
+	// routes; s's event has none (joining it is a refusal).
+	qs := f.store(t, nil)
+	apiWant(t, qs.dev.Do("PATCH", "/v1/events/"+qs.ev, map[string]any{"waitingRoom": map[string]any{"onSaleAt": "2030-01-01T00:00:00Z"}}), 200)
+	var queueID string
+	join := func() *apiResp {
+		r := qs.sf.Do("POST", qs.sfPath("/queue"), map[string]any{})
+		queueID = apiS(apiDecode(r.Body), "queueId")
+		return r
+	}
 	// Every storefront operation and the requests that exercise it: its
 	// success and the refusals a buyer can meet.
 	walkers := map[string]func() []*apiResp{
+		"joinQueue": func() []*apiResp {
+			return []*apiResp{join(), s.sf.Do("POST", s.sfPath("/queue"), map[string]any{})}
+		},
+		"getQueueEntry": func() []*apiResp {
+			if queueID == "" {
+				join()
+			}
+			return []*apiResp{qs.sf.Do("GET", qs.sfPath("/queue/"+queueID), nil), qs.sf.Do("GET", qs.sfPath("/queue/q_nope"), nil)}
+		},
 		"listPublishedEvents": func() []*apiResp {
 			return []*apiResp{s.sf.Do("GET", "/storefront/v1/events", nil), s.sf.Do("GET", "/storefront/v1/events?lang=de", nil)}
 		},

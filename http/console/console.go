@@ -362,6 +362,7 @@ func (c *Console) routes() []route {
 		{"POST", "/console/events/{eventId}/publish", c.publishEvent},
 		{"POST", "/console/events/{eventId}/archive", c.archiveEvent},
 		{"POST", "/console/events/{eventId}/site", c.setSite},
+		{"POST", "/console/events/{eventId}/queue", c.setQueue}, // queue.go
 		{"POST", "/console/events/{eventId}/refund-policy", c.setRefundPolicy},
 		{"POST", "/console/events/{eventId}/ticket-types", c.createTicketType},
 		{"POST", "/console/events/{eventId}/ticket-types/{typeId}", c.updateTicketType},

@@ -77,7 +77,9 @@ var oaOperationDocs = map[string]oaOpDoc{
 	"getEvent": {text: "Returns one event. " + oaEventNotFound},
 	"updateEvent": {text: "Changes any of name, dates, timezone, status, currency and the site fields; absent fields stay as they are. " +
 		"Setting status `published` needs a start time (400 otherwise). Changing `currency` after the event has taken an order answers 412 CURRENCY_LOCKED. " +
-		"Moving `startsAt` clears the agenda: the first attempt answers 412 AGENDA_RESET_UNCONFIRMED; repeat it with `confirmAgendaReset` true to perform it. An archived event takes no edits.",
+		"Moving `startsAt` clears the agenda: the first attempt answers 412 AGENDA_RESET_UNCONFIRMED; repeat it with `confirmAgendaReset` true to perform it. An archived event takes no edits. " +
+		"`waitingRoom` sets the event's waiting room for a drop (decisions §19): absent fields keep their values, a new room needs `onSaleAt`, null removes it; " +
+		"`paused` stops admission (joins and polls go on); `onSaleAt` cannot move once the queue was shuffled. The event answers `waitingRoom` with live counts.",
 		reasons: []string{event.ReasonEventArchived, event.ReasonCurrencyLocked, event.ReasonAgendaResetUnconfirmed}},
 	"archiveEvent": {text: "Archives the event: final. It leaves the storefront and refuses new orders and edits; its records stay readable. Events are never deleted. Archiving an archived event answers it unchanged."},
 
@@ -177,11 +179,25 @@ var oaOperationDocs = map[string]oaOpDoc{
 		"Hidden ticket types are absent (reach them with a code). A draft event, another unit's event and an unknown id answer the same 404."},
 	"lookupStorefrontRedemptionCode": {text: "Looks up a buyer's code: the only way to reach a hidden ticket type. Answers the ticket type it unlocks with its price and perks; never a count. Every invalid code answers the same 404 NOT_FOUND."},
 	"createStorefrontCheckoutSession": {text: "Creates a hosted checkout session from the browser; same body and rules as the Developer API's createCheckoutSession. " +
-		"`returnUrl` must be https (http for localhost) at one of the publishable key's origins. Limited per (key, client IP) on top of the key's budget.",
-		reasons: []string{event.ReasonEventNotPublished, event.ReasonEventArchived, event.ReasonNotOnSale, event.ReasonSaleNotStarted, event.ReasonSaleEnded, event.ReasonRedemptionCodeRequired}},
+		"`returnUrl` must be https (http for localhost) at one of the publishable key's origins. Limited per (key, client IP) on top of the key's budget, " +
+		"and to `TICKETD_STOREFRONT_OPEN_SESSIONS_PER_IP` (default 20) unused, unexpired sessions per (key, client IP) and event: beyond it 429 CHECKOUT_SESSION_LIMIT.",
+		reasons: []string{event.ReasonEventNotPublished, event.ReasonEventArchived, event.ReasonNotOnSale, event.ReasonSaleNotStarted, event.ReasonSaleEnded, event.ReasonRedemptionCodeRequired,
+			event.ReasonCheckoutSessionLimit, event.ReasonQueueTokenRequired, event.ReasonQueueTokenInvalid}},
 	"placeStorefrontOrder": {text: "Places an order from the browser. " + oaOrderRules + " " + oaHiddenNote +
-		" Only published events sell here. Limited per (key, client IP).",
-		reasons: oaOrderReasons},
+		" Only published events sell here. Limited per (key, client IP). Hold limits: one open (unpaid) order per email and event, a second answers 409 ORDER_ALREADY_OPEN " +
+		"with the open order's `orderNumber` in `error.details` (field `orderNumber`, reason the number); at most `TICKETD_STOREFRONT_OPEN_ORDERS_PER_IP` (default 10) " +
+		"open orders per (key, client IP) and event, beyond it 429 HOLD_LIMIT. The Developer API is not limited this way.",
+		reasons: append(append([]string{}, oaOrderReasons...), event.ReasonOrderAlreadyOpen, event.ReasonHoldLimit,
+			event.ReasonQueueTokenRequired, event.ReasonQueueTokenInvalid)},
+	"joinQueue": {text: "Joins the event's waiting room (decisions §19). The entry is durable before the answer. Before `onSaleAt` it has no position: " +
+		"at `onSaleAt` everyone who joined before gets a uniformly random place (the pre-queue shuffle); later joins queue behind them in join order. " +
+		"Poll the entry (getQueueEntry) at its `retryAfterSeconds`; an entry not polled for 10 minutes expires. Limited per (key, client IP).",
+		reasons: []string{event.ReasonNoWaitingRoom, event.ReasonQueueNotOpen, event.ReasonQueueFull, event.ReasonSoldOut,
+			event.ReasonEventNotPublished, event.ReasonEventArchived}},
+	"getQueueEntry": {text: "Polls a queue entry: `waiting` with its `position` and `estimatedWaitSeconds` (null before onSaleAt); `admitted` with the " +
+		"`queueToken` to send as the Queue-Token header of one storefront order or checkout session, valid until `admittedUntil`; `sold_out` when " +
+		"nothing is left for sale and no hold could lapse (admission resumes if places come back); `expired` when the entry was not polled for 10 " +
+		"minutes or its token lapsed unused. The `Retry-After` header says when to poll again."},
 	"getStorefrontOrder": {text: "Polls an order by its `orderNumber` (not its id); the buyer's email is masked. Limited per (key, client IP)."},
 	"confirmStorefrontOrder": {text: "Confirms an open order: a free one is paid at once, a paid one answers `paymentUrl`. `successUrl` and `cancelUrl` are optional (without them the payment page returns the buyer to the hosted order page); " +
 		"when given they must be https (http for localhost) at one of the key's origins.",

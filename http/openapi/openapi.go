@@ -440,6 +440,9 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 	if r.Method == "POST" {
 		params = append(params, map[string]any{"$ref": "#/components/parameters/IdempotencyKey"})
 	}
+	if r.QueueToken {
+		params = append(params, map[string]any{"$ref": "#/components/parameters/QueueToken"})
+	}
 	op["parameters"] = params
 
 	hasBody := r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH"
@@ -518,6 +521,9 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 		}
 		if r.Method == "POST" {
 			headers["Idempotent-Replayed"] = map[string]any{"$ref": "#/components/headers/IdempotentReplayed"}
+		}
+		if r.RetryAfter {
+			headers["Retry-After"] = map[string]any{"$ref": "#/components/headers/RetryAfter"}
 		}
 		resp := map[string]any{
 			"description": nethttp.StatusText(st),
@@ -829,6 +835,13 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 		},
 	}
 	params := map[string]any{
+		"QueueToken": map[string]any{
+			"name": "Queue-Token", "in": "header", "required": false,
+			"description": "The queueToken of an admitted waiting-room entry (decisions §19). From the waiting room's onSaleAt a storefront " +
+				"order or checkout session of the event needs one: missing answers 412 QUEUE_TOKEN_REQUIRED; unknown, of another event, " +
+				"used or past admittedUntil answers 412 QUEUE_TOKEN_INVALID. A token places one order.",
+			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 100},
+		},
 		"IdempotencyKey": map[string]any{
 			"name": "Idempotency-Key", "in": "header", "required": false,
 			"description": "Makes a POST safe to retry for 24 hours: the same key and body replay the first answer " +

@@ -22,6 +22,12 @@
 // session and client IP), a sold-out free admission with a waitlist takes
 // the buyer onto it.
 //
+// The shop (pages_shop.go) is the public event page with Buy buttons, the
+// waiting room's queue page (the one page with a script, /hosted/queue.js,
+// allowed by its own Content-Security-Policy; a <noscript> meta refresh
+// does its job without JavaScript) and /widget.js, the shop embedded on an
+// organizer's site through the Storefront API.
+//
 // The pass page also offers the ticket as a PDF and, when configured,
 // as Apple Wallet and Google Wallet passes (pages_wallet.go, package
 // wallet), each behind the pass page's gate; Apple's pass web service

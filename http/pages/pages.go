@@ -93,6 +93,7 @@ type Pages struct {
 	baseOrigin string // origin of the base URL, for CSP form-action
 	limiter    *gateLimiter
 	resends    *gateLimiter // "resend my ticket" requests
+	shopBuys   *gateLimiter // the shop's Buy (queue joins, checkout sessions) per client IP
 }
 
 // New parses the templates and returns the hosted pages of cfg.
@@ -105,13 +106,13 @@ func New(cfg Config) (*Pages, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Pages{cfg: cfg, log: log, tmpl: map[string]*template.Template{}, msgs: newMessages(), limiter: newGateLimiter(gateFailLimit, gateFailWindow, gateMaxKeys),
-		resends: newGateLimiter(resendLimit, resendWindow, gateMaxKeys)}
+		resends: newGateLimiter(resendLimit, resendWindow, gateMaxKeys), shopBuys: newGateLimiter(shopBuyLimit, shopBuyWindow, gateMaxKeys)}
 	base, err := template.ParseFS(templateFS, "templates/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("pages: parse layout: %w", err)
 	}
 	// Each page is the layout plus its own "content".
-	for _, name := range []string{"message", "next", "checkout", "order", "continue", "pass", "event", "pay"} {
+	for _, name := range []string{"message", "next", "checkout", "order", "continue", "pass", "event", "pay", "queue"} {
 		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("pages: parse %s: %w", name, err)
@@ -161,6 +162,7 @@ func (p *Pages) Register(srv *thttp.Server) {
 	p.registerWallet(srv)
 	srv.Handle("GET", "/e/{eventId}", p.eventPage)
 	registerDoor(srv)
+	p.registerShop(srv)
 }
 
 func (p *Pages) stylesheet(rc *fasthttp.RequestCtx) {
@@ -209,6 +211,9 @@ type view struct {
 	Waitlist bool
 	// SoldOut: the buyer's checkout found it sold out with no waitlist.
 	SoldOut bool
+	// ContinueURL is the buyer's open order in the event, offered when a
+	// checkout is refused because the email has one (ORDER_ALREADY_OPEN).
+	ContinueURL string
 	// Resend offers "resend my ticket" (already registered), with the
 	// email the buyer typed when the session does not fix one.
 	Resend      bool
@@ -230,8 +235,22 @@ type view struct {
 	// next to the PDF (PassURL is the page's own path then).
 	AppleWallet, GoogleWallet bool
 
-	// public event page
-	Tickets []event.CatalogTicketType
+	// public event page: the shop (pages_shop.go)
+	Tickets     []event.CatalogTicketType
+	EventID     string
+	Venue       string
+	Description string
+	Queue       *event.StorefrontWaitingRoom
+	OnSale      string
+	// queue page: Refresh (seconds) makes the layout reload the page
+	// (meta refresh without script; queue.js with it)
+	QueueState string
+	Position   int
+	Wait       string
+	Progress   int
+	Retry      int
+	Refresh    int
+	TypeID     string
 }
 
 type pageLink struct{ Href, Text string }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"html/template"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -134,6 +135,9 @@ func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
 	o, err := ask(p, eventID, event.OnStorefront(event.PlaceOrder{
 		Email: email, Name: name, Items: items, RedemptionCode: deref(s.RedemptionCode), Responses: responses,
 		PromotionCode: deref(s.PromotionCode), Storefront: true, CheckoutSessionID: s.ID,
+		// The hosted pages are one client namespace of the event: the
+		// buyer's address counts its open orders (holdlimits.go).
+		Client: thttp.HoldClientOf(hostedClients, thttp.ClientIP(rc, p.cfg.TrustedProxies)),
 	}))
 	if err != nil {
 		if ee := (*event.Error)(nil); errors.As(err, &ee) && ee.Code == event.FailedPrecondition {
@@ -258,6 +262,11 @@ func (p *Pages) confirm(rc *fasthttp.RequestCtx, v *view, eventID, number string
 // checkoutError shows a refused placement on the form: sold out (with the
 // next step), closed, or the field to fix next to that field, in the
 // page's language. Buyers never see the API's field paths.
+// hostedClients is the hold limits' namespace of the hosted pages' buyers
+// (thttp.HoldClientOf): a buyer's address counts its hosted orders apart
+// from those an integrator's storefront places with its key.
+const hostedClients = "hosted"
+
 func (p *Pages) checkoutError(rc *fasthttp.RequestCtx, v *view, err error) {
 	var ee *event.Error
 	if !errors.As(err, &ee) {
@@ -276,6 +285,10 @@ func (p *Pages) checkoutError(rc *fasthttp.RequestCtx, v *view, err error) {
 	case ee.Code == event.NotFound:
 		p.notFound(rc, v.L)
 		return
+	case ee.Reason == event.ReasonOrderAlreadyOpen && field == "orderNumber":
+		v.Error, v.ContinueURL, status = v.L.T("err.already_open"), "/orders/"+url.PathEscape(ee.Details[0].Reason), 409
+	case ee.Reason == event.ReasonHoldLimit:
+		v.Error, status = v.L.T("err.hold_limit"), 429
 	case ee.Code == event.FailedPrecondition && strings.Contains(ee.Message, "sold out"):
 		v.Error, v.SoldOut, status = v.L.T("err.soldout"), true, 412
 	case ee.Code == event.FailedPrecondition:
@@ -547,13 +560,7 @@ func (p *Pages) eventPage(rc *fasthttp.RequestCtx) {
 		p.notFound(rc, l)
 		return
 	}
-	c, err := ask(p, id, event.GetCatalog{})
-	if err != nil {
-		p.fail(rc, l, err)
-		return
-	}
-	p.render(rc, 200, "event", &view{L: l, Title: c.Event.Name, EventName: c.Event.Name, Place: p.place(c.Event, l.Lang, false), When: when(c.Event, l.Lang),
-		Tickets: c.TicketTypes, Currency: c.Event.Currency})
+	p.shop(rc, id, l, 200, "")
 }
 
 // payView renders the sandbox provider's payment page in the pages' look.

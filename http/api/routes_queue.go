@@ -1,0 +1,52 @@
+package api
+
+import (
+	"strconv"
+
+	"ticketd/event"
+	thttp "ticketd/http"
+)
+
+// queueRoutes are the waiting room's storefront routes (decisions §19):
+// join the event's queue and poll an entry. Joins are limited per
+// (publishable key, client IP) like order placement (IPLimited); a poll
+// answers Retry-After, the pace the entry should poll at.
+func (a *api) queueRoutes() []thttp.Route {
+	sf := func(r thttp.Route) thttp.Route { r.Surface = thttp.Storefront; return r }
+	return []thttp.Route{
+		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/queue", OperationID: "joinQueue", Tag: "Waiting room",
+			Summary: "Join the event's waiting room: durable before it answers; poll the entry at its retryAfterSeconds",
+			Body:    event.JoinQueue{}, Success: 201, Response: event.QueueStatus{}, Errors: []int{400, 404, 412}, IPLimited: true, RetryAfter: true,
+			Handle: a.joinQueue}),
+		sf(thttp.Route{Method: "GET", Path: "/storefront/v1/events/{publicId}/queue/{queueId}", OperationID: "getQueueEntry", Tag: "Waiting room",
+			Summary: "Poll a queue entry: its position, or its queueToken once admitted, or sold_out / expired",
+			Success: 200, Response: event.QueueStatus{}, Errors: []int{404}, RetryAfter: true, Handle: a.getQueueEntry}),
+	}
+}
+
+func (a *api) joinQueue(c *thttp.Ctx) (any, error) {
+	res, err := storefrontCmd(a, func(c *thttp.Ctx, cmd *event.JoinQueue) { cmd.Client = c.HoldClient() })(c)
+	return queueAnswer(c, res, err)
+}
+
+func (a *api) getQueueEntry(c *thttp.Ctx) (any, error) {
+	// The event's actor notes the poll: an entry not polled expires.
+	res, err := storefrontCmd(a, func(c *thttp.Ctx, cmd *event.GetQueueStatus) { cmd.ID = c.Param("queueId") })(c)
+	return queueAnswer(c, res, err)
+}
+
+// queueAnswer sets the Retry-After header of a queue status.
+func queueAnswer(c *thttp.Ctx, res any, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	if st, ok := res.(event.QueueStatus); ok {
+		c.RequestCtx().Response.Header.Set("Retry-After", strconv.Itoa(st.RetryAfterSeconds))
+	}
+	return res, nil
+}
+
+// queueToken is the request's Queue-Token header.
+func queueToken(c *thttp.Ctx) string {
+	return string(c.RequestCtx().Request.Header.Peek("Queue-Token"))
+}
