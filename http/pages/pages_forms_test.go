@@ -165,7 +165,7 @@ func TestSoldOutPagesOfferANextStep(t *testing.T) {
 	p = b.Get(s.URL + "/e/" + ev.ID)
 	require.Equal(t, 200, p.Status)
 	require.Contains(t, p.Body, "<li>Workshop: Free · sold out, waitlist open</li>")
-	require.Contains(t, p.Body, "<li>Dinner: EUR 30.00 · sold out</li>")
+	require.Contains(t, p.Body, "<li>Dinner: 30,00\u00a0€ · sold out</li>")
 	p = b.Get(s.URL+"/e/"+ev.ID, "Accept-Language", "zh-CN")
 	require.Contains(t, p.Body, "<li>Dinner: €30.00 · 已售罄</li>")
 }
