@@ -247,7 +247,7 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 	// Duplicate, then unpublish the original.
 	run(chromedp.Navigate(s.URL+eventPath), chromedp.WaitVisible(byID("duplicate")), chromedp.Click(byID("duplicate")),
 		chromedp.WaitVisible(chromedp.CSS(".note")))
-	assert.Contains(t, text(".note"), "“GopherCon Night (copy)” is a copy of “GopherCon Night” with its 2 ticket types and 0 add-ons, as a draft.")
+	assert.Contains(t, text(".note"), "“GopherCon Night (copy)” is a copy of “GopherCon Night” with its 2 ticket types, 0 add-ons, 0 registration forms and 0 program items, as a draft.")
 	assert.NotEqual(t, eventPath, path())
 	assert.Contains(t, text("table.items"), "Early bird ticket")
 	assert.Equal(t, "Kulturbrauerei, Schönhauser Allee 36, 10435 Berlin", text("#event-venue"))
