@@ -262,3 +262,20 @@ func (l *failLimiter) fail(ip netip.Addr, now time.Time) {
 	l.spent[ip] = failBucket{spent: min(l.spentAt(b, t)+1, float64(l.perMinute)), at: t}
 	l.tracked.Store(int64(len(l.spent)))
 }
+
+// TakeIPBudget counts one creation by rc's client against key's per
+// (key, client IP) budget of storefront creations
+// (Config.StorefrontIPLimitPerMinute; 0: unlimited), for a handler outside
+// the route table that creates what a storefront route would (the
+// console's checkout link creates a checkout session). It sets the
+// RateLimit headers; when the budget is spent it answers false and the
+// seconds until it refills.
+func (s *Server) TakeIPBudget(rc *fasthttp.RequestCtx, key string) (ok bool, retryAfter int) {
+	n := s.cfg.StorefrontIPLimitPerMinute
+	if n <= 0 {
+		return true, 0
+	}
+	res := s.limiter.take(limitKey{key: key, ip: ipKey(clientIP(rc, s.cfg.TrustedProxies)), class: budgetOrders}, n, s.cfg.Now())
+	setRateHeaders(rc, res)
+	return res.ok, res.reset
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ticketd/app"
 	"ticketd/app/apptest"
 )
 
@@ -175,7 +176,10 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 
 	// The shared checkout link: the buyer sees the event, its date and
 	// venue; the pay page is the event's, with no machine id as headline.
-	run(chromedp.Navigate(buyLink), chromedp.WaitVisible(byID("co-name")))
+	run(chromedp.Navigate(buyLink), chromedp.WaitVisible(byID("buy")))
+	assert.Contains(t, text("#buy-h"), "GopherCon Night", "the link's own page says what it sells before anything is created")
+	snap("checkout link")
+	run(chromedp.Click(byID("buy")), chromedp.WaitVisible(byID("co-name")))
 	place := text("#event-place")
 	assert.Contains(t, place, "Sat 1 Jun 2030, 18:00 CEST")
 	assert.Contains(t, place, "Kulturbrauerei")
@@ -270,7 +274,7 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 // link show on the public page and the checkout a ticket type's link
 // opens; a duplicate keeps them.
 func TestVenueAndOnlineLinkOnBuyerPages(t *testing.T) {
-	s := apptest.Start(t)
+	s := apptest.Start(t, func(c *app.Config) { c.StorefrontIPPerMinute = 20 }) // the default budget
 	op := operator(t, s)
 	unit := op.newUnit("Places")
 	ev := op.newEvent(unit, "Hybrid Night")
@@ -283,13 +287,36 @@ func TestVenueAndOnlineLinkOnBuyerPages(t *testing.T) {
 	require.Equal(t, 200, page.Status)
 	assert.Contains(t, page.Body, `<p class="place" id="event-place">Kulturbrauerei, Schönhauser Allee 36 · https://meet.example.com/hybrid</p>`)
 	tt := match(t, typeRE, op.get("/console/events/"+ev).Body)
-	p = b.Get(s.URL + "/buy/" + ev + "/" + tt)
-	require.Equal(t, 303, p.Status)
+	// The link's GET (a chat app's preview, a crawler) shows what it
+	// sells and creates nothing: 25 of them spend none of the client's
+	// budget of 20 checkouts a minute, which the Buy button's POSTs spend.
+	link := s.URL + "/buy/" + ev + "/" + tt
+	for range 25 {
+		p = b.Get(link)
+		require.Equal(t, 200, p.Status)
+	}
+	assert.Contains(t, p.Body, `<h1 id="buy-h">Hybrid Night</h1>`)
+	assert.Contains(t, p.Body, `<strong id="buy-type">General</strong> · <span id="buy-price">25,00`+"\u00a0"+`€</span>`)
+	assert.Contains(t, p.Body, `<form method="post" action="/buy/`+ev+`/`+tt+`">`)
+	p = b.Post(link, nil)
+	require.Equal(t, 303, p.Status, p.Body)
 	require.Contains(t, p.Header.Get("Location"), "/checkout/")
 	co := b.Get(p.Header.Get("Location"))
 	require.Equal(t, 200, co.Status)
 	assert.Contains(t, co.Body, "Sat 1 Jun 2030, 18:00 CEST · Kulturbrauerei, Schönhauser Allee 36 · https://meet.example.com/hybrid")
 	assert.Equal(t, 404, b.Get(s.URL+"/buy/"+ev+"/tt_nope").Status, "an unknown type is not on sale")
+	assert.Equal(t, 404, b.Post(s.URL+"/buy/"+ev+"/tt_nope", nil).Status)
+	limited := false
+	for range 21 {
+		if p = b.Post(link, nil); p.Status == 429 {
+			limited = true
+			break
+		}
+		require.Equal(t, 303, p.Status, p.Body)
+	}
+	require.True(t, limited, "the 21st checkout within a minute is refused")
+	assert.NotEmpty(t, p.Header.Get("Retry-After"))
+	assert.Contains(t, p.Body, "Too many checkouts were started from your connection")
 
 	p = op.post("/console/events/" + ev + "/duplicate")
 	require.Equal(t, 303, p.Status)

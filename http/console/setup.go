@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ticketd/event"
+	"ticketd/internal/money"
 )
 
 // The event's setup pages: its ticket types (each with an edit page and a
@@ -304,10 +305,24 @@ func (c *Console) unpublishEvent(r *req) error {
 	return redirectNotice(r, "/console/events/"+eventID, "“"+ev.Name+"” is a draft again: its public page and checkout are closed until you publish it. Orders already placed stay.")
 }
 
-// buy starts a hosted checkout of one ticket of a public ticket type: the
-// link an organizer shares (a post, a mail, a QR code) without the API.
-// It is public, like the hosted pages; the checkout session it makes
-// expires on its own.
+// buyLinkKey is the budget the checkout link's sessions are counted
+// against, per client address (the storefront's per (key, IP) budget,
+// StorefrontIPLimitPerMinute): every link shares it, so one client cannot
+// multiply its budget by opening many events' links.
+const buyLinkKey = "console:buy-link"
+
+// buyData is the checkout link's page: what the Buy button buys.
+type buyData struct {
+	Event, When, Type, Price, Action string
+}
+
+// buy answers the checkout link an organizer shares. GET shows the event,
+// the ticket type and its price with a Buy button and creates nothing, so
+// a chat app's link preview or a crawler following the link costs no
+// checkout session; the button POSTs (no script needed), which creates a
+// hosted checkout of one ticket, counted against the client's storefront
+// budget, and sends the buyer there. A type that is not public, not of a
+// published event, or unknown is "not on sale" (404), never told apart.
 func (c *Console) buy(rc *fasthttp.RequestCtx) {
 	eventID, typeID := param(rc, "eventId"), param(rc, "typeId")
 	notFound := func() {
@@ -316,6 +331,33 @@ func (c *Console) buy(rc *fasthttp.RequestCtx) {
 	if _, ok := c.sys.EventUnit(eventID); !ok || typeID == "" || len(typeID) > 100 {
 		notFound()
 		return
+	}
+	if string(rc.Method()) != "POST" {
+		ev, err := askOp(c, eventID, event.GetEvent{})
+		if err != nil || ev.Status != "published" {
+			notFound()
+			return
+		}
+		tt, err := askOp(c, eventID, event.GetTicketType{ID: typeID})
+		if err != nil || !tt.IsPublic {
+			notFound()
+			return
+		}
+		d := buyData{Event: ev.Name, Type: tt.Name, Price: money.Format(tt.PriceAmount, ev.Currency, "en"),
+			Action: "/buy/" + url.PathEscape(eventID) + "/" + url.PathEscape(typeID)}
+		if ev.StartsAt != nil {
+			d.When = showTime(ev.StartsAt, ev.Timezone)
+		}
+		c.render(rc, 200, "buy", &view{Title: tt.Name + " · " + ev.Name, Any: d})
+		return
+	}
+	if c.takeIP != nil {
+		if ok, wait := c.takeIP(rc, buyLinkKey); !ok {
+			rc.Response.Header.Set("Retry-After", itoa(wait))
+			c.render(rc, 429, "message", &view{Title: "Too many checkouts",
+				Message: fmt.Sprintf("Too many checkouts were started from your connection in the last minute. Try again in %d seconds.", wait)})
+			return
+		}
 	}
 	cmd := event.CreateCheckoutSession{Items: []event.OrderItem{{ItemType: "registration_type", ItemID: typeID, Quantity: 1}}, Storefront: true}
 	cs, err := askOp(c, eventID, cmd)
