@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,21 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 	assert.Equal(t, "Overview", text(`nav[aria-label="Event"] a[aria-current="page"]`), "you are here")
 	snap("event new")
 	eventPath := path()
+
+	// "Edit event" is in view, not folded away: its button in the actions
+	// row and its form open on the page, at 390 px as at 1280.
+	run(chromedp.EmulateViewport(390, 900))
+	visible := func(sel string) bool {
+		t.Helper()
+		v, err := chromedp.Run(tctx, chromedp.Evaluate[bool](`(() => { const e = document.querySelector(`+strconv.Quote(sel)+`);
+			if (!e) return false; const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && !e.closest('details:not([open])'); })()`))
+		require.NoError(t, err)
+		return v
+	}
+	assert.True(t, visible("#edit-link"), "an Edit event button among the event's actions")
+	assert.True(t, visible("#ev-name"), "the edit form is open on the page")
+	assert.Equal(t, "Edit event", text("#edit-link"))
+	run(chromedp.Click(byID("edit-link")), chromedp.WaitVisible(byID("ev-name")), chromedp.EmulateViewport(1280, 900))
 	eventID := eventPath[strings.LastIndex(eventPath, "/")+1:]
 
 	// A refused ticket type: a sentence next to the field, nothing typed
@@ -237,6 +253,33 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 	run(chromedp.Navigate(s.URL+eventPath+"/attendees?q=Bea"), chromedp.WaitVisible(byID("att-matching")))
 	assert.Contains(t, text(`td[data-label="Checked in"]`), "✓")
 	snap("attendees")
+
+	// The attendees' action buttons at 390 px: each row's buttons apart
+	// from one another (at least 4 px between any two boxes), none
+	// overlapping or touching.
+	run(chromedp.Navigate(s.URL+eventPath+"/attendees"), chromedp.WaitVisible(byID("att-q")), chromedp.EmulateViewport(390, 900))
+	gaps, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`(() => {
+		const out = [];
+		for (const row of document.querySelectorAll('table.items tbody tr')) {
+			const bs = [...row.querySelectorAll('.btn, button')].filter(b => !b.closest('details:not([open]) form'))
+				.map(b => [b.textContent.trim(), b.getBoundingClientRect()]).filter(([, r]) => r.width > 0);
+			for (let i = 0; i < bs.length; i++) for (let j = i + 1; j < bs.length; j++) {
+				const [na, a] = bs[i], [nb, b] = bs[j];
+				const dx = Math.max(b.left - a.right, a.left - b.right), dy = Math.max(b.top - a.bottom, a.top - b.bottom);
+				out.push(na + ' / ' + nb + ': ' + Math.max(dx, dy).toFixed(1));
+			}
+		}
+		return out;
+	})()`))
+	require.NoError(t, err)
+	require.NotEmpty(t, gaps, "the attendee rows have action buttons to measure")
+	t.Logf("attendee action buttons at 390 px, px apart: %v", gaps)
+	for _, g := range gaps {
+		px, err := strconv.ParseFloat(g[strings.LastIndex(g, " ")+1:], 64)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, px, 4.0, "buttons too close at 390 px: %s", g)
+	}
+	run(chromedp.EmulateViewport(1280, 900))
 
 	// The dashboard's sales chart has a time axis.
 	run(chromedp.Navigate(s.URL+eventPath+"/dashboard"), chromedp.WaitVisible(chromedp.CSS("svg.chart")))
