@@ -44,6 +44,29 @@
 // that owes it, and its key (the change's log seq and index) is written
 // once: replay applies changes and carries nothing out.
 //
+// # The change feed
+//
+// The core says which feed entries a change produces (event.AppendFeed)
+// and numbers them (event.State.FeedSeq, part of the state, so a seq is a
+// function of the log and the same after any replay). The actor writes
+// each entry, with the record as its GET answers just after the change,
+// into the change's batch (writeFeed, key prefix FeedPrefix, whose byte
+// format feed.go gives), so the feed can never disagree with the state,
+// and a webhook about the change carries the entry's seq. The entries are
+// index entries, not log records: the log's trim behind snapshots leaves
+// them, and TrimFeeds deletes them after event.FeedRetention.
+//
+// A ReadFeed is the shell's, not the core's: the actor answers it with
+// the durable end of the feed (feedEnd, moved once a batch holding
+// entries is durable), at once when that is past the reader's position or
+// it does not wait, else when a commit moves it there or its wait ends (a
+// timer message): no polling. The page itself is read from the store on
+// a goroutine of its own, so twenty followers of a drop cost the actor
+// one slice append and one wake-up each per commit. A waiting actor does
+// not passivate; one that stops answers its waiters with what there is.
+// The lists of registrations, orders and check-ins carry the state's
+// FeedSeq with them (event.List.FeedSeq), read in the same Decide.
+//
 // # Recovery
 //
 // On activation an event actor loads its newest snapshot, replays the log

@@ -38,6 +38,15 @@ type eventActor struct {
 	enc  []byte         // the change encode buffer
 	effs []event.Effect // the effects buffer
 
+	// The change feed (feed.go): the entries buffer, the value buffer,
+	// the durable end of the feed and the long polls waiting past it.
+	fes        []event.FeedEntry
+	feedBuf    []byte
+	feedEnd    uint64
+	ring       *feedRing // the newest entries, for the readers
+	feedWaits  []feedWaiter
+	feedWaitID uint64
+
 	published byte // the status last reported to the event index; 0 before the first report
 
 	// recent holds the Recorder records of batches not yet durable, by
@@ -85,6 +94,7 @@ var errRetired = errors.New("actors: actor retired")
 // on their way to it are answered errRetired, and the system stops it once
 // none is.
 func (a *eventActor) leave() {
+	a.releaseFeedWaits()
 	a.retired = true
 	a.sys.detach(a.id, a.slot)
 }
@@ -106,6 +116,10 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		if err := a.com.done(ctx, m); err != nil {
 			a.crash(ctx, err)
 		}
+	case *feedTimeout:
+		a.feedTimedOut(m.id)
+	case *feedReady:
+		a.feedLingered(m.id)
 	case *expireTick:
 		a.cancel, a.timerAt = nil, time.Time{}
 		if a.retired {
@@ -116,7 +130,7 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		// A snapshot in flight does not keep the actor: the snapshotter
 		// works from the store, and a new incarnation loads from the
 		// snapshots and log it sees, which are consistent at every point.
-		if a.com.idle() && a.sys.retire(a.id, ctx.Self()) {
+		if a.com.idle() && len(a.feedWaits) == 0 && a.sys.retire(a.id, ctx.Self()) {
 			ctx.Stop(ctx.Self())
 			return
 		}
@@ -131,6 +145,7 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		if a.cancel != nil {
 			a.cancel()
 		}
+		a.releaseFeedWaits()
 	case *actor.Stopped:
 		close(a.slot.done)
 	}
@@ -239,6 +254,8 @@ func (a *eventActor) load() error {
 	a.com.log = lg
 	a.snapSeq = from
 	a.com.seq = last
+	a.feedEnd = a.m.FeedSeq() // everything loaded is durable
+	a.ring = &feedRing{lo: a.feedEnd, hi: a.feedEnd}
 	return nil
 }
 
@@ -254,6 +271,10 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			// not transient, so there the actor stays and refuses.
 			a.leave()
 		}
+		return
+	}
+	if rf, ok := req.cmd.(event.ReadFeed); ok {
+		a.readFeed(ctx, rf, to)
 		return
 	}
 	now := a.sys.cfg.Now()
@@ -286,9 +307,14 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			panic(fmt.Sprintf("actors: encode %s of %s: %v", ch.ChangeKind(), a.id, err))
 		}
 		seq := a.com.append(rec)
-		// What the change owes the world goes into the same batch.
+		// The change's feed entries and what it owes the world go into
+		// the same batch.
+		a.fes = event.AppendFeed(a.fes[:0], ch)
+		if len(a.fes) > 0 {
+			a.writeFeed(a.fes)
+		}
 		if a.effs = event.AppendEffects(a.effs[:0], ch); len(a.effs) > 0 {
-			a.carryOut(now, seq, a.effs)
+			a.carryOut(now, seq, a.effs, a.fes)
 		}
 		if f := a.sys.cfg.OnPassChange; f != nil {
 			if regs, all := event.PassChanged(ch); all || len(regs) > 0 {
@@ -298,6 +324,17 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 		}
 	}
 	a.notePublished()
+	if len(changes) > 0 {
+		if p := a.sys.pulseOf(a.id); p != nil {
+			a.com.afterDurable(p.fire)
+		}
+		// A caught-up door device is answered without the actor
+		// (PassVerCaughtUp): keep its stamp current once durable.
+		if _, watched := a.sys.passVers.Load(a.id); watched {
+			ver, id := a.m.State().Door.PassVer, a.id
+			a.com.afterDurable(func() { a.sys.NotePassVer(id, ver) })
+		}
+	}
 	if a.outboxDirty && a.sys.cfg.OnOutbox != nil {
 		a.outboxDirty = false
 		a.com.afterDurable(a.sys.cfg.OnOutbox)

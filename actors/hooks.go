@@ -29,28 +29,35 @@ const (
 	// the payment provider, partial or full; its data is the order with
 	// its refunds (status refunded once nothing is left to refund).
 	HookOrderRefunded = event.HookOrderRefunded
+	// HookCheckinConflict fires for a door conflict (decisions §18): a
+	// scan a device admitted offline that was refused or used already.
+	HookCheckinConflict = event.HookCheckinConflict
 )
 
 // HookTypes lists every webhook event type, for validating subscriptions.
 func HookTypes() []string {
 	return []string{HookRegistrationCreated, HookRegistrationConfirmed, HookRegistrationCancelled,
-		HookCheckinCreated, HookOrderPaid, HookOrderRefunded}
+		HookCheckinCreated, HookOrderPaid, HookOrderRefunded, HookCheckinConflict}
 }
 
 // HookEvent is one webhook queue entry. ID is derived from the key, so it
 // is the same on every delivery attempt and to every endpoint.
 type HookEvent struct {
-	ID        string          `json:"id"`
-	Type      string          `json:"type"`
-	EventID   string          `json:"eventId"`
-	UnitID    string          `json:"unitId"`
-	CreatedAt time.Time       `json:"createdAt"`
-	Data      json.RawMessage `json:"data"`
+	ID        string    `json:"id"`
+	Type      string    `json:"type"`
+	EventID   string    `json:"eventId"`
+	UnitID    string    `json:"unitId"`
+	CreatedAt time.Time `json:"createdAt"`
+	// Seq is the change feed's seq of the change the webhook is about
+	// (decisions §20): a receiver that sees a gap fills it from the feed.
+	Seq  uint64          `json:"seq,omitempty"`
+	Data json.RawMessage `json:"data"`
 }
 
 // hookCheckin is the data of a checkin.created webhook.
 type hookCheckin struct {
 	ID             string    `json:"id"`
+	DeviceID       string    `json:"deviceId,omitempty"`
 	EventID        string    `json:"eventId"`
 	RegistrationID string    `json:"registrationId"`
 	SubjectType    string    `json:"subjectType"`
@@ -64,7 +71,7 @@ type hookCheckin struct {
 // read from the machine after the change was applied, so it is the record
 // as the change left it. A webhook type no endpoint of the unit subscribes
 // to costs a subscription lookup: nothing is read or encoded.
-func (a *eventActor) carryOut(now time.Time, seq uint64, effs []event.Effect) {
+func (a *eventActor) carryOut(now time.Time, seq uint64, effs []event.Effect, fes []event.FeedEntry) {
 	var hooks, mails int
 	var unit string
 	var unitKnown bool
@@ -96,7 +103,7 @@ func (a *eventActor) carryOut(now time.Time, seq uint64, effs []event.Effect) {
 			if !ok {
 				continue
 			}
-			a.putHook(now, seq, hooks, unit, e.Hook, data)
+			a.putHook(now, seq, hooks, unit, e.Hook, a.feedSeqOf(fes, e.ID), data)
 			hooks++
 		}
 	}
@@ -108,7 +115,9 @@ func (a *eventActor) hookData(now time.Time, e event.Effect) (any, bool) {
 	case HookCheckinCreated:
 		c := e.Checkin
 		return hookCheckin{ID: c.ID, EventID: a.id, RegistrationID: c.RegID,
-			SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, CheckedInAt: c.At.UTC()}, true
+			SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, CheckedInAt: checkedInAt(c).UTC(), DeviceID: c.DeviceID}, true
+	case HookCheckinConflict:
+		return a.m.ConflictView(e.Conflict), true
 	case HookOrderPaid, HookOrderRefunded:
 		o, _, err := event.DecideOp(a.m, now, event.GetOrder{Ref: e.ID})
 		return o, err == nil
@@ -118,7 +127,7 @@ func (a *eventActor) hookData(now time.Time, e event.Effect) (any, bool) {
 }
 
 // putHook writes webhook entry n of the change at seq.
-func (a *eventActor) putHook(now time.Time, seq uint64, n int, unit, typ string, data any) {
+func (a *eventActor) putHook(now time.Time, seq uint64, n int, unit, typ string, feedSeq uint64, data any) {
 	b, err := json.Marshal(data)
 	if err != nil {
 		panic(fmt.Sprintf("actors: encode webhook data: %v", err))
@@ -126,7 +135,7 @@ func (a *eventActor) putHook(now time.Time, seq uint64, n int, unit, typ string,
 	key := fmt.Sprintf("%s%s/%016x-%04x", HookPrefix, a.id, seq, n)
 	h := HookEvent{
 		ID:   fmt.Sprintf("whevt_%s_%x_%x", a.id, seq, n),
-		Type: typ, EventID: a.id, UnitID: unit, CreatedAt: now.UTC(), Data: b,
+		Type: typ, EventID: a.id, UnitID: unit, CreatedAt: now.UTC(), Seq: feedSeq, Data: b,
 	}
 	v, err := json.Marshal(h)
 	if err != nil {
@@ -136,4 +145,12 @@ func (a *eventActor) putHook(now time.Time, seq uint64, n int, unit, typ string,
 	// The webhooks deliverer is woken through the same hook as the
 	// mailer (Config.OnOutbox), once the entry is durable.
 	a.outboxDirty = true
+}
+
+// checkedInAt is a check-in's time: an offline scan's is not the change's.
+func checkedInAt(c event.CheckedIn) time.Time {
+	if !c.CheckedInAt.IsZero() {
+		return c.CheckedInAt
+	}
+	return c.At
 }

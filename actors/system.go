@@ -144,8 +144,14 @@ type System struct {
 	store *persistence.Store
 	snaps *snapshots.Store
 	wg    sync.WaitGroup // syncs and the snapshot worker
-	disp  *dispatcher    // runs the event actors' mailboxes
-	reply *replyPool     // answer slots of Ask
+	// pulses wake watchers of an event's changes (pulse.go): event id -> *pulse.
+	pulses sync.Map
+	// devSeen is when each door device was last seen (pulse.go).
+	devSeen sync.Map
+	// passVers is each event's latest pass stamp as reads saw it (pulse.go).
+	passVers sync.Map
+	disp     *dispatcher // runs the event actors' mailboxes
+	reply    *replyPool  // answer slots of Ask
 
 	asyncBoxes asyncBoxPool // answer slots of ServeAsync
 	asyncs     asyncAsks    // its asks waiting for their answers

@@ -33,6 +33,7 @@ type Config struct {
 	RateLimitPerMinute     int
 	StorefrontKeyPerMinute int
 	StorefrontIPPerMinute  int
+	DevicePerMinute        int // per door device on /door/v1 (decisions §18)
 	TrustedProxies         []netip.Prefix
 	OrderHold              time.Duration
 	CheckoutSessionTTL     time.Duration
@@ -133,9 +134,10 @@ func DefaultConfig() Config {
 	return Config{
 		Addr:                   "127.0.0.1:8080",
 		DataDir:                "./data",
-		RateLimitPerMinute:     120,
-		StorefrontKeyPerMinute: 600,
-		StorefrontIPPerMinute:  20,
+		RateLimitPerMinute:     thttp.DefaultRateLimitPerMinute,
+		StorefrontKeyPerMinute: thttp.DefaultStorefrontKeyLimitPerMinute,
+		StorefrontIPPerMinute:  thttp.DefaultStorefrontIPLimitPerMinute,
+		DevicePerMinute:        600,
 		OrderHold:              15 * time.Minute,
 		CheckoutSessionTTL:     24 * time.Hour,
 		MailFrom:               "tickets@localhost",
@@ -153,8 +155,8 @@ func DefaultConfig() Config {
 		ClusterSettleLag:       10_000,
 		ClusterSettleSmall:     10_000,
 
-		StorefrontCatalogIPPerMinute: 60,
-		AuthFailuresPerMinute:        20,
+		StorefrontCatalogIPPerMinute: thttp.DefaultStorefrontCatalogIPLimitPerMinute,
+		AuthFailuresPerMinute:        thttp.DefaultAuthFailuresPerMinute,
 		MaxConnsPerIP:                1024,
 		HTTPReadTimeout:              15 * time.Second,
 		HTTPIdleTimeout:              60 * time.Second,
@@ -182,6 +184,7 @@ func (c *Config) Validate() error {
 		"rate-limit-per-minute":           c.RateLimitPerMinute,
 		"storefront-key-limit-per-minute": c.StorefrontKeyPerMinute,
 		"storefront-ip-limit-per-minute":  c.StorefrontIPPerMinute,
+		"device-limit-per-minute":         c.DevicePerMinute,
 
 		"storefront-catalog-ip-limit-per-minute": c.StorefrontCatalogIPPerMinute,
 		"auth-failures-per-minute":               c.AuthFailuresPerMinute,

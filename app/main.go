@@ -23,6 +23,7 @@ import (
 	thttp "ticketd/http"
 	"ticketd/http/api"
 	"ticketd/http/console"
+	"ticketd/internal/logredact"
 	"ticketd/mail"
 	"ticketd/payments"
 	"ticketd/payments/stripe"
@@ -86,6 +87,13 @@ func NewMain(cfg Config, out io.Writer) *Main {
 		_ = level.UnmarshalText([]byte(cfg.LogLevel))
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
+	// Every line of every part goes through this one handler, which cuts
+	// out credentials (logredact: no path may write one, fasthttp's
+	// included); the secrets of the configuration are cut out by value
+	// too, whatever they look like.
+	secrets := []string{cfg.AdminToken, cfg.PaymentWebhookSecret, cfg.SMTPPassword, cfg.Stripe.SecretKey}
+	secrets = append(secrets, strings.Split(cfg.Stripe.WebhookSecret, ",")...)
+	log = slog.New(logredact.New(log.Handler(), secrets...))
 	return &Main{cfg: cfg, out: out, log: log}
 }
 
@@ -288,6 +296,7 @@ func (m *Main) Open() error {
 		RateLimitPerMinute:          m.cfg.RateLimitPerMinute,
 		StorefrontKeyLimitPerMinute: m.cfg.StorefrontKeyPerMinute,
 		StorefrontIPLimitPerMinute:  m.cfg.StorefrontIPPerMinute,
+		DeviceLimitPerMinute:        m.cfg.DevicePerMinute,
 		TrustedProxies:              m.cfg.TrustedProxies,
 		Idempotency:                 idem,
 		Logger:                      m.log,
@@ -345,6 +354,8 @@ func (m *Main) Open() error {
 	ln := m.ln
 	go func() { m.done <- m.srv.Serve(ln) }()
 	go m.resumeRefunds(m.stop)
+	// The change feed keeps 30 days (decisions §20): older entries go.
+	go m.periodic("change feed trim", "deleted", feedTrimEvery, m.stop, func(bool) (int, error) { return m.sys.TrimFeeds() })
 	if m.checkouts != nil {
 		go m.checkouts.Run(m.stop, checkoutCloseInterval)
 		seen := payments.NewSeen(m.store, stripe.Name)
@@ -436,6 +447,14 @@ func (m *Main) adminCommand(args string) string {
 // (mailboxes drain, syncs complete), store.
 func (m *Main) Close() error {
 	var errs []error
+	if m.router != nil {
+		// A graceful stop hands this node's shards over first, as planned
+		// moves (at most cluster.LeaveWait): its events' writes pause
+		// well under a second instead of waiting for a survivor to load
+		// them after the shutdown. Meanwhile /readyz answers 503 and the
+		// node serves on.
+		m.router.Leave(context.Background())
+	}
 	if m.stop != nil {
 		close(m.stop)
 		m.stop = nil
@@ -521,6 +540,10 @@ func (m *Main) periodic(name, what string, interval time.Duration, stop <-chan s
 		}
 	}
 }
+
+// feedTrimEvery is how often the change feed's entries past their
+// retention are deleted; reads treat them as gone at once anyway.
+const feedTrimEvery = time.Hour
 
 // sweepIdempotency deletes expired Idempotency-Key answers hourly.
 func (m *Main) sweepIdempotency(stop <-chan struct{}) {

@@ -30,6 +30,7 @@ type Report struct {
 	Durability *DurabilityReport `json:"durability,omitempty"`
 	Integrator *IntegratorReport `json:"integrator,omitempty"`
 	Dashboards *DashboardReport  `json:"dashboards,omitempty"`
+	FeedFollow *FeedFollowReport `json:"feedFollow,omitempty"`
 	Recovery   []RecoveryReport  `json:"recovery,omitempty"`
 	Scale      *ScaleReport      `json:"scale,omitempty"`
 	Profile    *ProfileReport    `json:"profile,omitempty"`
@@ -227,6 +228,10 @@ func (r *Report) Markdown(chart string) string {
 	if x := r.Dashboards; x != nil {
 		fmt.Fprintf(&b, "\n## Console dashboards\n\nThe flash sale with %d console dashboards polling their live fragment every %s: %.3f x its throughput alone (%.0f vs %.0f orders/s); polling every %s: %.3f x (%.0f orders/s); means of %d interleaved rounds, %d polls. A poll alone (closed loop, no drop) cost the service %.0f us of CPU: %d dashboards every %s take %.5f cores.\n",
 			x.Dashboards, DashboardPoll, x.Ratio, x.PollRPS, x.AloneRPS, DashboardFastPoll, x.FastRatio, x.FastRPS, x.Rounds, x.Polls, x.PollCPUUs, x.Dashboards, DashboardPoll, x.PollCores)
+	}
+	if x := r.FeedFollow; x != nil {
+		fmt.Fprintf(&b, "\n## Feed followers\n\nThe flash sale with %d integrators long-polling its event's change feed: %.3f x its throughput alone (%.0f vs %.0f orders/s), means of %d interleaved rounds. Lag from a change's occurredAt to its arrival at a follower: p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d changes read in %d requests; every follower saw every change once, in order: %v %s\n",
+			x.Followers, x.Ratio, x.FollowRPS, x.AloneRPS, x.Rounds, x.LagP50Ms, x.LagP99Ms, x.LagMaxMs, x.Changes, x.Reads, x.ExactlyOnce, x.Problem)
 	}
 	if x := r.Integrator; x != nil {
 		fmt.Fprintf(&b, "\n## Integrator mix\n\np99 alone %.2f ms; during a drop at 75%% of its maximum (%.0f/s) %.2f ms, ratio %.2f; during a saturating drop (%.0f/s) %.2f ms, ratio %.2f.\n",

@@ -122,6 +122,7 @@ func runService(args []string, out io.Writer, noSync bool) error {
 	skl := fs.Int("storefront-key-limit-per-minute", 0, "")
 	ipl := fs.Int("storefront-ip-limit-per-minute", 0, "")
 	catl := fs.Int("storefront-catalog-ip-limit-per-minute", 0, "")
+	devl := fs.Int("device-limit-per-minute", 0, "")
 	perIP := fs.Int("max-conns-per-ip", 0, "")
 	hold := fs.Duration("order-hold", 6*time.Hour, "")
 	_ = fs.String("log-level", "warn", "")
@@ -147,7 +148,7 @@ func runService(args []string, out io.Writer, noSync bool) error {
 	cfg.Addr, cfg.DataDir, cfg.LogLevel = *addr, *dir, "warn"
 	cfg.RateLimitPerMinute, cfg.StorefrontKeyPerMinute, cfg.StorefrontIPPerMinute = *rl, *skl, *ipl
 	cfg.OrderHold, cfg.IdleTimeout, cfg.SnapshotEvery = *hold, *idle, *snapEvery
-	cfg.StorefrontCatalogIPPerMinute, cfg.MaxConnsPerIP = *catl, *perIP
+	cfg.StorefrontCatalogIPPerMinute, cfg.MaxConnsPerIP, cfg.DevicePerMinute = *catl, *perIP, *devl
 	cfg.Tune = &app.Tuning{Store: func(o *persistence.Options) { o.NoSync = noSync }}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -217,7 +217,7 @@ func (h *Harness) reference(name string) {
 }
 
 func (h *Harness) ticketdScenarios() error {
-	names := []string{"flash-sale", "paid-flash-sale", "console-dashboards", "sold-out", "checkin-burst", "integrator-mix", "kill9"}
+	names := []string{"flash-sale", "paid-flash-sale", "console-dashboards", "feed-follow", "sold-out", "checkin-burst", "door-sync", "integrator-mix", "kill9"}
 	any := false
 	for _, n := range names {
 		any = any || h.cfg.enabled(n)
@@ -243,7 +243,7 @@ func (h *Harness) ticketdScenarios() error {
 		name string
 		run  func(*Server, *Client) error
 	}{
-		{"flash-sale", h.flashSale}, {"paid-flash-sale", h.paidFlashSale}, {"console-dashboards", h.consoleDashboards}, {"sold-out", h.soldOut}, {"checkin-burst", h.checkinBurst}, {"integrator-mix", h.integratorMix},
+		{"flash-sale", h.flashSale}, {"paid-flash-sale", h.paidFlashSale}, {"console-dashboards", h.consoleDashboards}, {"feed-follow", h.feedFollow}, {"sold-out", h.soldOut}, {"checkin-burst", h.checkinBurst}, {"door-sync", h.doorSync}, {"integrator-mix", h.integratorMix},
 	} {
 		if !h.cfg.enabled(st.name) {
 			continue
@@ -1127,6 +1127,12 @@ func (h *Harness) targets() {
 	if x := r.Dashboards; x != nil {
 		r.target(fmt.Sprintf("flash sale with %d console dashboards", x.Dashboards), ">= 0.95 x alone",
 			fmt.Sprintf("%.3f x (%.0f vs %.0f orders/s, polls every %s; every %s: %.3f x)", x.Ratio, x.PollRPS, x.AloneRPS, DashboardPoll, DashboardFastPoll, x.FastRatio), x.Ratio >= 0.95)
+	}
+	if x := r.FeedFollow; x != nil {
+		r.target(fmt.Sprintf("flash sale with %d feed followers", x.Followers), ">= 0.9 x alone",
+			fmt.Sprintf("%.3f x (%.0f vs %.0f orders/s)", x.Ratio, x.FollowRPS, x.AloneRPS), x.Ratio >= 0.9)
+		r.target("feed follower lag p99", "< 1000 ms", fmt.Sprintf("%.1f ms (p50 %.1f, max %.1f)", x.LagP99Ms, x.LagP50Ms, x.LagMaxMs), x.LagP99Ms < 1000)
+		r.target("feed followers exactly once, in order", "every change", fmt.Sprintf("%v, %d changes read %s", x.ExactlyOnce, x.Changes, x.Problem), x.ExactlyOnce)
 	}
 	if x := r.Integrator; x != nil {
 		r.target("integrator p99 during drop at 75% of max", "<= 2x alone", fmt.Sprintf("%.2fx (%.2f vs %.2f ms; drop %.0f/s)", x.Ratio, x.DuringP99Ms, x.AloneP99Ms, x.DropRPS), x.Ratio <= 2)

@@ -79,6 +79,7 @@ func StartServer(spec ServerSpec) (*Server, error) {
 			"-storefront-key-limit-per-minute", "0",
 			"-storefront-ip-limit-per-minute", "0",
 			"-storefront-catalog-ip-limit-per-minute", "0",
+			"-device-limit-per-minute", "0",
 			// Every load connection comes from loopback.
 			"-max-conns-per-ip", "100000",
 			"-order-hold", "6h",

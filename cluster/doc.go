@@ -10,7 +10,12 @@
 // on every write (SyncAlways: its default syncs every 2 minutes, which can
 // lose acknowledged messages when a majority loses power). A node is ready
 // (Ready, and /readyz) once the JetStream meta group has a leader this
-// node is current with and the event log's streams exist. Nodes announce
+// node is current with and the event log's streams exist, and the
+// package's other replicated streams (directory, index, idempotency keys)
+// too: made at first use instead, a new cluster's first keyed requests
+// waited for them, and nats-server answers none of the concurrent
+// creations of one stream by several nodes (each try is cut after
+// streamTry and made again). Nodes announce
 // their name and readiness on ticketd.node.<name> every 500 ms (Nodes).
 //
 // # Event log
@@ -131,7 +136,15 @@
 // shard's events, lets their actors' commits end, then steps down in
 // favour of the taker (JetStream's stepdown with a preferred leader),
 // which campaigns at once; writes pause for the election and the taker's
-// activation, and no commit in flight is cut or fenced. Every other node
+// activation, and no commit in flight is cut or fenced.
+// A graceful stop (app.Main.Close, SIGTERM) is the same planned move for
+// every shard the node leads (leave.go, Router.Leave): the node says it
+// is not ready (heartbeat and /readyz) so nothing is balanced back to
+// it, asks the ready nodes leading fewest to take its shards
+// (ticketd.take.<node>: each taker preloads and asks the handover, again
+// while refused), and serves its events until each is handed over, for
+// at most LeaveWait (60 s: a big event's preload); what is left moves
+// with the server's shutdown, as after a loss. Every other node
 // forwards the event's requests to the owner (the commands and results
 // forwarded most, a drop's orders and a door's check-ins, in binary forms
 // of their own (event/wire.go), the others in gob with the type
@@ -164,7 +177,10 @@
 // TICKETD_SETTLED stream, at most 16 messages per event or twice the
 // parts of its whole set: a rollup then replaces them with the event's
 // settled keys whose put its log still holds and the entries it carries
-// past a trim, see settled.go; a webhook is settled
+// past a trim, see settled.go; once the trimmer has settled an event
+// through its last record and it owes nothing, its subject is purged:
+// the stream keeps the events whose log or debts still need it, not one
+// subject per event ever sold; a webhook is settled
 // once every endpoint's delivery of it is, an entry a commit deleted once
 // the owner saw it gone); on a loss it drops those from its local store, with the webhook
 // deliveries made of them.

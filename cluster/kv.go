@@ -19,6 +19,8 @@ import (
 // replicatedStream is a stream of this package's own (the directory, the
 // shared index, idempotency keys), created once the cluster can: a node
 // starts before its peers, so the first users retry until a majority is up.
+// The node makes it before it says it is ready (Node.check), so no
+// request of a new cluster waits for its creation.
 type replicatedStream struct {
 	n   *Node
 	cfg jetstream.StreamConfig
@@ -40,10 +42,22 @@ func newReplicatedStream(n *Node, cfg jetstream.StreamConfig) *replicatedStream 
 	if cfg.MaxMsgSize == 0 {
 		cfg.MaxMsgSize = maxMessageBytes
 	}
-	return &replicatedStream{n: n, cfg: cfg}
+	r := &replicatedStream{n: n, cfg: cfg}
+	n.register(r)
+	return r
 }
 
-// stream creates the stream (or checks it) on first use.
+// streamTry bounds one try at creating (or checking) a stream. The nodes
+// of a new cluster create its streams at once, and nats-server answers
+// none of two concurrent creations of one stream (v2.15.2: every node's
+// request waited out its 10 s, 30 s when given them; the stream was made,
+// and a second try answers within milliseconds): a try is cut short and
+// made again. A creation slower than this (a starved machine) is not
+// lost either: the next try finds the stream.
+const streamTry = time.Second
+
+// stream creates the stream (or checks it) on first use, in tries of
+// streamTry until ctx ends.
 func (r *replicatedStream) stream(ctx context.Context) (jetstream.Stream, error) {
 	if r.ok.Load() {
 		return r.s, nil
@@ -53,9 +67,14 @@ func (r *replicatedStream) stream(ctx context.Context) (jetstream.Stream, error)
 	if r.ok.Load() {
 		return r.s, nil
 	}
-	s, err := r.n.js.CreateOrUpdateStream(ctx, r.cfg)
+	var s jetstream.Stream
+	err := r.retryEach(ctx, streamTry, "stream "+r.cfg.Name, func(ctx context.Context) (bool, error) {
+		var err error
+		s, err = r.n.js.CreateOrUpdateStream(ctx, r.cfg)
+		return err == nil, err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("cluster: stream %s: %w", r.cfg.Name, err)
+		return nil, err
 	}
 	r.s = s
 	r.ok.Store(true)
@@ -88,9 +107,14 @@ func (r *replicatedStream) last(ctx context.Context, subject string) (*jetstream
 // closes (its last error, wrapped and named what), waiting 20 ms to 1 s
 // between tries.
 func (r *replicatedStream) retry(ctx context.Context, what string, try func(context.Context) (bool, error)) error {
+	return r.retryEach(ctx, r.n.cfg.RequestTimeout, what, try)
+}
+
+// retryEach is retry with tries of each.
+func (r *replicatedStream) retryEach(ctx context.Context, each time.Duration, what string, try func(context.Context) (bool, error)) error {
 	wait := 20 * time.Millisecond
 	for {
-		tctx, cancel := context.WithTimeout(ctx, r.n.cfg.RequestTimeout)
+		tctx, cancel := context.WithTimeout(ctx, each)
 		done, err := try(tctx)
 		cancel()
 		if done {

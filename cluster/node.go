@@ -32,12 +32,17 @@ type Node struct {
 	js  jetstream.JetStream
 
 	ready      atomic.Bool  // see Ready
+	leaving    atomic.Bool  // Router.Leave began: not ready, never balanced to
 	streams    atomic.Bool  // the shard streams exist
 	shardsSaid atomic.Int64 // when a shard count mismatch was last logged (see check)
 	fwdAddr    atomic.Value // string: the forwarding address it announces (fwdconn.go)
 
 	mu    sync.Mutex
 	peers map[string]peerState // node name -> last heartbeat
+	// shared are the package's replicated streams made for this node
+	// (directory, index, idempotency keys): it is ready once they exist.
+	// Under mu.
+	shared []*replicatedStream
 
 	// handOver, when set (Router.Serve), hands a shard's leadership to
 	// another node; without it balance asks the leader to step down. Under
@@ -194,7 +199,7 @@ func (n *Node) Config() Config { return n.cfg }
 // Ready reports whether the node can serve writes: the JetStream meta
 // group has a leader this node is current with, and the event log's
 // streams exist.
-func (n *Node) Ready() bool { return n.ready.Load() }
+func (n *Node) Ready() bool { return n.ready.Load() && !n.leaving.Load() }
 
 // WaitReady waits until Ready or ctx ends.
 func (n *Node) WaitReady(ctx context.Context) error {
@@ -343,7 +348,7 @@ func (n *Node) watch() {
 	var leads []int
 	said := false
 	for {
-		now, ready := n.led(), n.ready.Load()
+		now, ready := n.led(), n.Ready()
 		if time.Since(last) >= heartbeatEvery || !slices.Equal(now, leads) || ready != said {
 			last, leads, said = time.Now(), now, ready
 			v := []byte("0 ")
@@ -393,7 +398,7 @@ func (n *Node) maintain() {
 			n.ready.Store(ready)
 			n.cfg.Logger.Info("cluster node readiness", "node", n.cfg.NodeName, "ready", ready)
 		}
-		if ready && time.Since(balanced) >= balanceEvery && !n.noBalance.Load() {
+		if ready && time.Since(balanced) >= balanceEvery && !n.noBalance.Load() && !n.leaving.Load() {
 			balanced = time.Now()
 			n.balance()
 		}
@@ -430,6 +435,36 @@ func (n *Node) check() bool {
 			return false
 		}
 		n.streams.Store(true)
+	}
+	return n.sharedStreams()
+}
+
+// register adds r to the streams the node makes before it is ready.
+func (n *Node) register(r *replicatedStream) {
+	n.mu.Lock()
+	n.shared = append(n.shared, r)
+	n.mu.Unlock()
+}
+
+// sharedStreams makes the replicated streams registered (once each) and
+// reports whether they all exist. The first requests of a new cluster
+// would otherwise wait for their creation (the first keyed orders of a
+// new cluster waited 10 s, then answered 503: see streamTry).
+func (n *Node) sharedStreams() bool {
+	n.mu.Lock()
+	shared := slices.Clone(n.shared)
+	n.mu.Unlock()
+	for _, r := range shared {
+		if r.ok.Load() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*streamTry)
+		_, err := r.stream(ctx)
+		cancel()
+		if err != nil {
+			n.cfg.Logger.Debug("cluster: replicated stream not made yet", "stream", r.cfg.Name, "err", err)
+			return false
+		}
 	}
 	return true
 }

@@ -22,7 +22,9 @@ import (
 // own copy. ticketd sets them to the longest election timeout and a
 // heartbeat: it steps down about when the others elect
 // (TestPartitionedOwner). The names are checked at link time: a
-// nats-server that renames them fails the build, never silently.
+// nats-server that renames them fails the build, never silently; one
+// that keeps them but stops reading them fails TestRaftTimingApplied
+// (elections and step-downs measured against the server's own timing).
 
 //go:linkname raftMinElection github.com/nats-io/nats-server/v2/server.minElectionTimeout
 var raftMinElection time.Duration

@@ -74,6 +74,7 @@ type Router struct {
 	// after a gain (see activate): giveUp refuses to hand those over.
 	activating []atomic.Int32
 	hsub       *nats.Subscription
+	tsub       *nats.Subscription // a leaving node's asks to take its shards (leave.go)
 
 	pre preloader // the shards whose events were built ahead of a move here
 
@@ -483,6 +484,12 @@ func (r *Router) Serve(sys *actors.System) error {
 		r.sub = nil
 		return fmt.Errorf("cluster: serve: %w", err)
 	}
+	if r.tsub, err = r.n.nc.Subscribe(takeSubj+r.n.cfg.NodeName, r.takeFor); err != nil {
+		_ = sub.Unsubscribe()
+		_ = r.hsub.Unsubscribe()
+		r.sub = nil
+		return fmt.Errorf("cluster: serve: %w", err)
+	}
 	r.n.setHandOver(r.handOver)
 	r.stop = make(chan struct{})
 	r.done = make(chan struct{})
@@ -611,6 +618,7 @@ func (r *Router) Close() {
 		r.n.setHandOver(nil)
 		_ = r.sub.Unsubscribe()
 		_ = r.hsub.Unsubscribe()
+		_ = r.tsub.Unsubscribe()
 		if r.ansSub != nil {
 			_ = r.ansSub.Unsubscribe()
 		}

@@ -161,7 +161,11 @@ func (s *Snapshots) settle(h holder) error {
 			if err := s.carry(ctx, h.event); err != nil {
 				return err
 			}
-			return s.log.trim(ctx, h.event, newest)
+			if err := s.log.trim(ctx, h.event, newest); err != nil {
+				return err
+			}
+			s.compactSettled(ctx, h.event, newest)
+			return nil
 		}
 		state, err := s.getObject(ctx, objName(h.event, list, n-1))
 		if err != nil {
@@ -219,5 +223,18 @@ func (s *Snapshots) keepSettled(ctx context.Context, obs jetstream.ObjectStore, 
 		s.log.n.cfg.Logger.Warn("cluster: trim", "event", eventID, "through", seq, "err", err)
 		return 0, nil
 	}
+	s.compactSettled(ctx, eventID, seq)
 	return seq, nil
+}
+
+// compactSettled purges the settled subject of an event trimmed through
+// seq that owes nothing (owed.compact); a failure only leaves the subject
+// for the next settle.
+func (s *Snapshots) compactSettled(ctx context.Context, eventID string, seq uint64) {
+	if s.carrier == nil {
+		return
+	}
+	if err := s.carrier.compact(ctx, eventID, seq); err != nil {
+		s.log.n.cfg.Logger.Debug("cluster: trimmer: settled subject not compacted", "event", eventID, "err", err)
+	}
 }

@@ -202,6 +202,13 @@ func (o *owed) refresh(ctx context.Context, eventID string, m *settledMarks) err
 			return fmt.Errorf("cluster: read %s: %w", subject, err)
 		}
 		o.mu.Lock()
+		if end < m.last {
+			// Purged behind m (compact: the event owed nothing and its log
+			// held no record of it): what m knows stays true, the subject
+			// carries nothing, and the next publish is fenced on its being
+			// empty.
+			m.last, m.msgs, m.carried = 0, 0, nil
+		}
 		from := m.last + 1
 		o.mu.Unlock()
 		if end < from {
@@ -483,6 +490,43 @@ func (o *owed) rollup(ctx context.Context, eventID string, m *settledMarks, done
 	m.msgs = len(seqs)
 	m.addCarried(fresh)
 	o.mu.Unlock()
+	return nil
+}
+
+// compact purges eventID's settled subject once the trimmer has settled
+// the event through its last record (through): its log then holds no put
+// of any entry the subject marks, so no owner can import one again, and
+// an event that owes nothing in its owner's store needs nothing carried.
+// Without it the subject of every event that ever delivered anything
+// stayed, up to settledMsgsMax messages each (a rollup comes only with a
+// publish): TICKETD_SETTLED grew with the events ever sold. Only the
+// messages up to the subject's last one read are purged: a mark published
+// meanwhile stays (and a writer fenced on a purged message reads the
+// subject as empty, see refresh). It does nothing while the event owes
+// anything, or when it has a record after through.
+func (o *owed) compact(ctx context.Context, eventID string, through uint64) error {
+	if !o.leads(eventID) {
+		return fmt.Errorf("cluster: compact the settled subject of %s: %w", eventID, errNotOwner)
+	}
+	if owes, err := owesAny(o.store, eventID); err != nil || owes {
+		return err
+	}
+	if last, err := o.log.LastSeq(eventID); err != nil || last > through {
+		return err
+	}
+	subject := settledSubj + eventID
+	end, err := leaderLast(ctx, o.n.nc, settledStream, subject)
+	if err != nil || end == 0 {
+		return err
+	}
+	s, err := o.n.js.Stream(ctx, settledStream)
+	if err != nil {
+		return fmt.Errorf("cluster: compact %s: %w", subject, err)
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeSequence(end+1)); err != nil {
+		return fmt.Errorf("cluster: compact %s: %w", subject, err)
+	}
+	o.forget(eventID, nil)
 	return nil
 }
 

@@ -134,6 +134,9 @@ var kinds = func() map[string]func(body []byte) (Change, error) {
 		kindOf[PasswordSet](),
 		kindOf[RoleSet](),
 		kindOf[LinkRevoked](),
+		kindOf[DeviceCreated](),
+		kindOf[DeviceInitialized](),
+		kindOf[DeviceRevoked](),
 	} {
 		if m[k.name] != nil {
 			panic("directory: change kind " + k.name + " registered twice")
@@ -191,6 +194,8 @@ type State struct {
 	byOrigin map[string]*originKeys
 	// people are the console's members and their links (members.go).
 	people *people
+	// devs are the door devices (devices.go).
+	devs devices
 }
 
 // originKeys are the unrevoked publishable keys listing one origin, and
@@ -223,6 +228,7 @@ func New() *State {
 		byToken:  map[string]string{},
 		byOrigin: map[string]*originKeys{},
 		people:   newPeople(),
+		devs:     newDevices(),
 	}
 }
 
@@ -429,6 +435,7 @@ func (s *State) Clone() *State {
 		c.byOrigin[origin] = &originKeys{keys: slices.Clone(o.keys), until: o.until}
 	}
 	c.people = s.people.clone()
+	c.devs = s.devs.clone()
 	return c
 }
 

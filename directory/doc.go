@@ -2,7 +2,9 @@
 // business units, their API keys, and the console's members (members.go):
 // people with an email, an argon2id password hash and a role per unit
 // (owner, admin, door, viewer), and their one-time invitation and password
-// reset links, of which only a SHA-256 hash of the token is kept. Like event it does no I/O and
+// reset links, of which only a SHA-256 hash of the token is kept; and door
+// devices (devices.go): one event's doors, a one-time setup code and a
+// device key "dk_...", both kept as SHA-256 hashes only. Like event it does no I/O and
 // reads no clock: commands carry their time and every generated secret, and
 // the changes it emits are what the log stores (stream "directory").
 //

@@ -13,6 +13,9 @@ type snapshotV1 struct {
 	Keys        []Key        `json:"keys"`
 	Members     []Member     `json:"members"`
 	Invitations []Invitation `json:"invitations"`
+	// Devices came later (decisions §18): a snapshot without them has
+	// none.
+	Devices []Device `json:"devices,omitempty"`
 }
 
 // MarshalSnapshot encodes the whole state: one version byte (1), then the
@@ -36,6 +39,9 @@ func (s *State) MarshalSnapshot() ([]byte, error) {
 	}
 	for _, id := range s.people.invOrder {
 		v.Invitations = append(v.Invitations, *s.people.invites[id])
+	}
+	for _, id := range s.devs.order {
+		v.Devices = append(v.Devices, *s.devs.byID[id])
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -88,6 +94,14 @@ func UnmarshalSnapshot(b []byte) (*State, error) {
 		p.invites[i.ID] = &i
 		p.byHash[string(i.Hash)] = i.ID
 		p.invOrder = append(p.invOrder, i.ID)
+	}
+	for _, d := range v.Devices {
+		if d.ID == "" || s.devs.byID[d.ID] != nil {
+			return nil, fmt.Errorf("directory: snapshot: device %q missing or twice", d.ID)
+		}
+		// A device is created as it stands: its key or its pending setup
+		// code indexed, a revoked one's setup code not.
+		DeviceCreated{Device: d}.apply(s)
 	}
 	return s, nil
 }

@@ -14,6 +14,7 @@ func (m *Machine) Apply(ch Change) { m.s.apply(ch) }
 func (s *State) apply(ch Change) {
 	s.countDown()
 	ch.apply(s)
+	s.FeedSeq += feedCount(ch)
 	s.trimHolds()
 }
 
@@ -28,12 +29,24 @@ func (s *State) applyCheckedIn(c CheckedIn) {
 		s.Checkins, s.CheckinOrder = make(map[string]*CheckinRec, n), make([]string, 0, n)
 		s.idx.doors, s.mem.checkinList = make(map[string]string, n), make([]*CheckinRec, 0, n)
 	}
-	r := &CheckinRec{ID: c.ID, Seq: len(s.CheckinOrder), RegID: c.RegID, SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, At: c.At}
+	at := c.At
+	if !c.CheckedInAt.IsZero() {
+		at = c.CheckedInAt
+	}
+	r := &CheckinRec{ID: c.ID, Seq: len(s.CheckinOrder), RegID: c.RegID, SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, At: at,
+		DeviceID: c.DeviceID, ScanID: c.ScanID}
 	s.Checkins[c.ID] = r
 	s.CheckinOrder = append(s.CheckinOrder, c.ID)
 	s.mem.checkinList = append(s.mem.checkinList, r)
 	s.idx.doors[k] = c.ID
 	s.idx.dash.doors[c.SubjectType+":"+c.SubjectID]++
+	if d := s.idx.door; d != nil {
+		d.checkins[c.RegID] = append(d.checkins[c.RegID], r)
+		if c.ScanID != "" {
+			d.scans[scanKey(c.DeviceID, c.ScanID)] = scanRef{checkin: r, answer: -1}
+		}
+	}
+	s.touchPass(s.mustReg(c.RegID))
 }
 
 // countDown counts one applied change off Machine.Reserve's hint.
@@ -173,6 +186,7 @@ func (s *State) addReg(r *RegistrationRec) {
 	s.mem.regList = append(s.mem.regList, r)
 	s.count(r.TypeID, r.Status, +1)
 	s.indexReg(r)
+	s.touchPass(r)
 }
 
 // count moves a ticket type's counters for a registration status.
@@ -224,6 +238,7 @@ func (s *State) setRegStatus(c RegistrationStatusChanged) {
 	if c.Reason != "" {
 		r.Reason = c.Reason
 	}
+	s.touchPass(r)
 }
 
 func (s *State) mustEvent() *EventRec {

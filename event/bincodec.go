@@ -259,7 +259,8 @@ func (d *dec) registrationCreated() RegistrationCreated {
 }
 
 func (d *dec) checkedIn() CheckedIn {
-	return CheckedIn{At: d.time(), ID: d.str(), RegID: d.str(), SubjectType: d.str(), SubjectID: d.str(), Method: d.str()}
+	return CheckedIn{At: d.time(), ID: d.str(), RegID: d.str(), SubjectType: d.str(), SubjectID: d.str(), Method: d.str(),
+		DeviceID: d.str(), ScanID: d.str(), CheckedInAt: d.time()}
 }
 
 func (d *dec) orderPlaced() OrderPlaced {

@@ -92,6 +92,12 @@ type CheckedIn struct {
 	SubjectType string    `json:"st"`
 	SubjectID   string    `json:"sid,omitempty"`
 	Method      string    `json:"m"`
+	// DeviceID and ScanID are a door device's scan (door.go); CheckedInAt,
+	// when set, is the check-in's time where it is not At (an offline
+	// scan's scannedAt).
+	DeviceID    string    `json:"dev,omitempty"`
+	ScanID      string    `json:"scan,omitempty"`
+	CheckedInAt time.Time `json:"cat,omitzero"`
 }
 
 // TicketIssued says these registrations became confirmed and should get
@@ -379,7 +385,8 @@ func decodeCheckedIn(d *dec) CheckedIn {
 }
 
 func (c CheckedIn) appendBody(e enc) enc {
-	return e.time(c.At).str(c.ID).str(c.RegID).str(c.SubjectType).str(c.SubjectID).str(c.Method)
+	return e.time(c.At).str(c.ID).str(c.RegID).str(c.SubjectType).str(c.SubjectID).str(c.Method).
+		str(c.DeviceID).str(c.ScanID).time(c.CheckedInAt)
 }
 
 func (c CheckedIn) apply(s *State) {

@@ -164,6 +164,7 @@ func (c ListOrders) decide(m *Machine, now time.Time) (any, []Change, error) {
 			(name == "" || strings.Contains(strings.ToLower(o.Name), name))
 	}
 	l, err := pageOf(m.s.OrderOrder, m.s.Orders, func(r *OrderRec) int { return r.Seq }, c.Cursor, c.Limit, true, keep, m.orderView)
+	l.FeedSeq = m.s.FeedSeq
 	return l, nil, err
 }
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 )
@@ -208,7 +210,7 @@ type PublishForm struct {
 // CreatePromotionCode creates a promotion code: exactly one of percentOff
 // and amountOff.
 type CreatePromotionCode struct {
-	Code       string          `json:"code" v:"required,minLen=1,maxLen=64"`
+	Code       string          `json:"code" v:"required,minLen=1,maxLen=64,pattern=nospace" doc:"1 to 64 characters without spaces; kept in upper case."`
 	PercentOff *int            `json:"percentOff" v:"nullable,min=1,max=100"`
 	AmountOff  *Money          `json:"amountOff" v:"nullable" doc:"Minor units off each unit of a covered item."`
 	MaxUses    *int            `json:"maxUses" v:"nullable,min=1,max=10000000"`
@@ -220,7 +222,7 @@ type CreatePromotionCode struct {
 // expiresAt, active false disables it.
 type UpdatePromotionCode struct {
 	ID        string              `json:"-"`
-	MaxUses   Opt[int]            `json:"maxUses,omitzero" v:"nullable"`
+	MaxUses   Opt[int]            `json:"maxUses,omitzero" v:"nullable,min=1,max=10000000"`
 	ExpiresAt Opt[Time]           `json:"expiresAt,omitzero" v:"nullable"`
 	AppliesTo Opt[PromotionScope] `json:"appliesTo,omitzero" v:"nullable"`
 	Active    Opt[bool]           `json:"active,omitzero"`
@@ -648,8 +650,10 @@ func (m *Machine) createPromo(now time.Time, c CreatePromotionCode) (any, []Chan
 	if len(cs.PromoOrder) >= maxPromos {
 		return nil, nil, Reasonf(FailedPrecondition, ReasonEventLimitReached, "an event has at most %d promotion codes", maxPromos)
 	}
+	// The same rule as the schema's (minLength, maxLength in characters,
+	// pattern nospace), so that what a validator passes the core takes.
 	code := normCode(c.Code)
-	if code == "" || len(code) > maxPromoCodeLen || strings.ContainsAny(code, " \t\r\n") {
+	if code == "" || utf8.RuneCountInString(code) > maxPromoCodeLen || strings.IndexFunc(code, func(r rune) bool { return unicode.IsSpace(r) || r == '\ufeff' }) >= 0 {
 		return nil, nil, FieldError("code", "must be 1 to 64 characters without spaces")
 	}
 	if _, taken := cs.byCode()[code]; taken {

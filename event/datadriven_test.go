@@ -103,6 +103,17 @@ func decodeCommand(typ reflect.Type, args string) (Command, error) {
 			f.SetInt(n)
 		case reflect.Bool:
 			f.SetBool(val == "true")
+		case reflect.Slice:
+			// A device's doors: Doors=event,session:ses_1 (door.go).
+			if f.Type() != reflect.TypeFor[[]DoorRef]() {
+				return nil, fmt.Errorf("cannot set %s", k)
+			}
+			var doors []DoorRef
+			for _, d := range strings.Split(val, ",") {
+				typ, id, _ := strings.Cut(d, ":")
+				doors = append(doors, DoorRef{SubjectType: typ, SubjectID: id})
+			}
+			f.Set(reflect.ValueOf(doors))
 		case reflect.Struct:
 			t, err := time.Parse(time.RFC3339, val)
 			if err != nil {
@@ -123,6 +134,9 @@ type scriptRunner struct {
 	now  time.Time
 	cmds map[string]reflect.Type
 	log  [][]byte // every change, encoded, for the replay check
+	// feed prints each change's feed entries ("feed on"), with the seq
+	// State.FeedSeq gives them.
+	feed bool
 }
 
 func newScriptRunner(t *testing.T) *scriptRunner {
@@ -181,6 +195,9 @@ func (r *scriptRunner) run(line string) string {
 		return d.UTC().Format(time.RFC3339)
 	case "replay":
 		return r.replayCheck()
+	case "feed":
+		r.feed = rest == "on"
+		return "ok"
 	}
 	name, args, _ := strings.Cut(strings.TrimSpace(line), " ")
 	typ, ok := r.cmds[name]
@@ -240,6 +257,16 @@ func (r *scriptRunner) exec(cmd Command) string {
 		fmt.Fprintf(&out, "\nchange %s %s", ch.ChangeKind(), js)
 		for _, e := range AppendEffects(nil, ch) {
 			fmt.Fprintf(&out, "\neffect %s", e)
+		}
+		if r.feed {
+			fes := AppendFeed(nil, ch)
+			first := r.m.FeedSeq() - uint64(len(fes)) + 1
+			for i, e := range fes {
+				obj, ok := r.m.FeedObject(e)
+				require.True(r.t, ok, "feed entry %s %s names no record", e.Type, e.ID)
+				require.NotNil(r.t, obj)
+				fmt.Fprintf(&out, "\nfeed %d %s %s", first+uint64(i), e.Type, e.ID)
+			}
 		}
 	}
 	return out.String()

@@ -117,7 +117,12 @@ func (c CreateRegistration) decide(m *Machine, now time.Time) (any, []Change, er
 func (ListRegistrations) result(*List[Registration]) {}
 
 func (c ListRegistrations) decide(m *Machine, now time.Time) (any, []Change, error) {
-	return m.listRegistrations(c)
+	res, _, err := m.listRegistrations(c)
+	if l, ok := res.(List[Registration]); ok {
+		l.FeedSeq = m.s.FeedSeq
+		res = l
+	}
+	return res, nil, err
 }
 
 func (GetRegistration) result(*Registration) {}
@@ -174,7 +179,12 @@ func (c RecordCheckin) decide(m *Machine, now time.Time) (any, []Change, error) 
 func (ListCheckins) result(*List[Checkin]) {}
 
 func (c ListCheckins) decide(m *Machine, now time.Time) (any, []Change, error) {
-	return m.listCheckins(c)
+	res, _, err := m.listCheckins(c)
+	if l, ok := res.(List[Checkin]); ok {
+		l.FeedSeq = m.s.FeedSeq
+		res = l
+	}
+	return res, nil, err
 }
 
 func (GetPayment) result(*Order) {}

@@ -60,7 +60,9 @@
 // the applies share; codec.go (the record header, ApplyRecord), bincodec.go
 // (the field encodings) and statecodec.go the byte formats; email.go the
 // one email rule; redirect.go the one rule for URLs buyers are sent to;
-// examples.go the OpenAPI example bodies. Tests: testdata/*.txt scripts run by
+// examples.go the OpenAPI example bodies; door.go the door kit (batched
+// scans with per-scan verdicts, pass stamps for a change cursor that skips
+// nothing, door conflicts; decisions §18). Tests: testdata/*.txt scripts run by
 // datadriven_test.go (-rewrite regenerates them), sim_test.go (seeded
 // simulation, -seed and -simruns), fuzz_test.go, bench_test.go,
 // replay_bench_test.go and perf_test.go (benchmarks of recovery, snapshots

@@ -62,12 +62,13 @@ const (
 // Effect is one thing a change owes the outside world.
 type Effect struct {
 	Kind     EffectKind
-	Hook     string    // EffectWebhook: the webhook type
-	ID       string    // the registration or order the effect is about
-	RefundID string    // refund effects
-	Ref      string    // EffectCheckoutClose: the provider's page
-	At       time.Time // when the change happened
-	Checkin  CheckedIn // HookCheckinCreated: the check-in
+	Hook     string          // EffectWebhook: the webhook type
+	ID       string          // the registration or order the effect is about
+	RefundID string          // refund effects
+	Ref      string          // EffectCheckoutClose: the provider's page
+	At       time.Time       // when the change happened
+	Checkin  CheckedIn       // HookCheckinCreated: the check-in
+	Conflict CheckinConflict // HookCheckinConflict: the conflict (door.go)
 }
 
 // owing is implemented by the change kinds that owe something.

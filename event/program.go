@@ -1305,6 +1305,12 @@ func (c PerksBound) apply(s *State) {
 		panic(fmt.Sprintf("event: perks bound to unknown kind %q", c.Kind))
 	}
 	setOrDelete(m, c.ID, c.PerkIDs)
+	// Every pass of the type or code shows the new perks (door.go).
+	if c.Kind == SourceTicketType {
+		s.touchPassesWhere(func(r *RegistrationRec) bool { return r.TypeID == c.ID })
+	} else {
+		s.touchPassesWhere(func(r *RegistrationRec) bool { return r.CodeID == c.ID })
+	}
 }
 
 // ChangeKind names the change in the log (its binary tag).
@@ -1328,4 +1334,5 @@ func (c PerkGranted) apply(s *State) {
 		g = append(slices.Clone(g), c.PerkID)
 	}
 	setOrDelete(s.Grants, c.RegID, g)
+	s.touchPass(s.mustReg(c.RegID))
 }

@@ -56,6 +56,8 @@ const (
 	// Resending a logged webhook delivery.
 	ReasonWebhookPayloadUnavailable = "WEBHOOK_PAYLOAD_UNAVAILABLE"
 	ReasonWebhookEndpointDisabled   = "WEBHOOK_ENDPOINT_DISABLED"
+	// The change feed (decisions §20).
+	ReasonCursorExpired = "CURSOR_EXPIRED"
 )
 
 // Reasons of the event core.
@@ -121,6 +123,7 @@ var reasons = [...]ReasonInfo{
 	{ReasonIdempotencyKeyInProgress, 409, "A request with the same Idempotency-Key is still running; retry later."},
 	{ReasonWebhookEndpointLimit, 409, "The business unit has the most webhook endpoints allowed."},
 	{ReasonOutboxEntryNotParked, 409, "The outbox entry is not parked: it is still sent without a request."},
+	{ReasonCursorExpired, 410, "The change feed's cursor is older than the feed keeps (30 days): list the records again and follow the list's Feed-Cursor."},
 	{ReasonSoldOut, 412, "No place left for an item of the request (ticket type, add-on or bundle), and no waitlist takes it."},
 	{ReasonNotOnSale, 412, "The ticket type, add-on or bundle is not open (its status is draft, closed or archived)."},
 	{ReasonSaleNotStarted, 412, "The ticket type's sale window has not opened yet (opensAt is in the future)."},

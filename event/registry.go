@@ -35,7 +35,14 @@ var commandKinds = [...]commandKind{
 	op[GetPass, Pass](opRead),
 	op[RecordCheckin, CheckinResult](opWrite),
 	op[ListCheckins, List[Checkin]](opRead),
+	// the door kit (door.go)
+	op[RecordScans, ScanResults](opWrite),
+	op[ListPasses, PassPage](opRead),
+	op[GetDoorEvent, DoorEvent](opRead),
+	op[CheckDoors, DoorList](opRead),
+	op[ListDoorConflicts, List[DoorConflict]](opRead),
 	op[GetPayment, Order](opRead),
+	op[ReadFeed, FeedPage](opRead), // feed.go: the shell serves it
 	// codes, add-ons, bundles, orders, checkout (commerce.go)
 	op[Expire, any](opTick),
 	op[MintCodes, MintResult](opWrite),
@@ -201,6 +208,8 @@ var changeKinds = [...]changeKind{
 	kindOf(decodeRegistrationStatusChanged),
 	kindOf(decodePassRotated),
 	kindOf(decodeCheckedIn),
+	kindOf(decodeScansAnswered),   // door.go
+	kindOf(decodeCheckinConflict), // door.go
 	kindOf(decodeTicketIssued).replayWith(replayTicketIssued),
 	kindOf(decodeWaitlistPromoted).replayWith(replayTicketIssued), // promotion.go: the same body
 	kindOf(decodeCodesMinted),
@@ -265,6 +274,7 @@ func kindOf[C Change](decode func(d *dec) C) changeKind {
 			}
 			s.countDown()
 			c.apply(s)
+			s.FeedSeq += feedCount(c)
 			s.trimHolds()
 			return nil
 		},

@@ -104,6 +104,13 @@ type State struct {
 	// forms, promotion codes, translations, the event's description.
 	Console ConsoleState `json:"console"`
 
+	// Door is the door kit's records (door.go): pass stamps, scan answers,
+	// conflicts.
+	Door DoorState `json:"door"`
+	// FeedSeq is the seq of the last change feed entry (feed.go): Apply
+	// counts the entries each change produces.
+	FeedSeq uint64 `json:"feedSeq,omitempty"`
+
 	idx index
 	mem memory
 }
@@ -138,6 +145,8 @@ type index struct {
 	// or a replay, so a restart reaches its first accepted order sooner
 	// and a replay fills two maps per registration instead of four.
 	tokens bool
+	// door is the door kit's index (door.go), built on first use.
+	door *doorIndex
 }
 
 // memory is how a state allocates: capacity hints and record slabs. It
@@ -395,6 +404,9 @@ type RegistrationRec struct {
 	CreatedAt   time.Time `json:"createdAt"`
 	UpdatedAt   time.Time `json:"updatedAt"`
 	WaitSeq     int       `json:"waitSeq,omitempty"`
+	// PassVer is the pass stamp of the registration's last change a
+	// door device sees (door.go).
+	PassVer int64 `json:"passVer,omitempty"`
 }
 
 // CheckinRec is one admission at one door.
@@ -406,6 +418,8 @@ type CheckinRec struct {
 	SubjectID   string    `json:"subjectId,omitempty"`
 	Method      string    `json:"method"`
 	At          time.Time `json:"at"`
+	DeviceID    string    `json:"deviceId,omitempty"` // the door device that scanned it (door.go)
+	ScanID      string    `json:"scanId,omitempty"`
 }
 
 // CodeRec is a redemption code. Held counts uses reserved by live orders; a

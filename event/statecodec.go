@@ -1,6 +1,7 @@
 package event
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -18,6 +19,9 @@ import (
 //	            order), venues, perks, speakers, sponsors: each a uvarint
 //	            count, then the records in creation order
 //	bindings    perks of ticket types, of codes, grants (program_views.go)
+//	console     the console's records (console.go)
+//	door        the pass counter, scan answers and conflicts (door.go)
+//	feed        the change feed's last seq, a uvarint (feed.go)
 //
 // A record is a uvarint length and its fields in the field encodings of
 // bincodec.go; Seq is the record's position and is not stored. Fields are
@@ -64,6 +68,10 @@ func EncodeState(s *State, yield func()) ([]byte, error) {
 	e = section(e, p, len(s.VenueOrder), byID(s.VenueOrder, s.Venues), enc.venueRec)
 	e = s.appendProgram(e)
 	e = s.appendConsole(e)
+	e = s.appendDoor(e)
+	// The change feed's position (feed.go): a uvarint after the console,
+	// so an older snapshot, which ends before it, decodes 0.
+	e = binary.AppendUvarint(e, s.FeedSeq)
 	return e, nil
 }
 
@@ -161,21 +169,24 @@ func (d *dec) typeRec() TicketTypeRec {
 
 func (e enc) regRec(r *RegistrationRec) enc {
 	return e.str(r.ID).str(r.Email).str(r.Name).str(r.TypeID).str(r.Status).str(r.Reason).str(r.CheckinCode).
-		str(r.PassToken).str(r.CodeID).str(r.OrderID).time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.WaitSeq))
+		str(r.PassToken).str(r.CodeID).str(r.OrderID).time(r.CreatedAt).time(r.UpdatedAt).int(int64(r.WaitSeq)).
+		int(r.PassVer)
 }
 
 func (d *dec) regRec() RegistrationRec {
 	return RegistrationRec{ID: d.str(), Email: d.str(), Name: d.str(), TypeID: d.str(), Status: d.str(), Reason: d.str(),
 		CheckinCode: d.str(), PassToken: d.str(), CodeID: d.str(), OrderID: d.str(), CreatedAt: d.time(), UpdatedAt: d.time(),
-		WaitSeq: int(d.int())}
+		WaitSeq: int(d.int()), PassVer: d.int()}
 }
 
 func (e enc) checkinRec(r *CheckinRec) enc {
-	return e.str(r.ID).str(r.RegID).str(r.SubjectType).str(r.SubjectID).str(r.Method).time(r.At)
+	return e.str(r.ID).str(r.RegID).str(r.SubjectType).str(r.SubjectID).str(r.Method).time(r.At).
+		str(r.DeviceID).str(r.ScanID)
 }
 
 func (d *dec) checkinRec() CheckinRec {
-	return CheckinRec{ID: d.str(), RegID: d.str(), SubjectType: d.str(), SubjectID: d.str(), Method: d.str(), At: d.time()}
+	return CheckinRec{ID: d.str(), RegID: d.str(), SubjectType: d.str(), SubjectID: d.str(), Method: d.str(), At: d.time(),
+		DeviceID: d.str(), ScanID: d.str()}
 }
 
 func (e enc) codeRec(r *CodeRec) enc {
@@ -596,6 +607,10 @@ func (s *State) decodeBinary(body string, run Runner, yield func()) (regsFill fu
 	readSection(d, p, &s.Venues, &s.VenueOrder, (*dec).venueRec, func(r *VenueRec) string { return r.ID }, func(r *VenueRec, i int) { r.Seq = i })
 	s.decodeProgram(d)
 	s.decodeConsole(d)
+	s.decodeDoor(d)
+	if len(d.s) > 0 && d.err == nil {
+		s.FeedSeq = d.uvarint()
+	}
 	if d.err != nil {
 		return nil, nil, d.err
 	}

@@ -102,42 +102,67 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ParseMoney parses a decimal amount in major units ("49.99") into minor
-// units. Negative amounts, exponents, more than 2 decimals and amounts above
-// 10^13 are rejected.
+// ParseMoney parses an amount in major units, any JSON number ("49.99",
+// "1e2", "4999e-2", "10.000") whose value has at most 2 decimals, into
+// minor units, exactly (no floating point). Negative amounts, more than 2
+// decimals of value and amounts above 10^13 are rejected.
 func ParseMoney(s string) (Money, error) {
 	if s == "" || s == "null" {
 		return 0, errors.New("amount must be a number")
 	}
-	whole, frac, hasDot := strings.Cut(s, ".")
-	if whole == "" || !allDigits(whole) || (hasDot && (frac == "" || !allDigits(frac))) {
-		if strings.HasPrefix(s, "-") {
+	neg := strings.HasPrefix(s, "-")
+	num := strings.TrimPrefix(s, "-")
+	mant, exp, hasExp := strings.Cut(strings.ToLower(num), "e")
+	whole, frac, hasDot := strings.Cut(mant, ".")
+	if whole == "" || !allDigits(whole) || (hasDot && (frac == "" || !allDigits(frac))) ||
+		(len(whole) > 1 && whole[0] == '0') {
+		if neg {
 			return 0, errors.New("amount must not be negative")
 		}
 		return 0, errors.New("amount must be a decimal number like 49.99")
 	}
-	if len(whole) > 1 && whole[0] == '0' {
-		return 0, errors.New("amount must be a decimal number like 49.99")
+	e := 0
+	if hasExp {
+		digits := strings.TrimPrefix(strings.TrimPrefix(exp, "+"), "-")
+		if digits == "" || !allDigits(digits) || strings.Count(exp, "+")+strings.Count(exp, "-") > 1 {
+			return 0, errors.New("amount must be a decimal number like 49.99")
+		}
+		// Exponents beyond a few digits only make zeros or overflow:
+		// clamp them so the arithmetic below stays small.
+		n := 0
+		for i := 0; i < len(digits) && n < 1000; i++ {
+			n = n*10 + int(digits[i]-'0')
+		}
+		if strings.HasPrefix(exp, "-") {
+			n = -n
+		}
+		e = n
 	}
-	if len(frac) > 2 {
-		return 0, errors.New("amount has more than 2 decimals")
+	// The value is digits × 10^(e - len(frac)); in minor units, × 10^2.
+	digits := strings.TrimLeft(whole+frac, "0")
+	if digits == "" {
+		return 0, nil // zero, however written (-0, 0.000, 0e5)
 	}
-	if len(whole) > 14 {
+	if neg {
+		return 0, errors.New("amount must not be negative")
+	}
+	shift := e - len(frac) + 2
+	if shift < 0 {
+		// Only zeros may be cut: more decimals of value are refused.
+		cut := -shift
+		if cut >= len(digits) || strings.TrimLeft(digits[len(digits)-cut:], "0") != "" {
+			return 0, errors.New("amount has more than 2 decimals")
+		}
+		digits, shift = digits[:len(digits)-cut], 0
+	}
+	if len(digits)+shift > 16 { // moneyMax has 16 digits in minor units
 		return 0, errors.New("amount is too large")
 	}
-	w, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil {
+	v, err := strconv.ParseInt(digits+strings.Repeat("0", shift), 10, 64)
+	if err != nil || Money(v) > moneyMax {
 		return 0, errors.New("amount is too large")
 	}
-	for len(frac) < 2 {
-		frac += "0"
-	}
-	f, _ := strconv.ParseInt(frac, 10, 64)
-	v := Money(w*100 + f)
-	if v > moneyMax {
-		return 0, errors.New("amount is too large")
-	}
-	return v, nil
+	return Money(v), nil
 }
 
 func allDigits(s string) bool {
@@ -195,8 +220,13 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 
 // JSONSchema documents Time for the OpenAPI generator.
 func (Time) JSONSchema() map[string]any {
-	return map[string]any{"type": "string", "format": "date-time", "maxLength": 35}
+	return map[string]any{"type": "string", "format": "date-time", "maxLength": 35, "pattern": TimeYearPattern}
 }
+
+// TimeYearPattern is the range of years a Time takes (1970 to 9999, as
+// written, before its offset is applied), as a schema's pattern: format
+// date-time alone admits years 0000 to 1969, which UnmarshalJSON refuses.
+const TimeYearPattern = `^(19[7-9][0-9]|[2-9][0-9]{3})-`
 
 // tp returns a wire timestamp for an optional instant: nil stays nil so the
 // view shows null.
@@ -212,6 +242,10 @@ type List[T any] struct {
 	Data       []T     `json:"data"`
 	HasMore    bool    `json:"hasMore"`
 	NextCursor *string `json:"nextCursor"`
+	// FeedSeq is the change feed's position the list reflects (feed.go),
+	// set by the registrations, orders and check-ins lists: the HTTP layer
+	// answers it as the Feed-Cursor header, never in the body.
+	FeedSeq uint64 `json:"-"`
 }
 
 // Cursor encodings are opaque to clients: base64url of the last record id.

@@ -105,6 +105,9 @@ type Checkin struct {
 	RegistrationEmail string  `json:"registrationEmail"`
 	RegistrationName  *string `json:"registrationName"`
 	CheckedInAt       Time    `json:"checkedInAt"`
+	// DeviceID is the door device that scanned it (decisions §18); null
+	// for the Developer API and the console.
+	DeviceID *string `json:"deviceId" doc:"The door device that scanned it; null for the Developer API and the console"`
 }
 
 // CheckinResult answers RecordCheckin. A repeat at the same door answers the
@@ -206,5 +209,6 @@ func (m *Machine) checkinView(c *CheckinRec) Checkin {
 	return Checkin{
 		ID: c.ID, RegistrationID: c.RegID, SubjectType: c.SubjectType, SubjectID: strp(c.SubjectID),
 		Method: c.Method, RegistrationEmail: r.Email, RegistrationName: strp(r.Name), CheckedInAt: At(c.At),
+		DeviceID: strp(c.DeviceID),
 	}
 }

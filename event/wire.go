@@ -205,9 +205,11 @@ func (e enc) checkinResult(r CheckinResult) enc {
 	e = e.str(c.ID).str(c.RegistrationID).str(c.SubjectType).strp(c.SubjectID).str(c.Method).str(c.RegistrationEmail).
 		strp(c.RegistrationName).wtime(c.CheckedInAt).bool(r.AlreadyCheckedIn)
 	if r.Access == nil {
-		return append(e, 0)
+		e = append(e, 0)
+	} else {
+		e = append(e, 1).bool(r.Access.Allowed).strs(r.Access.RequiredPerkIDs).strs(r.Access.MissingPerkIDs)
 	}
-	return append(e, 1).bool(r.Access.Allowed).strs(r.Access.RequiredPerkIDs).strs(r.Access.MissingPerkIDs)
+	return e.strp(c.DeviceID)
 }
 
 func (d *dec) checkinResult() CheckinResult {
@@ -216,5 +218,6 @@ func (d *dec) checkinResult() CheckinResult {
 	if d.flag() {
 		r.Access = &Access{Allowed: d.bool(), RequiredPerkIDs: d.strs(), MissingPerkIDs: d.strs()}
 	}
+	r.Checkin.DeviceID = d.strptr()
 	return r
 }

@@ -19,6 +19,9 @@ type Principal struct {
 	Type    string // "secret" or "publishable"; "admin" for the admin token
 	Version string // the API version the key is pinned to
 	Origins []string
+	// EventID is a device key's event (Type "device"); KeyID is then
+	// the device's id.
+	EventID string
 }
 
 // Key types of Principal.Type.
@@ -26,6 +29,7 @@ const (
 	KeySecret      = "secret"
 	KeyPublishable = "publishable"
 	KeyAdmin       = "admin"
+	KeyDevice      = "device"
 )
 
 // Authenticator resolves a bearer token to its key. Unknown, revoked and
@@ -65,10 +69,10 @@ var errAuthUnavailable = &Error{Status: 503, Reason: event.ReasonDirectoryUnavai
 	Message: "this node cannot read the directory of keys now, so it cannot tell whether the key is live; retry"}
 
 // authenticate resolves the principal of a route's surface, or returns nil
-// for any failure: the caller answers every failure with the same 401. An
+// for any failure: the caller answers every failure alike (refuseAuth). An
 // error is the Authenticator's "cannot tell" (see Authenticator): the
 // caller answers errAuthUnavailable.
-func (s *Server) authenticate(rc *fasthttp.RequestCtx, surface Surface, now time.Time) (*Principal, error) {
+func (s *Server) authenticate(rc *fasthttp.RequestCtx, surface Surface, ip netip.Addr, now time.Time) (*Principal, error) {
 	tok := bearer(rc)
 	if len(tok) == 0 || len(tok) > 512 {
 		return nil, nil
@@ -84,11 +88,26 @@ func (s *Server) authenticate(rc *fasthttp.RequestCtx, surface Surface, now time
 		want, prefix = KeySecret, "sk_"
 	case Storefront:
 		want, prefix = KeyPublishable, "pk_"
+	case Door:
+		want, prefix = KeyDevice, "dk_"
 	default:
 		return nil, nil
 	}
 	if !bytes.HasPrefix(tok, []byte(prefix)) {
 		return nil, nil
+	}
+	if s.local != nil && s.authFails.spent(ip, now) {
+		// An address out of failures: a key this node does not hold is
+		// looked up elsewhere at most every throttledReadEvery, for all
+		// such addresses together (see LocalAuthenticator), so guesses
+		// cannot turn into reads of the directory's log, and a key just
+		// made on another node is still served within that pause.
+		if p := s.local.AuthenticateLocal(string(tok), now); p == nil {
+			last := s.throttledRead.Load()
+			if now.UnixNano()-last < int64(throttledReadEvery) || !s.throttledRead.CompareAndSwap(last, now.UnixNano()) {
+				return nil, nil
+			}
+		}
 	}
 	p, err := s.auth.Authenticate(string(tok), now)
 	if err != nil {
@@ -100,32 +119,43 @@ func (s *Server) authenticate(rc *fasthttp.RequestCtx, surface Surface, now time
 	return p, nil
 }
 
-// authAllowed refuses, with 429, a client IP that has spent its failed
-// authentication budget (Config.AuthFailuresPerMinute), before its token is
-// checked: guessing tokens then runs at the budget's pace, whatever the
-// client's. A caller that then fails authentication spends a token with
-// s.authFails.fail.
-func (s *Server) authAllowed(rc *fasthttp.RequestCtx, ip netip.Addr, now time.Time) bool {
-	blocked, retry := s.authFails.blocked(ip, now)
-	if !blocked {
-		return true
+// throttledReadEvery spaces the reads elsewhere (the directory's log) for
+// keys this node does not hold sent from addresses out of failures.
+const throttledReadEvery = 100 * time.Millisecond
+
+// LocalAuthenticator is an optional interface of the Authenticator: it
+// answers from what this node holds in memory, never reading elsewhere (in
+// cluster mode Authenticate reads the directory's log for a key it does not
+// know). The server asks it first for a client IP whose failed
+// authentication budget is spent, so that a flood of made-up keys costs a
+// map lookup each: a key the node does not hold goes on to Authenticate at
+// most every throttledReadEvery, for all such addresses together.
+type LocalAuthenticator interface {
+	AuthenticateLocal(token string, now time.Time) *Principal
+}
+
+// refuseAuth answers a failed authentication (missing, unknown, revoked,
+// expired or wrong-surface credentials: one answer for all): 401 while the
+// client IP has failures left in its budget (Config.AuthFailuresPerMinute),
+// which this failure spends, and 429 AUTH_THROTTLED with Retry-After once
+// it is spent. Only failures reach it: a valid credential is served however
+// many failures its IP made (decisions §17).
+func (s *Server) refuseAuth(rc *fasthttp.RequestCtx, ip netip.Addr, now time.Time) {
+	if ok, retry := s.authFails.take(ip, now); !ok {
+		rc.Response.Header.Set("Retry-After", strconv.Itoa(retry))
+		s.writeError(rc, httpError(429, "too many failed authentications from this address, retry after "+strconv.Itoa(retry)+" seconds").WithReason(event.ReasonAuthThrottled))
+		return
 	}
-	rc.Response.Header.Set("Retry-After", strconv.Itoa(retry))
-	s.writeError(rc, httpError(429, "too many failed authentication attempts, retry after "+strconv.Itoa(retry)+" seconds").WithReason(event.ReasonAuthThrottled))
-	return false
+	s.writeError(rc, httpError(401, msgUnauthenticated))
 }
 
 // adminAuthorized checks the admin token of a request outside the route
 // table (/metrics), with the failed-authentication budget of the table's
-// routes. It writes the 429 or 401 when it returns false.
+// routes. It writes the 401 or 429 when it returns false.
 func (s *Server) adminAuthorized(rc *fasthttp.RequestCtx, ip netip.Addr, now time.Time) bool {
-	if !s.authAllowed(rc, ip, now) {
-		return false
-	}
 	tok := bearer(rc)
 	if s.adminToken == nil || len(tok) == 0 || subtle.ConstantTimeCompare(tok, s.adminToken) != 1 {
-		s.authFails.fail(ip, now)
-		s.writeError(rc, httpError(401, msgUnauthenticated))
+		s.refuseAuth(rc, ip, now)
 		return false
 	}
 	return true

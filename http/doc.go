@@ -11,25 +11,30 @@
 //
 // For a table route the server, in order: stamps Request-Id,
 // X-Content-Type-Options and (keyed surfaces) Cache-Control: no-store;
-// authenticates by surface (Developer: Bearer sk_…, Storefront: Bearer
-// pk_…, Admin: the admin token compared in constant time, Public: nothing),
-// answering every failure with the same 401 and charging it to the client
-// IP's failure bucket (an IP whose bucket is empty gets 429 before its
-// token is checked), and a key the Authenticator cannot tell live or not
+// echoes the service-version sent (when known; else the current one) so
+// that every answer, a 401 included, carries it; authenticates by surface
+// (Developer: Bearer sk_…, Storefront: Bearer pk_…, Admin: the admin token
+// compared in constant time, Public: nothing) before anything else: a
+// valid credential is served however many failures its IP made, and every
+// failure, whatever its cause, answers the same 401 while it spends the
+// client IP's failure bucket, then the same 429 AUTH_THROTTLED once the
+// bucket is empty (decisions §17); a key the Authenticator cannot tell live or not
 // (cluster mode: the directory's log unreadable) with 503
 // DIRECTORY_UNAVAILABLE and Retry-After: 1, charged to nothing; checks a storefront request's
 // Origin against the key's origins (401 when not listed); picks the API
 // version (the key's pin, or a known service-version header; an unknown
-// one answers 400) and echoes it on /v1 and /storefront/v1; counts the
-// request against its rate budgets (RateLimit-* headers, 429 with
-// Retry-After; on the storefront the per (key, client IP) budget, of order
+// one, or one sent empty, answers 400) and echoes it on /v1 and
+// /storefront/v1; counts the request against its rate budgets, token
+// buckets of half a minute's requests refilled continuously
+// (RateLimit-* headers, 429 with Retry-After; on the storefront the per
+// (key, client IP) budget, of order
 // routes (Route.IPLimited) or of the rest, comes first, and what it
 // refuses costs the key's budget nothing);
-// claims the Idempotency-Key of a POST (scoped per API key, and on the
-// storefront per publishable key and client address; on a RecordingStore
-// the write commits the key's answer in its own batch, see
-// idempotency_commit.go, and a write made before answers its record);
-// refuses a non-empty body other than
+// claims the Idempotency-Key of a POST (one sent empty answers 400;
+// scoped per API key, and on the storefront per publishable key and client
+// address; on a RecordingStore the write commits the key's answer in its
+// own batch, see idempotency_commit.go, and a write made before answers
+// its record); refuses a non-empty body other than
 // {} on routes without a Body; then calls the HandlerFunc and encodes its
 // result as JSON with the route's success status. Errors of any stage use
 // the one envelope of errors.go: *event.Error by its Code, *Error by its
@@ -84,7 +89,8 @@
 // # Bounds
 //
 // Body size (1 MiB), JSON nesting (64), detail count per answer (50),
-// Idempotency-Key length (255), tracked rate budgets per minute
-// (RateLimitMaxKeys), stored idempotent answers (IdempotencyMaxEntries and
+// Idempotency-Key length (255), tracked rate budgets and failure buckets
+// (RateLimitMaxKeys each, by forgetting, never by refusing a newcomer),
+// stored idempotent answers (IdempotencyMaxEntries and
 // 256 MiB of bodies), Request-Id length (128).
 package http

@@ -124,7 +124,10 @@ func cannedError(status int, msg string) []byte {
 	_, env, _ := errorResponse(httpError(status, msg))
 	body := appendErrorJSON(nil, env.Error)
 	b := []byte("HTTP/1.1 " + strconv.Itoa(status) + " " + fasthttp.StatusMessage(status) + "\r\n" +
-		"Content-Type: application/json\r\nConnection: close\r\nRetry-After: 1\r\nContent-Length: " +
+		"Content-Type: application/json\r\nConnection: close\r\nRetry-After: 1\r\n" +
+		// No request was read, so none asked for a version: every answer
+		// carries one all the same (decisions §4).
+		"Service-Version: " + CurrentVersion + "\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\n\r\n")
 	return append(b, body...)
 }

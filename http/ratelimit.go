@@ -1,11 +1,9 @@
 package http
 
 import (
-	"math"
 	"net/netip"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -13,14 +11,125 @@ import (
 	"ticketd/event"
 )
 
-// rateLimiter counts requests in fixed one-minute windows aligned to the
-// clock's minutes. Only the current window is kept, so memory is bounded by
-// the keys seen in one minute, and by maxKeys beyond that.
-type rateLimiter struct {
+// The budgets are token buckets refilled continuously (decisions §22), kept
+// in the form of the generic cell rate algorithm: per key one time, the
+// moment its bucket is full again (tat). A request costs interval (a
+// minute over the per-minute rate); it is admitted while tat, moved on by
+// that cost, stays within the bucket's depth of now. Nothing is counted in
+// windows, so no burst at a window's edge can spend twice a minute's
+// budget, and a spent budget comes back a request at a time rather than at
+// the next minute.
+
+// burstOf is the depth of a rate budget's bucket, in requests: half a
+// minute's. A burst, at a window's edge or anywhere else, spends at most
+// that, and the other half of the minute's budget is refilled while the
+// burst is refused, a request every interval.
+func burstOf(perMinute int) int { return (perMinute + 1) / 2 }
+
+// gcraTable is a bounded table of token buckets, one int64 each: the unix
+// nanos at which the bucket is full again. A bucket that is full is as if
+// absent, so the table holds only the keys that spent something lately;
+// past maxKeys it forgets full buckets, then others at random: it never
+// refuses a newcomer for want of room (a forgotten bucket is a full one).
+// Safe for concurrent use: one mutex held for a few map operations.
+type gcraTable[K comparable] struct {
 	mu      sync.Mutex
-	window  int64 // unix minute of counts
-	counts  map[limitKey]int32
+	tat     map[K]int64
 	maxKeys int
+	swept   int64 // unix nanos of the last sweep of full buckets
+}
+
+func newGCRATable[K comparable](maxKeys int) *gcraTable[K] {
+	return &gcraTable[K]{tat: map[K]int64{}, maxKeys: max(1, maxKeys)}
+}
+
+// gcraResult is the outcome of one take.
+type gcraResult struct {
+	ok bool
+	// remaining is the requests the bucket still holds after this one;
+	// full the nanos until it is full again; retry (when !ok) the nanos
+	// until one request is admitted.
+	remaining   int
+	full, retry int64
+}
+
+// take spends one request of k's bucket, depth burst requests, refilled one
+// every interval nanos, at now.
+func (g *gcraTable[K]) take(k K, burst int, interval, now int64) gcraResult {
+	depth := int64(burst) * interval
+	g.mu.Lock()
+	tat, present := g.tat[k]
+	tat = max(tat, now)
+	next := tat + interval
+	if next-now > depth {
+		g.mu.Unlock()
+		return gcraResult{remaining: 0, full: tat - now, retry: next - now - depth}
+	}
+	if !present {
+		g.makeRoom(now)
+	}
+	g.tat[k] = next
+	g.mu.Unlock()
+	return gcraResult{ok: true, remaining: int((depth - (next - now)) / interval), full: next - now}
+}
+
+// spent reports whether k's bucket cannot admit a request at now.
+func (g *gcraTable[K]) spent(k K, burst int, interval, now int64) bool {
+	g.mu.Lock()
+	tat, ok := g.tat[k]
+	g.mu.Unlock()
+	return ok && max(tat, now)+interval-now > int64(burst)*interval
+}
+
+// refund gives back one request taken by take: it was refused by another
+// budget and did not happen.
+func (g *gcraTable[K]) refund(k K, interval, now int64) {
+	g.mu.Lock()
+	if tat, ok := g.tat[k]; ok {
+		if tat -= interval; tat <= now {
+			delete(g.tat, k)
+		} else {
+			g.tat[k] = tat
+		}
+	}
+	g.mu.Unlock()
+}
+
+// makeRoom keeps the table within maxKeys before a key is added, and now
+// and then forgets the full buckets (keys that never came back). Called
+// with g.mu held.
+func (g *gcraTable[K]) makeRoom(now int64) {
+	n := len(g.tat)
+	if n < g.maxKeys && (n < 1024 || now-g.swept < int64(time.Minute)) {
+		return
+	}
+	g.swept = now
+	for k, tat := range g.tat {
+		if tat <= now {
+			delete(g.tat, k)
+		}
+	}
+	// Still full: forget a sixteenth at random (map order), so the sweep
+	// is paid once per many newcomers.
+	for k := range g.tat {
+		if len(g.tat) < g.maxKeys-g.maxKeys/16 {
+			break
+		}
+		delete(g.tat, k)
+	}
+}
+
+// size is the number of buckets held (tests).
+func (g *gcraTable[K]) size() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.tat)
+}
+
+// rateLimiter holds the request budgets: per secret key, per publishable
+// key and per (publishable key, client IP, class).
+type rateLimiter struct {
+	table *gcraTable[limitKey]
 }
 
 // limitKey is comparable so that map lookups need no string building.
@@ -38,57 +147,33 @@ const (
 )
 
 func newRateLimiter(maxKeys int) *rateLimiter {
-	return &rateLimiter{counts: map[limitKey]int32{}, maxKeys: maxKeys}
+	return &rateLimiter{table: newGCRATable[limitKey](maxKeys)}
 }
 
-// limitResult is the outcome of one take.
+// limitResult is the outcome of one take, in the units of the headers.
 type limitResult struct {
-	limit, remaining, reset int // reset: seconds until the window ends
-	ok                      bool
+	limit, remaining int
+	reset, retry     int // seconds until the bucket is full; until a request is admitted
+	ok               bool
 }
 
-// take counts one request against k's budget of limit per minute.
-func (l *rateLimiter) take(k limitKey, limit int, now time.Time) limitResult {
-	sec := now.Unix()
-	w := sec / 60
-	res := limitResult{limit: limit, reset: int(60 - sec%60), ok: true}
-	l.mu.Lock()
-	if w > l.window {
-		l.window = w
-		if len(l.counts) > 4096 {
-			l.counts = map[limitKey]int32{} // give a burst's memory back
-		} else {
-			clear(l.counts)
-		}
-	}
-	n, present := l.counts[k]
-	switch {
-	case !present && len(l.counts) >= l.maxKeys:
-		// Full: fail open rather than refuse clients we cannot track.
-		res.remaining = limit
-	case int(n) >= limit:
-		res.ok = false
-	default:
-		n++
-		l.counts[k] = n
-		res.remaining = limit - int(n)
-	}
-	l.mu.Unlock()
-	return res
+// take counts one request against k's budget of perMinute, a bucket of
+// burstOf(perMinute).
+func (l *rateLimiter) take(k limitKey, perMinute int, now time.Time) limitResult {
+	burst := burstOf(perMinute)
+	r := l.table.take(k, burst, int64(time.Minute)/int64(perMinute), now.UnixNano())
+	return limitResult{limit: burst, remaining: r.remaining, reset: ceilSeconds(r.full), retry: max(1, ceilSeconds(r.retry)), ok: r.ok}
 }
 
-// refund gives back one request counted by take in the same window: the
-// request was refused by another budget and did not happen.
-func (l *rateLimiter) refund(k limitKey, now time.Time) {
-	l.mu.Lock()
-	if l.window == now.Unix()/60 {
-		if n := l.counts[k]; n > 1 {
-			l.counts[k] = n - 1
-		} else if n == 1 {
-			delete(l.counts, k)
-		}
-	}
-	l.mu.Unlock()
+// refund gives back one request counted by take: the request was refused
+// by another budget and did not happen.
+func (l *rateLimiter) refund(k limitKey, perMinute int, now time.Time) {
+	l.table.refund(k, int64(time.Minute)/int64(perMinute), now.UnixNano())
+}
+
+// ceilSeconds is ns in whole seconds, rounded up.
+func ceilSeconds(ns int64) int {
+	return int((max(0, ns) + int64(time.Second) - 1) / int64(time.Second))
 }
 
 // setRateHeaders writes the RateLimit-* headers (and Retry-After on 429).
@@ -99,7 +184,7 @@ func setRateHeaders(rc *fasthttp.RequestCtx, r limitResult) {
 	h.SetBytesV("RateLimit-Remaining", strconv.AppendInt(buf[:0], int64(r.remaining), 10))
 	h.SetBytesV("RateLimit-Reset", strconv.AppendInt(buf[:0], int64(r.reset), 10))
 	if !r.ok {
-		h.SetBytesV("Retry-After", strconv.AppendInt(buf[:0], int64(r.reset), 10))
+		h.SetBytesV("Retry-After", strconv.AppendInt(buf[:0], int64(r.retry), 10))
 	}
 }
 
@@ -114,6 +199,11 @@ func (s *Server) limit(c *Ctx) bool {
 	var res limitResult
 	limited := false
 	switch c.route.Surface {
+	case Door:
+		// Per device; a batch of scans is one request, so it counts once.
+		if n := s.cfg.DeviceLimitPerMinute; n > 0 {
+			res, limited = s.limiter.take(limitKey{key: c.principal.KeyID}, n, c.now), true
+		}
 	case Developer:
 		if n := s.cfg.RateLimitPerMinute; n > 0 {
 			res, limited = s.limiter.take(limitKey{key: c.principal.KeyID}, n, c.now), true
@@ -133,7 +223,7 @@ func (s *Server) limit(c *Ctx) bool {
 			switch {
 			case !keyRes.ok:
 				if limited {
-					s.limiter.refund(ipk, c.now)
+					s.limiter.refund(ipk, ipLimit, c.now)
 				}
 				res = keyRes
 			case !limited || keyRes.remaining < ipRes.remaining:
@@ -148,34 +238,21 @@ func (s *Server) limit(c *Ctx) bool {
 	}
 	setRateHeaders(c.rc, res)
 	if !res.ok {
-		s.writeError(c.rc, httpError(429, "rate limit exceeded, retry after "+strconv.Itoa(res.reset)+" seconds").WithReason(event.ReasonRateLimited))
+		s.writeError(c.rc, httpError(429, "rate limit exceeded, retry after "+strconv.Itoa(res.retry)+" seconds").WithReason(event.ReasonRateLimited))
 		return false
 	}
 	return true
 }
 
 // failLimiter throttles failed authentications per client IP (IPv6 per
-// /64) with a token bucket of perMinute tokens refilled over a minute. It
-// keeps what each IP has spent, so a bucket back to full is forgotten;
-// memory is bounded by maxIPs. Safe for concurrent use; successes never
-// touch it.
+// /64): a token bucket of perMinute failures refilled over a minute. Only
+// failures touch it: a valid credential is served whatever its IP spent.
+// Its table is bounded by maxIPs, by forgetting (see gcraTable), never by
+// refusing an address it has no room for.
 type failLimiter struct {
 	perMinute int
-	rate      float64 // tokens per nanosecond
-	maxIPs    int
-
-	// tracked mirrors len(spent), so that blocked, which every keyed
-	// request calls, takes no lock while no address has failed.
-	tracked atomic.Int64
-
-	mu    sync.RWMutex
-	spent map[netip.Addr]failBucket
-	swept int64 // unix nanos of the last sweep
-}
-
-type failBucket struct {
-	spent float64 // tokens spent as of at
-	at    int64   // unix nanos
+	interval  int64 // nanos per token
+	table     *gcraTable[netip.Addr]
 }
 
 // newFailLimiter returns nil (every method then lets all through) when
@@ -184,83 +261,26 @@ func newFailLimiter(perMinute, maxIPs int) *failLimiter {
 	if perMinute <= 0 {
 		return nil
 	}
-	return &failLimiter{perMinute: perMinute, rate: float64(perMinute) / float64(time.Minute), maxIPs: maxIPs,
-		spent: map[netip.Addr]failBucket{}}
+	return &failLimiter{perMinute: perMinute, interval: int64(time.Minute) / int64(perMinute),
+		table: newGCRATable[netip.Addr](maxIPs)}
 }
 
-// spentAt is b's spent tokens at now, after the refill.
-func (l *failLimiter) spentAt(b failBucket, now int64) float64 {
-	return max(0, b.spent-float64(now-b.at)*l.rate)
-}
-
-// blocked reports whether ip has no token left, and in how many seconds
-// it will have one.
-func (l *failLimiter) blocked(ip netip.Addr, now time.Time) (bool, int) {
-	if l == nil || l.tracked.Load() == 0 {
-		return false, 0
-	}
-	ip = ipKey(ip)
-	t := now.UnixNano()
-	l.mu.RLock()
-	b, ok := l.spent[ip]
-	l.mu.RUnlock()
-	if !ok {
-		return false, 0
-	}
-	if l.spentAt(b, t) == 0 {
-		// Back to full: forget it, so that the lock-free path returns.
-		l.mu.Lock()
-		if b, ok := l.spent[ip]; ok && l.spentAt(b, t) == 0 {
-			delete(l.spent, ip)
-			l.tracked.Store(int64(len(l.spent)))
-		}
-		l.mu.Unlock()
-		return false, 0
-	}
-	over := l.spentAt(b, t) - float64(l.perMinute-1)
-	if over <= 0 {
-		return false, 0
-	}
-	return true, max(1, int(math.Ceil(over/l.rate/float64(time.Second))))
-}
-
-// fail spends one of ip's tokens.
-func (l *failLimiter) fail(ip netip.Addr, now time.Time) {
+// take spends one failure of ip's budget. When none is left it answers
+// false and the seconds until one is.
+func (l *failLimiter) take(ip netip.Addr, now time.Time) (bool, int) {
 	if l == nil {
-		return
+		return true, 0
 	}
-	ip = ipKey(ip)
-	t := now.UnixNano()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.spent[ip]
-	if !ok && len(l.spent) >= 1024 && t-l.swept > int64(time.Minute) {
-		// Now and then forget the addresses that never came back.
-		l.swept = t
-		for k, v := range l.spent {
-			if l.spentAt(v, t) == 0 {
-				delete(l.spent, k)
-			}
-		}
+	r := l.table.take(ipKey(ip), l.perMinute, l.interval, now.UnixNano())
+	if r.ok {
+		return true, 0
 	}
-	if !ok && len(l.spent) >= l.maxIPs {
-		// Full: forget the buckets back to full, and else a sixteenth at
-		// random (so the sweep is paid once per many new IPs), rather
-		// than grow without bound.
-		for k, v := range l.spent {
-			if l.spentAt(v, t) == 0 {
-				delete(l.spent, k)
-			}
-		}
-		for k := range l.spent {
-			if len(l.spent) < l.maxIPs-l.maxIPs/16 {
-				break
-			}
-			delete(l.spent, k)
-		}
-	}
-	l.spent[ip] = failBucket{spent: min(l.spentAt(b, t)+1, float64(l.perMinute)), at: t}
-	l.tracked.Store(int64(len(l.spent)))
+	return false, max(1, ceilSeconds(r.retry))
+}
+
+// spent reports whether ip has no failure left in its budget.
+func (l *failLimiter) spent(ip netip.Addr, now time.Time) bool {
+	return l != nil && l.table.spent(ipKey(ip), l.perMinute, l.interval, now.UnixNano())
 }
 
 // TakeIPBudget counts one creation by rc's client against key's per
@@ -269,7 +289,7 @@ func (l *failLimiter) fail(ip netip.Addr, now time.Time) {
 // the route table that creates what a storefront route would (the
 // console's checkout link creates a checkout session). It sets the
 // RateLimit headers; when the budget is spent it answers false and the
-// seconds until it refills.
+// seconds until the next creation is allowed.
 func (s *Server) TakeIPBudget(rc *fasthttp.RequestCtx, key string) (ok bool, retryAfter int) {
 	n := s.cfg.StorefrontIPLimitPerMinute
 	if n <= 0 {
@@ -277,5 +297,5 @@ func (s *Server) TakeIPBudget(rc *fasthttp.RequestCtx, key string) (ok bool, ret
 	}
 	res := s.limiter.take(limitKey{key: key, ip: ipKey(clientIP(rc, s.cfg.TrustedProxies)), class: budgetOrders}, n, s.cfg.Now())
 	setRateHeaders(rc, res)
-	return res.ok, res.reset
+	return res.ok, res.retry
 }

@@ -23,8 +23,17 @@ func appendFastJSON(b []byte, v any) (_ []byte, ok bool) {
 		return appendOrderJSON(b, &x), true
 	case event.CheckinResult:
 		return appendCheckinResultJSON(b, &x), true
+	case JSONAppender:
+		return x.AppendJSON(b), true
 	}
 	return b, false
+}
+
+// JSONAppender is an answer that writes its own JSON, exactly what
+// encoding/json would write for it (the change feed's pages: mostly
+// records stored as JSON already, which goccy would compact again).
+type JSONAppender interface {
+	AppendJSON(b []byte) []byte
 }
 
 func appendOrderJSON(b []byte, o *event.Order) []byte {
@@ -123,6 +132,8 @@ func appendCheckinResultJSON(b []byte, r *event.CheckinResult) []byte {
 	b = appendOptString(b, c.RegistrationName)
 	b = append(b, `,"checkedInAt":`...)
 	b = c.CheckedInAt.AppendJSON(b)
+	b = append(b, `,"deviceId":`...)
+	b = appendOptString(b, c.DeviceID)
 	b = append(b, `},"alreadyCheckedIn":`...)
 	b = strconv.AppendBool(b, r.AlreadyCheckedIn)
 	b = append(b, `,"access":`...)

@@ -27,6 +27,8 @@ const (
 	// Public needs no key: OpenAPI documents, docs pages, hosted pages,
 	// the payment webhook, metrics.
 	Public
+	// Door is /door/v1, device keys (dk_...) of one event (decisions §18).
+	Door
 )
 
 // Route describes one endpoint. Body, Query and Response are zero values of
@@ -42,6 +44,7 @@ const (
 //	v:"maxItems=50"          array length bound
 //	v:"enum=en|zh-CN"        allowed string values
 //	v:"format=email"         email | date-time | uri | date | timezone
+//	v:"pattern=nospace"      a named pattern of bind.Patterns (the document says its ECMA-262 form)
 //	v:"nullable"             null is a meaningful value (e.g. capacity: null = unlimited)
 //	query:"name"             on Query structs: the query parameter name
 //	doc:"text"               description in the OpenAPI document
@@ -59,7 +62,16 @@ type Route struct {
 	Response    any    // success body type; nil for no body
 	Errors      []int  // error statuses this route documents (401/429 etc. are added by surface)
 	IPLimited   bool   // Storefront: also limited per (key, client IP) (StorefrontIPLimitPerMinute)
-	Handle      HandlerFunc
+	// NoKey: the route needs no key although its surface does (the door's
+	// device initialize, which takes a one-time setup code instead).
+	NoKey bool
+	// ContentType is the success body's media type when it is not JSON
+	// (the door's Server-Sent Events stream); the handler writes it.
+	ContentType string
+	// Headers are response headers of a success this route sets besides
+	// every route's, by name, with their descriptions (the documents).
+	Headers map[string]string
+	Handle  HandlerFunc
 }
 
 // HandlerFunc handles one request after authentication and decoding. It

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -21,6 +22,7 @@ import (
 
 	"ticketd/event"
 	"ticketd/http/bind"
+	"ticketd/internal/logredact"
 )
 
 // Config configures the HTTP server. Zero MaxBodyBytes, Logger and Now take
@@ -31,19 +33,26 @@ type Config struct {
 	BaseURL    string // absolute prefix of every URL handed out; default "http://"+Addr
 	AdminToken string // bearer token of /admin/v1; empty disables the admin surface
 
-	RateLimitPerMinute          int // per secret key on /v1; 0 = off
-	StorefrontKeyLimitPerMinute int // per publishable key on /storefront/v1; 0 = off
-	StorefrontIPLimitPerMinute  int // per (key, client IP) on Route.IPLimited routes; 0 = off
+	// The request budgets, each a token bucket holding half a minute's
+	// requests and refilled continuously at the rate given per minute
+	// (burstOf); 0 = off.
+	RateLimitPerMinute          int // per secret key on /v1
+	StorefrontKeyLimitPerMinute int // per publishable key on /storefront/v1
+	StorefrontIPLimitPerMinute  int // per (key, client IP) on Route.IPLimited routes
 	// StorefrontCatalogIPLimitPerMinute is the per (key, client IP) budget
 	// of every other storefront route (catalog reads, code lookup, confirm,
 	// cancel); 0 = off. A request a per-IP budget refuses costs the key's
 	// budget nothing.
 	StorefrontCatalogIPLimitPerMinute int
 	RateLimitMaxKeys                  int // bound of tracked budgets per minute; default 1<<20
+	// DeviceLimitPerMinute is the budget of each door device on /door/v1
+	// (decisions §18: 600; a batch of scans counts once); 0 = off.
+	DeviceLimitPerMinute int
 	// AuthFailuresPerMinute bounds failed authentications (admin token,
-	// API keys) per client IP: a bucket of that many, refilled over a
-	// minute; an IP with an empty bucket gets 429 before its token is
-	// checked. 0 = off.
+	// API keys) per client IP (IPv6 per /64): a bucket of that many,
+	// refilled over a minute; once it is empty each further failure gets
+	// 429 AUTH_THROTTLED. Valid credentials are served whatever their IP
+	// spent. 0 = off.
 	AuthFailuresPerMinute int
 
 	// MaxConns bounds open connections in total: at the bound the
@@ -79,16 +88,32 @@ type Config struct {
 	OnRequest func(RequestInfo) // called after every request, synchronously: keep it cheap
 }
 
+// Default budgets per minute (Config).
+const (
+	DefaultRateLimitPerMinute                = 120
+	DefaultStorefrontIPLimitPerMinute        = 20
+	DefaultStorefrontCatalogIPLimitPerMinute = 60
+	DefaultAuthFailuresPerMinute             = 20
+	// StorefrontKeyVisitors is how many distinct visitors, each spending
+	// its whole per-IP budgets, the default per-key storefront budget
+	// serves at once: the key's budget protects other tenants but never
+	// makes a drop impossible (decisions §22).
+	StorefrontKeyVisitors = 10_000
+	// DefaultStorefrontKeyLimitPerMinute is StorefrontKeyVisitors times a
+	// visitor's two per-IP budgets: 800,000 a minute, a bucket of 400,000.
+	DefaultStorefrontKeyLimitPerMinute = StorefrontKeyVisitors * (DefaultStorefrontIPLimitPerMinute + DefaultStorefrontCatalogIPLimitPerMinute)
+)
+
 // DefaultConfig returns the default limits and timeouts.
 func DefaultConfig() Config {
 	return Config{
-		Addr:                        "127.0.0.1:8080",
-		RateLimitPerMinute:          120,
-		StorefrontKeyLimitPerMinute: 600,
-		StorefrontIPLimitPerMinute:  20,
-		// A tenth of the key's budget: one visitor cannot spend it.
-		StorefrontCatalogIPLimitPerMinute: 60,
-		AuthFailuresPerMinute:             20,
+		Addr:                              "127.0.0.1:8080",
+		RateLimitPerMinute:                DefaultRateLimitPerMinute,
+		StorefrontKeyLimitPerMinute:       DefaultStorefrontKeyLimitPerMinute,
+		StorefrontIPLimitPerMinute:        DefaultStorefrontIPLimitPerMinute,
+		StorefrontCatalogIPLimitPerMinute: DefaultStorefrontCatalogIPLimitPerMinute,
+		DeviceLimitPerMinute:              600,
+		AuthFailuresPerMinute:             DefaultAuthFailuresPerMinute,
 		MaxBodyBytes:                      1 << 20,
 	}
 }
@@ -102,6 +127,8 @@ func (c Config) Validate() error {
 		return errors.New("http: config: storefront key limit per minute must not be negative")
 	case c.StorefrontIPLimitPerMinute < 0:
 		return errors.New("http: config: storefront ip limit per minute must not be negative")
+	case c.DeviceLimitPerMinute < 0:
+		return errors.New("http: config: device limit per minute must not be negative")
 	case c.StorefrontCatalogIPLimitPerMinute < 0:
 		return errors.New("http: config: storefront catalog ip limit per minute must not be negative")
 	case c.AuthFailuresPerMinute < 0:
@@ -166,6 +193,11 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if _, ok := c.Logger.Handler().(*logredact.Handler); !ok {
+		// No credential reaches the log, whoever built the logger (app
+		// wraps its own, with the configuration's secrets).
+		c.Logger = slog.New(logredact.New(c.Logger.Handler(), c.AdminToken))
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -190,8 +222,12 @@ type Server struct {
 	binder    bind.Binder
 	limiter   *rateLimiter
 	authFails *failLimiter
-	conns     atomic.Pointer[connListener] // the listener Serve wraps, for metrics and Shutdown
-	idem      IdempotencyStore
+	local     LocalAuthenticator // nil when auth does not implement it
+	// throttledRead is the unix nanos of the last read elsewhere for an
+	// address out of failures (see authenticate).
+	throttledRead atomic.Int64
+	conns         atomic.Pointer[connListener] // the listener Serve wraps, for metrics and Shutdown
+	idem          IdempotencyStore
 	// selfOrigin is the scheme://host[:port] of BaseURL: the service's own
 	// pages (the docs' try-it-out) may call the storefront with any key.
 	selfOrigin string
@@ -206,7 +242,14 @@ type Server struct {
 	reqPrefix string
 	reqSeq    atomic.Uint64
 	serving   atomic.Bool
+	// closing is closed when Shutdown starts, so long answers (the door's
+	// event stream) end instead of holding the shutdown up.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
+
+// Closing returns a channel closed when Shutdown starts.
+func (s *Server) Closing() <-chan struct{} { return s.closing }
 
 // NewServer builds the router from routes (which it copies). It panics on a
 // malformed table (duplicate paths, bad v tags): tables are code.
@@ -220,6 +263,7 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 	clock := cfg.Now == nil
 	cfg = cfg.withDefaults()
 	s := &Server{
+		closing:   make(chan struct{}),
 		clock:     clock,
 		cfg:       cfg,
 		log:       cfg.Logger,
@@ -235,6 +279,7 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 		s.selfOrigin = u.Scheme + "://" + u.Host
 	}
 	s.origins, _ = auth.(OriginChecker)
+	s.local, _ = auth.(LocalAuthenticator)
 	if s.idem == nil {
 		s.idem = NewMemoryIdempotency(cfg.IdempotencyTTL, cfg.IdempotencyMaxEntries, 256<<20)
 	}
@@ -281,6 +326,9 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 		IdleTimeout:           cfg.IdleTimeout,
 		ConnState:             connState,
 		NoDefaultServerHeader: true,
+		// A request fasthttp refuses is logged without its bytes: they
+		// hold its credentials (the log's redaction is the second guard).
+		SecureErrorLogMessage: true,
 		Logger:                fastLogger{cfg.Logger},
 	}
 	return s, nil
@@ -345,6 +393,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // flight are let go at once: fasthttp closes the kept-alive ones, but would
 // wait out ReadTimeout for those that never sent one (an idle flood).
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.closeOnce.Do(func() { close(s.closing) })
 	done := make(chan error, 1)
 	go func() { done <- s.fast.ShutdownWithContext(ctx) }()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -387,8 +436,18 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 		s.ctxPool.Put(c)
 	}()
 	versioned := r.Surface == Developer || r.Surface == Storefront
+	// Every answer echoes the version, errors before the key's pin is
+	// known included (decisions §4, §17): a known one as sent, else the
+	// current one until the key's pin is known.
+	echoed := CurrentVersion
+	var hv []byte
+	var hvSent bool
 	if versioned {
-		setCanonical(&rc.Response.Header, hdrVersion, CurrentVersion)
+		hv, hvSent = headerSent(&rc.Request.Header, versionHeader)
+		if v, ok := internVersion(hv); ok {
+			echoed = v
+		}
+		setCanonical(&rc.Response.Header, hdrVersion, echoed)
 	}
 	if r.Surface == Storefront {
 		setCanonical(&rc.Response.Header, hdrVary, "Origin")
@@ -396,10 +455,11 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 	if r.Surface != Public {
 		// Answers carry keys and personal data: no shared cache may keep them.
 		setCanonical(&rc.Response.Header, hdrCacheControl, "no-store")
-		if !s.authAllowed(rc, c.ip, c.now) {
-			return
-		}
-		p, err := s.authenticate(rc, r.Surface, c.now)
+	}
+	if r.Surface != Public && !r.NoKey {
+		// The credential first: a valid one is served however many
+		// failures its address made (decisions §17).
+		p, err := s.authenticate(rc, r.Surface, c.ip, c.now)
 		if err != nil {
 			// Neither accepted nor refused: no failed authentication is
 			// counted, and the client retries.
@@ -410,14 +470,13 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 		}
 		c.principal = p
 		if c.principal == nil {
-			s.authFails.fail(c.ip, c.now)
 			if r.Surface == Storefront {
 				// Let a listed browser origin read why it was refused.
 				if o := rc.Request.Header.Peek("Origin"); len(o) > 0 && s.origins != nil && s.origins.OriginAllowed(string(o)) {
 					allowOrigin(rc, o)
 				}
 			}
-			s.writeError(rc, httpError(401, msgUnauthenticated))
+			s.refuseAuth(rc, c.ip, c.now)
 			return
 		}
 		if r.Surface == Storefront && !checkOrigin(rc, c.principal, s.selfOrigin) {
@@ -431,29 +490,43 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 			pinned = c.principal.Version
 		}
 		c.version = pinned
-		if hv := rc.Request.Header.Peek(versionHeader); len(hv) > 0 {
+		if hvSent {
 			v, ok := internVersion(hv)
 			if !ok {
 				rc.Response.Header.Set(versionHeader, pinned)
-				s.writeError(rc, httpError(400, "unknown API version "+strconv.Quote(string(truncate(hv, 64))),
-					event.Detail{Field: versionHeader, Reason: "must be one of 2026-03-15, 2026-08-22"}).WithReason(event.ReasonUnknownAPIVersion))
+				reason := "must be one of 2026-03-15, 2026-08-22"
+				msg := "unknown API version " + strconv.Quote(string(truncate(hv, 64)))
+				if len(hv) == 0 {
+					msg, reason = "the service-version header is empty: send a version or leave the header out", "must not be empty; "+reason
+				}
+				s.writeError(rc, httpError(400, msg,
+					event.Detail{Field: versionHeader, Reason: reason}).WithReason(event.ReasonUnknownAPIVersion))
 				return
 			}
 			c.version = v
 		}
-		if c.version != CurrentVersion { // else it is already set
+		if c.version != echoed { // else it is already set
 			setCanonical(&rc.Response.Header, hdrVersion, c.version)
 		}
 	}
-	if r.Surface != Public && !s.limit(c) {
+	if r.Surface != Public && !r.NoKey && !s.limit(c) {
 		return
 	}
 	if err := checkPathParams(c, params); err != nil {
 		s.writeError(rc, err)
 		return
 	}
-	idemKey := rc.Request.Header.Peek("Idempotency-Key")
-	if len(idemKey) > 0 && r.Surface != Public && string(rc.Method()) == fasthttp.MethodPost {
+	if r.Surface == Public || r.NoKey || string(rc.Method()) != fasthttp.MethodPost {
+		s.run(c)
+		return
+	}
+	if idemKey, sent := headerSent(&rc.Request.Header, "Idempotency-Key"); sent {
+		if len(idemKey) == 0 {
+			// Sent empty is not left out: the client meant a key.
+			s.writeError(rc, httpError(400, "Idempotency-Key is empty: send 1 to 255 characters or leave the header out",
+				event.Detail{Field: "Idempotency-Key", Reason: "must not be empty"}))
+			return
+		}
 		s.serveIdempotent(c, string(idemKey))
 		return
 	}
@@ -648,7 +721,13 @@ func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
 // also what a reclaimed silent connection gets) or a malformed one (400).
 func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
 	st := s.begin(rc)
-	s.echoVersionUnrouted(rc)
+	// The request may not have been parsed far enough to know its path:
+	// every refusal echoes the version (decisions §4).
+	v := CurrentVersion
+	if hv, ok := internVersion(rc.Request.Header.Peek(versionHeader)); ok {
+		v = hv
+	}
+	setCanonical(&rc.Response.Header, hdrVersion, v)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		drainBody(rc.Conn(), rc.Request.Header.ContentLength(), 8*s.cfg.MaxBodyBytes)
 		s.writeError(rc, httpError(413, "request body exceeds "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes").WithReason(event.ReasonPayloadTooLarge))
@@ -707,6 +786,16 @@ func (s *Server) echoVersionUnrouted(rc *fasthttp.RequestCtx) {
 	rc.Response.Header.Set(versionHeader, v)
 }
 
+// headerSent returns a request header's value and whether it was sent at
+// all: an empty value sent is not a header left out (Peek alone tells the
+// two apart only by a nil slice, which fasthttp does not promise).
+func headerSent(h *fasthttp.RequestHeader, name string) ([]byte, bool) {
+	if v := h.Peek(name); len(v) > 0 {
+		return v, true
+	}
+	return nil, len(h.PeekAll(name)) > 0
+}
+
 func hasPrefix(b []byte, prefix string) bool {
 	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
 }
@@ -720,9 +809,30 @@ func truncate(b []byte, n int) []byte {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// fastLogger sends fasthttp's own messages (accept errors and the like) to slog.
+// fastLogger sends fasthttp's own messages (accept errors and the like) to
+// slog. fasthttp quotes what it read from the client in them, a refused
+// header's value ("invalid header value %q") even with
+// SecureErrorLogMessage: a credential with a control byte in it would be
+// written in part whatever the log's redaction recognises, so every quoted
+// piece but the connection's addresses is cut out here.
 type fastLogger struct{ l *slog.Logger }
 
 func (f fastLogger) Printf(format string, args ...any) {
-	f.l.Warn("http: fasthttp: " + fmt.Sprintf(format, args...))
+	f.l.Warn("http: fasthttp: " + redactQuoted(fmt.Sprintf(format, args...)))
+}
+
+// quotedPiece is a Go-quoted string (%q) as fasthttp writes them.
+var quotedPiece = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// redactQuoted replaces each quoted piece of msg that is not an address
+// (host:port) with "[redacted]".
+func redactQuoted(msg string) string {
+	return quotedPiece.ReplaceAllStringFunc(msg, func(q string) string {
+		if uq, err := strconv.Unquote(q); err == nil {
+			if _, err := netip.ParseAddrPort(uq); err == nil {
+				return q
+			}
+		}
+		return `"[redacted]"`
+	})
 }

@@ -192,6 +192,7 @@
 //	mail/<eventId>/<seq>-<i>        ticket mail owed, not tried yet (actors, mail)
 //	mailorder/<eventId>/<orderId>/<seq>-<i>  index of that mail by order, kept once sent (actors, mail)
 //	hook/<eventId>/<seq>-<i>        webhook event owed, not fanned out yet (actors, webhooks)
+//	feed/<eventId>/<16 hex feed seq> change feed entry, kept 30 days, not trimmed with the log (actors)
 //	obx/<queue>/s/<id>              outbox entry that was tried: retrying or parked (outbox)
 //	obx/<queue>/d/<due ns>/<id>     due index of retrying outbox entries (outbox)
 //	whep/<endpointId>               webhook endpoint (webhooks)

@@ -25,10 +25,14 @@ var errAborted = errors.New("webhooks: attempt aborted by close")
 
 // body is the JSON sent to endpoints.
 type body struct {
-	ID        string          `json:"id"`
-	Type      string          `json:"type"`
-	CreatedAt time.Time       `json:"createdAt"`
-	Data      json.RawMessage `json:"data"`
+	ID        string    `json:"id"`
+	Type      string    `json:"type"`
+	CreatedAt time.Time `json:"createdAt"`
+	// EventID and Seq place the webhook in its event's change feed
+	// (decisions §20): a receiver that sees a gap in seq reads the feed.
+	EventID string          `json:"eventId,omitempty"`
+	Seq     uint64          `json:"seq,omitempty"`
+	Data    json.RawMessage `json:"data"`
 }
 
 // lane is the delivery state of one endpoint: the tasks handed to its
@@ -297,7 +301,7 @@ func (s *Service) fanout() (more bool, err error) {
 		if unit == "" && s.unit != nil {
 			unit, _ = s.unit(ev.EventID)
 		}
-		b, err := json.Marshal(body{ID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt.UTC(), Data: ev.Data})
+		b, err := json.Marshal(body{ID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt.UTC(), EventID: ev.EventID, Seq: ev.Seq, Data: ev.Data})
 		if err != nil {
 			continue
 		}

@@ -756,3 +756,98 @@ func (s *Service) logKeys(endpoint string, n int) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// ReplayFrom chooses the logged deliveries Replay sends again: those of
+// event EventID (a ticketed event's id) whose change feed seq is Seq or
+// later, or, with Seq 0, those whose change happened at Since or later
+// (of every event, unless EventID is set).
+type ReplayFrom struct {
+	EventID string
+	Seq     uint64
+	Since   time.Time
+}
+
+// ErrReplayFrom reports a ReplayFrom that names no starting point.
+var ErrReplayFrom = errors.New("webhooks: replay needs a seq with its event, or a time")
+
+// Replay queues again, oldest first, every webhook event in the
+// endpoint's delivery log that from chooses: each once (by its webhook
+// event id, with the body of its newest logged attempt), as Resend does,
+// so receivers deduplicate by the id. It answers the queue ids. The log
+// keeps the newest Config.LogMax attempts of an endpoint, which bounds
+// how far back a replay reaches; the change feed reaches further.
+func (s *Service) Replay(unitID, endpointID string, from ReplayFrom) ([]string, error) {
+	if (from.Seq == 0 && from.Since.IsZero()) || (from.Seq > 0 && from.EventID == "") {
+		return nil, ErrReplayFrom
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ep, err := s.get(unitID, endpointID)
+	if err != nil {
+		return nil, err
+	}
+	if !ep.Enabled {
+		return nil, ErrDisabled
+	}
+	type pick struct {
+		body []byte
+		typ  string
+		wh   string
+	}
+	var order []string
+	picked := map[string]pick{}
+	prefix := logPrefix + endpointID + "/"
+	err = s.store.Scan([]byte(prefix), func(key, value []byte) error {
+		var d logged
+		if err := json.Unmarshal(value, &d); err != nil || len(d.Body) == 0 {
+			return nil // a broken or body-less entry cannot be sent again
+		}
+		var b body
+		if err := json.Unmarshal(d.Body, &b); err != nil {
+			return nil
+		}
+		if from.EventID != "" && b.EventID != from.EventID {
+			return nil
+		}
+		if from.Seq > 0 && b.Seq < from.Seq {
+			return nil
+		}
+		if from.Seq == 0 && b.CreatedAt.Before(from.Since) {
+			return nil
+		}
+		if _, seen := picked[b.ID]; !seen {
+			order = append(order, b.ID)
+		}
+		picked[b.ID] = pick{body: append([]byte(nil), d.Body...), typ: d.Type, wh: d.EventID}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: read the delivery log of %s: %w", endpointID, err)
+	}
+	if len(order) == 0 {
+		return []string{}, nil
+	}
+	bt := s.store.NewBatch()
+	defer bt.Close()
+	now := s.cfg.Now()
+	ids := make([]string, 0, len(order))
+	for i, whID := range order {
+		p := picked[whID]
+		hook := "replay-" + newID()
+		tb, err := json.Marshal(task{V: 1, Endpoint: endpointID, EventID: p.wh, Type: p.typ, Hook: hook, Body: p.body})
+		if err != nil {
+			return nil, fmt.Errorf("webhooks: encode task: %w", err)
+		}
+		id := endpointID + "/" + hook
+		// Due one after another, so the lane sends them in log order.
+		if err := s.tasks.Add(bt, outbox.Entry{ID: id, Value: tb, NextAt: now.Add(time.Duration(i) * time.Microsecond)}); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := s.store.Commit(bt); err != nil {
+		return nil, fmt.Errorf("webhooks: queue replay of %s: %w", endpointID, err)
+	}
+	s.loop.Wake()
+	return ids, nil
+}

@@ -3,7 +3,8 @@
 // mail outbox without an SMTP server, the webhook deliverer, the audit
 // log, the refund resumer), the HTTP server on a free loopback port.
 //
-// Rate limits are off, webhooks may go to loopback receivers
+// Rate limits and the failed-authentication budget are off (DefaultLimits
+// turns them on), webhooks may go to loopback receivers
 // (WebhookAllowPrivate) and the log is discarded unless an Option says
 // otherwise. The service closes when the test ends. A Service is safe for
 // concurrent use by parallel subtests.
@@ -54,6 +55,18 @@ type Unit struct {
 // Option adjusts the configuration before the service opens.
 type Option func(c *app.Config)
 
+// DefaultLimits keeps every default limit of the service on, as `ticketd
+// serve` runs: the request budgets and the failed-authentication budget,
+// which Start otherwise turns off. Tests of what the limits do to real
+// traffic use it.
+func DefaultLimits() Option {
+	return func(c *app.Config) {
+		d := app.DefaultConfig()
+		c.RateLimitPerMinute, c.StorefrontKeyPerMinute, c.StorefrontIPPerMinute = d.RateLimitPerMinute, d.StorefrontKeyPerMinute, d.StorefrontIPPerMinute
+		c.StorefrontCatalogIPPerMinute, c.AuthFailuresPerMinute = d.StorefrontCatalogIPPerMinute, d.AuthFailuresPerMinute
+	}
+}
+
 // Start opens app.Main on a temporary data dir and a loopback port and
 // closes it when t ends.
 func Start(t testing.TB, opts ...Option) *Service {
@@ -66,7 +79,7 @@ func Start(t testing.TB, opts ...Option) *Service {
 	// Tests deliver webhooks to loopback receivers (httptest).
 	cfg.WebhookAllowPrivate = true
 	cfg.RateLimitPerMinute, cfg.StorefrontKeyPerMinute, cfg.StorefrontIPPerMinute = 0, 0, 0
-	cfg.StorefrontCatalogIPPerMinute, cfg.AuthFailuresPerMinute = 0, 0
+	cfg.StorefrontCatalogIPPerMinute, cfg.AuthFailuresPerMinute, cfg.DevicePerMinute = 0, 0, 0
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, o := range opts {
 		o(&cfg)

@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app"
+	thttp "ticketd/http"
 	"ticketd/http/openapi/openapitest"
 )
 
@@ -398,19 +399,42 @@ func withOrderHold(d time.Duration) serviceOption {
 	return func(c *app.Config) { c.OrderHold = d }
 }
 
-// withDevRateLimit sets the Developer API budget per key per minute.
+// withDevRateLimit sets the Developer API budget per key to a bucket of n
+// requests (2n a minute: a bucket holds half a minute's), on an HTTP clock
+// that stands still so that no request comes back mid-test.
 func withDevRateLimit(n int) serviceOption {
-	return func(c *app.Config) { c.RateLimitPerMinute = n }
+	return func(c *app.Config) { c.RateLimitPerMinute = 2 * n; freezeHTTPClock(c) }
 }
 
-// withStorefrontIPLimit sets the storefront budget per (key, IP) per minute.
+// withStorefrontIPLimit sets the storefront budget per (key, IP) to a
+// bucket of n requests, like withDevRateLimit.
 func withStorefrontIPLimit(n int) serviceOption {
-	return func(c *app.Config) { c.StorefrontIPPerMinute = n }
+	return func(c *app.Config) { c.StorefrontIPPerMinute = 2 * n; freezeHTTPClock(c) }
 }
 
-// withStorefrontKeyLimit sets the storefront budget per publishable key.
+// withStorefrontKeyLimit sets the storefront budget per publishable key to
+// a bucket of n requests, like withDevRateLimit.
 func withStorefrontKeyLimit(n int) serviceOption {
-	return func(c *app.Config) { c.StorefrontKeyPerMinute = n }
+	return func(c *app.Config) { c.StorefrontKeyPerMinute = 2 * n; freezeHTTPClock(c) }
+}
+
+// freezeHTTPClock makes the HTTP server's clock stand at the moment the
+// service starts: budgets refill continuously, and a test counting
+// requests must not see one come back because the machine was slow.
+func freezeHTTPClock(c *app.Config) {
+	var t app.Tuning
+	if c.Tune != nil {
+		t = *c.Tune
+	}
+	prev := t.HTTP
+	t.HTTP = func(hc *thttp.Config) {
+		if prev != nil {
+			prev(hc)
+		}
+		at := time.Now()
+		hc.Now = func() time.Time { return at }
+	}
+	c.Tune = &t
 }
 
 // withTrustedProxies trusts X-Forwarded-For from the given CIDRs.

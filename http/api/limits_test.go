@@ -19,6 +19,7 @@ import (
 
 	"ticketd/actors"
 	"ticketd/app"
+	"ticketd/app/apptest"
 	"ticketd/directory"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
@@ -76,11 +77,13 @@ func withLimits(f func(hc *thttp.Config)) serviceOption {
 // refused by its own per-(key, IP) budget, and those refusals cost the
 // key's shared budget nothing, so every other visitor is still served.
 func TestStorefrontPerIPSparesTheKey(t *testing.T) {
+	// Buckets of 30, 10 and 5 (half a minute's), on a clock that stands
+	// still: no request comes back mid-test.
 	f := newAPIFx(t, withLimits(func(hc *thttp.Config) {
-		hc.StorefrontKeyLimitPerMinute = 30
-		hc.StorefrontCatalogIPLimitPerMinute = 10
-		hc.StorefrontIPLimitPerMinute = 5
-	}))
+		hc.StorefrontKeyLimitPerMinute = 60
+		hc.StorefrontCatalogIPLimitPerMinute = 20
+		hc.StorefrontIPLimitPerMinute = 10
+	}), freezeHTTPClock)
 	u := f.unit(t)
 	ev := apiPublished(t, u.dev)
 	catalog := f.s.URL + "/storefront/v1/events/" + ev
@@ -121,9 +124,9 @@ func TestStorefrontPerIPSparesTheKey(t *testing.T) {
 func TestStorefrontCatalogAndOrderBudgetsApart(t *testing.T) {
 	f := newAPIFx(t, withLimits(func(hc *thttp.Config) {
 		hc.StorefrontKeyLimitPerMinute = 1000
-		hc.StorefrontCatalogIPLimitPerMinute = 3
-		hc.StorefrontIPLimitPerMinute = 2
-	}))
+		hc.StorefrontCatalogIPLimitPerMinute = 6 // a bucket of 3
+		hc.StorefrontIPLimitPerMinute = 4        // a bucket of 2
+	}), freezeHTTPClock)
 	u := f.unit(t)
 	ev := apiPublished(t, u.dev)
 	a, b := loopbackClient("127.0.0.1"), loopbackClient("127.0.0.2")
@@ -142,10 +145,11 @@ func TestStorefrontCatalogAndOrderBudgetsApart(t *testing.T) {
 }
 
 // TestFailedAuthThrottledPerIP: failed authentications spend a per-IP
-// bucket; an empty bucket answers 429 before the token is even checked;
-// successes spend nothing; another IP is unaffected.
+// bucket; once it is empty each further failure answers 429 AUTH_THROTTLED,
+// while valid credentials from the same address are still served
+// (decisions §17); successes spend nothing; another IP is unaffected.
 func TestFailedAuthThrottledPerIP(t *testing.T) {
-	f := newAPIFx(t, withLimits(func(hc *thttp.Config) { hc.AuthFailuresPerMinute = 5 }))
+	f := newAPIFx(t, withLimits(func(hc *thttp.Config) { hc.AuthFailuresPerMinute = 5 }), freezeHTTPClock)
 	u := f.unit(t)
 	units := f.s.URL + "/admin/v1/business-units"
 	guesser := loopbackClient("127.0.0.1")
@@ -159,10 +163,17 @@ func TestFailedAuthThrottledPerIP(t *testing.T) {
 	var env thttp.ErrorEnvelope
 	require.NoError(t, json.Unmarshal(body, &env))
 	require.Equal(t, "RESOURCE_EXHAUSTED", env.Error.Status)
+	require.Equal(t, "AUTH_THROTTLED", env.Error.Reason)
 	st, _, _ = visit(t, guesser, "GET", units, f.s.Admin)
-	require.Equal(t, 429, st, "an empty bucket answers before the token is checked")
+	require.Equal(t, 200, st, "the admin token is served however many failures its address made")
+	st, _, _ = visit(t, guesser, "GET", f.s.URL+"/v1/events", u.Secret)
+	require.Equal(t, 200, st, "and a secret key")
+	st, _, _ = visit(t, guesser, "GET", f.s.URL+"/storefront/v1/events", u.Publishable)
+	require.Equal(t, 200, st, "and a publishable key")
 	st, _, _ = visit(t, guesser, "GET", f.s.URL+"/v1/events", "sk_guess")
 	require.Equal(t, 429, st, "one bucket for every surface")
+	st, _, _ = visit(t, guesser, "GET", f.s.URL+"/v1/events", u.Publishable)
+	require.Equal(t, 429, st, "a key on the wrong surface is a failure like any")
 
 	// Another IP, successes only: never throttled.
 	other := loopbackClient("127.0.0.2")
@@ -177,25 +188,27 @@ func TestFailedAuthThrottledPerIP(t *testing.T) {
 		st, _, _ := visit(t, other, "GET", f.s.URL+"/storefront/v1/events", "pk_guess")
 		require.Equal(t, 401, st)
 	}
-	st, _, _ = visit(t, other, "GET", f.s.URL+"/storefront/v1/events", u.Publishable)
+	st, _, _ = visit(t, other, "GET", f.s.URL+"/storefront/v1/events", "pk_guess")
 	require.Equal(t, 429, st)
+	st, _, _ = visit(t, other, "GET", f.s.URL+"/storefront/v1/events", u.Publishable)
+	require.Equal(t, 200, st)
 
-	// Guessing runs at the bucket's pace: a burst of 500 guesses from a
-	// third address gets 5 checked, the rest refused unchecked.
+	// Failures run at the bucket's pace: a burst of 500 from a third
+	// address gets 5 answered 401, the rest 429.
 	third := loopbackClient("127.0.0.3")
-	checked := 0
+	got := map[int]int{}
 	for i := 0; i < 500; i++ {
-		if st, _, _ := visit(t, third, "GET", units, "adm_guess_burst_0000000"); st == 401 {
-			checked++
-		}
+		st, _, _ := visit(t, third, "GET", units, "adm_guess_burst_0000000")
+		got[st]++
 	}
-	require.Equal(t, 5, checked)
+	require.Equal(t, map[int]int{401: 5, 429: 495}, got)
 }
 
 // TestMetricsNeedAdminToken: /metrics answers 401 without the admin token,
-// and failures there spend the same per-IP bucket.
+// and failures there spend the same per-IP bucket, which never locks the
+// admin token out.
 func TestMetricsNeedAdminToken(t *testing.T) {
-	f := newAPIFx(t, withLimits(func(hc *thttp.Config) { hc.AuthFailuresPerMinute = 3 }))
+	f := newAPIFx(t, withLimits(func(hc *thttp.Config) { hc.AuthFailuresPerMinute = 3 }), freezeHTTPClock)
 	u := f.unit(t)
 	metrics := f.s.URL + "/metrics"
 	c := loopbackClient("127.0.0.1")
@@ -205,10 +218,11 @@ func TestMetricsNeedAdminToken(t *testing.T) {
 		require.Contains(t, string(body), "UNAUTHENTICATED")
 		require.NotContains(t, string(body), "ticketd_")
 	}
-	st, _, _ := visit(t, c, "GET", metrics, f.s.Admin)
+	st, _, body := visit(t, c, "GET", metrics, "")
 	require.Equal(t, 429, st, "three failures spent the bucket")
-	st, h, body := visit(t, loopbackClient("127.0.0.2"), "GET", metrics, f.s.Admin)
-	require.Equal(t, 200, st)
+	require.Contains(t, string(body), "AUTH_THROTTLED")
+	st, h, body := visit(t, c, "GET", metrics, f.s.Admin)
+	require.Equal(t, 200, st, "the admin token is still served")
 	require.Contains(t, h.Get("Content-Type"), "text/plain")
 	require.Contains(t, string(body), "ticketd_http_requests_total")
 	require.Contains(t, string(body), "ticketd_http_connections_open")
@@ -341,4 +355,36 @@ func TestStorefrontListSkipsKnownDrafts(t *testing.T) {
 	other := f.unit(t)
 	foreign := apiPublished(t, other.dev)
 	apiWant400(t, u.sf.AllowInvalidRequest().Do("GET", "/storefront/v1/events?cursor="+bind.EncodeCursor(foreign), nil), "cursor")
+}
+
+// TestDefaultStorefrontBudgets: with every default limit on (as `ticketd
+// serve` runs), a visitor bursting the catalog gets its bucket of 30 and
+// then 429 with Retry-After, while the key's own budget (a bucket of
+// 400,000: 10,000 such visitors) is nowhere near spent, so the next
+// visitor is served; failed authentications from the bursting visitor's
+// address do not stop its valid key.
+func TestDefaultStorefrontBudgets(t *testing.T) {
+	f := newAPIFx(t, apptest.DefaultLimits(), freezeHTTPClock)
+	u := f.unit(t)
+	ev := apiPublished(t, u.dev)
+	catalog := f.s.URL + "/storefront/v1/events/" + ev
+	a := loopbackClient("127.0.0.1")
+	for i := 0; i < 30; i++ {
+		st, h, body := visit(t, a, "GET", catalog, u.Publishable)
+		require.Equal(t, 200, st, "request %d: %s", i, body)
+		require.Equal(t, "30", h.Get("RateLimit-Limit"), "the tighter budget: the visitor's bucket")
+	}
+	st, h, body := visit(t, a, "GET", catalog, u.Publishable)
+	require.Equal(t, 429, st, "%s", body)
+	require.Contains(t, string(body), "RATE_LIMITED")
+	require.Equal(t, "1", h.Get("Retry-After"), "one request back in a second (60 a minute)")
+	for i := 0; i < 25; i++ {
+		st, _, _ = visit(t, a, "GET", catalog, "pk_guessguessguessguessguess0000")
+	}
+	require.Equal(t, 429, st, "failures past the budget of 20")
+	st, h, _ = visit(t, loopbackClient("127.0.0.2"), "GET", catalog, u.Publishable)
+	require.Equal(t, 200, st, "another visitor is served")
+	require.Equal(t, "29", h.Get("RateLimit-Remaining"))
+	st, _, _ = visit(t, a, "GET", f.s.URL+"/v1/events", u.Secret)
+	require.Equal(t, 200, st, "the throttled address's valid secret key is served")
 }

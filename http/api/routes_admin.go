@@ -33,7 +33,7 @@ type CreateKeyRequest struct {
 	Name      string      `json:"name,omitempty" v:"maxLen=200"`
 	Origins   []string    `json:"origins,omitempty" v:"maxItems=50" doc:"Browser origins of a publishable key's site (https, or http for localhost)."`
 	ExpiresAt *event.Time `json:"expiresAt,omitempty" v:"nullable"`
-	Version   string      `json:"version,omitempty" v:"format=date" doc:"API version the key is pinned to (default: the current one)."`
+	Version   string      `json:"version,omitempty" v:"enum=2026-03-15|2026-08-22" doc:"API version the key is pinned to (default: the current one)."`
 }
 
 // APIKey is an API key record. Key is the whole key in the create answer

@@ -63,7 +63,8 @@ func (a *api) commerceRoutes() []thttp.Route {
 		// Orders.
 		dev(thttp.Route{Method: "GET", Path: "/v1/events/{eventId}/orders", OperationID: "listOrders", Tag: "Orders",
 			Summary: "List orders with line items, newest first", Query: event.ListOrders{}, Success: 200,
-			Response: event.List[event.Order]{}, Errors: []int{400, 404}, Handle: eventCmd[event.ListOrders](a, nil)}),
+			Response: event.List[event.Order]{}, Errors: []int{400, 404}, Headers: feedCursorDoc,
+			Handle: listWithFeedCursor[event.ListOrders, event.Order](a)}),
 		dev(thttp.Route{Method: "POST", Path: "/v1/events/{eventId}/orders", OperationID: "placeOrder", Tag: "Orders",
 			Summary: "Place an order: holds its places for the order hold (15 minutes unless the service sets another); an already-registered buyer gets alreadyRegistered true and no second seat",
 			Body:    event.PlaceOrder{}, Success: 201, Response: event.Order{}, Errors: errsAll,

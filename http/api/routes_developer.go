@@ -63,8 +63,8 @@ func (a *api) developerRoutes() []thttp.Route {
 		// Registrations.
 		dev(thttp.Route{Method: "GET", Path: "/v1/events/{eventId}/registrations", OperationID: "listRegistrations", Tag: "Registrations",
 			Summary: "List registrations, newest first; filter by status and email", Query: event.ListRegistrations{},
-			Success: 200, Response: event.List[event.Registration]{}, Errors: []int{400, 404},
-			Handle: eventCmd[event.ListRegistrations](a, nil)}),
+			Success: 200, Response: event.List[event.Registration]{}, Errors: []int{400, 404}, Headers: feedCursorDoc,
+			Handle: listWithFeedCursor[event.ListRegistrations, event.Registration](a)}),
 		dev(thttp.Route{Method: "POST", Path: "/v1/events/{eventId}/registrations", OperationID: "createRegistration", Tag: "Registrations",
 			Summary: "Register a person: pending when the ticket requires approval, waitlisted when full with a waitlist, 412 when sold out; an email already registered answers 200 with created false",
 			Body:    event.CreateRegistration{}, Success: 201, AltSuccess: []int{200}, Response: event.RegistrationResult{},
@@ -92,8 +92,8 @@ func (a *api) developerRoutes() []thttp.Route {
 		// Check-ins.
 		dev(thttp.Route{Method: "GET", Path: "/v1/events/{eventId}/checkins", OperationID: "listCheckins", Tag: "Check-ins",
 			Summary: "List check-ins; filter by subjectType, subjectId, registrationId", Query: event.ListCheckins{},
-			Success: 200, Response: event.List[event.Checkin]{}, Errors: []int{400, 404},
-			Handle: eventCmd[event.ListCheckins](a, nil)}),
+			Success: 200, Response: event.List[event.Checkin]{}, Errors: []int{400, 404}, Headers: feedCursorDoc,
+			Handle: listWithFeedCursor[event.ListCheckins, event.Checkin](a)}),
 		dev(thttp.Route{Method: "POST", Path: "/v1/events/{eventId}/checkins", OperationID: "recordCheckin", Tag: "Check-ins",
 			Summary: "Record a check-in by registrationId or checkinCode; a repeat at the same door answers 200 with alreadyCheckedIn true; only confirmed registrations may enter (412)",
 			Body:    event.RecordCheckin{}, Success: 201, AltSuccess: []int{200}, Response: event.CheckinResult{},

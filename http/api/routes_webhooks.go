@@ -17,14 +17,14 @@ import (
 // CreateWebhookEndpointRequest is the body of POST .../webhook-endpoints.
 type CreateWebhookEndpointRequest struct {
 	URL         string   `json:"url" v:"required,minLen=8,maxLen=2048" doc:"Absolute http or https URL the events are POSTed to."`
-	EventTypes  []string `json:"eventTypes" v:"required,minItems=1,maxItems=20,enum=registration.created|registration.confirmed|registration.cancelled|checkin.created|order.paid|order.refunded" doc:"Event types: registration.created, registration.confirmed, registration.cancelled, checkin.created, order.paid, order.refunded (a refund succeeded, partial or full)."`
+	EventTypes  []string `json:"eventTypes" v:"required,minItems=1,maxItems=20,enum=registration.created|registration.confirmed|registration.cancelled|checkin.created|order.paid|order.refunded|checkin.conflict" doc:"Event types: registration.created, registration.confirmed, registration.cancelled, checkin.created, order.paid, order.refunded (a refund succeeded, partial or full), checkin.conflict (a door conflict)."`
 	Description string   `json:"description,omitempty" v:"maxLen=500"`
 }
 
 // UpdateWebhookEndpointRequest is the body of PATCH .../webhook-endpoints/{endpointId}.
 type UpdateWebhookEndpointRequest struct {
 	URL         *string  `json:"url,omitempty" v:"minLen=8,maxLen=2048"`
-	EventTypes  []string `json:"eventTypes,omitempty" v:"minItems=1,maxItems=20,enum=registration.created|registration.confirmed|registration.cancelled|checkin.created|order.paid|order.refunded"`
+	EventTypes  []string `json:"eventTypes,omitempty" v:"minItems=1,maxItems=20,enum=registration.created|registration.confirmed|registration.cancelled|checkin.created|order.paid|order.refunded|checkin.conflict"`
 	Description *string  `json:"description,omitempty" v:"maxLen=500"`
 }
 
@@ -34,7 +34,7 @@ type WebhookEndpoint struct {
 	ID                  string      `json:"id"`
 	UnitID              string      `json:"unitId"`
 	URL                 string      `json:"url"`
-	EventTypes          []string    `json:"eventTypes" v:"enum=registration.created|registration.confirmed|registration.cancelled|checkin.created|order.paid|order.refunded"`
+	EventTypes          []string    `json:"eventTypes" v:"enum=registration.created|registration.confirmed|registration.cancelled|checkin.created|order.paid|order.refunded|checkin.conflict"`
 	Description         string      `json:"description"`
 	Enabled             bool        `json:"enabled"`
 	DisabledReason      *string     `json:"disabledReason"`
@@ -67,6 +67,20 @@ type WebhookResend struct {
 	EventID    string     `json:"eventId" doc:"The webhook event's id, the same as the original's."`
 	Type       string     `json:"type"`
 	QueuedAt   event.Time `json:"queuedAt"`
+}
+
+// ReplayWebhooksRequest is the body of POST .../replay: where to start.
+type ReplayWebhooksRequest struct {
+	EventID *string     `json:"eventId,omitempty" v:"maxLen=100" doc:"The event whose change feed fromSeq counts in (required with fromSeq; with since, only that event's webhooks)."`
+	FromSeq *int        `json:"fromSeq,omitempty" v:"min=1" doc:"Replay the webhooks of changes with this feed seq or later (the seq a receiver saw a gap after, plus one)."`
+	Since   *event.Time `json:"since,omitempty" doc:"Replay the webhooks of changes made at this time or later (when fromSeq is absent)."`
+}
+
+// WebhookReplay answers a replay: the deliveries queued again.
+type WebhookReplay struct {
+	EndpointID string   `json:"endpointId"`
+	Queued     int      `json:"queued" doc:"How many webhook events were queued again, each once, oldest first."`
+	IDs        []string `json:"ids" doc:"The new deliveries' queue ids."`
 }
 
 func (a *api) webhookRoutes() []thttp.Route {
@@ -103,7 +117,40 @@ func (a *api) webhookRoutes() []thttp.Route {
 		adm(thttp.Route{Method: "POST", Path: base + "/{endpointId}/deliveries/{deliveryId}/resend", OperationID: "resendWebhookDelivery",
 			Summary: "Queue a logged delivery's body again as a new delivery", Success: 202, Response: WebhookResend{},
 			Errors: []int{404, 412}, Handle: a.resendWebhookDelivery}),
+		adm(thttp.Route{Method: "POST", Path: base + "/{endpointId}/replay", OperationID: "replayWebhookDeliveries",
+			Summary: "Queue again the logged webhooks of an endpoint from a change feed seq (of one event) or from a time, each once, oldest first",
+			Body:    ReplayWebhooksRequest{}, Success: 202, Response: WebhookReplay{}, Errors: []int{400, 404, 412},
+			Handle: a.replayWebhooks}),
 	}
+}
+
+func (a *api) replayWebhooks(c *thttp.Ctx) (any, error) {
+	var req ReplayWebhooksRequest
+	if err := c.Bind(&req); err != nil {
+		return nil, err
+	}
+	var from webhooks.ReplayFrom
+	if req.EventID != nil {
+		from.EventID = *req.EventID
+	}
+	switch {
+	case req.FromSeq != nil && req.Since != nil:
+		return nil, event.FieldError("since", "give fromSeq or since, not both")
+	case req.FromSeq != nil:
+		if from.EventID == "" {
+			return nil, event.FieldError("eventId", "required with fromSeq: a seq counts in one event's feed")
+		}
+		from.Seq = uint64(*req.FromSeq)
+	case req.Since != nil:
+		from.Since = req.Since.Time
+	default:
+		return nil, event.FieldError("fromSeq", "give fromSeq (with eventId) or since")
+	}
+	ids, err := a.hooks.Replay(c.Param("unitId"), c.Param("endpointId"), from)
+	if err != nil {
+		return nil, webhookErr(err)
+	}
+	return WebhookReplay{EndpointID: c.Param("endpointId"), Queued: len(ids), IDs: ids}, nil
 }
 
 func webhookView(e webhooks.Endpoint, withSecret bool) WebhookEndpoint {

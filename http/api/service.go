@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,6 +129,7 @@ func New(cfg thttp.Config, deps Deps) (*thttp.Server, error) {
 func (a *api) routes() []thttp.Route {
 	var rs []thttp.Route
 	rs = append(rs, a.developerRoutes()...)
+	rs = append(rs, a.feedRoutes()...)
 	rs = append(rs, a.commerceRoutes()...)
 	rs = append(rs, a.storefrontRoutes()...)
 	rs = append(rs, a.adminRoutes()...)
@@ -140,6 +142,7 @@ func (a *api) routes() []thttp.Route {
 	rs = append(rs, a.refundRoutes()...)
 	rs = append(rs, a.consoleSalesRoutes()...)
 	rs = append(rs, a.clusterRoutes()...)
+	rs = append(rs, a.doorRoutes()...)
 	return a.instrument(rs)
 }
 
@@ -183,7 +186,22 @@ func newDirectoryAuth(sys *actors.System) directoryAuth {
 	return directoryAuth{sys: sys, cache: new(atomic.Pointer[principalSet]), wait: authSyncWait}
 }
 
+// AuthenticateLocal looks token up in this node's view of the directory
+// only (thttp.LocalAuthenticator): the server asks it first for an address
+// out of failed authentications, so made-up keys cost no read of the
+// directory's log.
+func (d directoryAuth) AuthenticateLocal(token string, now time.Time) *thttp.Principal {
+	k, ok := d.sys.Directory().Lookup(token)
+	if !ok || !k.Active(now) {
+		return nil
+	}
+	return principalOf(k)
+}
+
 func (d directoryAuth) Authenticate(token string, now time.Time) (*thttp.Principal, error) {
+	if strings.HasPrefix(token, "dk_") {
+		return d.authenticateDevice(token)
+	}
 	view := d.sys.Directory()
 	k, ok := view.Lookup(token)
 	if d.sys.DirectoryShared() && (!ok || d.sys.DirectoryStale()) {
@@ -434,4 +452,23 @@ func bindCmd[C event.Command](c *thttp.Ctx, set func(c *thttp.Ctx, cmd *C)) (C, 
 // byID fills a command's ID from the path parameter name.
 func byID[C event.Command](param string, field func(*C) *string) func(*thttp.Ctx, *C) {
 	return func(c *thttp.Ctx, cmd *C) { *field(cmd) = c.Param(param) }
+}
+
+// authenticateDevice resolves a door device key (decisions §18): an
+// active device's key is its Principal, with the device id as KeyID (its
+// rate limit) and its event. A revoked device is gone from the lookup as
+// soon as its revocation is durable. In cluster mode a key missing here
+// may have been made on another node a moment ago, as for API keys.
+func (d directoryAuth) authenticateDevice(token string) (*thttp.Principal, error) {
+	dev, ok := d.sys.Directory().LookupDevice(token)
+	if d.sys.DirectoryShared() && (!ok || d.sys.DirectoryStale()) {
+		if err := d.syncDirectory(); err != nil {
+			return nil, err
+		}
+		dev, ok = d.sys.Directory().LookupDevice(token)
+	}
+	if !ok {
+		return nil, nil
+	}
+	return &thttp.Principal{KeyID: dev.ID, UnitID: dev.UnitID, Type: thttp.KeyDevice, EventID: dev.EventID}, nil
 }

@@ -654,6 +654,10 @@ func checkString(s string, r *Rules, ps *problems) {
 	}
 	if r.Format != "" && !validFormat(r.Format, s) {
 		ps.add(formatReason(r.Format))
+		return
+	}
+	if r.Pattern != "" && !Patterns[r.Pattern].Match(s) {
+		ps.add(Patterns[r.Pattern].Reason)
 	}
 }
 

@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -293,6 +294,23 @@ func BenchmarkBindPlaceOrderLike(b *testing.B) {
 		var o toyOrder
 		if err := bd.Bind(body, &o); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestNoSpacePatternAgrees: the nospace pattern's ECMA expression, read
+// as a Go validator reads it (\uXXXX as \x{XXXX}), and NoSpace agree on
+// every character of the Basic Multilingual Plane.
+func TestNoSpacePatternAgrees(t *testing.T) {
+	p := Patterns["nospace"]
+	re := regexp.MustCompile(regexp.MustCompile(`\\u([0-9A-F]{4})`).ReplaceAllString(p.ECMA, `\x{$1}`))
+	for r := rune(0); r <= 0xFFFF; r++ {
+		if r >= 0xD800 && r <= 0xDFFF {
+			continue
+		}
+		s := "a" + string(r) + "b"
+		if re.MatchString(s) != NoSpace(s) {
+			t.Fatalf("U+%04X: pattern %v, NoSpace %v", r, re.MatchString(s), NoSpace(s))
 		}
 	}
 }

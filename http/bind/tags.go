@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Rules is the parsed form of a struct field's `v` tag (see route.go),
@@ -19,6 +20,38 @@ type Rules struct {
 	MinItems *int
 	Enum     []string
 	Format   string // email, date-time, uri, date, timezone
+	Pattern  string // the name of one of Patterns
+}
+
+// Pattern is a rule on a string's characters that a document can say as
+// an ECMA-262 regular expression (OpenAPI's pattern): ECMA is that
+// expression, Match the same rule in Go, Reason the detail of a value it
+// refuses. A tag names one (pattern=NAME) because a regular expression's
+// commas and braces do not fit in a v tag.
+type Pattern struct {
+	ECMA   string
+	Match  func(string) bool
+	Reason string
+}
+
+// Patterns are the named patterns of the v tags.
+var Patterns = map[string]Pattern{
+	// nospace: no whitespace at all. The characters are listed rather
+	// than said with \s, which means Unicode's spaces in ECMA-262 but
+	// only ASCII ones in Go's regexp (which validators written in Go use):
+	// the list is Go's unicode.IsSpace and ECMA's \s together, so every
+	// validator and the binder agree on every string.
+	"nospace": {ECMA: `^[^\t\n\v\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000\uFEFF]*$`, Match: NoSpace, Reason: "must not contain spaces"},
+}
+
+// NoSpace reports whether s holds no whitespace (see Patterns["nospace"]).
+func NoSpace(s string) bool {
+	for _, r := range s {
+		if unicode.IsSpace(r) || r == '\ufeff' {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseRules parses a `v` tag. Unknown rules panic: tags are code, and a
@@ -57,6 +90,11 @@ func ParseRules(tag string) Rules {
 			r.Enum = strings.Split(val, "|")
 		case "format":
 			r.Format = val
+		case "pattern":
+			if _, ok := Patterns[val]; !ok {
+				panic("bind: unknown pattern " + strconv.Quote(val) + " in " + strconv.Quote(tag))
+			}
+			r.Pattern = val
 		default:
 			panic("bind: unknown v tag rule " + strconv.Quote(name) + " in " + strconv.Quote(tag))
 		}

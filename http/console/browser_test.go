@@ -248,7 +248,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.WaitVisible(byID("verdict")),
 		shot(t, "11-door-checked-in.png"),
 	))
-	require.Contains(t, text("#verdict"), "Checked in: Carl Client")
+	require.Contains(t, text("#verdict"), "Admitted: Carl Client")
 	width, err := chromedp.Run(tctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 	require.NoError(t, err)
 	require.LessOrEqual(t, width, 390, "the door page fits a 390 px phone")

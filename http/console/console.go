@@ -206,7 +206,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview", "tickettypes", "tickettype", "venue", "buy"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "devices", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview", "tickettypes", "tickettype", "venue", "buy"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -387,6 +387,9 @@ func (c *Console) routes() []route {
 		{"POST", "/console/events/{eventId}/promotion-codes/{promoId}/disable", c.disablePromo},
 		{"GET", "/console/events/{eventId}/door", c.doorPage},
 		{"POST", "/console/events/{eventId}/door", c.checkin},
+		{"GET", "/console/events/{eventId}/devices", c.devicesPage},
+		{"POST", "/console/events/{eventId}/devices", c.createDevice},
+		{"POST", "/console/events/{eventId}/devices/{deviceId}/revoke", c.revokeDevice},
 		{"GET", "/console/events/{eventId}/dashboard", c.dashboardPage},
 		{"GET", "/console/events/{eventId}/dashboard/live", c.dashboardLive},
 		{"GET", "/console/units/{unitId}/audit", c.auditPage},

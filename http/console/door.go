@@ -26,6 +26,24 @@ type doorData struct {
 	Result  *event.CheckinResult
 	Refused string
 	Types   map[string]string // ticket type id -> name
+	// In says, per found registration, when it checked in at the chosen
+	// door ("" when it has not): search results show who is in.
+	In map[string]string
+	// Where names the door and the device of an earlier check-in (an
+	// amber verdict says when and where).
+	Where string
+}
+
+// Verdict is the result's class: a second check-in is amber, never the
+// green of the first.
+func (d *doorData) Verdict() string {
+	switch {
+	case d.Result == nil:
+		return ""
+	case d.Result.AlreadyCheckedIn:
+		return "warn"
+	}
+	return "ok"
 }
 
 // TypeName is the name of a registration's ticket type.
@@ -86,6 +104,12 @@ func (c *Console) showDoor(r *req, d *doorData, status int) error {
 		if d.Found, err = c.search(eventID, d.Query); err != nil {
 			return err
 		}
+		if d.In, err = c.whoIsIn(eventID, d.Door, d.Found, v.Event.Timezone); err != nil {
+			return err
+		}
+	}
+	if d.Result != nil && d.Result.AlreadyCheckedIn {
+		d.Where = c.where(d, d.Result.Checkin)
 	}
 	v.Any = d
 	c.render(r.rc, status, "door", v)
@@ -170,4 +194,52 @@ func (c *Console) checkin(r *req) error {
 	}
 	d.Result = &checked
 	return c.showDoor(r, d, 200)
+}
+
+// doorOf splits a door option value ("event", "venue:ven_1").
+func doorOf(v string) (typ, id string) {
+	typ, id, _ = strings.Cut(v, ":")
+	if typ == "" {
+		typ = "event"
+	}
+	return typ, id
+}
+
+// whoIsIn answers, for each registration found, when it checked in at
+// door (one indexed read each; a search shows at most 20).
+func (c *Console) whoIsIn(eventID, door string, found []event.Registration, tz string) (map[string]string, error) {
+	typ, id := doorOf(door)
+	in := map[string]string{}
+	for _, reg := range found {
+		l, err := askOp(c, eventID, event.ListCheckins{RegistrationID: reg.ID, SubjectType: typ, SubjectID: id, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(l.Data) > 0 {
+			in[reg.ID] = showTime(&l.Data[0].CheckedInAt, tz)
+		}
+	}
+	return in, nil
+}
+
+// where names the door and the device of a check-in.
+func (c *Console) where(d *doorData, ch event.Checkin) string {
+	k := ch.SubjectType
+	if ch.SubjectID != nil {
+		k += ":" + *ch.SubjectID
+	}
+	door := k
+	for _, o := range d.Doors {
+		if o.Value == k {
+			door = o.Label
+		}
+	}
+	by := "the console or the API"
+	if ch.DeviceID != nil {
+		by = "device " + *ch.DeviceID
+		if dev, ok := c.sys.Directory().Device(*ch.DeviceID); ok {
+			by = dev.Name
+		}
+	}
+	return door + " · " + by
 }

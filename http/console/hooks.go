@@ -3,7 +3,9 @@ package console
 import (
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"ticketd/actors"
 	"ticketd/webhooks"
@@ -43,6 +45,9 @@ func (c *Console) showHooks(r *req, v *view, secret string, status int) error {
 	}
 	if v.Notice == "" && string(r.rc.QueryArgs().Peek("resent")) != "" {
 		v.Notice = "The delivery is queued again: its attempt shows in the log below."
+	}
+	if n := string(r.rc.QueryArgs().Peek("replayed")); v.Notice == "" && n != "" {
+		v.Notice = "Replay queued: " + n + " webhook events are sent again, oldest first; their attempts show in the log below."
 	}
 	if d.Open != "" {
 		ds, err := c.deps.Webhooks.Deliveries(unitID, d.Open)
@@ -103,6 +108,9 @@ func (c *Console) hookAction(r *req) error {
 	if c.deps.Webhooks == nil {
 		return errNotFound
 	}
+	if action == "replay" {
+		return c.replayHooks(r, unitID, id)
+	}
 	var e webhooks.Endpoint
 	var err error
 	switch action {
@@ -156,6 +164,51 @@ func (c *Console) resendDelivery(r *req) error {
 	r.audit("resendWebhookDelivery", unitID, map[string]string{"unitId": unitID, "endpointId": id, "deliveryId": delivery},
 		map[string]string{"id": task, "resendOf": delivery, "eventId": d.EventID, "type": d.Type})
 	return redirect(r, "/console/units/"+unitID+"/webhooks?deliveries="+url.QueryEscape(id)+"&resent=1")
+}
+
+// replayHooks queues again the endpoint's logged webhooks from a change
+// feed seq of one event, or from a time (webhooks.Service.Replay).
+func (c *Console) replayHooks(r *req, unitID, id string) error {
+	var from webhooks.ReplayFrom
+	from.EventID = form(r.rc, "eventId")
+	seq, since := form(r.rc, "fromSeq"), form(r.rc, "since")
+	fail := func(msg string) error {
+		r.rc.QueryArgs().Set("deliveries", id)
+		return c.showHooks(r, &view{req: r, Error: msg}, "", 400)
+	}
+	switch {
+	case seq != "":
+		n, err := strconv.ParseUint(seq, 10, 64)
+		if err != nil || n == 0 {
+			return fail("The seq must be a whole number from 1.")
+		}
+		if from.EventID == "" {
+			return fail("A seq counts in one event's change feed: give the event id too.")
+		}
+		from.Seq = n
+	case since != "":
+		t, err := time.ParseInLocation("2006-01-02T15:04", since, time.UTC)
+		if err != nil {
+			if t, err = time.Parse(time.RFC3339, since); err != nil {
+				return fail("The time must be a date and time (UTC).")
+			}
+		}
+		from.Since = t
+	default:
+		return fail("Give a seq (with its event) or a time to replay from.")
+	}
+	ids, err := c.deps.Webhooks.Replay(unitID, id, from)
+	switch {
+	case errors.Is(err, webhooks.ErrNotFound):
+		return errNotFound
+	case errors.Is(err, webhooks.ErrDisabled):
+		return fail("The endpoint is disabled: enable it, then replay.")
+	case err != nil:
+		return err
+	}
+	r.audit("replayWebhookDeliveries", unitID, map[string]string{"unitId": unitID, "endpointId": id},
+		map[string]any{"eventId": from.EventID, "fromSeq": from.Seq, "since": from.Since, "queued": len(ids)})
+	return redirect(r, "/console/units/"+unitID+"/webhooks?deliveries="+url.QueryEscape(id)+"&replayed="+strconv.Itoa(len(ids)))
 }
 
 // hookRecord is what the audit log keeps of an endpoint: no secret.

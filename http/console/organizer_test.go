@@ -332,7 +332,7 @@ func TestVenueAndOnlineLinkOnBuyerPages(t *testing.T) {
 	tt := match(t, typeRE, op.get("/console/events/"+ev).Body)
 	// The link's GET (a chat app's preview, a crawler) shows what it
 	// sells and creates nothing: 25 of them spend none of the client's
-	// budget of 20 checkouts a minute, which the Buy button's POSTs spend.
+	// budget of checkouts (20 a minute), which the Buy button's POSTs spend.
 	link := s.URL + "/buy/" + ev + "/" + tt
 	for range 25 {
 		p = b.Get(link)
@@ -357,7 +357,7 @@ func TestVenueAndOnlineLinkOnBuyerPages(t *testing.T) {
 		}
 		require.Equal(t, 303, p.Status, p.Body)
 	}
-	require.True(t, limited, "the 21st checkout within a minute is refused")
+	require.True(t, limited, "a checkout beyond the client's budget (20 a minute) is refused")
 	assert.NotEmpty(t, p.Header.Get("Retry-After"))
 	assert.Contains(t, p.Body, "Too many checkouts were started from your connection")
 

@@ -188,3 +188,62 @@ func TestResendWebhookDeliveryInConsole(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	assert.Len(t, sink.got(), 2)
 }
+
+var hookSeqRE = regexp.MustCompile(`"seq":(\d+)`)
+
+// TestReplayWebhooksInConsole: the webhook page's Replay form sends the
+// logged webhooks again from a change feed seq of one event, or from a
+// time, to a real receiver: each once, oldest first, the same bodies;
+// bad input is refused on the page and nothing is sent.
+func TestReplayWebhooksInConsole(t *testing.T) {
+	s := apptest.Start(t, func(c *app.Config) {
+		c.Tune = &app.Tuning{Webhooks: func(w *webhooks.Config) {
+			w.BackoffMin, w.BackoffMax = 10*time.Millisecond, 40*time.Millisecond
+			w.PollInterval, w.Timeout = 10*time.Millisecond, 2*time.Second
+		}}
+	})
+	sink := newHookSink(t)
+	op := operator(t, s)
+	unit := op.newUnit("Replay Unit")
+	op.get("/console/units/" + unit + "/webhooks")
+	p := op.post("/console/units/"+unit+"/webhooks", "url", sink.srv.URL, "eventTypes", "registration.created")
+	require.Equal(t, 201, p.Status, p.Body)
+	ep := match(t, regexp.MustCompile(`\?deliveries=([A-Za-z0-9_]+)"`), p.Body)
+	ev := op.newEvent(unit, "Replayed")
+	require.Equal(t, 303, op.post("/console/events/"+ev+"/publish").Status)
+	tt := match(t, typeRE, op.get("/console/events/"+ev).Body)
+	key := op.secretKey(unit)
+	for _, email := range []string{"r1@example.com", "r2@example.com", "r3@example.com"} {
+		sell(t, s, key, ev, tt, email, "R")
+	}
+	require.Eventually(t, func() bool { return len(sink.got()) == 3 }, 10*time.Second, 10*time.Millisecond)
+	first := sink.got()
+	seqs := make([]string, 3)
+	for i, b := range first {
+		seqs[i] = hookSeqRE.FindStringSubmatch(b)[1]
+	}
+	logPage := "/console/units/" + unit + "/webhooks?deliveries=" + ep
+	assert.Contains(t, op.get(logPage).Body, `id="replay"`)
+	replay := "/console/units/" + unit + "/webhooks/" + ep + "/replay"
+
+	p = op.post(replay, "eventId", ev, "fromSeq", seqs[1])
+	require.Equal(t, 303, p.Status, p.Body)
+	assert.Contains(t, op.get(p.Header.Get("Location")).Body, "Replay queued: 2 webhook events")
+	require.Eventually(t, func() bool { return len(sink.got()) == 5 }, 10*time.Second, 10*time.Millisecond)
+	got := sink.got()
+	assert.Equal(t, first[1:], got[3:], "from the seq on, oldest first, the same bodies")
+
+	p = op.post(replay, "since", "2000-01-01T00:00")
+	require.Equal(t, 303, p.Status, p.Body)
+	require.Eventually(t, func() bool { return len(sink.got()) == 8 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, first, sink.got()[5:])
+	assert.Contains(t, auditOps(t, s, unit), "console.replayWebhookDeliveries by admin")
+
+	for _, bad := range [][]string{{"fromSeq", "2"}, {"fromSeq", "x", "eventId", ev}, {"since", "yesterday"}, {}} {
+		p = op.post(replay, bad...)
+		assert.Equal(t, 400, p.Status, "%v", bad)
+	}
+	assert.Equal(t, 403, op.b.Post(s.URL+replay, nil).Status, "no CSRF token")
+	time.Sleep(50 * time.Millisecond)
+	assert.Len(t, sink.got(), 8, "nothing else was sent")
+}

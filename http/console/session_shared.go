@@ -41,6 +41,12 @@ const (
 	sessReadTimeout = 2 * time.Second
 	// maxTouched bounds the sessions whose last touch a node remembers.
 	maxTouched = 10_000
+	// maxUnknown bounds the cookies this node remembers the cluster does
+	// not know (see sharedSessions.unknown).
+	maxUnknown = 10_000
+	// cookieLen is the length of a session cookie's value (randomToken:
+	// 32 bytes, base64url without padding).
+	cookieLen = 43
 )
 
 // SharedPut stores key = value on a majority of the nodes for ttl and
@@ -85,6 +91,26 @@ type sharedSessions struct {
 
 	mu      sync.Mutex
 	touched map[string]time.Time // session hash -> the last touch this node put
+	// unknown are the session hashes the cluster answered it does not
+	// know: a cookie's value is made, and its session put on a majority,
+	// before any browser has it, so the cluster's "none" for one is for
+	// good, and a request repeating a made-up cookie costs no read.
+	unknown map[string]struct{}
+}
+
+// wellFormed reports whether id can be a session cookie this console
+// made: anything else is no session, without a read of the cluster.
+func wellFormed(id string) bool {
+	if len(id) != cookieLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func sessHash(id string) string {
@@ -151,16 +177,30 @@ func (ss *sharedSessions) start(s *session, now time.Time) (string, error) {
 }
 
 func (ss *sharedSessions) get(id string, now time.Time) (session, bool) {
-	if id == "" {
+	if !wellFormed(id) {
 		return session{}, false
 	}
 	h := sessHash(id)
 	v, ok, err := ss.store.Get([]byte(sessPrefix + h))
 	if err == nil && !ok {
+		ss.mu.Lock()
+		_, none := ss.unknown[h]
+		ss.mu.Unlock()
+		if none {
+			return session{}, false
+		}
 		// Started through another node moments ago, not copied here yet.
 		ctx, cancel := context.WithTimeout(context.Background(), sessReadTimeout)
 		v, ok, err = ss.read(ctx, []byte(sessPrefix+h))
 		cancel()
+		if err == nil && !ok {
+			ss.mu.Lock()
+			if ss.unknown == nil || len(ss.unknown) >= maxUnknown {
+				ss.unknown = map[string]struct{}{}
+			}
+			ss.unknown[h] = struct{}{}
+			ss.mu.Unlock()
+		}
 	}
 	if err != nil {
 		ss.log.Warn("console: shared session not read", "err", err)

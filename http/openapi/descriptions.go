@@ -24,10 +24,11 @@ type oaOpDoc struct {
 }
 
 const (
-	oaEventNotFound = "An event of another business unit answers 404 exactly like one that does not exist."
-	oaListNote      = "Paged: `limit` 1 to 100 (default 50) and `cursor` (the previous page's `nextCursor`); `hasMore` says whether another page follows."
-	oaHiddenNote    = "A hidden ticket type (isPublic false) needs a `redemptionCode` that unlocks it (REDEMPTION_CODE_REQUIRED)."
-	oaOrderRules    = "Each item is a ticket type, add-on or bundle of the event that is open and within its sale window. One order admits one person, the buyer: at most one ticket type line (or a bundle holding one), with quantity 1; add-on lines take quantity 1 to 100. " +
+	oaEventNotFound  = "An event of another business unit answers 404 exactly like one that does not exist."
+	oaFeedCursorNote = " The `Feed-Cursor` header is the change feed's position this list reflects (read atomically with it): follow `GET /v1/events/{eventId}/changes?after=<Feed-Cursor>` from there to see every change made since, with nothing missed and nothing counted twice (when paging, keep the first page's)."
+	oaListNote       = "Paged: `limit` 1 to 100 (default 50) and `cursor` (the previous page's `nextCursor`); `hasMore` says whether another page follows."
+	oaHiddenNote     = "A hidden ticket type (isPublic false) needs a `redemptionCode` that unlocks it (REDEMPTION_CODE_REQUIRED)."
+	oaOrderRules     = "Each item is a ticket type, add-on or bundle of the event that is open and within its sale window. One order admits one person, the buyer: at most one ticket type line (or a bundle holding one), with quantity 1; add-on lines take quantity 1 to 100. " +
 		"The order holds its places for the order hold (15 minutes by default); confirm it before `holdExpiresAt` or it expires and its places return. " +
 		"A buyer whose email is already registered in the event gets an order with `alreadyRegistered` true and no second seat. " +
 		"Prices are snapshots: repricing later never changes this order."
@@ -39,6 +40,36 @@ var (
 )
 
 var oaOperationDocs = map[string]oaOpDoc{
+	// Door devices (decisions §18).
+	"createDevice": {text: "Creates a door device of the event, `pending` until initialized. It admits at the `doors` given (each must exist in the event), or at every door of the event when none are given. " +
+		"The answer is the only one that shows `setupCode`, and `setupUrl` (`{base_url}/door?setup=<setupCode>`) to open on the device or show as a QR code; the code works once, within 15 minutes."},
+	"listDevices":  {text: "Lists the event's door devices, oldest first, with their status and when each was last seen. Never a setup code or a key."},
+	"getDevice":    {text: "Gets one door device of the event. A device of another event or business unit answers the same 404 as a missing one."},
+	"revokeDevice": {text: "Revokes a door device at once: its key answers 401 from the next request and its stream ends. Revoking a revoked device answers it unchanged."},
+	"listDoorConflicts": {text: "Lists the event's door conflicts, newest first: scans a device admitted offline (`admittedOffline`) that the service then refused or found used at that door by another device or the API. " +
+		"Each is also sent as the webhook `checkin.conflict`. " + oaListNote},
+	"initializeDevice": {text: "Turns a setup code into the device's key `dk_...`, shown only in this answer. The code works once, within 15 minutes of the device's creation; an unknown, used or expired code answers 401. Needs no key."},
+	"getDoorEvent":     {text: "The device's event (id, name, start, timezone), its doors with their names and counts (confirmed registrations expected, checked in at that door), the ticket types' names, and the event's devices by name (to say where a pass was used). `passCursor` is the passes cursor of now."},
+	"listPasses": {text: "Pages through the event's passes in the order they changed. Without `cursor` it pages through every registration; the last page's `nextCursor` is never null, and called later with it the list holds only the passes changed since " +
+		"(new, cancelled, approved, checked in anywhere), `hasMore` false once caught up. No change is ever skipped; a pass may repeat (the latest state wins). A cursor of another event, or garbage, answers 400. Answers gzip when asked (`Accept-Encoding: gzip`)."},
+	"recordScans": {text: "Records 1 to 500 scans of this device in one request (counted once against the device's budget). Each scan gets its verdict, in order: `admitted` (a check-in was recorded, the same record as the Developer API's, `method` scan with `deviceId`), " +
+		"`already_checked_in` (with `firstCheckin`), or `refused` with `reason` REGISTRATION_NOT_CONFIRMED, NOT_FOUND or DOOR_NOT_ALLOWED. A repeated `scanId` answers its first result unchanged. An `offline` scan's check-in keeps `scannedAt` when it lies within the last 7 days and not more than 5 minutes ahead. " +
+		"One bad scan never fails the batch; a malformed batch answers 400 and records nothing."},
+	"streamPasses": {text: "Server-Sent Events: each `data:` line is a pass (as GET /door/v1/passes answers it) as it changes, so a device learns another device's check-in within a second. Each batch ends with an `id:` line holding the passes cursor after it; " +
+		"reconnecting with `Last-Event-ID` (or `?cursor=`) resumes there. Without either it starts now. Comment lines keep the connection alive; the stream ends after 10 minutes or when the device is revoked (EventSource reconnects by itself)."},
+	"listChanges": {text: "The event's change feed (decisions §20), for integrators who mirror registrations, orders and check-ins: " +
+		"every change, oldest first, each with `seq` counting the event's feed from 1 without gaps, its `type`, when it " +
+		"happened and `object`: the record as its GET answered just after the change, in the key's API version " +
+		"(registration.* changes carry a registration, order.* an order, checkin.* a check-in). A change is written with " +
+		"the state it describes, atomically, so the feed never disagrees with the records.\n\n" +
+		"**Following:** start from a list's `Feed-Cursor` header (or without `after`: from the oldest change kept), then " +
+		"read with `after` = the previous page's `nextCursor` (always set). `hasMore` true: read again at once; false: " +
+		"read again with `wait` (up to 30 s), which answers as soon as a change commits. `types` filters (the cursor " +
+		"still moves past the others). `limit` 1 to 1000 (default 100).\n\n" +
+		"**Retention:** changes are kept at least 30 days; a cursor whose next change is no longer kept answers 410 " +
+		"CURSOR_EXPIRED (list the records again and follow the list's Feed-Cursor). A cursor is bound to its event: " +
+		"another event's cursor, one ahead of the feed, or garbage answers 400 on `after`. " + oaEventNotFound,
+		reasons: []string{event.ReasonCursorExpired}},
 	// Events.
 	"listEvents": {text: "Lists the business unit's events in every status (draft, published, archived), newest first. " + oaListNote},
 	"createEvent": {text: "Creates an event as `draft`. `name` and `timezone` (an IANA name) are required; `startsAt` is needed later to publish. " +
@@ -65,7 +96,7 @@ var oaOperationDocs = map[string]oaOpDoc{
 	"getTicketTypeAvailability": {text: "Returns the availability object: capacity (null is unlimited), confirmed, waitlisted, held (places held by open orders) and remaining (null when unlimited). Under version 2026-03-15 `held` is absent."},
 
 	// Registrations.
-	"listRegistrations": {text: "Lists the event's registrations, newest first. `status` filters by status; `email` by person (case-insensitive, trimmed). " + oaListNote},
+	"listRegistrations": {text: "Lists the event's registrations, newest first. `status` filters by status; `email` by person (case-insensitive, trimmed). " + oaListNote + oaFeedCursorNote},
 	"createRegistration": {text: "Registers a person on a ticket type (`registrationTypeId`, required when the event has ticket types). " +
 		"It lands `pending` when the type requires approval (holds no place until approved), `waitlisted` when the type is full and allows a waitlist, and otherwise `confirmed` (a ticket email is sent). " +
 		"A full type without a waitlist answers 412 SOLD_OUT; a type that is not open answers 412 NOT_ON_SALE. " +
@@ -84,7 +115,7 @@ var oaOperationDocs = map[string]oaOpDoc{
 	"getRegistrationPerks":   {text: "Returns the registration's effective perks: the union of its ticket type's perks, the perks of the code that admitted it and individual grants, each with its sources."},
 
 	// Check-ins.
-	"listCheckins": {text: "Lists check-ins, newest first; `subjectType`, `subjectId` and `registrationId` filter. " + oaListNote},
+	"listCheckins": {text: "Lists check-ins, newest first; `subjectType`, `subjectId` and `registrationId` filter. " + oaListNote + oaFeedCursorNote},
 	"recordCheckin": {text: "Records a registration's entry at a door. Identify the registration by `registrationId` or by `checkinCode` (one of the two is required). " +
 		"`subjectType` is the door: `event`, or `session`/`venue` with their `subjectId` (required there, ignored at the event door). " +
 		"Idempotent per (registration, door): a second scan answers 200 with `alreadyCheckedIn` true and creates nothing. " +
@@ -124,7 +155,7 @@ var oaOperationDocs = map[string]oaOpDoc{
 		reasons: []string{event.ReasonEventArchived}},
 
 	// Orders and checkout.
-	"listOrders": {text: "Lists the event's orders with their line items, newest first; `status` filters. " + oaListNote},
+	"listOrders": {text: "Lists the event's orders with their line items, newest first; `status` filters. " + oaListNote + oaFeedCursorNote},
 	"placeOrder": {text: "Places an order for the buyer `email` and holds its places. " + oaOrderRules + " " + oaHiddenNote +
 		" The event must be published (412 EVENT_NOT_PUBLISHED, or EVENT_ARCHIVED); a full item answers 412 SOLD_OUT.",
 		reasons: oaOrderReasons},
@@ -177,6 +208,8 @@ var oaOperationDocs = map[string]oaOpDoc{
 	"previewOutboxMail":       {reasons: []string{event.ReasonOutboxMailUnrenderable, event.ReasonOutboxUnavailable}},
 	"setEventLocation":        {reasons: []string{event.ReasonEventArchived}},
 
+	"replayWebhookDeliveries": {text: "Sends again what an endpoint's delivery log holds from a point on: with `fromSeq` and `eventId`, the webhooks of that event's changes whose change feed `seq` is `fromSeq` or later; with `since`, those of changes made at that time or later (of `eventId` only, when given). Each webhook event goes once (its newest logged body: the same bytes and id, so receivers deduplicate), oldest first, queued like a resend. The log keeps an endpoint's newest attempts only; for anything older, read the change feed. A disabled endpoint answers 412. Answers 202 once queued.",
+		reasons: []string{event.ReasonWebhookEndpointDisabled}},
 	"resendWebhookDelivery": {text: "Sends a logged delivery again: its body (the same bytes and event id, so receivers can deduplicate) is queued as a new delivery on the endpoint's durable queue, signed with the current secret, retried and logged like any other. Answers 202 once queued.",
 		reasons: []string{event.ReasonWebhookPayloadUnavailable, event.ReasonWebhookEndpointDisabled}},
 }
@@ -372,6 +405,7 @@ var oaTagDocs = map[string]string{
 	"Site":               "The event's public page address and description.",
 	"Translations":       "The event's content in other languages.",
 	"Refunds":            "Refund policies and refunds of paid orders.",
+	"Changes":            "The change feed: follow registrations, orders and check-ins as they change, with nothing missed.",
 	"Automations":        "Webhook endpoints: where the service POSTs signed outbound webhooks.",
 	"Logs":               "The developer request log and the audit log.",
 }
@@ -400,7 +434,40 @@ var oaTypeExtras = map[string]map[string]any{
 	},
 }
 
-// oaBodyExtras bound array bodies, which have no struct tag to carry them.
+// oaBodyExtras say what a body's struct tags cannot: bounds of array
+// bodies, and rules across fields, in JSON Schema where it can say them
+// (minProperties, oneOf) and in an x- keyword where the rule depends on
+// the event's state.
 var oaBodyExtras = map[string]map[string]any{
 	"replaceBundleItems": {"maxItems": 50},
+	// siteUrl or description, at least one.
+	"setEventSite": {"minProperties": 1},
+	// Exactly one of percentOff and amountOff (the other absent or null):
+	// each branch requires its field not null and the other absent or
+	// null. The per-field conditions sit under not, where no property
+	// list makes a validator close the object to other members.
+	"createPromotionCode": {"oneOf": []any{oaOneOfBranch("percentOff", "amountOff"), oaOneOfBranch("amountOff", "percentOff")}},
+	// A rule on the event's state, which no schema can know.
+	"createRegistration": {"x-requiredWhen": map[string]any{
+		"registrationTypeId": "the event has at least one ticket type (registration type): then it is required and names one of them; without ticket types leave it out. Refused otherwise with 400 naming registrationTypeId."}},
+}
+
+// oaOneOfBranch is the branch of a oneOf where field is set (present, not
+// null) and other is not (absent or null).
+func oaOneOfBranch(field, other string) map[string]any {
+	notNull := map[string]any{"not": map[string]any{"type": "null"}}
+	return map[string]any{
+		"required": []any{field},
+		"not": map[string]any{"anyOf": []any{
+			map[string]any{"properties": map[string]any{field: map[string]any{"type": "null"}}},
+			map[string]any{"required": []any{other}, "properties": map[string]any{other: notNull}},
+		}},
+	}
+}
+
+// oaSuccessExtraContent are other media types a success answers with,
+// besides JSON (chosen by a query parameter).
+var oaSuccessExtraContent = map[string]map[string]any{
+	"previewOutboxMail": {"message/rfc822": map[string]any{
+		"schema": map[string]any{"type": "string", "description": "The raw RFC 5322 message, as the SMTP server would receive it (format=eml)."}}},
 }

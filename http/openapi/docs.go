@@ -50,7 +50,7 @@ const docsCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe
 // their assets under /docs/assets/. None of them needs a key. It fails if a
 // document cannot be built, so a bad table stops the server at start.
 func RegisterDocs(r DocsRouter, routes []thttp.Route, info DocInfo) error {
-	surfaces := []thttp.Surface{thttp.Developer, thttp.Storefront, thttp.Admin}
+	surfaces := []thttp.Surface{thttp.Developer, thttp.Storefront, thttp.Admin, thttp.Door}
 	for _, s := range surfaces {
 		doc, err := Document(routes, s, info)
 		if err != nil {

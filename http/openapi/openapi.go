@@ -86,6 +86,8 @@ func DocumentPath(s thttp.Surface) string {
 		return "/storefront/openapi.json"
 	case thttp.Admin:
 		return "/admin/openapi.json"
+	case thttp.Door:
+		return "/door/openapi.json"
 	}
 	return "/openapi.json"
 }
@@ -97,6 +99,8 @@ func DocsPath(s thttp.Surface) string {
 		return "/storefront/docs"
 	case thttp.Admin:
 		return "/admin/docs"
+	case thttp.Door:
+		return "/door/docs"
 	}
 	return "/docs"
 }
@@ -109,6 +113,8 @@ func oaSurfaceName(s thttp.Surface) string {
 		return "storefront"
 	case thttp.Admin:
 		return "admin"
+	case thttp.Door:
+		return "door"
 	case thttp.Public:
 		return "public"
 	}
@@ -120,7 +126,7 @@ func oaSurfaceName(s thttp.Surface) string {
 func oaVersioned(s thttp.Surface) bool { return s == thttp.Developer || s == thttp.Storefront }
 
 func oaOpenAPIMap(routes []thttp.Route, surface thttp.Surface, info DocInfo) (map[string]any, error) {
-	if surface != thttp.Developer && surface != thttp.Storefront && surface != thttp.Admin {
+	if surface != thttp.Developer && surface != thttp.Storefront && surface != thttp.Admin && surface != thttp.Door {
 		return nil, fmt.Errorf("openapi: %s has no document", oaSurfaceName(surface))
 	}
 	if info.Version == "" {
@@ -281,6 +287,8 @@ func oaDefaultTitle(s thttp.Surface) string {
 		return "ticketd Storefront API"
 	case thttp.Admin:
 		return "ticketd Admin API"
+	case thttp.Door:
+		return "ticketd Door API"
 	}
 	return "ticketd Developer API"
 }
@@ -290,6 +298,12 @@ func oaDefaultDescription(s thttp.Surface) string {
 	case thttp.Storefront:
 		return "Browser-side API under /storefront/v1: the published catalog, checkout sessions and " +
 			"rate-limited order placement. Authenticate with a publishable key: `Authorization: Bearer pk_...`. " +
+			"Errors use one envelope: `{\"error\":{\"code\",\"status\",\"message\",\"details\"}}`."
+	case thttp.Door:
+		return "Door devices' API under /door/v1 (decisions §18): the event, its passes with a change cursor, batched scans " +
+			"and a Server-Sent Events stream of pass changes. Authenticate with a device key: `Authorization: Bearer dk_...`, " +
+			"which POST /door/v1/device/initialize hands out once for a setup code. 600 requests per minute per device; " +
+			"a batch of scans counts once. " +
 			"Errors use one envelope: `{\"error\":{\"code\",\"status\",\"message\",\"details\"}}`."
 	case thttp.Admin:
 		return "Console API under /admin/v1: business units, API keys and the console records of events. " +
@@ -306,6 +320,8 @@ func oaSecuritySchemeName(s thttp.Surface) string {
 		return "publishableKey"
 	case thttp.Admin:
 		return "adminToken"
+	case thttp.Door:
+		return "deviceKey"
 	}
 	return "secretKey"
 }
@@ -355,6 +371,9 @@ type (
 	oaJSONSchemaer interface{ JSONSchema() map[string]any }
 	oaOptionaler   interface{ OptionalElem() any }
 	oaExampler     interface{ Example() any }
+	// oaAnyOfer is a value that is one of several record types (the change
+	// feed's object): its schema is anyOf theirs.
+	oaAnyOfer interface{ AnyOf() []any }
 )
 
 var (
@@ -363,6 +382,7 @@ var (
 	oaJSONSchemaerType  = reflect.TypeOf((*oaJSONSchemaer)(nil)).Elem()
 	oaOptionalerType    = reflect.TypeOf((*oaOptionaler)(nil)).Elem()
 	oaExampleType       = reflect.TypeOf((*oaExampler)(nil)).Elem()
+	oaAnyOferType       = reflect.TypeOf((*oaAnyOfer)(nil)).Elem()
 	oaJSONMarshalerType = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 	oaTextMarshalerType = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
 )
@@ -430,10 +450,16 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 			return nil, fmt.Errorf("body %s: %w", bt, err)
 		}
 		if extra, ok := oaBodyExtras[r.OperationID]; ok {
-			if sm, isMap := s.(map[string]any); isMap {
-				for k, v := range extra {
-					sm[k] = v
-				}
+			// On the schema itself: the body's component when it has one.
+			sm, _ := s.(map[string]any)
+			if ref, isRef := s.(*oaSchemaRef); isRef {
+				sm = g.schemas[ref.key]
+			}
+			if sm == nil {
+				return nil, fmt.Errorf("body %s: no schema to add %v to", bt, extra)
+			}
+			for k, v := range extra {
+				sm[k] = oaDeepCopy(v)
 			}
 		}
 		media := map[string]any{"schema": s}
@@ -442,8 +468,9 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 		} else if ok {
 			media["example"] = ex
 		}
+		_, nonEmpty := oaBodyExtras[r.OperationID]["minProperties"]
 		op["requestBody"] = map[string]any{
-			"required": !oaAllOptional(bt),
+			"required": nonEmpty || !oaAllOptional(bt),
 			"content":  map[string]any{"application/json": media},
 		}
 	} else if r.Method == "POST" {
@@ -486,6 +513,9 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 			return nil, fmt.Errorf("success status %d twice", st)
 		}
 		headers := oaResponseHeaders(surface, 0)
+		for name, desc := range r.Headers {
+			headers[name] = map[string]any{"description": desc, "schema": map[string]any{"type": "string", "maxLength": 512}}
+		}
 		if r.Method == "POST" {
 			headers["Idempotent-Replayed"] = map[string]any{"$ref": "#/components/headers/IdempotentReplayed"}
 		}
@@ -498,7 +528,15 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 			if hasExample {
 				media["example"] = bodyExample
 			}
-			resp["content"] = map[string]any{"application/json": media}
+			ct := r.ContentType
+			if ct == "" {
+				ct = "application/json"
+			}
+			content := map[string]any{ct: media}
+			for mt, v := range oaSuccessExtraContent[r.OperationID] {
+				content[mt] = oaDeepCopy(v)
+			}
+			resp["content"] = content
 		}
 		responses[key] = resp
 	}
@@ -519,6 +557,9 @@ func (g *oaGenerator) operation(r *thttp.Route, surface thttp.Surface, pathParam
 		responses[key] = oaErrorResponse(surface, st, byStatus[st])
 	}
 	op["responses"] = responses
+	if r.NoKey {
+		op["security"] = []any{}
+	}
 	op["description"] = oaOperationDescription(r, doc.text, statuses, byStatus)
 	return op, nil
 }
@@ -560,6 +601,9 @@ func oaReasonsOf(r *thttp.Route, surface thttp.Surface, hasBody bool, specific [
 	add(405, event.ReasonMethodNotAllowed)
 	if oaVersioned(surface) {
 		add(400, event.ReasonUnknownAPIVersion)
+		add(429, event.ReasonRateLimited)
+	}
+	if surface == thttp.Door && !r.NoKey {
 		add(429, event.ReasonRateLimited)
 	}
 	if r.Body != nil || r.Query != nil || len(oaPathParams(r.Path)) > 0 {
@@ -734,9 +778,10 @@ func oaResponseHeaders(surface thttp.Surface, st int) map[string]any {
 		h["RateLimit-Limit"] = map[string]any{"$ref": "#/components/headers/RateLimitLimit"}
 		h["RateLimit-Remaining"] = map[string]any{"$ref": "#/components/headers/RateLimitRemaining"}
 		h["RateLimit-Reset"] = map[string]any{"$ref": "#/components/headers/RateLimitReset"}
-		if st == 429 {
-			h["Retry-After"] = map[string]any{"$ref": "#/components/headers/RetryAfter"}
-		}
+	}
+	if st == 429 {
+		// Every surface: AUTH_THROTTLED says when to retry too.
+		h["Retry-After"] = map[string]any{"$ref": "#/components/headers/RetryAfter"}
 	}
 	return h
 }
@@ -768,10 +813,10 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 	for name, vals := range oaEnumSchemas {
 		schemas[name] = oaEnumSchema(name, vals)
 	}
-	if oaVersioned(surface) {
-		schemas["ApiVersion"] = map[string]any{"type": "string", "enum": oaStrings(thttp.KnownVersions()),
-			"description": "A date version of the API (YYYY-MM-DD); " + thttp.CurrentVersion + " is the current one."}
-	}
+	// Every surface: the admin API names versions too (an API key's pin);
+	// unreferenced schemas are pruned.
+	schemas["ApiVersion"] = map[string]any{"type": "string", "enum": oaStrings(thttp.KnownVersions()),
+		"description": "A date version of the API (YYYY-MM-DD); " + thttp.CurrentVersion + " is the current one."}
 
 	headers := map[string]any{
 		"IdempotentReplayed": map[string]any{
@@ -794,6 +839,11 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255},
 		},
 	}
+	headers["RetryAfter"] = map[string]any{
+		"description": "Seconds to wait before retrying.",
+		"required":    true,
+		"schema":      map[string]any{"type": "integer", "minimum": 0},
+	}
 	if oaVersioned(surface) {
 		headers["ServiceVersion"] = map[string]any{
 			"description": "The API version that served the request (YYYY-MM-DD).",
@@ -801,20 +851,15 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 			"schema":      oaVersionSchema(),
 		}
 		headers["RateLimitLimit"] = map[string]any{
-			"description": "Requests allowed in the current window.",
+			"description": "Requests the budget's token bucket holds: half a minute's; it refills continuously at the per-minute rate.",
 			"schema":      map[string]any{"type": "integer", "minimum": 0},
 		}
 		headers["RateLimitRemaining"] = map[string]any{
-			"description": "Requests left in the current window.",
+			"description": "Requests the bucket still holds.",
 			"schema":      map[string]any{"type": "integer", "minimum": 0},
 		}
 		headers["RateLimitReset"] = map[string]any{
-			"description": "Seconds until the window resets.",
-			"schema":      map[string]any{"type": "integer", "minimum": 0},
-		}
-		headers["RetryAfter"] = map[string]any{
-			"description": "Seconds to wait before retrying.",
-			"required":    true,
+			"description": "Seconds until the bucket is full again.",
 			"schema":      map[string]any{"type": "integer", "minimum": 0},
 		}
 		params["ServiceVersion"] = map[string]any{
@@ -832,6 +877,9 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 	case thttp.Admin:
 		sec = map[string]any{"type": "http", "scheme": "bearer",
 			"description": "The admin token (TICKETD_ADMIN_TOKEN)."}
+	case thttp.Door:
+		sec = map[string]any{"type": "http", "scheme": "bearer",
+			"description": "Device key (dk_...): one door device of one event; revoked devices answer 401."}
 	default:
 		sec = map[string]any{"type": "http", "scheme": "bearer",
 			"description": "Secret key (sk_...): server-side only, bound to one business unit."}
@@ -1038,7 +1086,7 @@ func oaApplyRules(s any, r bind.Rules) (any, error) {
 	m, isMap := s.(map[string]any)
 	if !isMap {
 		if r.Min != nil || r.Max != nil || r.MinLen != nil || r.MaxLen != nil || r.MaxItems != nil ||
-			r.MinItems != nil || r.Enum != nil || r.Format != "" {
+			r.MinItems != nil || r.Enum != nil || r.Format != "" || r.Pattern != "" {
 			return nil, fmt.Errorf("bounds on an object field")
 		}
 		if r.Nullable {
@@ -1056,7 +1104,7 @@ func oaApplyRules(s any, r bind.Rules) (any, error) {
 		}
 		if items, ok := m["items"].(map[string]any); ok {
 			target = items
-		} else if r.Min != nil || r.Max != nil || r.MinLen != nil || r.MaxLen != nil || r.Enum != nil || r.Format != "" {
+		} else if r.Min != nil || r.Max != nil || r.MinLen != nil || r.MaxLen != nil || r.Enum != nil || r.Format != "" || r.Pattern != "" {
 			return nil, fmt.Errorf("scalar bounds on an array of objects")
 		}
 	} else if r.MinItems != nil || r.MaxItems != nil {
@@ -1090,6 +1138,9 @@ func oaApplyRules(s any, r bind.Rules) (any, error) {
 	}
 	if r.Format != "" {
 		target["format"] = r.Format
+	}
+	if r.Pattern != "" {
+		target["pattern"] = bind.Patterns[r.Pattern].ECMA
 	}
 	if r.Nullable {
 		oaMakeNullable(m)
@@ -1159,7 +1210,25 @@ func (g *oaGenerator) schemaOf(t reflect.Type, input bool, depth int) (any, erro
 		return nil, fmt.Errorf("type %s nests deeper than %d", t, oaMaxSchemaDepth)
 	}
 	if v, ok := oaImplements(t, oaJSONSchemaerType); ok {
-		return oaDeepCopy(v.Interface().(oaJSONSchemaer).JSONSchema()), nil
+		s := oaDeepCopy(v.Interface().(oaJSONSchemaer).JSONSchema())
+		if m, isMap := s.(map[string]any); isMap && !input {
+			// A pattern bounds what a request may send (a timestamp's year
+			// as written); an answer is described by what it holds (a
+			// timestamp in UTC, whose year may differ by the offset).
+			delete(m, "pattern")
+		}
+		return s, nil
+	}
+	if v, ok := oaImplements(t, oaAnyOferType); ok {
+		var alts []any
+		for _, alt := range v.Interface().(oaAnyOfer).AnyOf() {
+			s, err := g.schemaOf(reflect.TypeOf(alt), input, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			alts = append(alts, s)
+		}
+		return map[string]any{"anyOf": alts}, nil
 	}
 	if v, ok := oaImplements(t, oaOptionalerType); ok {
 		inner := v.Interface().(oaOptionaler).OptionalElem()

@@ -12,6 +12,7 @@ import (
 
 	"ticketd/actors"
 	"ticketd/event"
+	thttp "ticketd/http"
 	"ticketd/webhooks"
 )
 
@@ -34,7 +35,8 @@ type webhookCheckin = struct {
 	SubjectType    string    `json:"subjectType" v:"enum=event|session|venue" doc:"The door: the event itself, a session or a venue."`
 	SubjectID      string    `json:"subjectId,omitempty" doc:"The session or venue id at those doors; absent at the event door."`
 	Method         string    `json:"method" v:"enum=scan|manual" doc:"How the registration was identified."`
-	CheckedInAt    time.Time `json:"checkedInAt" doc:"When the check-in was recorded (UTC)."`
+	CheckedInAt    time.Time `json:"checkedInAt" doc:"When the check-in was recorded (UTC); an offline door scan's scannedAt."`
+	DeviceID       string    `json:"deviceId,omitempty" doc:"The door device that scanned it; absent for the Developer API and the console."`
 }
 
 // Webhooks returns the service's outbound webhook event types, every one
@@ -52,6 +54,8 @@ func Webhooks() []Webhook {
 			Data: event.Order{}},
 		actors.HookOrderRefunded: {Description: "A refund of a paid order succeeded at the payment provider, partial or full; " +
 			"the order carries its refunds (status refunded once nothing is left).", Data: event.Order{}},
+		actors.HookCheckinConflict: {Description: "A door conflict: a door device admitted someone offline on a pass the service " +
+			"then refused or found used at that door by another device (decisions §18).", Data: event.DoorConflict{}},
 	}
 	var out []Webhook
 	for _, t := range actors.HookTypes() {
@@ -89,7 +93,12 @@ func (g *oaGenerator) webhooks(list []Webhook) (map[string]any, error) {
 					"description": "The webhook event's id: the same on every delivery attempt of this event, so a receiver drops repeats by it."},
 				"type":      map[string]any{"type": "string", "enum": []any{w.Type}, "description": "The event type."},
 				"createdAt": map[string]any{"type": "string", "format": "date-time", "maxLength": 35, "description": "When the change happened (UTC)."},
-				"data":      oaWithDescription(data, "The record as the change left it."),
+				"eventId":   map[string]any{"type": "string", "maxLength": 100, "description": "The event whose change feed `seq` counts."},
+				"seq": map[string]any{"type": "integer", "minimum": 1, "description": "The change's `seq` in the event's change feed " +
+					"(GET /v1/events/{eventId}/changes): a receiver that sees a gap (or a seq older than it expected) reads the " +
+					"feed to fill it. Several webhooks of one change share its seq; webhooks of one endpoint arrive in order, " +
+					"but a retried one may arrive after a later seq."},
+				"data": oaWithDescription(data, "The record as the change left it."),
 			},
 		}
 		name := oaExportName(strings.ReplaceAll(w.Type, ".", " "))
@@ -134,6 +143,7 @@ var oaEnumSchemas = map[string][]string{
 	"RefundStatus":          {"pending", "succeeded", "failed"},
 	"QuestionType":          {"text", "email", "phone", "select", "multi_select", "checkbox", "date"},
 	"ApiKeyType":            {"secret", "publishable"},
+	"ApiVersion":            thttp.KnownVersions(),
 	"WebhookEventType":      actors.HookTypes(),
 }
 

@@ -160,6 +160,7 @@ func (p *Pages) Register(srv *thttp.Server) {
 	srv.Handle("POST", "/pass/{token}", p.pass)
 	p.registerWallet(srv)
 	srv.Handle("GET", "/e/{eventId}", p.eventPage)
+	registerDoor(srv)
 }
 
 func (p *Pages) stylesheet(rc *fasthttp.RequestCtx) {

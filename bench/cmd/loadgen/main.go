@@ -44,6 +44,8 @@ func run() error {
 	scaleEvents := flag.Int("scale-events", 0, "events of the scale scenario (0: preset)")
 	scaleRegs := flag.Int("scale-registrations", 0, "registrations per event in the scale scenario (0: preset)")
 	pool := flag.Int("checkin-pool", 0, "registrations set up before the check-in burst (0: preset)")
+	doorRegs := flag.Int("door-registrations", 0, "confirmed registrations of the door-sync event (0: preset)")
+	doorScans := flag.Int("door-scans", 0, "offline scans door-sync uploads in batches of 500 (0: preset)")
 	flag.Parse()
 
 	cfg := bench.FullConfig()
@@ -61,6 +63,8 @@ func run() error {
 	set(&cfg.ScaleEvents, *scaleEvents)
 	set(&cfg.ScaleRegs, *scaleRegs)
 	set(&cfg.CheckinPool, *pool)
+	set(&cfg.DoorRegs, *doorRegs)
+	set(&cfg.DoorScans, *doorScans)
 	if *dur > 0 {
 		cfg.Duration = *dur
 	}

@@ -124,7 +124,7 @@ func NewClient(t testing.TB, baseURL string) *Client {
 
 func loadContractDocs(hc *nethttp.Client, base string) (*contractDocs, error) {
 	out := &contractDocs{bySurface: map[thttp.Surface]*contractDoc{}}
-	for _, s := range []thttp.Surface{thttp.Developer, thttp.Storefront, thttp.Admin} {
+	for _, s := range []thttp.Surface{thttp.Developer, thttp.Storefront, thttp.Admin, thttp.Door} {
 		p := openapi.DocumentPath(s)
 		resp, err := hc.Get(base + p)
 		if err != nil {
@@ -403,6 +403,8 @@ func contractSurface(p string) thttp.Surface {
 		return thttp.Storefront
 	case strings.HasPrefix(p, "/admin/"):
 		return thttp.Admin
+	case strings.HasPrefix(p, "/door/"):
+		return thttp.Door
 	}
 	return thttp.Developer
 }

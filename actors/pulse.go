@@ -1,0 +1,97 @@
+package actors
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// pulse wakes the waiters of one event's changes: Changed hands out the
+// current channel, and a durable change of the event closes it and makes
+// the next. The door's stream waits on it (http/api), so a check-in on
+// one device reaches another device's stream at once on the node that
+// owns the event; other nodes poll (a pulse is local).
+type pulse struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (p *pulse) wait() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ch
+}
+
+func (p *pulse) fire() {
+	p.mu.Lock()
+	close(p.ch)
+	p.ch = make(chan struct{})
+	p.mu.Unlock()
+}
+
+// Changed returns a channel closed at the event's next durable change
+// made on this node. Only watched events pay for it.
+func (s *System) Changed(eventID string) <-chan struct{} {
+	v, ok := s.pulses.Load(eventID)
+	if !ok {
+		v, _ = s.pulses.LoadOrStore(eventID, &pulse{ch: make(chan struct{})})
+	}
+	return v.(*pulse).wait()
+}
+
+// pulseOf returns the event's pulse when someone watches it.
+func (s *System) pulseOf(eventID string) *pulse {
+	if v, ok := s.pulses.Load(eventID); ok {
+		return v.(*pulse)
+	}
+	return nil
+}
+
+// NoteDeviceSeen records a door device's request at at. It is this node's
+// memory, not the log: a request per scan must cost no write.
+func (s *System) NoteDeviceSeen(deviceID string, at time.Time) {
+	v, ok := s.devSeen.Load(deviceID)
+	if !ok {
+		v, _ = s.devSeen.LoadOrStore(deviceID, new(atomic.Int64))
+	}
+	v.(*atomic.Int64).Store(at.UnixNano())
+}
+
+// DeviceSeen answers when this node last saw the device.
+func (s *System) DeviceSeen(deviceID string) (time.Time, bool) {
+	v, ok := s.devSeen.Load(deviceID)
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.Unix(0, v.(*atomic.Int64).Load()).UTC(), true
+}
+
+// NotePassVer records an event's pass stamp (event.DoorState.PassVer) as a
+// read answered it, when it is newer than the one known. PassVerCaughtUp
+// uses it to answer a device that is caught up without asking the event's
+// actor.
+func (s *System) NotePassVer(eventID string, ver int64) {
+	v, ok := s.passVers.Load(eventID)
+	if !ok {
+		v, _ = s.passVers.LoadOrStore(eventID, new(atomic.Int64))
+	}
+	p := v.(*atomic.Int64)
+	for {
+		cur := p.Load()
+		if ver <= cur || p.CompareAndSwap(cur, ver) {
+			return
+		}
+	}
+}
+
+// PassVerCaughtUp reports whether ver is the event's latest pass stamp as
+// this node knows it: true only on a single node, where every change of
+// the event goes through this node's actor, which keeps the stamp current
+// (a cluster node may not own the event, so it always asks).
+func (s *System) PassVerCaughtUp(eventID string, ver int64) bool {
+	if s.cfg.Forward != nil {
+		return false
+	}
+	v, ok := s.passVers.Load(eventID)
+	return ok && v.(*atomic.Int64).Load() == ver
+}

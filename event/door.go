@@ -1,0 +1,866 @@
+package event
+
+import (
+	"encoding/base64"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The door kit (decisions §18): batched scans from door devices, the
+// passes a device keeps for offline verdicts with a change cursor, and
+// door conflicts.
+//
+// # Pass versions: a change cursor that skips nothing
+//
+// Every change that alters what a pass shows (a registration created, its
+// status changed, a check-in, a perk granted or bound to its type or code)
+// stamps the registration with the next value of a per-event counter,
+// DoorState.PassVer, inside Apply: the stamp is derived from the log's
+// order, so a replay and a snapshot give the same stamps. A pass cursor is
+// the event id and a stamp; the list after it holds every registration
+// whose stamp is greater, in stamp order. A change after a page was read
+// gets a greater stamp than any in that page, so it is never skipped; a
+// registration changed while a client pages moves behind its cursor and
+// comes again (latest state wins). The last page's cursor is the counter
+// itself. The index (doorIndex) keeps (stamp, registration) pairs in stamp
+// order, built lazily on the first door read and extended by Apply; pairs
+// a later stamp superseded are skipped and compacted away.
+//
+// # Scans
+//
+// RecordScans decides a whole batch of one device against the state plus
+// what the batch itself decided (a pass scanned twice in one batch is
+// admitted once). Admitted scans are CheckedIn changes (the same records
+// as RecordCheckin's, method "scan", with the device and scan id); the
+// other answers are one ScansAnswered change, so a repeat of a scan id
+// answers the first result unchanged, durably; conflicts are
+// CheckinConflict changes (webhook checkin.conflict).
+
+// Scan batch bounds.
+const (
+	ScanBatchMax = 500
+	// scanIDMaxLen bounds a scan id, in characters.
+	scanIDMaxLen = 100
+	// offlinePastMax and offlineFutureMax bound the scannedAt an offline
+	// scan's check-in keeps; outside them the check-in is at server time.
+	offlinePastMax   = 7 * 24 * time.Hour
+	offlineFutureMax = 5 * time.Minute
+	// PassPageMax is the largest (and default) page of passes.
+	PassPageMax = 1000
+)
+
+// Scan verdicts and the reasons of a refusal.
+const (
+	VerdictAdmitted         = "admitted"
+	VerdictAlreadyCheckedIn = "already_checked_in"
+	VerdictRefused          = "refused"
+
+	RefusedNotConfirmed   = "REGISTRATION_NOT_CONFIRMED"
+	RefusedNotFound       = "NOT_FOUND"
+	RefusedDoorNotAllowed = "DOOR_NOT_ALLOWED"
+	// ConflictAlreadyCheckedIn is the reason of a conflict whose pass was
+	// used at that door by another device (or the API) first.
+	ConflictAlreadyCheckedIn = "ALREADY_CHECKED_IN"
+)
+
+// DoorRef is one door: the event's (SubjectID empty), a session's or a
+// venue's.
+type DoorRef struct {
+	SubjectType string `json:"subjectType" v:"required,enum=event|session|venue"`
+	SubjectID   string `json:"subjectId,omitempty" v:"maxLen=100" doc:"The session or venue id; absent for the event door"`
+}
+
+// Scan is one scan of a batch.
+type Scan struct {
+	ScanID          string `json:"scanId" v:"required,minLen=1,maxLen=100" doc:"The device's own id of the scan: a repeat answers the first result"`
+	CheckinCode     string `json:"checkinCode,omitempty" v:"maxLen=100" doc:"The pass's check-in code (its QR code); or registrationId"`
+	RegistrationID  string `json:"registrationId,omitempty" v:"maxLen=100"`
+	SubjectType     string `json:"subjectType" v:"required,enum=event|session|venue"`
+	SubjectID       string `json:"subjectId,omitempty" v:"maxLen=100"`
+	ScannedAt       Time   `json:"scannedAt" v:"required"`
+	Offline         bool   `json:"offline" doc:"The scan was made without the network; its check-in keeps scannedAt when within the last 7 days and not more than 5 minutes ahead"`
+	AdmittedOffline bool   `json:"admittedOffline,omitempty" doc:"The device let the person in on its local list: a refusal or another device's earlier check-in is then a door conflict"`
+}
+
+// RecordScans records a batch of scans of one device.
+type RecordScans struct {
+	// DeviceID and Doors are the device's (from its key, not the body).
+	DeviceID string    `json:"-"`
+	Doors    []DoorRef `json:"-"`
+	Scans    []Scan    `json:"scans" v:"required,minItems=1,maxItems=500"`
+}
+
+// FirstCheckin is the check-in a repeat at a door ran into.
+type FirstCheckin struct {
+	ID          string  `json:"id"`
+	SubjectType string  `json:"subjectType" v:"enum=event|session|venue"`
+	SubjectID   *string `json:"subjectId"`
+	CheckedInAt Time    `json:"checkedInAt"`
+	DeviceID    *string `json:"deviceId" doc:"The device that recorded it; null for one made with the Developer API or the console"`
+}
+
+// ScanResult is the verdict of one scan.
+type ScanResult struct {
+	ScanID         string        `json:"scanId"`
+	Verdict        string        `json:"verdict" v:"enum=admitted|already_checked_in|refused"`
+	Reason         *string       `json:"reason,omitempty" v:"enum=REGISTRATION_NOT_CONFIRMED|NOT_FOUND|DOOR_NOT_ALLOWED" doc:"Why a scan was refused"`
+	RegistrationID *string       `json:"registrationId,omitempty"`
+	Checkin        *Checkin      `json:"checkin,omitempty" doc:"admitted: the check-in recorded"`
+	FirstCheckin   *FirstCheckin `json:"firstCheckin,omitempty" doc:"already_checked_in: the earlier check-in at that door"`
+}
+
+// ScanResults answers RecordScans, in the order of the scans.
+type ScanResults struct {
+	Results []ScanResult `json:"results"`
+}
+
+// ScanAnswer is the recorded answer of a scan that recorded no check-in.
+type ScanAnswer struct {
+	ScanID    string `json:"scanId"`
+	Verdict   string `json:"verdict"`
+	Reason    string `json:"reason,omitempty"`
+	RegID     string `json:"reg,omitempty"`
+	CheckinID string `json:"chk,omitempty"` // already_checked_in: the first check-in
+}
+
+// ScansAnswered records the answers of a batch's scans that recorded no
+// check-in, so a repeat of one answers the same.
+type ScansAnswered struct {
+	At       time.Time    `json:"at"`
+	DeviceID string       `json:"dev"`
+	Answers  []ScanAnswer `json:"answers"`
+}
+
+// CheckinConflict records a door conflict: a scan the device admitted
+// offline that the service refused or found used by another device.
+type CheckinConflict struct {
+	At        time.Time `json:"at"`
+	ID        string    `json:"id"`
+	DeviceID  string    `json:"dev"`
+	ScanID    string    `json:"scan"`
+	RegID     string    `json:"reg,omitempty"`
+	Reason    string    `json:"reason"`
+	ScannedAt time.Time `json:"scannedAt"`
+	CheckinID string    `json:"chk,omitempty"` // the first check-in, when there is one
+}
+
+// DoorState is the door kit's part of the state.
+type DoorState struct {
+	// PassVer is the last pass stamp handed out (see the package's pass
+	// versions).
+	PassVer int64 `json:"passVer,omitempty"`
+	// Answers are the recorded answers, per device, of scans that made no
+	// check-in, in log order.
+	Answers []DeviceAnswer `json:"answers,omitempty"`
+	// Conflicts are the door conflicts in log order.
+	Conflicts []CheckinConflict `json:"conflicts,omitempty"`
+}
+
+// DeviceAnswer is a ScanAnswer with its device.
+type DeviceAnswer struct {
+	DeviceID string `json:"dev"`
+	ScanAnswer
+}
+
+// doorIndex is the lazily built lookup of the door kit (see
+// State.doorIdx).
+type doorIndex struct {
+	log      []passEntry              // (stamp, registration) in stamp order
+	checkins map[string][]*CheckinRec // registration id -> its check-ins
+	scans    map[string]scanRef       // device + "\x00" + scan id -> its answer
+}
+
+type passEntry struct {
+	ver int64
+	reg int32 // position in RegOrder
+}
+
+// scanRef is a recorded scan: its check-in, or its answer's position in
+// DoorState.Answers.
+type scanRef struct {
+	checkin *CheckinRec
+	answer  int32
+}
+
+func scanKey(deviceID, scanID string) string { return deviceID + "\x00" + scanID }
+
+// doorIdx returns the door index, building it on first use.
+func (s *State) doorIdx() *doorIndex {
+	if s.idx.door != nil {
+		return s.idx.door
+	}
+	d := &doorIndex{checkins: map[string][]*CheckinRec{}, scans: map[string]scanRef{}}
+	d.log = make([]passEntry, 0, len(s.RegOrder))
+	for i := range s.RegOrder {
+		r := s.regAt(i)
+		d.log = append(d.log, passEntry{ver: r.PassVer, reg: int32(i)})
+	}
+	sort.Slice(d.log, func(i, j int) bool { return d.log[i].ver < d.log[j].ver })
+	for i := range s.CheckinOrder {
+		c := s.checkinAt(i)
+		d.checkins[c.RegID] = append(d.checkins[c.RegID], c)
+		if c.ScanID != "" {
+			d.scans[scanKey(c.DeviceID, c.ScanID)] = scanRef{checkin: c, answer: -1}
+		}
+	}
+	for i, a := range s.Door.Answers {
+		d.scans[scanKey(a.DeviceID, a.ScanID)] = scanRef{answer: int32(i)}
+	}
+	s.idx.door = d
+	return d
+}
+
+// touchPass stamps r with the next pass version (see the package's pass
+// versions). Apply calls it for every change a pass shows.
+func (s *State) touchPass(r *RegistrationRec) {
+	s.Door.PassVer++
+	r.PassVer = s.Door.PassVer
+	d := s.idx.door
+	if d == nil {
+		return
+	}
+	d.log = append(d.log, passEntry{ver: r.PassVer, reg: int32(r.Seq)})
+	// Compact superseded entries once they are half the log: amortized
+	// O(1) per stamp.
+	if n := len(d.log); n > 1024 && n > 2*len(s.RegOrder) {
+		live := d.log[:0]
+		for _, e := range d.log {
+			if s.regAt(int(e.reg)).PassVer == e.ver {
+				live = append(live, e)
+			}
+		}
+		d.log = live
+	}
+}
+
+// touchPassesWhere stamps every registration keep selects.
+func (s *State) touchPassesWhere(keep func(r *RegistrationRec) bool) {
+	for i := range s.RegOrder {
+		if r := s.regAt(i); keep(r) {
+			s.touchPass(r)
+		}
+	}
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (ScansAnswered) ChangeKind() string { return "door.scans.answered" }
+
+func decodeScansAnswered(d *dec) ScansAnswered {
+	c := ScansAnswered{At: d.time(), DeviceID: d.str()}
+	n := d.uvarint()
+	if n > maxCount || n > uint64(len(d.s)) {
+		d.fail()
+		return c
+	}
+	c.Answers = make([]ScanAnswer, n)
+	for i := range c.Answers {
+		c.Answers[i] = ScanAnswer{ScanID: d.str(), Verdict: d.str(), Reason: d.str(), RegID: d.str(), CheckinID: d.str()}
+	}
+	return c
+}
+
+func (c ScansAnswered) appendBody(e enc) enc {
+	e = e.time(c.At).str(c.DeviceID).uvarintBytes(uint64(len(c.Answers)))
+	for _, a := range c.Answers {
+		e = e.str(a.ScanID).str(a.Verdict).str(a.Reason).str(a.RegID).str(a.CheckinID)
+	}
+	return e
+}
+
+func (c ScansAnswered) apply(s *State) {
+	for _, a := range c.Answers {
+		s.Door.Answers = append(s.Door.Answers, DeviceAnswer{DeviceID: c.DeviceID, ScanAnswer: a})
+		if d := s.idx.door; d != nil {
+			d.scans[scanKey(c.DeviceID, a.ScanID)] = scanRef{answer: int32(len(s.Door.Answers) - 1)}
+		}
+	}
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (CheckinConflict) ChangeKind() string { return "checkin.conflict" }
+
+func decodeCheckinConflict(d *dec) CheckinConflict {
+	return CheckinConflict{At: d.time(), ID: d.str(), DeviceID: d.str(), ScanID: d.str(), RegID: d.str(), Reason: d.str(),
+		ScannedAt: d.time(), CheckinID: d.str()}
+}
+
+func (c CheckinConflict) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).str(c.DeviceID).str(c.ScanID).str(c.RegID).str(c.Reason).time(c.ScannedAt).str(c.CheckinID)
+}
+
+func (c CheckinConflict) apply(s *State) { s.Door.Conflicts = append(s.Door.Conflicts, c) }
+
+// HookCheckinConflict is the webhook type of a door conflict.
+const HookCheckinConflict = "checkin.conflict"
+
+func (c CheckinConflict) effects(dst []Effect) []Effect {
+	e := hook(HookCheckinConflict, c.ID, c.At)
+	e.Conflict = c
+	return append(dst, e)
+}
+
+// appendDoor appends the door section of a snapshot: the pass counter,
+// the recorded answers and the conflicts. Snapshots of older builds end
+// before it and decode an empty one.
+func (s *State) appendDoor(e enc) enc {
+	ds := &s.Door
+	e = e.int(ds.PassVer).uvarintBytes(uint64(len(ds.Answers)))
+	for _, a := range ds.Answers {
+		e = e.str(a.DeviceID).str(a.ScanID).str(a.Verdict).str(a.Reason).str(a.RegID).str(a.CheckinID)
+	}
+	e = e.uvarintBytes(uint64(len(ds.Conflicts)))
+	for _, c := range ds.Conflicts {
+		e = c.appendBody(e)
+	}
+	return e
+}
+
+func (s *State) decodeDoor(d *dec) {
+	if len(d.s) == 0 || d.err != nil {
+		return
+	}
+	ds := &s.Door
+	ds.PassVer = d.int()
+	n := d.uvarint()
+	if n > maxCount || n > uint64(len(d.s)) {
+		d.fail()
+		return
+	}
+	ds.Answers = make([]DeviceAnswer, n)
+	for i := range ds.Answers {
+		ds.Answers[i] = DeviceAnswer{DeviceID: d.str(), ScanAnswer: ScanAnswer{ScanID: d.str(), Verdict: d.str(), Reason: d.str(), RegID: d.str(), CheckinID: d.str()}}
+	}
+	n = d.uvarint()
+	if n > maxCount || n > uint64(len(d.s)) {
+		d.fail()
+		return
+	}
+	ds.Conflicts = make([]CheckinConflict, n)
+	for i := range ds.Conflicts {
+		ds.Conflicts[i] = decodeCheckinConflict(d)
+	}
+	if len(ds.Answers) == 0 {
+		ds.Answers = nil
+	}
+	if len(ds.Conflicts) == 0 {
+		ds.Conflicts = nil
+	}
+}
+
+func (RecordScans) result(*ScanResults) {}
+
+func (c RecordScans) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.recordScans(now, c)
+}
+
+// checkScans refuses a malformed batch as a whole, naming every bad field.
+func checkScans(c RecordScans) error {
+	if len(c.Scans) == 0 || len(c.Scans) > ScanBatchMax {
+		return FieldError("scans", "must hold 1 to "+strconv.Itoa(ScanBatchMax)+" scans")
+	}
+	var details []Detail
+	bad := func(i int, field, reason string) {
+		if len(details) < 50 {
+			details = append(details, Detail{Field: "scans[" + strconv.Itoa(i) + "]." + field, Reason: reason})
+		}
+	}
+	for i, sc := range c.Scans {
+		if id := strings.TrimSpace(sc.ScanID); id == "" || len(sc.ScanID) > scanIDMaxLen {
+			bad(i, "scanId", "must be 1 to 100 characters")
+		}
+		switch {
+		case sc.CheckinCode != "" && sc.RegistrationID != "":
+			bad(i, "checkinCode", "give checkinCode or registrationId, not both")
+		case strings.TrimSpace(sc.CheckinCode) == "" && sc.RegistrationID == "":
+			bad(i, "checkinCode", "checkinCode or registrationId is required")
+		}
+		switch sc.SubjectType {
+		case "event":
+		case "session", "venue":
+			if strings.TrimSpace(sc.SubjectID) == "" {
+				bad(i, "subjectId", "required for session and venue doors")
+			}
+		default:
+			bad(i, "subjectType", "must be event, session or venue")
+		}
+		if sc.ScannedAt.IsZero() {
+			bad(i, "scannedAt", "required")
+		}
+	}
+	if len(details) > 0 {
+		return &Error{Code: InvalidArgument, Message: details[0].Field + ": " + details[0].Reason, Details: details}
+	}
+	return nil
+}
+
+func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, error) {
+	if c.DeviceID == "" {
+		return nil, nil, FieldError("deviceId", "required")
+	}
+	if err := checkScans(c); err != nil {
+		return nil, nil, err
+	}
+	s := m.s
+	di := s.doorIdx()
+	s.ensureTokens()
+	out := ScanResults{Results: make([]ScanResult, len(c.Scans))}
+	var changes []Change
+	var answered *ScansAnswered
+	var conflicts []Change
+	// What the batch decided so far: its check-ins by door key, and its
+	// answers by scan id.
+	batchDoors := map[string]*CheckinRec{}
+	batchScans := map[string]int{}
+	for i, sc := range c.Scans {
+		if j, ok := batchScans[sc.ScanID]; ok {
+			out.Results[i] = out.Results[j]
+			continue
+		}
+		batchScans[sc.ScanID] = i
+		if ref, ok := di.scans[scanKey(c.DeviceID, sc.ScanID)]; ok {
+			out.Results[i] = m.recordedResult(sc.ScanID, ref)
+			continue
+		}
+		res, chk := m.scanVerdict(now, c, sc, batchDoors)
+		out.Results[i] = res
+		if chk != nil {
+			changes = append(changes, *chk)
+			continue
+		}
+		if answered == nil {
+			answered = &ScansAnswered{At: now, DeviceID: c.DeviceID}
+		}
+		a := ScanAnswer{ScanID: sc.ScanID, Verdict: res.Verdict}
+		if res.Reason != nil {
+			a.Reason = *res.Reason
+		}
+		if res.RegistrationID != nil {
+			a.RegID = *res.RegistrationID
+		}
+		if res.FirstCheckin != nil {
+			a.CheckinID = res.FirstCheckin.ID
+		}
+		answered.Answers = append(answered.Answers, a)
+		if !sc.AdmittedOffline {
+			continue
+		}
+		conflict := CheckinConflict{At: now, ID: m.newID("dcf_"), DeviceID: c.DeviceID, ScanID: sc.ScanID, RegID: a.RegID,
+			Reason: a.Reason, ScannedAt: sc.ScannedAt.UTC(), CheckinID: a.CheckinID}
+		switch {
+		case res.Verdict == VerdictRefused:
+		case res.FirstCheckin.DeviceID == nil || *res.FirstCheckin.DeviceID != c.DeviceID:
+			conflict.Reason = ConflictAlreadyCheckedIn
+		default:
+			continue // this device's own earlier check-in
+		}
+		conflicts = append(conflicts, conflict)
+	}
+	if answered != nil {
+		changes = append(changes, *answered)
+	}
+	return out, append(changes, conflicts...), nil
+}
+
+// scanVerdict decides one new scan; an admission returns its change.
+func (m *Machine) scanVerdict(now time.Time, c RecordScans, sc Scan, batchDoors map[string]*CheckinRec) (ScanResult, *CheckedIn) {
+	res := ScanResult{ScanID: sc.ScanID}
+	refuse := func(reason string) (ScanResult, *CheckedIn) {
+		res.Verdict, res.Reason = VerdictRefused, &reason
+		return res, nil
+	}
+	var r *RegistrationRec
+	if sc.RegistrationID != "" {
+		r = m.s.regs()[sc.RegistrationID]
+	} else if id, ok := m.s.idx.regByCheckin[strings.ToUpper(strings.TrimSpace(sc.CheckinCode))]; ok {
+		r = m.s.regs()[id]
+	}
+	if r == nil {
+		return refuse(RefusedNotFound)
+	}
+	res.RegistrationID = &r.ID
+	subjectID := strings.TrimSpace(sc.SubjectID)
+	if sc.SubjectType == "event" {
+		subjectID = ""
+	}
+	if !slices.Contains(c.Doors, DoorRef{SubjectType: sc.SubjectType, SubjectID: subjectID}) || m.checkDoor(sc.SubjectType, subjectID) != nil {
+		return refuse(RefusedDoorNotAllowed)
+	}
+	k := doorKey(r.ID, sc.SubjectType, subjectID)
+	first := batchDoors[k]
+	if id, ok := m.s.idx.doors[k]; ok {
+		first = m.s.Checkins[id]
+	}
+	if first != nil {
+		res.Verdict, res.FirstCheckin = VerdictAlreadyCheckedIn, firstCheckinView(first)
+		return res, nil
+	}
+	if r.Status != RegConfirmed {
+		return refuse(RefusedNotConfirmed)
+	}
+	at := now
+	if t := sc.ScannedAt.UTC(); sc.Offline && !t.Before(now.Add(-offlinePastMax)) && !t.After(now.Add(offlineFutureMax)) {
+		at = t
+	}
+	ch := CheckedIn{At: now, ID: m.newID("chk_"), RegID: r.ID, SubjectType: sc.SubjectType, SubjectID: subjectID, Method: "scan",
+		DeviceID: c.DeviceID, ScanID: sc.ScanID, CheckedInAt: at}
+	rec := &CheckinRec{ID: ch.ID, RegID: r.ID, SubjectType: sc.SubjectType, SubjectID: subjectID, Method: "scan", At: at,
+		DeviceID: c.DeviceID, ScanID: sc.ScanID}
+	batchDoors[k] = rec
+	v := m.checkinView(rec)
+	res.Verdict, res.Checkin = VerdictAdmitted, &v
+	return res, &ch
+}
+
+// recordedResult answers a repeated scan id as it was first answered.
+func (m *Machine) recordedResult(scanID string, ref scanRef) ScanResult {
+	res := ScanResult{ScanID: scanID}
+	if ref.checkin != nil {
+		v := m.checkinView(ref.checkin)
+		res.Verdict, res.Checkin, res.RegistrationID = VerdictAdmitted, &v, &ref.checkin.RegID
+		return res
+	}
+	a := m.s.Door.Answers[ref.answer]
+	res.Verdict = a.Verdict
+	if a.Reason != "" {
+		reason := a.Reason
+		res.Reason = &reason
+	}
+	res.RegistrationID = strp(a.RegID)
+	if a.CheckinID != "" {
+		if c := m.s.Checkins[a.CheckinID]; c != nil {
+			res.FirstCheckin = firstCheckinView(c)
+		}
+	}
+	return res
+}
+
+func firstCheckinView(c *CheckinRec) *FirstCheckin {
+	return &FirstCheckin{ID: c.ID, SubjectType: c.SubjectType, SubjectID: strp(c.SubjectID), CheckedInAt: At(c.At), DeviceID: strp(c.DeviceID)}
+}
+
+// PassCheckin is one check-in of a pass.
+type PassCheckin struct {
+	SubjectType string  `json:"subjectType" v:"enum=event|session|venue"`
+	SubjectID   *string `json:"subjectId"`
+	CheckedInAt Time    `json:"checkedInAt"`
+	DeviceID    *string `json:"deviceId"`
+}
+
+// DoorPass is what a door device keeps of a registration.
+type DoorPass struct {
+	RegistrationID     string        `json:"registrationId"`
+	CheckinCode        string        `json:"checkinCode"`
+	Name               *string       `json:"name"`
+	Email              string        `json:"email"`
+	RegistrationTypeID *string       `json:"registrationTypeId"`
+	Status             string        `json:"status" v:"enum=pending|confirmed|waitlisted|rejected|cancelled"`
+	PerkIDs            []string      `json:"perkIds"`
+	Checkins           []PassCheckin `json:"checkins"`
+	UpdatedAt          Time          `json:"updatedAt"`
+}
+
+// ListPasses pages through the event's passes by change (see the package's
+// pass versions). Cursor empty: from the start.
+type ListPasses struct {
+	Cursor string `json:"-" query:"cursor" v:"maxLen=200"`
+	Limit  int    `json:"-" query:"limit" v:"min=1,max=1000"`
+}
+
+// PassPage answers ListPasses. NextCursor is never empty.
+type PassPage struct {
+	Data       []DoorPass `json:"data"`
+	HasMore    bool       `json:"hasMore"`
+	NextCursor string     `json:"nextCursor" doc:"Never null: called later with it, the list holds the passes changed since"`
+}
+
+func (ListPasses) result(*PassPage) {}
+
+func (c ListPasses) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return m.listPasses(c)
+}
+
+// passCursorPrefix starts every pass cursor (before base64url).
+const passCursorPrefix = "passes.v1."
+
+// PassCursor is the cursor after stamp ver of event eventID.
+func PassCursor(eventID string, ver int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(passCursorPrefix + eventID + "." + strconv.FormatInt(ver, 10)))
+}
+
+// ParsePassCursor reads a passes cursor of event eventID; ok is false for
+// garbage and for another event's cursor.
+func ParsePassCursor(eventID, c string) (int64, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, false
+	}
+	rest, ok := strings.CutPrefix(string(b), passCursorPrefix+eventID+".")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil || v < 0 || strconv.FormatInt(v, 10) != rest {
+		return 0, false
+	}
+	return v, true
+}
+
+// parsePassCursor reads a cursor of this event, refusing one from the
+// future too.
+func (m *Machine) parsePassCursor(c string) (int64, bool) {
+	v, ok := ParsePassCursor(m.s.ID, c)
+	return v, ok && v <= m.s.Door.PassVer
+}
+
+func (m *Machine) listPasses(c ListPasses) (any, []Change, error) {
+	limit := c.Limit
+	if limit <= 0 || limit > PassPageMax {
+		limit = PassPageMax
+	}
+	var after int64
+	if c.Cursor != "" {
+		v, ok := m.parsePassCursor(c.Cursor)
+		if !ok {
+			return nil, nil, FieldError("cursor", "not a passes cursor of this event")
+		}
+		after = v
+	}
+	di := m.s.doorIdx()
+	i := sort.Search(len(di.log), func(i int) bool { return di.log[i].ver > after })
+	out := PassPage{Data: make([]DoorPass, 0, min(limit, len(di.log)-i))}
+	last := after
+	for ; i < len(di.log); i++ {
+		e := di.log[i]
+		r := m.s.regAt(int(e.reg))
+		if r.PassVer != e.ver {
+			continue // superseded by a later stamp
+		}
+		if len(out.Data) == limit {
+			out.HasMore = true
+			break
+		}
+		out.Data = append(out.Data, m.passView(r))
+		last = e.ver
+	}
+	if !out.HasMore {
+		last = m.s.Door.PassVer
+	}
+	out.NextCursor = PassCursor(m.s.ID, last)
+	return out, nil, nil
+}
+
+func (m *Machine) passView(r *RegistrationRec) DoorPass {
+	p := DoorPass{RegistrationID: r.ID, CheckinCode: r.CheckinCode, Name: strp(r.Name), Email: r.Email,
+		RegistrationTypeID: strp(r.TypeID), Status: r.Status, PerkIDs: m.passPerks(r), Checkins: []PassCheckin{},
+		UpdatedAt: At(r.UpdatedAt)}
+	for _, c := range m.s.doorIdx().checkins[r.ID] {
+		p.Checkins = append(p.Checkins, PassCheckin{SubjectType: c.SubjectType, SubjectID: strp(c.SubjectID), CheckedInAt: At(c.At), DeviceID: strp(c.DeviceID)})
+	}
+	return p
+}
+
+// passPerks are a registration's perk ids in perk order.
+func (m *Machine) passPerks(r *RegistrationRec) []string {
+	tp, cp, g := m.s.TypePerks[r.TypeID], m.s.CodePerks[r.CodeID], m.s.Grants[r.ID]
+	if len(tp) == 0 && len(cp) == 0 && len(g) == 0 {
+		return []string{}
+	}
+	out := []string{}
+	for _, id := range m.s.PerkOrder {
+		if slices.Contains(tp, id) || slices.Contains(cp, id) || slices.Contains(g, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// GetDoorEvent is what a door device shows of its event.
+type GetDoorEvent struct {
+	Doors []DoorRef `json:"-"`
+}
+
+// DoorInfo is one of a device's doors with its name.
+type DoorInfo struct {
+	SubjectType string  `json:"subjectType" v:"enum=event|session|venue"`
+	SubjectID   *string `json:"subjectId"`
+	Name        string  `json:"name" doc:"The event's, session's or venue's name"`
+	VenueName   *string `json:"venueName" doc:"A session's venue"`
+	// Expected counts the confirmed registrations, CheckedIn those
+	// checked in at this door.
+	Expected  int `json:"expected"`
+	CheckedIn int `json:"checkedIn"`
+}
+
+// DoorTicketType names a ticket type.
+type DoorTicketType struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// DoorEvent answers GetDoorEvent.
+type DoorEvent struct {
+	ID          string           `json:"id"`
+	Name        string           `json:"name"`
+	StartsAt    *Time            `json:"startsAt"`
+	Timezone    string           `json:"timezone"`
+	Doors       []DoorInfo       `json:"doors"`
+	TicketTypes []DoorTicketType `json:"ticketTypes"`
+	PassCursor  string           `json:"passCursor" doc:"The passes cursor of now: the stream from here misses nothing"`
+}
+
+func (GetDoorEvent) result(*DoorEvent) {}
+
+func (c GetDoorEvent) decide(m *Machine, now time.Time) (any, []Change, error) {
+	e := m.s.Event
+	if e == nil {
+		return nil, nil, Errorf(NotFound, "event not found")
+	}
+	out := DoorEvent{ID: m.s.ID, Name: e.Name, Timezone: e.Timezone, Doors: []DoorInfo{}, TicketTypes: []DoorTicketType{},
+		PassCursor: PassCursor(m.s.ID, m.s.Door.PassVer)}
+	if e.StartsAt != nil {
+		t := At(*e.StartsAt)
+		out.StartsAt = &t
+	}
+	for _, id := range m.s.TypeOrder {
+		t := m.s.Types[id]
+		out.TicketTypes = append(out.TicketTypes, DoorTicketType{ID: t.ID, Name: t.Name})
+	}
+	// Registrations without a ticket type have no counter: count them
+	// all (a page load, not a scan, asks this).
+	confirmed := 0
+	for i := range m.s.RegOrder {
+		if m.s.regAt(i).Status == RegConfirmed {
+			confirmed++
+		}
+	}
+	for _, d := range c.Doors {
+		info := DoorInfo{SubjectType: d.SubjectType, SubjectID: strp(d.SubjectID), Name: e.Name, Expected: confirmed,
+			CheckedIn: m.s.idx.dash.doors[d.SubjectType+":"+d.SubjectID]}
+		switch d.SubjectType {
+		case "session":
+			if s := m.s.Sessions[d.SubjectID]; s != nil {
+				info.Name = s.Title
+				if v := m.s.Venues[s.VenueID]; v != nil {
+					info.VenueName = &v.Name
+				}
+			}
+		case "venue":
+			if v := m.s.Venues[d.SubjectID]; v != nil {
+				info.Name = v.Name
+			}
+		}
+		out.Doors = append(out.Doors, info)
+	}
+	return out, nil, nil
+}
+
+// CheckDoors checks a device's doors against the event: each must exist.
+// Empty Doors means every door of the event (its own, each venue's and
+// each session's). It answers the doors, normalized.
+type CheckDoors struct {
+	Doors []DoorRef `json:"doors"`
+}
+
+// DoorList answers CheckDoors.
+type DoorList struct {
+	Doors []DoorRef `json:"doors"`
+}
+
+func (CheckDoors) result(*DoorList) {}
+
+func (c CheckDoors) decide(m *Machine, now time.Time) (any, []Change, error) {
+	out := DoorList{Doors: []DoorRef{}}
+	if len(c.Doors) == 0 {
+		out.Doors = append(out.Doors, DoorRef{SubjectType: "event"})
+		for _, id := range m.s.VenueOrder {
+			out.Doors = append(out.Doors, DoorRef{SubjectType: "venue", SubjectID: id})
+		}
+		for _, id := range m.s.SessionOrder {
+			out.Doors = append(out.Doors, DoorRef{SubjectType: "session", SubjectID: id})
+		}
+		return out, nil, nil
+	}
+	if len(c.Doors) > 100 {
+		return nil, nil, FieldError("doors", "at most 100 doors")
+	}
+	for i, d := range c.Doors {
+		f := "doors[" + strconv.Itoa(i) + "]"
+		id := strings.TrimSpace(d.SubjectID)
+		switch d.SubjectType {
+		case "event":
+			id = ""
+		case "session", "venue":
+			if id == "" {
+				return nil, nil, FieldError(f+".subjectId", "required for session and venue doors")
+			}
+			if m.checkDoor(d.SubjectType, id) != nil {
+				return nil, nil, FieldError(f+".subjectId", "no such "+d.SubjectType+" in this event")
+			}
+		default:
+			return nil, nil, FieldError(f+".subjectType", "must be event, session or venue")
+		}
+		r := DoorRef{SubjectType: d.SubjectType, SubjectID: id}
+		if !slices.Contains(out.Doors, r) {
+			out.Doors = append(out.Doors, r)
+		}
+	}
+	return out, nil, nil
+}
+
+// ListDoorConflicts lists the event's door conflicts, newest first.
+type ListDoorConflicts struct {
+	Cursor string `json:"-" query:"cursor"`
+	Limit  int    `json:"-" query:"limit"`
+}
+
+// DoorConflict is one door conflict.
+type DoorConflict struct {
+	ID             string        `json:"id" doc:"The conflict's id (dcf_...)"`
+	ScanID         string        `json:"scanId" doc:"The device's id of the scan"`
+	DeviceID       string        `json:"deviceId" doc:"The device that admitted the person offline"`
+	RegistrationID *string       `json:"registrationId" doc:"The pass scanned; null when its code is not of this event"`
+	Reason         string        `json:"reason" v:"enum=ALREADY_CHECKED_IN|REGISTRATION_NOT_CONFIRMED|NOT_FOUND|DOOR_NOT_ALLOWED" doc:"ALREADY_CHECKED_IN: used at that door first by another device or the API; else why the service refused the pass"`
+	ScannedAt      Time          `json:"scannedAt" doc:"When the device scanned it (its clock)"`
+	FirstCheckin   *FirstCheckin `json:"firstCheckin" doc:"The earlier check-in at that door, when there is one"`
+	RecordedAt     Time          `json:"recordedAt" doc:"When the service received the scan"`
+}
+
+func (ListDoorConflicts) result(*List[DoorConflict]) {}
+
+func (c ListDoorConflicts) decide(m *Machine, now time.Time) (any, []Change, error) {
+	cs := m.s.Door.Conflicts
+	limit := clampLimit(c.Limit)
+	end := len(cs)
+	if c.Cursor != "" {
+		id, ok := decodeCursor(c.Cursor)
+		i := slices.IndexFunc(cs, func(k CheckinConflict) bool { return k.ID == id })
+		if !ok || i < 0 {
+			return nil, nil, FieldError("cursor", "unknown cursor")
+		}
+		end = i
+	}
+	out := List[DoorConflict]{Data: []DoorConflict{}}
+	for i := end - 1; i >= 0; i-- {
+		if len(out.Data) == limit {
+			out.HasMore = true
+			next := encodeCursor(out.Data[len(out.Data)-1].ID)
+			out.NextCursor = &next
+			break
+		}
+		out.Data = append(out.Data, m.ConflictView(cs[i]))
+	}
+	return out, nil, nil
+}
+
+// ConflictView is a conflict as the API answers it.
+func (m *Machine) ConflictView(k CheckinConflict) DoorConflict {
+	v := DoorConflict{ID: k.ID, ScanID: k.ScanID, DeviceID: k.DeviceID, RegistrationID: strp(k.RegID), Reason: k.Reason,
+		ScannedAt: At(k.ScannedAt), RecordedAt: At(k.At)}
+	if c := m.s.Checkins[k.CheckinID]; c != nil {
+		v.FirstCheckin = firstCheckinView(c)
+	}
+	return v
+}

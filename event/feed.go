@@ -1,0 +1,196 @@
+package event
+
+import "time"
+
+// The change feed (decisions §20): what an integrator follows to mirror an
+// event's registrations, orders and check-ins. The core says which feed
+// entries a change produces (AppendFeed, a pure mapping, like
+// AppendEffects) and counts them in the state (State.FeedSeq), so an
+// entry's seq is a function of the log: gap-free from 1, the same on every
+// replay and on every node. The shell writes each entry, with the record
+// as its GET answers it just after the change, into the batch of the
+// change, and serves the feed from those entries (package actors).
+
+// Feed entry types.
+const (
+	FeedRegistrationCreated = "registration.created"
+	FeedRegistrationUpdated = "registration.updated"
+	FeedOrderCreated        = "order.created"
+	FeedOrderUpdated        = "order.updated"
+	FeedCheckinCreated      = "checkin.created"
+	// FeedCheckinConflict is a door conflict (door.go): a scan a device
+	// admitted offline that the service refused or found already used.
+	// Its object is the conflict as GET .../door-conflicts lists it.
+	FeedCheckinConflict = "checkin.conflict"
+)
+
+// feedTypes are the feed entry types in the order of their codes.
+var feedTypes = [...]string{FeedRegistrationCreated, FeedRegistrationUpdated, FeedOrderCreated, FeedOrderUpdated,
+	FeedCheckinCreated, FeedCheckinConflict}
+
+// FeedTypes lists every feed entry type, in the order the documents list
+// them.
+func FeedTypes() []string { return append([]string(nil), feedTypes[:]...) }
+
+// FeedTypeCode is the byte a feed type is stored as (its position in
+// FeedTypes, from 1); 0 for an unknown type.
+func FeedTypeCode(t string) byte {
+	for i, n := range feedTypes {
+		if n == t {
+			return byte(i + 1)
+		}
+	}
+	return 0
+}
+
+// FeedTypeOf is the type stored as code, "" for an unknown code.
+func FeedTypeOf(code byte) string {
+	if code == 0 || int(code) > len(feedTypes) {
+		return ""
+	}
+	return feedTypes[code-1]
+}
+
+// FeedEntry is one entry a change produces: its type, the record it is
+// about (a registration, order or check-in id) and when it happened.
+type FeedEntry struct {
+	Type string
+	ID   string
+	At   time.Time
+}
+
+// AppendFeed appends the feed entries ch produces to dst, in feed order.
+// A change that touches no registration, order or check-in as their GETs
+// show them produces none. It reads only ch, so it is the same on replay.
+func AppendFeed(dst []FeedEntry, ch Change) []FeedEntry {
+	switch c := ch.(type) {
+	case RegistrationCreated:
+		return append(dst, FeedEntry{FeedRegistrationCreated, c.ID, c.At})
+	case RegistrationStatusChanged:
+		return append(dst, FeedEntry{FeedRegistrationUpdated, c.ID, c.At})
+	case PassRotated:
+		// passUrl changed.
+		return append(dst, FeedEntry{FeedRegistrationUpdated, c.ID, c.At})
+	case CheckedIn:
+		return append(dst, FeedEntry{FeedCheckinCreated, c.ID, c.At})
+	case CheckinConflict:
+		return append(dst, FeedEntry{FeedCheckinConflict, c.ID, c.At})
+	case OrderPlaced:
+		return append(dst, FeedEntry{FeedOrderCreated, c.ID, c.At})
+	case OrderPaymentStarted:
+		return append(dst, FeedEntry{FeedOrderUpdated, c.ID, c.At})
+	case OrderPaid:
+		dst = append(dst, FeedEntry{FeedOrderUpdated, c.ID, c.At})
+		if c.RegistrationID != "" && !c.AlreadyRegistered {
+			// Fulfilment creates the buyer's registration.
+			dst = append(dst, FeedEntry{FeedRegistrationCreated, c.RegistrationID, c.At})
+		}
+		return dst
+	case OrderReleased:
+		return append(dst, FeedEntry{FeedOrderUpdated, c.ID, c.At})
+	case OrderRetaken:
+		return append(dst, FeedEntry{FeedOrderUpdated, c.ID, c.At})
+	case RefundRequested:
+		// The order's refunds[] shows the pending refund.
+		return append(dst, FeedEntry{FeedOrderUpdated, c.OrderID, c.At})
+	case RefundSettled:
+		return append(dst, FeedEntry{FeedOrderUpdated, c.OrderID, c.At})
+	}
+	return dst
+}
+
+// feedCount is how many feed entries ch produces.
+func feedCount(ch Change) uint64 {
+	var buf [4]FeedEntry
+	return uint64(len(AppendFeed(buf[:0], ch)))
+}
+
+// FeedSeq is the seq of the event's last feed entry, 0 before the first.
+func (m *Machine) FeedSeq() uint64 { return m.s.FeedSeq }
+
+// FeedObject is the record feed entry e is about, as its GET answers it
+// now (the shell calls it just after applying the change that produced
+// e); false when the record does not exist.
+func (m *Machine) FeedObject(e FeedEntry) (any, bool) {
+	switch e.Type {
+	case FeedRegistrationCreated, FeedRegistrationUpdated:
+		r, ok := m.s.regs()[e.ID]
+		if !ok {
+			return nil, false
+		}
+		return m.regView(r), true
+	case FeedOrderCreated, FeedOrderUpdated:
+		o, ok := m.s.Orders[e.ID]
+		if !ok {
+			return nil, false
+		}
+		return m.orderView(o), true
+	case FeedCheckinConflict:
+		for i := len(m.s.Door.Conflicts) - 1; i >= 0; i-- {
+			if k := m.s.Door.Conflicts[i]; k.ID == e.ID {
+				return m.ConflictView(k), true
+			}
+		}
+		return nil, false
+	case FeedCheckinCreated:
+		c, ok := m.s.Checkins[e.ID]
+		if !ok {
+			return nil, false
+		}
+		return m.checkinView(c), true
+	}
+	return nil, false
+}
+
+// Feed read bounds (decisions §20).
+const (
+	// FeedLimitDefault and FeedLimitMax bound a page of the feed.
+	FeedLimitDefault = 100
+	FeedLimitMax     = 1000
+	// FeedWaitMax bounds a long poll.
+	FeedWaitMax = 30 * time.Second
+	// FeedRetention is how long entries are kept at least.
+	FeedRetention = 30 * 24 * time.Hour
+)
+
+// ReadFeed reads the event's feed: up to Limit entries after position
+// After (or, with From false, from the oldest entry kept), of Types
+// (empty: every type), waiting up to Wait for the next entry when there is
+// none yet. The core answers where the feed ends (FeedPage.Last, with no
+// entries); the shell intercepts the command, since it waits for
+// durability and reads the entries it wrote (package actors).
+type ReadFeed struct {
+	After uint64
+	// From says After is a position; false starts at the oldest kept.
+	From  bool
+	Limit int
+	Types []string
+	Wait  time.Duration
+}
+
+func (ReadFeed) result(*FeedPage) {}
+
+func (c ReadFeed) decide(m *Machine, now time.Time) (any, []Change, error) {
+	return FeedPage{Last: m.s.FeedSeq}, nil, nil
+}
+
+// FeedPage answers ReadFeed: the entries, where the page ends (Next: the
+// position to read after next, which passes entries the types filter
+// left out), whether more entries follow, and the feed's durable end.
+// Expired says After lies before the oldest entry kept.
+type FeedPage struct {
+	Entries []FeedItem
+	Next    uint64
+	HasMore bool
+	Last    uint64
+	Expired bool
+}
+
+// FeedItem is one stored feed entry: its seq, type, when it happened and
+// the record (JSON, in the current API version) as it was then.
+type FeedItem struct {
+	Seq    uint64
+	Type   string
+	At     time.Time
+	Object []byte
+}
