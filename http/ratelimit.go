@@ -282,3 +282,20 @@ func (l *failLimiter) take(ip netip.Addr, now time.Time) (bool, int) {
 func (l *failLimiter) spent(ip netip.Addr, now time.Time) bool {
 	return l != nil && l.table.spent(ipKey(ip), l.perMinute, l.interval, now.UnixNano())
 }
+
+// TakeIPBudget counts one creation by rc's client against key's per
+// (key, client IP) budget of storefront creations
+// (Config.StorefrontIPLimitPerMinute; 0: unlimited), for a handler outside
+// the route table that creates what a storefront route would (the
+// console's checkout link creates a checkout session). It sets the
+// RateLimit headers; when the budget is spent it answers false and the
+// seconds until the next creation is allowed.
+func (s *Server) TakeIPBudget(rc *fasthttp.RequestCtx, key string) (ok bool, retryAfter int) {
+	n := s.cfg.StorefrontIPLimitPerMinute
+	if n <= 0 {
+		return true, 0
+	}
+	res := s.limiter.take(limitKey{key: key, ip: ipKey(clientIP(rc, s.cfg.TrustedProxies)), class: budgetOrders}, n, s.cfg.Now())
+	setRateHeaders(rc, res)
+	return res.ok, res.retry
+}

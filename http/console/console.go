@@ -143,7 +143,10 @@ type WalletStatus struct {
 // Console serves the console pages. Built once by New; its handlers are
 // safe for concurrent use.
 type Console struct {
-	cfg      Config
+	cfg Config
+	// takeIP counts a checkout link's session against the client's
+	// storefront budget (the server's per (key, IP) limiter).
+	takeIP   func(rc *fasthttp.RequestCtx, key string) (bool, int)
 	deps     Deps
 	sys      *actors.System
 	log      *slog.Logger
@@ -203,7 +206,7 @@ func New(cfg Config, deps Deps) (*Console, error) {
 	return c, nil
 }
 
-var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "devices", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview", "tickettypes", "tickettype", "venue"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "devices", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview", "tickettypes", "tickettype", "venue", "buy"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -328,6 +331,8 @@ func (c *Console) Register(srv *thttp.Server) {
 	srv.Handle("GET", "/console/reset/{token}", c.resetPage)
 	srv.Handle("POST", "/console/reset/{token}", c.reset)
 	srv.Handle("GET", "/buy/{eventId}/{typeId}", c.buy)
+	srv.Handle("POST", "/buy/{eventId}/{typeId}", c.buy)
+	c.takeIP = srv.TakeIPBudget
 	// The service's root has nothing of its own: a person who opens it
 	// wants the console (a program reads the API's paths).
 	srv.Handle("GET", "/", func(rc *fasthttp.RequestCtx) { seeOther(rc, "/console"); c.headers(rc) })

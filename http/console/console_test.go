@@ -302,7 +302,7 @@ func TestEventsAndTicketTypes(t *testing.T) {
 	require.Equal(t, 200, p.Status)
 	assert.Contains(t, p.Body, "Sat 1 Jun 2030 18:00 CEST", "times in the event's timezone")
 	assert.Contains(t, p.Body, "General")
-	assert.Contains(t, p.Body, "EUR 25.00", "money written as the hosted pages write it")
+	assert.Contains(t, p.Body, "25,00\u00a0€", "money written as the hosted pages write it")
 
 	p = op.post("/console/events/"+ev+"/ticket-types", "ttName", "", "priceAmount", "abc")
 	assert.Equal(t, 400, p.Status)

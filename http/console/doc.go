@@ -66,8 +66,12 @@
 //
 // Every page of an event has two rows of tabs (its work and its setup),
 // the current one marked. Ticket types have a page each (setup.go) with a
-// checkout link, GET /buy/{eventId}/{typeId}: a public route that starts
-// a hosted checkout of one ticket of a public type and redirects to it.
+// checkout link, /buy/{eventId}/{typeId}: a public route whose GET shows
+// the event, the type and its price with a Buy button and creates nothing
+// (link previews and crawlers fetch it), and whose POST (the button, no
+// script needed) starts a hosted checkout of one ticket of a public type
+// and redirects to it, counted against the client's storefront budget
+// (the server's per (key, IP) limiter, TICKETD_STOREFRONT_IP_LIMIT_PER_MINUTE).
 // The venue page sets the event's place and online link, which the hosted
 // pages and the ticket email show. A form that succeeds redirects with a
 // confirmation (flash.go); one that is refused is shown again with each

@@ -9,8 +9,10 @@ import (
 )
 
 func init() {
-	// money writes an amount as the hosted pages write it in English
-	// ("EUR 1,218.50"): the console and the pages share one formatter.
+	// money writes an amount as the hosted pages write it in English: as
+	// the event currency's own locale does ("1.218,50 €", "$1,218.50",
+	// "¥1,218"); the console and the pages share one formatter. CSV
+	// exports keep plain decimals ("1218.50") for spreadsheets and scripts.
 	funcs["money"] = func(m event.Money, currency string) string { return money.Format(m, currency, "en") }
 }
 

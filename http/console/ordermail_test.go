@@ -111,12 +111,12 @@ func TestOrderPageListsQueuedEmails(t *testing.T) {
 
 	// Money reads the same in the console and on the buyer's hosted
 	// order page: one formatter.
-	assert.Contains(t, p.Body, `<td class="num total">EUR 25.00</td>`)
+	assert.Contains(t, p.Body, "<td class=\"num total\">25,00\u00a0€</td>")
 	buyer, orderURL := apptest.NewBrowser(t), match(t, regexp.MustCompile(`<dt>Order page</dt><dd><a href="([^"]+)"`), p.Body)
 	hosted := buyer.Post(orderURL, url.Values{"form": {"gate"}, "email": {"dee@example.com"}})
 	if hosted.Status == 303 {
 		hosted = buyer.Get(orderURL)
 	}
 	require.Equal(t, 200, hosted.Status, hosted.Body)
-	assert.Contains(t, hosted.Body, "EUR 25.00")
+	assert.Contains(t, hosted.Body, "25,00\u00a0€")
 }

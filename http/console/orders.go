@@ -186,6 +186,8 @@ func (c *Console) ordersCSV(r *req) error {
 	}
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
+	// totalAmount is a plain decimal ("1234.50"), never the page's
+	// locale form ("1.234,50 €"): spreadsheets and scripts read it.
 	_ = w.Write([]string{"orderNumber", "status", "email", "name", "items", "totalAmount", "currency", "createdAt"})
 	cursor, n := "", 0
 	for n < csvMax {

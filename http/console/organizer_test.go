@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ticketd/app"
 	"ticketd/app/apptest"
 )
 
@@ -106,6 +108,21 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 	assert.Equal(t, "Overview", text(`nav[aria-label="Event"] a[aria-current="page"]`), "you are here")
 	snap("event new")
 	eventPath := path()
+
+	// "Edit event" is in view, not folded away: its button in the actions
+	// row and its form open on the page, at 390 px as at 1280.
+	run(chromedp.EmulateViewport(390, 900))
+	visible := func(sel string) bool {
+		t.Helper()
+		v, err := chromedp.Run(tctx, chromedp.Evaluate[bool](`(() => { const e = document.querySelector(`+strconv.Quote(sel)+`);
+			if (!e) return false; const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && !e.closest('details:not([open])'); })()`))
+		require.NoError(t, err)
+		return v
+	}
+	assert.True(t, visible("#edit-link"), "an Edit event button among the event's actions")
+	assert.True(t, visible("#ev-name"), "the edit form is open on the page")
+	assert.Equal(t, "Edit event", text("#edit-link"))
+	run(chromedp.Click(byID("edit-link")), chromedp.WaitVisible(byID("ev-name")), chromedp.EmulateViewport(1280, 900))
 	eventID := eventPath[strings.LastIndex(eventPath, "/")+1:]
 
 	// A refused ticket type: a sentence next to the field, nothing typed
@@ -128,8 +145,8 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 	assert.Contains(t, text(".note"), "Ticket type “Early bird” added and on sale.")
 	run(chromedp.SetValue(byID("tt-name"), "Regular"), chromedp.SetValue(byID("tt-price"), "1.234,00"), chromedp.SetValue(byID("tt-cap"), "200"),
 		chromedp.SetValue(byID("tt-opens"), "2030-04-01T09:00"), chromedp.Submit(byID("tt-name")), chromedp.WaitVisible(chromedp.CSS(`#types tbody tr:nth-child(2)`)))
-	assert.Contains(t, text("#types"), "EUR 12.50")
-	assert.Contains(t, text("#types"), "EUR 1,234.00", "a decimal comma and thousands points read as the organizer meant")
+	assert.Contains(t, text("#types"), "12,50 €")
+	assert.Contains(t, text("#types"), "1.234,00 €", "a decimal comma and thousands points read as the organizer meant")
 	assert.Contains(t, text("#types"), "until Fri 31 May 2030 23:00 CEST")
 	snap("ticket types")
 
@@ -146,7 +163,7 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 	snap("ticket type edit")
 	run(chromedp.Click(byID("tt-appr")), chromedp.Click(byID("tt-save")), chromedp.WaitVisible(byID("types")))
 	assert.Contains(t, text(".note"), "Ticket type “Early bird ticket” saved.")
-	assert.Contains(t, text("#types"), "EUR 15.00")
+	assert.Contains(t, text("#types"), "15,00 €")
 	assert.Contains(t, text("#types"), "from Thu 1 Jan 2026 09:00 CET")
 
 	// The venue.
@@ -175,7 +192,10 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 
 	// The shared checkout link: the buyer sees the event, its date and
 	// venue; the pay page is the event's, with no machine id as headline.
-	run(chromedp.Navigate(buyLink), chromedp.WaitVisible(byID("co-name")))
+	run(chromedp.Navigate(buyLink), chromedp.WaitVisible(byID("buy")))
+	assert.Contains(t, text("#buy-h"), "GopherCon Night", "the link's own page says what it sells before anything is created")
+	snap("checkout link")
+	run(chromedp.Click(byID("buy")), chromedp.WaitVisible(byID("co-name")))
 	place := text("#event-place")
 	assert.Contains(t, place, "Sat 1 Jun 2030, 18:00 CEST")
 	assert.Contains(t, place, "Kulturbrauerei")
@@ -217,8 +237,8 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 		chromedp.SendKeys(byID("rf-amount"), "5,50"), chromedp.SendKeys(byID("rf-reason"), "Came late"),
 		chromedp.Click(byID("refund-confirm")), chromedp.WaitVisible(byID("order-net")))
 	assert.Equal(t, "paid, partly refunded", text("#order-status"))
-	assert.Equal(t, "−EUR 5.50", text("#order-refunded"))
-	assert.Equal(t, "EUR 9.50", text("#order-net"))
+	assert.Equal(t, "−5,50 €", text("#order-refunded"), "innerText gives the no-break space as a space")
+	assert.Equal(t, "9,50 €", text("#order-net"))
 	snap("order refunded")
 
 	// Attendees: found by name, then checked in at the door.
@@ -234,6 +254,33 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 	assert.Contains(t, text(`td[data-label="Checked in"]`), "✓")
 	snap("attendees")
 
+	// The attendees' action buttons at 390 px: each row's buttons apart
+	// from one another (at least 4 px between any two boxes), none
+	// overlapping or touching.
+	run(chromedp.Navigate(s.URL+eventPath+"/attendees"), chromedp.WaitVisible(byID("att-q")), chromedp.EmulateViewport(390, 900))
+	gaps, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`(() => {
+		const out = [];
+		for (const row of document.querySelectorAll('table.items tbody tr')) {
+			const bs = [...row.querySelectorAll('.btn, button')].filter(b => !b.closest('details:not([open]) form'))
+				.map(b => [b.textContent.trim(), b.getBoundingClientRect()]).filter(([, r]) => r.width > 0);
+			for (let i = 0; i < bs.length; i++) for (let j = i + 1; j < bs.length; j++) {
+				const [na, a] = bs[i], [nb, b] = bs[j];
+				const dx = Math.max(b.left - a.right, a.left - b.right), dy = Math.max(b.top - a.bottom, a.top - b.bottom);
+				out.push(na + ' / ' + nb + ': ' + Math.max(dx, dy).toFixed(1));
+			}
+		}
+		return out;
+	})()`))
+	require.NoError(t, err)
+	require.NotEmpty(t, gaps, "the attendee rows have action buttons to measure")
+	t.Logf("attendee action buttons at 390 px, px apart: %v", gaps)
+	for _, g := range gaps {
+		px, err := strconv.ParseFloat(g[strings.LastIndex(g, " ")+1:], 64)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, px, 4.0, "buttons too close at 390 px: %s", g)
+	}
+	run(chromedp.EmulateViewport(1280, 900))
+
 	// The dashboard's sales chart has a time axis.
 	run(chromedp.Navigate(s.URL+eventPath+"/dashboard"), chromedp.WaitVisible(chromedp.CSS("svg.chart")))
 	ticks, err := chromedp.Run(tctx, chromedp.Evaluate[int](`document.querySelectorAll('svg.chart text[text-anchor="middle"]').length`))
@@ -247,7 +294,7 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 	// Duplicate, then unpublish the original.
 	run(chromedp.Navigate(s.URL+eventPath), chromedp.WaitVisible(byID("duplicate")), chromedp.Click(byID("duplicate")),
 		chromedp.WaitVisible(chromedp.CSS(".note")))
-	assert.Contains(t, text(".note"), "“GopherCon Night (copy)” is a copy of “GopherCon Night” with its 2 ticket types and 0 add-ons, as a draft.")
+	assert.Contains(t, text(".note"), "“GopherCon Night (copy)” is a copy of “GopherCon Night” with its 2 ticket types, 0 add-ons, 0 registration forms and 0 program items, as a draft.")
 	assert.NotEqual(t, eventPath, path())
 	assert.Contains(t, text("table.items"), "Early bird ticket")
 	assert.Equal(t, "Kulturbrauerei, Schönhauser Allee 36, 10435 Berlin", text("#event-venue"))
@@ -270,7 +317,7 @@ func TestOrganizerRunsAnEventFromTheConsole(t *testing.T) {
 // link show on the public page and the checkout a ticket type's link
 // opens; a duplicate keeps them.
 func TestVenueAndOnlineLinkOnBuyerPages(t *testing.T) {
-	s := apptest.Start(t)
+	s := apptest.Start(t, func(c *app.Config) { c.StorefrontIPPerMinute = 20 }) // the default budget
 	op := operator(t, s)
 	unit := op.newUnit("Places")
 	ev := op.newEvent(unit, "Hybrid Night")
@@ -283,13 +330,36 @@ func TestVenueAndOnlineLinkOnBuyerPages(t *testing.T) {
 	require.Equal(t, 200, page.Status)
 	assert.Contains(t, page.Body, `<p class="place" id="event-place">Kulturbrauerei, Schönhauser Allee 36 · https://meet.example.com/hybrid</p>`)
 	tt := match(t, typeRE, op.get("/console/events/"+ev).Body)
-	p = b.Get(s.URL + "/buy/" + ev + "/" + tt)
-	require.Equal(t, 303, p.Status)
+	// The link's GET (a chat app's preview, a crawler) shows what it
+	// sells and creates nothing: 25 of them spend none of the client's
+	// budget of checkouts (20 a minute), which the Buy button's POSTs spend.
+	link := s.URL + "/buy/" + ev + "/" + tt
+	for range 25 {
+		p = b.Get(link)
+		require.Equal(t, 200, p.Status)
+	}
+	assert.Contains(t, p.Body, `<h1 id="buy-h">Hybrid Night</h1>`)
+	assert.Contains(t, p.Body, `<strong id="buy-type">General</strong> · <span id="buy-price">25,00`+"\u00a0"+`€</span>`)
+	assert.Contains(t, p.Body, `<form method="post" action="/buy/`+ev+`/`+tt+`">`)
+	p = b.Post(link, nil)
+	require.Equal(t, 303, p.Status, p.Body)
 	require.Contains(t, p.Header.Get("Location"), "/checkout/")
 	co := b.Get(p.Header.Get("Location"))
 	require.Equal(t, 200, co.Status)
 	assert.Contains(t, co.Body, "Sat 1 Jun 2030, 18:00 CEST · Kulturbrauerei, Schönhauser Allee 36 · https://meet.example.com/hybrid")
 	assert.Equal(t, 404, b.Get(s.URL+"/buy/"+ev+"/tt_nope").Status, "an unknown type is not on sale")
+	assert.Equal(t, 404, b.Post(s.URL+"/buy/"+ev+"/tt_nope", nil).Status)
+	limited := false
+	for range 21 {
+		if p = b.Post(link, nil); p.Status == 429 {
+			limited = true
+			break
+		}
+		require.Equal(t, 303, p.Status, p.Body)
+	}
+	require.True(t, limited, "a checkout beyond the client's budget (20 a minute) is refused")
+	assert.NotEmpty(t, p.Header.Get("Retry-After"))
+	assert.Contains(t, p.Body, "Too many checkouts were started from your connection")
 
 	p = op.post("/console/events/" + ev + "/duplicate")
 	require.Equal(t, 303, p.Status)

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
 	"ticketd/event"
+	"ticketd/internal/money"
 )
 
 // The event's setup pages: its ticket types (each with an edit page and a
@@ -303,10 +305,24 @@ func (c *Console) unpublishEvent(r *req) error {
 	return redirectNotice(r, "/console/events/"+eventID, "“"+ev.Name+"” is a draft again: its public page and checkout are closed until you publish it. Orders already placed stay.")
 }
 
-// buy starts a hosted checkout of one ticket of a public ticket type: the
-// link an organizer shares (a post, a mail, a QR code) without the API.
-// It is public, like the hosted pages; the checkout session it makes
-// expires on its own.
+// buyLinkKey is the budget the checkout link's sessions are counted
+// against, per client address (the storefront's per (key, IP) budget,
+// StorefrontIPLimitPerMinute): every link shares it, so one client cannot
+// multiply its budget by opening many events' links.
+const buyLinkKey = "console:buy-link"
+
+// buyData is the checkout link's page: what the Buy button buys.
+type buyData struct {
+	Event, When, Type, Price, Action string
+}
+
+// buy answers the checkout link an organizer shares. GET shows the event,
+// the ticket type and its price with a Buy button and creates nothing, so
+// a chat app's link preview or a crawler following the link costs no
+// checkout session; the button POSTs (no script needed), which creates a
+// hosted checkout of one ticket, counted against the client's storefront
+// budget, and sends the buyer there. A type that is not public, not of a
+// published event, or unknown is "not on sale" (404), never told apart.
 func (c *Console) buy(rc *fasthttp.RequestCtx) {
 	eventID, typeID := param(rc, "eventId"), param(rc, "typeId")
 	notFound := func() {
@@ -315,6 +331,33 @@ func (c *Console) buy(rc *fasthttp.RequestCtx) {
 	if _, ok := c.sys.EventUnit(eventID); !ok || typeID == "" || len(typeID) > 100 {
 		notFound()
 		return
+	}
+	if string(rc.Method()) != "POST" {
+		ev, err := askOp(c, eventID, event.GetEvent{})
+		if err != nil || ev.Status != "published" {
+			notFound()
+			return
+		}
+		tt, err := askOp(c, eventID, event.GetTicketType{ID: typeID})
+		if err != nil || !tt.IsPublic {
+			notFound()
+			return
+		}
+		d := buyData{Event: ev.Name, Type: tt.Name, Price: money.Format(tt.PriceAmount, ev.Currency, "en"),
+			Action: "/buy/" + url.PathEscape(eventID) + "/" + url.PathEscape(typeID)}
+		if ev.StartsAt != nil {
+			d.When = showTime(ev.StartsAt, ev.Timezone)
+		}
+		c.render(rc, 200, "buy", &view{Title: tt.Name + " · " + ev.Name, Any: d})
+		return
+	}
+	if c.takeIP != nil {
+		if ok, wait := c.takeIP(rc, buyLinkKey); !ok {
+			rc.Response.Header.Set("Retry-After", itoa(wait))
+			c.render(rc, 429, "message", &view{Title: "Too many checkouts",
+				Message: fmt.Sprintf("Too many checkouts were started from your connection in the last minute. Try again in %d seconds.", wait)})
+			return
+		}
 	}
 	cmd := event.CreateCheckoutSession{Items: []event.OrderItem{{ItemType: "registration_type", ItemID: typeID, Quantity: 1}}, Storefront: true}
 	cs, err := askOp(c, eventID, cmd)
@@ -337,8 +380,13 @@ func copyName(name string) string {
 
 // duplicateEvent makes a draft copy of the event in its unit: its times,
 // currency, site and description, venue, refund policy, ticket types (as
-// drafts, same prices, capacities, sale windows and options) and add-ons
-// (as drafts). Orders, attendees and codes are the original's alone.
+// drafts, same prices, capacities, sale windows and options) with their
+// registration forms (a published form published again, its draft kept)
+// and perks, add-ons (as drafts), and its program: perks, venues,
+// sessions, speakers and sponsors, each reference (a session's venue, a
+// gate's perks, a speaker's sessions) pointing at the copies. Orders,
+// attendees and codes are the original's alone, and so is a speaker's
+// link to a registration.
 func (c *Console) duplicateEvent(r *req) error {
 	eventID, unitID, err := r.eventUnit(permWrite)
 	if err != nil {
@@ -349,13 +397,53 @@ func (c *Console) duplicateEvent(r *req) error {
 	if err != nil {
 		return err
 	}
-	types, err := askOp(c, eventID, event.ListTicketTypes{Limit: 100})
+	types, err := listAll(c, eventID, func(cur string) event.Op[event.List[event.TicketType]] {
+		return event.ListTicketTypes{Limit: 100, Cursor: cur}
+	})
 	if err != nil {
 		return err
 	}
-	addons, err := askOp(c, eventID, event.ListAddons{Limit: 100})
+	addons, err := listAll(c, eventID, func(cur string) event.Op[event.List[event.Addon]] { return event.ListAddons{Limit: 100, Cursor: cur} })
 	if err != nil {
 		return err
+	}
+	perks, err := listAll(c, eventID, func(cur string) event.Op[event.List[event.Perk]] { return event.ListPerks{Limit: 100, Cursor: cur} })
+	if err != nil {
+		return err
+	}
+	venues, err := listAll(c, eventID, func(cur string) event.Op[event.List[event.Venue]] { return event.ListVenues{Limit: 100, Cursor: cur} })
+	if err != nil {
+		return err
+	}
+	sessions, err := listAll(c, eventID, func(cur string) event.Op[event.List[event.Session]] {
+		return event.ListSessions{Limit: 100, Cursor: cur}
+	})
+	if err != nil {
+		return err
+	}
+	speakers, err := listAll(c, eventID, func(cur string) event.Op[event.List[event.Speaker]] {
+		return event.ListSpeakers{Limit: 100, Cursor: cur}
+	})
+	if err != nil {
+		return err
+	}
+	sponsors, err := listAll(c, eventID, func(cur string) event.Op[event.List[event.Sponsor]] {
+		return event.ListSponsors{Limit: 100, Cursor: cur}
+	})
+	if err != nil {
+		return err
+	}
+	bindings, err := askOp(c, eventID, event.ListPerkBindings{})
+	if err != nil {
+		return err
+	}
+	forms := make(map[string]event.RegistrationForm, len(types))
+	for _, tt := range types {
+		f, err := askOp(c, eventID, event.GetForm{TypeID: tt.ID})
+		if err != nil {
+			return err
+		}
+		forms[tt.ID] = f
 	}
 	loc, err := askOp(c, eventID, event.GetLocation{})
 	if err != nil {
@@ -371,29 +459,148 @@ func (c *Console) duplicateEvent(r *req) error {
 		return err
 	}
 	cp := res.(event.Event)
-	steps := []event.Command{
+	r.audit("duplicateEvent", unitID, map[string]string{"eventId": cp.ID, "fromEventId": eventID}, cp)
+	if err := copyInto(c, cp.ID, ev, loc, pol, types, forms, bindings, addons, perks, venues, sessions, speakers, sponsors); err != nil {
+		// The copy exists: say what is missing rather than hide it.
+		return redirectNotice(r, "/console/events/"+cp.ID, "The copy was made, but not all of it: "+err.Error()+". Check its ticket types, forms and program.")
+	}
+	program := len(venues) + len(sessions) + len(speakers) + len(sponsors) + len(perks)
+	return redirectNotice(r, "/console/events/"+cp.ID, fmt.Sprintf("“%s” is a copy of “%s” with its %s, %s, %s and %s, as a draft. Change what differs, then publish it.",
+		cp.Name, ev.Name, plural(len(types), "ticket type"), plural(len(addons), "add-on"), plural(countForms(forms), "registration form"),
+		plural(program, "program item")))
+}
+
+// countForms counts the forms with questions (a type without one has an
+// empty draft).
+func countForms(forms map[string]event.RegistrationForm) int {
+	n := 0
+	for _, f := range forms {
+		if len(f.Questions) > 0 || len(f.PublishedQuestions) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// copyInto writes the original's settings, program and catalogue into the
+// copy cp, in the order their references need (perks before the gates and
+// bindings that name them, venues before sessions, sessions before
+// speakers), mapping every original id to its copy's.
+func copyInto(c *Console, cp string, ev event.Event, loc event.Location, pol event.RefundPolicy, types []event.TicketType,
+	forms map[string]event.RegistrationForm, bindings event.PerkBindings, addons []event.Addon, perks []event.Perk,
+	venues []event.Venue, sessions []event.Session, speakers []event.Speaker, sponsors []event.Sponsor) error {
+	for _, cmd := range []event.Command{
 		event.SetSite{SiteURL: optStr(ev.SiteURL), Description: optStr(ev.Description)},
 		event.SetLocation{Venue: deref(loc.Venue), Address: deref(loc.Address), OnlineURL: deref(loc.OnlineURL)},
 		event.SetRefundPolicy{Refundable: pol.Refundable, Deadline: pol.Deadline, HoursBeforeStart: pol.HoursBeforeStart, FeePercent: pol.FeePercent},
-	}
-	for _, tt := range types.Data {
-		pub := tt.IsPublic
-		steps = append(steps, event.CreateTicketType{Name: tt.Name, Capacity: tt.Capacity, PriceAmount: tt.PriceAmount, AllowWaitlist: tt.AllowWaitlist,
-			IsPublic: &pub, RequiresApproval: tt.RequiresApproval, OpensAt: tt.OpensAt, ClosesAt: tt.ClosesAt})
-	}
-	for _, a := range addons.Data {
-		steps = append(steps, event.CreateAddon{Name: a.Name, PriceAmount: a.PriceAmount, Capacity: a.Capacity})
-	}
-	for _, cmd := range steps {
-		if _, err := c.ask(cp.ID, cmd); err != nil {
-			// The copy exists: say what is missing rather than hide it.
-			r.audit("duplicateEvent", unitID, map[string]string{"eventId": cp.ID, "fromEventId": eventID}, cp)
-			return redirectNotice(r, "/console/events/"+cp.ID, "The copy was made, but not all of it: "+err.Error()+". Check its ticket types and settings.")
+	} {
+		if _, err := c.ask(cp, cmd); err != nil {
+			return err
 		}
 	}
-	r.audit("duplicateEvent", unitID, map[string]string{"eventId": cp.ID, "fromEventId": eventID}, cp)
-	return redirectNotice(r, "/console/events/"+cp.ID, fmt.Sprintf("“%s” is a copy of “%s” with its %s and %s, as a draft. Change what differs, then publish it.",
-		cp.Name, ev.Name, plural(len(types.Data), "ticket type"), plural(len(addons.Data), "add-on")))
+	ids := map[string]string{} // original id -> copy's id (ids are unique across kinds)
+	remap := func(in []string) []string {
+		out := make([]string, 0, len(in))
+		for _, id := range in {
+			if n, ok := ids[id]; ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	for _, p := range perks {
+		n, err := askOp(c, cp, event.CreatePerk{Name: p.Name, Description: deref(p.Description)})
+		if err != nil {
+			return err
+		}
+		ids[p.ID] = n.ID
+	}
+	for _, v := range venues {
+		n, err := askOp(c, cp, event.CreateVenue{Name: v.Name, PerkIDs: remap(v.PerkIDs)})
+		if err != nil {
+			return err
+		}
+		ids[v.ID] = n.ID
+	}
+	for _, s := range sessions {
+		starts, ends := s.StartsAt, s.EndsAt
+		cmd := event.CreateSession{Title: s.Title, StartsAt: &starts, EndsAt: &ends, PerkIDs: remap(s.PerkIDs)}
+		if s.VenueID != nil {
+			cmd.VenueID = ids[*s.VenueID]
+		}
+		n, err := askOp(c, cp, cmd)
+		if err != nil {
+			return err
+		}
+		ids[s.ID] = n.ID
+	}
+	for _, s := range speakers {
+		if _, err := askOp(c, cp, event.CreateSpeaker{Name: s.Name, Title: deref(s.Title), Bio: deref(s.Bio), SessionIDs: remap(s.SessionIDs)}); err != nil {
+			return err
+		}
+	}
+	for _, s := range sponsors {
+		if _, err := askOp(c, cp, event.CreateSponsor{Name: s.Name, URL: deref(s.URL), Tier: deref(s.Tier)}); err != nil {
+			return err
+		}
+	}
+	for _, tt := range types {
+		pub := tt.IsPublic
+		n, err := askOp(c, cp, event.CreateTicketType{Name: tt.Name, Capacity: tt.Capacity, PriceAmount: tt.PriceAmount, AllowWaitlist: tt.AllowWaitlist,
+			IsPublic: &pub, RequiresApproval: tt.RequiresApproval, OpensAt: tt.OpensAt, ClosesAt: tt.ClosesAt})
+		if err != nil {
+			return err
+		}
+		ids[tt.ID] = n.ID
+		if f := forms[tt.ID]; f.PublishedAt != nil || len(f.PublishedQuestions) > 0 {
+			if _, err := c.ask(cp, event.PutForm{TypeID: n.ID, Questions: f.PublishedQuestions}); err != nil {
+				return err
+			}
+			if _, err := c.ask(cp, event.PublishForm{TypeID: n.ID}); err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(f.Questions, f.PublishedQuestions) {
+				if _, err := c.ask(cp, event.PutForm{TypeID: n.ID, Questions: f.Questions}); err != nil {
+					return err
+				}
+			}
+		} else if len(f.Questions) > 0 {
+			if _, err := c.ask(cp, event.PutForm{TypeID: n.ID, Questions: f.Questions}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, b := range bindings.TicketTypes {
+		if n, ok := ids[b.ID]; ok && len(b.PerkIDs) > 0 {
+			if _, err := c.ask(cp, event.SetTicketTypePerks{TypeID: n, PerkIDs: remap(b.PerkIDs)}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, a := range addons {
+		if _, err := c.ask(cp, event.CreateAddon{Name: a.Name, PriceAmount: a.PriceAmount, Capacity: a.Capacity}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listAll reads every page of a list (duplicating an event copies all of
+// it, not the first page).
+func listAll[T any](c *Console, eventID string, page func(cursor string) event.Op[event.List[T]]) ([]T, error) {
+	var all []T
+	cur := ""
+	for {
+		l, err := askOp(c, eventID, page(cur))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, l.Data...)
+		if !l.HasMore || l.NextCursor == nil {
+			return all, nil
+		}
+		cur = *l.NextCursor
+	}
 }
 
 // optStr is a set-or-clear field of a string that may be absent.

@@ -114,7 +114,7 @@ func TestHostedFlowInABrowser(t *testing.T) {
 		chromedp.Click(id("return-link")),
 		chromedp.WaitVisible(id("thanks")),
 	))
-	require.Equal(t, "EUR 40.00", strings.TrimSpace(amount), "ticket 25 + T-shirt 15")
+	require.Equal(t, "40,00\u00a0€", strings.TrimSpace(amount), "ticket 25 + T-shirt 15")
 	require.Contains(t, status, "Paid")
 	select {
 	case q := <-returned:

@@ -167,7 +167,7 @@ func TestSoldOutPagesOfferANextStep(t *testing.T) {
 	require.Equal(t, 200, p.Status)
 	// (the shop's items, read as text: each line with its Buy button)
 	require.Contains(t, shopText(p.Body), "Workshop: Free · sold out, waitlist open")
-	require.Contains(t, shopText(p.Body), "Dinner: EUR 30.00 · sold out")
+	require.Contains(t, shopText(p.Body), "Dinner: 30,00 € · sold out")
 	require.Contains(t, shopText(p.Body), "General admission: Free Buy")
 	p = b.Get(s.URL+"/e/"+ev.ID, "Accept-Language", "zh-CN")
 	require.Contains(t, shopText(p.Body), "Dinner: €30.00 · 已售罄")

@@ -285,7 +285,8 @@ func (ms messages) loc(lang string) loc {
 }
 
 // Money writes an amount the way the page's language writes money (see
-// money.Format: "EUR 1,218.50" in English, "€1,218.50" in Simplified
+// money.Format: as the currency's own locale writes it ("1.218,50 €",
+// "$1,218.50") in English, "€1,218.50" in Simplified
 // Chinese); the console writes it the same way.
 func (l loc) Money(m event.Money, currency string) string { return money.Format(m, currency, l.Lang) }
 

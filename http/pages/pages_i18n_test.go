@@ -69,8 +69,8 @@ func TestPickLocale(t *testing.T) {
 	}
 }
 
-// TestMoneyAsTheLocaleWritesIt: English writes the ISO code, a space and
-// two decimals with thousands separators; Simplified Chinese the
+// TestMoneyAsTheLocaleWritesIt: English writes the amount as the
+// currency's own locale does ("18,50 €", "$1,218.50"); Simplified Chinese the
 // currency's sign (CLDR's zh), else the code; currencies without minor
 // units show decimals only when there are some.
 func TestMoneyAsTheLocaleWritesIt(t *testing.T) {
@@ -82,13 +82,13 @@ func TestMoneyAsTheLocaleWritesIt(t *testing.T) {
 		cur  string
 		want string
 	}{
-		{en, 1850, "EUR", "EUR 18.50"},
-		{en, 1805, "eur", "EUR 18.05"},
-		{en, 4000, "EUR", "EUR 40.00"},
-		{en, 121850, "USD", "USD 1,218.50"},
-		{en, 123456789, "GBP", "GBP 1,234,567.89"},
-		{en, 100000, "JPY", "JPY 1,000"},
-		{en, -250, "EUR", "-EUR 2.50"},
+		{en, 1850, "EUR", "18,50\u00a0€"},
+		{en, 1805, "eur", "18,05\u00a0€"},
+		{en, 4000, "EUR", "40,00\u00a0€"},
+		{en, 121850, "USD", "$1,218.50"},
+		{en, 123456789, "GBP", "£1,234,567.89"},
+		{en, 100000, "JPY", "¥1,000"},
+		{en, -250, "EUR", "-2,50\u00a0€"},
 		{zh, 1850, "EUR", "€18.50"},
 		{zh, 1850, "CNY", "¥18.50"},
 		{zh, 121850, "USD", "US$1,218.50"},

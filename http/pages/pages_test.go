@@ -359,7 +359,7 @@ func TestContinueCheckoutOfAnOpenOrder(t *testing.T) {
 	b := apptest.NewBrowser(t)
 	p := b.Get(checkoutURL)
 	require.Equal(t, 200, p.Status)
-	pgGateForm(t, p, "EUR 25.00")
+	pgGateForm(t, p, "25,00\u00a0€")
 	p = b.Post(checkoutURL, url.Values{"form": {"gate"}, "email": {"kim@example.com"}})
 	require.Equal(t, 303, p.Status)
 	p = b.Get(checkoutURL)
@@ -378,7 +378,7 @@ func TestContinueCheckoutOfAnOpenOrder(t *testing.T) {
 	require.Equal(t, 200, p.Status)
 	pgRequireSecure(t, p)
 	require.Contains(t, p.Body, `href="/hosted/style.css"`, "the pay page has the pages' look")
-	require.Contains(t, p.Body, `id="pay-amount">EUR 25.00<`)
+	require.Contains(t, p.Body, "id=\"pay-amount\">25,00\u00a0€<")
 	// Once not open any more, the checkout address shows the order.
 	p = b.Get(checkoutURL)
 	require.Equal(t, 303, p.Status)

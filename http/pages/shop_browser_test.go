@@ -65,7 +65,7 @@ func TestShopQueueInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, page, "Gophers Summit")
 	require.Contains(t, page, "Kulturbrauerei")
-	require.Contains(t, page, "General admission: EUR 25.00")
+	require.Contains(t, page, "General admission: 25,00\u00a0€")
 	require.Contains(t, page, "waiting room")
 	require.NoError(t, chromedp.Do(tctx,
 		chromedp.Click(id("buy-"+ev.TypeID)),
