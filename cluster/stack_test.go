@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,6 +195,9 @@ func TestForwardAndFailover(t *testing.T) {
 // writeGaps places orders of evt one after another through sys until stop
 // is closed, and reports the longest time between two acknowledged orders
 // and the orders that failed.
+// gapBuyers numbers writeGaps' buyers.
+var gapBuyers atomic.Int64
+
 func writeGaps(sys *actors.System, evt, tt string, stop <-chan struct{}) (maxGap time.Duration, failed []error, acked []string) {
 	last := time.Now()
 	for i := 0; ; i++ {
@@ -203,7 +207,9 @@ func writeGaps(sys *actors.System, evt, tt string, stop <-chan struct{}) (maxGap
 		default:
 		}
 		ctx, cancel := context.WithTimeout(bg, 30*time.Second)
-		o, err := placeOrder(ctx, sys, evt, tt, 1000+i)
+		// A buyer of her own each (one open order per email, decisions
+		// §22), across every call.
+		o, err := placeOrder(ctx, sys, evt, tt, 1000+int(gapBuyers.Add(1)))
 		cancel()
 		if err != nil {
 			failed = append(failed, err)
