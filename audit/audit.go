@@ -501,9 +501,11 @@ func (l *Log) List(unitID string, f Filter, after string, limit int) ([]AuditEnt
 }
 
 // RedactSecrets replaces top-level string values that are secrets (whole
-// secret keys, webhook secrets) so the audit log never stores them.
+// secret keys, webhook secrets, a door device's one-time setup code and the
+// setup link that carries it) so the audit log never stores them.
 func RedactSecrets(b []byte) []byte {
-	if !bytes.Contains(b, []byte(`"sk_`)) && !bytes.Contains(b, []byte(`"whsec_`)) {
+	if !bytes.Contains(b, []byte(`"sk_`)) && !bytes.Contains(b, []byte(`"whsec_`)) && !bytes.Contains(b, []byte(`"dk_`)) &&
+		!bytes.Contains(b, []byte(`"setupCode"`)) {
 		return b
 	}
 	var m map[string]json.RawMessage
@@ -512,13 +514,18 @@ func RedactSecrets(b []byte) []byte {
 	}
 	for k, v := range m {
 		var s string
-		if json.Unmarshal(v, &s) == nil && (strings.HasPrefix(s, "sk_") || strings.HasPrefix(s, "whsec_")) {
+		if json.Unmarshal(v, &s) == nil && (secretPrefixed(s) || k == "setupCode" || k == "setupUrl") {
 			m[k] = json.RawMessage(strconv.Quote("[redacted]"))
 		}
 	}
 	out, err := json.Marshal(m)
-	if err != nil || bytes.Contains(out, []byte(`"sk_`)) || bytes.Contains(out, []byte(`"whsec_`)) {
+	if err != nil || bytes.Contains(out, []byte(`"sk_`)) || bytes.Contains(out, []byte(`"whsec_`)) || bytes.Contains(out, []byte(`"dk_`)) {
 		return []byte(`{"redacted":true}`)
 	}
 	return out
+}
+
+// secretPrefixed: s is a whole secret key, webhook secret or device key.
+func secretPrefixed(s string) bool {
+	return strings.HasPrefix(s, "sk_") || strings.HasPrefix(s, "whsec_") || strings.HasPrefix(s, "dk_")
 }

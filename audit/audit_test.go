@@ -152,6 +152,10 @@ func TestRedactSecrets(t *testing.T) {
 	assert.JSONEq(t, `{"secret":"[redacted]","n":1}`, string(RedactSecrets([]byte(`{"secret":"whsec_abc","n":1}`))))
 	assert.Equal(t, `{"redacted":true}`, string(RedactSecrets([]byte(`{"nested":{"k":"sk_x"}}`))))
 	assert.Equal(t, `{"a":"b"}`, string(RedactSecrets([]byte(`{"a":"b"}`))))
+	// A created door device's answer: the one-time code and its link.
+	assert.JSONEq(t, `{"id":"dev_1","setupCode":"[redacted]","setupUrl":"[redacted]"}`,
+		string(RedactSecrets([]byte(`{"id":"dev_1","setupCode":"ABCD-EFGH","setupUrl":"http://x/door?setup=ABCD-EFGH"}`))))
+	assert.JSONEq(t, `{"deviceId":"dev_1","key":"[redacted]"}`, string(RedactSecrets([]byte(`{"deviceId":"dev_1","key":"dk_abc"}`))))
 }
 
 func TestValidID(t *testing.T) {

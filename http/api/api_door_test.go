@@ -117,6 +117,16 @@ func TestDoorDevices(t *testing.T) {
 		apiWant400(t, x.u.raw.AllowInvalidRequest().Do("POST", "/door/v1/device/initialize", map[string]any{}), "setupCode")
 	})
 
+	t.Run("the audit log never holds a setup code", func(t *testing.T) {
+		d := apiWant(t, x.u.dev.Do("POST", "/v1/events/"+x.eventID+"/devices", map[string]any{"name": "Audited"}), 201)
+		code := apiS(d, "setupCode")
+		require.Eventually(t, func() bool {
+			l := f.admin(t).Do("GET", "/admin/v1/business-units/"+x.u.ID+"/audit-log", nil)
+			require.NotContains(t, string(l.Body), code)
+			return strings.Contains(string(l.Body), apiS(d, "id"))
+		}, 5*time.Second, 50*time.Millisecond, "the device's creation is in the audit log")
+	})
+
 	t.Run("bad doors and names are 400", func(t *testing.T) {
 		apiWant400(t, x.u.dev.Do("POST", "/v1/events/"+x.eventID+"/devices", map[string]any{"name": "X", "doors": []any{map[string]any{"subjectType": "venue", "subjectId": "ven_404"}}}), "doors[0].subjectId")
 		apiWant400(t, x.u.dev.AllowInvalidRequest().Do("POST", "/v1/events/"+x.eventID+"/devices", map[string]any{"name": ""}), "name")
