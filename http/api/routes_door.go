@@ -503,8 +503,20 @@ func (a *api) streamPasses(c *thttp.Ctx) (any, error) {
 			if _, ok := a.sys.Directory().LookupDeviceID(deviceID); !ok {
 				return // revoked: the stream ends with the key
 			}
-			page, err = askOp(a, eventID, event.ListPasses{Cursor: cursor, Limit: event.PassPageMax})
-			if err != nil {
+			// Asked aside, so that a shutdown is not held up by an ask
+			// that waits for an owner (in a cluster's teardown, the
+			// owner may be gone first).
+			next, nerr, asked := first, error(nil), make(chan struct{})
+			go func() {
+				next, nerr = askOp(a, eventID, event.ListPasses{Cursor: cursor, Limit: event.PassPageMax})
+				close(asked)
+			}()
+			select {
+			case <-asked:
+			case <-closing:
+				return
+			}
+			if page, err = next, nerr; err != nil {
 				return
 			}
 		}
