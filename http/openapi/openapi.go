@@ -835,13 +835,6 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 		},
 	}
 	params := map[string]any{
-		"QueueToken": map[string]any{
-			"name": "Queue-Token", "in": "header", "required": false,
-			"description": "The queueToken of an admitted waiting-room entry (decisions §19). From the waiting room's onSaleAt a storefront " +
-				"order or checkout session of the event needs one: missing answers 412 QUEUE_TOKEN_REQUIRED; unknown, of another event, " +
-				"used or past admittedUntil answers 412 QUEUE_TOKEN_INVALID. A token places one order.",
-			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 100},
-		},
 		"IdempotencyKey": map[string]any{
 			"name": "Idempotency-Key", "in": "header", "required": false,
 			"description": "Makes a POST safe to retry for 24 hours: the same key and body replay the first answer " +
@@ -851,6 +844,17 @@ func (g *oaGenerator) components(surface thttp.Surface) (map[string]any, error) 
 				"the same key gets the first answer instead of a second record. A 5xx answer is not kept.",
 			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255},
 		},
+	}
+	if surface == thttp.Storefront {
+		// Only the storefront takes a waiting room's token (an unused
+		// component elsewhere is a lint warning).
+		params["QueueToken"] = map[string]any{
+			"name": "Queue-Token", "in": "header", "required": false,
+			"description": "The queueToken of an admitted waiting-room entry (decisions §19). From the waiting room's onSaleAt a storefront " +
+				"order or checkout session of the event needs one: missing answers 412 QUEUE_TOKEN_REQUIRED; unknown, of another event, " +
+				"used or past admittedUntil answers 412 QUEUE_TOKEN_INVALID. A token places one order.",
+			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 100},
+		}
 	}
 	headers["RetryAfter"] = map[string]any{
 		"description": "Seconds to wait before retrying.",
