@@ -13,6 +13,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"ticketd/event"
+	"ticketd/persistence"
 )
 
 // FeedPrefix is the key prefix of the change feed (decisions §20): one
@@ -30,7 +31,7 @@ import (
 //	bytes 2-9  when the change happened, Unix nanoseconds, big-endian int64
 //	rest       the record as its GET answered it just after the change
 //	           (JSON, in the current API version)
-const FeedPrefix = "feed/"
+const FeedPrefix = persistence.PrefixFeed
 
 // feedVersion is the version byte of a feed entry's value.
 const feedVersion = 1

@@ -227,7 +227,7 @@ const (
 
 // publishedPrefix keys the durable status of each event: "evpub/" + event
 // id -> statusPublished or statusNotPublished.
-const publishedPrefix = "evpub/"
+const publishedPrefix = persistence.PrefixEventPublished
 
 // Metrics are counters the /metrics endpoint exposes.
 type Metrics struct {
@@ -240,7 +240,7 @@ type Metrics struct {
 	SnapshotsPending atomic.Int64
 }
 
-const indexPrefix = "ev/"
+const indexPrefix = persistence.PrefixEventIndex
 
 // Mailbox dispatch: messages one actor handles before its worker yields,
 // and the long-lived workers kept (see dispatcher).

@@ -625,7 +625,7 @@ func (s *Service) migrateTasks() error {
 // out again, so a delivery queued on a lost node is still made, at least
 // once, by the next owner (to every endpoint: receivers tell a repeat by
 // the webhook event's id).
-const pendingPrefix = "whpend/"
+const pendingPrefix = persistence.PrefixHookPending
 
 // fannedOut is the hook whose pending count task e's settling decrements:
 // a fan-out's task in cluster mode, not a resend ("" otherwise).

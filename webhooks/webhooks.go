@@ -51,11 +51,11 @@ const (
 
 // Key prefixes; see the package documentation.
 const (
-	endpointPrefix = "whep/"
+	endpointPrefix = persistence.PrefixHookEndpoint
 	// legacyTaskPrefix held deliveries before they moved to the outbox
 	// queue TaskQueue; New carries them over.
-	legacyTaskPrefix = "whq/"
-	logPrefix        = "whlog/"
+	legacyTaskPrefix = persistence.PrefixHookTask
+	logPrefix        = persistence.PrefixHookLog
 )
 
 // Errors of the endpoint operations.

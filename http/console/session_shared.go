@@ -30,9 +30,9 @@ import (
 // Touches are separate entries, so one put late by a node that has not
 // seen the sign-out yet cannot bring an ended session back.
 const (
-	sessPrefix     = "csess/"
-	sessSeenPrefix = "csessseen/"
-	sessEndPrefix  = "csessend/"
+	sessPrefix     = persistence.PrefixSession
+	sessSeenPrefix = persistence.PrefixSessionSeen
+	sessEndPrefix  = persistence.PrefixSessionEnd
 	// sessTimeout bounds one shared write of a session.
 	sessTimeout = 10 * time.Second
 	// sessReadTimeout bounds the read of a session this node has no copy
