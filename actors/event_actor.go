@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/scheduler"
 
 	"ticketd/event"
+	"ticketd/outbox"
 	"ticketd/persistence"
 )
 
@@ -29,7 +30,8 @@ type eventActor struct {
 
 	snapSeq     uint64 // seq of the newest snapshot loaded or asked for
 	snapWait    bool   // a snapshot request waits for its seq to be durable
-	outboxDirty bool   // outbox entries were written into the open batch
+	owedDirty bool       // owed work was written into the open batch
+	owed      outbox.Owed // reused by carryOut
 
 	timers  *scheduler.TimerScheduler
 	cancel  scheduler.CancelFunc
@@ -344,9 +346,9 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			a.com.afterDurable(func() { a.sys.NotePassVer(id, ver) })
 		}
 	}
-	if a.outboxDirty && a.sys.cfg.OnOutbox != nil {
-		a.outboxDirty = false
-		a.com.afterDurable(a.sys.cfg.OnOutbox)
+	if a.owedDirty && a.sys.cfg.OnOwed != nil {
+		a.owedDirty = false
+		a.com.afterDurable(a.sys.cfg.OnOwed)
 	}
 	if req.create != "" && len(changes) > 0 {
 		a.com.put([]byte(indexPrefix+a.id), []byte(req.create))

@@ -102,19 +102,6 @@ func (a *eventActor) writeFeed(fes []event.FeedEntry) {
 	a.com.afterDurable(func() { a.feedDurable(pos) })
 }
 
-// feedSeqOf is the feed seq of the entry of fes (the entries of the change
-// just applied) about record id, 0 when there is none: a webhook about the
-// change carries it.
-func (a *eventActor) feedSeqOf(fes []event.FeedEntry, id string) uint64 {
-	first := a.m.FeedSeq() - uint64(len(fes)) + 1
-	for i, e := range fes {
-		if e.ID == id {
-			return first + uint64(i)
-		}
-	}
-	return 0
-}
-
 // FeedLinger is the least time a long poll (a ReadFeed that waits) is
 // held before it is answered with fewer entries than its limit: a
 // follower parked on an idle feed has waited longer and is answered at
@@ -492,3 +479,6 @@ func (s *System) TrimFeeds() (int, error) {
 	}
 	return n, nil
 }
+
+// errStopScan ends a bounded scan early.
+var errStopScan = errors.New("actors: scan bound reached")

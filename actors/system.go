@@ -76,12 +76,17 @@ type Config struct {
 	Now         func() time.Time
 	// IDs overrides the random id source (tests).
 	IDs event.IDs
-	// OnOutbox, if set, is called (from an actor; it must not block) when
-	// new outbox entries (see OutboxPrefix) are durable.
-	OnOutbox func()
-	// WantHook, if set, says whether a unit has a webhook endpoint for an
-	// event type; without one no webhook event is queued.
-	WantHook func(unitID, typ string) bool
+	// Owed carries out what changes owe the world (the core's Effects):
+	// each writes its entries into the batch that logs the change. app.Main
+	// wires mail, webhooks and payments; none: nothing is owed.
+	Owed []OwedWork
+	// Links, if set, mails console links (invitations, reset links) in
+	// the batch of the directory change that makes them; nil: links are
+	// made without mail.
+	Links LinkMail
+	// OnOwed, if set, is called (from an actor; it must not block) when
+	// owed work that asked for a wake (OwedWork.Owe, Links) is durable.
+	OnOwed func()
 	// OnPassChange, if set, is called (from an actor; it must not block)
 	// once a change that alters wallet passes is durable: registrations
 	// regIDs, or with all every pass of the event (event.PassChanged).

@@ -32,6 +32,8 @@ import (
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/api"
+	"ticketd/mail"
+	"ticketd/payments"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )
@@ -58,8 +60,8 @@ func newPipeFx(b *testing.B, capacity int) *pipeFx {
 		Event:      event.Config{BaseURL: "http://127.0.0.1:8080", OrderHold: 6 * time.Hour, CheckoutSessionTTL: 24 * time.Hour},
 		AskTimeout: time.Minute,
 		Logger:     log,
-		// As the service with no webhook endpoint: no queue entries.
-		WantHook: func(unitID, typ string) bool { return false },
+		// As the service with no webhook endpoint: no webhook entries.
+		Owed: []actors.OwedWork{mail.Owed{Logger: log}, payments.Owed{}},
 	}, store, snapshots.New(store, 2))
 	require.NoError(b, err)
 	audit := audit.New(store, 0, log)

@@ -63,8 +63,9 @@ func mailerWithEvents(t *testing.T) (*Mailer, *actors.System, *persistence.Store
 	m, err := New(Config{SMTPAddr: ln.Addr().String(), BackoffMin: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}, store)
 	require.NoError(t, err)
 	sys, err := actors.Open(actors.Config{
-		Event:    event.Config{BaseURL: "https://tickets.example.com", OrderHold: 15 * time.Minute, CheckoutSessionTTL: time.Hour},
-		OnOutbox: m.Wake, Logger: slog.New(slog.DiscardHandler),
+		Event: event.Config{BaseURL: "https://tickets.example.com", OrderHold: 15 * time.Minute, CheckoutSessionTTL: time.Hour},
+		Owed:  []actors.OwedWork{Owed{}}, Links: Owed{},
+		OnOwed: m.Wake, Logger: slog.New(slog.DiscardHandler),
 	}, store, snapshots.New(store, 2))
 	require.NoError(t, err)
 	t.Cleanup(func() {

@@ -13,7 +13,7 @@
 // Fresh entries are index entries of the store:
 //
 //	key:   "mail/" + eventId + "/" + %016x log seq + "-" + %04x index
-//	value: JSON of actors.TicketMail (kind ticket, promotion, refund or
+//	value: JSON of TicketMail (kind ticket, promotion, refund or
 //	       cancellation; none means ticket), version-free: new fields are
 //	       optional, so old entries always decode
 //
@@ -21,7 +21,7 @@
 // "mail" (keys "obx/mail/...", see package outbox), keeping its id (the
 // key after "mail/") and these bytes verbatim.
 //
-// Mail about an order is also indexed by order (actors.OrderMailKey,
+// Mail about an order is also indexed by order (OrderMailKey,
 // written in the same batch as the entry): OrderMail lists an order's
 // mail from it, queued or sent, without reading the outbox, and
 // PreviewOrderMail renders one. Delivery rewrites that index entry in the

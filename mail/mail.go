@@ -18,7 +18,6 @@ import (
 
 	gomail "github.com/wneessen/go-mail"
 
-	"ticketd/actors"
 	"ticketd/outbox"
 	"ticketd/persistence"
 )
@@ -168,7 +167,7 @@ func New(cfg Config, store *persistence.Store) (*Mailer, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := outbox.NewQueue(store, QueueName, actors.OutboxPrefix)
+	q, err := outbox.NewQueue(store, QueueName, InboxPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -193,8 +192,8 @@ func (m *Mailer) Wake() { m.loop.Wake() }
 
 // Entry is an outbox entry with its delivery state.
 type Entry struct {
-	actors.TicketMail
-	// ID is the entry's key after actors.OutboxPrefix.
+	TicketMail
+	// ID is the entry's key after InboxPrefix.
 	ID            string
 	State         outbox.State
 	Attempts      int
@@ -212,7 +211,7 @@ func (m *Mailer) entry(e outbox.Entry) Entry {
 			out.LastError = "undecodable outbox entry: " + err.Error()
 		}
 	}
-	out.Key = actors.OutboxPrefix + e.ID
+	out.Key = InboxPrefix + e.ID
 	return out
 }
 
@@ -221,7 +220,7 @@ func (m *Mailer) entry(e outbox.Entry) Entry {
 // MaxPending).
 func (m *Mailer) Pending(after string, limit int) ([]Entry, error) {
 	limit = min(max(limit, 1), MaxPending)
-	after = strings.TrimPrefix(after, actors.OutboxPrefix)
+	after = strings.TrimPrefix(after, InboxPrefix)
 	es, err := m.queue.List(after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("mail: %w", err)
@@ -233,7 +232,7 @@ func (m *Mailer) Pending(after string, limit int) ([]Entry, error) {
 	return out, nil
 }
 
-// Retry makes parked entry id (its key after actors.OutboxPrefix) go out
+// Retry makes parked entry id (its key after InboxPrefix) go out
 // again now. outbox.ErrNotFound or outbox.ErrNotParked otherwise.
 func (m *Mailer) Retry(id string) (Entry, error) {
 	e, err := m.queue.Requeue(id, m.cfg.Now())
@@ -324,7 +323,7 @@ func (m *Mailer) next(more bool) (outbox.Round, error) {
 // outcome.
 func (m *Mailer) send(ctx context.Context, c *gomail.Client, e outbox.Entry) (charged, broken bool, err error) {
 	now := m.cfg.Now()
-	var tm actors.TicketMail
+	var tm TicketMail
 	if err := json.Unmarshal(e.Value, &tm); err != nil {
 		return true, false, m.settle(e, now, false, "undecodable outbox entry: "+err.Error())
 	}
@@ -369,7 +368,7 @@ func (m *Mailer) settle(e outbox.Entry, now time.Time, delivered bool, reason st
 			return err
 		}
 	} else {
-		m.cfg.Logger.Warn("mail: undeliverable; parked until retried", "key", actors.OutboxPrefix+e.ID, "err", reason)
+		m.cfg.Logger.Warn("mail: undeliverable; parked until retried", "key", InboxPrefix+e.ID, "err", reason)
 		if _, err := m.queue.Park(b, e, now, reason); err != nil {
 			return err
 		}
@@ -438,7 +437,7 @@ func (m *Mailer) client(ctx context.Context) (c *gomail.Client, stop func() bool
 
 // renderLink builds the mail of a console link (actors.CreateLink): an
 // invitation to a business unit, or a password reset; plain text.
-func (m *Mailer) renderLink(tm actors.TicketMail) (*gomail.Msg, error) {
+func (m *Mailer) renderLink(tm TicketMail) (*gomail.Msg, error) {
 	msg := gomail.NewMsg(gomail.WithCharset(gomail.CharsetUTF8))
 	if err := msg.From(m.cfg.From); err != nil {
 		return nil, fmt.Errorf("mail: from: %w", err)
@@ -450,7 +449,7 @@ func (m *Mailer) renderLink(tm actors.TicketMail) (*gomail.Msg, error) {
 	msg.SetMessageID()
 	unit := oneLine(tm.EventName)
 	var body string
-	if tm.Kind == actors.MailInvitation {
+	if tm.Kind == MailInvitation {
 		msg.Subject("You are invited to " + unit + " on ticketd")
 		body = "You are invited to the ticketd console of " + unit + " as " + oneLine(tm.TicketName) +
 			".\n\nAccept the invitation (the link works once):\n" + tm.PassURL + "\n"

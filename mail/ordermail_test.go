@@ -47,7 +47,7 @@ func TestOrderMailListsQueuedThenSent(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	ticket := list[0]
-	require.Equal(t, actors.MailTicket, ticket.Kind)
+	require.Equal(t, MailTicket, ticket.Kind)
 	require.Equal(t, "bea@example.com", ticket.Email)
 	require.Equal(t, outbox.Pending, ticket.State)
 	require.Equal(t, o.OrderNumber, ticket.OrderNumber)
@@ -100,12 +100,12 @@ func TestOrderMailListsQueuedThenSent(t *testing.T) {
 		list, err = m.OrderMail(evt, o.ID, 10)
 		return err == nil && len(list) == 2 && list[1].State == Sent
 	}, 5*time.Second, 10*time.Millisecond)
-	require.Equal(t, actors.MailRefund, list[1].Kind)
+	require.Equal(t, MailRefund, list[1].Kind)
 	require.Equal(t, ticket.ID, list[0].ID)
 	list, err = m.OrderMail(evt, o.ID, 1)
 	require.NoError(t, err)
 	require.Len(t, list, 1, "the limit bounds the list")
 	n := 0
-	require.NoError(t, store.Scan([]byte(actors.OrderMailPrefix), func(_, _ []byte) error { n++; return nil }))
+	require.NoError(t, store.Scan([]byte(OrderMailPrefix), func(_, _ []byte) error { n++; return nil }))
 	require.Equal(t, 2, n, "mail about no order is not indexed")
 }

@@ -3,8 +3,8 @@
 //
 // # Flow
 //
-// An event actor writes a webhook event (actors.HookEvent, key prefix
-// actors.HookPrefix) in the same Pebble batch as the change that causes it
+// An event actor writes a webhook event (HookEvent, key prefix
+// InboxPrefix) in the same Pebble batch as the change that causes it
 // (a registration created, confirmed or cancelled, a check-in, a paid
 // order), so the queue is exactly as durable as the change. The Service's
 // sender loop (package outbox), woken by Wake (wired to

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"ticketd/actors"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
@@ -71,7 +70,7 @@ func (a *api) listOutbox(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if after != "" && !actors.ValidOutboxKey(after) {
+	if after != "" && !mail.ValidInboxKey(after) {
 		return nil, event.FieldError("cursor", "is not a valid cursor")
 	}
 	ob := a.outbox()
