@@ -28,9 +28,9 @@ type eventActor struct {
 	com     committer
 	loadErr error
 
-	snapSeq     uint64 // seq of the newest snapshot loaded or asked for
-	snapWait    bool   // a snapshot request waits for its seq to be durable
-	owedDirty bool       // owed work was written into the open batch
+	snapSeq   uint64      // seq of the newest snapshot loaded or asked for
+	snapWait  bool        // a snapshot request waits for its seq to be durable
+	owedDirty bool        // owed work was written into the open batch
 	owed      outbox.Owed // reused by carryOut
 
 	timers  *scheduler.TimerScheduler

@@ -155,4 +155,3 @@ type ReceiptLine struct {
 
 // Amount is the line's total before any discount.
 func (l ReceiptLine) Amount() event.Money { return l.UnitPrice * event.Money(l.Quantity) }
-
