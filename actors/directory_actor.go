@@ -202,7 +202,7 @@ func (s *System) askDirectory(ctx context.Context, msg any) (any, error) {
 	if err := s.store.Err(); err != nil {
 		return nil, fmt.Errorf("%w: directory: %w", ErrUnavailable, err)
 	}
-	res, err := s.reply.request(ctx, s.dirPID, msg, s.cfg.AskTimeout, s.store.Failed())
+	res, err := s.reply.Request(ctx, s.dirPID, msg, s.cfg.AskTimeout, s.store.Failed())
 	if err != nil {
 		return nil, s.unavailable("directory", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/scheduler"
 
+	"ticketd/actors/feed"
 	"ticketd/event"
 	"ticketd/outbox"
 	"ticketd/persistence"
@@ -45,7 +46,7 @@ type eventActor struct {
 	fes        []event.FeedEntry
 	feedBuf    []byte
 	feedEnd    uint64
-	ring       *feedRing // the newest entries, for the readers
+	ring       *feed.Ring // the newest entries, for the readers
 	feedWaits  []feedWaiter
 	feedWaitID uint64
 
@@ -265,7 +266,7 @@ func (a *eventActor) load() error {
 	a.snapSeq = from
 	a.com.seq = last
 	a.feedEnd = a.m.FeedSeq() // everything loaded is durable
-	a.ring = &feedRing{lo: a.feedEnd, hi: a.feedEnd}
+	a.ring = feed.NewRing(a.feedEnd)
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"ticketd/actors/mailbox"
 	"ticketd/event"
 )
 
@@ -245,7 +246,7 @@ func (w *asyncAsks) sweep(s *System) {
 			failed = nil // closed for good: the ticks see it from now on
 		}
 		if s.store.Err() != nil {
-			failure = errFailed
+			failure = mailbox.ErrFailed
 		}
 		now := time.Now()
 		w.mu.Lock()
@@ -263,7 +264,7 @@ func (w *asyncAsks) sweep(s *System) {
 			if failure != nil {
 				a.expire(failure)
 			} else {
-				a.expire(errTimeout)
+				a.expire(mailbox.ErrTimeout)
 			}
 		}
 		ended = ended[:0]

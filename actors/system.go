@@ -14,6 +14,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"ticketd/actors/mailbox"
 	"ticketd/directory"
 	"ticketd/event"
 	"ticketd/persistence"
@@ -155,8 +156,8 @@ type System struct {
 	devSeen sync.Map
 	// passVers is each event's latest pass stamp as reads saw it (pulse.go).
 	passVers sync.Map
-	disp     *dispatcher // runs the event actors' mailboxes
-	reply    *replyPool  // answer slots of Ask
+	disp     *mailbox.Dispatcher // runs the event actors' mailboxes
+	reply    *mailbox.ReplyPool  // answer slots of Ask
 
 	asyncBoxes asyncBoxPool // answer slots of ServeAsync
 	asyncs     asyncAsks    // its asks waiting for their answers
@@ -270,7 +271,7 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 		log:   cfg.Log,
 		snap:  cfg.Snapshots,
 		slots: map[string]*slot{},
-		disp:  newDispatcher(dispatchThroughput, dispatchWorkers),
+		disp:  mailbox.NewDispatcher(dispatchThroughput, dispatchWorkers),
 		idx: eventIndex{unit: map[string]string{}, byUnit: map[string][]string{},
 			status: map[string]byte{}, candidates: map[string][]string{}},
 	}
@@ -289,7 +290,7 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return cfg.Logger.With("component", "protoactor")
 	}))
-	s.reply = newReplyPool(s.as, replyPoolSize)
+	s.reply = mailbox.NewReplyPool(s.as, replyPoolSize)
 	err := store.Scan([]byte(indexPrefix), func(k, v []byte) error {
 		id := strings.TrimPrefix(string(k), indexPrefix)
 		s.idx.add(id, string(v))
@@ -541,7 +542,7 @@ func (s *System) askLocal(ctx context.Context, eventID string, req *request) (an
 			timeout = time.Until(d)
 		}
 		s.asks.Add(1)
-		res, err := s.reply.request(ctx, sl.pid, req, timeout, s.store.Failed())
+		res, err := s.reply.Request(ctx, sl.pid, req, timeout, s.store.Failed())
 		s.release(eventID, sl)
 		if errors.Is(err, actor.ErrDeadLetter) {
 			continue // the actor stopped (storage failure); activate afresh
@@ -796,6 +797,6 @@ func (s *System) Close() error {
 		s.cfg.Logger.Error("actors: close timed out; leaving stuck actors to the process exit", "err", err)
 	}
 	s.as.Shutdown()
-	s.disp.close()
+	s.disp.Close()
 	return err
 }
