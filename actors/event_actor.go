@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/scheduler"
 
 	"ticketd/actors/feed"
+	"ticketd/actors/index"
 	"ticketd/event"
 	"ticketd/outbox"
 	"ticketd/persistence"
@@ -71,16 +72,16 @@ func (a *eventActor) notePublished() {
 	if e == nil {
 		return // not created (yet)
 	}
-	st := byte(statusNotPublished)
+	st := byte(index.NotPublished)
 	if e.Status == event.EventPublished {
-		st = statusPublished
+		st = index.Published
 	}
 	if st == a.published {
 		return
 	}
 	a.published = st
-	if a.sys.idx.noteStatus(a.id, st) {
-		a.com.put([]byte(publishedPrefix+a.id), []byte{st})
+	if a.sys.idx.NoteStatus(a.id, st) {
+		a.com.put(index.PublishedKey(a.id), []byte{st})
 		if x := a.sys.cfg.Index; x != nil {
 			id := a.id
 			a.com.afterDurable(func() { x.Published(id, st) })
@@ -352,7 +353,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 		a.com.afterDurable(a.sys.cfg.OnOwed)
 	}
 	if req.create != "" && len(changes) > 0 {
-		a.com.put([]byte(indexPrefix+a.id), []byte(req.create))
+		a.com.put(index.Key(a.id), []byte(req.create))
 	}
 	if len(changes) > 0 {
 		if k, v := a.com.record(req.rec, res); k != nil {

@@ -190,12 +190,7 @@ func (s *System) TrimFeeds() (int, error) {
 	s.mu.Unlock()
 	defer s.wg.Done()
 	horizon := s.cfg.Now().Add(-event.FeedRetention)
-	s.idx.mu.RLock()
-	ids := make([]string, 0, len(s.idx.unit))
-	for id := range s.idx.unit {
-		ids = append(ids, id)
-	}
-	s.idx.mu.RUnlock()
+	ids := s.idx.All()
 	return feed.Trim(s.store, ids, horizon)
 }
 

@@ -134,7 +134,7 @@ func (a *asyncAsk) answered(m any) {
 		return
 	}
 	if _, made := IsReplayed(err); (err == nil || made) && a.req.create != "" {
-		s.idx.add(a.eventID, a.req.create)
+		s.idx.Add(a.eventID, a.req.create)
 	}
 	a.end(a.box, res, err)
 }
