@@ -155,7 +155,7 @@ func (a *dirActor) decide(ctx actor.Context, rec *Recorder, fn func() (any, dire
 }
 
 // decideOwing is decide that lets owe add to the change's batch (its
-// outbox mail) once the change is appended at seq.
+// a link's mail) once the change is appended at seq.
 func (a *dirActor) decideOwing(ctx actor.Context, rec *Recorder, fn func() (any, directory.Change, error), owe func(seq uint64)) {
 	if a.shared != nil {
 		a.decideShared(ctx, fn, owe)

@@ -58,7 +58,7 @@ type LinkSpec struct {
 	By       string // a member id, or "operator"
 	TTL      time.Duration
 	// LinkURL, when set, makes the link's URL from its token, and the
-	// link is also mailed through the durable outbox. The outbox entry
+	// link is also mailed through the durable mail inbox. The inbox entry
 	// holds the link until it is delivered (only a hash is kept in the
 	// directory).
 	LinkURL func(token string) string

@@ -47,7 +47,7 @@ type Main struct {
 	ln    net.Listener
 	done  chan error
 	idem  *thttp.DurableIdempotency
-	mail  *mail.Mailer      // delivers the ticket-mail outbox
+	mail  *mail.Mailer      // delivers the owed mail
 	hooks *webhooks.Service // webhook endpoints; delivers the webhook queue
 	audit *audit.Log
 	// refunds settles refunds; its resumer runs until Close
@@ -488,7 +488,7 @@ func (m *Main) closeBackend() {
 		m.ln = nil
 	}
 	if m.mail != nil {
-		_ = m.mail.Close() // undelivered mail stays in the outbox
+		_ = m.mail.Close() // undelivered mail stays queued
 		m.mail = nil
 	}
 	if m.router != nil {

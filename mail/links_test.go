@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestConsoleInvitationArrives: a console invitation in the outbox (the
+// TestConsoleInvitationArrives: a console invitation in the mail inbox (the
 // directory's key shape) goes out through a real SMTP listener as a plain
-// text mail with its link, and leaves the outbox.
+// text mail with its link, and leaves the inbox.
 func TestConsoleInvitationArrives(t *testing.T) {
 	s := openStore(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

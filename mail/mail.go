@@ -41,8 +41,8 @@ const (
 
 // Config configures a Mailer.
 type Config struct {
-	// SMTPAddr is the SMTP server as host:port. Empty keeps mail in the
-	// outbox.
+	// SMTPAddr is the SMTP server as host:port. Empty keeps mail
+	// queued.
 	SMTPAddr string
 	// Username and Password, when Username is set, log in to the SMTP
 	// server (AUTH) with the strongest mechanism it offers. Over a
@@ -144,7 +144,7 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Mailer drains the outbox over SMTP. See the package documentation.
+// Mailer delivers the owed mail (the mail inbox and its queue) over SMTP. See the package documentation.
 type Mailer struct {
 	cfg   Config
 	store *persistence.Store
@@ -154,7 +154,7 @@ type Mailer struct {
 	loop  *outbox.Loop
 }
 
-// New returns a Mailer of store's outbox. Start it to deliver.
+// New returns a Mailer of store's owed mail. Start it to deliver.
 func New(cfg Config, store *persistence.Store) (*Mailer, error) {
 	if store == nil {
 		return nil, errors.New("mail: no store")
@@ -184,13 +184,13 @@ func New(cfg Config, store *persistence.Store) (*Mailer, error) {
 func (m *Mailer) Start() { m.loop.Start() }
 
 // Close stops delivery and waits for the round in flight. Mail not yet
-// delivered stays in the outbox.
+// delivered stays queued.
 func (m *Mailer) Close() error { return m.loop.Close() }
 
 // Wake asks for a delivery round soon. It never blocks.
 func (m *Mailer) Wake() { m.loop.Wake() }
 
-// Entry is an outbox entry with its delivery state.
+// Entry is an owed mail with its delivery state.
 type Entry struct {
 	TicketMail
 	// ID is the entry's key after InboxPrefix.
@@ -215,7 +215,7 @@ func (m *Mailer) entry(e outbox.Entry) Entry {
 	return out
 }
 
-// Pending lists the outbox (mail waiting, retrying and parked) in key
+// Pending lists the owed mail (waiting, retrying and parked) in key
 // order after the key after ("" for the start), at most limit (1 to
 // MaxPending).
 func (m *Mailer) Pending(after string, limit int) ([]Entry, error) {

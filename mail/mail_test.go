@@ -87,7 +87,7 @@ func openStore(t *testing.T) *persistence.Store {
 	return s
 }
 
-// owe writes an outbox entry as an event actor does.
+// owe writes a mail inbox entry as an event actor does.
 func owe(t *testing.T, s *persistence.Store, tm TicketMail) {
 	t.Helper()
 	b := s.NewBatch()
@@ -178,7 +178,7 @@ func TestTicketEmailArrivesWithPassLink(t *testing.T) {
 	require.Contains(t, p["text/html"], `href="https://tickets.example.com/pass/tok_`+strings.Repeat("x", 60)+`?a=1&amp;b=2"`)
 	require.Contains(t, p["text/html"], "Go Meetup &lt;Berlin&gt;")
 
-	// Delivered mail leaves the outbox.
+	// Delivered mail leaves the inbox.
 	waitPending(t, m, 0)
 	select {
 	case r := <-got:
@@ -254,7 +254,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // A backlog larger than a round goes out in rounds that go on where the
-// last stopped (the outbox cursor); mail owed behind the cursor (an event
+// last stopped (the inbox cursor); mail owed behind the cursor (an event
 // whose keys sort first) still goes out, and every mail once.
 func TestBacklogGoesOutInRoundsWithMailBehindTheCursor(t *testing.T) {
 	s := openStore(t)
@@ -384,7 +384,7 @@ func startAuthSMTP(t *testing.T, ln net.Listener, user, pass string, withTLS boo
 
 // TestMailLogsInWithSMTPAuth: with a username the mailer starts TLS and
 // logs in before sending; with a wrong password nothing is sent and the
-// mail stays in the outbox, retried.
+// mail stays queued, retried.
 func TestMailLogsInWithSMTPAuth(t *testing.T) {
 	// authMailer starts a server that accepts ticketd:s3cret (with or
 	// without STARTTLS) and a mailer logging in with password, owing one

@@ -12,8 +12,8 @@ import (
 	"ticketd/persistence"
 )
 
-// Sent is the state of a mail that was delivered: the outbox no longer
-// holds it; the index by order remembers it (see OrderMail).
+// Sent is the state of a mail that was delivered: neither the inbox nor
+// the queue holds it; the index by order remembers it (see OrderMail).
 const Sent outbox.State = "sent"
 
 // MaxOrderMail bounds the mail OrderMail lists for one order (an order
@@ -24,9 +24,9 @@ var errEnough = errors.New("mail: enough")
 
 // OrderMail lists the mail owed about order orderID of event eventID, in
 // the order it was owed, at most limit (1 to MaxOrderMail): the entries
-// still in the outbox with their delivery state, and those delivered
+// still owed with their delivery state, and those delivered
 // (State Sent, SentAt). It reads the index by order (OrderMailKey),
-// never the whole outbox. Mail owed before that index existed is not
+// never the whole inbox. Mail owed before that index existed is not
 // listed.
 func (m *Mailer) OrderMail(eventID, orderID string, limit int) ([]Entry, error) {
 	limit = min(max(limit, 1), MaxOrderMail)
@@ -57,7 +57,7 @@ func (m *Mailer) OrderMail(eventID, orderID string, limit int) ([]Entry, error) 
 	return out, nil
 }
 
-// orderEntry is entry id as the outbox holds it, or as the index
+// orderEntry is entry id as the inbox or the queue holds it, or as the index
 // remembers it once delivered.
 func (m *Mailer) orderEntry(id string, rec []byte) (Entry, error) {
 	e, err := m.queue.Get(id)

@@ -13,7 +13,7 @@ import (
 )
 
 // An order's mail is listed from the index by order that the event actor
-// writes with each entry: queued while the outbox holds it, then sent
+// writes with each entry: queued while it is owed, then sent
 // (with when, the attempts, and a preview rendered from the bytes the
 // index kept) once the mailer delivered it; a refund adds its mail.
 func TestOrderMailListsQueuedThenSent(t *testing.T) {
@@ -42,7 +42,7 @@ func TestOrderMailListsQueuedThenSent(t *testing.T) {
 		DeliveryID: "d1", Outcome: "succeeded"})
 	require.NoError(t, err)
 
-	// Not started yet: the ticket mail waits in the outbox.
+	// Not started yet: the ticket mail waits in the inbox.
 	list, err := m.OrderMail(evt, o.ID, 10)
 	require.NoError(t, err)
 	require.Len(t, list, 1)
@@ -76,7 +76,7 @@ func TestOrderMailListsQueuedThenSent(t *testing.T) {
 	require.Equal(t, 1, list[0].Attempts)
 	require.False(t, list[0].SentAt.IsZero())
 	require.Equal(t, o.OrderNumber, list[0].OrderNumber)
-	// The outbox no longer has it; the order's preview renders it still.
+	// The inbox no longer has it; the order's preview renders it still.
 	_, _, err = m.Preview(ticket.ID)
 	require.ErrorIs(t, err, outbox.ErrNotFound)
 	e, raw, err := m.PreviewOrderMail(evt, o.ID, ticket.ID)

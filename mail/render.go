@@ -20,7 +20,7 @@ const CalendarType = "text/calendar; method=PUBLISH; charset=UTF-8"
 // CalendarFile is the attachment's file name.
 const CalendarFile = "event.ics"
 
-// Render builds the email of an outbox entry: a text part and an HTML
+// Render builds the email of a mail inbox entry: a text part and an HTML
 // alternative saying the same, and for a ticket whose event has a start
 // the calendar file as an attachment (then the message is
 // multipart/mixed).

@@ -8,7 +8,7 @@
 // (a registration created, confirmed or cancelled, a check-in, a paid
 // order), so the queue is exactly as durable as the change. The Service's
 // sender loop (package outbox), woken by Wake (wired to
-// actors.Config.OnOutbox), when a task comes due and by a poll ticker,
+// actors.Config.OnOwed), when a task comes due and by a poll ticker,
 // does rounds of two steps:
 //
 //  1. Fan-out: each queue entry becomes one task per enabled endpoint of the
