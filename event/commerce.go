@@ -1042,7 +1042,7 @@ func (m *Machine) catalog(now time.Time, lang string) (any, []Change, error) {
 	}
 	m.catalogStates(&cat, now)
 	m.programCatalog(&cat)
-	m.consoleCatalog(&cat, lang)
+	m.contentCatalog(&cat, lang)
 	m.roomCatalog(&cat, now)
 	return cat, nil, nil
 }

@@ -54,7 +54,8 @@
 // results; decide.go, registrations.go, commerce.go, storefront.go (the
 // Storefront wrapper: published events only), hosted.go (reads for hosted
 // pages), refunds.go, latepay.go (payments that arrive after the hold),
-// console.go and program.go (program and perks, with
+// content.go (the organizer's content: forms.go, promocodes.go,
+// translations.go, each with its _views.go) and program.go (program and perks, with
 // program_views.go), holdlimits.go (the storefront's hold limits: one open
 // order per email, open orders and checkout sessions per client) and
 // waitingroom.go (a drop's waiting room: queue, shuffle, stock-aware
@@ -166,8 +167,8 @@
 //     registration is cancelled. Statuses: disabled, expired, exhausted,
 //     active, in that precedence. Lookup answers NotFound for every invalid
 //     form (also when the code's type is archived); the discounted price
-//     is the price under the lookup's promotionCode, if any (see Console
-//     for sales); perks are empty until the program feature fills them.
+//     is the price under the lookup's promotionCode, if any (see Organizer
+//     content); perks are empty until the program feature fills them.
 //   - URLs: orderUrl BaseURL/orders/<orderNumber>; checkoutUrl (open
 //     orders) BaseURL/orders/<orderNumber>/checkout; checkout session url
 //     BaseURL/checkout/<sessionId>.
@@ -209,7 +210,11 @@
 //     registration, standing status confirmed > waitlisted > pending >
 //     cancelled > rejected.
 //
-// # Console for sales (console.go, console_views.go)
+// # Organizer content (content.go, forms.go, promocodes.go, translations.go)
+//
+// What the organizer sets up for selling an event beyond its ticket
+// types; edited from the web console and the admin API, hence once named
+// "console".
 //
 //   - Registration forms, per ticket type: typed questions (text, email,
 //     phone, select, multi_select, checkbox, date; id, label, required,
@@ -245,11 +250,11 @@
 //     and GetLocalizedEvent{Lang} fall back per field to the default; an
 //     unknown or absent lang falls back entirely, never an error. Unknown
 //     ids in a translation are 400 on "ticketTypes.<id>".
-//   - Byte format: the console's changes (form.saved, promotion_code.saved,
+//   - Byte format: the content changes (form.saved, promotion_code.saved,
 //     translation.saved) carry the time and then their fields as one JSON
 //     document; event.description_set is binary. The snapshot's last
-//     section is the console: a byte 0 when empty, else version byte 1 and
-//     the ConsoleState as JSON. order.placed and the order record append
+//     section is the organizer content: a byte 0 when empty, else version
+//     byte 1 and the OrganizerContent as JSON. order.placed and the order record append
 //     the promotion code id and discount.
 //
 // # Refunds (refunds.go)

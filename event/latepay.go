@@ -78,7 +78,7 @@ func (m *Machine) canRetake(now time.Time, o *OrderRec) bool {
 	if o.CodeHeld && m.s.Codes[o.CodeID].status(now) != CodeStatusActive {
 		return false
 	}
-	if o.PromoID != "" && m.s.Console.Promos[o.PromoID].status(now) != PromoActive {
+	if o.PromoID != "" && m.s.Content.Promos[o.PromoID].status(now) != PromoActive {
 		return false
 	}
 	return true

@@ -439,7 +439,7 @@ func (s *State) promoRefunded(o *OrderRec) {
 	if o.PromoID == "" {
 		return
 	}
-	p := s.Console.Promos[o.PromoID]
+	p := s.Content.Promos[o.PromoID]
 	if p == nil {
 		panic(fmt.Sprintf("event: order %s refers to unknown promotion code %s", o.ID, o.PromoID))
 	}
