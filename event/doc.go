@@ -99,10 +99,10 @@
 //     base64url of the last id of the page.
 //   - Cancelling a rejected registration is allowed (it held nothing);
 //     cancelling a cancelled one is 412. A freed place (cancel, capacity
-//     raised, hold released) promotes the oldest waitlisted registrations
-//     of that type at once, with a WaitlistPromoted change. "Oldest" is by
-//     entry into the waitlist (an application approved into a full type
-//     queues behind those already waiting), kept as WaitSeq.
+//     raised, hold released) seats the oldest waitlisted registrations
+//     of that type at once, with a WaitlistSeated change (waitlist.go).
+//     "Oldest" is by entry into the waitlist (an application approved into
+//     a full type queues behind those already waiting), kept as WaitSeq.
 //   - Capacity is never lowered below the places already taken
 //     (confirmed or sold, plus held): 412.
 //
@@ -151,7 +151,7 @@
 //     repeated delivery or a second success on a paid order changes nothing;
 //     a wrong amount or currency is 412. A success for an expired or
 //     cancelled order is a late payment (latepay.go), never dropped: an
-//     expired order whose places, code and promotion can still be taken
+//     expired order whose places, code and promotion code can still be taken
 //     takes them back (order.retaken) and is paid and fulfilled as usual;
 //     otherwise the whole payment is refunded (a RefundRequested of the
 //     total, full, the order keeping its status and showing the refund).
@@ -159,7 +159,7 @@
 //     a confirmed registration with orderId) and TicketIssued listing the
 //     registrations whose pass email should be sent. Every confirmation
 //     (API registration confirmed at once, approval, order fulfilment)
-//     emits TicketIssued; a waitlist promotion emits WaitlistPromoted.
+//     emits TicketIssued; seating from the waitlist emits WaitlistSeated.
 //   - Cancel of a paid order is 412 (refunds are in the console); cancel of
 //     a cancelled or expired order answers it unchanged.
 //   - Code uses count fulfilled uses plus uses reserved by live orders; a
@@ -278,8 +278,8 @@
 //   - A refund is full when its amount is everything still refundable
 //     (the default). A succeeded full refund makes the order "refunded":
 //     its own registration is cancelled (place freed, redemption-code use
-//     returned, waitlist promoted, reason "refunded"), add-on and bundle
-//     sales return to stock and its promotion use returns. A partial
+//     returned, waitlist seated, reason "refunded"), add-on and bundle
+//     sales return to stock and its promotion-code use returns. A partial
 //     refund leaves the order "paid", keeping place and uses; the order's
 //     refunds[] (id, amount, reason, status, full, force, error,
 //     requestedAt, at) say what went back.

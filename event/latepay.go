@@ -85,7 +85,7 @@ func (m *Machine) canRetake(now time.Time, o *OrderRec) bool {
 }
 
 // OrderRetaken puts an expired order's holds back (places, its code's and
-// promotion's reservations) for a payment that arrived after the hold
+// promotion code's reservations) for a payment that arrived after the hold
 // lapsed; an OrderPaid of the same batch turns them into sales.
 type OrderRetaken struct {
 	At time.Time `json:"at"`

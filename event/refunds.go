@@ -381,7 +381,7 @@ func (m *Machine) completeRefund(now time.Time, c CompleteRefund) (any, []Change
 }
 
 // releaseRefunded cancels the registration of a fully refunded order: its
-// place is freed, its code use returned and the waitlist promoted.
+// place is freed, its code use returned and the waitlist seated.
 func (m *Machine) releaseRefunded(now time.Time, o *OrderRec, changes []Change) []Change {
 	reg, ok := m.s.regs()[o.RegistrationID]
 	if !ok || reg.OrderID != o.ID || !activeReg(reg.Status) {
@@ -395,7 +395,7 @@ func (m *Machine) releaseRefunded(now time.Time, o *OrderRec, changes []Change) 
 	if reg.Status == RegConfirmed {
 		freed = 1
 	}
-	return appendPromotions(changes, now, m.promote(now, m.s.Types[reg.TypeID], freed, reg.ID))
+	return appendWaitlistSeated(changes, now, m.seatFromWaitlist(now, m.s.Types[reg.TypeID], freed, reg.ID))
 }
 
 func truncate(s string, n int) string {
@@ -570,7 +570,7 @@ func (c RefundSettled) apply(s *State) {
 	}
 	if r.Status == RefundSucceeded && r.Full && sold {
 		// Add-on and bundle units go back on sale and the promotion
-		// use returns; the admission's place and code use are freed
+		// code's use returns; the admission's place and code use are freed
 		// by the registration's cancellation.
 		s.promoRefunded(o)
 		for _, h := range o.Holds {

@@ -215,7 +215,7 @@ var changeKinds = [...]changeKind{
 	kindOf(decodeScansAnswered),   // door.go
 	kindOf(decodeCheckinConflict), // door.go
 	kindOf(decodeTicketIssued).replayWith(replayTicketIssued),
-	kindOf(decodeWaitlistPromoted).replayWith(replayTicketIssued), // promotion.go: the same body
+	kindOf(decodeWaitlistSeated).replayWith(replayTicketIssued), // waitlist.go: the same body
 	kindOf(decodeCodesMinted),
 	kindOf(decodeCodeDisabled),
 	// commerce (changes.go)
