@@ -31,7 +31,7 @@ type UpdateEvent struct {
 }
 
 // SetSiteURL sets (or with null clears) the event's public page address, a
-// console (admin API) operation. The URL must be absolute http(s).
+// admin API (and web console) operation. The URL must be absolute http(s).
 type SetSiteURL struct {
 	SiteURL Opt[string] `json:"siteUrl" v:"nullable,format=uri,maxLen=2000"`
 }

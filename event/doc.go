@@ -259,11 +259,11 @@
 //
 // # Refunds (refunds.go)
 //
-//   - Policy (console, SetRefundPolicy): refundable, a deadline (an instant)
-//     or hoursBeforeStart (counted back from the event's start; no start,
-//     no deadline), feePercent of the order total kept once per order,
-//     rounded down in the buyer's favour. Until the console sets one the
-//     policy is refundable, no deadline, no fee. The policy binds refunds
+//   - Policy (admin API and web console, SetRefundPolicy): refundable, a
+//     deadline (an instant) or hoursBeforeStart (counted back from the
+//     event's start; no start, no deadline), feePercent of the order
+//     total kept once per order, rounded down in the buyer's favour. Until
+//     the organizer sets one the policy is refundable, no deadline, no fee. The policy binds refunds
 //     at the moment they are requested (412 naming the rule); force
 //     overrides all three rules, the fee included. Changing the policy
 //     never touches refunds already made.

@@ -61,11 +61,11 @@ type RefundRec struct {
 
 // ---- commands
 
-// GetRefundPolicy reads the event's refund policy (console).
+// GetRefundPolicy reads the event's refund policy (admin API, web console).
 type GetRefundPolicy struct{}
 
-// SetRefundPolicy replaces the event's refund policy (console). At most
-// one of deadline and hoursBeforeStart.
+// SetRefundPolicy replaces the event's refund policy (admin API, web
+// console). At most one of deadline and hoursBeforeStart.
 type SetRefundPolicy struct {
 	Refundable       bool  `json:"refundable"`
 	Deadline         *Time `json:"deadline" v:"nullable"`
@@ -73,11 +73,11 @@ type SetRefundPolicy struct {
 	FeePercent       int   `json:"feePercent,omitempty" v:"min=0,max=100"`
 }
 
-// RequestRefund starts a refund of a paid order (console): step one of
-// three. Amount absent means everything still refundable. Force overrides
-// the policy (refundable, deadline and fee). While the order has a pending
-// refund, RequestRefund answers that refund and changes nothing, so a retry
-// after a crash resumes it.
+// RequestRefund starts a refund of a paid order (admin API, web console):
+// step one of three. Amount absent means everything still refundable. Force
+// overrides the policy (refundable, deadline and fee). While the order has
+// a pending refund, RequestRefund answers that refund and changes nothing,
+// so a retry after a crash resumes it.
 type RequestRefund struct {
 	Ref    string `json:"-"`
 	Amount *Money `json:"amount" v:"nullable"`

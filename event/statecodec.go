@@ -69,7 +69,7 @@ func EncodeState(s *State, yield func()) ([]byte, error) {
 	e = s.appendProgram(e)
 	e = s.appendContent(e)
 	e = s.appendDoor(e)
-	// The change feed's position (feed.go): a uvarint after the console,
+	// The change feed's position (feed.go): a uvarint after the organizer content,
 	// so an older snapshot, which ends before it, decodes 0.
 	e = binary.AppendUvarint(e, s.FeedSeq)
 	e = s.appendRoom(e)
