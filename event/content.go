@@ -245,6 +245,8 @@ func (cs *OrganizerContent) consistent(s *State) bool {
 	return true
 }
 
+// ---- change kinds: each one's log name, body codec and apply
+
 // ChangeKind names the change in the log (its binary tag).
 func (DescriptionSet) ChangeKind() string { return "event.description_set" }
 

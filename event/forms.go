@@ -318,6 +318,8 @@ func (m *Machine) admissionOf(items []OrderItem) string {
 	return ""
 }
 
+// ---- change kinds: each one's log name, body codec and apply
+
 // ChangeKind names the change in the log (its binary tag).
 func (FormSaved) ChangeKind() string { return "form.saved" }
 

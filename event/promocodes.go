@@ -378,6 +378,8 @@ func (s *State) promoHeld(o *OrderRec, delta int, paid bool) {
 	}
 }
 
+// ---- change kinds: each one's log name, body codec and apply
+
 // ChangeKind names the change in the log (its binary tag).
 func (PromoSaved) ChangeKind() string { return "promotion_code.saved" }
 

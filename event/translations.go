@@ -242,6 +242,8 @@ func (m *Machine) localizedEvent(lang string) Event {
 	return v
 }
 
+// ---- change kinds: each one's log name, body codec and apply
+
 // ChangeKind names the change in the log (its binary tag).
 func (TranslationSaved) ChangeKind() string { return "translation.saved" }
 
