@@ -77,7 +77,7 @@ type UnitRow struct {
 	Role string
 }
 
-var Funcs = template.FuncMap{
+var funcs = template.FuncMap{
 	"roleOf": func(m directory.Member, unit string) string { return m.Roles[unit] },
 	"when": func(t time.Time) string {
 		if t.IsZero() {
