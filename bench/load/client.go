@@ -84,6 +84,7 @@ func (c *Client) JSON(method, path, token string, body any, want int, out any) e
 	return nil
 }
 
+// Truncate cuts b to at most n bytes, for error messages.
 func Truncate(b []byte, n int) []byte {
 	if len(b) > n {
 		return b[:n]
@@ -98,6 +99,7 @@ type EventSetup struct {
 	Capacity              int
 }
 
+// IDOnly decodes the id of an API object.
 type IDOnly struct {
 	ID string `json:"id"`
 }

@@ -63,6 +63,8 @@ type cpuSample struct {
 	ok             bool
 }
 
+// SampleCPU reads the CPU used so far by the server process serverPID and
+// by this process.
 func SampleCPU(serverPID int) cpuSample {
 	if serverPID <= 0 {
 		return cpuSample{}

@@ -8,6 +8,7 @@ import (
 	"strings"
 )
 
+// CPUModel names the machine's CPU (from /proc/cpuinfo), for the reports.
 func CPUModel() string {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
@@ -23,6 +24,7 @@ func CPUModel() string {
 	return runtime.GOARCH
 }
 
+// Statuses writes status counts as "200:n 201:m", in status order.
 func Statuses(m map[int]int64) string {
 	keys := make([]int, 0, len(m))
 	for k := range m {

@@ -22,6 +22,8 @@ func OrderBody(req *fasthttp.Request, prefix string, i int64, ticketType string)
 	req.SwapBody(b)
 }
 
+// SetRequest sets req's method, URI, bearer token (when not empty) and
+// JSON content type.
 func SetRequest(req *fasthttp.Request, method, uri, token string) {
 	req.Header.SetMethod(method)
 	req.SetRequestURI(uri)
@@ -31,6 +33,7 @@ func SetRequest(req *fasthttp.Request, method, uri, token string) {
 	req.Header.SetContentType("application/json")
 }
 
+// OrderNumberKey precedes the order number in an order's JSON.
 var OrderNumberKey = []byte(`"orderNumber":"`)
 
 // Acks collects the order numbers of acknowledged (2xx) orders.
@@ -39,6 +42,7 @@ type Acks struct {
 	All []string
 }
 
+// Add records the order number of an acknowledged order's body.
 func (a *Acks) Add(body []byte) {
 	i := bytes.Index(body, OrderNumberKey)
 	if i < 0 {
@@ -54,6 +58,7 @@ func (a *Acks) Add(body []byte) {
 	a.Mu.Unlock()
 }
 
+// N is how many orders were acknowledged.
 func (a *Acks) N() int {
 	a.Mu.Lock()
 	defer a.Mu.Unlock()

@@ -279,6 +279,7 @@ const (
 	PermMembers             // owner
 )
 
+// Allowed reports whether role grants p.
 func Allowed(role string, p Perm) bool {
 	switch role {
 	case directory.RoleOwner:
@@ -322,11 +323,13 @@ func (r *Req) EventUnit(p Perm) (eventID, unitID string, err error) {
 	return eventID, unitID, r.Need(unitID, p)
 }
 
+// Param is the path parameter name of the request, "" when none.
 func Param(rc *fasthttp.RequestCtx, name string) string {
 	v, _ := rc.UserValue(name).(string)
 	return v
 }
 
+// Form is the posted field name, trimmed of surrounding space.
 func Form(rc *fasthttp.RequestCtx, name string) string {
 	return strings.TrimSpace(string(rc.PostArgs().Peek(name)))
 }
@@ -499,6 +502,9 @@ func (c *Console) Headers(rc *fasthttp.RequestCtx) {
 	h.Set("Cache-Control", "no-store")
 }
 
+// Render writes page name with v in the layout, with status and the
+// console's security headers; a confirmation waiting in its cookie is
+// shown on a successful page.
 func (c *Console) Render(rc *fasthttp.RequestCtx, status int, name string, v *View) {
 	if v.Req != nil {
 		v.CSRF = v.Req.Session.csrf

@@ -72,6 +72,7 @@ func (v *View) Under(path string) bool {
 	return p == path || strings.HasPrefix(p, path+"/") || strings.HasPrefix(p, path+".")
 }
 
+// UnitRow is a unit of the home page with the caller's role in it.
 type UnitRow struct {
 	Unit directory.Unit
 	Role string
