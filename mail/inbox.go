@@ -76,9 +76,10 @@ const (
 	// MailTicket: the ticket email of a confirmed registration (pass
 	// link, calendar file, and the receipt of its order when paid).
 	MailTicket = "ticket"
-	// MailPromotion: the ticket email of a registration that left the
-	// waitlist for a place.
-	MailPromotion = "promotion"
+	// MailWaitlistSeated: the ticket email of a registration seated from
+	// the waitlist (it took a place that came free). The stored kind is
+	// "promotion", its name before issue 32.
+	MailWaitlistSeated = "promotion"
 	// MailRefund: a refund of an order succeeded.
 	MailRefund = "refund"
 	// MailCancellation: a registration was cancelled (RegistrationID set)
@@ -96,7 +97,9 @@ const (
 
 // MailKinds lists the kinds of mail that events owe (console links
 // aside).
-func MailKinds() []string { return []string{MailTicket, MailPromotion, MailRefund, MailCancellation} }
+func MailKinds() []string {
+	return []string{MailTicket, MailWaitlistSeated, MailRefund, MailCancellation}
+}
 
 // TicketMail is a mail inbox entry: one email the service owes a buyer or
 // registrant, with everything its rendering needs, read from the machine

@@ -27,7 +27,7 @@ func (o Owed) Owe(w persistence.KeyWriter, c *outbox.Owed) bool {
 	n := 0
 	for _, e := range c.Effects {
 		switch e.Kind {
-		case event.EffectTicketMail, event.EffectPromotionMail, event.EffectRefundMail, event.EffectCancelMail,
+		case event.EffectTicketMail, event.EffectWaitlistSeatedMail, event.EffectRefundMail, event.EffectCancelMail,
 			event.EffectOrderCancelMail:
 			o.owe(w, c, n, e)
 			n++
@@ -58,10 +58,10 @@ func (o Owed) owe(w persistence.KeyWriter, c *outbox.Owed, i int, e event.Effect
 	}
 	ok := false
 	switch e.Kind {
-	case event.EffectTicketMail, event.EffectPromotionMail:
+	case event.EffectTicketMail, event.EffectWaitlistSeatedMail:
 		m.Kind = MailTicket
-		if e.Kind == event.EffectPromotionMail {
-			m.Kind = MailPromotion
+		if e.Kind == event.EffectWaitlistSeatedMail {
+			m.Kind = MailWaitlistSeated
 		}
 		// The receipt is the fulfilment's: e.At is when the order was paid.
 		if ok = r.registration(&m, e.ID); ok && m.OrderID != "" {
