@@ -14,9 +14,9 @@ import (
 // from here, and Schema lists it with its key format, so one place says
 // what the store may hold and CheckSchema can hold the store to it.
 const (
-	PrefixEventIndex     = "ev/"             // actors: event id -> owning unit id
-	PrefixEventPublished = "evpub/"          // actors: published events, for the catalogue
-	PrefixFeed           = "feed/"           // actors: the change feed
+	PrefixEventIndex     = "ev/"             // actors/index: event id -> owning unit id
+	PrefixEventPublished = "evpub/"          // actors/index: published events, for the catalogue
+	PrefixFeed           = "feed/"           // actors/feed: the change feed
 	PrefixMailInbox      = "mail/"           // mail: mail owed, not tried yet
 	PrefixMailByOrder    = "mailorder/"      // mail: the mail index by order
 	PrefixHookInbox      = "hook/"           // webhooks: webhook events owed, not fanned out yet
@@ -51,9 +51,9 @@ type KeyFormat struct {
 // Schema is every kind of index key the service writes. Keep it in step
 // with the constants above and the schema section of doc.go.
 var Schema = []KeyFormat{
-	{PrefixEventIndex, "actors", "ev/<eventId> -> unit id"},
-	{PrefixEventPublished, "actors", "evpub/<eventId> -> 1 byte: published"},
-	{PrefixFeed, "actors", "feed/<eventId>/<16 hex feed seq> -> change feed entry"},
+	{PrefixEventIndex, "actors/index", "ev/<eventId> -> unit id"},
+	{PrefixEventPublished, "actors/index", "evpub/<eventId> -> 1 byte: published"},
+	{PrefixFeed, "actors/feed", "feed/<eventId>/<16 hex feed seq> -> change feed entry"},
 	{PrefixMailInbox, "mail", "mail/<eventId or \"directory\">/<16 hex log seq>-<4 hex i> -> mail.TicketMail JSON"},
 	{PrefixMailByOrder, "mail", "mailorder/<eventId>/<orderId>/<16 hex seq>-<4 hex i> -> mail.OrderMail JSON"},
 	{PrefixHookInbox, "webhooks", "hook/<eventId>/<16 hex log seq>-<4 hex i> -> webhooks.HookEvent JSON"},
