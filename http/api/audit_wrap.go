@@ -171,7 +171,7 @@ func (a *api) auditUnit(c *thttp.Ctx, after json.RawMessage) string {
 		return u
 	}
 	if ev := c.Param("eventId"); ev != "" {
-		if u, ok := a.sys.EventUnit(ev); ok {
+		if u, ok := a.ops.EventUnit(ev); ok {
 			return u
 		}
 	}

@@ -71,7 +71,7 @@ func (a *api) storefrontRoutes() []thttp.Route {
 // owns it. Whether it is published is the machine's check (event.Storefront).
 func (a *api) storefrontEventOf(c *thttp.Ctx) (string, error) {
 	id := c.Param("publicId")
-	unit, ok := a.sys.EventUnit(id)
+	unit, ok := a.ops.EventUnit(id)
 	if !ok || unit != c.Principal().UnitID {
 		return "", errEventNotFound
 	}
@@ -126,7 +126,7 @@ func (a *api) listPublishedEvents(c *thttp.Ctx) (any, error) {
 		return nil, err
 	}
 	// Events known not to be published are left out by the index.
-	ids, ok := a.sys.PublishedCandidates(c.Principal().UnitID, after)
+	ids, ok := a.ops.PublishedCandidates(c.Principal().UnitID, after)
 	if !ok {
 		return nil, thttp.NewError(400, "cursor: unknown cursor", event.Detail{Field: "cursor", Reason: "unknown cursor"})
 	}
