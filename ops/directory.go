@@ -159,3 +159,40 @@ func (o *Ops) StoreErr() error {
 	}
 	return nil
 }
+
+// LinkSpec says the invitation or password link CreateLink makes.
+type LinkSpec = actors.LinkSpec
+
+// CreateLink makes a console invitation (or a member's password link)
+// and answers its one-time token.
+func (o *Ops) CreateLink(ctx context.Context, spec LinkSpec) (directory.Invitation, string, error) {
+	inv, tok, err := o.sys.CreateLink(ctx, spec)
+	return inv, tok, MapErr(err)
+}
+
+// RevokeLink revokes an unused link of unitID.
+func (o *Ops) RevokeLink(ctx context.Context, id, unitID, by string) (directory.Invitation, error) {
+	inv, err := o.sys.RevokeLink(ctx, id, unitID, by)
+	return inv, MapErr(err)
+}
+
+// AcceptInvitation makes the member an invitation's token names.
+func (o *Ops) AcceptInvitation(ctx context.Context, token, name, passwordHash string) (directory.Member, error) {
+	m, err := o.sys.AcceptInvitation(ctx, token, name, passwordHash)
+	return m, MapErr(err)
+}
+
+// SetPassword sets a member's password through a password link's token.
+func (o *Ops) SetPassword(ctx context.Context, token, passwordHash string) (directory.Member, error) {
+	m, err := o.sys.SetPassword(ctx, token, passwordHash)
+	return m, MapErr(err)
+}
+
+// SetMemberRole sets (or, with "", removes) a member's role in unitID.
+func (o *Ops) SetMemberRole(ctx context.Context, memberID, unitID, role string) (directory.Member, error) {
+	m, err := o.sys.SetMemberRole(ctx, memberID, unitID, role)
+	return m, MapErr(err)
+}
+
+// HookTypes are the webhook event types an endpoint can subscribe to.
+func HookTypes() []string { return actors.HookTypes() }

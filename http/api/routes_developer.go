@@ -174,15 +174,25 @@ func (a *api) createRegistration(c *thttp.Ctx) (any, error) {
 	return res, nil
 }
 
+// recordCheckin records a check-in through the layer's one check-in
+// operation (the console's door page calls it too).
 func (a *api) recordCheckin(c *thttp.Ctx) (any, error) {
-	res, err := eventCmd[event.RecordCheckin](a, nil)(c)
+	id, err := a.eventOf(c)
 	if err != nil {
 		return nil, err
 	}
-	if r, ok := res.(event.CheckinResult); ok && r.AlreadyCheckedIn {
+	cmd, err := bindCmd[event.RecordCheckin](c, nil)
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.ops.CheckIn(keyed(c, nil), id, cmd)
+	if err = keyedErr(c, err); err != nil {
+		return nil, err
+	}
+	if r.AlreadyCheckedIn {
 		c.SetStatus(200)
 	}
-	return res, nil
+	return r, nil
 }
 
 // availabilityDoc documents the availability object across versions: the

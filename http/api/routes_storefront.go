@@ -63,7 +63,7 @@ func (a *api) storefrontRoutes() []thttp.Route {
 			})}),
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders/{orderNumber}/cancel", OperationID: "cancelStorefrontOrder", Tag: "Orders",
 			Summary: "Cancel an open order: its hold is released now; idempotent", Success: 200, Response: event.Order{},
-			Errors: []int{404, 412}, Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.CancelOrder) { cmd.Ref = ref(c) })}),
+			Errors: []int{404, 412}, Handle: a.cancelStorefrontOrder}),
 	}
 }
 
@@ -92,6 +92,20 @@ func storefrontCmd[C event.Command](a *api, set func(c *thttp.Ctx, cmd *C)) thtt
 		}
 		return a.askC(c, id, event.Storefront{Cmd: cmd})
 	}
+}
+
+// cancelStorefrontOrder cancels an order under the storefront's rules
+// through the layer's one cancel (see cancelOrder).
+func (a *api) cancelStorefrontOrder(c *thttp.Ctx) (any, error) {
+	id, err := a.storefrontEventOf(c)
+	if err != nil {
+		return nil, err
+	}
+	o, err := a.ops.CancelOrder(keyed(c, nil), id, event.Storefront{Cmd: event.CancelOrder{Ref: c.Param("orderNumber")}})
+	if err != nil {
+		return nil, keyedErr(c, err)
+	}
+	return o, nil
 }
 
 func (a *api) getStorefrontOrder(c *thttp.Ctx) (any, error) {
