@@ -406,7 +406,7 @@ func (m *Main) openConsole(adminToken string, devlog *thttp.DevLog) error {
 	ad, gd := m.wallet.Load().Describe()
 	wallets := []console.WalletStatus{{ID: "apple", Name: "Apple Wallet", Configured: ad != "", Detail: ad},
 		{ID: "google", Name: "Google Wallet", Configured: gd != "", Detail: gd}}
-	con, err := console.New(cc, console.Deps{System: m.sys, Audit: m.audit, Refunds: m.refunds, Webhooks: m.hooks, Outbox: m.mail, DevLog: devlog,
+	con, err := console.New(cc, console.Deps{Ops: m.ops, Outbox: m.mail, DevLog: devlog,
 		Wallets: wallets})
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 
 	"ticketd/event"
 	"ticketd/ops"
-	"ticketd/persistence"
 )
 
 // Error is an HTTP-side rejection: a status chosen by this package (401,
@@ -124,7 +123,7 @@ func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
 		status = 503
 		env.Error = ErrorObject{Code: 503, Status: statusName(503), Message: "the service is busy, retry later", Reason: event.ReasonServiceBusy}
 		internal = true
-	case errors.Is(err, persistence.ErrFailed):
+	case errors.Is(err, ops.ErrStorageFailed):
 		// A handler that reads or writes the store itself (idempotency,
 		// audit, outbox) meets the storage fault the actors turn into 503.
 		he := errStorageUnavailable

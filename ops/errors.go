@@ -98,3 +98,7 @@ func (e *Error) Status() int {
 	}
 	return 503
 }
+
+// ErrStorageFailed is the store's fault: writes cannot be made durable
+// (a door that reads or writes the store's records itself meets it).
+var ErrStorageFailed = persistence.ErrFailed
