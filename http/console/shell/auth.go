@@ -177,6 +177,7 @@ func CapText(s string, n int) string {
 	return s[:n]
 }
 
+// Plural writes n with its unit, pluralized with an s when n is not 1.
 func Plural(n int, unit string) string {
 	if n == 1 {
 		return "1 " + unit

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,14 +159,14 @@ type Console struct {
 	// macKey signs the console's own cookies (confirmations, known
 	// browsers); derived from the admin token, so every node agrees.
 	macKey [32]byte
-	// areas are the page packages' signed-in routes (New's areas).
-	areas []func(*Console) []Route
+	// areas are the page packages (New's areas).
+	areas []Area
 }
 
 // New parses the templates and returns the console of cfg over deps,
 // serving the signed-in routes of areas (the page packages) besides its
 // own.
-func New(cfg Config, deps Deps, areas ...func(*Console) []Route) (*Console, error) {
+func New(cfg Config, deps Deps, areas ...Area) (*Console, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -186,11 +188,19 @@ func New(cfg Config, deps Deps, areas ...func(*Console) []Route) (*Console, erro
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		c.secure = u.Scheme == "https"
 	}
-	base, err := template.New("layout").Funcs(Funcs).ParseFS(templateFS, "templates/layout.html")
+	// Every template is parsed with every area's functions: the layout
+	// and a page may call any of them.
+	fm, names := template.FuncMap{}, slices.Clone(pageNames)
+	maps.Copy(fm, funcs)
+	for _, a := range areas {
+		maps.Copy(fm, a.Funcs)
+		names = append(names, a.Pages...)
+	}
+	base, err := template.New("layout").Funcs(fm).ParseFS(templateFS, "templates/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: parse layout: %w", err)
 	}
-	for _, name := range PageNames {
+	for _, name := range names {
 		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console: parse %s: %w", name, err)
@@ -206,7 +216,7 @@ func New(cfg Config, deps Deps, areas ...func(*Console) []Route) (*Console, erro
 	return c, nil
 }
 
-var PageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "devices", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview", "tickettypes", "tickettype", "venue", "buy"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "devices", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview", "tickettypes", "tickettype", "venue", "buy"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -265,6 +275,7 @@ const (
 	PermMembers             // owner
 )
 
+// Allowed reports whether role grants p.
 func Allowed(role string, p Perm) bool {
 	switch role {
 	case directory.RoleOwner:
@@ -308,11 +319,13 @@ func (r *Req) EventUnit(p Perm) (eventID, unitID string, err error) {
 	return eventID, unitID, r.Need(unitID, p)
 }
 
+// Param is the path parameter name of the request, "" when none.
 func Param(rc *fasthttp.RequestCtx, name string) string {
 	v, _ := rc.UserValue(name).(string)
 	return v
 }
 
+// Form is the posted field name, trimmed of surrounding space.
 func Form(rc *fasthttp.RequestCtx, name string) string {
 	return strings.TrimSpace(string(rc.PostArgs().Peek(name)))
 }
@@ -341,6 +354,17 @@ func (c *Console) Register(srv *thttp.Server) {
 	}
 }
 
+// Area is one package of signed-in pages (units, eventsetup,
+// eventwork), as New serves it.
+type Area struct {
+	// Routes are its routes over c.
+	Routes func(c *Console) []Route
+	// Pages are the templates it renders beyond the shell's list
+	// (templates/<name>.html), Funcs the template functions they call.
+	Pages []string
+	Funcs template.FuncMap
+}
+
 // Route is one signed-in console route.
 type Route struct {
 	Method, Path string
@@ -352,8 +376,8 @@ func (c *Console) routes() []Route {
 		{"POST", "/console/logout", c.logout},
 		{"POST", "/console/logout-everywhere", c.logoutEverywhere},
 	}
-	for _, area := range c.areas {
-		rs = append(rs, area(c)...)
+	for _, a := range c.areas {
+		rs = append(rs, a.Routes(c)...)
 	}
 	return rs
 }
@@ -474,6 +498,9 @@ func (c *Console) Headers(rc *fasthttp.RequestCtx) {
 	h.Set("Cache-Control", "no-store")
 }
 
+// Render writes page name with v in the layout, with status and the
+// console's security headers; a confirmation waiting in its cookie is
+// shown on a successful page.
 func (c *Console) Render(rc *fasthttp.RequestCtx, status int, name string, v *View) {
 	if v.Req != nil {
 		v.CSRF = v.Req.Session.csrf
@@ -604,7 +631,7 @@ func seeOther(rc *fasthttp.RequestCtx, to string) {
 
 // WriteRoutes lists the signed-in POST routes as paths (tests walk every
 // one for the role and CSRF rules).
-func WriteRoutes(areas ...func(*Console) []Route) []string {
+func WriteRoutes(areas ...Area) []string {
 	var out []string
 	for _, rt := range (&Console{areas: areas}).routes() {
 		if rt.Method == "POST" {

@@ -102,4 +102,5 @@ func JSONNumberOr(s string) any {
 	return s
 }
 
+// Itoa is strconv.Itoa, short for the pages' links and counts.
 func Itoa(n int) string { return strconv.Itoa(n) }

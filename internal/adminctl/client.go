@@ -1,4 +1,4 @@
-package console
+package adminctl
 
 import (
 	"bytes"
@@ -13,14 +13,14 @@ import (
 	"time"
 )
 
-// requestTimeout bounds one call: the console API answers in milliseconds,
+// requestTimeout bounds one call: the admin API answers in milliseconds,
 // so a minute-long wait means the server is gone, not busy.
 const requestTimeout = 30 * time.Second
 
 // maxAnswer bounds the answer printed (a page of a list is far smaller).
 const maxAnswer = 64 << 20
 
-// Client calls one server's console API.
+// Client calls one server's admin API.
 type Client struct {
 	// BaseURL is the server's URL, without a trailing slash.
 	BaseURL string

@@ -13,7 +13,7 @@ import (
 // uses, one scoped to add-ons, and one unknown.
 var simPromos = []string{"HALF", "TENOFF", "SHIRT", "nope"}
 
-func (s *sim) setupConsole() {
+func (s *sim) setupContent() {
 	pct, off, one, two := 50, Money(700), 1, 2
 	s.must(CreatePromotionCode{Code: "HALF", PercentOff: &pct, MaxUses: &two})
 	s.must(CreatePromotionCode{Code: "TENOFF", AmountOff: &off, MaxUses: &one})
@@ -22,9 +22,9 @@ func (s *sim) setupConsole() {
 	s.must(PublishForm{TypeID: "tt_1"})
 }
 
-// checkConsole: promotion uses (paid plus held by live orders) never above
+// checkContent: promotion uses (paid plus held by live orders) never above
 // maxUses and equal to what the orders say; no order amount is negative.
-func (s *sim) checkConsole() {
+func (s *sim) checkContent() {
 	st := s.m.State()
 	held, used := map[string]int{}, map[string]int{}
 	for _, id := range st.OrderOrder {
@@ -46,7 +46,7 @@ func (s *sim) checkConsole() {
 			used[o.PromoID]++
 		}
 	}
-	for id, p := range st.Console.Promos {
+	for id, p := range st.Content.Promos {
 		require.Equal(s.t, held[id], p.Held, "held of %s", p.Code)
 		require.Equal(s.t, used[id], p.Uses, "uses of %s", p.Code)
 		if p.MaxUses != nil {
@@ -135,17 +135,17 @@ func TestCheckAnswers(t *testing.T) {
 	require.Error(t, s.m.checkAnswers("tt_1", []byte(`{"tshirt":"XS"}`), false))
 }
 
-// TestConsoleSnapshotCompat: a snapshot from before the console section
-// decodes with an empty console, and a full console round-trips.
-func TestConsoleSnapshotCompat(t *testing.T) {
+// TestContentSnapshotCompat: a snapshot from before the organizer-content section
+// decodes with empty content, and full content round-trips.
+func TestContentSnapshotCompat(t *testing.T) {
 	s := &sim{t: t, m: NewMachine("evt_c", Config{BaseURL: "http://t"}, newSeqIDs(1)), now: time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC), errs: map[string]int{}}
 	s.must(CreateEvent{Name: "C", Timezone: "UTC"})
 	old, err := MarshalState(s.m.State())
 	require.NoError(t, err)
-	require.Equal(t, byte(0), old[len(old)-1], "an empty console is one zero byte")
+	require.Equal(t, byte(0), old[len(old)-1], "empty content is one zero byte")
 	st, err := UnmarshalState(old[:len(old)-1])
 	require.NoError(t, err)
-	require.Empty(t, st.Console.Promos)
+	require.Empty(t, st.Content.Promos)
 
 	s.must(CreateTicketType{Name: "GA"})
 	pct := 10
@@ -160,11 +160,11 @@ func TestConsoleSnapshotCompat(t *testing.T) {
 	again, err := MarshalState(st)
 	require.NoError(t, err)
 	require.Equal(t, full, again)
-	require.Equal(t, "TEN", st.Console.Promos["prm_1"].Code)
-	require.Equal(t, "prm_1", st.Console.byCode()["TEN"])
-	// A corrupt console section is an error, never a panic.
+	require.Equal(t, "TEN", st.Content.Promos["prm_1"].Code)
+	require.Equal(t, "prm_1", st.Content.byCode()["TEN"])
+	// A corrupt content section is an error, never a panic.
 	bad := append([]byte{}, full...)
-	// The console's last bytes come before the later sections.
+	// The content section's last bytes come before the later sections.
 	var after enc
 	after = st.appendDoor(after)
 	after = binary.AppendUvarint(after, st.FeedSeq)
@@ -172,6 +172,6 @@ func TestConsoleSnapshotCompat(t *testing.T) {
 	bad[len(bad)-len(after)-2] = '!'
 	_, err = UnmarshalState(bad)
 	require.Error(t, err)
-	b, _ := json.Marshal(st.Console.Translations["de"].Text)
+	b, _ := json.Marshal(st.Content.Translations["de"].Text)
 	require.Contains(t, string(b), "Eintritt")
 }

@@ -1,4 +1,4 @@
-package console
+package adminctl
 
 import (
 	"context"
@@ -35,7 +35,7 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
-// request is the one call of the console API a command line stands for.
+// request is the one call of the admin API a command line stands for.
 type request struct {
 	method, path string
 	body         []byte
