@@ -62,7 +62,7 @@ func (c *Console) auditSignIn(rc *fasthttp.RequestCtx, op string, operator bool,
 	}
 	for _, u := range units {
 		e.UnitID = u
-		c.Ops.Audit().Record(e)
+		c.Ops.RecordWrite(e)
 	}
 }
 
