@@ -156,3 +156,26 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Defaults of the settling (the trimmer, package settle).
+const (
+	// settleLag is the default of Config.SettleLag: how many shard
+	// messages an event may hold the trim back before the trimmer settles
+	// it: the log a shard keeps beyond what its busy events' own snapshots
+	// need, and how rarely a small event that still changes now and then
+	// is snapshotted for it (once per settleLag messages of its shard at
+	// most).
+	settleLag = 10_000
+	// settleEvery is the default of Config.SettleEvery: how often the
+	// trimmer looks at the shards this node leads (the view is in memory,
+	// and brought up to the shard's last message by one request to its
+	// leader, this node).
+	settleEvery = 10 * time.Second
+	// settleSmall is the default of Config.SettleSmall: an event with at
+	// most this many records is settled even while it still changes (its
+	// snapshot is cheap); a bigger one only once it is idle (no record in
+	// the last settleLag messages), since a busy big event holds the log
+	// back by design (the records after its older snapshot kept) and its
+	// own snapshots move it.
+	settleSmall = 10_000
+)

@@ -3,8 +3,10 @@ package cluster
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -202,3 +204,81 @@ func tokenKey(tok string) ([]byte, error) {
 	}
 	return []byte(tok), nil
 }
+
+// publishAtomic publishes msgs (on one stream) as one message, or as one
+// JetStream atomic batch when there are several: stored
+// whole or not at all, at consecutive stream sequences, which it answers.
+// It does not retry.
+func publishAtomic(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, timeout time.Duration, msgs []*nats.Msg) ([]uint64, error) {
+	if len(msgs) == 1 {
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		ack, err := js.PublishMsg(pctx, msgs[0])
+		if err != nil {
+			return nil, err
+		}
+		return []uint64{ack.Sequence}, nil
+	}
+	if len(msgs) > maxBatchMsgs {
+		return nil, fmt.Errorf("cluster: %d messages, more than one batch holds", len(msgs))
+	}
+	id := nats.NewInbox()
+	var resp *nats.Msg
+	for i, m := range msgs {
+		h := make(nats.Header, len(m.Header)+3)
+		for k, v := range m.Header {
+			h[k] = v
+		}
+		h.Set(hdrBatchID, id)
+		h.Set(hdrBatchSeq, strconv.Itoa(i+1))
+		bm := &nats.Msg{Subject: m.Subject, Data: m.Data, Header: h}
+		if i < len(msgs)-1 {
+			if err := nc.PublishMsg(bm); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		h.Set(hdrBatchCommit, "1")
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		var err error
+		resp, err = nc.RequestMsgWithContext(pctx, bm)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
+	var ack batchAck
+	if err := json.Unmarshal(resp.Data, &ack); err != nil {
+		return nil, fmt.Errorf("cluster: batch ack: %w", err)
+	}
+	if ack.Error != nil {
+		return nil, ack.Error
+	}
+	if ack.Batch != id || ack.Count != len(msgs) || ack.Seq < uint64(len(msgs)) {
+		return nil, errors.New("cluster: batch ack does not match the batch")
+	}
+	seqs := make([]uint64, len(msgs))
+	for i := range msgs {
+		seqs[i] = ack.Seq - uint64(len(msgs)-1-i)
+	}
+	return seqs, nil
+}
+
+// batchAck is the server's answer to a batch's commit.
+type batchAck struct {
+	Seq   uint64              `json:"seq"`
+	Batch string              `json:"batch"`
+	Count int                 `json:"count"`
+	Error *jetstream.APIError `json:"error"`
+}
+
+// JetStream's atomic batch publish (Nats-Batch-Id, -Sequence, -Commit):
+// the server stores the batch whole or not at all, in consecutive stream
+// sequences, and answers the commit with the last one.
+const (
+	hdrBatchID     = "Nats-Batch-Id"
+	hdrBatchSeq    = "Nats-Batch-Sequence"
+	hdrBatchCommit = "Nats-Batch-Commit"
+	// maxBatchMsgs bounds one batch (the server allows 1,000 messages).
+	maxBatchMsgs = 256
+)

@@ -818,3 +818,9 @@ func (s serverLog) Fatalf(f string, v ...any)  { s.l.Error(fmt.Sprintf(f, v...))
 func (s serverLog) Errorf(f string, v ...any)  { s.l.Error(fmt.Sprintf(f, v...)) }
 func (s serverLog) Debugf(f string, v ...any)  {}
 func (s serverLog) Tracef(f string, v ...any)  {}
+
+// errPreloading refuses a handover while its shard's events are built.
+var errPreloading = errors.New("cluster: the shard's events are being preloaded first")
+
+// globalAccount is the NATS account ticketd uses: the default one.
+const globalAccount = "$G"

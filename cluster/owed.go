@@ -56,9 +56,7 @@ import (
 // the next; a node that loses an event drops those deliveries too
 // (Router.Own's release).
 const (
-	settledStream = "TICKETD_SETTLED"
-	settledSubj   = "settled."
-	owedPass      = time.Second
+	owedPass = time.Second
 )
 
 // owedKinds are the index entries an event owes: key inbox + eventID +

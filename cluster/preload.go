@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -33,9 +32,6 @@ const (
 	// preloadWorkers is how many of a shard's events build at a time.
 	preloadWorkers = 2
 )
-
-// errPreloading refuses a handover while its shard's events are built.
-var errPreloading = errors.New("cluster: the shard's events are being preloaded first")
 
 type preloader struct {
 	mu      sync.Mutex

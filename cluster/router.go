@@ -133,8 +133,6 @@ func (r *Router) Owner(ctx context.Context, eventID string) (string, error) {
 	return r.refresh(ctx, shard)
 }
 
-const globalAccount = "$G"
-
 // ErrNoEvent is answered by EventOwner for an event that has no log.
 var ErrNoEvent = errors.New("cluster: no such event")
 

@@ -44,13 +44,6 @@ const (
 	maxPendingOwn = 4096
 )
 
-// errOldFormat is answered for a shard stream that holds messages of the
-// per-event format of earlier versions.
-var errOldFormat = errors.New("cluster: the event log holds the per-event format of an earlier version: start every node with an empty data dir")
-
-// shardSubject is the subject of shard's log.
-func shardSubject(shard int) string { return "ev." + strconv.Itoa(shard) + ".log" }
-
 // shardLog is this node's side of one shard's log.
 type shardLog struct {
 	l       *Log
@@ -1019,25 +1012,6 @@ func (s *shardLog) holders(lag, small uint64, limit int) (uint64, []holder) {
 		out = out[:limit]
 	}
 	return s.seen, out
-}
-
-// checkShardFormat refuses a shard stream with subjects other than its
-// shard log's: the per-event subjects of an earlier version.
-func checkShardFormat(ctx context.Context, js jetstream.JetStream, shard int) error {
-	st, err := js.Stream(ctx, streamName(shard))
-	if err != nil {
-		return fmt.Errorf("cluster: stream %s: %w", streamName(shard), err)
-	}
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter("ev."+strconv.Itoa(shard)+".>"))
-	if err != nil {
-		return fmt.Errorf("cluster: stream %s: %w", streamName(shard), err)
-	}
-	for subj := range info.State.Subjects {
-		if subj != shardSubject(shard) {
-			return fmt.Errorf("%w (stream %s has subject %s)", errOldFormat, streamName(shard), subj)
-		}
-	}
-	return nil
 }
 
 // shardLogEvents lists the events that have operations in shard's log,

@@ -25,8 +25,6 @@ import (
 // snapshotter), so an index update races only with an owner that lost the
 // event, and the revision check makes one of them fail.
 const (
-	snapBucket  = "TICKETD_SNAPSHOTS"
-	snapIndex   = "TICKETD_SNAPINDEX"
 	snapsKept   = 2
 	snapTimeout = 30 * time.Second
 )
