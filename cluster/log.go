@@ -60,6 +60,13 @@ type Log struct {
 	oneByOne bool
 }
 
+// Node is the cluster node the log is on.
+func (l *Log) Node() *Node { return l.n }
+
+// Local is the node's local store, where the index entries of the commits
+// go once they are durable.
+func (l *Log) Local() *persistence.Store { return l.local }
+
 // logStats counts the log's appends since it was made (see Stats).
 type logStats struct {
 	msgs, bytes, commits, records, ackNanos, lingerNanos, retries, claims, passes, reads atomic.Int64

@@ -14,52 +14,6 @@ import (
 	"ticketd/persistence"
 )
 
-type logRec struct {
-	seq uint64
-	rec string
-}
-
-func replayLog(t *testing.T, l *Log, id string) []logRec {
-	t.Helper()
-	var out []logRec
-	require.NoError(t, l.Replay(id, 0, func(seq uint64, rec []byte) error {
-		out = append(out, logRec{seq, string(rec)})
-		return nil
-	}))
-	return out
-}
-
-func commitRecs(l persistence.Log, id string, from, to uint64, index ...string) error {
-	b := l.NewBatch()
-	defer b.Close()
-	for s := from; s <= to; s++ {
-		b.Append(id, s, fmt.Appendf(nil, "r%d", s))
-	}
-	for _, k := range index {
-		b.Put([]byte(k), []byte("v"))
-	}
-	wait, err := l.CommitAsync(b)
-	if err != nil {
-		return err
-	}
-	return wait()
-}
-
-func claim(t *testing.T, l *Log, id string, last uint64) persistence.Log {
-	t.Helper()
-	w, err := l.Claim(id, last)
-	require.NoError(t, err)
-	return w
-}
-
-func openLocal(t *testing.T) *persistence.Store {
-	t.Helper()
-	s, err := persistence.Open(persistence.Options{Dir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
-
 // TestLogFence: a writer whose event another node claimed is refused
 // (ErrFenced) and nothing of its batch lands; the new writer continues
 // from what it replayed, and every node reads the same records.

@@ -196,6 +196,14 @@ func (n *Node) JetStream() jetstream.JetStream { return n.js }
 // Config is the node's validated configuration.
 func (n *Node) Config() Config { return n.cfg }
 
+// Server is the node's embedded nats-server.
+func (n *Node) Server() *server.Server { return n.srv }
+
+// SetPlanSettle sets how long a plan of the leaders' spreading must stand
+// before it is made (0: balanceSettle). Tests shorten it: a cluster just
+// formed has no election to wait out.
+func (n *Node) SetPlanSettle(d time.Duration) { n.settle.Store(int64(d)) }
+
 // Ready reports whether the node can serve writes: the JetStream meta
 // group has a leader this node is current with, and the event log's
 // streams exist.

@@ -330,3 +330,36 @@ func TestPlannedMove(t *testing.T) {
 	require.Equal(t, uint64(1), built, "the taker built the event's state ahead of the move")
 	require.Equal(t, uint64(1), taken, "the taker's actor started from the state built ahead")
 }
+
+// sellable creates event evt through sys (unit bu_1, a month ahead) with
+// one open ticket type of capacity places, publishes it, and answers the
+// ticket type's id.
+func sellable(t *testing.T, sys *actors.System, evt string, capacity int) string {
+	t.Helper()
+	starts := event.Time{Time: time.Now().Add(30 * 24 * time.Hour).UTC()}
+	_, err := sys.CreateEvent(bg, "bu_1", evt, event.CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &starts})
+	require.NoError(t, err)
+	tt, err := actors.Ask(bg, sys, evt, event.CreateTicketType{Name: "GA", Capacity: &capacity})
+	require.NoError(t, err)
+	_, err = actors.Ask(bg, sys, evt, event.UpdateTicketType{ID: tt.ID, Status: event.Some("open")})
+	require.NoError(t, err)
+	_, err = actors.Ask(bg, sys, evt, event.UpdateEvent{Status: event.Some("published")})
+	require.NoError(t, err)
+	return tt.ID
+}
+
+// orderWhenUp reads order id of evt through sys, asking again while the
+// event answers ErrUnavailable (a 503: its new owner activates it) until
+// ctx ends; any other error fails t, with msgAndArgs.
+func orderWhenUp(t *testing.T, ctx context.Context, sys *actors.System, evt, id string, msgAndArgs ...any) event.Order {
+	t.Helper()
+	for {
+		o, err := actors.Ask(ctx, sys, evt, event.GetOrder{Ref: id})
+		if errors.Is(err, actors.ErrUnavailable) && ctx.Err() == nil {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		require.NoError(t, err, msgAndArgs...)
+		return o
+	}
+}
