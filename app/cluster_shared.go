@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"ticketd/actors"
-	"ticketd/cluster"
+	"ticketd/cluster/shared"
 	thttp "ticketd/http"
 	"ticketd/http/console"
 	"ticketd/payments"
@@ -24,9 +24,9 @@ import (
 // log, webhook endpoints and delivery logs, console sessions, Stripe's
 // event ids, the pages' secret) and the idempotency keys.
 type clusterShared struct {
-	dir   *cluster.Directory
-	index *cluster.Index
-	idem  *cluster.Idempotency
+	dir   *shared.Directory
+	index *shared.Index
+	idem  *shared.Idempotency
 	// pagesSecret is the cluster's one email-gate cookie secret, once
 	// read or made (shareSecrets).
 	pagesSecret atomic.Pointer[[]byte]
@@ -48,13 +48,13 @@ const idempotencyTTL = 24 * time.Hour
 // sharedSeen).
 func (m *Main) shareCluster(ac *actors.Config) {
 	sh := &clusterShared{
-		dir:   cluster.NewDirectory(m.node, m.store),
-		index: cluster.NewIndex(m.node, m.store),
-		idem:  cluster.NewIdempotency(m.node, idempotencyTTL),
+		dir:   shared.NewDirectory(m.node, m.store),
+		index: shared.NewIndex(m.node, m.store),
+		idem:  shared.NewIdempotency(m.node, idempotencyTTL),
 	}
 	m.shared = sh
 	ac.Directory = sh.dir
-	ac.Index = cluster.EventIndex{Index: sh.index}
+	ac.Index = shared.EventIndex{Index: sh.index}
 	m.audit.Share(sh.index.PutAll)
 	m.hooks.Share(sh.index.Put)
 	ready := ac.Ready
@@ -187,7 +187,7 @@ func (m *Main) sharedSeen() *payments.Seen {
 // idempotencyStore is the cluster's in cluster mode, else the Pebble one
 // (swept hourly). In cluster mode the local store holds the records the
 // writes of the events this node owns committed (see
-// cluster.Idempotency): the Pebble one's sweep deletes them once expired.
+// shared.Idempotency): the Pebble one's sweep deletes them once expired.
 func (m *Main) idempotencyStore() thttp.IdempotencyStore {
 	m.idem = thttp.NewDurableIdempotency(m.store, idempotencyTTL, m.log.Error)
 	go m.sweepIdempotency(m.stop)

@@ -1,0 +1,201 @@
+package clustertest
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"ticketd/cluster/node"
+
+	"github.com/stretchr/testify/require"
+
+	"ticketd/internal/testaddr"
+	"ticketd/persistence"
+)
+
+// freeAddrs reserves n loopback ports for cluster routes.
+func FreeAddrs(t *testing.T, n int) []string { return testaddr.Free(t, n) }
+
+// startCluster starts n nodes on loopback and waits until all are ready.
+func StartCluster(t *testing.T, n int) ([]*node.Node, []node.Config) {
+	t.Helper()
+	return StartClusterShards(t, n, 3)
+}
+
+// startClusterShards is startCluster with the events spread over shards
+// streams.
+func StartClusterShards(t *testing.T, n, shards int) ([]*node.Node, []node.Config) {
+	t.Helper()
+	return StartClusterWith(t, n, func(_ int, c *node.Config) { c.Shards = shards })
+}
+
+// startClusterWith is startCluster with node i's Config changed by tweak.
+func StartClusterWith(t *testing.T, n int, tweak func(i int, c *node.Config)) ([]*node.Node, []node.Config) {
+	t.Helper()
+	addrs := FreeAddrs(t, n)
+	nodes := make([]*node.Node, n)
+	cfgs := make([]node.Config, n)
+	for i := range n {
+		cfgs[i] = node.Config{NodeName: fmt.Sprintf("n%d", i+1), Addr: addrs[i], Peers: addrs,
+			DataDir: t.TempDir(), Shards: 3, Logger: FailLog(t).With("node", fmt.Sprintf("n%d", i+1))}
+		tweak(i, &cfgs[i])
+		nd, err := node.Start(cfgs[i])
+		require.NoError(t, err)
+		nodes[i] = nd
+		t.Cleanup(func() { _ = nd.Close() })
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, nd := range nodes {
+		require.NoError(t, nd.WaitReady(ctx))
+	}
+	return nodes, cfgs
+}
+
+// spread reports whether the shards' leaders are spread over nodes as
+// Node.balance spreads them: every shard led by one of them, and no node
+// leading two more than another.
+func Spread(nodes []*node.Node) bool {
+	lo, hi, led := -1, 0, 0
+	for _, nd := range nodes {
+		n := nd.Leading()
+		led += n
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	return led == nodes[0].Config().Shards && hi-lo < 2
+}
+
+// waitSpread waits until the leaders are spread over nodes. Meanwhile a
+// plan settles in a second, not balanceSettle: a cluster just formed has
+// no election to wait out, and the tests start sooner.
+func WaitSpread(t *testing.T, nodes []*node.Node) {
+	t.Helper()
+	for _, nd := range nodes {
+		nd.SetPlanSettle(time.Second)
+	}
+	defer func() {
+		for _, nd := range nodes {
+			nd.SetPlanSettle(0)
+		}
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for !Spread(nodes) {
+		require.True(t, time.Now().Before(deadline), "leaders not spread")
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// failLogs holds, per test, what its nodes logged: printed only when the
+// test fails, so a failover that took too long leaves its story.
+var failLogs sync.Map // *testing.T -> *lockedBuf
+
+type LockedBuf struct {
+	Mu  sync.Mutex
+	Buf bytes.Buffer
+}
+
+func (b *LockedBuf) Write(p []byte) (int, error) {
+	b.Mu.Lock()
+	defer b.Mu.Unlock()
+	if b.Buf.Len() > 4<<20 {
+		return len(p), nil // bounded: the start of the story is kept
+	}
+	return b.Buf.Write(p)
+}
+
+// failLog is t's logger of the nodes and actors, shown if t fails.
+func FailLog(t *testing.T) *slog.Logger {
+	v, loaded := failLogs.LoadOrStore(t, &LockedBuf{})
+	b := v.(*LockedBuf)
+	if !loaded {
+		t.Cleanup(func() {
+			failLogs.Delete(t)
+			if t.Failed() {
+				b.Mu.Lock()
+				t.Logf("what the nodes logged:\n%s", b.Buf.String())
+				b.Mu.Unlock()
+			}
+		})
+	}
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+type LogRec struct {
+	Seq uint64
+	Rec string
+}
+
+func ReplayLog(t *testing.T, l interface {
+	Replay(id string, after uint64, fn func(seq uint64, record []byte) error) error
+}, id string) []LogRec {
+	t.Helper()
+	var out []LogRec
+	require.NoError(t, l.Replay(id, 0, func(seq uint64, rec []byte) error {
+		out = append(out, LogRec{seq, string(rec)})
+		return nil
+	}))
+	return out
+}
+
+func CommitRecs(l persistence.Log, id string, from, to uint64, index ...string) error {
+	b := l.NewBatch()
+	defer b.Close()
+	for s := from; s <= to; s++ {
+		b.Append(id, s, fmt.Appendf(nil, "r%d", s))
+	}
+	for _, k := range index {
+		b.Put([]byte(k), []byte("v"))
+	}
+	wait, err := l.CommitAsync(b)
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+func Claim(t *testing.T, l interface {
+	Claim(id string, last uint64) (persistence.Log, error)
+}, id string, last uint64) persistence.Log {
+	t.Helper()
+	w, err := l.Claim(id, last)
+	require.NoError(t, err)
+	return w
+}
+
+func OpenLocal(t *testing.T) *persistence.Store {
+	t.Helper()
+	s, err := persistence.Open(persistence.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// ParallelTests is how many of a cluster package's parallel tests run at
+// once unless -parallel is given. The tests marked t.Parallel each start
+// their own nodes and spend most of their time waiting (elections, the
+// leaders' spreading, heartbeats, timers), not computing: five of the
+// three-node app tests took 147 s one after another and 36 s together,
+// with the CPU mostly idle. Tests that measure a pause or a failover's gap
+// stay sequential, and Go runs those alone, before the parallel ones.
+const ParallelTests = 6
+
+// Main runs a cluster package's tests (its TestMain) with -parallel
+// ParallelTests unless the flag is given.
+func Main(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", fmt.Sprint(ParallelTests))
+	}
+	os.Exit(m.Run())
+}
