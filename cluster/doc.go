@@ -90,7 +90,8 @@
 // messages answers fewer, so the read asks again from the next sequence
 // and, when a batch brings nothing new below end, asks the leader for
 // that message: the read is exactly the leader's, one message at a time,
-// at a fraction of the requests (3 ms each on a loaded node). Reads that
+// at a fraction of the requests (each costs milliseconds on a loaded
+// node). Reads that
 // must see the last message (a writer's base, a read's end, FirstSeq) ask
 // the leader's message-get API; while JetStream refuses it (10008: no meta
 // leader, as when a paused node led the meta group, or the stream's group

@@ -182,9 +182,9 @@ func OpenLocal(t *testing.T) *persistence.Store {
 // ParallelTests is how many of a cluster package's parallel tests run at
 // once unless -parallel is given. The tests marked t.Parallel each start
 // their own nodes and spend most of their time waiting (elections, the
-// leaders' spreading, heartbeats, timers), not computing: five of the
-// three-node app tests took 147 s one after another and 36 s together,
-// with the CPU mostly idle. Tests that measure a pause or a failover's gap
+// leaders' spreading, heartbeats, timers), not computing: together they
+// take a fraction of the time they take one after another, with the CPU
+// mostly idle (bench/results/20261129-cluster-history.md). Tests that measure a pause or a failover's gap
 // stay sequential, and Go runs those alone, before the parallel ones.
 const ParallelTests = 6
 

@@ -196,8 +196,8 @@ func (b *Batch) Close() { b.closed = true; b.Ops = nil }
 
 // MaxInFlight is 1: the commits of a claim are queued in order on the
 // shard's writer, so more could wait at once, but a hot event then sent
-// smaller commits for the same messages and used about 40% more CPU per
-// order (a hot-event load: 1,629 orders/s at 4, 3,097 at 1); what the
+// smaller commits for the same messages and used more CPU per order
+// (measured: bench/results/20261129-cluster-history.md); what the
 // actor gathers while its commit flies is its next commit.
 func (l *Log) MaxInFlight() int { return 1 }
 
@@ -317,7 +317,7 @@ func splitBatch(b *Batch) ([]*item, error) {
 // node's server, so a commit and its ack do not queue behind the forwarded
 // requests and answers on the node's connection (each connection is read
 // and written by one goroutine on either side: sharing it made the acks
-// of the hot event 20-35% slower).
+// of the hot event slower; bench/results/20261129-cluster-history.md).
 // It does not reconnect, so it ends with the server; once closed, or when
 // it cannot be made, the log publishes on the node's connection.
 func (l *Log) pubConn() (*nats.Conn, jetstream.JetStream) {

@@ -314,8 +314,8 @@ const maxLinger = 5 * time.Millisecond
 // last one answered are back with their successors (want), for as long
 // as that message's ack wait at most, and maxLinger: an event has one
 // commit in flight, so in a drop of many events the ones a message
-// answered come back a little later (0.1 ms on the owner, about 3 ms
-// through a forwarding node on a loaded machine), and a message sent at
+// answered come back a little later (longer through a forwarding node;
+// bench/results/20261129-cluster-history.md), and a message sent at
 // once would leave them to wait a whole flight for the one after. Held,
 // most events go in every message: fewer, fuller messages (JetStream's
 // cost is per message) and no commit waits more than a linger plus one

@@ -12,9 +12,8 @@ import (
 // DefaultShards is the default number of shard streams: one per node of
 // the usual 3-node cluster. Each message of a shard's log costs its Raft
 // group a few fsyncs on every replica, whatever it carries, so fewer
-// shards carry more commits per fsync: a 64-event drop on 3 nodes on one
-// 2-core machine ran at 0.69-0.78 of a single node with 3 shards, 0.32-0.56
-// with 6 and 0.22-0.38 with 8 (bench/results/20261128-shards.md).
+// shards carry more commits per fsync, and a drop of many events ran
+// faster with 3 than with 6 or 8 (measured: bench/results/20261129-cluster-history.md).
 const DefaultShards = 3
 
 // Config configures one node of the cluster.

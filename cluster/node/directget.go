@@ -13,8 +13,8 @@ import (
 )
 
 // Reads of a subject's messages in bulk. A replay used to ask the stream
-// leader for one message per request (the message-get API): about 3 ms a
-// message on a loaded node, 110 us a record in the chaos run. JetStream's
+// leader for one message per request (the message-get API), a request's
+// cost per message (measured: bench/results/20261129-cluster-history.md). JetStream's
 // batched direct get ($JS.API.DIRECT.GET.<stream> with "batch") streams
 // many messages to one inbox for one request, ended by a status-204
 // message (EOB). Any replica subscribed to direct gets may answer it:

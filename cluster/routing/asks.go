@@ -28,17 +28,15 @@ import (
 // the callers woken with the one that started it queue theirs, then
 // sends what is queued. An answer sender does not: an actor queues all
 // the answers of a commit at once, and a yield put the sender behind
-// every goroutine ready to run (the drop ran 18% faster without it, in
-// alternated runs: bench/results/20261128-serveasync.md).
+// every goroutine ready to run (the drop ran faster without it, in
+// alternated runs: bench/results/20261129-cluster-history.md).
 //
 // Each request keeps its own id, deadline and answer: the owner sends
 // each to its event's actor as the batch is read, with the caller's
 // deadline (busy at once when maxServing are served), and the actor's
 // answer goes straight into the answer queue, to be encoded by its sender
-// (actors.System.ServeAsync): no goroutine per request waits for it. In a
-// 16-clients-per-event drop on 2 cores that put twice as many answers in
-// a batch (31 to 66) and took the drop from 0.51-0.72 of the single node
-// to 0.69-0.81 (bench/results/20261128-serveasync.md). It answers moved,
+// (actors.System.ServeAsync): no goroutine per request waits for it, and
+// a drop's batches carry more answers (bench/results/20261129-cluster-history.md). It answers moved,
 // fenced, busy or the result per request. The batch's reply subject
 // names its owner and the ids it carries (ansSubj + node.owner.first.last), so the server's "no
 // responders" status for a batch nobody listens to answers just those

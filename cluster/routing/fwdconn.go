@@ -20,9 +20,9 @@ import (
 // own when the owner announces a forwarding address, instead of through
 // both nodes' NATS servers. Over NATS a batch passes the forwarding node's
 // client connection, its server, the route, the owner's server and its
-// client connection, each a goroutine to wake on the way there and back:
-// in a 16-clients-per-event drop on 2 cores that was 16 of a forwarded
-// order's 41 ms (bench/results/20261128-forwarding.md). Over the
+// client connection, each a goroutine to wake on the way there and back,
+// a good part of a forwarded order's time in a drop
+// (bench/results/20261129-cluster-history.md). Over the
 // connection it is a write and a read each way.
 //
 // A node listens on Config.ForwardAddr (default: the cluster address's

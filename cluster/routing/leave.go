@@ -31,9 +31,8 @@ const (
 	// LeaveWait bounds a whole Leave: what is not handed over by then
 	// moves with the server's shutdown, as after a loss (its events
 	// loaded by the next owner while their writes wait). It covers the
-	// taker's preload of a big event: the chaos run's hot event (800k
-	// orders, a 231 MB snapshot) took 24.5 s on a loaded 2-core machine,
-	// and with 15 s its owner's stop stalled its writes 13.7 s. A
+	// taker's preload of a big event (the chaos run's hot event's, and
+	// what a shorter bound cost: bench/results/20261129-cluster-history.md). A
 	// supervisor's stop timeout must exceed it (systemd's
 	// TimeoutStopSec is 90 s; Kubernetes' terminationGracePeriodSeconds,
 	// 30 s by default, must be raised).

@@ -22,7 +22,7 @@ import (
 func TestRaftTimingApplied(t *testing.T) {
 	t.Parallel() // see parallelTests
 	nodes, pn := startPartitionable(t)
-	require.Equal(t, 2*time.Second, node.RaftMinElection, "the package's tests run with the default ElectionTimeout")
+	require.Equal(t, 2*time.Second, node.CurrentRaftTiming().MinElection, "the package's tests run with the default ElectionTimeout")
 	leader := -1
 	for i, nd := range nodes {
 		if nd.Server().JetStreamIsStreamLeader(node.GlobalAccount, node.StreamName(0)) {

@@ -532,8 +532,7 @@ func (o *Owed) publishParts(ctx context.Context, msgs []*nats.Msg) ([]uint64, er
 		n += len(m.Data)
 	}
 	// A big rollup is one Raft proposal, replicated and synced whole: a
-	// second more per 4 MiB (a 20 MB one took 0.6-1 s on a loaded 2-core
-	// machine).
+	// second more per 4 MiB (measured: bench/results/20261129-cluster-history.md).
 	timeout := o.N.Config().RequestTimeout + time.Duration(n>>22)*time.Second
 	seqs, err := node.PublishAtomic(ctx, o.N.Conn(), o.N.JetStream(), timeout, msgs)
 	if err == nil {

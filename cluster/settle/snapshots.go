@@ -36,8 +36,8 @@ const (
 // cluster mode (actors.Config.SnapshotTailMax): the tail a failover
 // replays, while the event's writes wait, stays about that long however
 // big the event grows, instead of up to the records the last snapshot
-// covers (200,000 of a 200,000-record event: 25 s of a kill -9 failover
-// in the chaos run, reading a message per request). A big event pays for
+// covers (all of a big event's records, read while its writes wait:
+// measured in bench/results/20261129-cluster-history.md). A big event pays for
 // it with more snapshots: at 400,000 records, one every 100,000 instead
 // of every 400,000, each costing about the state's size.
 const SnapshotTailMax = 100_000
