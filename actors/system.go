@@ -14,6 +14,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"ticketd/ask"
 	"ticketd/directory"
 	"ticketd/event"
 	"ticketd/persistence"
@@ -130,12 +131,12 @@ type SnapshotStore interface {
 
 // ErrBusy is answered when an event already has MailboxSize requests on
 // their way to its actor. It maps to 503 with Retry-After.
-var ErrBusy = errors.New("actors: event busy")
+var ErrBusy = ask.ErrBusy
 
 // ErrUnavailable is answered when an actor cannot serve (storage failure,
 // shutdown, timeout). It maps to 503. After a storage fault the error
 // wraps persistence.ErrFailed too.
-var ErrUnavailable = errors.New("actors: unavailable")
+var ErrUnavailable = ask.ErrUnavailable
 
 // System owns the actor system, the event registry and the directory.
 type System struct {

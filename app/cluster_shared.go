@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ticketd/actors"
+	"ticketd/cluster/routing"
 	"ticketd/cluster/shared"
 	thttp "ticketd/http"
 	"ticketd/http/console"
@@ -245,3 +246,14 @@ func (m *Main) bootstrapCluster(sys *actors.System, stop <-chan struct{}) {
 	fmt.Fprintf(m.out, "  secret key:      %s  (shown once)\n", b.SecretKey)
 	fmt.Fprintf(m.out, "  publishable key: %s\n", b.PublishableKey)
 }
+
+// The cluster's parts implement the actors' and the pipeline's interfaces
+// without importing them (the interfaces belong to their users).
+var (
+	_ actors.SharedLog      = (*shared.Directory)(nil)
+	_ actors.SharedIndex    = shared.EventIndex{}
+	_ thttp.RecordingStore  = (*shared.Idempotency)(nil)
+	_ thttp.OriginStore     = (*shared.Idempotency)(nil)
+	_ routing.Actors        = (*actors.System)(nil)
+	_ routing.AnswerEncoder = thttp.EncodeAnswer
+)

@@ -652,7 +652,7 @@ func (m *Main) joinCluster(ac *actors.Config) error {
 	if err != nil {
 		return fmt.Errorf("app: join cluster: %w", err)
 	}
-	m.router = routing.NewRouter(m.node)
+	m.router = routing.NewRouter(m.node, thttp.EncodeAnswer)
 	node := m.node
 	clog := eventlog.NewLog(node, m.store)
 	ac.Log = clog

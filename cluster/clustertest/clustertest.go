@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/internal/testaddr"
+	"ticketd/internal/testlock"
 	"ticketd/persistence"
 )
 
@@ -189,13 +190,28 @@ func OpenLocal(t *testing.T) *persistence.Store {
 const ParallelTests = 6
 
 // Main runs a cluster package's tests (its TestMain) with -parallel
-// ParallelTests unless the flag is given.
+// ParallelTests unless the flag is given, once no other cluster package's
+// tests run on the machine (see package internal/testlock).
 func Main(m *testing.M) {
+	release := Turn()
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
 	if !given {
 		_ = flag.Set("test.parallel", fmt.Sprint(ParallelTests))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	release()
+	os.Exit(code)
+}
+
+// Turn waits until no other cluster package's tests run on the machine
+// and returns the release of the turn (see package internal/testlock).
+func Turn() (release func()) {
+	release, err := testlock.Exclusive("cluster")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err) // run anyway: only slower or flakier
+		return func() {}
+	}
+	return release
 }

@@ -9,7 +9,6 @@ import (
 	"ticketd/cluster/eventlog"
 	"ticketd/cluster/node"
 
-	"ticketd/actors"
 	"ticketd/event"
 )
 
@@ -39,7 +38,7 @@ func (r *Router) still(shard int, gen uint64) bool {
 
 // activate activates the events of shard while this node leads it, since
 // its gen-th leadership change (a later change has its own activation).
-func (r *Router) activate(sys *actors.System, shard int, gen uint64) {
+func (r *Router) activate(sys Actors, shard int, gen uint64) {
 	start := time.Now()
 	r.activating[shard].Add(1)
 	defer r.activating[shard].Add(-1)
@@ -105,7 +104,7 @@ func (r *Router) activate(sys *actors.System, shard int, gen uint64) {
 // activateOne activates one event (a read through the local actor system:
 // the actor loads, claims and expires on its start) and imports what it
 // owes; it says whether the event answered and how many entries came.
-func (r *Router) activateOne(sys *actors.System, shard int, gen uint64, id string) (bool, int) {
+func (r *Router) activateOne(sys Actors, shard int, gen uint64, id string) (bool, int) {
 	start := time.Now()
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		ctx, cancel := context.WithTimeout(r.ctx, forwardTimeout)
@@ -358,14 +357,11 @@ func (r *Router) shardEvents(shard int) ([]string, error) {
 	for _, id := range ids {
 		seen[id] = true
 	}
-	err = sys.Store().Scan([]byte(evIndexPrefix), func(k, _ []byte) error {
-		if id := string(k[len(evIndexPrefix):]); id != "" && !seen[id] && r.n.Shard(id) == shard {
+	err = sys.Store().Scan([]byte(node.EventIndexPrefix), func(k, _ []byte) error {
+		if id := string(k[len(node.EventIndexPrefix):]); id != "" && !seen[id] && r.n.Shard(id) == shard {
 			ids = append(ids, id)
 		}
 		return nil
 	})
 	return ids, err
 }
-
-// evIndexPrefix is the event index's key prefix (actors' "ev/").
-const evIndexPrefix = "ev/"

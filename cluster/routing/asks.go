@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
+	"ticketd/ask"
 
-	"ticketd/actors"
+	"github.com/nats-io/nats.go"
 )
 
 // Forwarded requests travel in batches: per owner, the requests queued
@@ -362,7 +362,7 @@ func (r *Router) serveBatchTo(m *nats.Msg, q *answerQueue) {
 
 // busyAnswer is the answer to a request beyond maxServing.
 var busyAnswer = func() []byte {
-	b, _ := encodeResp(&wireResp{Err: toWire(actors.ErrBusy)})
+	b, _ := encodeResp(&wireResp{Err: toWire(ask.ErrBusy)})
 	return b
 }()
 

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"ticketd/cluster/node"
-
-	"ticketd/actors"
 )
 
 // Preloading before a planned move. When the leaders' spreading moves a
@@ -93,7 +91,7 @@ func (r *Router) preloadFor(shard int) error {
 // preload builds (or catches up) the states of shard's events here and
 // answers how many it built; an event it fails stays to load after the
 // move.
-func (r *Router) preload(ctx context.Context, sys *actors.System, shard int) int {
+func (r *Router) preload(ctx context.Context, sys Actors, shard int) int {
 	ids, err := r.shardEvents(shard)
 	if err != nil {
 		r.n.Config().Logger.Warn("cluster: list the events to preload", "stream", node.StreamName(shard), "err", err)

@@ -13,16 +13,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"ticketd/ask"
 	"ticketd/cluster/eventlog"
 	"ticketd/cluster/node"
 	"ticketd/cluster/settle"
+	"ticketd/idempotency"
 
 	"github.com/nats-io/nats.go"
 
-	"ticketd/actors"
 	"ticketd/directory"
 	"ticketd/event"
-	thttp "ticketd/http"
 	"ticketd/persistence"
 )
 
@@ -40,9 +40,11 @@ import (
 type Router struct {
 	n   *node.Node
 	mu  sync.Mutex
-	sys *actors.System
-	sub *nats.Subscription
-	sem chan struct{} // bounds the forwarded requests served at once
+	sys Actors
+	// encode makes the answer a forwarded keyed write records (NewRouter).
+	encode AnswerEncoder
+	sub    *nats.Subscription
+	sem    chan struct{} // bounds the forwarded requests served at once
 
 	stop, done chan struct{}  // of watchLeaders
 	wg         sync.WaitGroup // activations and releases under way, the owed pass
@@ -92,9 +94,11 @@ const askSubj = "ticketd.ask."
 // are answered busy.
 const maxServing = 4096
 
-// NewRouter returns the router of node n.
-func NewRouter(n *node.Node) *Router {
-	return &Router{n: n, leaders: make([]string, n.Config().Shards), fetched: make([]time.Time, n.Config().Shards), conns: map[*fwdConn]struct{}{},
+// NewRouter returns the router of node n; encode is the front door's
+// answer encoding (package http's EncodeAnswer), which the records of
+// forwarded keyed writes hold.
+func NewRouter(n *node.Node, encode AnswerEncoder) *Router {
+	return &Router{n: n, encode: encode, leaders: make([]string, n.Config().Shards), fetched: make([]time.Time, n.Config().Shards), conns: map[*fwdConn]struct{}{},
 		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{},
 		peers: map[string]*peer{}, ansQueues: map[string]*answerQueue{},
 		gen: make([]atomic.Uint64, n.Config().Shards), handing: make([]atomic.Bool, n.Config().Shards),
@@ -190,8 +194,8 @@ type wireReq struct {
 	CreateUnit string
 	Cmd        event.Command
 	// Keyed is the record the write commits for its Idempotency-Key
-	// (actors.Recorder), nil when none.
-	Keyed *thttp.KeyedWrite
+	// (ask.Recorder), nil when none.
+	Keyed *idempotency.KeyedWrite
 }
 
 type wireResp struct {
@@ -218,7 +222,7 @@ const (
 	errStorage
 	errNotFound
 	errFenced
-	errReplayed // the write was made before: Msg is its record (actors.Replayed)
+	errReplayed // the write was made before: Msg is its record (ask.Replayed)
 )
 
 func toWire(err error) *wireErr {
@@ -226,19 +230,19 @@ func toWire(err error) *wireErr {
 		return nil
 	}
 	var ee *event.Error
-	if r, ok := actors.IsReplayed(err); ok {
+	if r, ok := ask.IsReplayed(err); ok {
 		return &wireErr{Kind: errReplayed, Msg: string(r.Value)}
 	}
 	switch {
 	case errors.As(err, &ee):
 		return &wireErr{Kind: errEvent, Event: ee}
-	case errors.Is(err, actors.ErrBusy):
+	case errors.Is(err, ask.ErrBusy):
 		return &wireErr{Kind: errBusy, Msg: err.Error()}
 	case errors.Is(err, persistence.ErrFailed):
 		return &wireErr{Kind: errStorage, Msg: err.Error()}
 	case errors.Is(err, persistence.ErrFenced):
 		return &wireErr{Kind: errFenced, Msg: err.Error()}
-	case errors.Is(err, actors.ErrUnavailable):
+	case errors.Is(err, ask.ErrUnavailable):
 		return &wireErr{Kind: errUnavailable, Msg: err.Error()}
 	case errors.Is(err, directory.ErrNotFound):
 		return &wireErr{Kind: errNotFound, Msg: err.Error()}
@@ -254,17 +258,17 @@ func (w *wireErr) err() error {
 	case errEvent:
 		return w.Event
 	case errBusy:
-		return actors.ErrBusy
+		return ask.ErrBusy
 	case errStorage:
-		return fmt.Errorf("%w: %w: owner: %s", actors.ErrUnavailable, persistence.ErrFailed, w.Msg)
+		return fmt.Errorf("%w: %w: owner: %s", ask.ErrUnavailable, persistence.ErrFailed, w.Msg)
 	case errUnavailable:
-		return fmt.Errorf("%w: owner: %s", actors.ErrUnavailable, w.Msg)
+		return fmt.Errorf("%w: owner: %s", ask.ErrUnavailable, w.Msg)
 	case errNotFound:
 		return fmt.Errorf("%w: owner: %s", directory.ErrNotFound, w.Msg)
 	case errFenced:
-		return fmt.Errorf("%w: %w: owner: %s", actors.ErrUnavailable, persistence.ErrFenced, w.Msg)
+		return fmt.Errorf("%w: %w: owner: %s", ask.ErrUnavailable, persistence.ErrFenced, w.Msg)
 	case errReplayed:
-		return &actors.Replayed{Value: []byte(w.Msg)}
+		return &ask.Replayed{Value: []byte(w.Msg)}
 	}
 	return errors.New(w.Msg)
 }
@@ -320,12 +324,12 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 		if err == nil && owner != "" {
 			if body == nil {
 				req := &wireReq{EventID: eventID, CreateUnit: createUnit, Cmd: wireCmd(cmd)}
-				if rec := actors.RecorderOf(ctx); rec != nil {
+				if rec := ask.RecorderOf(ctx); rec != nil {
 					// The owner commits the key's record with the write.
-					req.Keyed, _ = rec.Portable.(*thttp.KeyedWrite)
+					req.Keyed, _ = rec.Portable.(*idempotency.KeyedWrite)
 				}
 				if body, err = encodeReq(req); err != nil {
-					return nil, fmt.Errorf("%w: forward %T: %v", actors.ErrUnavailable, cmd, err), true
+					return nil, fmt.Errorf("%w: forward %T: %v", ask.ErrUnavailable, cmd, err), true
 				}
 			}
 			sent := time.Now()
@@ -335,7 +339,7 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 			if err == nil {
 				var resp wireResp
 				if err := decodeResp(answer, &resp); err != nil {
-					return nil, fmt.Errorf("%w: answer of %s: %v", actors.ErrUnavailable, owner, err), true
+					return nil, fmt.Errorf("%w: answer of %s: %v", ask.ErrUnavailable, owner, err), true
 				}
 				if err := resp.Err.err(); errors.Is(err, persistence.ErrFenced) {
 					fenced = err
@@ -343,7 +347,7 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 					return resp.Result, err, true
 				}
 			} else if !errors.Is(err, nats.ErrNoResponders) {
-				return nil, fmt.Errorf("%w: event %s on %s: %v", actors.ErrUnavailable, eventID, owner, err), true
+				return nil, fmt.Errorf("%w: event %s on %s: %v", ask.ErrUnavailable, eventID, owner, err), true
 			}
 			r.mu.Lock()
 			r.fetched[r.n.Shard(eventID)] = time.Time{} // ask JetStream again
@@ -366,7 +370,7 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 			if fenced != nil {
 				return nil, fenced, true
 			}
-			return nil, fmt.Errorf("%w: event %s: no owner reachable: %v", actors.ErrUnavailable, eventID, err), true
+			return nil, fmt.Errorf("%w: event %s: no owner reachable: %v", ask.ErrUnavailable, eventID, err), true
 		}
 	}
 }
@@ -449,7 +453,7 @@ func (r *Router) watchOwners() {
 // Own, the entries in the local store of events this node does not lead
 // are dropped first (no shard is led yet): the senders start with none of
 // another owner's.
-func (r *Router) Serve(sys *actors.System) error {
+func (r *Router) Serve(sys Actors) error {
 	r.mu.Lock()
 	r.sys = sys
 	r.mu.Unlock()
@@ -468,7 +472,7 @@ func (r *Router) Serve(sys *actors.System) error {
 		select {
 		case r.sem <- struct{}{}:
 		default:
-			r.respond(m, &wireResp{Err: toWire(actors.ErrBusy)})
+			r.respond(m, &wireResp{Err: toWire(ask.ErrBusy)})
 			return
 		}
 		r.answerAsync(m.Data, forwardTimeout, func(resp *wireResp) {
@@ -513,7 +517,7 @@ func (r *Router) leads(shard int) bool {
 // state another owner has moved on from since. On a gain it activates the
 // shard's events (activate); on a loss it drops what they owe from the
 // local store (owed.release).
-func (r *Router) watchLeaders(sys *actors.System) {
+func (r *Router) watchLeaders(sys Actors) {
 	defer close(r.done)
 	led := make([]bool, r.n.Config().Shards)
 	notLed := make([]time.Time, r.n.Config().Shards) // per shard, the last look that saw another leader
@@ -592,9 +596,16 @@ func (r *Router) answerAsync(data []byte, timeout time.Duration, done func(*wire
 	r.mu.Lock()
 	sys := r.sys
 	r.mu.Unlock()
-	var rec *actors.Recorder
+	var rec *ask.Recorder
 	if k := req.Keyed; k != nil {
-		rec = &actors.Recorder{Key: k.Key, Value: k.Value, Live: thttp.Live, Look: k.Retried, Portable: k}
+		enc := r.encode
+		rec = &ask.Recorder{Key: k.Key, Value: func(result any) []byte {
+			body, ok := enc(result)
+			if !ok {
+				return nil // not encodable: nothing is recorded, as on the request's node
+			}
+			return k.Record(body)
+		}, Live: idempotency.Live, Look: k.Retried, Portable: k}
 	}
 	sys.ServeAsyncRecorded(req.EventID, req.Cmd, req.CreateUnit, rec, timeout, func(res any, err error) {
 		done(&wireResp{Result: res, Err: toWire(err)})

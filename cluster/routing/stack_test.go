@@ -17,6 +17,7 @@ import (
 
 	"ticketd/actors"
 	"ticketd/event"
+	thttp "ticketd/http"
 	"ticketd/persistence"
 )
 
@@ -62,7 +63,7 @@ func startStacksOn(t *testing.T, nodes []*node.Node, tweak ...func(*actors.Confi
 	out := make([]*stack, len(nodes))
 	for i, nd := range nodes {
 		st := clustertest.OpenLocal(t)
-		s := &stack{node: nd, store: st, log: eventlog.NewLog(nd, st), router: NewRouter(nd)}
+		s := &stack{node: nd, store: st, log: eventlog.NewLog(nd, st), router: NewRouter(nd, thttp.EncodeAnswer)}
 		ac := actors.Config{
 			Event:         event.Config{BaseURL: "http://test", OrderHold: 15 * time.Minute, CheckoutSessionTTL: 24 * time.Hour},
 			Log:           s.log,

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"ticketd/event"
-	thttp "ticketd/http"
+	"ticketd/idempotency"
 )
 
 // The forwarded requests and their answers travel in a framing of their
@@ -411,7 +411,7 @@ func decodeReq(b []byte, req *wireReq) error {
 	if err != nil {
 		return err
 	}
-	var keyed *thttp.KeyedWrite
+	var keyed *idempotency.KeyedWrite
 	if flags&reqKeyed != 0 {
 		if keyed, err = readKeyed(r); err != nil {
 			return err
@@ -434,7 +434,7 @@ func decodeReq(b []byte, req *wireReq) error {
 }
 
 // readKeyed reads a request's http.KeyedWrite (see encodeReq).
-func readKeyed(r *wireReader) (*thttp.KeyedWrite, error) {
+func readKeyed(r *wireReader) (*idempotency.KeyedWrite, error) {
 	key, err := r.bytes()
 	if err != nil {
 		return nil, err
@@ -442,7 +442,7 @@ func readKeyed(r *wireReader) (*thttp.KeyedWrite, error) {
 	if len(r.b) < 32 {
 		return nil, errShortWire
 	}
-	k := &thttp.KeyedWrite{Key: bytes.Clone(key)}
+	k := &idempotency.KeyedWrite{Key: bytes.Clone(key)}
 	copy(k.FP[:], r.b[:32])
 	r.b = r.b[32:]
 	exp, n := binary.Uvarint(r.b)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"ticketd/actors"
 	"ticketd/outbox"
 	"ticketd/persistence"
 )
@@ -66,10 +65,10 @@ const (
 // "/" + id; queue names the outbox queue that keeps an entry once tried
 // (outbox.Prefix + queue + "/s/" + eventID + "/" + id), "" when none.
 var owedKinds = []struct{ inbox, queue string }{
-	{actors.OutboxPrefix, "mail"},
-	{actors.HookPrefix, "hookfanout"},
-	{actors.RefundPrefix, ""},
-	{actors.CheckoutClosePrefix, ""},
+	{node.OutboxPrefix, "mail"},
+	{node.HookPrefix, "hookfanout"},
+	{node.RefundPrefix, ""},
+	{node.CheckoutClosePrefix, ""},
 }
 
 // owedEvent is the event id of an owed entry's key, "" when key is none.

@@ -15,7 +15,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
-	"ticketd/actors"
 	"ticketd/persistence"
 )
 
@@ -329,7 +328,7 @@ func (d *Directory) Checkpoint(ctx context.Context, seq uint64, state []byte) er
 // Append appends records as seqs first... in one message fenced on the
 // last message read: another node's append since refuses it (an error
 // wrapping persistence.ErrFenced).
-func (d *Directory) Append(ctx context.Context, first uint64, records [][]byte, index []actors.IndexEntry) error {
+func (d *Directory) Append(ctx context.Context, first uint64, records [][]byte, index []persistence.IndexEntry) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if first != d.last+1 {
@@ -409,5 +408,3 @@ func (d *Directory) Close() {
 	}
 	d.wg.Wait()
 }
-
-var _ actors.SharedLog = (*Directory)(nil)

@@ -11,11 +11,10 @@ import (
 	"time"
 
 	"ticketd/cluster/node"
+	"ticketd/idempotency"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
-
-	thttp "ticketd/http"
 )
 
 // Idempotency keys in cluster mode: the stream TICKETD_IDEM, one subject
@@ -115,7 +114,7 @@ func idemSubject(scope, key string) string {
 }
 
 // Begin implements http.IdempotencyStore.
-func (x *Idempotency) Begin(scope, key string, fp [32]byte, now time.Time) (thttp.IdemState, *thttp.StoredResponse) {
+func (x *Idempotency) Begin(scope, key string, fp [32]byte, now time.Time) (idempotency.State, *idempotency.StoredResponse) {
 	subj := idemSubject(scope, key)
 	ctx, cancel := context.WithTimeout(context.Background(), x.timeout)
 	defer cancel()
@@ -127,7 +126,7 @@ func (x *Idempotency) Begin(scope, key string, fp [32]byte, now time.Time) (thtt
 			// A claim that replaced another (released, stale, expired)
 			// may follow a write that was made: its owner looks.
 			x.claim(subj, idemClaim{seq: ack.Sequence, fp: fp, origin: origin, retried: expected != 0})
-			return thttp.IdemNew, nil
+			return idempotency.New, nil
 		}
 		if !errors.Is(err, node.ErrConflict) {
 			return x.unreachable(err)
@@ -157,14 +156,14 @@ func (x *Idempotency) Begin(scope, key string, fp [32]byte, now time.Time) (thtt
 			}
 			continue
 		case gotFP != fp:
-			return thttp.IdemMismatch, nil
+			return idempotency.Mismatch, nil
 		case kind == 'c':
-			return thttp.IdemInFlight, nil
+			return idempotency.InFlight, nil
 		default:
-			return thttp.IdemReplay, resp
+			return idempotency.Replay, resp
 		}
 	}
-	return thttp.IdemInFlight, nil
+	return idempotency.InFlight, nil
 }
 
 // unreachable answers a key whose stream could not be read or written
@@ -173,9 +172,9 @@ func (x *Idempotency) Begin(scope, key string, fp [32]byte, now time.Time) (thtt
 // already, and a retry with the same key gets that answer once the
 // stream is back. Reads and writes retry what is transient until then
 // (an election), so a lost node alone does not end here.
-func (x *Idempotency) unreachable(err error) (thttp.IdemState, *thttp.StoredResponse) {
+func (x *Idempotency) unreachable(err error) (idempotency.State, *idempotency.StoredResponse) {
 	x.n.Config().Logger.Warn("cluster: idempotency keys unreachable; the request is refused", "err", err)
-	return thttp.IdemUnavailable, nil
+	return idempotency.Unavailable, nil
 }
 
 func (x *Idempotency) claim(subj string, c idemClaim) {
@@ -201,7 +200,7 @@ func (x *Idempotency) Origin(scope, key string) time.Time {
 }
 
 // Finish implements http.IdempotencyStore.
-func (x *Idempotency) Finish(scope, key string, resp *thttp.StoredResponse, now time.Time) {
+func (x *Idempotency) Finish(scope, key string, resp *idempotency.StoredResponse, now time.Time) {
 	subj := idemSubject(scope, key)
 	x.mu.Lock()
 	c, ok := x.claims[subj]
@@ -285,7 +284,7 @@ func (x *Idempotency) claimerGone(data []byte) bool {
 // idemClaimLen is the length of a claim's fields before its origin.
 const idemClaimLen = 1 + 1 + 32 + 8
 
-func encodeIdem(kind byte, fp [32]byte, t time.Time, r *thttp.StoredResponse) []byte {
+func encodeIdem(kind byte, fp [32]byte, t time.Time, r *idempotency.StoredResponse) []byte {
 	n := 1 + 1 + 32 + 8
 	if r != nil {
 		n += 4 + len(r.ContentType) + len(r.Body)
@@ -305,7 +304,7 @@ func encodeIdem(kind byte, fp [32]byte, t time.Time, r *thttp.StoredResponse) []
 
 var errBadIdem = errors.New("cluster: bad idempotency record")
 
-func decodeIdem(v []byte) (kind byte, fp [32]byte, t time.Time, r *thttp.StoredResponse, err error) {
+func decodeIdem(v []byte) (kind byte, fp [32]byte, t time.Time, r *idempotency.StoredResponse, err error) {
 	if len(v) < 2+32+8 || v[0] != 1 {
 		return 0, fp, t, nil, errBadIdem
 	}
@@ -323,10 +322,10 @@ func decodeIdem(v []byte) (kind byte, fp [32]byte, t time.Time, r *thttp.StoredR
 	if len(v) < 46+n {
 		return 0, fp, t, nil, errBadIdem
 	}
-	return kind, fp, t, &thttp.StoredResponse{Status: status, ContentType: string(v[46 : 46+n]), Body: bytes.Clone(v[46+n:])}, nil
+	return kind, fp, t, &idempotency.StoredResponse{Status: status, ContentType: string(v[46 : 46+n]), Body: bytes.Clone(v[46+n:])}, nil
 }
 
 var (
-	_ thttp.RecordingStore = (*Idempotency)(nil)
-	_ thttp.OriginStore    = (*Idempotency)(nil)
+	_ idempotency.RecordingStore = (*Idempotency)(nil)
+	_ idempotency.OriginStore    = (*Idempotency)(nil)
 )

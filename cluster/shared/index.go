@@ -16,7 +16,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
-	"ticketd/actors"
 	"ticketd/persistence"
 )
 
@@ -317,5 +316,3 @@ func (x EventIndex) Published(eventID string, status byte) {
 		}
 	}()
 }
-
-var _ actors.SharedIndex = EventIndex{}
