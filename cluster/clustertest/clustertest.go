@@ -99,31 +99,31 @@ func WaitSpread(t *testing.T, nodes []*node.Node) {
 // test fails, so a failover that took too long leaves its story.
 var failLogs sync.Map // *testing.T -> *lockedBuf
 
-type LockedBuf struct {
-	Mu  sync.Mutex
-	Buf bytes.Buffer
+type lockedBuf struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
-func (b *LockedBuf) Write(p []byte) (int, error) {
-	b.Mu.Lock()
-	defer b.Mu.Unlock()
-	if b.Buf.Len() > 4<<20 {
+func (b *lockedBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() > 4<<20 {
 		return len(p), nil // bounded: the start of the story is kept
 	}
-	return b.Buf.Write(p)
+	return b.buf.Write(p)
 }
 
 // failLog is t's logger of the nodes and actors, shown if t fails.
 func FailLog(t *testing.T) *slog.Logger {
-	v, loaded := failLogs.LoadOrStore(t, &LockedBuf{})
-	b := v.(*LockedBuf)
+	v, loaded := failLogs.LoadOrStore(t, &lockedBuf{})
+	b := v.(*lockedBuf)
 	if !loaded {
 		t.Cleanup(func() {
 			failLogs.Delete(t)
 			if t.Failed() {
-				b.Mu.Lock()
-				t.Logf("what the nodes logged:\n%s", b.Buf.String())
-				b.Mu.Unlock()
+				b.mu.Lock()
+				t.Logf("what the nodes logged:\n%s", b.buf.String())
+				b.mu.Unlock()
 			}
 		})
 	}

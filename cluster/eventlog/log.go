@@ -40,7 +40,7 @@ type Log struct {
 
 	mu     sync.Mutex
 	events map[string]*eventLog
-	shards map[int]*ShardLog
+	shards map[int]*shardLog
 
 	pubOnce sync.Once
 	pubNC   *nats.Conn // see pubConn
@@ -96,7 +96,7 @@ func (l *Log) Stats() LogStats {
 // eventLog is what this node knows of one event.
 type eventLog struct {
 	id string
-	S  *ShardLog
+	Shard  *shardLog
 
 	mu      sync.Mutex
 	current *writer // the latest claim made here, for Epoch
@@ -107,16 +107,16 @@ type eventLog struct {
 // actor finishing its flight) never writes under the new claim.
 type writer struct {
 	e     *eventLog
-	Sw    *shardWriter
+	ShardWriter    *shardWriter
 	Epoch uint64 // stream seq of the claim's message, set once stored
 }
 
 // fenced reports whether w may no longer append (w.sw.mu held).
 func (w *writer) fencedLocked() error {
-	if w.Sw.dead != nil {
-		return w.Sw.dead
+	if w.ShardWriter.dead != nil {
+		return w.ShardWriter.dead
 	}
-	if w.Sw.current[w.e.id] != w {
+	if w.ShardWriter.current[w.e.id] != w {
 		return fmt.Errorf("cluster: append to %s: %w: a newer claim on this node", w.e.id, persistence.ErrFenced)
 	}
 	return nil
@@ -125,7 +125,7 @@ func (w *writer) fencedLocked() error {
 // NewLog returns the event log of node n; local receives the index
 // entries of the commits.
 func NewLog(n *node.Node, local *persistence.Store) *Log {
-	return &Log{n: n, local: local, events: map[string]*eventLog{}, shards: map[int]*ShardLog{}}
+	return &Log{n: n, local: local, events: map[string]*eventLog{}, shards: map[int]*shardLog{}}
 }
 
 func (l *Log) Event(id string) *eventLog {
@@ -134,7 +134,7 @@ func (l *Log) Event(id string) *eventLog {
 	defer l.mu.Unlock()
 	e, ok := l.events[id]
 	if !ok {
-		e = &eventLog{id: id, S: s}
+		e = &eventLog{id: id, Shard: s}
 		l.events[id] = e
 	}
 	return e
@@ -233,7 +233,7 @@ func checkBatch(lb persistence.LogBatch) (*Batch, error) {
 // shard's writer the claim was made on.
 type Claimed struct {
 	*Log
-	W *writer
+	Writer *writer
 }
 
 // CommitAsync queues b on the shard's writer, behind the claim's earlier
@@ -246,7 +246,7 @@ func (c *Claimed) CommitAsync(lb persistence.LogBatch) (func() error, error) {
 	if b.stream == "" {
 		return c.Log.CommitAsync(b)
 	}
-	w := c.W
+	w := c.Writer
 	if b.stream != w.e.id {
 		return nil, fmt.Errorf("cluster: append to %s through the claim of %s", b.stream, w.e.id)
 	}
@@ -254,7 +254,7 @@ func (c *Claimed) CommitAsync(lb persistence.LogBatch) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	sw := w.Sw
+	sw := w.ShardWriter
 	sw.Mu.Lock()
 	if err := w.fencedLocked(); err != nil {
 		sw.Mu.Unlock()
@@ -380,21 +380,21 @@ func (l *Log) applyIndex(b *Batch) error {
 func (l *Log) Claim(stream string, last uint64) (persistence.Log, error) {
 	e := l.Event(stream)
 	ctx, cancel := context.WithTimeout(context.Background(), l.n.Config().RequestTimeout)
-	sw, err := e.S.writer(ctx)
+	sw, err := e.Shard.writer(ctx)
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("cluster: claim %s: %w", stream, err)
 	}
-	if err := e.S.catchUp(sw.base); err != nil {
+	if err := e.Shard.catchUp(sw.base); err != nil {
 		return nil, fmt.Errorf("cluster: claim %s: %w", stream, err)
 	}
-	e.S.vmu.Lock()
+	e.Shard.vmu.Lock()
 	seen := uint64(0)
-	if v := e.S.Events[stream]; v != nil {
-		seen = v.Last
+	if v := e.Shard.events[stream]; v != nil {
+		seen = v.last
 	}
-	e.S.vmu.Unlock()
-	w := &writer{e: e, Sw: sw}
+	e.Shard.vmu.Unlock()
+	w := &writer{e: e, ShardWriter: sw}
 	ops := []byte{'c'}
 	ops = AppendField(ops, []byte(l.n.Config().NodeName))
 	ops = binary.AppendUvarint(ops, last)
@@ -430,7 +430,7 @@ func (l *Log) Claim(stream string, last uint64) (persistence.Log, error) {
 	if l.OnClaim != nil {
 		l.OnClaim(stream)
 	}
-	return &Claimed{Log: l, W: w}, nil
+	return &Claimed{Log: l, Writer: w}, nil
 }
 
 // Epoch is the event's latest claim made on this node (the stream
@@ -443,8 +443,8 @@ func (l *Log) Epoch(eventID string) uint64 {
 	if w == nil {
 		return 0
 	}
-	w.Sw.Mu.Lock()
-	defer w.Sw.Mu.Unlock()
+	w.ShardWriter.Mu.Lock()
+	defer w.ShardWriter.Mu.Unlock()
 	if w.fencedLocked() != nil {
 		return 0
 	}
@@ -455,13 +455,13 @@ func (l *Log) Epoch(eventID string) uint64 {
 // last claim followed).
 func (l *Log) LastSeq(stream string) (uint64, error) {
 	e := l.Event(stream)
-	if err := e.S.Current(); err != nil {
+	if err := e.Shard.Current(); err != nil {
 		return 0, fmt.Errorf("cluster: last seq of %s: %w", stream, err)
 	}
-	e.S.vmu.Lock()
-	defer e.S.vmu.Unlock()
-	if v := e.S.Events[stream]; v != nil {
-		return v.Last, nil
+	e.Shard.vmu.Lock()
+	defer e.Shard.vmu.Unlock()
+	if v := e.Shard.events[stream]; v != nil {
+		return v.last, nil
 	}
 	return 0, nil
 }
@@ -471,18 +471,18 @@ func (l *Log) LastSeq(stream string) (uint64, error) {
 // purges whole messages). With marks dropped (maxMarks) it answers 1.
 func (l *Log) FirstSeq(stream string) (uint64, error) {
 	e := l.Event(stream)
-	if err := e.S.Current(); err != nil {
+	if err := e.Shard.Current(); err != nil {
 		return 0, fmt.Errorf("cluster: first seq of %s: %w", stream, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.n.Config().RequestTimeout)
 	defer cancel()
-	m, err := node.LeaderGet(ctx, l.n.Conn(), e.S.Stream, node.MsgGetRequest{Seq: 1, NextFor: e.S.subject})
+	m, err := node.LeaderGet(ctx, l.n.Conn(), e.Shard.Stream, node.MsgGetRequest{Seq: 1, NextFor: e.Shard.subject})
 	if errors.Is(err, node.ErrNoMetaLeader) {
 		// The node's replica instead (see leaderLast): one behind on a
 		// purge holds the same records from an older message on, and the
 		// replay reads them from it.
 		var ms []*jetstream.RawStreamMsg
-		if ms, err = node.DirectGet(ctx, l.n.Conn(), e.S.Stream, e.S.subject, 1, 1, 0); err == nil {
+		if ms, err = node.DirectGet(ctx, l.n.Conn(), e.Shard.Stream, e.Shard.subject, 1, 1, 0); err == nil {
 			if len(ms) == 0 {
 				return 0, nil
 			}
@@ -495,16 +495,16 @@ func (l *Log) FirstSeq(stream string) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("cluster: first seq of %s: %w", stream, err)
 	}
-	e.S.vmu.Lock()
-	defer e.S.vmu.Unlock()
-	v := e.S.Events[stream]
+	e.Shard.vmu.Lock()
+	defer e.Shard.vmu.Unlock()
+	v := e.Shard.events[stream]
 	if v == nil {
 		return 0, nil
 	}
 	if v.dropped > 0 {
 		return 1, nil
 	}
-	for _, mk := range v.Marks {
+	for _, mk := range v.marks {
 		if mk.sseq >= m.Sequence {
 			return mk.first, nil
 		}
@@ -515,7 +515,7 @@ func (l *Log) FirstSeq(stream string) (uint64, error) {
 // trim purges what the event's log no longer needs through record
 // through (its older snapshot kept): see shardLog.trim.
 func (l *Log) Trim(ctx context.Context, eventID string, through uint64) error {
-	return l.Event(eventID).S.trim(ctx, eventID, through)
+	return l.Event(eventID).Shard.trim(ctx, eventID, through)
 }
 
 // TruncateAfter is refused past the last record: commits are whole and in
@@ -540,7 +540,7 @@ func (l *Log) TruncateAfter(stream string, after uint64) error {
 // seconds after the stream itself has a leader again.
 func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []byte) error) error {
 	e := l.Event(stream)
-	err := e.S.read(&reader{event: stream, after: after, rec: fn})
+	err := e.Shard.read(&reader{event: stream, after: after, rec: fn})
 	if err != nil {
 		return err
 	}
@@ -551,7 +551,7 @@ func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []b
 // shard's messages before stream sequence before, in order.
 func (l *Log) ReadOwed(eventID string, before uint64, fn func(op byte, key, value []byte)) error {
 	e := l.Event(eventID)
-	return e.S.read(&reader{event: eventID, before: before, index: fn})
+	return e.Shard.read(&reader{event: eventID, before: before, index: fn})
 }
 
 // opReader reads encoded operations: an op byte, uvarints and

@@ -75,8 +75,8 @@ func TestRetrySettledByMsgID(t *testing.T) {
 	l := NewLog(nodes[0], nil)
 	const id = "evt_dup"
 	require.Empty(t, clustertest.ReplayLog(t, l, id))
-	w := clustertest.Claim(t, l, id, 0).(*Claimed).W
-	sw := w.Sw
+	w := clustertest.Claim(t, l, id, 0).(*Claimed).Writer
+	sw := w.ShardWriter
 	sw.Mu.Lock()
 	expected := sw.expected
 	sw.Mu.Unlock()
@@ -84,7 +84,7 @@ func TestRetrySettledByMsgID(t *testing.T) {
 	b.Append(id, 1, []byte("r1"))
 	data := append([]byte{FormatV2, 'e'}, AppendField(nil, []byte(id))...)
 	data = append(data, b.Ops...)
-	s := l.Event(id).S
+	s := l.Event(id).Shard
 	seq1, err := l.publishShard(s, &flight{data: data, id: "dup-1", expected: expected})
 	require.NoError(t, err)
 	// The "retry", through another node's connection.

@@ -47,7 +47,7 @@ const (
 )
 
 // shardLog is this node's side of one shard's log.
-type ShardLog struct {
+type shardLog struct {
 	l       *Log
 	shard   int
 	Stream  string
@@ -57,26 +57,26 @@ type ShardLog struct {
 	w   *shardWriter // the writer; replaced once it is dead
 
 	vmu     sync.Mutex
-	Viewed  bool   // a read has set seen
-	Seen    uint64 // every message through this stream sequence is in the view
-	Events  map[string]*EvView
+	viewed  bool   // a read has set seen
+	seen    uint64 // every message through this stream sequence is in the view
+	events  map[string]*evView
 	pending map[uint64]*ownMsg // own messages after a gap, by the sequence before them
 	next    *readPass          // the replays waiting for the next read
 	reading bool               // a read pass runs
 }
 
 // evView is what the shard's messages through seen say of one event.
-type EvView struct {
-	Last    uint64 // the last record seq (or a claim's) met
-	Marks   []Mark // per message with records of the event, in order
+type evView struct {
+	last    uint64 // the last record seq (or a claim's) met
+	marks   []mark // per message with records of the event, in order
 	dropped uint64 // the last record of the newest mark dropped, 0 when none
-	Keep    uint64 // records through keep are covered by a snapshot kept (see trim)
+	keep    uint64 // records through keep are covered by a snapshot kept (see trim)
 	since   uint64 // the first message kept with an operation of the event
 }
 
 // mark is a message of the shard with records of one event: its first and
 // last record seqs and its stream sequence.
-type Mark struct{ first, last, sseq uint64 }
+type mark struct{ first, last, sseq uint64 }
 
 // maxMarks bounds the marks kept per event: past it the older half goes;
 // a trim then keeps what lies before the marks kept, and a replay reads
@@ -87,27 +87,27 @@ const maxMarks = 1 << 14
 // reads one by one instead of all the messages from the first of them.
 const maxSparse = 64
 
-func (v *EvView) note(first, last, sseq uint64) {
-	if n := len(v.Marks); n > 0 && v.Marks[n-1].sseq >= sseq {
+func (v *evView) note(first, last, sseq uint64) {
+	if n := len(v.marks); n > 0 && v.marks[n-1].sseq >= sseq {
 		return
 	}
-	if len(v.Marks) >= maxMarks {
-		half := len(v.Marks) / 2
-		v.dropped = max(v.dropped, v.Marks[half-1].last)
-		v.Marks = append(v.Marks[:0], v.Marks[half:]...)
+	if len(v.marks) >= maxMarks {
+		half := len(v.marks) / 2
+		v.dropped = max(v.dropped, v.marks[half-1].last)
+		v.marks = append(v.marks[:0], v.marks[half:]...)
 	}
-	v.Marks = append(v.Marks, Mark{first, last, sseq})
-	v.Last = max(v.Last, last)
+	v.marks = append(v.marks, mark{first, last, sseq})
+	v.last = max(v.last, last)
 }
 
 // shard returns the shard log of shard, made on first use.
-func (l *Log) ShardLog(shard int) *ShardLog {
+func (l *Log) ShardLog(shard int) *shardLog {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.shards[shard]
 	if s == nil {
-		s = &ShardLog{l: l, shard: shard, Stream: node.StreamName(shard), subject: node.ShardSubject(shard),
-			Events: map[string]*EvView{}, pending: map[uint64]*ownMsg{}}
+		s = &shardLog{l: l, shard: shard, Stream: node.StreamName(shard), subject: node.ShardSubject(shard),
+			events: map[string]*evView{}, pending: map[uint64]*ownMsg{}}
 		l.shards[shard] = s
 	}
 	return s
@@ -212,7 +212,7 @@ func CompressShard(data []byte) []byte {
 // or a publish that could not be settled kills it: every claim made
 // through it is fenced from then on, and the next claim makes a new one.
 type shardWriter struct {
-	s    *ShardLog
+	s    *shardLog
 	gen  string // unique per writer: its messages' Nats-Msg-Id prefix
 	base uint64 // the subject's last message when the writer was made
 
@@ -247,7 +247,7 @@ type item struct {
 }
 
 // writer returns the shard's live writer, making one when there is none.
-func (s *ShardLog) writer(ctx context.Context) (*shardWriter, error) {
+func (s *shardLog) writer(ctx context.Context) (*shardWriter, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if w := s.w; w != nil {
@@ -271,7 +271,7 @@ func (s *ShardLog) writer(ctx context.Context) (*shardWriter, error) {
 // lastSeq is the stream sequence of the subject's last message (0: none),
 // as the stream's leader knows it: the stream allows direct gets (for the
 // replays' batched reads), which a lagging replica may answer.
-func (s *ShardLog) lastSeq(ctx context.Context) (uint64, error) {
+func (s *shardLog) lastSeq(ctx context.Context) (uint64, error) {
 	return node.LeaderLast(ctx, s.l.n.Conn(), s.Stream, s.subject)
 }
 
@@ -509,7 +509,7 @@ var errRefused = errors.New("refused by the fence")
 // publishShard publishes f, retrying what is transient with the same
 // Nats-Msg-Id, and answers its sequence; a refusal by the fence is
 // errRefused.
-func (l *Log) publishShard(s *ShardLog, f *flight) (uint64, error) {
+func (l *Log) publishShard(s *shardLog, f *flight) (uint64, error) {
 	m := &nats.Msg{Subject: s.subject, Data: f.data, Header: nats.Header{}}
 	m.Header.Set(jetstream.MsgIDHeader, f.id)
 	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(f.expected, 10))
@@ -584,13 +584,13 @@ type ownMsg struct {
 
 // applyOwn adds this node's message seq, which follows prev on the
 // subject, to the view.
-func (s *ShardLog) applyOwn(prev, seq uint64, batch []*item) {
+func (s *shardLog) applyOwn(prev, seq uint64, batch []*item) {
 	s.vmu.Lock()
 	defer s.vmu.Unlock()
-	if seq <= s.Seen {
+	if seq <= s.seen {
 		return
 	}
-	if !s.Viewed || prev > s.Seen {
+	if !s.viewed || prev > s.seen {
 		if len(s.pending) >= maxPendingOwn {
 			clear(s.pending) // read back by the next pass instead
 		}
@@ -598,18 +598,18 @@ func (s *ShardLog) applyOwn(prev, seq uint64, batch []*item) {
 		return
 	}
 	s.noteItemsLocked(seq, batch)
-	s.Seen = seq
+	s.seen = seq
 	s.absorbLocked()
 }
 
-func (s *ShardLog) noteItemsLocked(seq uint64, batch []*item) {
+func (s *shardLog) noteItemsLocked(seq uint64, batch []*item) {
 	for _, it := range batch {
 		v := s.viewOf(it.event)
 		if v.since == 0 {
 			v.since = seq
 		}
 		if it.claim {
-			v.Last = max(v.Last, it.last)
+			v.last = max(v.last, it.last)
 			continue
 		}
 		if it.first > 0 {
@@ -619,35 +619,35 @@ func (s *ShardLog) noteItemsLocked(seq uint64, batch []*item) {
 }
 
 // absorbLocked adds the pending own messages that now follow seen.
-func (s *ShardLog) absorbLocked() {
+func (s *shardLog) absorbLocked() {
 	for len(s.pending) > 0 {
-		m, ok := s.pending[s.Seen]
+		m, ok := s.pending[s.seen]
 		if !ok {
 			break
 		}
-		delete(s.pending, s.Seen)
+		delete(s.pending, s.seen)
 		s.noteItemsLocked(m.seq, m.items)
-		s.Seen = m.seq
+		s.seen = m.seq
 	}
 	for prev, m := range s.pending {
-		if m.seq <= s.Seen || prev < s.Seen {
+		if m.seq <= s.seen || prev < s.seen {
 			delete(s.pending, prev)
 		}
 	}
 }
 
 // viewLocked is viewOf under vmu.
-func (s *ShardLog) viewLocked(event string) *EvView {
+func (s *shardLog) viewLocked(event string) *evView {
 	s.vmu.Lock()
 	defer s.vmu.Unlock()
 	return s.viewOf(event)
 }
 
-func (s *ShardLog) viewOf(event string) *EvView {
-	v := s.Events[event]
+func (s *shardLog) viewOf(event string) *evView {
+	v := s.events[event]
 	if v == nil {
-		v = &EvView{}
-		s.Events[event] = v
+		v = &evView{}
+		s.events[event] = v
 	}
 	return v
 }
@@ -677,18 +677,18 @@ type reader struct {
 
 // read runs r in the next pass over the shard and waits for it; a reader
 // with no event only brings the view up to date.
-func (s *ShardLog) read(r *reader) error {
+func (s *shardLog) read(r *reader) error {
 	s.vmu.Lock()
-	if r.event != "" && s.Viewed {
+	if r.event != "" && s.viewed {
 		// The view says where the event's records start; what came after
 		// seen is read anyway.
-		r.from = s.Seen + 1
-		if v := s.Events[r.event]; v != nil && v.dropped > r.after {
+		r.from = s.seen + 1
+		if v := s.events[r.event]; v != nil && v.dropped > r.after {
 			r.from = 0 // some records it needs lie before the marks kept
 		} else if v != nil {
-			for i, m := range v.Marks {
+			for i, m := range v.marks {
 				if m.last > r.after {
-					if rest := v.Marks[i:]; len(rest) <= maxSparse {
+					if rest := v.marks[i:]; len(rest) <= maxSparse {
 						// These alone, then every message after seen.
 						for _, m := range rest {
 							r.only = append(r.only, m.sseq)
@@ -700,10 +700,10 @@ func (s *ShardLog) read(r *reader) error {
 				}
 			}
 		}
-		if v := s.Events[r.event]; r.index != nil {
+		if v := s.events[r.event]; r.index != nil {
 			// Index entries have no marks: from the event's first message.
 			r.only = nil
-			r.from = s.Seen + 1
+			r.from = s.seen + 1
 			if v != nil && v.since > 0 {
 				r.from = v.since
 			}
@@ -728,7 +728,7 @@ func (s *ShardLog) read(r *reader) error {
 }
 
 // runPasses runs the passes asked for until none is.
-func (s *ShardLog) runPasses() {
+func (s *shardLog) runPasses() {
 	for {
 		s.vmu.Lock()
 		p := s.next
@@ -748,7 +748,7 @@ func (s *ShardLog) runPasses() {
 // pass reads the shard's messages from the first a reader needs (or the
 // first the view lacks) through the subject's last, hands each reader its
 // event's operations and adds what the view lacks.
-func (s *ShardLog) pass(readers []*reader) error {
+func (s *shardLog) pass(readers []*reader) error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.l.n.Config().RequestTimeout)
 	end, err := s.lastSeq(ctx)
 	cancel()
@@ -757,8 +757,8 @@ func (s *ShardLog) pass(readers []*reader) error {
 	}
 	s.vmu.Lock()
 	start := uint64(1)
-	if s.Viewed {
-		start = s.Seen + 1
+	if s.viewed {
+		start = s.seen + 1
 	}
 	s.vmu.Unlock()
 	for _, r := range readers {
@@ -808,10 +808,10 @@ func (s *ShardLog) pass(readers []*reader) error {
 		return err
 	}
 	s.vmu.Lock()
-	if !s.Viewed || s.Seen < end {
-		s.Seen = end
+	if !s.viewed || s.seen < end {
+		s.seen = end
 	}
-	s.Viewed = true
+	s.viewed = true
 	s.absorbLocked()
 	s.vmu.Unlock()
 	return nil
@@ -819,9 +819,9 @@ func (s *ShardLog) pass(readers []*reader) error {
 
 // take hands msg's operations to the readers and, when the view lacks it,
 // to the view.
-func (s *ShardLog) take(msg *jetstream.RawStreamMsg, readers []*reader) error {
+func (s *shardLog) take(msg *jetstream.RawStreamMsg, readers []*reader) error {
 	s.vmu.Lock()
-	addView := !s.Viewed || msg.Sequence > s.Seen
+	addView := !s.viewed || msg.Sequence > s.seen
 	s.vmu.Unlock()
 	type span struct{ first, last uint64 }
 	spans := map[string]*span{}
@@ -866,7 +866,7 @@ func (s *ShardLog) take(msg *jetstream.RawStreamMsg, readers []*reader) error {
 		}
 		for ev, last := range claims {
 			v := s.viewOf(ev)
-			v.Last = max(v.Last, last)
+			v.last = max(v.last, last)
 		}
 		s.vmu.Unlock()
 	}
@@ -874,9 +874,9 @@ func (s *ShardLog) take(msg *jetstream.RawStreamMsg, readers []*reader) error {
 }
 
 // catchUp brings the view up to the subject's message through.
-func (s *ShardLog) catchUp(through uint64) error {
+func (s *shardLog) catchUp(through uint64) error {
 	s.vmu.Lock()
-	ok := s.Viewed && s.Seen >= through
+	ok := s.viewed && s.seen >= through
 	s.vmu.Unlock()
 	if ok {
 		return nil
@@ -885,7 +885,7 @@ func (s *ShardLog) catchUp(through uint64) error {
 }
 
 // current brings the view up to the subject's last message now.
-func (s *ShardLog) Current() error {
+func (s *shardLog) Current() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.l.n.Config().RequestTimeout)
 	last, err := s.lastSeq(ctx)
 	cancel()
@@ -901,25 +901,25 @@ func (s *ShardLog) Current() error {
 // before the first message holding a record of some event after its
 // older snapshot kept (keep). An event the view knows no snapshot of
 // needs all its records, and the messages after seen are never purged.
-func (s *ShardLog) trim(ctx context.Context, event string, keep uint64) error {
+func (s *shardLog) trim(ctx context.Context, event string, keep uint64) error {
 	s.vmu.Lock()
 	v := s.viewOf(event)
-	v.Keep = max(v.Keep, keep)
-	if !s.Viewed {
+	v.keep = max(v.keep, keep)
+	if !s.viewed {
 		s.vmu.Unlock()
 		return nil
 	}
 	// Messages below upTo go; the last one the view has read stays (a
 	// subject purged whole would fence a writer on nothing).
-	upTo := s.Seen
+	upTo := s.seen
 	holder := ""
-	for ev, v := range s.Events {
+	for ev, v := range s.events {
 		need := uint64(0)
-		if v.dropped > v.Keep {
+		if v.dropped > v.keep {
 			need = 1 // records before the marks kept may be needed
 		} else {
-			for _, m := range v.Marks {
-				if m.last > v.Keep {
+			for _, m := range v.marks {
+				if m.last > v.keep {
 					need = m.sseq
 					break
 				}
@@ -945,12 +945,12 @@ func (s *ShardLog) trim(ctx context.Context, event string, keep uint64) error {
 	}
 	s.l.n.Config().Logger.Debug("cluster: shard log trimmed", "subject", s.subject, "below", upTo, "held_by", holder)
 	s.vmu.Lock()
-	for _, v := range s.Events {
+	for _, v := range s.events {
 		i := 0
-		for i < len(v.Marks) && v.Marks[i].sseq < upTo {
+		for i < len(v.marks) && v.marks[i].sseq < upTo {
 			i++
 		}
-		v.Marks = append(v.Marks[:0], v.Marks[i:]...)
+		v.marks = append(v.marks[:0], v.marks[i:]...)
 		if v.since < upTo {
 			v.since = upTo // at or before its first message kept
 		}
@@ -960,10 +960,10 @@ func (s *ShardLog) trim(ctx context.Context, event string, keep uint64) error {
 }
 
 // setKeep notes the older snapshot kept of event (see trim).
-func (s *ShardLog) SetKeep(event string, keep uint64) {
+func (s *shardLog) SetKeep(event string, keep uint64) {
 	s.vmu.Lock()
 	v := s.viewOf(event)
-	v.Keep = max(v.Keep, keep)
+	v.keep = max(v.keep, keep)
 	s.vmu.Unlock()
 }
 
@@ -981,39 +981,39 @@ type Holder struct {
 // most small, so a snapshot is cheap). A busy big event is left to its
 // own snapshots' pace: it holds the log back by design (the records after
 // its older snapshot kept). It answers seen too.
-func (s *ShardLog) Holders(lag, small uint64, limit int) (uint64, []Holder) {
+func (s *shardLog) Holders(lag, small uint64, limit int) (uint64, []Holder) {
 	s.vmu.Lock()
 	defer s.vmu.Unlock()
-	if !s.Viewed {
+	if !s.viewed {
 		return 0, nil
 	}
 	var out []Holder
-	for ev, v := range s.Events {
+	for ev, v := range s.events {
 		need := uint64(0)
-		if v.dropped > v.Keep {
+		if v.dropped > v.keep {
 			need = 1
 		} else {
-			for _, m := range v.Marks {
-				if m.last > v.Keep {
+			for _, m := range v.marks {
+				if m.last > v.keep {
 					need = m.sseq
 					break
 				}
 			}
 		}
-		if need == 0 || need+lag > s.Seen || v.Last <= v.Keep {
+		if need == 0 || need+lag > s.seen || v.last <= v.keep {
 			continue
 		}
-		idle := len(v.Marks) == 0 || v.Marks[len(v.Marks)-1].sseq+lag <= s.Seen
-		if !idle && v.Last > small {
+		idle := len(v.marks) == 0 || v.marks[len(v.marks)-1].sseq+lag <= s.seen
+		if !idle && v.last > small {
 			continue
 		}
-		out = append(out, Holder{Event: ev, Last: v.Last, Need: need})
+		out = append(out, Holder{Event: ev, Last: v.last, Need: need})
 	}
 	slices.SortFunc(out, func(a, b Holder) int { return cmp.Compare(a.Need, b.Need) })
 	if len(out) > limit {
 		out = out[:limit]
 	}
-	return s.Seen, out
+	return s.seen, out
 }
 
 // shardLogEvents lists the events that have operations in shard's log,
@@ -1043,14 +1043,14 @@ func ShardLogEvents(ctx context.Context, n *node.Node, shard int) ([]string, err
 
 // events lists the events the shard's log names, brought up to the
 // subject's last message.
-func (s *ShardLog) EventIDs() ([]string, error) {
+func (s *shardLog) EventIDs() ([]string, error) {
 	if err := s.Current(); err != nil {
 		return nil, err
 	}
 	s.vmu.Lock()
 	defer s.vmu.Unlock()
-	ids := make([]string, 0, len(s.Events))
-	for id := range s.Events {
+	ids := make([]string, 0, len(s.events))
+	for id := range s.events {
 		ids = append(ids, id)
 	}
 	return ids, nil

@@ -247,9 +247,9 @@ func TestShardLogTrim(t *testing.T) {
 		require.NoError(t, err)
 		return info.State.FirstSeq
 	}
-	sh := l.Event(b).S
+	sh := l.Event(b).Shard
 	sh.vmu.Lock()
-	bFirst := sh.Events[b].Marks[0].sseq
+	bFirst := sh.events[b].marks[0].sseq
 	sh.vmu.Unlock()
 	// a is covered through 16; b has no snapshot: b's first message holds
 	// the trim (what is before it goes).
@@ -320,19 +320,19 @@ func TestReplaySharedPass(t *testing.T) {
 // than lag messages back and are idle or small; a busy big event, or one
 // whose records after its older snapshot are recent, is left alone.
 func TestHolders(t *testing.T) {
-	s := &ShardLog{Viewed: true, Seen: 1000, Events: map[string]*EvView{
+	s := &shardLog{viewed: true, seen: 1000, events: map[string]*evView{
 		// never snapshotted, idle since message 10
-		"idle": {Last: 5, Marks: []Mark{{1, 3, 5}, {4, 5, 10}}},
+		"idle": {last: 5, marks: []mark{{1, 3, 5}, {4, 5, 10}}},
 		// small, still changing: its first records hold the trim
-		"small": {Last: 40, Marks: []Mark{{1, 20, 20}, {21, 40, 990}}},
+		"small": {last: 40, marks: []mark{{1, 20, 20}, {21, 40, 990}}},
 		// big and busy: its older snapshot's records are far back
-		"busy": {Last: 500_000, Keep: 100_000, Marks: []Mark{{99_000, 100_200, 30}, {100_201, 500_000, 999}}},
+		"busy": {last: 500_000, keep: 100_000, marks: []mark{{99_000, 100_200, 30}, {100_201, 500_000, 999}}},
 		// big, idle since message 300
-		"bigidle": {Last: 400_000, Keep: 300_000, Marks: []Mark{{299_000, 300_100, 40}, {300_101, 400_000, 300}}},
+		"bigidle": {last: 400_000, keep: 300_000, marks: []mark{{299_000, 300_100, 40}, {300_101, 400_000, 300}}},
 		// settled: every record covered
-		"settled": {Last: 9, Keep: 9, Marks: []Mark{{1, 9, 2}}},
+		"settled": {last: 9, keep: 9, marks: []mark{{1, 9, 2}}},
 		// holds, but not by more than lag
-		"recent": {Last: 3, Marks: []Mark{{1, 3, 950}}},
+		"recent": {last: 3, marks: []mark{{1, 3, 950}}},
 	}}
 	seen, hs := s.Holders(100, 10_000, 16)
 	require.Equal(t, uint64(1000), seen)

@@ -94,13 +94,13 @@ func waitSpread(t *testing.T, nodes []*Node) {
 var failLogs sync.Map // *testing.T -> *lockedBuf
 
 type lockedBuf struct {
-	Mu  sync.Mutex
+	mu  sync.Mutex
 	Buf bytes.Buffer
 }
 
 func (b *lockedBuf) Write(p []byte) (int, error) {
-	b.Mu.Lock()
-	defer b.Mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.Buf.Len() > 4<<20 {
 		return len(p), nil // bounded: the start of the story is kept
 	}
@@ -115,9 +115,9 @@ func failLog(t *testing.T) *slog.Logger {
 		t.Cleanup(func() {
 			failLogs.Delete(t)
 			if t.Failed() {
-				b.Mu.Lock()
+				b.mu.Lock()
 				t.Logf("what the nodes logged:\n%s", b.Buf.String())
-				b.Mu.Unlock()
+				b.mu.Unlock()
 			}
 		})
 	}

@@ -37,8 +37,8 @@ type Node struct {
 	shardsSaid atomic.Int64 // when a shard count mismatch was last logged (see check)
 	FwdAddr    atomic.Value // string: the forwarding address it announces (fwdconn.go)
 
-	Mu    sync.Mutex
-	Peers map[string]peerState // node name -> last heartbeat
+	mu    sync.Mutex
+	peers map[string]peerState // node name -> last heartbeat
 	// shared are the package's replicated streams made for this node
 	// (directory, index, idempotency keys): it is ready once they exist.
 	// Under mu.
@@ -60,9 +60,9 @@ type Node struct {
 }
 
 type peerState struct {
-	Ready bool
-	Seen  time.Time
-	Leads []int  // the shards it said it leads
+	ready bool
+	seen  time.Time
+	leads []int  // the shards it said it leads
 	fwd   string // the forwarding address it announces (fwdconn.go)
 	s2    bool   // it reads compressed shard messages (formatS2)
 }
@@ -173,7 +173,7 @@ func Start(cfg Config) (*Node, error) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("cluster: jetstream: %w", err)
 	}
-	n := &Node{cfg: cfg, srv: srv, nc: nc, js: js, Peers: map[string]peerState{}, Stop: make(chan struct{})}
+	n := &Node{cfg: cfg, srv: srv, nc: nc, js: js, peers: map[string]peerState{}, Stop: make(chan struct{})}
 	if _, err := nc.Subscribe(heartbeatSubj+"*", n.heard); err != nil {
 		n.Close()
 		return nil, fmt.Errorf("cluster: subscribe: %w", err)
@@ -237,16 +237,16 @@ type NodeInfo struct {
 // name, each ready when it said so within the last peerStale.
 func (n *Node) Nodes() []NodeInfo {
 	now := time.Now()
-	n.Mu.Lock()
-	out := make([]NodeInfo, 0, len(n.Peers)+1)
-	for name, p := range n.Peers {
-		out = append(out, NodeInfo{Name: name, Ready: p.Ready && now.Sub(p.Seen) < PeerStale})
+	n.mu.Lock()
+	out := make([]NodeInfo, 0, len(n.peers)+1)
+	for name, p := range n.peers {
+		out = append(out, NodeInfo{Name: name, Ready: p.ready && now.Sub(p.seen) < PeerStale})
 	}
-	if _, ok := n.Peers[n.cfg.NodeName]; !ok {
+	if _, ok := n.peers[n.cfg.NodeName]; !ok {
 		// Before its own first heartbeat came back.
 		out = append(out, NodeInfo{Name: n.cfg.NodeName, Ready: n.Ready()})
 	}
-	n.Mu.Unlock()
+	n.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
@@ -265,9 +265,9 @@ func (n *Node) heard(m *nats.Msg) {
 			leads = append(leads, i)
 		}
 	}
-	n.Mu.Lock()
-	n.Peers[name] = peerState{Ready: ready == "1", Seen: time.Now(), Leads: leads, fwd: fwd, s2: s2}
-	n.Mu.Unlock()
+	n.mu.Lock()
+	n.peers[name] = peerState{ready: ready == "1", seen: time.Now(), leads: leads, fwd: fwd, s2: s2}
+	n.mu.Unlock()
 }
 
 // readsS2 is the heartbeat's field saying that its node reads compressed
@@ -284,10 +284,10 @@ func (n *Node) Compress() bool {
 	if n.cfg.NoS2 {
 		return false
 	}
-	n.Mu.Lock()
-	defer n.Mu.Unlock()
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	reads := 0
-	for _, p := range n.Peers {
+	for _, p := range n.peers {
 		if !p.s2 {
 			return false
 		}
@@ -299,10 +299,10 @@ func (n *Node) Compress() bool {
 // forwardAddrOf is the forwarding address name announced last ("" when
 // none, or not heard within peerStale).
 func (n *Node) ForwardAddrOf(name string) string {
-	n.Mu.Lock()
-	defer n.Mu.Unlock()
-	p := n.Peers[name]
-	if time.Since(p.Seen) >= PeerStale {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p := n.peers[name]
+	if time.Since(p.seen) >= PeerStale {
 		return ""
 	}
 	return p.fwd
@@ -310,10 +310,10 @@ func (n *Node) ForwardAddrOf(name string) string {
 
 // silentFor says whether name, heard before, has not been heard for d.
 func (n *Node) SilentFor(name string, d time.Duration) bool {
-	n.Mu.Lock()
-	defer n.Mu.Unlock()
-	p, ok := n.Peers[name]
-	return ok && time.Since(p.Seen) >= d
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p, ok := n.peers[name]
+	return ok && time.Since(p.seen) >= d
 }
 
 // announcedLeader is the node that said last it leads shard, when exactly
@@ -321,11 +321,11 @@ func (n *Node) SilentFor(name string, d time.Duration) bool {
 // during a change, when JetStream itself must be asked).
 func (n *Node) AnnouncedLeader(shard int) string {
 	now := time.Now()
-	n.Mu.Lock()
-	defer n.Mu.Unlock()
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	leader := ""
-	for name, p := range n.Peers {
-		if now.Sub(p.Seen) >= PeerStale || !slices.Contains(p.Leads, shard) {
+	for name, p := range n.peers {
+		if now.Sub(p.seen) >= PeerStale || !slices.Contains(p.leads, shard) {
 			continue
 		}
 		if leader != "" {
@@ -453,9 +453,9 @@ func (n *Node) check() bool {
 
 // register adds r to the streams the node makes before it is ready.
 func (n *Node) register(r *ReplicatedStream) {
-	n.Mu.Lock()
+	n.mu.Lock()
 	n.shared = append(n.shared, r)
-	n.Mu.Unlock()
+	n.mu.Unlock()
 }
 
 // sharedStreams makes the replicated streams registered (once each) and
@@ -463,9 +463,9 @@ func (n *Node) register(r *ReplicatedStream) {
 // would otherwise wait for their creation (the first keyed orders of a
 // new cluster waited 10 s, then answered 503: see streamTry).
 func (n *Node) sharedStreams() bool {
-	n.Mu.Lock()
+	n.mu.Lock()
 	shared := slices.Clone(n.shared)
-	n.Mu.Unlock()
+	n.mu.Unlock()
 	for _, r := range shared {
 		if r.ok.Load() {
 			continue
@@ -537,9 +537,9 @@ func (n *Node) balance() {
 			n.cfg.Logger.Debug("cluster: leader move waits for the replica to catch up", "stream", StreamName(m.shard))
 			return
 		}
-		n.Mu.Lock()
+		n.mu.Lock()
 		handOver := n.handOver
-		n.Mu.Unlock()
+		n.mu.Unlock()
 		var err error
 		if handOver != nil {
 			err = handOver(m.shard, m.from, m.to)
@@ -576,22 +576,22 @@ func (n *Node) spread() []move {
 	now := time.Now()
 	leads := map[string][]int{}
 	owner := make([]string, n.cfg.Shards)
-	n.Mu.Lock()
-	for name, p := range n.Peers {
-		if !p.Ready || now.Sub(p.Seen) >= PeerStale {
+	n.mu.Lock()
+	for name, p := range n.peers {
+		if !p.ready || now.Sub(p.seen) >= PeerStale {
 			continue
 		}
 		leads[name] = nil
-		for _, s := range p.Leads {
+		for _, s := range p.leads {
 			if owner[s] != "" {
-				n.Mu.Unlock()
+				n.mu.Unlock()
 				return nil
 			}
 			owner[s] = name
 			leads[name] = append(leads[name], s)
 		}
 	}
-	n.Mu.Unlock()
+	n.mu.Unlock()
 	if len(leads) < 2 || slices.Contains(owner, "") {
 		return nil
 	}
@@ -624,9 +624,9 @@ func (n *Node) spread() []move {
 
 // setHandOver sets how balance moves a shard (nil: stepDown).
 func (n *Node) SetHandOver(fn func(shard int, from, to string) error) {
-	n.Mu.Lock()
+	n.mu.Lock()
 	n.handOver = fn
-	n.Mu.Unlock()
+	n.mu.Unlock()
 }
 
 // stepDown asks shard's leader to hand its leadership to the node named
@@ -847,14 +847,14 @@ func (n *Node) LeaveTargets(k int) []string {
 		leads int
 	}
 	var cs []cand
-	n.Mu.Lock()
-	for name, p := range n.Peers {
-		if name == n.cfg.NodeName || !p.Ready || now.Sub(p.Seen) >= PeerStale {
+	n.mu.Lock()
+	for name, p := range n.peers {
+		if name == n.cfg.NodeName || !p.ready || now.Sub(p.seen) >= PeerStale {
 			continue
 		}
-		cs = append(cs, cand{name, len(p.Leads)})
+		cs = append(cs, cand{name, len(p.leads)})
 	}
-	n.Mu.Unlock()
+	n.mu.Unlock()
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].leads != cs[j].leads {
 			return cs[i].leads < cs[j].leads

@@ -103,13 +103,13 @@ func TestSpreadMoves(t *testing.T) {
 		{"one node", view{"n1": {0, 1, 2, 3, 4, 5, 6, 7}}, nil},
 	}
 	for _, c := range cases {
-		n := &Node{cfg: Config{Shards: 8}, Peers: map[string]peerState{}}
+		n := &Node{cfg: Config{Shards: 8}, peers: map[string]peerState{}}
 		for name, leads := range c.v {
-			n.Peers[name] = peerState{Ready: true, Seen: time.Now(), Leads: leads}
+			n.peers[name] = peerState{ready: true, seen: time.Now(), leads: leads}
 		}
 		// A node not ready, or not heard for peerStale, counts for nothing.
-		n.Peers["n9"] = peerState{Ready: false, Seen: time.Now(), Leads: []int{0}}
-		n.Peers["n8"] = peerState{Ready: true, Seen: time.Now().Add(-PeerStale), Leads: []int{1}}
+		n.peers["n9"] = peerState{ready: false, seen: time.Now(), leads: []int{0}}
+		n.peers["n8"] = peerState{ready: true, seen: time.Now().Add(-PeerStale), leads: []int{1}}
 		require.Equal(t, c.want, n.spread(), c.name)
 	}
 }
@@ -132,9 +132,9 @@ func TestShardCountFixed(t *testing.T) {
 	require.Error(t, nd.WaitReady(ctx), "not ready")
 	cancel()
 	require.NoError(t, nd.Close())
-	logged.Mu.Lock()
+	logged.mu.Lock()
 	out := logged.Buf.String()
-	logged.Mu.Unlock()
+	logged.mu.Unlock()
 	require.Contains(t, out, "this node has TICKETD_CLUSTER_SHARDS=5, the cluster's events are spread over 3 shard streams: set 3")
 	ctx, cancel = context.WithTimeout(bg, 10*time.Second)
 	defer cancel()

@@ -93,10 +93,10 @@ func TestConcurrentClaimsOneNode(t *testing.T) {
 			go func() {
 				<-start
 				if cl, err := l.Claim(id, last); err == nil {
-					w := cl.(*eventlog.Claimed).W
-					w.Sw.Mu.Lock()
+					w := cl.(*eventlog.Claimed).Writer
+					w.ShardWriter.Mu.Lock()
 					epochs <- w.Epoch
-					w.Sw.Mu.Unlock()
+					w.ShardWriter.Mu.Unlock()
 				} else {
 					require.ErrorIs(t, err, persistence.ErrFenced)
 					epochs <- 0

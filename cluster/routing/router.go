@@ -383,7 +383,7 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 // owed entries: what a sender made of those entries (webhooks' deliveries
 // per endpoint) goes too. Call it before Serve.
 func (r *Router) Own(log *eventlog.Log, wake func(), release ...func(keep func(eventID string) bool) error) {
-	r.owed = &settle.Owed{N: r.n, Log: log, Store: log.Local(), Wake: wake, Events: map[string]map[string]struct{}{}, Derived: release}
+	r.owed = &settle.Owed{Node: r.n, Log: log, Store: log.Local(), Wake: wake, Events: map[string]map[string]struct{}{}, Derived: release}
 	log.OnIndex = r.owed.NoteIndex
 	log.OnClaim = r.claimed
 }

@@ -160,7 +160,7 @@ func TestCarryStaysBounded(t *testing.T) {
 	// The carries are a writer of their own, as the snapshots' are
 	// (NewSnapshots): each meets the passes' messages since its last.
 	a.o.partBytes = 16 << 10 // a rollup of the whole set: up to 60 parts
-	carrier := &Owed{N: nodes[lead], Log: a.log, Store: a.store, partBytes: a.o.partBytes}
+	carrier := &Owed{Node: nodes[lead], Log: a.log, Store: a.store, partBytes: a.o.partBytes}
 	w := clustertest.Claim(t, a.log, evt, 0)
 	const rounds = 40
 	whole := int64(0) // what carrying the whole set each time would send

@@ -94,7 +94,7 @@ func eventOf(id string) string {
 
 // owed keeps, per event this node owns, the keys of the entries it owes.
 type Owed struct {
-	N     *node.Node
+	Node     *node.Node
 	Log   *eventlog.Log
 	Store *persistence.Store
 	Wake  func()
@@ -117,7 +117,7 @@ type Owed struct {
 
 // noteIndex is Log.onIndex: the owner's own commits.
 func (o *Owed) NoteIndex(eventID string, ops []eventlog.IndexOp) {
-	if !o.N.Server().JetStreamIsStreamLeader(node.GlobalAccount, node.StreamName(o.N.Shard(eventID))) {
+	if !o.Node.Server().JetStreamIsStreamLeader(node.GlobalAccount, node.StreamName(o.Node.Shard(eventID))) {
 		return // a flight finishing after the shard moved
 	}
 	o.mu.Lock()
@@ -231,9 +231,9 @@ func (o *Owed) Run(stop <-chan struct{}) {
 		case <-t.C:
 		}
 		for _, id := range o.ids() {
-			ctx, cancel := context.WithTimeout(context.Background(), o.N.Config().RequestTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), o.Node.Config().RequestTimeout)
 			if err := o.settle(ctx, id); err != nil {
-				o.N.Config().Logger.Warn("cluster: settle owed entries", "event", id, "err", err)
+				o.Node.Config().Logger.Warn("cluster: settle owed entries", "event", id, "err", err)
 			}
 			cancel()
 		}
@@ -250,7 +250,7 @@ func (o *Owed) Flush() {
 	defer cancel()
 	for _, id := range o.ids() {
 		if err := o.settle(ctx, id); err != nil {
-			o.N.Config().Logger.Warn("cluster: settle owed entries", "event", id, "err", err)
+			o.Node.Config().Logger.Warn("cluster: settle owed entries", "event", id, "err", err)
 			return
 		}
 	}
@@ -263,16 +263,16 @@ func (o *Owed) Release(keep func(shard int) bool) error {
 	o.releasing.Lock()
 	defer o.releasing.Unlock()
 	for _, id := range o.ids() {
-		if keep(o.N.Shard(id)) {
+		if keep(o.Node.Shard(id)) {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), o.N.Config().RequestTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), o.Node.Config().RequestTimeout)
 		if err := o.settle(ctx, id); err != nil {
-			o.N.Config().Logger.Warn("cluster: settle owed entries", "event", id, "err", err)
+			o.Node.Config().Logger.Warn("cluster: settle owed entries", "event", id, "err", err)
 		}
 		cancel()
 		o.mu.Lock()
-		if !keep(o.N.Shard(id)) { // not gained back meanwhile
+		if !keep(o.Node.Shard(id)) { // not gained back meanwhile
 			delete(o.Events, id)
 			delete(o.settled, id)
 		}
@@ -284,7 +284,7 @@ func (o *Owed) Release(keep func(shard int) bool) error {
 	defer b.Close()
 	drop := func(prefix string, eventOf func(rest string) string) error {
 		return o.Store.Scan([]byte(prefix), func(key, _ []byte) error {
-			if id := eventOf(strings.TrimPrefix(string(key), prefix)); id != "" && !keep(o.N.Shard(id)) {
+			if id := eventOf(strings.TrimPrefix(string(key), prefix)); id != "" && !keep(o.Node.Shard(id)) {
 				b.Delete(bytes.Clone(key))
 			}
 			return nil
@@ -313,7 +313,7 @@ func (o *Owed) Release(keep func(shard int) bool) error {
 			return err
 		}
 	}
-	keepEvent := func(id string) bool { return keep(o.N.Shard(id)) }
+	keepEvent := func(id string) bool { return keep(o.Node.Shard(id)) }
 	for _, release := range o.Derived {
 		if err := release(keepEvent); err != nil {
 			return err
@@ -561,7 +561,7 @@ func (o *Owed) carry(ctx context.Context, eventID string) error {
 	}
 	o.mu.Unlock()
 	if len(fresh) > 0 {
-		o.N.Config().Logger.Debug("cluster: owed entries carried", "event", eventID, "entries", len(fresh),
+		o.Node.Config().Logger.Debug("cluster: owed entries carried", "event", eventID, "entries", len(fresh),
 			"msgs", o.sentMsgs.Load()-sentMsgs, "bytes", o.sentBytes.Load()-sentBytes, "ms", time.Since(t0).Milliseconds())
 	}
 	return nil
@@ -569,7 +569,7 @@ func (o *Owed) carry(ctx context.Context, eventID string) error {
 
 // leads reports whether this node leads eventID's shard (owns it).
 func (o *Owed) leads(eventID string) bool {
-	return o.N.Server().JetStreamIsStreamLeader(node.GlobalAccount, node.StreamName(o.N.Shard(eventID)))
+	return o.Node.Server().JetStreamIsStreamLeader(node.GlobalAccount, node.StreamName(o.Node.Shard(eventID)))
 }
 
 // forgetLost drops the marks kept of the events this instance does not
@@ -678,12 +678,12 @@ func OwedValues(store *persistence.Store, eventID string, skip func(key string) 
 // those below sequence before only (0: all). It reads with the message-get
 // API, answered by the stream's leader alone (see Log.Replay).
 func (o *Owed) readSubject(ctx context.Context, stream, subject string, before uint64, fn func(*jetstream.RawStreamMsg) error) error {
-	end, err := node.LeaderLast(ctx, o.N.Conn(), stream, subject)
+	end, err := node.LeaderLast(ctx, o.Node.Conn(), stream, subject)
 	if err != nil {
 		return fmt.Errorf("cluster: read %s: %w", subject, err)
 	}
 	if before > 0 && before-1 < end {
 		end = before - 1
 	}
-	return node.ReadThrough(ctx, o.N.Conn(), stream, subject, 1, end, o.N.Config().RequestTimeout, false, fn)
+	return node.ReadThrough(ctx, o.Node.Conn(), stream, subject, 1, end, o.Node.Config().RequestTimeout, false, fn)
 }

@@ -20,7 +20,7 @@ func TestReleaseDropsOtherOwnersEntries(t *testing.T) {
 		other = "evt_other" + string(rune('a'+i))
 	}
 	store := clustertest.OpenLocal(t)
-	o := &Owed{N: n, Store: store, Events: map[string]map[string]struct{}{}}
+	o := &Owed{Node: n, Store: store, Events: map[string]map[string]struct{}{}}
 	keys := func(evt string) []string {
 		return []string{
 			"mail/" + evt + "/0000000000000001-0000",

@@ -190,7 +190,7 @@ func (o *Owed) readMarks(ctx context.Context, eventID string) (*settledMarks, er
 func (o *Owed) refresh(ctx context.Context, eventID string, m *settledMarks) error {
 	subject := node.SettledSubj + eventID
 	for range settledTries + 1 {
-		end, err := node.LeaderLast(ctx, o.N.Conn(), node.SettledStream, subject)
+		end, err := node.LeaderLast(ctx, o.Node.Conn(), node.SettledStream, subject)
 		if err != nil {
 			return fmt.Errorf("cluster: read %s: %w", subject, err)
 		}
@@ -207,7 +207,7 @@ func (o *Owed) refresh(ctx context.Context, eventID string, m *settledMarks) err
 		if end < from {
 			return nil
 		}
-		err = node.ReadThrough(ctx, o.N.Conn(), node.SettledStream, subject, from, end, o.N.Config().RequestTimeout, false, func(msg *jetstream.RawStreamMsg) error {
+		err = node.ReadThrough(ctx, o.Node.Conn(), node.SettledStream, subject, from, end, o.Node.Config().RequestTimeout, false, func(msg *jetstream.RawStreamMsg) error {
 			o.mu.Lock()
 			defer o.mu.Unlock()
 			if msg.Header.Get(jetstream.MsgRollup) != "" {
@@ -508,11 +508,11 @@ func (o *Owed) compact(ctx context.Context, eventID string, through uint64) erro
 		return err
 	}
 	subject := node.SettledSubj + eventID
-	end, err := node.LeaderLast(ctx, o.N.Conn(), node.SettledStream, subject)
+	end, err := node.LeaderLast(ctx, o.Node.Conn(), node.SettledStream, subject)
 	if err != nil || end == 0 {
 		return err
 	}
-	s, err := o.N.JetStream().Stream(ctx, node.SettledStream)
+	s, err := o.Node.JetStream().Stream(ctx, node.SettledStream)
 	if err != nil {
 		return fmt.Errorf("cluster: compact %s: %w", subject, err)
 	}
@@ -533,8 +533,8 @@ func (o *Owed) publishParts(ctx context.Context, msgs []*nats.Msg) ([]uint64, er
 	}
 	// A big rollup is one Raft proposal, replicated and synced whole: a
 	// second more per 4 MiB (measured: bench/results/20261129-cluster-history.md).
-	timeout := o.N.Config().RequestTimeout + time.Duration(n>>22)*time.Second
-	seqs, err := node.PublishAtomic(ctx, o.N.Conn(), o.N.JetStream(), timeout, msgs)
+	timeout := o.Node.Config().RequestTimeout + time.Duration(n>>22)*time.Second
+	seqs, err := node.PublishAtomic(ctx, o.Node.Conn(), o.Node.JetStream(), timeout, msgs)
 	if err == nil {
 		o.sentMsgs.Add(int64(len(msgs)))
 		o.sentBytes.Add(int64(n))

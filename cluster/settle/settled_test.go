@@ -27,7 +27,7 @@ func settledState(t *testing.T, nd *node.Node, evt string) (int, uint64, []strin
 	require.NoError(t, err)
 	info, err := s.Info(ctx, jetstream.WithSubjectFilter(node.SettledSubj+evt))
 	require.NoError(t, err)
-	o := &Owed{N: nd}
+	o := &Owed{Node: nd}
 	seen := &settledMarks{keys: map[string]uint64{}}
 	require.NoError(t, o.readSubject(ctx, node.SettledStream, node.SettledSubj+evt, 0, func(m *jetstream.RawStreamMsg) error {
 		return seen.read(m.Data)
@@ -53,7 +53,7 @@ type owner struct {
 func newOwner(t *testing.T, nd *node.Node) *owner {
 	st := clustertest.OpenLocal(t)
 	l := eventlog.NewLog(nd, st)
-	return &owner{log: l, store: st, o: &Owed{N: nd, Log: l, Store: st, Events: map[string]map[string]struct{}{}}}
+	return &owner{log: l, store: st, o: &Owed{Node: nd, Log: l, Store: st, Events: map[string]map[string]struct{}{}}}
 }
 
 // activate claims evt (after its last record) and imports what it owes,

@@ -66,7 +66,7 @@ func NewSnapshots(log *eventlog.Log) *Snapshots {
 	if log.Local() != nil {
 		// Its own instance (the router's follows the owned events): the
 		// settled subject's fence orders their writes.
-		s.carrier = &Owed{N: log.Node(), Log: log, Store: log.Local()}
+		s.carrier = &Owed{Node: log.Node(), Log: log, Store: log.Local()}
 	}
 	return s
 }
@@ -261,7 +261,7 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 	}
 	if len(list) >= SnapsKept {
 		// The shard's log keeps this event's records after the older one.
-		s.Log.Event(eventID).S.SetKeep(eventID, list[0])
+		s.Log.Event(eventID).Shard.SetKeep(eventID, list[0])
 	}
 	var firstErr error
 	for i := len(list) - 1; i >= 0; i-- {
