@@ -20,23 +20,23 @@ import (
 	"ticketd/persistence"
 )
 
-// freeAddrs reserves n loopback ports for cluster routes.
+// FreeAddrs reserves n loopback ports for cluster routes.
 func FreeAddrs(t *testing.T, n int) []string { return testaddr.Free(t, n) }
 
-// startCluster starts n nodes on loopback and waits until all are ready.
+// StartCluster starts n nodes on loopback and waits until all are ready.
 func StartCluster(t *testing.T, n int) ([]*node.Node, []node.Config) {
 	t.Helper()
 	return StartClusterShards(t, n, 3)
 }
 
-// startClusterShards is startCluster with the events spread over shards
+// StartClusterShards is startCluster with the events spread over shards
 // streams.
 func StartClusterShards(t *testing.T, n, shards int) ([]*node.Node, []node.Config) {
 	t.Helper()
 	return StartClusterWith(t, n, func(_ int, c *node.Config) { c.Shards = shards })
 }
 
-// startClusterWith is startCluster with node i's Config changed by tweak.
+// StartClusterWith is startCluster with node i's Config changed by tweak.
 func StartClusterWith(t *testing.T, n int, tweak func(i int, c *node.Config)) ([]*node.Node, []node.Config) {
 	t.Helper()
 	addrs := FreeAddrs(t, n)
@@ -59,7 +59,7 @@ func StartClusterWith(t *testing.T, n int, tweak func(i int, c *node.Config)) ([
 	return nodes, cfgs
 }
 
-// spread reports whether the shards' leaders are spread over nodes as
+// Spread reports whether the shards' leaders are spread over nodes as
 // Node.balance spreads them: every shard led by one of them, and no node
 // leading two more than another.
 func Spread(nodes []*node.Node) bool {
@@ -75,7 +75,7 @@ func Spread(nodes []*node.Node) bool {
 	return led == nodes[0].Config().Shards && hi-lo < 2
 }
 
-// waitSpread waits until the leaders are spread over nodes. Meanwhile a
+// WaitSpread waits until the leaders are spread over nodes. Meanwhile a
 // plan settles in a second, not balanceSettle: a cluster just formed has
 // no election to wait out, and the tests start sooner.
 func WaitSpread(t *testing.T, nodes []*node.Node) {
@@ -113,7 +113,7 @@ func (b *lockedBuf) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
-// failLog is t's logger of the nodes and actors, shown if t fails.
+// FailLog is t's logger of the nodes and actors, shown if t fails.
 func FailLog(t *testing.T) *slog.Logger {
 	v, loaded := failLogs.LoadOrStore(t, &lockedBuf{})
 	b := v.(*lockedBuf)

@@ -23,7 +23,7 @@ const (
 	HdrFirst = "Ticketd-First"
 )
 
-// formatV1 is the version byte of the directory's messages.
+// FormatV1 is the version byte of the directory's messages.
 const FormatV1 = 1
 
 // publishDeadline bounds the retries of one publish: longer than an
@@ -47,16 +47,16 @@ type Log struct {
 	pubJS   jetstream.JetStream
 
 	stats logStats
-	// onIndex, when set (Router.Own), is told the index entries of every
+	// OnIndex, when set (Router.Own), is told the index entries of every
 	// commit once they are applied: the entries an owner owes.
 	OnIndex func(eventID string, ops []IndexOp)
-	// onClaim, when set (Router.Own), is told of every claim made here.
+	// OnClaim, when set (Router.Own), is told of every claim made here.
 	OnClaim func(eventID string)
-	// settleLag and settleEvery, when above 0 (set by tests), replace
+	// SettleLag and settleEvery, when above 0 (set by tests), replace
 	// the trimmer's settleLag and settleEvery (see Snapshots.settle).
 	SettleLag   atomic.Uint64
 	SettleEvery atomic.Int64
-	// oneByOne, set by a benchmark only, makes the replays read one
+	// OneByOne, set by a benchmark only, makes the replays read one
 	// message per request from the leader, as before batched reads: the
 	// A/B of TestReplayRate.
 	OneByOne bool
@@ -95,8 +95,8 @@ func (l *Log) Stats() LogStats {
 
 // eventLog is what this node knows of one event.
 type eventLog struct {
-	id string
-	Shard  *shardLog
+	id    string
+	Shard *shardLog
 
 	mu      sync.Mutex
 	current *writer // the latest claim made here, for Epoch
@@ -106,9 +106,9 @@ type eventLog struct {
 // it appends through it, so an older incarnation on this node (an evicted
 // actor finishing its flight) never writes under the new claim.
 type writer struct {
-	e     *eventLog
-	ShardWriter    *shardWriter
-	Epoch uint64 // stream seq of the claim's message, set once stored
+	e           *eventLog
+	ShardWriter *shardWriter
+	Epoch       uint64 // stream seq of the claim's message, set once stored
 }
 
 // fenced reports whether w may no longer append (w.sw.mu held).
@@ -229,7 +229,7 @@ func checkBatch(lb persistence.LogBatch) (*Batch, error) {
 	return b, nil
 }
 
-// claimed is the Log of one claim (see Claim): its commits go through the
+// Claimed is the Log of one claim (see Claim): its commits go through the
 // shard's writer the claim was made on.
 type Claimed struct {
 	*Log
@@ -512,7 +512,7 @@ func (l *Log) FirstSeq(stream string) (uint64, error) {
 	return 0, nil
 }
 
-// trim purges what the event's log no longer needs through record
+// Trim purges what the event's log no longer needs through record
 // through (its older snapshot kept): see shardLog.trim.
 func (l *Log) Trim(ctx context.Context, eventID string, through uint64) error {
 	return l.Event(eventID).Shard.trim(ctx, eventID, through)
@@ -547,7 +547,7 @@ func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []b
 	return nil
 }
 
-// readOwed calls fn for the event's index operations ('p', 'd') in the
+// ReadOwed calls fn for the event's index operations ('p', 'd') in the
 // shard's messages before stream sequence before, in order.
 func (l *Log) ReadOwed(eventID string, before uint64, fn func(op byte, key, value []byte)) error {
 	e := l.Event(eventID)
@@ -586,7 +586,7 @@ func (r *opReader) field() ([]byte, bool) {
 	return v, true
 }
 
-// decodeOps walks encoded operations. A malformed message is an error,
+// DecodeOps walks encoded operations. A malformed message is an error,
 // never a panic.
 func DecodeOps(b []byte, fn func(op byte, seq uint64, a, c []byte) error) error {
 	r := opReader{b}

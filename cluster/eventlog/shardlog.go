@@ -27,9 +27,9 @@ import (
 // of the shard (where each event's records are, read once and shared by
 // the replays of the shard's events).
 const (
-	// formatV2 is the version byte of a shard message.
+	// FormatV2 is the version byte of a shard message.
 	FormatV2 = 2
-	// formatS2 is the version byte of a compressed shard message: the
+	// FormatS2 is the version byte of a compressed shard message: the
 	// rest of a formatV2 message, S2-compressed (klauspost/compress/s2).
 	// A drop's records are much alike: 279 bytes a record in formatV2,
 	// 60 compressed, and every byte is copied and written 6 times (3
@@ -124,7 +124,7 @@ func AppendField(b, f []byte) []byte {
 	return append(b, f...)
 }
 
-// shardOp is one operation met in a shard message.
+// ShardOp is one operation met in a shard message.
 type ShardOp struct {
 	event string
 	op    byte   // 'a', 'p', 'd' or 'c'
@@ -132,7 +132,7 @@ type ShardOp struct {
 	A, B  []byte // 'a': record; 'p': key, value; 'd': key; 'c': node
 }
 
-// decodeShard walks a shard message's data. A malformed message is an
+// DecodeShard walks a shard message's data. A malformed message is an
 // error, never a panic.
 func DecodeShard(data []byte, fn func(op ShardOp) error) error {
 	if len(data) > 0 && data[0] == FormatS2 {
@@ -197,7 +197,7 @@ func walkShard(body []byte, fn func(op ShardOp) error) error {
 	return nil
 }
 
-// compressShard turns a formatV2 message into a formatS2 one.
+// CompressShard turns a formatV2 message into a formatS2 one.
 func CompressShard(data []byte) []byte {
 	out := make([]byte, 1, 1+s2.MaxEncodedLen(len(data)-1))
 	out[0] = FormatS2
@@ -884,7 +884,7 @@ func (s *shardLog) catchUp(through uint64) error {
 	return s.read(&reader{})
 }
 
-// current brings the view up to the subject's last message now.
+// Current brings the view up to the subject's last message now.
 func (s *shardLog) Current() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.l.n.Config().RequestTimeout)
 	last, err := s.lastSeq(ctx)
@@ -959,7 +959,7 @@ func (s *shardLog) trim(ctx context.Context, event string, keep uint64) error {
 	return nil
 }
 
-// setKeep notes the older snapshot kept of event (see trim).
+// SetKeep notes the older snapshot kept of event (see trim).
 func (s *shardLog) SetKeep(event string, keep uint64) {
 	s.vmu.Lock()
 	v := s.viewOf(event)
@@ -967,14 +967,14 @@ func (s *shardLog) SetKeep(event string, keep uint64) {
 	s.vmu.Unlock()
 }
 
-// holder is an event that holds its shard's trim back (see holders).
+// Holder is an event that holds its shard's trim back (see holders).
 type Holder struct {
 	Event string
 	Last  uint64 // its last record seq the view knows
 	Need  uint64 // the first message it needs kept
 }
 
-// holders lists, oldest need first and at most limit of them, the events
+// Holders lists, oldest need first and at most limit of them, the events
 // that hold the shard's trim more than lag messages behind the view's
 // seen and are worth a snapshot now (see Snapshots.settle): idle (no
 // record of theirs in the last lag messages) or small (last record seq at
@@ -1016,7 +1016,7 @@ func (s *shardLog) Holders(lag, small uint64, limit int) (uint64, []Holder) {
 	return s.seen, out
 }
 
-// shardLogEvents lists the events that have operations in shard's log,
+// ShardLogEvents lists the events that have operations in shard's log,
 // in the order they first appear: one read of the messages kept.
 func ShardLogEvents(ctx context.Context, n *node.Node, shard int) ([]string, error) {
 	subject := node.ShardSubject(shard)

@@ -33,7 +33,7 @@ type Config struct {
 	// Advertise is the cluster address the other nodes are told to reach
 	// this one at (a proxy's or a NAT's; default: Addr).
 	Advertise string
-	// noS2 (tests) makes the node act as an earlier build that neither
+	// NoS2 (tests) makes the node act as an earlier build that neither
 	// reads nor writes compressed shard messages.
 	NoS2 bool
 	// ActivateMax bounds the events a node activates at once per shard it

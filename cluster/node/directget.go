@@ -35,9 +35,9 @@ import (
 // next one of the subject has no other message of the subject before it
 // but those purged.
 const (
-	// directBatch bounds the messages of one batched direct get.
+	// DirectBatch bounds the messages of one batched direct get.
 	DirectBatch = 1024
-	// directBatchBytes bounds its bytes: the server stops once it has sent
+	// DirectBatchBytes bounds its bytes: the server stops once it has sent
 	// this much, so a batch is at most this plus one message.
 	DirectBatchBytes = 8 << 20
 	// directFirstWait bounds the wait for a direct get's first answer
@@ -49,7 +49,7 @@ const (
 	directFirstWait = 500 * time.Millisecond
 )
 
-// msgGetRequest is the JSON of the message-get APIs (JSApiMsgGetRequest).
+// MsgGetRequest is the JSON of the message-get APIs (JSApiMsgGetRequest).
 type MsgGetRequest struct {
 	Seq      uint64 `json:"seq,omitempty"`
 	LastFor  string `json:"last_by_subj,omitempty"`
@@ -74,7 +74,7 @@ type msgGetResponse struct {
 	} `json:"message,omitempty"`
 }
 
-// leaderGet asks stream's leader for one message (the message-get API,
+// LeaderGet asks stream's leader for one message (the message-get API,
 // never a replica): nats.go's Stream.GetMsg switches to a direct get,
 // which a replica may answer, on a stream with AllowDirect. A message
 // that does not exist (or was purged) is jetstream.ErrMsgNotFound.
@@ -118,11 +118,11 @@ func LeaderGet(ctx context.Context, nc *nats.Conn, stream string, req MsgGetRequ
 // from a stream leader that is there.
 const jsClusterNotAvail = 10008
 
-// errNoMetaLeader is a leader's message get refused for want of a meta
+// ErrNoMetaLeader is a leader's message get refused for want of a meta
 // leader (a paused or lost node led the meta group).
 var ErrNoMetaLeader = errors.New("no JetStream meta leader")
 
-// leaderLast is the stream sequence of subject's last message according
+// LeaderLast is the stream sequence of subject's last message according
 // to stream's leader (0: none). While the cluster has no meta leader, the
 // leader's API refuses, and a replica answers instead (directLast): it
 // may lag the leader, which only ever costs a retry, since every use of
@@ -147,7 +147,7 @@ func LeaderLast(ctx context.Context, nc *nats.Conn, stream, subject string) (uin
 // AllowDirect (yet), or no replica is current enough to serve it.
 var errNoDirect = errors.New("cluster: no direct get responder")
 
-// directGet asks any replica of stream for up to batch messages of
+// DirectGet asks any replica of stream for up to batch messages of
 // subject from sequence from on (at most maxBytes, plus one message), in
 // order. None (a nil slice, no error) means the replica that answered has
 // no message of subject at or after from.
@@ -221,7 +221,7 @@ func directGetOnce(ctx context.Context, nc *nats.Conn, stream, subject string, f
 	}
 }
 
-// readThrough calls fn for the messages of subject in stream from
+// ReadThrough calls fn for the messages of subject in stream from
 // sequence from through end (the subject's last message according to the
 // leader), in order, each once: batched direct gets, and the leader for a
 // message no replica that answered had yet. A message the leader does
@@ -280,7 +280,7 @@ func ReadThrough(ctx context.Context, nc *nats.Conn, stream, subject string, fro
 	return nil
 }
 
-// directLast asks any replica of stream for
+// DirectLast asks any replica of stream for
 // subject's last message: a direct get by subject, which needs no
 // stream leader, so it is answered while the stream elects one (a node
 // lost or paused). A replica may lag: see its callers. A replica silent

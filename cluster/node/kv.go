@@ -18,7 +18,7 @@ import (
 	"ticketd/persistence"
 )
 
-// replicatedStream is a stream of this package's own (the directory, the
+// ReplicatedStream is a stream of this package's own (the directory, the
 // shared index, idempotency keys), created once the cluster can: a node
 // starts before its peers, so the first users retry until a majority is up.
 // The node makes it before it says it is ready (Node.check), so no
@@ -58,7 +58,7 @@ func NewReplicatedStream(n *Node, cfg jetstream.StreamConfig) *ReplicatedStream 
 // lost either: the next try finds the stream.
 const streamTry = time.Second
 
-// stream creates the stream (or checks it) on first use, in tries of
+// Stream creates the stream (or checks it) on first use, in tries of
 // streamTry until ctx ends.
 func (r *ReplicatedStream) Stream(ctx context.Context) (jetstream.Stream, error) {
 	if r.ok.Load() {
@@ -83,7 +83,7 @@ func (r *ReplicatedStream) Stream(ctx context.Context) (jetstream.Stream, error)
 	return s, nil
 }
 
-// last is the last message of subject, nil when it has none, as the
+// Last is the last message of subject, nil when it has none, as the
 // stream's leader answers: what fails otherwise (a timeout, no leader
 // during an election) is asked again until ctx ends, as publish does.
 func (r *ReplicatedStream) Last(ctx context.Context, subject string) (*jetstream.RawStreamMsg, error) {
@@ -133,11 +133,11 @@ func (r *ReplicatedStream) retryEach(ctx context.Context, each time.Duration, wh
 	}
 }
 
-// errConflict is a compare-and-set publish refused because the subject
+// ErrConflict is a compare-and-set publish refused because the subject
 // moved: JetStream error 10071 (wrong last sequence).
 var ErrConflict = fmt.Errorf("cluster: subject moved: %w", persistence.ErrFenced)
 
-// publish publishes m, retrying what is transient until ctx ends: 10164
+// Publish publishes m, retrying what is transient until ctx ends: 10164
 // (a publish on the subject still in process), a timeout or no responders
 // (an election). m must carry a Nats-Msg-Id, so a retry of a publish whose
 // ack was lost is answered as a duplicate with its sequence, never stored
@@ -165,7 +165,7 @@ func (r *ReplicatedStream) Publish(ctx context.Context, m *nats.Msg) (*jetstream
 	return ack, nil
 }
 
-// fencedMsg is a message on subject that is stored only if the subject's
+// FencedMsg is a message on subject that is stored only if the subject's
 // last message is expected (0: the subject has none).
 func FencedMsg(subject, id string, expected uint64, data []byte) *nats.Msg {
 	m := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
@@ -174,7 +174,7 @@ func FencedMsg(subject, id string, expected uint64, data []byte) *nats.Msg {
 	return m
 }
 
-// keyToken is an index key as one subject token: the key itself when it
+// KeyToken is an index key as one subject token: the key itself when it
 // holds only letters, digits and -_/=, else "~" and its base64url.
 func KeyToken(key []byte) string {
 	if len(key) > 0 && PlainKey(key) {
@@ -194,7 +194,7 @@ func PlainKey(key []byte) bool {
 	return true
 }
 
-// tokenKey inverts keyToken.
+// TokenKey inverts keyToken.
 func TokenKey(tok string) ([]byte, error) {
 	if b64, ok := strings.CutPrefix(tok, "~"); ok {
 		return base64.RawURLEncoding.DecodeString(b64)
@@ -205,7 +205,7 @@ func TokenKey(tok string) ([]byte, error) {
 	return []byte(tok), nil
 }
 
-// publishAtomic publishes msgs (on one stream) as one message, or as one
+// PublishAtomic publishes msgs (on one stream) as one message, or as one
 // JetStream atomic batch when there are several: stored
 // whole or not at all, at consecutive stream sequences, which it answers.
 // It does not retry.
@@ -279,6 +279,6 @@ const (
 	hdrBatchID     = "Nats-Batch-Id"
 	hdrBatchSeq    = "Nats-Batch-Sequence"
 	hdrBatchCommit = "Nats-Batch-Commit"
-	// maxBatchMsgs bounds one batch (the server allows 1,000 messages).
+	// MaxBatchMsgs bounds one batch (the server allows 1,000 messages).
 	MaxBatchMsgs = 256
 )

@@ -275,7 +275,7 @@ func (n *Node) heard(m *nats.Msg) {
 // field that is not a shard, and sends none.
 const readsS2 = "z"
 
-// compress says whether this node's writers may compress shard messages:
+// Compress says whether this node's writers may compress shard messages:
 // the last heartbeat of each of the cluster's nodes (as many as its peers)
 // says it reads them. A node of an earlier build in the cluster keeps
 // every message readable to it. A node rolled back to such a build after
@@ -296,7 +296,7 @@ func (n *Node) Compress() bool {
 	return reads >= len(n.cfg.Peers)
 }
 
-// forwardAddrOf is the forwarding address name announced last ("" when
+// ForwardAddrOf is the forwarding address name announced last ("" when
 // none, or not heard within peerStale).
 func (n *Node) ForwardAddrOf(name string) string {
 	n.mu.Lock()
@@ -308,7 +308,7 @@ func (n *Node) ForwardAddrOf(name string) string {
 	return p.fwd
 }
 
-// silentFor says whether name, heard before, has not been heard for d.
+// SilentFor says whether name, heard before, has not been heard for d.
 func (n *Node) SilentFor(name string, d time.Duration) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -316,7 +316,7 @@ func (n *Node) SilentFor(name string, d time.Duration) bool {
 	return ok && time.Since(p.seen) >= d
 }
 
-// announcedLeader is the node that said last it leads shard, when exactly
+// AnnouncedLeader is the node that said last it leads shard, when exactly
 // one node heard within peerStale says so ("" otherwise: none, or two
 // during a change, when JetStream itself must be asked).
 func (n *Node) AnnouncedLeader(shard int) string {
@@ -336,7 +336,7 @@ func (n *Node) AnnouncedLeader(shard int) string {
 	return leader
 }
 
-// led lists the shards this node leads.
+// Led lists the shards this node leads.
 func (n *Node) Led() []int {
 	var out []int
 	for i := range n.cfg.Shards {
@@ -622,14 +622,14 @@ func (n *Node) spread() []move {
 	return plan
 }
 
-// setHandOver sets how balance moves a shard (nil: stepDown).
+// SetHandOver sets how balance moves a shard (nil: stepDown).
 func (n *Node) SetHandOver(fn func(shard int, from, to string) error) {
 	n.mu.Lock()
 	n.handOver = fn
 	n.mu.Unlock()
 }
 
-// stepDown asks shard's leader to hand its leadership to the node named
+// StepDown asks shard's leader to hand its leadership to the node named
 // to: the leader sends it a transfer and steps down, and it campaigns at
 // once (a node that is not current for the stream loses the vote, and
 // the move is tried again later).
@@ -655,11 +655,11 @@ func (n *Node) StepDown(shard int, to string) error {
 	return nil
 }
 
-// maxMessageBytes bounds one message of the event log (and the server's
+// MaxMessageBytes bounds one message of the event log (and the server's
 // max payload); a bigger commit is split (see Log).
 const MaxMessageBytes = 4 << 20
 
-// shard and streamName place an event: its records are in the log of its
+// Shard and streamName place an event: its records are in the log of its
 // shard, the subject shardSubject of the stream streamName.
 func (n *Node) Shard(eventID string) int {
 	h := fnv.New32a()
@@ -831,10 +831,10 @@ func (s serverLog) Errorf(f string, v ...any)  { s.l.Error(fmt.Sprintf(f, v...))
 func (s serverLog) Debugf(f string, v ...any)  {}
 func (s serverLog) Tracef(f string, v ...any)  {}
 
-// errPreloading refuses a handover while its shard's events are built.
+// ErrPreloading refuses a handover while its shard's events are built.
 var ErrPreloading = errors.New("cluster: the shard's events are being preloaded first")
 
-// globalAccount is the NATS account ticketd uses: the default one.
+// GlobalAccount is the NATS account ticketd uses: the default one.
 const GlobalAccount = "$G"
 
 // LeaveTargets names the ready nodes other than this one that should take

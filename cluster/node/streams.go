@@ -9,10 +9,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// shardSubject is the subject of shard's log.
+// ShardSubject is the subject of shard's log.
 func ShardSubject(shard int) string { return "ev." + strconv.Itoa(shard) + ".log" }
 
-// errOldFormat is answered for a shard stream that holds messages of the
+// ErrOldFormat is answered for a shard stream that holds messages of the
 // per-event format of earlier versions.
 var ErrOldFormat = errors.New("cluster: the event log holds the per-event format of an earlier version: start every node with an empty data dir")
 

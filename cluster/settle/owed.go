@@ -92,9 +92,9 @@ func eventOf(id string) string {
 	return ev
 }
 
-// owed keeps, per event this node owns, the keys of the entries it owes.
+// Owed keeps, per event this node owns, the keys of the entries it owes.
 type Owed struct {
-	Node     *node.Node
+	Node  *node.Node
 	Log   *eventlog.Log
 	Store *persistence.Store
 	Wake  func()
@@ -110,12 +110,12 @@ type Owed struct {
 	// sentMsgs and sentBytes count the settled messages this instance
 	// published and their bodies' bytes (the cost of carries and passes).
 	sentMsgs, sentBytes atomic.Int64
-	// derived drop what senders made of the entries of the events keep
+	// Derived drop what senders made of the entries of the events keep
 	// refuses (Router.Own).
 	Derived []func(keep func(eventID string) bool) error
 }
 
-// noteIndex is Log.onIndex: the owner's own commits.
+// NoteIndex is Log.onIndex: the owner's own commits.
 func (o *Owed) NoteIndex(eventID string, ops []eventlog.IndexOp) {
 	if !o.Node.Server().JetStreamIsStreamLeader(node.GlobalAccount, node.StreamName(o.Node.Shard(eventID))) {
 		return // a flight finishing after the shard moved
@@ -220,7 +220,7 @@ func (o *Owed) ids() []string {
 	return out
 }
 
-// run settles, every owedPass, what the owned events' senders took out.
+// Run settles, every owedPass, what the owned events' senders took out.
 func (o *Owed) Run(stop <-chan struct{}) {
 	t := time.NewTicker(owedPass)
 	defer t.Stop()
@@ -243,7 +243,7 @@ func (o *Owed) Run(stop <-chan struct{}) {
 // flushTimeout bounds the last settling pass of a node closing.
 const flushTimeout = 3 * time.Second
 
-// flush settles what the senders took out since the last pass (a node
+// Flush settles what the senders took out since the last pass (a node
 // closing: its senders have stopped).
 func (o *Owed) Flush() {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
@@ -256,7 +256,7 @@ func (o *Owed) Flush() {
 	}
 }
 
-// release stops this node's senders for the events of the shards keep
+// Release stops this node's senders for the events of the shards keep
 // refuses: it settles what it can, then deletes their entries from the
 // local store.
 func (o *Owed) Release(keep func(shard int) bool) error {
@@ -322,7 +322,7 @@ func (o *Owed) Release(keep func(shard int) bool) error {
 	return nil
 }
 
-// take imports what eventID owes from before this node's claim (its
+// Take imports what eventID owes from before this node's claim (its
 // epoch) into the local store, and owns the event's entries from then on:
 // the entries its log puts and does not delete, and those its settled
 // subject carries (their puts trimmed from the log: see carry) that the
@@ -459,7 +459,7 @@ func (o *Owed) importKeys(keys map[string][]byte) error {
 	return o.Store.Commit(b)
 }
 
-// errCarryTooBig refuses a carry whose entries, with what the event's
+// ErrCarryTooBig refuses a carry whose entries, with what the event's
 // settled subject holds, exceed one rollup (owed.rollupMax): the subject
 // could not be compacted again, so the caller keeps the log instead.
 var ErrCarryTooBig = errors.New("cluster: the entries an event owes exceed one settled rollup")
@@ -612,7 +612,7 @@ func owesAny(store *persistence.Store, eventID string) (bool, error) {
 	return false, nil
 }
 
-// owedValues is eventID's owed entries in store, key -> the producer's
+// OwedValues is eventID's owed entries in store, key -> the producer's
 // value: a fresh entry's value, or the one its queue keeps once tried;
 // less those skip names (a carry's: carried or marked already), whose
 // values are not read. With budget above 0 it stops with errCarryTooBig

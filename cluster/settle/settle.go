@@ -85,7 +85,7 @@ func (s *Snapshots) settleLoop() {
 	}
 }
 
-// settleShard settles the events that hold shard's trim back, each at
+// SettleShard settles the events that hold shard's trim back, each at
 // most once per settleLag messages of the shard.
 func (s *Snapshots) SettleShard(shard int) {
 	sl := s.Log.ShardLog(shard)

@@ -273,7 +273,7 @@ func carryLine(k string, v []byte) string {
 	return carryTag + k + "\t" + base64.StdEncoding.EncodeToString(v)
 }
 
-// carryLineLen is len(carryLine(k, v)), without making it.
+// CarryLineLen is len(carryLine(k, v)), without making it.
 func CarryLineLen(k string, v []byte) int {
 	return len(carryTag) + len(k) + 1 + base64.StdEncoding.EncodedLen(len(v))
 }

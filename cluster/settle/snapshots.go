@@ -148,7 +148,7 @@ func (s *Snapshots) Stores(ctx context.Context) (jetstream.ObjectStore, jetstrea
 	return s.obs, s.kv, nil
 }
 
-// seqs reads an event's snapshot seqs, oldest first, and the index
+// Seqs reads an event's snapshot seqs, oldest first, and the index
 // entry's revision (0 when none): from the bucket stream's leader when
 // leader is set, else with the bucket's direct get, which any replica
 // answers (see directget.go).
