@@ -1,3 +1,13 @@
+// Package clustertest holds what the tests of the cluster's parts share:
+// clusters of real nodes on loopback (StartCluster), a logger whose lines
+// a failed test prints (FailLog), the event log's small helpers, and the
+// TestMain that makes the cluster packages' test processes take turns
+// (Main). Only tests import it.
+//
+// # Concurrency
+//
+// Its functions are called from tests, parallel ones included; Main
+// blocks until no other cluster package's tests run on the machine.
 package clustertest
 
 import (
