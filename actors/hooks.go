@@ -77,7 +77,7 @@ func (a *eventActor) carryOut(now time.Time, seq uint64, effs []event.Effect, fe
 	var unitKnown bool
 	for _, e := range effs {
 		switch e.Kind {
-		case event.EffectTicketMail, event.EffectPromotionMail, event.EffectRefundMail, event.EffectCancelMail,
+		case event.EffectTicketMail, event.EffectWaitlistSeatedMail, event.EffectRefundMail, event.EffectCancelMail,
 			event.EffectOrderCancelMail:
 			a.mailEntry(now, seq, mails, e)
 			mails++

@@ -74,9 +74,10 @@ const (
 	// MailTicket: the ticket email of a confirmed registration (pass
 	// link, calendar file, and the receipt of its order when paid).
 	MailTicket = "ticket"
-	// MailPromotion: the ticket email of a registration that left the
-	// waitlist for a place.
-	MailPromotion = "promotion"
+	// MailWaitlistSeated: the ticket email of a registration seated from
+	// the waitlist (it took a place that came free). The stored kind is
+	// "promotion", its name before issue 32.
+	MailWaitlistSeated = "promotion"
 	// MailRefund: a refund of an order succeeded.
 	MailRefund = "refund"
 	// MailCancellation: a registration was cancelled (RegistrationID set)
@@ -84,8 +85,16 @@ const (
 	MailCancellation = "cancellation"
 )
 
+// MailPromotion is the old name of MailWaitlistSeated.
+//
+// Deprecated: renamed to MailWaitlistSeated (issue 32); the alias goes once
+// the branches of this session are merged.
+const MailPromotion = MailWaitlistSeated
+
 // MailKinds lists the kinds of outbox mail.
-func MailKinds() []string { return []string{MailTicket, MailPromotion, MailRefund, MailCancellation} }
+func MailKinds() []string {
+	return []string{MailTicket, MailWaitlistSeated, MailRefund, MailCancellation}
+}
 
 // TicketMail is an outbox entry: one email the service owes a buyer or
 // registrant, with everything its rendering needs, read from the machine
@@ -167,10 +176,10 @@ func (a *eventActor) mailEntry(now time.Time, seq uint64, i int, e event.Effect)
 	}
 	ok := false
 	switch e.Kind {
-	case event.EffectTicketMail, event.EffectPromotionMail:
+	case event.EffectTicketMail, event.EffectWaitlistSeatedMail:
 		m.Kind = MailTicket
-		if e.Kind == event.EffectPromotionMail {
-			m.Kind = MailPromotion
+		if e.Kind == event.EffectWaitlistSeatedMail {
+			m.Kind = MailWaitlistSeated
 		}
 		// The receipt is the fulfilment's: e.At is when the order was paid.
 		if ok = a.mailRegistration(now, &m, e.ID); ok && m.OrderID != "" {

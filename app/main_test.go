@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app"
-	"ticketd/internal/console"
+	"ticketd/internal/adminctl"
 )
 
 func testConfig(dir string) app.Config {
@@ -98,7 +98,7 @@ func runPrinted(t *testing.T, line string) (int, string) {
 	require.GreaterOrEqual(t, len(fields), 2, line)
 	require.Equal(t, []string{"ticketd", "admin"}, fields[:2], line)
 	var out, errOut bytes.Buffer
-	code := console.Run(context.Background(), fields[2:], func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &out, &errOut)
+	code := adminctl.Run(context.Background(), fields[2:], func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &out, &errOut)
 	return code, out.String() + errOut.String()
 }
 

@@ -17,7 +17,7 @@ const (
 	// Dashboards is how many console dashboards are open during the drop.
 	Dashboards = 20
 	// DashboardPoll is the interval at which the console's script fetches
-	// a dashboard's live fragment (http/console/templates/console.js).
+	// a dashboard's live fragment (http/console/shell/templates/console.js).
 	DashboardPoll = 5 * time.Second
 	// DashboardFastPoll is a variant five times as eager, so that a cost
 	// the real interval hides below the noise would show.

@@ -69,7 +69,7 @@ type RegistrationCreated struct {
 }
 
 // RegistrationStatusChanged moves a registration (approve, reject, cancel,
-// waitlist promotion); Apply moves the counters and releases a code use.
+// seated from the waitlist); Apply moves the counters and releases a code use.
 type RegistrationStatusChanged struct {
 	At     time.Time `json:"at"`
 	ID     string    `json:"id"`

@@ -31,7 +31,7 @@ type UpdateEvent struct {
 }
 
 // SetSiteURL sets (or with null clears) the event's public page address, a
-// console (admin API) operation. The URL must be absolute http(s).
+// admin API (and web console) operation. The URL must be absolute http(s).
 type SetSiteURL struct {
 	SiteURL Opt[string] `json:"siteUrl" v:"nullable,format=uri,maxLen=2000"`
 }
@@ -175,7 +175,7 @@ type ListCodes struct {
 // LookupCode validates a buyer's code.
 type LookupCode struct {
 	Code string `json:"-" query:"code" v:"required,minLen=1,maxLen=64"`
-	// PromotionCode, when given, prices discountedPriceAmount (console.go).
+	// PromotionCode, when given, prices discountedPriceAmount (promocodes.go).
 	PromotionCode string `json:"-" query:"promotionCode" v:"maxLen=64"`
 }
 
@@ -381,6 +381,6 @@ type GetCheckoutSession struct {
 // with its public ticket types (soldOut, never a count), upcoming types,
 // add-ons and bundles on sale. An unpublished event is NotFound.
 type GetCatalog struct {
-	// Lang picks a translation (console.go); unknown falls back to the default.
+	// Lang picks a translation (translations.go); unknown falls back to the default.
 	Lang string `json:"-" query:"lang" v:"maxLen=35"`
 }

@@ -783,8 +783,8 @@ func (m *Machine) fulfil(now time.Time, o *OrderRec, deliveryID string) (OrderRe
 			ch.AlreadyRegistered = true
 			rec.AlreadyRegistered = true
 			changes = append(changes, ch)
-			// The admission's place returns: promote the waitlist.
-			return rec, appendPromotions(changes, now, m.promote(now, m.s.Types[o.AdmissionTypeID], 1, ""))
+			// The admission's place returns: seat from the waitlist.
+			return rec, appendWaitlistSeated(changes, now, m.seatFromWaitlist(now, m.s.Types[o.AdmissionTypeID], 1, ""))
 		}
 		ch.RegistrationID, ch.CheckinCode, ch.PassToken = m.newID("reg_"), m.newCheckinCode(), m.newPassToken()
 		rec.RegistrationID = ch.RegistrationID
@@ -846,9 +846,9 @@ func (m *Machine) confirmOrder(now time.Time, c ConfirmOrder) (any, []Change, er
 	return m.orderView(&rec), []Change{ch}, nil
 }
 
-// releasePromotions promotes waitlisted registrations into the ticket type
+// releaseToWaitlist seats waitlisted registrations in the ticket type
 // places that releasing holds frees.
-func (m *Machine) releasePromotions(now time.Time, changes []Change, holds []Hold) []Change {
+func (m *Machine) releaseToWaitlist(now time.Time, changes []Change, holds []Hold) []Change {
 	var freed holdSet
 	for _, h := range holds {
 		if h.Kind == ItemRegistrationType {
@@ -857,7 +857,7 @@ func (m *Machine) releasePromotions(now time.Time, changes []Change, holds []Hol
 	}
 	for _, h := range freed.holds {
 		if len(m.s.idx.waitlist[h.ID]) > 0 {
-			changes = appendPromotions(changes, now, m.promote(now, m.s.Types[h.ID], h.Qty, ""))
+			changes = appendWaitlistSeated(changes, now, m.seatFromWaitlist(now, m.s.Types[h.ID], h.Qty, ""))
 		}
 	}
 	return changes
@@ -877,7 +877,7 @@ func (m *Machine) cancelOrder(now time.Time, c CancelOrder) (any, []Change, erro
 	rec := *o
 	rec.Status, rec.UpdatedAt = OrderStatusCancelled, now
 	changes := []Change{OrderReleased{At: now, ID: o.ID, Status: OrderStatusCancelled, CloseRef: o.ProviderRef}}
-	return m.orderView(&rec), m.releasePromotions(now, changes, o.Holds), nil
+	return m.orderView(&rec), m.releaseToWaitlist(now, changes, o.Holds), nil
 }
 
 func (m *Machine) settlePayment(now time.Time, c SettlePayment) (any, []Change, error) {
@@ -922,7 +922,7 @@ func (m *Machine) expire(now time.Time) (any, []Change, error) {
 		changes = append(changes, OrderReleased{At: now, ID: o.ID, Status: OrderStatusExpired, CloseRef: o.ProviderRef})
 		holds = append(holds, o.Holds...)
 	}
-	return nil, append(m.releasePromotions(now, changes, holds), m.roomTick(now)...), nil
+	return nil, append(m.releaseToWaitlist(now, changes, holds), m.roomTick(now)...), nil
 }
 
 // NextDeadline reports the earliest instant at which Expire would produce
@@ -1042,7 +1042,7 @@ func (m *Machine) catalog(now time.Time, lang string) (any, []Change, error) {
 	}
 	m.catalogStates(&cat, now)
 	m.programCatalog(&cat)
-	m.consoleCatalog(&cat, lang)
+	m.contentCatalog(&cat, lang)
 	m.roomCatalog(&cat, now)
 	return cat, nil, nil
 }

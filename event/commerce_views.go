@@ -154,7 +154,7 @@ type CatalogTicketType struct {
 	Perks            []Perk `json:"perks"`
 	// Description is the translated description (?lang=), else null.
 	Description *string `json:"description"`
-	// Questions is the published registration form (console.go).
+	// Questions is the published registration form (forms.go).
 	Questions []Question `json:"questions"`
 
 	// Availability says whether a buyer can get it now: a state, never
@@ -255,7 +255,7 @@ func (m *Machine) orderView(o *OrderRec) Order {
 			v.RedemptionCode = strp(c.Code)
 		}
 	}
-	if p := m.s.Console.Promos[o.PromoID]; p != nil {
+	if p := m.s.Content.Promos[o.PromoID]; p != nil {
 		v.PromotionCode, v.DiscountAmount = strp(p.Code), o.Discount
 	}
 	if o.holding() {

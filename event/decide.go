@@ -484,42 +484,13 @@ func (m *Machine) updateTicketType(now time.Time, c UpdateTicketType) (any, []Ch
 	rec := *t
 	rec.TicketTypeSpec, rec.UpdatedAt = spec, now
 	changes := []Change{TicketTypeUpdated{At: now, ID: t.ID, TicketTypeSpec: spec}}
-	// More room (or a waitlist turned off is left alone): promote the
+	// More room (or a waitlist turned off is left alone): seat from the
 	// waitlist at once.
-	promoted := m.promote(now, &rec, 0, "")
-	changes = appendPromotions(changes, now, promoted)
-	rec.Confirmed += len(promoted)
-	rec.Waitlisted -= len(promoted)
+	seated := m.seatFromWaitlist(now, &rec, 0, "")
+	changes = appendWaitlistSeated(changes, now, seated)
+	rec.Confirmed += len(seated)
+	rec.Waitlisted -= len(seated)
 	return m.typeView(&rec), changes, nil
-}
-
-// promote returns the waitlisted registrations of t that take the places
-// free in t plus extra, oldest first, skipping skip.
-func (m *Machine) promote(now time.Time, t *TicketTypeRec, extra int, skip string) []string {
-	free := t.room()
-	if free < unlimited {
-		free += extra
-	}
-	var out []string
-	for _, id := range m.s.idx.waitlist[t.ID] {
-		if len(out) >= free {
-			break
-		}
-		if id != skip {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-func appendPromotions(changes []Change, now time.Time, ids []string) []Change {
-	if len(ids) == 0 {
-		return changes
-	}
-	for _, id := range ids {
-		changes = append(changes, RegistrationStatusChanged{At: now, ID: id, Status: RegConfirmed})
-	}
-	return append(changes, WaitlistPromoted{At: now, RegistrationIDs: ids})
 }
 
 // mustNotHappen documents a broken invariant in Decide.

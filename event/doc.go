@@ -54,7 +54,8 @@
 // results; decide.go, registrations.go, commerce.go, storefront.go (the
 // Storefront wrapper: published events only), hosted.go (reads for hosted
 // pages), refunds.go, latepay.go (payments that arrive after the hold),
-// console.go and program.go (program and perks, with
+// content.go (the organizer's content: forms.go, promocodes.go,
+// translations.go, each with its _views.go) and program.go (program and perks, with
 // program_views.go), holdlimits.go (the storefront's hold limits: one open
 // order per email, open orders and checkout sessions per client) and
 // waitingroom.go (a drop's waiting room: queue, shuffle, stock-aware
@@ -98,10 +99,10 @@
 //     base64url of the last id of the page.
 //   - Cancelling a rejected registration is allowed (it held nothing);
 //     cancelling a cancelled one is 412. A freed place (cancel, capacity
-//     raised, hold released) promotes the oldest waitlisted registrations
-//     of that type at once, with a WaitlistPromoted change. "Oldest" is by
-//     entry into the waitlist (an application approved into a full type
-//     queues behind those already waiting), kept as WaitSeq.
+//     raised, hold released) seats the oldest waitlisted registrations
+//     of that type at once, with a WaitlistSeated change (waitlist.go).
+//     "Oldest" is by entry into the waitlist (an application approved into
+//     a full type queues behind those already waiting), kept as WaitSeq.
 //   - Capacity is never lowered below the places already taken
 //     (confirmed or sold, plus held): 412.
 //
@@ -150,7 +151,7 @@
 //     repeated delivery or a second success on a paid order changes nothing;
 //     a wrong amount or currency is 412. A success for an expired or
 //     cancelled order is a late payment (latepay.go), never dropped: an
-//     expired order whose places, code and promotion can still be taken
+//     expired order whose places, code and promotion code can still be taken
 //     takes them back (order.retaken) and is paid and fulfilled as usual;
 //     otherwise the whole payment is refunded (a RefundRequested of the
 //     total, full, the order keeping its status and showing the refund).
@@ -158,7 +159,7 @@
 //     a confirmed registration with orderId) and TicketIssued listing the
 //     registrations whose pass email should be sent. Every confirmation
 //     (API registration confirmed at once, approval, order fulfilment)
-//     emits TicketIssued; a waitlist promotion emits WaitlistPromoted.
+//     emits TicketIssued; seating from the waitlist emits WaitlistSeated.
 //   - Cancel of a paid order is 412 (refunds are in the console); cancel of
 //     a cancelled or expired order answers it unchanged.
 //   - Code uses count fulfilled uses plus uses reserved by live orders; a
@@ -166,8 +167,8 @@
 //     registration is cancelled. Statuses: disabled, expired, exhausted,
 //     active, in that precedence. Lookup answers NotFound for every invalid
 //     form (also when the code's type is archived); the discounted price
-//     is the price under the lookup's promotionCode, if any (see Console
-//     for sales); perks are empty until the program feature fills them.
+//     is the price under the lookup's promotionCode, if any (see Organizer
+//     content); perks are empty until the program feature fills them.
 //   - URLs: orderUrl BaseURL/orders/<orderNumber>; checkoutUrl (open
 //     orders) BaseURL/orders/<orderNumber>/checkout; checkout session url
 //     BaseURL/checkout/<sessionId>.
@@ -209,7 +210,11 @@
 //     registration, standing status confirmed > waitlisted > pending >
 //     cancelled > rejected.
 //
-// # Console for sales (console.go, console_views.go)
+// # Organizer content (content.go, forms.go, promocodes.go, translations.go)
+//
+// What the organizer sets up for selling an event beyond its ticket
+// types; edited from the web console and the admin API, hence once named
+// "console".
 //
 //   - Registration forms, per ticket type: typed questions (text, email,
 //     phone, select, multi_select, checkbox, date; id, label, required,
@@ -245,20 +250,20 @@
 //     and GetLocalizedEvent{Lang} fall back per field to the default; an
 //     unknown or absent lang falls back entirely, never an error. Unknown
 //     ids in a translation are 400 on "ticketTypes.<id>".
-//   - Byte format: the console's changes (form.saved, promotion_code.saved,
+//   - Byte format: the content changes (form.saved, promotion_code.saved,
 //     translation.saved) carry the time and then their fields as one JSON
 //     document; event.description_set is binary. The snapshot's last
-//     section is the console: a byte 0 when empty, else version byte 1 and
-//     the ConsoleState as JSON. order.placed and the order record append
+//     section is the organizer content: a byte 0 when empty, else version
+//     byte 1 and the OrganizerContent as JSON. order.placed and the order record append
 //     the promotion code id and discount.
 //
 // # Refunds (refunds.go)
 //
-//   - Policy (console, SetRefundPolicy): refundable, a deadline (an instant)
-//     or hoursBeforeStart (counted back from the event's start; no start,
-//     no deadline), feePercent of the order total kept once per order,
-//     rounded down in the buyer's favour. Until the console sets one the
-//     policy is refundable, no deadline, no fee. The policy binds refunds
+//   - Policy (admin API and web console, SetRefundPolicy): refundable, a
+//     deadline (an instant) or hoursBeforeStart (counted back from the
+//     event's start; no start, no deadline), feePercent of the order
+//     total kept once per order, rounded down in the buyer's favour. Until
+//     the organizer sets one the policy is refundable, no deadline, no fee. The policy binds refunds
 //     at the moment they are requested (412 naming the rule); force
 //     overrides all three rules, the fee included. Changing the policy
 //     never touches refunds already made.
@@ -273,8 +278,8 @@
 //   - A refund is full when its amount is everything still refundable
 //     (the default). A succeeded full refund makes the order "refunded":
 //     its own registration is cancelled (place freed, redemption-code use
-//     returned, waitlist promoted, reason "refunded"), add-on and bundle
-//     sales return to stock and its promotion use returns. A partial
+//     returned, waitlist seated, reason "refunded"), add-on and bundle
+//     sales return to stock and its promotion-code use returns. A partial
 //     refund leaves the order "paid", keeping place and uses; the order's
 //     refunds[] (id, amount, reason, status, full, force, error,
 //     requestedAt, at) say what went back.

@@ -26,9 +26,10 @@ const (
 	EffectRefundPending
 	// EffectRefundSettled: refund RefundID of order ID is no longer pending.
 	EffectRefundSettled
-	// EffectPromotionMail: registration ID left the waitlist for a place;
-	// its ticket email (pass link, calendar file) says so.
-	EffectPromotionMail
+	// EffectWaitlistSeatedMail: registration ID was seated from the waitlist
+	// (it took a place that came free); its ticket email (pass link,
+	// calendar file) says so.
+	EffectWaitlistSeatedMail
 	// EffectRefundMail: refund RefundID of order ID succeeded; tell the
 	// buyer how much went back and whether the order is refunded in full.
 	EffectRefundMail
@@ -41,6 +42,12 @@ const (
 	// Checkout Session expired), retrying until the provider answers.
 	EffectCheckoutClose
 )
+
+// EffectPromotionMail is the old name of EffectWaitlistSeatedMail.
+//
+// Deprecated: renamed to EffectWaitlistSeatedMail (issue 32); the alias
+// goes once the branches of this session are merged.
+const EffectPromotionMail = EffectWaitlistSeatedMail
 
 // cancelledByRefund is the Reason of the RegistrationStatusChanged that a
 // full refund emits (refunds.go): the refund's email already says the
@@ -144,9 +151,9 @@ func (c RefundSettled) effects(dst []Effect) []Effect {
 	return dst
 }
 
-func (c WaitlistPromoted) effects(dst []Effect) []Effect {
+func (c WaitlistSeated) effects(dst []Effect) []Effect {
 	for _, id := range c.RegistrationIDs {
-		dst = append(dst, Effect{Kind: EffectPromotionMail, ID: id, At: c.At})
+		dst = append(dst, Effect{Kind: EffectWaitlistSeatedMail, ID: id, At: c.At})
 	}
 	return dst
 }
@@ -189,7 +196,7 @@ func (k EffectKind) String() string {
 		return "refund.pending"
 	case EffectRefundSettled:
 		return "refund.settled"
-	case EffectPromotionMail:
+	case EffectWaitlistSeatedMail:
 		return "mail.promotion"
 	case EffectRefundMail:
 		return "mail.refund"

@@ -32,7 +32,7 @@ func FuzzUnmarshalChange(f *testing.F) {
 	for _, ch := range []Change{
 		RegistrationCreated{At: now, ID: "reg_1", Email: "a@x.io", Status: RegConfirmed, CheckinCode: "CHK-1", PassToken: "evt_1.P"},
 		TicketIssued{At: now, RegistrationIDs: []string{"reg_1", "reg_2"}},
-		WaitlistPromoted{At: now, RegistrationIDs: []string{"reg_3"}},
+		WaitlistSeated{At: now, RegistrationIDs: []string{"reg_3"}},
 		LocationSet{At: now, Venue: "Hall", Address: "1 Main St"},
 		CheckedIn{At: now, ID: "chk_1", RegID: "reg_1", SubjectType: "event", Method: "scan"},
 	} {

@@ -26,7 +26,7 @@ type HostedCheckout struct {
 	Total   Money           `json:"total"`
 	Addons  []CatalogItem   `json:"addons"`
 	// Questions is the published registration form of the session's
-	// admission (console.go); the page asks them.
+	// admission (forms.go); the page asks them.
 	Questions []Question `json:"questions"`
 	// OrderURL is the hosted page of the order already placed from the
 	// session while it is live (see liveSessionOrder): the page sends the
@@ -63,7 +63,7 @@ func (m *Machine) hostedCheckout(now time.Time, c GetHostedCheckout) (any, []Cha
 		return nil, nil, Errorf(NotFound, "checkout session not found")
 	}
 	h := HostedCheckout{Session: m.checkoutView(s, now), Event: m.eventView(), Lines: []OrderItemView{}, Addons: []CatalogItem{}, Questions: []Question{}}
-	if f := m.s.Console.Forms[m.admissionOf(s.Items)]; f != nil && f.PublishedAt != nil {
+	if f := m.s.Content.Forms[m.admissionOf(s.Items)]; f != nil && f.PublishedAt != nil {
 		h.Questions = slices.Clone(f.Published)
 	}
 	inSession := map[string]bool{}
@@ -91,7 +91,7 @@ func (m *Machine) hostedCheckout(now time.Time, c GetHostedCheckout) (any, []Cha
 		}
 		amount := price * Money(it.Quantity)
 		if promo != nil {
-			// The page shows what the order will cost (console.go's rule).
+			// The page shows what the order will cost (promocodes.go's rule).
 			amount -= lineDiscount(promo, OrderLine{ItemType: it.ItemType, ItemID: it.ItemID, Quantity: it.Quantity, UnitPrice: price, Amount: amount})
 		}
 		h.Lines = append(h.Lines, OrderItemView{ItemType: it.ItemType, ItemID: it.ItemID, Name: name, Quantity: it.Quantity, UnitPriceAmount: price, Amount: amount})

@@ -78,14 +78,14 @@ func (m *Machine) canRetake(now time.Time, o *OrderRec) bool {
 	if o.CodeHeld && m.s.Codes[o.CodeID].status(now) != CodeStatusActive {
 		return false
 	}
-	if o.PromoID != "" && m.s.Console.Promos[o.PromoID].status(now) != PromoActive {
+	if o.PromoID != "" && m.s.Content.Promos[o.PromoID].status(now) != PromoActive {
 		return false
 	}
 	return true
 }
 
 // OrderRetaken puts an expired order's holds back (places, its code's and
-// promotion's reservations) for a payment that arrived after the hold
+// promotion code's reservations) for a payment that arrived after the hold
 // lapsed; an OrderPaid of the same batch turns them into sales.
 type OrderRetaken struct {
 	At time.Time `json:"at"`

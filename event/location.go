@@ -20,7 +20,7 @@ const (
 	MaxOnlineLen  = 2000
 )
 
-// SetLocation replaces the event's location (console); an empty field
+// SetLocation replaces the event's location (admin API, web console); an empty field
 // clears that part.
 type SetLocation struct {
 	Venue   string `json:"venue" v:"maxLen=200" doc:"The venue's name, e.g. Kulturbrauerei; empty clears it."`

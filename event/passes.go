@@ -1,7 +1,7 @@
 package event
 
 // PassChanged says whose wallet passes change with ch (decisions §21): the
-// registrations regIDs (cancelled, confirmed, promoted, the pass rotated),
+// registrations regIDs (cancelled, confirmed, seated from the waitlist, the pass rotated),
 // or with all every pass of the event (its name, time or location
 // changed). A pass shows the registration's status and the event's name,
 // start and venue; other changes leave passes as they are.
@@ -11,7 +11,7 @@ func PassChanged(ch Change) (regIDs []string, all bool) {
 		return []string{c.ID}, false
 	case PassRotated:
 		return []string{c.ID}, false
-	case WaitlistPromoted:
+	case WaitlistSeated:
 		return c.RegistrationIDs, false
 	case EventUpdated, LocationSet:
 		// A ticket type's edits are mostly capacity and sale windows,

@@ -16,7 +16,7 @@ func TestPassChanged(t *testing.T) {
 	}{
 		{RegistrationStatusChanged{At: at, ID: "reg_1", Status: RegCancelled}, []string{"reg_1"}, false},
 		{PassRotated{At: at, ID: "reg_2", PassToken: "p"}, []string{"reg_2"}, false},
-		{WaitlistPromoted{At: at, RegistrationIDs: []string{"reg_3", "reg_4"}}, []string{"reg_3", "reg_4"}, false},
+		{WaitlistSeated{At: at, RegistrationIDs: []string{"reg_3", "reg_4"}}, []string{"reg_3", "reg_4"}, false},
 		{EventUpdated{At: at, Name: "x"}, nil, true},
 		{LocationSet{At: at, Venue: "v"}, nil, true},
 		{CheckedIn{At: at, ID: "chk_1", RegID: "reg_1"}, nil, false},

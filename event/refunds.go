@@ -61,11 +61,11 @@ type RefundRec struct {
 
 // ---- commands
 
-// GetRefundPolicy reads the event's refund policy (console).
+// GetRefundPolicy reads the event's refund policy (admin API, web console).
 type GetRefundPolicy struct{}
 
-// SetRefundPolicy replaces the event's refund policy (console). At most
-// one of deadline and hoursBeforeStart.
+// SetRefundPolicy replaces the event's refund policy (admin API, web
+// console). At most one of deadline and hoursBeforeStart.
 type SetRefundPolicy struct {
 	Refundable       bool  `json:"refundable"`
 	Deadline         *Time `json:"deadline" v:"nullable"`
@@ -73,11 +73,11 @@ type SetRefundPolicy struct {
 	FeePercent       int   `json:"feePercent,omitempty" v:"min=0,max=100"`
 }
 
-// RequestRefund starts a refund of a paid order (console): step one of
-// three. Amount absent means everything still refundable. Force overrides
-// the policy (refundable, deadline and fee). While the order has a pending
-// refund, RequestRefund answers that refund and changes nothing, so a retry
-// after a crash resumes it.
+// RequestRefund starts a refund of a paid order (admin API, web console):
+// step one of three. Amount absent means everything still refundable. Force
+// overrides the policy (refundable, deadline and fee). While the order has
+// a pending refund, RequestRefund answers that refund and changes nothing,
+// so a retry after a crash resumes it.
 type RequestRefund struct {
 	Ref    string `json:"-"`
 	Amount *Money `json:"amount" v:"nullable"`
@@ -381,7 +381,7 @@ func (m *Machine) completeRefund(now time.Time, c CompleteRefund) (any, []Change
 }
 
 // releaseRefunded cancels the registration of a fully refunded order: its
-// place is freed, its code use returned and the waitlist promoted.
+// place is freed, its code use returned and the waitlist seated.
 func (m *Machine) releaseRefunded(now time.Time, o *OrderRec, changes []Change) []Change {
 	reg, ok := m.s.regs()[o.RegistrationID]
 	if !ok || reg.OrderID != o.ID || !activeReg(reg.Status) {
@@ -395,7 +395,7 @@ func (m *Machine) releaseRefunded(now time.Time, o *OrderRec, changes []Change) 
 	if reg.Status == RegConfirmed {
 		freed = 1
 	}
-	return appendPromotions(changes, now, m.promote(now, m.s.Types[reg.TypeID], freed, reg.ID))
+	return appendWaitlistSeated(changes, now, m.seatFromWaitlist(now, m.s.Types[reg.TypeID], freed, reg.ID))
 }
 
 func truncate(s string, n int) string {
@@ -439,7 +439,7 @@ func (s *State) promoRefunded(o *OrderRec) {
 	if o.PromoID == "" {
 		return
 	}
-	p := s.Console.Promos[o.PromoID]
+	p := s.Content.Promos[o.PromoID]
 	if p == nil {
 		panic(fmt.Sprintf("event: order %s refers to unknown promotion code %s", o.ID, o.PromoID))
 	}
@@ -570,7 +570,7 @@ func (c RefundSettled) apply(s *State) {
 	}
 	if r.Status == RefundSucceeded && r.Full && sold {
 		// Add-on and bundle units go back on sale and the promotion
-		// use returns; the admission's place and code use are freed
+		// code's use returns; the admission's place and code use are freed
 		// by the registration's cancellation.
 		s.promoRefunded(o)
 		for _, h := range o.Holds {

@@ -236,7 +236,7 @@ func (m *Machine) cancelRegistration(now time.Time, c CancelRegistration) (any, 
 		if r.Status == RegConfirmed {
 			freed = 1
 		}
-		changes = appendPromotions(changes, now, m.promote(now, m.s.Types[r.TypeID], freed, r.ID))
+		changes = appendWaitlistSeated(changes, now, m.seatFromWaitlist(now, m.s.Types[r.TypeID], freed, r.ID))
 	}
 	return v, changes, nil
 }

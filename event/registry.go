@@ -111,7 +111,7 @@ var commandKinds = [...]commandKind{
 	op[RevokePerk, PerkGrantResult](opEdit),
 	op[GetRegistrationPerks, RegistrationPerks](opRead),
 	op[ListAttendees, List[Attendee]](opRead),
-	// the console (console.go)
+	// the organizer's content (forms.go, promocodes.go, translations.go, content.go)
 	op[PutForm, RegistrationForm](opEdit),
 	op[GetForm, RegistrationForm](opRead),
 	op[PublishForm, RegistrationForm](opEdit),
@@ -215,7 +215,7 @@ var changeKinds = [...]changeKind{
 	kindOf(decodeScansAnswered),   // door.go
 	kindOf(decodeCheckinConflict), // door.go
 	kindOf(decodeTicketIssued).replayWith(replayTicketIssued),
-	kindOf(decodeWaitlistPromoted).replayWith(replayTicketIssued), // promotion.go: the same body
+	kindOf(decodeWaitlistSeated).replayWith(replayTicketIssued), // waitlist.go: the same body
 	kindOf(decodeCodesMinted),
 	kindOf(decodeCodeDisabled),
 	// commerce (changes.go)
@@ -243,7 +243,7 @@ var changeKinds = [...]changeKind{
 	kindOf(decodeProgramDeleted),
 	kindOf(decodePerksBound),
 	kindOf(decodePerkGranted),
-	// the console (console.go)
+	// the organizer's content (forms.go, promocodes.go, translations.go, content.go)
 	kindOf(decodeFormSaved),
 	kindOf(decodePromoSaved),
 	kindOf(decodeTranslationSaved),

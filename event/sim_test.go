@@ -147,7 +147,7 @@ func (s *sim) setup() {
 	s.must(MintCodes{RegistrationTypeID: "tt_3", Code: "HID", MaxUses: Some(2)})
 	s.must(MintCodes{RegistrationTypeID: "tt_1", Code: "GA1"})
 	s.setupProgram()
-	s.setupConsole()
+	s.setupContent()
 }
 
 func (s *sim) pick(ids []string) string {
@@ -351,7 +351,7 @@ func (s *sim) checkRefunds(o *OrderRec) {
 // checkInvariants recomputes every counter from the records and checks the
 // capacity, check-in and code-use invariants.
 func (s *sim) checkInvariants() {
-	s.checkConsole()
+	s.checkContent()
 	t, st := s.t, s.m.State()
 	type count struct{ confirmed, waitlisted, held, sold int }
 	types, addons, bundles := map[string]*count{}, map[string]*count{}, map[string]*count{}

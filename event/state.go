@@ -100,9 +100,10 @@ type State struct {
 	CodePerks    map[string][]string    `json:"codePerks"`
 	Grants       map[string][]string    `json:"grants"`
 
-	// Console is the console's sales records (console.go): registration
-	// forms, promotion codes, translations, the event's description.
-	Console ConsoleState `json:"console"`
+	// Content is the organizer's content (content.go): registration
+	// forms, promotion codes, translations, the event's description. (Its
+	// JSON name is still the old "console".)
+	Content OrganizerContent `json:"console"`
 	// Room is the event's waiting room (waitingroom.go), nil without one.
 	Room *RoomRec `json:"room,omitempty"`
 
@@ -527,7 +528,7 @@ type OrderRec struct {
 	// Refunds are the console's refunds of a paid order, oldest first.
 	Refunds []RefundRec `json:"refunds,omitempty"`
 	// PromoID is the promotion code of the order and Discount what it took
-	// off (console.go); the lines and Total are already discounted.
+	// off (promocodes.go); the lines and Total are already discounted.
 	PromoID  string `json:"promoId,omitempty"`
 	Discount Money  `json:"discount,omitempty"`
 	// Provider, ProviderRef and ProviderURL are a hosted provider's

@@ -19,7 +19,7 @@ import (
 //	            order), venues, perks, speakers, sponsors: each a uvarint
 //	            count, then the records in creation order
 //	bindings    perks of ticket types, of codes, grants (program_views.go)
-//	console     the console's records (console.go)
+//	content     the organizer's content (content.go)
 //	door        the pass counter, scan answers and conflicts (door.go)
 //	feed        the change feed's last seq, a uvarint (feed.go)
 //
@@ -67,9 +67,9 @@ func EncodeState(s *State, yield func()) ([]byte, error) {
 	e = section(e, p, len(s.SessionOrder), byID(s.SessionOrder, s.Sessions), enc.sessionRec)
 	e = section(e, p, len(s.VenueOrder), byID(s.VenueOrder, s.Venues), enc.venueRec)
 	e = s.appendProgram(e)
-	e = s.appendConsole(e)
+	e = s.appendContent(e)
 	e = s.appendDoor(e)
-	// The change feed's position (feed.go): a uvarint after the console,
+	// The change feed's position (feed.go): a uvarint after the organizer content,
 	// so an older snapshot, which ends before it, decodes 0.
 	e = binary.AppendUvarint(e, s.FeedSeq)
 	e = s.appendRoom(e)
@@ -617,7 +617,7 @@ func (s *State) decodeBinary(body string, run Runner, yield func()) (regsFill fu
 	readSection(d, p, &s.Sessions, &s.SessionOrder, (*dec).sessionRec, func(r *SessionRec) string { return r.ID }, func(r *SessionRec, i int) { r.Seq = i })
 	readSection(d, p, &s.Venues, &s.VenueOrder, (*dec).venueRec, func(r *VenueRec) string { return r.ID }, func(r *VenueRec, i int) { r.Seq = i })
 	s.decodeProgram(d)
-	s.decodeConsole(d)
+	s.decodeContent(d)
 	s.decodeDoor(d)
 	if len(d.s) > 0 && d.err == nil {
 		s.FeedSeq = d.uvarint()

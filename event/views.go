@@ -22,7 +22,7 @@ type Event struct {
 	// SiteURL is the event's public page address, null until set in the
 	// console (SetSiteURL).
 	SiteURL *string `json:"siteUrl"`
-	// Description is the event's public description (console.go), null
+	// Description is the event's public description (content.go), null
 	// until set.
 	Description *string `json:"description"`
 	CreatedAt   Time    `json:"createdAt"`
@@ -79,7 +79,7 @@ type Registration struct {
 	Reason             *string `json:"reason"`
 	OrderID            *string `json:"orderId"`
 	// Responses are the answers to the registration form given with the
-	// order (console.go); null without an order or answers.
+	// order (forms.go); null without an order or answers.
 	Responses json.RawMessage `json:"responses"`
 	CreatedAt Time            `json:"createdAt"`
 	UpdatedAt Time            `json:"updatedAt"`
@@ -171,7 +171,7 @@ func (m *Machine) eventView() Event {
 	return Event{
 		ID: m.s.ID, Name: e.Name, Timezone: e.Timezone, StartsAt: tp(e.StartsAt), EndsAt: tp(e.EndsAt),
 		Status: e.Status, Currency: e.Currency, SiteURL: strp(e.SiteURL), CreatedAt: At(e.CreatedAt), UpdatedAt: At(e.UpdatedAt),
-		Description: strp(m.s.Console.Description), WaitingRoom: m.roomView(),
+		Description: strp(m.s.Content.Description), WaitingRoom: m.roomView(),
 	}
 }
 

@@ -795,7 +795,7 @@ func (m *Machine) roomAfter(ch WaitingRoomSet) *WaitingRoom {
 	return v
 }
 
-// ---- snapshot section (appended after the console's)
+// ---- snapshot section (appended after the organizer content's)
 
 const roomVersion = 1
 

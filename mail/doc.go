@@ -6,7 +6,7 @@
 //
 // An event actor writes an outbox entry in the same Pebble batch as the
 // change that owes it (event.AppendEffects: a TicketIssued change owes one
-// ticket email per registration, a WaitlistPromoted one per promoted
+// ticket email per registration, a WaitlistSeated one per seated
 // registration, a succeeded refund, a cancelled registration and an order
 // cancelled before payment one each), so an entry exists exactly when its
 // change is durable, and replaying the log writes none again.

@@ -160,7 +160,7 @@ func newView(tm actors.TicketMail) (view, error) {
 	case "", actors.MailTicket:
 		v.Ticket, v.Subject = true, "Your ticket: "+ev
 		v.Intro = "your ticket for " + ev + " is confirmed."
-	case actors.MailPromotion:
+	case actors.MailWaitlistSeated:
 		v.Ticket, v.Subject = true, "A place opened up: "+ev
 		v.Intro = "good news: a place opened up for " + ev + " and it is yours. You were on the waitlist; " +
 			"your registration is now confirmed, and there is nothing more to do before the day: " +

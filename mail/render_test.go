@@ -150,7 +150,7 @@ func TestRefundCancellationAndPromotionEmails(t *testing.T) {
 	require.Contains(t, got.Text, "Your order: "+base.OrderURL)
 
 	promo := base
-	promo.Kind, promo.Lines = actors.MailPromotion, nil
+	promo.Kind, promo.Lines = actors.MailWaitlistSeated, nil
 	_, got = render(t, promo)
 	require.Equal(t, "A place opened up: Go Meetup <Berlin>", got.Headers["Subject"])
 	require.Contains(t, got.Text, "You were on the waitlist")

@@ -1,7 +1,7 @@
 // Command ticketd is the event-ticketing service.
 //
 //	ticketd serve [flags]   start the HTTP server (see ticketd serve -h)
-//	ticketd admin ...       call the console (admin) API of a running server
+//	ticketd admin ...       call the admin API (/admin/v1) of a running server (internal/adminctl)
 //	ticketd version         print the build's version
 package main
 
@@ -19,7 +19,7 @@ import (
 	"syscall"
 
 	"ticketd/app"
-	"ticketd/internal/console"
+	"ticketd/internal/adminctl"
 )
 
 // defaultGCPercent is the GOGC of `ticketd serve` unless the GOGC
@@ -88,7 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case "admin":
-		return console.Run(ctx, args[1:], os.LookupEnv, stdout, stderr)
+		return adminctl.Run(ctx, args[1:], os.LookupEnv, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "ticketd: unknown command %q\n\n%s\n", args[0], usage)
 		return 2

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ticketd/internal/console"
+	"ticketd/internal/adminctl"
 )
 
 // Without SMTP the ticket email waits in the outbox; the operator reads it
@@ -62,17 +62,17 @@ func TestAPIOutboxPreview(t *testing.T) {
 	// The operator's command line asks the same route.
 	var out, errOut bytes.Buffer
 	noEnv := func(string) (string, bool) { return "", false }
-	code := console.Run(context.Background(), []string{"outbox", "preview", id, "-url", f.s.URL, "-token", f.s.Admin}, noEnv, &out, &errOut)
+	code := adminctl.Run(context.Background(), []string{"outbox", "preview", id, "-url", f.s.URL, "-token", f.s.Admin}, noEnv, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	require.Contains(t, out.String(), `"subject": "Your ticket: Gophercon"`)
 	require.Contains(t, out.String(), `"filename": "event.ics"`)
 	out.Reset()
-	code = console.Run(context.Background(), []string{"outbox", "preview", "-eml", "mail/" + strings.ReplaceAll(id, ".", "/"),
+	code = adminctl.Run(context.Background(), []string{"outbox", "preview", "-eml", "mail/" + strings.ReplaceAll(id, ".", "/"),
 		"-url", f.s.URL, "-token", f.s.Admin}, noEnv, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	require.Equal(t, "Your ticket: Gophercon", apiReadMail(t, out.Bytes()).subject)
 	out.Reset()
-	code = console.Run(context.Background(), []string{"outbox", "preview", "evt_nope.0000000000000001-0000", "-url", f.s.URL,
+	code = adminctl.Run(context.Background(), []string{"outbox", "preview", "evt_nope.0000000000000001-0000", "-url", f.s.URL,
 		"-token", f.s.Admin}, noEnv, &out, &errOut)
 	require.Equal(t, 1, code)
 	require.Contains(t, out.String(), "NOT_FOUND")
