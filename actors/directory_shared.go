@@ -53,6 +53,8 @@ type SharedLog interface {
 
 // IndexEntry is persistence.IndexEntry: an index entry a shared log's
 // records owe.
+//
+// Deprecated: moved to persistence.IndexEntry.
 type IndexEntry = persistence.IndexEntry
 
 // sharedAttempts bounds the decisions of one directory write that keep

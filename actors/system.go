@@ -131,11 +131,16 @@ type SnapshotStore interface {
 
 // ErrBusy is answered when an event already has MailboxSize requests on
 // their way to its actor. It maps to 503 with Retry-After.
+//
+// Deprecated: moved to ask.ErrBusy (the same value: errors.Is holds).
 var ErrBusy = ask.ErrBusy
 
 // ErrUnavailable is answered when an actor cannot serve (storage failure,
 // shutdown, timeout). It maps to 503. After a storage fault the error
 // wraps persistence.ErrFailed too.
+//
+// Deprecated: moved to ask.ErrUnavailable (the same value: errors.Is
+// holds).
 var ErrUnavailable = ask.ErrUnavailable
 
 // System owns the actor system, the event registry and the directory.

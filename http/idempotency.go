@@ -18,14 +18,23 @@ import (
 // replicated store implements too; these names stay for the pipeline.
 type (
 	// IdemState is idempotency.State.
+	//
+	// Deprecated: moved to idempotency.State.
 	IdemState = idempotency.State
 	// StoredResponse is idempotency.StoredResponse.
+	//
+	// Deprecated: moved to idempotency.StoredResponse.
 	StoredResponse = idempotency.StoredResponse
 	// IdempotencyStore is idempotency.Store.
+	//
+	// Deprecated: moved to idempotency.Store.
 	IdempotencyStore = idempotency.Store
 )
 
-// The outcomes of IdempotencyStore.Begin (see idempotency.State).
+// The outcomes of IdempotencyStore.Begin.
+//
+// Deprecated: moved to idempotency.New, Replay, Mismatch, InFlight and
+// Unavailable.
 const (
 	IdemNew         = idempotency.New
 	IdemReplay      = idempotency.Replay

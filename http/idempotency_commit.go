@@ -16,17 +16,27 @@ import (
 
 type (
 	// RecordingStore is idempotency.RecordingStore.
+	//
+	// Deprecated: moved to idempotency.RecordingStore.
 	RecordingStore = idempotency.RecordingStore
 	// KeyedWrite is idempotency.KeyedWrite.
+	//
+	// Deprecated: moved to idempotency.KeyedWrite.
 	KeyedWrite = idempotency.KeyedWrite
 	// OriginStore is idempotency.OriginStore.
+	//
+	// Deprecated: moved to idempotency.OriginStore.
 	OriginStore = idempotency.OriginStore
 )
 
 // RecordKey is idempotency.RecordKey.
+//
+// Deprecated: moved to idempotency.RecordKey.
 func RecordKey(scope, key string) []byte { return idempotency.RecordKey(scope, key) }
 
 // Live is idempotency.Live.
+//
+// Deprecated: moved to idempotency.Live.
 func Live(value []byte) bool { return idempotency.Live(value) }
 
 // keyedAnswer is the answer w records for a handler's result out.
