@@ -40,7 +40,8 @@ func TestRaftInternals(t *testing.T) {
 // TestRaftTimingSet: a started node sets the five variables from its
 // ElectionTimeout (the first node of the process decides).
 func TestRaftTimingSet(t *testing.T) {
-	startCluster(t, 1)
+	t.Parallel()
+	startCluster(t, 3)
 	const e = 2 * time.Second // Config's default: no test of the package sets another
 	got := CurrentRaftTiming()
 	want := RaftTiming{MinElection: e, MaxElection: 2 * e, Heartbeat: e / 4, LostQuorum: 2 * e, LostQuorumCheck: e / 4}
