@@ -9,6 +9,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"ticketd/bench/load"
 )
 
 // Chart draws latency (p50, p99, p99.9; log scale) against achieved
@@ -17,9 +19,9 @@ import (
 // 3x5 pixel font so the chart needs no font module.
 func (r *Report) Chart() ([]byte, error) {
 	panels := []string{"flash-sale", "checkin-burst"}
-	var series [][]Result
+	var series [][]load.Result
 	for _, p := range panels {
-		var rs []Result
+		var rs []load.Result
 		for _, x := range r.Runs {
 			if x.Name == p || strings.HasPrefix(x.Name, p+"@") {
 				rs = append(rs, x)
@@ -50,7 +52,7 @@ var (
 	lineCs = []color.RGBA{{30, 90, 200, 255}, {210, 40, 40, 255}, {230, 150, 0, 255}}
 )
 
-func drawPanel(img *image.RGBA, area image.Rectangle, title string, rs []Result, ceiling float64) {
+func drawPanel(img *image.RGBA, area image.Rectangle, title string, rs []load.Result, ceiling float64) {
 	left, right, top, bottom := area.Min.X+70, area.Max.X-20, area.Min.Y+50, area.Max.Y-60
 	text(img, area.Min.X+70, area.Min.Y+12, title+" LATENCY VS REQ/S", black, 2)
 	if len(rs) == 0 {
@@ -99,7 +101,7 @@ func drawPanel(img *image.RGBA, area image.Rectangle, title string, rs []Result,
 	}
 	// Open-loop runs make the curve; the closed-loop maximum is a black
 	// mark, since its latency hides queueing and is not on the same curve.
-	var open []Result
+	var open []load.Result
 	for _, x := range rs {
 		if x.Mode == "open" {
 			open = append(open, x)
@@ -112,10 +114,10 @@ func drawPanel(img *image.RGBA, area image.Rectangle, title string, rs []Result,
 		}
 	}
 	rs = open
-	for k, get := range []func(Result) float64{
-		func(x Result) float64 { return x.P50 },
-		func(x Result) float64 { return x.P99 },
-		func(x Result) float64 { return x.P999 },
+	for k, get := range []func(load.Result) float64{
+		func(x load.Result) float64 { return x.P50 },
+		func(x load.Result) float64 { return x.P99 },
+		func(x load.Result) float64 { return x.P999 },
 	} {
 		c := lineCs[k]
 		for i, x := range rs {

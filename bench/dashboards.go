@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"ticketd/bench/load"
 )
 
 const (
@@ -30,7 +32,7 @@ var consoleCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 // token, as a browser does: the sign-in form's double-submit token (its
 // cookie and its field) then the form's POST. It returns the session
 // cookie ("name=value").
-func consoleSignIn(c *Client, adminToken string) (string, error) {
+func consoleSignIn(c *load.Client, adminToken string) (string, error) {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
@@ -55,7 +57,7 @@ func consoleSignIn(c *Client, adminToken string) (string, error) {
 	}
 	sid := cookie(resp, "ticketd_console")
 	if resp.StatusCode() != 303 || sid == "" {
-		return "", fmt.Errorf("bench: console sign-in: status %d, no session cookie: %s", resp.StatusCode(), truncate(resp.Body(), 200))
+		return "", fmt.Errorf("bench: console sign-in: status %d, no session cookie: %s", resp.StatusCode(), load.Truncate(resp.Body(), 200))
 	}
 	return "ticketd_console=" + sid, nil
 }
@@ -75,7 +77,7 @@ func cookie(resp *fasthttp.Response, name string) string {
 // browser's), their phases spread evenly over the interval as browsers
 // opened at different moments would be.
 type dashboardPollers struct {
-	c        *Client
+	c        *load.Client
 	path     string
 	sessions []string
 
@@ -111,7 +113,7 @@ func (p *dashboardPollers) run(interval time.Duration, stop <-chan struct{}) {
 				// error page in its place is a failed poll.
 				if err != nil || resp.StatusCode() != 200 || !bytes.Contains(resp.Body(), []byte(`id="stat-sold"`)) {
 					p.failed.Add(1)
-					p.firstErr.CompareAndSwap(nil, fmt.Sprintf("status %d %v %s", resp.StatusCode(), err, truncate(resp.Body(), 200)))
+					p.firstErr.CompareAndSwap(nil, fmt.Sprintf("status %d %v %s", resp.StatusCode(), err, load.Truncate(resp.Body(), 200)))
 				}
 			}
 		}()
@@ -145,7 +147,7 @@ type DashboardReport struct {
 // beside dashboards polling at the console's interval and beside
 // dashboards polling every second, the order turned around every other
 // round so a drift of the machine's speed weighs on all three alike.
-func (h *Harness) consoleDashboards(s *Server, c *Client) error {
+func (h *Harness) consoleDashboards(s *load.Server, c *load.Client) error {
 	if s.AdminToken == "" {
 		return fmt.Errorf("bench: console dashboards: the service printed no admin token")
 	}
@@ -171,7 +173,7 @@ func (h *Harness) consoleDashboards(s *Server, c *Client) error {
 	if h.cfg.Quick {
 		rounds = 4
 	}
-	var ack acks
+	var ack load.Acks
 	sum := map[time.Duration]float64{}
 	order := []time.Duration{0, DashboardPoll, DashboardFastPoll}
 	for r := range rounds {
@@ -208,7 +210,7 @@ func (h *Harness) consoleDashboards(s *Server, c *Client) error {
 		return err
 	}
 	var next atomic.Int64
-	alone := h.record((&Load{Name: "dashboard-live-alone", Client: pc, Conns: Dashboards, Duration: h.cfg.OpenDuration, ServerPID: s.Pid(),
+	alone := h.record((&load.Load{Name: "dashboard-live-alone", Client: pc, Conns: Dashboards, Duration: h.cfg.OpenDuration, ServerPID: s.Pid(),
 		Make: func(_ int64, req *fasthttp.Request) bool {
 			req.SetRequestURI(pc.Base + p.path)
 			req.Header.Set("Cookie", p.sessions[next.Add(1)%int64(len(p.sessions))])

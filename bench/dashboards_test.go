@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"ticketd/bench/load"
+
 	"os"
 	"strings"
 	"testing"
@@ -21,7 +23,7 @@ func TestConsoleDashboards(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	cfg := QuickConfig()
-	cfg.TicketdBin, cfg.SelfBin, cfg.TicketdRole = self, self, RoleService
+	cfg.TicketdBin, cfg.SelfBin, cfg.TicketdRole = self, self, load.RoleService
 	cfg.WorkDir = t.TempDir()
 	cfg.Conns, cfg.Duration = 8, time.Second
 	cfg.Only = map[string]bool{"console-dashboards": true}

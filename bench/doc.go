@@ -17,18 +17,12 @@
 // snapshot) and scale (many events, memory per registration and per idle
 // event).
 //
-// The chaos run (RunChaos, cmd/chaos, `make chaos`) is separate: for each
-// fault in turn (kill -9, a full tmpfs, an fsync EIO injected by strace, an
-// idle-connection flood, a refusing SMTP relay) it runs the real binary
-// under a Supervisor that restarts it whenever it exits, floods it with
-// orders, and reports what was lost, oversold, how long writes took to
-// return and what a read-only client saw (chaos.go).
+// The chaos run (package chaos, cmd/chaos, `make chaos`) is separate.
+// The parts both drive the service with (the HTTP client, the open- and
+// closed-loop Load, the child servers and their roles, metrics scraping,
+// CPU sampling, the Seeder) are package load.
 //
-// Seeding large logs through HTTP is slow, so Seed writes them with the
-// actors package directly on a closed data dir; the measured part is always
-// the service process starting on it.
-//
-// Concurrency: a Load runs its own goroutines and returns when done; the
-// other types are used from one goroutine. Nothing here is used by the
-// service.
+// Concurrency: a Run uses one goroutine but for the Loads it starts (see
+// package load); the reports are built and written by that goroutine.
+// Nothing here is used by the service.
 package bench

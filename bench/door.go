@@ -15,6 +15,8 @@ import (
 
 	gojson "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
+
+	"ticketd/bench/load"
 )
 
 // door-sync (decisions §18, issue 33): an event of DoorRegs confirmed
@@ -39,13 +41,13 @@ type doorScan struct {
 	dup       bool
 }
 
-func (h *Harness) doorSync(s *Server, c *Client) error {
+func (h *Harness) doorSync(s *load.Server, c *load.Client) error {
 	cfg := h.cfg
 	e, err := c.CreateEvent(s.SecretKey, "Door sync", 10_000_000)
 	if err != nil {
 		return err
 	}
-	var venue idOnly
+	var venue load.IDOnly
 	if err := c.JSON("POST", "/admin/v1/events/"+e.EventID+"/venues", s.AdminToken, map[string]any{"name": "Hall"}, 201, &venue); err != nil {
 		return err
 	}
@@ -205,7 +207,7 @@ func (h *Harness) doorSync(s *Server, c *Client) error {
 			bodies[r][d] = []byte(sb.String())
 		}
 	}
-	cpu0 := sampleCPU(s.Pid())
+	cpu0 := load.SampleCPU(s.Pid())
 	t3 := time.Now()
 	for r := range rounds {
 		var wg sync.WaitGroup
@@ -222,7 +224,7 @@ func (h *Harness) doorSync(s *Server, c *Client) error {
 				st, resp, err := c.Do("POST", "/door/v1/scans", devs[d].key, bodies[r][d])
 				took := time.Since(start)
 				if err != nil || st != 200 {
-					roundErr.Store(fmt.Errorf("bench: door-sync: scans: %d %v %s", st, err, truncate(resp, 200)))
+					roundErr.Store(fmt.Errorf("bench: door-sync: scans: %d %v %s", st, err, load.Truncate(resp, 200)))
 					return
 				}
 				latMu.Lock()
@@ -260,9 +262,9 @@ func (h *Harness) doorSync(s *Server, c *Client) error {
 	p99 := lat[min(len(lat)-1, len(lat)*99/100)]
 	h.logf("   %d scans (%d repeats) in %d batches: %.0f scans/s, batch p50 %.1f ms p99 %.1f ms", total, nDup, len(lat), scansPerSec,
 		ms(lat[len(lat)/2]), ms(p99))
-	dres := Result{Name: "door-sync", Mode: "closed", Conns: len(devs), RPS: scansPerSec, Requests: int64(total), Seconds: elapsed.Seconds(),
+	dres := load.Result{Name: "door-sync", Mode: "closed", Conns: len(devs), RPS: scansPerSec, Requests: int64(total), Seconds: elapsed.Seconds(),
 		P50: ms(lat[len(lat)/2]), P99: ms(p99)}
-	dres.setCPU(cpu0, sampleCPU(s.Pid())) // per scan, not per batch
+	dres.SetCPU(cpu0, load.SampleCPU(s.Pid())) // per scan, not per batch
 	dres = h.record(dres)
 
 	// The single scan of the same run: checkin-burst's closed loop, or a
@@ -309,7 +311,7 @@ func (h *Harness) doorSync(s *Server, c *Client) error {
 		start := time.Now()
 		st, resp, err := c.Do("POST", "/door/v1/scans", devs[b%len(devs)].key, enc)
 		if err != nil || st != 200 {
-			return fmt.Errorf("bench: door-sync: solo batch: %d %v %s", st, err, truncate(resp, 200))
+			return fmt.Errorf("bench: door-sync: solo batch: %d %v %s", st, err, load.Truncate(resp, 200))
 		}
 		solo = append(solo, time.Since(start))
 		var res struct {
@@ -356,10 +358,10 @@ func (h *Harness) doorSync(s *Server, c *Client) error {
 		return err
 	}
 	var i0 atomic.Int64
-	ld := &Load{Name: "door-sync-delta", Client: c, Conns: cfg.Conns, Duration: min(cfg.Duration, 5*time.Second), ServerPID: s.Pid(),
+	ld := &load.Load{Name: "door-sync-delta", Client: c, Conns: cfg.Conns, Duration: min(cfg.Duration, 5*time.Second), ServerPID: s.Pid(),
 		Make: func(i int64, req *fasthttp.Request) bool {
 			d := devs[int(i0.Add(1))%len(devs)]
-			setRequest(req, "GET", s.URL+"/door/v1/passes?cursor="+url.QueryEscape(cursor), d.key)
+			load.SetRequest(req, "GET", s.URL+"/door/v1/passes?cursor="+url.QueryEscape(cursor), d.key)
 			return true
 		}}
 	h.reference("door-sync")
@@ -388,11 +390,11 @@ type doorPassLite struct {
 
 // downloadPasses pages through the passes after cursor with gzip; it
 // answers how many, the bytes on the wire and decoded, and the cursor after.
-func downloadPasses(c *Client, key, cursor string) (n, gz, raw int, next string, err error) {
+func downloadPasses(c *load.Client, key, cursor string) (n, gz, raw int, next string, err error) {
 	return downloadPassesEach(c, key, cursor, nil)
 }
 
-func downloadPassesEach(c *Client, key, cursor string, each func(doorPassLite)) (n, gz, raw int, next string, err error) {
+func downloadPassesEach(c *load.Client, key, cursor string, each func(doorPassLite)) (n, gz, raw int, next string, err error) {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
@@ -402,13 +404,13 @@ func downloadPassesEach(c *Client, key, cursor string, each func(doorPassLite)) 
 		if cursor != "" {
 			u += "?cursor=" + url.QueryEscape(cursor)
 		}
-		setRequest(req, "GET", u, key)
+		load.SetRequest(req, "GET", u, key)
 		req.Header.Set("Accept-Encoding", "gzip")
 		if err := c.HC.DoTimeout(req, resp, time.Minute); err != nil {
 			return n, gz, raw, "", err
 		}
 		if resp.StatusCode() != 200 {
-			return n, gz, raw, "", fmt.Errorf("bench: passes: status %d: %s", resp.StatusCode(), truncate(resp.Body(), 200))
+			return n, gz, raw, "", fmt.Errorf("bench: passes: status %d: %s", resp.StatusCode(), load.Truncate(resp.Body(), 200))
 		}
 		gz += len(resp.Body())
 		body := resp.Body()
@@ -442,7 +444,7 @@ func downloadPassesEach(c *Client, key, cursor string, each func(doorPassLite)) 
 // streamLatency opens b's stream and checks regs in one by one on a,
 // answering, for each, the time from the scan's request to its pass on
 // b's stream.
-func streamLatency(c *Client, base string, a, b doorDevice, regs []string) ([]time.Duration, error) {
+func streamLatency(c *load.Client, base string, a, b doorDevice, regs []string) ([]time.Duration, error) {
 	req, _ := nethttp.NewRequest("GET", base+"/door/v1/stream", nil)
 	req.Header.Set("Authorization", "Bearer "+b.key)
 	resp, err := nethttp.DefaultClient.Do(req)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"ticketd/bench/load"
 )
 
 // Followers is how many integrators follow the event's change feed during
@@ -48,7 +50,7 @@ type FeedFollowReport struct {
 // the seq it saw last.
 type feedFollower struct {
 	mu     sync.Mutex // guards what follow writes after the start
-	c      *Client
+	c      *load.Client
 	eid    string
 	key    string
 	cursor string
@@ -83,14 +85,14 @@ func (f *feedFollower) follow(stop <-chan struct{}, end *atomic.Uint64) {
 		default:
 		}
 		req.Reset()
-		setRequest(req, "GET", f.c.Base+"/v1/events/"+f.eid+"/changes?limit=1000&wait="+fmt.Sprint(followWait)+
+		load.SetRequest(req, "GET", f.c.Base+"/v1/events/"+f.eid+"/changes?limit=1000&wait="+fmt.Sprint(followWait)+
 			"&after="+url.QueryEscape(f.cursor), f.key)
 		err := f.c.HC.DoTimeout(req, resp, (followWait+15)*time.Second)
 		got := time.Now()
 		f.mu.Lock()
 		f.reads++
 		if err != nil || resp.StatusCode() != 200 {
-			f.reqErr = fmt.Errorf("feed read: status %d %v %s", resp.StatusCode(), err, truncate(resp.Body(), 200))
+			f.reqErr = fmt.Errorf("feed read: status %d %v %s", resp.StatusCode(), err, load.Truncate(resp.Body(), 200))
 			f.mu.Unlock()
 			return
 		}
@@ -122,7 +124,7 @@ func scanFeed(b []byte, fn func(seq uint64, at time.Time)) (next string, err err
 	const change, seqKey, atKey, nextKey = `{"cursor":"`, `,"seq":`, `,"occurredAt":"`, `],"nextCursor":"`
 	end := bytes.LastIndex(b, []byte(nextKey))
 	if end < 0 {
-		return "", fmt.Errorf("no nextCursor in %s", truncate(b, 200))
+		return "", fmt.Errorf("no nextCursor in %s", load.Truncate(b, 200))
 	}
 	nc := b[end+len(nextKey):]
 	q := bytes.IndexByte(nc, '"')
@@ -191,11 +193,11 @@ func cursorSeq(c string) (uint64, error) {
 
 // feedPosition reads the event's feed position (the registrations list's
 // Feed-Cursor) and the seq it stands for (from an empty read after it).
-func feedPosition(c *Client, key, eid string) (string, error) {
+func feedPosition(c *load.Client, key, eid string) (string, error) {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	setRequest(req, "GET", c.Base+"/v1/events/"+eid+"/registrations?limit=1", key)
+	load.SetRequest(req, "GET", c.Base+"/v1/events/"+eid+"/registrations?limit=1", key)
 	if err := c.HC.DoTimeout(req, resp, 10*time.Second); err != nil || resp.StatusCode() != 200 {
 		return "", fmt.Errorf("bench: list registrations: status %d %v", resp.StatusCode(), err)
 	}
@@ -208,7 +210,7 @@ func feedPosition(c *Client, key, eid string) (string, error) {
 
 // feedEnd is the seq of the feed's last change: the last change's seq of
 // a read from cursor to the end (0 when there is none after cursor).
-func feedEnd(c *Client, key, eid, cursor string, from uint64) (uint64, error) {
+func feedEnd(c *load.Client, key, eid, cursor string, from uint64) (uint64, error) {
 	last := from
 	for {
 		var p feedWire
@@ -229,7 +231,7 @@ func feedEnd(c *Client, key, eid, cursor string, from uint64) (uint64, error) {
 // the event's change feed, interleaved over rounds (the order turned
 // around every other round), and checks that every follower saw every
 // change of the drop exactly once, in order, with its lag.
-func (h *Harness) feedFollow(s *Server, c *Client) error {
+func (h *Harness) feedFollow(s *load.Server, c *load.Client) error {
 	e, err := c.CreateEvent(s.SecretKey, "Feed follow", 10_000_000)
 	if err != nil {
 		return err
@@ -239,7 +241,7 @@ func (h *Harness) feedFollow(s *Server, c *Client) error {
 		rounds = 3
 	}
 	rep := &FeedFollowReport{Followers: Followers, Rounds: rounds, ExactlyOnce: true}
-	var ack acks
+	var ack load.Acks
 	var sum [2]float64
 	var lags []float64
 	for r := range rounds {

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"ticketd/bench/load"
+
 	"os"
 	"strings"
 	"testing"
@@ -20,7 +22,7 @@ func TestFeedFollow(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	cfg := QuickConfig()
-	cfg.TicketdBin, cfg.SelfBin, cfg.TicketdRole = self, self, RoleService
+	cfg.TicketdBin, cfg.SelfBin, cfg.TicketdRole = self, self, load.RoleService
 	cfg.WorkDir = t.TempDir()
 	cfg.Conns, cfg.Duration = 8, time.Second
 	cfg.Only = map[string]bool{"feed-follow": true}

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"ticketd/bench/load"
+
 	"fmt"
 	"os"
 	"strings"
@@ -12,8 +14,8 @@ import (
 
 // TestMain lets the test binary serve as the harness's child processes.
 func TestMain(m *testing.M) {
-	if role := os.Getenv(RoleEnv); role != "" {
-		if err := RunRole(role, os.Args[1:], os.Stdout); err != nil {
+	if role := os.Getenv(load.RoleEnv); role != "" {
+		if err := load.RunRole(role, os.Args[1:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -34,7 +36,7 @@ func TestQuickCorrectness(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	cfg := QuickConfig()
-	cfg.TicketdBin, cfg.SelfBin, cfg.TicketdRole = self, self, RoleService
+	cfg.TicketdBin, cfg.SelfBin, cfg.TicketdRole = self, self, load.RoleService
 	cfg.WorkDir = t.TempDir()
 	cfg.Conns, cfg.Duration, cfg.OpenDuration = 16, time.Second, 500*time.Millisecond
 	cfg.Levels = []float64{0.5}

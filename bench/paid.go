@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"ticketd/bench/load"
 	"ticketd/payments"
 )
 
@@ -21,7 +22,7 @@ import (
 // Its throughput is buyers settled per second, reported as a ratio to the
 // free flash sale's orders per second (one request per buyer). After it:
 // nothing oversold, and every settled buyer holds a confirmed place.
-func (h *Harness) paidFlashSale(s *Server, c *Client) error {
+func (h *Harness) paidFlashSale(s *load.Server, c *load.Client) error {
 	secret, err := os.ReadFile(filepath.Join(s.DataDir, "payment-webhook-secret"))
 	if err != nil {
 		return fmt.Errorf("bench: paid flash sale: the sandbox's webhook secret: %w", err)
@@ -44,7 +45,7 @@ func (h *Harness) paidFlashSale(s *Server, c *Client) error {
 		mu.Lock()
 		statuses[st]++
 		mu.Unlock()
-		firstErr.CompareAndSwap(nil, fmt.Sprintf("%s: status %d %v %s", step, st, err, truncate(body, 200)))
+		firstErr.CompareAndSwap(nil, fmt.Sprintf("%s: status %d %v %s", step, st, err, load.Truncate(body, 200)))
 	}
 	buyer := func(i int64) {
 		t0 := time.Now()
@@ -110,7 +111,7 @@ func (h *Harness) paidFlashSale(s *Server, c *Client) error {
 		}
 		return float64(lat[int(q*float64(len(lat)-1))]) / 1e6
 	}
-	res := h.record(Result{Name: "paid-flash-sale", Mode: "closed", Conns: h.cfg.Conns, RPS: float64(settled.Load()) / secs,
+	res := h.record(load.Result{Name: "paid-flash-sale", Mode: "closed", Conns: h.cfg.Conns, RPS: float64(settled.Load()) / secs,
 		Requests: settled.Load() + failed.Load(), Status: statuses, Seconds: secs,
 		P50: ms(0.5), P99: ms(0.99), P999: ms(0.999), Max: ms(1)})
 	free := 0.0
@@ -139,23 +140,23 @@ func (h *Harness) paidFlashSale(s *Server, c *Client) error {
 }
 
 // createPaidEvent is CreateEvent with a ticket type at price.
-func createPaidEvent(c *Client, sk, name string, capacity int, price float64) (EventSetup, error) {
-	var ev, tt idOnly
+func createPaidEvent(c *load.Client, sk, name string, capacity int, price float64) (load.EventSetup, error) {
+	var ev, tt load.IDOnly
 	if err := c.JSON("POST", "/v1/events", sk, map[string]any{
 		"name": name, "timezone": "UTC", "startsAt": "2027-06-01T09:00:00Z",
 	}, 201, &ev); err != nil {
-		return EventSetup{}, err
+		return load.EventSetup{}, err
 	}
 	if err := c.JSON("POST", "/v1/events/"+ev.ID+"/ticket-types", sk, map[string]any{
 		"name": "General admission", "capacity": capacity, "priceAmount": price,
 	}, 201, &tt); err != nil {
-		return EventSetup{}, err
+		return load.EventSetup{}, err
 	}
 	if err := c.JSON("PATCH", "/v1/events/"+ev.ID+"/ticket-types/"+tt.ID, sk, map[string]any{"status": "open"}, 200, nil); err != nil {
-		return EventSetup{}, err
+		return load.EventSetup{}, err
 	}
 	if err := c.JSON("PATCH", "/v1/events/"+ev.ID, sk, map[string]any{"status": "published"}, 200, nil); err != nil {
-		return EventSetup{}, err
+		return load.EventSetup{}, err
 	}
-	return EventSetup{EventID: ev.ID, TicketTypeID: tt.ID, Capacity: capacity}, nil
+	return load.EventSetup{EventID: ev.ID, TicketTypeID: tt.ID, Capacity: capacity}, nil
 }

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"ticketd/bench/load"
 )
 
 // Report is everything one harness run measured and checked.
@@ -22,10 +24,10 @@ type Report struct {
 	Quick      bool      `json:"quick"`
 	Config     string    `json:"config"`
 
-	CeilingRPS float64  `json:"ceilingRps"`
-	Runs       []Result `json:"runs"`
-	Checks     []Check  `json:"checks"`
-	Targets    []Target `json:"targets"`
+	CeilingRPS float64       `json:"ceilingRps"`
+	Runs       []load.Result `json:"runs"`
+	Checks     []Check       `json:"checks"`
+	Targets    []Target      `json:"targets"`
 
 	Durability *DurabilityReport `json:"durability,omitempty"`
 	Integrator *IntegratorReport `json:"integrator,omitempty"`
@@ -64,11 +66,11 @@ type Target struct {
 
 // DurabilityReport compares the same drop with fsync on and off.
 type DurabilityReport struct {
-	Sync        Durability `json:"sync"`
-	SyncRPS     float64    `json:"syncRps"`
-	NoSyncRPS   float64    `json:"noSyncRps"`
-	SyncP99Ms   float64    `json:"syncP99Ms"`
-	NoSyncP99Ms float64    `json:"noSyncP99Ms"`
+	Sync        load.Durability `json:"sync"`
+	SyncRPS     float64         `json:"syncRps"`
+	NoSyncRPS   float64         `json:"noSyncRps"`
+	SyncP99Ms   float64         `json:"syncP99Ms"`
+	NoSyncP99Ms float64         `json:"noSyncP99Ms"`
 	// DuplicateScanSyncs is the fsyncs seen while only duplicate scans ran.
 	DuplicateScanSyncs float64 `json:"duplicateScanSyncs"`
 	DuplicateScans     int64   `json:"duplicateScans"`
@@ -133,27 +135,12 @@ type ScaleReport struct {
 func newReport(cfg *Config) *Report {
 	host, _ := os.Hostname()
 	return &Report{
-		Date: time.Now().UTC(), Machine: host, CPU: cpuModel(), NumCPU: runtime.NumCPU(),
+		Date: time.Now().UTC(), Machine: host, CPU: load.CPUModel(), NumCPU: runtime.NumCPU(),
 		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), Quick: cfg.Quick,
 		Config: fmt.Sprintf("conns=%d duration=%s open=%s levels=%v soldout=%d checkins=%d dup=%.2f mix=%.0f/s recovery=%d changes/%d registrations scale=%dx%d active=%d idle=%s",
 			cfg.Conns, cfg.Duration, cfg.OpenDuration, cfg.Levels, cfg.SoldOutCapacity, cfg.CheckinPool, cfg.DuplicateShare,
 			cfg.MixRate, cfg.RecoveryChanges, cfg.RecoveryRegistrations, cfg.ScaleEvents, cfg.ScaleRegs, cfg.ScaleActive, cfg.ScaleIdle),
 	}
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "model name") {
-			if i := strings.IndexByte(l, ':'); i >= 0 {
-				return strings.TrimSpace(l[i+1:])
-			}
-		}
-	}
-	return runtime.GOARCH
 }
 
 func (r *Report) check(scenario, name string, ok bool, format string, args ...any) {
@@ -164,7 +151,7 @@ func (r *Report) target(name, want, got string, met bool) {
 	r.Targets = append(r.Targets, Target{Name: name, Want: want, Got: got, Met: met})
 }
 
-func (r *Report) add(res Result) Result {
+func (r *Report) add(res load.Result) load.Result {
 	if res.CeilingRPS == 0 {
 		res.CeilingRPS = r.CeilingRPS
 	}
@@ -203,7 +190,7 @@ func (r *Report) Markdown(chart string) string {
 			tgt = fmt.Sprintf("%.0f", x.TargetRPS)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %d | %d |\n",
-			x.Name, x.Mode, x.Conns, tgt, x.RPS, x.CeilingRatio, x.P50, x.P99, x.P999, x.Max, statuses(x.Status), x.Errors, x.Unsent)
+			x.Name, x.Mode, x.Conns, tgt, x.RPS, x.CeilingRatio, x.P50, x.P99, x.P999, x.Max, load.Statuses(x.Status), x.Errors, x.Unsent)
 	}
 	r.cpuSection(&b)
 	if len(r.Targets) > 0 {
@@ -309,19 +296,6 @@ func yes(b bool) string {
 		return "yes"
 	}
 	return "**NO**"
-}
-
-func statuses(m map[int]int64) string {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%d:%d", k, m[k])
-	}
-	return strings.Join(parts, " ")
 }
 
 // Write stores the report as <stamp>.json, <stamp>.md and <stamp>.png in

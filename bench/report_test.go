@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"ticketd/bench/load"
+
 	"bytes"
 	"encoding/json"
 	"image/png"
@@ -15,10 +17,10 @@ import (
 func sampleReport() *Report {
 	r := newReport(&Config{Levels: []float64{0.5, 1}})
 	r.CeilingRPS = 30000
-	r.add(Result{Name: "ceiling", Mode: "closed", RPS: 30000, P50: 1, P99: 5, P999: 9, Max: 12, Status: map[int]int64{201: 90000}})
-	r.add(Result{Name: "flash-sale", Mode: "closed", RPS: 12000, P50: 4, P99: 20, P999: 40, Max: 50, Status: map[int]int64{201: 36000}})
-	r.add(Result{Name: "flash-sale@50%", Mode: "open", TargetRPS: 6000, RPS: 6000, P50: 1.5, P99: 6, P999: 9, Max: 10})
-	r.add(Result{Name: "checkin-burst@50%", Mode: "open", TargetRPS: 5000, RPS: 5000, P50: 0.8, P99: 3, P999: 8, Max: 10})
+	r.add(load.Result{Name: "ceiling", Mode: "closed", RPS: 30000, P50: 1, P99: 5, P999: 9, Max: 12, Status: map[int]int64{201: 90000}})
+	r.add(load.Result{Name: "flash-sale", Mode: "closed", RPS: 12000, P50: 4, P99: 20, P999: 40, Max: 50, Status: map[int]int64{201: 36000}})
+	r.add(load.Result{Name: "flash-sale@50%", Mode: "open", TargetRPS: 6000, RPS: 6000, P50: 1.5, P99: 6, P999: 9, Max: 10})
+	r.add(load.Result{Name: "checkin-burst@50%", Mode: "open", TargetRPS: 5000, RPS: 5000, P50: 0.8, P99: 3, P999: 8, Max: 10})
 	r.check("flash-sale", "no oversell", true, "capacity %d", 10)
 	return r
 }
@@ -66,7 +68,7 @@ func TestReportFiles(t *testing.T) {
 }
 
 func TestParseMetrics(t *testing.T) {
-	m := ParseMetrics([]byte(`# HELP x y
+	m := load.ParseMetrics([]byte(`# HELP x y
 # TYPE ticketd_wal_syncs_total counter
 ticketd_wal_syncs_total 12
 ticketd_http_requests_total{code="201",method="POST",operation="placeStorefrontOrder"} 7
@@ -77,8 +79,8 @@ go_gc_heap_live_bytes 1.5e+06
 	require.Equal(t, 10.0, m.Sum("ticketd_http_requests_total"))
 	require.Equal(t, 3.0, m.Sum("ticketd_http_requests_total", `code="412"`))
 	require.Equal(t, 1.5e6, m.Sum("go_gc_heap_live_bytes"))
-	d := DurabilityBetween(Metrics{"ticketd_wal_records_total": 10, "ticketd_wal_syncs_total": 2, "ticketd_wal_commits_total": 2},
-		Metrics{"ticketd_wal_records_total": 110, "ticketd_wal_syncs_total": 7, "ticketd_wal_commits_total": 6}, 2)
+	d := load.DurabilityBetween(load.Metrics{"ticketd_wal_records_total": 10, "ticketd_wal_syncs_total": 2, "ticketd_wal_commits_total": 2},
+		load.Metrics{"ticketd_wal_records_total": 110, "ticketd_wal_syncs_total": 7, "ticketd_wal_commits_total": 6}, 2)
 	require.Equal(t, 20.0, d.RecordsPerSync)
 	require.Equal(t, 25.0, d.RecordsPerCommit)
 	require.Equal(t, 2.5, d.SyncsPerSecond)

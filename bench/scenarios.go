@@ -11,13 +11,14 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"ticketd/bench/load"
 )
 
 // Harness runs the scenarios of one Config and fills a Report.
@@ -30,8 +31,8 @@ type Harness struct {
 	// compared with a ceiling measured right before it (ref), since the
 	// machine's speed drifts over minutes (one full run saw the ceiling
 	// anywhere between 23k and 36k req/s).
-	ceilSrv *Server
-	ceilC   *Client
+	ceilSrv *load.Server
+	ceilC   *load.Client
 	ref     float64
 }
 
@@ -87,87 +88,37 @@ func (h *Harness) logFile(name string) string {
 	return filepath.Join(h.cfg.WorkDir, "logs", name+".log")
 }
 
-func (h *Harness) startTicketd(name, dataDir string, env []string, extra ...string) (*Server, error) {
+func (h *Harness) startTicketd(name, dataDir string, env []string, extra ...string) (*load.Server, error) {
 	args := []string{"serve"}
 	if h.cfg.TicketdRole != "" {
-		args, env = nil, append(env, RoleEnv+"="+h.cfg.TicketdRole)
+		args, env = nil, append(env, load.RoleEnv+"="+h.cfg.TicketdRole)
 	}
-	return StartServer(ServerSpec{Bin: h.cfg.TicketdBin, Args: args, DataDir: dataDir,
+	return load.StartServer(load.ServerSpec{Bin: h.cfg.TicketdBin, Args: args, DataDir: dataDir,
 		LogFile: h.logFile(name), Env: env, Extra: extra})
 }
 
-func (h *Harness) record(res Result) Result {
+func (h *Harness) record(res load.Result) load.Result {
 	if res.CeilingRPS == 0 && h.ref > 0 {
 		res.CeilingRPS = h.ref
 	}
 	res = h.rep.add(res)
 	h.logf("   %-28s %-6s %7.0f req/s (x%.2f)  p50 %6.2f  p99 %7.2f  p99.9 %7.2f  max %7.2f ms  %s err %d unsent %d",
-		res.Name, res.Mode, res.RPS, res.CeilingRatio, res.P50, res.P99, res.P999, res.Max, statuses(res.Status), res.Errors, res.Unsent)
+		res.Name, res.Mode, res.RPS, res.CeilingRatio, res.P50, res.P99, res.P999, res.Max, load.Statuses(res.Status), res.Errors, res.Unsent)
 	return res
 }
 
-// orderBody is a storefront order of one place for buyer i.
-func orderBody(req *fasthttp.Request, prefix string, i int64, ticketType string) {
-	b := req.SwapBody(nil)
-	b = append(b[:0], `{"email":"`...)
-	b = append(b, prefix...)
-	b = strconv.AppendInt(b, i, 10)
-	b = append(b, `@bench.example","name":"Buyer","items":[{"itemType":"registration_type","itemId":"`...)
-	b = append(b, ticketType...)
-	b = append(b, `","quantity":1}]}`...)
-	req.SwapBody(b)
-}
-
-func setRequest(req *fasthttp.Request, method, uri, token string) {
-	req.Header.SetMethod(method)
-	req.SetRequestURI(uri)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.SetContentType("application/json")
-}
-
-var orderNumberKey = []byte(`"orderNumber":"`)
-
-// acks collects the order numbers of acknowledged (2xx) orders.
-type acks struct {
-	mu  sync.Mutex
-	all []string
-}
-
-func (a *acks) add(body []byte) {
-	i := bytes.Index(body, orderNumberKey)
-	if i < 0 {
-		return
-	}
-	rest := body[i+len(orderNumberKey):]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 {
-		return
-	}
-	a.mu.Lock()
-	a.all = append(a.all, string(rest[:j]))
-	a.mu.Unlock()
-}
-
-func (a *acks) n() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.all)
-}
-
 // drop is a flash-sale load: every request a new buyer.
-func (h *Harness) drop(name string, c *Client, s *Server, e EventSetup, rate float64, ack *acks, prefix string) *Load {
+func (h *Harness) drop(name string, c *load.Client, s *load.Server, e load.EventSetup, rate float64, ack *load.Acks, prefix string) *load.Load {
 	uri := s.URL + "/storefront/v1/events/" + e.EventID + "/orders"
-	return &Load{Name: name, Client: c, Conns: h.cfg.Conns, Duration: h.dur(rate), Rate: rate, ServerPID: s.Pid(),
+	return &load.Load{Name: name, Client: c, Conns: h.cfg.Conns, Duration: h.dur(rate), Rate: rate, ServerPID: s.Pid(),
 		Make: func(i int64, req *fasthttp.Request) bool {
-			setRequest(req, "POST", uri, s.PublishableKey)
-			orderBody(req, prefix, i, e.TicketTypeID)
+			load.SetRequest(req, "POST", uri, s.PublishableKey)
+			load.OrderBody(req, prefix, i, e.TicketTypeID)
 			return true
 		},
 		Check: func(_ int64, st int, body []byte) {
 			if st == 201 || st == 200 {
-				ack.add(body)
+				ack.Add(body)
 			}
 		}}
 }
@@ -180,7 +131,7 @@ func (h *Harness) dur(rate float64) time.Duration {
 }
 
 func (h *Harness) ceiling() error {
-	s, err := StartServer(ServerSpec{Bin: h.cfg.SelfBin, Env: []string{RoleEnv + "=" + RoleCeiling}, Bare: true, LogFile: h.logFile("ceiling")})
+	s, err := load.StartServer(load.ServerSpec{Bin: h.cfg.SelfBin, Env: []string{load.RoleEnv + "=" + load.RoleCeiling}, Bare: true, LogFile: h.logFile("ceiling")})
 	if err != nil {
 		return err
 	}
@@ -200,9 +151,9 @@ func (h *Harness) ceiling() error {
 
 // ticketdScenarios run on one real ticketd: flash sale, sold out, check-in
 // burst, integrator mix, then the kill -9 drop.
-func (h *Harness) measureCeiling(name string) Result {
-	var ack acks
-	res := h.drop(name, h.ceilC, h.ceilSrv, EventSetup{EventID: "evt_ceiling", TicketTypeID: "tt_01m80je08a0hs5x214cz7we1b7"}, 0, &ack, "c").Run()
+func (h *Harness) measureCeiling(name string) load.Result {
+	var ack load.Acks
+	res := h.drop(name, h.ceilC, h.ceilSrv, load.EventSetup{EventID: "evt_ceiling", TicketTypeID: "tt_01m80je08a0hs5x214cz7we1b7"}, 0, &ack, "c").Run()
 	res.CeilingRPS = res.RPS
 	h.ref = res.RPS
 	return h.record(res)
@@ -241,7 +192,7 @@ func (h *Harness) ticketdScenarios() error {
 	}
 	for _, st := range []struct {
 		name string
-		run  func(*Server, *Client) error
+		run  func(*load.Server, *load.Client) error
 	}{
 		{"flash-sale", h.flashSale}, {"paid-flash-sale", h.paidFlashSale}, {"console-dashboards", h.consoleDashboards}, {"feed-follow", h.feedFollow}, {"sold-out", h.soldOut}, {"checkin-burst", h.checkinBurst}, {"door-sync", h.doorSync}, {"integrator-mix", h.integratorMix},
 	} {
@@ -276,15 +227,15 @@ func (h *Harness) ticketdScenarios() error {
 }
 
 // verifyOrders checks capacity and that every acknowledged order is there.
-func (h *Harness) verifyOrders(scenario string, c *Client, s *Server, e EventSetup, ack *acks) error {
+func (h *Harness) verifyOrders(scenario string, c *load.Client, s *load.Server, e load.EventSetup, ack *load.Acks) error {
 	a, err := c.Availability(s.SecretKey, e)
 	if err != nil {
 		return err
 	}
 	h.rep.check(scenario, "no oversell", a.Held+a.Confirmed <= a.Capacity, "capacity %d, held %d, confirmed %d", a.Capacity, a.Held, a.Confirmed)
-	h.rep.check(scenario, "holds equal acknowledged orders", a.Held+a.Confirmed == ack.n(), "acknowledged %d, held+confirmed %d", ack.n(), a.Held+a.Confirmed)
-	listed := make(map[string]bool, ack.n())
-	err = c.Paginate("/v1/events/"+e.EventID+"/orders", s.SecretKey, 1+ack.n()/100+10, func(raw json.RawMessage) error {
+	h.rep.check(scenario, "holds equal acknowledged orders", a.Held+a.Confirmed == ack.N(), "acknowledged %d, held+confirmed %d", ack.N(), a.Held+a.Confirmed)
+	listed := make(map[string]bool, ack.N())
+	err = c.Paginate("/v1/events/"+e.EventID+"/orders", s.SecretKey, 1+ack.N()/100+10, func(raw json.RawMessage) error {
 		var o struct {
 			OrderNumber string `json:"orderNumber"`
 		}
@@ -298,26 +249,26 @@ func (h *Harness) verifyOrders(scenario string, c *Client, s *Server, e EventSet
 		return err
 	}
 	missing := 0
-	distinct := make(map[string]struct{}, ack.n())
-	for _, n := range ack.all {
+	distinct := make(map[string]struct{}, ack.N())
+	for _, n := range ack.All {
 		if !listed[n] {
 			missing++
 		}
 		distinct[n] = struct{}{}
 	}
-	h.rep.check(scenario, "every 2xx hold present", missing == 0, "%d acknowledged, %d listed, %d missing", ack.n(), len(listed), missing)
+	h.rep.check(scenario, "every 2xx hold present", missing == 0, "%d acknowledged, %d listed, %d missing", ack.N(), len(listed), missing)
 	// An order number names the hosted order page: two orders sharing one
 	// would show a buyer another's order.
-	h.rep.check(scenario, "order numbers unique", len(distinct) == ack.n(), "%d acknowledged, %d distinct numbers", ack.n(), len(distinct))
+	h.rep.check(scenario, "order numbers unique", len(distinct) == ack.N(), "%d acknowledged, %d distinct numbers", ack.N(), len(distinct))
 	return nil
 }
 
-func (h *Harness) flashSale(s *Server, c *Client) error {
+func (h *Harness) flashSale(s *load.Server, c *load.Client) error {
 	e, err := c.CreateEvent(s.SecretKey, "Flash sale", 10_000_000)
 	if err != nil {
 		return err
 	}
-	var ack acks
+	var ack load.Acks
 	m0, ok, err := c.Scrape()
 	if err != nil {
 		return err
@@ -330,7 +281,7 @@ func (h *Harness) flashSale(s *Server, c *Client) error {
 		if err != nil {
 			return err
 		}
-		d.Sync = DurabilityBetween(m0, m1, res.Seconds)
+		d.Sync = load.DurabilityBetween(m0, m1, res.Seconds)
 	}
 	if n := h.cfg.RefConns; n > 0 && n != h.cfg.Conns {
 		if err := settle(c); err != nil {
@@ -362,15 +313,15 @@ func (h *Harness) flashSale(s *Server, c *Client) error {
 	return h.verifyOrders("flash-sale", c, s, e, &ack)
 }
 
-func (h *Harness) soldOut(s *Server, c *Client) error {
+func (h *Harness) soldOut(s *load.Server, c *load.Client) error {
 	e, err := c.CreateEvent(s.SecretKey, "Sold out", h.cfg.SoldOutCapacity)
 	if err != nil {
 		return err
 	}
-	var ack acks
+	var ack load.Acks
 	res := h.record(h.drop("sold-out", c, s, e, 0, &ack, "so").Run())
 	if res.Requests > int64(e.Capacity) {
-		h.rep.check("sold-out", "exactly capacity sold", ack.n() == e.Capacity, "capacity %d, acknowledged %d of %d requests", e.Capacity, ack.n(), res.Requests)
+		h.rep.check("sold-out", "exactly capacity sold", ack.N() == e.Capacity, "capacity %d, acknowledged %d of %d requests", e.Capacity, ack.N(), res.Requests)
 	}
 	return h.verifyOrders("sold-out", c, s, e, &ack)
 }
@@ -415,15 +366,15 @@ func (p *scanPool) grow(ids []string) {
 	p.mu.Unlock()
 }
 
-func (h *Harness) scans(name string, c *Client, s *Server, e EventSetup, pool *scanPool, rate float64, conns int, created, repeated *atomic.Int64) *Load {
+func (h *Harness) scans(name string, c *load.Client, s *load.Server, e load.EventSetup, pool *scanPool, rate float64, conns int, created, repeated *atomic.Int64) *load.Load {
 	uri := s.URL + "/v1/events/" + e.EventID + "/checkins"
-	return &Load{Name: name, Client: c, Conns: conns, Duration: h.dur(rate), Rate: rate, ServerPID: s.Pid(),
+	return &load.Load{Name: name, Client: c, Conns: conns, Duration: h.dur(rate), Rate: rate, ServerPID: s.Pid(),
 		Make: func(i int64, req *fasthttp.Request) bool {
 			id, ok := pool.pick(i)
 			if !ok {
 				return false
 			}
-			setRequest(req, "POST", uri, s.SecretKey)
+			load.SetRequest(req, "POST", uri, s.SecretKey)
 			req.SetBodyString(`{"registrationId":"` + id + `","subjectType":"event"}`)
 			return true
 		},
@@ -437,7 +388,7 @@ func (h *Harness) scans(name string, c *Client, s *Server, e EventSetup, pool *s
 		}}
 }
 
-func (h *Harness) checkinBurst(s *Server, c *Client) error {
+func (h *Harness) checkinBurst(s *load.Server, c *load.Client) error {
 	e, err := c.CreateEvent(s.SecretKey, "Doors", 10_000_000)
 	if err != nil {
 		return err
@@ -531,92 +482,33 @@ func (h *Harness) checkinBurst(s *Server, c *Client) error {
 	return nil
 }
 
-// emailSafe keeps the letters, digits and dashes of s.
-func emailSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '-'
-	}, s)
-}
-
-// MixSpec is the integrator's traffic: Developer API lists, reads and
-// registrations on one event, open loop.
-type MixSpec struct {
-	Name          string        `json:"name"`
-	Base          string        `json:"base"` // service URL
-	SecretKey     string        `json:"secretKey"`
-	EventID       string        `json:"eventId"`
-	TicketTypeID  string        `json:"ticketTypeId"`
-	Registrations []string      `json:"registrations"`
-	Rate          float64       `json:"rate"`
-	Conns         int           `json:"conns"`
-	Duration      time.Duration `json:"duration"`
-}
-
-// Load returns the integrator's load on c.
-func (m MixSpec) Load(c *Client) *Load {
-	base := m.Base + "/v1/events/" + m.EventID
-	return &Load{Name: m.Name, Client: c, Conns: m.Conns, Duration: m.Duration, Rate: m.Rate,
-		Kind: mixKind,
-		Make: func(i int64, req *fasthttp.Request) bool {
-			switch mixKind(i) {
-			case "list registrations":
-				setRequest(req, "GET", base+"/registrations?limit=20", m.SecretKey)
-			case "get registration":
-				setRequest(req, "GET", base+"/registrations/"+m.Registrations[int(i)%len(m.Registrations)], m.SecretKey)
-			case "get event":
-				setRequest(req, "GET", base, m.SecretKey)
-			default:
-				setRequest(req, "POST", base+"/registrations", m.SecretKey)
-				req.SetBodyString(`{"email":"` + emailSafe(m.Name) + strconv.FormatInt(i, 10) + `@bench.example","name":"Integrator","registrationTypeId":"` + m.TicketTypeID + `"}`)
-			}
-			return true
-		}}
-}
-
-// mixKind names the integrator's request i: 40% list registrations, 30%
-// get registration, 20% get event, 10% create registration.
-func mixKind(i int64) string {
-	switch i % 10 {
-	case 0, 1, 2, 3:
-		return "list registrations"
-	case 4, 5, 6:
-		return "get registration"
-	case 7, 8:
-		return "get event"
-	}
-	return "create registration"
-}
-
 // mix runs the integrator's traffic on event e from a process of its own:
 // the integrator is another client on another machine, so its requests
 // must not queue behind the drop's client goroutines in the load
 // generator's own scheduler (that would measure the load generator).
-func (h *Harness) mix(name string, s *Server, e EventSetup, regs []string) (Result, error) {
-	spec := MixSpec{Name: name, Base: s.URL, SecretKey: s.SecretKey, EventID: e.EventID, TicketTypeID: e.TicketTypeID,
+func (h *Harness) mix(name string, s *load.Server, e load.EventSetup, regs []string) (load.Result, error) {
+	spec := load.MixSpec{Name: name, Base: s.URL, SecretKey: s.SecretKey, EventID: e.EventID, TicketTypeID: e.TicketTypeID,
 		Registrations: regs, Rate: h.cfg.MixRate, Conns: h.cfg.MixConns, Duration: h.cfg.OpenDuration}
 	in, err := json.Marshal(spec)
 	if err != nil {
-		return Result{}, err
+		return load.Result{}, err
 	}
 	cmd := exec.Command(h.cfg.SelfBin)
-	cmd.Env = append(os.Environ(), RoleEnv+"="+RoleMix)
+	cmd.Env = append(os.Environ(), load.RoleEnv+"="+load.RoleMix)
 	cmd.Stdin = bytes.NewReader(in)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return Result{}, fmt.Errorf("bench: integrator client: %v: %s", err, truncate(errb.Bytes(), 500))
+		return load.Result{}, fmt.Errorf("bench: integrator client: %v: %s", err, load.Truncate(errb.Bytes(), 500))
 	}
-	var r Result
+	var r load.Result
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		return Result{}, fmt.Errorf("bench: integrator client answered %s: %w", truncate(out.Bytes(), 200), err)
+		return load.Result{}, fmt.Errorf("bench: integrator client answered %s: %w", load.Truncate(out.Bytes(), 200), err)
 	}
 	return r, nil
 }
 
-func (h *Harness) integratorMix(s *Server, c *Client) error {
+func (h *Harness) integratorMix(s *load.Server, c *load.Client) error {
 	e, err := c.CreateEvent(s.SecretKey, "Integrator", 10_000_000)
 	if err != nil {
 		return err
@@ -629,7 +521,7 @@ func (h *Harness) integratorMix(s *Server, c *Client) error {
 	// run a 40-80 ms stall lifted the solo p99 from a few to 40 ms, and the
 	// ratio to 1x). The solo mix runs twice and the lower p99 is the
 	// baseline: a noisy solo run can only make the ratio look worse.
-	var solo [2]Result
+	var solo [2]load.Result
 	for i, name := range []string{"integrator-alone", "integrator-alone-2"} {
 		if err := settle(c); err != nil {
 			return err
@@ -646,10 +538,10 @@ func (h *Harness) integratorMix(s *Server, c *Client) error {
 	if err != nil {
 		return err
 	}
-	var ack acks
+	var ack load.Acks
 	// during runs the integrator's traffic while a drop of the given rate
 	// (0: closed loop, as fast as the service answers) runs.
-	during := func(name string, rate float64, prefix string) (Result, Result, error) {
+	during := func(name string, rate float64, prefix string) (load.Result, load.Result, error) {
 		drop := h.drop(name+"-drop", c, s, hot, rate, &ack, prefix)
 		drop.Duration = h.cfg.OpenDuration + time.Second
 		if h.cfg.RefConns > 0 {
@@ -659,14 +551,14 @@ func (h *Harness) integratorMix(s *Server, c *Client) error {
 			// from about 2x to about 20x alone in the one run measured).
 			drop.Conns = h.cfg.RefConns
 		}
-		var dres Result
+		var dres load.Result
 		done := make(chan struct{})
 		go func() { dres = drop.Run(); close(done) }()
 		time.Sleep(500 * time.Millisecond) // let the drop reach full speed
 		mr, err := h.mix(name, s, e, regs)
 		<-done
 		if err != nil {
-			return Result{}, Result{}, err
+			return load.Result{}, load.Result{}, err
 		}
 		return h.record(mr), h.record(dres), nil
 	}
@@ -683,8 +575,8 @@ func (h *Harness) integratorMix(s *Server, c *Client) error {
 	// from the lowest up, so a level does not pay for the background work
 	// (a snapshot of the hot event) that a heavier one left behind.
 	rate := 0.75 * satDrop.RPS
-	var load Result
-	levels := []Result{alone, alone2, sat}
+	var last load.Result
+	levels := []load.Result{alone, alone2, sat}
 	h.rep.Integrator = &IntegratorReport{AloneP99Ms: base, DropRPS: rate,
 		SaturatedP99Ms: sat.P99, SaturatedRatio: sat.P99 / base, SaturatedDropRPS: satDrop.RPS}
 	for _, lv := range []float64{0.25, 0.5, 0.75} {
@@ -697,9 +589,9 @@ func (h *Harness) integratorMix(s *Server, c *Client) error {
 		}
 		h.rep.Integrator.Levels = append(h.rep.Integrator.Levels, IntegratorLevel{Level: lv, DropRPS: dr.RPS, DropP99Ms: dr.P99, P99Ms: mr.P99, Ratio: mr.P99 / base})
 		levels = append(levels, mr)
-		load = mr
+		last = mr
 	}
-	h.rep.Integrator.DuringP99Ms, h.rep.Integrator.Ratio = load.P99, load.P99/base
+	h.rep.Integrator.DuringP99Ms, h.rep.Integrator.Ratio = last.P99, last.P99/base
 	for _, r := range levels {
 		bad := r.Errors
 		for st, n := range r.Status {
@@ -707,20 +599,20 @@ func (h *Harness) integratorMix(s *Server, c *Client) error {
 				bad += n
 			}
 		}
-		h.rep.check("integrator-mix", "every "+r.Name+" request succeeded", bad == 0, "%d of %d failed (%s)", bad, r.Requests, statuses(r.Status))
+		h.rep.check("integrator-mix", "every "+r.Name+" request succeeded", bad == 0, "%d of %d failed (%s)", bad, r.Requests, load.Statuses(r.Status))
 	}
 	return h.verifyOrders("integrator-mix", c, s, hot, &ack)
 }
 
 // kill9 kills the service with SIGKILL in the middle of a drop, restarts it
 // on the same data dir and checks every acknowledged order.
-func (h *Harness) kill9(s *Server, c *Client) error {
+func (h *Harness) kill9(s *load.Server, c *load.Client) error {
 	e, err := c.CreateEvent(s.SecretKey, "Kill -9", 10_000_000)
 	if err != nil {
 		s.Kill()
 		return err
 	}
-	var ack acks
+	var ack load.Acks
 	l := h.drop("kill9-drop", c, s, e, 0, &ack, "k9")
 	killAt := h.cfg.Duration / 2
 	killed := make(chan struct{})
@@ -736,7 +628,7 @@ func (h *Harness) kill9(s *Server, c *Client) error {
 	res := l.Run()
 	<-killed
 	h.record(res)
-	h.logf("   killed pid %d after %s; %d orders acknowledged", s.Pid(), killAt, ack.n())
+	h.logf("   killed pid %d after %s; %d orders acknowledged", s.Pid(), killAt, ack.N())
 	s2, err := h.startTicketd("ticketd-restarted", s.DataDir, nil)
 	if err != nil {
 		return err
@@ -747,16 +639,16 @@ func (h *Harness) kill9(s *Server, c *Client) error {
 	if err != nil {
 		return err
 	}
-	h.rep.check("kill9", "orders acknowledged before the kill", ack.n() > 0, "%d", ack.n())
+	h.rep.check("kill9", "orders acknowledged before the kill", ack.N() > 0, "%d", ack.N())
 	a, err := c2.Availability(s2.SecretKey, e)
 	if err != nil {
 		return err
 	}
 	// Orders the service logged but could not acknowledge before dying may
 	// exist too: held can exceed the acknowledged count, never fall short.
-	h.rep.check("kill9", "no acknowledged hold lost", a.Held >= ack.n() && a.Held <= a.Capacity, "acknowledged %d, held after restart %d", ack.n(), a.Held)
+	h.rep.check("kill9", "no acknowledged hold lost", a.Held >= ack.N() && a.Held <= a.Capacity, "acknowledged %d, held after restart %d", ack.N(), a.Held)
 	missing := 0
-	for _, n := range ack.all {
+	for _, n := range ack.All {
 		st, _, err := c2.Do("GET", "/v1/events/"+e.EventID+"/orders/"+n, s2.SecretKey, nil)
 		if err != nil {
 			return err
@@ -765,12 +657,12 @@ func (h *Harness) kill9(s *Server, c *Client) error {
 			missing++
 		}
 	}
-	h.rep.check("kill9", "every acknowledged order survived kill -9", missing == 0, "%d acknowledged, %d missing after restart", ack.n(), missing)
+	h.rep.check("kill9", "every acknowledged order survived kill -9", missing == 0, "%d acknowledged, %d missing after restart", ack.N(), missing)
 	return nil
 }
 
 func (h *Harness) nosync() error {
-	s, err := StartServer(ServerSpec{Bin: h.cfg.SelfBin, Env: []string{RoleEnv + "=" + RoleNoSync}, DataDir: h.dir("nosync"), LogFile: h.logFile("nosync")})
+	s, err := load.StartServer(load.ServerSpec{Bin: h.cfg.SelfBin, Env: []string{load.RoleEnv + "=" + load.RoleNoSync}, DataDir: h.dir("nosync"), LogFile: h.logFile("nosync")})
 	if err != nil {
 		return err
 	}
@@ -783,7 +675,7 @@ func (h *Harness) nosync() error {
 	if err != nil {
 		return err
 	}
-	var ack acks
+	var ack load.Acks
 	res := h.record(h.drop("flash-sale-nosync", c, s, e, 0, &ack, "ns").Run())
 	h.rep.Durability.NoSyncRPS, h.rep.Durability.NoSyncP99Ms = res.RPS, res.P99
 	return h.verifyOrders("nosync", c, s, e, &ack)
@@ -792,7 +684,7 @@ func (h *Harness) nosync() error {
 func (h *Harness) recovery() error {
 	plain := h.dir("recovery-log")
 	t0 := time.Now()
-	sd, err := OpenSeeder(plain, 1<<30)
+	sd, err := load.OpenSeeder(plain, 1<<30)
 	if err != nil {
 		return err
 	}
@@ -834,7 +726,7 @@ func (h *Harness) recovery() error {
 	if out, err := exec.Command("cp", "-a", plain, snap).CombinedOutput(); err != nil {
 		return fmt.Errorf("bench: copy data dir: %v: %s", err, out)
 	}
-	sd2, err := OpenSeeder(snap, 1)
+	sd2, err := load.OpenSeeder(snap, 1)
 	if err != nil {
 		return err
 	}
@@ -870,7 +762,7 @@ func (h *Harness) recovery() error {
 
 // coldStart starts the service on dir and places orders until one is
 // accepted.
-func (h *Harness) coldStart(dir string, keys [2]string, e EventSetup, snap bool) (RecoveryReport, error) {
+func (h *Harness) coldStart(dir string, keys [2]string, e load.EventSetup, snap bool) (RecoveryReport, error) {
 	name := "recovery-log"
 	if snap {
 		name = "recovery-snapshot"
@@ -893,7 +785,7 @@ func (h *Harness) coldStart(dir string, keys [2]string, e EventSetup, snap bool)
 			break
 		}
 		if time.Now().After(deadline) {
-			return RecoveryReport{}, fmt.Errorf("bench: no order accepted within 1m (see %s): %d %s %v", h.logFile(name), st, truncate(b, 200), err)
+			return RecoveryReport{}, fmt.Errorf("bench: no order accepted within 1m (see %s): %d %s %v", h.logFile(name), st, load.Truncate(b, 200), err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -907,7 +799,7 @@ func (h *Harness) coldStart(dir string, keys [2]string, e EventSetup, snap bool)
 // or compaction running, and its WAL syncs have stopped for a quarter
 // second (at most a minute): the background work of what ran before is
 // done.
-func settle(c *Client) error {
+func settle(c *load.Client) error {
 	m0, ok, err := c.Scrape()
 	if err != nil || !ok {
 		return err
@@ -942,7 +834,7 @@ func quiesce() {
 
 // liveHeap drives garbage-making requests (scrapes) until the service has
 // finished two GC cycles, then reads the live heap the last one marked.
-func liveHeap(c *Client) (float64, error) {
+func liveHeap(c *load.Client) (float64, error) {
 	m0, ok, err := c.Scrape()
 	if err != nil {
 		return 0, err
@@ -986,11 +878,11 @@ func (h *Harness) scale() error {
 
 	dir := h.dir("scale")
 	t0 := time.Now()
-	sd, err := OpenSeeder(dir, 0)
+	sd, err := load.OpenSeeder(dir, 0)
 	if err != nil {
 		return err
 	}
-	evs := make([]EventSetup, h.cfg.ScaleEvents)
+	evs := make([]load.EventSetup, h.cfg.ScaleEvents)
 	var next atomic.Int64
 	var firstErr error
 	var once sync.Once
@@ -1045,7 +937,7 @@ func (h *Harness) scale() error {
 				if i >= min(len(evs), h.cfg.ScaleActive) {
 					return
 				}
-				if err := c.retry503("GET", "/v1/events/"+evs[i].EventID, sk); err != nil {
+				if err := c.Retry503("GET", "/v1/events/"+evs[i].EventID, sk); err != nil {
 					once.Do(func() { firstErr = err })
 					return
 				}
@@ -1104,13 +996,13 @@ func (h *Harness) scale() error {
 // targets compares the run with the benchmark's targets.
 func (h *Harness) targets() {
 	r := h.rep
-	find := func(name string) (Result, bool) {
+	find := func(name string) (load.Result, bool) {
 		for _, x := range r.Runs {
 			if x.Name == name {
 				return x, true
 			}
 		}
-		return Result{}, false
+		return load.Result{}, false
 	}
 	ratio := func(name string, want float64) {
 		if x, ok := find(name); ok && x.CeilingRPS > 0 {
@@ -1155,7 +1047,7 @@ func (h *Harness) targets() {
 // allocation profiles on, and keeps the top of both (`go tool pprof -top`).
 func (h *Harness) profile() error {
 	prefix := filepath.Join(h.cfg.WorkDir, "flash-sale")
-	s, err := StartServer(ServerSpec{Bin: h.cfg.SelfBin, Env: []string{RoleEnv + "=" + RoleService, ProfileEnv + "=" + prefix},
+	s, err := load.StartServer(load.ServerSpec{Bin: h.cfg.SelfBin, Env: []string{load.RoleEnv + "=" + load.RoleService, load.ProfileEnv + "=" + prefix},
 		DataDir: h.dir("profile"), LogFile: h.logFile("profile")})
 	if err != nil {
 		return err
@@ -1170,7 +1062,7 @@ func (h *Harness) profile() error {
 		_ = s.Stop()
 		return err
 	}
-	var ack acks
+	var ack load.Acks
 	res := h.record(h.drop("flash-sale-profiled", c, s, e, 0, &ack, "pf").Run())
 	if err := s.Stop(); err != nil {
 		return err
@@ -1180,7 +1072,7 @@ func (h *Harness) profile() error {
 		args = append(args, h.cfg.SelfBin, prefix+"."+kind+".pprof")
 		out, err := exec.Command("go", args...).CombinedOutput()
 		if err != nil {
-			return fmt.Sprintf("go tool pprof failed: %v\n%s", err, truncate(out, 500))
+			return fmt.Sprintf("go tool pprof failed: %v\n%s", err, load.Truncate(out, 500))
 		}
 		return string(out)
 	}

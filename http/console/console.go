@@ -23,16 +23,16 @@ type Console = shell.Console
 // recorded in the audit log (shell.SignInUnit).
 const SignInUnit = shell.SignInUnit
 
-// areas are the page packages, each adding its signed-in routes.
-var areas = []func(*shell.Console) []shell.Route{units.Routes, eventsetup.Routes, eventwork.Routes}
+// areas are the page packages.
+func areas() []shell.Area { return []shell.Area{units.Area(), eventsetup.Area(), eventwork.Area()} }
 
 // DefaultConfig returns the console's defaults.
 func DefaultConfig() Config { return shell.DefaultConfig() }
 
 // New parses the templates and returns the console of cfg over deps,
 // serving every page package's routes.
-func New(cfg Config, deps Deps) (*Console, error) { return shell.New(cfg, deps, areas...) }
+func New(cfg Config, deps Deps) (*Console, error) { return shell.New(cfg, deps, areas()...) }
 
 // WriteRoutes lists the signed-in POST routes as paths (tests walk every
 // one for the role and CSRF rules).
-func WriteRoutes() []string { return shell.WriteRoutes(areas...) }
+func WriteRoutes() []string { return shell.WriteRoutes(areas()...) }

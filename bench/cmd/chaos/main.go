@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"ticketd/bench"
+	"ticketd/bench/chaos"
 )
 
 func main() {
@@ -32,15 +32,15 @@ func run() error {
 	quick := flag.Bool("quick", false, "short run: about 1.3 minutes")
 	bin := flag.String("ticketd", "", "ticketd binary (default: go build ./cmd/ticketd into the work dir)")
 	results := flag.String("results", "bench/results", "directory of the Markdown and JSON output; empty writes none")
-	only := flag.String("only", "", "comma-separated faults ("+strings.Join(bench.ChaosFaults, ",")+"); default all")
+	only := flag.String("only", "", "comma-separated faults ("+strings.Join(chaos.Faults, ",")+"); default all")
 	keep := flag.Bool("keep", false, "keep the work dir (data dirs, service and strace logs)")
 	conns := flag.Int("conns", 0, "flood connections (0: preset)")
 	flood := flag.Duration("flood", 0, "each flood's length (0: preset)")
 	flag.Parse()
 
-	cfg := bench.FullChaosConfig()
+	cfg := chaos.FullConfig()
 	if *quick {
-		cfg = bench.QuickChaosConfig()
+		cfg = chaos.QuickConfig()
 	}
 	if *conns > 0 {
 		cfg.Conns = *conns
@@ -78,7 +78,7 @@ func run() error {
 	// stops its processes and unmounts its tmpfs.
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	rep, err := bench.RunChaos(ctx, cfg)
+	rep, err := chaos.Run(ctx, cfg)
 	if rep == nil {
 		return err
 	}

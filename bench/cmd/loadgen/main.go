@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"ticketd/bench"
+	"ticketd/bench/load"
 )
 
 func main() {
 	// The harness re-executes this binary as its child servers.
-	if role := os.Getenv(bench.RoleEnv); role != "" {
-		if err := bench.RunRole(role, os.Args[1:], os.Stdout); err != nil {
+	if role := os.Getenv(load.RoleEnv); role != "" {
+		if err := load.RunRole(role, os.Args[1:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "loadgen:", err)
 			os.Exit(1)
 		}

@@ -6,15 +6,15 @@ import (
 )
 
 func init() {
-	shell.PageNames = append(shell.PageNames, "addons")
-	shell.Funcs["dict2"] = func(p *shell.View, row itemRow, k string) itemArgs { return itemArgs{P: p, Row: row, K: k} }
-	shell.Funcs["newRow"] = func(vals map[string]string, edited bool, errs map[string]string) itemRow {
+	pageNames = append(pageNames, "addons")
+	funcs["dict2"] = func(p *shell.View, row itemRow, k string) itemArgs { return itemArgs{P: p, Row: row, K: k} }
+	funcs["newRow"] = func(vals map[string]string, edited bool, errs map[string]string) itemRow {
 		if !edited {
 			errs = nil
 		}
 		return itemRow{Vals: vals, Errs: errs}
 	}
-	shell.Funcs["moveLabel"] = func(s string) string {
+	funcs["moveLabel"] = func(s string) string {
 		switch s {
 		case "open":
 			return "Open sales"

@@ -9,9 +9,9 @@ import (
 )
 
 func init() {
-	shell.Funcs["inZone"] = shell.InZone
-	shell.Funcs["showTime"] = shell.ShowTime
-	shell.Funcs["showAt"] = func(t event.Time, tz string) string { return shell.ShowTime(&t, tz) }
+	funcs["inZone"] = shell.InZone
+	funcs["showTime"] = shell.ShowTime
+	funcs["showAt"] = func(t event.Time, tz string) string { return shell.ShowTime(&t, tz) }
 }
 
 // eventPage shows an event: its details and edit form, publish and

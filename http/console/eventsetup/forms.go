@@ -25,7 +25,7 @@ import (
 // than undoing a colleague's change.
 
 func init() {
-	shell.PageNames = append(shell.PageNames, "forms")
+	pageNames = append(pageNames, "forms")
 }
 
 func (c *pages) formRoutes() []shell.Route {
@@ -76,8 +76,8 @@ type qfieldArgs struct {
 }
 
 func init() {
-	shell.Funcs["kindLabel"] = kindLabel
-	shell.Funcs["qargs"] = func(_ *shell.View, p string, vals, errs map[string]string, kinds []questionKind) qfieldArgs {
+	funcs["kindLabel"] = kindLabel
+	funcs["qargs"] = func(_ *shell.View, p string, vals, errs map[string]string, kinds []questionKind) qfieldArgs {
 		return qfieldArgs{P: p, Vals: vals, Errs: errs, Kinds: kinds}
 	}
 }

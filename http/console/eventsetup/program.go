@@ -8,18 +8,18 @@ import (
 )
 
 func init() {
-	shell.PageNames = append(shell.PageNames, "program")
-	shell.Funcs["deref"] = shell.Deref
-	shell.Funcs["ptext"] = func(p *shell.View, kind, field, label, typ string) programArgs {
+	pageNames = append(pageNames, "program")
+	funcs["deref"] = shell.Deref
+	funcs["ptext"] = func(p *shell.View, kind, field, label, typ string) programArgs {
 		return programArgs{P: p, Kind: kind, Field: field, Label: label, Type: typ}
 	}
-	shell.Funcs["pdel"] = func(p *shell.View, kind, id, name string) programArgs {
+	funcs["pdel"] = func(p *shell.View, kind, id, name string) programArgs {
 		return programArgs{P: p, Kind: kind, ID: id, Name: name}
 	}
-	shell.Funcs["pbind"] = func(p *shell.View, kind, id, name string) programArgs {
+	funcs["pbind"] = func(p *shell.View, kind, id, name string) programArgs {
 		return programArgs{P: p, Kind: kind, ID: id, Name: name}
 	}
-	shell.Funcs["pedit"] = func(p *shell.View, kind, id, name string) programArgs {
+	funcs["pedit"] = func(p *shell.View, kind, id, name string) programArgs {
 		d, _ := p.Any.(programData)
 		return programArgs{P: p, Kind: kind, ID: id, Name: name, Fields: editFields[kind], Vals: d.Vals[id], Errs: d.Errs[id]}
 	}

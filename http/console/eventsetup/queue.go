@@ -68,5 +68,5 @@ func (c *pages) setQueue(r *shell.Req) error {
 }
 
 func init() {
-	shell.Funcs["inZoneAt"] = func(t event.Time, tz string) string { return shell.InZone(&t, tz) }
+	funcs["inZoneAt"] = func(t event.Time, tz string) string { return shell.InZone(&t, tz) }
 }

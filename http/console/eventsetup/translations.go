@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	shell.PageNames = append(shell.PageNames, "translations")
+	pageNames = append(pageNames, "translations")
 }
 
 func (c *pages) translationRoutes() []shell.Route {

@@ -138,7 +138,7 @@ func (c *pages) loadMail(r *shell.Req, v *shell.View) (mailPreviewData, []byte, 
 
 func init() {
 	// whenIn writes a time of the outbox in the event's zone ("" for none).
-	shell.Funcs["whenIn"] = func(t time.Time, tz string) string {
+	funcs["whenIn"] = func(t time.Time, tz string) string {
 		if t.IsZero() {
 			return ""
 		}

@@ -11,21 +11,20 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
-	"ticketd/actors"
 	"ticketd/audit"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
-	"ticketd/payments"
-	"ticketd/persistence"
-	"ticketd/webhooks"
+	"ticketd/ops"
 )
 
 //go:embed templates
@@ -117,11 +116,10 @@ func (c Config) Validate() error {
 // Deps are the parts of the service the console calls: the same ones the
 // API handlers call, in process.
 type Deps struct {
-	System  *actors.System
-	Audit   *audit.Log
-	Refunds *payments.Refunds
-	// Webhooks holds the units' webhook endpoints (nil: no webhooks page).
-	Webhooks *webhooks.Service
+	// Ops is the application layer: every operation the console asks, and
+	// the audit log, refunds and webhook endpoints (Ops.Webhooks nil: no
+	// webhooks page).
+	Ops *ops.Ops
 	// DevLog is the developer (request) log (nil: no developer log page).
 	DevLog *thttp.DevLog
 	// Outbox is the ticket-mail outbox (nil: no outbox page).
@@ -148,7 +146,7 @@ type Console struct {
 	// storefront budget (the server's per (key, IP) limiter).
 	takeIP   func(rc *fasthttp.RequestCtx, key string) (bool, int)
 	Deps     Deps
-	Sys      *actors.System
+	Ops      *ops.Ops
 	log      *slog.Logger
 	Tmpl     map[string]*template.Template
 	css      []byte
@@ -161,21 +159,21 @@ type Console struct {
 	// macKey signs the console's own cookies (confirmations, known
 	// browsers); derived from the admin token, so every node agrees.
 	macKey [32]byte
-	// areas are the page packages' signed-in routes (New's areas).
-	areas []func(*Console) []Route
+	// areas are the page packages (New's areas).
+	areas []Area
 }
 
 // New parses the templates and returns the console of cfg over deps,
 // serving the signed-in routes of areas (the page packages) besides its
 // own.
-func New(cfg Config, deps Deps, areas ...func(*Console) []Route) (*Console, error) {
+func New(cfg Config, deps Deps, areas ...Area) (*Console, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if deps.System == nil || deps.Audit == nil {
-		return nil, errors.New("console: System and Audit are required")
+	if deps.Ops == nil || deps.Ops.Audit() == nil {
+		return nil, errors.New("console: the application layer and its audit log are required")
 	}
-	c := &Console{Config: cfg, Deps: deps, areas: areas, Sys: deps.System, log: cfg.Logger, Tmpl: map[string]*template.Template{},
+	c := &Console{Config: cfg, Deps: deps, areas: areas, Ops: deps.Ops, log: cfg.Logger, Tmpl: map[string]*template.Template{},
 		sess: newSessions(cfg.SessionIdle, cfg.SessionMax, cfg.Sessions, cfg.SessionsPerPerson, cfg.SessionsPerIP),
 		acct: newThrottle(cfg.SignInFailures, cfg.SignInDelayMax, cfg.SignInWindow, cfg.SignInKeys),
 		ips:  newThrottle(cfg.SignInFailuresPerIP, cfg.SignInDelayMax, cfg.SignInWindow, cfg.SignInKeys)}
@@ -190,11 +188,19 @@ func New(cfg Config, deps Deps, areas ...func(*Console) []Route) (*Console, erro
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		c.secure = u.Scheme == "https"
 	}
-	base, err := template.New("layout").Funcs(Funcs).ParseFS(templateFS, "templates/layout.html")
+	// Every template is parsed with every area's functions: the layout
+	// and a page may call any of them.
+	fm, names := template.FuncMap{}, slices.Clone(pageNames)
+	maps.Copy(fm, funcs)
+	for _, a := range areas {
+		maps.Copy(fm, a.Funcs)
+		names = append(names, a.Pages...)
+	}
+	base, err := template.New("layout").Funcs(fm).ParseFS(templateFS, "templates/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: parse layout: %w", err)
 	}
-	for _, name := range PageNames {
+	for _, name := range names {
 		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console: parse %s: %w", name, err)
@@ -210,7 +216,7 @@ func New(cfg Config, deps Deps, areas ...func(*Console) []Route) (*Console, erro
 	return c, nil
 }
 
-var PageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "devices", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview", "tickettypes", "tickettype", "venue", "buy"}
+var pageNames = []string{"login", "message", "home", "unit", "accept", "reset", "keys", "event", "orders", "order", "attendees", "door", "devices", "dashboard", "audit", "codes", "hooks", "outbox", "devlog", "mailpreview", "tickettypes", "tickettype", "venue", "buy"}
 
 // Cookie names. The session cookie is HttpOnly, SameSite=Lax, Path
 // /console, Secure behind https.
@@ -269,6 +275,7 @@ const (
 	PermMembers             // owner
 )
 
+// Allowed reports whether role grants p.
 func Allowed(role string, p Perm) bool {
 	switch role {
 	case directory.RoleOwner:
@@ -305,18 +312,20 @@ func (r *Req) Need(unitID string, p Perm) error {
 // EventUnit returns the unit of the path's event after checking p there.
 func (r *Req) EventUnit(p Perm) (eventID, unitID string, err error) {
 	eventID = Param(r.RC, "eventId")
-	unitID, ok := r.Console.Sys.EventUnit(eventID)
+	unitID, ok := r.Console.Ops.EventUnit(eventID)
 	if !ok {
 		return "", "", ErrNotFound
 	}
 	return eventID, unitID, r.Need(unitID, p)
 }
 
+// Param is the path parameter name of the request, "" when none.
 func Param(rc *fasthttp.RequestCtx, name string) string {
 	v, _ := rc.UserValue(name).(string)
 	return v
 }
 
+// Form is the posted field name, trimmed of surrounding space.
 func Form(rc *fasthttp.RequestCtx, name string) string {
 	return strings.TrimSpace(string(rc.PostArgs().Peek(name)))
 }
@@ -345,6 +354,17 @@ func (c *Console) Register(srv *thttp.Server) {
 	}
 }
 
+// Area is one package of signed-in pages (units, eventsetup,
+// eventwork), as New serves it.
+type Area struct {
+	// Routes are its routes over c.
+	Routes func(c *Console) []Route
+	// Pages are the templates it renders beyond the shell's list
+	// (templates/<name>.html), Funcs the template functions they call.
+	Pages []string
+	Funcs template.FuncMap
+}
+
 // Route is one signed-in console route.
 type Route struct {
 	Method, Path string
@@ -356,8 +376,8 @@ func (c *Console) routes() []Route {
 		{"POST", "/console/logout", c.logout},
 		{"POST", "/console/logout-everywhere", c.logoutEverywhere},
 	}
-	for _, area := range c.areas {
-		rs = append(rs, area(c)...)
+	for _, a := range c.areas {
+		rs = append(rs, a.Routes(c)...)
 	}
 	return rs
 }
@@ -369,7 +389,7 @@ func (c *Console) wrap(rt Route) fasthttp.RequestHandler {
 		now := c.Config.Now()
 		sid := string(rc.Request.Header.Cookie(sessionCookie))
 		s, ok := c.sess.get(sid, now)
-		dir := c.Sys.Directory()
+		dir := c.Ops.Directory()
 		if ok && !s.Operator {
 			// A member removed or whose password changed since sign-in
 			// is signed out.
@@ -459,7 +479,7 @@ func (c *Console) fail(r *Req, err error, msg string) {
 		status, title, msg = 409, "Refused", ee.Message
 	case errors.As(err, &he):
 		status, title, msg = he.Status, "Refused", he.Message
-	case errors.Is(err, actors.ErrUnavailable), errors.Is(err, actors.ErrBusy), errors.Is(err, persistence.ErrFailed):
+	case ops.IsShellFailure(err), errors.Is(err, ops.ErrUnavailable), errors.Is(err, ops.ErrBusy), errors.Is(err, ops.ErrStorageFailed):
 		status, title, msg = 503, "Temporarily unavailable", "The service could not do this now. Try again shortly."
 	default:
 		c.log.Error("console: handler failed", "path", string(r.RC.Path()), "err", err)
@@ -478,6 +498,9 @@ func (c *Console) Headers(rc *fasthttp.RequestCtx) {
 	h.Set("Cache-Control", "no-store")
 }
 
+// Render writes page name with v in the layout, with status and the
+// console's security headers; a confirmation waiting in its cookie is
+// shown on a successful page.
 func (c *Console) Render(rc *fasthttp.RequestCtx, status int, name string, v *View) {
 	if v.Req != nil {
 		v.CSRF = v.Req.Session.csrf
@@ -585,17 +608,18 @@ func (r *Req) Audit(op, unitID string, targets map[string]string, after any) {
 		}
 	}
 	e.CreatedAt.Time = r.Now.UTC()
-	r.Console.Deps.Audit.Record(e)
+	r.Console.Ops.RecordWrite(e)
 }
 
-// Ask sends a command to an event's actor, as the API handlers do.
+// Ask sends a command to an event's actor through the application layer,
+// as the API handlers do.
 func (c *Console) Ask(eventID string, cmd event.Command) (any, error) {
-	return c.Sys.Ask(context.Background(), eventID, cmd)
+	return c.Ops.Ask(context.Background(), eventID, cmd)
 }
 
-// AskOp is ask with the command's own result type.
+// AskOp is Ask with the command's own result type.
 func AskOp[R any](c *Console, eventID string, cmd event.Op[R]) (R, error) {
-	return actors.Ask(context.Background(), c.Sys, eventID, cmd)
+	return ops.Do(context.Background(), c.Ops, eventID, cmd)
 }
 
 // seeOther answers 303 with a relative Location, so the address stays
@@ -607,7 +631,7 @@ func seeOther(rc *fasthttp.RequestCtx, to string) {
 
 // WriteRoutes lists the signed-in POST routes as paths (tests walk every
 // one for the role and CSRF rules).
-func WriteRoutes(areas ...func(*Console) []Route) []string {
+func WriteRoutes(areas ...Area) []string {
 	var out []string
 	for _, rt := range (&Console{areas: areas}).routes() {
 		if rt.Method == "POST" {

@@ -18,7 +18,7 @@
 //	codes, promotion-codes, door, devices                package eventwork
 //
 // The templates of every area are here (templates/), parsed once by New
-// with the template functions and page names the areas add in their init.
+// with the template functions of the shell and of every Area.
 // A page never calls the HTTP API: it asks in process the same service
 // layer the API handlers call (the actor system, the audit log, the
 // refund workflow).
@@ -101,9 +101,10 @@
 // # Concurrency
 //
 // New parses the templates once; a Console is then read-only but for its
-// session table and sign-in throttles, each behind its own mutex. Funcs
-// and PageNames are written only by init functions (this package's and
-// the areas'), so before any New. Register must be called before the
+// session table and sign-in throttles, each behind its own mutex. The
+// template functions and page names (the shell's and each Area's) are
+// filled by init functions, so before any New, and only read after.
+// Register must be called before the
 // server serves. A handler runs on the server's goroutine of its
 // request; its Req is that request's alone.
 package shell

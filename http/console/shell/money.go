@@ -13,7 +13,7 @@ func init() {
 	// the event currency's own locale does ("1.218,50 €", "$1,218.50",
 	// "¥1,218"); the console and the pages share one formatter. CSV
 	// exports keep plain decimals ("1218.50") for spreadsheets and scripts.
-	Funcs["money"] = func(m event.Money, currency string) string { return money.Format(m, currency, "en") }
+	funcs["money"] = func(m event.Money, currency string) string { return money.Format(m, currency, "en") }
 }
 
 // MoneyField is a typed amount as the JSON number it stands for: the forms
@@ -82,7 +82,7 @@ func orderStatus(o event.Order) string {
 }
 
 func init() {
-	Funcs["refunded"] = refundedOf
-	Funcs["net"] = func(o event.Order) event.Money { return o.TotalAmount - refundedOf(o) }
-	Funcs["orderStatus"] = orderStatus
+	funcs["refunded"] = refundedOf
+	funcs["net"] = func(o event.Order) event.Money { return o.TotalAmount - refundedOf(o) }
+	funcs["orderStatus"] = orderStatus
 }

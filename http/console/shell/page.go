@@ -30,11 +30,13 @@ func (c *Console) EventHead(r *Req, v *View, p Perm) (eventID, unitID string, er
 	return eventID, unitID, nil
 }
 
+// IsNotFound reports whether err is the core's not-found refusal.
 func IsNotFound(err error) bool {
 	var ee *event.Error
 	return errors.As(err, &ee) && ee.Code == event.NotFound
 }
 
+// Deref is *s, "" for nil.
 func Deref(s *string) string {
 	if s == nil {
 		return ""

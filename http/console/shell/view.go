@@ -72,12 +72,13 @@ func (v *View) Under(path string) bool {
 	return p == path || strings.HasPrefix(p, path+"/") || strings.HasPrefix(p, path+".")
 }
 
+// UnitRow is a unit of the home page with the caller's role in it.
 type UnitRow struct {
 	Unit directory.Unit
 	Role string
 }
 
-var Funcs = template.FuncMap{
+var funcs = template.FuncMap{
 	"roleOf": func(m directory.Member, unit string) string { return m.Roles[unit] },
 	"when": func(t time.Time) string {
 		if t.IsZero() {

@@ -84,4 +84,4 @@ func statusText(s string) string {
 	return strings.ReplaceAll(s, "_", " ")
 }
 
-func init() { Funcs["statusText"] = statusText }
+func init() { funcs["statusText"] = statusText }

@@ -1,4 +1,4 @@
-package bench
+package chaos
 
 import (
 	"encoding/json"
@@ -8,10 +8,12 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"ticketd/bench/load"
 )
 
-// ChaosReport is what one chaos run saw, fault by fault.
-type ChaosReport struct {
+// Report is what one chaos run saw, fault by fault.
+type Report struct {
 	Date      time.Time     `json:"date"`
 	Machine   string        `json:"machine"`
 	CPU       string        `json:"cpu"`
@@ -77,10 +79,10 @@ type MailStats struct {
 // during a fault was not answered promptly.
 const promptMs = 5000
 
-func newChaosReport(cfg *ChaosConfig) *ChaosReport {
+func newReport(cfg *Config) *Report {
 	host, _ := os.Hostname()
-	return &ChaosReport{
-		Date: time.Now().UTC(), Machine: host, CPU: cpuModel(), NumCPU: runtime.NumCPU(),
+	return &Report{
+		Date: time.Now().UTC(), Machine: host, CPU: load.CPUModel(), NumCPU: runtime.NumCPU(),
 		GoVersion: runtime.Version(), Quick: cfg.Quick,
 		Config: fmt.Sprintf("conns=%d flood=%s/%d orders fault-at=%s hold=%s recover-wait=%s exit-wait=%s reads=%.0f/s small-capacity=%d tmpfs=%s disk-flood=%.0f/s idle-conns=%d nofile=%d mail=%d@%.0f/s",
 			cfg.Conns, cfg.Flood, cfg.FloodOrders, cfg.FaultAt, cfg.FaultHold, cfg.RecoverWait, cfg.ExitWait, cfg.ReadRate,
@@ -142,7 +144,7 @@ func (f *FaultResult) judge() {
 }
 
 // Failed reports whether any phase missed a requirement.
-func (r *ChaosReport) Failed() bool {
+func (r *Report) Failed() bool {
 	for _, f := range r.Faults {
 		if len(f.Failures) > 0 {
 			return true
@@ -170,7 +172,7 @@ func exitList(exits []Exit) string {
 }
 
 // Markdown renders the report.
-func (r *ChaosReport) Markdown() string {
+func (r *Report) Markdown() string {
 	var b strings.Builder
 	mode := "full"
 	if r.Quick {
@@ -210,18 +212,18 @@ func (r *ChaosReport) Markdown() string {
 			continue
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", f.Name, f.Fault)
-		fmt.Fprintf(&b, "- orders sent %d, acknowledged %d, read back %d, lost %d; statuses %s\n", f.OrdersSent, f.OrdersAcked, f.AckedChecked, f.AckedLost, statuses(f.OrderStatus))
+		fmt.Fprintf(&b, "- orders sent %d, acknowledged %d, read back %d, lost %d; statuses %s\n", f.OrdersSent, f.OrdersAcked, f.AckedChecked, f.AckedLost, load.Statuses(f.OrderStatus))
 		fmt.Fprintf(&b, "- small event: capacity %d, held + confirmed after the run %d; reads above capacity during the run %d\n", f.Capacity, f.SoldAfter, f.OversoldReads)
 		fmt.Fprintf(&b, "- fault from %.2f s to %.2f s of the flood; writes back %s s after its end; longest write outage %.2f s\n", f.FaultStart, f.FaultEnd, secs(f.WritesBackS), f.WriteOutageS)
 		fmt.Fprintf(&b, "- reads during the fault: %d (%s), failed %d, p50 %.1f ms, p99 %.1f ms, max %.1f ms; overall: %d (%s), failed %d, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-			f.ReadsFault.Requests, statuses(f.ReadsFault.Status), f.ReadsFault.Failed, f.ReadsFault.P50, f.ReadsFault.P99, f.ReadsFault.Max,
-			f.ReadsAll.Requests, statuses(f.ReadsAll.Status), f.ReadsAll.Failed, f.ReadsAll.P50, f.ReadsAll.P99, f.ReadsAll.Max)
+			f.ReadsFault.Requests, load.Statuses(f.ReadsFault.Status), f.ReadsFault.Failed, f.ReadsFault.P50, f.ReadsFault.P99, f.ReadsFault.Max,
+			f.ReadsAll.Requests, load.Statuses(f.ReadsAll.Status), f.ReadsAll.Failed, f.ReadsAll.P50, f.ReadsAll.P99, f.ReadsAll.Max)
 		fmt.Fprintf(&b, "- processes started %d; exits %s\n", f.Starts, exitList(f.Exits))
 		first := "never"
 		if f.Readyz.First503S >= 0 {
 			first = fmt.Sprintf("%.2f s after its start", f.Readyz.First503S)
 		}
-		fmt.Fprintf(&b, "- /readyz during the fault (status:count, 0 no answer): %s; first 503: %s\n", statuses(f.Readyz.Status), first)
+		fmt.Fprintf(&b, "- /readyz during the fault (status:count, 0 no answer): %s; first 503: %s\n", load.Statuses(f.Readyz.Status), first)
 		if f.Forced != "" {
 			fmt.Fprintf(&b, "- the harness had to: %s\n", f.Forced)
 		}
@@ -241,7 +243,7 @@ func (r *ChaosReport) Markdown() string {
 
 // Write stores the report as chaos-<stamp>.json and .md in dir, and the
 // Markdown again as chaos-latest.md.
-func (r *ChaosReport) Write(dir string) (string, error) {
+func (r *Report) Write(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("bench: results dir: %w", err)
 	}

@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"bytes"
@@ -63,7 +63,9 @@ type cpuSample struct {
 	ok             bool
 }
 
-func sampleCPU(serverPID int) cpuSample {
+// SampleCPU reads the CPU used so far by the server process serverPID and
+// by this process.
+func SampleCPU(serverPID int) cpuSample {
 	if serverPID <= 0 {
 		return cpuSample{}
 	}
@@ -78,8 +80,8 @@ func sampleCPU(serverPID int) cpuSample {
 	return cpuSample{server: s, client: c, ok: true}
 }
 
-// setCPU fills r's CPU figures from the samples before and after its run.
-func (r *Result) setCPU(before, after cpuSample) {
+// SetCPU fills r's CPU figures from the samples before and after its run.
+func (r *Result) SetCPU(before, after cpuSample) {
 	if !before.ok || !after.ok || r.Requests == 0 || r.Seconds <= 0 {
 		return
 	}

@@ -1,6 +1,8 @@
-package bench
+package chaos
 
 import (
+	"ticketd/bench/load"
+
 	"context"
 	"encoding/json"
 	"net/http"
@@ -22,11 +24,11 @@ import (
 func TestSupervisorRestartsAtTheSameAddress(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
-	addr, err := FreeAddr()
+	addr, err := load.FreeAddr()
 	require.NoError(t, err)
 	sup, err := StartSupervisor(SupervisorSpec{
-		Spec: func(int) ServerSpec {
-			return ServerSpec{Bin: self, Env: []string{RoleEnv + "=" + RoleCeiling}, Bare: true, Extra: []string{"-addr", addr}}
+		Spec: func(int) load.ServerSpec {
+			return load.ServerSpec{Bin: self, Env: []string{load.RoleEnv + "=" + load.RoleCeiling}, Bare: true, Extra: []string{"-addr", addr}}
 		},
 		RestartDelay: 10 * time.Millisecond, MaxStarts: 3, Logf: t.Logf,
 	})
@@ -64,8 +66,8 @@ func TestSupervisorRestartsAtTheSameAddress(t *testing.T) {
 // 800 ms), and the starts stop at MaxStarts.
 func TestSupervisorRecordsExitStatusAndGivesUp(t *testing.T) {
 	sup, err := StartSupervisor(SupervisorSpec{
-		Spec: func(int) ServerSpec {
-			return ServerSpec{Bin: "/bin/sh", Args: []string{"-c", "echo ticketd listening on http://127.0.0.1:9; sleep 0.2; exit 3"}, Bare: true}
+		Spec: func(int) load.ServerSpec {
+			return load.ServerSpec{Bin: "/bin/sh", Args: []string{"-c", "echo ticketd listening on http://127.0.0.1:9; sleep 0.2; exit 3"}, Bare: true}
 		},
 		RestartDelay: 200 * time.Millisecond, RestartDelayMax: 2 * time.Second, MaxStarts: 3,
 	})
@@ -162,8 +164,8 @@ func TestRelayRefusesAndRecords(t *testing.T) {
 
 // TestChaosReportVerdicts checks the verdict rules and the files written.
 func TestChaosReportVerdicts(t *testing.T) {
-	cfg := QuickChaosConfig()
-	rep := newChaosReport(&cfg)
+	cfg := QuickConfig()
+	rep := newReport(&cfg)
 	ok := FaultResult{Name: FaultKill9, OrdersAcked: 10, AckedChecked: 10, WritesBackS: 0.5, recoveredWrite: true, SigtermClean: true,
 		Exits: []Exit{{Signal: "SIGKILL"}, {AtStop: true}}}
 	lost := FaultResult{Name: FaultDiskFull, OrdersAcked: 10, AckedChecked: 10, AckedLost: 2, Oversold: 1, WritesBackS: -1, SigtermClean: false, Forced: "restart",
@@ -202,7 +204,7 @@ func TestChaosReportVerdicts(t *testing.T) {
 	require.FileExists(t, filepath.Join(dir, "chaos-latest.md"))
 	b, err := os.ReadFile(strings.TrimSuffix(path, ".md") + ".json")
 	require.NoError(t, err)
-	var back ChaosReport
+	var back Report
 	require.NoError(t, json.Unmarshal(b, &back))
 	require.Len(t, back.Faults, 6)
 	require.Equal(t, 2, back.Faults[1].AckedLost)
@@ -217,13 +219,13 @@ func TestChaosKill9Tiny(t *testing.T) {
 	}
 	self, err := os.Executable()
 	require.NoError(t, err)
-	cfg := QuickChaosConfig()
-	cfg.TicketdBin, cfg.TicketdRole, cfg.WorkDir = self, RoleService, t.TempDir()
+	cfg := QuickConfig()
+	cfg.TicketdBin, cfg.TicketdRole, cfg.WorkDir = self, load.RoleService, t.TempDir()
 	cfg.Faults = []string{FaultKill9}
 	cfg.Conns, cfg.FloodOrders, cfg.Flood, cfg.FaultAt, cfg.ReadRate, cfg.SmallCapacity = 8, 3000, 2*time.Second, 700*time.Millisecond, 20, 50
 	var log strings.Builder
 	cfg.Log = &log
-	rep, err := RunChaos(context.Background(), cfg)
+	rep, err := Run(context.Background(), cfg)
 	t.Log(log.String())
 	require.NoError(t, err)
 	require.Len(t, rep.Faults, 1)

@@ -1,4 +1,4 @@
-package bench
+package chaos
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"ticketd/bench/load"
 )
 
 // Chaos faults, in run order.
@@ -25,12 +27,12 @@ const (
 	FaultSMTP      = "smtp-refusing"
 )
 
-// ChaosFaults are the faults of a chaos run, in run order.
-var ChaosFaults = []string{FaultKill9, FaultDiskFull, FaultFsyncEIO, FaultIdleConns, FaultSMTP}
+// Faults are the faults of a chaos run, in run order.
+var Faults = []string{FaultKill9, FaultDiskFull, FaultFsyncEIO, FaultIdleConns, FaultSMTP}
 
-// ChaosConfig holds the knobs of a chaos run; QuickChaosConfig and
-// FullChaosConfig are the presets.
-type ChaosConfig struct {
+// Config holds the knobs of a chaos run; QuickConfig and
+// FullConfig are the presets.
+type Config struct {
 	Quick      bool
 	TicketdBin string
 	// TicketdRole, when set, starts TicketdBin as that child role (go test
@@ -66,9 +68,9 @@ type ChaosConfig struct {
 	Log io.Writer
 }
 
-// QuickChaosConfig is the short preset (about 1.3 minutes on two cores).
-func QuickChaosConfig() ChaosConfig {
-	return ChaosConfig{
+// QuickConfig is the short preset (about 1.3 minutes on two cores).
+func QuickConfig() Config {
+	return Config{
 		Quick: true, Conns: 32, FloodOrders: 30_000, Flood: 8 * time.Second, FaultAt: 3 * time.Second,
 		FaultHold: 3 * time.Second, RecoverWait: 8 * time.Second, ExitWait: 6 * time.Second, TermGrace: 10 * time.Second,
 		ReadRate: 50, SmallCapacity: 500, TmpfsSize: "256m", DiskFloodRate: 1000, IdleConns: 3000, ServerNofile: 1024,
@@ -76,13 +78,13 @@ func QuickChaosConfig() ChaosConfig {
 	}
 }
 
-// FullChaosConfig is the preset of `make chaos`: about 2.5 minutes on two
+// FullConfig is the preset of `make chaos`: about 2.5 minutes on two
 // cores against today's service, which wedges on three faults. Every wait
 // is bounded; a phase in which every wait runs out (the flood, the exit
 // and recovery waits, two SIGTERM graces, the read-back's wait for a
 // process) takes at most about two minutes.
-func FullChaosConfig() ChaosConfig {
-	return ChaosConfig{
+func FullConfig() Config {
+	return Config{
 		Conns: 64, FloodOrders: 100_000, Flood: 20 * time.Second, FaultAt: 6 * time.Second,
 		FaultHold: 5 * time.Second, RecoverWait: 15 * time.Second, ExitWait: 10 * time.Second, TermGrace: 10 * time.Second,
 		ReadRate: 100, SmallCapacity: 2000, TmpfsSize: "256m", DiskFloodRate: 1000, IdleConns: 3000, ServerNofile: 1024,
@@ -91,7 +93,7 @@ func FullChaosConfig() ChaosConfig {
 }
 
 // Validate checks the knobs.
-func (c *ChaosConfig) Validate() error {
+func (c *Config) Validate() error {
 	switch {
 	case c.TicketdBin == "" || c.WorkDir == "":
 		return errors.New("bench: chaos config: binary and work dir are required")
@@ -103,12 +105,12 @@ func (c *ChaosConfig) Validate() error {
 		return errors.New("bench: chaos config: rates must be positive (reads at most 10,000/s)")
 	}
 	for _, f := range c.Faults {
-		if !contains(ChaosFaults, f) {
-			return fmt.Errorf("bench: chaos config: unknown fault %q (want %s)", f, strings.Join(ChaosFaults, ","))
+		if !contains(Faults, f) {
+			return fmt.Errorf("bench: chaos config: unknown fault %q (want %s)", f, strings.Join(Faults, ","))
 		}
 	}
 	if len(c.Faults) == 0 {
-		c.Faults = ChaosFaults
+		c.Faults = Faults
 	}
 	if c.Log == nil {
 		c.Log = io.Discard
@@ -126,22 +128,22 @@ func contains(list []string, s string) bool {
 }
 
 type chaos struct {
-	cfg *ChaosConfig
+	cfg *Config
 }
 
 func (h *chaos) logf(format string, args ...any) {
 	fmt.Fprintf(h.cfg.Log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
 
-// RunChaos runs every fault of cfg in turn and returns the report. A phase
+// Run runs every fault of cfg in turn and returns the report. A phase
 // that cannot run records its error and the next one still runs; ctx ends
 // the run early (children and mounts are cleaned up either way).
-func RunChaos(ctx context.Context, cfg ChaosConfig) (*ChaosReport, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	h := &chaos{cfg: &cfg}
-	rep := newChaosReport(&cfg)
+	rep := newReport(&cfg)
 	for _, name := range cfg.Faults {
 		if ctx.Err() != nil {
 			break
@@ -209,13 +211,13 @@ func (h *chaos) phase(ctx context.Context, name string) (f FaultResult) {
 			return f
 		}
 	}
-	addr, err := FreeAddr()
+	addr, err := load.FreeAddr()
 	if err != nil {
 		f.Error = err.Error()
 		return f
 	}
 	sup, err := StartSupervisor(SupervisorSpec{
-		Spec:         func(int) ServerSpec { return h.serverSpec(name, dataDir, addr, env) },
+		Spec:         func(int) load.ServerSpec { return h.serverSpec(name, dataDir, addr, env) },
 		RestartDelay: 200 * time.Millisecond, RestartDelayMax: 2 * time.Second, MaxStarts: 60, Logf: h.logf,
 	})
 	if err != nil {
@@ -236,7 +238,7 @@ func (h *chaos) phase(ctx context.Context, name string) (f FaultResult) {
 	defer stop()
 	sk, pk := sup.Keys()
 	base := sup.Current().URL
-	c, err := NewClient(base, 8)
+	c, err := load.NewClient(base, 8)
 	if err != nil {
 		f.Error = err.Error()
 		return f
@@ -350,7 +352,7 @@ func (h *chaos) phase(ctx context.Context, name string) (f FaultResult) {
 	}
 	// A fresh client: the old one's keep-alive connections may lead to a
 	// process that is gone.
-	if c, err = NewClient(base, 8); err != nil {
+	if c, err = load.NewClient(base, 8); err != nil {
 		f.Error = err.Error()
 		return f
 	}
@@ -358,20 +360,20 @@ func (h *chaos) phase(ctx context.Context, name string) (f FaultResult) {
 	f.OrdersSent = flood.sent.Load() + int64(len(prober.probes))
 	f.OrderStatus = flood.status.snapshot()
 	ackSets := []struct {
-		e EventSetup
-		a *acks
+		e load.EventSetup
+		a *load.Acks
 	}{{big, &flood.ackBig}, {small, &flood.ackSm}}
 	if mf != nil {
 		f.OrdersSent = int64(mf.n) + int64(len(prober.probes))
 		f.OrderStatus = mf.status.snapshot()
-		mf.ack.mu.Lock()
-		flood.ackBig.mu.Lock()
-		flood.ackBig.all = append(flood.ackBig.all, mf.ack.all...)
-		flood.ackBig.mu.Unlock()
-		mf.ack.mu.Unlock()
+		mf.ack.Mu.Lock()
+		flood.ackBig.Mu.Lock()
+		flood.ackBig.All = append(flood.ackBig.All, mf.ack.All...)
+		flood.ackBig.Mu.Unlock()
+		mf.ack.Mu.Unlock()
 	}
 	for _, s := range ackSets {
-		f.OrdersAcked += s.a.n()
+		f.OrdersAcked += s.a.N()
 	}
 	for _, s := range ackSets {
 		checked, missing, err := lostOrders(c, sk, s.e, s.a)
@@ -394,10 +396,10 @@ func (h *chaos) phase(ctx context.Context, name string) (f FaultResult) {
 
 // serverSpec is how the service of a phase starts. Every start runs under
 // setpriv --pdeathsig, so no service outlives a harness that dies.
-func (h *chaos) serverSpec(name, dataDir, addr string, env []string) ServerSpec {
+func (h *chaos) serverSpec(name, dataDir, addr string, env []string) load.ServerSpec {
 	args := []string{"serve"}
 	if h.cfg.TicketdRole != "" {
-		args, env = nil, append(env, RoleEnv+"="+h.cfg.TicketdRole)
+		args, env = nil, append(env, load.RoleEnv+"="+h.cfg.TicketdRole)
 	}
 	bin := h.cfg.TicketdBin
 	if name == FaultIdleConns && h.cfg.ServerNofile > 0 {
@@ -418,7 +420,7 @@ func (h *chaos) serverSpec(name, dataDir, addr string, env []string) ServerSpec 
 		args = append([]string{"--pdeathsig", "KILL", "--", bin}, args...)
 		bin = p
 	}
-	return ServerSpec{Bin: bin, Args: args, DataDir: dataDir, Env: env,
+	return load.ServerSpec{Bin: bin, Args: args, DataDir: dataDir, Env: env,
 		LogFile: filepath.Join(h.cfg.WorkDir, "logs", name+".log"), Extra: extra}
 }
 

@@ -1,4 +1,4 @@
-package bench
+package chaos
 
 import (
 	"errors"
@@ -7,13 +7,15 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"ticketd/bench/load"
 )
 
 // SupervisorSpec says how a Supervisor starts its process.
 type SupervisorSpec struct {
 	// Spec returns the spec of the n-th start (0 is the first): a fault
 	// may start the first process differently from its restarts.
-	Spec func(n int) ServerSpec
+	Spec func(n int) load.ServerSpec
 	// RestartDelay is the pause before a restart (systemd's RestartSec).
 	// In a crash loop (a process that lived under CrashLoopUptime, or a
 	// start that failed) it doubles up to RestartDelayMax, as systemd's
@@ -73,9 +75,9 @@ type Supervisor struct {
 	started time.Time
 
 	mu       sync.Mutex
-	cur      *Server
+	cur      *load.Server
 	curDone  chan struct{} // closed when cur has exited
-	first    *Server       // keeps the bootstrap keys printed on an empty data dir
+	first    *load.Server  // keeps the bootstrap keys printed on an empty data dir
 	exits    []Exit
 	starts   int
 	stopping bool
@@ -98,7 +100,7 @@ func StartSupervisor(spec SupervisorSpec) (*Supervisor, error) {
 	}
 	spec.RestartDelayMax = max(spec.RestartDelayMax, spec.RestartDelay)
 	s := &Supervisor{spec: spec, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), delay: spec.RestartDelay}
-	srv, err := StartServer(spec.Spec(0))
+	srv, err := load.StartServer(spec.Spec(0))
 	if err != nil {
 		return nil, err
 	}
@@ -109,17 +111,17 @@ func StartSupervisor(spec SupervisorSpec) (*Supervisor, error) {
 	return s, nil
 }
 
-func (s *Supervisor) setCur(srv *Server) {
+func (s *Supervisor) setCur(srv *load.Server) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cur, s.curDone = srv, make(chan struct{})
 }
 
 // loop waits for the current process and starts the next one.
-func (s *Supervisor) loop(srv *Server) {
+func (s *Supervisor) loop(srv *load.Server) {
 	defer close(s.done)
 	for {
-		err := <-srv.waited
+		err := <-srv.Waited
 		s.mu.Lock()
 		e := exitOf(srv.Pid(), err)
 		e.UptimeS = time.Since(srv.Started).Seconds()
@@ -149,7 +151,7 @@ func (s *Supervisor) loop(srv *Server) {
 
 // restart starts processes until one listens, the starts run out or Stop
 // is called.
-func (s *Supervisor) restart() *Server {
+func (s *Supervisor) restart() *load.Server {
 	for {
 		select {
 		case <-s.stop:
@@ -167,7 +169,7 @@ func (s *Supervisor) restart() *Server {
 		n := s.starts
 		s.starts++
 		s.mu.Unlock()
-		srv, err := StartServer(s.spec.Spec(n))
+		srv, err := load.StartServer(s.spec.Spec(n))
 		if err == nil {
 			srv.SecretKey, srv.PublishableKey, srv.AdminToken = s.first.SecretKey, s.first.PublishableKey, s.first.AdminToken
 			s.setCur(srv)
@@ -175,7 +177,7 @@ func (s *Supervisor) restart() *Server {
 			stopping := s.stopping
 			s.mu.Unlock()
 			if stopping { // Stop ran while this one started: end it too
-				_ = srv.cmd.Process.Signal(syscall.SIGKILL)
+				_ = srv.Cmd.Process.Signal(syscall.SIGKILL)
 			}
 			s.spec.Logf("   supervisor: restarted as pid %d", srv.Pid())
 			return srv
@@ -223,7 +225,7 @@ func signalName(sig syscall.Signal) string {
 }
 
 // Current returns the running process, or nil between two.
-func (s *Supervisor) Current() *Server {
+func (s *Supervisor) Current() *load.Server {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cur
@@ -254,7 +256,7 @@ func (s *Supervisor) Signal(sig syscall.Signal) (int, <-chan struct{}) {
 	if s.cur == nil {
 		return 0, nil
 	}
-	_ = s.cur.cmd.Process.Signal(sig)
+	_ = s.cur.Cmd.Process.Signal(sig)
 	return s.cur.Pid(), s.curDone
 }
 
@@ -292,7 +294,7 @@ func (s *Supervisor) Terminate(grace time.Duration) (time.Duration, bool) {
 
 // WaitUp waits up to d for a process that started listening after since,
 // and returns it (nil on timeout).
-func (s *Supervisor) WaitUp(since time.Time, d time.Duration) *Server {
+func (s *Supervisor) WaitUp(since time.Time, d time.Duration) *load.Server {
 	deadline := time.Now().Add(d)
 	for {
 		if cur := s.Current(); cur != nil && !cur.Listening.Before(since) {

@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"os"
@@ -31,7 +31,7 @@ func TestProcCPUOfThisProcess(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc")
 	}
-	before := sampleCPU(os.Getpid())
+	before := SampleCPU(os.Getpid())
 	require.True(t, before.ok)
 	// Burn CPU until getrusage has counted 150 ms of it (bounded in wall
 	// time), so a busy machine makes the loop longer, not the test fail.
@@ -42,7 +42,7 @@ func TestProcCPUOfThisProcess(t *testing.T) {
 		for i := 0; i < 1_000_000; i++ {
 			x++
 		}
-		after = sampleCPU(os.Getpid())
+		after = SampleCPU(os.Getpid())
 		require.True(t, after.ok)
 	}
 	assert.GreaterOrEqual(t, after.server-before.server, 100*time.Millisecond, "spun %d times", x)
@@ -50,10 +50,10 @@ func TestProcCPUOfThisProcess(t *testing.T) {
 
 	var r Result
 	r.Requests, r.Seconds = 100, (after.client - before.client).Seconds()
-	r.setCPU(before, after)
+	r.SetCPU(before, after)
 	assert.Greater(t, r.ServerCPUUsPerRequest, 1000.0)
 	assert.InDelta(t, 1.0, r.ClientCores, 0.5)
 	var none Result
-	none.setCPU(cpuSample{}, after)
+	none.SetCPU(cpuSample{}, after)
 	assert.Zero(t, none.ServerCPUUsPerRequest, "no figure without a sample before the run")
 }

@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"context"
@@ -110,9 +110,9 @@ func idOf(v any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var o idOnly
+	var o IDOnly
 	if err := json.Unmarshal(b, &o); err != nil || o.ID == "" {
-		return "", fmt.Errorf("bench: seed: no id in %s", truncate(b, 200))
+		return "", fmt.Errorf("bench: seed: no id in %s", Truncate(b, 200))
 	}
 	return o.ID, nil
 }

@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"bytes"
@@ -74,7 +74,7 @@ func (c *Client) JSON(method, path, token string, body any, want int, out any) e
 		return err
 	}
 	if st != want {
-		return fmt.Errorf("bench: %s %s: status %d, want %d: %s", method, path, st, want, truncate(b, 300))
+		return fmt.Errorf("bench: %s %s: status %d, want %d: %s", method, path, st, want, Truncate(b, 300))
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
@@ -84,7 +84,8 @@ func (c *Client) JSON(method, path, token string, body any, want int, out any) e
 	return nil
 }
 
-func truncate(b []byte, n int) []byte {
+// Truncate cuts b to at most n bytes, for error messages.
+func Truncate(b []byte, n int) []byte {
 	if len(b) > n {
 		return b[:n]
 	}
@@ -98,14 +99,15 @@ type EventSetup struct {
 	Capacity              int
 }
 
-type idOnly struct {
+// IDOnly decodes the id of an API object.
+type IDOnly struct {
 	ID string `json:"id"`
 }
 
 // CreateEvent creates a published event with one open free ticket type of
 // capacity places.
 func (c *Client) CreateEvent(sk, name string, capacity int) (EventSetup, error) {
-	var ev, tt idOnly
+	var ev, tt IDOnly
 	if err := c.JSON("POST", "/v1/events", sk, map[string]any{
 		"name": name, "timezone": "UTC", "startsAt": "2027-06-01T09:00:00Z",
 	}, 201, &ev); err != nil {
@@ -158,7 +160,7 @@ func (c *Client) Register(sk string, e EventSetup, prefix string, n, conc int) (
 				if i >= n {
 					return
 				}
-				var r idOnly
+				var r IDOnly
 				err := c.JSON("POST", "/v1/events/"+e.EventID+"/registrations", sk, map[string]any{
 					"email": prefix + strconv.Itoa(i) + "@bench.example", "name": "Bench", "registrationTypeId": e.TicketTypeID,
 				}, 201, &r)
@@ -215,9 +217,9 @@ func sep(path string) string {
 	return "?"
 }
 
-// retry503 sends a bodiless request until it answers 200, retrying 503s
+// Retry503 sends a bodiless request until it answers 200, retrying 503s
 // (an actor caught passivating answers 503 once) up to 20 times.
-func (c *Client) retry503(method, path, token string) error {
+func (c *Client) Retry503(method, path, token string) error {
 	for attempt := range 20 {
 		st, b, err := c.Do(method, path, token, nil)
 		if err != nil {
@@ -229,7 +231,7 @@ func (c *Client) retry503(method, path, token string) error {
 		case 503:
 			time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
 		default:
-			return fmt.Errorf("bench: %s %s: status %d: %s", method, path, st, truncate(b, 300))
+			return fmt.Errorf("bench: %s %s: status %d: %s", method, path, st, Truncate(b, 300))
 		}
 	}
 	return fmt.Errorf("bench: %s %s: still 503 after 20 attempts", method, path)

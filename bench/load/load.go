@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"sync"
@@ -79,7 +79,7 @@ type KindLatency struct {
 	Max      float64 `json:"maxMs"`
 }
 
-const maxLatencyUs = 120_000_000 // two minutes
+const MaxLatencyUs = 120_000_000 // two minutes
 
 type worker struct {
 	hist   *hdrhistogram.Histogram
@@ -91,12 +91,12 @@ type worker struct {
 }
 
 func newWorker() *worker {
-	return &worker{hist: hdrhistogram.New(1, maxLatencyUs, 3), status: map[int]int64{}}
+	return &worker{hist: hdrhistogram.New(1, MaxLatencyUs, 3), status: map[int]int64{}}
 }
 
 func (w *worker) send(l *Load, i int64, from time.Time, req *fasthttp.Request, resp *fasthttp.Response) {
 	err := l.Client.HC.DoTimeout(req, resp, time.Minute)
-	us := max(1, min(time.Since(from).Microseconds(), maxLatencyUs))
+	us := max(1, min(time.Since(from).Microseconds(), MaxLatencyUs))
 	_ = w.hist.RecordValue(us)
 	if l.Kind != nil {
 		k := l.Kind(i)
@@ -105,7 +105,7 @@ func (w *worker) send(l *Load, i int64, from time.Time, req *fasthttp.Request, r
 			if w.kinds == nil {
 				w.kinds = map[string]*hdrhistogram.Histogram{}
 			}
-			h = hdrhistogram.New(1, maxLatencyUs, 3)
+			h = hdrhistogram.New(1, MaxLatencyUs, 3)
 			w.kinds[k] = h
 		}
 		_ = h.RecordValue(us)
@@ -132,7 +132,7 @@ func (l *Load) Run() Result {
 	var next atomic.Int64
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	cpu0 := sampleCPU(l.ServerPID)
+	cpu0 := SampleCPU(l.ServerPID)
 	start := time.Now()
 	deadline := start.Add(l.Duration)
 	if l.Rate <= 0 {
@@ -174,7 +174,7 @@ func (l *Load) Run() Result {
 					}
 					if time.Now().After(cutoff) {
 						us := time.Since(j.intended).Microseconds()
-						_ = w.hist.RecordValue(max(1, min(us, maxLatencyUs)))
+						_ = w.hist.RecordValue(max(1, min(us, MaxLatencyUs)))
 						w.unsent++
 						continue
 					}
@@ -209,12 +209,12 @@ func (l *Load) Run() Result {
 		elapsed = l.Duration
 	}
 	r := l.result(workers, elapsed)
-	r.setCPU(cpu0, sampleCPU(l.ServerPID))
+	r.SetCPU(cpu0, SampleCPU(l.ServerPID))
 	return r
 }
 
 func (l *Load) result(workers []*worker, elapsed time.Duration) Result {
-	h := hdrhistogram.New(1, maxLatencyUs, 3)
+	h := hdrhistogram.New(1, MaxLatencyUs, 3)
 	r := Result{Name: l.Name, Mode: "closed", Conns: l.Conns, Status: map[int]int64{}, Seconds: elapsed.Seconds()}
 	if l.Rate > 0 {
 		r.Mode, r.TargetRPS = "open", l.Rate
@@ -234,7 +234,7 @@ func (l *Load) result(workers []*worker, elapsed time.Duration) Result {
 	for _, w := range workers {
 		for k, kh := range w.kinds {
 			if kinds[k] == nil {
-				kinds[k] = hdrhistogram.New(1, maxLatencyUs, 3)
+				kinds[k] = hdrhistogram.New(1, MaxLatencyUs, 3)
 			}
 			kinds[k].Merge(kh)
 		}

@@ -1,4 +1,4 @@
-package bench
+package load
 
 import (
 	"bufio"
@@ -28,8 +28,8 @@ type Server struct {
 	// last line was read.
 	Started, Listening time.Time
 
-	cmd    *exec.Cmd
-	waited chan error
+	Cmd    *exec.Cmd
+	Waited chan error
 }
 
 // ServerSpec says how to start a server process.
@@ -108,12 +108,12 @@ func StartServer(spec ServerSpec) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: stdout pipe: %w", err)
 	}
-	s := &Server{Addr: addr, DataDir: spec.DataDir, cmd: cmd, waited: make(chan error, 1)}
+	s := &Server{Addr: addr, DataDir: spec.DataDir, Cmd: cmd, Waited: make(chan error, 1)}
 	s.Started = time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("bench: start %s: %w", spec.Bin, err)
 	}
-	go func() { s.waited <- cmd.Wait() }()
+	go func() { s.Waited <- cmd.Wait() }()
 
 	lines := make(chan string, 64)
 	go func() {
@@ -166,27 +166,27 @@ func StartServer(spec ServerSpec) (*Server, error) {
 
 // Kill ends the process with SIGKILL (kill -9) and waits for it.
 func (s *Server) Kill() {
-	_ = s.cmd.Process.Signal(syscall.SIGKILL)
-	<-s.waited
+	_ = s.Cmd.Process.Signal(syscall.SIGKILL)
+	<-s.Waited
 }
 
 // Stop asks the process to shut down gracefully (SIGTERM) and waits up to a
 // minute, then kills it.
 func (s *Server) Stop() error {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-s.waited:
+	case err := <-s.Waited:
 		var ee *exec.ExitError
 		if err != nil && !errors.As(err, &ee) {
 			return fmt.Errorf("bench: stop: %w", err)
 		}
 		return nil
 	case <-time.After(time.Minute):
-		_ = s.cmd.Process.Signal(syscall.SIGKILL)
-		<-s.waited
+		_ = s.Cmd.Process.Signal(syscall.SIGKILL)
+		<-s.Waited
 		return errors.New("bench: stop: the process did not exit within 1m; killed")
 	}
 }
 
 // Pid returns the process id.
-func (s *Server) Pid() int { return s.cmd.Process.Pid }
+func (s *Server) Pid() int { return s.Cmd.Process.Pid }

@@ -1,4 +1,4 @@
-package bench
+package chaos
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/valyala/fasthttp"
+
+	"ticketd/bench/load"
 )
 
 // chaosTimeout bounds every request of a chaos run: a service that takes
@@ -61,8 +63,8 @@ type chaosFlood struct {
 	hc      *fasthttp.HostClient
 	base    string
 	pk      string
-	big     EventSetup
-	small   EventSetup
+	big     load.EventSetup
+	small   load.EventSetup
 	prefix  string
 	max     int64
 	conns   int
@@ -71,8 +73,8 @@ type chaosFlood struct {
 	until   time.Time
 	sent    atomic.Int64
 	status  statusCounts
-	ackBig  acks
-	ackSm   acks
+	ackBig  load.Acks
+	ackSm   load.Acks
 	stopped atomic.Bool
 }
 
@@ -125,8 +127,8 @@ func (f *chaosFlood) run(ctx context.Context) {
 					e, ack = f.small, &f.ackSm
 				}
 				req.Reset()
-				setRequest(req, "POST", f.base+"/storefront/v1/events/"+e.EventID+"/orders", f.pk)
-				orderBody(req, f.prefix, i, e.TicketTypeID)
+				load.SetRequest(req, "POST", f.base+"/storefront/v1/events/"+e.EventID+"/orders", f.pk)
+				load.OrderBody(req, f.prefix, i, e.TicketTypeID)
 				err := f.hc.DoTimeout(req, resp, chaosTimeout)
 				f.sent.Add(1)
 				st := 0
@@ -135,7 +137,7 @@ func (f *chaosFlood) run(ctx context.Context) {
 				}
 				f.status.add(st)
 				if st == 200 || st == 201 {
-					ack.add(resp.Body())
+					ack.Add(resp.Body())
 				}
 				if st == 0 || st >= 500 {
 					backoff = min(max(2*backoff, 10*time.Millisecond), 250*time.Millisecond)
@@ -164,8 +166,8 @@ type chaosReader struct {
 	hc      *fasthttp.HostClient
 	base    string
 	sk, pk  string
-	big     EventSetup
-	small   EventSetup
+	big     load.EventSetup
+	small   load.EventSetup
 	rate    float64
 	workers int
 
@@ -193,18 +195,18 @@ func (r *chaosReader) run(ctx context.Context, until time.Time) {
 				switch n % 4 {
 				case 0:
 					small = true
-					setRequest(req, "GET", r.base+"/v1/events/"+r.small.EventID+"/ticket-types/"+r.small.TicketTypeID+"/availability", r.sk)
+					load.SetRequest(req, "GET", r.base+"/v1/events/"+r.small.EventID+"/ticket-types/"+r.small.TicketTypeID+"/availability", r.sk)
 				case 1:
-					setRequest(req, "GET", r.base+"/v1/events/"+r.big.EventID+"/ticket-types/"+r.big.TicketTypeID+"/availability", r.sk)
+					load.SetRequest(req, "GET", r.base+"/v1/events/"+r.big.EventID+"/ticket-types/"+r.big.TicketTypeID+"/availability", r.sk)
 				default:
-					setRequest(req, "GET", r.base+"/storefront/v1/events/"+r.big.EventID, r.pk)
+					load.SetRequest(req, "GET", r.base+"/storefront/v1/events/"+r.big.EventID, r.pk)
 				}
 				err := r.hc.DoTimeout(req, resp, chaosTimeout)
 				j.us = max(1, time.Since(j.due).Microseconds())
 				if err == nil {
 					j.status = resp.StatusCode()
 					if small && j.status == 200 {
-						var a Availability
+						var a load.Availability
 						if json.Unmarshal(resp.Body(), &a) == nil {
 							sold := int64(a.Held + a.Confirmed)
 							if sold > int64(a.Capacity) {
@@ -255,13 +257,13 @@ func (r *chaosReader) stats(from, to time.Time) ReadStats {
 }
 
 func readStats(samples []readSample, from, to time.Time) ReadStats {
-	h := hdrhistogram.New(1, maxLatencyUs, 3)
+	h := hdrhistogram.New(1, load.MaxLatencyUs, 3)
 	st := ReadStats{Status: map[int]int64{}}
 	for _, s := range samples {
 		if (!from.IsZero() && s.due.Before(from)) || (!to.IsZero() && !s.due.Before(to)) {
 			continue
 		}
-		_ = h.RecordValue(min(s.us, maxLatencyUs))
+		_ = h.RecordValue(min(s.us, load.MaxLatencyUs))
 		st.Requests++
 		st.Status[s.status]++
 		if s.status != 200 {
@@ -287,10 +289,10 @@ type probe struct {
 type chaosProber struct {
 	hc       *fasthttp.HostClient
 	base, pk string
-	e        EventSetup
+	e        load.EventSetup
 	prefix   string
 	interval time.Duration
-	ack      *acks
+	ack      *load.Acks
 
 	mu     sync.Mutex
 	probes []probe
@@ -302,14 +304,14 @@ func (p *chaosProber) run(ctx context.Context, stop <-chan struct{}, until time.
 	defer fasthttp.ReleaseResponse(resp)
 	for i := int64(0); ctx.Err() == nil && time.Now().Before(until); i++ {
 		req.Reset()
-		setRequest(req, "POST", p.base+"/storefront/v1/events/"+p.e.EventID+"/orders", p.pk)
-		orderBody(req, p.prefix, i, p.e.TicketTypeID)
+		load.SetRequest(req, "POST", p.base+"/storefront/v1/events/"+p.e.EventID+"/orders", p.pk)
+		load.OrderBody(req, p.prefix, i, p.e.TicketTypeID)
 		pr := probe{sent: time.Now()}
 		err := p.hc.DoTimeout(req, resp, 2*time.Second)
 		pr.done = time.Now()
 		if err == nil && (resp.StatusCode() == 201 || resp.StatusCode() == 200) {
 			pr.ok = true
-			p.ack.add(resp.Body())
+			p.ack.Add(resp.Body())
 		}
 		p.mu.Lock()
 		p.probes = append(p.probes, pr)
@@ -369,10 +371,10 @@ func writeOutage(probes []probe, t time.Time) time.Duration {
 // lostOrders reads back every acknowledged order of e: the order list
 // first, then each order missing from it on its own. It returns how many
 // were checked and how many are missing.
-func lostOrders(c *Client, sk string, e EventSetup, ack *acks) (checked, missing int, err error) {
-	ack.mu.Lock()
-	all := append([]string(nil), ack.all...)
-	ack.mu.Unlock()
+func lostOrders(c *load.Client, sk string, e load.EventSetup, ack *load.Acks) (checked, missing int, err error) {
+	ack.Mu.Lock()
+	all := append([]string(nil), ack.All...)
+	ack.Mu.Unlock()
 	listed := make(map[string]bool, len(all))
 	err = c.Paginate("/v1/events/"+e.EventID+"/orders", sk, 1+len(all)/100+1000, func(raw json.RawMessage) error {
 		var o struct {
@@ -410,12 +412,12 @@ var statusPaid = []byte(`"status":"paid"`)
 type mailFlood struct {
 	hc       *fasthttp.HostClient
 	base, pk string
-	e        EventSetup
+	e        load.EventSetup
 	n        int
 	rate     float64
 	until    time.Time
 	status   statusCounts
-	ack      acks
+	ack      load.Acks
 
 	mu        sync.Mutex
 	confirmed map[string]time.Time // good address -> confirmed at
@@ -448,7 +450,7 @@ func (m *mailFlood) run(ctx context.Context) {
 			for i := range jobs {
 				addr, good := mailAddress(i)
 				req.Reset()
-				setRequest(req, "POST", m.base+"/storefront/v1/events/"+m.e.EventID+"/orders", m.pk)
+				load.SetRequest(req, "POST", m.base+"/storefront/v1/events/"+m.e.EventID+"/orders", m.pk)
 				req.SetBodyString(`{"email":"` + addr + `","name":"Buyer","items":[{"itemType":"registration_type","itemId":"` + m.e.TicketTypeID + `","quantity":1}]}`)
 				st := 0
 				if err := m.hc.DoTimeout(req, resp, chaosTimeout); err == nil {
@@ -458,10 +460,10 @@ func (m *mailFlood) run(ctx context.Context) {
 				if st != 201 && st != 200 {
 					continue
 				}
-				m.ack.add(resp.Body())
+				m.ack.Add(resp.Body())
 				num := orderNumberOf(resp.Body())
 				req.Reset()
-				setRequest(req, "POST", m.base+"/storefront/v1/events/"+m.e.EventID+"/orders/"+num+"/confirm", m.pk)
+				load.SetRequest(req, "POST", m.base+"/storefront/v1/events/"+m.e.EventID+"/orders/"+num+"/confirm", m.pk)
 				req.SetBodyString(`{}`)
 				st = 0
 				if err := m.hc.DoTimeout(req, resp, chaosTimeout); err == nil {
@@ -491,11 +493,11 @@ func (m *mailFlood) run(ctx context.Context) {
 }
 
 func orderNumberOf(body []byte) string {
-	i := bytes.Index(body, orderNumberKey)
+	i := bytes.Index(body, load.OrderNumberKey)
 	if i < 0 {
 		return ""
 	}
-	rest := body[i+len(orderNumberKey):]
+	rest := body[i+len(load.OrderNumberKey):]
 	if j := bytes.IndexByte(rest, '"'); j >= 0 {
 		return string(rest[:j])
 	}
