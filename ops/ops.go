@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"ticketd/actors"
+	"ticketd/ask"
 	"ticketd/audit"
 	"ticketd/event"
 	"ticketd/mail"
@@ -120,7 +121,7 @@ func Do[R any](ctx context.Context, o *Ops, eventID string, cmd event.Op[R]) (R,
 	}
 	v, ok := res.(R)
 	if !ok {
-		return v, MapErr(fmt.Errorf("%w: event %s answered %T, not %T", actors.ErrUnavailable, eventID, res, v))
+		return v, MapErr(fmt.Errorf("%w: event %s answered %T, not %T", ask.ErrUnavailable, eventID, res, v))
 	}
 	return v, nil
 }
@@ -141,7 +142,7 @@ func (o *Ops) CancelOrder(ctx context.Context, eventID string, cmd event.Command
 	}
 	ord, ok := res.(event.Order)
 	if !ok {
-		return ord, MapErr(fmt.Errorf("%w: event %s answered %T to a cancel", actors.ErrUnavailable, eventID, res))
+		return ord, MapErr(fmt.Errorf("%w: event %s answered %T to a cancel", ask.ErrUnavailable, eventID, res))
 	}
 	return ord, nil
 }
@@ -176,13 +177,13 @@ func WithRecorder(ctx context.Context, rec *Recorder) context.Context {
 	if rec == nil {
 		return ctx
 	}
-	return actors.WithRecorder(ctx, &actors.Recorder{Key: rec.Key, Value: rec.Value, Live: rec.Live, Look: rec.Look, Portable: rec.Portable})
+	return ask.WithRecorder(ctx, &ask.Recorder{Key: rec.Key, Value: rec.Value, Live: rec.Live, Look: rec.Look, Portable: rec.Portable})
 }
 
 // Replayed returns the record that answers a write made before (its
 // answer lost, its key claimed again), when err says so.
 func Replayed(err error) ([]byte, bool) {
-	r, ok := actors.IsReplayed(err)
+	r, ok := ask.IsReplayed(err)
 	if !ok {
 		return nil, false
 	}

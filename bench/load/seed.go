@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ticketd/actors"
+	"ticketd/ask"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
@@ -101,7 +102,7 @@ func (s *Seeder) ask(eventID string, cmd event.Command) (any, error) {
 	for attempt := range 50 {
 		var res any
 		res, err = s.sys.Ask(context.Background(), eventID, cmd)
-		if !errors.Is(err, actors.ErrUnavailable) {
+		if !errors.Is(err, ask.ErrUnavailable) {
 			return res, err
 		}
 		time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
