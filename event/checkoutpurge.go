@@ -2,6 +2,7 @@ package event
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -160,4 +161,43 @@ func (m *Machine) purgeSessions(now time.Time) []Change {
 		return nil
 	}
 	return []Change{CheckoutSessionsPurged{At: now, IDs: ids}}
+}
+
+// sessionCodeLen is the length of the random part of a checkout session id
+// ("cs_<event suffix>.<24 Crockford chars>", createCheckoutSession).
+const sessionCodeLen = 24
+
+// crockfordUpper is the alphabet of IDs.Code.
+const crockfordUpper = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// purgedSession reports whether id, unknown to the event, has the form of
+// one of its checkout sessions: then it is taken for a purged one and
+// answers as an expired session does. An id carries 120 random bits, so a
+// well-formed id the event does not hold is, but for a forgery, one it
+// issued and purged; a forgery learns nothing either way (every unknown
+// well-formed id answers alike).
+func (m *Machine) purgedSession(id string) bool {
+	if _, ok := m.s.Checkouts[id]; ok {
+		return false
+	}
+	code, ok := strings.CutPrefix(id, "cs_"+m.eventSuffix()+".")
+	if !ok || len(code) != sessionCodeLen {
+		return false
+	}
+	for i := range len(code) {
+		if strings.IndexByte(crockfordUpper, code[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// purgedHosted is the hosted checkout of a purged session: an expired one
+// with nothing left to show (the page answers "this checkout link has
+// expired" without the way back, which left with the record).
+func (m *Machine) purgedHosted(id string) HostedCheckout {
+	return HostedCheckout{
+		Session: CheckoutSession{ID: id, EventID: m.s.ID, URL: m.cfg.BaseURL + "/checkout/" + id, Status: "expired", Items: []OrderItem{}},
+		Event:   m.eventView(), Lines: []OrderItemView{}, Addons: []CatalogItem{}, Questions: []Question{},
+	}
 }
