@@ -150,8 +150,11 @@ type System struct {
 	devSeen sync.Map
 	// passVers is each event's latest pass stamp as reads saw it (pulse.go).
 	passVers sync.Map
-	disp     *dispatcher // runs the event actors' mailboxes
-	reply    *replyPool  // answer slots of Ask
+	// sales are the events' published sale views (saleview.go): event id
+	// -> *saleSlot.
+	sales sync.Map
+	disp  *dispatcher // runs the event actors' mailboxes
+	reply *replyPool  // answer slots of Ask
 
 	asyncBoxes asyncBoxPool // answer slots of ServeAsync
 	asyncs     asyncAsks    // its asks waiting for their answers
