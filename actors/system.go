@@ -150,11 +150,8 @@ type System struct {
 	devSeen sync.Map
 	// passVers is each event's latest pass stamp as reads saw it (pulse.go).
 	passVers sync.Map
-	// sales are the events' published sale views (saleview.go): event id
-	// -> *saleSlot.
-	sales sync.Map
-	disp  *dispatcher // runs the event actors' mailboxes
-	reply *replyPool  // answer slots of Ask
+	disp     *dispatcher // runs the event actors' mailboxes
+	reply    *replyPool  // answer slots of Ask
 
 	asyncBoxes asyncBoxPool // answer slots of ServeAsync
 	asyncs     asyncAsks    // its asks waiting for their answers
@@ -172,6 +169,10 @@ type System struct {
 	spawns  uint64 // numbers actor names: a retiring actor may still hold its old name
 
 	idx eventIndex
+
+	// sales are the events' published sale views (saleview.go): event id
+	// -> *saleSlot.
+	sales sync.Map
 
 	dirPID  *actor.PID
 	dirView atomic.Pointer[directory.State]
