@@ -17,6 +17,7 @@ import (
 	"ticketd/http/console"
 	"ticketd/payments"
 	"ticketd/payments/stripe"
+	"ticketd/persistence"
 )
 
 // clusterShared is what cluster mode keeps on every node besides the event
@@ -154,7 +155,7 @@ func (m *Main) shareConsole(con *console.Console) {
 	if m.shared == nil {
 		return
 	}
-	con.ShareSessions(m.store, m.shared.index.PutApplied, m.shared.index.Get)
+	con.ShareSessions(localStore{m.store}, m.shared.index.PutApplied, m.shared.index.Get)
 	go m.periodic("console session sweep", "dropped", 10*time.Minute, m.stop, func(bool) (int, error) {
 		return con.SweepSessions(time.Now())
 	})
@@ -171,6 +172,20 @@ func (m *Main) sandboxSecret(adminToken string) string {
 	h := hmac.New(sha256.New, []byte(adminToken))
 	h.Write([]byte("ticketd sandbox payment webhook secret"))
 	return "whsec_" + hex.EncodeToString(h.Sum(nil))
+}
+
+// localStore is the node's Pebble as the console's shared sessions keep
+// their copies in it (console.LocalStore).
+type localStore struct{ *persistence.Store }
+
+// DeleteKeys deletes keys in one batch.
+func (l localStore) DeleteKeys(keys [][]byte) error {
+	b := l.NewBatch()
+	defer b.Close()
+	for _, k := range keys {
+		b.Delete(k)
+	}
+	return l.Commit(b)
 }
 
 // sharedSeen is the cluster's record of the Stripe events acted on (nil on

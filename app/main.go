@@ -25,6 +25,7 @@ import (
 	"ticketd/http/console"
 	"ticketd/internal/logredact"
 	"ticketd/mail"
+	"ticketd/ops"
 	"ticketd/payments"
 	"ticketd/payments/stripe"
 	"ticketd/persistence"
@@ -55,7 +56,9 @@ type Main struct {
 	// checkouts closes Stripe's sessions of orders that stopped holding
 	// (nil with the sandbox)
 	checkouts *payments.Closer
-	stop      chan struct{} // closed by Close: ends background loops
+	// ops is the application layer every front door asks
+	ops  *ops.Ops
+	stop chan struct{} // closed by Close: ends background loops
 
 	// Cluster mode only: the node, and the router that forwards requests
 	// for events other nodes own.
@@ -119,6 +122,10 @@ func (m *Main) Checkouts() *payments.Closer { return m.checkouts }
 
 // Audit is the audit log of an open Main (tests read what was recorded).
 func (m *Main) Audit() *audit.Log { return m.audit }
+
+// Ops is the application layer of an open Main (tests ask operations
+// the way the front doors do).
+func (m *Main) Ops() *ops.Ops { return m.ops }
 
 // Server is the HTTP server of an open Main.
 func (m *Main) Server() *thttp.Server { return m.srv }
@@ -329,15 +336,29 @@ func (m *Main) Open() error {
 		m.refunds.WithHosted(stripe.Name, hosted)
 		m.checkouts = payments.NewCloser(m.sys, hosted, m.log)
 	}
+	// The application layer: every door asks its operations, and it hands
+	// them the services built above.
+	oc := ops.Config{System: m.sys, Audit: m.audit, Sandbox: sandbox, Refunds: m.refunds, Checkouts: m.checkouts,
+		Mail: m.mail, Webhooks: m.hooks, Logger: m.log}
+	if hosted != nil {
+		oc.Hosted = payments.NewHostedCheckout(hosted, m.log)
+		if oc.Seen = m.sharedSeen(); oc.Seen == nil {
+			oc.Seen = payments.NewSeen(m.store, stripe.Name)
+		}
+	}
+	m.ops, err = ops.New(oc)
+	if err != nil {
+		m.closeBackend()
+		return err
+	}
 	devlog := thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention)
 	if err := m.openWallet(walletSecret(pagesSecret, m.pagesSharedSecret())); err != nil {
 		m.closeBackend()
 		return err
 	}
-	m.srv, err = api.New(hcfg, api.Deps{System: m.sys, WebhookSecret: webhookSecret, Sandbox: sandbox, Refunds: m.refunds,
-		Stripe: hosted, Checkouts: m.checkouts,
-		PagesSecret: pagesSecret, PagesSharedSecret: m.pagesSharedSecret(), Seen: m.sharedSeen(), Outbox: m.mail,
-		DevLog: devlog, Audit: m.audit, Webhooks: m.hooks, Cluster: m.clusterView(), Wallet: m.wallet.Load()})
+	m.srv, err = api.New(hcfg, api.Deps{Ops: m.ops, Stripe: hosted,
+		PagesSecret: pagesSecret, PagesSharedSecret: m.pagesSharedSecret(),
+		DevLog: devlog, Cluster: m.clusterView(), Wallet: m.wallet.Load()})
 	if err != nil {
 		m.closeBackend()
 		return err
@@ -385,7 +406,7 @@ func (m *Main) openConsole(adminToken string, devlog *thttp.DevLog) error {
 	ad, gd := m.wallet.Load().Describe()
 	wallets := []console.WalletStatus{{ID: "apple", Name: "Apple Wallet", Configured: ad != "", Detail: ad},
 		{ID: "google", Name: "Google Wallet", Configured: gd != "", Detail: gd}}
-	con, err := console.New(cc, console.Deps{System: m.sys, Audit: m.audit, Refunds: m.refunds, Webhooks: m.hooks, Outbox: m.mail, DevLog: devlog,
+	con, err := console.New(cc, console.Deps{Ops: m.ops, Outbox: m.mail, DevLog: devlog,
 		Wallets: wallets})
 	if err != nil {
 		return err

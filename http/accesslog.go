@@ -81,7 +81,7 @@ func (s *Server) begin(rc *fasthttp.RequestCtx) requestStart {
 	if st.at = st.mono; !s.clock {
 		st.at = s.cfg.Now()
 	}
-	st.ip = clientIP(rc, s.cfg.TrustedProxies)
+	st.ip = ClientIP(rc, s.cfg.TrustedProxies)
 	h := &rc.Response.Header
 	setCanonical(h, hdrRequestID, st.requestID)
 	setCanonical(h, hdrContentTypeOptions, "nosniff")
@@ -123,14 +123,14 @@ func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *P
 		if len(path) > 256 {
 			path = path[:256]
 		}
-		info.Path = logPath(rc, path)
+		info.Path = LogPath(rc, path)
 		info.Surface = Public
 	}
 	if p != nil {
 		info.KeyID, info.UnitID = p.KeyID, p.UnitID
 	}
 	if notedPath {
-		info.URLPath = logPath(rc, truncate(rc.Path(), maxDevLogPath))
+		info.URLPath = LogPath(rc, truncate(rc.Path(), MaxLoggedPath))
 	}
 	if s.log.Enabled(context.Background(), slog.LevelInfo) {
 		s.log.LogAttrs(context.Background(), slog.LevelInfo, "request",
@@ -152,11 +152,11 @@ func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *P
 // pass token: whoever holds it holds the ticket.
 const passPrefix = "/pass/"
 
-// logPath returns a request path for the logs. A pass page's path (as the
+// LogPath returns a request path for the logs. A pass page's path (as the
 // router decodes it, so no escaped spelling slips by) keeps its event id
 // and loses the token's secret part: "/pass/evt_1.[redacted]". Any other
 // path is raw, as received.
-func logPath(rc *fasthttp.RequestCtx, raw []byte) string {
+func LogPath(rc *fasthttp.RequestCtx, raw []byte) string {
 	decoded := rc.Request.URI().Path()
 	if !hasPrefix(decoded, passPrefix) {
 		return string(raw)

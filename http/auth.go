@@ -143,10 +143,10 @@ type LocalAuthenticator interface {
 func (s *Server) refuseAuth(rc *fasthttp.RequestCtx, ip netip.Addr, now time.Time) {
 	if ok, retry := s.authFails.take(ip, now); !ok {
 		rc.Response.Header.Set("Retry-After", strconv.Itoa(retry))
-		s.writeError(rc, httpError(429, "too many failed authentications from this address, retry after "+strconv.Itoa(retry)+" seconds").WithReason(event.ReasonAuthThrottled))
+		s.WriteError(rc, NewError(429, "too many failed authentications from this address, retry after "+strconv.Itoa(retry)+" seconds").WithReason(event.ReasonAuthThrottled))
 		return
 	}
-	s.writeError(rc, httpError(401, msgUnauthenticated))
+	s.WriteError(rc, NewError(401, msgUnauthenticated))
 }
 
 // adminAuthorized checks the admin token of a request outside the route

@@ -12,7 +12,7 @@ import (
 // peer is a trusted proxy, the right-most X-Forwarded-For hop that is not a
 // trusted proxy itself. Hops left of an untrusted one are ignored because the
 // client could have written them.
-func clientIP(rc *fasthttp.RequestCtx, trusted []netip.Prefix) netip.Addr {
+func ClientIP(rc *fasthttp.RequestCtx, trusted []netip.Prefix) netip.Addr {
 	var peer netip.Addr
 	if ta, ok := rc.RemoteAddr().(*net.TCPAddr); ok {
 		peer, _ = netip.AddrFromSlice(ta.IP)

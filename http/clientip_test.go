@@ -33,6 +33,6 @@ func TestClientIP(t *testing.T) {
 			req.Header.Add("X-Forwarded-For", x)
 		}
 		rc.Init(&req, &net.TCPAddr{IP: net.ParseIP(c.peer), Port: 1}, nil)
-		require.Equal(t, c.want, clientIP(&rc, trusted).String(), "%s %v", c.peer, c.xff)
+		require.Equal(t, c.want, ClientIP(&rc, trusted).String(), "%s %v", c.peer, c.xff)
 	}
 }

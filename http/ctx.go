@@ -26,7 +26,7 @@ type Ctx struct {
 	// which records the same bytes), so run does not encode it twice.
 	body []byte
 	// pathNoted asks finish to hand the concrete path to the developer
-	// log (see notePath).
+	// log (see NotePath).
 	pathNoted bool
 	// idem is the Idempotency-Key this request owns on a RecordingStore.
 	idem *idemClaim
@@ -34,9 +34,9 @@ type Ctx struct {
 
 func (c *Ctx) reset() { *c = Ctx{} }
 
-// notePath marks the request's concrete path for the developer log: it
+// NotePath marks the request's concrete path for the developer log: it
 // reaches Config.OnRequest as RequestInfo.URLPath.
-func (c *Ctx) notePath() { c.pathNoted = true }
+func (c *Ctx) NotePath() { c.pathNoted = true }
 
 // RequestCtx returns the underlying fasthttp context, for the rare handler
 // that needs raw headers. Its buffers are reused after the handler returns.
@@ -109,3 +109,18 @@ func (r *Route) successStatus() int {
 	}
 	return r.Success
 }
+
+// SwapRoute makes r the request's route and returns the previous one: the
+// audit middleware runs a write's read route to record the state before.
+func (c *Ctx) SwapRoute(r *Route) (old *Route) {
+	old, c.route = c.route, r
+	return old
+}
+
+// PrimarySuccess reports whether the response will carry the route's
+// Success status (not an AltSuccess the handler chose).
+func (c *Ctx) PrimarySuccess() bool { return c.status == 0 || c.status == c.route.successStatus() }
+
+// SetEncodedBody hands the response its body already encoded as JSON, so
+// a result the audit log encoded is not encoded twice.
+func (c *Ctx) SetEncodedBody(b []byte) { c.body = b }

@@ -13,8 +13,9 @@ import (
 const (
 	DefaultDevLogPerUnit   = 5000
 	DefaultDevLogRetention = 7 * 24 * time.Hour
-	// maxDevLogPath bounds the concrete path kept per entry.
-	maxDevLogPath = 512
+	// MaxLoggedPath bounds the concrete request path the developer log
+	// and the audit log keep.
+	MaxLoggedPath = 512
 )
 
 // RequestLogEntry is one request of an API key in the developer log.
@@ -99,8 +100,8 @@ func NewDevLog(perUnit int, retention time.Duration) *DevLog {
 // caller that has no Ctx; the server's requests carry theirs in
 // RequestInfo.URLPath instead.
 func (d *DevLog) notePath(requestID string, path []byte) {
-	if len(path) > maxDevLogPath {
-		path = path[:maxDevLogPath]
+	if len(path) > MaxLoggedPath {
+		path = path[:MaxLoggedPath]
 	}
 	d.paths.Store(requestID, string(path))
 }
@@ -189,10 +190,10 @@ func (d *DevLog) List(unitID string, f RequestLogFilter, before uint64, limit in
 	return out, false
 }
 
-// registerLogs feeds the developer log from Config.OnRequest, chained
-// after any hook already set (like registerMetrics). It must be called
+// RegisterLogs feeds the developer log from Config.OnRequest, chained
+// after any hook already set (like RegisterMetrics). It must be called
 // before Serve.
-func registerLogs(srv *Server, d *DevLog) {
+func RegisterLogs(srv *Server, d *DevLog) {
 	prev := srv.cfg.OnRequest
 	srv.cfg.OnRequest = func(info RequestInfo) {
 		d.record(info)

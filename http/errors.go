@@ -6,12 +6,12 @@ import (
 	"strconv"
 
 	"ticketd/event"
-	"ticketd/persistence"
+	"ticketd/ops"
 )
 
 // Error is an HTTP-side rejection: a status chosen by this package (401,
 // 413, 422, 429, 503...) rather than mapped from an event.Code. Handlers may
-// return one too, e.g. httpError(503, "...") when a dependency is down.
+// return one too, e.g. NewError(503, "...") when a dependency is down.
 type Error struct {
 	Status  int
 	Message string
@@ -29,8 +29,9 @@ func (e *Error) WithReason(reason string) *Error {
 	return e
 }
 
-// httpError returns an *Error with the given HTTP status.
-func httpError(status int, msg string, details ...event.Detail) *Error {
+// NewError returns an error that answers status with msg and details in
+// the one error envelope.
+func NewError(status int, msg string, details ...event.Detail) *Error {
 	return &Error{Status: status, Message: msg, Details: details}
 }
 
@@ -102,6 +103,7 @@ func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
 	// The direct types first: a sold-out answer (412) is the common error
 	// of a flash sale, and errors.As walks by reflection.
 	he, ee := errorTypes(err)
+	var oe *ops.Error
 	switch {
 	case he != nil:
 		status = he.Status
@@ -112,11 +114,16 @@ func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
 			return 500, internalEnvelope(), true
 		}
 		env.Error = ErrorObject{Code: status, Status: statusName(status), Message: ee.Message, Details: ee.Details, Reason: ee.Reason}
+	case errors.As(err, &oe):
+		// The application layer's one mapping of the shell's and the
+		// payment provider's failures: its reason says the status.
+		status = oe.Status()
+		env.Error = ErrorObject{Code: status, Status: statusName(status), Message: oe.Message, Reason: oe.Reason}
 	case errors.Is(err, context.DeadlineExceeded):
 		status = 503
 		env.Error = ErrorObject{Code: 503, Status: statusName(503), Message: "the service is busy, retry later", Reason: event.ReasonServiceBusy}
 		internal = true
-	case errors.Is(err, persistence.ErrFailed):
+	case errors.Is(err, ops.ErrStorageFailed):
 		// A handler that reads or writes the store itself (idempotency,
 		// audit, outbox) meets the storage fault the actors turn into 503.
 		he := errStorageUnavailable

@@ -9,7 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"ticketd/actors"
 	"ticketd/event"
+	"ticketd/ops"
+	"ticketd/payments"
+	"ticketd/persistence"
 )
 
 func TestErrorMap(t *testing.T) {
@@ -24,12 +28,12 @@ func TestErrorMap(t *testing.T) {
 		{event.Errorf(event.FailedPrecondition, "x"), 412, "FAILED_PRECONDITION"},
 		{fmt.Errorf("wrapped: %w", event.Errorf(event.NotFound, "x")), 404, "NOT_FOUND"},
 		{event.Errorf(event.Code(99), "x"), 500, "INTERNAL"},
-		{httpError(401, "x"), 401, "UNAUTHENTICATED"},
-		{httpError(413, "x"), 413, "INVALID_ARGUMENT"},
-		{httpError(422, "x"), 422, "INVALID_ARGUMENT"},
-		{httpError(429, "x"), 429, "RESOURCE_EXHAUSTED"},
-		{httpError(503, "x"), 503, "UNAVAILABLE"},
-		{httpError(405, "x"), 405, "UNIMPLEMENTED"},
+		{NewError(401, "x"), 401, "UNAUTHENTICATED"},
+		{NewError(413, "x"), 413, "INVALID_ARGUMENT"},
+		{NewError(422, "x"), 422, "INVALID_ARGUMENT"},
+		{NewError(429, "x"), 429, "RESOURCE_EXHAUSTED"},
+		{NewError(503, "x"), 503, "UNAVAILABLE"},
+		{NewError(405, "x"), 405, "UNIMPLEMENTED"},
 		{context.DeadlineExceeded, 503, "UNAVAILABLE"},
 		{errors.New("boom"), 500, "INTERNAL"},
 	} {
@@ -116,4 +120,28 @@ func TestBodyTooLargeIsReadable(t *testing.T) {
 	require.Less(t, len(body), 1<<20)
 	r := h.do("POST", "/v1/events/evt_1/orders", skLive, body)
 	require.Equal(t, 201, r.status, "just under the bound is fine")
+}
+
+// TestLayerErrorsAnswerAsBefore: the application layer's mapped failures
+// (ops.MapErr) answer the envelopes the API answered when it mapped them
+// itself (a *Error 503 or 502 with the same message and reason).
+func TestLayerErrorsAnswerAsBefore(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want *Error
+	}{
+		{actors.ErrBusy, NewError(503, "the event is busy; retry shortly").WithReason(event.ReasonEventBusy)},
+		{actors.ErrUnavailable, NewError(503, "temporarily unavailable; retry")},
+		{fmt.Errorf("%w: %w", actors.ErrUnavailable, persistence.ErrFailed), errStorageUnavailable},
+		{&payments.PageError{Retryable: true, Err: payments.ErrUnavailable},
+			NewError(503, "the payment provider could not be reached; nothing was changed: retry the same request").WithReason(event.ReasonPaymentProviderDown)},
+		{&payments.PageError{Err: errors.New("bad currency")},
+			NewError(502, "the payment provider refused the payment page: bad currency").WithReason(event.ReasonPaymentProviderRefused)},
+	} {
+		status, env, internal := errorResponse(ops.MapErr(c.err))
+		wantStatus, wantEnv, wantInternal := errorResponse(c.want)
+		require.Equal(t, wantStatus, status, c.err.Error())
+		require.Equal(t, wantEnv, env, c.err.Error())
+		require.Equal(t, wantInternal, internal)
+	}
 }

@@ -22,7 +22,7 @@ import (
 func TestReadyzFollowsTheStore(t *testing.T) {
 	ffs := persistence.NewFaultFS(vfs.Default)
 	sys, _ := openSystem(t, ffs)
-	base := serveHarness(t, nil, func(srv *Server) { registerHealth(srv, sys) }).base
+	base := serveHarness(t, nil, func(srv *Server) { RegisterHealth(srv, readiness{sys}) }).base
 	get := func(path string) (int, map[string]any) {
 		res, err := nethttp.Get(base + path)
 		require.NoError(t, err)
@@ -56,3 +56,10 @@ func TestReadyzFollowsTheStore(t *testing.T) {
 	require.Equal(t, 503, status)
 	require.Equal(t, "STORAGE_UNAVAILABLE", env.Error.Reason)
 }
+
+// readiness is the actor system's answer to /readyz (ops.Ops's, without
+// the rest of the layer).
+type readiness struct{ sys *actors.System }
+
+func (r readiness) StoreErr() error { return r.sys.Store().Err() }
+func (r readiness) Ready() error    { return r.sys.Ready() }

@@ -164,7 +164,7 @@ func (c *Ctx) OutcomeUnknown() {
 
 // errReplayed is the handler's error once Replay took the answer: the
 // pipeline answers the record instead (serveIdempotent).
-var errReplayed = httpError(409, "the write was made before").WithReason(event.ReasonIdempotencyKeyInProgress)
+var errReplayed = NewError(409, "the write was made before").WithReason(event.ReasonIdempotencyKeyInProgress)
 
 // Replay takes record, the record of this request's key that a write
 // made before (its answer lost to a crash, a timeout or a failover),
@@ -174,12 +174,12 @@ var errReplayed = httpError(409, "the write was made before").WithReason(event.R
 func (c *Ctx) Replay(record []byte) error {
 	cl := c.idem
 	if cl == nil {
-		return httpError(503, "temporarily unavailable; retry")
+		return NewError(503, "temporarily unavailable; retry")
 	}
 	fp, _, resp, err := decodeIdem(record)
 	switch {
 	case err != nil:
-		return httpError(503, "temporarily unavailable; retry")
+		return NewError(503, "temporarily unavailable; retry")
 	case fp != cl.fp:
 		cl.mismatch = true
 	default:
@@ -193,7 +193,7 @@ func encodeAnswer(out any) ([]byte, bool) {
 	if out == nil {
 		return nil, false
 	}
-	if b, ok := appendFastJSON(nil, out); ok {
+	if b, ok := AppendJSON(nil, out); ok {
 		return b, true
 	}
 	b, err := gojson.Marshal(out)

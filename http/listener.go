@@ -121,7 +121,7 @@ func newConnListener(ln net.Listener, maxConns, maxPerIP int, exempt []netip.Pre
 // cannedError is a whole HTTP/1.1 answer in the error envelope, for a
 // connection refused before any request was read.
 func cannedError(status int, msg string) []byte {
-	_, env, _ := errorResponse(httpError(status, msg))
+	_, env, _ := errorResponse(NewError(status, msg))
 	body := appendErrorJSON(nil, env.Error)
 	b := []byte("HTTP/1.1 " + strconv.Itoa(status) + " " + fasthttp.StatusMessage(status) + "\r\n" +
 		"Content-Type: application/json\r\nConnection: close\r\nRetry-After: 1\r\n" +

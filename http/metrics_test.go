@@ -17,11 +17,12 @@ import (
 
 	"ticketd/actors"
 	"ticketd/event"
+	"ticketd/ops"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )
 
-// metricsHarness is the toy route table served with registerMetrics over a
+// metricsHarness is the toy route table served with RegisterMetrics over a
 // real actor system on Pebble in a temp dir.
 type metricsHarness struct {
 	*harness
@@ -33,7 +34,7 @@ func newMetricsHarness(t *testing.T) *metricsHarness {
 	t.Helper()
 	sys, store := openSystem(t, nil)
 	h := serveHarness(t, func(cfg *Config) { cfg.AdminToken = metricsAdminToken },
-		func(srv *Server) { registerMetrics(srv, sys) })
+		func(srv *Server) { RegisterMetrics(srv, ops.SystemCollector(sys)) })
 	return &metricsHarness{harness: h, sys: sys, store: store}
 }
 

@@ -2,7 +2,7 @@ package http_test
 
 // Benchmarks of the whole request pipeline in process: the real handler
 // chain (router, auth, rate limits, binder, developer and audit logs,
-// metrics, encoding) over a real actors.System on Pebble in a temp dir,
+// metrics, encoding) of app.Main over Pebble in a temp dir,
 // driven through fasthttp.RequestCtx without sockets. The store runs with
 // NoSync so ns/op is CPU, not fsync waits: what the HTTP layer adds to a
 // request is what these measure (the actor's share is the same before and
@@ -27,13 +27,12 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ticketd/actors"
-	"ticketd/audit"
+	"ticketd/app"
+	"ticketd/app/apptest"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
-	"ticketd/http/api"
 	"ticketd/persistence"
-	"ticketd/snapshots"
 )
 
 // pipeFx is a service without a listener: its handler and seeded data.
@@ -48,28 +47,22 @@ type pipeFx struct {
 
 func newPipeFx(b *testing.B, capacity int) *pipeFx {
 	b.Helper()
-	dir := b.TempDir()
 	// The production logger at the level the benchmark runs the service
 	// with (warn), on stderr: a request that logs shows up as a syscall.
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	store, err := persistence.Open(persistence.Options{Dir: dir, NoSync: true})
-	require.NoError(b, err)
-	sys, err := actors.Open(actors.Config{
-		Event:      event.Config{BaseURL: "http://127.0.0.1:8080", OrderHold: 6 * time.Hour, CheckoutSessionTTL: 24 * time.Hour},
-		AskTimeout: time.Minute,
-		Logger:     log,
-		// As the service with no webhook endpoint: no queue entries.
-		WantHook: func(unitID, typ string) bool { return false },
-	}, store, snapshots.New(store, 2))
-	require.NoError(b, err)
-	audit := audit.New(store, 0, log)
-	srv, err := api.New(thttp.Config{Addr: "127.0.0.1:8080", Logger: log}, api.Deps{System: sys, WebhookSecret: "whsec_bench", Audit: audit})
-	require.NoError(b, err)
-	b.Cleanup(func() {
-		_ = audit.Close()
-		_ = sys.Close()
-		_ = store.Close()
+	// The real wiring (app.Main, as `ticketd serve` runs it), its store
+	// with NoSync; its handler is driven without the listener.
+	svc := apptest.Start(b, func(c *app.Config) {
+		c.Logger = log
+		c.OrderHold, c.CheckoutSessionTTL = 6*time.Hour, 24*time.Hour
+		// Every request comes from one address: no per-client hold limit.
+		c.StorefrontOpenOrdersPerIP, c.StorefrontOpenSessionsPerIP = 0, 0
+		c.Tune = &app.Tuning{
+			Store:  func(o *persistence.Options) { o.NoSync = true },
+			Actors: func(ac *actors.Config) { ac.AskTimeout = time.Minute },
+		}
 	})
+	sys, srv := svc.Sys, svc.Main.Server()
 	ctx := context.Background()
 	u, err := sys.CreateUnit(ctx, "Bench")
 	require.NoError(b, err)

@@ -238,7 +238,7 @@ func (s *Server) limit(c *Ctx) bool {
 	}
 	setRateHeaders(c.rc, res)
 	if !res.ok {
-		s.writeError(c.rc, httpError(429, "rate limit exceeded, retry after "+strconv.Itoa(res.retry)+" seconds").WithReason(event.ReasonRateLimited))
+		s.WriteError(c.rc, NewError(429, "rate limit exceeded, retry after "+strconv.Itoa(res.retry)+" seconds").WithReason(event.ReasonRateLimited))
 		return false
 	}
 	return true
@@ -295,7 +295,7 @@ func (s *Server) TakeIPBudget(rc *fasthttp.RequestCtx, key string) (ok bool, ret
 	if n <= 0 {
 		return true, 0
 	}
-	res := s.limiter.take(limitKey{key: key, ip: ipKey(clientIP(rc, s.cfg.TrustedProxies)), class: budgetOrders}, n, s.cfg.Now())
+	res := s.limiter.take(limitKey{key: key, ip: ipKey(ClientIP(rc, s.cfg.TrustedProxies)), class: budgetOrders}, n, s.cfg.Now())
 	setRateHeaders(rc, res)
 	return res.ok, res.retry
 }

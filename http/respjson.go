@@ -7,14 +7,14 @@ import (
 	"ticketd/internal/jsonenc"
 )
 
-// appendFastJSON appends the JSON of the two hottest answers, written by
+// AppendJSON appends the JSON of the two hottest answers, written by
 // hand: an order (every request of a flash sale answers one) and a
 // check-in (every door scan). It writes exactly what goccy writes for them
 // (TestFastJSONMatchesGoccy compares the two on random values), at a
 // fraction of the cost: goccy calls every Money's and Time's MarshalJSON
 // and compacts its output. ok is false for any other value, and for the
 // rarer shapes left to goccy: an order with responses or refunds.
-func appendFastJSON(b []byte, v any) (_ []byte, ok bool) {
+func AppendJSON(b []byte, v any) (_ []byte, ok bool) {
 	switch x := v.(type) {
 	case event.Order:
 		if len(x.Responses) > 0 || len(x.Refunds) > 0 {

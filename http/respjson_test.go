@@ -120,7 +120,7 @@ func TestFastJSONMatchesGoccy(t *testing.T) {
 		if i%2 == 1 {
 			v = randCheckin(r)
 		}
-		got, ok := appendFastJSON([]byte("prefix"), v)
+		got, ok := AppendJSON([]byte("prefix"), v)
 		require.True(t, ok)
 		require.Equal(t, "prefix", string(got[:6]))
 		want := goccyJSON(t, v)
@@ -142,7 +142,7 @@ func TestFastJSONDeclines(t *testing.T) {
 		map[string]any{"a": 1},
 		nil,
 	} {
-		b, ok := appendFastJSON([]byte("x"), v)
+		b, ok := AppendJSON([]byte("x"), v)
 		require.False(t, ok, "%#v", v)
 		require.Equal(t, "x", string(b))
 	}
@@ -163,7 +163,7 @@ func BenchmarkOrderJSON(b *testing.B) {
 		b.ReportAllocs()
 		var buf []byte
 		for b.Loop() {
-			buf, _ = appendFastJSON(buf[:0], o)
+			buf, _ = AppendJSON(buf[:0], o)
 		}
 	})
 }

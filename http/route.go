@@ -112,7 +112,7 @@ func checkPathParams(c *Ctx, names []string) error {
 	for _, n := range names {
 		if v := c.Param(n); utf8.RuneCountInString(v) > MaxPathParamLen {
 			reason := "at most " + strconv.Itoa(MaxPathParamLen) + " characters"
-			return httpError(400, n+": "+reason, event.Detail{Field: n, Reason: reason})
+			return NewError(400, n+": "+reason, event.Detail{Field: n, Reason: reason})
 		}
 	}
 	return nil

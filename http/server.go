@@ -350,7 +350,7 @@ func (s *Server) Handle(method, path string, h fasthttp.RequestHandler) {
 			if v := recover(); v != nil {
 				s.log.Error("http: handler panic", "path", path, "panic", v, "stack", string(debug.Stack()), "request_id", st.requestID)
 				rc.ResetBody()
-				s.writeError(rc, errors.New("panic"))
+				s.WriteError(rc, errors.New("panic"))
 			}
 			s.finish(rc, st, nil, nil, false)
 		}()
@@ -371,7 +371,7 @@ func (s *Server) safe(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 			if v := recover(); v != nil {
 				s.log.Error("http: panic", "panic", v, "stack", string(debug.Stack()))
 				rc.ResetBody()
-				s.writeError(rc, errors.New("panic"))
+				s.WriteError(rc, errors.New("panic"))
 			}
 		}()
 		h(rc)
@@ -429,7 +429,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 			s.log.Error("http: panic outside the handler", "operation", r.OperationID, "panic", v,
 				"stack", string(debug.Stack()), "request_id", st.requestID)
 			rc.ResetBody()
-			s.writeError(rc, errors.New("panic"))
+			s.WriteError(rc, errors.New("panic"))
 		}
 		s.finish(rc, st, r, c.principal, c.pathNoted)
 		c.reset()
@@ -465,7 +465,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 			// counted, and the client retries.
 			s.log.Info("http: key not checked: the directory cannot be read", "err", err)
 			rc.Response.Header.Set("Retry-After", "1")
-			s.writeError(rc, errAuthUnavailable)
+			s.WriteError(rc, errAuthUnavailable)
 			return
 		}
 		c.principal = p
@@ -480,7 +480,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 			return
 		}
 		if r.Surface == Storefront && !checkOrigin(rc, c.principal, s.selfOrigin) {
-			s.writeError(rc, httpError(401, msgUnauthenticated))
+			s.WriteError(rc, NewError(401, msgUnauthenticated))
 			return
 		}
 	}
@@ -499,7 +499,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 				if len(hv) == 0 {
 					msg, reason = "the service-version header is empty: send a version or leave the header out", "must not be empty; "+reason
 				}
-				s.writeError(rc, httpError(400, msg,
+				s.WriteError(rc, NewError(400, msg,
 					event.Detail{Field: versionHeader, Reason: reason}).WithReason(event.ReasonUnknownAPIVersion))
 				return
 			}
@@ -513,7 +513,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 		return
 	}
 	if err := checkPathParams(c, params); err != nil {
-		s.writeError(rc, err)
+		s.WriteError(rc, err)
 		return
 	}
 	if r.Surface == Public || r.NoKey || string(rc.Method()) != fasthttp.MethodPost {
@@ -523,7 +523,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 	if idemKey, sent := headerSent(&rc.Request.Header, "Idempotency-Key"); sent {
 		if len(idemKey) == 0 {
 			// Sent empty is not left out: the client meant a key.
-			s.writeError(rc, httpError(400, "Idempotency-Key is empty: send 1 to 255 characters or leave the header out",
+			s.WriteError(rc, NewError(400, "Idempotency-Key is empty: send 1 to 255 characters or leave the header out",
 				event.Detail{Field: "Idempotency-Key", Reason: "must not be empty"}))
 			return
 		}
@@ -537,7 +537,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
 func (s *Server) serveIdempotent(c *Ctx, key string) {
 	rc := c.rc
 	if len(key) > 255 {
-		s.writeError(rc, httpError(400, "Idempotency-Key must be at most 255 characters",
+		s.WriteError(rc, NewError(400, "Idempotency-Key must be at most 255 characters",
 			event.Detail{Field: "Idempotency-Key", Reason: "must be at most 255 characters"}))
 		return
 	}
@@ -546,13 +546,13 @@ func (s *Server) serveIdempotent(c *Ctx, key string) {
 	state, stored := s.idem.Begin(scope, key, fp, c.now)
 	switch state {
 	case IdemMismatch:
-		s.writeError(rc, httpError(422, "this idempotency key was already used with another request").WithReason(event.ReasonIdempotencyKeyReused))
+		s.WriteError(rc, NewError(422, "this idempotency key was already used with another request").WithReason(event.ReasonIdempotencyKeyReused))
 		return
 	case IdemInFlight:
-		s.writeError(rc, httpError(409, "a request with this idempotency key is in progress").WithReason(event.ReasonIdempotencyKeyInProgress))
+		s.WriteError(rc, NewError(409, "a request with this idempotency key is in progress").WithReason(event.ReasonIdempotencyKeyInProgress))
 		return
 	case IdemUnavailable:
-		s.writeError(rc, httpError(503, "the idempotency keys cannot be read now: the request was not run; retry it with the same Idempotency-Key").WithReason(event.ReasonUnavailable))
+		s.WriteError(rc, NewError(503, "the idempotency keys cannot be read now: the request was not run; retry it with the same Idempotency-Key").WithReason(event.ReasonUnavailable))
 		return
 	case IdemReplay:
 		rc.SetStatusCode(stored.Status)
@@ -584,7 +584,7 @@ func (s *Server) serveIdempotent(c *Ctx, key string) {
 		// used with another request).
 		rc.Response.ResetBody()
 		if cl.mismatch {
-			s.writeError(rc, httpError(422, "this idempotency key was already used with another request").WithReason(event.ReasonIdempotencyKeyReused))
+			s.WriteError(rc, NewError(422, "this idempotency key was already used with another request").WithReason(event.ReasonIdempotencyKeyReused))
 			return
 		}
 		rc.SetStatusCode(cl.replayed.Status)
@@ -629,7 +629,7 @@ func (s *Server) run(c *Ctx) {
 			s.log.Error("http: handler panic", "operation", c.route.OperationID, "panic", v,
 				"stack", string(debug.Stack()), "request_id", c.requestID)
 			rc.ResetBody()
-			s.writeError(rc, errors.New("panic"))
+			s.WriteError(rc, errors.New("panic"))
 		}
 	}()
 	r := c.route
@@ -664,7 +664,7 @@ func (s *Server) run(c *Ctx) {
 	// a check-in, else with goccy's Encoder, which writes Marshal's bytes
 	// plus a newline, which is cut.
 	rc.Response.ResetBody()
-	b, ok := appendFastJSON(rc.Response.SwapBody(nil)[:0], out)
+	b, ok := AppendJSON(rc.Response.SwapBody(nil)[:0], out)
 	rc.Response.SwapBody(b)
 	if ok {
 		rc.SetContentType("application/json")
@@ -686,11 +686,11 @@ func (s *Server) writeHandlerError(c *Ctx, err error) {
 		s.log.Error("http: request failed", "operation", c.route.OperationID, "status", status,
 			"err", err, "request_id", c.requestID)
 	}
-	s.writeError(c.rc, err)
+	s.WriteError(c.rc, err)
 }
 
-// writeError writes the envelope of err (see errorResponse).
-func (s *Server) writeError(rc *fasthttp.RequestCtx, err error) {
+// WriteError writes the envelope of err (see errorResponse).
+func (s *Server) WriteError(rc *fasthttp.RequestCtx, err error) {
 	status, env, _ := errorResponse(err)
 	rc.SetStatusCode(status)
 	rc.SetContentType("application/json")
@@ -708,7 +708,7 @@ func (s *Server) writeError(rc *fasthttp.RequestCtx, err error) {
 func (s *Server) notFound(rc *fasthttp.RequestCtx) {
 	st := s.begin(rc)
 	s.echoVersionUnrouted(rc)
-	s.writeError(rc, httpError(404, "no such path").WithReason(event.ReasonPathNotFound))
+	s.WriteError(rc, NewError(404, "no such path").WithReason(event.ReasonPathNotFound))
 	s.finish(rc, st, nil, nil, false)
 }
 
@@ -717,7 +717,7 @@ func (s *Server) notFound(rc *fasthttp.RequestCtx) {
 func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
 	st := s.begin(rc)
 	s.echoVersionUnrouted(rc)
-	s.writeError(rc, httpError(405, "method "+string(truncate(rc.Method(), 16))+" is not allowed on this path").WithReason(event.ReasonMethodNotAllowed))
+	s.WriteError(rc, NewError(405, "method "+string(truncate(rc.Method(), 16))+" is not allowed on this path").WithReason(event.ReasonMethodNotAllowed))
 	s.finish(rc, st, nil, nil, false)
 }
 
@@ -735,13 +735,13 @@ func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
 	setCanonical(&rc.Response.Header, hdrVersion, v)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		drainBody(rc.Conn(), rc.Request.Header.ContentLength(), 8*s.cfg.MaxBodyBytes)
-		s.writeError(rc, httpError(413, "request body exceeds "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes").WithReason(event.ReasonPayloadTooLarge))
+		s.WriteError(rc, NewError(413, "request body exceeds "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes").WithReason(event.ReasonPayloadTooLarge))
 	} else if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		// A silent or trickling client, or an idle connection reclaimed.
 		rc.SetConnectionClose()
-		s.writeError(rc, httpError(408, "request not received in time").WithReason(event.ReasonRequestTimeout))
+		s.WriteError(rc, NewError(408, "request not received in time").WithReason(event.ReasonRequestTimeout))
 	} else {
-		s.writeError(rc, httpError(400, "malformed HTTP request").WithReason(event.ReasonMalformedRequest))
+		s.WriteError(rc, NewError(400, "malformed HTTP request").WithReason(event.ReasonMalformedRequest))
 	}
 	s.finish(rc, st, nil, nil, false)
 }
@@ -841,3 +841,6 @@ func redactQuoted(msg string) string {
 		return `"[redacted]"`
 	})
 }
+
+// Logger is the server's logger (Config.Logger or its default).
+func (s *Server) Logger() *slog.Logger { return s.log }

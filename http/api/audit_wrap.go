@@ -132,7 +132,7 @@ func auditResult(c *thttp.Ctx, res any) json.RawMessage {
 	return audit.RedactSecrets(b)
 }
 
-// audit records a successful write of c.
+// audit records a successful write of c through the application layer.
 func (a *api) audit(c *thttp.Ctx, params []string, before json.RawMessage, res any) {
 	p := c.Principal()
 	r := c.Route()
@@ -154,37 +154,8 @@ func (a *api) audit(c *thttp.Ctx, params []string, before json.RawMessage, res a
 			e.Actor, e.ActorType = "admin", "admin"
 		}
 	}
-	if e.UnitID == "" {
-		e.UnitID = a.auditUnit(c, e.After)
-	}
-	if e.UnitID == "" {
-		return // a write that belongs to no business unit
-	}
 	e.CreatedAt.Time = c.Now().UTC()
-	a.auditLog.Record(e)
-}
-
-// auditUnit finds the business unit of a console write: from the path
-// (unit, event, key) or from the answer (a created unit or key).
-func (a *api) auditUnit(c *thttp.Ctx, after json.RawMessage) string {
-	if u := c.Param("unitId"); u != "" {
-		return u
-	}
-	if ev := c.Param("eventId"); ev != "" {
-		if u, ok := a.sys.EventUnit(ev); ok {
-			return u
-		}
-	}
-	var body struct {
-		ID     string `json:"id"`
-		UnitID string `json:"unitId"`
-	}
-	_ = json.Unmarshal(after, &body)
-	if body.UnitID != "" {
-		return body.UnitID
-	}
-	if c.Route().OperationID == "createBusinessUnit" {
-		return body.ID
-	}
-	return ""
+	// The layer finds the unit of a console write (path or answer) and
+	// skips a write that belongs to none.
+	a.ops.RecordWrite(e)
 }

@@ -15,6 +15,7 @@ import (
 	"ticketd/actors"
 	"ticketd/directory"
 	"ticketd/event"
+	"ticketd/ops"
 	"ticketd/persistence"
 )
 
@@ -112,7 +113,7 @@ func TestAuthCannotTellIsNotUnknown(t *testing.T) {
 	clk := newClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	ra, rb := &memReader{log: log}, &memReader{log: log}
 	a, b := sharedNode(t, ra, clk.now), sharedNode(t, rb, clk.now)
-	authB := newDirectoryAuth(b)
+	authB := newDirectoryAuth(layer(t, b))
 	authB.wait = 300 * time.Millisecond // each "cannot tell" waits this long
 	ctx := context.Background()
 
@@ -172,7 +173,7 @@ func TestPreflightOriginMadeOnAnotherNode(t *testing.T) {
 	clk := newClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	ra, rb := &memReader{log: log}, &memReader{log: log}
 	a, b := sharedNode(t, ra, clk.now), sharedNode(t, rb, clk.now)
-	authB := newDirectoryAuth(b)
+	authB := newDirectoryAuth(layer(t, b))
 	authB.wait = 300 * time.Millisecond
 	ctx := context.Background()
 
@@ -187,4 +188,12 @@ func TestPreflightOriginMadeOnAnotherNode(t *testing.T) {
 	rb.fail.Store(false)
 	require.True(t, authB.OriginAllowed("https://shop.example"), "a key made on A a moment ago")
 	require.False(t, authB.OriginAllowed("https://evil.example"))
+}
+
+// layer is the application layer over sys alone (what directoryAuth asks).
+func layer(t *testing.T, sys *actors.System) *ops.Ops {
+	t.Helper()
+	o, err := ops.New(ops.Config{System: sys})
+	require.NoError(t, err)
+	return o
 }

@@ -29,15 +29,6 @@ func (a *api) registerPayments(srv *thttp.Server, p *pages.Pages) {
 	srv.Handle("POST", "/pay/{paymentId}", a.payAction)
 }
 
-// webhookURL is where the sandbox provider delivers. It is the service's
-// own listener, so it works whatever the public base URL.
-func (a *api) webhookURL() string {
-	if a.deps.WebhookURL != "" {
-		return a.deps.WebhookURL
-	}
-	return a.cfg.BaseURL + "/webhooks/payments/sandbox"
-}
-
 // paymentWebhook settles a payment: a missing, wrong or stale signature is
 // refused with 400 and changes nothing; a repeated delivery answers 200 and
 // changes nothing more (the machine sees the order already paid). A late
@@ -67,7 +58,7 @@ func (a *api) paymentWebhook(rc *fasthttp.RequestCtx) {
 		a.srv.WriteError(rc, thttp.NewError(404, "payment not found"))
 		return
 	}
-	if _, known := a.sys.EventUnit(eventID); !known {
+	if _, known := a.ops.EventUnit(eventID); !known {
 		a.srv.WriteError(rc, thttp.NewError(404, "payment not found"))
 		return
 	}
@@ -111,7 +102,7 @@ func (a *api) payment(rc *fasthttp.RequestCtx) (event.Order, error) {
 	if !ok {
 		return event.Order{}, thttp.NewError(404, "payment not found")
 	}
-	if _, known := a.sys.EventUnit(eventID); !known {
+	if _, known := a.ops.EventUnit(eventID); !known {
 		return event.Order{}, thttp.NewError(404, "payment not found")
 	}
 	return askOp(a, eventID, event.GetPayment{ID: id})

@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"ticketd/actors"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
+	"ticketd/ops"
 )
 
 // The console (admin API, /admin/v1): business units and API keys.
@@ -77,7 +77,7 @@ func (a *api) createUnit(c *thttp.Ctx) (any, error) {
 	if err := c.Bind(&req); err != nil {
 		return nil, err
 	}
-	u, err := a.sys.CreateUnit(keyed(c, func(r any) any { u, _ := r.(directory.Unit); return unitView(u) }), req.Name)
+	u, err := a.ops.CreateUnit(keyed(c, func(r any) any { u, _ := r.(directory.Unit); return unitView(u) }), req.Name)
 	if err != nil {
 		return nil, keyedErr(c, dirErr(err))
 	}
@@ -93,7 +93,7 @@ func (a *api) listUnits(c *thttp.Ctx) (any, error) {
 	if err := c.BindQuery(&q); err != nil {
 		return nil, err
 	}
-	units := a.sys.Directory().Units()
+	units := a.ops.Directory().Units()
 	views := make([]BusinessUnit, len(units))
 	for i, u := range units {
 		views[i] = unitView(u)
@@ -130,13 +130,13 @@ func (a *api) createKey(c *thttp.Ctx) (any, error) {
 	if len(details) > 0 {
 		return nil, thttp.NewError(400, details[0].Field+": "+details[0].Reason, details...)
 	}
-	spec := actors.NewKeySpec{UnitID: unitID, Type: req.Type, Name: req.Name, Origins: req.Origins, Version: req.Version}
+	spec := ops.KeySpec{UnitID: unitID, Type: req.Type, Name: req.Name, Origins: req.Origins, Version: req.Version}
 	if req.ExpiresAt != nil {
 		t := req.ExpiresAt.Time.UTC()
 		spec.ExpiresAt = &t
 	}
-	k, secret, err := a.sys.CreateKey(keyed(c, func(r any) any {
-		ck, _ := r.(actors.CreatedKey)
+	k, secret, err := a.ops.CreateKey(keyed(c, func(r any) any {
+		ck, _ := r.(ops.CreatedKey)
 		v := keyView(ck.Key)
 		v.Key = ck.Secret
 		return v
@@ -196,7 +196,7 @@ func (a *api) listKeys(c *thttp.Ctx) (any, error) {
 		return nil, err
 	}
 	unitID := c.Param("unitId")
-	dir := a.sys.Directory()
+	dir := a.ops.Directory()
 	if _, ok := dir.Unit(unitID); !ok {
 		return nil, thttp.NewError(404, "business unit not found")
 	}
@@ -209,7 +209,7 @@ func (a *api) listKeys(c *thttp.Ctx) (any, error) {
 }
 
 func (a *api) revokeKey(c *thttp.Ctx) (any, error) {
-	k, err := a.sys.RevokeKey(keyed(c, func(r any) any { k, _ := r.(directory.Key); return keyView(k) }), c.Param("keyId"))
+	k, err := a.ops.RevokeKey(keyed(c, func(r any) any { k, _ := r.(directory.Key); return keyView(k) }), c.Param("keyId"))
 	if err != nil {
 		return nil, keyedErr(c, dirErr(err))
 	}
@@ -219,10 +219,10 @@ func (a *api) revokeKey(c *thttp.Ctx) (any, error) {
 // dirErr maps directory failures to the envelope.
 func dirErr(err error) error {
 	switch {
-	case errors.Is(err, actors.ErrNotFound):
+	case errors.Is(err, directory.ErrNotFound):
 		return thttp.NewError(404, "not found")
-	case errors.Is(err, actors.ErrUnavailable):
-		return shellErr(err)
+	case errors.Is(err, ops.ErrUnavailable):
+		return err // mapped by the layer
 	}
 	if fe, ok := errors.AsType[*directory.FieldError](err); ok {
 		return thttp.NewError(400, fe.Error(), event.Detail{Field: fe.Field, Reason: fe.Reason})

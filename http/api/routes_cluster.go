@@ -50,7 +50,7 @@ func (a *api) clusterRoutes() []thttp.Route {
 
 func (a *api) getCluster(c *thttp.Ctx) (any, error) {
 	if a.deps.Cluster == nil {
-		return ClusterStatus{Nodes: []ClusterNode{{Name: singleNode, Ready: a.sys.Ready() == nil}}}, nil
+		return ClusterStatus{Nodes: []ClusterNode{{Name: singleNode, Ready: a.ops.Ready() == nil}}}, nil
 	}
 	return ClusterStatus{Nodes: a.deps.Cluster.Nodes()}, nil
 }
@@ -58,7 +58,7 @@ func (a *api) getCluster(c *thttp.Ctx) (any, error) {
 func (a *api) getEventOwner(c *thttp.Ctx) (any, error) {
 	id := c.Param("eventId")
 	if a.deps.Cluster == nil {
-		if _, ok := a.sys.EventUnit(id); !ok {
+		if _, ok := a.ops.EventUnit(id); !ok {
 			return nil, event.Errorf(event.NotFound, "event not found")
 		}
 		return EventOwner{Node: singleNode}, nil

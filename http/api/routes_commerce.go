@@ -78,7 +78,7 @@ func (a *api) commerceRoutes() []thttp.Route {
 			Handle: eventCmd(a, func(c *thttp.Ctx, cmd *event.ConfirmOrder) { cmd.Ref = ref(c) })}),
 		dev(thttp.Route{Method: "POST", Path: "/v1/events/{eventId}/orders/{orderNumber}/cancel", OperationID: "cancelOrder", Tag: "Orders",
 			Summary: "Cancel an open order: its hold is released now; idempotent", Success: 200, Response: event.Order{},
-			Errors: errsAction, Handle: eventCmd(a, func(c *thttp.Ctx, cmd *event.CancelOrder) { cmd.Ref = ref(c) })}),
+			Errors: errsAction, Handle: a.cancelOrder}),
 
 		// Checkout sessions.
 		dev(thttp.Route{Method: "POST", Path: "/v1/events/{eventId}/checkout-sessions", OperationID: "createCheckoutSession", Tag: "Checkout sessions",
@@ -98,4 +98,19 @@ func (a *api) replaceBundleItems(c *thttp.Ctx) (any, error) {
 		return nil, err
 	}
 	return a.askC(c, id, event.ReplaceBundleItems{ID: c.Param("bundleId"), Items: items})
+}
+
+// cancelOrder cancels an order through the layer's one cancel, which
+// closes a hosted payment page of the order (the storefront's, the
+// console's and the hosted pages' cancels are the same call).
+func (a *api) cancelOrder(c *thttp.Ctx) (any, error) {
+	id, err := a.eventOf(c)
+	if err != nil {
+		return nil, err
+	}
+	o, err := a.ops.CancelOrder(keyed(c, nil), id, event.CancelOrder{Ref: c.Param("orderNumber")})
+	if err != nil {
+		return nil, keyedErr(c, err)
+	}
+	return o, nil
 }

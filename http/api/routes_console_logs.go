@@ -9,7 +9,6 @@ import (
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
-	"ticketd/webhooks"
 )
 
 // The console's logs (admin API): the developer log of a unit's API keys
@@ -116,24 +115,4 @@ func (a *api) listAuditLog(c *thttp.Ctx) (any, error) {
 		next = items[len(items)-1].ID
 	}
 	return bind.NewList(items, more, next), nil
-}
-
-// initLogs takes the developer log, audit log and webhook endpoints from
-// Deps, or builds the defaults over the actor system's store.
-func (a *api) initLogs() error {
-	a.devlog, a.auditLog, a.hooks = a.deps.DevLog, a.deps.Audit, a.deps.Webhooks
-	if a.devlog == nil {
-		a.devlog = thttp.NewDevLog(0, 0)
-	}
-	if a.auditLog == nil {
-		a.auditLog = audit.New(a.sys.Store(), 0, a.cfg.Logger)
-	}
-	if a.hooks == nil {
-		w, err := webhooks.New(webhooks.Config{Logger: a.cfg.Logger}, a.sys.Store(), a.sys.EventUnit)
-		if err != nil {
-			return err
-		}
-		a.hooks = w
-	}
-	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
+	"ticketd/ops"
 )
 
 // Errors documented for event-scoped operations beyond the surface's own.
@@ -106,17 +107,17 @@ func (a *api) createEvent(c *thttp.Ctx) (any, error) {
 	if err := c.Bind(&cmd); err != nil {
 		return nil, err
 	}
-	id := a.sys.NewEventID()
-	if a.sys.DirectoryShared() {
+	id := a.ops.NewEventID()
+	if a.ops.DirectoryShared() {
 		// Cluster mode: the key's record lives with the event it made, so
 		// a retry must make the same id to find it (see cluster.Idempotency).
 		if kid := c.KeyedID("evt_"); kid != "" {
 			id = kid
 		}
 	}
-	res, err := a.sys.CreateEvent(keyed(c, nil), c.Principal().UnitID, id, cmd)
+	res, err := a.ops.CreateEvent(keyed(c, nil), c.Principal().UnitID, id, cmd)
 	if err != nil {
-		return nil, keyedErr(c, shellErr(err))
+		return nil, keyedErr(c, ops.MapErr(err))
 	}
 	return res, nil
 }
@@ -132,7 +133,7 @@ func (a *api) listEvents(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := a.sys.UnitEvents(c.Principal().UnitID)
+	ids := a.ops.UnitEvents(c.Principal().UnitID)
 	start := len(ids) - 1
 	if after != "" {
 		start = -2
@@ -173,15 +174,25 @@ func (a *api) createRegistration(c *thttp.Ctx) (any, error) {
 	return res, nil
 }
 
+// recordCheckin records a check-in through the layer's one check-in
+// operation (the console's door page calls it too).
 func (a *api) recordCheckin(c *thttp.Ctx) (any, error) {
-	res, err := eventCmd[event.RecordCheckin](a, nil)(c)
+	id, err := a.eventOf(c)
 	if err != nil {
 		return nil, err
 	}
-	if r, ok := res.(event.CheckinResult); ok && r.AlreadyCheckedIn {
+	cmd, err := bindCmd[event.RecordCheckin](c, nil)
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.ops.CheckIn(keyed(c, nil), id, cmd)
+	if err = keyedErr(c, err); err != nil {
+		return nil, err
+	}
+	if r.AlreadyCheckedIn {
 		c.SetStatus(200)
 	}
-	return res, nil
+	return r, nil
 }
 
 // availabilityDoc documents the availability object across versions: the

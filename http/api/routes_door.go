@@ -12,10 +12,10 @@ import (
 	gojson "github.com/goccy/go-json"
 	"github.com/klauspost/compress/gzip"
 
-	"ticketd/actors"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/ops"
 )
 
 // The door kit's routes (decisions §18): devices under the Developer API
@@ -110,7 +110,7 @@ func (a *api) doorRoutes() []thttp.Route {
 		next := r.Handle
 		if !r.NoKey {
 			r.Handle = func(c *thttp.Ctx) (any, error) {
-				a.sys.NoteDeviceSeen(c.Principal().KeyID, c.Now())
+				a.ops.NoteDeviceSeen(c.Principal().KeyID, c.Now())
 				return next(c)
 			}
 		}
@@ -166,7 +166,7 @@ func (a *api) deviceView(d directory.Device) DeviceView {
 		t := event.At(*d.RevokedAt)
 		v.RevokedAt = &t
 	}
-	if at, ok := a.sys.DeviceSeen(d.ID); ok {
+	if at, ok := a.ops.DeviceSeen(d.ID); ok {
 		t := event.At(at)
 		v.LastSeenAt = &t
 	}
@@ -191,12 +191,12 @@ func (a *api) deviceOf(c *thttp.Ctx) (directory.Device, error) {
 		return directory.Device{}, err
 	}
 	id := c.Param("deviceId")
-	d, ok := a.sys.Directory().Device(id)
-	if !ok && a.sys.DirectoryShared() {
-		if err := syncDirectory(a.sys, authSyncWait); err != nil {
+	d, ok := a.ops.Directory().Device(id)
+	if !ok && a.ops.DirectoryShared() {
+		if err := a.ops.SyncDirectory(ops.SyncWait); err != nil {
 			return directory.Device{}, errDirectoryUnread
 		}
-		d, ok = a.sys.Directory().Device(id)
+		d, ok = a.ops.Directory().Device(id)
 	}
 	if !ok || d.EventID != eventID || d.UnitID != c.Principal().UnitID {
 		return directory.Device{}, errDeviceNotFound
@@ -220,11 +220,11 @@ func (a *api) createDevice(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := actors.DeviceSpec{UnitID: c.Principal().UnitID, EventID: eventID, Name: strings.TrimSpace(body.Name)}
+	spec := ops.DeviceSpec{UnitID: c.Principal().UnitID, EventID: eventID, Name: strings.TrimSpace(body.Name)}
 	for _, d := range doors.Doors {
 		spec.Doors = append(spec.Doors, directory.Door{SubjectType: d.SubjectType, SubjectID: d.SubjectID})
 	}
-	d, code, err := a.sys.CreateDevice(contextBG, spec)
+	d, code, err := a.ops.CreateDevice(contextBG, spec)
 	if err != nil {
 		return nil, deviceErr(err)
 	}
@@ -240,7 +240,7 @@ func deviceErr(err error) error {
 	case errors.Is(err, directory.ErrNotFound):
 		return errDeviceNotFound
 	}
-	return shellErr(err)
+	return ops.MapErr(err)
 }
 
 func (a *api) listDevices(c *thttp.Ctx) (any, error) {
@@ -248,13 +248,13 @@ func (a *api) listDevices(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.sys.DirectoryShared() {
-		if err := syncDirectory(a.sys, authSyncWait); err != nil {
+	if a.ops.DirectoryShared() {
+		if err := a.ops.SyncDirectory(ops.SyncWait); err != nil {
 			return nil, errDirectoryUnread
 		}
 	}
 	out := event.List[DeviceView]{Data: []DeviceView{}}
-	for _, d := range a.sys.Directory().Devices(eventID) {
+	for _, d := range a.ops.Directory().Devices(eventID) {
 		if d.UnitID == c.Principal().UnitID {
 			out.Data = append(out.Data, a.deviceView(d))
 		}
@@ -275,7 +275,7 @@ func (a *api) revokeDevice(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err = a.sys.RevokeDevice(contextBG, d.ID)
+	d, err = a.ops.RevokeDevice(contextBG, d.ID)
 	if err != nil {
 		return nil, deviceErr(err)
 	}
@@ -291,20 +291,20 @@ func (a *api) initializeDevice(c *thttp.Ctx) (any, error) {
 	if err := c.Bind(&body); err != nil {
 		return nil, err
 	}
-	d, key, err := a.sys.InitializeDevice(contextBG, strings.TrimSpace(body.SetupCode), body.DeviceName)
+	d, key, err := a.ops.InitializeDevice(contextBG, strings.TrimSpace(body.SetupCode), body.DeviceName)
 	if errors.Is(err, directory.ErrSetupInvalid) {
 		return nil, errSetupInvalid
 	}
 	if err != nil {
-		return nil, shellErr(err)
+		return nil, ops.MapErr(err)
 	}
-	a.sys.NoteDeviceSeen(d.ID, c.Now())
+	a.ops.NoteDeviceSeen(d.ID, c.Now())
 	return InitializedDevice{DeviceID: d.ID, Key: key, EventID: d.EventID, Name: d.Name, Doors: doorRefs(d.Doors)}, nil
 }
 
 // device returns the calling device's record.
 func (a *api) device(c *thttp.Ctx) (directory.Device, error) {
-	d, ok := a.sys.Directory().Device(c.Principal().KeyID)
+	d, ok := a.ops.Directory().Device(c.Principal().KeyID)
 	if !ok {
 		// Authenticated from this very view a moment ago: only a newer
 		// view can lack it, which never happens (devices are not removed).
@@ -323,7 +323,7 @@ func (a *api) doorEvent(c *thttp.Ctx) (any, error) {
 		return nil, err
 	}
 	out := DoorEventView{DoorEvent: ev, Device: DoorDevice{ID: d.ID, Name: d.Name}, Devices: []DoorDevice{}}
-	for _, o := range a.sys.Directory().Devices(d.EventID) {
+	for _, o := range a.ops.Directory().Devices(d.EventID) {
 		out.Devices = append(out.Devices, DoorDevice{ID: o.ID, Name: o.Name})
 	}
 	return out, nil
@@ -361,7 +361,7 @@ func (a *api) listPasses(c *thttp.Ctx) (any, error) {
 		return nil, err
 	}
 	eventID := c.Principal().EventID
-	if v, ok := event.ParsePassCursor(eventID, cmd.Cursor); ok && a.sys.PassVerCaughtUp(eventID, v) {
+	if v, ok := event.ParsePassCursor(eventID, cmd.Cursor); ok && a.ops.PassVerCaughtUp(eventID, v) {
 		// Caught up: the answer the actor would give, without asking it
 		// (the most frequent request of a door device that polls).
 		return event.PassPage{Data: []event.DoorPass{}, NextCursor: cmd.Cursor}, nil
@@ -372,7 +372,7 @@ func (a *api) listPasses(c *thttp.Ctx) (any, error) {
 	}
 	if !page.HasMore {
 		if v, ok := event.ParsePassCursor(eventID, page.NextCursor); ok {
-			a.sys.NotePassVer(eventID, v)
+			a.ops.NotePassVer(eventID, v)
 		}
 	}
 	rc := c.RequestCtx()
@@ -438,7 +438,7 @@ func (a *api) streamPasses(c *thttp.Ctx) (any, error) {
 	}
 	// Wait on the pulse from before the first read: a change in between
 	// wakes the loop.
-	changed := a.sys.Changed(eventID)
+	changed := a.ops.Changed(eventID)
 	first, err := askOp(a, eventID, event.ListPasses{Cursor: cursor, Limit: event.PassPageMax})
 	if err != nil {
 		return nil, err
@@ -481,7 +481,7 @@ func (a *api) streamPasses(c *thttp.Ctx) (any, error) {
 			}
 			cursor = page.NextCursor
 			if page.HasMore {
-				changed = a.sys.Changed(eventID)
+				changed = a.ops.Changed(eventID)
 			} else {
 				select {
 				case <-changed:
@@ -495,12 +495,12 @@ func (a *api) streamPasses(c *thttp.Ctx) (any, error) {
 				case <-closing:
 					return
 				}
-				changed = a.sys.Changed(eventID)
+				changed = a.ops.Changed(eventID)
 			}
 			if time.Since(started) > streamMax {
 				return
 			}
-			if _, ok := a.sys.Directory().LookupDeviceID(deviceID); !ok {
+			if _, ok := a.ops.Directory().LookupDeviceID(deviceID); !ok {
 				return // revoked: the stream ends with the key
 			}
 			// Asked aside, so that a shutdown is not held up by an ask

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"ticketd/actors"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/internal/jsonenc"
+	"ticketd/ops"
 )
 
 // The change feed (decisions §20): GET /v1/events/{eventId}/changes, and
@@ -236,10 +236,10 @@ func (a *api) listChanges(c *thttp.Ctx) (any, error) {
 	for {
 		left := max(time.Until(deadline), 0)
 		ctx, cancel := context.WithTimeout(contextBG, left+feedAskMargin)
-		page, err := actors.Ask(ctx, a.sys, id, event.ReadFeed{After: after, From: from, Limit: limit, Types: types, Wait: left})
+		page, err := ops.Do(ctx, a.ops, id, event.ReadFeed{After: after, From: from, Limit: limit, Types: types, Wait: left})
 		cancel()
 		if err != nil {
-			return nil, shellErr(err)
+			return nil, ops.MapErr(err)
 		}
 		if first && from && after > page.Last {
 			return nil, thttp.NewError(400, "after: the cursor is ahead of the feed", event.Detail{Field: "after", Reason: "ahead of the feed"})

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"ticketd/actors"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
@@ -50,16 +49,12 @@ func (a *api) outboxRoutes() []thttp.Route {
 		Handle: a.listOutbox}, a.outboxPreviewRoute()}
 }
 
+// outbox is the mail deliverer's outbox (app.Main's, through the layer).
 func (a *api) outbox() OutboxLister {
-	if a.deps.Outbox != nil {
-		return a.deps.Outbox
+	if m := a.ops.Mail(); m != nil {
+		return m
 	}
-	// Reading needs no SMTP: an unstarted mailer over the same store.
-	m, err := mail.New(mail.Config{}, a.sys.Store())
-	if err != nil {
-		return nil
-	}
-	return m
+	return nil
 }
 
 func (a *api) listOutbox(c *thttp.Ctx) (any, error) {
@@ -71,7 +66,7 @@ func (a *api) listOutbox(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if after != "" && !actors.ValidOutboxKey(after) {
+	if after != "" && !a.ops.ValidOutboxKey(after) {
 		return nil, event.FieldError("cursor", "is not a valid cursor")
 	}
 	ob := a.outbox()

@@ -1,25 +1,22 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"ticketd/event"
 	thttp "ticketd/http"
-	"ticketd/payments"
+	"ticketd/ops"
 	"ticketd/payments/stripe"
 )
 
 // Stripe as the payment provider (TICKETD_PAYMENT_PROVIDER=stripe): the
-// confirm of a paid order creates its Checkout Session, and Stripe's
-// webhook (POST /webhooks/payments/stripe) settles it. Stripe is called
-// only here, in the request's goroutine, never from an event actor: the
-// actor checks the confirm first (ConfirmOrder.Prepare), then records the
-// session the call created (ConfirmOrder.Provider); see event/provider.go.
+// confirm of a paid order creates its Checkout Session (the
+// hosted-payment saga, payments.HostedCheckout, which the application
+// layer runs for every door), and Stripe's webhook
+// (POST /webhooks/payments/stripe) settles it.
 
 // paymentOrigins are the hosted provider's page origins, which the hosted
 // checkout form redirects to (its CSP form-action).
@@ -28,136 +25,6 @@ func (a *api) paymentOrigins() []string {
 		return nil
 	}
 	return []string{stripe.CheckoutOrigin}
-}
-
-// confirmProviderTimeout bounds the Checkout Session call of one confirm,
-// stripe-go's retries included (each attempt has its own bound too).
-const confirmProviderTimeout = 20 * time.Second
-
-// closeRetries and closeRetryWait bound the best-effort closing of a
-// session that no order recorded.
-const (
-	closeRetries   = 3
-	closeRetryWait = 2 * time.Second
-)
-
-// askHosted runs the commands that involve the hosted provider: confirm
-// (the session is created outside the actor) and cancel (the closer is
-// woken to expire the order's session). ok is false for any other
-// command.
-//
-// ctx (see keyed) goes with the ask that makes the request's write: the
-// last one.
-func (a *api) askHosted(ctx context.Context, eventID string, cmd event.Command) (res any, err error, ok bool) {
-	inner, storefront := event.StorefrontInner(cmd)
-	wrap := func(c event.Command) event.Command {
-		if storefront {
-			return event.Storefront{Cmd: c}
-		}
-		return c
-	}
-	switch c := inner.(type) {
-	case event.ConfirmOrder:
-		res, err := a.confirmHosted(ctx, eventID, c, wrap)
-		return res, err, true
-	case event.CancelOrder:
-		res, err := a.sys.Ask(ctx, eventID, cmd)
-		if err == nil && a.deps.Checkouts != nil {
-			a.deps.Checkouts.Wake()
-		}
-		return res, shellErr(err), true
-	}
-	return nil, nil, false
-}
-
-// confirmHosted confirms a paid order with a Stripe Checkout Session:
-// the actor checks the confirm and says the hold's new end; the session
-// is created here (its idempotency key comes from the order and every
-// parameter, so a retried confirm answers the same session); the actor
-// records it. If Stripe cannot be reached the answer is 503
-// PAYMENT_PROVIDER_UNAVAILABLE and nothing was recorded: the order stays
-// open and the same confirm may be sent again. A session that no order
-// recorded (the hold lapsed meanwhile) is expired again at once.
-func (a *api) confirmHosted(ctx context.Context, eventID string, c event.ConfirmOrder, wrap func(event.Command) event.Command) (any, error) {
-	prep := c
-	prep.Prepare, prep.Provider = true, nil
-	res, err := a.sys.Ask(contextBG, eventID, wrap(prep))
-	if err != nil {
-		return nil, shellErr(err)
-	}
-	o, isOrder := res.(event.Order)
-	if !isOrder || o.Status != event.OrderStatusOpen || o.TotalAmount == 0 || o.HoldExpiresAt == nil {
-		// Free, or confirmed already: the core answers without a payment page.
-		res, err := a.sys.Ask(ctx, eventID, wrap(c))
-		return res, shellErr(err)
-	}
-	so := stripe.Order{
-		OrderNumber: o.OrderNumber, Email: o.Email, Currency: o.Currency, Total: o.TotalAmount.String(),
-		HoldUntil: o.HoldExpiresAt.Time, SuccessURL: c.SuccessURL, CancelURL: c.CancelURL,
-	}
-	// Without URLs (the storefront's hosted flow) Stripe sends the buyer
-	// back to the hosted order page, which shows what happened.
-	if so.SuccessURL == "" {
-		so.SuccessURL = o.OrderURL
-	}
-	if so.CancelURL == "" {
-		so.CancelURL = o.OrderURL
-	}
-	for _, it := range o.Items {
-		so.Lines = append(so.Lines, stripe.Line{Name: it.Name, Quantity: it.Quantity, UnitAmount: it.UnitPriceAmount.String(), Amount: it.Amount.String()})
-	}
-	pctx, cancel := context.WithTimeout(context.Background(), confirmProviderTimeout)
-	s, err := a.stripe.CreateCheckoutSession(pctx, so)
-	cancel()
-	if err != nil {
-		a.srv.Logger().Warn("stripe checkout session not created", "order", o.OrderNumber, "err", err)
-		return nil, providerError(err)
-	}
-	fin := c
-	fin.Prepare, fin.Provider = false, &event.ProviderCheckout{Provider: stripe.Name, Ref: s.ID, URL: s.URL, HoldUntil: s.ExpiresAt}
-	res, err = a.sys.Ask(ctx, eventID, wrap(fin))
-	if err != nil {
-		go a.closeUnrecorded(s.ID)
-		return nil, shellErr(err)
-	}
-	if got, ok := res.(event.Order); ok && got.ProviderRef != s.ID {
-		// A concurrent confirm recorded another session first.
-		go a.closeUnrecorded(s.ID)
-	}
-	return res, nil
-}
-
-// closeUnrecorded expires a session no order recorded, a few times at
-// most: nobody was given its URL, and Stripe expires it at its expires_at
-// anyway; a payment of it would be a late payment all the same.
-func (a *api) closeUnrecorded(ref string) {
-	for i := 0; i < closeRetries; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), payments.CloseTimeout)
-		err := a.stripe.CloseCheckout(ctx, ref)
-		cancel()
-		if err == nil || !errors.Is(err, payments.ErrUnavailable) {
-			return
-		}
-		time.Sleep(closeRetryWait << i)
-	}
-}
-
-// providerError is the answer to a failed provider call: 503
-// PAYMENT_PROVIDER_UNAVAILABLE when a repeat may succeed, else 502
-// PAYMENT_PROVIDER_REFUSED.
-func providerError(err error) error {
-	if stripe.Retryable(err) {
-		return providerUnavailable("the payment provider could not be reached; nothing was changed: retry the same request")
-	}
-	e := thttp.NewError(502, "the payment provider refused the payment page: "+err.Error())
-	e.Reason = stripe.ReasonRefused
-	return e
-}
-
-func providerUnavailable(msg string) error {
-	e := thttp.NewError(503, msg)
-	e.Reason = stripe.ReasonUnavailable
-	return e
 }
 
 // stripeWebhook receives Stripe's events. A missing, forged, wrong-secret
@@ -180,7 +47,7 @@ func (a *api) stripeWebhook(rc *fasthttp.RequestCtx) {
 	}
 	seen, err := a.seen.Has(ev.ID)
 	if err != nil {
-		a.srv.WriteError(rc, shellErr(err))
+		a.srv.WriteError(rc, ops.MapErr(err))
 		return
 	}
 	out := map[string]any{"received": true, "id": ev.ID}
@@ -214,7 +81,7 @@ func (a *api) stripeEventOf(number string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	_, known := a.sys.EventUnit(id)
+	_, known := a.ops.EventUnit(id)
 	return id, known
 }
 
@@ -242,7 +109,7 @@ func (a *api) actOnStripe(ev stripe.Event, out map[string]any) error {
 			return nil
 		}
 		if err != nil {
-			return shellErr(err)
+			return ops.MapErr(err)
 		}
 		out["orderNumber"], out["status"], out["outcome"] = o.OrderNumber, o.Status, "refund "+ev.RefundStatus
 		return nil

@@ -15,7 +15,7 @@ import (
 func adminEventCmd[C event.Command](a *api, set func(c *thttp.Ctx, cmd *C)) thttp.HandlerFunc {
 	return func(c *thttp.Ctx) (any, error) {
 		id := c.Param("eventId")
-		if _, ok := a.sys.EventUnit(id); !ok {
+		if _, ok := a.ops.EventUnit(id); !ok {
 			return nil, errEventNotFound
 		}
 		cmd, err := bindCmd(c, set)

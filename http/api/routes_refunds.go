@@ -5,6 +5,7 @@ import (
 
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/ops"
 	"ticketd/payments"
 )
 
@@ -36,7 +37,7 @@ func (a *api) refundRoutes() []thttp.Route {
 // refundOrder starts a refund (or resumes a pending one) and settles it.
 func (a *api) refundOrder(c *thttp.Ctx) (any, error) {
 	eventID := c.Param("eventId")
-	if _, ok := a.sys.EventUnit(eventID); !ok {
+	if _, ok := a.ops.EventUnit(eventID); !ok {
 		return nil, errEventNotFound
 	}
 	cmd, err := bindCmd(c, func(c *thttp.Ctx, cmd *event.RequestRefund) { cmd.Ref = c.Param("orderNumber") })
@@ -49,10 +50,10 @@ func (a *api) refundOrder(c *thttp.Ctx) (any, error) {
 	}
 	res, perr, err := a.refunds.Settle(eventID, start)
 	if errors.Is(err, payments.ErrUnavailable) {
-		return nil, providerUnavailable("the refund stays pending and is finished when the payment provider answers")
+		return nil, thttp.NewError(503, "the refund stays pending and is finished when the payment provider answers").WithReason(event.ReasonPaymentProviderDown)
 	}
 	if err != nil {
-		return nil, shellErr(err)
+		return nil, ops.MapErr(err)
 	}
 	// A refusal is recorded as a failed refund; the console may ask again.
 	if perr != nil {

@@ -63,7 +63,7 @@ func (a *api) storefrontRoutes() []thttp.Route {
 			})}),
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders/{orderNumber}/cancel", OperationID: "cancelStorefrontOrder", Tag: "Orders",
 			Summary: "Cancel an open order: its hold is released now; idempotent", Success: 200, Response: event.Order{},
-			Errors: []int{404, 412}, Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.CancelOrder) { cmd.Ref = ref(c) })}),
+			Errors: []int{404, 412}, Handle: a.cancelStorefrontOrder}),
 	}
 }
 
@@ -71,7 +71,7 @@ func (a *api) storefrontRoutes() []thttp.Route {
 // owns it. Whether it is published is the machine's check (event.Storefront).
 func (a *api) storefrontEventOf(c *thttp.Ctx) (string, error) {
 	id := c.Param("publicId")
-	unit, ok := a.sys.EventUnit(id)
+	unit, ok := a.ops.EventUnit(id)
 	if !ok || unit != c.Principal().UnitID {
 		return "", errEventNotFound
 	}
@@ -92,6 +92,20 @@ func storefrontCmd[C event.Command](a *api, set func(c *thttp.Ctx, cmd *C)) thtt
 		}
 		return a.askC(c, id, event.Storefront{Cmd: cmd})
 	}
+}
+
+// cancelStorefrontOrder cancels an order under the storefront's rules
+// through the layer's one cancel (see cancelOrder).
+func (a *api) cancelStorefrontOrder(c *thttp.Ctx) (any, error) {
+	id, err := a.storefrontEventOf(c)
+	if err != nil {
+		return nil, err
+	}
+	o, err := a.ops.CancelOrder(keyed(c, nil), id, event.Storefront{Cmd: event.CancelOrder{Ref: c.Param("orderNumber")}})
+	if err != nil {
+		return nil, keyedErr(c, err)
+	}
+	return o, nil
 }
 
 func (a *api) getStorefrontOrder(c *thttp.Ctx) (any, error) {
@@ -126,7 +140,7 @@ func (a *api) listPublishedEvents(c *thttp.Ctx) (any, error) {
 		return nil, err
 	}
 	// Events known not to be published are left out by the index.
-	ids, ok := a.sys.PublishedCandidates(c.Principal().UnitID, after)
+	ids, ok := a.ops.PublishedCandidates(c.Principal().UnitID, after)
 	if !ok {
 		return nil, thttp.NewError(400, "cursor: unknown cursor", event.Detail{Field: "cursor", Reason: "unknown cursor"})
 	}

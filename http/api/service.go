@@ -3,68 +3,45 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"ticketd/actors"
 	"ticketd/audit"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/openapi"
 	"ticketd/http/pages"
+	"ticketd/ops"
 	"ticketd/payments"
 	"ticketd/payments/stripe"
-	"ticketd/persistence"
 	"ticketd/wallet"
 	"ticketd/webhooks"
 )
 
-// Deps are the parts of the service the endpoints talk to.
+// Deps are the parts of the service the endpoints talk to; app.Main
+// builds every one of them (api.New builds none).
 type Deps struct {
-	System *actors.System
-	// WebhookSecret signs and verifies the sandbox payment provider's
-	// webhooks.
-	WebhookSecret string
-	// WebhookURL is where the sandbox provider delivers its webhooks
-	// (default BaseURL + "/webhooks/payments/sandbox").
-	WebhookURL string
+	// Ops is the application layer: every operation the endpoints ask,
+	// and the services that carry out owed work (audit, refunds, the
+	// sandbox, mail, webhooks, the hosted-payment saga).
+	Ops *ops.Ops
 	// PagesSecret signs the hosted pages' email-gate cookies (HMAC-SHA256).
 	// Empty: a random secret per process, so devices are asked again after
 	// a restart.
 	PagesSecret string
-	// PagesSharedSecret and Seen, when set, are the cluster's (cluster
-	// mode): the pages' cookie secret (pages.Config.SharedSecret) and the
-	// record of Stripe events acted on.
+	// PagesSharedSecret, when set, is the cluster's pages' cookie secret
+	// (pages.Config.SharedSecret).
 	PagesSharedSecret func() []byte
-	Seen              *payments.Seen
-	// Outbox lists the mail the service owes (GET /admin/v1/outbox); nil
-	// reads the actor system's store directly.
-	Outbox OutboxLister
-	// DevLog is the developer log (nil: one with the defaults).
+	// DevLog is the developer log.
 	DevLog *thttp.DevLog
-	// Audit is the audit log (nil: one over the actor system's store with
-	// the default retention, flushed by its own timer).
-	Audit *audit.Log
-	// Sandbox is the payment provider (nil: a sandbox of WebhookSecret
-	// delivering to WebhookURL).
-	Sandbox *payments.Sandbox
-	// Refunds is the refund workflow (nil: one over System and Sandbox).
-	Refunds *payments.Refunds
 	// Stripe is the payment provider of paid orders when set
-	// (TICKETD_PAYMENT_PROVIDER=stripe): it makes their payment pages and
-	// its webhook settles them (routes_payments_stripe.go). Nil: the sandbox.
+	// (TICKETD_PAYMENT_PROVIDER=stripe): its webhook settles them
+	// (routes_payments_stripe.go); Ops.Hosted makes their payment pages.
+	// Nil: the sandbox.
 	Stripe *stripe.Provider
-	// Checkouts closes the payment pages of orders that stopped holding
-	// (nil: nothing to close, as with the sandbox).
-	Checkouts *payments.Closer
-	// Webhooks holds the webhook endpoints and delivers the webhook queue
-	// (nil: one over the actor system's store that is not started, so the
-	// console works but nothing is delivered).
-	Webhooks *webhooks.Service
 	// Cluster is the cluster this node belongs to (nil: a single node).
 	Cluster Cluster
 	// Wallet makes the buyer's PDF ticket and wallet passes (nil: the
@@ -73,12 +50,12 @@ type Deps struct {
 }
 
 // api holds the endpoint handlers (routes_*.go). Handlers are thin:
-// authenticate (done by the server), decode, route to the event's actor by
-// id, encode.
+// authenticate (done by the server), decode, call the application layer,
+// encode.
 type api struct {
 	cfg     thttp.Config
 	deps    Deps
-	sys     *actors.System
+	ops     *ops.Ops
 	srv     *thttp.Server
 	sandbox *payments.Sandbox
 	refunds *payments.Refunds
@@ -94,27 +71,20 @@ type api struct {
 // surface, the OpenAPI documents and docs pages built from it, and the
 // hosted pages.
 func New(cfg thttp.Config, deps Deps) (*thttp.Server, error) {
-	if deps.System == nil {
-		return nil, errors.New("http: no actor system")
+	o := deps.Ops
+	switch {
+	case o == nil:
+		return nil, errors.New("http: no application layer")
+	case deps.DevLog == nil:
+		return nil, errors.New("http: no developer log")
+	case o.Audit() == nil || o.Sandbox() == nil || o.Refunds() == nil || o.Mail() == nil || o.Webhooks() == nil:
+		return nil, errors.New("http: the application layer lacks a service (audit, sandbox, refunds, mail, webhooks)")
+	case deps.Stripe != nil && (o.Hosted() == nil || o.Seen() == nil):
+		return nil, errors.New("http: stripe without its saga or its record of events")
 	}
-	a := &api{cfg: cfg, deps: deps, sys: deps.System}
-	a.sandbox, a.refunds = deps.Sandbox, deps.Refunds
-	if a.sandbox == nil {
-		a.sandbox = payments.NewSandbox(deps.WebhookSecret, cfg.BaseURL, a.webhookURL())
-	}
-	if a.refunds == nil {
-		a.refunds = payments.NewRefunds(deps.System, a.sandbox)
-	}
-	if deps.Stripe != nil {
-		a.stripe, a.seen = deps.Stripe, deps.Seen
-		if a.seen == nil {
-			a.seen = payments.NewSeen(deps.System.Store(), stripe.Name)
-		}
-	}
-	if err := a.initLogs(); err != nil {
-		return nil, err
-	}
-	srv, err := thttp.NewServer(cfg, newDirectoryAuth(deps.System), a.routes())
+	a := &api{cfg: cfg, deps: deps, ops: o, sandbox: o.Sandbox(), refunds: o.Refunds(), stripe: deps.Stripe, seen: o.Seen(),
+		devlog: deps.DevLog, auditLog: o.Audit(), hooks: o.Webhooks()}
+	srv, err := thttp.NewServer(cfg, newDirectoryAuth(o), a.routes())
 	if err != nil {
 		return nil, err
 	}
@@ -150,14 +120,14 @@ func (a *api) routes() []thttp.Route {
 // registerExtras adds what is not an API operation: the OpenAPI documents
 // and docs pages, the hosted pages, the payment provider's page and webhook.
 func (a *api) registerExtras(srv *thttp.Server) error {
-	thttp.RegisterMetrics(srv, a.sys)
-	thttp.RegisterHealth(srv, a.sys)
+	thttp.RegisterMetrics(srv, a.ops.Collector())
+	thttp.RegisterHealth(srv, a.ops)
 	thttp.RegisterLogs(srv, a.devlog)
 	if err := openapi.RegisterDocs(srv, srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion, ServerURL: a.cfg.BaseURL, Webhooks: openapi.Webhooks()}); err != nil {
 		return err
 	}
-	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, OrderHold: a.sys.OrderHold(), TrustedProxies: a.cfg.TrustedProxies,
-		Secret: a.deps.PagesSecret, SharedSecret: a.deps.PagesSharedSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ask: a.ask, EventUnit: a.sys.EventUnit,
+	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, TrustedProxies: a.cfg.TrustedProxies,
+		Secret: a.deps.PagesSecret, SharedSecret: a.deps.PagesSharedSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ops: a.ops,
 		PaymentOrigins: a.paymentOrigins(), Wallet: a.deps.Wallet})
 	if err != nil {
 		return err
@@ -172,7 +142,7 @@ func (a *api) registerExtras(srv *thttp.Server) error {
 // requests (a Principal is read-only): a new view, after any key change,
 // starts a new set, so a revocation is seen at once.
 type directoryAuth struct {
-	sys   *actors.System
+	ops   *ops.Ops
 	cache *atomic.Pointer[principalSet]
 	wait  time.Duration // authSyncWait
 }
@@ -183,8 +153,8 @@ type principalSet struct {
 	byKey sync.Map // *directory.Key (of view) -> *http.Principal
 }
 
-func newDirectoryAuth(sys *actors.System) directoryAuth {
-	return directoryAuth{sys: sys, cache: new(atomic.Pointer[principalSet]), wait: authSyncWait}
+func newDirectoryAuth(o *ops.Ops) directoryAuth {
+	return directoryAuth{ops: o, cache: new(atomic.Pointer[principalSet]), wait: ops.SyncWait}
 }
 
 // AuthenticateLocal looks token up in this node's view of the directory
@@ -192,7 +162,7 @@ func newDirectoryAuth(sys *actors.System) directoryAuth {
 // out of failed authentications, so made-up keys cost no read of the
 // directory's log.
 func (d directoryAuth) AuthenticateLocal(token string, now time.Time) *thttp.Principal {
-	k, ok := d.sys.Directory().Lookup(token)
+	k, ok := d.ops.Directory().Lookup(token)
 	if !ok || !k.Active(now) {
 		return nil
 	}
@@ -203,9 +173,9 @@ func (d directoryAuth) Authenticate(token string, now time.Time) (*thttp.Princip
 	if strings.HasPrefix(token, "dk_") {
 		return d.authenticateDevice(token)
 	}
-	view := d.sys.Directory()
+	view := d.ops.Directory()
 	k, ok := view.Lookup(token)
-	if d.sys.DirectoryShared() && (!ok || d.sys.DirectoryStale()) {
+	if d.ops.DirectoryShared() && (!ok || d.ops.DirectoryStale()) {
 		// Cluster mode: the key may have been made on another node a
 		// moment ago, or the view may be too old to show a revocation:
 		// read the directory's log, then look again. A read that fails
@@ -213,7 +183,7 @@ func (d directoryAuth) Authenticate(token string, now time.Time) (*thttp.Princip
 		if err := d.syncDirectory(); err != nil {
 			return nil, err
 		}
-		view = d.sys.Directory()
+		view = d.ops.Directory()
 		k, ok = view.Lookup(token)
 	}
 	if !ok || !k.Active(now) {
@@ -235,38 +205,9 @@ func (d directoryAuth) Authenticate(token string, now time.Time) (*thttp.Princip
 	return p, nil
 }
 
-// authSyncWait bounds the wait of a request for the directory's log to
-// be read (directoryAuth.wait); authSyncPause is the first pause before a
-// failed read is tried again, doubled up to authSyncPauseMax.
-const (
-	authSyncWait     = 5 * time.Second
-	authSyncPause    = 50 * time.Millisecond
-	authSyncPauseMax = 500 * time.Millisecond
-)
-
 // syncDirectory reads what other nodes added to the directory (cluster
-// mode), trying again while a read fails (an election of the log's
-// leader answers "temporarily unavailable" for a moment) until d.wait
-// has passed; then it answers the last failure.
-func (d directoryAuth) syncDirectory() error { return syncDirectory(d.sys, d.wait) }
-
-func syncDirectory(sys *actors.System, wait time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	pause := authSyncPause
-	for {
-		err := sys.SyncDirectory(ctx)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("api: directory not read within %s: %w", wait, err)
-		case <-time.After(pause):
-			pause = min(2*pause, authSyncPauseMax)
-		}
-	}
-}
+// mode), waiting at most d.wait (ops.SyncDirectory).
+func (d directoryAuth) syncDirectory() error { return d.ops.SyncDirectory(d.wait) }
 
 // errDirectoryUnread answers a request about a business unit missing
 // from this node's view when the directory's log could not be read: the
@@ -279,13 +220,13 @@ var errDirectoryUnread = thttp.NewError(503, "this node cannot read the director
 // ago: it reads the directory's log and looks again, and a read that
 // fails is errDirectoryUnread, never a false "not found".
 func (a *api) unitKnown(id string) (bool, error) {
-	if _, ok := a.sys.Directory().Unit(id); ok || !a.sys.DirectoryShared() {
+	if _, ok := a.ops.Directory().Unit(id); ok || !a.ops.DirectoryShared() {
 		return ok, nil
 	}
-	if err := syncDirectory(a.sys, authSyncWait); err != nil {
+	if err := a.ops.SyncDirectory(ops.SyncWait); err != nil {
 		return false, errDirectoryUnread
 	}
-	_, ok := a.sys.Directory().Unit(id)
+	_, ok := a.ops.Directory().Unit(id)
 	return ok, nil
 }
 
@@ -300,13 +241,13 @@ func principalOf(k *directory.Key) *thttp.Principal {
 // (the browser's call fails and is tried again), never an origin no key
 // lists.
 func (d directoryAuth) OriginAllowed(origin string) bool {
-	if d.sys.Directory().OriginListed(origin, time.Now()) {
+	if d.ops.Directory().OriginListed(origin, time.Now()) {
 		return true
 	}
-	if !d.sys.DirectoryShared() || d.syncDirectory() != nil {
+	if !d.ops.DirectoryShared() || d.syncDirectory() != nil {
 		return false
 	}
-	return d.sys.Directory().OriginListed(origin, time.Now())
+	return d.ops.Directory().OriginListed(origin, time.Now())
 }
 
 // errEventNotFound is the one answer for a missing event and another
@@ -316,7 +257,7 @@ var errEventNotFound = &event.Error{Code: event.NotFound, Message: "event not fo
 // eventOf returns the path's event id if the caller's business unit owns it.
 func (a *api) eventOf(c *thttp.Ctx) (string, error) {
 	id := c.Param("eventId")
-	unit, ok := a.sys.EventUnit(id)
+	unit, ok := a.ops.EventUnit(id)
 	if !ok || unit != c.Principal().UnitID {
 		return "", errEventNotFound
 	}
@@ -327,44 +268,34 @@ func (a *api) eventOf(c *thttp.Ctx) (string, error) {
 // actor system's ask timeout, not the HTTP connection's.
 var contextBG = context.Background()
 
-// ask sends cmd to the event's actor and maps shell failures to 503.
+// ask sends cmd to the event's actor through the application layer.
 func (a *api) ask(eventID string, cmd event.Command) (any, error) {
-	return a.askWith(contextBG, eventID, cmd)
+	return a.ops.Ask(contextBG, eventID, cmd)
 }
 
 // askC is ask for request c: a write it makes commits c's
 // Idempotency-Key with its changes (see keyed).
 func (a *api) askC(c *thttp.Ctx, eventID string, cmd event.Command) (any, error) {
-	res, err := a.askWith(keyed(c, nil), eventID, cmd)
+	res, err := a.ops.Ask(keyed(c, nil), eventID, cmd)
 	return res, keyedErr(c, err)
-}
-
-func (a *api) askWith(ctx context.Context, eventID string, cmd event.Command) (any, error) {
-	if a.stripe != nil {
-		if res, err, ok := a.askHosted(ctx, eventID, cmd); ok {
-			return res, err
-		}
-	}
-	res, err := a.sys.Ask(ctx, eventID, cmd)
-	return res, shellErr(err)
 }
 
 // keyed is the context of the asks of a write request c: when c owns an
 // Idempotency-Key on a store that commits answers with writes (the Pebble
 // store; decisions §20), the write puts the key's record, the answer
 // view(result) makes (view nil: the result itself), in the batch of its
-// changes (actors.WithRecorder, thttp.Ctx.Recorder). Otherwise it is
+// changes (ops.WithRecorder, thttp.Ctx.Recorder). Otherwise it is
 // contextBG.
 func keyed(c *thttp.Ctx, view func(any) any) context.Context {
 	kr := c.Recorder(view)
 	if kr == nil {
 		return contextBG
 	}
-	rec := &actors.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried}
+	rec := &ops.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried}
 	if kr.Portable != nil {
 		rec.Portable = kr.Portable
 	}
-	return actors.WithRecorder(contextBG, rec)
+	return ops.WithRecorder(contextBG, rec)
 }
 
 // keyedErr passes err, first telling c when the write asked for may still
@@ -373,18 +304,19 @@ func keyed(c *thttp.Ctx, view func(any) any) context.Context {
 // thttp.Ctx.OutcomeUnknown). A write made before (its answer lost, the
 // key claimed again) answers its record (thttp.Ctx.Replay).
 func keyedErr(c *thttp.Ctx, err error) error {
-	if r, ok := actors.IsReplayed(err); ok {
-		return c.Replay(r.Value)
+	if v, ok := ops.Replayed(err); ok {
+		return c.Replay(v)
 	}
-	if err != nil && (errors.Is(err, actors.ErrUnavailable) || isUnavailable(err)) {
+	if err != nil && (ops.OutcomeUnknown(err) || isUnavailable(err)) {
 		c.OutcomeUnknown()
 	}
 	return err
 }
 
-// isUnavailable reports a 503 that shellErr made of the shell's failure
-// to answer; not a busy event nor a payment provider down, which refused
-// the request before anything was asked.
+// isUnavailable reports a 503 of the pipeline's own that says the
+// service could not answer (a directory unread); not a busy event nor a
+// payment provider down, which refused the request before anything was
+// asked.
 func isUnavailable(err error) bool {
 	var he *thttp.Error
 	return errors.As(err, &he) && he.Status == 503 &&
@@ -393,22 +325,7 @@ func isUnavailable(err error) bool {
 
 // askOp is ask with the command's own result type.
 func askOp[R any](a *api, eventID string, cmd event.Op[R]) (R, error) {
-	res, err := actors.Ask(contextBG, a.sys, eventID, cmd)
-	return res, shellErr(err)
-}
-
-// shellErr maps the actor shell's failures to 503; business errors pass.
-func shellErr(err error) error {
-	if errors.Is(err, actors.ErrBusy) {
-		return thttp.NewError(503, "the event is busy; retry shortly").WithReason(event.ReasonEventBusy)
-	}
-	if errors.Is(err, actors.ErrUnavailable) {
-		if errors.Is(err, persistence.ErrFailed) {
-			return thttp.ErrStorageUnavailable
-		}
-		return thttp.NewError(503, "temporarily unavailable; retry")
-	}
-	return err
+	return ops.Do(contextBG, a.ops, eventID, cmd)
 }
 
 // eventCmd returns the handler of a route that sends one command to the
@@ -461,12 +378,12 @@ func byID[C event.Command](param string, field func(*C) *string) func(*thttp.Ctx
 // soon as its revocation is durable. In cluster mode a key missing here
 // may have been made on another node a moment ago, as for API keys.
 func (d directoryAuth) authenticateDevice(token string) (*thttp.Principal, error) {
-	dev, ok := d.sys.Directory().LookupDevice(token)
-	if d.sys.DirectoryShared() && (!ok || d.sys.DirectoryStale()) {
+	dev, ok := d.ops.Directory().LookupDevice(token)
+	if d.ops.DirectoryShared() && (!ok || d.ops.DirectoryStale()) {
 		if err := d.syncDirectory(); err != nil {
 			return nil, err
 		}
-		dev, ok = d.sys.Directory().LookupDevice(token)
+		dev, ok = d.ops.Directory().LookupDevice(token)
 	}
 	if !ok {
 		return nil, nil

@@ -2,6 +2,7 @@ package pages
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"embed"
 	"errors"
@@ -17,6 +18,7 @@ import (
 
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/ops"
 	"ticketd/wallet"
 )
 
@@ -48,9 +50,6 @@ var templateFS embed.FS
 type Config struct {
 	// BaseURL is the absolute prefix of the service's URLs.
 	BaseURL string
-	// OrderHold is how long a placed order holds its places (the checkout
-	// page says it).
-	OrderHold time.Duration
 	// TrustedProxies are the CIDRs whose X-Forwarded-For names the client
 	// (the email gate limits failures per client IP).
 	TrustedProxies []netip.Prefix
@@ -66,11 +65,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock of the gate cookies (nil: time.Now).
 	Now func() time.Time
-	// Ask sends a command to an event's actor; shell failures come back
-	// as *http.Error 503.
-	Ask func(eventID string, cmd event.Command) (any, error)
-	// EventUnit reports the business unit of an event, false if unknown.
-	EventUnit func(eventID string) (string, bool)
+	// Ops is the application layer the pages ask (the same operations
+	// as the API's); it says the order hold the checkout page shows.
+	Ops *ops.Ops
 	// Wallet makes the pass page's PDF and wallet passes and serves
 	// Apple's pass web service (nil: the PDF alone).
 	Wallet *wallet.Service
@@ -98,8 +95,8 @@ type Pages struct {
 
 // New parses the templates and returns the hosted pages of cfg.
 func New(cfg Config) (*Pages, error) {
-	if cfg.Ask == nil || cfg.EventUnit == nil {
-		return nil, errors.New("pages: Ask and EventUnit are required")
+	if cfg.Ops == nil {
+		return nil, errors.New("pages: no application layer")
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -328,12 +325,13 @@ func (p *Pages) notFound(rc *fasthttp.RequestCtx, l loc) {
 func (p *Pages) fail(rc *fasthttp.RequestCtx, l loc, err error) {
 	var ee *event.Error
 	var he *thttp.Error
+	var oe *ops.Error
 	switch {
 	case errors.As(err, &ee) && ee.Code == event.NotFound:
 		p.notFound(rc, l)
 	case errors.As(err, &he) && he.Status == 404:
 		p.notFound(rc, l)
-	case errors.As(err, &he) && he.Status == 503:
+	case errors.As(err, &he) && he.Status == 503, errors.As(err, &oe) && oe.Status() == 503:
 		rc.Response.Header.Set("Retry-After", "5")
 		p.message(rc, 503, l, "", l.T("err.busy"), nil)
 	case errors.As(err, &ee) && ee.Code == event.FailedPrecondition:
@@ -374,7 +372,7 @@ func (p *Pages) knownEvent(id string, ok bool) bool {
 	if !ok {
 		return false
 	}
-	_, known := p.cfg.EventUnit(id)
+	_, known := p.cfg.Ops.EventUnit(id)
 	return known
 }
 
@@ -446,17 +444,8 @@ func originOf(s string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-// ask sends cmd to its event's actor and answers the command's own result
-// type.
+// ask sends cmd to its event's actor through the application layer and
+// answers the command's own result type.
 func ask[R any](p *Pages, eventID string, cmd event.Op[R]) (R, error) {
-	res, err := p.cfg.Ask(eventID, cmd)
-	if err != nil {
-		var zero R
-		return zero, err
-	}
-	v, ok := res.(R)
-	if !ok {
-		return v, fmt.Errorf("pages: event %s answered %T, not %T", eventID, res, v)
-	}
-	return v, nil
+	return ops.Do(context.Background(), p.cfg.Ops, eventID, cmd)
 }

@@ -56,7 +56,7 @@ func (p *Pages) checkout(rc *fasthttp.RequestCtx) {
 		p.message(rc, 410, l, h.Event.Name, l.T("checkout.expired_title"), back, l.T("checkout.expired_body"))
 		return
 	}
-	v := &view{L: l, Hold: l.Duration(p.cfg.OrderHold), Title: l.T("checkout.title"), EventName: h.Event.Name, Place: p.place(h.Event, l.Lang, true), Lines: h.Lines, Total: h.Total, Currency: h.Event.Currency,
+	v := &view{L: l, Hold: l.Duration(p.cfg.Ops.OrderHold()), Title: l.T("checkout.title"), EventName: h.Event.Name, Place: p.place(h.Event, l.Lang, true), Lines: h.Lines, Total: h.Total, Currency: h.Event.Currency,
 		Questions: p.formQuestions(h), Waitlist: h.Waitlist, Errors: map[string]string{}, ReturnURL: p.sessionReturn(h)}
 	if s.Email != nil {
 		v.FixedEmail = MaskEmail(*s.Email)

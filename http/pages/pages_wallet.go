@@ -101,7 +101,7 @@ func (p *Pages) ticketOf(r event.Registration, ev event.Event, token string) wal
 
 // walletLookup is wallet.Config.Lookup: a registration by its id.
 func (p *Pages) walletLookup(eventID, regID string) (wallet.Ticket, error) {
-	if _, ok := p.cfg.EventUnit(eventID); !ok {
+	if _, ok := p.cfg.Ops.EventUnit(eventID); !ok {
 		return wallet.Ticket{}, wallet.ErrNotFound
 	}
 	r, err := ask(p, eventID, event.GetRegistration{ID: regID})

@@ -388,7 +388,7 @@ func (c *pages) duplicateEvent(r *shell.Req) error {
 		return err
 	}
 	create := event.CreateEvent{Name: copyName(ev.Name), Timezone: ev.Timezone, StartsAt: ev.StartsAt, EndsAt: ev.EndsAt, Currency: ev.Currency}
-	res, err := c.Sys.CreateEvent(ctx, unitID, c.Sys.NewEventID(), create)
+	res, err := c.Ops.CreateEvent(ctx, unitID, c.Ops.NewEventID(), create)
 	if err != nil {
 		return err
 	}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/skip2/go-qrcode"
 
-	"ticketd/actors"
 	"ticketd/directory"
 	"ticketd/event"
 	"ticketd/http/console/shell"
+	"ticketd/ops"
 )
 
 // The devices page of an event (decisions §18): its door devices with
@@ -57,7 +57,7 @@ func (c *pages) showDevices(r *shell.Req, v *shell.View, d *devicesData, status 
 		labels[o.Value] = o.Label
 	}
 	d.Names = map[string]string{}
-	for _, dev := range c.Sys.Directory().Devices(eventID) {
+	for _, dev := range c.Ops.Directory().Devices(eventID) {
 		if dev.UnitID != unitID {
 			continue
 		}
@@ -73,7 +73,7 @@ func (c *pages) showDevices(r *shell.Req, v *shell.View, d *devicesData, status 
 				row.Doors = append(row.Doors, k+" (deleted)")
 			}
 		}
-		if at, ok := c.Sys.DeviceSeen(dev.ID); ok {
+		if at, ok := c.Ops.DeviceSeen(dev.ID); ok {
 			row.LastSeen = at.Format("2006-01-02 15:04:05 UTC")
 		}
 		d.Names[dev.ID] = dev.Name
@@ -117,11 +117,11 @@ func (c *pages) createDevice(r *shell.Req) error {
 		}
 		return err
 	}
-	spec := actors.DeviceSpec{UnitID: unitID, EventID: eventID, Name: name}
+	spec := ops.DeviceSpec{UnitID: unitID, EventID: eventID, Name: name}
 	for _, dr := range checked.Doors {
 		spec.Doors = append(spec.Doors, directory.Door{SubjectType: dr.SubjectType, SubjectID: dr.SubjectID})
 	}
-	dev, code, err := c.Sys.CreateDevice(context.Background(), spec)
+	dev, code, err := c.Ops.CreateDevice(context.Background(), spec)
 	if err != nil {
 		return err
 	}
@@ -141,11 +141,11 @@ func (c *pages) revokeDevice(r *shell.Req) error {
 		return err
 	}
 	id := shell.Param(r.RC, "deviceId")
-	dev, ok := c.Sys.Directory().Device(id)
+	dev, ok := c.Ops.Directory().Device(id)
 	if !ok || dev.EventID != eventID || dev.UnitID != unitID {
 		return shell.ErrNotFound
 	}
-	if _, err := c.Sys.RevokeDevice(context.Background(), id); err != nil {
+	if _, err := c.Ops.RevokeDevice(context.Background(), id); err != nil {
 		return err
 	}
 	r.Audit("revokeDevice", unitID, map[string]string{"eventId": eventID, "deviceId": id}, map[string]any{"id": id, "status": "revoked"})

@@ -1,6 +1,7 @@
 package eventwork
 
 import (
+	"context"
 	"strings"
 
 	"ticketd/event"
@@ -165,16 +166,11 @@ func (c *pages) checkin(r *shell.Req) error {
 		cmd.SubjectType, cmd.SubjectID = kind, id
 	}
 	var checked event.CheckinResult
-	// A form posts its empty fields; the API refuses an empty id, so an
-	// empty one is left out as a JSON client would leave it out.
-	body := map[string]any{"subjectType": cmd.SubjectType, "method": "manual"}
-	for k, v := range map[string]string{"registrationId": cmd.RegistrationID, "checkinCode": cmd.CheckinCode, "subjectId": cmd.SubjectID} {
-		if v != "" {
-			body[k] = v
-		}
-	}
-	if err = shell.BindForm(body, &cmd); err == nil {
-		checked, err = shell.AskOp(c.Console, eventID, cmd)
+	// The command is checked with the API's own rules, its empty fields
+	// left out as a JSON client would leave them out; then it is the
+	// layer's one check-in, the API's.
+	if err = shell.Check(&cmd); err == nil {
+		checked, err = c.Console.Ops.CheckIn(context.Background(), eventID, cmd)
 	}
 	if err != nil {
 		v := &shell.View{}
@@ -238,7 +234,7 @@ func (c *pages) where(d *doorData, ch event.Checkin) string {
 	by := "the console or the API"
 	if ch.DeviceID != nil {
 		by = "device " + *ch.DeviceID
-		if dev, ok := c.Sys.Directory().Device(*ch.DeviceID); ok {
+		if dev, ok := c.Ops.Directory().Device(*ch.DeviceID); ok {
 			by = dev.Name
 		}
 	}

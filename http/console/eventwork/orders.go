@@ -2,6 +2,7 @@ package eventwork
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"strings"
 
@@ -137,7 +138,7 @@ func (c *pages) refund(r *shell.Req) error {
 		}
 		return err
 	}
-	o, perr, err := c.Deps.Refunds.Settle(eventID, start)
+	o, perr, err := c.Ops.Refunds().Settle(eventID, start)
 	if err != nil {
 		return err
 	}
@@ -146,6 +147,27 @@ func (c *pages) refund(r *shell.Req) error {
 		v.Error = "The payment provider refused the refund: " + perr.Error() + ". It is recorded as failed; you may try again."
 		return c.showOrder(r, v, 502)
 	}
+	return shell.Redirect(r, "/console/events/"+eventID+"/orders/"+num)
+}
+
+// cancelOrder cancels an open or awaiting-payment order: the layer's one
+// cancel, the API's, which also closes the order's hosted payment page at
+// once. A paid order is refused (refund it instead).
+func (c *pages) cancelOrder(r *shell.Req) error {
+	eventID, unitID, err := r.EventUnit(shell.PermWrite)
+	if err != nil {
+		return err
+	}
+	num := shell.Param(r.RC, "orderNumber")
+	o, err := c.Console.Ops.CancelOrder(context.Background(), eventID, event.CancelOrder{Ref: num})
+	if err != nil {
+		v := &shell.View{Errors: map[string]string{}}
+		if shell.FieldErrors(err, v) {
+			return c.showOrder(r, v, 409)
+		}
+		return err
+	}
+	r.Audit("cancelOrder", unitID, map[string]string{"eventId": eventID, "orderNumber": num}, o)
 	return shell.Redirect(r, "/console/events/"+eventID+"/orders/"+num)
 }
 
@@ -332,6 +354,7 @@ func (c *pages) workRoutes() []shell.Route {
 		{Method: "GET", Path: "/console/events/{eventId}/orders.csv", H: c.ordersCSV},
 		{Method: "GET", Path: "/console/events/{eventId}/orders/{orderNumber}", H: c.orderPage},
 		{Method: "POST", Path: "/console/events/{eventId}/orders/{orderNumber}/refund", H: c.refund},
+		{Method: "POST", Path: "/console/events/{eventId}/orders/{orderNumber}/cancel", H: c.cancelOrder},
 		{Method: "GET", Path: "/console/events/{eventId}/orders/{orderNumber}/emails/{mailId}", H: c.previewMail},
 		{Method: "GET", Path: "/console/events/{eventId}/orders/{orderNumber}/emails/{mailId}/html", H: c.mailHTML},
 		{Method: "GET", Path: "/console/events/{eventId}/attendees", H: c.attendeesPage},

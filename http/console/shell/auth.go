@@ -116,7 +116,7 @@ func (c *Console) login(rc *fasthttp.RequestCtx) {
 		return
 	default:
 		pw := string(rc.PostArgs().Peek("password"))
-		m, found := c.Sys.Directory().MemberByEmail(email)
+		m, found := c.Ops.Directory().MemberByEmail(email)
 		hash := dummyHash
 		if found {
 			hash = m.PasswordHash
@@ -216,7 +216,7 @@ func (c *Console) logoutEverywhere(r *Req) error {
 // linkPage shows the form of a usable invitation or reset link; a wrong,
 // used or expired one answers the same 404.
 func (c *Console) linkPage(rc *fasthttp.RequestCtx, kind string, v *View, status int) {
-	inv, err := c.Sys.Directory().Link(Param(rc, "token"), c.Config.Now())
+	inv, err := c.Ops.Directory().Link(Param(rc, "token"), c.Config.Now())
 	if err != nil || inv.Kind != kind {
 		c.Render(rc, 404, "message", &View{Title: "Link not valid", Message: "This link is wrong, used or expired. Ask for a new one."})
 		return
@@ -225,10 +225,10 @@ func (c *Console) linkPage(rc *fasthttp.RequestCtx, kind string, v *View, status
 	c.setCookie(rc, loginCookie, tok, c.Config.SignInWindow)
 	v.CSRF = tok
 	v.Invitation = &inv
-	if u, ok := c.Sys.Directory().Unit(inv.UnitID); ok {
+	if u, ok := c.Ops.Directory().Unit(inv.UnitID); ok {
 		v.Unit = &u
 	}
-	if _, exists := c.Sys.Directory().MemberByEmail(inv.Email); exists {
+	if _, exists := c.Ops.Directory().MemberByEmail(inv.Email); exists {
 		v.Existing = true
 	}
 	page := "accept"
@@ -271,7 +271,7 @@ func (c *Console) accept(rc *fasthttp.RequestCtx) {
 		c.linkPage(rc, directory.KindInvite, v, 403)
 		return
 	}
-	dir := c.Sys.Directory()
+	dir := c.Ops.Directory()
 	inv, err := dir.Link(token, now)
 	if err != nil {
 		c.linkPage(rc, directory.KindInvite, v, 404)
@@ -308,7 +308,7 @@ func (c *Console) accept(rc *fasthttp.RequestCtx) {
 			return
 		}
 	}
-	m, err := c.Sys.AcceptInvitation(context.Background(), token, Form(rc, "name"), hash)
+	m, err := c.Ops.AcceptInvitation(context.Background(), token, Form(rc, "name"), hash)
 	if err != nil {
 		c.linkFail(rc, directory.KindInvite, v, err)
 		return
@@ -327,7 +327,7 @@ func (c *Console) reset(rc *fasthttp.RequestCtx) {
 		c.linkPage(rc, directory.KindReset, v, 403)
 		return
 	}
-	inv, err := c.Sys.Directory().Link(token, now)
+	inv, err := c.Ops.Directory().Link(token, now)
 	if err != nil {
 		c.linkPage(rc, directory.KindReset, v, 404)
 		return
@@ -343,7 +343,7 @@ func (c *Console) reset(rc *fasthttp.RequestCtx) {
 		c.linkFail(rc, directory.KindReset, v, err)
 		return
 	}
-	m, err := c.Sys.SetPassword(context.Background(), token, hash)
+	m, err := c.Ops.SetPassword(context.Background(), token, hash)
 	if err != nil {
 		c.linkFail(rc, directory.KindReset, v, err)
 		return
@@ -400,7 +400,7 @@ func (c *Console) signIn(rc *fasthttp.RequestCtx, memberID, to string) {
 	}
 	c.setCookie(rc, sessionCookie, sid, 0)
 	c.setCookie(rc, loginCookie, "", -1)
-	if m, ok := c.Sys.Directory().Member(memberID); ok {
+	if m, ok := c.Ops.Directory().Member(memberID); ok {
 		c.setCookie(rc, knownCookie, c.mac("known", "member:"+m.Email), knownTTL)
 	}
 	seeOther(rc, to)

@@ -33,7 +33,7 @@ func (c *Console) buy(rc *fasthttp.RequestCtx) {
 	notFound := func() {
 		c.Render(rc, 404, "message", &View{Title: "Not on sale", Message: "These tickets are not on sale. Check the address, or ask the organizer for a new link."})
 	}
-	if _, ok := c.Sys.EventUnit(eventID); !ok || typeID == "" || len(typeID) > 100 {
+	if _, ok := c.Ops.EventUnit(eventID); !ok || typeID == "" || len(typeID) > 100 {
 		notFound()
 		return
 	}

@@ -20,14 +20,11 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ticketd/actors"
 	"ticketd/audit"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
-	"ticketd/payments"
-	"ticketd/persistence"
-	"ticketd/webhooks"
+	"ticketd/ops"
 )
 
 //go:embed templates
@@ -119,11 +116,10 @@ func (c Config) Validate() error {
 // Deps are the parts of the service the console calls: the same ones the
 // API handlers call, in process.
 type Deps struct {
-	System  *actors.System
-	Audit   *audit.Log
-	Refunds *payments.Refunds
-	// Webhooks holds the units' webhook endpoints (nil: no webhooks page).
-	Webhooks *webhooks.Service
+	// Ops is the application layer: every operation the console asks, and
+	// the audit log, refunds and webhook endpoints (Ops.Webhooks nil: no
+	// webhooks page).
+	Ops *ops.Ops
 	// DevLog is the developer (request) log (nil: no developer log page).
 	DevLog *thttp.DevLog
 	// Outbox is the ticket-mail outbox (nil: no outbox page).
@@ -150,7 +146,7 @@ type Console struct {
 	// storefront budget (the server's per (key, IP) limiter).
 	takeIP   func(rc *fasthttp.RequestCtx, key string) (bool, int)
 	Deps     Deps
-	Sys      *actors.System
+	Ops      *ops.Ops
 	log      *slog.Logger
 	Tmpl     map[string]*template.Template
 	css      []byte
@@ -174,10 +170,10 @@ func New(cfg Config, deps Deps, areas ...Area) (*Console, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if deps.System == nil || deps.Audit == nil {
-		return nil, errors.New("console: System and Audit are required")
+	if deps.Ops == nil || deps.Ops.Audit() == nil {
+		return nil, errors.New("console: the application layer and its audit log are required")
 	}
-	c := &Console{Config: cfg, Deps: deps, areas: areas, Sys: deps.System, log: cfg.Logger, Tmpl: map[string]*template.Template{},
+	c := &Console{Config: cfg, Deps: deps, areas: areas, Ops: deps.Ops, log: cfg.Logger, Tmpl: map[string]*template.Template{},
 		sess: newSessions(cfg.SessionIdle, cfg.SessionMax, cfg.Sessions, cfg.SessionsPerPerson, cfg.SessionsPerIP),
 		acct: newThrottle(cfg.SignInFailures, cfg.SignInDelayMax, cfg.SignInWindow, cfg.SignInKeys),
 		ips:  newThrottle(cfg.SignInFailuresPerIP, cfg.SignInDelayMax, cfg.SignInWindow, cfg.SignInKeys)}
@@ -316,7 +312,7 @@ func (r *Req) Need(unitID string, p Perm) error {
 // EventUnit returns the unit of the path's event after checking p there.
 func (r *Req) EventUnit(p Perm) (eventID, unitID string, err error) {
 	eventID = Param(r.RC, "eventId")
-	unitID, ok := r.Console.Sys.EventUnit(eventID)
+	unitID, ok := r.Console.Ops.EventUnit(eventID)
 	if !ok {
 		return "", "", ErrNotFound
 	}
@@ -393,7 +389,7 @@ func (c *Console) wrap(rt Route) fasthttp.RequestHandler {
 		now := c.Config.Now()
 		sid := string(rc.Request.Header.Cookie(sessionCookie))
 		s, ok := c.sess.get(sid, now)
-		dir := c.Sys.Directory()
+		dir := c.Ops.Directory()
 		if ok && !s.Operator {
 			// A member removed or whose password changed since sign-in
 			// is signed out.
@@ -483,7 +479,7 @@ func (c *Console) fail(r *Req, err error, msg string) {
 		status, title, msg = 409, "Refused", ee.Message
 	case errors.As(err, &he):
 		status, title, msg = he.Status, "Refused", he.Message
-	case errors.Is(err, actors.ErrUnavailable), errors.Is(err, actors.ErrBusy), errors.Is(err, persistence.ErrFailed):
+	case ops.IsShellFailure(err), errors.Is(err, ops.ErrUnavailable), errors.Is(err, ops.ErrBusy), errors.Is(err, ops.ErrStorageFailed):
 		status, title, msg = 503, "Temporarily unavailable", "The service could not do this now. Try again shortly."
 	default:
 		c.log.Error("console: handler failed", "path", string(r.RC.Path()), "err", err)
@@ -612,17 +608,18 @@ func (r *Req) Audit(op, unitID string, targets map[string]string, after any) {
 		}
 	}
 	e.CreatedAt.Time = r.Now.UTC()
-	r.Console.Deps.Audit.Record(e)
+	r.Console.Ops.RecordWrite(e)
 }
 
-// Ask sends a command to an event's actor, as the API handlers do.
+// Ask sends a command to an event's actor through the application layer,
+// as the API handlers do.
 func (c *Console) Ask(eventID string, cmd event.Command) (any, error) {
-	return c.Sys.Ask(context.Background(), eventID, cmd)
+	return c.Ops.Ask(context.Background(), eventID, cmd)
 }
 
-// AskOp is ask with the command's own result type.
+// AskOp is Ask with the command's own result type.
 func AskOp[R any](c *Console, eventID string, cmd event.Op[R]) (R, error) {
-	return actors.Ask(context.Background(), c.Sys, eventID, cmd)
+	return ops.Do(context.Background(), c.Ops, eventID, cmd)
 }
 
 // seeOther answers 303 with a relative Location, so the address stays

@@ -30,6 +30,18 @@ func BindForm(body map[string]any, dst any) error {
 	return binder.Bind(b, dst)
 }
 
+// Check checks a command the console built from a form with the API's
+// own rules (the binder over the command's JSON, whose empty optional
+// fields are left out), so the console refuses what the API refuses, with
+// the same field names.
+func Check(cmd any) error {
+	b, err := json.Marshal(cmd)
+	if err != nil {
+		return err
+	}
+	return binder.Bind(b, cmd)
+}
+
 // LocalTime reads a datetime-local field in the event's timezone: "" is
 // absent, a bad value is reported on the field.
 func LocalTime(v *View, field, s, tz string) *string {

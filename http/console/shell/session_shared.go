@@ -11,8 +11,6 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
-	"ticketd/persistence"
 )
 
 // Shared session entries (cluster mode), put through the cluster's shared
@@ -65,7 +63,7 @@ type (
 // touchEvery (a 60th of SessionIdle, 1 s to 1 min), so the idle timeout
 // holds across nodes to within that. The count bound (Config.Sessions)
 // does not apply: sessions end by their timeouts. Call it before serving.
-func (c *Console) ShareSessions(store *persistence.Store, put SharedPut, get SharedGet) {
+func (c *Console) ShareSessions(store LocalStore, put SharedPut, get SharedGet) {
 	c.sess = &sharedSessions{store: store, put: put, read: get, idle: c.Config.SessionIdle, abs: c.Config.SessionMax,
 		now: c.Config.Now, log: c.log, touched: map[string]time.Time{}}
 }
@@ -80,9 +78,18 @@ func (c *Console) SweepSessions(now time.Time) (int, error) {
 	return 0, nil
 }
 
+// LocalStore is this node's store, which holds its copies of the
+// cluster's session entries (the methods of persistence.Store the console
+// uses, so that it imports no store, and a delete of keys in one batch).
+type LocalStore interface {
+	Get(key []byte) ([]byte, bool, error)
+	Scan(prefix []byte, fn func(key, value []byte) error) error
+	DeleteKeys(keys [][]byte) error
+}
+
 // sharedSessions is the sessionStore of cluster mode.
 type sharedSessions struct {
-	store     *persistence.Store
+	store     LocalStore
 	put       SharedPut
 	read      SharedGet
 	idle, abs time.Duration
@@ -301,12 +308,7 @@ func (ss *sharedSessions) sweep(now time.Time) (int, error) {
 	if err != nil || len(old) == 0 {
 		return 0, err
 	}
-	b := ss.store.NewBatch()
-	defer b.Close()
-	for _, k := range old {
-		b.Delete(k)
-	}
-	if err := ss.store.Commit(b); err != nil {
+	if err := ss.store.DeleteKeys(old); err != nil {
 		return 0, fmt.Errorf("console: sweep sessions: %w", err)
 	}
 	return len(old), nil

@@ -59,7 +59,7 @@ func TestSharedSessionUnknownCookie(t *testing.T) {
 		return st.Commit(b)
 	}
 	now := time.Now()
-	ss := &sharedSessions{store: st, put: put, read: get, idle: time.Hour, abs: 24 * time.Hour,
+	ss := &sharedSessions{store: localStore{st}, put: put, read: get, idle: time.Hour, abs: 24 * time.Hour,
 		now: func() time.Time { return now }, log: slog.New(slog.NewTextHandler(io.Discard, nil)), touched: map[string]time.Time{}}
 
 	for _, bad := range []string{"", "short", strings.Repeat("a", 42), strings.Repeat("a", 44), strings.Repeat("a", 42) + "!", strings.Repeat("é", 21) + "a"} {
@@ -82,4 +82,16 @@ func TestSharedSessionUnknownCookie(t *testing.T) {
 	got, ok := ss.get(other, now)
 	require.True(t, ok, "a session started elsewhere is found in the cluster")
 	require.Equal(t, "mem_1", got.MemberID)
+}
+
+// localStore is the LocalStore app.Main hands over: the node's Pebble.
+type localStore struct{ *persistence.Store }
+
+func (l localStore) DeleteKeys(keys [][]byte) error {
+	b := l.NewBatch()
+	defer b.Close()
+	for _, k := range keys {
+		b.Delete(k)
+	}
+	return l.Commit(b)
 }

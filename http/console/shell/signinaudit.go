@@ -51,7 +51,7 @@ func (c *Console) auditSignIn(rc *fasthttp.RequestCtx, op string, operator bool,
 	e.CreatedAt.Time = c.Config.Now().UTC()
 	units := []string{SignInUnit}
 	if memberID != "" {
-		if m, ok := c.Sys.Directory().Member(memberID); ok && len(m.Roles) > 0 {
+		if m, ok := c.Ops.Directory().Member(memberID); ok && len(m.Roles) > 0 {
 			units = units[:0]
 			for u := range m.Roles {
 				units = append(units, u)
@@ -62,7 +62,7 @@ func (c *Console) auditSignIn(rc *fasthttp.RequestCtx, op string, operator bool,
 	}
 	for _, u := range units {
 		e.UnitID = u
-		c.Deps.Audit.Record(e)
+		c.Ops.RecordWrite(e)
 	}
 }
 

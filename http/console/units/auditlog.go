@@ -45,7 +45,7 @@ func (c *pages) auditOf(r *shell.Req, u *directory.Unit) error {
 		Target: strings.TrimSpace(string(q.Peek("target")))}
 	v := &shell.View{Req: r, Unit: u, Title: "Audit log · " + u.Name}
 	f := audit.Filter{Actor: d.Actor, OperationID: d.Operation, TargetID: d.Target}
-	entries, more, err := c.Deps.Audit.List(unitID, f, string(q.Peek("after")), shell.ListLimit)
+	entries, more, err := c.Ops.Audit().List(unitID, f, string(q.Peek("after")), shell.ListLimit)
 	if errors.Is(err, audit.ErrBadAfter) {
 		return shell.ErrNotFound
 	}

@@ -33,7 +33,7 @@ func (c *pages) createEvent(r *shell.Req) error {
 	err := shell.BindForm(body, &cmd)
 	if err == nil && len(v.Errors) == 0 {
 		var res any
-		if res, err = c.Sys.CreateEvent(context.Background(), unitID, c.Sys.NewEventID(), cmd); err == nil {
+		if res, err = c.Ops.CreateEvent(context.Background(), unitID, c.Ops.NewEventID(), cmd); err == nil {
 			ev := res.(event.Event)
 			r.Audit("createEvent", unitID, map[string]string{"eventId": ev.ID}, ev)
 			return shell.RedirectNotice(r, "/console/events/"+ev.ID, "“"+ev.Name+"” created as a draft. Next: add its ticket types and its venue, then publish it.")

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"ticketd/actors"
 	"ticketd/http/console/shell"
+	"ticketd/ops"
 	"ticketd/webhooks"
 )
 
@@ -34,12 +34,12 @@ func (c *pages) showHooks(r *shell.Req, v *shell.View, secret string, status int
 	if err := r.Need(unitID, shell.PermWrite); err != nil {
 		return err
 	}
-	if c.Deps.Webhooks == nil {
+	if c.Ops.Webhooks() == nil {
 		return shell.ErrNotFound
 	}
 	u, _ := r.Dir.Unit(unitID)
 	v.Unit, v.Title, v.CanWrite = &u, "Webhooks · "+u.Name, true
-	d := hooksData{Endpoints: c.Deps.Webhooks.List(unitID), Types: actors.HookTypes(), Selected: map[string]bool{},
+	d := hooksData{Endpoints: c.Ops.Webhooks().List(unitID), Types: ops.HookTypes(), Selected: map[string]bool{},
 		Open: string(r.RC.QueryArgs().Peek("deliveries")), NewSecret: secret}
 	for _, t := range r.RC.PostArgs().PeekMulti("eventTypes") {
 		d.Selected[string(t)] = true
@@ -51,7 +51,7 @@ func (c *pages) showHooks(r *shell.Req, v *shell.View, secret string, status int
 		v.Notice = "Replay queued: " + n + " webhook events are sent again, oldest first; their attempts show in the log below."
 	}
 	if d.Open != "" {
-		ds, err := c.Deps.Webhooks.Deliveries(unitID, d.Open)
+		ds, err := c.Ops.Webhooks().Deliveries(unitID, d.Open)
 		if err != nil {
 			return shell.ErrNotFound
 		}
@@ -69,7 +69,7 @@ func (c *pages) createHook(r *shell.Req) error {
 	if err := r.Need(unitID, shell.PermWrite); err != nil {
 		return err
 	}
-	if c.Deps.Webhooks == nil {
+	if c.Ops.Webhooks() == nil {
 		return shell.ErrNotFound
 	}
 	u, desc := shell.Form(r.RC, "url"), shell.Form(r.RC, "description")
@@ -77,7 +77,7 @@ func (c *pages) createHook(r *shell.Req) error {
 	for _, t := range r.RC.PostArgs().PeekMulti("eventTypes") {
 		types = append(types, string(t))
 	}
-	e, err := c.Deps.Webhooks.Create(unitID, webhooks.Input{URL: &u, EventTypes: types, Description: &desc})
+	e, err := c.Ops.Webhooks().Create(unitID, webhooks.Input{URL: &u, EventTypes: types, Description: &desc})
 	if err != nil {
 		v := &shell.View{Req: r, Form: map[string]string{"url": u, "description": desc}, Errors: map[string]string{}}
 		if !errors.Is(err, webhooks.ErrInvalid) && !errors.Is(err, webhooks.ErrTooMany) {
@@ -106,7 +106,7 @@ func (c *pages) hookAction(r *shell.Req) error {
 	if err := r.Need(unitID, shell.PermWrite); err != nil {
 		return err
 	}
-	if c.Deps.Webhooks == nil {
+	if c.Ops.Webhooks() == nil {
 		return shell.ErrNotFound
 	}
 	if action == "replay" {
@@ -116,11 +116,11 @@ func (c *pages) hookAction(r *shell.Req) error {
 	var err error
 	switch action {
 	case "enable", "disable":
-		e, err = c.Deps.Webhooks.SetEnabled(unitID, id, action == "enable")
+		e, err = c.Ops.Webhooks().SetEnabled(unitID, id, action == "enable")
 	case "rotate-secret":
-		e, err = c.Deps.Webhooks.RotateSecret(unitID, id)
+		e, err = c.Ops.Webhooks().RotateSecret(unitID, id)
 	case "delete":
-		err = c.Deps.Webhooks.Delete(unitID, id)
+		err = c.Ops.Webhooks().Delete(unitID, id)
 		e.ID = id
 	default:
 		return shell.ErrNotFound
@@ -145,10 +145,10 @@ func (c *pages) resendDelivery(r *shell.Req) error {
 	if err := r.Need(unitID, shell.PermWrite); err != nil {
 		return err
 	}
-	if c.Deps.Webhooks == nil {
+	if c.Ops.Webhooks() == nil {
 		return shell.ErrNotFound
 	}
-	task, d, err := c.Deps.Webhooks.Resend(unitID, id, delivery)
+	task, d, err := c.Ops.Webhooks().Resend(unitID, id, delivery)
 	switch {
 	case errors.Is(err, webhooks.ErrNotFound), errors.Is(err, webhooks.ErrNoDelivery):
 		return shell.ErrNotFound
@@ -198,7 +198,7 @@ func (c *pages) replayHooks(r *shell.Req, unitID, id string) error {
 	default:
 		return fail("Give a seq (with its event) or a time to replay from.")
 	}
-	ids, err := c.Deps.Webhooks.Replay(unitID, id, from)
+	ids, err := c.Ops.Webhooks().Replay(unitID, id, from)
 	switch {
 	case errors.Is(err, webhooks.ErrNotFound):
 		return shell.ErrNotFound

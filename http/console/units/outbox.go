@@ -54,7 +54,7 @@ func (c *pages) retryMail(r *shell.Req) error {
 	case err != nil:
 		return err
 	}
-	if unit, ok := c.Sys.EventUnit(e.EventID); ok {
+	if unit, ok := c.Ops.EventUnit(e.EventID); ok {
 		r.Audit("retryOutboxMail", unit, map[string]string{"id": id, "eventId": e.EventID},
 			map[string]any{"id": e.ID, "state": e.State, "email": e.Email})
 	}

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"ticketd/actors"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/api"
 	"ticketd/http/console/shell"
+	"ticketd/ops"
 )
 
 // home lists the units the caller can see; the operator also creates
@@ -44,7 +44,7 @@ func (c *pages) createUnit(r *shell.Req) error {
 		return shell.ErrForbidden
 	}
 	name := shell.Form(r.RC, "name")
-	u, err := c.Sys.CreateUnit(context.Background(), name)
+	u, err := c.Ops.CreateUnit(context.Background(), name)
 	if err != nil {
 		v := &shell.View{Req: r, Title: "Business units", Form: map[string]string{"name": name}, Errors: map[string]string{}}
 		c.fillHome(r, v)
@@ -71,7 +71,7 @@ func (c *pages) showUnit(r *shell.Req, v *shell.View, status int) error {
 		return shell.ErrNotFound
 	}
 	// The view as it now stands: this request's own write is in it.
-	r.Dir = c.Sys.Directory()
+	r.Dir = c.Ops.Directory()
 	u, _ := r.Dir.Unit(unitID)
 	v.Unit, v.Role, v.Title, v.Canon = &u, role, u.Name, "/console/units/"+unitID
 	v.CanWrite, v.CanMembers = shell.Allowed(role, shell.PermWrite), shell.Allowed(role, shell.PermMembers)
@@ -101,7 +101,7 @@ func (c *pages) showUnit(r *shell.Req, v *shell.View, status int) error {
 // unitEvents reads the unit's newest events (at most limit) from their
 // actors.
 func (c *pages) unitEvents(unitID string, limit int) ([]event.Event, error) {
-	ids := c.Sys.UnitEvents(unitID)
+	ids := c.Ops.UnitEvents(unitID)
 	var out []event.Event
 	for i := len(ids) - 1; i >= 0 && len(out) < limit; i-- {
 		ev, err := shell.AskOp(c.Console, ids[i], event.GetEvent{})
@@ -123,7 +123,7 @@ func (c *pages) invite(r *shell.Req) error {
 	email, role := shell.Form(r.RC, "email"), shell.Form(r.RC, "role")
 	by := by(r)
 	u, _ := r.Dir.Unit(unitID)
-	inv, tok, err := c.Sys.CreateLink(context.Background(), actors.LinkSpec{UnitID: unitID, Email: email, Role: role, By: by, TTL: c.Config.LinkTTL,
+	inv, tok, err := c.Ops.CreateLink(context.Background(), ops.LinkSpec{UnitID: unitID, Email: email, Role: role, By: by, TTL: c.Config.LinkTTL,
 		UnitName: u.Name, LinkURL: func(t string) string { return c.Config.BaseURL + "/console/invitations/" + t }})
 	if err != nil {
 		v := &shell.View{Req: r, Form: map[string]string{"email": email, "role": role}}
@@ -160,7 +160,7 @@ func (c *pages) setRole(r *shell.Req) error {
 	if role == "remove" {
 		role = ""
 	}
-	m, err := c.Sys.SetMemberRole(context.Background(), memberID, unitID, role)
+	m, err := c.Ops.SetMemberRole(context.Background(), memberID, unitID, role)
 	if err != nil {
 		v := &shell.View{Req: r}
 		if shell.FieldErrors(err, v) {
@@ -186,7 +186,7 @@ func (c *pages) resetLink(r *shell.Req) error {
 	}
 	by := by(r)
 	u, _ := r.Dir.Unit(unitID)
-	inv, tok, err := c.Sys.CreateLink(context.Background(), actors.LinkSpec{UnitID: unitID, MemberID: memberID, By: by, TTL: c.Config.LinkTTL,
+	inv, tok, err := c.Ops.CreateLink(context.Background(), ops.LinkSpec{UnitID: unitID, MemberID: memberID, By: by, TTL: c.Config.LinkTTL,
 		UnitName: u.Name, LinkURL: func(t string) string { return c.Config.BaseURL + "/console/reset/" + t }})
 	if errors.Is(err, directory.ErrNotOwnerOfAll) {
 		return c.showUnit(r, &shell.View{Req: r, Error: notOwnerOfAll}, 403)
@@ -219,7 +219,7 @@ func (c *pages) revokeLink(r *shell.Req) error {
 	if err := r.Need(unitID, shell.PermMembers); err != nil {
 		return err
 	}
-	inv, err := c.Sys.RevokeLink(context.Background(), linkID, unitID, by(r))
+	inv, err := c.Ops.RevokeLink(context.Background(), linkID, unitID, by(r))
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func (c *pages) showKeys(r *shell.Req, v *shell.View, status int) error {
 	if err := r.Need(unitID, shell.PermRead); err != nil {
 		return err
 	}
-	r.Dir = c.Sys.Directory() // with this request's own write
+	r.Dir = c.Ops.Directory() // with this request's own write
 	u, _ := r.Dir.Unit(unitID)
 	v.Unit, v.Title, v.Canon = &u, "API keys · "+u.Name, "/console/units/"+unitID+"/keys"
 	v.CanWrite = shell.Allowed(r.Role(unitID), shell.PermWrite)
@@ -266,7 +266,7 @@ func (c *pages) createKey(r *shell.Req) error {
 	f := map[string]string{"type": shell.Form(r.RC, "type"), "name": shell.Form(r.RC, "name"), "origins": shell.Form(r.RC, "origins"),
 		"expiresAt": shell.Form(r.RC, "expiresAt"), "version": shell.Form(r.RC, "version")}
 	v := &shell.View{Req: r, Form: f, Errors: map[string]string{}}
-	spec := actors.NewKeySpec{UnitID: unitID, Type: f["type"], Name: f["name"], Version: f["version"]}
+	spec := ops.KeySpec{UnitID: unitID, Type: f["type"], Name: f["name"], Version: f["version"]}
 	if spec.Version == "" {
 		spec.Version = thttp.CurrentVersion
 	}
@@ -309,7 +309,7 @@ func (c *pages) createKey(r *shell.Req) error {
 	if len(v.Errors) > 0 {
 		return c.showKeys(r, v, 400)
 	}
-	k, secret, err := c.Sys.CreateKey(context.Background(), spec)
+	k, secret, err := c.Ops.CreateKey(context.Background(), spec)
 	if err != nil {
 		if shell.FieldErrors(err, v) {
 			return c.showKeys(r, v, 400)
@@ -346,7 +346,7 @@ func (c *pages) revokeKey(r *shell.Req) error {
 	if k, ok := r.Dir.Key(keyID); !ok || k.UnitID != unitID {
 		return shell.ErrNotFound
 	}
-	k, err := c.Sys.RevokeKey(context.Background(), keyID)
+	k, err := c.Ops.RevokeKey(context.Background(), keyID)
 	if err != nil {
 		return err
 	}
