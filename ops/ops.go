@@ -90,11 +90,16 @@ func (o *Ops) Webhooks() *webhooks.Service { return o.cfg.Webhooks }
 
 // Ask sends cmd to the event's actor and answers its result; the shell's
 // failures come back mapped (MapErr). With a hosted provider, confirm and
-// cancel run the hosted-payment saga. The caller must have checked that
+// cancel run the hosted-payment saga. A storefront order refused as sold
+// out and a poll of a waiting queue entry are answered from the event's
+// published sale view when it is certain (fromView). The caller must have checked that
 // the event exists and is visible to its caller.
 func (o *Ops) Ask(ctx context.Context, eventID string, cmd event.Command) (any, error) {
 	if inner, _ := event.StorefrontInner(cmd); isCancel(inner) {
 		return o.cancel(ctx, eventID, cmd)
+	}
+	if res, err, ok := o.fromView(ctx, eventID, cmd); ok {
+		return res, err
 	}
 	return o.ask(ctx, eventID, cmd)
 }
