@@ -136,7 +136,11 @@ func (s *System) SoldOut(eventID string, c event.PlaceOrder) error {
 	if v == nil {
 		return nil
 	}
-	return v.SoldOut(s.cfg.Now(), c)
+	err := v.SoldOut(s.cfg.Now(), c)
+	if err != nil {
+		s.saleAnswers[0].Add(1)
+	}
+	return err
 }
 
 // QueueStatus answers a poll of a waiting queue entry from the event's
@@ -151,6 +155,13 @@ func (s *System) QueueStatus(eventID, queueID string) (event.QueueStatus, bool) 
 	st, ok := v.QueueStatus(now, queueID)
 	if ok {
 		slot.polls.note(queueID, now)
+		s.saleAnswers[1].Add(1)
 	}
 	return st, ok
+}
+
+// SaleViewAnswers counts the sold-out refusals and the queue polls
+// answered from the published views since the start.
+func (s *System) SaleViewAnswers() (refusals, polls int64) {
+	return s.saleAnswers[0].Load(), s.saleAnswers[1].Load()
 }

@@ -171,8 +171,9 @@ type System struct {
 	idx eventIndex
 
 	// sales are the events' published sale views (saleview.go): event id
-	// -> *saleSlot.
-	sales sync.Map
+	// -> *saleSlot; saleAnswers counts the refusals and polls they answered.
+	sales       sync.Map
+	saleAnswers [2]atomic.Int64
 
 	dirPID  *actor.PID
 	dirView atomic.Pointer[directory.State]
