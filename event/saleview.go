@@ -119,13 +119,22 @@ func (m *Machine) SaleView(prev *SaleView) *SaleView {
 				}
 			}
 		}
-		v.room = &roomFacts{onSaleAt: r.OnSaleAt, shuffled: r.Shuffled, soldOut: r.SoldOut, next: r.Next,
+		f := roomFacts{onSaleAt: r.OnSaleAt, shuffled: r.Shuffled, soldOut: r.SoldOut, next: r.Next,
 			admitPerMinute: r.AdmitPerMinute, entries: r.pubTable, expired: r.pubExpired}
+		if prev != nil && prev.room != nil && prev.room.same(&f) {
+			v.room = prev.room
+		} else {
+			v.room = new(roomFacts)
+			*v.room = f
+		}
 	}
 	if prev != nil && prev.same(&v) {
 		return prev
 	}
-	return &v
+	// A copy: v stays on the stack when nothing changed (every write of a
+	// drop builds a view).
+	nv := v
+	return &nv
 }
 
 // same reports whether w answers as v does.
@@ -140,14 +149,12 @@ func (v *SaleView) same(w *SaleView) bool {
 			return false
 		}
 	}
-	if v.room != nil {
-		a, b := v.room, w.room
-		if !a.onSaleAt.Equal(b.onSaleAt) || a.shuffled != b.shuffled || a.soldOut != b.soldOut || a.next != b.next ||
-			a.admitPerMinute != b.admitPerMinute || a.entries != b.entries || a.expired != b.expired {
-			return false
-		}
-	}
-	return true
+	return v.room == nil || v.room.same(w.room)
+}
+
+func (a *roomFacts) same(b *roomFacts) bool {
+	return a.onSaleAt.Equal(b.onSaleAt) && a.shuffled == b.shuffled && a.soldOut == b.soldOut && a.next == b.next &&
+		a.admitPerMinute == b.admitPerMinute && a.entries == b.entries && a.expired == b.expired
 }
 
 // blockedFilter returns the state's blocked filter (see above), built
