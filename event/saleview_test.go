@@ -133,3 +133,43 @@ func sameErr(a, b error) bool {
 	y, ok2 := b.(*Error)
 	return ok1 && ok2 && x.Code == y.Code && x.Reason == y.Reason && x.Message == y.Message && len(x.Details) == 0 && len(y.Details) == 0
 }
+
+// TestSnapshotWithAQueueTakesJoins: a state with a waiting room restored
+// from its snapshot (the binary encoding) has the room's lookups, so the
+// joins, admissions and polls replayed or decided after it work (a join
+// after a snapshot used to write to a nil map and crash the process).
+func TestSnapshotWithAQueueTakesJoins(t *testing.T) {
+	now := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+	m := NewMachine("evt_1", testConfig(), newSeqIDs(1))
+	mustStep(t, m, now, CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &Time{Time: now.Add(240 * time.Hour)}})
+	c := 2
+	tt := mustStep(t, m, now, CreateTicketType{Name: "T", Capacity: &c}).(TicketType)
+	mustStep(t, m, now, UpdateTicketType{ID: tt.ID, Status: Some("open")})
+	rate := 60
+	onSale := now.Add(time.Minute)
+	mustStep(t, m, now, UpdateEvent{Status: Some(EventPublished), WaitingRoom: &WaitingRoomConfig{OnSaleAt: &Time{Time: onSale}, AdmitPerMinute: &rate}})
+	var ids []string
+	for range 3 {
+		ids = append(ids, mustStep(t, m, now, Storefront{Cmd: JoinQueue{}}).(QueueStatus).QueueID)
+	}
+	b, err := MarshalState(m.State())
+	require.NoError(t, err)
+	s, err := UnmarshalState(b)
+	require.NoError(t, err)
+	r := NewMachine("evt_1", testConfig(), newSeqIDs(2))
+	r.Restore(s)
+	ids = append(ids, mustStep(t, r, now, Storefront{Cmd: JoinQueue{}}).(QueueStatus).QueueID)
+	mustStep(t, r, onSale, Expire{Now: onSale})
+	mustStep(t, r, onSale.Add(time.Second), Expire{Now: onSale.Add(time.Second)})
+	admitted := 0
+	for _, id := range ids {
+		st := mustStep(t, r, onSale.Add(time.Second), Storefront{Cmd: GetQueueStatus{ID: id}}).(QueueStatus)
+		if st.State == QueueAdmitted {
+			admitted++
+			mustStep(t, r, onSale.Add(time.Second), Storefront{Cmd: PlaceOrder{Email: id + "@example.com", Storefront: true, QueueToken: st.QueueToken,
+				Items: []OrderItem{{ItemType: ItemRegistrationType, ItemID: tt.ID, Quantity: 1}}}})
+		}
+	}
+	require.Equal(t, 1, admitted, "one a second")
+	require.Equal(t, 3, r.roomView().Waiting)
+}
