@@ -15,6 +15,8 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/mail"
+	"ticketd/payments"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )
@@ -50,9 +52,11 @@ func OpenSeeder(dir string, snapshotEvery int) (*Seeder, error) {
 		AskTimeout: 5 * time.Minute,
 		Logger:     log,
 		// As the service with no webhook endpoint: nothing is queued for
-		// webhooks (a nil WantHook would queue every event type, and the
-		// measured service would start by draining that backlog).
-		WantHook: func(unitID, typ string) bool { return false },
+		// webhooks (webhooks.Owed without Want would queue every event
+		// type, and the measured service would start by draining that
+		// backlog).
+		Owed:  []actors.OwedWork{mail.Owed{Logger: log}, payments.Owed{}},
+		Links: mail.Owed{Logger: log},
 	}, store, snapshots.New(store, 2))
 	if err != nil {
 		_ = store.Close()
