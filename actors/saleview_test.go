@@ -90,7 +90,7 @@ func TestSaleViewAnswersWaitingPolls(t *testing.T) {
 	now := time.Date(2027, 1, 1, 10, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	e := newEnv(t, func(c *Config) { c.Now = clock })
-	id, tt := e.newEvent("bu_1", intp(2))
+	id, _ := e.newEvent("bu_1", intp(2))
 	onSale := now.Add(time.Minute)
 	rate := 60
 	_, err := e.sys.Ask(bg, id, event.UpdateEvent{Status: event.Some(event.EventPublished), StartsAt: event.Some(event.Time{Time: now.Add(time.Hour)}),
@@ -160,5 +160,4 @@ func TestSaleViewAnswersWaitingPolls(t *testing.T) {
 	n := 0
 	slot.polls.drain(func(string, time.Time) { n++ })
 	assert.Positive(t, n, "the view's polls are noted for the sweep")
-	_ = tt
 }
