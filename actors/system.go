@@ -175,9 +175,8 @@ type System struct {
 	idx *index.Index // the event index
 
 	// sales are the events' published sale views (saleview.go): event id
-	// -> *saleSlot; saleAnswers counts the refusals and polls they answered.
-	sales       sync.Map
-	saleAnswers [2]atomic.Int64
+	// -> *saleSlot.
+	sales sync.Map
 
 	dirPID  *actor.PID
 	dirView atomic.Pointer[directory.State]

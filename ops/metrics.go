@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"ticketd/actors"
@@ -8,7 +10,11 @@ import (
 
 // Collector is the Prometheus collector of the actor system's and the
 // store's counters (GET /metrics serves it).
-func (o *Ops) Collector() prometheus.Collector { return SystemCollector(o.sys) }
+func (o *Ops) Collector() prometheus.Collector {
+	c := newSystemCollector(o.sys)
+	c.views = &o.viewAnswers
+	return c
+}
 
 // SystemCollector is the collector of sys's and its store's counters.
 func SystemCollector(sys *actors.System) prometheus.Collector { return newSystemCollector(sys) }
@@ -23,6 +29,7 @@ type systemCollector struct {
 	stalls, stallSeconds, background                               *prometheus.Desc
 	recordsPerCommit                                               *prometheus.Desc
 	saleView                                                       *prometheus.Desc
+	views                                                          *[2]atomic.Int64 // nil: not served
 }
 
 func newSystemCollector(sys *actors.System) *systemCollector {
@@ -76,9 +83,10 @@ func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.syncs, prometheus.CounterValue, float64(s.WALSyncs))
 	ch <- prometheus.MustNewConstMetric(c.syncSeconds, prometheus.CounterValue, float64(s.WALSyncNanos)/1e9)
 	ch <- prometheus.MustNewConstMetric(c.stalls, prometheus.CounterValue, float64(s.WriteStalls))
-	refusals, polls := c.sys.SaleViewAnswers()
-	ch <- prometheus.MustNewConstMetric(c.saleView, prometheus.CounterValue, float64(refusals), "sold_out")
-	ch <- prometheus.MustNewConstMetric(c.saleView, prometheus.CounterValue, float64(polls), "queue_poll")
+	if v := c.views; v != nil {
+		ch <- prometheus.MustNewConstMetric(c.saleView, prometheus.CounterValue, float64(v[0].Load()), "sold_out")
+		ch <- prometheus.MustNewConstMetric(c.saleView, prometheus.CounterValue, float64(v[1].Load()), "queue_poll")
+	}
 	ch <- prometheus.MustNewConstMetric(c.stallSeconds, prometheus.CounterValue, float64(s.WriteStallNanos)/1e9)
 	ch <- prometheus.MustNewConstMetric(c.background, prometheus.GaugeValue, float64(s.Flushes+s.Compactions))
 	// Bucket i of Stats counts commits of (2^(i-1), 2^i] records; the last

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"ticketd/actors"
@@ -48,6 +49,9 @@ type Ops struct {
 	cfg Config
 	sys *actors.System
 	log *slog.Logger
+	// viewAnswers counts the sold-out refusals and the queue polls
+	// answered from the sale views (fromView).
+	viewAnswers [2]atomic.Int64
 }
 
 // New returns the layer over cfg. Only System is required here; a front

@@ -26,10 +26,12 @@ func (o *Ops) fromView(ctx context.Context, eventID string, cmd event.Command) (
 			return nil, nil, false
 		}
 		if err := o.sys.SoldOut(eventID, c); err != nil {
+			o.viewAnswers[0].Add(1)
 			return nil, err, true
 		}
 	case event.GetQueueStatus:
 		if st, ok := o.sys.QueueStatus(eventID, c.ID); ok {
+			o.viewAnswers[1].Add(1)
 			return st, nil, true
 		}
 	}
