@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,9 +41,40 @@ func TestSoldOutFastPath(t *testing.T) {
 		require.Equal(t, "open", o["status"], "round %d: the very next order gets the freed place", round)
 		numbers[0] = apiS(o, "orderNumber")
 	}
+	assert.Equal(t, "3", saleViewAnswers(t, f, "sold_out"), "the three refusals without a key came from the view")
+}
+
+// saleViewAnswers reads ticketd_sale_view_answers_total{kind} of f's
+// service.
+func saleViewAnswers(t *testing.T, f *apiFx, kind string) string {
+	t.Helper()
 	st, _, body := visit(t, loopbackClient("127.0.0.1"), "GET", f.s.URL+"/metrics", f.s.Admin)
 	require.Equal(t, 200, st)
-	m := regexp.MustCompile(`ticketd_sale_view_answers_total\{kind="sold_out"\} (\d+)`).FindSubmatch(body)
+	m := regexp.MustCompile(`ticketd_sale_view_answers_total\{kind="` + kind + `"\} (\d+)`).FindSubmatch(body)
 	require.NotNil(t, m, "the metric is served")
-	assert.Equal(t, "3", string(m[1]), "the three refusals without a key came from the view")
+	return string(m[1])
+}
+
+// TestQueuePollFastPath: polls of waiting entries are answered from the
+// sale view, each entry's own answer (with its Retry-After), from the
+// first poll after the join.
+func TestQueuePollFastPath(t *testing.T) {
+	t.Parallel()
+	f := newAPIFx(t)
+	q := newQueueDrop(t, f, 2, 600, time.Minute)
+	var ids []string
+	for range 3 {
+		ids = append(ids, apiS(q.join(t, q.sf), "queueId"))
+	}
+	for range 2 {
+		for _, id := range ids {
+			m := q.poll(t, q.sf, id)
+			assert.Equal(t, id, m["queueId"])
+			assert.Equal(t, "waiting", m["state"])
+			assert.Nil(t, m["position"], "before onSaleAt")
+		}
+	}
+	assert.Equal(t, "6", saleViewAnswers(t, f, "queue_poll"))
+	apiWantErr(t, q.sf.Do("GET", q.sfPath("/queue/q_unknown"), nil), 404, "NOT_FOUND")
+	assert.Equal(t, "6", saleViewAnswers(t, f, "queue_poll"), "an unknown entry is the actor's to answer")
 }
