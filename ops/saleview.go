@@ -3,7 +3,7 @@ package ops
 import (
 	"context"
 
-	"ticketd/actors"
+	"ticketd/ask"
 	"ticketd/event"
 )
 
@@ -22,7 +22,7 @@ func (o *Ops) fromView(ctx context.Context, eventID string, cmd event.Command) (
 	}
 	switch c := inner.(type) {
 	case event.PlaceOrder:
-		if actors.RecorderOf(ctx) != nil {
+		if ask.RecorderOf(ctx) != nil {
 			return nil, nil, false
 		}
 		if err := o.sys.SoldOut(eventID, c); err != nil {
