@@ -216,6 +216,12 @@ type view struct {
 	Resend      bool
 	ResendEmail string
 
+	// Cancel offers "Cancel this order" (a POST form=cancel to the order
+	// page: the order itself, or the open order at ContinueURL); Notice
+	// says what the buyer's cancel did.
+	Cancel bool
+	Notice string
+
 	// order and pay pages
 	Order      *event.Order
 	StatusText string
