@@ -32,7 +32,8 @@ import (
 //
 //	GET, POST /checkout/{sessionId}          checkout session url (POST form=
 //	                                         checkout, waitlist or resend)
-//	GET, POST /orders/{orderNumber}          orderUrl (gated)
+//	GET, POST /orders/{orderNumber}          orderUrl (gated; POST form=cancel
+//	                                         cancels an unpaid order)
 //	GET, POST /orders/{orderNumber}/checkout checkoutUrl of an open order (gated)
 //	GET, POST /pass/{token}                  passUrl (gated)
 //	GET       /pass/{token}/ticket.pdf       the ticket as a PDF (gated)
