@@ -149,7 +149,7 @@ func (c *committer) done(ctx actor.Context, m *synced) error {
 		c.flying = c.flying[1:]
 		b.b.Close()
 		// What waits for durability (a published directory view, an
-		// outbox wake-up) happens before the answers go out, so a caller
+		// owed-work wake-up) happens before the answers go out, so a caller
 		// that reads right after its answer sees it.
 		for _, fn := range b.onDurable {
 			fn()

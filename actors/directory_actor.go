@@ -155,7 +155,7 @@ func (a *dirActor) decide(ctx actor.Context, rec *Recorder, fn func() (any, dire
 }
 
 // decideOwing is decide that lets owe add to the change's batch (its
-// outbox mail) once the change is appended at seq.
+// a link's mail) once the change is appended at seq.
 func (a *dirActor) decideOwing(ctx actor.Context, rec *Recorder, fn func() (any, directory.Change, error), owe func(seq uint64)) {
 	if a.shared != nil {
 		a.decideShared(ctx, fn, owe)
@@ -202,7 +202,7 @@ func (s *System) askDirectory(ctx context.Context, msg any) (any, error) {
 	if err := s.store.Err(); err != nil {
 		return nil, fmt.Errorf("%w: directory: %w", ErrUnavailable, err)
 	}
-	res, err := s.reply.request(ctx, s.dirPID, msg, s.cfg.AskTimeout, s.store.Failed())
+	res, err := s.reply.Request(ctx, s.dirPID, msg, s.cfg.AskTimeout, s.store.Failed())
 	if err != nil {
 		return nil, s.unavailable("directory", err)
 	}

@@ -2,8 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"ticketd/directory"
@@ -15,44 +13,40 @@ import (
 // function here rather than one message type.
 type dirDecide struct {
 	fn func(st *directory.State, now time.Time) (any, directory.Change, error)
-	// mail, when set, is the mail the change owes (an invitation or reset
-	// link): written to the outbox in the change's own batch.
-	mail *TicketMail
+	// link, when set, is the link the change mails (an invitation or
+	// reset link): written to the mail inbox in the change's own batch.
+	link *linkMail
+}
+
+// linkMail is the mail of a console link: the link made, its URL and its
+// unit's name.
+type linkMail struct {
+	inv       directory.Invitation
+	url, unit string
 }
 
 func (a *dirActor) decideFn(m *dirDecide) func() (any, directory.Change, error) {
 	return func() (any, directory.Change, error) { return m.fn(a.st, a.sys.cfg.Now()) }
 }
 
-// owe writes the mail of m, if any, into the open batch of the change just
-// appended at seq, and wakes the mailer once it is durable.
+// owe writes the mail of m's link, if any, into the open batch of the
+// change just appended at seq (Config.Links), and wakes the mailer once it
+// is durable.
 func (a *dirActor) owe(m *dirDecide, seq uint64) {
-	if m.mail == nil {
+	if m.link == nil || a.sys.cfg.Links == nil {
 		return
 	}
-	m.mail.Key = directoryMailKey(seq)
-	v, err := json.Marshal(m.mail)
-	if err != nil {
-		panic(fmt.Sprintf("actors: encode directory mail: %v", err))
-	}
-	a.put([]byte(m.mail.Key), v)
-	if a.sys.cfg.OnOutbox != nil && a.shared == nil {
-		a.com.afterDurable(a.sys.cfg.OnOutbox)
+	a.sys.cfg.Links.OweLink(dirWriter{a}, seq, m.link.inv, m.link.unit, m.link.url)
+	if a.sys.cfg.OnOwed != nil && a.shared == nil {
+		a.com.afterDurable(a.sys.cfg.OnOwed)
 	}
 }
 
-// Outbox kinds of the console's links (TicketMail.Kind); the link is in
-// PassURL, the unit's name in EventName.
-const (
-	MailInvitation = "invitation"
-	MailReset      = "reset"
-)
+// dirWriter writes into the directory actor's open batch.
+type dirWriter struct{ a *dirActor }
 
-// directoryMailKey is the outbox key of a mail the directory change of
-// seq owes (the shape of OutboxPrefix, with "directory" for the event).
-func directoryMailKey(seq uint64) string {
-	return fmt.Sprintf("%s%s/%016x-%04x", OutboxPrefix, directoryStream, seq, 0)
-}
+func (w dirWriter) Put(key, value []byte) { w.a.put(key, value) }
+func (w dirWriter) Delete(key []byte)     { panic("actors: directory owed work deletes nothing") }
 
 // LinkSpec describes an invitation or password-reset link to make.
 type LinkSpec struct {
@@ -64,7 +58,7 @@ type LinkSpec struct {
 	By       string // a member id, or "operator"
 	TTL      time.Duration
 	// LinkURL, when set, makes the link's URL from its token, and the
-	// link is also mailed through the durable outbox. The outbox entry
+	// link is also mailed through the durable mail inbox. The inbox entry
 	// holds the link until it is delivered (only a hash is kept in the
 	// directory).
 	LinkURL func(token string) string
@@ -81,12 +75,7 @@ func (s *System) CreateLink(ctx context.Context, spec LinkSpec) (directory.Invit
 		Hash: directory.HashToken(token), By: spec.By}
 	msg := &dirDecide{}
 	if spec.LinkURL != nil {
-		kind := MailInvitation
-		if spec.MemberID != "" {
-			kind = MailReset
-		}
-		msg.mail = &TicketMail{Kind: kind, Email: spec.Email, EventName: spec.UnitName, TicketName: spec.Role,
-			PassURL: spec.LinkURL(token)}
+		msg.link = &linkMail{url: spec.LinkURL(token), unit: spec.UnitName}
 	}
 	msg.fn = func(st *directory.State, now time.Time) (any, directory.Change, error) {
 		inv.CreatedAt, inv.ExpiresAt = now, now.Add(spec.TTL)
@@ -101,8 +90,8 @@ func (s *System) CreateLink(ctx context.Context, spec LinkSpec) (directory.Invit
 			return nil, nil, err
 		}
 		created := ch.(directory.InvitationCreated).Invitation
-		if msg.mail != nil {
-			msg.mail.Email, msg.mail.CreatedAt = created.Email, now.UTC()
+		if msg.link != nil {
+			msg.link.inv = created
 		}
 		return created, ch, nil
 	}

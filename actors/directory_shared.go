@@ -167,8 +167,8 @@ func (a *dirActor) decideShared(ctx actor.Context, fn func() (any, directory.Cha
 		a.st.Apply(ch)
 		a.seq = seq
 		a.sys.dirView.Store(a.st.Clone())
-		if len(a.pending) > 0 && a.sys.cfg.OnOutbox != nil {
-			a.sys.cfg.OnOutbox()
+		if len(a.pending) > 0 && a.sys.cfg.OnOwed != nil {
+			a.sys.cfg.OnOwed()
 		}
 		ctx.Respond(&response{result: resolved(a.st, res, ch)})
 		a.checkpoint()

@@ -35,14 +35,18 @@
 // # Effects
 //
 // What a change owes the world is said by the core (event.AppendEffects);
-// the actor carries it out in the batch of the change (carryOut): mail
-// into the outbox (tickets with their receipt, promotions, refunds,
-// cancellations: each entry complete, read from the machine just after the
-// change, so the mailer never asks an actor), webhooks into the webhook
-// queue (only the types the unit's endpoints subscribe to), and the
-// pending-refund index. So an entry is exactly as durable as the change
-// that owes it, and its key (the change's log seq and index) is written
-// once: replay applies changes and carries nothing out.
+// the actor hands the change's effects to each OwedWork of Config.Owed
+// (carryOut), which writes its own entries into the batch of the change:
+// mail.Owed the mail inbox (tickets with their receipt, promotions,
+// refunds, cancellations: each entry complete, read from the machine just
+// after the change, so the mailer never asks an actor), webhooks.Owed the
+// webhook inbox (only the types the unit's endpoints subscribe to), and
+// payments.Owed the pending-refund and checkout-close indexes. The formats
+// are their owners'; this package knows none of them. So an entry is
+// exactly as durable as the change that owes it, and its key (the
+// change's log seq and index) is written once: replay applies changes and
+// carries nothing out. Config.OnOwed wakes the senders once it is durable.
+// The directory's console links are mailed the same way (Config.Links).
 //
 // # The change feed
 //
@@ -50,8 +54,8 @@
 // and numbers them (event.State.FeedSeq, part of the state, so a seq is a
 // function of the log and the same after any replay). The actor writes
 // each entry, with the record as its GET answers just after the change,
-// into the change's batch (writeFeed, key prefix FeedPrefix, whose byte
-// format feed.go gives), so the feed can never disagree with the state,
+// into the change's batch (writeFeed; key and byte format: package
+// actors/feed), so the feed can never disagree with the state,
 // and a webhook about the change carries the entry's seq. The entries are
 // index entries, not log records: the log's trim behind snapshots leaves
 // them, and TrimFeeds deletes them after event.FeedRetention.

@@ -8,6 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/event"
+	"ticketd/mail"
+	"ticketd/payments"
+	"ticketd/webhooks"
 )
 
 // TestEffectsCarriedOut runs a paid order through payment, check-in and a
@@ -42,28 +45,28 @@ func TestEffectsCarriedOut(t *testing.T) {
 
 	start, err := Ask(bg, e.sys, evt, event.RequestRefund{Ref: o.ID})
 	require.NoError(t, err)
-	pending, err := e.sys.PendingRefunds()
+	pending, err := payments.PendingRefunds(e.store)
 	require.NoError(t, err)
-	require.Equal(t, []PendingRefund{{EventID: evt, OrderID: o.ID, RefundID: start.Refund.ID, RequestedAt: pending[0].RequestedAt}}, pending)
+	require.Equal(t, []payments.PendingRefund{{EventID: evt, OrderID: o.ID, RefundID: start.Refund.ID, RequestedAt: pending[0].RequestedAt}}, pending)
 	_, err = Ask(bg, e.sys, evt, event.CompleteRefund{Ref: o.ID, RefundID: start.Refund.ID, Outcome: event.RefundSucceeded})
 	require.NoError(t, err)
 	e.reopen()
-	pending, err = e.sys.PendingRefunds()
+	pending, err = payments.PendingRefunds(e.store)
 	require.NoError(t, err)
 	require.Empty(t, pending)
 
 	var hooks []string
-	require.NoError(t, e.store.Scan([]byte(HookPrefix), func(k, v []byte) error {
-		var h HookEvent
+	require.NoError(t, e.store.Scan([]byte(webhooks.InboxPrefix), func(k, v []byte) error {
+		var h webhooks.HookEvent
 		require.NoError(t, json.Unmarshal(v, &h))
 		hooks = append(hooks, h.Type)
 		return nil
 	}))
-	require.Equal(t, []string{HookOrderPaid, HookRegistrationCreated, HookRegistrationConfirmed, HookCheckinCreated,
-		HookOrderRefunded, HookRegistrationCancelled}, hooks)
-	var mails []TicketMail
-	require.NoError(t, e.store.Scan([]byte(OutboxPrefix), func(k, v []byte) error {
-		var m TicketMail
+	require.Equal(t, []string{webhooks.HookOrderPaid, webhooks.HookRegistrationCreated, webhooks.HookRegistrationConfirmed, webhooks.HookCheckinCreated,
+		webhooks.HookOrderRefunded, webhooks.HookRegistrationCancelled}, hooks)
+	var mails []mail.TicketMail
+	require.NoError(t, e.store.Scan([]byte(mail.InboxPrefix), func(k, v []byte) error {
+		var m mail.TicketMail
 		require.NoError(t, json.Unmarshal(v, &m))
 		mails = append(mails, m)
 		return nil
@@ -72,17 +75,17 @@ func TestEffectsCarriedOut(t *testing.T) {
 	// whole log on reopening: replay carries nothing out.
 	require.Len(t, mails, 2)
 	tm, rf := mails[0], mails[1]
-	require.Equal(t, MailTicket, tm.Kind)
+	require.Equal(t, mail.MailTicket, tm.Kind)
 	require.Equal(t, reg, tm.RegistrationID)
 	require.Equal(t, "GA", tm.TicketName)
 	require.Equal(t, "Conf", tm.EventName)
-	require.Equal(t, []ReceiptLine{{Name: "GA", Quantity: 1, UnitPrice: 100}}, tm.Lines)
+	require.Equal(t, []mail.ReceiptLine{{Name: "GA", Quantity: 1, UnitPrice: 100}}, tm.Lines)
 	require.Equal(t, event.Money(100), tm.Total)
 	require.Equal(t, "USD", tm.Currency)
 	require.Equal(t, o.OrderNumber, tm.OrderNumber)
 	require.False(t, tm.PaidAt.IsZero())
 	require.Equal(t, starts.Time, tm.StartsAt.UTC())
-	require.Equal(t, MailRefund, rf.Kind)
+	require.Equal(t, mail.MailRefund, rf.Kind)
 	require.Equal(t, "p@x.io", rf.Email)
 	require.Equal(t, start.Refund.ID, rf.RefundID)
 	require.Equal(t, event.Money(100), rf.RefundAmount)

@@ -10,7 +10,10 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/scheduler"
 
+	"ticketd/actors/feed"
+	"ticketd/actors/index"
 	"ticketd/event"
+	"ticketd/outbox"
 	"ticketd/persistence"
 )
 
@@ -27,9 +30,10 @@ type eventActor struct {
 	com     committer
 	loadErr error
 
-	snapSeq     uint64 // seq of the newest snapshot loaded or asked for
-	snapWait    bool   // a snapshot request waits for its seq to be durable
-	outboxDirty bool   // outbox entries were written into the open batch
+	snapSeq   uint64      // seq of the newest snapshot loaded or asked for
+	snapWait  bool        // a snapshot request waits for its seq to be durable
+	owedDirty bool        // owed work was written into the open batch
+	owed      outbox.Owed // reused by carryOut
 
 	timers  *scheduler.TimerScheduler
 	cancel  scheduler.CancelFunc
@@ -43,7 +47,7 @@ type eventActor struct {
 	fes        []event.FeedEntry
 	feedBuf    []byte
 	feedEnd    uint64
-	ring       *feedRing // the newest entries, for the readers
+	ring       *feed.Ring // the newest entries, for the readers
 	feedWaits  []feedWaiter
 	feedWaitID uint64
 
@@ -68,16 +72,16 @@ func (a *eventActor) notePublished() {
 	if e == nil {
 		return // not created (yet)
 	}
-	st := byte(statusNotPublished)
+	st := byte(index.NotPublished)
 	if e.Status == event.EventPublished {
-		st = statusPublished
+		st = index.Published
 	}
 	if st == a.published {
 		return
 	}
 	a.published = st
-	if a.sys.idx.noteStatus(a.id, st) {
-		a.com.put([]byte(publishedPrefix+a.id), []byte{st})
+	if a.sys.idx.NoteStatus(a.id, st) {
+		a.com.put(index.PublishedKey(a.id), []byte{st})
 		if x := a.sys.cfg.Index; x != nil {
 			id := a.id
 			a.com.afterDurable(func() { x.Published(id, st) })
@@ -263,7 +267,7 @@ func (a *eventActor) load() error {
 	a.snapSeq = from
 	a.com.seq = last
 	a.feedEnd = a.m.FeedSeq() // everything loaded is durable
-	a.ring = &feedRing{lo: a.feedEnd, hi: a.feedEnd}
+	a.ring = feed.NewRing(a.feedEnd)
 	return nil
 }
 
@@ -344,12 +348,12 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			a.com.afterDurable(func() { a.sys.NotePassVer(id, ver) })
 		}
 	}
-	if a.outboxDirty && a.sys.cfg.OnOutbox != nil {
-		a.outboxDirty = false
-		a.com.afterDurable(a.sys.cfg.OnOutbox)
+	if a.owedDirty && a.sys.cfg.OnOwed != nil {
+		a.owedDirty = false
+		a.com.afterDurable(a.sys.cfg.OnOwed)
 	}
 	if req.create != "" && len(changes) > 0 {
-		a.com.put([]byte(indexPrefix+a.id), []byte(req.create))
+		a.com.put(index.Key(a.id), []byte(req.create))
 	}
 	if len(changes) > 0 {
 		if k, v := a.com.record(req.rec, res); k != nil {

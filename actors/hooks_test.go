@@ -9,11 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/event"
+	"ticketd/webhooks"
 )
 
 func TestWebhookEventsAreWrittenWithTheChange(t *testing.T) {
 	woke := make(chan struct{}, 10)
-	e := newEnv(t, func(c *Config) { c.OnOutbox = func() { woke <- struct{}{} } })
+	e := newEnv(t, func(c *Config) { c.OnOwed = func() { woke <- struct{}{} } })
 	evt, tt := e.newEvent("bu_1", nil)
 	res, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: "m@example.com", RegistrationTypeID: tt})
 	require.NoError(t, err)
@@ -26,16 +27,16 @@ func TestWebhookEventsAreWrittenWithTheChange(t *testing.T) {
 		t.Fatal("the deliverer was not woken")
 	}
 	e.reopen()
-	var got []HookEvent
-	require.NoError(t, e.store.Scan([]byte(HookPrefix), func(k, v []byte) error {
-		var h HookEvent
+	var got []webhooks.HookEvent
+	require.NoError(t, e.store.Scan([]byte(webhooks.InboxPrefix), func(k, v []byte) error {
+		var h webhooks.HookEvent
 		require.NoError(t, json.Unmarshal(v, &h))
 		got = append(got, h)
 		return nil
 	}))
 	require.Len(t, got, 3)
 	types := []string{got[0].Type, got[1].Type, got[2].Type}
-	assert.Equal(t, []string{HookRegistrationCreated, HookRegistrationConfirmed, HookRegistrationCancelled}, types)
+	assert.Equal(t, []string{webhooks.HookRegistrationCreated, webhooks.HookRegistrationConfirmed, webhooks.HookRegistrationCancelled}, types)
 	ids := map[string]bool{}
 	for _, h := range got {
 		assert.Equal(t, "bu_1", h.UnitID)
@@ -51,10 +52,10 @@ func TestWebhookEventsAreWrittenWithTheChange(t *testing.T) {
 func TestWebhookEventsOnlyForSubscribedTypes(t *testing.T) {
 	var asked []string
 	e := newEnv(t, func(c *Config) {
-		c.WantHook = func(unit, typ string) bool {
+		c.Owed = owedWith(webhooks.Owed{Want: func(unit, typ string) bool {
 			asked = append(asked, unit+" "+typ) // called from the actor only
-			return typ == HookRegistrationCancelled
-		}
+			return typ == webhooks.HookRegistrationCancelled
+		}})
 	})
 	evt, tt := e.newEvent("bu_1", nil)
 	res, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: "m@example.com", RegistrationTypeID: tt})
@@ -66,12 +67,12 @@ func TestWebhookEventsOnlyForSubscribedTypes(t *testing.T) {
 	require.NoError(t, err)
 	e.reopen()
 	var got []string
-	require.NoError(t, e.store.Scan([]byte(HookPrefix), func(k, v []byte) error {
-		var h HookEvent
+	require.NoError(t, e.store.Scan([]byte(webhooks.InboxPrefix), func(k, v []byte) error {
+		var h webhooks.HookEvent
 		require.NoError(t, json.Unmarshal(v, &h))
 		got = append(got, h.Type)
 		return nil
 	}))
-	assert.Equal(t, []string{HookRegistrationCancelled}, got, "unsubscribed types are neither queued nor written")
-	assert.Contains(t, asked, "bu_1 "+HookCheckinCreated)
+	assert.Equal(t, []string{webhooks.HookRegistrationCancelled}, got, "unsubscribed types are neither queued nor written")
+	assert.Contains(t, asked, "bu_1 "+webhooks.HookCheckinCreated)
 }

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"strings"
+	"ticketd/actors/index"
 	"time"
 )
 
@@ -19,8 +20,8 @@ type SharedIndex interface {
 	// EventUnit reads an event's unit from the replicated index, for an
 	// event this node has not heard of yet.
 	EventUnit(ctx context.Context, eventID string) (unitID string, ok bool, err error)
-	// Published records an event's status (statusPublished or
-	// statusNotPublished) once its change is durable. It must not block:
+	// Published records an event's status (index.Published or
+	// index.NotPublished) once its change is durable. It must not block:
 	// a status lost here is written again by the event's next activation,
 	// which finds the index differing.
 	Published(eventID string, status byte)
@@ -34,11 +35,11 @@ const sharedLookupTimeout = 3 * time.Second
 func (s *System) IndexChanged(key, value []byte) {
 	k := string(key)
 	switch {
-	case strings.HasPrefix(k, indexPrefix):
-		s.idx.add(k[len(indexPrefix):], string(value))
-	case strings.HasPrefix(k, publishedPrefix):
-		if len(value) == 1 && (value[0] == statusPublished || value[0] == statusNotPublished) {
-			s.idx.noteStatus(k[len(publishedPrefix):], value[0])
+	case strings.HasPrefix(k, index.Prefix):
+		s.idx.Add(k[len(index.Prefix):], string(value))
+	case strings.HasPrefix(k, index.PublishedPrefix):
+		if index.ValidStatus(value) {
+			s.idx.NoteStatus(k[len(index.PublishedPrefix):], value[0])
 		}
 	}
 }
@@ -57,7 +58,7 @@ func (s *System) sharedEventUnit(eventID string) (string, bool) {
 		return "", false
 	}
 	if ok {
-		s.idx.add(eventID, u)
+		s.idx.Add(eventID, u)
 	}
 	return u, ok
 }

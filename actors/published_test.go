@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"ticketd/actors/index"
 	"ticketd/event"
 )
 
@@ -61,7 +62,7 @@ func TestPublishedIndexSurvivesRestart(t *testing.T) {
 	// candidates until their actor has run.
 	b := e.store.NewBatch()
 	for _, id := range append(drafts, published...) {
-		b.Delete([]byte(publishedPrefix + id))
+		b.Delete(index.PublishedKey(id))
 	}
 	require.NoError(t, e.store.Commit(b))
 	b.Close()

@@ -27,7 +27,7 @@ import (
 // where the request's node and the event's owner are two nodes.
 //
 // This is the one hook of the commit path for a request's own entries; the
-// entries the core's changes owe (outbox, webhooks, the event index) are
+// entries the core's changes owe (mail, webhooks, the event index) are
 // the actor's own (carryOut).
 type Recorder struct {
 	Key   []byte

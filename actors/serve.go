@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"ticketd/actors/mailbox"
 	"ticketd/event"
 )
 
@@ -133,7 +134,7 @@ func (a *asyncAsk) answered(m any) {
 		return
 	}
 	if _, made := IsReplayed(err); (err == nil || made) && a.req.create != "" {
-		s.idx.add(a.eventID, a.req.create)
+		s.idx.Add(a.eventID, a.req.create)
 	}
 	a.end(a.box, res, err)
 }
@@ -245,7 +246,7 @@ func (w *asyncAsks) sweep(s *System) {
 			failed = nil // closed for good: the ticks see it from now on
 		}
 		if s.store.Err() != nil {
-			failure = errFailed
+			failure = mailbox.ErrFailed
 		}
 		now := time.Now()
 		w.mu.Lock()
@@ -263,7 +264,7 @@ func (w *asyncAsks) sweep(s *System) {
 			if failure != nil {
 				a.expire(failure)
 			} else {
-				a.expire(errTimeout)
+				a.expire(mailbox.ErrTimeout)
 			}
 		}
 		ended = ended[:0]

@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"ticketd/actors/index"
+	"ticketd/actors/mailbox"
 	"ticketd/directory"
 	"ticketd/event"
 	"ticketd/persistence"
@@ -76,12 +75,17 @@ type Config struct {
 	Now         func() time.Time
 	// IDs overrides the random id source (tests).
 	IDs event.IDs
-	// OnOutbox, if set, is called (from an actor; it must not block) when
-	// new outbox entries (see OutboxPrefix) are durable.
-	OnOutbox func()
-	// WantHook, if set, says whether a unit has a webhook endpoint for an
-	// event type; without one no webhook event is queued.
-	WantHook func(unitID, typ string) bool
+	// Owed carries out what changes owe the world (the core's Effects):
+	// each writes its entries into the batch that logs the change. app.Main
+	// wires mail, webhooks and payments; none: nothing is owed.
+	Owed []OwedWork
+	// Links, if set, mails console links (invitations, reset links) in
+	// the batch of the directory change that makes them; nil: links are
+	// made without mail.
+	Links LinkMail
+	// OnOwed, if set, is called (from an actor; it must not block) when
+	// owed work that asked for a wake (OwedWork.Owe, Links) is durable.
+	OnOwed func()
 	// OnPassChange, if set, is called (from an actor; it must not block)
 	// once a change that alters wallet passes is durable: registrations
 	// regIDs, or with all every pass of the event (event.PassChanged).
@@ -150,8 +154,8 @@ type System struct {
 	devSeen sync.Map
 	// passVers is each event's latest pass stamp as reads saw it (pulse.go).
 	passVers sync.Map
-	disp     *dispatcher // runs the event actors' mailboxes
-	reply    *replyPool  // answer slots of Ask
+	disp     *mailbox.Dispatcher // runs the event actors' mailboxes
+	reply    *mailbox.ReplyPool  // answer slots of Ask
 
 	asyncBoxes asyncBoxPool // answer slots of ServeAsync
 	asyncs     asyncAsks    // its asks waiting for their answers
@@ -168,7 +172,7 @@ type System struct {
 	closing bool
 	spawns  uint64 // numbers actor names: a retiring actor may still hold its old name
 
-	idx eventIndex
+	idx *index.Index // the event index
 
 	dirPID  *actor.PID
 	dirView atomic.Pointer[directory.State]
@@ -200,35 +204,6 @@ type slot struct {
 	done     chan struct{} // closed once the actor has stopped
 }
 
-// eventIndex maps events to their business units; it is rebuilt from the
-// "ev/" index entries at start and extended as events are created.
-//
-// It also knows which events are published, for the storefront's listing:
-// an event actor reports its event's status when it loads and when a change
-// moves it, and writes it as a "evpub/" entry in the same batch as that
-// change, so the index is rebuilt at start too. An event without an entry
-// (its actor has not run since the entry was introduced) is unknown and
-// stays a candidate (the listing asks it); a known draft costs a listing
-// nothing.
-type eventIndex struct {
-	mu     sync.RWMutex
-	unit   map[string]string   // event id -> unit id
-	byUnit map[string][]string // unit id -> event ids, sorted (time-ordered ULIDs)
-
-	status     map[string]byte     // event id -> statusPublished or statusNotPublished; absent: unknown
-	candidates map[string][]string // unit id -> byUnit less the known unpublished; absent when stale
-}
-
-// The values of "evpub/" entries and of eventIndex.status.
-const (
-	statusPublished    = '1'
-	statusNotPublished = '0'
-)
-
-// publishedPrefix keys the durable status of each event: "evpub/" + event
-// id -> statusPublished or statusNotPublished.
-const publishedPrefix = "evpub/"
-
 // Metrics are counters the /metrics endpoint exposes.
 type Metrics struct {
 	Activations  atomic.Int64
@@ -239,8 +214,6 @@ type Metrics struct {
 	// (queued or being built): background work a measurement can wait out.
 	SnapshotsPending atomic.Int64
 }
-
-const indexPrefix = "ev/"
 
 // Mailbox dispatch: messages one actor handles before its worker yields,
 // and the long-lived workers kept (see dispatcher).
@@ -265,9 +238,8 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 		log:   cfg.Log,
 		snap:  cfg.Snapshots,
 		slots: map[string]*slot{},
-		disp:  newDispatcher(dispatchThroughput, dispatchWorkers),
-		idx: eventIndex{unit: map[string]string{}, byUnit: map[string][]string{},
-			status: map[string]byte{}, candidates: map[string][]string{}},
+		disp:  mailbox.NewDispatcher(dispatchThroughput, dispatchWorkers),
+		idx:   index.New(),
 	}
 	if s.log == nil {
 		s.log = store.Log()
@@ -284,27 +256,9 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 	s.as = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return cfg.Logger.With("component", "protoactor")
 	}))
-	s.reply = newReplyPool(s.as, replyPoolSize)
-	err := store.Scan([]byte(indexPrefix), func(k, v []byte) error {
-		id := strings.TrimPrefix(string(k), indexPrefix)
-		s.idx.add(id, string(v))
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("actors: load event index: %w", err)
-	}
-	err = store.Scan([]byte(publishedPrefix), func(k, v []byte) error {
-		if len(v) == 1 && (v[0] == statusPublished || v[0] == statusNotPublished) {
-			s.idx.status[string(k[len(publishedPrefix):])] = v[0]
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("actors: load published index: %w", err)
-	}
-	for u, ids := range s.idx.byUnit {
-		sort.Strings(ids) // ids are time-ordered ULIDs
-		s.idx.byUnit[u] = ids
+	s.reply = mailbox.NewReplyPool(s.as, replyPoolSize)
+	if err := s.idx.Load(store); err != nil {
+		return nil, err
 	}
 	if err := s.startDirectory(); err != nil {
 		return nil, err
@@ -315,75 +269,17 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 	return s, nil
 }
 
-func (x *eventIndex) add(eventID, unitID string) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if _, ok := x.unit[eventID]; ok {
-		return
-	}
-	x.unit[eventID] = unitID
-	ids := x.byUnit[unitID]
-	// Ids are time-ordered, so this appends but for ids of one millisecond.
-	i, _ := slices.BinarySearch(ids, eventID)
-	x.byUnit[unitID] = slices.Insert(ids, i, eventID)
-	delete(x.candidates, unitID)
-}
-
-// noteStatus records an event's status (statusPublished or
-// statusNotPublished) as its actor sees it, and reports whether that
-// changed what the index held, in which case the actor writes its entry.
-func (x *eventIndex) noteStatus(eventID string, st byte) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if old, ok := x.status[eventID]; ok && old == st {
-		return false
-	}
-	x.status[eventID] = st
-	if u, ok := x.unit[eventID]; ok {
-		delete(x.candidates, u)
-	}
-	return true
-}
-
 // PublishedCandidates returns, oldest first, the unit's events that may be
-// published (see eventIndex) and were created before the event after (all
-// of them for ""). ok is false when after is not an event of the unit.
-// The slice is shared: do not modify it.
+// published (see package actors/index) and were created before the event
+// after (all of them for ""). ok is false when after is not an event of
+// the unit. The slice is shared: do not modify it.
 func (s *System) PublishedCandidates(unitID, after string) (ids []string, ok bool) {
-	x := &s.idx
-	x.mu.RLock()
-	if after != "" && x.unit[after] != unitID {
-		x.mu.RUnlock()
-		return nil, false
-	}
-	cand, fresh := x.candidates[unitID]
-	x.mu.RUnlock()
-	if !fresh {
-		x.mu.Lock()
-		if cand, fresh = x.candidates[unitID]; !fresh {
-			all := x.byUnit[unitID]
-			cand = make([]string, 0, len(all))
-			for _, id := range all {
-				if x.status[id] != statusNotPublished {
-					cand = append(cand, id)
-				}
-			}
-			x.candidates[unitID] = cand
-		}
-		x.mu.Unlock()
-	}
-	if after != "" {
-		i, _ := slices.BinarySearch(cand, after)
-		cand = cand[:i]
-	}
-	return cand, true
+	return s.idx.Candidates(unitID, after)
 }
 
 // EventUnit returns the business unit that owns eventID.
 func (s *System) EventUnit(eventID string) (string, bool) {
-	s.idx.mu.RLock()
-	u, ok := s.idx.unit[eventID]
-	s.idx.mu.RUnlock()
+	u, ok := s.idx.Unit(eventID)
 	if !ok {
 		return s.sharedEventUnit(eventID)
 	}
@@ -392,9 +288,7 @@ func (s *System) EventUnit(eventID string) (string, bool) {
 
 // UnitEvents returns the unit's event ids, oldest first.
 func (s *System) UnitEvents(unitID string) []string {
-	s.idx.mu.RLock()
-	defer s.idx.mu.RUnlock()
-	return append([]string(nil), s.idx.byUnit[unitID]...)
+	return s.idx.Events(unitID)
 }
 
 // Metrics returns the shell's counters.
@@ -456,7 +350,7 @@ func (s *System) CreateEvent(ctx context.Context, unitID, eventID string, cmd ev
 				return nil, fmt.Errorf("%w: event index: %w", ErrUnavailable, ierr)
 			}
 		}
-		s.idx.add(eventID, unitID)
+		s.idx.Add(eventID, unitID)
 		return nil, err
 	}
 	if err == nil && s.cfg.Index != nil {
@@ -465,7 +359,7 @@ func (s *System) CreateEvent(ctx context.Context, unitID, eventID string, cmd ev
 		}
 	}
 	if err == nil {
-		s.idx.add(eventID, unitID)
+		s.idx.Add(eventID, unitID)
 	}
 	return res, err
 }
@@ -504,7 +398,7 @@ const maxFencedTries = 3
 func (s *System) Serve(ctx context.Context, eventID string, cmd event.Command, createUnit string) (any, error) {
 	res, err := s.askLocal(ctx, eventID, &request{cmd: cmd, create: createUnit})
 	if err == nil && createUnit != "" {
-		s.idx.add(eventID, createUnit)
+		s.idx.Add(eventID, createUnit)
 	}
 	return res, err
 }
@@ -536,7 +430,7 @@ func (s *System) askLocal(ctx context.Context, eventID string, req *request) (an
 			timeout = time.Until(d)
 		}
 		s.asks.Add(1)
-		res, err := s.reply.request(ctx, sl.pid, req, timeout, s.store.Failed())
+		res, err := s.reply.Request(ctx, sl.pid, req, timeout, s.store.Failed())
 		s.release(eventID, sl)
 		if errors.Is(err, actor.ErrDeadLetter) {
 			continue // the actor stopped (storage failure); activate afresh
@@ -791,6 +685,6 @@ func (s *System) Close() error {
 		s.cfg.Logger.Error("actors: close timed out; leaving stuck actors to the process exit", "err", err)
 	}
 	s.as.Shutdown()
-	s.disp.close()
+	s.disp.Close()
 	return err
 }

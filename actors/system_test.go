@@ -14,8 +14,11 @@ import (
 
 	"ticketd/directory"
 	"ticketd/event"
+	"ticketd/mail"
+	"ticketd/payments"
 	"ticketd/persistence"
 	"ticketd/snapshots"
+	"ticketd/webhooks"
 )
 
 // env is a System over a real Pebble store in a temp dir that a test can
@@ -30,7 +33,8 @@ type env struct {
 
 func newEnv(t *testing.T, tweak func(*Config)) *env {
 	e := &env{t: t, dir: t.TempDir()}
-	e.cfg = Config{Event: event.Config{BaseURL: "http://test", OrderHold: 15 * time.Minute, CheckoutSessionTTL: 24 * time.Hour}}
+	e.cfg = Config{Event: event.Config{BaseURL: "http://test", OrderHold: 15 * time.Minute, CheckoutSessionTTL: 24 * time.Hour},
+		Owed: owedWith(webhooks.Owed{}), Links: mail.Owed{}}
 	if tweak != nil {
 		tweak(&e.cfg)
 	}
@@ -58,6 +62,11 @@ func (e *env) close() {
 func (e *env) reopen() { e.close(); e.open() }
 
 var bg = context.Background()
+
+// owedWith is the owed work app.Main wires, with hooks for the webhooks.
+func owedWith(hooks webhooks.Owed) []OwedWork {
+	return []OwedWork{mail.Owed{}, hooks, payments.Owed{}}
+}
 
 // newEvent creates an event with one open ticket type of the given
 // capacity (nil = unlimited) and returns their ids.
@@ -226,9 +235,9 @@ func TestDirectoryIsDurableAndRevocationImmediate(t *testing.T) {
 	assert.Len(t, e.sys.Directory().Units(), 1)
 }
 
-func TestTicketMailIsWrittenToTheOutboxWithTheChange(t *testing.T) {
+func TestTicketMailIsWrittenToTheMailInboxWithTheChange(t *testing.T) {
 	woke := make(chan struct{}, 10)
-	e := newEnv(t, func(c *Config) { c.OnOutbox = func() { woke <- struct{}{} } })
+	e := newEnv(t, func(c *Config) { c.OnOwed = func() { woke <- struct{}{} } })
 	evt, tt := e.newEvent("bu_1", nil)
 	res, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: "m@example.com", Name: "Mo", RegistrationTypeID: tt})
 	require.NoError(t, err)
@@ -239,12 +248,12 @@ func TestTicketMailIsWrittenToTheOutboxWithTheChange(t *testing.T) {
 		t.Fatal("the mailer was not woken")
 	}
 	e.reopen()
-	var got []TicketMail
-	require.NoError(t, e.store.Scan([]byte(OutboxPrefix), func(k, v []byte) error {
-		var m TicketMail
+	var got []mail.TicketMail
+	require.NoError(t, e.store.Scan([]byte(mail.InboxPrefix), func(k, v []byte) error {
+		var m mail.TicketMail
 		require.NoError(t, json.Unmarshal(v, &m))
 		assert.Equal(t, string(k), m.Key)
-		assert.True(t, ValidOutboxKey(m.Key), "listing cursors accept the keys written")
+		assert.True(t, mail.ValidInboxKey(m.Key), "listing cursors accept the keys written")
 		got = append(got, m)
 		return nil
 	}))
@@ -291,12 +300,12 @@ func TestReplayStopsAtAGapAndDropsTheUnacknowledgedTail(t *testing.T) {
 func TestNoWebhookEventIsQueuedWhenNobodyListens(t *testing.T) {
 	count := func(e *env) int {
 		n := 0
-		require.NoError(t, e.store.Scan([]byte(HookPrefix), func(k, v []byte) error { n++; return nil }))
+		require.NoError(t, e.store.Scan([]byte(webhooks.InboxPrefix), func(k, v []byte) error { n++; return nil }))
 		return n
 	}
 	for _, listening := range []bool{false, true} {
 		e := newEnv(t, func(c *Config) {
-			c.WantHook = func(unit, typ string) bool { return listening && typ == HookCheckinCreated }
+			c.Owed = owedWith(webhooks.Owed{Want: func(unit, typ string) bool { return listening && typ == webhooks.HookCheckinCreated }})
 		})
 		evt, tt := e.newEvent("bu_1", nil)
 		res, err := e.sys.Ask(bg, evt, event.CreateRegistration{Email: "h@example.com", RegistrationTypeID: tt})

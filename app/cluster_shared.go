@@ -35,7 +35,7 @@ type clusterShared struct {
 
 // pagesSecretKey is the shared index entry of the hosted pages' cookie
 // secret, made once for the cluster by the first node to try.
-const pagesSecretKey = "secret/pages-gate"
+const pagesSecretKey = persistence.PrefixSecret + "pages-gate"
 
 // idempotencyTTL is how long an Idempotency-Key's answer is kept.
 const idempotencyTTL = 24 * time.Hour

@@ -48,7 +48,7 @@ type Main struct {
 	ln    net.Listener
 	done  chan error
 	idem  *thttp.DurableIdempotency
-	mail  *mail.Mailer      // delivers the ticket-mail outbox
+	mail  *mail.Mailer      // delivers the owed mail
 	hooks *webhooks.Service // webhook endpoints; delivers the webhook queue
 	audit *audit.Log
 	// refunds settles refunds; its resumer runs until Close
@@ -266,9 +266,11 @@ func (m *Main) Open() error {
 		SnapshotEvery: m.cfg.SnapshotEvery,
 		IdleTimeout:   m.cfg.IdleTimeout,
 		Logger:        m.log,
-		OnOutbox:      func() { mailer.Wake(); hooks.Wake() },
-		WantHook:      hooks.Subscribed,
-		OnPassChange:  m.passChanged,
+		// What a change owes is written by its owners, in its batch.
+		Owed:         []actors.OwedWork{mail.Owed{Logger: m.log}, webhooks.Owed{Want: hooks.Subscribed}, payments.Owed{}},
+		Links:        mail.Owed{Logger: m.log},
+		OnOwed:       func() { mailer.Wake(); hooks.Wake() },
+		OnPassChange: m.passChanged,
 	}
 	if m.cfg.Clustered() {
 		if err := m.joinCluster(&ac); err != nil {
@@ -514,7 +516,7 @@ func (m *Main) closeBackend() {
 		m.ln = nil
 	}
 	if m.mail != nil {
-		_ = m.mail.Close() // undelivered mail stays in the outbox
+		_ = m.mail.Close() // undelivered mail stays queued
 		m.mail = nil
 	}
 	if m.router != nil {
@@ -689,7 +691,7 @@ func (m *Main) joinCluster(ac *actors.Config) error {
 	// the event.
 	ac.SnapshotTailMax = m.cfg.ClusterSnapshotTailMax
 	// What an event owes (mail, webhooks, refunds) is sent by its owner.
-	m.router.Own(clog, ac.OnOutbox, m.hooks.Release)
+	m.router.Own(clog, ac.OnOwed, m.hooks.Release)
 	ac.Forward = m.router.Forward
 	ac.Ready = func() error {
 		if !node.Ready() {

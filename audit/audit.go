@@ -36,7 +36,7 @@ const (
 	// auditPruneMax bounds the deletes of one prune.
 	auditPruneEvery = time.Hour
 	auditPruneMax   = 10_000
-	auditPrefix     = "audit/"
+	auditPrefix     = persistence.PrefixAudit
 )
 
 // AuditEntry is one change in a business unit's audit log.

@@ -55,7 +55,7 @@ type idemFlight struct {
 	retried bool // claimed after a hold ended (Retried)
 }
 
-const idemPrefix = "idem/"
+const idemPrefix = persistence.PrefixIdempotency
 
 // NewDurableIdempotency keeps answers in store for ttl.
 func NewDurableIdempotency(store *persistence.Store, ttl time.Duration, log func(string, ...any)) *DurableIdempotency {

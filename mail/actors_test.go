@@ -16,9 +16,9 @@ import (
 )
 
 // TestTicketEmailOfARealRegistration wires the mailer as the service does:
-// an event actor writes the outbox entry with the change that owes it and
+// an event actor writes the mail inbox entry with the change that owes it and
 // wakes the mailer, which delivers the email with the registration's pass
-// link and empties the outbox.
+// link and empties the inbox.
 func TestTicketEmailOfARealRegistration(t *testing.T) {
 	m, sys, _, got := mailerWithEvents(t)
 	m.Start()
@@ -52,7 +52,7 @@ func TestTicketEmailOfARealRegistration(t *testing.T) {
 
 // mailerWithEvents wires a mailer (not started) to an actor system on one
 // Pebble store in a temp dir, as the service does: event actors write the
-// outbox entries with the changes that owe them and wake the mailer, which
+// mail inbox entries with the changes that owe them and wake the mailer, which
 // delivers to the returned SMTP listener's channel.
 func mailerWithEvents(t *testing.T) (*Mailer, *actors.System, *persistence.Store, chan received) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -63,8 +63,9 @@ func mailerWithEvents(t *testing.T) (*Mailer, *actors.System, *persistence.Store
 	m, err := New(Config{SMTPAddr: ln.Addr().String(), BackoffMin: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}, store)
 	require.NoError(t, err)
 	sys, err := actors.Open(actors.Config{
-		Event:    event.Config{BaseURL: "https://tickets.example.com", OrderHold: 15 * time.Minute, CheckoutSessionTTL: time.Hour},
-		OnOutbox: m.Wake, Logger: slog.New(slog.DiscardHandler),
+		Event: event.Config{BaseURL: "https://tickets.example.com", OrderHold: 15 * time.Minute, CheckoutSessionTTL: time.Hour},
+		Owed:  []actors.OwedWork{Owed{}}, Links: Owed{},
+		OnOwed: m.Wake, Logger: slog.New(slog.DiscardHandler),
 	}, store, snapshots.New(store, 2))
 	require.NoError(t, err)
 	t.Cleanup(func() {

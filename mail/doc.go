@@ -1,11 +1,14 @@
-// Package mail delivers the mail the service owes over SMTP: it renders
-// the entries of the ticket-mail outbox and hands them to the relay. The
-// queue, its retry state and the sender loop are package outbox's.
+// Package mail owns the mail the service owes and delivers it over SMTP:
+// the format of the mail inbox (TicketMail, written by Owed), and the
+// Mailer that renders its entries and hands them to the relay. The queue
+// of tried entries, their retry state and the sender loop are package
+// outbox's (the generic owed-work queue); the mail inbox is the queue's
+// inbox.
 //
-// # The outbox
+// # The mail inbox
 //
-// An event actor writes an outbox entry in the same Pebble batch as the
-// change that owes it (event.AppendEffects: a TicketIssued change owes one
+// An event actor has Owed write an inbox entry in the same Pebble batch as
+// the change that owes it (event.AppendEffects: a TicketIssued change owes one
 // ticket email per registration, a WaitlistSeated one per seated
 // registration, a succeeded refund, a cancelled registration and an order
 // cancelled before payment one each), so an entry exists exactly when its
@@ -13,17 +16,17 @@
 // Fresh entries are index entries of the store:
 //
 //	key:   "mail/" + eventId + "/" + %016x log seq + "-" + %04x index
-//	value: JSON of actors.TicketMail (kind ticket, promotion, refund or
+//	value: JSON of TicketMail (kind ticket, promotion, refund or
 //	       cancellation; none means ticket), version-free: new fields are
 //	       optional, so old entries always decode
 //
 // An entry that was tried and not delivered moves to the outbox queue
-// "mail" (keys "obx/mail/...", see package outbox), keeping its id (the
+// QueueName (keys "obx/mail/...", see package outbox), keeping its id (the
 // key after "mail/") and these bytes verbatim.
 //
-// Mail about an order is also indexed by order (actors.OrderMailKey,
+// Mail about an order is also indexed by order (OrderMailKey,
 // written in the same batch as the entry): OrderMail lists an order's
-// mail from it, queued or sent, without reading the outbox, and
+// mail from it, queued or sent, without reading the inbox or the queue, and
 // PreviewOrderMail renders one. Delivery rewrites that index entry in the
 // batch that deletes the entry, with when it went, the attempts and the
 // entry's bytes, so a sent mail can still be shown.
@@ -63,11 +66,13 @@
 // reached at all (dial, TLS or login fails), no entry is charged: the
 // whole sender backs off (Config.BackoffMin doubling to BackoffMax,
 // jittered) and is not woken early. Without Config.SMTPAddr nothing is
-// sent: mail stays in the outbox, where Pending lists it.
+// sent: mail stays queued, where Pending lists it.
 //
 // # Concurrency
 //
 // One goroutine (started by Start, stopped by Close) does all sending.
 // Wake, Pending and Retry are safe from any goroutine; Wake never blocks,
-// so an actor can call it (actors.Config.OnOutbox).
+// so an actor can call it (actors.Config.OnOwed). Owed runs inside the
+// event actor that owes the mail (actors.OwedWork) and reads its machine
+// there; it is a value without state.
 package mail

@@ -7,19 +7,17 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"ticketd/actors"
 )
 
-// TestConsoleInvitationArrives: a console invitation in the outbox (the
+// TestConsoleInvitationArrives: a console invitation in the mail inbox (the
 // directory's key shape) goes out through a real SMTP listener as a plain
-// text mail with its link, and leaves the outbox.
+// text mail with its link, and leaves the inbox.
 func TestConsoleInvitationArrives(t *testing.T) {
 	s := openStore(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	got := startSMTP(t, ln)
-	tm := actors.TicketMail{Key: actors.OutboxPrefix + "directory/0000000000000003-0000", Kind: actors.MailInvitation,
+	tm := TicketMail{Key: InboxPrefix + "directory/0000000000000003-0000", Kind: MailInvitation,
 		Email: "olivia@example.com", EventName: "Acme Events", TicketName: "owner",
 		PassURL: "https://tickets.example.com/console/invitations/tok123", CreatedAt: time.Now().UTC()}
 	owe(t, s, tm)

@@ -18,7 +18,6 @@ import (
 
 	gomail "github.com/wneessen/go-mail"
 
-	"ticketd/actors"
 	"ticketd/outbox"
 	"ticketd/persistence"
 )
@@ -42,8 +41,8 @@ const (
 
 // Config configures a Mailer.
 type Config struct {
-	// SMTPAddr is the SMTP server as host:port. Empty keeps mail in the
-	// outbox.
+	// SMTPAddr is the SMTP server as host:port. Empty keeps mail
+	// queued.
 	SMTPAddr string
 	// Username and Password, when Username is set, log in to the SMTP
 	// server (AUTH) with the strongest mechanism it offers. Over a
@@ -145,7 +144,7 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Mailer drains the outbox over SMTP. See the package documentation.
+// Mailer delivers the owed mail (the mail inbox and its queue) over SMTP. See the package documentation.
 type Mailer struct {
 	cfg   Config
 	store *persistence.Store
@@ -155,7 +154,7 @@ type Mailer struct {
 	loop  *outbox.Loop
 }
 
-// New returns a Mailer of store's outbox. Start it to deliver.
+// New returns a Mailer of store's owed mail. Start it to deliver.
 func New(cfg Config, store *persistence.Store) (*Mailer, error) {
 	if store == nil {
 		return nil, errors.New("mail: no store")
@@ -168,7 +167,7 @@ func New(cfg Config, store *persistence.Store) (*Mailer, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := outbox.NewQueue(store, QueueName, actors.OutboxPrefix)
+	q, err := outbox.NewQueue(store, QueueName, InboxPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -185,16 +184,16 @@ func New(cfg Config, store *persistence.Store) (*Mailer, error) {
 func (m *Mailer) Start() { m.loop.Start() }
 
 // Close stops delivery and waits for the round in flight. Mail not yet
-// delivered stays in the outbox.
+// delivered stays queued.
 func (m *Mailer) Close() error { return m.loop.Close() }
 
 // Wake asks for a delivery round soon. It never blocks.
 func (m *Mailer) Wake() { m.loop.Wake() }
 
-// Entry is an outbox entry with its delivery state.
+// Entry is an owed mail with its delivery state.
 type Entry struct {
-	actors.TicketMail
-	// ID is the entry's key after actors.OutboxPrefix.
+	TicketMail
+	// ID is the entry's key after InboxPrefix.
 	ID            string
 	State         outbox.State
 	Attempts      int
@@ -212,16 +211,16 @@ func (m *Mailer) entry(e outbox.Entry) Entry {
 			out.LastError = "undecodable outbox entry: " + err.Error()
 		}
 	}
-	out.Key = actors.OutboxPrefix + e.ID
+	out.Key = InboxPrefix + e.ID
 	return out
 }
 
-// Pending lists the outbox (mail waiting, retrying and parked) in key
+// Pending lists the owed mail (waiting, retrying and parked) in key
 // order after the key after ("" for the start), at most limit (1 to
 // MaxPending).
 func (m *Mailer) Pending(after string, limit int) ([]Entry, error) {
 	limit = min(max(limit, 1), MaxPending)
-	after = strings.TrimPrefix(after, actors.OutboxPrefix)
+	after = strings.TrimPrefix(after, InboxPrefix)
 	es, err := m.queue.List(after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("mail: %w", err)
@@ -233,7 +232,7 @@ func (m *Mailer) Pending(after string, limit int) ([]Entry, error) {
 	return out, nil
 }
 
-// Retry makes parked entry id (its key after actors.OutboxPrefix) go out
+// Retry makes parked entry id (its key after InboxPrefix) go out
 // again now. outbox.ErrNotFound or outbox.ErrNotParked otherwise.
 func (m *Mailer) Retry(id string) (Entry, error) {
 	e, err := m.queue.Requeue(id, m.cfg.Now())
@@ -324,7 +323,7 @@ func (m *Mailer) next(more bool) (outbox.Round, error) {
 // outcome.
 func (m *Mailer) send(ctx context.Context, c *gomail.Client, e outbox.Entry) (charged, broken bool, err error) {
 	now := m.cfg.Now()
-	var tm actors.TicketMail
+	var tm TicketMail
 	if err := json.Unmarshal(e.Value, &tm); err != nil {
 		return true, false, m.settle(e, now, false, "undecodable outbox entry: "+err.Error())
 	}
@@ -369,7 +368,7 @@ func (m *Mailer) settle(e outbox.Entry, now time.Time, delivered bool, reason st
 			return err
 		}
 	} else {
-		m.cfg.Logger.Warn("mail: undeliverable; parked until retried", "key", actors.OutboxPrefix+e.ID, "err", reason)
+		m.cfg.Logger.Warn("mail: undeliverable; parked until retried", "key", InboxPrefix+e.ID, "err", reason)
 		if _, err := m.queue.Park(b, e, now, reason); err != nil {
 			return err
 		}
@@ -438,7 +437,7 @@ func (m *Mailer) client(ctx context.Context) (c *gomail.Client, stop func() bool
 
 // renderLink builds the mail of a console link (actors.CreateLink): an
 // invitation to a business unit, or a password reset; plain text.
-func (m *Mailer) renderLink(tm actors.TicketMail) (*gomail.Msg, error) {
+func (m *Mailer) renderLink(tm TicketMail) (*gomail.Msg, error) {
 	msg := gomail.NewMsg(gomail.WithCharset(gomail.CharsetUTF8))
 	if err := msg.From(m.cfg.From); err != nil {
 		return nil, fmt.Errorf("mail: from: %w", err)
@@ -450,7 +449,7 @@ func (m *Mailer) renderLink(tm actors.TicketMail) (*gomail.Msg, error) {
 	msg.SetMessageID()
 	unit := oneLine(tm.EventName)
 	var body string
-	if tm.Kind == actors.MailInvitation {
+	if tm.Kind == MailInvitation {
 		msg.Subject("You are invited to " + unit + " on ticketd")
 		body = "You are invited to the ticketd console of " + unit + " as " + oneLine(tm.TicketName) +
 			".\n\nAccept the invitation (the link works once):\n" + tm.PassURL + "\n"

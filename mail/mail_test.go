@@ -28,7 +28,6 @@ import (
 	"github.com/emersion/go-smtp"
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
 	"ticketd/persistence"
 )
 
@@ -88,8 +87,8 @@ func openStore(t *testing.T) *persistence.Store {
 	return s
 }
 
-// owe writes an outbox entry as an event actor does.
-func owe(t *testing.T, s *persistence.Store, tm actors.TicketMail) {
+// owe writes a mail inbox entry as an event actor does.
+func owe(t *testing.T, s *persistence.Store, tm TicketMail) {
 	t.Helper()
 	b := s.NewBatch()
 	defer b.Close()
@@ -99,8 +98,8 @@ func owe(t *testing.T, s *persistence.Store, tm actors.TicketMail) {
 	require.NoError(t, s.Commit(b))
 }
 
-func ticket(key, email string) actors.TicketMail {
-	return actors.TicketMail{
+func ticket(key, email string) TicketMail {
+	return TicketMail{
 		Key: key, Kind: "ticket", EventID: "evt_1", EventName: "Go Meetup <Berlin>", RegistrationID: "reg_1",
 		Email: email, Name: "Ada", TicketName: "General admission", CheckinCode: "CHK-12345",
 		PassURL: "https://tickets.example.com/pass/tok_" + strings.Repeat("x", 60) + "?a=1&b=2", CreatedAt: time.Unix(1_800_000_000, 0).UTC(),
@@ -151,7 +150,7 @@ func TestTicketEmailArrivesWithPassLink(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	got := startSMTP(t, ln)
-	tm := ticket(actors.OutboxPrefix+"evt_1/0000000000000007-0000", "ada@example.com")
+	tm := ticket(InboxPrefix+"evt_1/0000000000000007-0000", "ada@example.com")
 	owe(t, s, tm)
 
 	m, err := New(Config{SMTPAddr: ln.Addr().String(), From: "Tickets <tickets@example.com>", BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond}, s)
@@ -179,7 +178,7 @@ func TestTicketEmailArrivesWithPassLink(t *testing.T) {
 	require.Contains(t, p["text/html"], `href="https://tickets.example.com/pass/tok_`+strings.Repeat("x", 60)+`?a=1&amp;b=2"`)
 	require.Contains(t, p["text/html"], "Go Meetup &lt;Berlin&gt;")
 
-	// Delivered mail leaves the outbox.
+	// Delivered mail leaves the inbox.
 	waitPending(t, m, 0)
 	select {
 	case r := <-got:
@@ -201,7 +200,7 @@ func TestMailWaitsWhileServerIsDownThenGoesOut(t *testing.T) {
 	require.NoError(t, err)
 	m.Start()
 	t.Cleanup(func() { _ = m.Close() })
-	tm := ticket(actors.OutboxPrefix+"evt_1/0000000000000009-0000", "grace@example.com")
+	tm := ticket(InboxPrefix+"evt_1/0000000000000009-0000", "grace@example.com")
 	owe(t, s, tm)
 	m.Wake()
 
@@ -234,7 +233,7 @@ func TestWithoutSMTPMailStaysAndPendingPages(t *testing.T) {
 	m.Start()
 	t.Cleanup(func() { _ = m.Close() })
 	for i, k := range []string{"evt_1/0000000000000001-0000", "evt_1/0000000000000002-0000", "evt_2/0000000000000001-0000"} {
-		owe(t, s, ticket(actors.OutboxPrefix+k, "p"+string(rune('a'+i))+"@example.com"))
+		owe(t, s, ticket(InboxPrefix+k, "p"+string(rune('a'+i))+"@example.com"))
 	}
 	m.Wake()
 	time.Sleep(50 * time.Millisecond)
@@ -244,7 +243,7 @@ func TestWithoutSMTPMailStaysAndPendingPages(t *testing.T) {
 	rest, err := m.Pending(first[1].Key, 2)
 	require.NoError(t, err)
 	require.Len(t, rest, 1)
-	require.Equal(t, actors.OutboxPrefix+"evt_2/0000000000000001-0000", rest[0].Key)
+	require.Equal(t, InboxPrefix+"evt_2/0000000000000001-0000", rest[0].Key)
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -255,7 +254,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // A backlog larger than a round goes out in rounds that go on where the
-// last stopped (the outbox cursor); mail owed behind the cursor (an event
+// last stopped (the inbox cursor); mail owed behind the cursor (an event
 // whose keys sort first) still goes out, and every mail once.
 func TestBacklogGoesOutInRoundsWithMailBehindTheCursor(t *testing.T) {
 	s := openStore(t)
@@ -265,7 +264,7 @@ func TestBacklogGoesOutInRoundsWithMailBehindTheCursor(t *testing.T) {
 	want := map[string]bool{}
 	for i := 1; i <= 5; i++ {
 		to := fmt.Sprintf("b%d@example.com", i)
-		owe(t, s, ticket(fmt.Sprintf("%sevt_2/%016x-0000", actors.OutboxPrefix, i), to))
+		owe(t, s, ticket(fmt.Sprintf("%sevt_2/%016x-0000", InboxPrefix, i), to))
 		want[to] = true
 	}
 	m, err := New(Config{SMTPAddr: ln.Addr().String(), BatchMax: 2, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond}, s)
@@ -286,7 +285,7 @@ func TestBacklogGoesOutInRoundsWithMailBehindTheCursor(t *testing.T) {
 	for range 3 {
 		recv()
 	}
-	owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "behind@example.com"))
+	owe(t, s, ticket(InboxPrefix+"evt_1/0000000000000001-0000", "behind@example.com"))
 	want["behind@example.com"] = true
 	m.Wake()
 	for range 3 {
@@ -385,7 +384,7 @@ func startAuthSMTP(t *testing.T, ln net.Listener, user, pass string, withTLS boo
 
 // TestMailLogsInWithSMTPAuth: with a username the mailer starts TLS and
 // logs in before sending; with a wrong password nothing is sent and the
-// mail stays in the outbox, retried.
+// mail stays queued, retried.
 func TestMailLogsInWithSMTPAuth(t *testing.T) {
 	// authMailer starts a server that accepts ticketd:s3cret (with or
 	// without STARTTLS) and a mailer logging in with password, owing one
@@ -404,7 +403,7 @@ func TestMailLogsInWithSMTPAuth(t *testing.T) {
 		require.NoError(t, err)
 		m.Start()
 		t.Cleanup(func() { _ = m.Close() })
-		owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
+		owe(t, s, ticket(InboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
 		m.Wake()
 		return m, got, attempts
 	}

@@ -8,13 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"ticketd/actors"
 	"ticketd/outbox"
 	"ticketd/persistence"
 )
 
-// Sent is the state of a mail that was delivered: the outbox no longer
-// holds it; the index by order remembers it (see OrderMail).
+// Sent is the state of a mail that was delivered: neither the inbox nor
+// the queue holds it; the index by order remembers it (see OrderMail).
 const Sent outbox.State = "sent"
 
 // MaxOrderMail bounds the mail OrderMail lists for one order (an order
@@ -25,9 +24,9 @@ var errEnough = errors.New("mail: enough")
 
 // OrderMail lists the mail owed about order orderID of event eventID, in
 // the order it was owed, at most limit (1 to MaxOrderMail): the entries
-// still in the outbox with their delivery state, and those delivered
-// (State Sent, SentAt). It reads the index by order (actors.OrderMailKey),
-// never the whole outbox. Mail owed before that index existed is not
+// still owed with their delivery state, and those delivered
+// (State Sent, SentAt). It reads the index by order (OrderMailKey),
+// never the whole inbox. Mail owed before that index existed is not
 // listed.
 func (m *Mailer) OrderMail(eventID, orderID string, limit int) ([]Entry, error) {
 	limit = min(max(limit, 1), MaxOrderMail)
@@ -36,7 +35,7 @@ func (m *Mailer) OrderMail(eventID, orderID string, limit int) ([]Entry, error) 
 		rec []byte
 	}
 	var rows []row
-	prefix := actors.OrderMailKey(eventID, orderID, "")
+	prefix := OrderMailKey(eventID, orderID, "")
 	err := m.store.Scan(prefix, func(key, value []byte) error {
 		if len(rows) == limit {
 			return errEnough
@@ -58,7 +57,7 @@ func (m *Mailer) OrderMail(eventID, orderID string, limit int) ([]Entry, error) 
 	return out, nil
 }
 
-// orderEntry is entry id as the outbox holds it, or as the index
+// orderEntry is entry id as the inbox or the queue holds it, or as the index
 // remembers it once delivered.
 func (m *Mailer) orderEntry(id string, rec []byte) (Entry, error) {
 	e, err := m.queue.Get(id)
@@ -68,7 +67,7 @@ func (m *Mailer) orderEntry(id string, rec []byte) (Entry, error) {
 	case !errors.Is(err, outbox.ErrNotFound):
 		return Entry{}, fmt.Errorf("mail: %w", err)
 	}
-	var om actors.OrderMail
+	var om OrderMail
 	out := Entry{ID: id, State: Sent}
 	if err := json.Unmarshal(rec, &om); err != nil {
 		out.LastError = "undecodable index entry: " + err.Error()
@@ -80,11 +79,11 @@ func (m *Mailer) orderEntry(id string, rec []byte) (Entry, error) {
 			out.LastError = "undecodable outbox entry: " + err.Error()
 		}
 	}
-	out.Key = actors.OutboxPrefix + id
+	out.Key = InboxPrefix + id
 	return out, nil
 }
 
-// PreviewOrderMail renders mail id (its key after actors.OutboxPrefix) of
+// PreviewOrderMail renders mail id (its key after InboxPrefix) of
 // order orderID of event eventID as Preview does, and a delivered one
 // from the bytes the index kept. outbox.ErrNotFound when the index has no
 // such mail of that order, so a caller allowed to see the order sees its
@@ -94,7 +93,7 @@ func (m *Mailer) PreviewOrderMail(eventID, orderID, id string) (Entry, []byte, e
 	if !ok || pos == "" || strings.Contains(pos, "/") {
 		return Entry{}, nil, outbox.ErrNotFound
 	}
-	rec, ok, err := m.store.Get(actors.OrderMailKey(eventID, orderID, pos))
+	rec, ok, err := m.store.Get(OrderMailKey(eventID, orderID, pos))
 	if err != nil {
 		return Entry{}, nil, fmt.Errorf("mail: preview %s: %w", id, err)
 	}
@@ -126,7 +125,7 @@ func (m *Mailer) PreviewOrderMail(eventID, orderID, id string) (Entry, []byte, e
 // an order: when it went, after how many attempts, and its bytes, which
 // outlive the entry b deletes. Mail about no order has no index entry.
 func (m *Mailer) recordSent(b *persistence.Batch, e outbox.Entry, now time.Time) error {
-	var tm actors.TicketMail
+	var tm TicketMail
 	if err := json.Unmarshal(e.Value, &tm); err != nil || tm.OrderID == "" {
 		return nil
 	}
@@ -134,8 +133,8 @@ func (m *Mailer) recordSent(b *persistence.Batch, e outbox.Entry, now time.Time)
 	if !ok || pos == "" {
 		return nil
 	}
-	key := actors.OrderMailKey(tm.EventID, tm.OrderID, pos)
-	om := actors.OrderMail{Kind: tm.Kind, Email: tm.Email, CreatedAt: tm.CreatedAt}
+	key := OrderMailKey(tm.EventID, tm.OrderID, pos)
+	om := OrderMail{Kind: tm.Kind, Email: tm.Email, CreatedAt: tm.CreatedAt}
 	if old, found, err := m.store.Get(key); err != nil {
 		return fmt.Errorf("mail: record %s sent: %w", e.ID, err)
 	} else if found {

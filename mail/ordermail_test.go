@@ -13,7 +13,7 @@ import (
 )
 
 // An order's mail is listed from the index by order that the event actor
-// writes with each entry: queued while the outbox holds it, then sent
+// writes with each entry: queued while it is owed, then sent
 // (with when, the attempts, and a preview rendered from the bytes the
 // index kept) once the mailer delivered it; a refund adds its mail.
 func TestOrderMailListsQueuedThenSent(t *testing.T) {
@@ -42,12 +42,12 @@ func TestOrderMailListsQueuedThenSent(t *testing.T) {
 		DeliveryID: "d1", Outcome: "succeeded"})
 	require.NoError(t, err)
 
-	// Not started yet: the ticket mail waits in the outbox.
+	// Not started yet: the ticket mail waits in the inbox.
 	list, err := m.OrderMail(evt, o.ID, 10)
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	ticket := list[0]
-	require.Equal(t, actors.MailTicket, ticket.Kind)
+	require.Equal(t, MailTicket, ticket.Kind)
 	require.Equal(t, "bea@example.com", ticket.Email)
 	require.Equal(t, outbox.Pending, ticket.State)
 	require.Equal(t, o.OrderNumber, ticket.OrderNumber)
@@ -76,7 +76,7 @@ func TestOrderMailListsQueuedThenSent(t *testing.T) {
 	require.Equal(t, 1, list[0].Attempts)
 	require.False(t, list[0].SentAt.IsZero())
 	require.Equal(t, o.OrderNumber, list[0].OrderNumber)
-	// The outbox no longer has it; the order's preview renders it still.
+	// The inbox no longer has it; the order's preview renders it still.
 	_, _, err = m.Preview(ticket.ID)
 	require.ErrorIs(t, err, outbox.ErrNotFound)
 	e, raw, err := m.PreviewOrderMail(evt, o.ID, ticket.ID)
@@ -100,12 +100,12 @@ func TestOrderMailListsQueuedThenSent(t *testing.T) {
 		list, err = m.OrderMail(evt, o.ID, 10)
 		return err == nil && len(list) == 2 && list[1].State == Sent
 	}, 5*time.Second, 10*time.Millisecond)
-	require.Equal(t, actors.MailRefund, list[1].Kind)
+	require.Equal(t, MailRefund, list[1].Kind)
 	require.Equal(t, ticket.ID, list[0].ID)
 	list, err = m.OrderMail(evt, o.ID, 1)
 	require.NoError(t, err)
 	require.Len(t, list, 1, "the limit bounds the list")
 	n := 0
-	require.NoError(t, store.Scan([]byte(actors.OrderMailPrefix), func(_, _ []byte) error { n++; return nil }))
+	require.NoError(t, store.Scan([]byte(OrderMailPrefix), func(_, _ []byte) error { n++; return nil }))
 	require.Equal(t, 2, n, "mail about no order is not indexed")
 }

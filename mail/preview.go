@@ -20,7 +20,7 @@ const MaxPreview = 4 << 20
 // maxParts bounds the MIME parts a preview walks.
 const maxParts = 32
 
-// Preview renders outbox entry id (its key after actors.OutboxPrefix) as
+// Preview renders owed mail id (its key after InboxPrefix) as
 // it would be sent now, without sending it: the entry with its delivery
 // state, and the whole RFC 5322 message. outbox.ErrNotFound when there is
 // no such entry (delivered already, or never owed). It needs no SMTP

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
 	"ticketd/mail/smtptest"
 	"ticketd/outbox"
 	"ticketd/persistence"
@@ -72,12 +71,12 @@ func TestRefusedRecipientsDoNotHoldUpTheRest(t *testing.T) {
 	r.Greylist("greylist.example", true)
 	r.Reject("nobody@example.com", true)
 	const grey, gone = "ann@greylist.example", "nobody@example.com"
-	owe(t, s, ticket(actors.OutboxPrefix+"evt_0/0000000000000001-0000", grey))
-	owe(t, s, ticket(actors.OutboxPrefix+"evt_0/0000000000000001-0001", gone))
+	owe(t, s, ticket(InboxPrefix+"evt_0/0000000000000001-0000", grey))
+	owe(t, s, ticket(InboxPrefix+"evt_0/0000000000000001-0001", gone))
 	var ok []string
 	for i := range 6 {
 		to := string(rune('a'+i)) + "@ok.example"
-		owe(t, s, ticket(actors.OutboxPrefix+"evt_1/000000000000000"+string(rune('1'+i))+"-0000", to))
+		owe(t, s, ticket(InboxPrefix+"evt_1/000000000000000"+string(rune('1'+i))+"-0000", to))
 		ok = append(ok, to)
 	}
 	m, err := New(Config{SMTPAddr: addr, BatchMax: 3, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond,
@@ -96,7 +95,7 @@ func TestRefusedRecipientsDoNotHoldUpTheRest(t *testing.T) {
 	require.Contains(t, parked.LastError, "550")
 	require.Equal(t, 1, parked.Attempts)
 	require.False(t, parked.LastAttemptAt.IsZero())
-	require.Equal(t, actors.OutboxPrefix+"evt_0/0000000000000001-0001", parked.Key)
+	require.Equal(t, InboxPrefix+"evt_0/0000000000000001-0001", parked.Key)
 
 	// The 450 one is retried, each time later than the last.
 	require.Eventually(t, func() bool { return len(r.Tries(grey)) >= 4 }, 10*time.Second, 10*time.Millisecond)
@@ -145,8 +144,8 @@ func TestRetryStateAndParkedMailSurviveARestart(t *testing.T) {
 	cfg := Config{SMTPAddr: addr, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond,
 		RetryMin: 2 * time.Second, RetryMax: 4 * time.Second, Logger: discard()}
 	s := open()
-	owe(t, s, ticket(actors.OutboxPrefix+"evt_0/0000000000000001-0000", grey))
-	owe(t, s, ticket(actors.OutboxPrefix+"evt_0/0000000000000001-0001", gone))
+	owe(t, s, ticket(InboxPrefix+"evt_0/0000000000000001-0000", grey))
+	owe(t, s, ticket(InboxPrefix+"evt_0/0000000000000001-0001", gone))
 	m, err := New(cfg, s)
 	require.NoError(t, err)
 	m.Start()
@@ -209,7 +208,7 @@ func TestRelayDownBacksOffTheSenderNotTheEntries(t *testing.T) {
 			_ = c.Close()
 		}
 	}()
-	owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
+	owe(t, s, ticket(InboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
 	m, err := New(Config{SMTPAddr: ln.Addr().String(), BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond,
 		SendTimeout: time.Second, Logger: discard()}, s)
 	require.NoError(t, err)
@@ -238,7 +237,7 @@ func TestCloseDoesNotWaitForAStalledRelay(t *testing.T) {
 	s := openStore(t)
 	r, addr := newRelay(t)
 	r.Stall(true)
-	owe(t, s, ticket(actors.OutboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
+	owe(t, s, ticket(InboxPrefix+"evt_1/0000000000000001-0000", "ada@example.com"))
 	m, err := New(Config{SMTPAddr: addr, SendTimeout: 20 * time.Second, Logger: discard()}, s)
 	require.NoError(t, err)
 	m.Start()

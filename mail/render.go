@@ -9,7 +9,6 @@ import (
 
 	gomail "github.com/wneessen/go-mail"
 
-	"ticketd/actors"
 	"ticketd/event"
 	"ticketd/mail/ics"
 )
@@ -21,12 +20,12 @@ const CalendarType = "text/calendar; method=PUBLISH; charset=UTF-8"
 // CalendarFile is the attachment's file name.
 const CalendarFile = "event.ics"
 
-// Render builds the email of an outbox entry: a text part and an HTML
+// Render builds the email of a mail inbox entry: a text part and an HTML
 // alternative saying the same, and for a ticket whose event has a start
 // the calendar file as an attachment (then the message is
 // multipart/mixed).
-func (m *Mailer) Render(tm actors.TicketMail) (*gomail.Msg, error) {
-	if tm.Kind == actors.MailInvitation || tm.Kind == actors.MailReset {
+func (m *Mailer) Render(tm TicketMail) (*gomail.Msg, error) {
+	if tm.Kind == MailInvitation || tm.Kind == MailReset {
 		return m.renderLink(tm)
 	}
 	v, err := newView(tm)
@@ -89,7 +88,7 @@ func under(pass, name string) string {
 // Calendar is the calendar file of a ticket: its UID is the registration's
 // (at the pass page's host), so a second email of the same registration
 // updates the entry instead of adding one, and its URL is the pass.
-func Calendar(tm actors.TicketMail) ([]byte, error) {
+func Calendar(tm TicketMail) ([]byte, error) {
 	if tm.StartsAt == nil {
 		return nil, fmt.Errorf("mail: calendar of %s: the event has no start", tm.Key)
 	}
@@ -118,7 +117,7 @@ func Calendar(tm actors.TicketMail) ([]byte, error) {
 // view is what the templates show: every value formatted here, so the
 // text and HTML parts cannot disagree.
 type view struct {
-	actors.TicketMail
+	TicketMail
 	Subject string
 	// Intro is the first paragraph: what happened.
 	Intro string
@@ -153,19 +152,19 @@ type refundView struct {
 	Full                    bool
 }
 
-func newView(tm actors.TicketMail) (view, error) {
+func newView(tm TicketMail) (view, error) {
 	v := view{TicketMail: tm, When: when(tm)}
 	ev := oneLine(tm.EventName)
 	switch tm.Kind {
-	case "", actors.MailTicket:
+	case "", MailTicket:
 		v.Ticket, v.Subject = true, "Your ticket: "+ev
 		v.Intro = "your ticket for " + ev + " is confirmed."
-	case actors.MailWaitlistSeated:
+	case MailWaitlistSeated:
 		v.Ticket, v.Subject = true, "A place opened up: "+ev
 		v.Intro = "good news: a place opened up for " + ev + " and it is yours. You were on the waitlist; " +
 			"your registration is now confirmed, and there is nothing more to do before the day: " +
 			"bring the entry pass below."
-	case actors.MailRefund:
+	case MailRefund:
 		if tm.OrderNumber == "" || tm.Currency == "" {
 			return view{}, fmt.Errorf("mail: refund mail %s without its order", tm.Key)
 		}
@@ -173,7 +172,7 @@ func newView(tm actors.TicketMail) (view, error) {
 		v.Refund = &refundView{Amount: Money(tm.Currency, tm.RefundAmount), Refunded: Money(tm.Currency, tm.Refunded),
 			Total: Money(tm.Currency, tm.Total), Full: tm.RefundFull}
 		v.Intro = "we refunded " + v.Refund.Amount + " of your order " + tm.OrderNumber + " for " + ev + "."
-	case actors.MailCancellation:
+	case MailCancellation:
 		v.Cancelled = true
 		if tm.RegistrationID != "" {
 			v.Subject = "Your registration is cancelled: " + ev
@@ -231,7 +230,7 @@ func localTime(t time.Time, tz string) string {
 
 // when writes the event's time in its zone, with the zone's name, so a
 // reader abroad knows which clock it is.
-func when(tm actors.TicketMail) string {
+func when(tm TicketMail) string {
 	if tm.StartsAt == nil {
 		return ""
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
 	"ticketd/event"
 	"ticketd/outbox"
 )
@@ -22,23 +21,23 @@ func TestMoney(t *testing.T) {
 }
 
 // paidTicket is the ticket mail of a paid order in Berlin in summer.
-func paidTicket(t *testing.T) actors.TicketMail {
+func paidTicket(t *testing.T) TicketMail {
 	t.Helper()
 	loc, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
-	tm := ticket(actors.OutboxPrefix+"evt_1/0000000000000009-0000", "ada@example.com")
+	tm := ticket(InboxPrefix+"evt_1/0000000000000009-0000", "ada@example.com")
 	starts, ends := time.Date(2027, 6, 12, 19, 30, 0, 0, loc).UTC(), time.Date(2027, 6, 12, 23, 0, 0, 0, loc).UTC()
 	tm.Timezone, tm.StartsAt, tm.EndsAt = "Europe/Berlin", &starts, &ends
 	tm.Location = "Kulturbrauerei, Schönhauser Allee 36, Berlin"
 	tm.OrderID, tm.OrderNumber, tm.OrderURL = "ord_1", "EVT1-ABCD2345", "https://tickets.example.com/orders/EVT1-ABCD2345"
 	tm.Currency = "EUR"
-	tm.Lines = []actors.ReceiptLine{{Name: "General admission", Quantity: 1, UnitPrice: 1850}, {Name: "Workshop", Quantity: 2, UnitPrice: 1000}}
+	tm.Lines = []ReceiptLine{{Name: "General admission", Quantity: 1, UnitPrice: 1850}, {Name: "Workshop", Quantity: 2, UnitPrice: 1000}}
 	tm.Discount, tm.Total = 500, 3350
 	tm.PaidAt = time.Date(2027, 5, 3, 8, 15, 0, 0, time.UTC) // 10:15 CEST
 	return tm
 }
 
-func render(t *testing.T, tm actors.TicketMail) ([]byte, Message) {
+func render(t *testing.T, tm TicketMail) ([]byte, Message) {
 	t.Helper()
 	m, err := New(Config{From: "Tickets <tickets@example.com>"}, openStore(t))
 	require.NoError(t, err)
@@ -111,9 +110,9 @@ func TestFreeTicketHasCalendarButNoReceipt(t *testing.T) {
 
 func TestRefundCancellationAndPromotionEmails(t *testing.T) {
 	base := paidTicket(t)
-	refund := func(full bool, amount, refunded event.Money) actors.TicketMail {
+	refund := func(full bool, amount, refunded event.Money) TicketMail {
 		tm := base
-		tm.Kind, tm.Lines, tm.PaidAt, tm.Discount = actors.MailRefund, nil, time.Time{}, 0
+		tm.Kind, tm.Lines, tm.PaidAt, tm.Discount = MailRefund, nil, time.Time{}, 0
 		tm.RefundID, tm.RefundAmount, tm.RefundFull, tm.Refunded, tm.Reason = "rf_1", amount, full, refunded, "cannot come"
 		if !full {
 			tm.RegistrationID = ""
@@ -135,7 +134,7 @@ func TestRefundCancellationAndPromotionEmails(t *testing.T) {
 	require.Contains(t, got.HTML, "This refunds the order in full; its ticket is cancelled.")
 
 	reg := base
-	reg.Kind, reg.Lines, reg.Reason = actors.MailCancellation, nil, ""
+	reg.Kind, reg.Lines, reg.Reason = MailCancellation, nil, ""
 	_, got = render(t, reg)
 	require.Equal(t, "Your registration is cancelled: Go Meetup <Berlin>", got.Headers["Subject"])
 	require.Contains(t, got.Text, "Its entry pass no longer admits you.")
@@ -150,7 +149,7 @@ func TestRefundCancellationAndPromotionEmails(t *testing.T) {
 	require.Contains(t, got.Text, "Your order: "+base.OrderURL)
 
 	promo := base
-	promo.Kind, promo.Lines = actors.MailWaitlistSeated, nil
+	promo.Kind, promo.Lines = MailWaitlistSeated, nil
 	_, got = render(t, promo)
 	require.Equal(t, "A place opened up: Go Meetup <Berlin>", got.Headers["Subject"])
 	require.Contains(t, got.Text, "You were on the waitlist")
@@ -172,7 +171,7 @@ func TestPreviewRendersAQueuedEntry(t *testing.T) {
 	owe(t, s, tm)
 	m, err := New(Config{From: "Tickets <tickets@example.com>"}, s) // no SMTP: the mail waits
 	require.NoError(t, err)
-	id := strings.TrimPrefix(tm.Key, actors.OutboxPrefix)
+	id := strings.TrimPrefix(tm.Key, InboxPrefix)
 	e, raw, err := m.Preview(id)
 	require.NoError(t, err)
 	require.Equal(t, outbox.Pending, e.State)

@@ -8,6 +8,7 @@ import (
 	"ticketd/actors"
 	"ticketd/directory"
 	"ticketd/event"
+	"ticketd/webhooks"
 )
 
 // The directory's operations (business units, API keys, door devices)
@@ -195,4 +196,4 @@ func (o *Ops) SetMemberRole(ctx context.Context, memberID, unitID, role string) 
 }
 
 // HookTypes are the webhook event types an endpoint can subscribe to.
-func HookTypes() []string { return actors.HookTypes() }
+func HookTypes() []string { return webhooks.HookTypes() }

@@ -193,5 +193,5 @@ func Replayed(err error) ([]byte, bool) {
 func (o *Ops) OrderHold() time.Duration { return o.sys.OrderHold() }
 
 // ValidOutboxKey reports whether k is the key of a position in the mail
-// outbox (a listing's cursor).
-func (o *Ops) ValidOutboxKey(k string) bool { return actors.ValidOutboxKey(k) }
+// inbox (a listing's cursor).
+func (o *Ops) ValidOutboxKey(k string) bool { return mail.ValidInboxKey(k) }

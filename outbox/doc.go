@@ -5,10 +5,13 @@
 //
 // # Entries and their states
 //
-// A producer (an event actor) writes a fresh entry under its queue's inbox
-// prefix ("mail/", ...) in the same batch as the change that owes it, so an
-// entry exists exactly when its change is durable. The inbox format is the
-// producer's: this package never looks inside a value.
+// A producer writes a fresh entry under its queue's inbox prefix ("mail/",
+// "hook/") in the same batch as the change that owes it, so an entry
+// exists exactly when its change is durable. The producers are the owners
+// of the formats (mail.Owed, webhooks.Owed), called by the event actor
+// with the change as an Owed (the core's effects, the machine after the
+// change, its log seq); the inbox format is theirs: this package never
+// looks inside a value.
 //
 // A sender reads fresh entries in rounds (Queue.Fresh, through a
 // persistence.Cursor) and retrying entries that are due (Queue.Due), and

@@ -13,7 +13,7 @@ import (
 
 // Prefix is the key prefix of every entry this package stores; see the
 // package documentation for the schema.
-const Prefix = "obx/"
+const Prefix = persistence.PrefixOutbox
 
 // MaxList bounds one List page.
 const MaxList = 1000

@@ -31,9 +31,19 @@
 // to its HostedRefunder (a refund still pending there stays pending, and
 // one it could not be asked about wraps ErrUnavailable and is resumed);
 // Closer expires the pages of orders that stopped holding, from the
-// actors' index (actors.CheckoutClosePrefix), retrying each pass until the
+// index Owed writes (CheckoutClosePrefix), retrying each pass until the
 // provider answers; Seen records the provider's webhook event ids
 // durably (SeenPrefix), so a redelivery changes nothing.
+//
+// # Owed work
+//
+// Owed (actors.OwedWork, wired by app.Main) writes the payment work a
+// change owes into the batch that logs the change, so it is exactly as
+// durable as that change: "refund/<eventId>/<refundId>" (a PendingRefund)
+// while a refund is pending, deleted when it settles, and
+// "checkout-close/<eventId>/<orderId>" (a CheckoutToClose) for a page to
+// close. Values are version-free JSON (new fields optional). The prefixes
+// are persistence's (persistence.Schema).
 //
 // Concurrency: a Sandbox, a Refunds, a Closer and a Seen are safe for
 // concurrent use. Delivery makes an HTTP

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"ticketd/actors"
 )
 
 // ErrUnavailable wraps a hosted provider's failure that a later call with
@@ -42,19 +40,19 @@ const CloseTimeout = 15 * time.Second
 const maxClosePass = 500
 
 // Closer closes the payment pages of orders that stopped holding (the
-// actors' index actors.CheckoutClosePrefix), outside any actor: a pass
+// index under CheckoutClosePrefix, written by Owed), outside any actor: a pass
 // asks the provider for each and deletes the entry once it answered, so
 // a page the provider could not be asked about is tried again next pass.
 // Safe for concurrent use.
 type Closer struct {
-	sys    *actors.System
+	sys    System
 	closer CheckoutCloser
 	log    *slog.Logger
 	wake   chan struct{}
 }
 
 // NewCloser returns the closer of sys's pages through closer.
-func NewCloser(sys *actors.System, closer CheckoutCloser, log *slog.Logger) *Closer {
+func NewCloser(sys System, closer CheckoutCloser, log *slog.Logger) *Closer {
 	return &Closer{sys: sys, closer: closer, log: log, wake: make(chan struct{}, 1)}
 }
 
@@ -69,7 +67,7 @@ func (c *Closer) Wake() {
 // Pass closes the pages waiting to be closed; it answers how many it
 // closed, and the errors of those it could not.
 func (c *Closer) Pass() (int, error) {
-	todo, err := c.sys.CheckoutsToClose(maxClosePass)
+	todo, err := CheckoutsToClose(c.sys.Store(), maxClosePass)
 	if err != nil {
 		return 0, err
 	}
@@ -87,7 +85,7 @@ func (c *Closer) Pass() (int, error) {
 			// Refused for good (unknown page): trying again cannot help.
 			c.log.Error("payment page not closed", "ref", t.Ref, "order", t.OrderID, "err", err)
 		}
-		if err := c.sys.CheckoutClosed(t); err != nil {
+		if err := CheckoutClosed(c.sys.Store(), t); err != nil {
 			errs = append(errs, err)
 			continue
 		}

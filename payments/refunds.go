@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"ticketd/actors"
 	"ticketd/event"
 )
 
@@ -21,7 +20,7 @@ const RefundTimeout = 15 * time.Second
 // Resume finishes it with the same refund id, which the provider pays out
 // once. Safe for concurrent use.
 type Refunds struct {
-	sys      *actors.System
+	sys      System
 	provider Provider
 	// hosted are the hosted providers by name: an order paid through one
 	// (event.Order.Provider) is refunded through it.
@@ -29,7 +28,7 @@ type Refunds struct {
 }
 
 // NewRefunds returns the refund workflow of sys through provider.
-func NewRefunds(sys *actors.System, provider Provider) *Refunds {
+func NewRefunds(sys System, provider Provider) *Refunds {
 	return &Refunds{sys: sys, provider: provider}
 }
 
@@ -66,7 +65,7 @@ func (r *Refunds) Settle(eventID string, start event.RefundStart) (res event.Ord
 	if perr != nil {
 		done.Outcome, done.Error = event.RefundFailed, perr.Error()
 	}
-	res, err = actors.Ask(contextBG, r.sys, eventID, done)
+	res, err = ask(contextBG, r.sys, eventID, done)
 	return res, perr, err
 }
 
@@ -101,7 +100,7 @@ func (r *Refunds) settleHosted(eventID string, start event.RefundStart, pay Paym
 	case state != RefundStateSucceeded:
 		done.Outcome, done.Error = event.RefundFailed, "the payment provider answered "+state
 	}
-	res, err := actors.Ask(contextBG, r.sys, eventID, done)
+	res, err := ask(contextBG, r.sys, eventID, done)
 	return res, perr, err
 }
 
@@ -113,22 +112,22 @@ func (r *Refunds) Complete(eventID, orderRef, refundID, state string) (event.Ord
 	switch state {
 	case RefundStateSucceeded:
 	case RefundStatePending:
-		return actors.Ask(contextBG, r.sys, eventID, event.GetOrder{Ref: orderRef})
+		return ask(contextBG, r.sys, eventID, event.GetOrder{Ref: orderRef})
 	default:
 		done.Outcome, done.Error = event.RefundFailed, "the payment provider answered "+state
 	}
-	return actors.Ask(contextBG, r.sys, eventID, done)
+	return ask(contextBG, r.sys, eventID, done)
 }
 
 // Resume finishes the refunds that have been pending for at least
 // minAge: asks the provider (with the same refund id, which it pays out
 // once) and records the answer. A crash between a refund's request and
 // its outcome leaves one pending, and so does an outcome that could not be
-// recorded; the pending-refund index (actors.RefundPrefix) finds them
+// recorded; the pending-refund index (RefundPrefix) finds them
 // without loading every event. It answers how many it settled (succeeded
 // or failed at the provider); errors are those it could not settle.
 func (r *Refunds) Resume(minAge time.Duration) (int, error) {
-	pending, err := r.sys.PendingRefunds()
+	pending, err := PendingRefunds(r.sys.Store())
 	if err != nil {
 		return 0, err
 	}
@@ -138,7 +137,7 @@ func (r *Refunds) Resume(minAge time.Duration) (int, error) {
 		if time.Since(p.RequestedAt) < minAge {
 			continue
 		}
-		start, err := actors.Ask(contextBG, r.sys, p.EventID, event.RequestRefund{Ref: p.OrderID, ResumeID: p.RefundID})
+		start, err := ask(contextBG, r.sys, p.EventID, event.RequestRefund{Ref: p.OrderID, ResumeID: p.RefundID})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("refund %s of order %s: %w", p.RefundID, p.OrderID, err))
 			continue

@@ -21,7 +21,7 @@ import (
 // SeenRetention, long past the provider's redeliveries (Stripe's end
 // after 3 days). In cluster mode (Share) the entry is on a majority of
 // the nodes before the webhook is answered, and every node keeps a copy.
-const SeenPrefix = "provider-event/"
+const SeenPrefix = persistence.PrefixProviderEvent
 
 // SeenRetention is how long a delivered event id is remembered.
 const SeenRetention = 30 * 24 * time.Hour

@@ -186,25 +186,37 @@
 //
 // # Index key prefixes
 //
-// The user keys of index entries, by owner (each owner's doc.go gives the
-// byte format):
+// Every prefix of an index key is defined once, in schema.go (Prefix*
+// constants), and listed in Schema with its owner (the package that writes
+// and reads those entries, whose doc.go gives the value format) and the
+// key's shape; owners take their prefix from there. Store.CheckSchema
+// reads every key a store holds and reports any that no entry claims (a
+// test runs the whole service and then checks its store). No prefix is a
+// prefix of another ("mail/" and "mailorder/" differ at the slash), so
+// each key has one owner:
 //
-//	mail/<eventId>/<seq>-<i>        ticket mail owed, not tried yet (actors, mail)
-//	mailorder/<eventId>/<orderId>/<seq>-<i>  index of that mail by order, kept once sent (actors, mail)
-//	hook/<eventId>/<seq>-<i>        webhook event owed, not fanned out yet (actors, webhooks)
-//	feed/<eventId>/<16 hex feed seq> change feed entry, kept 30 days, not trimmed with the log (actors)
-//	obx/<queue>/s/<id>              outbox entry that was tried: retrying or parked (outbox)
-//	obx/<queue>/d/<due ns>/<id>     due index of retrying outbox entries (outbox)
+//	ev/<eventId>                    the event's unit id (actors/index)
+//	evpub/<eventId>                 1 byte: the event is published or not (actors/index)
+//	feed/<eventId>/<16 hex feed seq> change feed entry, kept 30 days, not trimmed with the log (actors/feed)
+//	mail/<eventId>/<seq>-<i>        mail owed, not tried yet: the mail inbox (mail; written by mail.Owed in the change's batch)
+//	mail/directory/<seq>-0000       a console link's mail, owed by a directory change (mail)
+//	mailorder/<eventId>/<orderId>/<seq>-<i>  index of that mail by order, kept once sent (mail)
+//	hook/<eventId>/<seq>-<i>        webhook event owed, not fanned out yet: the webhook inbox (webhooks)
+//	refund/<eventId>/<refundId>     refund durably pending, until it settles (payments)
+//	checkout-close/<eventId>/<orderId>  hosted payment page to close at the provider (payments)
+//	provider-event/<provider>/<id>  hosted provider's webhook event acted on, for de-duplication (payments)
+//	obx/<queue>/s/<id>              owed entry that was tried: retrying or parked (outbox)
+//	obx/<queue>/d/<due ns>/<id>     due index of retrying entries (outbox)
 //	whep/<endpointId>               webhook endpoint (webhooks)
 //	whlog/<endpointId>/<ns>-<seq>   webhook delivery log (webhooks)
 //	whq/<due ns>/<endpointId>/<h>   webhook task of earlier versions, carried into obx/webhooks/ at start (webhooks)
+//	whpend/<hook>                   cluster mode: a fanned-out webhook event's deliveries not yet settled (webhooks)
 //	wdev/<device>/<serial>          Apple Wallet device registration of a pass, push token (wallet)
 //	wreg/<serial>/<device>          the same, by pass (wallet)
 //	wgoo/<serial>                   a Google Wallet Save link was made for the pass (wallet)
-//	checkout-close/<eventId>/<orderId>  hosted payment page to close at the provider (actors, payments)
-//	provider-event/<provider>/<id>  hosted provider's webhook event acted on, for de-duplication (payments)
-//	csess/, csessseen/, csessend/   cluster mode: console sessions, their last use, sign-outs everywhere (console)
+//	csess/, csessseen/, csessend/   cluster mode: console sessions, their last use, sign-outs everywhere (http/console)
 //	secret/<name>                   cluster mode: a secret made once for the cluster (app)
 //	clusterpos/index                cluster mode: last stream sequence of the shared index copied here (cluster)
 //	idem/<scope>/<hex sha256(key)>  an Idempotency-Key's answer, put in the batch of the write it answers (http, actors)
+//	audit/<unitId>/<chunk>          a chunk of a unit's audit log (audit)
 package persistence

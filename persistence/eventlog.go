@@ -76,3 +76,11 @@ func (l pebbleLog) CommitAsync(b LogBatch) (func() error, error) {
 func (pebbleLog) MaxInFlight() int { return 4 }
 
 func (l pebbleLog) Claim(string, uint64) (Log, error) { return l, nil }
+
+// KeyWriter puts and deletes index entries in an open batch (a LogBatch,
+// a *Batch): what a producer of owed work writes into the batch of the
+// change that owes it.
+type KeyWriter interface {
+	Put(key, value []byte)
+	Delete(key []byte)
+}

@@ -264,10 +264,10 @@ func (s *Service) GoogleSaveURL(t Ticket) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, found, err := s.cfg.Store.Get([]byte("wgoo/" + serial)); err == nil && !found {
+	if _, found, err := s.cfg.Store.Get([]byte(persistence.PrefixWalletGoogle + serial)); err == nil && !found {
 		b := s.cfg.Store.NewBatch()
 		defer b.Close()
-		b.Put([]byte("wgoo/"+serial), nil)
+		b.Put([]byte(persistence.PrefixWalletGoogle+serial), nil)
 		if err := s.cfg.Store.Commit(b); err != nil {
 			return "", fmt.Errorf("wallet: note google pass: %w", err)
 		}
@@ -303,7 +303,7 @@ func (s *Service) Register(device, passType, serial, auth, pushToken string) (cr
 	if _, _, err := s.current(serial); err != nil {
 		return false, err
 	}
-	devKey := []byte("wdev/" + device + "/" + serial)
+	devKey := []byte(persistence.PrefixWalletDevice + device + "/" + serial)
 	old, found, err := s.cfg.Store.Get(devKey)
 	if err != nil {
 		return false, err
@@ -312,17 +312,17 @@ func (s *Service) Register(device, passType, serial, auth, pushToken string) (cr
 		return false, nil
 	}
 	if !found {
-		if n, err := s.count("wdev/" + device + "/"); err != nil || n >= devicePassesMax {
+		if n, err := s.count(persistence.PrefixWalletDevice + device + "/"); err != nil || n >= devicePassesMax {
 			return false, errors.Join(err, ErrTooMany)
 		}
-		if n, err := s.count("wreg/" + serial + "/"); err != nil || n >= passDevicesMax {
+		if n, err := s.count(persistence.PrefixWalletPass + serial + "/"); err != nil || n >= passDevicesMax {
 			return false, errors.Join(err, ErrTooMany)
 		}
 	}
 	b := s.cfg.Store.NewBatch()
 	defer b.Close()
 	b.Put(devKey, []byte(pushToken))
-	b.Put([]byte("wreg/"+serial+"/"+device), []byte(pushToken))
+	b.Put([]byte(persistence.PrefixWalletPass+serial+"/"+device), []byte(pushToken))
 	if err := s.cfg.Store.Commit(b); err != nil {
 		return false, fmt.Errorf("wallet: register: %w", err)
 	}
@@ -337,7 +337,7 @@ func (s *Service) Unregister(device, passType, serial, auth string) error {
 	if !deviceRe.MatchString(device) {
 		return ErrNotFound
 	}
-	if _, found, err := s.cfg.Store.Get([]byte("wdev/" + device + "/" + serial)); err != nil || !found {
+	if _, found, err := s.cfg.Store.Get([]byte(persistence.PrefixWalletDevice + device + "/" + serial)); err != nil || !found {
 		return errors.Join(err, ErrNotFound)
 	}
 	return s.forget(device, serial)
@@ -346,8 +346,8 @@ func (s *Service) Unregister(device, passType, serial, auth string) error {
 func (s *Service) forget(device, serial string) error {
 	b := s.cfg.Store.NewBatch()
 	defer b.Close()
-	b.Delete([]byte("wdev/" + device + "/" + serial))
-	b.Delete([]byte("wreg/" + serial + "/" + device))
+	b.Delete([]byte(persistence.PrefixWalletDevice + device + "/" + serial))
+	b.Delete([]byte(persistence.PrefixWalletPass + serial + "/" + device))
 	if err := s.cfg.Store.Commit(b); err != nil {
 		return fmt.Errorf("wallet: unregister: %w", err)
 	}
@@ -375,7 +375,7 @@ func (s *Service) Updated(device, passType, since string) (serials []string, las
 		}
 	}
 	var all []string
-	prefix := "wdev/" + device + "/"
+	prefix := persistence.PrefixWalletDevice + device + "/"
 	if err := s.cfg.Store.Scan([]byte(prefix), func(k, _ []byte) error {
 		all = append(all, string(k[len(prefix):]))
 		return nil
@@ -460,9 +460,9 @@ func (s *Service) apply(c change) {
 	if s.apple != nil {
 		type reg struct{ serial, device, token string }
 		var regs []reg
-		p := []byte("wreg/" + prefix)
+		p := []byte(persistence.PrefixWalletPass + prefix)
 		_ = s.cfg.Store.Scan(p, func(k, v []byte) error {
-			rest := string(k[len("wreg/"):])
+			rest := string(k[len(persistence.PrefixWalletPass):])
 			i := strings.LastIndexByte(rest, '/')
 			regs = append(regs, reg{rest[:i], rest[i+1:], string(v)})
 			return nil
@@ -479,8 +479,8 @@ func (s *Service) apply(c change) {
 	}
 	if s.google != nil {
 		var serials []string
-		_ = s.cfg.Store.Scan([]byte("wgoo/"+prefix), func(k, _ []byte) error {
-			serials = append(serials, string(k[len("wgoo/"):]))
+		_ = s.cfg.Store.Scan([]byte(persistence.PrefixWalletGoogle+prefix), func(k, _ []byte) error {
+			serials = append(serials, string(k[len(persistence.PrefixWalletGoogle):]))
 			return nil
 		})
 		for _, serial := range serials {
@@ -496,7 +496,7 @@ func (s *Service) apply(c change) {
 				continue
 			}
 			b := s.cfg.Store.NewBatch()
-			b.Delete([]byte("wgoo/" + serial))
+			b.Delete([]byte(persistence.PrefixWalletGoogle + serial))
 			if err := s.cfg.Store.Commit(b); err != nil {
 				s.log.Warn("wallet: google pass note not removed", "serial", serial, "err", err)
 			}

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"ticketd/actors"
 	"ticketd/outbox"
 	"ticketd/persistence"
 )
@@ -290,10 +289,10 @@ func (s *Service) fanout() (more bool, err error) {
 	var owned []string // events fanned out here: owned (again), not released
 	s.mu.Lock()
 	for _, it := range items {
-		var ev actors.HookEvent
+		var ev HookEvent
 		if err := json.Unmarshal(it.Value, &ev); err != nil {
 			s.events.Done(bt, it)
-			s.cfg.Logger.Error("webhooks: undecodable queue entry dropped", "key", actors.HookPrefix+it.ID, "err", err)
+			s.cfg.Logger.Error("webhooks: undecodable queue entry dropped", "key", InboxPrefix+it.ID, "err", err)
 			continue
 		}
 		tasks := 0
@@ -625,7 +624,7 @@ func (s *Service) migrateTasks() error {
 // out again, so a delivery queued on a lost node is still made, at least
 // once, by the next owner (to every endpoint: receivers tell a repeat by
 // the webhook event's id).
-const pendingPrefix = "whpend/"
+const pendingPrefix = persistence.PrefixHookPending
 
 // fannedOut is the hook whose pending count task e's settling decrements:
 // a fan-out's task in cluster mode, not a resend ("" otherwise).

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
 	"ticketd/persistence"
 	"ticketd/webhooks"
 )
@@ -23,7 +22,7 @@ import (
 func TestEndpointURLMustBePublicAtSave(t *testing.T) {
 	strict, _ := open(t, webhooks.Config{})
 	dev, _ := open(t, webhooks.Config{AllowPrivate: true})
-	types := []string{actors.HookOrderPaid}
+	types := []string{webhooks.HookOrderPaid}
 	for _, tc := range []struct {
 		url, want string // want: "" accepted, else a part of the message
 		dev       string // the same with AllowPrivate
@@ -109,16 +108,16 @@ func TestDeliveryRefusedUnlessAllowedAtDeliveryTime(t *testing.T) {
 		return w, st
 	}
 	w, st := openAt(true)
-	lit, err := w.Create("bu_1", webhooks.Input{URL: ptr(plain.srv.URL), EventTypes: []string{actors.HookOrderPaid}})
+	lit, err := w.Create("bu_1", webhooks.Input{URL: ptr(plain.srv.URL), EventTypes: []string{webhooks.HookOrderPaid}})
 	require.NoError(t, err)
-	named, err := w.Create("bu_1", webhooks.Input{URL: ptr(byName), EventTypes: []string{actors.HookOrderPaid}})
+	named, err := w.Create("bu_1", webhooks.Input{URL: ptr(byName), EventTypes: []string{webhooks.HookOrderPaid}})
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	require.NoError(t, st.Close())
 
 	w, st = openAt(false)
 	w.Start()
-	enqueue(t, st, "0000000000000001-0000", "bu_1", actors.HookOrderPaid)
+	enqueue(t, st, "0000000000000001-0000", "bu_1", webhooks.HookOrderPaid)
 	w.Wake()
 	refusedOf := func(id string) []webhooks.Delivery {
 		ds, err := w.Deliveries("bu_1", id)

@@ -3,12 +3,15 @@
 //
 // # Flow
 //
-// An event actor writes a webhook event (actors.HookEvent, key prefix
-// actors.HookPrefix) in the same Pebble batch as the change that causes it
-// (a registration created, confirmed or cancelled, a check-in, a paid
-// order), so the queue is exactly as durable as the change. The Service's
+// An event actor has Owed (actors.OwedWork, wired by app.Main) write a
+// webhook event into the webhook inbox (HookEvent, key prefix
+// InboxPrefix) in the same Pebble batch as the change that causes it (a
+// registration created, confirmed or cancelled, a check-in, a paid or
+// refunded order, a door conflict), only for the types some endpoint of
+// the event's unit subscribes to (Owed.Want: Subscribed), so the inbox is
+// exactly as durable as the change. The Service's
 // sender loop (package outbox), woken by Wake (wired to
-// actors.Config.OnOutbox), when a task comes due and by a poll ticker,
+// actors.Config.OnOwed), when a task comes due and by a poll ticker,
 // does rounds of two steps:
 //
 //  1. Fan-out: each queue entry becomes one task per enabled endpoint of the
@@ -72,6 +75,7 @@
 // # Key schema (persistence index entries, JSON values; endpoints and tasks
 // carry "v":1, the version of their format)
 //
+//	hook/<eventId>/<16 hex log seq>-<4 hex i>       webhook event owed (HookEvent), not fanned out yet
 //	whep/<endpointId>                               endpoint configuration
 //	obx/webhooks/.../<endpointId>/<hook>            delivery task, an outbox queue entry (see package outbox)
 //	whlog/<endpointId>/<16 hex unix ns>-<8 hex seq> one delivery attempt (Delivery and "body"; the

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
 	"ticketd/outbox"
 	"ticketd/persistence"
 	"ticketd/webhooks"
@@ -51,20 +50,20 @@ func TestHangingEndpointDoesNotDelayOthers(t *testing.T) {
 	slow, hung := hangingEndpoint(t)
 	fast := newReceiver(t, 0)
 	sibling := newReceiver(t, 0)
-	_, err := w.Create("bu_a", webhooks.Input{URL: ptr(slow.URL), EventTypes: []string{actors.HookOrderPaid}})
+	_, err := w.Create("bu_a", webhooks.Input{URL: ptr(slow.URL), EventTypes: []string{webhooks.HookOrderPaid}})
 	require.NoError(t, err)
-	_, err = w.Create("bu_a", webhooks.Input{URL: ptr(sibling.srv.URL), EventTypes: []string{actors.HookCheckinCreated}})
+	_, err = w.Create("bu_a", webhooks.Input{URL: ptr(sibling.srv.URL), EventTypes: []string{webhooks.HookCheckinCreated}})
 	require.NoError(t, err)
-	_, err = w.Create("bu_b", webhooks.Input{URL: ptr(fast.srv.URL), EventTypes: []string{actors.HookOrderPaid}})
+	_, err = w.Create("bu_b", webhooks.Input{URL: ptr(fast.srv.URL), EventTypes: []string{webhooks.HookOrderPaid}})
 	require.NoError(t, err)
 
 	// The hanging endpoint's events come first in the queue.
 	for i := 1; i <= 5; i++ {
-		enqueue(t, st, fmt.Sprintf("%016x-0000", i), "bu_a", actors.HookOrderPaid)
+		enqueue(t, st, fmt.Sprintf("%016x-0000", i), "bu_a", webhooks.HookOrderPaid)
 	}
 	for i := 6; i <= 10; i++ {
-		enqueue(t, st, fmt.Sprintf("%016x-0000", i), "bu_b", actors.HookOrderPaid)
-		enqueue(t, st, fmt.Sprintf("%016x-0001", i), "bu_a", actors.HookCheckinCreated)
+		enqueue(t, st, fmt.Sprintf("%016x-0000", i), "bu_b", webhooks.HookOrderPaid)
+		enqueue(t, st, fmt.Sprintf("%016x-0001", i), "bu_a", webhooks.HookCheckinCreated)
 	}
 	start := time.Now()
 	w.Wake()
@@ -75,8 +74,8 @@ func TestHangingEndpointDoesNotDelayOthers(t *testing.T) {
 	// others still go out at once.
 	for round := range 3 {
 		key := fmt.Sprintf("%016x-0000", 100+round)
-		enqueue(t, st, key, "bu_b", actors.HookOrderPaid)
-		enqueue(t, st, fmt.Sprintf("%016x-0000", 200+round), "bu_a", actors.HookOrderPaid)
+		enqueue(t, st, key, "bu_b", webhooks.HookOrderPaid)
+		enqueue(t, st, fmt.Sprintf("%016x-0000", 200+round), "bu_a", webhooks.HookOrderPaid)
 		sent := time.Now()
 		w.Wake()
 		require.Eventually(t, func() bool { return len(fast.got()) == 6+round }, 5*time.Second, 2*time.Millisecond)
@@ -102,9 +101,9 @@ func TestTaskBackoffSurvivesARestart(t *testing.T) {
 	require.NoError(t, err)
 	w.Start()
 	rc := newReceiver(t, 1)
-	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookOrderPaid}})
+	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{webhooks.HookOrderPaid}})
 	require.NoError(t, err)
-	h := enqueue(t, st, "0000000000000001-0000", "bu_1", actors.HookOrderPaid)
+	h := enqueue(t, st, "0000000000000001-0000", "bu_1", webhooks.HookOrderPaid)
 	w.Wake()
 	q, err := outbox.NewQueue(st, webhooks.TaskQueue, "")
 	require.NoError(t, err)
@@ -163,11 +162,11 @@ func TestTasksOfTheOldFormatAreDelivered(t *testing.T) {
 	w, err := webhooks.New(webhooks.Config{AllowPrivate: true}, st, nil)
 	require.NoError(t, err)
 	rc := newReceiver(t, 0)
-	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookOrderPaid}})
+	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{webhooks.HookOrderPaid}})
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	body := []byte(`{"id":"whevt_old","type":"order.paid","createdAt":"2026-01-01T00:00:00Z","data":{"id":"ord_1"}}`)
-	old, err := json.Marshal(map[string]any{"v": 1, "endpoint": ep.ID, "eventId": "whevt_old", "type": actors.HookOrderPaid,
+	old, err := json.Marshal(map[string]any{"v": 1, "endpoint": ep.ID, "eventId": "whevt_old", "type": webhooks.HookOrderPaid,
 		"hook": "evt_1/0000000000000001-0000", "body": json.RawMessage(body), "attempts": 2})
 	require.NoError(t, err)
 	bt := st.NewBatch()
@@ -211,15 +210,15 @@ func TestBusyEndpointBacklogDoesNotHideOthers(t *testing.T) {
 	}))
 	t.Cleanup(slow.Close)
 	fast := newReceiver(t, 0)
-	_, err := w.Create("bu_a", webhooks.Input{URL: ptr(slow.URL), EventTypes: []string{actors.HookOrderPaid}})
+	_, err := w.Create("bu_a", webhooks.Input{URL: ptr(slow.URL), EventTypes: []string{webhooks.HookOrderPaid}})
 	require.NoError(t, err)
-	_, err = w.Create("bu_b", webhooks.Input{URL: ptr(fast.srv.URL), EventTypes: []string{actors.HookOrderPaid}})
+	_, err = w.Create("bu_b", webhooks.Input{URL: ptr(fast.srv.URL), EventTypes: []string{webhooks.HookOrderPaid}})
 	require.NoError(t, err)
 	const backlog = 200 // 4 s of the slow endpoint's time
 	for i := 1; i <= backlog; i++ {
-		enqueue(t, st, fmt.Sprintf("%016x-0000", i), "bu_a", actors.HookOrderPaid)
+		enqueue(t, st, fmt.Sprintf("%016x-0000", i), "bu_a", webhooks.HookOrderPaid)
 	}
-	enqueue(t, st, fmt.Sprintf("%016x-0000", backlog+1), "bu_b", actors.HookOrderPaid)
+	enqueue(t, st, fmt.Sprintf("%016x-0000", backlog+1), "bu_b", webhooks.HookOrderPaid)
 	start := time.Now()
 	w.Wake()
 	aDone := 0 // the busy endpoint's deliveries when the other's arrived
@@ -257,10 +256,10 @@ func TestCloseCancelsAHangingPostAndKeepsItsTask(t *testing.T) {
 	w, err := webhooks.New(webhooks.Config{AllowPrivate: true, Timeout: 20 * time.Second, PollInterval: 5 * time.Millisecond}, st, nil)
 	require.NoError(t, err)
 	slow, hung := hangingEndpoint(t)
-	_, err = w.Create("bu_1", webhooks.Input{URL: ptr(slow.URL), EventTypes: []string{actors.HookOrderPaid}})
+	_, err = w.Create("bu_1", webhooks.Input{URL: ptr(slow.URL), EventTypes: []string{webhooks.HookOrderPaid}})
 	require.NoError(t, err)
-	enqueue(t, st, "0000000000000001-0000", "bu_1", actors.HookOrderPaid)
-	enqueue(t, st, "0000000000000002-0000", "bu_1", actors.HookOrderPaid)
+	enqueue(t, st, "0000000000000001-0000", "bu_1", webhooks.HookOrderPaid)
+	enqueue(t, st, "0000000000000002-0000", "bu_1", webhooks.HookOrderPaid)
 	w.Start()
 	require.Eventually(t, func() bool { return hung() == 1 }, 5*time.Second, 2*time.Millisecond)
 	start := time.Now()

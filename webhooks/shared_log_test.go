@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
 	"ticketd/persistence"
 	"ticketd/webhooks"
 )
@@ -60,11 +59,11 @@ func TestSharedDeliveryLog(t *testing.T) {
 	a.Share(shared.put)
 	b.Share(shared.put)
 
-	ep, err := b.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookRegistrationCreated}})
+	ep, err := b.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{webhooks.HookRegistrationCreated}})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { _, err := a.Get("bu_1", ep.ID); return err == nil }, 5*time.Second, 10*time.Millisecond)
 	for i := range 5 {
-		enqueue(t, sa, string(rune('a'+i)), "bu_1", actors.HookRegistrationCreated)
+		enqueue(t, sa, string(rune('a'+i)), "bu_1", webhooks.HookRegistrationCreated)
 	}
 	a.Wake()
 	require.Eventually(t, func() bool { return len(rc.got()) == 5 }, 10*time.Second, 10*time.Millisecond)
@@ -99,14 +98,14 @@ func TestSharedDeliveryLog(t *testing.T) {
 }
 
 // enqueueFor writes a queue entry of event's as its actor would.
-func enqueueFor(t *testing.T, st *persistence.Store, event, id string) actors.HookEvent {
-	h := actors.HookEvent{ID: "whevt_" + id, Type: actors.HookRegistrationCreated, EventID: event, UnitID: "bu_1",
+func enqueueFor(t *testing.T, st *persistence.Store, event, id string) webhooks.HookEvent {
+	h := webhooks.HookEvent{ID: "whevt_" + id, Type: webhooks.HookRegistrationCreated, EventID: event, UnitID: "bu_1",
 		CreatedAt: time.Now().UTC(), Data: json.RawMessage(`{"id":"reg_1"}`)}
 	b, err := json.Marshal(h)
 	require.NoError(t, err)
 	bt := st.NewBatch()
 	defer bt.Close()
-	bt.Put([]byte(actors.HookPrefix+event+"/"+id), b)
+	bt.Put([]byte(webhooks.InboxPrefix+event+"/"+id), b)
 	require.NoError(t, st.Commit(bt))
 	return h
 }
@@ -131,7 +130,7 @@ func TestSharedFanOutPendingUntilDelivered(t *testing.T) {
 	shared := newSharedCopy(t, []*webhooks.Service{a}, []*persistence.Store{sa})
 	a.Share(shared.put)
 	for _, rc := range []*receiver{ok, down} {
-		_, err := a.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookRegistrationCreated}})
+		_, err := a.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{webhooks.HookRegistrationCreated}})
 		require.NoError(t, err)
 	}
 	require.Eventually(t, func() bool { return len(a.List("bu_1")) == 2 }, 5*time.Second, 10*time.Millisecond)

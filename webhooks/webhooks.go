@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"ticketd/actors"
 	"ticketd/outbox"
 	"ticketd/persistence"
 )
@@ -51,11 +50,11 @@ const (
 
 // Key prefixes; see the package documentation.
 const (
-	endpointPrefix = "whep/"
+	endpointPrefix = persistence.PrefixHookEndpoint
 	// legacyTaskPrefix held deliveries before they moved to the outbox
 	// queue TaskQueue; New carries them over.
-	legacyTaskPrefix = "whq/"
-	logPrefix        = "whlog/"
+	legacyTaskPrefix = persistence.PrefixHookTask
+	logPrefix        = persistence.PrefixHookLog
 )
 
 // Errors of the endpoint operations.
@@ -253,7 +252,7 @@ type Service struct {
 	logCount map[string]int // endpoint id -> delivery log entries stored
 	logSeq   uint32
 
-	// events is the queue the event actors write (actors.HookPrefix);
+	// events is the queue the event actors write (InboxPrefix);
 	// tasks the deliveries it fans out to, one per endpoint.
 	events, tasks *outbox.Queue
 	loop          *outbox.Loop
@@ -279,7 +278,7 @@ func New(cfg Config, store *persistence.Store, unitOf func(eventID string) (stri
 	s := &Service{cfg: cfg, store: store, unit: unitOf, eps: map[string]*Endpoint{}, logCount: map[string]int{},
 		lanes: map[string]*lane{}, released: map[string]bool{}}
 	var err error
-	if s.events, err = outbox.NewQueue(store, "hookfanout", actors.HookPrefix); err != nil {
+	if s.events, err = outbox.NewQueue(store, "hookfanout", InboxPrefix); err != nil {
 		return nil, err
 	}
 	if s.tasks, err = outbox.NewQueue(store, TaskQueue, ""); err != nil {
@@ -444,9 +443,9 @@ func (s *Service) checkInput(in Input) error {
 			return fmt.Errorf("%w: eventTypes: must list 1 to %d event types", ErrInvalid, MaxEventTypes)
 		}
 		for _, t := range in.EventTypes {
-			if !slices.Contains(actors.HookTypes(), t) {
+			if !slices.Contains(HookTypes(), t) {
 				return fmt.Errorf("%w: eventTypes: unknown event type %q; known: %s", ErrInvalid, t,
-					strings.Join(actors.HookTypes(), ", "))
+					strings.Join(HookTypes(), ", "))
 			}
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
 	"ticketd/persistence"
 	"ticketd/webhooks"
 )
@@ -73,14 +72,14 @@ func open(t *testing.T, cfg webhooks.Config) (*webhooks.Service, *persistence.St
 }
 
 // enqueue writes a queue entry as an event actor would.
-func enqueue(t *testing.T, st *persistence.Store, key, unit, typ string) actors.HookEvent {
-	h := actors.HookEvent{ID: "whevt_" + key, Type: typ, EventID: "evt_1", UnitID: unit,
+func enqueue(t *testing.T, st *persistence.Store, key, unit, typ string) webhooks.HookEvent {
+	h := webhooks.HookEvent{ID: "whevt_" + key, Type: typ, EventID: "evt_1", UnitID: unit,
 		CreatedAt: time.Now().UTC(), Data: json.RawMessage(`{"id":"reg_1"}`)}
 	b, err := json.Marshal(h)
 	require.NoError(t, err)
 	bt := st.NewBatch()
 	defer bt.Close()
-	bt.Put([]byte(actors.HookPrefix+"evt_1/"+key), b)
+	bt.Put([]byte(webhooks.InboxPrefix+"evt_1/"+key), b)
 	require.NoError(t, st.Commit(bt))
 	return h
 }
@@ -90,14 +89,14 @@ func ptr[T any](v T) *T { return &v }
 func TestRetriedWithSameIDAndSigned(t *testing.T) {
 	w, st := open(t, webhooks.Config{AllowPrivate: true})
 	rc := newReceiver(t, 2)
-	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookRegistrationCreated}})
+	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{webhooks.HookRegistrationCreated}})
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(ep.Secret, "whsec_"))
-	other, err := w.Create("bu_2", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookRegistrationCreated}})
+	other, err := w.Create("bu_2", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{webhooks.HookRegistrationCreated}})
 	require.NoError(t, err)
 
-	h := enqueue(t, st, "0000000000000001-0000", "bu_1", actors.HookRegistrationCreated)
-	enqueue(t, st, "0000000000000002-0000", "bu_1", actors.HookCheckinCreated) // not subscribed
+	h := enqueue(t, st, "0000000000000001-0000", "bu_1", webhooks.HookRegistrationCreated)
+	enqueue(t, st, "0000000000000002-0000", "bu_1", webhooks.HookCheckinCreated) // not subscribed
 	w.Wake()
 	require.Eventually(t, func() bool { return len(rc.got()) >= 3 }, 5*time.Second, 5*time.Millisecond)
 	time.Sleep(50 * time.Millisecond)
@@ -116,7 +115,7 @@ func TestRetriedWithSameIDAndSigned(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(calls[0].body, &b))
 	assert.Equal(t, h.ID, b.ID)
-	assert.Equal(t, actors.HookRegistrationCreated, b.Type)
+	assert.Equal(t, webhooks.HookRegistrationCreated, b.Type)
 	assert.Equal(t, "reg_1", b.Data["id"])
 
 	log, err := w.Deliveries("bu_1", ep.ID)
@@ -136,9 +135,9 @@ func TestRetriedWithSameIDAndSigned(t *testing.T) {
 func TestDisabledAfterConsecutiveFailures(t *testing.T) {
 	w, st := open(t, webhooks.Config{AllowPrivate: true, DisableAfter: 3})
 	rc := newReceiver(t, 1000)
-	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookOrderPaid}})
+	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{webhooks.HookOrderPaid}})
 	require.NoError(t, err)
-	enqueue(t, st, "0000000000000001-0000", "bu_1", actors.HookOrderPaid)
+	enqueue(t, st, "0000000000000001-0000", "bu_1", webhooks.HookOrderPaid)
 	w.Wake()
 	require.Eventually(t, func() bool {
 		e, err := w.Get("bu_1", ep.ID)
@@ -150,7 +149,7 @@ func TestDisabledAfterConsecutiveFailures(t *testing.T) {
 	assert.Contains(t, e.DisabledReason, "3 consecutive")
 
 	// Disabled endpoints get no new deliveries; enabling resets the count.
-	enqueue(t, st, "0000000000000002-0000", "bu_1", actors.HookOrderPaid)
+	enqueue(t, st, "0000000000000002-0000", "bu_1", webhooks.HookOrderPaid)
 	w.Wake()
 	time.Sleep(50 * time.Millisecond)
 	assert.Len(t, rc.got(), 3)
@@ -163,12 +162,12 @@ func TestDisabledAfterConsecutiveFailures(t *testing.T) {
 func TestRotationSignsWithBothSecrets(t *testing.T) {
 	w, st := open(t, webhooks.Config{AllowPrivate: true})
 	rc := newReceiver(t, 0)
-	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookCheckinCreated}})
+	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{webhooks.HookCheckinCreated}})
 	require.NoError(t, err)
 	rot, err := w.RotateSecret("bu_1", ep.ID)
 	require.NoError(t, err)
 	require.NotEqual(t, ep.Secret, rot.Secret)
-	enqueue(t, st, "0000000000000001-0000", "bu_1", actors.HookCheckinCreated)
+	enqueue(t, st, "0000000000000001-0000", "bu_1", webhooks.HookCheckinCreated)
 	w.Wake()
 	require.Eventually(t, func() bool { return len(rc.got()) == 1 }, 5*time.Second, 5*time.Millisecond)
 	c := rc.got()[0]
@@ -183,11 +182,11 @@ func TestEndpointsDurableAndValidated(t *testing.T) {
 	require.NoError(t, err)
 	w, err := webhooks.New(webhooks.Config{AllowPrivate: true}, st, nil)
 	require.NoError(t, err)
-	_, err = w.Create("bu_1", webhooks.Input{URL: ptr("ftp://x"), EventTypes: []string{actors.HookOrderPaid}})
+	_, err = w.Create("bu_1", webhooks.Input{URL: ptr("ftp://x"), EventTypes: []string{webhooks.HookOrderPaid}})
 	assert.ErrorIs(t, err, webhooks.ErrInvalid)
 	_, err = w.Create("bu_1", webhooks.Input{URL: ptr("https://example.test/h"), EventTypes: []string{"nope"}})
 	assert.ErrorIs(t, err, webhooks.ErrInvalid)
-	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr("https://example.test/h"), EventTypes: []string{actors.HookOrderPaid},
+	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr("https://example.test/h"), EventTypes: []string{webhooks.HookOrderPaid},
 		Description: ptr("crm")})
 	require.NoError(t, err)
 	_, err = w.Update("bu_1", ep.ID, webhooks.Input{Description: ptr("crm sync")})
@@ -229,9 +228,9 @@ func TestDeliveryLogIsDurableAndBounded(t *testing.T) {
 	require.NoError(t, err)
 	w.Start()
 	rc := newReceiver(t, 2)
-	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookOrderPaid}})
+	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{webhooks.HookOrderPaid}})
 	require.NoError(t, err)
-	enqueue(t, st, "0000000000000001-0000", "bu_1", actors.HookOrderPaid)
+	enqueue(t, st, "0000000000000001-0000", "bu_1", webhooks.HookOrderPaid)
 	w.Wake()
 	require.Eventually(t, func() bool {
 		l, err := w.Deliveries("bu_1", ep.ID)
@@ -265,18 +264,18 @@ func TestDeliveryLogIsDurableAndBounded(t *testing.T) {
 func TestBacklogDrainedInRoundsWithEntriesBehindTheCursor(t *testing.T) {
 	w, st := open(t, webhooks.Config{AllowPrivate: true, BatchMax: 3})
 	rc := newReceiver(t, 0)
-	_, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookRegistrationCreated}})
+	_, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{webhooks.HookRegistrationCreated}})
 	require.NoError(t, err)
 
 	put := func(event string, seq int) string {
 		key := fmt.Sprintf("%s/%016x-0000", event, seq)
-		h := actors.HookEvent{ID: "whevt_" + key, Type: actors.HookRegistrationCreated, EventID: event, UnitID: "bu_1",
+		h := webhooks.HookEvent{ID: "whevt_" + key, Type: webhooks.HookRegistrationCreated, EventID: event, UnitID: "bu_1",
 			CreatedAt: time.Now().UTC(), Data: json.RawMessage(`{"id":"reg_1"}`)}
 		b, err := json.Marshal(h)
 		require.NoError(t, err)
 		bt := st.NewBatch()
 		defer bt.Close()
-		bt.Put([]byte(actors.HookPrefix+key), b)
+		bt.Put([]byte(webhooks.InboxPrefix+key), b)
 		require.NoError(t, st.Commit(bt))
 		return h.ID
 	}
@@ -307,9 +306,9 @@ func TestBacklogDrainedInRoundsWithEntriesBehindTheCursor(t *testing.T) {
 func TestResendQueuesTheSameBodyAgain(t *testing.T) {
 	w, st := open(t, webhooks.Config{AllowPrivate: true})
 	rc := newReceiver(t, 0)
-	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{actors.HookRegistrationCreated}})
+	ep, err := w.Create("bu_1", webhooks.Input{URL: ptr(rc.srv.URL), EventTypes: []string{webhooks.HookRegistrationCreated}})
 	require.NoError(t, err)
-	h := enqueue(t, st, "0000000000000001-0000", "bu_1", actors.HookRegistrationCreated)
+	h := enqueue(t, st, "0000000000000001-0000", "bu_1", webhooks.HookRegistrationCreated)
 	w.Wake()
 	var log []webhooks.Delivery
 	require.Eventually(t, func() bool {

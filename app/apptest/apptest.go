@@ -1,6 +1,6 @@
 // Package apptest starts the real service, app.Main, for black-box tests:
 // Pebble in t.TempDir(), every part app wires (durable idempotency, the
-// mail outbox without an SMTP server, the webhook deliverer, the audit
+// mail queue without an SMTP server, the webhook deliverer, the audit
 // log, the refund resumer), the HTTP server on a free loopback port.
 //
 // Rate limits and the failed-authentication budget are off (DefaultLimits

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/event"
+	"ticketd/payments"
 )
 
 // apiShop is a published event with an open free ticket type, ready to sell.
@@ -541,7 +542,7 @@ func TestAPILatePaymentRefundResumed(t *testing.T) {
 		PaymentID: apiS(aw, "paymentId"), Amount: 1000, Currency: "USD", DeliveryID: "dlv_crash", Outcome: "succeeded"})
 	require.NoError(t, err)
 	require.Len(t, res.(event.Order).Refunds, 1)
-	pending, err := f.s.Sys.PendingRefunds()
+	pending, err := payments.PendingRefunds(f.s.Sys.Store())
 	require.NoError(t, err)
 	require.Len(t, pending, 1)
 	assert.Equal(t, apiS(aw, "id"), pending[0].OrderID)
@@ -555,7 +556,7 @@ func TestAPILatePaymentRefundResumed(t *testing.T) {
 	require.Len(t, refunds, 1)
 	assert.Equal(t, "succeeded", refunds[0]["status"])
 	assert.EqualValues(t, 10, refunds[0]["amount"])
-	pending, err = f.s.Sys.PendingRefunds()
+	pending, err = payments.PendingRefunds(f.s.Sys.Store())
 	require.NoError(t, err)
 	assert.Empty(t, pending)
 }

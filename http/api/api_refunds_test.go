@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/event"
+	"ticketd/payments"
 )
 
 // apiPaid places a paid order of one ticket, pays it through a signed
@@ -192,7 +193,7 @@ func TestAPIRefundResumedAfterCrash(t *testing.T) {
 	res, err := f.s.Sys.Ask(context.Background(), s.ev, event.RequestRefund{Ref: number, Reason: "crash"})
 	require.NoError(t, err)
 	refundID := res.(event.RefundStart).Refund.ID
-	pending, err := f.s.Sys.PendingRefunds()
+	pending, err := payments.PendingRefunds(f.s.Sys.Store())
 	require.NoError(t, err)
 	require.Len(t, pending, 1)
 	assert.Equal(t, s.ev, pending[0].EventID)
@@ -218,7 +219,7 @@ func TestAPIRefundResumedAfterCrash(t *testing.T) {
 	assert.EqualValues(t, 1, apiAvailability(t, s.c, s.ev, s.tt)["remaining"])
 
 	// Settled: the index is empty and a second pass does nothing.
-	pending, err = f.s.Sys.PendingRefunds()
+	pending, err = payments.PendingRefunds(f.s.Sys.Store())
 	require.NoError(t, err)
 	assert.Empty(t, pending)
 	n, err = f.s.Main.Refunds().Resume(0)

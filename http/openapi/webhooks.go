@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"ticketd/actors"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/webhooks"
@@ -25,7 +24,7 @@ type Webhook struct {
 }
 
 // webhookCheckin is the data of a checkin.created webhook, as the event
-// actor writes it (actors' hookCheckin). An alias of an unnamed struct, so
+// actor writes it (webhooks' hookCheckin). An alias of an unnamed struct, so
 // the document writes it inline: generators that prune the components
 // only the paths use (oapi-codegen does) would otherwise drop it.
 type webhookCheckin = struct {
@@ -40,25 +39,25 @@ type webhookCheckin = struct {
 }
 
 // Webhooks returns the service's outbound webhook event types, every one
-// that an endpoint can subscribe to (actors.HookTypes).
+// that an endpoint can subscribe to (webhooks.HookTypes).
 func Webhooks() []Webhook {
 	desc := map[string]Webhook{
-		actors.HookRegistrationCreated: {Description: "A registration was created (API, order or hosted checkout), in any status: " +
+		webhooks.HookRegistrationCreated: {Description: "A registration was created (API, order or hosted checkout), in any status: " +
 			"pending, confirmed or waitlisted.", Data: event.Registration{}},
-		actors.HookRegistrationConfirmed: {Description: "A registration became confirmed: approved, paid, or promoted from the waitlist.",
+		webhooks.HookRegistrationConfirmed: {Description: "A registration became confirmed: approved, paid, or promoted from the waitlist.",
 			Data: event.Registration{}},
-		actors.HookRegistrationCancelled: {Description: "A registration was cancelled (its place is released).", Data: event.Registration{}},
-		actors.HookCheckinCreated: {Description: "A registration checked in at a door (a repeat scan at the same door sends nothing).",
+		webhooks.HookRegistrationCancelled: {Description: "A registration was cancelled (its place is released).", Data: event.Registration{}},
+		webhooks.HookCheckinCreated: {Description: "A registration checked in at a door (a repeat scan at the same door sends nothing).",
 			Data: webhookCheckin{}},
-		actors.HookOrderPaid: {Description: "An order was paid: a free order at confirm, a paid one when its payment settled.",
+		webhooks.HookOrderPaid: {Description: "An order was paid: a free order at confirm, a paid one when its payment settled.",
 			Data: event.Order{}},
-		actors.HookOrderRefunded: {Description: "A refund of a paid order succeeded at the payment provider, partial or full; " +
+		webhooks.HookOrderRefunded: {Description: "A refund of a paid order succeeded at the payment provider, partial or full; " +
 			"the order carries its refunds (status refunded once nothing is left).", Data: event.Order{}},
-		actors.HookCheckinConflict: {Description: "A door conflict: a door device admitted someone offline on a pass the service " +
+		webhooks.HookCheckinConflict: {Description: "A door conflict: a door device admitted someone offline on a pass the service " +
 			"then refused or found used at that door by another device (decisions §18).", Data: event.DoorConflict{}},
 	}
 	var out []Webhook
-	for _, t := range actors.HookTypes() {
+	for _, t := range webhooks.HookTypes() {
 		w, ok := desc[t]
 		if !ok {
 			// A new type must be documented here before it is served.
@@ -144,7 +143,7 @@ var oaEnumSchemas = map[string][]string{
 	"QuestionType":          {"text", "email", "phone", "select", "multi_select", "checkbox", "date"},
 	"ApiKeyType":            {"secret", "publishable"},
 	"ApiVersion":            thttp.KnownVersions(),
-	"WebhookEventType":      actors.HookTypes(),
+	"WebhookEventType":      webhooks.HookTypes(),
 }
 
 var oaEnumDocs = map[string]string{

@@ -16,17 +16,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
 	"ticketd/app"
 	"ticketd/app/apptest"
+	"ticketd/mail"
 )
 
-// pgOutbox returns the ticket mails in the service's outbox.
-func pgOutbox(t testing.TB, s *service) []actors.TicketMail {
+// pgOutbox returns the ticket mails in the service's mail inbox.
+func pgOutbox(t testing.TB, s *service) []mail.TicketMail {
 	t.Helper()
-	var out []actors.TicketMail
-	require.NoError(t, s.Sys.Store().Scan([]byte(actors.OutboxPrefix), func(_, v []byte) error {
-		var m actors.TicketMail
+	var out []mail.TicketMail
+	require.NoError(t, s.Sys.Store().Scan([]byte(mail.InboxPrefix), func(_, v []byte) error {
+		var m mail.TicketMail
 		if err := json.Unmarshal(v, &m); err != nil {
 			return err
 		}

@@ -265,6 +265,10 @@ func TestBuyersTicketPDFAndWallets(t *testing.T) {
 	assert.Equal(t, true, passJSON(t, unzipPass(t, string(body)))["voided"], "the cancelled pass is void")
 	assert.Equal(t, 303, phone.Get(passURL+"/ticket.pdf").Status, "a cancelled registration has no PDF")
 
+	// The wallets' keys (a device registration both ways, a Save link made)
+	// are the key schema's (persistence.Schema).
+	require.NoError(t, s.Sys.Store().CheckSchema(20))
+
 	// Unregister: wrong token refused, right one forgets the device.
 	st, _, _ = call("DELETE", regPath, "0123456789abcdef0123456789abcdef", "")
 	assert.Equal(t, 401, st)

@@ -27,6 +27,10 @@ import (
 //
 // Touches are separate entries, so one put late by a node that has not
 // seen the sign-out yet cannot bring an ended session back.
+//
+// The prefixes are persistence.PrefixSession, PrefixSessionSeen and
+// PrefixSessionEnd of the key schema (persistence.Schema), spelled out
+// here because a front door imports no store package.
 const (
 	sessPrefix     = "csess/"
 	sessSeenPrefix = "csessseen/"

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app/apptest"
+	"ticketd/payments"
 )
 
 var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
@@ -50,7 +51,7 @@ func TestConsoleCancelClosesTheCheckoutSession(t *testing.T) {
 	require.Eventually(t, func() bool { return len(f.rec.Requests(expire)) == 1 },
 		10*time.Second, 20*time.Millisecond, "the closer, woken by the cancel, expires the session: %v", f.rec.Requests(""))
 	require.Eventually(t, func() bool {
-		left, err := f.svc.Sys.CheckoutsToClose(10)
+		left, err := payments.CheckoutsToClose(f.svc.Sys.Store(), 10)
 		return err == nil && len(left) == 0
 	}, 10*time.Second, 20*time.Millisecond, "the entry goes once Stripe answered")
 

@@ -24,6 +24,7 @@ import (
 	"ticketd/app"
 	"ticketd/app/apptest"
 	"ticketd/event"
+	"ticketd/payments"
 	"ticketd/payments/stripe/stripemock"
 )
 
@@ -532,7 +533,7 @@ func TestStripeLapsedHoldExpiresTheSessionAndALatePaymentIsFulfilled(t *testing.
 	require.NoError(t, err)
 	assert.LessOrEqual(t, n, 1, "the periodic pass may have closed it first")
 	require.Len(t, f.rec.Requests("POST /v1/checkout/sessions/"+session+"/expire"), 1)
-	left, err := f.svc.Sys.CheckoutsToClose(10)
+	left, err := payments.CheckoutsToClose(f.svc.Sys.Store(), 10)
 	require.NoError(t, err)
 	assert.Empty(t, left, "closed once Stripe answered")
 

@@ -1,8 +1,8 @@
-package actors
+package mail
 
 import "testing"
 
-func TestValidOutboxKey(t *testing.T) {
+func TestValidInboxKey(t *testing.T) {
 	for k, want := range map[string]bool{
 		"mail/evt_01abc/00000000000000ff-0001":  true,
 		"mail/evt_01abc/00000000000000ff-000":   false,
@@ -17,8 +17,8 @@ func TestValidOutboxKey(t *testing.T) {
 		"":                                      false,
 		"foo":                                   false,
 	} {
-		if got := ValidOutboxKey(k); got != want {
-			t.Errorf("ValidOutboxKey(%q) = %v, want %v", k, got, want)
+		if got := ValidInboxKey(k); got != want {
+			t.Errorf("ValidInboxKey(%q) = %v, want %v", k, got, want)
 		}
 	}
 }

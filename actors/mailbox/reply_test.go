@@ -1,4 +1,4 @@
-package actors
+package mailbox
 
 import (
 	"context"
@@ -22,11 +22,11 @@ func (echo) Receive(ctx actor.Context) {
 func TestReplyPoolAnswersAndReusesBoxes(t *testing.T) {
 	as := actor.NewActorSystem()
 	defer as.Shutdown()
-	p := newReplyPool(as, 4)
+	p := NewReplyPool(as, 4)
 	pid := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return echo{} }))
 	for i := range 20 {
 		msg := string(rune('a' + i))
-		got, err := p.request(context.Background(), pid, msg, 5*time.Second, nil)
+		got, err := p.Request(context.Background(), pid, msg, 5*time.Second, nil)
 		require.NoError(t, err)
 		assert.Equal(t, msg, got)
 	}
@@ -36,15 +36,15 @@ func TestReplyPoolAnswersAndReusesBoxes(t *testing.T) {
 func TestReplyPoolLateAnswerNeverReachesTheNextCaller(t *testing.T) {
 	as := actor.NewActorSystem()
 	defer as.Shutdown()
-	p := newReplyPool(as, 4)
+	p := NewReplyPool(as, 4)
 	pid := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return echo{} }))
-	_, err := p.request(context.Background(), pid, "silence", 20*time.Millisecond, nil)
-	assert.ErrorIs(t, err, errTimeout)
+	_, err := p.Request(context.Background(), pid, "silence", 20*time.Millisecond, nil)
+	assert.ErrorIs(t, err, ErrTimeout)
 	assert.Empty(t, p.idle, "a box whose caller gave up is not reused")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = p.request(ctx, pid, "silence", time.Minute, nil)
+	_, err = p.Request(ctx, pid, "silence", time.Minute, nil)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, p.idle)
 }
@@ -52,9 +52,9 @@ func TestReplyPoolLateAnswerNeverReachesTheNextCaller(t *testing.T) {
 func TestReplyPoolReportsAStoppedActor(t *testing.T) {
 	as := actor.NewActorSystem()
 	defer as.Shutdown()
-	p := newReplyPool(as, 4)
+	p := NewReplyPool(as, 4)
 	pid := as.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return echo{} }))
 	require.NoError(t, as.Root.StopFuture(pid).Wait())
-	_, err := p.request(context.Background(), pid, "hello", 5*time.Second, nil)
+	_, err := p.Request(context.Background(), pid, "hello", 5*time.Second, nil)
 	assert.ErrorIs(t, err, actor.ErrDeadLetter)
 }

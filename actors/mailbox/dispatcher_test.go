@@ -1,4 +1,4 @@
-package actors
+package mailbox
 
 import (
 	"sync"
@@ -10,8 +10,8 @@ import (
 )
 
 func TestDispatcherReusesWorkers(t *testing.T) {
-	d := newDispatcher(10, 2)
-	defer d.close()
+	d := NewDispatcher(10, 2)
+	defer d.Close()
 	var wg sync.WaitGroup
 	for range 100 {
 		wg.Add(1)
@@ -23,8 +23,8 @@ func TestDispatcherReusesWorkers(t *testing.T) {
 }
 
 func TestDispatcherNeverWaitsForABusyWorker(t *testing.T) {
-	d := newDispatcher(10, 1)
-	defer d.close()
+	d := NewDispatcher(10, 1)
+	defer d.Close()
 	block := make(chan struct{})
 	started := make(chan struct{})
 	d.Schedule(func() { close(started); <-block })
@@ -41,13 +41,13 @@ func TestDispatcherNeverWaitsForABusyWorker(t *testing.T) {
 }
 
 func TestDispatcherCloseEndsIdleWorkers(t *testing.T) {
-	d := newDispatcher(10, 4)
+	d := NewDispatcher(10, 4)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Add(1)
 		d.Schedule(func() { time.Sleep(10 * time.Millisecond); wg.Done() })
 	}
 	wg.Wait()
-	d.close()
+	d.Close()
 	require.Eventually(t, func() bool { return d.workers.Load() == 0 }, 5*time.Second, time.Millisecond)
 }

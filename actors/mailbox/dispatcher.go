@@ -1,11 +1,11 @@
-package actors
+package mailbox
 
 import (
 	"sync"
 	"sync/atomic"
 )
 
-// dispatcher runs actor mailboxes on long-lived worker goroutines.
+// Dispatcher runs actor mailboxes on long-lived worker goroutines.
 //
 // protoactor's default dispatcher starts a new goroutine every time an idle
 // mailbox receives a message. A new goroutine starts with a small stack, and
@@ -16,7 +16,7 @@ import (
 // Schedule hands the mailbox run to an idle worker if there is one, else
 // starts a worker while fewer than max exist, else falls back to a plain
 // goroutine, so a mailbox never waits for another actor's turn to end.
-type dispatcher struct {
+type Dispatcher struct {
 	throughput int
 	max        int32
 	workers    atomic.Int32
@@ -25,12 +25,14 @@ type dispatcher struct {
 	stopOnce   sync.Once
 }
 
-func newDispatcher(throughput, max int) *dispatcher {
-	return &dispatcher{throughput: throughput, max: int32(max), work: make(chan func()), stop: make(chan struct{})}
+// NewDispatcher returns a dispatcher of throughput messages per run and at
+// most max workers.
+func NewDispatcher(throughput, max int) *Dispatcher {
+	return &Dispatcher{throughput: throughput, max: int32(max), work: make(chan func()), stop: make(chan struct{})}
 }
 
 // Schedule implements actor.Dispatcher.
-func (d *dispatcher) Schedule(fn func()) {
+func (d *Dispatcher) Schedule(fn func()) {
 	select {
 	case d.work <- fn:
 		return
@@ -46,9 +48,9 @@ func (d *dispatcher) Schedule(fn func()) {
 
 // Throughput implements actor.Dispatcher: messages per mailbox run before
 // the worker yields.
-func (d *dispatcher) Throughput() int { return d.throughput }
+func (d *Dispatcher) Throughput() int { return d.throughput }
 
-func (d *dispatcher) loop(fn func()) {
+func (d *Dispatcher) loop(fn func()) {
 	defer d.workers.Add(-1)
 	for {
 		fn()
@@ -60,5 +62,5 @@ func (d *dispatcher) loop(fn func()) {
 	}
 }
 
-// close ends the idle workers; runs in progress finish first.
-func (d *dispatcher) close() { d.stopOnce.Do(func() { close(d.stop) }) }
+// Close ends the idle workers; runs in progress finish first.
+func (d *Dispatcher) Close() { d.stopOnce.Do(func() { close(d.stop) }) }

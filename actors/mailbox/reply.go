@@ -1,4 +1,4 @@
-package actors
+package mailbox
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 )
 
-// replyBox is a reusable answer slot for Ask: a process registered once
+// replyBox is a reusable answer slot for a request (Ask): a process registered once
 // with the actor system, whose messages land in a one-element channel.
 //
 // protoactor's futures register and remove a new process (a string id in
@@ -39,17 +39,18 @@ func (b *replyBox) SendSystemMessage(*actor.PID, any) {}
 // Stop implements actor.Process.
 func (b *replyBox) Stop(*actor.PID) {}
 
-// replyPool keeps idle boxes; beyond its capacity they are unregistered.
-type replyPool struct {
+// ReplyPool keeps idle reply boxes (see replyBox) for requests; beyond its capacity they are unregistered.
+type ReplyPool struct {
 	as   *actor.ActorSystem
 	idle chan *replyBox
 }
 
-func newReplyPool(as *actor.ActorSystem, size int) *replyPool {
-	return &replyPool{as: as, idle: make(chan *replyBox, size)}
+// NewReplyPool returns a pool of as keeping at most size idle boxes.
+func NewReplyPool(as *actor.ActorSystem, size int) *ReplyPool {
+	return &ReplyPool{as: as, idle: make(chan *replyBox, size)}
 }
 
-func (p *replyPool) get() (*replyBox, error) {
+func (p *ReplyPool) get() (*replyBox, error) {
 	select {
 	case b := <-p.idle:
 		return b, nil
@@ -64,7 +65,7 @@ func (p *replyPool) get() (*replyBox, error) {
 	return b, nil
 }
 
-func (p *replyPool) put(b *replyBox) {
+func (p *ReplyPool) put(b *replyBox) {
 	select {
 	case p.idle <- b:
 	default:
@@ -73,19 +74,19 @@ func (p *replyPool) put(b *replyBox) {
 }
 
 // drop unregisters a box whose answer may still come.
-func (p *replyPool) drop(b *replyBox) { p.as.ProcessRegistry.Remove(b.pid) }
+func (p *ReplyPool) drop(b *replyBox) { p.as.ProcessRegistry.Remove(b.pid) }
 
-// errTimeout is how request reports an answer that did not come in time.
-var errTimeout = errors.New("actors: no answer in time")
+// ErrTimeout is how Request reports an answer that did not come in time.
+var ErrTimeout = errors.New("actors: no answer in time")
 
-// errFailed is how request reports that fail closed first.
-var errFailed = errors.New("actors: store failed")
+// ErrFailed is how Request reports that fail closed first.
+var ErrFailed = errors.New("actors: store failed")
 
-// request sends msg to pid and waits up to timeout (or ctx's end, or fail
+// Request sends msg to pid and waits up to timeout (or ctx's end, or fail
 // closing: a failed store will make nothing durable, so nobody waits for
 // it) for the answer. A message to a stopped actor answers
 // actor.ErrDeadLetter.
-func (p *replyPool) request(ctx context.Context, pid *actor.PID, msg any, timeout time.Duration, fail <-chan struct{}) (any, error) {
+func (p *ReplyPool) Request(ctx context.Context, pid *actor.PID, msg any, timeout time.Duration, fail <-chan struct{}) (any, error) {
 	b, err := p.get()
 	if err != nil {
 		return nil, err
@@ -106,7 +107,7 @@ func (p *replyPool) request(ctx context.Context, pid *actor.PID, msg any, timeou
 		return m, nil
 	case <-b.t.C:
 		p.drop(b)
-		return nil, errTimeout
+		return nil, ErrTimeout
 	case <-ctx.Done():
 		b.t.Stop()
 		p.drop(b)
@@ -114,6 +115,6 @@ func (p *replyPool) request(ctx context.Context, pid *actor.PID, msg any, timeou
 	case <-fail:
 		b.t.Stop()
 		p.drop(b)
-		return nil, errFailed
+		return nil, ErrFailed
 	}
 }
