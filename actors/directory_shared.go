@@ -51,8 +51,11 @@ type SharedLog interface {
 	Checkpoint(ctx context.Context, seq uint64, state []byte) error
 }
 
-// IndexEntry is an index entry a shared log's records owe.
-type IndexEntry struct{ Key, Value []byte }
+// IndexEntry is persistence.IndexEntry: an index entry a shared log's
+// records owe.
+//
+// Deprecated: moved to persistence.IndexEntry.
+type IndexEntry = persistence.IndexEntry
 
 // sharedAttempts bounds the decisions of one directory write that keep
 // meeting another node's append.

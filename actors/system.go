@@ -13,6 +13,7 @@ import (
 
 	"ticketd/actors/index"
 	"ticketd/actors/mailbox"
+	"ticketd/ask"
 	"ticketd/directory"
 	"ticketd/event"
 	"ticketd/persistence"
@@ -134,12 +135,17 @@ type SnapshotStore interface {
 
 // ErrBusy is answered when an event already has MailboxSize requests on
 // their way to its actor. It maps to 503 with Retry-After.
-var ErrBusy = errors.New("actors: event busy")
+//
+// Deprecated: moved to ask.ErrBusy (the same value: errors.Is holds).
+var ErrBusy = ask.ErrBusy
 
 // ErrUnavailable is answered when an actor cannot serve (storage failure,
 // shutdown, timeout). It maps to 503. After a storage fault the error
 // wraps persistence.ErrFailed too.
-var ErrUnavailable = errors.New("actors: unavailable")
+//
+// Deprecated: moved to ask.ErrUnavailable (the same value: errors.Is
+// holds).
+var ErrUnavailable = ask.ErrUnavailable
 
 // System owns the actor system, the event registry and the directory.
 type System struct {

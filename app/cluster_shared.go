@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"ticketd/actors"
-	"ticketd/cluster"
+	"ticketd/cluster/routing"
+	"ticketd/cluster/shared"
 	thttp "ticketd/http"
 	"ticketd/http/console"
 	"ticketd/payments"
@@ -25,9 +26,9 @@ import (
 // log, webhook endpoints and delivery logs, console sessions, Stripe's
 // event ids, the pages' secret) and the idempotency keys.
 type clusterShared struct {
-	dir   *cluster.Directory
-	index *cluster.Index
-	idem  *cluster.Idempotency
+	dir   *shared.Directory
+	index *shared.Index
+	idem  *shared.Idempotency
 	// pagesSecret is the cluster's one email-gate cookie secret, once
 	// read or made (shareSecrets).
 	pagesSecret atomic.Pointer[[]byte]
@@ -49,13 +50,13 @@ const idempotencyTTL = 24 * time.Hour
 // sharedSeen).
 func (m *Main) shareCluster(ac *actors.Config) {
 	sh := &clusterShared{
-		dir:   cluster.NewDirectory(m.node, m.store),
-		index: cluster.NewIndex(m.node, m.store),
-		idem:  cluster.NewIdempotency(m.node, idempotencyTTL),
+		dir:   shared.NewDirectory(m.node, m.store),
+		index: shared.NewIndex(m.node, m.store),
+		idem:  shared.NewIdempotency(m.node, idempotencyTTL),
 	}
 	m.shared = sh
 	ac.Directory = sh.dir
-	ac.Index = cluster.EventIndex{Index: sh.index}
+	ac.Index = shared.EventIndex{Index: sh.index}
 	m.audit.Share(sh.index.PutAll)
 	m.hooks.Share(sh.index.Put)
 	ready := ac.Ready
@@ -202,7 +203,7 @@ func (m *Main) sharedSeen() *payments.Seen {
 // idempotencyStore is the cluster's in cluster mode, else the Pebble one
 // (swept hourly). In cluster mode the local store holds the records the
 // writes of the events this node owns committed (see
-// cluster.Idempotency): the Pebble one's sweep deletes them once expired.
+// shared.Idempotency): the Pebble one's sweep deletes them once expired.
 func (m *Main) idempotencyStore() thttp.IdempotencyStore {
 	m.idem = thttp.NewDurableIdempotency(m.store, idempotencyTTL, m.log.Error)
 	go m.sweepIdempotency(m.stop)
@@ -260,3 +261,14 @@ func (m *Main) bootstrapCluster(sys *actors.System, stop <-chan struct{}) {
 	fmt.Fprintf(m.out, "  secret key:      %s  (shown once)\n", b.SecretKey)
 	fmt.Fprintf(m.out, "  publishable key: %s\n", b.PublishableKey)
 }
+
+// The cluster's parts implement the actors' and the pipeline's interfaces
+// without importing them (the interfaces belong to their users).
+var (
+	_ actors.SharedLog      = (*shared.Directory)(nil)
+	_ actors.SharedIndex    = shared.EventIndex{}
+	_ thttp.RecordingStore  = (*shared.Idempotency)(nil)
+	_ thttp.OriginStore     = (*shared.Idempotency)(nil)
+	_ routing.Actors        = (*actors.System)(nil)
+	_ routing.AnswerEncoder = thttp.EncodeAnswer
+)

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"ticketd/actors"
-	"ticketd/cluster"
+	"ticketd/cluster/node"
+	"ticketd/cluster/settle"
 	thttp "ticketd/http"
 	"ticketd/http/console"
 	"ticketd/mail"
@@ -79,13 +80,13 @@ type Config struct {
 	NodeName    string // unique in the cluster
 	ClusterAddr string // this node's cluster listen host:port
 	// ClusterForwardAddr is where the node takes forwarded requests over
-	// TCP (cluster.Config.ForwardAddr: empty for the cluster address's
+	// TCP (node.Config.ForwardAddr: empty for the cluster address's
 	// host and any port, "off" for NATS only).
 	ClusterForwardAddr string
 	ClusterPeers       string // comma-separated cluster addresses of all nodes
 	ClusterReplicas    int    // replicas of each event stream
 	// ClusterShards is how many streams the events are spread over, fixed
-	// when the cluster is made (cluster.Config.Shards).
+	// when the cluster is made (node.Config.Shards).
 	ClusterShards int
 	// ClusterSnapshotTailMax bounds the changes after an event's last
 	// snapshot in cluster mode, the tail a failover replays (0: the
@@ -94,7 +95,7 @@ type Config struct {
 	// ClusterSettleLag is how many messages of its shard an event may hold
 	// the log's trim back before the trimmer settles it (snapshot kept
 	// twice, log trimmed through it); ClusterSettleSmall the records of an
-	// event settled even while it still changes (see cluster.Config).
+	// event settled even while it still changes (see node.Config).
 	ClusterSettleLag   int
 	ClusterSettleSmall int
 
@@ -125,7 +126,7 @@ type Tuning struct {
 	Wallet func(*wallet.Config)
 	// Cluster adjusts the cluster node's configuration (tests make the
 	// trimmer look every 200 ms, or put every event on one shard).
-	Cluster func(*cluster.Config)
+	Cluster func(*node.Config)
 	// AskTimeout bounds how long a caller waits for an actor's answer
 	// (0: the actors' default, 10 s). The bench seeder raises it: an
 	// actor loading a copied log of a million changes on a busy machine
@@ -160,8 +161,8 @@ func DefaultConfig() Config {
 		WebhookDisableAfter:    10,
 		PaymentProvider:        PaymentSandbox,
 		ClusterReplicas:        3,
-		ClusterShards:          cluster.DefaultShards,
-		ClusterSnapshotTailMax: cluster.SnapshotTailMax,
+		ClusterShards:          node.DefaultShards,
+		ClusterSnapshotTailMax: settle.SnapshotTailMax,
 		ClusterSettleLag:       10_000,
 		ClusterSettleSmall:     10_000,
 
@@ -270,14 +271,14 @@ func (c *Config) validatePayments() error {
 func (c *Config) Clustered() bool { return strings.TrimSpace(c.ClusterPeers) != "" }
 
 // clusterConfig is the cluster block as the cluster package takes it.
-func (c *Config) clusterConfig() (cluster.Config, error) {
+func (c *Config) clusterConfig() (node.Config, error) {
 	var peers []string
 	for _, p := range strings.Split(c.ClusterPeers, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			peers = append(peers, p)
 		}
 	}
-	cc := cluster.Config{NodeName: c.NodeName, Addr: c.ClusterAddr, ForwardAddr: c.ClusterForwardAddr, Peers: peers, Replicas: c.ClusterReplicas, Shards: c.ClusterShards,
+	cc := node.Config{NodeName: c.NodeName, Addr: c.ClusterAddr, ForwardAddr: c.ClusterForwardAddr, Peers: peers, Replicas: c.ClusterReplicas, Shards: c.ClusterShards,
 		SettleLag: c.ClusterSettleLag, SettleSmall: c.ClusterSettleSmall, DataDir: c.DataDir, Logger: c.Logger}
 	if c.Tune != nil && c.Tune.Cluster != nil {
 		c.Tune.Cluster(&cc)

@@ -17,7 +17,10 @@ import (
 
 	"ticketd/actors"
 	"ticketd/audit"
-	"ticketd/cluster"
+	"ticketd/cluster/eventlog"
+	"ticketd/cluster/node"
+	"ticketd/cluster/routing"
+	"ticketd/cluster/settle"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
@@ -62,8 +65,8 @@ type Main struct {
 
 	// Cluster mode only: the node, and the router that forwards requests
 	// for events other nodes own.
-	node   *cluster.Node
-	router *cluster.Router
+	node   *node.Node
+	router *routing.Router
 	shared *clusterShared // see shareCluster
 
 	// wallet is the buyer's wallet passes (nil until Open loads it).
@@ -483,7 +486,7 @@ func (m *Main) Close() error {
 	var errs []error
 	if m.router != nil {
 		// A graceful stop hands this node's shards over first, as planned
-		// moves (at most cluster.LeaveWait): its events' writes pause
+		// moves (at most routing.LeaveWait): its events' writes pause
 		// well under a second instead of waiting for a survivor to load
 		// them after the shutdown. Meanwhile /readyz answers 503 and the
 		// node serves on.
@@ -675,17 +678,17 @@ func (m *Main) joinCluster(ac *actors.Config) error {
 		return err
 	}
 	cc.Logger = m.log
-	m.node, err = cluster.Start(cc)
+	m.node, err = node.Start(cc)
 	if err != nil {
 		return fmt.Errorf("app: join cluster: %w", err)
 	}
-	m.router = cluster.NewRouter(m.node)
+	m.router = routing.NewRouter(m.node, thttp.EncodeAnswer)
 	node := m.node
-	clog := cluster.NewLog(node, m.store)
+	clog := eventlog.NewLog(node, m.store)
 	ac.Log = clog
 	// Snapshots go to a replicated store too: a survivor that takes an
 	// event over loads it from there and the log's tail.
-	ac.Snapshots = cluster.NewSnapshots(clog)
+	ac.Snapshots = settle.NewSnapshots(clog)
 	// A failover replays the tail after the newest snapshot over the
 	// network while the event's writes wait: bounded, not growing with
 	// the event.
@@ -704,7 +707,7 @@ func (m *Main) joinCluster(ac *actors.Config) error {
 }
 
 // Node is the cluster node of an open Main in cluster mode, else nil.
-func (m *Main) Node() *cluster.Node { return m.node }
+func (m *Main) Node() *node.Node { return m.node }
 
 // clusterView is what the cluster admin routes read; nil on a single node.
 func (m *Main) clusterView() api.Cluster {
@@ -715,8 +718,8 @@ func (m *Main) clusterView() api.Cluster {
 }
 
 type clusterView struct {
-	node   *cluster.Node
-	router *cluster.Router
+	node   *node.Node
+	router *routing.Router
 }
 
 func (v clusterView) Nodes() []api.ClusterNode {
@@ -730,7 +733,7 @@ func (v clusterView) Nodes() []api.ClusterNode {
 
 func (v clusterView) Owner(ctx context.Context, eventID string) (string, error) {
 	owner, err := v.router.EventOwner(ctx, eventID)
-	if errors.Is(err, cluster.ErrNoEvent) {
+	if errors.Is(err, routing.ErrNoEvent) {
 		return "", event.Errorf(event.NotFound, "event not found")
 	}
 	return owner, err

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app"
-	"ticketd/cluster"
+	clusternode "ticketd/cluster/node"
 	"ticketd/mail"
 	"ticketd/mail/smtptest"
 )
@@ -52,7 +52,7 @@ func TestDropMailsSurviveTrim(t *testing.T) {
 				mc.RetryMin, mc.RetryMax = time.Minute, time.Minute
 				mc.BackoffMin, mc.BackoffMax = 100*time.Millisecond, 500*time.Millisecond
 			},
-			Cluster: func(cc *cluster.Config) { cc.Shards = 1 },
+			Cluster: func(cc *clusternode.Config) { cc.Shards = 1 },
 		}
 	})
 	a := nodes[0]

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app"
-	"ticketd/cluster"
+	clusternode "ticketd/cluster/node"
 	"ticketd/mail"
 	"ticketd/mail/smtptest"
 )
@@ -55,7 +55,7 @@ func mailOncePerEvent(t *testing.T, activateMax int) {
 		c.Tune = &app.Tuning{Mail: func(mc *mail.Config) {
 			mc.RetryMin, mc.RetryMax = 200*time.Millisecond, 500*time.Millisecond
 			mc.BackoffMin, mc.BackoffMax = 100*time.Millisecond, 500*time.Millisecond
-		}, Cluster: func(cc *cluster.Config) { cc.ActivateMax = activateMax }}
+		}, Cluster: func(cc *clusternode.Config) { cc.ActivateMax = activateMax }}
 	})
 	a := nodes[0]
 	u := a.NewUnit("Mail")

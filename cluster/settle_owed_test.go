@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app"
-	"ticketd/cluster"
+	clusternode "ticketd/cluster/node"
 )
 
 // TestStuckWebhookReleasesTrim: an event whose webhook cannot be
@@ -29,7 +29,7 @@ func TestStuckWebhookReleasesTrim(t *testing.T) {
 		c.ClusterSnapshotTailMax = 20
 		c.ClusterSettleLag = 100 // the least allowed
 		c.WebhookDisableAfter = 1000
-		c.Tune = &app.Tuning{Cluster: func(cc *cluster.Config) {
+		c.Tune = &app.Tuning{Cluster: func(cc *clusternode.Config) {
 			cc.Shards = 1 // every event on one shard, so one moves the other's trim
 			cc.SettleEvery = 200 * time.Millisecond
 		}}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/app"
-	"ticketd/cluster"
+	clusternode "ticketd/cluster/node"
 	"ticketd/mail/smtptest"
 )
 
@@ -57,7 +57,7 @@ func TestSettledCompacted(t *testing.T) {
 		c.SnapshotEvery = 20
 		c.ClusterSnapshotTailMax = 20
 		c.ClusterSettleLag = 100 // the least allowed
-		c.Tune = &app.Tuning{Cluster: func(cc *cluster.Config) {
+		c.Tune = &app.Tuning{Cluster: func(cc *clusternode.Config) {
 			cc.Shards = 1 // every event on one shard, so the busy one moves the others' trim
 			cc.SettleEvery = 200 * time.Millisecond
 		}}

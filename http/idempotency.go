@@ -10,47 +10,38 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"ticketd/idempotency"
 )
 
-// IdemState is the outcome of IdempotencyStore.Begin.
-type IdemState int
+// The records' types live in package idempotency, which the cluster's
+// replicated store implements too; these names stay for the pipeline.
+type (
+	// IdemState is idempotency.State.
+	//
+	// Deprecated: moved to idempotency.State.
+	IdemState = idempotency.State
+	// StoredResponse is idempotency.StoredResponse.
+	//
+	// Deprecated: moved to idempotency.StoredResponse.
+	StoredResponse = idempotency.StoredResponse
+	// IdempotencyStore is idempotency.Store.
+	//
+	// Deprecated: moved to idempotency.Store.
+	IdempotencyStore = idempotency.Store
+)
 
+// The outcomes of IdempotencyStore.Begin.
+//
+// Deprecated: moved to idempotency.New, Replay, Mismatch, InFlight and
+// Unavailable.
 const (
-	// IdemNew: the caller owns the key and must call Finish.
-	IdemNew IdemState = iota
-	// IdemReplay: a completed answer exists for the same request.
-	IdemReplay
-	// IdemMismatch: the key was used for a different request (422).
-	IdemMismatch
-	// IdemInFlight: the first request with this key is still running (409).
-	IdemInFlight
-	// IdemUnavailable: the store of the keys cannot be reached, so whether
-	// the key was used is unknown (503: the request does not run; the
-	// client retries with the same key).
-	IdemUnavailable
+	IdemNew         = idempotency.New
+	IdemReplay      = idempotency.Replay
+	IdemMismatch    = idempotency.Mismatch
+	IdemInFlight    = idempotency.InFlight
+	IdemUnavailable = idempotency.Unavailable
 )
-
-// StoredResponse is a completed answer kept for replay.
-type StoredResponse struct {
-	Status      int
-	ContentType string
-	Body        []byte
-	// Durable: the answer was committed with the write it answers (see
-	// RecordingStore); Finish need not store it again.
-	Durable bool
-}
-
-// IdempotencyStore remembers answers by (scope, key) for a while. Scope is
-// the API key id, so two keys never see each other's answers. The server
-// keeps it behind this interface so the lead can make it durable later.
-type IdempotencyStore interface {
-	// Begin claims (scope, key) for a request with fingerprint fp, or
-	// reports why it cannot; with IdemReplay it returns the stored answer.
-	Begin(scope, key string, fp [32]byte, now time.Time) (IdemState, *StoredResponse)
-	// Finish stores the answer of a claimed key; resp nil releases the
-	// claim without storing (5xx: the client may retry with the same key).
-	Finish(scope, key string, resp *StoredResponse, now time.Time)
-}
 
 // fingerprint identifies a request for idempotency: method, path and body.
 // A JSON body counts by its meaning, not its bytes: the same document with

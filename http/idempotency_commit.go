@@ -11,74 +11,57 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"ticketd/event"
+	"ticketd/idempotency"
 )
 
-// RecordingStore is an IdempotencyStore whose answers a write commits in
-// its own batch (decisions §20, exactly once): the write's actor puts the
-// key's record (RecordKey, the answer encoded as DurableIdempotency
-// stores it) beside the write's changes, so the key and the write are
-// durable together or not at all, and the actor looks for the record
-// before deciding a request again (see actors.Recorder). The pipeline
-// hands the record's maker to the handler through Ctx.Recorder.
-type RecordingStore interface {
-	IdempotencyStore
-	// TTL is how long a key's answer is kept.
-	TTL() time.Duration
-	// Hold keeps (scope, key) claimed until until: the request answered
-	// 5xx while a write it asked for may still commit (an ask that timed
-	// out, an owner lost); a retry meanwhile answers 409, after it the
-	// request runs again and meets the write's record if there is one.
-	Hold(scope, key string, until time.Time)
-	// Retried reports whether the key this node holds was claimed before
-	// by a request whose write may have been made (a hold that ended, a
-	// stale or released claim): only then does the write's actor look for
-	// its record before deciding (a key never claimed has none anywhere).
-	Retried(scope, key string) bool
+type (
+	// RecordingStore is idempotency.RecordingStore.
+	//
+	// Deprecated: moved to idempotency.RecordingStore.
+	RecordingStore = idempotency.RecordingStore
+	// KeyedWrite is idempotency.KeyedWrite.
+	//
+	// Deprecated: moved to idempotency.KeyedWrite.
+	KeyedWrite = idempotency.KeyedWrite
+	// OriginStore is idempotency.OriginStore.
+	//
+	// Deprecated: moved to idempotency.OriginStore.
+	OriginStore = idempotency.OriginStore
+)
+
+// RecordKey is idempotency.RecordKey.
+//
+// Deprecated: moved to idempotency.RecordKey.
+func RecordKey(scope, key string) []byte { return idempotency.RecordKey(scope, key) }
+
+// Live is idempotency.Live.
+//
+// Deprecated: moved to idempotency.Live.
+func Live(value []byte) bool { return idempotency.Live(value) }
+
+// keyedAnswer is the answer w records for a handler's result out.
+func keyedAnswer(w *KeyedWrite, out any) (*StoredResponse, bool) {
+	body, ok := encodeAnswer(out)
+	if !ok {
+		return nil, false
+	}
+	return w.Answer(body), true
 }
 
-// RecordKey is the index key of the record of (scope, key): "idem/" +
-// scope + "/" + hex SHA-256 of the key.
-func RecordKey(scope, key string) []byte { return []byte(durableKey(scope, key)) }
-
-// KeyedWrite is the record a write commits for its Idempotency-Key, in
-// the form another node can remake it from (cluster mode forwards it with
-// the request to the event's owner): the record's key, the request's
-// fingerprint, the answer's expiry and status. Its answer is the write's
-// result itself, encoded as the pipeline encodes a handler's result.
-type KeyedWrite struct {
-	Key     []byte
-	FP      [32]byte
-	Expires time.Time
-	Status  int
-	// Retried: the key was claimed before (RecordingStore.Retried), so
-	// the actor looks for its record first.
-	Retried bool
-}
-
-// Value is the record of the answer result makes; nil when the result
-// cannot be encoded (then nothing is recorded).
-func (w *KeyedWrite) Value(result any) []byte {
-	r, ok := w.answer(result)
+// KeyedValue is the record w makes of a handler's result; nil when the
+// result cannot be encoded (then nothing is recorded).
+func KeyedValue(w *KeyedWrite, result any) []byte {
+	r, ok := keyedAnswer(w, result)
 	if !ok {
 		return nil
 	}
 	return encodeIdem(w.FP, w.Expires, r)
 }
 
-func (w *KeyedWrite) answer(out any) (*StoredResponse, bool) {
-	body, ok := encodeAnswer(out)
-	if !ok {
-		return nil, false
-	}
-	return &StoredResponse{Status: w.Status, ContentType: "application/json", Body: body, Durable: true}, true
-}
-
-// Live reports whether a record still answers (not expired, by the
-// clock of the node that reads it).
-func Live(value []byte) bool {
-	_, exp, _, err := decodeIdem(value)
-	return err == nil && time.Now().Before(exp)
-}
+// EncodeAnswer is the body the pipeline writes for a handler's result out:
+// what a keyed write's record holds (the cluster's owner remakes the
+// record of a forwarded write with it).
+func EncodeAnswer(out any) ([]byte, bool) { return encodeAnswer(out) }
 
 // KeyedRecorder is what Ctx.Recorder gives the handler to pass to its
 // write (as an actors.Recorder): the record's key, its maker, its
@@ -141,7 +124,7 @@ func (c *Ctx) Recorder(view func(any) any) *KeyedRecorder {
 		if view != nil {
 			out = view(res)
 		}
-		r, ok := w.answer(out)
+		r, ok := keyedAnswer(w, out)
 		if !ok {
 			return nil
 		}
@@ -204,13 +187,6 @@ func encodeAnswer(out any) ([]byte, bool) {
 // request gives.
 func sameAnswer(a, b *StoredResponse) bool {
 	return a != nil && b != nil && a.Status == b.Status && a.ContentType == b.ContentType && bytes.Equal(a.Body, b.Body)
-}
-
-// OriginStore is an IdempotencyStore that knows when a key it holds was
-// first claimed (cluster.Idempotency: a claim that replaces the stale or
-// released claim of the same request keeps its origin).
-type OriginStore interface {
-	Origin(scope, key string) time.Time
 }
 
 // KeyedID returns, for a POST that owns its Idempotency-Key on a

@@ -2,13 +2,10 @@ package http
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
-	"errors"
 	"sync"
 	"time"
 
+	"ticketd/idempotency"
 	"ticketd/persistence"
 )
 
@@ -65,10 +62,7 @@ func NewDurableIdempotency(store *persistence.Store, ttl time.Duration, log func
 	return &DurableIdempotency{store: store, ttl: ttl, log: log, inflight: map[string]idemFlight{}}
 }
 
-func durableKey(scope, key string) string {
-	h := sha256.Sum256([]byte(key))
-	return idemPrefix + scope + "/" + hex.EncodeToString(h[:])
-}
+func durableKey(scope, key string) string { return idempotency.DurableKey(scope, key) }
 
 // Begin implements IdempotencyStore. The store is read outside the lock
 // (the key is reserved meanwhile, so a second request with it answers
@@ -182,30 +176,11 @@ func (d *DurableIdempotency) Sweep(now time.Time) (int, error) {
 }
 
 func encodeIdem(fp [32]byte, exp time.Time, r *StoredResponse) []byte {
-	out := make([]byte, 0, 1+32+8+2+2+len(r.ContentType)+len(r.Body))
-	out = append(out, 1)
-	out = append(out, fp[:]...)
-	out = binary.BigEndian.AppendUint64(out, uint64(exp.Unix()))
-	out = binary.BigEndian.AppendUint16(out, uint16(r.Status))
-	out = binary.BigEndian.AppendUint16(out, uint16(len(r.ContentType)))
-	out = append(out, r.ContentType...)
-	return append(out, r.Body...)
+	return idempotency.EncodeRecord(fp, exp, r)
 }
 
-var errBadIdem = errors.New("http: bad idempotency record")
-
 func decodeIdem(v []byte) (fp [32]byte, exp time.Time, r *StoredResponse, err error) {
-	if len(v) < 1+32+8+2+2 || v[0] != 1 {
-		return fp, exp, nil, errBadIdem
-	}
-	copy(fp[:], v[1:33])
-	exp = time.Unix(int64(binary.BigEndian.Uint64(v[33:41])), 0)
-	status := int(binary.BigEndian.Uint16(v[41:43]))
-	n := int(binary.BigEndian.Uint16(v[43:45]))
-	if len(v) < 45+n {
-		return fp, exp, nil, errBadIdem
-	}
-	return fp, exp, &StoredResponse{Status: status, ContentType: string(v[45 : 45+n]), Body: bytes.Clone(v[45+n:])}, nil
+	return idempotency.DecodeRecord(v)
 }
 
 var _ RecordingStore = (*DurableIdempotency)(nil)

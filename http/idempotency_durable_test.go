@@ -73,7 +73,7 @@ func TestDurableIdempotencyRecordCommittedWithTheWrite(t *testing.T) {
 	require.Equal(t, IdemNew, state)
 	answer := &StoredResponse{Status: 201, ContentType: "application/json", Body: []byte(`{"id":"evt_1"}`), Durable: true}
 	w := &KeyedWrite{Key: RecordKey("key_1", "k1"), FP: fp, Expires: now.Add(d.TTL()), Status: 201}
-	k, v := w.Key, w.Value(map[string]any{"id": "evt_1"})
+	k, v := w.Key, KeyedValue(w, map[string]any{"id": "evt_1"})
 	b := st.NewBatch()
 	b.Append("evt_1", 1, []byte("the write"))
 	b.Put(k, v)
@@ -88,7 +88,7 @@ func TestDurableIdempotencyRecordCommittedWithTheWrite(t *testing.T) {
 	state, _ = d.Begin("key_1", "k2", fp, now.Add(30*time.Second))
 	assert.Equal(t, IdemInFlight, state, "held while the write may still land")
 	w2 := &KeyedWrite{Key: RecordKey("key_1", "k2"), FP: fp, Expires: now.Add(d.TTL()), Status: 201}
-	k2, v2 := w2.Key, w2.Value(map[string]any{"id": "evt_2"})
+	k2, v2 := w2.Key, KeyedValue(w2, map[string]any{"id": "evt_2"})
 	b = st.NewBatch()
 	b.Put(k2, v2) // it landed
 	require.NoError(t, st.Commit(b))

@@ -49,6 +49,11 @@ type LogBatch interface {
 	Close()
 }
 
+// IndexEntry is an index entry (a key and its value) that records owe,
+// written with them: what a replicated log's append carries beside its
+// records (actors.SharedLog, cluster/shared.Directory).
+type IndexEntry struct{ Key, Value []byte }
+
 // ErrFenced is returned by a commit of a writer that another one has
 // claimed the stream from: nothing of that batch was written, and the
 // writer must stop.

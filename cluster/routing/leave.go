@@ -1,0 +1,130 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"ticketd/cluster/node"
+
+	"github.com/nats-io/nats.go"
+)
+
+// A graceful stop (a rolling restart) is a planned move of every shard
+// the node leads: Leave hands each over as the leaders' spreading does
+// (the taker preloads the shard's events, then asks this node to drain
+// and step down in its favour), instead of letting the server's shutdown
+// move the leaderships with the actors already gone, which left the
+// taker to load every event (a big event's snapshot) while its writes
+// waited. The leaving node says it is not ready from the start (its
+// heartbeat and /readyz), so no balancer moves a shard back to it and a
+// load balancer stops sending it clients, but it serves its events until
+// each is handed over.
+const (
+	// takeSubj + node name asks that node to take a shard from the
+	// leaving node: "<shard> <from>".
+	takeSubj = "ticketd.take."
+	// LeaveWait bounds a whole Leave: what is not handed over by then
+	// moves with the server's shutdown, as after a loss (its events
+	// loaded by the next owner while their writes wait). It covers the
+	// taker's preload of a big event (the chaos run's hot event's, and
+	// what a shorter bound cost: bench/results/20261129-cluster-history.md). A
+	// supervisor's stop timeout must exceed it (systemd's
+	// TimeoutStopSec is 90 s; Kubernetes' terminationGracePeriodSeconds,
+	// 30 s by default, must be raised).
+	LeaveWait = 60 * time.Second
+	// takeRetry is the pause between a taker's handover tries (its first
+	// are refused while it preloads).
+	takeRetry = 100 * time.Millisecond
+)
+
+// Leave hands every shard this node leads over to the other ready nodes
+// (the ones leading fewest first), each as a planned move, within ctx
+// (at most LeaveWait), and marks the node as leaving: it is no longer
+// ready. Call it before Close; Close alone still works (the shards move
+// as after a loss).
+func (r *Router) Leave(ctx context.Context) {
+	r.n.Leaving.Store(true)
+	ctx, cancel := context.WithTimeout(ctx, LeaveWait)
+	defer cancel()
+	start := time.Now()
+	led := r.n.Led()
+	if len(led) == 0 {
+		return
+	}
+	targets := r.n.LeaveTargets(len(led))
+	if len(targets) == 0 {
+		r.n.Config().Logger.Info("cluster: leaving with no ready node to take its shards", "shards", len(led))
+		return
+	}
+	var wg sync.WaitGroup
+	for i, shard := range led {
+		to := targets[i%len(targets)]
+		wg.Go(func() {
+			err := r.askTake(ctx, shard, to)
+			if err != nil {
+				r.n.Config().Logger.Warn("cluster: shard not handed over before leaving", "stream", node.StreamName(shard), "to", to, "err", err)
+				return
+			}
+			r.n.Config().Logger.Info("cluster: shard handed over before leaving", "stream", node.StreamName(shard), "to", to,
+				"ms", time.Since(start).Milliseconds())
+		})
+	}
+	wg.Wait()
+}
+
+// askTake asks node to to take shard from this node, and waits for it
+// within ctx.
+func (r *Router) askTake(ctx context.Context, shard int, to string) error {
+	body := []byte(strconv.Itoa(shard) + " " + r.n.Config().NodeName)
+	m, err := r.n.Conn().RequestWithContext(ctx, takeSubj+to, body)
+	if err != nil {
+		return err
+	}
+	if len(m.Data) > 0 {
+		return errors.New(string(m.Data))
+	}
+	return nil
+}
+
+// takeFor serves a leaving node's ask for a shard: the handover of a planned
+// move, asked again while its events preload or the giver refuses (it
+// activates them), until the ask's deadline.
+func (r *Router) takeFor(m *nats.Msg) {
+	f, from, _ := strings.Cut(string(m.Data), " ")
+	shard, err := strconv.Atoi(f)
+	if err != nil || shard < 0 || shard >= r.n.Config().Shards || from == "" {
+		_ = m.Respond([]byte("bad request"))
+		return
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		deadline := time.Now().Add(LeaveWait)
+		for {
+			err := r.handOver(shard, from, r.n.Config().NodeName)
+			if err == nil || r.leads(shard) {
+				_ = m.Respond(nil)
+				return
+			}
+			if strings.Contains(err.Error(), "not the leader") {
+				_ = m.Respond([]byte("moved already"))
+				return
+			}
+			if time.Now().After(deadline) {
+				_ = m.Respond(fmt.Appendf(nil, "%v", err))
+				return
+			}
+			select {
+			case <-r.stop:
+				_ = m.Respond([]byte("closing"))
+				return
+			case <-time.After(takeRetry):
+			}
+		}
+	}()
+}

@@ -1,0 +1,12 @@
+package shared
+
+import (
+	"context"
+	"testing"
+
+	"ticketd/cluster/clustertest"
+)
+
+var bg = context.Background()
+
+func TestMain(m *testing.M) { clustertest.Main(m) }
