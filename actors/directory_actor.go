@@ -8,7 +8,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"ticketd/ask"
 	"ticketd/directory"
+	"ticketd/persistence"
 )
 
 const directoryStream = "directory"
@@ -31,23 +33,23 @@ type dirActor struct {
 	// decided.
 	shared  SharedLog
 	seq     uint64
-	pending []IndexEntry
+	pending []persistence.IndexEntry
 }
 
 type dirCreateUnit struct {
 	name string
-	rec  *Recorder
+	rec  *ask.Recorder
 }
 
 type dirCreateKey struct {
 	key    directory.Key
 	secret string
-	rec    *Recorder
+	rec    *ask.Recorder
 }
 
 type dirRevokeKey struct {
 	id  string
-	rec *Recorder
+	rec *ask.Recorder
 }
 
 func (s *System) startDirectory() error {
@@ -102,7 +104,7 @@ func (a *dirActor) Receive(ctx actor.Context) {
 			// The directory cannot go on with state ahead of its log; the
 			// store has failed too, and the service restarts from the log.
 			a.sys.cfg.Logger.Error("directory sync failed", "err", err)
-			a.failed = fmt.Errorf("%w: directory: %w", ErrUnavailable, err)
+			a.failed = fmt.Errorf("%w: directory: %w", ask.ErrUnavailable, err)
 			a.com.fail(ctx, func() any { return &response{err: a.failed} })
 		}
 	case *dirSync:
@@ -112,7 +114,7 @@ func (a *dirActor) Receive(ctx actor.Context) {
 		err := a.catchUp()
 		if err != nil {
 			a.sys.cfg.Logger.Warn("directory: read of the shared log failed", "err", err)
-			err = fmt.Errorf("%w: directory: %w", ErrUnavailable, err)
+			err = fmt.Errorf("%w: directory: %w", ask.ErrUnavailable, err)
 		}
 		if ctx.Sender() != nil {
 			ctx.Respond(&response{err: err})
@@ -150,13 +152,13 @@ func (a *dirActor) Receive(ctx actor.Context) {
 // decide applies the change fn decides, logs it, and answers once durable
 // with fn's result (or, for a nil result, the key named by a revocation);
 // rec (may be nil) puts the request's own entry in the change's batch.
-func (a *dirActor) decide(ctx actor.Context, rec *Recorder, fn func() (any, directory.Change, error)) {
+func (a *dirActor) decide(ctx actor.Context, rec *ask.Recorder, fn func() (any, directory.Change, error)) {
 	a.decideOwing(ctx, rec, fn, nil)
 }
 
 // decideOwing is decide that lets owe add to the change's batch (its
 // a link's mail) once the change is appended at seq.
-func (a *dirActor) decideOwing(ctx actor.Context, rec *Recorder, fn func() (any, directory.Change, error), owe func(seq uint64)) {
+func (a *dirActor) decideOwing(ctx actor.Context, rec *ask.Recorder, fn func() (any, directory.Change, error), owe func(seq uint64)) {
 	if a.shared != nil {
 		a.decideShared(ctx, fn, owe)
 		return
@@ -200,7 +202,7 @@ func (a *dirActor) decideOwing(ctx actor.Context, rec *Recorder, fn func() (any,
 
 func (s *System) askDirectory(ctx context.Context, msg any) (any, error) {
 	if err := s.store.Err(); err != nil {
-		return nil, fmt.Errorf("%w: directory: %w", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: directory: %w", ask.ErrUnavailable, err)
 	}
 	res, err := s.reply.Request(ctx, s.dirPID, msg, s.cfg.AskTimeout, s.store.Failed())
 	if err != nil {
@@ -208,14 +210,14 @@ func (s *System) askDirectory(ctx context.Context, msg any) (any, error) {
 	}
 	r, ok := res.(*response)
 	if !ok {
-		return nil, fmt.Errorf("%w: directory answered %T", ErrUnavailable, res)
+		return nil, fmt.Errorf("%w: directory answered %T", ask.ErrUnavailable, res)
 	}
 	return r.result, r.err
 }
 
 // CreateUnit creates a business unit.
 func (s *System) CreateUnit(ctx context.Context, name string) (directory.Unit, error) {
-	res, err := s.askDirectory(ctx, &dirCreateUnit{name: name, rec: RecorderOf(ctx)})
+	res, err := s.askDirectory(ctx, &dirCreateUnit{name: name, rec: ask.RecorderOf(ctx)})
 	if err != nil {
 		return directory.Unit{}, err
 	}
@@ -257,11 +259,11 @@ func (s *System) CreateKey(ctx context.Context, spec NewKeySpec) (directory.Key,
 		CreatedAt: s.cfg.Now().UTC(),
 		ExpiresAt: spec.ExpiresAt,
 	}
-	rec := RecorderOf(ctx)
+	rec := ask.RecorderOf(ctx)
 	if rec != nil && rec.Value != nil {
 		// The answer holds the whole key, which the result does not.
 		inner := rec.Value
-		rec = &Recorder{Key: rec.Key, Value: func(res any) []byte {
+		rec = &ask.Recorder{Key: rec.Key, Value: func(res any) []byte {
 			k, _ := res.(directory.Key)
 			return inner(CreatedKey{Key: k, Secret: secret})
 		}}
@@ -275,7 +277,7 @@ func (s *System) CreateKey(ctx context.Context, spec NewKeySpec) (directory.Key,
 
 // RevokeKey revokes a key at once and returns it.
 func (s *System) RevokeKey(ctx context.Context, keyID string) (directory.Key, error) {
-	res, err := s.askDirectory(ctx, &dirRevokeKey{id: keyID, rec: RecorderOf(ctx)})
+	res, err := s.askDirectory(ctx, &dirRevokeKey{id: keyID, rec: ask.RecorderOf(ctx)})
 	if err != nil {
 		return directory.Key{}, err
 	}

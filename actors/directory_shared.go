@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"ticketd/ask"
 	"ticketd/directory"
 	"ticketd/persistence"
 )
@@ -42,7 +43,7 @@ type SharedLog interface {
 	// it answers an error wrapping persistence.ErrFenced and appends
 	// nothing. Any other error leaves the outcome unknown (a later Read
 	// tells).
-	Append(ctx context.Context, first uint64, records [][]byte, index []IndexEntry) error
+	Append(ctx context.Context, first uint64, records [][]byte, index []persistence.IndexEntry) error
 	// CheckpointDue reports whether a checkpoint is due.
 	CheckpointDue() bool
 	// Checkpoint stores state as the checkpoint at seq, the last record
@@ -50,12 +51,6 @@ type SharedLog interface {
 	// answers an error wrapping persistence.ErrFenced and stores nothing.
 	Checkpoint(ctx context.Context, seq uint64, state []byte) error
 }
-
-// IndexEntry is persistence.IndexEntry: an index entry a shared log's
-// records owe.
-//
-// Deprecated: moved to persistence.IndexEntry.
-type IndexEntry = persistence.IndexEntry
 
 // sharedAttempts bounds the decisions of one directory write that keep
 // meeting another node's append.
@@ -140,7 +135,7 @@ func (a *dirActor) catchUp() error {
 func (a *dirActor) decideShared(ctx actor.Context, fn func() (any, directory.Change, error), owe func(seq uint64)) {
 	for attempt := 1; ; attempt++ {
 		if err := a.catchUp(); err != nil {
-			ctx.Respond(&response{err: fmt.Errorf("%w: directory: %w", ErrUnavailable, err)})
+			ctx.Respond(&response{err: fmt.Errorf("%w: directory: %w", ask.ErrUnavailable, err)})
 			return
 		}
 		res, ch, err := fn()
@@ -164,7 +159,7 @@ func (a *dirActor) decideShared(ctx actor.Context, fn func() (any, directory.Cha
 			continue // another node appended first: decide again on its change
 		}
 		if err != nil {
-			ctx.Respond(&response{err: fmt.Errorf("%w: directory: %w", ErrUnavailable, err)})
+			ctx.Respond(&response{err: fmt.Errorf("%w: directory: %w", ask.ErrUnavailable, err)})
 			return
 		}
 		a.st.Apply(ch)
@@ -221,7 +216,7 @@ func resolved(st *directory.State, res any, ch directory.Change) any {
 // or in cluster mode to the shared log's append.
 func (a *dirActor) put(key, value []byte) {
 	if a.shared != nil {
-		a.pending = append(a.pending, IndexEntry{Key: key, Value: value})
+		a.pending = append(a.pending, persistence.IndexEntry{Key: key, Value: value})
 		return
 	}
 	a.com.put(key, value)

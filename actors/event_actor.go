@@ -12,6 +12,7 @@ import (
 
 	"ticketd/actors/feed"
 	"ticketd/actors/index"
+	"ticketd/ask"
 	"ticketd/event"
 	"ticketd/outbox"
 	"ticketd/persistence"
@@ -57,6 +58,10 @@ type eventActor struct {
 	polls     map[string]time.Time
 	swept     time.Time
 	startedAt time.Time
+
+	// the sale view published last and its slot (saleview.go)
+	view *event.SaleView
+	sale *saleSlot
 
 	// recent holds the Recorder records of batches not yet durable, by
 	// key: a request claimed again meanwhile finds them (see Recorder).
@@ -104,6 +109,7 @@ var errRetired = errors.New("actors: actor retired")
 // none is.
 func (a *eventActor) leave() {
 	a.releaseFeedWaits()
+	a.dropView()
 	a.retired = true
 	a.sys.detach(a.id, a.slot)
 }
@@ -157,6 +163,7 @@ func (a *eventActor) Receive(ctx actor.Context) {
 			a.cancel()
 		}
 		a.releaseFeedWaits()
+		a.dropView()
 	case *actor.Stopped:
 		close(a.slot.done)
 	}
@@ -185,6 +192,7 @@ func (a *eventActor) start(ctx actor.Context) {
 	if a.sys.cfg.IdleTimeout > 0 {
 		ctx.SetReceiveTimeout(a.sys.cfg.IdleTimeout)
 	}
+	a.publishView() // what was loaded is durable
 	// Holds that lapsed while the event was not loaded lapse now.
 	a.startedAt = a.sys.cfg.Now()
 	a.handle(ctx, &request{cmd: event.Expire{Now: a.startedAt}}, nil)
@@ -274,7 +282,7 @@ func (a *eventActor) load() error {
 func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	if a.loadErr != nil {
 		if to != nil {
-			ctx.Send(to, &response{err: fmt.Errorf("%w: %w", ErrUnavailable, a.loadErr)})
+			ctx.Send(to, &response{err: fmt.Errorf("%w: %w", ask.ErrUnavailable, a.loadErr)})
 		}
 		if errors.Is(a.loadErr, persistence.ErrFenced) || a.sys.cfg.Log != nil {
 			// Another writer claimed the event meanwhile, or a replicated
@@ -298,7 +306,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			// Made before (its answer was lost): the record answers, once
 			// durable; or the store cannot tell, and nothing is decided.
 			if err == nil {
-				err = &Replayed{Value: v}
+				err = &ask.Replayed{Value: v}
 			}
 			a.com.reply(ctx, to, &response{err: err})
 			return
@@ -338,6 +346,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	}
 	a.notePublished()
 	if len(changes) > 0 {
+		a.publishView()
 		if p := a.sys.pulseOf(a.id); p != nil {
 			a.com.afterDurable(p.fire)
 		}
@@ -375,7 +384,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 // yet durable, or, when rec says to look, in the store (where the log
 // puts it once durable, and where a new owner imports it in cluster
 // mode); nil when there is none.
-func (a *eventActor) recorded(rec *Recorder) ([]byte, error) {
+func (a *eventActor) recorded(rec *ask.Recorder) ([]byte, error) {
 	if rec.Key == nil {
 		return nil, nil
 	}
@@ -383,7 +392,7 @@ func (a *eventActor) recorded(rec *Recorder) ([]byte, error) {
 	if !ok && rec.Look {
 		var err error
 		if v, ok, err = a.sys.store.Get(rec.Key); err != nil {
-			return nil, fmt.Errorf("%w: event %s: idempotency record: %w", ErrUnavailable, a.id, err)
+			return nil, fmt.Errorf("%w: event %s: idempotency record: %w", ask.ErrUnavailable, a.id, err)
 		}
 	}
 	if !ok || (rec.Live != nil && !rec.Live(v)) {
@@ -438,7 +447,7 @@ func (a *eventActor) arm() {
 func (a *eventActor) crash(ctx actor.Context, err error) {
 	a.sys.cfg.Logger.Error("log sync failed", "event", a.id, "err", err)
 	a.com.fail(ctx, func() any {
-		return &response{err: fmt.Errorf("%w: %w", ErrUnavailable, err)}
+		return &response{err: fmt.Errorf("%w: %w", ask.ErrUnavailable, err)}
 	})
 	// The batches in flight answer nobody now: their outcome is moot.
 	a.com.flying = nil

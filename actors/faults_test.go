@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
+	"ticketd/ask"
 	"ticketd/event"
 	"ticketd/persistence"
 	"ticketd/snapshots"
@@ -141,7 +142,7 @@ func TestStoreFaultAnswersEveryWaiterAndLosesNothing(t *testing.T) {
 
 			require.Len(t, r.errs, clients)
 			for _, err := range r.errs {
-				require.ErrorIs(t, err, ErrUnavailable)
+				require.ErrorIs(t, err, ask.ErrUnavailable)
 				require.ErrorIs(t, err, persistence.ErrFailed, "the fault, not a timeout, answered")
 			}
 			require.Less(t, r.slowest, 2*time.Second)

@@ -9,6 +9,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"ticketd/actors/feed"
+	"ticketd/ask"
 	"ticketd/event"
 )
 
@@ -169,7 +170,7 @@ func (a *eventActor) answerFeed(to *actor.PID, c event.ReadFeed, last uint64) {
 		page, ok := ring.Page(c, last, horizon)
 		var err error
 		if !ok {
-			page, err = feed.ReadPage(s.store, id, c, last, horizon, ErrUnavailable)
+			page, err = feed.ReadPage(s.store, id, c, last, horizon, ask.ErrUnavailable)
 		}
 		s.as.Root.Send(to, &response{result: page, err: err})
 	}()

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ticketd/ask"
 	"ticketd/directory"
 	"ticketd/event"
 )
@@ -20,8 +21,8 @@ func recordKey(email string) []byte { return []byte("test-idem/" + email) }
 
 // regRecorder records the registration id a write answered under its
 // email, as an Idempotency-Key's record holds the answer.
-func regRecorder(email string) *Recorder {
-	return &Recorder{Key: recordKey(email), Value: func(res any) []byte {
+func regRecorder(email string) *ask.Recorder {
+	return &ask.Recorder{Key: recordKey(email), Value: func(res any) []byte {
 		r, ok := res.(event.RegistrationResult)
 		if !ok {
 			return nil
@@ -62,7 +63,7 @@ func TestRecorderCommitsAtomicallyWithTheWrite(t *testing.T) {
 				default:
 				}
 				email := fmt.Sprintf("c%d-%d@example.com", c, i)
-				res, err := e.sys.Ask(WithRecorder(bg, regRecorder(email)), evt,
+				res, err := e.sys.Ask(ask.WithRecorder(bg, regRecorder(email)), evt,
 					event.CreateRegistration{Email: email, RegistrationTypeID: tt})
 				if err != nil {
 					t.Errorf("ask: %v", err)
@@ -130,11 +131,11 @@ func TestRecorderCommitsAtomicallyWithTheWrite(t *testing.T) {
 func TestRecorderOnlyForWrites(t *testing.T) {
 	e := newFaultEnv(t, 0)
 	evt, tt := newFaultEvent(t, e.sys)
-	never := WithRecorder(bg, &Recorder{Key: recordKey("never"), Value: func(res any) []byte {
+	never := ask.WithRecorder(bg, &ask.Recorder{Key: recordKey("never"), Value: func(res any) []byte {
 		t.Errorf("recorder called for a request that changed nothing: %T", res)
 		return nil
 	}})
-	_, err := e.sys.Ask(WithRecorder(bg, regRecorder("a@example.com")), evt, event.CreateRegistration{Email: "a@example.com", RegistrationTypeID: tt})
+	_, err := e.sys.Ask(ask.WithRecorder(bg, regRecorder("a@example.com")), evt, event.CreateRegistration{Email: "a@example.com", RegistrationTypeID: tt})
 	require.NoError(t, err)
 	res, err := e.sys.Ask(never, evt, event.CreateRegistration{Email: "a@example.com", RegistrationTypeID: tt})
 	require.NoError(t, err)
@@ -144,12 +145,12 @@ func TestRecorderOnlyForWrites(t *testing.T) {
 	_, err = e.sys.Ask(never, evt, event.ListRegistrations{Limit: 1})
 	require.NoError(t, err)
 
-	unit, err := e.sys.CreateUnit(WithRecorder(bg, &Recorder{Key: []byte("test-idem/unit"), Value: func(res any) []byte {
+	unit, err := e.sys.CreateUnit(ask.WithRecorder(bg, &ask.Recorder{Key: []byte("test-idem/unit"), Value: func(res any) []byte {
 		return []byte(res.(directory.Unit).ID)
 	}}), "Acme")
 	require.NoError(t, err)
 	var secret string
-	_, secret, err = e.sys.CreateKey(WithRecorder(bg, &Recorder{Key: []byte("test-idem/key"), Value: func(res any) []byte {
+	_, secret, err = e.sys.CreateKey(ask.WithRecorder(bg, &ask.Recorder{Key: []byte("test-idem/key"), Value: func(res any) []byte {
 		ck := res.(CreatedKey)
 		return []byte(ck.Key.ID + " " + ck.Secret)
 	}}), NewKeySpec{UnitID: unit.ID, Type: directory.Secret, Name: "k"})
@@ -181,15 +182,15 @@ func TestRecorderReplaysAWriteMadeBefore(t *testing.T) {
 		require.NoError(t, e.store.Close())
 	}()
 	evt, tt := newFaultEvent(t, e.sys)
-	reg := func(rec *Recorder, email string) (any, error) {
+	reg := func(rec *ask.Recorder, email string) (any, error) {
 		rec.Look = true // claimed again: the actor looks in the store too
-		return e.sys.Ask(WithRecorder(bg, rec), evt, event.CreateRegistration{Email: email, RegistrationTypeID: tt})
+		return e.sys.Ask(ask.WithRecorder(bg, rec), evt, event.CreateRegistration{Email: email, RegistrationTypeID: tt})
 	}
 	res, err := reg(regRecorder("first@example.com"), "first@example.com")
 	require.NoError(t, err)
 	id := res.(event.RegistrationResult).ID
 	_, err = reg(regRecorder("first@example.com"), "second@example.com")
-	r, ok := IsReplayed(err)
+	r, ok := ask.IsReplayed(err)
 	require.True(t, ok, "the key's write was made: %v", err)
 	assert.Equal(t, id, string(r.Value))
 
@@ -205,7 +206,7 @@ func TestRecorderReplaysAWriteMadeBefore(t *testing.T) {
 			_, err := reg(regRecorder("burst@example.com"), fmt.Sprintf("burst%d@example.com", i))
 			mu.Lock()
 			defer mu.Unlock()
-			if _, ok := IsReplayed(err); ok {
+			if _, ok := ask.IsReplayed(err); ok {
 				replayed++
 			} else if assert.NoError(t, err) {
 				made++
@@ -226,6 +227,6 @@ func TestRecorderReplaysAWriteMadeBefore(t *testing.T) {
 	// A key never claimed before has no record anywhere: the actor does
 	// not read the store for it (only its batches in flight).
 	fresh := regRecorder("first@example.com")
-	_, err = e.sys.Ask(WithRecorder(bg, fresh), evt, event.CreateRegistration{Email: "fourth@example.com", RegistrationTypeID: tt})
+	_, err = e.sys.Ask(ask.WithRecorder(bg, fresh), evt, event.CreateRegistration{Email: "fourth@example.com", RegistrationTypeID: tt})
 	require.NoError(t, err, "not looked up in the store")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"ticketd/ask"
 	"ticketd/event"
 	"ticketd/persistence"
 )
@@ -67,7 +68,7 @@ func TestRequestsQueuedBehindAFailedLoadAreAnswered(t *testing.T) {
 	for i := range n {
 		require.Less(t, took[i], 5*time.Second, "request %d waited for its deadline", i)
 		if errs[i] != nil {
-			require.ErrorIs(t, errs[i], ErrUnavailable)
+			require.ErrorIs(t, errs[i], ask.ErrUnavailable)
 			failed++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"ticketd/actors/mailbox"
+	"ticketd/ask"
 	"ticketd/event"
 )
 
@@ -31,7 +32,7 @@ func (s *System) ServeAsync(eventID string, cmd event.Command, createUnit string
 
 // ServeAsyncRecorded is ServeAsync of a write that commits rec's record
 // (a forwarded request's Idempotency-Key: see Recorder).
-func (s *System) ServeAsyncRecorded(eventID string, cmd event.Command, createUnit string, rec *Recorder, timeout time.Duration, done func(res any, err error)) {
+func (s *System) ServeAsyncRecorded(eventID string, cmd event.Command, createUnit string, rec *ask.Recorder, timeout time.Duration, done func(res any, err error)) {
 	a := &asyncAsk{s: s, eventID: eventID, req: &request{cmd: cmd, create: createUnit, rec: rec}, done: done,
 		deadline: time.Now().Add(timeout)}
 	a.send(nil)
@@ -87,7 +88,7 @@ func (a *asyncAsk) send(b *asyncBox) {
 		return
 	}
 	if err := s.store.Err(); err != nil {
-		a.end(b, nil, fmt.Errorf("%w: event %s: %w", ErrUnavailable, a.eventID, err))
+		a.end(b, nil, fmt.Errorf("%w: event %s: %w", ask.ErrUnavailable, a.eventID, err))
 		return
 	}
 	sl, err := s.acquire(a.eventID)
@@ -98,7 +99,7 @@ func (a *asyncAsk) send(b *asyncBox) {
 	if b == nil {
 		if b, err = s.asyncBoxes.get(s.as); err != nil {
 			s.release(a.eventID, sl)
-			a.end(nil, nil, fmt.Errorf("%w: event %s: %v", ErrUnavailable, a.eventID, err))
+			a.end(nil, nil, fmt.Errorf("%w: event %s: %v", ask.ErrUnavailable, a.eventID, err))
 			return
 		}
 	}
@@ -133,7 +134,7 @@ func (a *asyncAsk) answered(m any) {
 		a.send(a.box) // on a fresh actor
 		return
 	}
-	if _, made := IsReplayed(err); (err == nil || made) && a.req.create != "" {
+	if _, made := ask.IsReplayed(err); (err == nil || made) && a.req.create != "" {
 		s.idx.Add(a.eventID, a.req.create)
 	}
 	a.end(a.box, res, err)

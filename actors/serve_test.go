@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ticketd/ask"
 	"ticketd/event"
 	"ticketd/persistence"
 )
@@ -206,7 +207,7 @@ func TestServeAsyncBusy(t *testing.T) {
 	w.mu.Lock()
 	for i, n := range w.counts {
 		if n == 1 {
-			require.ErrorIs(t, w.errs[i], ErrBusy)
+			require.ErrorIs(t, w.errs[i], ask.ErrBusy)
 			busy++
 		}
 	}
@@ -233,7 +234,7 @@ func TestServeAsyncTimeout(t *testing.T) {
 	require.GreaterOrEqual(t, took, 200*time.Millisecond)
 	require.Less(t, took, 200*time.Millisecond+3*asyncSweep)
 	for _, err := range w.errs {
-		require.ErrorIs(t, err, ErrUnavailable)
+		require.ErrorIs(t, err, ask.ErrUnavailable)
 		require.NotErrorIs(t, err, persistence.ErrFailed)
 	}
 	e.ffs.HangSyncs(false) // the actor's answers come now, to nobody
@@ -274,7 +275,7 @@ func TestServeAsyncStoreFault(t *testing.T) {
 			acked = append(acked, w.res[i].(event.RegistrationResult).ID)
 			continue
 		}
-		require.ErrorIs(t, err, ErrUnavailable)
+		require.ErrorIs(t, err, ask.ErrUnavailable)
 		require.ErrorIs(t, err, persistence.ErrFailed, "the fault, not a timeout, answered")
 		failed++
 	}

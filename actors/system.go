@@ -133,20 +133,6 @@ type SnapshotStore interface {
 	SaveAndTrim(stream string, seq uint64, state []byte) (trimmedThrough uint64, err error)
 }
 
-// ErrBusy is answered when an event already has MailboxSize requests on
-// their way to its actor. It maps to 503 with Retry-After.
-//
-// Deprecated: moved to ask.ErrBusy (the same value: errors.Is holds).
-var ErrBusy = ask.ErrBusy
-
-// ErrUnavailable is answered when an actor cannot serve (storage failure,
-// shutdown, timeout). It maps to 503. After a storage fault the error
-// wraps persistence.ErrFailed too.
-//
-// Deprecated: moved to ask.ErrUnavailable (the same value: errors.Is
-// holds).
-var ErrUnavailable = ask.ErrUnavailable
-
 // System owns the actor system, the event registry and the directory.
 type System struct {
 	cfg   Config
@@ -179,6 +165,10 @@ type System struct {
 	spawns  uint64 // numbers actor names: a retiring actor may still hold its old name
 
 	idx *index.Index // the event index
+
+	// sales are the events' published sale views (saleview.go): event id
+	// -> *saleSlot.
+	sales sync.Map
 
 	dirPID  *actor.PID
 	dirView atomic.Pointer[directory.State]
@@ -306,8 +296,8 @@ func (s *System) Store() *persistence.Store { return s.store }
 // request is the message an event actor handles.
 type request struct {
 	cmd    event.Command
-	create string    // unit id when cmd creates the event
-	rec    *Recorder // the request's own entry with its changes (WithRecorder)
+	create string        // unit id when cmd creates the event
+	rec    *ask.Recorder // the request's own entry with its changes (WithRecorder)
 }
 
 // response is an event actor's answer.
@@ -320,7 +310,7 @@ type response struct {
 // for the answer, which is released only once durable. The caller must
 // have checked that the event exists and is visible to its key.
 func (s *System) Ask(ctx context.Context, eventID string, cmd event.Command) (any, error) {
-	return s.ask(ctx, eventID, &request{cmd: cmd, rec: RecorderOf(ctx)})
+	return s.ask(ctx, eventID, &request{cmd: cmd, rec: ask.RecorderOf(ctx)})
 }
 
 // Ask is System.Ask with the command's own result type: the answer of a
@@ -339,7 +329,7 @@ func resultAs[R any](eventID string, res any, err error) (R, error) {
 	}
 	v, ok := res.(R)
 	if !ok {
-		return v, fmt.Errorf("%w: event %s answered %T, not %T", ErrUnavailable, eventID, res, v)
+		return v, fmt.Errorf("%w: event %s answered %T, not %T", ask.ErrUnavailable, eventID, res, v)
 	}
 	return v, nil
 }
@@ -347,13 +337,13 @@ func resultAs[R any](eventID string, res any, err error) (R, error) {
 // CreateEvent creates a new event owned by unitID: cmd must be the core's
 // create command for eventID (see NewEventID).
 func (s *System) CreateEvent(ctx context.Context, unitID, eventID string, cmd event.Command) (any, error) {
-	res, err := s.ask(ctx, eventID, &request{cmd: cmd, create: unitID, rec: RecorderOf(ctx)})
-	if _, made := IsReplayed(err); made {
+	res, err := s.ask(ctx, eventID, &request{cmd: cmd, create: unitID, rec: ask.RecorderOf(ctx)})
+	if _, made := ask.IsReplayed(err); made {
 		// Created before, its answer lost: perhaps before the event index
 		// had it too (the put is idempotent).
 		if s.cfg.Index != nil {
 			if ierr := s.cfg.Index.CreateEvent(ctx, eventID, unitID); ierr != nil {
-				return nil, fmt.Errorf("%w: event index: %w", ErrUnavailable, ierr)
+				return nil, fmt.Errorf("%w: event index: %w", ask.ErrUnavailable, ierr)
 			}
 		}
 		s.idx.Add(eventID, unitID)
@@ -361,7 +351,7 @@ func (s *System) CreateEvent(ctx context.Context, unitID, eventID string, cmd ev
 	}
 	if err == nil && s.cfg.Index != nil {
 		if err := s.cfg.Index.CreateEvent(ctx, eventID, unitID); err != nil {
-			return nil, fmt.Errorf("%w: event index: %w", ErrUnavailable, err)
+			return nil, fmt.Errorf("%w: event index: %w", ask.ErrUnavailable, err)
 		}
 	}
 	if err == nil {
@@ -424,7 +414,7 @@ func (s *System) askLocal(ctx context.Context, eventID string, req *request) (an
 	if err := s.store.Err(); err != nil {
 		// Nothing can become durable, and what the actors hold may not
 		// be: answer at once rather than activate an actor to fail.
-		return nil, fmt.Errorf("%w: event %s: %w", ErrUnavailable, eventID, err)
+		return nil, fmt.Errorf("%w: event %s: %w", ask.ErrUnavailable, eventID, err)
 	}
 	for range maxActorTries {
 		sl, err := s.acquire(eventID)
@@ -463,7 +453,7 @@ func answerOf(eventID string, m any) (res any, err error, again bool) {
 	}
 	r, ok := m.(*response)
 	if !ok {
-		return nil, fmt.Errorf("%w: event %s answered %T", ErrUnavailable, eventID, m), false
+		return nil, fmt.Errorf("%w: event %s answered %T", ask.ErrUnavailable, eventID, m), false
 	}
 	if r.err == errRetired {
 		return nil, nil, true
@@ -477,14 +467,14 @@ const maxActorTries = 3
 
 // errKeepsStopping answers a request whose tries all met a stopped actor.
 func errKeepsStopping(eventID string) error {
-	return fmt.Errorf("%w: event %s keeps stopping", ErrUnavailable, eventID)
+	return fmt.Errorf("%w: event %s keeps stopping", ask.ErrUnavailable, eventID)
 }
 
 func (s *System) acquire(eventID string) (*slot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
-		return nil, fmt.Errorf("%w: shutting down", ErrUnavailable)
+		return nil, fmt.Errorf("%w: shutting down", ask.ErrUnavailable)
 	}
 	sl, ok := s.slots[eventID]
 	if !ok {
@@ -499,7 +489,7 @@ func (s *System) acquire(eventID string) (*slot, error) {
 		s.spawns++
 		pid, err := s.as.Root.SpawnNamed(props, fmt.Sprintf("event-%s-%d", eventID, s.spawns))
 		if err != nil {
-			return nil, fmt.Errorf("%w: spawn event %s: %v", ErrUnavailable, eventID, err)
+			return nil, fmt.Errorf("%w: spawn event %s: %v", ask.ErrUnavailable, eventID, err)
 		}
 		sl.pid = pid
 		s.slots[eventID] = sl
@@ -507,7 +497,7 @@ func (s *System) acquire(eventID string) (*slot, error) {
 		s.metrics.Active.Add(1)
 	}
 	if sl.refs >= s.cfg.MailboxSize {
-		return nil, ErrBusy
+		return nil, ask.ErrBusy
 	}
 	sl.refs++
 	return sl, nil
@@ -640,9 +630,9 @@ func (s *System) ActiveEvents() int {
 // one, so the caller can tell a storage fault from a slow actor.
 func (s *System) unavailable(what string, err error) error {
 	if f := s.store.Err(); f != nil {
-		return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, f)
+		return fmt.Errorf("%w: %s: %w", ask.ErrUnavailable, what, f)
 	}
-	return fmt.Errorf("%w: %s: %v", ErrUnavailable, what, err)
+	return fmt.Errorf("%w: %s: %v", ask.ErrUnavailable, what, err)
 }
 
 // Close stops every actor after it has handled what is in its mailbox,

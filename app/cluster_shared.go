@@ -16,6 +16,7 @@ import (
 	"ticketd/cluster/shared"
 	thttp "ticketd/http"
 	"ticketd/http/console"
+	"ticketd/idempotency"
 	"ticketd/payments"
 	"ticketd/payments/stripe"
 	"ticketd/persistence"
@@ -204,7 +205,7 @@ func (m *Main) sharedSeen() *payments.Seen {
 // (swept hourly). In cluster mode the local store holds the records the
 // writes of the events this node owns committed (see
 // shared.Idempotency): the Pebble one's sweep deletes them once expired.
-func (m *Main) idempotencyStore() thttp.IdempotencyStore {
+func (m *Main) idempotencyStore() idempotency.Store {
 	m.idem = thttp.NewDurableIdempotency(m.store, idempotencyTTL, m.log.Error)
 	go m.sweepIdempotency(m.stop)
 	if m.shared != nil {
@@ -265,10 +266,10 @@ func (m *Main) bootstrapCluster(sys *actors.System, stop <-chan struct{}) {
 // The cluster's parts implement the actors' and the pipeline's interfaces
 // without importing them (the interfaces belong to their users).
 var (
-	_ actors.SharedLog      = (*shared.Directory)(nil)
-	_ actors.SharedIndex    = shared.EventIndex{}
-	_ thttp.RecordingStore  = (*shared.Idempotency)(nil)
-	_ thttp.OriginStore     = (*shared.Idempotency)(nil)
-	_ routing.Actors        = (*actors.System)(nil)
-	_ routing.AnswerEncoder = thttp.EncodeAnswer
+	_ actors.SharedLog           = (*shared.Directory)(nil)
+	_ actors.SharedIndex         = shared.EventIndex{}
+	_ idempotency.RecordingStore = (*shared.Idempotency)(nil)
+	_ idempotency.OriginStore    = (*shared.Idempotency)(nil)
+	_ routing.Actors             = (*actors.System)(nil)
+	_ routing.AnswerEncoder      = thttp.EncodeAnswer
 )

@@ -15,7 +15,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
 	"ticketd/app"
 	"ticketd/app/apptest"
 	"ticketd/http/console"
@@ -168,7 +167,7 @@ func TestSharedPerNodeState(t *testing.T) {
 	t.Cleanup(rcv.Close)
 	base := "/admin/v1/business-units/" + u.ID + "/webhook-endpoints"
 	st, ep := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", a.URL+base, a.Admin, map[string]any{"url": rcv.URL, "eventTypes": actors.HookTypes()})
+		return do(t, "POST", a.URL+base, a.Admin, map[string]any{"url": rcv.URL, "eventTypes": webhooks.HookTypes()})
 	})
 	require.Equal(t, 201, st, "%v", ep)
 	epID, secret := ep["id"].(string), ep["secret"].(string)

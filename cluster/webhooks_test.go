@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
 	"ticketd/app/apptest"
 	"ticketd/webhooks"
 )
@@ -89,7 +88,7 @@ func newHookEndpoint(t *testing.T, nd *node, sink *hookSink) (unit apptest.Unit,
 	u := nd.NewUnit("Hooks")
 	base = "/admin/v1/business-units/" + u.ID + "/webhook-endpoints"
 	st, ep := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", nd.URL+base, nd.Admin, map[string]any{"url": rcv.URL, "eventTypes": actors.HookTypes()})
+		return do(t, "POST", nd.URL+base, nd.Admin, map[string]any{"url": rcv.URL, "eventTypes": webhooks.HookTypes()})
 	})
 	require.Equal(t, 201, st, "%v", ep)
 	return u, base, ep["id"].(string), ep["secret"].(string)

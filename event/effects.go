@@ -43,12 +43,6 @@ const (
 	EffectCheckoutClose
 )
 
-// EffectPromotionMail is the old name of EffectWaitlistSeatedMail.
-//
-// Deprecated: renamed to EffectWaitlistSeatedMail (issue 32); the alias
-// goes once the branches of this session are merged.
-const EffectPromotionMail = EffectWaitlistSeatedMail
-
 // cancelledByRefund is the Reason of the RegistrationStatusChanged that a
 // full refund emits (refunds.go): the refund's email already says the
 // place is cancelled, so that cancellation owes no second email.

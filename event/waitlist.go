@@ -64,9 +64,3 @@ func appendWaitlistSeated(changes []Change, now time.Time, ids []string) []Chang
 	}
 	return append(changes, WaitlistSeated{At: now, RegistrationIDs: ids})
 }
-
-// WaitlistPromoted is the old name of WaitlistSeated.
-//
-// Deprecated: renamed to WaitlistSeated (issue 32); the alias goes once
-// the branches of this session are merged.
-type WaitlistPromoted = WaitlistSeated

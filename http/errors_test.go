@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
+	"ticketd/ask"
 	"ticketd/event"
 	"ticketd/ops"
 	"ticketd/payments"
@@ -130,9 +130,9 @@ func TestLayerErrorsAnswerAsBefore(t *testing.T) {
 		err  error
 		want *Error
 	}{
-		{actors.ErrBusy, NewError(503, "the event is busy; retry shortly").WithReason(event.ReasonEventBusy)},
-		{actors.ErrUnavailable, NewError(503, "temporarily unavailable; retry")},
-		{fmt.Errorf("%w: %w", actors.ErrUnavailable, persistence.ErrFailed), errStorageUnavailable},
+		{ask.ErrBusy, NewError(503, "the event is busy; retry shortly").WithReason(event.ReasonEventBusy)},
+		{ask.ErrUnavailable, NewError(503, "temporarily unavailable; retry")},
+		{fmt.Errorf("%w: %w", ask.ErrUnavailable, persistence.ErrFailed), errStorageUnavailable},
 		{&payments.PageError{Retryable: true, Err: payments.ErrUnavailable},
 			NewError(503, "the payment provider could not be reached; nothing was changed: retry the same request").WithReason(event.ReasonPaymentProviderDown)},
 		{&payments.PageError{Err: errors.New("bad currency")},

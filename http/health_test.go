@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/actors"
+	"ticketd/ask"
 	"ticketd/persistence"
 )
 
@@ -41,7 +42,7 @@ func TestReadyzFollowsTheStore(t *testing.T) {
 
 	ffs.FailSyncs(syscall.EIO)
 	_, err := sys.CreateUnit(context.Background(), "after the fault")
-	require.ErrorIs(t, err, actors.ErrUnavailable, "the write whose sync failed is not acknowledged")
+	require.ErrorIs(t, err, ask.ErrUnavailable, "the write whose sync failed is not acknowledged")
 	require.ErrorIs(t, err, persistence.ErrFailed)
 
 	code, m := get("/readyz")

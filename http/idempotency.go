@@ -14,35 +14,6 @@ import (
 	"ticketd/idempotency"
 )
 
-// The records' types live in package idempotency, which the cluster's
-// replicated store implements too; these names stay for the pipeline.
-type (
-	// IdemState is idempotency.State.
-	//
-	// Deprecated: moved to idempotency.State.
-	IdemState = idempotency.State
-	// StoredResponse is idempotency.StoredResponse.
-	//
-	// Deprecated: moved to idempotency.StoredResponse.
-	StoredResponse = idempotency.StoredResponse
-	// IdempotencyStore is idempotency.Store.
-	//
-	// Deprecated: moved to idempotency.Store.
-	IdempotencyStore = idempotency.Store
-)
-
-// The outcomes of IdempotencyStore.Begin.
-//
-// Deprecated: moved to idempotency.New, Replay, Mismatch, InFlight and
-// Unavailable.
-const (
-	IdemNew         = idempotency.New
-	IdemReplay      = idempotency.Replay
-	IdemMismatch    = idempotency.Mismatch
-	IdemInFlight    = idempotency.InFlight
-	IdemUnavailable = idempotency.Unavailable
-)
-
 // fingerprint identifies a request for idempotency: method, path and body.
 // A JSON body counts by its meaning, not its bytes: the same document with
 // other key order, spacing, string escapes or number spelling (18.5 and
@@ -84,7 +55,7 @@ type idemEntry struct {
 	k       idemKey
 	fp      [32]byte
 	done    bool
-	resp    *StoredResponse
+	resp    *idempotency.StoredResponse
 	expires time.Time
 }
 
@@ -98,7 +69,7 @@ func NewMemoryIdempotency(ttl time.Duration, maxEntries, maxBytes int) *MemoryId
 }
 
 // Begin implements IdempotencyStore.
-func (m *MemoryIdempotency) Begin(scope, key string, fp [32]byte, now time.Time) (IdemState, *StoredResponse) {
+func (m *MemoryIdempotency) Begin(scope, key string, fp [32]byte, now time.Time) (idempotency.State, *idempotency.StoredResponse) {
 	k := idemKey{scope, key}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -107,20 +78,20 @@ func (m *MemoryIdempotency) Begin(scope, key string, fp [32]byte, now time.Time)
 		e := el.Value.(*idemEntry)
 		switch {
 		case e.fp != fp:
-			return IdemMismatch, nil
+			return idempotency.Mismatch, nil
 		case !e.done:
-			return IdemInFlight, nil
+			return idempotency.InFlight, nil
 		default:
-			return IdemReplay, e.resp
+			return idempotency.Replay, e.resp
 		}
 	}
 	e := &idemEntry{k: k, fp: fp, expires: now.Add(m.ttl)}
 	m.byKey[k] = m.order.PushBack(e)
-	return IdemNew, nil
+	return idempotency.New, nil
 }
 
 // Finish implements IdempotencyStore.
-func (m *MemoryIdempotency) Finish(scope, key string, resp *StoredResponse, now time.Time) {
+func (m *MemoryIdempotency) Finish(scope, key string, resp *idempotency.StoredResponse, now time.Time) {
 	k := idemKey{scope, key}
 	m.mu.Lock()
 	defer m.mu.Unlock()

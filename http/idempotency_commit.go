@@ -14,33 +14,8 @@ import (
 	"ticketd/idempotency"
 )
 
-type (
-	// RecordingStore is idempotency.RecordingStore.
-	//
-	// Deprecated: moved to idempotency.RecordingStore.
-	RecordingStore = idempotency.RecordingStore
-	// KeyedWrite is idempotency.KeyedWrite.
-	//
-	// Deprecated: moved to idempotency.KeyedWrite.
-	KeyedWrite = idempotency.KeyedWrite
-	// OriginStore is idempotency.OriginStore.
-	//
-	// Deprecated: moved to idempotency.OriginStore.
-	OriginStore = idempotency.OriginStore
-)
-
-// RecordKey is idempotency.RecordKey.
-//
-// Deprecated: moved to idempotency.RecordKey.
-func RecordKey(scope, key string) []byte { return idempotency.RecordKey(scope, key) }
-
-// Live is idempotency.Live.
-//
-// Deprecated: moved to idempotency.Live.
-func Live(value []byte) bool { return idempotency.Live(value) }
-
 // keyedAnswer is the answer w records for a handler's result out.
-func keyedAnswer(w *KeyedWrite, out any) (*StoredResponse, bool) {
+func keyedAnswer(w *idempotency.KeyedWrite, out any) (*idempotency.StoredResponse, bool) {
 	body, ok := encodeAnswer(out)
 	if !ok {
 		return nil, false
@@ -50,7 +25,7 @@ func keyedAnswer(w *KeyedWrite, out any) (*StoredResponse, bool) {
 
 // KeyedValue is the record w makes of a handler's result; nil when the
 // result cannot be encoded (then nothing is recorded).
-func KeyedValue(w *KeyedWrite, result any) []byte {
+func KeyedValue(w *idempotency.KeyedWrite, result any) []byte {
 	r, ok := keyedAnswer(w, result)
 	if !ok {
 		return nil
@@ -72,23 +47,23 @@ type KeyedRecorder struct {
 	Value    func(result any) []byte
 	Live     func(value []byte) bool
 	Retried  bool
-	Portable *KeyedWrite
+	Portable *idempotency.KeyedWrite
 }
 
 // idemClaim is a keyed POST that owns its key (IdemNew) on a
 // RecordingStore. It is allocated per request, never pooled: a write
 // whose ask timed out may still call its recorder after the request ended.
 type idemClaim struct {
-	store      RecordingStore
+	store      idempotency.RecordingStore
 	scope, key string
 	fp         [32]byte
 	now        time.Time
 	status     int
-	unknown    atomic.Bool                    // a write's outcome is unknown (OutcomeUnknown)
-	used       atomic.Bool                    // a write took the recorder
-	committed  atomic.Pointer[StoredResponse] // the answer a write committed
-	replayed   *StoredResponse                // the answer of a write made before (Replay)
-	mismatch   bool                           // Replay met the key used with another request
+	unknown    atomic.Bool                                // a write's outcome is unknown (OutcomeUnknown)
+	used       atomic.Bool                                // a write took the recorder
+	committed  atomic.Pointer[idempotency.StoredResponse] // the answer a write committed
+	replayed   *idempotency.StoredResponse                // the answer of a write made before (Replay)
+	mismatch   bool                                       // Replay met the key used with another request
 }
 
 // idemUnknownHold is how long a key stays claimed after its request
@@ -110,9 +85,9 @@ func (c *Ctx) Recorder(view func(any) any) *KeyedRecorder {
 	if cl == nil {
 		return nil
 	}
-	w := &KeyedWrite{Key: RecordKey(cl.scope, cl.key), FP: cl.fp, Expires: cl.now.Add(cl.store.TTL()), Status: cl.status,
+	w := &idempotency.KeyedWrite{Key: idempotency.RecordKey(cl.scope, cl.key), FP: cl.fp, Expires: cl.now.Add(cl.store.TTL()), Status: cl.status,
 		Retried: cl.store.Retried(cl.scope, cl.key)}
-	kr := &KeyedRecorder{Key: w.Key, Live: Live, Retried: w.Retried}
+	kr := &KeyedRecorder{Key: w.Key, Live: idempotency.Live, Retried: w.Retried}
 	if view == nil {
 		kr.Portable = w
 	}
@@ -185,7 +160,7 @@ func encodeAnswer(out any) ([]byte, bool) {
 
 // sameAnswer reports whether the answer a write committed is the one the
 // request gives.
-func sameAnswer(a, b *StoredResponse) bool {
+func sameAnswer(a, b *idempotency.StoredResponse) bool {
 	return a != nil && b != nil && a.Status == b.Status && a.ContentType == b.ContentType && bytes.Equal(a.Body, b.Body)
 }
 
@@ -202,7 +177,7 @@ func (c *Ctx) KeyedID(prefix string) string {
 		return ""
 	}
 	at := cl.now
-	if os, ok := cl.store.(OriginStore); ok {
+	if os, ok := cl.store.(idempotency.OriginStore); ok {
 		if o := os.Origin(cl.scope, cl.key); !o.IsZero() {
 			at = o
 		}

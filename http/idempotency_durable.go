@@ -67,35 +67,35 @@ func durableKey(scope, key string) string { return idempotency.DurableKey(scope,
 // Begin implements IdempotencyStore. The store is read outside the lock
 // (the key is reserved meanwhile, so a second request with it answers
 // 409), so keyed requests do not queue behind each other's reads.
-func (d *DurableIdempotency) Begin(scope, key string, fp [32]byte, now time.Time) (IdemState, *StoredResponse) {
+func (d *DurableIdempotency) Begin(scope, key string, fp [32]byte, now time.Time) (idempotency.State, *idempotency.StoredResponse) {
 	k := durableKey(scope, key)
 	d.mu.Lock()
 	retried := false
 	if f, ok := d.inflight[k]; ok {
 		if f.until.IsZero() || now.Before(f.until) {
 			d.mu.Unlock()
-			return IdemInFlight, nil
+			return idempotency.InFlight, nil
 		}
 		retried = true // a hold that ended: the store tells, and the write's actor looks
 	}
 	d.inflight[k] = idemFlight{fp: fp, retried: retried}
 	d.mu.Unlock()
 	v, ok, err := d.store.Get([]byte(k))
-	state, resp := IdemNew, (*StoredResponse)(nil)
+	state, resp := idempotency.New, (*idempotency.StoredResponse)(nil)
 	if err != nil {
 		// Whether the key was used cannot be told: the request does not
 		// run (503), its retry will.
 		d.log("idempotency: read failed", "err", err)
-		state = IdemUnavailable
+		state = idempotency.Unavailable
 	} else if ok {
 		if gotFP, exp, r, err := decodeIdem(v); err == nil && now.Before(exp) {
-			state, resp = IdemReplay, r
+			state, resp = idempotency.Replay, r
 			if gotFP != fp {
-				state, resp = IdemMismatch, nil
+				state, resp = idempotency.Mismatch, nil
 			}
 		}
 	}
-	if state != IdemNew {
+	if state != idempotency.New {
 		d.mu.Lock()
 		delete(d.inflight, k)
 		d.mu.Unlock()
@@ -126,7 +126,7 @@ func (d *DurableIdempotency) Hold(scope, key string, until time.Time) {
 
 // Finish implements IdempotencyStore: it stores a completed answer under
 // the fingerprint its claim was made with.
-func (d *DurableIdempotency) Finish(scope, key string, resp *StoredResponse, now time.Time) {
+func (d *DurableIdempotency) Finish(scope, key string, resp *idempotency.StoredResponse, now time.Time) {
 	k := durableKey(scope, key)
 	d.mu.Lock()
 	f, claimed := d.inflight[k]
@@ -175,12 +175,12 @@ func (d *DurableIdempotency) Sweep(now time.Time) (int, error) {
 	return len(dead), d.store.Commit(b)
 }
 
-func encodeIdem(fp [32]byte, exp time.Time, r *StoredResponse) []byte {
+func encodeIdem(fp [32]byte, exp time.Time, r *idempotency.StoredResponse) []byte {
 	return idempotency.EncodeRecord(fp, exp, r)
 }
 
-func decodeIdem(v []byte) (fp [32]byte, exp time.Time, r *StoredResponse, err error) {
+func decodeIdem(v []byte) (fp [32]byte, exp time.Time, r *idempotency.StoredResponse, err error) {
 	return idempotency.DecodeRecord(v)
 }
 
-var _ RecordingStore = (*DurableIdempotency)(nil)
+var _ idempotency.RecordingStore = (*DurableIdempotency)(nil)

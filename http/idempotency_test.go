@@ -3,6 +3,7 @@ package http
 import (
 	"strings"
 	"testing"
+	"ticketd/idempotency"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -72,18 +73,18 @@ func TestMemoryIdempotencyBounds(t *testing.T) {
 	fp := fingerprint([]byte("POST"), []byte("/x"), []byte("{}"))
 	done := func(k string, body string) {
 		st, _ := m.Begin("s", k, fp, now)
-		require.Equal(t, IdemNew, st)
-		m.Finish("s", k, &StoredResponse{Status: 200, Body: []byte(body)}, now)
+		require.Equal(t, idempotency.New, st)
+		m.Finish("s", k, &idempotency.StoredResponse{Status: 200, Body: []byte(body)}, now)
 	}
 	done("a", "1234")
 	done("b", "1234")
 	done("c", "1234") // over 2 entries: a goes
 	st, _ := m.Begin("s", "a", fp, now)
-	require.Equal(t, IdemNew, st)
+	require.Equal(t, idempotency.New, st)
 	m.Finish("s", "a", nil, now) // released
 
 	st, got := m.Begin("s", "c", fp, now)
-	require.Equal(t, IdemReplay, st)
+	require.Equal(t, idempotency.Replay, st)
 	require.Equal(t, "1234", string(got.Body))
 
 	done("d", "12345678901") // over 10 bytes: older entries go
@@ -91,7 +92,7 @@ func TestMemoryIdempotencyBounds(t *testing.T) {
 	require.LessOrEqual(t, m.order.Len(), 2)
 
 	st, _ = m.Begin("s", "d", fp, now.Add(2*time.Hour))
-	require.Equal(t, IdemNew, st, "expired after the ttl")
+	require.Equal(t, idempotency.New, st, "expired after the ttl")
 	require.Equal(t, 1, m.order.Len())
 }
 
@@ -138,11 +139,13 @@ func TestFingerprintCanonical(t *testing.T) {
 // without a majority).
 type unreachableIdem struct{ finished int }
 
-func (*unreachableIdem) Begin(string, string, [32]byte, time.Time) (IdemState, *StoredResponse) {
-	return IdemUnavailable, nil
+func (*unreachableIdem) Begin(string, string, [32]byte, time.Time) (idempotency.State, *idempotency.StoredResponse) {
+	return idempotency.Unavailable, nil
 }
 
-func (u *unreachableIdem) Finish(string, string, *StoredResponse, time.Time) { u.finished++ }
+func (u *unreachableIdem) Finish(string, string, *idempotency.StoredResponse, time.Time) {
+	u.finished++
+}
 
 // TestIdempotencyStoreUnreachable: a key whose store cannot be read may
 // have been answered already, so the request does not run: 503

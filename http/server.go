@@ -22,6 +22,7 @@ import (
 
 	"ticketd/event"
 	"ticketd/http/bind"
+	"ticketd/idempotency"
 	"ticketd/internal/logredact"
 )
 
@@ -70,7 +71,7 @@ type Config struct {
 
 	// Idempotency stores Idempotency-Key answers; nil = an in-memory store
 	// of IdempotencyTTL (default 24h) and IdempotencyMaxEntries (default 100000).
-	Idempotency           IdempotencyStore
+	Idempotency           idempotency.Store
 	IdempotencyTTL        time.Duration
 	IdempotencyMaxEntries int
 
@@ -227,7 +228,7 @@ type Server struct {
 	// address out of failures (see authenticate).
 	throttledRead atomic.Int64
 	conns         atomic.Pointer[connListener] // the listener Serve wraps, for metrics and Shutdown
-	idem          IdempotencyStore
+	idem          idempotency.Store
 	// selfOrigin is the scheme://host[:port] of BaseURL: the service's own
 	// pages (the docs' try-it-out) may call the storefront with any key.
 	selfOrigin string
@@ -545,16 +546,16 @@ func (s *Server) serveIdempotent(c *Ctx, key string) {
 	scope := idemScope(c)
 	state, stored := s.idem.Begin(scope, key, fp, c.now)
 	switch state {
-	case IdemMismatch:
+	case idempotency.Mismatch:
 		s.WriteError(rc, NewError(422, "this idempotency key was already used with another request").WithReason(event.ReasonIdempotencyKeyReused))
 		return
-	case IdemInFlight:
+	case idempotency.InFlight:
 		s.WriteError(rc, NewError(409, "a request with this idempotency key is in progress").WithReason(event.ReasonIdempotencyKeyInProgress))
 		return
-	case IdemUnavailable:
+	case idempotency.Unavailable:
 		s.WriteError(rc, NewError(503, "the idempotency keys cannot be read now: the request was not run; retry it with the same Idempotency-Key").WithReason(event.ReasonUnavailable))
 		return
-	case IdemReplay:
+	case idempotency.Replay:
 		rc.SetStatusCode(stored.Status)
 		if stored.ContentType != "" {
 			rc.SetContentType(stored.ContentType)
@@ -563,10 +564,10 @@ func (s *Server) serveIdempotent(c *Ctx, key string) {
 		rc.Response.Header.Set("Idempotent-Replayed", "true")
 		return
 	}
-	if rs, ok := s.idem.(RecordingStore); ok {
+	if rs, ok := s.idem.(idempotency.RecordingStore); ok {
 		c.idem = &idemClaim{store: rs, scope: scope, key: key, fp: fp, now: c.now, status: c.route.successStatus()}
 	}
-	var resp *StoredResponse
+	var resp *idempotency.StoredResponse
 	defer func() {
 		// Runs on panic too, so a crashed handler frees its key.
 		if cl := c.idem; cl != nil && resp == nil && (cl.unknown.Load() || cl.committed.Load() != nil) {
@@ -596,7 +597,7 @@ func (s *Server) serveIdempotent(c *Ctx, key string) {
 		return
 	}
 	if st := rc.Response.StatusCode(); st < 500 {
-		resp = &StoredResponse{
+		resp = &idempotency.StoredResponse{
 			Status:      st,
 			ContentType: string(rc.Response.Header.ContentType()),
 			Body:        append([]byte(nil), rc.Response.Body()...),

@@ -3,7 +3,7 @@ package ops
 import (
 	"errors"
 
-	"ticketd/actors"
+	"ticketd/ask"
 	"ticketd/event"
 	"ticketd/payments"
 	"ticketd/persistence"
@@ -13,9 +13,9 @@ import (
 // (errors.Is works on a mapped *Error too: it wraps its cause).
 var (
 	// ErrBusy: the event's queue is full; nothing was asked.
-	ErrBusy = actors.ErrBusy
+	ErrBusy = ask.ErrBusy
 	// ErrUnavailable: the shell did not answer; a write may still commit.
-	ErrUnavailable = actors.ErrUnavailable
+	ErrUnavailable = ask.ErrUnavailable
 )
 
 // Error is a request the layer could not carry out for a cause outside
@@ -53,9 +53,9 @@ func MapErr(err error) error {
 	}
 	var pe *payments.PageError
 	switch {
-	case errors.Is(err, actors.ErrBusy):
+	case errors.Is(err, ask.ErrBusy):
 		return &Error{Reason: event.ReasonEventBusy, Message: msgBusy, Err: err}
-	case errors.Is(err, actors.ErrUnavailable):
+	case errors.Is(err, ask.ErrUnavailable):
 		if errors.Is(err, persistence.ErrFailed) {
 			return &Error{Reason: event.ReasonStorageUnavailable, Message: msgStorage, Err: err}
 		}
@@ -78,7 +78,7 @@ func IsShellFailure(err error) bool {
 // OutcomeUnknown reports whether a write that failed with err may still
 // commit: the shell did not answer in time (not a busy event nor a
 // provider down, which refused the request before anything was asked).
-func OutcomeUnknown(err error) bool { return errors.Is(err, actors.ErrUnavailable) }
+func OutcomeUnknown(err error) bool { return errors.Is(err, ask.ErrUnavailable) }
 
 // reasonStatus is the HTTP status the event package's catalogue gives
 // each reason (built once; read-only).

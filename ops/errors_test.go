@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
+	"ticketd/ask"
 	"ticketd/event"
 	"ticketd/ops"
 	"ticketd/payments"
@@ -30,9 +30,9 @@ func TestMapErr(t *testing.T) {
 		msg     string
 		unknown bool // the write may still commit
 	}{
-		{"busy", fmt.Errorf("ask evt_1: %w", actors.ErrBusy), event.ReasonEventBusy, 503, "the event is busy; retry shortly", false},
-		{"unavailable", fmt.Errorf("%w: no answer in 5s", actors.ErrUnavailable), event.ReasonUnavailable, 503, "temporarily unavailable; retry", true},
-		{"storage", fmt.Errorf("%w: commit: %w", actors.ErrUnavailable, persistence.ErrFailed), event.ReasonStorageUnavailable, 503,
+		{"busy", fmt.Errorf("ask evt_1: %w", ask.ErrBusy), event.ReasonEventBusy, 503, "the event is busy; retry shortly", false},
+		{"unavailable", fmt.Errorf("%w: no answer in 5s", ask.ErrUnavailable), event.ReasonUnavailable, 503, "temporarily unavailable; retry", true},
+		{"storage", fmt.Errorf("%w: commit: %w", ask.ErrUnavailable, persistence.ErrFailed), event.ReasonStorageUnavailable, 503,
 			"storage unavailable: writes cannot be made durable; the service restarts to recover, retry shortly", true},
 		{"provider down", &payments.PageError{Retryable: true, Err: fmt.Errorf("%w: timeout", payments.ErrUnavailable)}, event.ReasonPaymentProviderDown, 503,
 			"the payment provider could not be reached; nothing was changed: retry the same request", false},

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"ticketd/actors"
+	"ticketd/ask"
 	"ticketd/audit"
 	"ticketd/event"
 	"ticketd/mail"
@@ -48,6 +50,9 @@ type Ops struct {
 	cfg Config
 	sys *actors.System
 	log *slog.Logger
+	// viewAnswers counts the sold-out refusals and the queue polls
+	// answered from the sale views (fromView).
+	viewAnswers [2]atomic.Int64
 }
 
 // New returns the layer over cfg. Only System is required here; a front
@@ -90,11 +95,16 @@ func (o *Ops) Webhooks() *webhooks.Service { return o.cfg.Webhooks }
 
 // Ask sends cmd to the event's actor and answers its result; the shell's
 // failures come back mapped (MapErr). With a hosted provider, confirm and
-// cancel run the hosted-payment saga. The caller must have checked that
+// cancel run the hosted-payment saga. A storefront order refused as sold
+// out and a poll of a waiting queue entry are answered from the event's
+// published sale view when it is certain (fromView). The caller must have checked that
 // the event exists and is visible to its caller.
 func (o *Ops) Ask(ctx context.Context, eventID string, cmd event.Command) (any, error) {
 	if inner, _ := event.StorefrontInner(cmd); isCancel(inner) {
 		return o.cancel(ctx, eventID, cmd)
+	}
+	if res, err, ok := o.fromView(ctx, eventID, cmd); ok {
+		return res, err
 	}
 	return o.ask(ctx, eventID, cmd)
 }
@@ -120,7 +130,7 @@ func Do[R any](ctx context.Context, o *Ops, eventID string, cmd event.Op[R]) (R,
 	}
 	v, ok := res.(R)
 	if !ok {
-		return v, MapErr(fmt.Errorf("%w: event %s answered %T, not %T", actors.ErrUnavailable, eventID, res, v))
+		return v, MapErr(fmt.Errorf("%w: event %s answered %T, not %T", ask.ErrUnavailable, eventID, res, v))
 	}
 	return v, nil
 }
@@ -141,7 +151,7 @@ func (o *Ops) CancelOrder(ctx context.Context, eventID string, cmd event.Command
 	}
 	ord, ok := res.(event.Order)
 	if !ok {
-		return ord, MapErr(fmt.Errorf("%w: event %s answered %T to a cancel", actors.ErrUnavailable, eventID, res))
+		return ord, MapErr(fmt.Errorf("%w: event %s answered %T to a cancel", ask.ErrUnavailable, eventID, res))
 	}
 	return ord, nil
 }
@@ -176,13 +186,13 @@ func WithRecorder(ctx context.Context, rec *Recorder) context.Context {
 	if rec == nil {
 		return ctx
 	}
-	return actors.WithRecorder(ctx, &actors.Recorder{Key: rec.Key, Value: rec.Value, Live: rec.Live, Look: rec.Look, Portable: rec.Portable})
+	return ask.WithRecorder(ctx, &ask.Recorder{Key: rec.Key, Value: rec.Value, Live: rec.Live, Look: rec.Look, Portable: rec.Portable})
 }
 
 // Replayed returns the record that answers a write made before (its
 // answer lost, its key claimed again), when err says so.
 func Replayed(err error) ([]byte, bool) {
-	r, ok := actors.IsReplayed(err)
+	r, ok := ask.IsReplayed(err)
 	if !ok {
 		return nil, false
 	}

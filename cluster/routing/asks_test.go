@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"ticketd/ask"
 	"ticketd/cluster/eventlog"
 
 	"github.com/nats-io/nats.go"
@@ -195,10 +196,10 @@ func TestForwardBatchAnswers(t *testing.T) {
 	for range maxServing - 2 {
 		<-owner.router.sem
 	}
-	require.ErrorIs(t, got[3].Err.err(), actors.ErrBusy)
-	require.ErrorIs(t, got[4].Err.err(), actors.ErrBusy)
+	require.ErrorIs(t, got[3].Err.err(), ask.ErrBusy)
+	require.ErrorIs(t, got[4].Err.err(), ask.ErrBusy)
 	require.NotNil(t, got[1].Err, "%+v", got[1])
-	require.ErrorIs(t, got[1].Err.err(), actors.ErrUnavailable)
+	require.ErrorIs(t, got[1].Err.err(), ask.ErrUnavailable)
 	require.NotContains(t, got, uint64(2), "the second request waits for its commit")
 	require.Less(t, waited, 4*time.Second, "the first request's own deadline ended its wait")
 	gates[o].open()
@@ -324,7 +325,7 @@ func TestForwardBatchOwnerGone(t *testing.T) {
 		select {
 		case err := <-errs:
 			if err != nil {
-				require.ErrorIs(t, err, actors.ErrUnavailable)
+				require.ErrorIs(t, err, ask.ErrUnavailable)
 				require.ErrorContains(t, err, errOwnerGone.Error())
 				gone++
 			}

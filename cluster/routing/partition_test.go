@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"ticketd/ask"
 	"ticketd/cluster/clustertest"
 	"ticketd/cluster/node"
 
 	"github.com/stretchr/testify/require"
-
-	"ticketd/actors"
 )
 
 // routeProxy stands in front of one node's cluster port: every route to
@@ -253,7 +252,7 @@ func TestPartitionedOwner(t *testing.T) {
 					acked[o.ID] = stacks[via].node.Name()
 					mu.Unlock()
 					lastAck[via].Store(time.Now().UnixNano())
-				case errors.Is(err, actors.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded):
+				case errors.Is(err, ask.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded):
 					unknown.Add(1)
 					time.Sleep(50 * time.Millisecond)
 				default:

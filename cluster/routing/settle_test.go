@@ -11,6 +11,7 @@ import (
 	"ticketd/cluster/eventlog"
 	"ticketd/cluster/node"
 	"ticketd/cluster/settle"
+	"ticketd/persistence"
 
 	"github.com/stretchr/testify/require"
 
@@ -225,12 +226,12 @@ func TestSettleCopiesNewest(t *testing.T) {
 func TestOwedValues(t *testing.T) {
 	st := clustertest.OpenLocal(t)
 	b := st.NewBatch()
-	b.Put([]byte(actors.OutboxPrefix+"evt_a/m1"), []byte("mail 1"))
-	b.Put([]byte(actors.HookPrefix+"evt_a/h1"), []byte("hook 1"))
-	b.Put([]byte(actors.HookPrefix+"evt_b/h1"), []byte("another event's"))
+	b.Put([]byte(persistence.PrefixMailInbox+"evt_a/m1"), []byte("mail 1"))
+	b.Put([]byte(persistence.PrefixHookInbox+"evt_a/h1"), []byte("hook 1"))
+	b.Put([]byte(persistence.PrefixHookInbox+"evt_b/h1"), []byte("another event's"))
 	require.NoError(t, st.Commit(b))
 	b.Close()
-	q, err := outbox.NewQueue(st, "hookfanout", actors.HookPrefix)
+	q, err := outbox.NewQueue(st, "hookfanout", persistence.PrefixHookInbox)
 	require.NoError(t, err)
 	e, err := q.Get("evt_a/h1")
 	require.NoError(t, err)
@@ -240,11 +241,11 @@ func TestOwedValues(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, st.Commit(b))
 	b.Close()
-	_, fresh, err := st.Get([]byte(actors.HookPrefix + "evt_a/h1"))
+	_, fresh, err := st.Get([]byte(persistence.PrefixHookInbox + "evt_a/h1"))
 	require.NoError(t, err)
 	require.False(t, fresh, "tried: out of the inbox")
 
-	mail, hook := actors.OutboxPrefix+"evt_a/m1", actors.HookPrefix+"evt_a/h1"
+	mail, hook := persistence.PrefixMailInbox+"evt_a/m1", persistence.PrefixHookInbox+"evt_a/h1"
 	got, err := settle.OwedValues(st, "evt_a", nil, 0)
 	require.NoError(t, err)
 	require.Equal(t, map[string][]byte{mail: []byte("mail 1"), hook: []byte("hook 1")}, got)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"ticketd/ask"
 	"ticketd/cluster/clustertest"
 	"ticketd/cluster/eventlog"
 	"ticketd/cluster/node"
@@ -359,7 +360,7 @@ func orderWhenUp(t *testing.T, ctx context.Context, sys *actors.System, evt, id 
 	t.Helper()
 	for {
 		o, err := actors.Ask(ctx, sys, evt, event.GetOrder{Ref: id})
-		if errors.Is(err, actors.ErrUnavailable) && ctx.Err() == nil {
+		if errors.Is(err, ask.ErrUnavailable) && ctx.Err() == nil {
 			time.Sleep(200 * time.Millisecond)
 			continue
 		}

@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
+	"ticketd/ask"
 	"ticketd/event"
-	thttp "ticketd/http"
+	"ticketd/idempotency"
 )
 
 // TestWireRoundTrip: forwarded requests and answers decode to what was
@@ -134,7 +134,7 @@ func BenchmarkWire(b *testing.B) {
 // Idempotency-Key record (http.KeyedWrite, whether it was claimed before
 // included) to the owner, and a Replayed answer comes back as one.
 func TestWireKeyedRequest(t *testing.T) {
-	k := &thttp.KeyedWrite{Key: thttp.RecordKey("key_1", "k-1"), FP: [32]byte{1, 2, 3}, Expires: time.Unix(0, 1_795_000_000_123_456_789), Status: 201}
+	k := &idempotency.KeyedWrite{Key: idempotency.RecordKey("key_1", "k-1"), FP: [32]byte{1, 2, 3}, Expires: time.Unix(0, 1_795_000_000_123_456_789), Status: 201}
 	for _, retried := range []bool{false, true} {
 		k.Retried = retried
 		cmd := event.PlaceOrder{Email: "a@x.io", Items: []event.OrderItem{{ItemType: event.ItemRegistrationType, ItemID: "tt_1", Quantity: 1}}}
@@ -147,12 +147,12 @@ func TestWireKeyedRequest(t *testing.T) {
 			require.Equal(t, *req, got)
 		}
 	}
-	resp := &wireResp{Err: toWire(&actors.Replayed{Value: []byte("the record")})}
+	resp := &wireResp{Err: toWire(&ask.Replayed{Value: []byte("the record")})}
 	b, err := encodeResp(resp)
 	require.NoError(t, err)
 	var got wireResp
 	require.NoError(t, decodeResp(b, &got))
-	r, ok := actors.IsReplayed(got.Err.err())
+	r, ok := ask.IsReplayed(got.Err.err())
 	require.True(t, ok)
 	require.Equal(t, "the record", string(r.Value))
 }

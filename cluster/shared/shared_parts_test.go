@@ -9,11 +9,10 @@ import (
 
 	"ticketd/cluster/clustertest"
 	"ticketd/cluster/node"
+	"ticketd/idempotency"
 
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
-	thttp "ticketd/http"
 	"ticketd/persistence"
 )
 
@@ -27,7 +26,7 @@ func TestDirectoryLogConflict(t *testing.T) {
 	require.NoError(t, d1.Read(bg, nil, func(uint64, []byte) error { return nil }))
 	require.NoError(t, d2.Read(bg, nil, func(uint64, []byte) error { return nil }))
 
-	require.NoError(t, d1.Append(bg, 1, [][]byte{[]byte("one")}, []actors.IndexEntry{{Key: []byte("mail/x"), Value: []byte("v")}}))
+	require.NoError(t, d1.Append(bg, 1, [][]byte{[]byte("one")}, []persistence.IndexEntry{{Key: []byte("mail/x"), Value: []byte("v")}}))
 	v, ok, err := d1.local.Get([]byte("mail/x"))
 	require.NoError(t, err)
 	require.True(t, ok, "the writer keeps the entries its record owes")
@@ -68,41 +67,41 @@ func TestIdempotencyAcrossNodes(t *testing.T) {
 	fp, other := [32]byte{1}, [32]byte{2}
 
 	st, _ := x1.Begin("key_a", "k1", fp, now)
-	require.Equal(t, thttp.IdemNew, st)
+	require.Equal(t, idempotency.New, st)
 	st, _ = x2.Begin("key_a", "k1", fp, now)
-	require.Equal(t, thttp.IdemInFlight, st)
+	require.Equal(t, idempotency.InFlight, st)
 	st, _ = x2.Begin("key_a", "k1", other, now)
-	require.Equal(t, thttp.IdemMismatch, st)
+	require.Equal(t, idempotency.Mismatch, st)
 	// Another scope never sees it.
 	st, _ = x2.Begin("key_b", "k1", fp, now)
-	require.Equal(t, thttp.IdemNew, st)
+	require.Equal(t, idempotency.New, st)
 	x2.Finish("key_b", "k1", nil, now)
 
-	x1.Finish("key_a", "k1", &thttp.StoredResponse{Status: 201, ContentType: "application/json", Body: []byte(`{"id":"evt_1"}`)}, now)
+	x1.Finish("key_a", "k1", &idempotency.StoredResponse{Status: 201, ContentType: "application/json", Body: []byte(`{"id":"evt_1"}`)}, now)
 	st, resp := x2.Begin("key_a", "k1", fp, now)
-	require.Equal(t, thttp.IdemReplay, st)
+	require.Equal(t, idempotency.Replay, st)
 	require.Equal(t, 201, resp.Status)
 	require.Equal(t, `{"id":"evt_1"}`, string(resp.Body))
 	st, _ = x2.Begin("key_a", "k1", other, now)
-	require.Equal(t, thttp.IdemMismatch, st)
+	require.Equal(t, idempotency.Mismatch, st)
 	// Past its TTL the answer is gone.
 	st, _ = x2.Begin("key_a", "k1", fp, now.Add(2*time.Hour))
-	require.Equal(t, thttp.IdemNew, st)
+	require.Equal(t, idempotency.New, st)
 	x2.Finish("key_a", "k1", nil, now)
 
 	// A failed request (5xx) releases its key.
 	st, _ = x1.Begin("key_a", "k2", fp, now)
-	require.Equal(t, thttp.IdemNew, st)
+	require.Equal(t, idempotency.New, st)
 	x1.Finish("key_a", "k2", nil, now)
 	st, _ = x2.Begin("key_a", "k2", fp, now)
-	require.Equal(t, thttp.IdemNew, st)
+	require.Equal(t, idempotency.New, st)
 
 	// x2 dies with k2 claimed: its claim stands, then is taken over.
 	x3 := NewIdempotency(nodes[2], time.Hour)
 	st, _ = x3.Begin("key_a", "k2", fp, now.Add(time.Minute))
-	require.Equal(t, thttp.IdemInFlight, st)
+	require.Equal(t, idempotency.InFlight, st)
 	st, _ = x3.Begin("key_a", "k2", fp, now.Add(idemClaimTTL+time.Second))
-	require.Equal(t, thttp.IdemNew, st)
+	require.Equal(t, idempotency.New, st)
 }
 
 // TestIdempotencyWithoutMajority: with two nodes of three gone, a key's
@@ -117,8 +116,8 @@ func TestIdempotencyWithoutMajority(t *testing.T) {
 	now := time.Now()
 	fp := [32]byte{1}
 	st, _ := x.Begin("key_a", "k1", fp, now)
-	require.Equal(t, thttp.IdemNew, st)
-	x.Finish("key_a", "k1", &thttp.StoredResponse{Status: 201, ContentType: "application/json", Body: []byte(`{"id":"evt_1"}`)}, now)
+	require.Equal(t, idempotency.New, st)
+	x.Finish("key_a", "k1", &idempotency.StoredResponse{Status: 201, ContentType: "application/json", Body: []byte(`{"id":"evt_1"}`)}, now)
 
 	require.NoError(t, nodes[1].Close())
 	require.NoError(t, nodes[2].Close())
@@ -129,14 +128,14 @@ func TestIdempotencyWithoutMajority(t *testing.T) {
 	}, 15*time.Second, 50*time.Millisecond, "the lone node still leads the keys' stream")
 	x.timeout = 2 * time.Second
 	st, _ = x.Begin("key_a", "k1", fp, now)
-	require.Equal(t, thttp.IdemUnavailable, st, "no majority: the key's first answer cannot be read")
+	require.Equal(t, idempotency.Unavailable, st, "no majority: the key's first answer cannot be read")
 
 	back, err := node.Start(cfgs[1])
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = back.Close() })
 	x.timeout = 60 * time.Second
 	st, resp := x.Begin("key_a", "k1", fp, now)
-	require.Equal(t, thttp.IdemReplay, st, "a majority back: the retry gets the first answer")
+	require.Equal(t, idempotency.Replay, st, "a majority back: the retry gets the first answer")
 	require.Equal(t, `{"id":"evt_1"}`, string(resp.Body))
 }
 

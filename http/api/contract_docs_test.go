@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"ticketd/actors"
 	"ticketd/event"
+	"ticketd/webhooks"
 )
 
 // contractDocs fetches the three served documents.
@@ -116,14 +116,14 @@ func TestContractDocumentsExplainEverything(t *testing.T) {
 	}
 
 	hooks := docs["developer"]["webhooks"].(map[string]any)
-	for _, typ := range actors.HookTypes() {
+	for _, typ := range webhooks.HookTypes() {
 		assert.Contains(t, hooks, typ, "every outbound event type is documented")
 	}
 	assert.Contains(t, dig(docs["developer"], "webhooks", "order.paid", "post", "description"), "Webhook-Signature")
 	assert.Equal(t, "#/components/schemas/WebhookEventType",
 		dig(docs["admin"], "components", "schemas", "CreateWebhookEndpointRequest", "properties", "eventTypes", "items", "$ref"))
 	var hookTypes []any
-	for _, h := range actors.HookTypes() {
+	for _, h := range webhooks.HookTypes() {
 		hookTypes = append(hookTypes, h)
 	}
 	assert.Equal(t, hookTypes, dig(docs["admin"], "components", "schemas", "WebhookEventType", "enum"))

@@ -51,7 +51,7 @@ func (r *memReader) Read(_ context.Context, _ func(uint64, []byte) error, fn fun
 	return nil
 }
 
-func (r *memReader) Append(_ context.Context, first uint64, records [][]byte, _ []actors.IndexEntry) error {
+func (r *memReader) Append(_ context.Context, first uint64, records [][]byte, _ []persistence.IndexEntry) error {
 	r.log.mu.Lock()
 	defer r.log.mu.Unlock()
 	if first != uint64(len(r.log.recs))+1 {
