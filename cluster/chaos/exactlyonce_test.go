@@ -7,6 +7,7 @@ import (
 	"io"
 	nethttp "net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -74,6 +75,14 @@ func TestClusterKeyedWritesExactlyOnce(t *testing.T) {
 		for _, p := range procs {
 			p.kill()
 		}
+		// Kept whether it passed or not: which node decided a retry, and
+		// when it imported the event's records, is in them.
+		keep, _ := os.MkdirTemp("", "ticketd-cluster-once-logs")
+		for _, p := range procs {
+			b, _ := os.ReadFile(p.log)
+			_ = os.WriteFile(filepath.Join(keep, p.name+".log"), b, 0o600)
+		}
+		t.Logf("the nodes' logs are kept in %s", keep)
 	}()
 	for _, p := range procs {
 		waitFor(t, 90*time.Second, p.name+" ready", func() bool { return ready(p) })
