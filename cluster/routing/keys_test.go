@@ -113,6 +113,26 @@ func TestKeyedRetryAtNewOwnerBeforeImport(t *testing.T) {
 		require.True(t, ok)
 		require.JSONEq(t, string(want), string(got.Body), "the order's first answer")
 	}
+	// A retried creation whose first try wrote nothing (its key claimed
+	// before, its answer a 503) creates the event, through either node.
+	for _, s := range stacks {
+		if s.closed {
+			continue
+		}
+		fresh := keyedWrite("fresh-"+s.node.Name(), 201)
+		fresh.Retried = true
+		id := s.sys.NewEventID()
+		deadline := time.Now().Add(resumeWithin)
+		for {
+			_, err := s.sys.CreateEvent(keyedCtx(fresh), "bu_1", id, mk)
+			if err == nil {
+				break
+			}
+			require.ErrorIs(t, err, ask.ErrUnavailable)
+			require.True(t, time.Now().Before(deadline), "retried creation of %s never made: %v", id, err)
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 	i := firstOpen(stacks)
 	list, err := actors.Ask(bg, stacks[i].sys, evt, event.ListOrders{Limit: 100})
 	require.NoError(t, err)
