@@ -38,18 +38,22 @@ type Config struct {
 	TrustedProxies         []netip.Prefix
 	OrderHold              time.Duration
 	CheckoutSessionTTL     time.Duration
-	PaymentWebhookSecret   string
-	SMTPAddr               string
-	SMTPUsername           string
-	SMTPPassword           string
-	MailFrom               string
-	SnapshotEvery          int
-	IdleTimeout            time.Duration
-	LogLevel               string
-	DevLogRetention        time.Duration
-	DevLogPerUnit          int
-	AuditRetention         time.Duration
-	WebhookDisableAfter    int
+	// CheckoutSessionKeep is how long a checkout session that expired
+	// unused still answers as expired before it is purged (event's
+	// checkoutpurge.go).
+	CheckoutSessionKeep  time.Duration
+	PaymentWebhookSecret string
+	SMTPAddr             string
+	SMTPUsername         string
+	SMTPPassword         string
+	MailFrom             string
+	SnapshotEvery        int
+	IdleTimeout          time.Duration
+	LogLevel             string
+	DevLogRetention      time.Duration
+	DevLogPerUnit        int
+	AuditRetention       time.Duration
+	WebhookDisableAfter  int
 	// WebhookAllowPrivate lifts the rule that webhook endpoints be https
 	// on public addresses (decisions §23), for development and tests.
 	WebhookAllowPrivate bool
@@ -151,6 +155,7 @@ func DefaultConfig() Config {
 		DevicePerMinute:        600,
 		OrderHold:              15 * time.Minute,
 		CheckoutSessionTTL:     24 * time.Hour,
+		CheckoutSessionKeep:    24 * time.Hour,
 		MailFrom:               "tickets@localhost",
 		SnapshotEvery:          50_000,
 		IdleTimeout:            10 * time.Minute,
@@ -220,6 +225,9 @@ func (c *Config) Validate() error {
 	}
 	if c.CheckoutSessionTTL <= 0 {
 		errs = append(errs, errors.New("checkout-session-ttl: must be positive"))
+	}
+	if c.CheckoutSessionKeep <= 0 {
+		errs = append(errs, errors.New("checkout-session-keep: must be positive"))
 	}
 	if c.SnapshotEvery <= 0 {
 		errs = append(errs, errors.New("snapshot-every: must be positive"))

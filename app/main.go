@@ -259,9 +259,10 @@ func (m *Main) Open() error {
 	snaps := snapshots.New(m.store, 2)
 	ac := actors.Config{
 		Event: event.Config{
-			BaseURL:            m.cfg.BaseURL,
-			OrderHold:          m.cfg.OrderHold,
-			CheckoutSessionTTL: m.cfg.CheckoutSessionTTL,
+			BaseURL:             m.cfg.BaseURL,
+			OrderHold:           m.cfg.OrderHold,
+			CheckoutSessionTTL:  m.cfg.CheckoutSessionTTL,
+			CheckoutSessionKeep: m.cfg.CheckoutSessionKeep,
 			// 0 is off here; the core reads 0 as its default.
 			OpenOrdersPerClient:   offIfZero(m.cfg.StorefrontOpenOrdersPerIP),
 			OpenSessionsPerClient: offIfZero(m.cfg.StorefrontOpenSessionsPerIP),

@@ -76,6 +76,10 @@ type Config struct {
 	OrderHold time.Duration
 	// CheckoutSessionTTL is a checkout session's lifetime (24h).
 	CheckoutSessionTTL time.Duration
+	// CheckoutSessionKeep is how long a checkout session that expired
+	// unused still answers as expired before it is purged
+	// (checkoutpurge.go); 0 takes the default (24h).
+	CheckoutSessionKeep time.Duration
 	// OpenOrdersPerClient and OpenSessionsPerClient are the storefront's
 	// hold limits per client (holdlimits.go): 0 takes the default (10 and
 	// 20), negative turns the limit off.

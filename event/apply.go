@@ -91,6 +91,7 @@ func (s *State) applyOrderPlaced(c OrderPlaced) {
 	e.OrdersTaken++
 	if cs, ok := s.Checkouts[o.CheckoutSessionID]; ok {
 		cs.OrderID = o.ID
+		s.prunePurgeQueue() // it may have been the oldest unused one
 	}
 	if o.holding() {
 		s.queueHold(o)

@@ -636,4 +636,5 @@ func (c CheckoutSessionCreated) apply(s *State) {
 	}
 	s.CheckoutOrder = append(s.CheckoutOrder, c.ID)
 	s.indexSession(s.Checkouts[c.ID], c.At)
+	s.queueForPurge(s.Checkouts[c.ID])
 }

@@ -921,16 +921,20 @@ func (m *Machine) expire(now time.Time) (any, []Change, error) {
 		changes = append(changes, OrderReleased{At: now, ID: o.ID, Status: OrderStatusExpired, CloseRef: o.ProviderRef})
 		holds = append(holds, o.Holds...)
 	}
-	return nil, append(m.releaseToWaitlist(now, changes, holds), m.roomTick(now)...), nil
+	changes = append(m.releaseToWaitlist(now, changes, holds), m.roomTick(now)...)
+	return nil, append(changes, m.purgeSessions(now)...), nil
 }
 
 // NextDeadline reports the earliest instant at which Expire would produce
-// changes: the earliest deadline of a holding order, or the waiting room's
-// next tick.
+// changes: the earliest deadline of a holding order, the waiting room's
+// next tick, or the purge of the oldest unused checkout session.
 func (m *Machine) NextDeadline() (time.Time, bool) {
 	at, ok := m.s.nextHold()
 	if r, rok := m.roomDeadline(); rok && (!ok || r.Before(at)) {
-		return r, true
+		at, ok = r, true
+	}
+	if p, pok := m.purgeDeadline(); pok && (!ok || p.Before(at)) {
+		at, ok = p, true
 	}
 	return at, ok
 }

@@ -307,6 +307,26 @@
 // nothing, so a double submit of the hosted page holds no second place;
 // once it is cancelled or expired the session may place again.
 //
+// A session that never placed an order is purged (checkoutpurge.go) once
+// it has been expired for Config.CheckoutSessionKeep (24h): the timer's
+// Expire emits CheckoutSessionsPurged (the ids, at most 1000 a change), so
+// replay and snapshots drop exactly what the live machine dropped and the
+// state no longer grows with every session ever created. A session with
+// an order is kept (the order names it). What a session id answers:
+//
+//   - open until ExpiresAt; then expired on every surface: the hosted
+//     checkout shows status expired (the page: 410 "this checkout link has
+//     expired" with its returnUrl as the way back), an order placed from it
+//     412 CHECKOUT_SESSION_EXPIRED, its waitlist 412 WAITLIST_NOT_OFFERED;
+//   - purged: the same answers (the page without the way back and in the
+//     visitor's language, which went with the record). The core cannot tell
+//     a purged id from a forged one of the same form ("cs_<event>.<24
+//     Crockford chars>", 120 random bits), so every unknown id of that form
+//     answers as expired; a malformed id is 404 "checkout session not
+//     found". GetCheckoutSession (no HTTP route) answers 404 for a purged id:
+//     its record is gone. Keeping a tombstone per purged id to tell them
+//     apart would itself grow without bound.
+//
 // # Byte formats
 //
 // A change (MarshalChange, codec.go; each kind's appendBody and decoder):

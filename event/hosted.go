@@ -59,6 +59,9 @@ const maxHostedAddons = 50
 
 func (m *Machine) hostedCheckout(now time.Time, c GetHostedCheckout) (any, []Change, error) {
 	s, ok := m.s.Checkouts[c.ID]
+	if !ok && m.purgedSession(c.ID) {
+		return m.purgedHosted(c.ID), nil, nil
+	}
 	if !ok {
 		return nil, nil, Errorf(NotFound, "checkout session not found")
 	}
@@ -149,10 +152,10 @@ func (m *Machine) checkHostedSession(now time.Time, id string) error {
 		return nil
 	}
 	s, ok := m.s.Checkouts[id]
-	if !ok {
+	if !ok && !m.purgedSession(id) {
 		return Errorf(NotFound, "checkout session not found")
 	}
-	if !now.Before(s.ExpiresAt) {
+	if !ok || !now.Before(s.ExpiresAt) {
 		return Reasonf(FailedPrecondition, ReasonCheckoutSessionExpired, "checkout session has expired")
 	}
 	return nil

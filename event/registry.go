@@ -228,6 +228,7 @@ var changeKinds = [...]changeKind{
 	kindOf(decodeOrderPaid),
 	kindOf(decodeOrderReleased),
 	kindOf(decodeCheckoutSessionCreated),
+	kindOf(decodeCheckoutSessionsPurged), // checkoutpurge.go
 	// late payments (latepay.go)
 	kindOf(decodeOrderRetaken),
 	// refunds (refunds.go)

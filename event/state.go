@@ -137,6 +137,7 @@ type index struct {
 	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
 	holds          holdQueue           // holding orders by deadline (see holdqueue.go)
 	limits         holdLimits          // the storefront's hold limits (holdlimits.go)
+	purge          purgeQueue          // checkout sessions to purge one day (checkoutpurge.go)
 	// dash are the dashboard's counters (dashboard.go): kept by Apply
 	// and rebuilt with the other indexes, so the console reads counts
 	// instead of scanning records.
@@ -708,9 +709,11 @@ func (s *State) indexTasks(yield func()) []func() {
 			}
 			l := &s.idx.limits
 			for _, id := range s.CheckoutOrder {
-				if r := s.Checkouts[id]; r.Client != "" && r.OrderID == "" {
+				r := s.Checkouts[id]
+				if r.Client != "" && r.OrderID == "" {
 					l.add(&l.sessions, r.Client, r.ID)
 				}
+				s.queueForPurge(r)
 			}
 		},
 	}

@@ -228,10 +228,13 @@ func (JoinWaitlist) result(*RegistrationResult) {}
 
 func (c JoinWaitlist) decide(m *Machine, now time.Time) (any, []Change, error) {
 	s, ok := m.s.Checkouts[c.CheckoutSessionID]
-	if !ok {
+	if !ok && !m.purgedSession(c.CheckoutSessionID) {
 		return nil, nil, Errorf(NotFound, "checkout session not found")
 	}
-	t := m.waitlistOf(s, now)
+	var t *TicketTypeRec
+	if ok {
+		t = m.waitlistOf(s, now) // a purged session is expired: none
+	}
 	if t == nil {
 		return nil, nil, Reasonf(FailedPrecondition, ReasonWaitlistNotOffered, "this checkout offers no waitlist")
 	}

@@ -50,13 +50,24 @@ var contextBG = context.Background()
 // provider's refusal (recorded as a failed refund), err a failure to
 // record the outcome (the refund stays pending).
 func (r *Refunds) Settle(eventID string, start event.RefundStart) (res event.Order, perr, err error) {
+	return r.SettleKeyed(contextBG, eventID, start)
+}
+
+// SettleKeyed is Settle for a request with an Idempotency-Key: keyed
+// carries the request's record (ops.WithRecorder), which commits in the
+// batch of a succeeded refund's outcome, so a retry whose answer was lost
+// replays it instead of meeting a refunded order (412). A refused or
+// still pending refund commits no record: the request answers otherwise
+// (503, or the pending order, which the pipeline stores after), and a
+// refusal may be asked again.
+func (r *Refunds) SettleKeyed(keyed context.Context, eventID string, start event.RefundStart) (res event.Order, perr, err error) {
 	o, rf := start.Order, start.Refund
 	pay := Payment{OrderNumber: o.OrderNumber, Amount: rf.Amount.String(), Currency: o.Currency, RefundID: rf.ID}
 	if o.PaymentID != nil {
 		pay.ID = *o.PaymentID
 	}
 	if o.Provider != "" {
-		return r.settleHosted(eventID, start, pay)
+		return r.settleHosted(keyed, eventID, start, pay)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), RefundTimeout)
 	perr = r.provider.Refund(ctx, pay)
@@ -65,7 +76,7 @@ func (r *Refunds) Settle(eventID string, start event.RefundStart) (res event.Ord
 	if perr != nil {
 		done.Outcome, done.Error = event.RefundFailed, perr.Error()
 	}
-	res, err = ask(contextBG, r.sys, eventID, done)
+	res, err = ask(outcomeCtx(keyed, done), r.sys, eventID, done)
 	return res, perr, err
 }
 
@@ -75,7 +86,7 @@ func (r *Refunds) Settle(eventID string, start event.RefundStart) (res event.Ord
 // pending (the order is answered as it is), and so does one the provider
 // could not be asked about (err wraps ErrUnavailable): the provider's
 // webhook or the resumer finishes them.
-func (r *Refunds) settleHosted(eventID string, start event.RefundStart, pay Payment) (event.Order, error, error) {
+func (r *Refunds) settleHosted(keyed context.Context, eventID string, start event.RefundStart, pay Payment) (event.Order, error, error) {
 	o, rf := start.Order, start.Refund
 	h := r.hosted[o.Provider]
 	if h == nil {
@@ -100,8 +111,17 @@ func (r *Refunds) settleHosted(eventID string, start event.RefundStart, pay Paym
 	case state != RefundStateSucceeded:
 		done.Outcome, done.Error = event.RefundFailed, "the payment provider answered "+state
 	}
-	res, err := ask(contextBG, r.sys, eventID, done)
+	res, err := ask(outcomeCtx(keyed, done), r.sys, eventID, done)
 	return res, perr, err
+}
+
+// outcomeCtx is the context of the ask recording done: the request's
+// (with its record) for a succeeded refund, else one without a record.
+func outcomeCtx(keyed context.Context, done event.CompleteRefund) context.Context {
+	if keyed == nil || done.Outcome != event.RefundSucceeded {
+		return contextBG
+	}
+	return keyed
 }
 
 // Complete records a hosted provider's report of a refund (a webhook):

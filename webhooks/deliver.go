@@ -446,7 +446,7 @@ func (s *Service) countOutcome(id string, succeeded bool, now time.Time) (int, e
 			s.cfg.Logger.Warn("webhooks: endpoint disabled", "endpoint", c.ID, "failures", c.ConsecutiveFailures)
 		}
 	}
-	if err := s.save(&c); err != nil {
+	if err := s.save(&c, nil); err != nil {
 		return 0, err
 	}
 	s.eps[id] = &c

@@ -456,17 +456,24 @@ func (s *Service) checkInput(in Input) error {
 }
 
 // save commits e; s.mu must be held.
-func (s *Service) save(e *Endpoint) error {
+func (s *Service) save(e *Endpoint, rec Record) error {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("webhooks: encode endpoint: %w", err)
 	}
 	if s.share != nil {
+		// The shared store takes one key a write: the request's record
+		// is stored after it, by the caller (see Record).
 		return s.putShared(e.ID, b)
 	}
 	bt := s.store.NewBatch()
 	defer bt.Close()
 	bt.Put([]byte(endpointPrefix+e.ID), b)
+	if rec != nil {
+		if k, v := rec(*e); k != nil && v != nil {
+			bt.Put(k, v)
+		}
+	}
 	if err := s.store.Commit(bt); err != nil {
 		return fmt.Errorf("webhooks: save endpoint %s: %w", e.ID, err)
 	}
@@ -484,9 +491,23 @@ func (s *Service) putShared(id string, value []byte) error {
 	return nil
 }
 
+// Record makes the record of the request that writes an endpoint: its
+// Idempotency-Key's key and value for the endpoint written (nil: none).
+// On a single node the record commits in the endpoint's own batch, so a
+// retried request whose answer was lost finds it and is answered with it
+// instead of creating a second endpoint (decisions §20). In cluster mode
+// the shared store writes one key at a time and Record is not called: the
+// pipeline stores the answer after the write, as before.
+type Record func(e Endpoint) (key, value []byte)
+
 // Create adds an endpoint to unitID, enabled, with a new secret (returned
 // here; callers show it once).
 func (s *Service) Create(unitID string, in Input) (Endpoint, error) {
+	return s.CreateRecorded(unitID, in, nil)
+}
+
+// CreateRecorded is Create committing rec's record with the endpoint.
+func (s *Service) CreateRecorded(unitID string, in Input, rec Record) (Endpoint, error) {
 	if in.URL == nil || in.EventTypes == nil {
 		return Endpoint{}, fmt.Errorf("%w: url and eventTypes are required", ErrInvalid)
 	}
@@ -510,7 +531,7 @@ func (s *Service) Create(unitID string, in Input) (Endpoint, error) {
 	if in.Description != nil {
 		e.Description = *in.Description
 	}
-	if err := s.save(e); err != nil {
+	if err := s.save(e, rec); err != nil {
 		return Endpoint{}, err
 	}
 	s.eps[e.ID] = e
@@ -571,8 +592,9 @@ func (s *Service) List(unitID string) []Endpoint {
 	return out
 }
 
-// update applies fn to a copy of the endpoint and commits it.
-func (s *Service) update(unitID, id string, fn func(e *Endpoint)) (Endpoint, error) {
+// update applies fn to a copy of the endpoint and commits it (with rec's
+// record, when set).
+func (s *Service) update(unitID, id string, rec Record, fn func(e *Endpoint)) (Endpoint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, err := s.get(unitID, id)
@@ -583,7 +605,7 @@ func (s *Service) update(unitID, id string, fn func(e *Endpoint)) (Endpoint, err
 	e.EventTypes = slices.Clone(cur.EventTypes)
 	fn(&e)
 	e.UpdatedAt = s.cfg.Now().UTC()
-	if err := s.save(&e); err != nil {
+	if err := s.save(&e, rec); err != nil {
 		return Endpoint{}, err
 	}
 	s.eps[id] = &e
@@ -595,7 +617,7 @@ func (s *Service) Update(unitID, id string, in Input) (Endpoint, error) {
 	if err := s.checkInput(in); err != nil {
 		return Endpoint{}, err
 	}
-	return s.update(unitID, id, func(e *Endpoint) {
+	return s.update(unitID, id, nil, func(e *Endpoint) {
 		if in.URL != nil {
 			e.URL = *in.URL
 		}
@@ -611,7 +633,7 @@ func (s *Service) Update(unitID, id string, in Input) (Endpoint, error) {
 // SetEnabled enables or disables an endpoint; enabling resets its failure
 // count.
 func (s *Service) SetEnabled(unitID, id string, on bool) (Endpoint, error) {
-	return s.update(unitID, id, func(e *Endpoint) {
+	return s.update(unitID, id, nil, func(e *Endpoint) {
 		e.Enabled = on
 		e.ConsecutiveFailures = 0
 		e.DisabledReason = ""
@@ -624,7 +646,14 @@ func (s *Service) SetEnabled(unitID, id string, on bool) (Endpoint, error) {
 // RotateSecret gives an endpoint a new secret; the old one keeps signing
 // (as a second v1) for Config.RotationGrace.
 func (s *Service) RotateSecret(unitID, id string) (Endpoint, error) {
-	return s.update(unitID, id, func(e *Endpoint) {
+	return s.RotateSecretRecorded(unitID, id, nil)
+}
+
+// RotateSecretRecorded is RotateSecret committing rec's record with the
+// endpoint (see Record): a retried rotation whose answer was lost answers
+// the secret it made instead of rotating again.
+func (s *Service) RotateSecretRecorded(unitID, id string, rec Record) (Endpoint, error) {
+	return s.update(unitID, id, rec, func(e *Endpoint) {
 		e.PreviousSecret = e.Secret
 		e.PreviousUntil = s.cfg.Now().UTC().Add(s.cfg.RotationGrace)
 		e.Secret = newSecret()

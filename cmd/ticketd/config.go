@@ -60,6 +60,7 @@ func ParseConfig(args []string, lookup func(string) (string, bool), help io.Writ
 	str(&proxies, "trusted-proxies", "TICKETD_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed")
 	dur(&c.OrderHold, "order-hold", "TICKETD_ORDER_HOLD", d.OrderHold, "how long a placed order holds its places")
 	dur(&c.CheckoutSessionTTL, "checkout-session-ttl", "TICKETD_CHECKOUT_SESSION_TTL", d.CheckoutSessionTTL, "checkout session lifetime")
+	dur(&c.CheckoutSessionKeep, "checkout-session-keep", "TICKETD_CHECKOUT_SESSION_KEEP", d.CheckoutSessionKeep, "how long an expired, unused checkout session still answers as expired before it is purged")
 	str(&c.PaymentWebhookSecret, "payment-webhook-secret", "TICKETD_PAYMENT_WEBHOOK_SECRET", d.PaymentWebhookSecret, "HMAC secret of the sandbox payment webhook (default: generated, kept in the data dir)")
 	str(&c.PaymentProvider, "payment-provider", "TICKETD_PAYMENT_PROVIDER", d.PaymentProvider, "payment provider of paid orders: sandbox or stripe")
 	str(&c.Stripe.SecretKey, "stripe-secret-key", "TICKETD_STRIPE_SECRET_KEY", "", "Stripe secret key sk_... (prefer the environment variable: flags show in the process list)")

@@ -226,3 +226,39 @@ func TestAPIRefundResumedAfterCrash(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n)
 }
+
+// TestAPIKeyedRefundReplays: a refund with an Idempotency-Key answers its
+// retries (and, after a restart, from the Pebble store) with the first
+// answer, Idempotent-Replayed, and refunds once; the key's record commits
+// in the batch of the refund's outcome (payments.Refunds.SettleKeyed), so a
+// retry whose answer was lost replays it instead of meeting a refunded
+// order (412).
+func TestAPIKeyedRefundReplays(t *testing.T) {
+	t.Parallel()
+	f := newAPIFx(t)
+	s := f.shop(t, map[string]any{"capacity": 1, "priceAmount": 40})
+	o := apiPaid(t, f, s, "keyed@example.com", "40")
+	number := apiS(o, "orderNumber")
+	body := map[string]any{"amount": 10, "reason": "keyed"}
+	adm := f.admin(t).WithHeader("Idempotency-Key", "refund-"+number)
+	first := adm.Do("POST", s.refundPath(number), body)
+	require.Equal(t, 200, first.Status, string(first.Body))
+	again := adm.Do("POST", s.refundPath(number), body)
+	require.Equal(t, 200, again.Status)
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	require.Equal(t, string(first.Body), string(again.Body))
+
+	f.s.Restart()
+	adm = newAPIClient(t, f.s.URL).WithKey(f.s.Admin).WithHeader("Idempotency-Key", "refund-"+number)
+	again = adm.Do("POST", s.refundPath(number), body)
+	require.Equal(t, 200, again.Status, string(again.Body))
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	require.Equal(t, string(first.Body), string(again.Body))
+	// Refunded once: the rest is 30.
+	rest := apiWant(t, newAPIClient(t, f.s.URL).WithKey(f.s.Admin).Do("POST", s.refundPath(number), nil), 200)
+	require.Len(t, apiRefunds(t, rest), 2)
+	require.EqualValues(t, 30, apiRefunds(t, rest)[1]["amount"])
+	// The same key with another body is refused.
+	r := adm.AllowInvalidRequest().Do("POST", s.refundPath(number), map[string]any{"amount": 5})
+	require.Equal(t, 422, r.Status, string(r.Body))
+}

@@ -48,7 +48,11 @@ func (a *api) refundOrder(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, perr, err := a.refunds.Settle(eventID, start)
+	res, perr, err := a.refunds.SettleKeyed(keyed(c, nil), eventID, start)
+	if _, replayed := ops.Replayed(err); replayed {
+		return nil, keyedErr(c, err) // made before: its record answers
+	}
+	err = keyedErr(c, err) // an outcome that may still commit holds the key
 	if errors.Is(err, payments.ErrUnavailable) {
 		return nil, thttp.NewError(503, "the refund stays pending and is finished when the payment provider answers").WithReason(event.ReasonPaymentProviderDown)
 	}

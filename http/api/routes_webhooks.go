@@ -209,7 +209,7 @@ func (a *api) createWebhookEndpoint(c *thttp.Ctx) (any, error) {
 		return nil, err
 	}
 	in := webhooks.Input{URL: &req.URL, EventTypes: req.EventTypes, Description: &req.Description}
-	e, err := a.hooks.Create(unit, in)
+	e, err := a.hooks.CreateRecorded(unit, in, hookRecord(c))
 	if err != nil {
 		return nil, webhookErr(err)
 	}
@@ -267,7 +267,7 @@ func (a *api) deleteWebhookEndpoint(c *thttp.Ctx) (any, error) {
 }
 
 func (a *api) rotateWebhookSecret(c *thttp.Ctx) (any, error) {
-	e, err := a.hooks.RotateSecret(c.Param("unitId"), c.Param("endpointId"))
+	e, err := a.hooks.RotateSecretRecorded(c.Param("unitId"), c.Param("endpointId"), hookRecord(c))
 	if err != nil {
 		return nil, webhookErr(err)
 	}
@@ -355,4 +355,22 @@ func atoiStrict(s string) (int, error) {
 		n = n*10 + int(c-'0')
 	}
 	return n, nil
+}
+
+// hookRecord is the record of a keyed endpoint write (create, rotate: their
+// answer shows the secret), committed with the endpoint (webhooks.Record):
+// a retry whose answer was lost replays it instead of writing again. nil
+// without an Idempotency-Key.
+func hookRecord(c *thttp.Ctx) webhooks.Record {
+	kr := c.Recorder(func(res any) any { return webhookView(res.(webhooks.Endpoint), true) })
+	if kr == nil {
+		return nil
+	}
+	return func(e webhooks.Endpoint) ([]byte, []byte) {
+		v := kr.Value(e)
+		if v == nil {
+			return nil, nil
+		}
+		return kr.Key, v
+	}
 }
