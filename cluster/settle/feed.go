@@ -192,12 +192,15 @@ func (f *Feeds) Import(eventID string, epoch uint64) error {
 		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
 	}
 	subj := feedSubj + eventID
-	end, err := node.LeaderLast(ctx, f.n.Conn(), FeedStream, subj)
+	last, err := f.st.Last(ctx, subj)
 	if err != nil {
 		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
 	}
-	if end > 0 {
-		err = node.ReadThrough(ctx, f.n.Conn(), FeedStream, subj, 1, end, f.n.Config().RequestTimeout, false, func(m *jetstream.RawStreamMsg) error {
+	// A store that holds the feed from seq 1 through what the stream
+	// carries (this node owned the event before: an actor reloaded, a
+	// shard gained back) reads none of it again.
+	if last != nil && !holdsThrough(have, last.Header.Get(hdrFeedLast)) {
+		err = node.ReadThrough(ctx, f.n.Conn(), FeedStream, subj, 1, last.Sequence, f.n.Config().RequestTimeout, false, func(m *jetstream.RawStreamMsg) error {
 			return decodeFeedMsg(m.Data, put)
 		})
 		if err != nil {
@@ -222,6 +225,21 @@ func (f *Feeds) Import(eventID string, epoch uint64) error {
 		f.n.Config().Logger.Debug("cluster: feed entries imported", "event", eventID, "entries", n)
 	}
 	return nil
+}
+
+// holdsThrough reports whether have holds every seq from 1 through the
+// decimal seq last.
+func holdsThrough(have map[uint64]struct{}, last string) bool {
+	k, err := strconv.ParseUint(last, 10, 64)
+	if err != nil || uint64(len(have)) < k {
+		return false
+	}
+	for seq := uint64(1); seq <= k; seq++ {
+		if _, ok := have[seq]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // Carry makes eventID's subject of the feed stream carry the feed entries
