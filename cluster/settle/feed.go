@@ -247,9 +247,10 @@ func holdsThrough(have map[uint64]struct{}, last string) bool {
 // has every entry: it imported them at its claim, and its commits put the
 // rest). Called before the log is trimmed (Snapshots.carry); an error
 // says the trim must wait. The trim goes through the older snapshot kept
-// (or, by the trimmer, an idle event's last record), so the index entries
-// of the commits it takes were applied to this store long before: their
-// application lags a commit's ack by one message at most.
+// (or, by the trimmer, an idle event's last record): the commits it
+// takes were answered, and a commit is answered once its index entries
+// are in this store (eventlog: a stored message's entries are applied
+// before its commits are answered).
 func (f *Feeds) Carry(ctx context.Context, eventID string) error {
 	if f.store == nil {
 		return nil
