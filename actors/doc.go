@@ -151,4 +151,7 @@
 // System methods are safe for concurrent use. Requests reach an event actor
 // only through System.Ask, which counts them per event so that an idle actor
 // retires (passivates) only when no request is on its way to it.
+// System.SoldOut and System.QueueStatus answer without the actor, from the
+// sale view it publishes once its changes are durable and before their
+// answers go out (saleview.go; single node only).
 package actors

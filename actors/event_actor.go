@@ -59,6 +59,10 @@ type eventActor struct {
 	swept     time.Time
 	startedAt time.Time
 
+	// the sale view published last and its slot (saleview.go)
+	view *event.SaleView
+	sale *saleSlot
+
 	// recent holds the Recorder records of batches not yet durable, by
 	// key: a request claimed again meanwhile finds them (see Recorder).
 	recent map[string][]byte
@@ -105,6 +109,7 @@ var errRetired = errors.New("actors: actor retired")
 // none is.
 func (a *eventActor) leave() {
 	a.releaseFeedWaits()
+	a.dropView()
 	a.retired = true
 	a.sys.detach(a.id, a.slot)
 }
@@ -158,6 +163,7 @@ func (a *eventActor) Receive(ctx actor.Context) {
 			a.cancel()
 		}
 		a.releaseFeedWaits()
+		a.dropView()
 	case *actor.Stopped:
 		close(a.slot.done)
 	}
@@ -186,6 +192,7 @@ func (a *eventActor) start(ctx actor.Context) {
 	if a.sys.cfg.IdleTimeout > 0 {
 		ctx.SetReceiveTimeout(a.sys.cfg.IdleTimeout)
 	}
+	a.publishView() // what was loaded is durable
 	// Holds that lapsed while the event was not loaded lapse now.
 	a.startedAt = a.sys.cfg.Now()
 	a.handle(ctx, &request{cmd: event.Expire{Now: a.startedAt}}, nil)
@@ -339,6 +346,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	}
 	a.notePublished()
 	if len(changes) > 0 {
+		a.publishView()
 		if p := a.sys.pulseOf(a.id); p != nil {
 			a.com.afterDurable(p.fire)
 		}

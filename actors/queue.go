@@ -46,6 +46,7 @@ func (a *eventActor) sweepWaiters(ctx actor.Context, now time.Time) {
 		return
 	}
 	a.swept = now
+	a.takePolls() // the polls answered from the sale view
 	if a.startedAt.IsZero() {
 		a.startedAt = now
 	}

@@ -166,6 +166,10 @@ type System struct {
 
 	idx *index.Index // the event index
 
+	// sales are the events' published sale views (saleview.go): event id
+	// -> *saleSlot.
+	sales sync.Map
+
 	dirPID  *actor.PID
 	dirView atomic.Pointer[directory.State]
 	// Cluster mode: whether the shared directory log was read once, and

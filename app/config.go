@@ -127,6 +127,11 @@ type Tuning struct {
 	// Cluster adjusts the cluster node's configuration (tests make the
 	// trimmer look every 200 ms, or put every event on one shard).
 	Cluster func(*node.Config)
+	// AskTimeout bounds how long a caller waits for an actor's answer
+	// (0: the actors' default, 10 s). The bench seeder raises it: an
+	// actor loading a copied log of a million changes on a busy machine
+	// answers its first ask after minutes.
+	AskTimeout time.Duration
 }
 
 // Payment providers (TICKETD_PAYMENT_PROVIDER).

@@ -130,6 +130,10 @@ func (m *Main) Audit() *audit.Log { return m.audit }
 // the way the front doors do).
 func (m *Main) Ops() *ops.Ops { return m.ops }
 
+// Store is the store of an open Main (the bench seeder counts an event's
+// records and waits for its snapshots there; reads only).
+func (m *Main) Store() *persistence.Store { return m.store }
+
 // Server is the HTTP server of an open Main.
 func (m *Main) Server() *thttp.Server { return m.srv }
 
@@ -276,6 +280,9 @@ func (m *Main) Open() error {
 			m.closeBackend()
 			return err
 		}
+	}
+	if t := m.cfg.Tune; t != nil && t.AskTimeout > 0 {
+		ac.AskTimeout = t.AskTimeout
 	}
 	if t := m.cfg.Tune; t != nil && t.Actors != nil {
 		t.Actors(&ac)

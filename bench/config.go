@@ -40,8 +40,11 @@ type Config struct {
 	// confirmed registrations, offline scans (DuplicateShare of them
 	// repeats across devices) and devices.
 	DoorRegs, DoorScans, DoorDevices int
-	MixRate                          float64 // integrator requests per second (open loop)
-	MixConns                         int
+	// QueueBuyers join the queue-drop's waiting room before onSaleAt,
+	// against QueuePlaces places.
+	QueueBuyers, QueuePlaces int
+	MixRate                  float64 // integrator requests per second (open loop)
+	MixConns                 int
 
 	RecoveryChanges int // changes in the recovered event's log, at least
 	// RecoveryRegistrations is the recovered event's registrations, at
@@ -59,7 +62,7 @@ type Config struct {
 }
 
 // Scenarios are the scenario names, in run order.
-var Scenarios = []string{"ceiling", "flash-sale", "paid-flash-sale", "console-dashboards", "feed-follow", "sold-out", "checkin-burst", "door-sync", "integrator-mix", "kill9", "nosync", "profile", "recovery", "scale"}
+var Scenarios = []string{"ceiling", "flash-sale", "paid-flash-sale", "console-dashboards", "feed-follow", "sold-out", "queue-drop", "checkin-burst", "door-sync", "integrator-mix", "kill9", "nosync", "profile", "recovery", "scale"}
 
 // QuickConfig is the smoke preset: small numbers, short runs (every
 // scenario: about three minutes on two cores).
@@ -67,7 +70,7 @@ func QuickConfig() Config {
 	return Config{
 		Quick: true, Conns: 64, Duration: 3 * time.Second, OpenDuration: 2 * time.Second,
 		Levels: []float64{0.25, 0.5, 0.75, 1}, SoldOutCapacity: 100, CheckinPool: 6000,
-		DoorRegs: 20_000, DoorScans: 40_000, DoorDevices: 50,
+		DoorRegs: 20_000, DoorScans: 40_000, DoorDevices: 50, QueueBuyers: 10_000, QueuePlaces: 100,
 		DuplicateShare: 0.2, MixRate: 100, MixConns: 16, RecoveryChanges: 100_000, RecoveryRegistrations: 20_000,
 		ScaleEvents: 300, ScaleRegs: 50, ScaleActive: 100, ScaleIdle: 8 * time.Second,
 	}
@@ -79,7 +82,7 @@ func FullConfig() Config {
 	return Config{
 		Conns: 512, RefConns: 128, Duration: 10 * time.Second, OpenDuration: 8 * time.Second,
 		Levels: []float64{0.25, 0.5, 0.75, 1}, SoldOutCapacity: 1000, CheckinPool: 150_000,
-		DoorRegs: 100_000, DoorScans: 200_000, DoorDevices: 50,
+		DoorRegs: 100_000, DoorScans: 200_000, DoorDevices: 50, QueueBuyers: 100_000, QueuePlaces: 1000,
 		DuplicateShare: 0.2, MixRate: 200, MixConns: 32, RecoveryChanges: 1_000_000, RecoveryRegistrations: 1_000_000,
 		ScaleEvents: 10_000, ScaleRegs: 100, ScaleActive: 300, ScaleIdle: 20 * time.Second,
 	}
@@ -96,7 +99,8 @@ func (c *Config) Validate() error {
 		return errors.New("bench: config: durations must be positive")
 	case c.DuplicateShare < 0 || c.DuplicateShare >= 1:
 		return errors.New("bench: config: duplicate share must be in [0, 1)")
-	case c.SoldOutCapacity < 1 || c.CheckinPool < 1 || c.RecoveryChanges < 1 || c.ScaleEvents < 1 || c.ScaleRegs < 1 || c.ScaleActive < 1:
+	case c.SoldOutCapacity < 1 || c.CheckinPool < 1 || c.RecoveryChanges < 1 || c.ScaleEvents < 1 || c.ScaleRegs < 1 || c.ScaleActive < 1 ||
+		c.QueueBuyers < 1 || c.QueuePlaces < 1 || c.QueuePlaces > c.QueueBuyers:
 		return errors.New("bench: config: sizes must be positive")
 	}
 	if c.Log == nil {

@@ -9,7 +9,9 @@
 //
 // Scenarios: ceiling (a bare fasthttp server decoding the same JSON, the
 // yardstick every throughput is divided by), flash-sale (capacity above the
-// buyers, and far below them), checkin-burst (with duplicate scans),
+// buyers, and far below them), queue-drop (a waiting room: joins before
+// onSaleAt, polls, admission in queue order, sold_out to every waiter),
+// checkin-burst (with duplicate scans),
 // integrator-mix (Developer API traffic alone and during a drop), durability
 // (group-commit factor from /metrics, and the same drop with fsync off in a
 // bench-only build), kill9 (kill -9 mid-drop, every acknowledged order must

@@ -33,6 +33,7 @@ type Report struct {
 	Integrator *IntegratorReport `json:"integrator,omitempty"`
 	Dashboards *DashboardReport  `json:"dashboards,omitempty"`
 	FeedFollow *FeedFollowReport `json:"feedFollow,omitempty"`
+	QueueDrop  *QueueDropReport  `json:"queueDrop,omitempty"`
 	Recovery   []RecoveryReport  `json:"recovery,omitempty"`
 	Scale      *ScaleReport      `json:"scale,omitempty"`
 	Profile    *ProfileReport    `json:"profile,omitempty"`
@@ -137,8 +138,8 @@ func newReport(cfg *Config) *Report {
 	return &Report{
 		Date: time.Now().UTC(), Machine: host, CPU: load.CPUModel(), NumCPU: runtime.NumCPU(),
 		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), Quick: cfg.Quick,
-		Config: fmt.Sprintf("conns=%d duration=%s open=%s levels=%v soldout=%d checkins=%d dup=%.2f mix=%.0f/s recovery=%d changes/%d registrations scale=%dx%d active=%d idle=%s",
-			cfg.Conns, cfg.Duration, cfg.OpenDuration, cfg.Levels, cfg.SoldOutCapacity, cfg.CheckinPool, cfg.DuplicateShare,
+		Config: fmt.Sprintf("conns=%d duration=%s open=%s levels=%v soldout=%d queue=%d/%d checkins=%d dup=%.2f mix=%.0f/s recovery=%d changes/%d registrations scale=%dx%d active=%d idle=%s",
+			cfg.Conns, cfg.Duration, cfg.OpenDuration, cfg.Levels, cfg.SoldOutCapacity, cfg.QueueBuyers, cfg.QueuePlaces, cfg.CheckinPool, cfg.DuplicateShare,
 			cfg.MixRate, cfg.RecoveryChanges, cfg.RecoveryRegistrations, cfg.ScaleEvents, cfg.ScaleRegs, cfg.ScaleActive, cfg.ScaleIdle),
 	}
 }
@@ -219,6 +220,13 @@ func (r *Report) Markdown(chart string) string {
 	if x := r.FeedFollow; x != nil {
 		fmt.Fprintf(&b, "\n## Feed followers\n\nThe flash sale with %d integrators long-polling its event's change feed: %.3f x its throughput alone (%.0f vs %.0f orders/s), means of %d interleaved rounds. Lag from a change's occurredAt to its arrival at a follower: p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d changes read in %d requests; every follower saw every change once, in order: %v %s\n",
 			x.Followers, x.Ratio, x.FollowRPS, x.AloneRPS, x.Rounds, x.LagP50Ms, x.LagP99Ms, x.LagMaxMs, x.Changes, x.Reads, x.ExactlyOnce, x.Problem)
+	}
+	if x := r.QueueDrop; x != nil {
+		fmt.Fprintf(&b, "\n## Queue drop\n\n%d buyers joined the waiting room before onSaleAt against %d places: %.0f durable joins/s (%.2f x ceiling). "+
+			"Status polls of waiting entries: %.0f/s (%.2f x); of sold-out entries: %.0f/s (%.2f x). onSaleAt to sold out %.1f s (%.1f s of it the position census with admission paused; %.1f s from admission's start); "+
+			"the last sale to the first sold_out answer %.0f ms. Queue order against join order: ascending share %.3f, Spearman %.4f (a shuffle: 0.5 and 0). %d admitted, %d sold, %d 5xx.\n",
+			x.Buyers, x.Places, x.JoinRPS, x.JoinRatio, x.PollRPS, x.PollRatio, x.SoldOutPollRPS, x.SoldOutRatio, x.OnSaleToSoldOutS, x.CensusS, x.ResumeToSoldOutS,
+			x.LastSaleToSoldOutMs, x.AscendingShare, x.Spearman, x.Admitted, x.Sold, x.Status5xx)
 	}
 	if x := r.Integrator; x != nil {
 		fmt.Fprintf(&b, "\n## Integrator mix\n\np99 alone %.2f ms; during a drop at 75%% of its maximum (%.0f/s) %.2f ms, ratio %.2f; during a saturating drop (%.0f/s) %.2f ms, ratio %.2f.\n",

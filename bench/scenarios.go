@@ -168,7 +168,7 @@ func (h *Harness) reference(name string) {
 }
 
 func (h *Harness) ticketdScenarios() error {
-	names := []string{"flash-sale", "paid-flash-sale", "console-dashboards", "feed-follow", "sold-out", "checkin-burst", "door-sync", "integrator-mix", "kill9"}
+	names := []string{"flash-sale", "paid-flash-sale", "console-dashboards", "feed-follow", "sold-out", "queue-drop", "checkin-burst", "door-sync", "integrator-mix", "kill9"}
 	any := false
 	for _, n := range names {
 		any = any || h.cfg.enabled(n)
@@ -194,7 +194,7 @@ func (h *Harness) ticketdScenarios() error {
 		name string
 		run  func(*load.Server, *load.Client) error
 	}{
-		{"flash-sale", h.flashSale}, {"paid-flash-sale", h.paidFlashSale}, {"console-dashboards", h.consoleDashboards}, {"feed-follow", h.feedFollow}, {"sold-out", h.soldOut}, {"checkin-burst", h.checkinBurst}, {"door-sync", h.doorSync}, {"integrator-mix", h.integratorMix},
+		{"flash-sale", h.flashSale}, {"paid-flash-sale", h.paidFlashSale}, {"console-dashboards", h.consoleDashboards}, {"feed-follow", h.feedFollow}, {"sold-out", h.soldOut}, {"queue-drop", h.queueDrop}, {"checkin-burst", h.checkinBurst}, {"door-sync", h.doorSync}, {"integrator-mix", h.integratorMix},
 	} {
 		if !h.cfg.enabled(st.name) {
 			continue
@@ -1013,6 +1013,12 @@ func (h *Harness) targets() {
 	ratio("flash-sale", 0.5)
 	ratio("sold-out", 0.8)
 	ratio("checkin-burst", 0.5)
+	if x := r.QueueDrop; x != nil {
+		r.target("queue-drop joins (durable)", ">= 50% of ceiling", fmt.Sprintf("%.0f%% (%.0f joins/s)", x.JoinRatio*100, x.JoinRPS), x.JoinRatio >= 0.5)
+		r.target("queue-drop status polls", ">= 80% of ceiling", fmt.Sprintf("%.0f%% (%.0f polls/s of waiting entries; sold_out polls %.0f/s, %.0f%%)", x.PollRatio*100, x.PollRPS, x.SoldOutPollRPS, x.SoldOutRatio*100), x.PollRatio >= 0.8)
+		r.target("queue-drop sold_out to every waiter", "< 2000 ms after the last sale", fmt.Sprintf("%.0f ms (last waiting answer %.0f ms)", x.LastSaleToSoldOutMs, x.LastWaitingMs),
+			x.LastSaleToSoldOutMs < 2000 && x.LastWaitingMs < 2000)
+	}
 	if d := r.Durability; d != nil && d.MetricsAvailable && d.DuplicateScans > 0 {
 		r.target("duplicate scan fsyncs", "0", fmt.Sprintf("%.0f for %d scans", d.DuplicateScanSyncs, d.DuplicateScans), d.DuplicateScanSyncs == 0)
 	}

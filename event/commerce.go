@@ -663,8 +663,7 @@ func (m *Machine) checkRoom(holds []Hold) error {
 			free = m.s.Bundles[h.ID].room()
 		}
 		if free < h.Qty {
-			// Built by hand: the common answer in a drop skips Sprintf.
-			return &Error{Code: FailedPrecondition, Reason: ReasonSoldOut, Message: "sold out"}
+			return errSoldOut()
 		}
 	}
 	return nil

@@ -42,7 +42,12 @@
 //
 // A Machine is not safe for concurrent use: one actor owns it. Results are
 // fresh values with no pointers into the state, so they may be encoded on
-// another goroutine after the state moved on.
+// another goroutine after the state moved on. The one exception is the
+// sale view (Machine.SaleView, saleview.go), which any goroutine may read
+// while the machine goes on: it is immutable but for derived add-only
+// structures that Apply writes with atomic stores (a Bloom filter of the
+// buyers it does not answer for, the queue's entry table), so a reader at
+// worst sees a later addition and answers less.
 //
 // # Files
 //

@@ -73,8 +73,10 @@ func (l *holdLimits) remove(m map[string][]string, k, id string) {
 // indexOpenOrder records a holding order (placement, snapshot load).
 func (s *State) indexOpenOrder(o *OrderRec) {
 	l := &s.idx.limits
-	l.add(&l.byEmail, normEmail(o.Email), o.ID)
+	k := normEmail(o.Email)
+	l.add(&l.byEmail, k, o.ID)
 	l.add(&l.byClient, o.Client, o.ID)
+	s.noteBlocked(k, o.Client)
 }
 
 // unindexOpenOrder forgets an order that stopped holding (paid, cancelled,

@@ -151,6 +151,11 @@ type index struct {
 	tokens bool
 	// door is the door kit's index (door.go), built on first use.
 	door *doorIndex
+	// blocked is the sale view's filter of buyers it does not answer for,
+	// built by the first view with a sold-out type; clientMax is the hold
+	// limit per client it was built with (saleview.go).
+	blocked   *keyFilter
+	clientMax int
 }
 
 // memory is how a state allocates: capacity hints and record slabs. It
@@ -300,6 +305,9 @@ func (x *index) linkEmail(m map[string]emailRegs, k string, r *RegistrationRec) 
 	e.newest = int32(r.Seq)
 	if activeReg(r.Status) {
 		e.active = r.ID
+		if x.blocked != nil {
+			x.blocked.add(k, 0) // the buyer is registered (saleview.go)
+		}
 	}
 	m[k] = e
 }

@@ -570,6 +570,10 @@ func DecodeState(b []byte, o DecodeOptions) (*State, error) {
 			}
 		}
 		s.sortWaitlists()
+		// The waiting room's derived fields (its lookups by id and token,
+		// its counts): without them the first join replayed after the
+		// snapshot wrote to a nil map.
+		s.reindexRoom()
 		if err := errors.Join(regRefs, s.checkOtherRefs()); err != nil {
 			return nil, fmt.Errorf("event: unmarshal state %s: %w", s.ID, err)
 		}

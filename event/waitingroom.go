@@ -126,11 +126,15 @@ type RoomRec struct {
 	order   []int32 // entry seqs in queue order (after the shuffle)
 	byID    map[string]int32
 	byToken map[string]int32
-	waiting int // entries waiting
-	unused  int // admitted, token not used nor lapsed
-	used    int
-	lapsed  int // admitted, token lapsed unused
-	expired int // waiting, not polled
+	// pubTable and pubExpired are the sale view's entry table and filter
+	// of expired entries (saleview.go), built by the first view.
+	pubTable   *entryTable
+	pubExpired *keyFilter
+	waiting    int // entries waiting
+	unused     int // admitted, token not used nor lapsed
+	used       int
+	lapsed     int // admitted, token lapsed unused
+	expired    int // waiting, not polled
 }
 
 // QueueEntry is one buyer in the queue.
@@ -354,6 +358,7 @@ func (c QueueJoined) apply(s *State) {
 		e.Rank = len(r.order)
 		r.order = append(r.order, int32(e.Seq))
 	}
+	r.notePublishedJoin(e)
 }
 
 func (c QueueShuffled) apply(s *State) {
@@ -368,6 +373,7 @@ func (c QueueShuffled) apply(s *State) {
 		r.Entries[seq].Rank = rank
 	}
 	r.Shuffled, r.RateSince, r.AdmittedSince, r.Next = true, c.At, 0, 0
+	r.pubTable = nil // every rank changed: the next view builds a table
 }
 
 // shuffle is Fisher-Yates over a PCG stream seeded by seed: written out
@@ -420,6 +426,9 @@ func (c QueueExpiredBatch) apply(s *State) {
 	r := s.mustRoom()
 	for _, id := range c.IDs {
 		r.entry(id).State = entryExpired
+		if r.pubExpired != nil {
+			r.pubExpired.add(id, 0)
+		}
 	}
 	r.waiting -= len(c.IDs)
 	r.expired += len(c.IDs)
@@ -593,22 +602,7 @@ func (m *Machine) queueStatus(e *QueueEntry, now time.Time) QueueStatus {
 		st.State, st.RetryAfterSeconds = QueueExpired, 0
 		return st
 	}
-	if r.SoldOut {
-		st.State, st.RetryAfterSeconds = QueueSoldOut, 30
-		return st
-	}
-	st.State = QueueWaiting
-	if e.Rank < 0 {
-		// Before the shuffle: come back at onSaleAt, or every 30 s.
-		st.RetryAfterSeconds = min(30, max(1, int(math.Ceil(r.OnSaleAt.Sub(now).Seconds()))))
-		return st
-	}
-	pos := max(1, e.Rank-r.Next+1)
-	wait := int(math.Ceil(float64(pos) * 60 / float64(max(1, r.AdmitPerMinute))))
-	st.Position, st.EstimatedWaitSeconds = &pos, &wait
-	// Near the front, poll often; far back, rarely.
-	st.RetryAfterSeconds = min(30, max(2, wait/4))
-	return st
+	return waitingStatus(e.ID, e.Rank, r.OnSaleAt, r.SoldOut, r.Next, r.AdmitPerMinute, now)
 }
 
 func (c ExpireWaiters) decide(m *Machine, now time.Time) (any, []Change, error) {

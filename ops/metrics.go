@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"ticketd/actors"
@@ -8,7 +10,11 @@ import (
 
 // Collector is the Prometheus collector of the actor system's and the
 // store's counters (GET /metrics serves it).
-func (o *Ops) Collector() prometheus.Collector { return SystemCollector(o.sys) }
+func (o *Ops) Collector() prometheus.Collector {
+	c := newSystemCollector(o.sys)
+	c.views = &o.viewAnswers
+	return c
+}
 
 // SystemCollector is the collector of sys's and its store's counters.
 func SystemCollector(sys *actors.System) prometheus.Collector { return newSystemCollector(sys) }
@@ -22,6 +28,8 @@ type systemCollector struct {
 	commits, records, bytes, commitErrors, syncs, syncSeconds      *prometheus.Desc
 	stalls, stallSeconds, background                               *prometheus.Desc
 	recordsPerCommit                                               *prometheus.Desc
+	saleView                                                       *prometheus.Desc
+	views                                                          *[2]atomic.Int64 // nil: not served
 }
 
 func newSystemCollector(sys *actors.System) *systemCollector {
@@ -39,6 +47,9 @@ func newSystemCollector(sys *actors.System) *systemCollector {
 		commitErrors:     d("ticketd_wal_commit_errors_total", "Failed commits."),
 		syncs:            d("ticketd_wal_syncs_total", "fsyncs of WAL files; records/syncs is the group-commit factor."),
 		syncSeconds:      d("ticketd_wal_sync_seconds_total", "Time spent in those fsyncs; its rate near 1 means the syncs ran back to back."),
+		saleView: prometheus.NewDesc("ticketd_sale_view_answers_total",
+			"Requests answered from an event's published sale view without its actor (issue 34): kind=sold_out refusals, kind=queue_poll polls of waiting entries.",
+			[]string{"kind"}, nil),
 		stalls:           d("ticketd_store_write_stalls_total", "Times the store stopped accepting writes (flushes or compactions behind)."),
 		stallSeconds:     d("ticketd_store_write_stall_seconds_total", "Time the store spent with writes stopped."),
 		background:       d("ticketd_store_background_jobs", "Memtable flushes and compactions in progress."),
@@ -48,7 +59,7 @@ func newSystemCollector(sys *actors.System) *systemCollector {
 
 func (c *systemCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.active, c.activations, c.passivations, c.snapshots, c.snapshotsPending,
-		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.syncSeconds, c.stalls, c.stallSeconds, c.background, c.recordsPerCommit} {
+		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.syncSeconds, c.stalls, c.stallSeconds, c.background, c.recordsPerCommit, c.saleView} {
 		ch <- d
 	}
 }
@@ -72,6 +83,10 @@ func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.syncs, prometheus.CounterValue, float64(s.WALSyncs))
 	ch <- prometheus.MustNewConstMetric(c.syncSeconds, prometheus.CounterValue, float64(s.WALSyncNanos)/1e9)
 	ch <- prometheus.MustNewConstMetric(c.stalls, prometheus.CounterValue, float64(s.WriteStalls))
+	if v := c.views; v != nil {
+		ch <- prometheus.MustNewConstMetric(c.saleView, prometheus.CounterValue, float64(v[0].Load()), "sold_out")
+		ch <- prometheus.MustNewConstMetric(c.saleView, prometheus.CounterValue, float64(v[1].Load()), "queue_poll")
+	}
 	ch <- prometheus.MustNewConstMetric(c.stallSeconds, prometheus.CounterValue, float64(s.WriteStallNanos)/1e9)
 	ch <- prometheus.MustNewConstMetric(c.background, prometheus.GaugeValue, float64(s.Flushes+s.Compactions))
 	// Bucket i of Stats counts commits of (2^(i-1), 2^i] records; the last

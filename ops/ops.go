@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"ticketd/actors"
@@ -49,6 +50,9 @@ type Ops struct {
 	cfg Config
 	sys *actors.System
 	log *slog.Logger
+	// viewAnswers counts the sold-out refusals and the queue polls
+	// answered from the sale views (fromView).
+	viewAnswers [2]atomic.Int64
 }
 
 // New returns the layer over cfg. Only System is required here; a front
@@ -91,11 +95,16 @@ func (o *Ops) Webhooks() *webhooks.Service { return o.cfg.Webhooks }
 
 // Ask sends cmd to the event's actor and answers its result; the shell's
 // failures come back mapped (MapErr). With a hosted provider, confirm and
-// cancel run the hosted-payment saga. The caller must have checked that
+// cancel run the hosted-payment saga. A storefront order refused as sold
+// out and a poll of a waiting queue entry are answered from the event's
+// published sale view when it is certain (fromView). The caller must have checked that
 // the event exists and is visible to its caller.
 func (o *Ops) Ask(ctx context.Context, eventID string, cmd event.Command) (any, error) {
 	if inner, _ := event.StorefrontInner(cmd); isCancel(inner) {
 		return o.cancel(ctx, eventID, cmd)
+	}
+	if res, err, ok := o.fromView(ctx, eventID, cmd); ok {
+		return res, err
 	}
 	return o.ask(ctx, eventID, cmd)
 }

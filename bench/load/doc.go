@@ -8,9 +8,10 @@
 // the service with fsync off, the integrator's MixSpec client), /metrics
 // scraping, CPU sampling from /proc, and the Seeder.
 //
-// Seeding large logs through HTTP is slow, so the Seeder writes them with
-// the actors package directly on a closed data dir; the measured part is
-// always the service process starting on it.
+// Seeding large logs through HTTP is slow, so the Seeder writes them
+// in-process through the service's own wiring (app.Main) and its
+// application layer (package ops), on a data dir no service uses; the
+// measured part is always the service process starting on it afterwards.
 //
 // # Concurrency
 //

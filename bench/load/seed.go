@@ -5,109 +5,123 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"ticketd/actors"
-	"ticketd/ask"
+	"ticketd/app"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
-	"ticketd/mail"
-	"ticketd/payments"
+	"ticketd/ops"
 	"ticketd/persistence"
 	"ticketd/snapshots"
 )
 
-// Seeder writes a data dir through the actor system in-process, the way
-// the service would, but without HTTP in between. The dir must not be in
-// use by a running service.
+// Seeder writes a data dir through the service's own wiring (app.Main)
+// in-process, asking its application layer (ops) as the front doors do,
+// but without HTTP in between. The dir must not be in use by a running
+// service.
 type Seeder struct {
+	main *app.Main
+	ops  *ops.Ops
+	// store is the open Main's store, read only: an event's record count
+	// and its snapshots.
 	store *persistence.Store
-	sys   *actors.System
+	dir   string
 
 	UnitID, SecretKey, PublishableKey string
 }
 
+// seedAskTimeout bounds an ask of the seeder: loading a large copied log
+// and encoding its snapshot can take minutes on a busy machine.
+const seedAskTimeout = 5 * time.Minute
+
 // OpenSeeder opens dir with the given snapshot interval (0: the default)
-// and creates a business unit with one key of each type.
+// and creates a business unit with one key of each type. (On an empty dir
+// app.Main first makes its own bootstrap unit, "Default", as the service
+// does on a first start; the seeder's unit is "Bench".)
 func OpenSeeder(dir string, snapshotEvery int) (*Seeder, error) {
-	log := slog.New(slog.DiscardHandler)
-	// Seeding needs no fsync per commit: the data reaches the files when
-	// the store closes, before any measured process starts on them.
-	store, err := persistence.Open(persistence.Options{Dir: dir, Logger: log, NoSync: true})
-	if err != nil {
-		return nil, fmt.Errorf("bench: seed: open store: %w", err)
+	cfg := app.DefaultConfig()
+	cfg.Addr, cfg.DataDir, cfg.BaseURL = "127.0.0.1:0", dir, "http://127.0.0.1"
+	cfg.OrderHold, cfg.CheckoutSessionTTL = 6*time.Hour, 24*time.Hour
+	if snapshotEvery > 0 {
+		cfg.SnapshotEvery = snapshotEvery
 	}
-	sys, err := actors.Open(actors.Config{
-		Event:         event.Config{BaseURL: "http://127.0.0.1", OrderHold: 6 * time.Hour, CheckoutSessionTTL: 24 * time.Hour},
-		SnapshotEvery: snapshotEvery,
-		// Passivate soon: every active actor preallocates its mailbox, and
-		// the scale seed touches thousands of events.
-		IdleTimeout: 500 * time.Millisecond,
-		// Loading a large copied log and encoding its snapshot can take
-		// long on a busy machine.
-		AskTimeout: 5 * time.Minute,
-		Logger:     log,
-		// As the service with no webhook endpoint: nothing is queued for
-		// webhooks (webhooks.Owed without Want would queue every event
-		// type, and the measured service would start by draining that
-		// backlog).
-		Owed:  []actors.OwedWork{mail.Owed{Logger: log}, payments.Owed{}},
-		Links: mail.Owed{Logger: log},
-	}, store, snapshots.New(store, 2))
-	if err != nil {
-		_ = store.Close()
-		return nil, fmt.Errorf("bench: seed: actors: %w", err)
+	// Passivate soon: every active actor preallocates its mailbox, and
+	// the scale seed touches thousands of events.
+	cfg.IdleTimeout = 500 * time.Millisecond
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.Tune = &app.Tuning{
+		// Seeding needs no fsync per commit: the data reaches the files
+		// when the store closes, before any measured process starts on
+		// them.
+		Store:      func(o *persistence.Options) { o.NoSync = true },
+		AskTimeout: seedAskTimeout,
 	}
-	s := &Seeder{store: store, sys: sys}
+	// As the service with no webhook endpoint: nothing is queued for
+	// webhooks, so the measured service does not start by draining a
+	// backlog.
+	m := app.NewMain(cfg, io.Discard)
+	if err := m.Open(); err != nil {
+		return nil, fmt.Errorf("bench: seed: open: %w", err)
+	}
+	s := &Seeder{main: m, ops: m.Ops(), store: m.Store(), dir: dir}
 	ctx := context.Background()
-	u, err := sys.CreateUnit(ctx, "Bench")
+	u, err := s.ops.CreateUnit(ctx, "Bench")
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("bench: seed: unit: %w", err)
 	}
 	s.UnitID = u.ID
-	if _, s.SecretKey, err = sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bench", Version: thttp.CurrentVersion}); err != nil {
+	if _, s.SecretKey, err = s.ops.CreateKey(ctx, ops.KeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bench", Version: thttp.CurrentVersion}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("bench: seed: key: %w", err)
 	}
-	if _, s.PublishableKey, err = sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bench", Version: thttp.CurrentVersion}); err != nil {
+	if _, s.PublishableKey, err = s.ops.CreateKey(ctx, ops.KeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bench", Version: thttp.CurrentVersion}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("bench: seed: key: %w", err)
 	}
 	return s, nil
 }
 
-// Close stops the actors (waiting for snapshot saves), compacts the store
-// and closes it. The compaction leaves the data dir at rest, as a store is
-// when a long-running service restarts: seeding writes millions of records
-// in a minute and a snapshot then trims them, and without it the measured
-// process would spend its first seconds compacting that garbage beside the
-// recovery it is timed on.
+// Close closes the service (the actors wait for snapshot saves), then
+// reopens its store to compact it and closes it again. The compaction
+// leaves the data dir at rest, as a store is when a long-running service
+// restarts: seeding writes millions of records in a minute and a snapshot
+// then trims them, and without it the measured process would spend its
+// first seconds compacting that garbage beside the recovery it is timed
+// on. (The store flushes its memtable on close, so the reopen replays no
+// WAL.)
 func (s *Seeder) Close() {
-	_ = s.sys.Close()
-	_ = s.store.DB().Compact(context.Background(), []byte{0}, []byte{0xff, 0xff, 0xff, 0xff}, true)
-	_ = s.store.Close()
+	_ = s.main.Close()
+	st, err := persistence.Open(persistence.Options{Dir: s.dir, Logger: slog.New(slog.DiscardHandler), NoSync: true})
+	if err != nil {
+		return
+	}
+	_ = st.DB().Compact(context.Background(), []byte{0}, []byte{0xff, 0xff, 0xff, 0xff}, true)
+	_ = st.Close()
 }
 
-// ask sends cmd to the event, retrying while the actor shell is
-// unavailable: a request that meets an actor just as it passivates is
-// refused ("name exists") and succeeds a moment later.
-func (s *Seeder) ask(eventID string, cmd event.Command) (any, error) {
-	var err error
+// do asks cmd of the event through the application layer, retrying while
+// the actor shell is unavailable: a request that meets an actor just as
+// it passivates is refused ("name exists") and succeeds a moment later.
+func do[R any](s *Seeder, eventID string, cmd event.Op[R]) (R, error) {
+	var (
+		res R
+		err error
+	)
 	for attempt := range 50 {
-		var res any
-		res, err = s.sys.Ask(context.Background(), eventID, cmd)
-		if !errors.Is(err, ask.ErrUnavailable) {
+		res, err = ops.Do(context.Background(), s.ops, eventID, cmd)
+		if !errors.Is(err, ops.ErrUnavailable) {
 			return res, err
 		}
 		time.Sleep(time.Duration(attempt+1) * 10 * time.Millisecond)
 	}
-	return nil, err
+	return res, err
 }
 
 func idOf(v any) (string, error) {
@@ -126,7 +140,7 @@ func idOf(v any) (string, error) {
 func (s *Seeder) Event(name string, capacity int) (EventSetup, error) {
 	ctx := context.Background()
 	starts := event.Time{Time: time.Date(2027, 6, 1, 9, 0, 0, 0, time.UTC)}
-	res, err := s.sys.CreateEvent(ctx, s.UnitID, s.sys.NewEventID(), event.CreateEvent{Name: name, Timezone: "UTC", StartsAt: &starts})
+	res, err := s.ops.CreateEvent(ctx, s.UnitID, s.ops.NewEventID(), event.CreateEvent{Name: name, Timezone: "UTC", StartsAt: &starts})
 	if err != nil {
 		return EventSetup{}, fmt.Errorf("bench: seed: event: %w", err)
 	}
@@ -134,17 +148,15 @@ func (s *Seeder) Event(name string, capacity int) (EventSetup, error) {
 	if e.EventID, err = idOf(res); err != nil {
 		return e, err
 	}
-	res, err = s.ask(e.EventID, event.CreateTicketType{Name: "General admission", Capacity: &capacity})
+	tt, err := do(s, e.EventID, event.CreateTicketType{Name: "General admission", Capacity: &capacity})
 	if err != nil {
 		return e, fmt.Errorf("bench: seed: ticket type: %w", err)
 	}
-	if e.TicketTypeID, err = idOf(res); err != nil {
-		return e, err
-	}
-	if _, err := s.ask(e.EventID, event.UpdateTicketType{ID: e.TicketTypeID, Status: event.Some("open")}); err != nil {
+	e.TicketTypeID = tt.ID
+	if _, err := do(s, e.EventID, event.UpdateTicketType{ID: e.TicketTypeID, Status: event.Some("open")}); err != nil {
 		return e, fmt.Errorf("bench: seed: open ticket type: %w", err)
 	}
-	if _, err := s.ask(e.EventID, event.UpdateEvent{Status: event.Some("published")}); err != nil {
+	if _, err := do(s, e.EventID, event.UpdateEvent{Status: event.Some("published")}); err != nil {
 		return e, fmt.Errorf("bench: seed: publish: %w", err)
 	}
 	return e, nil
@@ -165,7 +177,7 @@ func (s *Seeder) Register(e EventSetup, prefix string, n, conc int) error {
 				if i >= int64(n) {
 					return
 				}
-				_, err := s.ask(e.EventID, event.CreateRegistration{
+				_, err := do(s, e.EventID, event.CreateRegistration{
 					Email: prefix + strconv.FormatInt(i, 10) + "@bench.example", Name: "Bench", RegistrationTypeID: e.TicketTypeID,
 				})
 				if err != nil {
@@ -181,7 +193,8 @@ func (s *Seeder) Register(e EventSetup, prefix string, n, conc int) error {
 
 // Snapshot sends a change-making command to e (a rename), so an actor over
 // a snapshot interval asks for its snapshot, and waits until the snapshot
-// worker has saved it (System.Close would drop a snapshot still queued).
+// worker has saved it (closing the service would drop a snapshot still
+// queued).
 // It returns the snapshot's seq.
 func (s *Seeder) Snapshot(e EventSetup) (uint64, error) {
 	// The actor may ask for it as it loads (at the seq of the seeded log)
@@ -190,7 +203,7 @@ func (s *Seeder) Snapshot(e EventSetup) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := s.ask(e.EventID, event.UpdateEvent{Name: event.Some("Bench (touched)")}); err != nil {
+	if _, err := do(s, e.EventID, event.UpdateEvent{Name: event.Some("Bench (touched)")}); err != nil {
 		return 0, err
 	}
 	snaps := snapshots.New(s.store, 2)
@@ -217,17 +230,19 @@ func (s *Seeder) Changes(e EventSetup) (int, error) {
 	return n, err
 }
 
-// Availability reads e's ticket type availability through its actor.
+// Availability reads e's ticket type availability through the layer.
 func (s *Seeder) Availability(e EventSetup) (Availability, error) {
-	res, err := s.ask(e.EventID, event.GetAvailability{ID: e.TicketTypeID})
+	a, err := do(s, e.EventID, event.GetAvailability{ID: e.TicketTypeID})
 	if err != nil {
 		return Availability{}, err
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return Availability{}, err
+	// An unlimited capacity (nil) reads as 0, as Client.Availability
+	// decodes the API's null.
+	deref := func(p *int) int {
+		if p == nil {
+			return 0
+		}
+		return *p
 	}
-	var a Availability
-	err = json.Unmarshal(b, &a)
-	return a, err
+	return Availability{Capacity: deref(a.Capacity), Confirmed: a.Confirmed, Waitlisted: a.Waitlisted, Held: a.Held, Remaining: deref(a.Remaining)}, nil
 }

@@ -30,7 +30,8 @@ func (a *api) joinQueue(c *thttp.Ctx) (any, error) {
 }
 
 func (a *api) getQueueEntry(c *thttp.Ctx) (any, error) {
-	// The event's actor notes the poll: an entry not polled expires.
+	// The poll is noted (by the actor, or with the sale view that answers
+	// it): an entry not polled expires.
 	res, err := storefrontCmd(a, func(c *thttp.Ctx, cmd *event.GetQueueStatus) { cmd.ID = c.Param("queueId") })(c)
 	return queueAnswer(c, res, err)
 }

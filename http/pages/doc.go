@@ -20,7 +20,9 @@
 // page's language writes it (loc.Money). Dead ends offer a next step: an
 // already registered buyer can have the ticket sent again (bounded per
 // session and client IP), a sold-out free admission with a waitlist takes
-// the buyer onto it.
+// the buyer onto it. An unpaid order can be given up on its order page
+// (pages_cancel.go: form=cancel, behind the order's gate, through
+// ops.CancelOrder, the one cancel every door calls).
 //
 // The shop (pages_shop.go) is the public event page with Buy buttons, the
 // waiting room's queue page (the one page with a script, /hosted/queue.js,

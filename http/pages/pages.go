@@ -32,7 +32,8 @@ import (
 //
 //	GET, POST /checkout/{sessionId}          checkout session url (POST form=
 //	                                         checkout, waitlist or resend)
-//	GET, POST /orders/{orderNumber}          orderUrl (gated)
+//	GET, POST /orders/{orderNumber}          orderUrl (gated; POST form=cancel
+//	                                         cancels an unpaid order)
 //	GET, POST /orders/{orderNumber}/checkout checkoutUrl of an open order (gated)
 //	GET, POST /pass/{token}                  passUrl (gated)
 //	GET       /pass/{token}/ticket.pdf       the ticket as a PDF (gated)
@@ -215,6 +216,12 @@ type view struct {
 	// email the buyer typed when the session does not fix one.
 	Resend      bool
 	ResendEmail string
+
+	// Cancel offers "Cancel this order" (a POST form=cancel to the order
+	// page: the order itself, or the open order at ContinueURL); Notice
+	// says what the buyer's cancel did.
+	Cancel bool
+	Notice string
 
 	// order and pay pages
 	Order      *event.Order

@@ -286,7 +286,8 @@ func (p *Pages) checkoutError(rc *fasthttp.RequestCtx, v *view, err error) {
 		p.notFound(rc, v.L)
 		return
 	case ee.Reason == event.ReasonOrderAlreadyOpen && field == "orderNumber":
-		v.Error, v.ContinueURL, status = v.L.T("err.already_open"), "/orders/"+url.PathEscape(ee.Details[0].Reason), 409
+		// The open order's own page takes its cancel (behind its gate).
+		v.Error, v.ContinueURL, v.Cancel, status = v.L.T("err.already_open"), "/orders/"+url.PathEscape(ee.Details[0].Reason), true, 409
 	case ee.Reason == event.ReasonHoldLimit:
 		v.Error, status = v.L.T("err.hold_limit"), 429
 	case ee.Code == event.FailedPrecondition && strings.Contains(ee.Message, "sold out"):
@@ -464,7 +465,7 @@ func (p *Pages) orderView(rc *fasthttp.RequestCtx, h event.HostedOrder) *view {
 	o := h.Order
 	return &view{L: l, Title: l.T("order.title") + " " + o.OrderNumber, EventName: h.Event.Name, Place: p.place(h.Event, l.Lang, true), Order: &o,
 		StatusText: l.T("order.status." + o.Status), Lines: o.Items, Total: o.TotalAmount, Currency: o.Currency,
-		PassURL: h.PassURL, ReturnURL: p.returnURL(h)}
+		PassURL: h.PassURL, ReturnURL: p.returnURL(h), Cancel: cancellable(o.Status)}
 }
 
 // order is the hosted order page, behind the email gate.
@@ -482,6 +483,13 @@ func (p *Pages) order(rc *fasthttp.RequestCtx) {
 		// The buyer proved the order's email here: the pass of the order's
 		// registration (same email) opens without asking again.
 		p.remember(rc, "pass:"+token, "/pass/"+token, h.Order.Email)
+	}
+	if rc.IsPost() && string(rc.PostArgs().Peek("form")) == "cancel" {
+		p.cancelOrder(rc, h, v)
+		return
+	}
+	if h.Order.Status == event.OrderStatusCancelled && rc.QueryArgs().Has(cancelledQuery) {
+		v.Notice = v.L.T("order.cancelled")
 	}
 	p.render(rc, 200, "order", v)
 }

@@ -47,6 +47,8 @@ func run() error {
 	pool := flag.Int("checkin-pool", 0, "registrations set up before the check-in burst (0: preset)")
 	doorRegs := flag.Int("door-registrations", 0, "confirmed registrations of the door-sync event (0: preset)")
 	doorScans := flag.Int("door-scans", 0, "offline scans door-sync uploads in batches of 500 (0: preset)")
+	queueBuyers := flag.Int("queue-buyers", 0, "buyers joining the queue-drop's waiting room (0: preset)")
+	queuePlaces := flag.Int("queue-places", 0, "places of the queue drop (0: preset)")
 	flag.Parse()
 
 	cfg := bench.FullConfig()
@@ -66,6 +68,8 @@ func run() error {
 	set(&cfg.CheckinPool, *pool)
 	set(&cfg.DoorRegs, *doorRegs)
 	set(&cfg.DoorScans, *doorScans)
+	set(&cfg.QueueBuyers, *queueBuyers)
+	set(&cfg.QueuePlaces, *queuePlaces)
 	if *dur > 0 {
 		cfg.Duration = *dur
 	}

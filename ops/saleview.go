@@ -1,0 +1,39 @@
+package ops
+
+import (
+	"context"
+
+	"ticketd/ask"
+	"ticketd/event"
+)
+
+// fromView answers, without the event's actor, the two commonest requests
+// of a drop (issue 34): a storefront order the event's published sale
+// view is certain the machine refuses as SOLD_OUT, and a poll of a queue
+// entry that waits (event/saleview.go, actors/saleview.go). ok false: ask
+// the actor. The answer is the machine's own (the same *event.Error, the
+// same QueueStatus), so every door renders it as it renders the actor's.
+// A write that commits an idempotency record with its changes always
+// asks: its refusal goes through the record's path.
+func (o *Ops) fromView(ctx context.Context, eventID string, cmd event.Command) (res any, err error, ok bool) {
+	inner, sf := event.StorefrontInner(cmd)
+	if !sf {
+		return nil, nil, false
+	}
+	switch c := inner.(type) {
+	case event.PlaceOrder:
+		if ask.RecorderOf(ctx) != nil {
+			return nil, nil, false
+		}
+		if err := o.sys.SoldOut(eventID, c); err != nil {
+			o.viewAnswers[0].Add(1)
+			return nil, err, true
+		}
+	case event.GetQueueStatus:
+		if st, ok := o.sys.QueueStatus(eventID, c.ID); ok {
+			o.viewAnswers[1].Add(1)
+			return st, nil, true
+		}
+	}
+	return nil, nil, false
+}
