@@ -148,6 +148,7 @@ func (f *Feeds) Import(eventID string, epoch uint64) error {
 	if f.store == nil {
 		return nil
 	}
+	t0 := time.Now()
 	prefix := feedEventPrefix(eventID)
 	have := map[uint64]struct{}{}
 	err := f.store.Scan(prefix, func(key, _ []byte) error {
@@ -222,7 +223,7 @@ func (f *Feeds) Import(eventID string, epoch uint64) error {
 		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
 	}
 	if n > 0 {
-		f.n.Config().Logger.Debug("cluster: feed entries imported", "event", eventID, "entries", n)
+		f.n.Config().Logger.Debug("cluster: feed entries imported", "event", eventID, "entries", n, "ms", time.Since(t0).Milliseconds())
 	}
 	return nil
 }
