@@ -13,11 +13,15 @@ import (
 	"ticketd/persistence"
 )
 
+// feedBase is when the test's feed entries happened (within the
+// retention: an import leaves out older ones).
+var feedBase = time.Now().Add(-time.Hour)
+
 // feedValue is a feed entry's stored value (actors/feed, version 1) of
 // about 800 bytes: an order's object.
 func feedValue(evt string, seq uint64) []byte {
 	v := []byte{1, 1}
-	v = binary.BigEndian.AppendUint64(v, uint64(time.Now().Add(-time.Hour).UnixNano())+seq)
+	v = binary.BigEndian.AppendUint64(v, uint64(feedBase.UnixNano())+seq)
 	obj := fmt.Sprintf(`{"id":"ord_%s_%d","pad":"`, evt, seq)
 	return append(v, obj+strings.Repeat("y", 800-len(obj))+`"}`...)
 }
