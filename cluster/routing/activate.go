@@ -135,6 +135,9 @@ func (r *Router) take(shard int, gen uint64, id string, start time.Time) int {
 		n, err := r.owed.Take(ctx, id)
 		cancel()
 		if err == nil {
+			if r.still(shard, gen) {
+				r.keysImported(id, gen) // the records too (keys.go)
+			}
 			return n
 		}
 		if !r.still(shard, gen) || time.Since(start) > activateFor || r.stopped(wait) {

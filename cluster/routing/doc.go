@@ -79,7 +79,11 @@
 // subject per event ever sold; a webhook is settled
 // once every endpoint's delivery of it is, an entry a commit deleted once
 // the owner saw it gone); on a loss it drops those from its local store, with the webhook
-// deliveries made of them.
+// deliveries made of them. A retried keyed request (ask.Recorder.Look)
+// is decided only once the Idempotency-Key records of its event's log
+// from before this node's claim are in the local store (keys.go: the
+// gain's import, or a read of its own, once per event and gain), so a
+// retry that comes before the import replays its write's answer.
 // Raft elections start after Config.ElectionTimeout (cluster/node). The
 // fence, not the placement, keeps one writer.
 //

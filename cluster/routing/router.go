@@ -85,6 +85,8 @@ type Router struct {
 	pre preloader // the shards whose events were built ahead of a move here
 
 	defer_ deferrals // the events whose import waits for their claim (activate.go)
+
+	keys keyImports // the events whose Idempotency-Key records were imported (keys.go)
 }
 
 // askSubj + node name is where a node serves forwarded requests.
@@ -319,6 +321,16 @@ func (r *Router) Forward(ctx context.Context, eventID string, cmd event.Command,
 	for {
 		owner, err := r.Owner(ctx, eventID)
 		if err == nil && owner == r.n.Config().NodeName {
+			if rec := ask.RecorderOf(ctx); retried(rec) {
+				r.mu.Lock()
+				sys := r.sys
+				r.mu.Unlock()
+				if sys != nil {
+					if err := r.keysFor(ctx, sys, eventID); err != nil {
+						return nil, err, true
+					}
+				}
+			}
 			return nil, nil, false
 		}
 		if err == nil && owner != "" {
@@ -539,6 +551,7 @@ func (r *Router) watchLeaders(sys Actors) {
 			if !now {
 				r.handing[i].Store(false) // handed over
 				r.lost(i)
+				r.keysLost(i)
 			}
 			match := func(id string) bool { return r.n.Shard(id) == i }
 			var n int
@@ -607,9 +620,28 @@ func (r *Router) answerAsync(data []byte, timeout time.Duration, done func(*wire
 			return k.Record(body)
 		}, Live: idempotency.Live, Look: k.Retried, Portable: k}
 	}
-	sys.ServeAsyncRecorded(req.EventID, req.Cmd, req.CreateUnit, rec, timeout, func(res any, err error) {
-		done(&wireResp{Result: res, Err: toWire(err)})
-	})
+	serve := func(timeout time.Duration) {
+		sys.ServeAsyncRecorded(req.EventID, req.Cmd, req.CreateUnit, rec, timeout, func(res any, err error) {
+			done(&wireResp{Result: res, Err: toWire(err)})
+		})
+	}
+	if !retried(rec) {
+		serve(timeout)
+		return
+	}
+	// A retry: decided once the event's records are here (keys.go). Rare,
+	// so a goroutine of its own may wait for the read.
+	go func() {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(r.ctx, timeout)
+		err := r.keysFor(ctx, sys, req.EventID)
+		cancel()
+		if err != nil {
+			done(&wireResp{Err: toWire(err)})
+			return
+		}
+		serve(max(timeout-time.Since(start), time.Millisecond))
+	}()
 }
 
 func (r *Router) respond(m *nats.Msg, resp *wireResp) {

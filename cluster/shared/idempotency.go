@@ -62,14 +62,16 @@ const (
 // again. A keyed event creation takes an id made from the key (see
 // http.Ctx.KeyedID), so its retry reaches the same event.
 //
-// What is left: a retry that reaches a new owner in the moment between
-// its activation of the event and its import of the event's records
-// (owed.take runs right after each activation) meets no record there and
-// is decided anew; and a record whose log messages were trimmed before a
-// second change of owner is gone from the log (this stream's answer
-// remains, unless the request's node died before storing it). Directory
-// writes (units, keys) are decided on every node from the shared log and
-// keep only this stream's answer.
+// A retry that reaches a new owner before its import of the event's
+// records (its first request activates the event, or the gain's
+// activation has not reached it yet) is held until the owner has read
+// them from the log (cluster/routing, keys.go): decided earlier, it made
+// a second order, or answered a keyed creation 409 ALREADY_EXISTS, which
+// then stood as the key's answer. What is left: a record whose log
+// messages were trimmed before a second change of owner is gone from the
+// log (this stream's answer remains, unless the request's node died
+// before storing it). Directory writes (units, keys) are decided on every
+// node from the shared log and keep only this stream's answer.
 //
 // Value: version byte 1, kind ('c' claim, 'a' answer, 'r' released),
 // 32-byte request fingerprint, 8-byte big-endian unix nanoseconds (the
