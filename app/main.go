@@ -689,7 +689,11 @@ func (m *Main) joinCluster(ac *actors.Config) error {
 	ac.Log = clog
 	// Snapshots go to a replicated store too: a survivor that takes an
 	// event over loads it from there and the log's tail.
-	ac.Snapshots = settle.NewSnapshots(clog)
+	snaps := settle.NewSnapshots(clog)
+	ac.Snapshots = snaps
+	// The change feed's entries reach the owner's store alone: a new
+	// owner imports them at its claim, before it serves a read.
+	clog.ImportClaimed = snaps.Feeds.Import
 	// A failover replays the tail after the newest snapshot over the
 	// network while the event's writes wait: bounded, not growing with
 	// the event.

@@ -39,7 +39,9 @@
 // writer per shard appends under a claim the stream fences, so an older
 // owner can never write after a newer one's claim. What an event owes
 // (mail, webhooks, refunds, pages to close) is sent by its owner and
-// carried past a trim in the settled stream; snapshots and the trimmer
+// carried past a trim in the settled stream; the change feed's entries
+// travel in the log too, are imported by a new owner at its claim and
+// carried past a trim in the feed stream (settle/feed.go); snapshots and the trimmer
 // keep the shard logs bounded. Measurements that shaped these choices
 // are in bench/results/20261129-cluster-history.md and the results it
 // names.

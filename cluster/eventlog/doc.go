@@ -125,7 +125,9 @@
 // they reach the stream in order. The index entries of a stored message
 // are applied to the local store on a goroutine of their own, in message
 // order, and OnIndex (set once, before the log is used) is called there:
-// it must not block. OnClaim is called on the claiming goroutine. Replays
+// it must not block. OnClaim and ImportClaimed (the feed's import, which
+// blocks for its reads: a claim is answered after it) are called on the
+// claiming goroutine. Replays
 // of one shard that wait at the same time share one pass (runPasses); a
 // replay blocks for its reads, each bounded by Config.RequestTimeout.
 package eventlog

@@ -52,6 +52,12 @@ type Log struct {
 	OnIndex func(eventID string, ops []IndexOp)
 	// OnClaim, when set (Router.Own), is told of every claim made here.
 	OnClaim func(eventID string)
+	// ImportClaimed, when set (app: settle.Feeds.Import), is called on
+	// the claiming goroutine once a claim is stored, before the claim is
+	// answered (so before the claimer serves a read): what the new
+	// owner's store must hold from before its claim (the change feed's
+	// entries). An error fails the claim: the claimer loads again.
+	ImportClaimed func(eventID string, epoch uint64) error
 	// SettleLag and settleEvery, when above 0 (set by tests), replace
 	// the trimmer's settleLag and settleEvery (see Snapshots.settle).
 	SettleLag   atomic.Uint64
@@ -427,6 +433,11 @@ func (l *Log) Claim(stream string, last uint64) (persistence.Log, error) {
 	}
 	e.mu.Unlock()
 	l.n.Config().Logger.Info("event claimed", "event", stream, "node", l.n.Config().NodeName, "epoch", it.seq)
+	if l.ImportClaimed != nil {
+		if err := l.ImportClaimed(stream, it.seq); err != nil {
+			return nil, fmt.Errorf("cluster: claim %s: %w", stream, err)
+		}
+	}
 	if l.OnClaim != nil {
 		l.OnClaim(stream)
 	}

@@ -24,6 +24,27 @@
 // of the shard the node drops those from its local store, with the
 // webhook deliveries made of them.
 //
+// # Change feed
+//
+// The change feed's entries (actors/feed) reach the owner's local store
+// alone, with their commits; Feeds (feed.go) makes every node that takes
+// an event over answer the whole retained feed. At every claim, before
+// the claim is answered (eventlog.Log.ImportClaimed, so before the actor
+// serves a read), the new owner imports the entries its store lacks: those
+// the feed stream TICKETD_FEED carries (skipped when its store holds the
+// feed from seq 1 through them already) and those the log's messages
+// before the claim put. Before the log is trimmed through an event's
+// messages (its snapshot, or the trimmer settling it: the same hook as the
+// owed work's carry), its owner publishes the entries its store has past
+// the last one the event's subject (feed.<eventId>) carries, in parts of
+// at most 1 MiB fenced on the subject's last message; a failure holds the
+// trim back. The stream's max age (event.FeedRetention and a day) bounds
+// it by the retention: a message is stored after its entries happened.
+// Not the settled stream: entries are not owed (nothing sends or settles
+// them), and a drop's feed (about 1 KiB an order) would pass its rollups.
+// Message format: version byte 1, then per entry uvarint seq, uvarint
+// length, the stored value; header Ticketd-Feed-Last, its last seq.
+//
 // # Snapshots
 //
 // Snapshots keeps event snapshots in the object store TICKETD_SNAPSHOTS,

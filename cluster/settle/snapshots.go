@@ -58,6 +58,10 @@ type Snapshots struct {
 	// carrier carries what an event owes to the settled stream before a
 	// trim (owed.carry); nil without a local store (nothing owed there).
 	carrier *Owed
+	// Feeds carries the change feed past the log's trim (feed.go), and
+	// imports it at a claim (the log's ImportClaimed, set by app); nil
+	// without a local store.
+	Feeds *Feeds
 }
 
 // NewSnapshots returns the snapshot store whose trims apply to log.
@@ -67,6 +71,7 @@ func NewSnapshots(log *eventlog.Log) *Snapshots {
 		// Its own instance (the router's follows the owned events): the
 		// settled subject's fence orders their writes.
 		s.carrier = &Owed{Node: log.Node(), Log: log, Store: log.Local()}
+		s.Feeds = NewFeeds(log)
 	}
 	return s
 }
@@ -77,6 +82,11 @@ func NewSnapshots(log *eventlog.Log) *Snapshots {
 func (s *Snapshots) carry(ctx context.Context, eventID string) error {
 	if s.carrier == nil {
 		return nil
+	}
+	// The feed's entries first: kept apart from the owed work, and a
+	// failure holds the trim back alike.
+	if err := s.Feeds.Carry(ctx, eventID); err != nil {
+		return err
 	}
 	return s.carrier.carry(ctx, eventID)
 }

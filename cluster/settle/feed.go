@@ -1,0 +1,350 @@
+package settle
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"ticketd/cluster/eventlog"
+	"ticketd/cluster/node"
+	"ticketd/event"
+	"ticketd/persistence"
+)
+
+// The change feed of an event (decisions §20, package actors/feed) is
+// written with its changes, and in cluster mode its entries travel with
+// the commit's index entries to the owner's local store alone. Every node
+// that may become the owner must answer the whole retained feed after a
+// failover, so:
+//
+//   - an owner imports the feed at each claim, before the claim is
+//     answered (Log.ImportClaimed: the actor answers no read before): the
+//     entries the feed stream carries and those the log's messages before
+//     the claim put, less those its store has already (an entry never
+//     changes once written: the same seq is the same bytes on every node);
+//   - before the log is trimmed through messages of an event (its own
+//     snapshot or the trimmer settling it: Snapshots.carry), its owner
+//     makes the event's subject of the feed stream (TICKETD_FEED,
+//     feed.<eventId>) carry the entries its store has that the subject
+//     does not yet: only the new ones, so each entry is published once.
+//     A carry that fails holds the trim back, as for owed work.
+//
+// The feed stream keeps a message event.FeedRetention and feedKeepExtra
+// (stream MaxAge): a message is stored after the entries it carries
+// happened, so each is kept at least the 30 days the contract promises,
+// and the stream is bounded by the retention, not the events ever sold.
+// The entries are not owed work (nothing is sent, nothing settled), so
+// they do not go through the settled stream: a drop's feed (100,000
+// orders, about 100 MB of objects) would exceed its rollups.
+//
+// Message format (version 1): a version byte, then per entry a uvarint
+// seq, a uvarint length and the entry's stored value (actors/feed's
+// value, byte for byte); header Ticketd-Feed-Last: the last seq it
+// carries. Messages of a subject carry ascending seqs.
+const (
+	// FeedStream is the stream of the carried feed entries.
+	FeedStream  = "TICKETD_FEED"
+	feedSubj    = "feed."
+	feedFormat  = 1
+	hdrFeedLast = "Ticketd-Feed-Last"
+	// feedPartBytes bounds a carried message's body (an entry bigger
+	// goes alone, within node.MaxMessageBytes).
+	feedPartBytes = 1 << 20
+	// feedKeepExtra is kept past event.FeedRetention: a clock skew
+	// between nodes must not take an entry the contract still promises.
+	feedKeepExtra = 24 * time.Hour
+	// feedImportBatch bounds the entries of one local commit of Import.
+	feedImportBatch = 4096
+	// feedImportFor bounds an import's reads of the feed stream.
+	feedImportFor = time.Minute
+)
+
+// feedPrefix is persistence.PrefixFeed: the key of an entry is
+// feedPrefix + eventId + "/" + 16 hex digits of its seq (actors/feed).
+const feedPrefix = persistence.PrefixFeed
+
+// Feeds carries the change feed's entries past the log's trim and imports
+// them into a new owner's store (see above).
+type Feeds struct {
+	n     *node.Node
+	log   *eventlog.Log
+	store *persistence.Store
+	st    *node.ReplicatedStream
+}
+
+// NewFeeds returns the feed carrier of log's node; its stream is made
+// with the node's others (before it is ready).
+func NewFeeds(log *eventlog.Log) *Feeds {
+	n := log.Node()
+	st := node.NewReplicatedStream(n, jetstream.StreamConfig{Name: FeedStream, Subjects: []string{feedSubj + ">"},
+		MaxAge: event.FeedRetention + feedKeepExtra})
+	return &Feeds{n: n, log: log, store: log.Local(), st: st}
+}
+
+func feedEventPrefix(eventID string) []byte { return []byte(feedPrefix + eventID + "/") }
+
+func feedKey(eventID string, seq uint64) []byte {
+	return fmt.Appendf(feedEventPrefix(eventID), "%016x", seq)
+}
+
+// feedSeqOf is the seq of a feed key of eventID's (prefix len plen), 0
+// when malformed.
+func feedSeqOf(key []byte, plen int) uint64 {
+	rest := key[plen:]
+	if len(rest) != 16 {
+		return 0
+	}
+	seq, err := strconv.ParseUint(string(rest), 16, 64)
+	if err != nil {
+		return 0
+	}
+	return seq
+}
+
+// feedAt is when the entry of stored value v happened (false: too short).
+func feedAt(v []byte) (time.Time, bool) {
+	if len(v) < 10 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(v[2:10]))), true
+}
+
+// errFeedFormat is a carried message this version cannot read.
+var errFeedFormat = errors.New("cluster: feed message of unknown format")
+
+// decodeFeedMsg calls fn for each entry of a carried message.
+func decodeFeedMsg(b []byte, fn func(seq uint64, v []byte)) error {
+	if len(b) == 0 || b[0] != feedFormat {
+		return errFeedFormat
+	}
+	b = b[1:]
+	for len(b) > 0 {
+		seq, k := binary.Uvarint(b)
+		if k <= 0 {
+			return errFeedFormat
+		}
+		b = b[k:]
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return errFeedFormat
+		}
+		fn(seq, b[k:k+int(n)])
+		b = b[k+int(n):]
+	}
+	return nil
+}
+
+// Import writes to the local store the feed entries of eventID it lacks:
+// those the feed stream carries and those the log's messages before the
+// claim epoch put; entries past the retention are left out. It is
+// Log.ImportClaimed: a claim is answered only once it is done.
+func (f *Feeds) Import(eventID string, epoch uint64) error {
+	if f.store == nil {
+		return nil
+	}
+	t0 := time.Now()
+	prefix := feedEventPrefix(eventID)
+	have := map[uint64]struct{}{}
+	err := f.store.Scan(prefix, func(key, _ []byte) error {
+		if seq := feedSeqOf(key, len(prefix)); seq > 0 {
+			have[seq] = struct{}{}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
+	}
+	horizon := time.Now().Add(-event.FeedRetention)
+	b := f.store.NewBatch()
+	defer func() { b.Close() }()
+	n, pending := 0, 0
+	var werr error
+	put := func(seq uint64, v []byte) {
+		if werr != nil || seq == 0 {
+			return
+		}
+		if _, ok := have[seq]; ok {
+			return
+		}
+		if at, ok := feedAt(v); !ok || at.Before(horizon) {
+			return
+		}
+		have[seq] = struct{}{}
+		b.Put(feedKey(eventID, seq), v)
+		n++
+		if pending++; pending == feedImportBatch {
+			werr = f.store.Commit(b)
+			b.Close()
+			b = f.store.NewBatch()
+			pending = 0
+		}
+	}
+	// The stream first: it carries what the log's trim took, the log the
+	// rest (an entry in both is the same bytes).
+	ctx, cancel := context.WithTimeout(context.Background(), feedImportFor)
+	defer cancel()
+	if _, err := f.st.Stream(ctx); err != nil {
+		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
+	}
+	subj := feedSubj + eventID
+	last, err := f.st.Last(ctx, subj)
+	if err != nil {
+		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
+	}
+	// A store that holds the feed from seq 1 through what the stream
+	// carries (this node owned the event before: an actor reloaded, a
+	// shard gained back) reads none of it again.
+	if last != nil && !holdsThrough(have, last.Header.Get(hdrFeedLast)) {
+		err = node.ReadThrough(ctx, f.n.Conn(), FeedStream, subj, 1, last.Sequence, f.n.Config().RequestTimeout, false, func(m *jetstream.RawStreamMsg) error {
+			return decodeFeedMsg(m.Data, put)
+		})
+		if err != nil {
+			return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
+		}
+	}
+	err = f.log.ReadOwed(eventID, epoch, func(op byte, k, v []byte) {
+		if op == 'p' && bytes.HasPrefix(k, prefix) {
+			put(feedSeqOf(k, len(prefix)), v)
+		}
+	})
+	if err == nil {
+		err = werr
+	}
+	if err == nil && pending > 0 {
+		err = f.store.Commit(b)
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
+	}
+	if n > 0 {
+		f.n.Config().Logger.Debug("cluster: feed entries imported", "event", eventID, "entries", n, "ms", time.Since(t0).Milliseconds())
+	}
+	return nil
+}
+
+// holdsThrough reports whether have holds every seq from 1 through the
+// decimal seq last.
+func holdsThrough(have map[uint64]struct{}, last string) bool {
+	k, err := strconv.ParseUint(last, 10, 64)
+	if err != nil || uint64(len(have)) < k {
+		return false
+	}
+	for seq := uint64(1); seq <= k; seq++ {
+		if _, ok := have[seq]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Carry makes eventID's subject of the feed stream carry the feed entries
+// this node's store has after the last one it carries (the owner's store
+// has every entry: it imported them at its claim, and its commits put the
+// rest). Called before the log is trimmed (Snapshots.carry); an error
+// says the trim must wait. The trim goes through the older snapshot kept
+// (or, by the trimmer, an idle event's last record): the commits it
+// takes were answered, and a commit is answered once its index entries
+// are in this store (eventlog: a stored message's entries are applied
+// before its commits are answered).
+func (f *Feeds) Carry(ctx context.Context, eventID string) error {
+	if f.store == nil {
+		return nil
+	}
+	prefix := feedEventPrefix(eventID)
+	found := false
+	if err := f.store.Scan(prefix, func(_, _ []byte) error { found = true; return errFound }); err != nil && !errors.Is(err, errFound) {
+		return fmt.Errorf("cluster: carry the feed of %s: %w", eventID, err)
+	}
+	if !found {
+		return nil // no feed entry: nothing to carry, no read
+	}
+	subj := feedSubj + eventID
+	for try := 0; ; try++ {
+		last, err := f.st.Last(ctx, subj)
+		if err != nil {
+			return fmt.Errorf("cluster: carry the feed of %s: %w", eventID, err)
+		}
+		carried, expected := uint64(0), uint64(0)
+		if last != nil {
+			expected = last.Sequence
+			if carried, err = strconv.ParseUint(last.Header.Get(hdrFeedLast), 10, 64); err != nil {
+				return fmt.Errorf("cluster: carry the feed of %s: message %d: %w", eventID, last.Sequence, errFeedFormat)
+			}
+		}
+		err = f.carryFrom(ctx, eventID, subj, carried, expected)
+		if errors.Is(err, node.ErrConflict) && try < settledTries {
+			continue // another writer (an older owner finishing) moved it
+		}
+		if err != nil {
+			return fmt.Errorf("cluster: carry the feed of %s: %w", eventID, err)
+		}
+		return nil
+	}
+}
+
+// carryFrom publishes the entries after seq carried, in parts, each fenced
+// on the subject's last message (expected).
+func (f *Feeds) carryFrom(ctx context.Context, eventID, subj string, carried, expected uint64) error {
+	prefix := feedEventPrefix(eventID)
+	var from []byte
+	if carried > 0 {
+		from = feedKey(eventID, carried)
+	}
+	body := []byte{feedFormat}
+	var first, lastSeq uint64
+	publish := func() error {
+		if lastSeq == 0 {
+			return nil
+		}
+		m := node.FencedMsg(subj, fmt.Sprintf("%s.%d-%d", subj, first, lastSeq), expected, body)
+		m.Header.Set(hdrFeedLast, strconv.FormatUint(lastSeq, 10))
+		ack, err := f.st.Publish(ctx, m)
+		if err != nil {
+			return err
+		}
+		expected = ack.Sequence
+		body, first, lastSeq = []byte{feedFormat}, 0, 0
+		return nil
+	}
+	var perr error
+	err := f.store.ScanRange(prefix, from, nil, func(key, v []byte) error {
+		seq := feedSeqOf(key, len(prefix))
+		if seq <= carried {
+			return nil
+		}
+		if len(body) > 1 && len(body)+len(v)+2*binary.MaxVarintLen64 > feedPartBytes {
+			// The store must not be called from a scan: the part
+			// goes out after it (below), the scan resumes after it.
+			perr = errPartFull
+			return errPartFull
+		}
+		if first == 0 {
+			first = seq
+		}
+		lastSeq = seq
+		body = binary.AppendUvarint(body, seq)
+		body = binary.AppendUvarint(body, uint64(len(v)))
+		body = append(body, v...)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errPartFull) {
+		return err
+	}
+	through := lastSeq
+	if err := publish(); err != nil {
+		return err
+	}
+	if errors.Is(perr, errPartFull) {
+		return f.carryFrom(ctx, eventID, subj, through, expected)
+	}
+	return nil
+}
+
+// errPartFull ends a carry's scan at a full part.
+var errPartFull = errors.New("cluster: feed part full")

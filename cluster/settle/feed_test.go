@@ -1,0 +1,124 @@
+package settle
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ticketd/cluster/clustertest"
+	"ticketd/persistence"
+)
+
+// feedBase is when the test's feed entries happened (within the
+// retention: an import leaves out older ones).
+var feedBase = time.Now().Add(-time.Hour)
+
+// feedValue is a feed entry's stored value (actors/feed, version 1) of
+// about 800 bytes: an order's object.
+func feedValue(evt string, seq uint64) []byte {
+	v := []byte{1, 1}
+	v = binary.BigEndian.AppendUint64(v, uint64(feedBase.UnixNano())+seq)
+	obj := fmt.Sprintf(`{"id":"ord_%s_%d","pad":"`, evt, seq)
+	return append(v, obj+strings.Repeat("y", 800-len(obj))+`"}`...)
+}
+
+// commitFeed appends records from..to of evt through w, each putting
+// the feed entries of its seq range [f0, f1) split evenly.
+func commitFeed(t *testing.T, w persistence.Log, evt string, rec, f0, f1 uint64) {
+	t.Helper()
+	b := w.NewBatch()
+	defer b.Close()
+	b.Append(evt, rec, fmt.Appendf(nil, "r%d", rec))
+	for s := f0; s < f1; s++ {
+		b.Put(feedKey(evt, s), feedValue(evt, s))
+	}
+	wait, err := w.CommitAsync(b)
+	require.NoError(t, err)
+	require.NoError(t, wait())
+}
+
+// requireFeed asserts store holds evt's feed entries 1..n, each as
+// written, and nothing else.
+func requireFeed(t *testing.T, store *persistence.Store, evt string, n uint64) {
+	t.Helper()
+	prefix := feedEventPrefix(evt)
+	next := uint64(1)
+	require.NoError(t, store.Scan(prefix, func(k, v []byte) error {
+		require.Equal(t, next, feedSeqOf(k, len(prefix)))
+		require.Equal(t, string(feedValue(evt, next)), string(v), "seq %d", next)
+		next++
+		return nil
+	}))
+	require.Equal(t, n+1, next, "entries 1..%d", n)
+}
+
+// TestFeedCarriedPastTrim: an owner's snapshots trim the log through the
+// messages that put 2,500 feed entries (about 2 MB: parts of 1 MiB); the
+// entries go to the event's subject of the feed stream first, only the
+// new ones at the next snapshot, and a node that claims the event after
+// imports every entry, byte for byte, though no message of the log puts
+// most of them any more; its own carry then publishes only the entry
+// the log alone put, and a claim again keeps the feed whole.
+func TestFeedCarriedPastTrim(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes, _ := clustertest.StartCluster(t, 3)
+	const evt = "evt_feed_carried"
+	lead := shardLeader(t, nodes, evt)
+	a, b := newOwner(t, nodes[lead]), newOwner(t, nodes[(lead+1)%3])
+	snaps := NewSnapshots(a.log)
+	a.log.ImportClaimed = snaps.Feeds.Import
+	w := clustertest.Claim(t, a.log, evt, 0)
+	for r := range uint64(5) { // records 1..5: 500 entries each
+		commitFeed(t, w, evt, r+1, 500*r+1, 500*(r+1)+1)
+	}
+	for r := uint64(6); r <= 10; r++ {
+		commitFeed(t, w, evt, r, 2500+r-5, 2500+r-4) // 2501..2505
+	}
+	_, err := snaps.SaveAndTrim(evt, 5, []byte("state at 5"))
+	require.NoError(t, err)
+	through, err := snaps.SaveAndTrim(evt, 10, []byte("state at 10"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), through)
+	first, err := a.log.FirstSeq(evt)
+	require.NoError(t, err)
+	require.Equal(t, uint64(6), first, "the messages of records 1..5 purged")
+	s, err := nodes[lead].JetStream().Stream(bg, FeedStream)
+	require.NoError(t, err)
+	msgs := func() uint64 {
+		in, err := s.Info(bg)
+		require.NoError(t, err)
+		return in.State.Msgs
+	}
+	carried := msgs()
+	require.GreaterOrEqual(t, carried, uint64(2), "2 MB of entries in parts of at most 1 MiB")
+
+	// More entries; the next snapshot carries those alone.
+	for r := uint64(11); r <= 15; r++ {
+		commitFeed(t, w, evt, r, 2500+r-5, 2500+r-4) // 2506..2510
+	}
+	_, err = snaps.SaveAndTrim(evt, 15, []byte("state at 15"))
+	require.NoError(t, err)
+	require.Equal(t, carried+1, msgs(), "one message of the 5 new entries")
+	last, err := s.GetLastMsgForSubject(bg, feedSubj+evt)
+	require.NoError(t, err)
+	require.Equal(t, "2510", last.Header.Get(hdrFeedLast))
+	commitFeed(t, w, evt, 16, 2511, 2512) // put by the log alone
+
+	bsnaps := NewSnapshots(b.log)
+	b.log.ImportClaimed = bsnaps.Feeds.Import
+	b.activate(t, evt)
+	requireFeed(t, b.store, evt, 2511)
+
+	// The new owner's own carry publishes only what is new.
+	require.NoError(t, bsnaps.Feeds.Carry(bg, evt))
+	require.Equal(t, carried+2, msgs())
+	last, err = s.GetLastMsgForSubject(bg, feedSubj+evt)
+	require.NoError(t, err)
+	require.Equal(t, "2511", last.Header.Get(hdrFeedLast))
+	b.activate(t, evt)
+	requireFeed(t, b.store, evt, 2511)
+}
