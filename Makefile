@@ -156,7 +156,7 @@ lint-openapi-deps:
 
 lint-openapi: lint-openapi-deps
 	$(GO) run ./cmd/openapi-dump -out bin/openapi
-	@set -e; for f in developer storefront admin; do \
+	@set -e; for f in developer storefront admin door; do \
 	  echo "lint-openapi: $$f (spectral)"; \
 	  $(LINTBIN)/spectral lint --quiet --fail-severity=warn -r http/openapi/lint/spectral.yaml bin/openapi/$$f.json; \
 	  echo "lint-openapi: $$f (redocly)"; \

@@ -18,7 +18,7 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "bin/openapi", "directory to write developer.json, storefront.json and admin.json to")
+	out := flag.String("out", "bin/openapi", "directory to write developer.json, storefront.json, admin.json and door.json to")
 	flag.Parse()
 	if err := run(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "dump:", err)
@@ -47,7 +47,7 @@ func run(out string) error {
 	}
 	hc := &nethttp.Client{Timeout: 30 * time.Second}
 	for name, path := range map[string]string{
-		"developer.json": "/openapi.json", "storefront.json": "/storefront/openapi.json", "admin.json": "/admin/openapi.json",
+		"developer.json": "/openapi.json", "storefront.json": "/storefront/openapi.json", "admin.json": "/admin/openapi.json", "door.json": "/door/openapi.json",
 	} {
 		resp, err := hc.Get(m.URL + path)
 		if err != nil {
