@@ -6,7 +6,7 @@
 // Rate limits and the failed-authentication budget are off (DefaultLimits
 // turns them on), webhooks may go to loopback receivers
 // (WebhookAllowPrivate) and the log is discarded unless an Option says
-// otherwise. The service closes when the test ends. A Service is safe for
+// otherwise or LogEnv is set. The service closes when the test ends. A Service is safe for
 // concurrent use by parallel subtests.
 package apptest
 
@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	nethttp "net/http"
+	"os"
 	"testing"
 
 	"ticketd/actors"
@@ -67,6 +68,26 @@ func DefaultLimits() Option {
 	}
 }
 
+// LogEnv names the environment variable that sends a started service's
+// log to standard error at the level it holds (debug, info, warn, error),
+// each line with its node's name: what the nodes did during a flaky
+// run (go test -v keeps it beside the test's output). Unset, the log is
+// discarded.
+const LogEnv = "TICKETD_TEST_LOG"
+
+func envLogger(nodeName string) *slog.Logger {
+	var level slog.Level
+	v := os.Getenv(LogEnv)
+	if v == "" || level.UnmarshalText([]byte(v)) != nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	l := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if nodeName != "" {
+		l = l.With("node", nodeName)
+	}
+	return l
+}
+
 // Start opens app.Main on a temporary data dir and a loopback port and
 // closes it when t ends.
 func Start(t testing.TB, opts ...Option) *Service {
@@ -80,9 +101,13 @@ func Start(t testing.TB, opts ...Option) *Service {
 	cfg.WebhookAllowPrivate = true
 	cfg.RateLimitPerMinute, cfg.StorefrontKeyPerMinute, cfg.StorefrontIPPerMinute = 0, 0, 0
 	cfg.StorefrontCatalogIPPerMinute, cfg.AuthFailuresPerMinute, cfg.DevicePerMinute = 0, 0, 0
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Logger = discard
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.Logger == discard {
+		cfg.Logger = envLogger(cfg.NodeName)
 	}
 	m := app.NewMain(cfg, io.Discard)
 	if err := m.Open(); err != nil {
