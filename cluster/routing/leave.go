@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +54,18 @@ func (r *Router) Leave(ctx context.Context) {
 	defer cancel()
 	start := time.Now()
 	led := r.n.Led()
+	// The other streams' leaders first (node.MoveOtherLeaders): the takers'
+	// claims below read the change feed's stream, and a read sent to a
+	// leader as it shuts down waits a whole try.
+	if peers := slices.Compact(slices.Sorted(slices.Values(r.n.LeaveTargets(r.n.Config().Shards)))); len(peers) > 0 {
+		moved, err := r.n.MoveOtherLeaders(ctx, peers)
+		if err != nil {
+			r.n.Config().Logger.Warn("cluster: stream leaders not moved before leaving", "moved", moved, "err", err)
+		} else if moved > 0 {
+			r.n.Config().Logger.Info("cluster: stream leaders moved before leaving", "moved", moved,
+				"ms", time.Since(start).Milliseconds())
+		}
+	}
 	if len(led) == 0 {
 		return
 	}
