@@ -83,11 +83,37 @@ func (r *Router) Leave(ctx context.Context) {
 				r.n.Config().Logger.Warn("cluster: shard not handed over before leaving", "stream", node.StreamName(shard), "to", to, "err", err)
 				return
 			}
+			leader := r.waitLeader(ctx, shard)
 			r.n.Config().Logger.Info("cluster: shard handed over before leaving", "stream", node.StreamName(shard), "to", to,
-				"ms", time.Since(start).Milliseconds())
+				"leader", leader, "ms", time.Since(start).Milliseconds())
 		})
 	}
 	wg.Wait()
+}
+
+// takenWait bounds the wait, once a shard was handed over, for its new
+// leader's announcement. The step-down answers before the taker has won
+// its vote: a node that stopped then, its router's forwarding connections
+// closed, cut the requests forwarders still sent it meanwhile (503s, the
+// outcome unknown), and had the taker dropped the transfer, the shard
+// waited an election timeout with one voter fewer.
+const takenWait = 2 * time.Second
+
+// waitLeader waits until another node announces it leads shard, within
+// ctx and takenWait, and answers it ("" if none did).
+func (r *Router) waitLeader(ctx context.Context, shard int) string {
+	ctx, cancel := context.WithTimeout(ctx, takenWait)
+	defer cancel()
+	for {
+		if l := r.n.AnnouncedLeader(shard); l != "" && l != r.n.Config().NodeName && !r.leads(shard) {
+			return l
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // askTake asks node to to take shard from this node, and waits for it

@@ -87,6 +87,14 @@ type Router struct {
 	defer_ deferrals // the events whose import waits for their claim (activate.go)
 
 	keys keyImports // the events whose Idempotency-Key records were imported (keys.go)
+
+	// closing: Close began; a forwarded request is answered "moved" (see
+	// drain). unanswered counts the forwarded requests read in batches
+	// whose answers are not written yet; lastAsk is when the last came
+	// (unix nanoseconds).
+	closing    atomic.Bool
+	unanswered atomic.Int64
+	lastAsk    atomic.Int64
 }
 
 // askSubj + node name is where a node serves forwarded requests.
@@ -602,7 +610,7 @@ func (r *Router) answerAsync(data []byte, timeout time.Duration, done func(*wire
 		return
 	}
 	shard := r.n.Shard(req.EventID)
-	if r.handing[shard].Load() || !r.leads(shard) {
+	if r.handing[shard].Load() || r.closing.Load() || !r.leads(shard) {
 		done(&wireResp{Moved: true})
 		return
 	}
@@ -657,10 +665,17 @@ func encodeAnswer(resp *wireResp) []byte {
 }
 
 // Close stops serving forwarded requests and waits for the activations
-// under way (each gives up at once when stopped).
+// under way (each gives up at once when stopped). The requests forwarded
+// to it meanwhile are answered "moved" (sent again to the next owner),
+// and its forwarding connections close once the answers of those read
+// are written and none came for closeQuiet (at most closeDrain): a
+// connection closed under a request leaves its outcome unknown, answered
+// 503 to the client.
 func (r *Router) Close() {
 	if r.sub != nil {
 		r.n.SetHandOver(nil)
+		r.closing.Store(true)
+		r.drain()
 		_ = r.sub.Unsubscribe()
 		_ = r.hsub.Unsubscribe()
 		_ = r.tsub.Unsubscribe()
@@ -687,6 +702,28 @@ func (r *Router) Close() {
 		}
 		r.sub = nil
 	}
+}
+
+// closeDrain bounds Close's wait for the forwarded requests under way;
+// closeQuiet is how long no request must have come before it closes the
+// forwarding connections (a forwarder sends to the next owner once it
+// hears of it: within a heartbeat's way after Leave's handovers).
+const (
+	closeDrain = time.Second
+	closeQuiet = 50 * time.Millisecond
+)
+
+// drain waits until every forwarded request read has its answer written
+// and none came for closeQuiet, for at most closeDrain.
+func (r *Router) drain() {
+	deadline := time.Now().Add(closeDrain)
+	for time.Now().Before(deadline) {
+		if r.unanswered.Load() <= 0 && time.Since(time.Unix(0, r.lastAsk.Load())) >= closeQuiet {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.n.Config().Logger.Info("cluster: closing with forwarded requests unanswered", "requests", r.unanswered.Load())
 }
 
 // A planned move (Node.balance) is a handover: the node taking a shard
