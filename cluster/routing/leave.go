@@ -41,6 +41,9 @@ const (
 	// takeRetry is the pause between a taker's handover tries (its first
 	// are refused while it preloads).
 	takeRetry = 100 * time.Millisecond
+	// takeCurrentWait bounds a taker's wait for its replica of the shard
+	// to be current before it asks the handover.
+	takeCurrentWait = 2 * time.Second
 )
 
 // Leave hands every shard this node leads over to the other ready nodes
@@ -145,7 +148,22 @@ func (r *Router) takeFor(m *nats.Msg) {
 		defer r.wg.Done()
 		deadline := time.Now().Add(LeaveWait)
 		for {
-			err := r.handOver(shard, from, r.n.Config().NodeName)
+			err := r.preloadFor(shard)
+			if err == nil {
+				// Behind the leader (under load), this node would drop the
+				// step-down's transfer and the shard would wait an election
+				// timeout for a leader: the handover is asked once it is
+				// current, as the leaders' spreading does (for at most
+				// takeCurrentWait: a replica never seen current asks after).
+				since := time.Now()
+				for time.Since(since) < takeCurrentWait &&
+					!r.n.Server().JetStreamIsStreamCurrent(node.GlobalAccount, node.StreamName(shard)) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if err = r.askHandOver(shard, from, r.n.Config().NodeName); err != nil {
+					r.dropPreloaded(shard)
+				}
+			}
 			if err == nil || r.leads(shard) {
 				_ = m.Respond(nil)
 				return
