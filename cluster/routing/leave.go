@@ -119,6 +119,32 @@ func (r *Router) waitLeader(ctx context.Context, shard int) string {
 	}
 }
 
+// takeActivateWait bounds a taker's wait for the activation of a shard a
+// leaving node handed it before it answers the leaving node. The new
+// owner's claims read the change feed's stream and the shard's log
+// (settle.Feeds.Import); answered at once, the leaving node shut its
+// server down while they ran: the meta group's leader and the routes
+// move with it, and a read that meets that waits.
+const takeActivateWait = 5 * time.Second
+
+// waitActivated waits, for at most takeActivateWait, until this node has
+// led shard since a change after its gen-th and that gain's activation
+// has ended (or, after a second, while it does not lead it).
+func (r *Router) waitActivated(shard int, gen uint64) {
+	start := time.Now()
+	for time.Since(start) < takeActivateWait {
+		if g := r.activated[shard].Load(); g > gen && g == r.gen[shard].Load() {
+			return
+		}
+		if time.Since(start) > time.Second && !r.leads(shard) {
+			return // another node won the vote
+		}
+		if r.stopped(10 * time.Millisecond) {
+			return
+		}
+	}
+}
+
 // askTake asks node to to take shard from this node, and waits for it
 // within ctx.
 func (r *Router) askTake(ctx context.Context, shard int, to string) error {
@@ -147,6 +173,7 @@ func (r *Router) takeFor(m *nats.Msg) {
 	go func() {
 		defer r.wg.Done()
 		deadline := time.Now().Add(LeaveWait)
+		gen := r.gen[shard].Load()
 		for {
 			err := r.preloadFor(shard)
 			if err == nil {
@@ -165,6 +192,9 @@ func (r *Router) takeFor(m *nats.Msg) {
 				}
 			}
 			if err == nil || r.leads(shard) {
+				if err == nil {
+					r.waitActivated(shard, gen)
+				}
 				_ = m.Respond(nil)
 				return
 			}

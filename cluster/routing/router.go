@@ -79,6 +79,9 @@ type Router struct {
 	// activating marks the shards whose events this node is activating
 	// after a gain (see activate): giveUp refuses to hand those over.
 	activating []atomic.Int32
+	// activated is, per shard, the gain (gen) whose activation ended last
+	// (see takeFor).
+	activated []atomic.Uint64
 	hsub       *nats.Subscription
 	tsub       *nats.Subscription // a leaving node's asks to take its shards (leave.go)
 
@@ -112,7 +115,7 @@ func NewRouter(n *node.Node, encode AnswerEncoder) *Router {
 		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{},
 		peers: map[string]*peer{}, ansQueues: map[string]*answerQueue{},
 		gen: make([]atomic.Uint64, n.Config().Shards), handing: make([]atomic.Bool, n.Config().Shards),
-		activating: make([]atomic.Int32, n.Config().Shards), defer_: deferrals{listed: make([]bool, n.Config().Shards), every: make([]uint64, n.Config().Shards)}}
+		activating: make([]atomic.Int32, n.Config().Shards), activated: make([]atomic.Uint64, n.Config().Shards), defer_: deferrals{listed: make([]bool, n.Config().Shards), every: make([]uint64, n.Config().Shards)}}
 }
 
 func init() {
