@@ -82,8 +82,8 @@ type Router struct {
 	// activated is, per shard, the gain (gen) whose activation ended last
 	// (see takeFor).
 	activated []atomic.Uint64
-	hsub       *nats.Subscription
-	tsub       *nats.Subscription // a leaving node's asks to take its shards (leave.go)
+	hsub      *nats.Subscription
+	tsub      *nats.Subscription // a leaving node's asks to take its shards (leave.go)
 
 	pre preloader // the shards whose events were built ahead of a move here
 
