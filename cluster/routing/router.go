@@ -178,8 +178,12 @@ func (r *Router) EventOwner(ctx context.Context, eventID string) (string, error)
 
 // refreshTimeout bounds asking JetStream for a shard's leader: without
 // one (an election) the question waits for nothing, and the caller tries
-// again.
-const refreshTimeout = time.Second
+// again. A leader answers within milliseconds, and the new one announces
+// itself in its heartbeat (read first) as soon as it is elected: at 1 s,
+// the requests that asked during a planned move's election (tens of
+// milliseconds) waited that whole second after it (a 1.37 s write gap
+// in TestGracefulStopHandsOver, every client's request 1.4 s).
+const refreshTimeout = 250 * time.Millisecond
 
 // refresh asks JetStream who leads the shard's stream.
 func (r *Router) refresh(ctx context.Context, shard int) (string, error) {
