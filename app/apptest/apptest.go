@@ -5,8 +5,10 @@
 //
 // Rate limits and the failed-authentication budget are off (DefaultLimits
 // turns them on), webhooks may go to loopback receivers
-// (WebhookAllowPrivate) and the log is discarded unless an Option says
-// otherwise or LogEnv is set. The service closes when the test ends. A Service is safe for
+// (WebhookAllowPrivate) and the log is kept in memory, its last lines
+// printed when the test fails, unless an Option sets another logger (with
+// LogEnv set, it goes to standard error too). The service closes when the
+// test ends. A Service is safe for
 // concurrent use by parallel subtests.
 package apptest
 
@@ -69,19 +71,21 @@ func DefaultLimits() Option {
 }
 
 // LogEnv names the environment variable that sends a started service's
-// log to standard error at the level it holds (debug, info, warn, error),
-// each line with its node's name: what the nodes did during a flaky
-// run (go test -v keeps it beside the test's output). Unset, the log is
-// discarded.
+// log to standard error too, at the level it holds (debug, info, warn,
+// error), each line with its node's name: what the nodes did during a
+// flaky run (go test -v keeps it beside the test's output). Unset, the
+// log is kept in memory alone (the tail a failed test prints).
 const LogEnv = "TICKETD_TEST_LOG"
 
-func envLogger(nodeName string) *slog.Logger {
+// envLogger is the service's logger into tail, and to standard error at
+// LogEnv's level when it is set.
+func envLogger(nodeName string, tail io.Writer) *slog.Logger {
 	var level slog.Level
 	v := os.Getenv(LogEnv)
 	if v == "" || level.UnmarshalText([]byte(v)) != nil {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
+		return slog.New(slog.NewTextHandler(tail, nil))
 	}
-	l := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	l := slog.New(slog.NewTextHandler(io.MultiWriter(tail, os.Stderr), &slog.HandlerOptions{Level: level}))
 	if nodeName != "" {
 		l = l.With("node", nodeName)
 	}
@@ -101,19 +105,29 @@ func Start(t testing.TB, opts ...Option) *Service {
 	cfg.WebhookAllowPrivate = true
 	cfg.RateLimitPerMinute, cfg.StorefrontKeyPerMinute, cfg.StorefrontIPPerMinute = 0, 0, 0
 	cfg.StorefrontCatalogIPPerMinute, cfg.AuthFailuresPerMinute, cfg.DevicePerMinute = 0, 0, 0
-	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.Logger = discard
+	tail := &logTail{}
+	def := slog.New(slog.NewTextHandler(tail, nil))
+	cfg.Logger = def
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.Logger == discard {
-		cfg.Logger = envLogger(cfg.NodeName)
+	if cfg.Logger == def {
+		cfg.Logger = envLogger(cfg.NodeName, tail)
 	}
 	m := app.NewMain(cfg, io.Discard)
 	if err := m.Open(); err != nil {
 		t.Fatalf("apptest: open: %v", err)
 	}
 	s := &Service{t: t, URL: m.URL, Admin: cfg.AdminToken, Main: m, Sys: m.System(), Config: cfg}
+	// Registered first, so it runs last (after the close below): a failed
+	// test prints the end of the service's log.
+	t.Cleanup(func() {
+		if t.Failed() {
+			if out := tail.String(); out != "" {
+				t.Logf("apptest: the last %d lines of the log of %s (%s):\n%s", logTailLines, s.URL, cfg.NodeName, out)
+			}
+		}
+	})
 	t.Cleanup(func() {
 		if s.Main == nil {
 			return // a failed Restart
