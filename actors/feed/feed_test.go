@@ -145,3 +145,69 @@ func TestRingMemos(t *testing.T) {
 	require.False(t, ok)
 	require.Equal(t, "x", string(none.Store("shape", []byte("x"))))
 }
+
+// TestRingBounds: a ring starts small and grows with its entries, keeps
+// at most RingLen of them and at most RingBytes of their values (the
+// oldest go first; a read from a position it no longer holds goes to the
+// store), and a put out of order restarts it.
+func TestRingBounds(t *testing.T) {
+	start := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	value := func(i, size int) []byte {
+		obj := fmt.Appendf(nil, `{"id":"reg_%d","pad":"`, i)
+		for len(obj) < size-2 {
+			obj = append(obj, 'x')
+		}
+		obj = append(obj, `"}`...)
+		return AppendValue(nil, event.FeedTypeCode(event.FeedRegistrationCreated), start, obj)
+	}
+	holds := func(r *Ring, after, last uint64) bool {
+		p, ok := r.Page(event.ReadFeed{After: after, From: true, Limit: 1}, last, start)
+		if ok {
+			require.Len(t, p.Entries, 1)
+			require.Equal(t, after+1, p.Entries[0].Seq)
+			require.Contains(t, string(p.Entries[0].Object), fmt.Sprintf(`"reg_%d"`, after+1))
+		}
+		return ok
+	}
+
+	small := NewRing(0)
+	require.Len(t, small.ents, ringLenMin)
+	for i := 1; i <= 100; i++ {
+		small.Put(uint64(i), value(i, 100))
+	}
+	require.Len(t, small.ents, 2*ringLenMin, "grown for 100 entries")
+	require.True(t, holds(small, 0, 100), "growing kept every entry")
+	require.True(t, holds(small, 57, 100))
+
+	byCount := NewRing(0)
+	n := RingLen + 10
+	for i := 1; i <= n; i++ {
+		byCount.Put(uint64(i), value(i, 50))
+	}
+	require.Len(t, byCount.ents, RingLen)
+	require.False(t, holds(byCount, 9, uint64(n)), "seq 10 is past RingLen")
+	require.True(t, holds(byCount, 10, uint64(n)))
+	require.True(t, holds(byCount, uint64(n-1), uint64(n)))
+
+	byBytes := NewRing(0)
+	const size = 64 << 10
+	for i := 1; i <= 300; i++ {
+		byBytes.Put(uint64(i), value(i, size))
+	}
+	kept := RingBytes / ValueLen(size)
+	require.LessOrEqual(t, byBytes.bytes, RingBytes)
+	require.Equal(t, uint64(kept), byBytes.hi-byBytes.lo)
+	require.False(t, holds(byBytes, uint64(300-kept-1), 300))
+	require.True(t, holds(byBytes, uint64(300-kept), 300))
+	// One value above the budget is still kept (the newest always is).
+	huge := NewRing(0)
+	huge.Put(1, value(1, RingBytes+1))
+	require.True(t, holds(huge, 0, 1))
+
+	// A put that does not follow restarts the ring at it.
+	byBytes.Put(1000, value(1000, 100))
+	require.Equal(t, uint64(999), byBytes.lo)
+	require.Equal(t, ValueLen(100), byBytes.bytes)
+	require.False(t, holds(byBytes, 299, 1000))
+	require.True(t, holds(byBytes, 999, 1000))
+}
