@@ -64,9 +64,12 @@
 // the durable end of the feed (feedEnd, moved once a batch holding
 // entries is durable), at once when that is past the reader's position or
 // it does not wait, else when a commit moves it there or its wait ends (a
-// timer message): no polling. The page itself is read from the store on
-// a goroutine of its own, so twenty followers of a drop cost the actor
-// one slice append and one wake-up each per commit. A waiting actor does
+// timer message): no polling. The page itself is read on a goroutine of
+// its own, from the ring of the event's newest entries (actors/feed.Ring)
+// or else from the store, so twenty followers of a drop cost the actor
+// one slice append and one wake-up each per commit; the entries of the
+// ring carry the memo of their renderings (event.FeedMemo), so the
+// front door renders each change once and copies it to every follower. A waiting actor does
 // not passivate; one that stops answers its waiters with what there is.
 // The lists of registrations, orders and check-ins carry the state's
 // FeedSeq with them (event.List.FeedSeq), read in the same Decide.

@@ -43,10 +43,8 @@ type eventActor struct {
 	enc  []byte         // the change encode buffer
 	effs []event.Effect // the effects buffer
 
-	// The change feed (feed.go): the entries buffer, the value buffer,
-	// the durable end of the feed and the long polls waiting past it.
+	// The change feed (feed.go): the entries buffer, the durable end of the feed and the long polls waiting past it.
 	fes        []event.FeedEntry
-	feedBuf    []byte
 	feedEnd    uint64
 	ring       *feed.Ring // the newest entries, for the readers
 	feedWaits  []feedWaiter

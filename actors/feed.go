@@ -27,9 +27,9 @@ func (a *eventActor) writeFeed(fes []event.FeedEntry) {
 		if err != nil {
 			panic(fmt.Sprintf("actors: encode feed object of %s: %v", a.id, err))
 		}
-		v := feed.AppendValue(a.feedBuf[:0], event.FeedTypeCode(e.Type), e.At, b)
-		a.feedBuf = v
-		a.com.put(feed.Key(a.id, first+uint64(i)), v) // the batch copies it
+		// A value of its own: the ring keeps it (the batch copies it).
+		v := feed.AppendValue(make([]byte, 0, feed.ValueLen(len(b))), event.FeedTypeCode(e.Type), e.At, b)
+		a.com.put(feed.Key(a.id, first+uint64(i)), v)
 		a.ring.Put(first+uint64(i), v)
 	}
 	pos := a.m.FeedSeq()

@@ -1,6 +1,9 @@
 package event
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // The change feed (decisions §20): what an integrator follows to mirror an
 // event's registrations, orders and check-ins. The core says which feed
@@ -187,10 +190,81 @@ type FeedPage struct {
 }
 
 // FeedItem is one stored feed entry: its seq, type, when it happened and
-// the record (JSON, in the current API version) as it was then.
+// the record (JSON, in the current API version) as it was then; and, read
+// from the newest entries kept in memory, the memo of its renderings
+// (unexported: it stays on the node, gob passes it over).
 type FeedItem struct {
 	Seq    uint64
 	Type   string
 	At     time.Time
 	Object []byte
+	memo   *FeedMemo
+}
+
+// Memo is the memo of the renderings of this entry (nil when it has none:
+// it was read from the store, or on another node). See FeedMemo.
+func (it FeedItem) Memo() *FeedMemo { return it.memo }
+
+// WithMemo is the item with the memo m of its renderings.
+func (it FeedItem) WithMemo(m *FeedMemo) FeedItem {
+	it.memo = m
+	return it
+}
+
+// FeedMemo keeps the renderings of one feed entry (its wire form, one per
+// shape a reader asks for, e.g. per API version whose objects differ),
+// made by the first reader that needs one and shared by every later
+// reader: twenty followers of a drop cost one rendering of each change
+// and twenty copies of it, not twenty renderings. An entry never changes
+// once written, so neither may its renderings: a memo belongs to one
+// entry (one seq of one event) and is dropped with it, never reused for
+// another. Safe for concurrent use; the nil memo keeps nothing.
+type FeedMemo struct {
+	p atomic.Pointer[[]feedRendering]
+}
+
+// feedRendering is one rendering of an entry, under its shape's key.
+type feedRendering struct {
+	key string
+	b   []byte
+}
+
+// Load answers the rendering kept under key.
+func (m *FeedMemo) Load(key string) ([]byte, bool) {
+	if m == nil {
+		return nil, false
+	}
+	if rs := m.p.Load(); rs != nil {
+		for _, r := range *rs {
+			if r.key == key {
+				return r.b, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// Store keeps b as the rendering under key, unless another reader kept
+// one first, and answers the one kept (the bytes must not be changed
+// afterwards: other readers copy them).
+func (m *FeedMemo) Store(key string, b []byte) []byte {
+	if m == nil {
+		return b
+	}
+	for {
+		old := m.p.Load()
+		var rs []feedRendering
+		if old != nil {
+			for _, r := range *old {
+				if r.key == key {
+					return r.b
+				}
+			}
+			rs = append(make([]feedRendering, 0, len(*old)+1), *old...)
+		}
+		rs = append(rs, feedRendering{key, b})
+		if m.p.CompareAndSwap(old, &rs) {
+			return b
+		}
+	}
 }

@@ -21,6 +21,9 @@
 // # Concurrency
 //
 // A Ring is put to by its event's actor only and read from any goroutine
-// (under its lock; the values it holds never change once put). ReadPage
-// and Trim are safe from any goroutine.
+// (under its lock; the values it holds never change once put). Each of
+// its entries has a memo of its renderings (event.FeedMemo), filled by
+// the readers, safe for concurrent use, and dropped with the entry, so a
+// rendering can never answer for another entry. ReadPage and Trim are
+// safe from any goroutine.
 package feed

@@ -79,5 +79,9 @@ func AppendValue(b []byte, typ byte, at time.Time, obj []byte) []byte {
 	return append(b, obj...)
 }
 
+// ValueLen is the length of the stored value of an entry whose object
+// has n bytes.
+func ValueLen(n int) int { return headerLen + n }
+
 // at is when the entry of stored value v happened (v has headerLen bytes).
 func at(v []byte) time.Time { return time.Unix(0, int64(binary.BigEndian.Uint64(v[2:10]))) }

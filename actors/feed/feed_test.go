@@ -47,9 +47,15 @@ func TestPagesFromRingAndStoreAgree(t *testing.T) {
 	require.True(t, ok)
 	fromStore, err := ReadPage(s, "evt_a", c, 10, start, errUnavailable)
 	require.NoError(t, err)
-	require.Equal(t, fromStore, fromRing)
+	for _, it := range fromRing.Entries {
+		require.NotNil(t, it.Memo(), "an entry read from the ring carries its memo")
+	}
+	for _, it := range fromStore.Entries {
+		require.Nil(t, it.Memo(), "an entry read from the store has none")
+	}
+	require.Equal(t, fromStore, withoutMemos(fromRing))
 	require.Len(t, fromRing.Entries, 3)
-	require.Equal(t, event.FeedItem{Seq: 3, Type: event.FeedOrderCreated, At: start.Add(3 * time.Minute), Object: []byte(`{"id":"ord_3"}`)}, fromRing.Entries[0])
+	require.Equal(t, event.FeedItem{Seq: 3, Type: event.FeedOrderCreated, At: start.Add(3 * time.Minute), Object: []byte(`{"id":"ord_3"}`)}, fromStore.Entries[0])
 	require.True(t, fromRing.HasMore)
 	require.Equal(t, uint64(5), fromRing.Next)
 
@@ -72,3 +78,136 @@ func TestPagesFromRingAndStoreAgree(t *testing.T) {
 }
 
 var errUnavailable = fmt.Errorf("unavailable")
+
+// withoutMemos is p with its items' memos dropped (to compare a page read
+// from the ring with one read from the store).
+func withoutMemos(p event.FeedPage) event.FeedPage {
+	p.Entries = append([]event.FeedItem(nil), p.Entries...)
+	for i := range p.Entries {
+		p.Entries[i] = p.Entries[i].WithMemo(nil)
+	}
+	return p
+}
+
+// TestRingMemos: every read of an entry from the ring carries the same
+// memo, so what one reader keeps there the next one finds; an entry put
+// later in the same place of the ring (RingLen on) has a memo of its own,
+// so the renderings of the entry it replaced never answer for it.
+func TestRingMemos(t *testing.T) {
+	start := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	ring := NewRing(0)
+	value := func(i int) []byte {
+		return AppendValue(nil, event.FeedTypeCode(event.FeedOrderUpdated), start.Add(time.Duration(i)*time.Second), fmt.Appendf(nil, `{"id":"ord_1","n":%d}`, i))
+	}
+	for i := 1; i <= 3; i++ {
+		ring.Put(uint64(i), value(i))
+	}
+	read := func(after uint64, last uint64) event.FeedItem {
+		p, ok := ring.Page(event.ReadFeed{After: after, From: true, Limit: 1}, last, start)
+		require.True(t, ok)
+		require.Len(t, p.Entries, 1)
+		return p.Entries[0]
+	}
+	first := read(1, 3)
+	require.Equal(t, uint64(2), first.Seq)
+	kept := first.Memo().Store("shape", []byte("rendering of 2"))
+	require.Equal(t, "rendering of 2", string(kept))
+	again := read(1, 3)
+	require.Same(t, first.Memo(), again.Memo())
+	b, ok := again.Memo().Load("shape")
+	require.True(t, ok)
+	require.Equal(t, "rendering of 2", string(b))
+	// The first rendering kept is the one every reader gets.
+	require.Equal(t, "rendering of 2", string(again.Memo().Store("shape", []byte("another"))))
+	_, ok = again.Memo().Load("other shape")
+	require.False(t, ok)
+	require.Equal(t, "other", string(again.Memo().Store("other shape", []byte("other"))))
+
+	// Wrap the ring: seq 2+RingLen takes the place of seq 2.
+	for i := 4; i <= 2+RingLen; i++ {
+		ring.Put(uint64(i), value(i))
+	}
+	late := read(1+RingLen, 2+RingLen)
+	require.Equal(t, uint64(2+RingLen), late.Seq)
+	require.NotSame(t, first.Memo(), late.Memo())
+	_, ok = late.Memo().Load("shape")
+	require.False(t, ok, "the replaced entry's rendering does not answer for the new one")
+	require.Contains(t, string(late.Object), fmt.Sprintf(`"n":%d`, 2+RingLen))
+	// The old reader's memo still holds the old entry's rendering only.
+	b, _ = first.Memo().Load("shape")
+	require.Equal(t, "rendering of 2", string(b))
+	// Seq 2 is no longer in the ring: the store answers it.
+	_, ok = ring.Page(event.ReadFeed{After: 1, From: true, Limit: 1}, 2+RingLen, start)
+	require.False(t, ok)
+
+	var none *event.FeedMemo
+	_, ok = none.Load("shape")
+	require.False(t, ok)
+	require.Equal(t, "x", string(none.Store("shape", []byte("x"))))
+}
+
+// TestRingBounds: a ring starts small and grows with its entries, keeps
+// at most RingLen of them and at most RingBytes of their values (the
+// oldest go first; a read from a position it no longer holds goes to the
+// store), and a put out of order restarts it.
+func TestRingBounds(t *testing.T) {
+	start := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	value := func(i, size int) []byte {
+		obj := fmt.Appendf(nil, `{"id":"reg_%d","pad":"`, i)
+		for len(obj) < size-2 {
+			obj = append(obj, 'x')
+		}
+		obj = append(obj, `"}`...)
+		return AppendValue(nil, event.FeedTypeCode(event.FeedRegistrationCreated), start, obj)
+	}
+	holds := func(r *Ring, after, last uint64) bool {
+		p, ok := r.Page(event.ReadFeed{After: after, From: true, Limit: 1}, last, start)
+		if ok {
+			require.Len(t, p.Entries, 1)
+			require.Equal(t, after+1, p.Entries[0].Seq)
+			require.Contains(t, string(p.Entries[0].Object), fmt.Sprintf(`"reg_%d"`, after+1))
+		}
+		return ok
+	}
+
+	small := NewRing(0)
+	require.Len(t, small.ents, ringLenMin)
+	for i := 1; i <= 100; i++ {
+		small.Put(uint64(i), value(i, 100))
+	}
+	require.Len(t, small.ents, 2*ringLenMin, "grown for 100 entries")
+	require.True(t, holds(small, 0, 100), "growing kept every entry")
+	require.True(t, holds(small, 57, 100))
+
+	byCount := NewRing(0)
+	n := RingLen + 10
+	for i := 1; i <= n; i++ {
+		byCount.Put(uint64(i), value(i, 50))
+	}
+	require.Len(t, byCount.ents, RingLen)
+	require.False(t, holds(byCount, 9, uint64(n)), "seq 10 is past RingLen")
+	require.True(t, holds(byCount, 10, uint64(n)))
+	require.True(t, holds(byCount, uint64(n-1), uint64(n)))
+
+	byBytes := NewRing(0)
+	const size = 64 << 10
+	for i := 1; i <= 300; i++ {
+		byBytes.Put(uint64(i), value(i, size))
+	}
+	kept := RingBytes / ValueLen(size)
+	require.LessOrEqual(t, byBytes.bytes, RingBytes)
+	require.Equal(t, uint64(kept), byBytes.hi-byBytes.lo)
+	require.False(t, holds(byBytes, uint64(300-kept-1), 300))
+	require.True(t, holds(byBytes, uint64(300-kept), 300))
+	// One value above the budget is still kept (the newest always is).
+	huge := NewRing(0)
+	huge.Put(1, value(1, RingBytes+1))
+	require.True(t, holds(huge, 0, 1))
+
+	// A put that does not follow restarts the ring at it.
+	byBytes.Put(1000, value(1000, 100))
+	require.Equal(t, uint64(999), byBytes.lo)
+	require.Equal(t, ValueLen(100), byBytes.bytes)
+	require.False(t, holds(byBytes, 299, 1000))
+	require.True(t, holds(byBytes, 999, 1000))
+}

@@ -1,8 +1,10 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,49 +93,75 @@ func (FeedTime) JSONSchema() map[string]any {
 
 // FeedPage is the answer of the change feed.
 type FeedPage struct {
-	// eventID makes the cursors of changes that have none (feedPageOf
-	// leaves them to AppendJSON, which writes them without allocating).
-	eventID    string
+	// eventID makes the cursors of changes that have none (AppendJSON
+	// writes them without allocating).
+	eventID string
+	// wire holds the changes already rendered (feedPageOf): Data is then
+	// empty and AppendJSON, the server's way of writing a page, writes
+	// these.
+	wire       [][]byte
 	Data       []FeedChange `json:"data"`
 	NextCursor string       `json:"nextCursor" doc:"Where to continue: pass it as after. Always set, also on an empty page."`
 	HasMore    bool         `json:"hasMore" doc:"True when more changes follow already (read again at once); false when the feed ends here for now (read again with wait)."`
 }
 
 // AppendJSON writes the page as encoding/json would (the server's fast
-// path: the objects are stored JSON, copied as they are).
+// path: the objects are stored JSON, copied as they are; a page
+// rendered by feedPageOf is the copies of its changes' renderings, into
+// a buffer grown once).
 func (p FeedPage) AppendJSON(b []byte) []byte {
+	if p.wire != nil {
+		n := len(`{"data":[],"nextCursor":,"hasMore":false}`) + len(p.NextCursor) + 2
+		for _, w := range p.wire {
+			n += len(w) + 1
+		}
+		b = slices.Grow(b, n)
+	}
 	b = append(b, `{"data":[`...)
+	if p.wire != nil {
+		for i, w := range p.wire {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, w...)
+		}
+	}
 	for i := range p.Data {
-		ch := &p.Data[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"cursor":`...)
-		if ch.Cursor == "" && p.eventID != "" {
-			b = append(b, '"')
-			b = appendFeedCursor(b, p.eventID, ch.Seq)
-			b = append(b, '"')
-		} else {
-			b = jsonenc.AppendString(b, ch.Cursor)
-		}
-		b = append(b, `,"seq":`...)
-		b = strconv.AppendUint(b, ch.Seq, 10)
-		b = append(b, `,"type":`...)
-		b = jsonenc.AppendString(b, ch.Type)
-		b = append(b, `,"occurredAt":`...)
-		b = ch.OccurredAt.AppendJSON(b)
-		b = append(b, `,"object":`...)
-		if len(ch.Object) == 0 {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, ch.Object...)
-		}
-		b = append(b, '}')
+		b = appendFeedChange(b, p.eventID, &p.Data[i])
 	}
 	b = append(b, `],"nextCursor":`...)
 	b = jsonenc.AppendString(b, p.NextCursor)
 	b = append(b, `,"hasMore":`...)
 	b = strconv.AppendBool(b, p.HasMore)
+	return append(b, '}')
+}
+
+// appendFeedChange writes one change of a page of eventID's feed (its
+// cursor made from its seq when it has none).
+func appendFeedChange(b []byte, eventID string, ch *FeedChange) []byte {
+	b = append(b, `{"cursor":`...)
+	if ch.Cursor == "" && eventID != "" {
+		b = append(b, '"')
+		b = appendFeedCursor(b, eventID, ch.Seq)
+		b = append(b, '"')
+	} else {
+		b = jsonenc.AppendString(b, ch.Cursor)
+	}
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, ch.Seq, 10)
+	b = append(b, `,"type":`...)
+	b = jsonenc.AppendString(b, ch.Type)
+	b = append(b, `,"occurredAt":`...)
+	b = ch.OccurredAt.AppendJSON(b)
+	b = append(b, `,"object":`...)
+	if len(ch.Object) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, ch.Object...)
+	}
 	return append(b, '}')
 }
 
@@ -251,35 +279,60 @@ func (a *api) listChanges(c *thttp.Ctx) (any, error) {
 		}
 		first = false
 		if len(page.Entries) > 0 || left <= 0 || page.HasMore {
-			return feedPageOf(c, id, page), nil
+			return feedPageOf(c.Version(), id, page), nil
 		}
 		// Nothing of the types asked for yet: wait on from where the
 		// feed got to.
 		after, from = page.Next, true
 		if time.Until(deadline) <= 0 {
-			return feedPageOf(c, id, page), nil
+			return feedPageOf(c.Version(), id, page), nil
 		}
 	}
 }
 
-// feedPageOf is the wire form of a page. The objects are stored in the
-// current version; registrations, orders and check-ins are the same in
-// every known version (decisions §4: only the availability object
-// differs), so they are answered as stored.
-func feedPageOf(c *thttp.Ctx, eventID string, p event.FeedPage) FeedPage {
-	out := FeedPage{eventID: eventID, Data: make([]FeedChange, 0, len(p.Entries)), HasMore: p.HasMore}
-	for _, e := range p.Entries {
-		// The cursor is written by AppendJSON.
-		out.Data = append(out.Data, FeedChange{Seq: e.Seq, Type: e.Type,
-			OccurredAt: FeedTime(e.At), Object: versionedFeedObject(c.Version(), e.Type, e.Object)})
+// feedPageOf is the wire form of a page in the key's API version: each
+// change rendered once per shape (feedObjectShape) by the first reader
+// that asks for it and kept in its entry's memo (event.FeedMemo), so
+// every other follower of the event copies the bytes (the entries of
+// the ring kept in memory have one; those read from the store, the
+// older ones, are rendered for their reader alone).
+func feedPageOf(version, eventID string, p event.FeedPage) FeedPage {
+	shape := feedObjectShape(version)
+	out := FeedPage{eventID: eventID, wire: make([][]byte, len(p.Entries)), HasMore: p.HasMore,
+		NextCursor: encodeFeedCursor(eventID, p.Next)}
+	var scratch []byte
+	for i, e := range p.Entries {
+		m := e.Memo()
+		w, ok := m.Load(shape)
+		if !ok {
+			scratch = renderFeedChange(scratch[:0], eventID, shape, e)
+			w = m.Store(shape, bytes.Clone(scratch))
+		}
+		out.wire[i] = w
 	}
-	out.NextCursor = encodeFeedCursor(eventID, p.Next)
 	return out
 }
 
-// versionedFeedObject is a stored object in the API version v: the one
-// place a version that changes a record type changes the feed's objects.
-func versionedFeedObject(v, typ string, obj []byte) FeedObject { return FeedObject(obj) }
+// renderFeedChange appends the wire form of feed entry e of eventID's
+// feed, its object in shape's form.
+func renderFeedChange(b []byte, eventID, shape string, e event.FeedItem) []byte {
+	ch := FeedChange{Seq: e.Seq, Type: e.Type, OccurredAt: FeedTime(e.At), Object: versionedFeedObject(shape, e.Type, e.Object)}
+	return appendFeedChange(b, eventID, &ch)
+}
+
+// feedObjectShape is the shape of the feed's objects in API version v,
+// named by the newest version that answers them the same: the key of a
+// change's rendering (versions that share a shape share renderings) and
+// the one thing versionedFeedObject reads, so the two cannot disagree.
+// Registrations, orders, check-ins and door conflicts are the same in
+// every known version (decisions §4: only the availability object
+// differs), so every version has the current one's.
+func feedObjectShape(v string) string { return thttp.CurrentVersion }
+
+// versionedFeedObject is a stored object (stored in the current version)
+// in the objects' shape (feedObjectShape): the one place a version that
+// changes a record type changes the feed's objects.
+func versionedFeedObject(shape, typ string, obj []byte) FeedObject { return FeedObject(obj) }
 
 // setFeedCursor answers a list's feed position as the Feed-Cursor header.
 func setFeedCursor(c *thttp.Ctx, eventID string, seq uint64) {

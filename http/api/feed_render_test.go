@@ -1,0 +1,114 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ticketd/event"
+	thttp "ticketd/http"
+)
+
+// freshFeedPage is the page of items as encoding/json writes it, each
+// change built anew (no memo, no rendering kept): what a cached
+// rendering must equal.
+func freshFeedPage(t *testing.T, version, eventID string, p event.FeedPage) string {
+	t.Helper()
+	out := FeedPage{Data: []FeedChange{}, NextCursor: encodeFeedCursor(eventID, p.Next), HasMore: p.HasMore}
+	for _, e := range p.Entries {
+		out.Data = append(out.Data, FeedChange{Cursor: encodeFeedCursor(eventID, e.Seq), Seq: e.Seq, Type: e.Type,
+			OccurredAt: FeedTime(e.At), Object: versionedFeedObject(feedObjectShape(version), e.Type, e.Object)})
+	}
+	b, err := json.Marshal(out)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestFeedRenderingsCached: for every change type and API version, a
+// page built from the renderings kept in the entries' memos is byte for
+// byte the page rendered afresh (encoding/json of each change), on the
+// first read (which renders and keeps) and on every later one (which
+// copies what was kept); versions whose objects are the same share one
+// rendering; an entry read without a memo (from the store) renders the
+// same bytes.
+func TestFeedRenderingsCached(t *testing.T) {
+	const eventID = "evt_01m80je06d7aca5stxyc0g1dea"
+	at := time.Date(2026, 11, 29, 9, 30, 1, 234_567_891, time.UTC)
+	objects := map[string]string{
+		event.FeedRegistrationCreated: `{"id":"reg_1","status":"confirmed","name":"Zoë \"Z\" \u003cz@x\u003e","responses":null}`,
+		event.FeedRegistrationUpdated: `{"id":"reg_1","status":"cancelled","name":"Zoë \"Z\" \u003cz@x\u003e","responses":null}`,
+		event.FeedOrderCreated:        `{"id":"ord_1","status":"open","items":[{"quantity":1,"amount":0}],"totalAmount":0}`,
+		event.FeedOrderUpdated:        `{"id":"ord_1","status":"cancelled","items":[{"quantity":1,"amount":0}],"totalAmount":0}`,
+		event.FeedCheckinCreated:      `{"id":"chk_1","registrationId":"reg_1","subjectType":"event"}`,
+		event.FeedCheckinConflict:     `{"id":"dcf_1","reason":"ALREADY_CHECKED_IN","firstCheckin":{"id":"chk_1"}}`,
+	}
+	var items, stored []event.FeedItem
+	memos := map[uint64]*event.FeedMemo{}
+	for i, typ := range event.FeedTypes() {
+		seq := uint64(i + 1)
+		it := event.FeedItem{Seq: seq, Type: typ, At: at.Add(time.Duration(i) * time.Millisecond), Object: []byte(objects[typ])}
+		memos[seq] = new(event.FeedMemo)
+		items = append(items, it.WithMemo(memos[seq]))
+		stored = append(stored, it)
+	}
+	require.Len(t, items, len(objects), "every change type")
+	page := event.FeedPage{Entries: items, Next: uint64(len(items)), Last: uint64(len(items)) + 3, HasMore: true}
+	fromStore := event.FeedPage{Entries: stored, Next: page.Next, Last: page.Last, HasMore: true}
+	var shared [][]byte
+	for _, v := range thttp.KnownVersions() {
+		for read := range 3 {
+			want := freshFeedPage(t, v, eventID, page)
+			got := feedPageOf(v, eventID, page)
+			require.Equalf(t, want, string(got.AppendJSON(nil)), "version %s, read %d", v, read)
+			require.Equal(t, want, string(feedPageOf(v, eventID, fromStore).AppendJSON(nil)), "read without memos, version %s", v)
+			for i, it := range items {
+				kept, ok := it.Memo().Load(feedObjectShape(v))
+				require.Truef(t, ok, "change %d's rendering is kept", it.Seq)
+				require.Equal(t, string(kept), string(got.wire[i]))
+				if shared == nil || len(shared) <= i {
+					shared = append(shared, kept)
+				} else if feedObjectShape(v) == feedObjectShape(thttp.KnownVersions()[0]) {
+					require.Samef(t, &shared[i][0], &kept[0], "version %s copies the rendering already kept", v)
+				}
+			}
+		}
+	}
+	// A page appended to a buffer that holds bytes already keeps them.
+	got := feedPageOf(thttp.CurrentVersion, eventID, page)
+	require.Equal(t, "prefix"+freshFeedPage(t, thttp.CurrentVersion, eventID, page), string(got.AppendJSON([]byte("prefix"))))
+	empty := feedPageOf(thttp.CurrentVersion, eventID, event.FeedPage{Next: 9})
+	require.Equal(t, freshFeedPage(t, thttp.CurrentVersion, eventID, event.FeedPage{Next: 9}), string(empty.AppendJSON(nil)))
+}
+
+// TestFeedRenderingNotStale: a record's later change renders its own
+// object, not the rendering kept for an earlier change of the same record
+// (a rendering belongs to an entry, never to a record), and the earlier
+// change still answers the record as it was then.
+func TestFeedRenderingNotStale(t *testing.T) {
+	const eventID = "evt_1"
+	at := time.Date(2026, 11, 29, 9, 30, 0, 0, time.UTC)
+	mk := func(seq uint64, typ, status string) event.FeedItem {
+		it := event.FeedItem{Seq: seq, Type: typ, At: at, Object: fmt.Appendf(nil, `{"id":"ord_1","status":%q}`, status)}
+		return it.WithMemo(new(event.FeedMemo))
+	}
+	created := mk(1, event.FeedOrderCreated, "open")
+	first := feedPageOf(thttp.CurrentVersion, eventID, event.FeedPage{Entries: []event.FeedItem{created}, Next: 1, Last: 1})
+	require.Contains(t, string(first.AppendJSON(nil)), `"status":"open"`)
+	updated := mk(2, event.FeedOrderUpdated, "cancelled")
+	both := feedPageOf(thttp.CurrentVersion, eventID, event.FeedPage{Entries: []event.FeedItem{created, updated}, Next: 2, Last: 2})
+	var p struct {
+		Data []struct {
+			Seq    uint64
+			Object struct{ ID, Status string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(both.AppendJSON(nil), &p))
+	require.Len(t, p.Data, 2)
+	require.Equal(t, "open", p.Data[0].Object.Status, "the order as it was at seq 1")
+	require.Equal(t, "cancelled", p.Data[1].Object.Status, "the order as it is at seq 2")
+	require.Equal(t, freshFeedPage(t, thttp.CurrentVersion, eventID, event.FeedPage{Entries: []event.FeedItem{created, updated}, Next: 2, Last: 2}),
+		string(both.AppendJSON(nil)))
+}
