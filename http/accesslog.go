@@ -30,7 +30,8 @@ type RequestInfo struct {
 	RequestID   string
 	// URLPath is the concrete path (cut at 512 bytes) of a Developer or
 	// Storefront request whose handler ran, for the developer log; ""
-	// otherwise.
+	// otherwise. It may share the request's buffer: valid during the
+	// call only, so a hook that keeps it copies it.
 	URLPath string
 }
 
@@ -142,7 +143,7 @@ func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *P
 		info.KeyID, info.UnitID = p.KeyID, p.UnitID
 	}
 	if notedPath {
-		info.URLPath = LogPath(rc, truncate(rc.Path(), MaxLoggedPath))
+		info.URLPath = logPathView(rc, truncate(rc.Path(), MaxLoggedPath))
 	}
 	if s.log.Enabled(context.Background(), slog.LevelInfo) {
 		s.log.LogAttrs(context.Background(), slog.LevelInfo, "request",
@@ -163,6 +164,15 @@ func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *P
 // passPrefix starts the hosted pass page's path, whose last segment is the
 // pass token: whoever holds it holds the ticket.
 const passPrefix = "/pass/"
+
+// logPathView is LogPath without a copy when the path is kept as it is:
+// the string shares raw's bytes, valid until the request ends.
+func logPathView(rc *fasthttp.RequestCtx, raw []byte) string {
+	if !hasPrefix(rc.Request.URI().Path(), passPrefix) {
+		return unsafe.String(unsafe.SliceData(raw), len(raw))
+	}
+	return LogPath(rc, raw)
+}
 
 // LogPath returns a request path for the logs. A pass page's path (as the
 // router decodes it, so no escaped spelling slips by) keeps its event id
