@@ -22,7 +22,11 @@ type saleSlot struct {
 	v     atomic.Pointer[event.SaleView]
 	polls [16]struct {
 		mu sync.Mutex
-		m  map[string]time.Time
+		m  map[string]int64 // unix nanos
+		// last is how many ids the shard's previous map held when the
+		// actor took it: the next one starts that big, so a drop's
+		// polls do not grow it again after every sweep.
+		last int
 	}
 }
 
@@ -30,10 +34,10 @@ func (s *saleSlot) notePoll(id string, now time.Time) {
 	sh := &s.polls[int(id[len(id)-1])%len(s.polls)]
 	sh.mu.Lock()
 	if sh.m == nil {
-		sh.m = map[string]time.Time{}
+		sh.m = make(map[string]int64, sh.last)
 	}
 	if len(sh.m) < maxPollNotes/len(s.polls) {
-		sh.m[id] = now
+		sh.m[id] = now.UnixNano()
 	}
 	sh.mu.Unlock()
 }
@@ -74,12 +78,13 @@ func (a *eventActor) takePolls() {
 		sh := &a.sale.polls[i]
 		sh.mu.Lock()
 		m := sh.m
-		sh.m = nil
+		sh.m, sh.last = nil, len(m)
 		sh.mu.Unlock()
-		for id, at := range m {
+		for id, ns := range m {
 			if a.polls == nil {
 				a.polls = map[string]time.Time{}
 			}
+			at := time.Unix(0, ns)
 			if seen, ok := a.polls[id]; (!ok && len(a.polls) < maxPollNotes) || at.After(seen) {
 				a.polls[id] = at
 			}

@@ -81,6 +81,20 @@ func (r *Replayed) Error() string { return "actors: the write was made before; i
 
 // IsReplayed returns the record of a Replayed answer.
 func IsReplayed(err error) (*Replayed, bool) {
+	switch e := err.(type) {
+	case nil:
+		return nil, false
+	case *Replayed:
+		return e, true
+	case interface{ Unwrap() error }, interface{ Unwrap() []error }:
+		return asReplayed(err)
+	}
+	// Nothing in its chain but itself (a refusal of the core): no walk,
+	// and no target of errors.As on the heap.
+	return nil, false
+}
+
+func asReplayed(err error) (*Replayed, bool) {
 	var r *Replayed
 	ok := errors.As(err, &r)
 	return r, ok

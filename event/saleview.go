@@ -210,6 +210,11 @@ func errSoldOut() error {
 	return &Error{Code: FailedPrecondition, Reason: ReasonSoldOut, Message: "sold out"}
 }
 
+// errViewSoldOut is the view's sold-out refusal: one value for every
+// refusal of a drop (nothing changes an *Error once made), so answering
+// one allocates nothing. It equals errSoldOut's.
+var errViewSoldOut = errSoldOut()
+
 // SoldOut returns the machine's answer to storefront order c at now when
 // the view is certain it is SOLD_OUT: one ticket type, public, on sale and
 // sold out, no code, session, form, queue gate or limit that the machine
@@ -244,7 +249,7 @@ func (v *SaleView) SoldOut(now time.Time, c PlaceOrder) error {
 	if v.blocked.has(normEmail(email), 0) || (c.Client != "" && v.blocked.has(c.Client, clientSalt)) {
 		return nil
 	}
-	return errSoldOut()
+	return errViewSoldOut
 }
 
 // QueueStatus returns the machine's answer to a poll of queue entry id at

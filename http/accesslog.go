@@ -30,7 +30,8 @@ type RequestInfo struct {
 	RequestID   string
 	// URLPath is the concrete path (cut at 512 bytes) of a Developer or
 	// Storefront request whose handler ran, for the developer log; ""
-	// otherwise.
+	// otherwise. It may share the request's buffer: valid during the
+	// call only, so a hook that keeps it copies it.
 	URLPath string
 }
 
@@ -76,8 +77,20 @@ func saneID(b []byte) bool {
 
 // begin stamps what every response carries: the request id and the
 // security headers.
+// fasthttp reads the clock as it calls the handler (RequestCtx.Time), so
+// a routed request takes its time from there: one reading less per
+// request. (A context built without a connection, in tests, has none.)
 func (s *Server) begin(rc *fasthttp.RequestCtx) requestStart {
-	st := requestStart{mono: time.Now(), requestID: s.requestID(rc)}
+	t := rc.Time()
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return s.beginAt(rc, t)
+}
+
+// beginAt is begin for a request that arrived at t (time.Now's reading).
+func (s *Server) beginAt(rc *fasthttp.RequestCtx, t time.Time) requestStart {
+	st := requestStart{mono: t, requestID: s.requestID(rc)}
 	if st.at = st.mono; !s.clock {
 		st.at = s.cfg.Now()
 	}
@@ -130,7 +143,7 @@ func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *P
 		info.KeyID, info.UnitID = p.KeyID, p.UnitID
 	}
 	if notedPath {
-		info.URLPath = LogPath(rc, truncate(rc.Path(), MaxLoggedPath))
+		info.URLPath = logPathView(rc, truncate(rc.Path(), MaxLoggedPath))
 	}
 	if s.log.Enabled(context.Background(), slog.LevelInfo) {
 		s.log.LogAttrs(context.Background(), slog.LevelInfo, "request",
@@ -151,6 +164,15 @@ func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *P
 // passPrefix starts the hosted pass page's path, whose last segment is the
 // pass token: whoever holds it holds the ticket.
 const passPrefix = "/pass/"
+
+// logPathView is LogPath without a copy when the path is kept as it is:
+// the string shares raw's bytes, valid until the request ends.
+func logPathView(rc *fasthttp.RequestCtx, raw []byte) string {
+	if !hasPrefix(rc.Request.URI().Path(), passPrefix) {
+		return unsafe.String(unsafe.SliceData(raw), len(raw))
+	}
+	return LogPath(rc, raw)
+}
 
 // LogPath returns a request path for the logs. A pass page's path (as the
 // router decodes it, so no escaped spelling slips by) keeps its event id

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"ticketd/http/bind"
 )
 
 // Ctx is the request context a HandlerFunc receives. It is pooled: a
@@ -30,6 +32,8 @@ type Ctx struct {
 	pathNoted bool
 	// idem is the Idempotency-Key this request owns on a RecordingStore.
 	idem *idemClaim
+	// bodyPlan is the route's prepared body plan, so Bind looks none up.
+	bodyPlan *bind.Plan
 }
 
 func (c *Ctx) reset() { *c = Ctx{} }
@@ -57,7 +61,7 @@ func (c *Ctx) Param(name string) string {
 // Bind decodes and validates the JSON request body into dst, a pointer to
 // the route's Body type (a struct, or a slice for array bodies). The error
 // is an *event.Error (400) naming every field problem at once.
-func (c *Ctx) Bind(dst any) error { return c.srv.binder.Bind(c.rc.PostBody(), dst) }
+func (c *Ctx) Bind(dst any) error { return c.srv.binder.BindPlan(c.rc.PostBody(), dst, c.bodyPlan) }
 
 // BindQuery decodes and validates query parameters into dst, a pointer to a
 // struct with `query:"name"` tags (see ListQuery).

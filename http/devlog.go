@@ -63,19 +63,22 @@ type devRing struct {
 // turned into the wire form (id, client ip, latency in ms) only when
 // listed, so recording a request formats nothing.
 type devEntry struct {
-	seq                                                uint64
-	keyID, method, route, path, operationID, requestID string
-	surface                                            Surface
-	status                                             int
-	latency                                            time.Duration
-	ip                                                 netip.Addr
-	at                                                 time.Time // UTC
+	seq                                          uint64
+	keyID, method, route, operationID, requestID string
+	// path is the concrete path, in a buffer the ring's slot keeps and
+	// reuses (RequestInfo.URLPath is valid during the call only).
+	path    []byte
+	surface Surface
+	status  int
+	latency time.Duration
+	ip      netip.Addr
+	at      time.Time // UTC
 }
 
 func (e *devEntry) view() RequestLogEntry {
 	v := RequestLogEntry{
 		ID: "rl_" + strconv.FormatUint(e.seq, 10), KeyID: e.keyID, Surface: surfaceName(e.surface), Method: e.method,
-		Route: e.route, Path: e.path, OperationID: e.operationID, Status: e.status,
+		Route: e.route, Path: string(e.path), OperationID: e.operationID, Status: e.status,
 		LatencyMS: float64(e.latency.Microseconds()) / 1000, RequestID: e.requestID, CreatedAt: event.At(e.at),
 	}
 	if e.ip.IsValid() {
@@ -119,7 +122,7 @@ func (d *DevLog) record(info RequestInfo) {
 		return
 	}
 	e := devEntry{
-		keyID: info.KeyID, surface: info.Surface, method: info.Method, route: info.Path, path: path,
+		keyID: info.KeyID, surface: info.Surface, method: info.Method, route: info.Path,
 		operationID: info.OperationID, status: info.Status, latency: info.Latency, requestID: info.RequestID,
 		ip: info.ClientIP, at: info.Time.UTC(),
 	}
@@ -131,11 +134,17 @@ func (d *DevLog) record(info RequestInfo) {
 	}
 	r.seq++
 	e.seq = r.seq
+	var slot *devEntry
 	if len(r.entries) < d.perUnit {
-		r.entries = append(r.entries, e)
+		r.entries = append(r.entries, devEntry{})
+		slot = &r.entries[len(r.entries)-1]
 	} else {
-		r.entries[(r.seq-1)%uint64(d.perUnit)] = e
+		slot = &r.entries[(r.seq-1)%uint64(d.perUnit)]
 	}
+	// The path is copied into the slot's own buffer, reused once the
+	// ring has come round (a path's bytes are the request's).
+	e.path = append(slot.path[:0], path...)
+	*slot = e
 	d.mu.Unlock()
 }
 

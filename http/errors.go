@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/valyala/fasthttp"
+
 	"ticketd/event"
 	"ticketd/ops"
 )
@@ -104,6 +106,9 @@ func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
 	// of a flash sale, and errors.As walks by reflection.
 	he, ee := errorTypes(err)
 	var oe *ops.Error
+	if he == nil && ee == nil {
+		oe = opsError(err)
+	}
 	switch {
 	case he != nil:
 		status = he.Status
@@ -114,7 +119,7 @@ func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
 			return 500, internalEnvelope(), true
 		}
 		env.Error = ErrorObject{Code: status, Status: statusName(status), Message: ee.Message, Details: ee.Details, Reason: ee.Reason}
-	case errors.As(err, &oe):
+	case oe != nil:
 		// The application layer's one mapping of the shell's and the
 		// payment provider's failures: its reason says the status.
 		status = oe.Status()
@@ -141,6 +146,17 @@ func errorResponse(err error) (status int, env ErrorEnvelope, internal bool) {
 		env.Error.Reason = event.DefaultReason(status)
 	}
 	return status, env, internal || status >= 500
+}
+
+// opsError finds the *ops.Error in err's chain. Its own function: the
+// target of errors.As escapes to the heap, and a sold-out refusal (an
+// *event.Error) must not pay for it.
+func opsError(err error) *ops.Error {
+	var oe *ops.Error
+	if errors.As(err, &oe) {
+		return oe
+	}
+	return nil
 }
 
 // errorTypes finds the *Error or *event.Error in err's chain, an *Error
@@ -237,4 +253,33 @@ func appendJSONString(b []byte, s string) []byte {
 		}
 	}
 	return append(b, '"')
+}
+
+// soldOutMessage is the message of the machine's sold-out refusal
+// (event.Reasonf(FailedPrecondition, ReasonSoldOut, "sold out")).
+const soldOutMessage = "sold out"
+
+// soldOutBody is the envelope of the sold-out refusal, the common answer
+// of a drop once its places are gone: rendered once, at start, by the
+// general path (errorResponse, appendErrorJSON), so it is the same bytes.
+var soldOutBody = func() []byte {
+	_, env, _ := errorResponse(&event.Error{Code: event.FailedPrecondition, Reason: event.ReasonSoldOut, Message: soldOutMessage})
+	return appendErrorJSON(nil, env.Error)
+}()
+
+// isSoldOut reports whether err is exactly the sold-out refusal whose
+// envelope soldOutBody holds (an *event.Error has no Unwrap, so nothing
+// else can be in its chain).
+func isSoldOut(err error) bool {
+	e, ok := err.(*event.Error)
+	return ok && e.Code == event.FailedPrecondition && e.Reason == event.ReasonSoldOut &&
+		e.Message == soldOutMessage && len(e.Details) == 0
+}
+
+// writeSoldOut writes the sold-out refusal's answer from soldOutBody.
+func writeSoldOut(rc *fasthttp.RequestCtx) {
+	rc.SetStatusCode(412)
+	rc.SetContentType("application/json")
+	b := rc.Response.SwapBody(nil)
+	rc.Response.SwapBody(append(b[:0], soldOutBody...))
 }

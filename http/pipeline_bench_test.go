@@ -243,3 +243,53 @@ func BenchmarkPipelineCheckinRepeat(b *testing.B) {
 		r.SetBody(body)
 	})
 }
+
+// pipeRoom gives the benchmark's event a waiting room whose sale starts in
+// an hour (every join waits, before the shuffle) and returns the queue
+// route's path.
+func (fx *pipeFx) pipeRoom(b *testing.B) string {
+	b.Helper()
+	on := event.Time{Time: time.Now().Add(time.Hour).UTC().Truncate(time.Second)}
+	_, err := fx.sys.Ask(context.Background(), fx.eventID, event.UpdateEvent{WaitingRoom: &event.WaitingRoomConfig{OnSaleAt: &on}})
+	require.NoError(b, err)
+	return "http://127.0.0.1:8080/storefront/v1/events/" + fx.eventID + "/queue"
+}
+
+// BenchmarkPipelineQueueJoin is a drop's join: a durable queue entry (201).
+func BenchmarkPipelineQueueJoin(b *testing.B) {
+	fx := newPipeFx(b, 1000)
+	uri := fx.pipeRoom(b)
+	fx.pipeRun(b, 201, func(i int, r *fasthttp.Request) {
+		pipePost(r, uri, fx.pk)
+		r.SetBodyString(`{}`)
+	})
+}
+
+// BenchmarkPipelineQueuePoll is a drop's status poll of a waiting entry
+// (200), answered from the sale view.
+func BenchmarkPipelineQueuePoll(b *testing.B) {
+	fx := newPipeFx(b, 1000)
+	uri := fx.pipeRoom(b)
+	const entries = 10_000
+	ids := make([]string, entries)
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < entries; i = int(next.Add(1) - 1) {
+				res, err := fx.sys.Ask(context.Background(), fx.eventID, event.Storefront{Cmd: event.JoinQueue{Client: "bench"}})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				ids[i] = res.(event.QueueStatus).QueueID
+			}
+		})
+	}
+	wg.Wait()
+	fx.pipeRun(b, 200, func(i int, r *fasthttp.Request) {
+		r.Header.SetMethod("GET")
+		r.SetRequestURI(uri + "/" + ids[i%entries])
+		r.Header.Set("Authorization", "Bearer "+fx.pk)
+	})
+}

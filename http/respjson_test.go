@@ -111,14 +111,38 @@ func randCheckin(r *rand.Rand) event.CheckinResult {
 	}
 }
 
+func randOptInt(r *rand.Rand) *int {
+	if r.IntN(3) == 0 {
+		return nil
+	}
+	n := r.IntN(2_000_000) - 1000
+	return &n
+}
+
+func randQueueStatus(r *rand.Rand) event.QueueStatus {
+	q := event.QueueStatus{QueueID: randText(r), State: randText(r), Position: randOptInt(r),
+		EstimatedWaitSeconds: randOptInt(r), RetryAfterSeconds: r.IntN(100) - 10, OnSaleAt: randTime(r)}
+	if r.IntN(2) == 0 {
+		q.QueueToken = randText(r)
+	}
+	if r.IntN(2) == 0 {
+		at := randTime(r)
+		q.AdmittedUntil = &at
+	}
+	return q
+}
+
 // TestFastJSONMatchesGoccy: the hand-written encoders write byte for byte
-// what goccy writes, for random orders and check-ins.
+// what goccy writes, for random orders, check-ins and queue statuses.
 func TestFastJSONMatchesGoccy(t *testing.T) {
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
-	for i := range 20000 {
+	for i := range 30000 {
 		var v any = randOrder(r)
-		if i%2 == 1 {
+		switch i % 3 {
+		case 1:
 			v = randCheckin(r)
+		case 2:
+			v = randQueueStatus(r)
 		}
 		got, ok := AppendJSON([]byte("prefix"), v)
 		require.True(t, ok)

@@ -235,6 +235,7 @@ type Server struct {
 
 	adminToken     []byte
 	adminPrincipal Principal
+	holdClients    *holdClientCache
 
 	// clock says Config.Now is the default time.Now, so one reading
 	// serves as both the request's time and its latency start.
@@ -264,17 +265,18 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 	clock := cfg.Now == nil
 	cfg = cfg.withDefaults()
 	s := &Server{
-		closing:   make(chan struct{}),
-		clock:     clock,
-		cfg:       cfg,
-		log:       cfg.Logger,
-		auth:      auth,
-		routes:    append([]Route(nil), routes...),
-		router:    router.New(),
-		limiter:   newRateLimiter(cfg.RateLimitMaxKeys),
-		authFails: newFailLimiter(cfg.AuthFailuresPerMinute, cfg.RateLimitMaxKeys),
-		idem:      cfg.Idempotency,
-		reqPrefix: newRequestIDPrefix(),
+		closing:     make(chan struct{}),
+		clock:       clock,
+		cfg:         cfg,
+		log:         cfg.Logger,
+		auth:        auth,
+		routes:      append([]Route(nil), routes...),
+		router:      router.New(),
+		limiter:     newRateLimiter(cfg.RateLimitMaxKeys),
+		authFails:   newFailLimiter(cfg.AuthFailuresPerMinute, cfg.RateLimitMaxKeys),
+		idem:        cfg.Idempotency,
+		reqPrefix:   newRequestIDPrefix(),
+		holdClients: newHoldClientCache(),
 	}
 	if u, err := url.Parse(cfg.BaseURL); err == nil && u.Host != "" {
 		s.selfOrigin = u.Scheme + "://" + u.Host
@@ -308,15 +310,16 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 		}
 		seen[r.OperationID] = true
 		// Build the plans now so a bad tag fails at start, not mid-sale.
+		var body *bind.Plan
 		if r.Body != nil {
-			s.binder.Prepare(r.Body)
+			body = s.binder.Prepare(r.Body)
 		}
 		if r.Query != nil {
 			if err := s.binder.PrepareQuery(r.Query); err != nil {
 				return nil, fmt.Errorf("http: new server: route %s: %w", r.OperationID, err)
 			}
 		}
-		s.router.Handle(r.Method, r.Path, s.routeHandler(r))
+		s.router.Handle(r.Method, r.Path, s.routeHandler(r, body))
 	}
 	s.fast = &fasthttp.Server{
 		Handler:               s.safe(s.router.Handler),
@@ -411,18 +414,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
-func (s *Server) routeHandler(r *Route) fasthttp.RequestHandler {
+func (s *Server) routeHandler(r *Route, body *bind.Plan) fasthttp.RequestHandler {
 	params := pathParamNames(r.Path)
-	return func(rc *fasthttp.RequestCtx) { s.serve(rc, r, params) }
+	return func(rc *fasthttp.RequestCtx) { s.serve(rc, r, params, body) }
 }
 
 // serve runs the pipeline of a table route: authenticate, check origin,
 // rate limit, pick the version, claim the idempotency key, run the handler,
 // write the answer.
-func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string) {
+func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string, body *bind.Plan) {
 	st := s.begin(rc)
 	c := s.ctxPool.Get().(*Ctx)
-	c.rc, c.srv, c.route, c.now, c.ip, c.requestID = rc, s, r, st.at, st.ip, st.requestID
+	c.rc, c.srv, c.route, c.now, c.ip, c.requestID, c.bodyPlan = rc, s, r, st.at, st.ip, st.requestID, body
 	defer func() {
 		// fasthttp does not recover panics: one in the Authenticator, a
 		// store or a hook would take the whole process down.
@@ -682,7 +685,11 @@ func (s *Server) run(c *Ctx) {
 }
 
 func (s *Server) writeHandlerError(c *Ctx, err error) {
-	status, _, internal := errorResponse(err)
+	if isSoldOut(err) {
+		writeSoldOut(c.rc)
+		return
+	}
+	status, env, internal := errorResponse(err)
 	if internal {
 		// The cause too: a mapped failure's message is the one every
 		// caller gets ("temporarily unavailable; retry"), which tells an
@@ -694,12 +701,21 @@ func (s *Server) writeHandlerError(c *Ctx, err error) {
 		s.log.Error("http: request failed", "operation", c.route.OperationID, "status", status,
 			"err", err, "cause", cause, "request_id", c.requestID)
 	}
-	s.WriteError(c.rc, err)
+	writeEnvelope(c.rc, status, env)
 }
 
 // WriteError writes the envelope of err (see errorResponse).
 func (s *Server) WriteError(rc *fasthttp.RequestCtx, err error) {
+	if isSoldOut(err) {
+		writeSoldOut(rc)
+		return
+	}
 	status, env, _ := errorResponse(err)
+	writeEnvelope(rc, status, env)
+}
+
+// writeEnvelope writes an error answer: status and its envelope.
+func writeEnvelope(rc *fasthttp.RequestCtx, status int, env ErrorEnvelope) {
 	rc.SetStatusCode(status)
 	rc.SetContentType("application/json")
 	if status == 429 && len(rc.Response.Header.Peek("Retry-After")) == 0 {
@@ -733,7 +749,9 @@ func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
 // over MaxBodyBytes (413), a request not received within ReadTimeout (408,
 // also what a reclaimed silent connection gets) or a malformed one (400).
 func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
-	st := s.begin(rc)
+	// Not begin: fasthttp has not stamped this request's time (the
+	// context may hold the previous request's on the connection).
+	st := s.beginAt(rc, time.Now())
 	// The request may not have been parsed far enough to know its path:
 	// every refusal echoes the version (decisions §4).
 	v := CurrentVersion

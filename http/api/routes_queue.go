@@ -13,27 +13,28 @@ import (
 // answers Retry-After, the pace the entry should poll at.
 func (a *api) queueRoutes() []thttp.Route {
 	sf := func(r thttp.Route) thttp.Route { r.Surface = thttp.Storefront; return r }
+	// The handlers are built once, not per request: a drop's every
+	// buyer joins and polls.
+	join := storefrontCmd(a, func(c *thttp.Ctx, cmd *event.JoinQueue) { cmd.Client = c.HoldClient() })
+	// The poll is noted (by the actor, or with the sale view that answers
+	// it): an entry not polled expires.
+	poll := storefrontCmd(a, func(c *thttp.Ctx, cmd *event.GetQueueStatus) { cmd.ID = c.Param("queueId") })
 	return []thttp.Route{
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/queue", OperationID: "joinQueue", Tag: "Waiting room",
 			Summary: "Join the event's waiting room: durable before it answers; poll the entry at its retryAfterSeconds",
 			Body:    event.JoinQueue{}, Success: 201, Response: event.QueueStatus{}, Errors: []int{400, 404, 412}, IPLimited: true, RetryAfter: true,
-			Handle: a.joinQueue}),
+			Handle: func(c *thttp.Ctx) (any, error) {
+				res, err := join(c)
+				return queueAnswer(c, res, err)
+			}}),
 		sf(thttp.Route{Method: "GET", Path: "/storefront/v1/events/{publicId}/queue/{queueId}", OperationID: "getQueueEntry", Tag: "Waiting room",
 			Summary: "Poll a queue entry: its position, or its queueToken once admitted, or sold_out / expired",
-			Success: 200, Response: event.QueueStatus{}, Errors: []int{404}, RetryAfter: true, Handle: a.getQueueEntry}),
+			Success: 200, Response: event.QueueStatus{}, Errors: []int{404}, RetryAfter: true,
+			Handle: func(c *thttp.Ctx) (any, error) {
+				res, err := poll(c)
+				return queueAnswer(c, res, err)
+			}}),
 	}
-}
-
-func (a *api) joinQueue(c *thttp.Ctx) (any, error) {
-	res, err := storefrontCmd(a, func(c *thttp.Ctx, cmd *event.JoinQueue) { cmd.Client = c.HoldClient() })(c)
-	return queueAnswer(c, res, err)
-}
-
-func (a *api) getQueueEntry(c *thttp.Ctx) (any, error) {
-	// The poll is noted (by the actor, or with the sale view that answers
-	// it): an entry not polled expires.
-	res, err := storefrontCmd(a, func(c *thttp.Ctx, cmd *event.GetQueueStatus) { cmd.ID = c.Param("queueId") })(c)
-	return queueAnswer(c, res, err)
 }
 
 // queueAnswer sets the Retry-After header of a queue status.

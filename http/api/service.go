@@ -304,6 +304,9 @@ func keyed(c *thttp.Ctx, view func(any) any) context.Context {
 // thttp.Ctx.OutcomeUnknown). A write made before (its answer lost, the
 // key claimed again) answers its record (thttp.Ctx.Replay).
 func keyedErr(c *thttp.Ctx, err error) error {
+	if err == nil {
+		return nil
+	}
 	if v, ok := ops.Replayed(err); ok {
 		return c.Replay(v)
 	}
@@ -318,9 +321,25 @@ func keyedErr(c *thttp.Ctx, err error) error {
 // payment provider down, which refused the request before anything was
 // asked.
 func isUnavailable(err error) bool {
-	var he *thttp.Error
-	return errors.As(err, &he) && he.Status == 503 &&
+	he, ok := err.(*thttp.Error)
+	if !ok {
+		if _, ee := err.(*event.Error); ee {
+			return false // a refusal of the core wraps nothing
+		}
+		he = asHTTPError(err)
+	}
+	return he != nil && he.Status == 503 &&
 		he.Reason != event.ReasonEventBusy && he.Reason != event.ReasonPaymentProviderDown
+}
+
+// asHTTPError finds the *thttp.Error in err's chain (its own function:
+// the target of errors.As escapes to the heap).
+func asHTTPError(err error) *thttp.Error {
+	var he *thttp.Error
+	if errors.As(err, &he) {
+		return he
+	}
+	return nil
 }
 
 // askOp is ask with the command's own result type.

@@ -239,12 +239,25 @@ func malformed(reason string) error {
 
 // Bind decodes body into dst (a non-nil pointer). An empty body counts as
 // {} for struct targets, so POST actions without required fields accept it.
-func (b *Binder) Bind(body []byte, dst any) error {
+func (b *Binder) Bind(body []byte, dst any) error { return b.BindPlan(body, dst, nil) }
+
+// Plan is the prepared plan of a body type (Prepare), which BindPlan uses
+// without looking it up.
+type Plan struct{ p *plan }
+
+// BindPlan is Bind with the plan Prepare returned for dst's type; a plan
+// of another type (or nil) is ignored and dst's own is looked up.
+func (b *Binder) BindPlan(body []byte, dst any, pl *Plan) error {
 	v := reflect.ValueOf(dst)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
 		panic("bind: Bind needs a non-nil pointer, got " + reflect.TypeOf(dst).String())
 	}
-	p := b.planFor(v.Elem().Type())
+	var p *plan
+	if t := v.Elem().Type(); pl != nil && pl.p.typ == t {
+		p = pl.p
+	} else {
+		p = b.planFor(t)
+	}
 	var root jnode
 	var ps problems
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -1278,7 +1291,7 @@ func reflectType(v any) reflect.Type { return reflect.TypeOf(v) }
 
 // Prepare builds and caches the plan of body's type (a route's Body value),
 // so a malformed tag fails at start rather than on a first request.
-func (b *Binder) Prepare(body any) { b.planFor(reflectType(body)) }
+func (b *Binder) Prepare(body any) *Plan { return &Plan{b.planFor(reflectType(body))} }
 
 // PrepareQuery builds and caches the plan of a query struct (a route's
 // Query value) and checks that the binder supports each of its fields.

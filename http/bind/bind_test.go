@@ -314,3 +314,38 @@ func TestNoSpacePatternAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestBindPlan: binding with a route's prepared plan decodes and refuses
+// exactly as Bind does, and a plan of another type is not used.
+func TestBindPlan(t *testing.T) {
+	type item struct {
+		ID       string `json:"id" v:"required"`
+		Quantity int    `json:"quantity" v:"min=1,max=10"`
+	}
+	type body struct {
+		Email string `json:"email" v:"required,format=email"`
+		Items []item `json:"items" v:"required,maxItems=3"`
+	}
+	type other struct {
+		Name string `json:"name" v:"required"`
+	}
+	var b Binder
+	pl := b.Prepare(body{})
+	po := b.Prepare(other{})
+	for _, in := range []string{
+		`{"email":"a@b.example","items":[{"id":"x","quantity":2}]}`,
+		`{"email":"nope","items":[{"quantity":20},{"id":"y","quantity":1}]}`,
+		`{"email":"a@b.example","items":[]`,
+		`{"email":"a@b.example","extra":1}`,
+		``,
+	} {
+		var want, got, fell body
+		werr := b.Bind([]byte(in), &want)
+		gerr := b.BindPlan([]byte(in), &got, pl)
+		ferr := b.BindPlan([]byte(in), &fell, po) // another type's plan: ignored
+		require.Equal(t, want, got, in)
+		require.Equal(t, want, fell, in)
+		require.Equal(t, werr, gerr, in)
+		require.Equal(t, werr, ferr, in)
+	}
+}
