@@ -168,9 +168,28 @@ type DeviceAnswer struct {
 // doorIndex is the lazily built lookup of the door kit (see
 // State.doorIdx).
 type doorIndex struct {
-	log      []passEntry                   // (stamp, registration) in stamp order
-	checkins map[string][]*CheckinRec      // registration id -> its check-ins
-	scans    map[string]map[string]scanRef // device -> scan id -> its answer
+	log []passEntry // (stamp, registration) in stamp order
+	// byReg holds each registration's check-ins, by its position in
+	// RegOrder (a slice, not a map keyed by id: a scan reads it, and a
+	// check-in writes it, without hashing into a table of every pass).
+	byReg [][]*CheckinRec
+	scans map[string]map[string]scanRef // device -> scan id -> its answer
+}
+
+// regCheckins are the check-ins of r, in log order.
+func (d *doorIndex) regCheckins(r *RegistrationRec) []*CheckinRec {
+	if r.Seq < len(d.byReg) {
+		return d.byReg[r.Seq]
+	}
+	return nil
+}
+
+// addCheckin adds c, a check-in of r.
+func (d *doorIndex) addCheckin(r *RegistrationRec, c *CheckinRec) {
+	if n := r.Seq + 1; n > len(d.byReg) {
+		d.byReg = slices.Grow(d.byReg, n-len(d.byReg))[:n]
+	}
+	d.byReg[r.Seq] = append(d.byReg[r.Seq], c)
 }
 
 type passEntry struct {
@@ -200,7 +219,7 @@ func (s *State) doorIdx() *doorIndex {
 	if s.idx.door != nil {
 		return s.idx.door
 	}
-	d := &doorIndex{checkins: map[string][]*CheckinRec{}, scans: map[string]map[string]scanRef{}}
+	d := &doorIndex{byReg: make([][]*CheckinRec, len(s.RegOrder)), scans: map[string]map[string]scanRef{}}
 	d.log = make([]passEntry, 0, len(s.RegOrder))
 	for i := range s.RegOrder {
 		r := s.regAt(i)
@@ -209,7 +228,7 @@ func (s *State) doorIdx() *doorIndex {
 	sort.Slice(d.log, func(i, j int) bool { return d.log[i].ver < d.log[j].ver })
 	for i := range s.CheckinOrder {
 		c := s.checkinAt(i)
-		d.checkins[c.RegID] = append(d.checkins[c.RegID], c)
+		d.addCheckin(s.mustReg(c.RegID), c)
 		if c.ScanID != "" {
 			d.noteScan(c.DeviceID, c.ScanID, scanRef{checkin: c, answer: -1})
 		}
@@ -502,6 +521,7 @@ func seenScan(byID map[string]int, before []Scan, id string) int {
 // actor).
 type scanBatch struct {
 	m        *Machine
+	di       *doorIndex
 	c        RecordScans
 	doorOK   []int8 // per device door: 0 not checked yet, 1 exists, -1 not
 	doorSubj []*string
@@ -510,7 +530,17 @@ type scanBatch struct {
 	firsts   []FirstCheckin
 	devID    *string
 	reasons  [3]string
-	key      []byte // doorKey scratch
+}
+
+// doorCheckin is r's check-in at a door, or nil: what State.idx.doors
+// holds, read from r's few check-ins instead of a table of them all.
+func (d *doorIndex) doorCheckin(r *RegistrationRec, subjectType, subjectID string) *CheckinRec {
+	for _, c := range d.regCheckins(r) {
+		if c.SubjectType == subjectType && c.SubjectID == subjectID {
+			return c
+		}
+	}
+	return nil
 }
 
 // batchDoor is a pass at one of the device's doors.
@@ -520,7 +550,7 @@ type batchDoor struct {
 }
 
 func newScanBatch(m *Machine, c RecordScans) *scanBatch {
-	b := &scanBatch{m: m, c: c, doorOK: make([]int8, len(c.Doors)), doorSubj: make([]*string, len(c.Doors)),
+	b := &scanBatch{m: m, di: m.s.doorIdx(), c: c, doorOK: make([]int8, len(c.Doors)), doorSubj: make([]*string, len(c.Doors)),
 		views: make([]Checkin, 0, len(c.Scans)), reasons: [3]string{RefusedNotFound, RefusedDoorNotAllowed, RefusedNotConfirmed}}
 	dev := c.DeviceID
 	b.devID = &dev
@@ -576,7 +606,7 @@ func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, *Checked
 	if door < 0 {
 		return refuse(1)
 	}
-	if first := m.s.doorCheckin(&b.key, r.ID, sc.SubjectType, subjectID); first != nil {
+	if first := b.di.doorCheckin(r, sc.SubjectType, subjectID); first != nil {
 		res.Verdict, res.FirstCheckin = VerdictAlreadyCheckedIn, b.first(firstCheckinOf(first))
 		return res, nil
 	}
@@ -775,7 +805,7 @@ func (m *Machine) passView(r *RegistrationRec) DoorPass {
 	p := DoorPass{RegistrationID: r.ID, CheckinCode: r.CheckinCode, Name: strp(r.Name), Email: r.Email,
 		RegistrationTypeID: strp(r.TypeID), Status: r.Status, PerkIDs: m.passPerks(r), Checkins: []PassCheckin{},
 		UpdatedAt: At(r.UpdatedAt)}
-	for _, c := range m.s.doorIdx().checkins[r.ID] {
+	for _, c := range m.s.doorIdx().regCheckins(r) {
 		p.Checkins = append(p.Checkins, PassCheckin{SubjectType: c.SubjectType, SubjectID: strp(c.SubjectID), CheckedInAt: At(c.At), DeviceID: strp(c.DeviceID)})
 	}
 	return p

@@ -642,15 +642,6 @@ func doorKey(regID, subjectType, subjectID string) string {
 	return regID + "|" + subjectType + ":" + subjectID
 }
 
-// doorCheckin is the check-in of registration regID at a door, or nil. It
-// builds the key in *buf, so a lookup allocates nothing.
-func (s *State) doorCheckin(buf *[]byte, regID, subjectType, subjectID string) *CheckinRec {
-	k := append((*buf)[:0], regID...)
-	k = append(append(append(append(k, '|'), subjectType...), ':'), subjectID...)
-	*buf = k
-	return s.idx.doors[string(k)]
-}
-
 // reindex rebuilds every derived index from the exported state, after
 // decoding a snapshot.
 func (s *State) reindex() {
