@@ -19,15 +19,11 @@ func (s *State) apply(ch Change) {
 }
 
 func (s *State) applyCheckedIn(c CheckedIn) {
-	s.mustReg(c.RegID)
-	k := doorKey(c.RegID, c.SubjectType, c.SubjectID)
-	if _, dup := s.idx.doors[k]; dup {
-		panic(fmt.Sprintf("event: second check-in %s at one door", c.ID))
-	}
+	reg := s.mustReg(c.RegID)
 	if len(s.CheckinOrder) == 0 && s.reserveFor() > 0 {
 		n := s.reserveFor()
 		s.Checkins, s.CheckinOrder = make(map[string]*CheckinRec, n), make([]string, 0, n)
-		s.idx.doors, s.mem.checkinList = make(map[string]string, n), make([]*CheckinRec, 0, n)
+		s.idx.doors, s.mem.checkinList = make(map[string]*CheckinRec, n), make([]*CheckinRec, 0, n)
 	}
 	at := c.At
 	if !c.CheckedInAt.IsZero() {
@@ -38,15 +34,20 @@ func (s *State) applyCheckedIn(c CheckedIn) {
 	s.Checkins[c.ID] = r
 	s.CheckinOrder = append(s.CheckinOrder, c.ID)
 	s.mem.checkinList = append(s.mem.checkinList, r)
-	s.idx.doors[k] = c.ID
+	// One write into the table of every pass-door: a door already in it
+	// leaves its size unchanged.
+	n := len(s.idx.doors)
+	if s.idx.doors[doorKey(c.RegID, c.SubjectType, c.SubjectID)] = r; len(s.idx.doors) == n {
+		panic(fmt.Sprintf("event: second check-in %s at one door", c.ID))
+	}
 	s.idx.dash.doors[c.SubjectType+":"+c.SubjectID]++
 	if d := s.idx.door; d != nil {
-		d.checkins[c.RegID] = append(d.checkins[c.RegID], r)
+		d.addCheckin(reg, r)
 		if c.ScanID != "" {
-			d.scans[scanKey(c.DeviceID, c.ScanID)] = scanRef{checkin: r, answer: -1}
+			d.noteScan(c.DeviceID, c.ScanID, scanRef{checkin: r, answer: -1})
 		}
 	}
-	s.touchPass(s.mustReg(c.RegID))
+	s.touchPass(reg)
 }
 
 // countDown counts one applied change off Machine.Reserve's hint.

@@ -168,9 +168,28 @@ type DeviceAnswer struct {
 // doorIndex is the lazily built lookup of the door kit (see
 // State.doorIdx).
 type doorIndex struct {
-	log      []passEntry              // (stamp, registration) in stamp order
-	checkins map[string][]*CheckinRec // registration id -> its check-ins
-	scans    map[string]scanRef       // device + "\x00" + scan id -> its answer
+	log []passEntry // (stamp, registration) in stamp order
+	// byReg holds each registration's check-ins, by its position in
+	// RegOrder (a slice, not a map keyed by id: a scan reads it, and a
+	// check-in writes it, without hashing into a table of every pass).
+	byReg [][]*CheckinRec
+	scans map[string]map[string]scanRef // device -> scan id -> its answer
+}
+
+// regCheckins are the check-ins of r, in log order.
+func (d *doorIndex) regCheckins(r *RegistrationRec) []*CheckinRec {
+	if r.Seq < len(d.byReg) {
+		return d.byReg[r.Seq]
+	}
+	return nil
+}
+
+// addCheckin adds c, a check-in of r.
+func (d *doorIndex) addCheckin(r *RegistrationRec, c *CheckinRec) {
+	if n := r.Seq + 1; n > len(d.byReg) {
+		d.byReg = slices.Grow(d.byReg, n-len(d.byReg))[:n]
+	}
+	d.byReg[r.Seq] = append(d.byReg[r.Seq], c)
 }
 
 type passEntry struct {
@@ -185,14 +204,22 @@ type scanRef struct {
 	answer  int32
 }
 
-func scanKey(deviceID, scanID string) string { return deviceID + "\x00" + scanID }
+// noteScan records the answer of a device's scan id.
+func (d *doorIndex) noteScan(deviceID, scanID string, ref scanRef) {
+	m := d.scans[deviceID]
+	if m == nil {
+		m = map[string]scanRef{}
+		d.scans[deviceID] = m
+	}
+	m[scanID] = ref
+}
 
 // doorIdx returns the door index, building it on first use.
 func (s *State) doorIdx() *doorIndex {
 	if s.idx.door != nil {
 		return s.idx.door
 	}
-	d := &doorIndex{checkins: map[string][]*CheckinRec{}, scans: map[string]scanRef{}}
+	d := &doorIndex{byReg: make([][]*CheckinRec, len(s.RegOrder)), scans: map[string]map[string]scanRef{}}
 	d.log = make([]passEntry, 0, len(s.RegOrder))
 	for i := range s.RegOrder {
 		r := s.regAt(i)
@@ -201,13 +228,13 @@ func (s *State) doorIdx() *doorIndex {
 	sort.Slice(d.log, func(i, j int) bool { return d.log[i].ver < d.log[j].ver })
 	for i := range s.CheckinOrder {
 		c := s.checkinAt(i)
-		d.checkins[c.RegID] = append(d.checkins[c.RegID], c)
+		d.addCheckin(s.mustReg(c.RegID), c)
 		if c.ScanID != "" {
-			d.scans[scanKey(c.DeviceID, c.ScanID)] = scanRef{checkin: c, answer: -1}
+			d.noteScan(c.DeviceID, c.ScanID, scanRef{checkin: c, answer: -1})
 		}
 	}
 	for i, a := range s.Door.Answers {
-		d.scans[scanKey(a.DeviceID, a.ScanID)] = scanRef{answer: int32(i)}
+		d.noteScan(a.DeviceID, a.ScanID, scanRef{answer: int32(i)})
 	}
 	s.idx.door = d
 	return d
@@ -274,7 +301,7 @@ func (c ScansAnswered) apply(s *State) {
 	for _, a := range c.Answers {
 		s.Door.Answers = append(s.Door.Answers, DeviceAnswer{DeviceID: c.DeviceID, ScanAnswer: a})
 		if d := s.idx.door; d != nil {
-			d.scans[scanKey(c.DeviceID, a.ScanID)] = scanRef{answer: int32(len(s.Door.Answers) - 1)}
+			d.noteScan(c.DeviceID, a.ScanID, scanRef{answer: int32(len(s.Door.Answers) - 1)})
 		}
 	}
 }
@@ -406,25 +433,31 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 	s := m.s
 	di := s.doorIdx()
 	s.ensureTokens()
+	b := newScanBatch(m, c)
 	out := ScanResults{Results: make([]ScanResult, len(c.Scans))}
 	var changes []Change
 	var answered *ScansAnswered
 	var conflicts []Change
-	// What the batch decided so far: its check-ins by door key, and its
-	// answers by scan id.
-	batchDoors := map[string]*CheckinRec{}
-	batchScans := map[string]int{}
+	recorded := di.scans[c.DeviceID]
+	// batchScans: the batch's answers by scan id, for a scan id the batch
+	// repeats (a map only once the batch is big enough to need one).
+	var batchScans map[string]int
+	if len(c.Scans) > 8 {
+		batchScans = make(map[string]int, len(c.Scans))
+	}
 	for i, sc := range c.Scans {
-		if j, ok := batchScans[sc.ScanID]; ok {
+		if j := seenScan(batchScans, c.Scans[:i], sc.ScanID); j >= 0 {
 			out.Results[i] = out.Results[j]
 			continue
 		}
-		batchScans[sc.ScanID] = i
-		if ref, ok := di.scans[scanKey(c.DeviceID, sc.ScanID)]; ok {
+		if batchScans != nil {
+			batchScans[sc.ScanID] = i
+		}
+		if ref, ok := recorded[sc.ScanID]; ok {
 			out.Results[i] = m.recordedResult(sc.ScanID, ref)
 			continue
 		}
-		res, chk := m.scanVerdict(now, c, sc, batchDoors)
+		res, chk := b.verdict(now, i, sc)
 		out.Results[i] = res
 		if chk != nil {
 			changes = append(changes, *chk)
@@ -464,54 +497,165 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 	return out, append(changes, conflicts...), nil
 }
 
-// scanVerdict decides one new scan; an admission returns its change.
-func (m *Machine) scanVerdict(now time.Time, c RecordScans, sc Scan, batchDoors map[string]*CheckinRec) (ScanResult, *CheckedIn) {
+// seenScan is the position of scan id among the scans before it in the
+// batch (byID when given, else a walk over before), or -1.
+func seenScan(byID map[string]int, before []Scan, id string) int {
+	if byID != nil {
+		if j, ok := byID[id]; ok {
+			return j
+		}
+		return -1
+	}
+	for j := range before {
+		if before[j].ScanID == id {
+			return j
+		}
+	}
+	return -1
+}
+
+// scanBatch is what deciding one batch keeps between its scans: the
+// device's doors checked once, the batch's own check-ins by pass and door,
+// and the backing arrays of the results' views (one allocation each per
+// batch instead of one per scan: a batch is 500 scans in the event's
+// actor).
+type scanBatch struct {
+	m        *Machine
+	di       *doorIndex
+	c        RecordScans
+	doorOK   []int8 // per device door: 0 not checked yet, 1 exists, -1 not
+	doorSubj []*string
+	admitted map[batchDoor]int // the result of the batch's check-in at a pass-door
+	views    []Checkin
+	firsts   []FirstCheckin
+	devID    *string
+	reasons  [3]string
+}
+
+// doorCheckin is r's check-in at a door, or nil: what State.idx.doors
+// holds, read from r's few check-ins instead of a table of them all.
+func (d *doorIndex) doorCheckin(r *RegistrationRec, subjectType, subjectID string) *CheckinRec {
+	for _, c := range d.regCheckins(r) {
+		if c.SubjectType == subjectType && c.SubjectID == subjectID {
+			return c
+		}
+	}
+	return nil
+}
+
+// batchDoor is a pass at one of the device's doors.
+type batchDoor struct {
+	reg  *RegistrationRec
+	door int
+}
+
+func newScanBatch(m *Machine, c RecordScans) *scanBatch {
+	b := &scanBatch{m: m, di: m.s.doorIdx(), c: c, doorOK: make([]int8, len(c.Doors)), doorSubj: make([]*string, len(c.Doors)),
+		views: make([]Checkin, 0, len(c.Scans)), reasons: [3]string{RefusedNotFound, RefusedDoorNotAllowed, RefusedNotConfirmed}}
+	dev := c.DeviceID
+	b.devID = &dev
+	for i, d := range c.Doors {
+		b.doorSubj[i] = strp(d.SubjectID)
+	}
+	return b
+}
+
+// door is the position of the scan's door among the device's doors, or
+// -1 when it is not one of them or no longer exists in the event.
+func (b *scanBatch) door(subjectType, subjectID string) int {
+	i := slices.Index(b.c.Doors, DoorRef{SubjectType: subjectType, SubjectID: subjectID})
+	if i < 0 {
+		return -1
+	}
+	if b.doorOK[i] == 0 {
+		b.doorOK[i] = 1
+		if b.m.checkDoor(subjectType, subjectID) != nil {
+			b.doorOK[i] = -1
+		}
+	}
+	if b.doorOK[i] < 0 {
+		return -1
+	}
+	return i
+}
+
+// verdict decides the i-th scan, new to the device; an admission returns
+// its change.
+func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, *CheckedIn) {
+	m := b.m
 	res := ScanResult{ScanID: sc.ScanID}
-	refuse := func(reason string) (ScanResult, *CheckedIn) {
-		res.Verdict, res.Reason = VerdictRefused, &reason
+	refuse := func(reason int) (ScanResult, *CheckedIn) {
+		res.Verdict, res.Reason = VerdictRefused, &b.reasons[reason]
 		return res, nil
 	}
 	var r *RegistrationRec
 	if sc.RegistrationID != "" {
 		r = m.s.regs()[sc.RegistrationID]
-	} else if id, ok := m.s.idx.regByCheckin[strings.ToUpper(strings.TrimSpace(sc.CheckinCode))]; ok {
+	} else if id, ok := m.s.idx.regByCheckin[normCheckinCode(sc.CheckinCode)]; ok {
 		r = m.s.regs()[id]
 	}
 	if r == nil {
-		return refuse(RefusedNotFound)
+		return refuse(0)
 	}
 	res.RegistrationID = &r.ID
 	subjectID := strings.TrimSpace(sc.SubjectID)
 	if sc.SubjectType == "event" {
 		subjectID = ""
 	}
-	if !slices.Contains(c.Doors, DoorRef{SubjectType: sc.SubjectType, SubjectID: subjectID}) || m.checkDoor(sc.SubjectType, subjectID) != nil {
-		return refuse(RefusedDoorNotAllowed)
+	door := b.door(sc.SubjectType, subjectID)
+	if door < 0 {
+		return refuse(1)
 	}
-	k := doorKey(r.ID, sc.SubjectType, subjectID)
-	first := batchDoors[k]
-	if id, ok := m.s.idx.doors[k]; ok {
-		first = m.s.Checkins[id]
+	if first := b.di.doorCheckin(r, sc.SubjectType, subjectID); first != nil {
+		res.Verdict, res.FirstCheckin = VerdictAlreadyCheckedIn, b.first(firstCheckinOf(first))
+		return res, nil
 	}
-	if first != nil {
-		res.Verdict, res.FirstCheckin = VerdictAlreadyCheckedIn, firstCheckinView(first)
+	if j, ok := b.admitted[batchDoor{r, door}]; ok {
+		v := &b.views[j]
+		res.Verdict = VerdictAlreadyCheckedIn
+		res.FirstCheckin = b.first(FirstCheckin{ID: v.ID, SubjectType: v.SubjectType, SubjectID: v.SubjectID, CheckedInAt: v.CheckedInAt,
+			DeviceID: v.DeviceID})
 		return res, nil
 	}
 	if r.Status != RegConfirmed {
-		return refuse(RefusedNotConfirmed)
+		return refuse(2)
 	}
 	at := now
 	if t := sc.ScannedAt.UTC(); sc.Offline && !t.Before(now.Add(-offlinePastMax)) && !t.After(now.Add(offlineFutureMax)) {
 		at = t
 	}
-	ch := CheckedIn{At: now, ID: m.newID("chk_"), RegID: r.ID, SubjectType: sc.SubjectType, SubjectID: subjectID, Method: "scan",
-		DeviceID: c.DeviceID, ScanID: sc.ScanID, CheckedInAt: at}
-	rec := &CheckinRec{ID: ch.ID, RegID: r.ID, SubjectType: sc.SubjectType, SubjectID: subjectID, Method: "scan", At: at,
-		DeviceID: c.DeviceID, ScanID: sc.ScanID}
-	batchDoors[k] = rec
-	v := m.checkinView(rec)
-	res.Verdict, res.Checkin = VerdictAdmitted, &v
-	return res, &ch
+	ch := &CheckedIn{At: now, ID: m.newID("chk_"), RegID: r.ID, SubjectType: sc.SubjectType, SubjectID: subjectID, Method: "scan",
+		DeviceID: b.c.DeviceID, ScanID: sc.ScanID, CheckedInAt: at}
+	if b.admitted == nil {
+		b.admitted = make(map[batchDoor]int, len(b.c.Scans)-i)
+	}
+	b.admitted[batchDoor{r, door}] = len(b.views)
+	// The view checkinView gives of the record Apply will make.
+	b.views = append(b.views, Checkin{ID: ch.ID, RegistrationID: r.ID, SubjectType: sc.SubjectType, SubjectID: b.doorSubj[door],
+		Method: "scan", RegistrationEmail: r.Email, RegistrationName: strp(r.Name), CheckedInAt: At(at), DeviceID: b.devID})
+	res.Verdict, res.Checkin = VerdictAdmitted, &b.views[len(b.views)-1]
+	return res, ch
+}
+
+// first returns f in the batch's backing array of first check-ins.
+func (b *scanBatch) first(f FirstCheckin) *FirstCheckin {
+	if b.firsts == nil {
+		b.firsts = make([]FirstCheckin, 0, len(b.c.Scans))
+	}
+	b.firsts = append(b.firsts, f)
+	return &b.firsts[len(b.firsts)-1]
+}
+
+// normCheckinCode is a scanned code as the index keys it: trimmed, upper
+// case (without allocating for a code already so).
+func normCheckinCode(code string) string {
+	code = strings.TrimSpace(code)
+	for i := 0; i < len(code); i++ {
+		if c := code[i]; 'a' <= c && c <= 'z' || c >= 0x80 {
+			return strings.ToUpper(code)
+		}
+	}
+	return code
 }
 
 // recordedResult answers a repeated scan id as it was first answered.
@@ -538,7 +682,12 @@ func (m *Machine) recordedResult(scanID string, ref scanRef) ScanResult {
 }
 
 func firstCheckinView(c *CheckinRec) *FirstCheckin {
-	return &FirstCheckin{ID: c.ID, SubjectType: c.SubjectType, SubjectID: strp(c.SubjectID), CheckedInAt: At(c.At), DeviceID: strp(c.DeviceID)}
+	f := firstCheckinOf(c)
+	return &f
+}
+
+func firstCheckinOf(c *CheckinRec) FirstCheckin {
+	return FirstCheckin{ID: c.ID, SubjectType: c.SubjectType, SubjectID: strp(c.SubjectID), CheckedInAt: At(c.At), DeviceID: strp(c.DeviceID)}
 }
 
 // PassCheckin is one check-in of a pass.
@@ -656,7 +805,7 @@ func (m *Machine) passView(r *RegistrationRec) DoorPass {
 	p := DoorPass{RegistrationID: r.ID, CheckinCode: r.CheckinCode, Name: strp(r.Name), Email: r.Email,
 		RegistrationTypeID: strp(r.TypeID), Status: r.Status, PerkIDs: m.passPerks(r), Checkins: []PassCheckin{},
 		UpdatedAt: At(r.UpdatedAt)}
-	for _, c := range m.s.doorIdx().checkins[r.ID] {
+	for _, c := range m.s.doorIdx().regCheckins(r) {
 		p.Checkins = append(p.Checkins, PassCheckin{SubjectType: c.SubjectType, SubjectID: strp(c.SubjectID), CheckedInAt: At(c.At), DeviceID: strp(c.DeviceID)})
 	}
 	return p

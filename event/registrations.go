@@ -290,8 +290,8 @@ func (m *Machine) recordCheckin(now time.Time, c RecordCheckin) (any, []Change, 
 	default:
 		return nil, nil, FieldError("method", "must be scan or manual")
 	}
-	if id, ok := m.s.idx.doors[doorKey(r.ID, c.SubjectType, subjectID)]; ok {
-		return CheckinResult{Checkin: m.checkinView(m.s.Checkins[id]), AlreadyCheckedIn: true, Access: m.access(r, c.SubjectType, subjectID)}, nil, nil
+	if first, ok := m.s.idx.doors[doorKey(r.ID, c.SubjectType, subjectID)]; ok {
+		return CheckinResult{Checkin: m.checkinView(first), AlreadyCheckedIn: true, Access: m.access(r, c.SubjectType, subjectID)}, nil, nil
 	}
 	// A repeat scan (above) answers even if its door was deleted since.
 	if err := m.checkDoor(c.SubjectType, subjectID); err != nil {

@@ -128,16 +128,16 @@ type index struct {
 	// first, whatever the size of the event.
 	regByEmail     [2]map[string]emailRegs
 	emailPrev      []int32
-	regByCheckin   map[string]string   // checkin code -> registration (lazy, see tokens)
-	regByPass      map[string]string   // pass token -> registration (lazy, see tokens)
-	codeByCode     map[string]string   // normalized code -> redemption code id
-	orderByNumber  map[string]string   // order number -> order id
-	orderByPayment map[string]string   // payment id -> order id
-	doors          map[string]string   // registration id + "|" + door -> check-in id
-	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
-	holds          holdQueue           // holding orders by deadline (see holdqueue.go)
-	limits         holdLimits          // the storefront's hold limits (holdlimits.go)
-	purge          purgeQueue          // checkout sessions to purge one day (checkoutpurge.go)
+	regByCheckin   map[string]string      // checkin code -> registration (lazy, see tokens)
+	regByPass      map[string]string      // pass token -> registration (lazy, see tokens)
+	codeByCode     map[string]string      // normalized code -> redemption code id
+	orderByNumber  map[string]string      // order number -> order id
+	orderByPayment map[string]string      // payment id -> order id
+	doors          map[string]*CheckinRec // registration id + "|" + door -> its check-in
+	waitlist       map[string][]string    // ticket type -> waitlisted registrations, oldest first
+	holds          holdQueue              // holding orders by deadline (see holdqueue.go)
+	limits         holdLimits             // the storefront's hold limits (holdlimits.go)
+	purge          purgeQueue             // checkout sessions to purge one day (checkoutpurge.go)
 	// dash are the dashboard's counters (dashboard.go): kept by Apply
 	// and rebuilt with the other indexes, so the console reads counts
 	// instead of scanning records.
@@ -661,7 +661,7 @@ func (s *State) initIndex() {
 		codeByCode:     make(map[string]string, len(s.CodeOrder)),
 		orderByNumber:  make(map[string]string, len(s.OrderOrder)),
 		orderByPayment: map[string]string{},
-		doors:          make(map[string]string, len(s.CheckinOrder)),
+		doors:          make(map[string]*CheckinRec, len(s.CheckinOrder)),
 		waitlist:       map[string][]string{},
 		dash:           newDashCounters(),
 	}
@@ -698,7 +698,7 @@ func (s *State) indexTasks(yield func()) []func() {
 			for i := range s.CheckinOrder {
 				p.tick()
 				c := s.checkinAt(i)
-				s.idx.doors[doorKey(c.RegID, c.SubjectType, c.SubjectID)] = c.ID
+				s.idx.doors[doorKey(c.RegID, c.SubjectType, c.SubjectID)] = c
 				s.idx.dash.doors[c.SubjectType+":"+c.SubjectID]++
 			}
 		},

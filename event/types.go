@@ -207,15 +207,25 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return errors.New("timestamp must be an RFC 3339 string")
 	}
+	v, err := ParseTime(s)
+	if err != nil {
+		return err
+	}
+	*t = v
+	return nil
+}
+
+// ParseTime reads a timestamp as Time's UnmarshalJSON does, from the
+// string's text (for decoders that read the JSON string themselves).
+func ParseTime(s string) (Time, error) {
 	v, err := time.Parse(time.RFC3339, s)
 	if err != nil || len(s) > 35 { // 35: nanoseconds and an offset; the schema's maxLength
-		return errors.New("timestamp must be RFC 3339, e.g. 2026-08-22T10:00:00Z")
+		return Time{}, errors.New("timestamp must be RFC 3339, e.g. 2026-08-22T10:00:00Z")
 	}
 	if v.Year() < 1970 || v.Year() > 9999 {
-		return errors.New("timestamp out of range")
+		return Time{}, errors.New("timestamp out of range")
 	}
-	t.Time = v.UTC()
-	return nil
+	return Time{v.UTC()}, nil
 }
 
 // JSONSchema documents Time for the OpenAPI generator.

@@ -132,17 +132,41 @@ func randQueueStatus(r *rand.Rand) event.QueueStatus {
 	return q
 }
 
+func randScanResults(r *rand.Rand) event.ScanResults {
+	if r.IntN(10) == 0 {
+		return event.ScanResults{}
+	}
+	out := event.ScanResults{Results: make([]event.ScanResult, r.IntN(5))}
+	for i := range out.Results {
+		res := event.ScanResult{ScanID: randText(r), Verdict: randText(r), Reason: randOptText(r), RegistrationID: randOptText(r)}
+		if r.IntN(2) == 0 {
+			c := randCheckin(r).Checkin
+			c.DeviceID = randOptText(r)
+			res.Checkin = &c
+		}
+		if r.IntN(2) == 0 {
+			res.FirstCheckin = &event.FirstCheckin{ID: randText(r), SubjectType: randText(r), SubjectID: randOptText(r),
+				CheckedInAt: randTime(r), DeviceID: randOptText(r)}
+		}
+		out.Results[i] = res
+	}
+	return out
+}
+
 // TestFastJSONMatchesGoccy: the hand-written encoders write byte for byte
-// what goccy writes, for random orders, check-ins and queue statuses.
+// what goccy writes, for random orders, check-ins, scan verdicts and queue
+// statuses.
 func TestFastJSONMatchesGoccy(t *testing.T) {
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
 	for i := range 30000 {
 		var v any = randOrder(r)
-		switch i % 3 {
+		switch i % 4 {
 		case 1:
 			v = randCheckin(r)
 		case 2:
 			v = randQueueStatus(r)
+		case 3:
+			v = randScanResults(r)
 		}
 		got, ok := AppendJSON([]byte("prefix"), v)
 		require.True(t, ok)

@@ -225,6 +225,36 @@ func TestDoorScans(t *testing.T) {
 		require.Nil(t, apiM(r[0], "firstCheckin")["deviceId"], "first checked in through the API")
 	})
 
+	t.Run("a Developer API check-in is seen by the next batch", func(t *testing.T) {
+		x := newDoorFx(t, f)
+		api := apiWant(t, x.u.dev.Do("POST", "/v1/events/"+x.eventID+"/checkins", map[string]any{"checkinCode": x.regs[1]["checkinCode"], "subjectType": "event"}), 201)
+		apiChk := apiM(api, "checkin")
+		// A plain batch (the decoder's fast shape), then the same scans
+		// with an escaped scan id (the binder's path): the same verdicts.
+		list := []map[string]any{scanOf("api1", x.regs[1], nil), scanOf("api2", x.regs[0], nil),
+			scanOf("api3", x.regs[1], map[string]any{"offline": true, "admittedOffline": true})}
+		r := scans(t, x.dev, list...)
+		require.Equal(t, "already_checked_in", r[0]["verdict"])
+		require.Equal(t, apiChk["id"], apiM(r[0], "firstCheckin")["id"])
+		require.Nil(t, apiM(r[0], "firstCheckin")["deviceId"], "first checked in through the API")
+		require.Equal(t, "admitted", r[1]["verdict"])
+		require.Equal(t, "already_checked_in", r[2]["verdict"])
+		conflicts := apiData(t, apiWant(t, x.u.dev.Do("GET", "/v1/events/"+x.eventID+"/door-conflicts", nil), 200))
+		require.Len(t, conflicts, 1, "admitted offline on a pass the API used first")
+		require.Equal(t, "ALREADY_CHECKED_IN", conflicts[0]["reason"])
+		escaped := apiWant(t, x.dev.Do("POST", "/door/v1/scans", []byte(`{"scans":[{"scanId":"esc\u0031","checkinCode":"`+
+			apiS(x.regs[1], "checkinCode")+`","subjectType":"event","scannedAt":"2026-01-01T00:00:00Z"}]}`)), 200)
+		er := escaped["results"].([]any)[0].(map[string]any)
+		require.Equal(t, "esc1", er["scanId"])
+		require.Equal(t, "already_checked_in", er["verdict"])
+		require.Equal(t, apiChk["id"], apiM(er, "firstCheckin")["id"])
+		// And a door check-in is the Developer API's: its repeat there
+		// answers it.
+		again := apiWant(t, x.u.dev.Do("POST", "/v1/events/"+x.eventID+"/checkins", map[string]any{"registrationId": x.regs[0]["id"], "subjectType": "event"}), 200)
+		require.Equal(t, true, again["alreadyCheckedIn"])
+		require.Equal(t, apiM(r[1], "checkin")["id"], apiM(again, "checkin")["id"])
+	})
+
 	t.Run("a scan id answers its first result, durably per device", func(t *testing.T) {
 		x := newDoorFx(t, f)
 		first := scans(t, x.dev, scanOf("same", x.regs[0], nil), scanOf("nf", x.regs[0], map[string]any{"checkinCode": "CHK-NOPE"}))

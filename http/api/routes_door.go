@@ -401,9 +401,11 @@ func (a *api) recordScans(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cmd event.RecordScans
-	if err := c.Bind(&cmd); err != nil {
-		return nil, err
+	cmd, ok := fastScans(c.RequestCtx().PostBody())
+	if !ok {
+		if err := c.Bind(&cmd); err != nil {
+			return nil, err
+		}
 	}
 	cmd.DeviceID, cmd.Doors = d.ID, doorRefs(d.Doors)
 	return askOp(a, d.EventID, cmd)

@@ -1,0 +1,257 @@
+package event
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// oracleRecordScans is the batch decision as first written (one map
+// lookup per fact, a view per scan), kept as the reference the faster
+// decision must answer exactly as (TestRecordScansAnswersAsTheReference).
+func oracleRecordScans(m *Machine, now time.Time, c RecordScans) (any, []Change, error) {
+	if c.DeviceID == "" {
+		return nil, nil, FieldError("deviceId", "required")
+	}
+	if err := checkScans(c); err != nil {
+		return nil, nil, err
+	}
+	s := m.s
+	di := s.doorIdx()
+	s.ensureTokens()
+	out := ScanResults{Results: make([]ScanResult, len(c.Scans))}
+	var changes []Change
+	var answered *ScansAnswered
+	var conflicts []Change
+	batchDoors := map[string]*CheckinRec{}
+	batchScans := map[string]int{}
+	for i, sc := range c.Scans {
+		if j, ok := batchScans[sc.ScanID]; ok {
+			out.Results[i] = out.Results[j]
+			continue
+		}
+		batchScans[sc.ScanID] = i
+		if ref, ok := di.scans[c.DeviceID][sc.ScanID]; ok {
+			out.Results[i] = m.recordedResult(sc.ScanID, ref)
+			continue
+		}
+		res, chk := oracleScanVerdict(m, now, c, sc, batchDoors)
+		out.Results[i] = res
+		if chk != nil {
+			changes = append(changes, *chk)
+			continue
+		}
+		if answered == nil {
+			answered = &ScansAnswered{At: now, DeviceID: c.DeviceID}
+		}
+		a := ScanAnswer{ScanID: sc.ScanID, Verdict: res.Verdict}
+		if res.Reason != nil {
+			a.Reason = *res.Reason
+		}
+		if res.RegistrationID != nil {
+			a.RegID = *res.RegistrationID
+		}
+		if res.FirstCheckin != nil {
+			a.CheckinID = res.FirstCheckin.ID
+		}
+		answered.Answers = append(answered.Answers, a)
+		if !sc.AdmittedOffline {
+			continue
+		}
+		conflict := CheckinConflict{At: now, ID: m.newID("dcf_"), DeviceID: c.DeviceID, ScanID: sc.ScanID, RegID: a.RegID,
+			Reason: a.Reason, ScannedAt: sc.ScannedAt.UTC(), CheckinID: a.CheckinID}
+		switch {
+		case res.Verdict == VerdictRefused:
+		case res.FirstCheckin.DeviceID == nil || *res.FirstCheckin.DeviceID != c.DeviceID:
+			conflict.Reason = ConflictAlreadyCheckedIn
+		default:
+			continue
+		}
+		conflicts = append(conflicts, conflict)
+	}
+	if answered != nil {
+		changes = append(changes, *answered)
+	}
+	return out, append(changes, conflicts...), nil
+}
+
+func oracleScanVerdict(m *Machine, now time.Time, c RecordScans, sc Scan, batchDoors map[string]*CheckinRec) (ScanResult, *CheckedIn) {
+	res := ScanResult{ScanID: sc.ScanID}
+	refuse := func(reason string) (ScanResult, *CheckedIn) {
+		res.Verdict, res.Reason = VerdictRefused, &reason
+		return res, nil
+	}
+	var r *RegistrationRec
+	if sc.RegistrationID != "" {
+		r = m.s.regs()[sc.RegistrationID]
+	} else if id, ok := m.s.idx.regByCheckin[strings.ToUpper(strings.TrimSpace(sc.CheckinCode))]; ok {
+		r = m.s.regs()[id]
+	}
+	if r == nil {
+		return refuse(RefusedNotFound)
+	}
+	res.RegistrationID = &r.ID
+	subjectID := strings.TrimSpace(sc.SubjectID)
+	if sc.SubjectType == "event" {
+		subjectID = ""
+	}
+	if !slices.Contains(c.Doors, DoorRef{SubjectType: sc.SubjectType, SubjectID: subjectID}) || m.checkDoor(sc.SubjectType, subjectID) != nil {
+		return refuse(RefusedDoorNotAllowed)
+	}
+	k := doorKey(r.ID, sc.SubjectType, subjectID)
+	first := batchDoors[k]
+	if c, ok := m.s.idx.doors[k]; ok {
+		first = c
+	}
+	if first != nil {
+		res.Verdict, res.FirstCheckin = VerdictAlreadyCheckedIn, firstCheckinView(first)
+		return res, nil
+	}
+	if r.Status != RegConfirmed {
+		return refuse(RefusedNotConfirmed)
+	}
+	at := now
+	if t := sc.ScannedAt.UTC(); sc.Offline && !t.Before(now.Add(-offlinePastMax)) && !t.After(now.Add(offlineFutureMax)) {
+		at = t
+	}
+	ch := CheckedIn{At: now, ID: m.newID("chk_"), RegID: r.ID, SubjectType: sc.SubjectType, SubjectID: subjectID, Method: "scan",
+		DeviceID: c.DeviceID, ScanID: sc.ScanID, CheckedInAt: at}
+	rec := &CheckinRec{ID: ch.ID, RegID: r.ID, SubjectType: sc.SubjectType, SubjectID: subjectID, Method: "scan", At: at,
+		DeviceID: c.DeviceID, ScanID: sc.ScanID}
+	batchDoors[k] = rec
+	v := m.checkinView(rec)
+	res.Verdict, res.Checkin = VerdictAdmitted, &v
+	return res, &ch
+}
+
+// TestRecordScansAnswersAsTheReference runs random door traffic on two
+// machines in lockstep: one decides batches with RecordScans, the other
+// with the reference decision above. Batches repeat scan ids (within a
+// batch, across batches, across devices), name passes by id and by code
+// (in any case, with spaces), unknown codes, doors a device may not use,
+// deleted doors, pending and cancelled passes, with and without offline
+// admissions; between them the Developer API checks passes in, passes
+// are cancelled and a venue is deleted. Every answer and every change
+// must be the same, and the states must encode alike.
+func TestRecordScansAnswersAsTheReference(t *testing.T) {
+	for seed := uint64(1); seed <= 12; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { scansAgainstReference(t, seed) })
+	}
+}
+
+func scansAgainstReference(t *testing.T, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 18))
+	now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+	fast := NewMachine("evt_1", testConfig(), newSeqIDs(seed))
+	ref := NewMachine("evt_1", testConfig(), newSeqIDs(seed))
+	seen := map[string]int{}
+	both := func(c Command) any {
+		t.Helper()
+		var results [2]any
+		var changes [2][]Change
+		var errs [2]error
+		for i, m := range []*Machine{fast, ref} {
+			if rs, ok := c.(RecordScans); ok && i == 1 {
+				results[i], changes[i], errs[i] = oracleRecordScans(m, now, rs)
+			} else {
+				results[i], changes[i], errs[i] = m.Decide(now, c)
+			}
+			for _, ch := range changes[i] {
+				m.Apply(ch)
+			}
+		}
+		require.Equal(t, errs[1], errs[0], "seed %d: %T", seed, c)
+		require.Equal(t, results[1], results[0], "seed %d: %T", seed, c)
+		require.Equal(t, changes[1], changes[0], "seed %d: %T", seed, c)
+		if rs, ok := results[0].(ScanResults); ok {
+			for _, x := range rs.Results {
+				seen[x.Verdict]++
+				if x.Reason != nil {
+					seen[*x.Reason]++
+				}
+			}
+			for _, ch := range changes[0] {
+				if _, ok := ch.(CheckinConflict); ok {
+					seen["conflict"]++
+				}
+			}
+		}
+		return results[0]
+	}
+	both(CreateEvent{Name: "Conf", Timezone: "UTC"})
+	venues := []string{both(CreateVenue{Name: "Hall"}).(Venue).ID, both(CreateVenue{Name: "Yard"}).(Venue).ID}
+	type pass struct{ id, code string }
+	var passes []pass
+	for i := range 40 {
+		p := both(CreateRegistration{Email: fmt.Sprintf("p%d@x.io", i), Name: []string{"", "Zoë"}[i%2]}).(RegistrationResult)
+		passes = append(passes, pass{p.ID, p.CheckinCode})
+	}
+	all := []DoorRef{{SubjectType: "event"}, {SubjectType: "venue", SubjectID: venues[0]}, {SubjectType: "venue", SubjectID: venues[1]}}
+	devices := map[string][]DoorRef{"dev_a": all, "dev_b": all[:1], "dev_c": all[1:]}
+	devIDs := []string{"dev_a", "dev_b", "dev_c"}
+	scanIDs := 0
+	for step := range 300 {
+		now = now.Add(time.Duration(r.IntN(90)) * time.Second)
+		switch r.IntN(10) {
+		case 0:
+			p := passes[r.IntN(len(passes))]
+			d := all[r.IntN(len(all))]
+			both(RecordCheckin{RegistrationID: p.id, SubjectType: d.SubjectType, SubjectID: d.SubjectID})
+			continue
+		case 1:
+			both(CancelRegistration{ID: passes[r.IntN(len(passes))].id}) // a second cancel is refused alike
+			continue
+		}
+		if step == 200 {
+			both(DeleteVenue{ID: venues[1]})
+		}
+		dev := devIDs[r.IntN(len(devIDs))]
+		c := RecordScans{DeviceID: dev, Doors: devices[dev], Scans: make([]Scan, 1+r.IntN(30))}
+		for i := range c.Scans {
+			sc := Scan{SubjectType: "event", ScannedAt: At(now.Add(-time.Duration(r.IntN(400)) * time.Minute)),
+				Offline: r.IntN(2) == 0, AdmittedOffline: r.IntN(4) == 0}
+			if r.IntN(6) == 0 && scanIDs > 0 {
+				sc.ScanID = fmt.Sprintf("s%d", r.IntN(scanIDs)) // a repeat, maybe of another device's id
+			} else {
+				scanIDs++
+				sc.ScanID = fmt.Sprintf("s%d", scanIDs)
+			}
+			p := passes[r.IntN(len(passes))]
+			switch r.IntN(8) {
+			case 0:
+				sc.CheckinCode = " " + strings.ToLower(p.code) + " "
+			case 1:
+				sc.CheckinCode = "CHK-NOPE"
+			case 2:
+				sc.RegistrationID = "reg_nope"
+			case 3, 4:
+				sc.CheckinCode = p.code
+			default:
+				sc.RegistrationID = p.id
+			}
+			switch r.IntN(4) {
+			case 0:
+				sc.SubjectType, sc.SubjectID = "venue", venues[r.IntN(2)]
+			case 1:
+				sc.SubjectType, sc.SubjectID = "venue", " "+venues[0]
+			case 2:
+				sc.SubjectType, sc.SubjectID = "session", "ses_nope"
+			}
+			c.Scans[i] = sc
+		}
+		both(c)
+	}
+	for _, k := range []string{VerdictAdmitted, VerdictAlreadyCheckedIn, RefusedNotFound, RefusedDoorNotAllowed, RefusedNotConfirmed, "conflict"} {
+		require.Positive(t, seen[k], "seed %d: the traffic reaches %s (%v)", seed, k, seen)
+	}
+	a, err := MarshalState(fast.State())
+	require.NoError(t, err)
+	b, err := MarshalState(ref.State())
+	require.NoError(t, err)
+	require.Equal(t, b, a, "seed %d: the states encode alike", seed)
+}
