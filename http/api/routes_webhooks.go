@@ -5,9 +5,11 @@ import (
 	"strconv"
 	"strings"
 
+	"ticketd/ask"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
+	"ticketd/ops"
 	"ticketd/webhooks"
 )
 
@@ -199,6 +201,23 @@ func webhookErr(err error) error {
 	return err
 }
 
+// hookRecord is the record of a keyed endpoint write whose answer shows
+// the secret (create, rotate), committed with the endpoint
+// (webhooks.Service.CreateRecorded): a retry whose answer was lost
+// replays it instead of writing again. nil without an Idempotency-Key.
+func hookRecord(c *thttp.Ctx) *ask.Recorder {
+	return recorder(c, func(res any) any { return webhookView(res.(webhooks.Endpoint), true) })
+}
+
+// hookErr is webhookErr for a keyed write: a write made before (its
+// answer lost, its key claimed again) answers its record.
+func hookErr(c *thttp.Ctx, err error) error {
+	if v, ok := ops.Replayed(err); ok {
+		return c.Replay(v)
+	}
+	return webhookErr(err)
+}
+
 func (a *api) createWebhookEndpoint(c *thttp.Ctx) (any, error) {
 	var req CreateWebhookEndpointRequest
 	if err := c.Bind(&req); err != nil {
@@ -211,7 +230,7 @@ func (a *api) createWebhookEndpoint(c *thttp.Ctx) (any, error) {
 	in := webhooks.Input{URL: &req.URL, EventTypes: req.EventTypes, Description: &req.Description}
 	e, err := a.hooks.CreateRecorded(unit, in, hookRecord(c))
 	if err != nil {
-		return nil, webhookErr(err)
+		return nil, hookErr(c, err)
 	}
 	return webhookView(e, true), nil
 }
@@ -269,16 +288,17 @@ func (a *api) deleteWebhookEndpoint(c *thttp.Ctx) (any, error) {
 func (a *api) rotateWebhookSecret(c *thttp.Ctx) (any, error) {
 	e, err := a.hooks.RotateSecretRecorded(c.Param("unitId"), c.Param("endpointId"), hookRecord(c))
 	if err != nil {
-		return nil, webhookErr(err)
+		return nil, hookErr(c, err)
 	}
 	return webhookView(e, true), nil
 }
 
 func (a *api) enableWebhookEndpoint(on bool) thttp.HandlerFunc {
 	return func(c *thttp.Ctx) (any, error) {
-		e, err := a.hooks.SetEnabled(c.Param("unitId"), c.Param("endpointId"), on)
+		e, err := a.hooks.SetEnabledRecorded(c.Param("unitId"), c.Param("endpointId"), on,
+			recorder(c, func(res any) any { return webhookView(res.(webhooks.Endpoint), false) }))
 		if err != nil {
-			return nil, webhookErr(err)
+			return nil, hookErr(c, err)
 		}
 		return webhookView(e, false), nil
 	}
@@ -355,22 +375,4 @@ func atoiStrict(s string) (int, error) {
 		n = n*10 + int(c-'0')
 	}
 	return n, nil
-}
-
-// hookRecord is the record of a keyed endpoint write (create, rotate: their
-// answer shows the secret), committed with the endpoint (webhooks.Record):
-// a retry whose answer was lost replays it instead of writing again. nil
-// without an Idempotency-Key.
-func hookRecord(c *thttp.Ctx) webhooks.Record {
-	kr := c.Recorder(func(res any) any { return webhookView(res.(webhooks.Endpoint), true) })
-	if kr == nil {
-		return nil
-	}
-	return func(e webhooks.Endpoint) ([]byte, []byte) {
-		v := kr.Value(e)
-		if v == nil {
-			return nil, nil
-		}
-		return kr.Key, v
-	}
 }
