@@ -539,6 +539,13 @@ func (s *Service) putSharedRecorded(id string, value, rk, rv []byte) error {
 // none found. It reads this node's store, or in cluster mode the shared
 // index (ShareRecords), where the record was put with the endpoint.
 func (s *Service) made(rec *ask.Recorder) error {
+	return s.madeIn(rec, s.share != nil && s.shareGet != nil)
+}
+
+// madeIn is made reading the shared index (shared) or this node's store
+// (where the records of writes to this node's own queue are: Resend,
+// Replay).
+func (s *Service) madeIn(rec *ask.Recorder, shared bool) error {
 	if rec == nil || !rec.Look || rec.Key == nil {
 		return nil
 	}
@@ -547,7 +554,7 @@ func (s *Service) made(rec *ask.Recorder) error {
 		ok  bool
 		err error
 	)
-	if s.share != nil && s.shareGet != nil {
+	if shared {
 		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
 		v, ok, err = s.shareGet(ctx, rec.Key)
 		cancel()
@@ -804,8 +811,28 @@ func (s *Service) Deliveries(unitID, id string) ([]Delivery, error) {
 // a new task: the same bytes and event id (receivers deduplicate by it),
 // delivered, retried and logged like any other. It returns the task's id.
 func (s *Service) Resend(unitID, endpointID, deliveryID string) (string, Delivery, error) {
+	return s.ResendRecorded(unitID, endpointID, deliveryID, nil)
+}
+
+// Resent is what ResendRecorded's record is made from: the queued task's
+// id and the delivery sent again.
+type Resent struct {
+	ID       string
+	Delivery Delivery
+}
+
+// ResendRecorded is Resend for a request with an Idempotency-Key: rec
+// (nil: none) is its record, made from a Resent and committed in the
+// batch that queues the task, so a retry whose answer was lost is
+// answered with it (*ask.Replayed) instead of queueing a second delivery
+// (decisions §20). The task and the record are in this node's store, in
+// cluster mode too, and only it looks for the record.
+func (s *Service) ResendRecorded(unitID, endpointID, deliveryID string, rec *ask.Recorder) (string, Delivery, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.madeIn(rec, false); err != nil {
+		return "", Delivery{}, err
+	}
 	ep, err := s.get(unitID, endpointID)
 	if err != nil {
 		return "", Delivery{}, err
@@ -842,11 +869,22 @@ func (s *Service) Resend(unitID, endpointID, deliveryID string) (string, Deliver
 	if err := s.tasks.Add(bt, outbox.Entry{ID: id, Value: tb, NextAt: s.cfg.Now()}); err != nil {
 		return "", Delivery{}, err
 	}
+	putRecord(bt, rec, Resent{ID: id, Delivery: d.Delivery})
 	if err := s.store.Commit(bt); err != nil {
 		return "", Delivery{}, fmt.Errorf("webhooks: queue resend of %s: %w", deliveryID, err)
 	}
 	s.loop.Wake()
 	return id, d.Delivery, nil
+}
+
+// putRecord puts rec's record of result (nil rec or value: nothing) in b.
+func putRecord(b *persistence.Batch, rec *ask.Recorder, result any) {
+	if rec == nil || rec.Key == nil || rec.Value == nil {
+		return
+	}
+	if v := rec.Value(result); v != nil {
+		b.Put(rec.Key, v)
+	}
 }
 
 // logKeys returns the oldest n keys of endpoint's delivery log (n < 0:
@@ -886,11 +924,22 @@ var ErrReplayFrom = errors.New("webhooks: replay needs a seq with its event, or 
 // keeps the newest Config.LogMax attempts of an endpoint, which bounds
 // how far back a replay reaches; the change feed reaches further.
 func (s *Service) Replay(unitID, endpointID string, from ReplayFrom) ([]string, error) {
+	return s.ReplayRecorded(unitID, endpointID, from, nil)
+}
+
+// ReplayRecorded is Replay for a request with an Idempotency-Key: rec
+// (nil: none) is its record, made from the queue ids ([]string) and
+// committed in the batch that queues them, as ResendRecorded does. A
+// replay that queues nothing commits nothing.
+func (s *Service) ReplayRecorded(unitID, endpointID string, from ReplayFrom, rec *ask.Recorder) ([]string, error) {
 	if (from.Seq == 0 && from.Since.IsZero()) || (from.Seq > 0 && from.EventID == "") {
 		return nil, ErrReplayFrom
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.madeIn(rec, false); err != nil {
+		return nil, err
+	}
 	ep, err := s.get(unitID, endpointID)
 	if err != nil {
 		return nil, err
@@ -954,6 +1003,7 @@ func (s *Service) Replay(unitID, endpointID string, from ReplayFrom) ([]string, 
 		}
 		ids = append(ids, id)
 	}
+	putRecord(bt, rec, ids)
 	if err := s.store.Commit(bt); err != nil {
 		return nil, fmt.Errorf("webhooks: queue replay of %s: %w", endpointID, err)
 	}

@@ -148,11 +148,16 @@ func (a *api) replayWebhooks(c *thttp.Ctx) (any, error) {
 	default:
 		return nil, event.FieldError("fromSeq", "give fromSeq (with eventId) or since")
 	}
-	ids, err := a.hooks.Replay(c.Param("unitId"), c.Param("endpointId"), from)
-	if err != nil {
-		return nil, webhookErr(err)
+	view := func(ids []string) WebhookReplay {
+		return WebhookReplay{EndpointID: c.Param("endpointId"), Queued: len(ids), IDs: ids}
 	}
-	return WebhookReplay{EndpointID: c.Param("endpointId"), Queued: len(ids), IDs: ids}, nil
+	// A keyed replay commits its record with the tasks it queues.
+	rec := recorder(c, func(res any) any { return view(res.([]string)) })
+	ids, err := a.hooks.ReplayRecorded(c.Param("unitId"), c.Param("endpointId"), from, rec)
+	if err != nil {
+		return nil, hookErr(c, err)
+	}
+	return view(ids), nil
 }
 
 func webhookView(e webhooks.Endpoint, withSecret bool) WebhookEndpoint {
@@ -332,12 +337,18 @@ func (a *api) listWebhookDeliveries(c *thttp.Ctx) (any, error) {
 }
 
 func (a *api) resendWebhookDelivery(c *thttp.Ctx) (any, error) {
-	id, d, err := a.hooks.Resend(c.Param("unitId"), c.Param("endpointId"), c.Param("deliveryId"))
-	if err != nil {
-		return nil, webhookErr(err)
+	queued := event.At(a.now())
+	view := func(r webhooks.Resent) WebhookResend {
+		return WebhookResend{ID: r.ID, EndpointID: c.Param("endpointId"), ResendOf: r.Delivery.ID, EventID: r.Delivery.EventID,
+			Type: r.Delivery.Type, QueuedAt: queued}
 	}
-	return WebhookResend{ID: id, EndpointID: c.Param("endpointId"), ResendOf: d.ID, EventID: d.EventID, Type: d.Type,
-		QueuedAt: event.At(a.now())}, nil
+	// A keyed resend commits its record with the task it queues.
+	rec := recorder(c, func(res any) any { return view(res.(webhooks.Resent)) })
+	id, d, err := a.hooks.ResendRecorded(c.Param("unitId"), c.Param("endpointId"), c.Param("deliveryId"), rec)
+	if err != nil {
+		return nil, hookErr(c, err)
+	}
+	return view(webhooks.Resent{ID: id, Delivery: d}), nil
 }
 
 // paginateIndex pages a short in-memory list by position.
