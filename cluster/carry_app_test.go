@@ -13,7 +13,6 @@ import (
 	"ticketd/app"
 	clusternode "ticketd/cluster/node"
 	"ticketd/mail"
-	"ticketd/mail/smtptest"
 )
 
 // TestDropMailsSurviveTrim: a drop's 1,500 registrations owe a ticket
@@ -26,20 +25,7 @@ import (
 // by the messages it trimmed once more than 1,000 were owed never went.
 func TestDropMailsSurviveTrim(t *testing.T) {
 	t.Parallel() // see parallelTests
-	relay, err := smtptest.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = relay.Close() })
-	var mu sync.Mutex
-	got := map[string]int{}
-	go func() {
-		for m := range relay.Delivered() {
-			mu.Lock()
-			for _, to := range m.To {
-				got[to]++
-			}
-			mu.Unlock()
-		}
-	}()
+	relay, box := startRelay(t)
 	relay.Greylist("drop.example", true)
 	nodes := startNodes(t, 3, func(c *app.Config) {
 		c.SMTPAddr = relay.Addr
@@ -57,20 +43,7 @@ func TestDropMailsSurviveTrim(t *testing.T) {
 	})
 	a := nodes[0]
 	u := a.NewUnit("Drop")
-	st, ev := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", a.URL+"/v1/events", u.Secret, map[string]any{"name": "Drop", "timezone": "UTC", "startsAt": "2030-06-01T09:00:00Z"})
-	})
-	require.Equal(t, 201, st, "%v", ev)
-	evt := ev["id"].(string)
-	st, tt := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", a.URL+"/v1/events/"+evt+"/ticket-types", u.Secret, map[string]any{"name": "GA", "capacity": 100_000, "priceAmount": 0})
-	})
-	require.Equal(t, 201, st, "%v", tt)
-	typeID := tt["id"].(string)
-	st, m := do(t, "PATCH", a.URL+"/v1/events/"+evt+"/ticket-types/"+typeID, u.Secret, map[string]any{"status": "open"})
-	require.Equal(t, 200, st, "%v", m)
-	st, m = do(t, "PATCH", a.URL+"/v1/events/"+evt, u.Secret, map[string]any{"status": "published"})
-	require.Equal(t, 200, st, "%v", m)
+	evt, typeID := sellableEvent(t, a, u.Secret, "Drop", 100_000)
 	owner := ownerOf(t, a, evt)
 	var b *node
 	for _, nd := range nodes {
@@ -131,9 +104,7 @@ func TestDropMailsSurviveTrim(t *testing.T) {
 		}
 		return true
 	})
-	mu.Lock()
-	require.Empty(t, got, "none delivered while greylisted")
-	mu.Unlock()
+	require.Zero(t, box.recipients(), "none delivered while greylisted")
 
 	// The owner is lost; the relay takes mail again.
 	require.NoError(t, b.Main.Close())
@@ -142,20 +113,14 @@ func TestDropMailsSurviveTrim(t *testing.T) {
 		return o != "" && o != b.name
 	})
 	relay.Greylist("drop.example", false)
-	delivered := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got)
-	}
+	delivered := box.recipients
 	for end := time.Now().Add(60 * time.Second); delivered() < total && time.Now().Before(end); {
 		time.Sleep(200 * time.Millisecond)
 	}
 	require.Equal(t, total, delivered(), "the mails delivered by the new owner")
 	time.Sleep(2 * time.Second)
-	mu.Lock()
-	defer mu.Unlock()
 	for i := 1; i <= total; i++ {
-		require.Equal(t, 1, got[fmt.Sprintf("guest%d@drop.example", i)], "guest %d's mail sent once", i)
+		require.Equal(t, 1, box.to(fmt.Sprintf("guest%d@drop.example", i)), "guest %d's mail sent once", i)
 	}
 	t.Logf("%d mails owed while the relay refused them, the log trimmed past the drop's %d; all sent by the new owner", total, drop)
 }

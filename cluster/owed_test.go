@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"ticketd/app"
 	clusternode "ticketd/cluster/node"
 	"ticketd/mail"
-	"ticketd/mail/smtptest"
 )
 
 // TestMailOncePerEvent: three nodes share one SMTP relay. A ticket mail
@@ -33,21 +31,8 @@ func TestMailOnceBeyondActivation(t *testing.T) {
 }
 
 func mailOncePerEvent(t *testing.T, activateMax int) {
-	relay, err := smtptest.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = relay.Close() })
-	var mu sync.Mutex
-	got := map[string]int{}
-	go func() {
-		for m := range relay.Delivered() {
-			mu.Lock()
-			for _, to := range m.To {
-				got[to]++
-			}
-			mu.Unlock()
-		}
-	}()
-	count := func(addr string) int { mu.Lock(); defer mu.Unlock(); return got[addr] }
+	relay, box := startRelay(t)
+	count := box.to
 	relay.Greylist("later.example", true)
 
 	nodes := startNodes(t, 3, func(c *app.Config) {

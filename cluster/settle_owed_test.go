@@ -74,20 +74,7 @@ func TestStuckWebhookReleasesTrim(t *testing.T) {
 	// which never happens while the trimmer leaves an event that owes a
 	// webhook alone.
 	u2 := a.NewUnit("Busy")
-	st, ev = retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", a.URL+"/v1/events", u2.Secret, map[string]any{"name": "Busy", "timezone": "UTC", "startsAt": "2030-06-01T09:00:00Z"})
-	})
-	require.Equal(t, 201, st, "%v", ev)
-	busy := ev["id"].(string)
-	st, tt := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", a.URL+"/v1/events/"+busy+"/ticket-types", u2.Secret, map[string]any{"name": "GA", "capacity": 100_000, "priceAmount": 0})
-	})
-	require.Equal(t, 201, st, "%v", tt)
-	busyType := tt["id"].(string)
-	st, m := do(t, "PATCH", a.URL+"/v1/events/"+busy+"/ticket-types/"+busyType, u2.Secret, map[string]any{"status": "open"})
-	require.Equal(t, 200, st, "%v", m)
-	st, m = do(t, "PATCH", a.URL+"/v1/events/"+busy, u2.Secret, map[string]any{"status": "published"})
-	require.Equal(t, 200, st, "%v", m)
+	busy, busyType := sellableEvent(t, a, u2.Secret, "Busy", 100_000)
 	var first, last uint64
 	for i := 0; ; i++ {
 		st, o := do(t, "POST", a.URL+"/v1/events/"+busy+"/orders", u2.Secret, map[string]any{"email": fmt.Sprintf("p%d@example.com", i),

@@ -3,8 +3,6 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 
 	"ticketd/app"
 	clusternode "ticketd/cluster/node"
-	"ticketd/mail/smtptest"
 )
 
 // TestSettledCompacted: TICKETD_SETTLED does not keep a subject for every
@@ -27,31 +24,8 @@ import (
 // again.
 func TestSettledCompacted(t *testing.T) {
 	t.Parallel() // see parallelTests
-	relay, err := smtptest.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = relay.Close() })
-	var mu sync.Mutex
-	got := map[string]int{}
-	go func() {
-		for m := range relay.Delivered() {
-			mu.Lock()
-			for _, to := range m.To {
-				got[to]++
-			}
-			mu.Unlock()
-		}
-	}()
-	mails := func(domain string) (n, max int) {
-		mu.Lock()
-		defer mu.Unlock()
-		for to, c := range got {
-			if strings.HasSuffix(to, "@"+domain) {
-				n += c
-				max = maxInt(max, c)
-			}
-		}
-		return n, max
-	}
+	relay, box := startRelay(t)
+	mails := box.domain
 	nodes := startNodes(t, 3, func(c *app.Config) {
 		c.SMTPAddr = relay.Addr
 		c.SnapshotEvery = 20
@@ -105,20 +79,7 @@ func TestSettledCompacted(t *testing.T) {
 	t.Logf("settled subjects before the trim: %d", len(before))
 
 	// A busy event moves the shard on: the trimmer settles the small ones.
-	st, ev := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", a.URL+"/v1/events", u.Secret, map[string]any{"name": "Busy", "timezone": "UTC", "startsAt": "2030-06-01T09:00:00Z"})
-	})
-	require.Equal(t, 201, st, "%v", ev)
-	busy := ev["id"].(string)
-	st, tt := retry503(t, func() (int, map[string]any) {
-		return do(t, "POST", a.URL+"/v1/events/"+busy+"/ticket-types", u.Secret, map[string]any{"name": "GA", "capacity": 100_000, "priceAmount": 0})
-	})
-	require.Equal(t, 201, st, "%v", tt)
-	busyType := tt["id"].(string)
-	st, m := do(t, "PATCH", a.URL+"/v1/events/"+busy+"/ticket-types/"+busyType, u.Secret, map[string]any{"status": "open"})
-	require.Equal(t, 200, st, "%v", m)
-	st, m = do(t, "PATCH", a.URL+"/v1/events/"+busy, u.Secret, map[string]any{"status": "published"})
-	require.Equal(t, 200, st, "%v", m)
+	busy, busyType := sellableEvent(t, a, u.Secret, "Busy", 100_000)
 	compacted := func() bool {
 		subj := settled()
 		for _, evt := range events {
@@ -170,11 +131,4 @@ func TestSettledCompacted(t *testing.T) {
 	n, most := mails("small.example")
 	require.Equal(t, small*guests, n, "no small event's mail sent again")
 	require.Equal(t, 1, most)
-}
-
-func maxInt(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
 }

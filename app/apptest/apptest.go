@@ -5,8 +5,8 @@
 //
 // Rate limits and the failed-authentication budget are off (DefaultLimits
 // turns them on), webhooks may go to loopback receivers
-// (WebhookAllowPrivate) and the log is discarded unless an Option says
-// otherwise. The service closes when the test ends. A Service is safe for
+// (WebhookAllowPrivate) and the log is kept in memory, its last lines
+// printed when the test fails, unless an Option sets another logger. The service closes when the test ends. A Service is safe for
 // concurrent use by parallel subtests.
 package apptest
 
@@ -80,7 +80,8 @@ func Start(t testing.TB, opts ...Option) *Service {
 	cfg.WebhookAllowPrivate = true
 	cfg.RateLimitPerMinute, cfg.StorefrontKeyPerMinute, cfg.StorefrontIPPerMinute = 0, 0, 0
 	cfg.StorefrontCatalogIPPerMinute, cfg.AuthFailuresPerMinute, cfg.DevicePerMinute = 0, 0, 0
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	tail := &logTail{}
+	cfg.Logger = slog.New(slog.NewTextHandler(tail, nil))
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -89,6 +90,15 @@ func Start(t testing.TB, opts ...Option) *Service {
 		t.Fatalf("apptest: open: %v", err)
 	}
 	s := &Service{t: t, URL: m.URL, Admin: cfg.AdminToken, Main: m, Sys: m.System(), Config: cfg}
+	// Registered first, so it runs last (after the close below): a failed
+	// test prints the end of the service's log.
+	t.Cleanup(func() {
+		if t.Failed() {
+			if out := tail.String(); out != "" {
+				t.Logf("apptest: the last %d lines of the log of %s (%s):\n%s", logTailLines, s.URL, cfg.NodeName, out)
+			}
+		}
+	})
 	t.Cleanup(func() {
 		if s.Main == nil {
 			return // a failed Restart

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -351,31 +350,7 @@ func claims(t *testing.T, procs []*proc, evt string) []claim {
 
 // TestClusterChaos is the fault run: see the package doc.
 func TestClusterChaos(t *testing.T) {
-	procs := make([]*proc, 3)
-	var caddrs []string
-	for range procs {
-		caddrs = append(caddrs, freeAddr(t))
-	}
-	root := t.TempDir()
-	for i := range procs {
-		procs[i] = &proc{name: fmt.Sprintf("n%d", i+1), httpAddr: freeAddr(t), clusterAddr: caddrs[i],
-			dir: filepath.Join(root, fmt.Sprintf("n%d", i+1)), log: filepath.Join(root, fmt.Sprintf("n%d.log", i+1)),
-			peers: strings.Join(caddrs, ",")}
-		procs[i].start(t)
-	}
-	defer func() {
-		for _, p := range procs {
-			p.kill()
-		}
-		// Kept whether it passed or not: a long gap that passed is worth
-		// reading too (which wait held the new owner).
-		keep, _ := os.MkdirTemp("", "ticketd-cluster-chaos-logs")
-		for _, p := range procs {
-			b, _ := os.ReadFile(p.log)
-			_ = os.WriteFile(filepath.Join(keep, p.name+".log"), b, 0o600)
-		}
-		t.Logf("the nodes' logs are kept in %s", keep)
-	}()
+	procs := startProcs(t, 3)
 	for _, p := range procs {
 		waitFor(t, 90*time.Second, p.name+" ready", func() bool { return ready(p) })
 	}
@@ -386,13 +361,7 @@ func TestClusterChaos(t *testing.T) {
 
 	// The key lives in n1's directory: the load goes through n1.
 	front := procs[0]
-	st, unit, err := call("POST", front.url()+"/admin/v1/business-units", adminToken, map[string]any{"name": "Chaos"})
-	require.NoError(t, err)
-	require.Equal(t, 201, st, "%v", unit)
-	st, key, err := call("POST", front.url()+"/admin/v1/business-units/"+unit["id"].(string)+"/api-keys", adminToken, map[string]any{"type": "secret"})
-	require.NoError(t, err)
-	require.Equal(t, 201, st, "%v", key)
-	sk := key["key"].(string)
+	sk := newUnit(t, front, "Chaos")
 
 	// The hot event, owned by another node than the front (the load goes
 	// through the front, and the faults hit the owner), once the leaders

@@ -7,9 +7,6 @@ import (
 	"io"
 	nethttp "net/http"
 	"net/url"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -59,31 +56,7 @@ func (k *keyedCall) send(base, token string) (int, []byte, bool, error) {
 // answered one sent again replays its answer. At the end each key made
 // exactly one order (by email) or one event (by name).
 func TestClusterKeyedWritesExactlyOnce(t *testing.T) {
-	procs := make([]*proc, 3)
-	var caddrs []string
-	for range procs {
-		caddrs = append(caddrs, freeAddr(t))
-	}
-	root := t.TempDir()
-	for i := range procs {
-		procs[i] = &proc{name: fmt.Sprintf("n%d", i+1), httpAddr: freeAddr(t), clusterAddr: caddrs[i],
-			dir: filepath.Join(root, fmt.Sprintf("n%d", i+1)), log: filepath.Join(root, fmt.Sprintf("n%d.log", i+1)),
-			peers: strings.Join(caddrs, ",")}
-		procs[i].start(t)
-	}
-	defer func() {
-		for _, p := range procs {
-			p.kill()
-		}
-		// Kept whether it passed or not: which node decided a retry, and
-		// when it imported the event's records, is in them.
-		keep, _ := os.MkdirTemp("", "ticketd-cluster-once-logs")
-		for _, p := range procs {
-			b, _ := os.ReadFile(p.log)
-			_ = os.WriteFile(filepath.Join(keep, p.name+".log"), b, 0o600)
-		}
-		t.Logf("the nodes' logs are kept in %s", keep)
-	}()
+	procs := startProcs(t, 3)
 	for _, p := range procs {
 		waitFor(t, 90*time.Second, p.name+" ready", func() bool { return ready(p) })
 	}
@@ -92,13 +65,7 @@ func TestClusterKeyedWritesExactlyOnce(t *testing.T) {
 		byName[p.name] = p
 	}
 	front := procs[0]
-	st, unit, err := call("POST", front.url()+"/admin/v1/business-units", adminToken, map[string]any{"name": "Once"})
-	require.NoError(t, err)
-	require.Equal(t, 201, st, "%v", unit)
-	st, key, err := call("POST", front.url()+"/admin/v1/business-units/"+unit["id"].(string)+"/api-keys", adminToken, map[string]any{"type": "secret"})
-	require.NoError(t, err)
-	require.Equal(t, 201, st, "%v", key)
-	sk := key["key"].(string)
+	sk := newUnit(t, front, "Once")
 
 	var evt string
 	waitFor(t, 120*time.Second, "an event owned by another node", func() bool {

@@ -33,8 +33,9 @@ func startProcs(t *testing.T, n int) []*proc {
 		for _, p := range procs {
 			p.kill()
 		}
-		// Kept whether it passed or not (a gap that passed is worth
-		// reading too).
+		// Kept whether it passed or not: a gap that passed is worth
+		// reading too (which wait held the new owner, which node decided a
+		// retry and when it imported the event's records).
 		keep, _ := os.MkdirTemp("", "ticketd-cluster-chaos-logs")
 		for _, p := range procs {
 			b, _ := os.ReadFile(p.log)
@@ -47,9 +48,9 @@ func startProcs(t *testing.T, n int) []*proc {
 
 // newUnit creates a unit and its secret key through front and answers
 // the key.
-func newUnit(t *testing.T, front *proc) string {
+func newUnit(t *testing.T, front *proc, name string) string {
 	t.Helper()
-	st, unit, err := call("POST", front.url()+"/admin/v1/business-units", adminToken, map[string]any{"name": "Fresh"})
+	st, unit, err := call("POST", front.url()+"/admin/v1/business-units", adminToken, map[string]any{"name": name})
 	require.NoError(t, err)
 	require.Equal(t, 201, st, "%v", unit)
 	st, key, err := call("POST", front.url()+"/admin/v1/business-units/"+unit["id"].(string)+"/api-keys", adminToken, map[string]any{"type": "secret"})
@@ -92,7 +93,7 @@ func TestClusterFresh(t *testing.T) {
 		waitFor(t, 90*time.Second, p.name+" ready", func() bool { return ready(p) })
 	}
 	readyAt := time.Now()
-	sk := newUnit(t, procs[0])
+	sk := newUnit(t, procs[0], "Fresh")
 	drop := sellableEvent(t, procs[0], sk)
 	evt := drop.evt
 	t.Logf("event %s sellable %s after ready, owner %s", evt, time.Since(readyAt).Round(time.Millisecond), owner(procs[0], evt))
@@ -138,7 +139,7 @@ func TestClusterRollingRestart(t *testing.T) {
 	for _, p := range procs {
 		waitFor(t, 90*time.Second, p.name+" ready", func() bool { return ready(p) })
 	}
-	sk := newUnit(t, procs[0])
+	sk := newUnit(t, procs[0], "Fresh")
 	// One event per shard (three, the default, spread one per node): a
 	// shard's move moves one of them. Owners read while a new cluster's
 	// leaders still move can name two nodes for one shard: the choice is

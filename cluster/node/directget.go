@@ -47,6 +47,14 @@ const (
 	// again waits twice as long as the one before, so a replica slow
 	// rather than silent (a saturated machine) still gets to answer.
 	directFirstWait = 500 * time.Millisecond
+	// leaderFirstWait bounds the wait for a stream leader's answer to a
+	// message get before it is asked again (LeaderGet), doubling up to
+	// leaderMaxWait: a leader answers within milliseconds; a stream with
+	// none answers nothing until one is elected (seconds).
+	leaderFirstWait = time.Second
+	leaderMaxWait   = 4 * time.Second
+	// leaderRetryPause spaces the asks nobody was subscribed to hear.
+	leaderRetryPause = 100 * time.Millisecond
 )
 
 // MsgGetRequest is the JSON of the message-get APIs (JSApiMsgGetRequest).
@@ -78,12 +86,35 @@ type msgGetResponse struct {
 // never a replica): nats.go's Stream.GetMsg switches to a direct get,
 // which a replica may answer, on a stream with AllowDirect. A message
 // that does not exist (or was purged) is jetstream.ErrMsgNotFound.
+//
+// A stream without a leader (its leader lost, the election not over)
+// answers nothing at all: each ask waits leaderFirstWait, doubling to
+// leaderMaxWait, and is asked again until ctx ends, so a caller with a
+// long deadline (a gained shard's activation: a minute) meets the new
+// leader within a wait of its election instead of waiting out its whole
+// deadline on the first ask (seen: TestStuckWebhookReleasesTrim, an
+// owed-entries import that gave up after 60 s).
 func LeaderGet(ctx context.Context, nc *nats.Conn, stream string, req MsgGetRequest) (*jetstream.RawStreamMsg, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
-	reply, err := nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, body)
+	var reply *nats.Msg
+	for wait := leaderFirstWait; ; wait = min(2*wait, leaderMaxWait) {
+		try, cancel := context.WithTimeoutCause(ctx, wait, errSilent)
+		reply, err = nc.RequestWithContext(try, "$JS.API.STREAM.MSG.GET."+stream, body)
+		cancel()
+		if err == nil || ctx.Err() != nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders)) {
+			break
+		}
+		if errors.Is(err, nats.ErrNoResponders) {
+			// Nobody subscribed (a node starting): asked again soon.
+			select {
+			case <-ctx.Done():
+			case <-time.After(leaderRetryPause):
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
