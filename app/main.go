@@ -694,6 +694,7 @@ func (m *Main) joinCluster(ac *actors.Config) error {
 	// The change feed's entries reach the owner's store alone: a new
 	// owner imports them at its claim, before it serves a read.
 	clog.ImportClaimed = snaps.Feeds.Import
+	m.router.PrefetchFeed = snaps.Feeds.Prefetch
 	// A failover replays the tail after the newest snapshot over the
 	// network while the event's writes wait: bounded, not growing with
 	// the event.

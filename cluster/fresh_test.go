@@ -214,8 +214,9 @@ func TestGracefulStopHandsOver(t *testing.T) {
 	perSec, gap, gapAt, status := f.end()
 	next := ownerOf(t, a, evt)
 	t.Logf("owner %s stopped in %s; %s owns %s now; acknowledged per second: %s", own.name, stopped.Round(time.Millisecond), next, evt, perSecString(perSec))
-	t.Logf("longest write gap %s from %s (the stop began at %s), statuses %v",
-		gap.Round(time.Millisecond), gapAt.Round(time.Millisecond), stopping.Sub(f.start).Round(time.Millisecond), status)
+	t.Logf("longest write gap %s from %s (the stop began at %s; the flood began at %s), statuses %v",
+		gap.Round(time.Millisecond), gapAt.Round(time.Millisecond), stopping.Sub(f.start).Round(time.Millisecond),
+		f.start.UTC().Format("15:04:05.000"), status)
 	require.NotEqual(t, own.name, next)
 	require.Less(t, gap, freshWithin, "a graceful stop's write gap")
 	// A request caught at the instant the shard changes hands can still be

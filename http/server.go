@@ -684,8 +684,15 @@ func (s *Server) run(c *Ctx) {
 func (s *Server) writeHandlerError(c *Ctx, err error) {
 	status, _, internal := errorResponse(err)
 	if internal {
+		// The cause too: a mapped failure's message is the one every
+		// caller gets ("temporarily unavailable; retry"), which tells an
+		// operator nothing of what failed.
+		cause := ""
+		if u := errors.Unwrap(err); u != nil {
+			cause = u.Error()
+		}
 		s.log.Error("http: request failed", "operation", c.route.OperationID, "status", status,
-			"err", err, "request_id", c.requestID)
+			"err", err, "cause", cause, "request_id", c.requestID)
 	}
 	s.WriteError(c.rc, err)
 }

@@ -6,7 +6,9 @@
 // Rate limits and the failed-authentication budget are off (DefaultLimits
 // turns them on), webhooks may go to loopback receivers
 // (WebhookAllowPrivate) and the log is kept in memory, its last lines
-// printed when the test fails, unless an Option sets another logger. The service closes when the test ends. A Service is safe for
+// printed when the test fails, unless an Option sets another logger (with
+// LogEnv set, it goes to standard error too). The service closes when the
+// test ends. A Service is safe for
 // concurrent use by parallel subtests.
 package apptest
 
@@ -15,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	nethttp "net/http"
+	"os"
 	"testing"
 
 	"ticketd/actors"
@@ -67,6 +70,28 @@ func DefaultLimits() Option {
 	}
 }
 
+// LogEnv names the environment variable that sends a started service's
+// log to standard error too, at the level it holds (debug, info, warn,
+// error), each line with its node's name: what the nodes did during a
+// flaky run (go test -v keeps it beside the test's output). Unset, the
+// log is kept in memory alone (the tail a failed test prints).
+const LogEnv = "TICKETD_TEST_LOG"
+
+// envLogger is the service's logger into tail, and to standard error at
+// LogEnv's level when it is set.
+func envLogger(nodeName string, tail io.Writer) *slog.Logger {
+	var level slog.Level
+	v := os.Getenv(LogEnv)
+	if v == "" || level.UnmarshalText([]byte(v)) != nil {
+		return slog.New(slog.NewTextHandler(tail, nil))
+	}
+	l := slog.New(slog.NewTextHandler(io.MultiWriter(tail, os.Stderr), &slog.HandlerOptions{Level: level}))
+	if nodeName != "" {
+		l = l.With("node", nodeName)
+	}
+	return l
+}
+
 // Start opens app.Main on a temporary data dir and a loopback port and
 // closes it when t ends.
 func Start(t testing.TB, opts ...Option) *Service {
@@ -81,9 +106,13 @@ func Start(t testing.TB, opts ...Option) *Service {
 	cfg.RateLimitPerMinute, cfg.StorefrontKeyPerMinute, cfg.StorefrontIPPerMinute = 0, 0, 0
 	cfg.StorefrontCatalogIPPerMinute, cfg.AuthFailuresPerMinute, cfg.DevicePerMinute = 0, 0, 0
 	tail := &logTail{}
-	cfg.Logger = slog.New(slog.NewTextHandler(tail, nil))
+	def := slog.New(slog.NewTextHandler(tail, nil))
+	cfg.Logger = def
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.Logger == def {
+		cfg.Logger = envLogger(cfg.NodeName, tail)
 	}
 	m := app.NewMain(cfg, io.Discard)
 	if err := m.Open(); err != nil {

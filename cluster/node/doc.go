@@ -37,6 +37,15 @@
 // Config.ElectionTimeout (raft_timing.go: nats-server has no setting for
 // it; TestRaftInternals fails by name when its internals change).
 //
+// A graceful stop: MoveOtherLeaders moves the leaders of the streams the
+// node leads, but the shards' (the router hands those over with their
+// events), to current replicas on the other nodes and waits for their
+// election, before the server's shutdown would move them to a peer picked
+// at random with the requests in flight at the old leader unanswered
+// (leave.go). A read or publish of a replicated stream that meets a
+// silent leader is asked again after firstTry, then twice as long each
+// time up to Config.RequestTimeout (kv.go).
+//
 // Existing data: a shard stream holding per-event subjects (the format of
 // earlier versions, one subject per event) makes the node refuse to start
 // (ErrOldFormat): cluster mode had not shipped, so the fix is empty data

@@ -104,18 +104,36 @@ func (r *ReplicatedStream) Last(ctx context.Context, subject string) (*jetstream
 	return m, err
 }
 
-// retry calls try, each time within RequestTimeout, until it says it is
-// done (with its error, nil or final), or else until ctx ends or the node
-// closes (its last error, wrapped and named what), waiting 20 ms to 1 s
-// between tries.
+// firstTry bounds the first try of a read or publish of a replicated
+// stream; each try after a silent one waits twice as long, up to
+// RequestTimeout. A leader answers within milliseconds; one that says
+// nothing is gone: a request it took as it stepped down or shut down
+// (a planned move: its proposals are dropped, its API answers nobody)
+// or one sent while the stream elects. A try of RequestTimeout (3 s)
+// then stopped the request that long before it asked the new leader.
+// Asking again early is safe: a read changes nothing, and a publish
+// carries a Nats-Msg-Id (a second copy is answered as a duplicate, or
+// refused while the first is in flight, and asked again).
+const firstTry = 500 * time.Millisecond
+
+// retry calls try, within firstTry, then tries twice as long up to
+// RequestTimeout, until it says it is done (with its error, nil or
+// final), or else until ctx ends or the node closes (its last error,
+// wrapped and named what), waiting 20 ms to 1 s between tries.
 func (r *ReplicatedStream) retry(ctx context.Context, what string, try func(context.Context) (bool, error)) error {
-	return r.retryEach(ctx, r.n.cfg.RequestTimeout, what, try)
+	return r.retryGrowing(ctx, min(firstTry, r.n.cfg.RequestTimeout), r.n.cfg.RequestTimeout, what, try)
 }
 
 // retryEach is retry with tries of each.
 func (r *ReplicatedStream) retryEach(ctx context.Context, each time.Duration, what string, try func(context.Context) (bool, error)) error {
+	return r.retryGrowing(ctx, each, each, what, try)
+}
+
+// retryGrowing is retry with a first try of first, each next twice as
+// long, up to most.
+func (r *ReplicatedStream) retryGrowing(ctx context.Context, first, most time.Duration, what string, try func(context.Context) (bool, error)) error {
 	wait := 20 * time.Millisecond
-	for {
+	for each := first; ; each = min(2*each, most) {
 		tctx, cancel := context.WithTimeout(ctx, each)
 		done, err := try(tctx)
 		cancel()

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -634,25 +633,7 @@ func (n *Node) SetHandOver(fn func(shard int, from, to string) error) {
 // once (a node that is not current for the stream loses the vote, and
 // the move is tried again later).
 func (n *Node) StepDown(shard int, to string) error {
-	body := fmt.Appendf(nil, `{"placement":{"preferred":%q}}`, to)
-	m, err := n.nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+StreamName(shard), body, 2*time.Second)
-	if err != nil {
-		return err
-	}
-	var resp struct {
-		Success bool                `json:"success"`
-		Error   *jetstream.APIError `json:"error"`
-	}
-	if err := json.Unmarshal(m.Data, &resp); err != nil {
-		return fmt.Errorf("cluster: stepdown answer: %w", err)
-	}
-	if !resp.Success {
-		if resp.Error != nil {
-			return resp.Error
-		}
-		return errors.New("cluster: stepdown refused")
-	}
-	return nil
+	return n.stepDownStream(StreamName(shard), to)
 }
 
 // MaxMessageBytes bounds one message of the event log (and the server's

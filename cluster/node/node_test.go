@@ -2,10 +2,13 @@ package node
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 )
@@ -150,4 +153,62 @@ func TestShardCountFixed(t *testing.T) {
 	rctx, rcancel := context.WithTimeout(bg, 60*time.Second)
 	defer rcancel()
 	require.NoError(t, nd.WaitReady(rctx))
+}
+
+// TestMoveOtherLeaders: a node about to stop moves the leaders of the
+// streams it leads, but the shards', to the other nodes and waits for
+// them: afterwards it leads none of them, and once it is closed each
+// answers a read from a survivor at once (no election to wait out, no
+// request lost at a leader shutting down).
+func TestMoveOtherLeaders(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	var leaving *Node
+	var before []server.StreamDetail
+	for _, nd := range nodes {
+		led, err := nd.ledStreams()
+		require.NoError(t, err)
+		led = slices.DeleteFunc(led, func(s server.StreamDetail) bool { return nd.isShardStream(s.Name) })
+		if len(led) > len(before) {
+			leaving, before = nd, led
+		}
+	}
+	require.NotNil(t, leaving, "no node leads a stream besides the shards'")
+	shards := leaving.Led()
+	var others []string
+	var survivor *Node
+	for _, nd := range nodes {
+		if nd != leaving {
+			others = append(others, nd.Name())
+			survivor = nd
+		}
+	}
+	moved, err := leaving.MoveOtherLeaders(bg, others)
+	require.NoError(t, err)
+	require.Equal(t, len(before), moved)
+	after, err := leaving.ledStreams()
+	require.NoError(t, err)
+	for _, s := range after {
+		require.True(t, leaving.isShardStream(s.Name), "%s still led by the leaving node", s.Name)
+	}
+	require.Equal(t, shards, leaving.Led(), "the shards are the router's to move")
+
+	require.NoError(t, leaving.Close())
+	for _, s := range before {
+		// The meta group's leader moves with the shutdown (see
+		// MoveOtherLeaders): until the survivors have one, a leader's
+		// message get is refused (ErrNoMetaLeader), and asked again.
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(bg, time.Second)
+		var err error
+		for {
+			_, err = LeaderGet(ctx, survivor.Conn(), s.Name, MsgGetRequest{LastFor: "no.such.subject"})
+			if !errors.Is(err, ErrNoMetaLeader) || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+		require.ErrorIs(t, err, jetstream.ErrMsgNotFound, "%s answers a read at once after the stop", s.Name)
+		t.Logf("%s: answered after the stop in %s", s.Name, time.Since(start).Round(time.Millisecond))
+	}
 }

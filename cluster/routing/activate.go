@@ -43,6 +43,7 @@ func (r *Router) activate(sys Actors, shard int, gen uint64) {
 	start := time.Now()
 	r.activating[shard].Add(1)
 	defer r.activating[shard].Add(-1)
+	defer r.activated[shard].Store(gen)
 	var ids []string
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		var err error

@@ -338,7 +338,9 @@ func answerSubject(reply string) (string, bool) {
 // answer goes into q, with no goroutine per request waiting for it.
 func (r *Router) serveBatchTo(m *nats.Msg, q *answerQueue) {
 	arrived := time.Now()
+	r.lastAsk.Store(arrived.UnixNano())
 	err := readBatch(m.Data, true, func(id, ms uint64, body []byte) {
+		r.unanswered.Add(1) // until its answer is written (answerQueue.send)
 		select {
 		case r.sem <- struct{}{}:
 		default:
@@ -449,6 +451,7 @@ func (q *answerQueue) send() {
 		} else {
 			_ = q.r.n.Conn().Publish(q.subject, b)
 		}
+		q.r.unanswered.Add(-int64(n))
 	}
 }
 

@@ -36,7 +36,11 @@
 // A graceful stop (app.Main.Close, SIGTERM) is the same planned move for
 // every shard the node leads (leave.go, Router.Leave): the node says it
 // is not ready (heartbeat and /readyz) so nothing is balanced back to
-// it, asks the ready nodes leading fewest to take its shards
+// it, moves the leaders of its other streams (change feed, idempotency
+// keys, directory, index, settled, snapshots) to current replicas and
+// waits for them (node.MoveOtherLeaders: a taker's claim reads the feed
+// stream, and a read sent to a leader as it shut down waited a whole
+// 3 s try), then asks the ready nodes leading fewest to take its shards
 // (ticketd.take.<node>: each taker preloads and asks the handover, again
 // while refused), and serves its events until each is handed over, for
 // at most LeaveWait (60 s: a big event's preload); what is left moves

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ const (
 	// takeRetry is the pause between a taker's handover tries (its first
 	// are refused while it preloads).
 	takeRetry = 100 * time.Millisecond
+	// takeCurrentWait bounds a taker's wait for its replica of the shard
+	// to be current before it asks the handover.
+	takeCurrentWait = 2 * time.Second
 )
 
 // Leave hands every shard this node leads over to the other ready nodes
@@ -53,6 +57,18 @@ func (r *Router) Leave(ctx context.Context) {
 	defer cancel()
 	start := time.Now()
 	led := r.n.Led()
+	// The other streams' leaders first (node.MoveOtherLeaders): the takers'
+	// claims below read the change feed's stream, and a read sent to a
+	// leader as it shuts down waits a whole try.
+	if peers := slices.Compact(slices.Sorted(slices.Values(r.n.LeaveTargets(r.n.Config().Shards)))); len(peers) > 0 {
+		moved, err := r.n.MoveOtherLeaders(ctx, peers)
+		if err != nil {
+			r.n.Config().Logger.Warn("cluster: stream leaders not moved before leaving", "moved", moved, "err", err)
+		} else if moved > 0 {
+			r.n.Config().Logger.Info("cluster: stream leaders moved before leaving", "moved", moved,
+				"ms", time.Since(start).Milliseconds())
+		}
+	}
 	if len(led) == 0 {
 		return
 	}
@@ -70,11 +86,63 @@ func (r *Router) Leave(ctx context.Context) {
 				r.n.Config().Logger.Warn("cluster: shard not handed over before leaving", "stream", node.StreamName(shard), "to", to, "err", err)
 				return
 			}
+			leader := r.waitLeader(ctx, shard)
 			r.n.Config().Logger.Info("cluster: shard handed over before leaving", "stream", node.StreamName(shard), "to", to,
-				"ms", time.Since(start).Milliseconds())
+				"leader", leader, "ms", time.Since(start).Milliseconds())
 		})
 	}
 	wg.Wait()
+}
+
+// takenWait bounds the wait, once a shard was handed over, for its new
+// leader's announcement. The step-down answers before the taker has won
+// its vote: a node that stopped then, its router's forwarding connections
+// closed, cut the requests forwarders still sent it meanwhile (503s, the
+// outcome unknown), and had the taker dropped the transfer, the shard
+// waited an election timeout with one voter fewer.
+const takenWait = 2 * time.Second
+
+// waitLeader waits until another node announces it leads shard, within
+// ctx and takenWait, and answers it ("" if none did).
+func (r *Router) waitLeader(ctx context.Context, shard int) string {
+	ctx, cancel := context.WithTimeout(ctx, takenWait)
+	defer cancel()
+	for {
+		if l := r.n.AnnouncedLeader(shard); l != "" && l != r.n.Config().NodeName && !r.leads(shard) {
+			return l
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// takeActivateWait bounds a taker's wait for the activation of a shard a
+// leaving node handed it before it answers the leaving node. The new
+// owner's claims read the change feed's stream and the shard's log
+// (settle.Feeds.Import); answered at once, the leaving node shut its
+// server down while they ran: the meta group's leader and the routes
+// move with it, and a read that meets that waits.
+const takeActivateWait = 5 * time.Second
+
+// waitActivated waits, for at most takeActivateWait, until this node has
+// led shard since a change after its gen-th and that gain's activation
+// has ended (or, after a second, while it does not lead it).
+func (r *Router) waitActivated(shard int, gen uint64) {
+	start := time.Now()
+	for time.Since(start) < takeActivateWait {
+		if g := r.activated[shard].Load(); g > gen && g == r.gen[shard].Load() {
+			return
+		}
+		if time.Since(start) > time.Second && !r.leads(shard) {
+			return // another node won the vote
+		}
+		if r.stopped(10 * time.Millisecond) {
+			return
+		}
+	}
 }
 
 // askTake asks node to to take shard from this node, and waits for it
@@ -105,9 +173,28 @@ func (r *Router) takeFor(m *nats.Msg) {
 	go func() {
 		defer r.wg.Done()
 		deadline := time.Now().Add(LeaveWait)
+		gen := r.gen[shard].Load()
 		for {
-			err := r.handOver(shard, from, r.n.Config().NodeName)
+			err := r.preloadFor(shard)
+			if err == nil {
+				// Behind the leader (under load), this node would drop the
+				// step-down's transfer and the shard would wait an election
+				// timeout for a leader: the handover is asked once it is
+				// current, as the leaders' spreading does (for at most
+				// takeCurrentWait: a replica never seen current asks after).
+				since := time.Now()
+				for time.Since(since) < takeCurrentWait &&
+					!r.n.Server().JetStreamIsStreamCurrent(node.GlobalAccount, node.StreamName(shard)) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if err = r.askHandOver(shard, from, r.n.Config().NodeName); err != nil {
+					r.dropPreloaded(shard)
+				}
+			}
 			if err == nil || r.leads(shard) {
+				if err == nil {
+					r.waitActivated(shard, gen)
+				}
 				_ = m.Respond(nil)
 				return
 			}

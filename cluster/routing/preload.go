@@ -20,7 +20,9 @@ import (
 // (within preloadFresh) the handover catches them up with the records
 // written since and asks the giver: the taker's actors start from those
 // states and replay only the last records (the claim's fence still
-// decides: a state built ahead is a prefix of the event's log).
+// decides: a state built ahead is a prefix of the event's log). The
+// events' change feeds are fetched with them (PrefetchFeed), so the claim
+// imports only the entries of the log's tail.
 const (
 	// preloadFresh is how long a shard's preload serves its handover.
 	preloadFresh = 30 * time.Second
@@ -109,6 +111,12 @@ func (r *Router) preload(ctx context.Context, sys Actors, shard int) int {
 						r.n.Config().Logger.Debug("cluster: preload", "event", id, "err", err)
 					}
 					continue
+				}
+				if r.PrefetchFeed != nil && ctx.Err() == nil {
+					// Its claim imports what this leaves out.
+					if err := r.PrefetchFeed(id); err != nil {
+						r.n.Config().Logger.Debug("cluster: prefetch the feed", "event", id, "err", err)
+					}
 				}
 				mu.Lock()
 				built++

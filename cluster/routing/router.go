@@ -56,6 +56,11 @@ type Router struct {
 
 	owed *settle.Owed // see Own; nil: the entries stay where they were written
 
+	// PrefetchFeed, when set (app: settle.Feeds.Prefetch), fetches an
+	// event's carried change feed into the local store while its shard is
+	// preloaded ahead of a move (preload.go). Set before the node serves.
+	PrefetchFeed func(eventID string) error
+
 	alive map[string]aliveCtx // per owner forwarded to: done once it is gone
 
 	// The batches of forwarded requests and answers (asks.go).
@@ -79,14 +84,25 @@ type Router struct {
 	// activating marks the shards whose events this node is activating
 	// after a gain (see activate): giveUp refuses to hand those over.
 	activating []atomic.Int32
-	hsub       *nats.Subscription
-	tsub       *nats.Subscription // a leaving node's asks to take its shards (leave.go)
+	// activated is, per shard, the gain (gen) whose activation ended last
+	// (see takeFor).
+	activated []atomic.Uint64
+	hsub      *nats.Subscription
+	tsub      *nats.Subscription // a leaving node's asks to take its shards (leave.go)
 
 	pre preloader // the shards whose events were built ahead of a move here
 
 	defer_ deferrals // the events whose import waits for their claim (activate.go)
 
 	keys keyImports // the events whose Idempotency-Key records were imported (keys.go)
+
+	// closing: Close began; a forwarded request is answered "moved" (see
+	// drain). unanswered counts the forwarded requests read in batches
+	// whose answers are not written yet; lastAsk is when the last came
+	// (unix nanoseconds).
+	closing    atomic.Bool
+	unanswered atomic.Int64
+	lastAsk    atomic.Int64
 }
 
 // askSubj + node name is where a node serves forwarded requests.
@@ -104,7 +120,7 @@ func NewRouter(n *node.Node, encode AnswerEncoder) *Router {
 		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{},
 		peers: map[string]*peer{}, ansQueues: map[string]*answerQueue{},
 		gen: make([]atomic.Uint64, n.Config().Shards), handing: make([]atomic.Bool, n.Config().Shards),
-		activating: make([]atomic.Int32, n.Config().Shards), defer_: deferrals{listed: make([]bool, n.Config().Shards), every: make([]uint64, n.Config().Shards)}}
+		activating: make([]atomic.Int32, n.Config().Shards), activated: make([]atomic.Uint64, n.Config().Shards), defer_: deferrals{listed: make([]bool, n.Config().Shards), every: make([]uint64, n.Config().Shards)}}
 }
 
 func init() {
@@ -167,8 +183,12 @@ func (r *Router) EventOwner(ctx context.Context, eventID string) (string, error)
 
 // refreshTimeout bounds asking JetStream for a shard's leader: without
 // one (an election) the question waits for nothing, and the caller tries
-// again.
-const refreshTimeout = time.Second
+// again. A leader answers within milliseconds, and the new one announces
+// itself in its heartbeat (read first) as soon as it is elected: at 1 s,
+// the requests that asked during a planned move's election (tens of
+// milliseconds) waited that whole second after it (a 1.37 s write gap
+// in TestGracefulStopHandsOver, every client's request 1.4 s).
+const refreshTimeout = 250 * time.Millisecond
 
 // refresh asks JetStream who leads the shard's stream.
 func (r *Router) refresh(ctx context.Context, shard int) (string, error) {
@@ -602,7 +622,7 @@ func (r *Router) answerAsync(data []byte, timeout time.Duration, done func(*wire
 		return
 	}
 	shard := r.n.Shard(req.EventID)
-	if r.handing[shard].Load() || !r.leads(shard) {
+	if r.handing[shard].Load() || r.closing.Load() || !r.leads(shard) {
 		done(&wireResp{Moved: true})
 		return
 	}
@@ -657,10 +677,17 @@ func encodeAnswer(resp *wireResp) []byte {
 }
 
 // Close stops serving forwarded requests and waits for the activations
-// under way (each gives up at once when stopped).
+// under way (each gives up at once when stopped). The requests forwarded
+// to it meanwhile are answered "moved" (sent again to the next owner),
+// and its forwarding connections close once the answers of those read
+// are written and none came for closeQuiet (at most closeDrain): a
+// connection closed under a request leaves its outcome unknown, answered
+// 503 to the client.
 func (r *Router) Close() {
 	if r.sub != nil {
 		r.n.SetHandOver(nil)
+		r.closing.Store(true)
+		r.drain()
 		_ = r.sub.Unsubscribe()
 		_ = r.hsub.Unsubscribe()
 		_ = r.tsub.Unsubscribe()
@@ -687,6 +714,28 @@ func (r *Router) Close() {
 		}
 		r.sub = nil
 	}
+}
+
+// closeDrain bounds Close's wait for the forwarded requests under way;
+// closeQuiet is how long no request must have come before it closes the
+// forwarding connections (a forwarder sends to the next owner once it
+// hears of it: within a heartbeat's way after Leave's handovers).
+const (
+	closeDrain = time.Second
+	closeQuiet = 50 * time.Millisecond
+)
+
+// drain waits until every forwarded request read has its answer written
+// and none came for closeQuiet, for at most closeDrain.
+func (r *Router) drain() {
+	deadline := time.Now().Add(closeDrain)
+	for time.Now().Before(deadline) {
+		if r.unanswered.Load() <= 0 && time.Since(time.Unix(0, r.lastAsk.Load())) >= closeQuiet {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.n.Config().Logger.Info("cluster: closing with forwarded requests unanswered", "requests", r.unanswered.Load())
 }
 
 // A planned move (Node.balance) is a handover: the node taking a shard

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -329,6 +330,8 @@ func TestPlannedMove(t *testing.T) {
 		return r.gap, r.failed
 	}
 	move("step-down", b, to, func() error { return stacks[to].node.StepDown(shard, stacks[to].node.Name()) })
+	var prefetched sync.Map // the events whose feed the taker fetched ahead
+	stacks[b].router.PrefetchFeed = func(id string) error { prefetched.Store(id, true); return nil }
 	gap, failed := move("handover", to, b, func() error {
 		// The first asks build the event's state on the taker while the
 		// giver serves it (see preload.go); the handover then catches it
@@ -346,6 +349,8 @@ func TestPlannedMove(t *testing.T) {
 	built, taken := stacks[b].sys.PreloadStats()
 	require.Equal(t, uint64(1), built, "the taker built the event's state ahead of the move")
 	require.Equal(t, uint64(1), taken, "the taker's actor started from the state built ahead")
+	_, ok := prefetched.Load(evt)
+	require.True(t, ok, "the taker fetched the event's change feed with its state")
 }
 
 // sellable creates event evt through sys (unit bu_1, a month ahead) with

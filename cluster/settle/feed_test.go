@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"ticketd/cluster/clustertest"
@@ -121,4 +122,43 @@ func TestFeedCarriedPastTrim(t *testing.T) {
 	require.Equal(t, "2511", last.Header.Get(hdrFeedLast))
 	b.activate(t, evt)
 	requireFeed(t, b.store, evt, 2511)
+}
+
+// TestFeedPrefetchedAheadOfAMove: a node that preloads an event ahead of
+// a planned move fetches the feed entries the feed stream carries
+// (Prefetch) but not those the log alone puts; its claim after the move
+// then reads only the log: with the event's subject of the feed stream
+// purged before the claim, the new owner still holds every entry, the
+// prefetched ones and the log's, byte for byte.
+func TestFeedPrefetchedAheadOfAMove(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes, _ := clustertest.StartCluster(t, 3)
+	const evt = "evt_feed_prefetched"
+	lead := shardLeader(t, nodes, evt)
+	a, c := newOwner(t, nodes[lead]), newOwner(t, nodes[(lead+2)%3])
+	snaps := NewSnapshots(a.log)
+	a.log.ImportClaimed = snaps.Feeds.Import
+	w := clustertest.Claim(t, a.log, evt, 0)
+	for r := range uint64(4) { // records 1..4: 500 entries each
+		commitFeed(t, w, evt, r+1, 500*r+1, 500*(r+1)+1)
+	}
+	commitFeed(t, w, evt, 5, 2001, 2002)
+	_, err := snaps.SaveAndTrim(evt, 4, []byte("state at 4"))
+	require.NoError(t, err)
+	through, err := snaps.SaveAndTrim(evt, 5, []byte("state at 5"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(4), through)
+
+	csnaps := NewSnapshots(c.log)
+	c.log.ImportClaimed = csnaps.Feeds.Import
+	require.NoError(t, csnaps.Feeds.Prefetch(evt))
+	requireFeed(t, c.store, evt, 2001) // carried through 2001 by the trim
+
+	// The owner goes on; its last entries are put by the log alone.
+	commitFeed(t, w, evt, 6, 2002, 2004)
+	s, err := nodes[lead].JetStream().Stream(bg, FeedStream)
+	require.NoError(t, err)
+	require.NoError(t, s.Purge(bg, jetstream.WithPurgeSubject(feedSubj+evt)))
+	c.activate(t, evt)
+	requireFeed(t, c.store, evt, 2003)
 }

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // Exclusive takes the machine-wide lock name, waiting while another
@@ -31,10 +32,21 @@ func Exclusive(name string) (release func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("testlock: %w", err)
 	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		return func() {
+			_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			_ = f.Close()
+		}, nil
+	}
+	// Said, so that a run that seems stuck says why (and a go test
+	// -timeout counts this wait too).
+	start := time.Now()
+	fmt.Fprintf(os.Stderr, "testlock: waiting for %s: another test binary holds it\n", path)
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("testlock: %s: %w", path, err)
 	}
+	fmt.Fprintf(os.Stderr, "testlock: took %s after %s\n", path, time.Since(start).Round(time.Second))
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		_ = f.Close()
