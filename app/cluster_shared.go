@@ -60,6 +60,9 @@ func (m *Main) shareCluster(ac *actors.Config) {
 	ac.Index = shared.EventIndex{Index: sh.index}
 	m.audit.Share(sh.index.PutAll)
 	m.hooks.Share(sh.index.Put)
+	// A keyed endpoint write puts its Idempotency-Key record with the
+	// endpoint, in one atomic batch (decisions §20).
+	m.hooks.ShareRecords(sh.index.PutAtomic, sh.index.Get, idempotencyTTL)
 	ready := ac.Ready
 	ac.Ready = func() error {
 		if err := ready(); err != nil {

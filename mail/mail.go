@@ -18,6 +18,7 @@ import (
 
 	gomail "github.com/wneessen/go-mail"
 
+	"ticketd/ask"
 	"ticketd/outbox"
 	"ticketd/persistence"
 )
@@ -235,7 +236,23 @@ func (m *Mailer) Pending(after string, limit int) ([]Entry, error) {
 // Retry makes parked entry id (its key after InboxPrefix) go out
 // again now. outbox.ErrNotFound or outbox.ErrNotParked otherwise.
 func (m *Mailer) Retry(id string) (Entry, error) {
-	e, err := m.queue.Requeue(id, m.cfg.Now())
+	return m.RetryRecorded(id, nil)
+}
+
+// RetryRecorded is Retry for a request with an Idempotency-Key: rec (nil:
+// none) is called with the retried Entry and its record committed with
+// the requeue (outbox.Queue.RequeueRecorded); a requeue made before
+// answers *ask.Replayed with its record.
+func (m *Mailer) RetryRecorded(id string, rec *ask.Recorder) (Entry, error) {
+	var orec *ask.Recorder
+	if rec != nil {
+		r := *rec
+		if rec.Value != nil {
+			r.Value = func(res any) []byte { return rec.Value(m.entry(res.(outbox.Entry))) }
+		}
+		orec = &r
+	}
+	e, err := m.queue.RequeueRecorded(id, m.cfg.Now(), orec)
 	if err != nil {
 		return m.entry(e), err
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"ticketd/ask"
 	"ticketd/persistence"
 )
 
@@ -349,8 +350,28 @@ func (q *Queue) Get(id string) (Entry, error) {
 // Requeue makes parked entry id due at now and returns it; the sender
 // must then be woken. ErrNotFound or ErrNotParked otherwise.
 func (q *Queue) Requeue(id string, now time.Time) (Entry, error) {
+	return q.RequeueRecorded(id, now, nil)
+}
+
+// RequeueRecorded is Requeue for a request with an Idempotency-Key: rec
+// (nil: none) is its record, made from the requeued entry and committed in
+// the requeue's own batch, so a crash can never keep the requeue without
+// the key (a retry would requeue the entry a second time) nor the key
+// without the requeue (decisions §20). For a key claimed before (rec.Look)
+// it looks for the record first: found and live, the requeue was made
+// before and it answers *ask.Replayed with the record, changing nothing.
+func (q *Queue) RequeueRecorded(id string, now time.Time, rec *ask.Recorder) (Entry, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if rec != nil && rec.Look && rec.Key != nil {
+		v, ok, err := q.store.Get(rec.Key)
+		if err != nil {
+			return Entry{}, fmt.Errorf("outbox: %s: requeue %s: read its record: %w", q.name, id, err)
+		}
+		if ok && (rec.Live == nil || rec.Live(v)) {
+			return Entry{}, &ask.Replayed{Value: v}
+		}
+	}
 	e, err := q.Get(id)
 	if err != nil {
 		return Entry{}, err
@@ -364,6 +385,11 @@ func (q *Queue) Requeue(id string, now time.Time) (Entry, error) {
 	e.State, e.NextAt = Retrying, now
 	if err := q.put(b, e); err != nil {
 		return Entry{}, err
+	}
+	if rec != nil && rec.Key != nil && rec.Value != nil {
+		if v := rec.Value(e); v != nil {
+			b.Put(rec.Key, v)
+		}
 	}
 	if err := q.store.Commit(b); err != nil {
 		return Entry{}, fmt.Errorf("outbox: %s: requeue %s: %w", q.name, id, err)

@@ -217,6 +217,6 @@
 //	csess/, csessseen/, csessend/   cluster mode: console sessions, their last use, sign-outs everywhere (http/console)
 //	secret/<name>                   cluster mode: a secret made once for the cluster (app)
 //	clusterpos/index                cluster mode: last stream sequence of the shared index copied here (cluster)
-//	idem/<scope>/<hex sha256(key)>  an Idempotency-Key's answer, put in the batch of the write it answers (http, actors)
+//	idem/<scope>/<hex sha256(key)>  an Idempotency-Key's answer, put in the batch of the write it answers (http, actors, outbox, webhooks)
 //	audit/<unitId>/<chunk>          a chunk of a unit's audit log (audit)
 package persistence

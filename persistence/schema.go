@@ -36,7 +36,7 @@ const (
 	PrefixSessionEnd     = "csessend/"       // http/console: sign-outs everywhere
 	PrefixSecret         = "secret/"         // app: secrets made once for a cluster
 	PrefixClusterPos     = "clusterpos/"     // cluster: position of the shared index copy
-	PrefixIdempotency    = "idem/"           // http, actors: Idempotency-Key answers
+	PrefixIdempotency    = "idem/"           // http, actors, outbox, webhooks: Idempotency-Key answers
 	PrefixAudit          = "audit/"          // audit: the audit log
 )
 
@@ -73,7 +73,7 @@ var Schema = []KeyFormat{
 	{PrefixSessionEnd, "http/console", "csessend/<memberId> -> sign-out time (cluster mode)"},
 	{PrefixSecret, "app", "secret/<name> -> secret bytes (cluster mode)"},
 	{PrefixClusterPos, "cluster", "clusterpos/index -> last stream sequence copied"},
-	{PrefixIdempotency, "http, actors", "idem/<scope>/<hex sha256(key)> -> the answer"},
+	{PrefixIdempotency, "http, actors, outbox, webhooks", "idem/<scope>/<hex sha256(key)> -> the answer"},
 	{PrefixAudit, "audit", "audit/<unitId>/<chunk suffix> -> version byte | s2 of the chunk's entries"},
 }
 

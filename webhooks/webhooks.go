@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"ticketd/ask"
 	"ticketd/outbox"
 	"ticketd/persistence"
 )
@@ -242,8 +243,14 @@ type Service struct {
 	cfg   Config
 	store *persistence.Store
 	unit  func(eventID string) (string, bool)
-	// share, when set, writes endpoint changes on every node (Share).
-	share func(ctx context.Context, key, value []byte, ttl time.Duration) error
+	// share, when set, writes endpoint changes on every node (Share);
+	// shareAll and shareGet, when set, write an endpoint with the record
+	// of the request that wrote it, all or nothing, and read a record
+	// back (ShareRecords), for recordTTL.
+	share     func(ctx context.Context, key, value []byte, ttl time.Duration) error
+	shareAll  func(ctx context.Context, keys, values [][]byte, ttls []time.Duration) error
+	shareGet  func(ctx context.Context, key []byte) ([]byte, bool, error)
+	recordTTL time.Duration
 
 	mu       sync.Mutex
 	pmu      sync.Mutex      // the pending counts (pendingPrefix) and their commits, released
@@ -326,6 +333,20 @@ func New(cfg Config, store *persistence.Store, unitOf func(eventID string) (stri
 // service is used.
 func (s *Service) Share(put func(ctx context.Context, key, value []byte, ttl time.Duration) error) {
 	s.share = put
+}
+
+// ShareRecords makes a keyed endpoint write (CreateRecorded) in cluster mode put
+// the endpoint and its request's Idempotency-Key record through putAll,
+// which stores every pair on a majority of the nodes, all of them or none
+// (the shared index's atomic batch), the record kept for ttl; and look for
+// a record through get (the shared index, read from its leader) before
+// writing again (decisions §20: the key commits with the write on
+// JetStream too). Without it, a keyed write in cluster mode puts the
+// endpoint alone, and the request's answer is stored after it. Call it
+// with Share, before the service is used.
+func (s *Service) ShareRecords(putAll func(ctx context.Context, keys, values [][]byte, ttls []time.Duration) error,
+	get func(ctx context.Context, key []byte) ([]byte, bool, error), ttl time.Duration) {
+	s.shareAll, s.shareGet, s.recordTTL = putAll, get, ttl
 }
 
 // EndpointChanged applies an endpoint entry that put (Share) copied into
@@ -455,24 +476,32 @@ func (s *Service) checkInput(in Input) error {
 	return nil
 }
 
-// save commits e; s.mu must be held.
-func (s *Service) save(e *Endpoint, rec Record) error {
+// save commits e with rec's record of it (see CreateRecorded); s.mu must
+// be held.
+func (s *Service) save(e *Endpoint, rec *ask.Recorder) error {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("webhooks: encode endpoint: %w", err)
 	}
+	var rk, rv []byte
+	if rec != nil && rec.Key != nil && rec.Value != nil {
+		if v := rec.Value(*e); v != nil {
+			rk, rv = rec.Key, v
+		}
+	}
 	if s.share != nil {
-		// The shared store takes one key a write: the request's record
-		// is stored after it, by the caller (see Record).
+		if rk != nil && s.shareAll != nil {
+			return s.putSharedRecorded(e.ID, b, rk, rv)
+		}
+		// Without ShareRecords the request's answer is stored after
+		// the endpoint, by the pipeline.
 		return s.putShared(e.ID, b)
 	}
 	bt := s.store.NewBatch()
 	defer bt.Close()
 	bt.Put([]byte(endpointPrefix+e.ID), b)
-	if rec != nil {
-		if k, v := rec(*e); k != nil && v != nil {
-			bt.Put(k, v)
-		}
+	if rk != nil {
+		bt.Put(rk, rv)
 	}
 	if err := s.store.Commit(bt); err != nil {
 		return fmt.Errorf("webhooks: save endpoint %s: %w", e.ID, err)
@@ -491,14 +520,55 @@ func (s *Service) putShared(id string, value []byte) error {
 	return nil
 }
 
-// Record makes the record of the request that writes an endpoint: its
-// Idempotency-Key's key and value for the endpoint written (nil: none).
-// On a single node the record commits in the endpoint's own batch, so a
-// retried request whose answer was lost finds it and is answered with it
-// instead of creating a second endpoint (decisions §20). In cluster mode
-// the shared store writes one key at a time and Record is not called: the
-// pipeline stores the answer after the write, as before.
-type Record func(e Endpoint) (key, value []byte)
+// putSharedRecorded puts endpoint id's value and the record rk = rv of
+// the request that wrote it through ShareRecords' putAll: both or neither.
+func (s *Service) putSharedRecorded(id string, value, rk, rv []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
+	defer cancel()
+	err := s.shareAll(ctx, [][]byte{[]byte(endpointPrefix + id), rk}, [][]byte{value, rv}, []time.Duration{0, s.recordTTL})
+	if err != nil {
+		return fmt.Errorf("webhooks: share endpoint %s: %w", id, err)
+	}
+	return nil
+}
+
+// made looks for the record of rec's request when its key was claimed
+// before (rec.Look): found and live, the write was made before (its
+// answer lost to a crash, a timeout or a failover) and it answers
+// *ask.Replayed with the record; nil when there is none to look for or
+// none found. It reads this node's store, or in cluster mode the shared
+// index (ShareRecords), where the record was put with the endpoint.
+func (s *Service) made(rec *ask.Recorder) error {
+	return s.madeIn(rec, s.share != nil && s.shareGet != nil)
+}
+
+// madeIn is made reading the shared index (shared) or this node's store
+// (where the records of writes to this node's own queue are: Resend,
+// Replay).
+func (s *Service) madeIn(rec *ask.Recorder, shared bool) error {
+	if rec == nil || !rec.Look || rec.Key == nil {
+		return nil
+	}
+	var (
+		v   []byte
+		ok  bool
+		err error
+	)
+	if shared {
+		ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
+		v, ok, err = s.shareGet(ctx, rec.Key)
+		cancel()
+	} else {
+		v, ok, err = s.store.Get(rec.Key)
+	}
+	if err != nil {
+		return fmt.Errorf("webhooks: read the request's record: %w", err)
+	}
+	if ok && len(v) > 0 && (rec.Live == nil || rec.Live(v)) {
+		return &ask.Replayed{Value: v}
+	}
+	return nil
+}
 
 // Create adds an endpoint to unitID, enabled, with a new secret (returned
 // here; callers show it once).
@@ -506,8 +576,14 @@ func (s *Service) Create(unitID string, in Input) (Endpoint, error) {
 	return s.CreateRecorded(unitID, in, nil)
 }
 
-// CreateRecorded is Create committing rec's record with the endpoint.
-func (s *Service) CreateRecorded(unitID string, in Input, rec Record) (Endpoint, error) {
+// CreateRecorded is Create for a request with an Idempotency-Key: rec
+// (nil: none) is its record, whose Value is called with the Endpoint
+// written. The record commits in the endpoint's own batch on a single
+// node, and in cluster mode in one atomic put with it (ShareRecords), so
+// a retried request whose answer was lost finds it (rec.Look) and is
+// answered with it (*ask.Replayed) instead of making a second endpoint
+// (decisions §20). RotateSecretRecorded and SetEnabledRecorded do the same.
+func (s *Service) CreateRecorded(unitID string, in Input, rec *ask.Recorder) (Endpoint, error) {
 	if in.URL == nil || in.EventTypes == nil {
 		return Endpoint{}, fmt.Errorf("%w: url and eventTypes are required", ErrInvalid)
 	}
@@ -516,6 +592,9 @@ func (s *Service) CreateRecorded(unitID string, in Input, rec Record) (Endpoint,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.made(rec); err != nil {
+		return Endpoint{}, err
+	}
 	n := 0
 	for _, e := range s.eps {
 		if e.UnitID == unitID {
@@ -594,9 +673,12 @@ func (s *Service) List(unitID string) []Endpoint {
 
 // update applies fn to a copy of the endpoint and commits it (with rec's
 // record, when set).
-func (s *Service) update(unitID, id string, rec Record, fn func(e *Endpoint)) (Endpoint, error) {
+func (s *Service) update(unitID, id string, rec *ask.Recorder, fn func(e *Endpoint)) (Endpoint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.made(rec); err != nil {
+		return Endpoint{}, err
+	}
 	cur, err := s.get(unitID, id)
 	if err != nil {
 		return Endpoint{}, err
@@ -633,7 +715,13 @@ func (s *Service) Update(unitID, id string, in Input) (Endpoint, error) {
 // SetEnabled enables or disables an endpoint; enabling resets its failure
 // count.
 func (s *Service) SetEnabled(unitID, id string, on bool) (Endpoint, error) {
-	return s.update(unitID, id, nil, func(e *Endpoint) {
+	return s.SetEnabledRecorded(unitID, id, on, nil)
+}
+
+// SetEnabledRecorded is SetEnabled committing rec's record with the
+// endpoint.
+func (s *Service) SetEnabledRecorded(unitID, id string, on bool, rec *ask.Recorder) (Endpoint, error) {
+	return s.update(unitID, id, rec, func(e *Endpoint) {
 		e.Enabled = on
 		e.ConsecutiveFailures = 0
 		e.DisabledReason = ""
@@ -650,9 +738,9 @@ func (s *Service) RotateSecret(unitID, id string) (Endpoint, error) {
 }
 
 // RotateSecretRecorded is RotateSecret committing rec's record with the
-// endpoint (see Record): a retried rotation whose answer was lost answers
-// the secret it made instead of rotating again.
-func (s *Service) RotateSecretRecorded(unitID, id string, rec Record) (Endpoint, error) {
+// endpoint (see CreateRecorded): a retried rotation whose answer was lost
+// answers the secret it made instead of rotating again.
+func (s *Service) RotateSecretRecorded(unitID, id string, rec *ask.Recorder) (Endpoint, error) {
 	return s.update(unitID, id, rec, func(e *Endpoint) {
 		e.PreviousSecret = e.Secret
 		e.PreviousUntil = s.cfg.Now().UTC().Add(s.cfg.RotationGrace)
@@ -723,8 +811,28 @@ func (s *Service) Deliveries(unitID, id string) ([]Delivery, error) {
 // a new task: the same bytes and event id (receivers deduplicate by it),
 // delivered, retried and logged like any other. It returns the task's id.
 func (s *Service) Resend(unitID, endpointID, deliveryID string) (string, Delivery, error) {
+	return s.ResendRecorded(unitID, endpointID, deliveryID, nil)
+}
+
+// Resent is what ResendRecorded's record is made from: the queued task's
+// id and the delivery sent again.
+type Resent struct {
+	ID       string
+	Delivery Delivery
+}
+
+// ResendRecorded is Resend for a request with an Idempotency-Key: rec
+// (nil: none) is its record, made from a Resent and committed in the
+// batch that queues the task, so a retry whose answer was lost is
+// answered with it (*ask.Replayed) instead of queueing a second delivery
+// (decisions §20). The task and the record are in this node's store, in
+// cluster mode too, and only it looks for the record.
+func (s *Service) ResendRecorded(unitID, endpointID, deliveryID string, rec *ask.Recorder) (string, Delivery, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.madeIn(rec, false); err != nil {
+		return "", Delivery{}, err
+	}
 	ep, err := s.get(unitID, endpointID)
 	if err != nil {
 		return "", Delivery{}, err
@@ -761,11 +869,22 @@ func (s *Service) Resend(unitID, endpointID, deliveryID string) (string, Deliver
 	if err := s.tasks.Add(bt, outbox.Entry{ID: id, Value: tb, NextAt: s.cfg.Now()}); err != nil {
 		return "", Delivery{}, err
 	}
+	putRecord(bt, rec, Resent{ID: id, Delivery: d.Delivery})
 	if err := s.store.Commit(bt); err != nil {
 		return "", Delivery{}, fmt.Errorf("webhooks: queue resend of %s: %w", deliveryID, err)
 	}
 	s.loop.Wake()
 	return id, d.Delivery, nil
+}
+
+// putRecord puts rec's record of result (nil rec or value: nothing) in b.
+func putRecord(b *persistence.Batch, rec *ask.Recorder, result any) {
+	if rec == nil || rec.Key == nil || rec.Value == nil {
+		return
+	}
+	if v := rec.Value(result); v != nil {
+		b.Put(rec.Key, v)
+	}
 }
 
 // logKeys returns the oldest n keys of endpoint's delivery log (n < 0:
@@ -805,11 +924,22 @@ var ErrReplayFrom = errors.New("webhooks: replay needs a seq with its event, or 
 // keeps the newest Config.LogMax attempts of an endpoint, which bounds
 // how far back a replay reaches; the change feed reaches further.
 func (s *Service) Replay(unitID, endpointID string, from ReplayFrom) ([]string, error) {
+	return s.ReplayRecorded(unitID, endpointID, from, nil)
+}
+
+// ReplayRecorded is Replay for a request with an Idempotency-Key: rec
+// (nil: none) is its record, made from the queue ids ([]string) and
+// committed in the batch that queues them, as ResendRecorded does. A
+// replay that queues nothing commits nothing.
+func (s *Service) ReplayRecorded(unitID, endpointID string, from ReplayFrom, rec *ask.Recorder) ([]string, error) {
 	if (from.Seq == 0 && from.Since.IsZero()) || (from.Seq > 0 && from.EventID == "") {
 		return nil, ErrReplayFrom
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.madeIn(rec, false); err != nil {
+		return nil, err
+	}
 	ep, err := s.get(unitID, endpointID)
 	if err != nil {
 		return nil, err
@@ -873,6 +1003,7 @@ func (s *Service) Replay(unitID, endpointID string, from ReplayFrom) ([]string, 
 		}
 		ids = append(ids, id)
 	}
+	putRecord(bt, rec, ids)
 	if err := s.store.Commit(bt); err != nil {
 		return nil, fmt.Errorf("webhooks: queue replay of %s: %w", endpointID, err)
 	}

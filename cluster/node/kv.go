@@ -183,6 +183,37 @@ func (r *ReplicatedStream) Publish(ctx context.Context, m *nats.Msg) (*jetstream
 	return ack, nil
 }
 
+// PublishBatch publishes msgs as one atomic batch (PublishAtomic: stored
+// whole or not at all; the stream must allow atomic publish), retrying
+// what is transient until ctx ends, as Publish does. Every message must
+// carry a Nats-Msg-Id: a try after one whose answer was lost but which
+// was stored is refused as holding duplicate ids (10201), which says the
+// batch is stored, and answers nil.
+func (r *ReplicatedStream) PublishBatch(ctx context.Context, msgs []*nats.Msg) error {
+	if _, err := r.Stream(ctx); err != nil {
+		return err
+	}
+	tried := false
+	return r.retry(ctx, "publish a batch to "+r.cfg.Name, func(ctx context.Context) (bool, error) {
+		_, err := PublishAtomic(ctx, r.n.nc, r.n.js, r.n.cfg.RequestTimeout, msgs)
+		var api *jetstream.APIError
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.As(err, &api) && api.ErrorCode == jsErrCodeBatchDuplicate && tried:
+			return true, nil
+		case errors.As(err, &api) && api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence:
+			return true, fmt.Errorf("%w: %v", ErrConflict, err)
+		}
+		tried = true
+		return false, err
+	})
+}
+
+// jsErrCodeBatchDuplicate is JetStream's refusal of an atomic batch that
+// holds a message id stored already (JSAtomicPublishContainsDuplicateMessageErr).
+const jsErrCodeBatchDuplicate jetstream.ErrorCode = 10201
+
 // FencedMsg is a message on subject that is stored only if the subject's
 // last message is expected (0: the subject has none).
 func FencedMsg(subject, id string, expected uint64, data []byte) *nats.Msg {

@@ -61,7 +61,12 @@
 //     is put on a majority before it is answered, and each node's copy
 //     refreshes its webhooks.Service view as it is applied, so the owner
 //     of an event delivers to an endpoint made through any node. A
-//     deletion is put as an empty value. Concurrent changes of one
+//     deletion is put as an empty value. A keyed write of an endpoint
+//     (create, rotate, enable, disable) puts the request's Idempotency-Key
+//     record ("idem/", 24 h as TTL) with it in one atomic batch
+//     (Index.PutAtomic; the stream allows atomic publish), and a retry of
+//     a key claimed before reads it back from the leader before writing
+//     again (webhooks.Service.ShareRecords). Concurrent changes of one
 //     endpoint through two nodes (an operator's edit, the owner counting
 //     failures) are not fenced: the last one put wins on every node.
 //   - Idempotency keys: Idempotency, the stream TICKETD_IDEM (one subject

@@ -70,8 +70,10 @@ const (
 // then stood as the key's answer. What is left: a record whose log
 // messages were trimmed before a second change of owner is gone from the
 // log (this stream's answer remains, unless the request's node died
-// before storing it). Directory writes (units, keys) are decided on every
-// node from the shared log and keep only this stream's answer.
+// before storing it). Webhook endpoint writes put their record with the
+// endpoint in the shared index (Index.PutAtomic). Directory writes (units,
+// keys) are decided on every node from the shared log and keep only this
+// stream's answer.
 //
 // Value: version byte 1, kind ('c' claim, 'a' answer, 'r' released),
 // 32-byte request fingerprint, 8-byte big-endian unix nanoseconds (the

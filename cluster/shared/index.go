@@ -61,7 +61,7 @@ type Index struct {
 func NewIndex(n *node.Node, local *persistence.Store) *Index {
 	return &Index{n: n, local: local, stop: make(chan struct{}),
 		st: node.NewReplicatedStream(n, jetstream.StreamConfig{Name: indexStream, Subjects: []string{indexPrefix + ">"},
-			MaxMsgsPerSubject: 1, AllowMsgTTL: true})}
+			MaxMsgsPerSubject: 1, AllowMsgTTL: true, AllowAtomicPublish: true})}
 }
 
 // Put stores key = value on a majority of the nodes (for ttl, 0 for
@@ -69,6 +69,26 @@ func NewIndex(n *node.Node, local *persistence.Store) *Index {
 func (x *Index) Put(ctx context.Context, key, value []byte, ttl time.Duration) error {
 	if _, err := x.st.Publish(ctx, x.msg(key, value, ttl)); err != nil {
 		return fmt.Errorf("cluster: index put: %w", err)
+	}
+	return nil
+}
+
+// PutAtomic stores every pair, each for its ttl (0: for ever), on a
+// majority of the nodes, all of them or none: one atomic batch of the
+// stream, so a write and the Idempotency-Key record of the request that
+// made it (a webhook endpoint and its creation's answer) are never kept
+// one without the other (decisions §20). Every node's copy follows
+// within moments.
+func (x *Index) PutAtomic(ctx context.Context, keys, values [][]byte, ttls []time.Duration) error {
+	if len(keys) != len(values) || len(keys) != len(ttls) || len(keys) == 0 {
+		return errors.New("cluster: index put atomic: one value and one ttl a key, at least one key")
+	}
+	msgs := make([]*nats.Msg, len(keys))
+	for i := range keys {
+		msgs[i] = x.msg(keys[i], values[i], ttls[i])
+	}
+	if err := x.st.PublishBatch(ctx, msgs); err != nil {
+		return fmt.Errorf("cluster: index put atomic: %w", err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"ticketd/ask"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
@@ -13,6 +14,9 @@ import (
 type OutboxLister interface {
 	Pending(after string, limit int) ([]mail.Entry, error)
 	Retry(id string) (mail.Entry, error)
+	// RetryRecorded is Retry committing the request's Idempotency-Key
+	// record (nil: none) with the requeue.
+	RetryRecorded(id string, rec *ask.Recorder) (mail.Entry, error)
 	Preview(id string) (mail.Entry, []byte, error)
 }
 

@@ -7,6 +7,7 @@ import (
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/mail"
+	"ticketd/ops"
 	"ticketd/outbox"
 )
 
@@ -49,7 +50,13 @@ func (a *api) retryOutboxMail(c *thttp.Ctx) (any, error) {
 	if ob == nil {
 		return nil, thttp.NewError(503, "the outbox is not available").WithReason(event.ReasonOutboxUnavailable)
 	}
-	e, err := ob.Retry(strings.ReplaceAll(c.Param("entryId"), ".", "/"))
+	// A keyed retry commits its record with the requeue: a retry of it
+	// whose answer was lost replays it instead of requeueing again.
+	rec := recorder(c, func(res any) any { return outboxView(res.(mail.Entry)) })
+	e, err := ob.RetryRecorded(strings.ReplaceAll(c.Param("entryId"), ".", "/"), rec)
+	if v, ok := ops.Replayed(err); ok {
+		return nil, c.Replay(v)
+	}
 	switch {
 	case errors.Is(err, outbox.ErrNotFound):
 		return nil, thttp.NewError(404, "no such outbox entry (delivered already, or never owed)")

@@ -5,9 +5,11 @@ import (
 	"strconv"
 	"strings"
 
+	"ticketd/ask"
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
+	"ticketd/ops"
 	"ticketd/webhooks"
 )
 
@@ -146,11 +148,16 @@ func (a *api) replayWebhooks(c *thttp.Ctx) (any, error) {
 	default:
 		return nil, event.FieldError("fromSeq", "give fromSeq (with eventId) or since")
 	}
-	ids, err := a.hooks.Replay(c.Param("unitId"), c.Param("endpointId"), from)
-	if err != nil {
-		return nil, webhookErr(err)
+	view := func(ids []string) WebhookReplay {
+		return WebhookReplay{EndpointID: c.Param("endpointId"), Queued: len(ids), IDs: ids}
 	}
-	return WebhookReplay{EndpointID: c.Param("endpointId"), Queued: len(ids), IDs: ids}, nil
+	// A keyed replay commits its record with the tasks it queues.
+	rec := recorder(c, func(res any) any { return view(res.([]string)) })
+	ids, err := a.hooks.ReplayRecorded(c.Param("unitId"), c.Param("endpointId"), from, rec)
+	if err != nil {
+		return nil, hookErr(c, err)
+	}
+	return view(ids), nil
 }
 
 func webhookView(e webhooks.Endpoint, withSecret bool) WebhookEndpoint {
@@ -199,6 +206,23 @@ func webhookErr(err error) error {
 	return err
 }
 
+// hookRecord is the record of a keyed endpoint write whose answer shows
+// the secret (create, rotate), committed with the endpoint
+// (webhooks.Service.CreateRecorded): a retry whose answer was lost
+// replays it instead of writing again. nil without an Idempotency-Key.
+func hookRecord(c *thttp.Ctx) *ask.Recorder {
+	return recorder(c, func(res any) any { return webhookView(res.(webhooks.Endpoint), true) })
+}
+
+// hookErr is webhookErr for a keyed write: a write made before (its
+// answer lost, its key claimed again) answers its record.
+func hookErr(c *thttp.Ctx, err error) error {
+	if v, ok := ops.Replayed(err); ok {
+		return c.Replay(v)
+	}
+	return webhookErr(err)
+}
+
 func (a *api) createWebhookEndpoint(c *thttp.Ctx) (any, error) {
 	var req CreateWebhookEndpointRequest
 	if err := c.Bind(&req); err != nil {
@@ -211,7 +235,7 @@ func (a *api) createWebhookEndpoint(c *thttp.Ctx) (any, error) {
 	in := webhooks.Input{URL: &req.URL, EventTypes: req.EventTypes, Description: &req.Description}
 	e, err := a.hooks.CreateRecorded(unit, in, hookRecord(c))
 	if err != nil {
-		return nil, webhookErr(err)
+		return nil, hookErr(c, err)
 	}
 	return webhookView(e, true), nil
 }
@@ -269,16 +293,17 @@ func (a *api) deleteWebhookEndpoint(c *thttp.Ctx) (any, error) {
 func (a *api) rotateWebhookSecret(c *thttp.Ctx) (any, error) {
 	e, err := a.hooks.RotateSecretRecorded(c.Param("unitId"), c.Param("endpointId"), hookRecord(c))
 	if err != nil {
-		return nil, webhookErr(err)
+		return nil, hookErr(c, err)
 	}
 	return webhookView(e, true), nil
 }
 
 func (a *api) enableWebhookEndpoint(on bool) thttp.HandlerFunc {
 	return func(c *thttp.Ctx) (any, error) {
-		e, err := a.hooks.SetEnabled(c.Param("unitId"), c.Param("endpointId"), on)
+		e, err := a.hooks.SetEnabledRecorded(c.Param("unitId"), c.Param("endpointId"), on,
+			recorder(c, func(res any) any { return webhookView(res.(webhooks.Endpoint), false) }))
 		if err != nil {
-			return nil, webhookErr(err)
+			return nil, hookErr(c, err)
 		}
 		return webhookView(e, false), nil
 	}
@@ -312,12 +337,18 @@ func (a *api) listWebhookDeliveries(c *thttp.Ctx) (any, error) {
 }
 
 func (a *api) resendWebhookDelivery(c *thttp.Ctx) (any, error) {
-	id, d, err := a.hooks.Resend(c.Param("unitId"), c.Param("endpointId"), c.Param("deliveryId"))
-	if err != nil {
-		return nil, webhookErr(err)
+	queued := event.At(a.now())
+	view := func(r webhooks.Resent) WebhookResend {
+		return WebhookResend{ID: r.ID, EndpointID: c.Param("endpointId"), ResendOf: r.Delivery.ID, EventID: r.Delivery.EventID,
+			Type: r.Delivery.Type, QueuedAt: queued}
 	}
-	return WebhookResend{ID: id, EndpointID: c.Param("endpointId"), ResendOf: d.ID, EventID: d.EventID, Type: d.Type,
-		QueuedAt: event.At(a.now())}, nil
+	// A keyed resend commits its record with the task it queues.
+	rec := recorder(c, func(res any) any { return view(res.(webhooks.Resent)) })
+	id, d, err := a.hooks.ResendRecorded(c.Param("unitId"), c.Param("endpointId"), c.Param("deliveryId"), rec)
+	if err != nil {
+		return nil, hookErr(c, err)
+	}
+	return view(webhooks.Resent{ID: id, Delivery: d}), nil
 }
 
 // paginateIndex pages a short in-memory list by position.
@@ -355,22 +386,4 @@ func atoiStrict(s string) (int, error) {
 		n = n*10 + int(c-'0')
 	}
 	return n, nil
-}
-
-// hookRecord is the record of a keyed endpoint write (create, rotate: their
-// answer shows the secret), committed with the endpoint (webhooks.Record):
-// a retry whose answer was lost replays it instead of writing again. nil
-// without an Idempotency-Key.
-func hookRecord(c *thttp.Ctx) webhooks.Record {
-	kr := c.Recorder(func(res any) any { return webhookView(res.(webhooks.Endpoint), true) })
-	if kr == nil {
-		return nil
-	}
-	return func(e webhooks.Endpoint) ([]byte, []byte) {
-		v := kr.Value(e)
-		if v == nil {
-			return nil, nil
-		}
-		return kr.Key, v
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"ticketd/ask"
 	"ticketd/audit"
 	"ticketd/directory"
 	"ticketd/event"
@@ -296,6 +297,20 @@ func keyed(c *thttp.Ctx, view func(any) any) context.Context {
 		rec.Portable = kr.Portable
 	}
 	return ops.WithRecorder(contextBG, rec)
+}
+
+// recorder is the record of a keyed write c makes outside the actors (an
+// outbox requeue, a webhook endpoint): the answer view(result) makes (view
+// nil: the result itself), committed by the write with its change; the
+// write looks for it first when the key was claimed before (Look). nil
+// when c owns no Idempotency-Key on a store that commits answers with
+// writes.
+func recorder(c *thttp.Ctx, view func(any) any) *ask.Recorder {
+	kr := c.Recorder(view)
+	if kr == nil {
+		return nil
+	}
+	return &ask.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried}
 }
 
 // keyedErr passes err, first telling c when the write asked for may still
