@@ -212,3 +212,24 @@ func TestMoveOtherLeaders(t *testing.T) {
 		t.Logf("%s: answered after the stop in %s", s.Name, time.Since(start).Round(time.Millisecond))
 	}
 }
+
+// TestSilentForNotAfterOwnStall: a peer not heard for the period is
+// silent while this node hears its own heartbeat; when it has not heard
+// even itself for as long (its process was stalled), no peer is silent,
+// since their heartbeats wait unread.
+func TestSilentForNotAfterOwnStall(t *testing.T) {
+	now := time.Now()
+	n := &Node{cfg: Config{NodeName: "n1", Shards: 3}, peers: map[string]peerState{
+		"n1": {ready: true, seen: now},
+		"n2": {ready: true, seen: now.Add(-2 * PeerStale)},
+		"n3": {ready: true, seen: now},
+	}}
+	require.True(t, n.SilentFor("n2", PeerStale))
+	require.False(t, n.SilentFor("n3", PeerStale))
+	require.False(t, n.SilentFor("n4", PeerStale), "never heard: not silent")
+	n.peers["n1"] = peerState{ready: true, seen: now.Add(-2 * PeerStale)}
+	require.False(t, n.SilentFor("n2", PeerStale), "this node heard nothing either: stalled, not n2")
+	require.True(t, n.SilentFor("n1", PeerStale), "itself, as before")
+	delete(n.peers, "n1")
+	require.True(t, n.SilentFor("n2", PeerStale), "before its own first heartbeat: as before")
+}
