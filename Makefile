@@ -103,10 +103,10 @@ bench-cluster:
 ## kill -9 of the hot event's owner, SIGSTOP of its owner for 15 s, a node restarted
 ## on an empty data dir and a rolling restart; every acknowledged order must survive,
 ## writes resume within 15 s of a kill -9 and pause under 1 s for a planned move; then
-## a new cluster (first order and longest gap under 1 s) and a rolling restart of a
-## 3-event drop (about 10 minutes)
+## a new cluster (first order and longest gap under 1 s), a rolling restart of a
+## 3-event drop, and keyed writes under kill -9 applied exactly once (about 12 minutes)
 cluster-chaos:
-	TICKETD_CLUSTER_CHAOS=1 $(GO) test -count=1 -v -timeout 30m -run 'TestCluster(Chaos|Fresh|RollingRestart)$$' ./cluster/chaos/
+	TICKETD_CLUSTER_CHAOS=1 $(GO) test -count=1 -v -timeout 40m -run 'TestCluster(Chaos|Fresh|RollingRestart|KeyedWritesExactlyOnce)$$' ./cluster/chaos/
 
 # The fsync fault (make chaos, and bench/faults in make test) runs the
 # service under strace; install it when missing.
