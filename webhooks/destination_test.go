@@ -150,8 +150,15 @@ func TestDeliveryRefusedUnlessAllowedAtDeliveryTime(t *testing.T) {
 	t.Cleanup(func() { _ = w.Close(); _ = st.Close() })
 	w.Wake()
 	require.Eventually(t, func() bool { return len(plain.got()) == 1 && len(tlsCalls) == 1 }, 10*time.Second, 5*time.Millisecond)
-	ds, err := w.Deliveries("bu_1", named.ID)
-	require.NoError(t, err)
+	// The receiver counts the request before the deliverer logs its
+	// outcome (after the answer): wait for the log too.
+	var ds []webhooks.Delivery
+	require.Eventually(t, func() bool {
+		var err error
+		ds, err = w.Deliveries("bu_1", named.ID)
+		require.NoError(t, err)
+		return len(ds) > 0 && !ds[0].Refused
+	}, 10*time.Second, 5*time.Millisecond)
 	assert.True(t, ds[0].Succeeded, "newest first: %+v", ds[0])
 	assert.False(t, strings.HasPrefix(ds[0].Error, "refused"))
 }
