@@ -87,7 +87,7 @@ func TestFastBindMatchesGeneral(t *testing.T) {
 		{reflect.TypeFor[[]flatSub](), `[{"k":"a"},{"k":"b","v":2}]`, true},
 		{reflect.TypeFor[[]flatSub](), `[]`, true},
 		{reflect.TypeFor[richBody](), `{"s":"x","i":3,"u":1}`, false}, // uint: the general path
-		{reflect.TypeFor[richBody](), `{"e":"a"}`, false},              // an allowed value that is no email
+		{reflect.TypeFor[richBody](), `{"e":"a"}`, false},             // an allowed value that is no email
 	} {
 		got := checkFastAgrees(t, []byte(tc.body), tc.typ)
 		require.Equal(t, tc.fast, got == 1, "%s %s", tc.typ, tc.body)
