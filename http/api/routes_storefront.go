@@ -46,7 +46,7 @@ func (a *api) storefrontRoutes() []thttp.Route {
 			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.CreateCheckoutSession) {
 				cmd.Storefront, cmd.Origins, cmd.Client, cmd.QueueToken = true, c.Principal().Origins, c.HoldClient(), queueToken(c)
 			})}),
-		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders", OperationID: "placeStorefrontOrder", Tag: "Orders",
+		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders", OperationID: "placeStorefrontOrder", Hot: true, Tag: "Orders",
 			Summary: "Place an order: holds its places for the order hold (15 minutes unless the service sets another)", Body: event.PlaceOrder{}, Success: 201,
 			Response: event.Order{}, Errors: []int{400, 404, 409, 412, 429}, IPLimited: true, QueueToken: true,
 			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.PlaceOrder) {
