@@ -22,11 +22,7 @@ func (o *Ops) fromView(ctx context.Context, eventID string, cmd event.Command) (
 	}
 	switch c := inner.(type) {
 	case event.PlaceOrder:
-		if ask.RecorderOf(ctx) != nil {
-			return nil, nil, false
-		}
-		if err := o.sys.SoldOut(eventID, c); err != nil {
-			o.viewAnswers[0].Add(1)
+		if err := o.OrderFromView(ctx, eventID, &c); err != nil {
 			return nil, err, true
 		}
 	case event.GetQueueStatus:
@@ -36,4 +32,19 @@ func (o *Ops) fromView(ctx context.Context, eventID string, cmd event.Command) (
 		}
 	}
 	return nil, nil, false
+}
+
+// OrderFromView is fromView for a storefront order the caller has not
+// boxed into an event.Storefront yet: the view's SOLD_OUT refusal, or nil
+// (ask). The storefront's order route asks it first, so a refusal costs
+// no copy of the command into an interface (issue 34).
+func (o *Ops) OrderFromView(ctx context.Context, eventID string, c *event.PlaceOrder) error {
+	if !c.Storefront || ask.RecorderOf(ctx) != nil {
+		return nil
+	}
+	if err := o.sys.SoldOut(eventID, *c); err != nil {
+		o.viewAnswers[0].Add(1)
+		return err
+	}
+	return nil
 }
