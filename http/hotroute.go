@@ -35,48 +35,65 @@ type hotRoute struct {
 	off    bool // another route may match the same paths
 }
 
-// hotSeg is one segment of a pattern: a literal, or a parameter.
+// hotSeg is one segment of a pattern: a literal, a parameter, or (other
+// routes only) a catch-all parameter that matches the rest of a path.
 type hotSeg struct {
 	lit   string
 	param bool
+	rest  bool
 }
 
-func compilePattern(path string) ([]hotSeg, bool) {
-	if !strings.HasPrefix(path, "/") {
-		return nil, false
-	}
-	var segs []hotSeg
-	for _, s := range strings.Split(path[1:], "/") {
+// compilePattern splits a router pattern into segments; plain reports
+// whether it has only literals and plain parameters (what a hot route
+// may have).
+func compilePattern(path string) (segs []hotSeg, plain bool) {
+	plain = strings.HasPrefix(path, "/")
+	for _, s := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
 		switch {
-		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") && !strings.ContainsAny(s[1:len(s)-1], ":*{}"):
+		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}"):
+			name, re, _ := strings.Cut(s[1:len(s)-1], ":")
+			if re == "*" {
+				segs = append(segs, hotSeg{rest: true})
+				plain = false
+				continue
+			}
+			if re != "" || strings.ContainsAny(name, "{}") {
+				plain = false
+			}
 			segs = append(segs, hotSeg{param: true})
-		case strings.ContainsAny(s, "{}:*") || s == "":
-			return nil, false // a regexp or catch-all parameter, an empty segment
+		case strings.ContainsAny(s, "{}"):
+			// A parameter inside a segment: anything there, to be safe.
+			segs = append(segs, hotSeg{param: true})
+			plain = false
 		default:
 			segs = append(segs, hotSeg{lit: s})
 		}
 	}
-	return segs, true
+	return segs, plain
 }
 
 // overlaps reports whether two patterns may match the same path.
 func overlaps(a, b []hotSeg) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !a[i].param && !b[i].param && a[i].lit != b[i].lit {
+	for i := 0; ; i++ {
+		aEnd, bEnd := i == len(a), i == len(b)
+		switch {
+		case aEnd && bEnd:
+			return true
+		case !aEnd && a[i].rest, !bEnd && b[i].rest:
+			return true
+		case aEnd || bEnd:
+			return false
+		case !a[i].param && !b[i].param && a[i].lit != b[i].lit:
 			return false
 		}
 	}
-	return true
 }
 
 // addHot compiles a table route marked Hot.
 func (s *Server) addHot(r *Route, body *bind.Plan) {
-	segs, ok := compilePattern(r.Path)
+	segs, plain := compilePattern(r.Path)
 	names := pathParamNames(r.Path)
-	if !ok || len(names) > maxHotParams {
+	if !plain || len(names) > maxHotParams {
 		return
 	}
 	s.hot = append(s.hot, &hotRoute{method: r.Method, segs: segs, names: names, r: r, body: body})
@@ -92,12 +109,12 @@ func (s *Server) noteTable() {
 // noteRoute turns off the hot routes another route of the same method may
 // share paths with (called for every route, table and Handle alike).
 func (s *Server) noteRoute(method, path string, self *Route) {
-	segs, ok := compilePattern(path)
+	segs, _ := compilePattern(path)
 	for _, h := range s.hot {
 		if h.method != method || h.r == self {
 			continue
 		}
-		if !ok || overlaps(h.segs, segs) {
+		if overlaps(h.segs, segs) {
 			h.off = true
 		}
 	}
@@ -189,4 +206,16 @@ func (ps *hotParams) param(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// HotRoutes returns the operation ids of the hot routes matched ahead of
+// the router (those another route does not share paths with).
+func (s *Server) HotRoutes() []string {
+	var ids []string
+	for _, h := range s.hot {
+		if !h.off {
+			ids = append(ids, h.r.OperationID)
+		}
+	}
+	return ids
 }
