@@ -26,8 +26,7 @@ func (o *Ops) fromView(ctx context.Context, eventID string, cmd event.Command) (
 			return nil, err, true
 		}
 	case event.GetQueueStatus:
-		if st, ok := o.sys.QueueStatus(eventID, c.ID); ok {
-			o.viewAnswers[1].Add(1)
+		if st, ok := o.QueueFromView(eventID, c.ID); ok {
 			return st, nil, true
 		}
 	}
@@ -47,4 +46,15 @@ func (o *Ops) OrderFromView(ctx context.Context, eventID string, c *event.PlaceO
 		return err
 	}
 	return nil
+}
+
+// QueueFromView is fromView for a poll of queue entry queueID the caller
+// has not boxed into a command: the view's answer, or false (ask). The
+// poll route asks it first (issue 34).
+func (o *Ops) QueueFromView(eventID, queueID string) (event.QueueStatus, bool) {
+	st, ok := o.sys.QueueStatus(eventID, queueID)
+	if ok {
+		o.viewAnswers[1].Add(1)
+	}
+	return st, ok
 }

@@ -31,6 +31,13 @@ func (a *api) queueRoutes() []thttp.Route {
 			Summary: "Poll a queue entry: its position, or its queueToken once admitted, or sold_out / expired",
 			Success: 200, Response: event.QueueStatus{}, Errors: []int{404}, RetryAfter: true,
 			Handle: func(c *thttp.Ctx) (any, error) {
+				// The sale view first, before a command is boxed for the
+				// actor: a drop's every waiter polls.
+				if id, err := a.storefrontEventOf(c); err == nil {
+					if st, ok := a.ops.QueueFromView(id, c.Param("queueId")); ok {
+						return queueAnswer(c, st, nil)
+					}
+				}
 				res, err := poll(c)
 				return queueAnswer(c, res, err)
 			}}),
