@@ -53,7 +53,7 @@
 //
 // # Connections
 //
-// Serve wraps the listener (listener.go): accept errors, running out of
+// Serve wraps the listener (http/conns): accept errors, running out of
 // file descriptors included, are retried with a backoff and never end
 // Serve; connections are bounded in total (Config.MaxConns, by default
 // half the descriptor limit) and per client address (MaxConnsPerIP); at
