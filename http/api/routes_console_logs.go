@@ -12,7 +12,7 @@ import (
 )
 
 // The console's logs (admin API): the developer log of a unit's API keys
-// and the unit's audit log. Both are fed by instrument (audit_wrap.go) and
+// and the unit's audit log. Both are fed by http/instrument and
 // Config.OnRequest (registerLogs).
 
 // RequestLogQuery filters GET .../request-log.

@@ -13,6 +13,7 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/http/instrument"
 	"ticketd/http/openapi"
 	"ticketd/http/pages"
 	"ticketd/http/payprovider"
@@ -113,7 +114,7 @@ func (a *api) routes() []thttp.Route {
 	rs = append(rs, a.consoleSalesRoutes()...)
 	rs = append(rs, a.clusterRoutes()...)
 	rs = append(rs, a.doorRoutes()...)
-	return a.instrument(rs)
+	return instrument.Routes(rs, a.ops)
 }
 
 // registerExtras adds what is not an API operation: the OpenAPI documents
