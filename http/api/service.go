@@ -13,6 +13,7 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/http/devlog"
 	"ticketd/http/instrument"
 	"ticketd/http/openapi"
 	"ticketd/http/pages"
@@ -39,7 +40,7 @@ type Deps struct {
 	// (pages.Config.SharedSecret).
 	PagesSharedSecret func() []byte
 	// DevLog is the developer log.
-	DevLog *thttp.DevLog
+	DevLog *devlog.Log
 	// Stripe is the payment provider of paid orders when set
 	// (TICKETD_PAYMENT_PROVIDER=stripe): its webhook settles them
 	// (http/payprovider); Ops.Hosted makes their payment pages.
@@ -62,7 +63,7 @@ type api struct {
 	srv     *thttp.Server
 	refunds *payments.Refunds
 
-	devlog   *thttp.DevLog
+	devlog   *devlog.Log
 	auditLog *audit.Log
 	hooks    *webhooks.Service
 }
@@ -127,7 +128,7 @@ func (a *api) registerExtras(srv *thttp.Server) error {
 	}
 	thttp.RegisterMetrics(srv, a.ops.Collector())
 	thttp.RegisterHealth(srv, a.ops)
-	thttp.RegisterLogs(srv, a.devlog)
+	devlog.Register(srv, a.devlog)
 	if err := openapi.RegisterDocs(srv, srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion, ServerURL: a.cfg.BaseURL, Webhooks: openapi.Webhooks()}); err != nil {
 		return err
 	}
