@@ -14,7 +14,7 @@ import (
 
 // The console's logs (admin API): the developer log of a unit's API keys
 // and the unit's audit log. Both are fed by http/instrument and
-// Config.OnRequest (registerLogs).
+// Config.OnRequest (devlog.Register).
 
 // RequestLogQuery filters GET .../request-log.
 type RequestLogQuery struct {
