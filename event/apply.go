@@ -23,7 +23,7 @@ func (s *State) applyCheckedIn(c CheckedIn) {
 	if len(s.CheckinOrder) == 0 && s.reserveFor() > 0 {
 		n := s.reserveFor()
 		s.Checkins, s.CheckinOrder = make(map[string]*CheckinRec, n), make([]string, 0, n)
-		s.idx.doors, s.mem.checkinList = make(map[string]*CheckinRec, n), make([]*CheckinRec, 0, n)
+		s.mem.checkinList = make([]*CheckinRec, 0, n)
 	}
 	at := c.At
 	if !c.CheckedInAt.IsZero() {
@@ -34,14 +34,11 @@ func (s *State) applyCheckedIn(c CheckedIn) {
 	s.Checkins[c.ID] = r
 	s.CheckinOrder = append(s.CheckinOrder, c.ID)
 	s.mem.checkinList = append(s.mem.checkinList, r)
-	// One write into the table of every pass-door: a door already in it
-	// leaves its size unchanged.
-	n := len(s.idx.doors)
-	if s.idx.doors[doorKey(c.RegID, c.SubjectType, c.SubjectID)] = r; len(s.idx.doors) == n {
-		panic(fmt.Sprintf("event: second check-in %s at one door", c.ID))
-	}
 	s.idx.dash.doors[c.SubjectType+":"+c.SubjectID]++
 	if d := s.idx.door; d != nil {
+		if d.doorCheckin(reg, c.SubjectType, c.SubjectID) != nil {
+			panic(fmt.Sprintf("event: second check-in %s at one door", c.ID))
+		}
 		d.addCheckin(reg, r)
 		if c.ScanID != "" {
 			d.noteScan(c.DeviceID, c.ScanID, scanRef{checkin: r, answer: -1})

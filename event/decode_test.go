@@ -41,7 +41,6 @@ func requireSameDecode(t testing.TB, snap []byte) *State {
 	require.Equal(t, want.idx.codeByCode, got.idx.codeByCode)
 	require.Equal(t, want.idx.orderByNumber, got.idx.orderByNumber)
 	require.Equal(t, want.idx.orderByPayment, got.idx.orderByPayment)
-	require.Equal(t, want.idx.doors, got.idx.doors)
 	require.Equal(t, want.idx.waitlist, got.idx.waitlist)
 	require.Equal(t, want.idx.holds, got.idx.holds)
 	return got

@@ -76,6 +76,8 @@ func AppendFeed(dst []FeedEntry, ch Change) []FeedEntry {
 		return append(dst, FeedEntry{FeedRegistrationUpdated, c.ID, c.At})
 	case CheckedIn:
 		return append(dst, FeedEntry{FeedCheckinCreated, c.ID, c.At})
+	case ScansRecorded:
+		return c.appendFeed(dst)
 	case CheckinConflict:
 		return append(dst, FeedEntry{FeedCheckinConflict, c.ID, c.At})
 	case OrderPlaced:
@@ -104,6 +106,9 @@ func AppendFeed(dst []FeedEntry, ch Change) []FeedEntry {
 
 // feedCount is how many feed entries ch produces.
 func feedCount(ch Change) uint64 {
+	if c, ok := ch.(ScansRecorded); ok {
+		return uint64(len(c.Checkins))
+	}
 	var buf [4]FeedEntry
 	return uint64(len(AppendFeed(buf[:0], ch)))
 }

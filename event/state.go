@@ -133,7 +133,6 @@ type index struct {
 	codeByCode     map[string]string      // normalized code -> redemption code id
 	orderByNumber  map[string]string      // order number -> order id
 	orderByPayment map[string]string      // payment id -> order id
-	doors          map[string]*CheckinRec // registration id + "|" + door -> its check-in
 	waitlist       map[string][]string    // ticket type -> waitlisted registrations, oldest first
 	holds          holdQueue              // holding orders by deadline (see holdqueue.go)
 	limits         holdLimits             // the storefront's hold limits (holdlimits.go)
@@ -638,10 +637,6 @@ func normCode(c string) string { return strings.ToUpper(strings.TrimSpace(c)) }
 // the same email.
 func activeReg(status string) bool { return status != RegCancelled && status != RegRejected }
 
-func doorKey(regID, subjectType, subjectID string) string {
-	return regID + "|" + subjectType + ":" + subjectID
-}
-
 // reindex rebuilds every derived index from the exported state, after
 // decoding a snapshot.
 func (s *State) reindex() {
@@ -661,7 +656,6 @@ func (s *State) initIndex() {
 		codeByCode:     make(map[string]string, len(s.CodeOrder)),
 		orderByNumber:  make(map[string]string, len(s.OrderOrder)),
 		orderByPayment: map[string]string{},
-		doors:          make(map[string]*CheckinRec, len(s.CheckinOrder)),
 		waitlist:       map[string][]string{},
 		dash:           newDashCounters(),
 	}
@@ -698,7 +692,6 @@ func (s *State) indexTasks(yield func()) []func() {
 			for i := range s.CheckinOrder {
 				p.tick()
 				c := s.checkinAt(i)
-				s.idx.doors[doorKey(c.RegID, c.SubjectType, c.SubjectID)] = c
 				s.idx.dash.doors[c.SubjectType+":"+c.SubjectID]++
 			}
 		},
