@@ -96,7 +96,7 @@ func BenchmarkScanBatch500(b *testing.B) {
 	b.StopTimer()
 	scans := float64(b.N * 500)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/scans, "ns/scan")
-	b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/scans, "cpu-ns/scan")
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/scans, "cpu-ns/scan")
 }
 
 // openBenchNoSync is openBench over a store that skips the fsync.

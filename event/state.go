@@ -128,15 +128,15 @@ type index struct {
 	// first, whatever the size of the event.
 	regByEmail     [2]map[string]emailRegs
 	emailPrev      []int32
-	regByCheckin   map[string]string      // checkin code -> registration (lazy, see tokens)
-	regByPass      map[string]string      // pass token -> registration (lazy, see tokens)
-	codeByCode     map[string]string      // normalized code -> redemption code id
-	orderByNumber  map[string]string      // order number -> order id
-	orderByPayment map[string]string      // payment id -> order id
-	waitlist       map[string][]string    // ticket type -> waitlisted registrations, oldest first
-	holds          holdQueue              // holding orders by deadline (see holdqueue.go)
-	limits         holdLimits             // the storefront's hold limits (holdlimits.go)
-	purge          purgeQueue             // checkout sessions to purge one day (checkoutpurge.go)
+	regByCheckin   map[string]string   // checkin code -> registration (lazy, see tokens)
+	regByPass      map[string]string   // pass token -> registration (lazy, see tokens)
+	codeByCode     map[string]string   // normalized code -> redemption code id
+	orderByNumber  map[string]string   // order number -> order id
+	orderByPayment map[string]string   // payment id -> order id
+	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
+	holds          holdQueue           // holding orders by deadline (see holdqueue.go)
+	limits         holdLimits          // the storefront's hold limits (holdlimits.go)
+	purge          purgeQueue          // checkout sessions to purge one day (checkoutpurge.go)
 	// dash are the dashboard's counters (dashboard.go): kept by Apply
 	// and rebuilt with the other indexes, so the console reads counts
 	// instead of scanning records.
