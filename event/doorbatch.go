@@ -218,6 +218,13 @@ func (c ScansRecorded) appendFeed(dst []FeedEntry) []FeedEntry {
 // Every value a check-in's GET shows is in it, as it was at the change:
 // a check-in never changes, but the span does not lean on that.
 
+// HasFeedSpan reports whether ch's feed entries are written as one span
+// (AppendFeedSpan): all of one type and time.
+func HasFeedSpan(ch Change) bool {
+	c, ok := ch.(ScansRecorded)
+	return ok && len(c.Checkins) > 0
+}
+
 // AppendFeedSpan appends the feed span of ch, a change just applied, to
 // dst: ok is false for a change whose entries are written one by one.
 func (m *Machine) AppendFeedSpan(dst []byte, ch Change) (out []byte, ok bool) {

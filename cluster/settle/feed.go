@@ -169,10 +169,12 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, withLog bool) error {
 	}
 	t0 := time.Now()
 	prefix := feedEventPrefix(eventID)
-	have := map[uint64]struct{}{}
-	err := f.store.Scan(prefix, func(key, _ []byte) error {
+	// have: the seqs of the records the store holds, each with the
+	// entries it holds (a span's: actors/feed).
+	have := map[uint64]uint64{}
+	err := f.store.Scan(prefix, func(key, v []byte) error {
 		if seq := feedSeqOf(key, len(prefix)); seq > 0 {
-			have[seq] = struct{}{}
+			have[seq] = feedEntries(v)
 		}
 		return nil
 	})
@@ -194,7 +196,7 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, withLog bool) error {
 		if at, ok := feedAt(v); !ok || at.Before(horizon) {
 			return
 		}
-		have[seq] = struct{}{}
+		have[seq] = feedEntries(v)
 		b.Put(feedKey(eventID, seq), v)
 		n++
 		if pending++; pending == feedImportBatch {
@@ -250,19 +252,40 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, withLog bool) error {
 	return nil
 }
 
-// holdsThrough reports whether have holds every seq from 1 through the
-// decimal seq last.
-func holdsThrough(have map[uint64]struct{}, last string) bool {
+// holdsThrough reports whether have (record seq -> entries it holds)
+// holds every seq from 1 through the decimal seq last.
+func holdsThrough(have map[uint64]uint64, last string) bool {
 	k, err := strconv.ParseUint(last, 10, 64)
-	if err != nil || uint64(len(have)) < k {
+	if err != nil {
 		return false
 	}
-	for seq := uint64(1); seq <= k; seq++ {
-		if _, ok := have[seq]; !ok {
+	// From the last record down, each record's first entry follows the
+	// record before it.
+	for seq := k; seq > 0; {
+		n, ok := have[seq]
+		if !ok || n == 0 || n > seq {
 			return false
 		}
+		seq -= n
 	}
 	return true
+}
+
+// feedEntries is the feed entries a stored record holds: one, or a
+// span's n (actors/feed: version 2, n a uvarint after the 10-byte
+// header); 0 when it cannot be read.
+func feedEntries(v []byte) uint64 {
+	if len(v) < 10 {
+		return 0
+	}
+	if v[0] != 2 {
+		return 1
+	}
+	n, k := binary.Uvarint(v[10:])
+	if k <= 0 {
+		return 0
+	}
+	return n
 }
 
 // Carry makes eventID's subject of the feed stream carry the feed entries
