@@ -22,8 +22,10 @@ func (s *State) applyCheckedIn(c CheckedIn) {
 	reg := s.mustReg(c.RegID)
 	if len(s.CheckinOrder) == 0 && s.reserveFor() > 0 {
 		n := s.reserveFor()
-		s.Checkins, s.CheckinOrder = make(map[string]*CheckinRec, n), make([]string, 0, n)
-		s.mem.checkinList = make([]*CheckinRec, 0, n)
+		if !s.idx.checkinsLazy {
+			s.Checkins = make(map[string]*CheckinRec, n)
+		}
+		s.CheckinOrder, s.mem.checkinList = make([]string, 0, n), make([]*CheckinRec, 0, n)
 	}
 	at := c.At
 	if !c.CheckedInAt.IsZero() {
@@ -31,7 +33,9 @@ func (s *State) applyCheckedIn(c CheckedIn) {
 	}
 	r := &CheckinRec{ID: c.ID, Seq: len(s.CheckinOrder), RegID: c.RegID, SubjectType: c.SubjectType, SubjectID: c.SubjectID, Method: c.Method, At: at,
 		DeviceID: c.DeviceID, ScanID: c.ScanID}
-	s.Checkins[c.ID] = r
+	if !s.idx.checkinsLazy {
+		s.Checkins[c.ID] = r
+	}
 	s.CheckinOrder = append(s.CheckinOrder, c.ID)
 	s.mem.checkinList = append(s.mem.checkinList, r)
 	s.idx.dash.doors[c.SubjectType+":"+c.SubjectID]++

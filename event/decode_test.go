@@ -35,7 +35,7 @@ func requireSameDecode(t testing.TB, snap []byte) *State {
 		require.Equal(t, *r, *got.regs()[id])
 	}
 	require.Equal(t, len(want.Orders), len(got.Orders))
-	require.Equal(t, len(want.Checkins), len(got.Checkins))
+	require.Equal(t, len(want.checkins()), len(got.checkins()))
 	require.Equal(t, want.idx.regByEmail, got.idx.regByEmail)
 	require.Equal(t, want.idx.emailPrev, got.idx.emailPrev)
 	require.Equal(t, want.idx.codeByCode, got.idx.codeByCode)

@@ -677,7 +677,7 @@ func (m *Machine) recordedResult(scanID string, ref scanRef) ScanResult {
 	}
 	res.RegistrationID = strp(a.RegID)
 	if a.CheckinID != "" {
-		if c := m.s.Checkins[a.CheckinID]; c != nil {
+		if c := m.s.checkins()[a.CheckinID]; c != nil {
 			res.FirstCheckin = firstCheckinView(c)
 		}
 	}
@@ -1011,7 +1011,7 @@ func (c ListDoorConflicts) decide(m *Machine, now time.Time) (any, []Change, err
 func (m *Machine) ConflictView(k CheckinConflict) DoorConflict {
 	v := DoorConflict{ID: k.ID, ScanID: k.ScanID, DeviceID: k.DeviceID, RegistrationID: strp(k.RegID), Reason: k.Reason,
 		ScannedAt: At(k.ScannedAt), RecordedAt: At(k.At)}
-	if c := m.s.Checkins[k.CheckinID]; c != nil {
+	if c := m.s.checkins()[k.CheckinID]; c != nil {
 		v.FirstCheckin = firstCheckinView(c)
 	}
 	return v

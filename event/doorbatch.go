@@ -118,8 +118,10 @@ func (c ScansRecorded) apply(s *State) {
 	if n := len(c.Checkins); n > 0 {
 		if len(s.CheckinOrder) == 0 && s.reserveFor() > n {
 			n := s.reserveFor()
-			s.Checkins, s.CheckinOrder = make(map[string]*CheckinRec, n), make([]string, 0, n)
-			s.mem.checkinList = make([]*CheckinRec, 0, n)
+			if !s.idx.checkinsLazy {
+				s.Checkins = make(map[string]*CheckinRec, n)
+			}
+			s.CheckinOrder, s.mem.checkinList = make([]string, 0, n), make([]*CheckinRec, 0, n)
 		}
 		recs := make([]CheckinRec, n)
 		var counts [8]int
@@ -143,7 +145,9 @@ func (c ScansRecorded) apply(s *State) {
 			r := &recs[i]
 			*r = CheckinRec{ID: k.ID, Seq: len(s.CheckinOrder), RegID: reg.ID, SubjectType: door.SubjectType, SubjectID: door.SubjectID,
 				Method: scanMethod, At: at, DeviceID: c.DeviceID, ScanID: k.ScanID}
-			s.Checkins[k.ID] = r
+			if !s.idx.checkinsLazy {
+				s.Checkins[k.ID] = r
+			}
 			s.CheckinOrder = append(s.CheckinOrder, k.ID)
 			s.mem.checkinList = append(s.mem.checkinList, r)
 			perDoor[k.Door]++

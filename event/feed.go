@@ -141,7 +141,7 @@ func (m *Machine) FeedObject(e FeedEntry) (any, bool) {
 		}
 		return nil, false
 	case FeedCheckinCreated:
-		c, ok := m.s.Checkins[e.ID]
+		c, ok := m.s.checkins()[e.ID]
 		if !ok {
 			return nil, false
 		}

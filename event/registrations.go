@@ -311,6 +311,6 @@ func (m *Machine) listCheckins(c ListCheckins) (any, []Change, error) {
 			(c.SubjectID == "" || k.SubjectID == c.SubjectID) &&
 			(c.RegistrationID == "" || k.RegID == c.RegistrationID)
 	}
-	l, err := pageOf(m.s.CheckinOrder, m.s.Checkins, func(k *CheckinRec) int { return k.Seq }, c.Cursor, c.Limit, true, keep, m.checkinView)
+	l, err := pageOf(m.s.CheckinOrder, m.s.checkins(), func(k *CheckinRec) int { return k.Seq }, c.Cursor, c.Limit, true, keep, m.checkinView)
 	return l, nil, err
 }

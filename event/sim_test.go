@@ -442,7 +442,7 @@ func (s *sim) checkInvariants() {
 	}
 	doors := map[string]bool{}
 	for _, id := range st.CheckinOrder {
-		k := st.Checkins[id]
+		k := st.checkins()[id]
 		key := k.RegID + "|" + k.SubjectType + ":" + k.SubjectID
 		require.False(t, doors[key], "second check-in at door %s", key)
 		doors[key] = true
@@ -501,6 +501,7 @@ func (s *sim) checkReplay() {
 		s.m.State().ensureTokens()
 		// The registrations by id are a cache built on first use too.
 		require.Equal(t, s.m.State().regs(), re.State().regs(), "registrations by id after snapshot + tail")
+		require.Equal(t, s.m.State().checkins(), re.State().checkins(), "check-ins by id after snapshot + tail")
 		// The hold queue is compared by what it answers: live it may keep
 		// stale entries that a rebuilt one never had.
 		a, b := s.m.State().idx, re.State().idx

@@ -144,6 +144,12 @@ type index struct {
 	// regsLazy reports that State.Regs is not built yet: a snapshot load
 	// leaves it to the first use (see State.regs).
 	regsLazy bool
+	// checkinsLazy reports that State.Checkins is not built yet: a new
+	// event's check-ins go into CheckinOrder and the list of records, and
+	// the map by id is made on its first use (see State.checkins), so a
+	// door's batch of scans writes no table of every check-in (a door
+	// reads a pass's check-ins from the door index, not by id).
+	checkinsLazy bool
 	// tokens reports that regByCheckin and regByPass are built. They are
 	// built on first use (a scan or a pass page), never by a snapshot load
 	// or a replay, so a restart reaches its first accepted order sooner
@@ -203,7 +209,20 @@ func (s *State) checkinAt(i int) *CheckinRec {
 	if len(s.mem.checkinList) == len(s.CheckinOrder) {
 		return s.mem.checkinList[i]
 	}
-	return s.Checkins[s.CheckinOrder[i]]
+	return s.checkins()[s.CheckinOrder[i]]
+}
+
+// checkins returns the check-ins by id, building the map on first use
+// (see index.checkinsLazy).
+func (s *State) checkins() map[string]*CheckinRec {
+	if s.idx.checkinsLazy {
+		m := make(map[string]*CheckinRec, len(s.mem.checkinList))
+		for _, c := range s.mem.checkinList {
+			m[c.ID] = c
+		}
+		s.Checkins, s.idx.checkinsLazy = m, false
+	}
+	return s.Checkins
 }
 
 // slab hands out records from shared backing arrays: one allocation per
@@ -625,6 +644,8 @@ func newState(id string) *State {
 		Grants:    map[string][]string{},
 	}
 	s.reindex()
+	// A new event's check-ins by id are left to their first use too.
+	s.idx.checkinsLazy = true
 	return s
 }
 
