@@ -33,11 +33,14 @@ import (
 //
 // RecordScans decides a whole batch of one device against the state plus
 // what the batch itself decided (a pass scanned twice in one batch is
-// admitted once). Admitted scans are CheckedIn changes (the same records
-// as RecordCheckin's, method "scan", with the device and scan id); the
-// other answers are one ScansAnswered change, so a repeat of a scan id
-// answers the first result unchanged, durably; conflicts are
-// CheckinConflict changes (webhook checkin.conflict).
+// admitted once). The batch is one ScansRecorded change (doorbatch.go):
+// its check-ins (the same records as RecordCheckin's, method "scan", with
+// the device and scan id; each its own checkin.created feed entry and
+// webhook) and the answers of its other scans, so a repeat of a scan id
+// answers the first result unchanged, durably. Logs of older builds hold
+// a CheckedIn per check-in and a ScansAnswered instead; they replay into
+// the same state. Conflicts are CheckinConflict changes (webhook and feed
+// entry checkin.conflict).
 
 // Scan batch bounds.
 const (

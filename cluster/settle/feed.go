@@ -45,10 +45,11 @@ import (
 // they do not go through the settled stream: a drop's feed (100,000
 // orders, about 100 MB of objects) would exceed its rollups.
 //
-// Message format (version 1): a version byte, then per entry a uvarint
-// seq, a uvarint length and the entry's stored value (actors/feed's
-// value, byte for byte); header Ticketd-Feed-Last: the last seq it
-// carries. Messages of a subject carry ascending seqs.
+// Message format (version 1): a version byte, then per stored record a
+// uvarint seq (its key's), a uvarint length and the record's value
+// (actors/feed's value, byte for byte: one entry, or a span of a door
+// batch's entries keyed by its last seq); header Ticketd-Feed-Last: the
+// last seq it carries. Messages of a subject carry ascending seqs.
 const (
 	// FeedStream is the stream of the carried feed entries.
 	FeedStream  = "TICKETD_FEED"
