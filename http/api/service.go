@@ -292,7 +292,7 @@ func keyed(c *thttp.Ctx, view func(any) any) context.Context {
 	if kr == nil {
 		return contextBG
 	}
-	rec := &ops.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried}
+	rec := &ops.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried, Release: kr.Release}
 	if kr.Portable != nil {
 		rec.Portable = kr.Portable
 	}
@@ -310,7 +310,7 @@ func recorder(c *thttp.Ctx, view func(any) any) *ask.Recorder {
 	if kr == nil {
 		return nil
 	}
-	return &ask.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried}
+	return &ask.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried, Release: kr.Release}
 }
 
 // keyedErr passes err, first telling c when the write asked for may still
