@@ -19,8 +19,8 @@ import (
 // status: a refusal that a write recorded, see RecorderAgain).
 func keyedAnswer(w *idempotency.KeyedWrite, out any) (*idempotency.StoredResponse, bool) {
 	if e, ok := out.(error); ok {
-		status, env, internal := errorResponse(e)
-		if internal || isSoldOut(e) {
+		status, env, _ := errorResponse(e)
+		if status == 500 || isSoldOut(e) { // a failure of the service's own is never kept
 			return nil, false
 		}
 		return &idempotency.StoredResponse{Status: status, ContentType: "application/json",

@@ -299,6 +299,21 @@ func keyed(c *thttp.Ctx, view func(any) any) context.Context {
 	return ops.WithRecorder(contextBG, rec)
 }
 
+// keyedAgain is keyed for a later write of request c whose answer
+// replaces the record an earlier write of c committed (thttp.Ctx.RecorderAgain:
+// a refund's outcome after its start).
+func keyedAgain(c *thttp.Ctx, view func(any) any) context.Context {
+	kr := c.RecorderAgain(view)
+	if kr == nil {
+		return contextBG
+	}
+	rec := &ops.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Release: kr.Release}
+	if kr.Portable != nil {
+		rec.Portable = kr.Portable
+	}
+	return ops.WithRecorder(contextBG, rec)
+}
+
 // recorder is the record of a keyed write c makes outside the actors (an
 // outbox requeue, a webhook endpoint): the answer view(result) makes (view
 // nil: the result itself), committed by the write with its change; the
