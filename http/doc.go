@@ -63,7 +63,7 @@
 // a kept-alive one. fasthttp sets three deadlines a request; the
 // listener's connection arms them lazily, before the next read or write,
 // and keeps an armed one that is early by at most 1/16 of the time left
-// (lazyDeadline): about one timer update a connection a second instead of
+// (conns, lazyDeadline): about one timer update a connection a second instead of
 // three a request, and never a connection held past its timeout.
 //
 // # Concurrency
