@@ -80,9 +80,10 @@ func (a *eventActor) feedDurable(pos uint64) {
 	a.feedEnd = pos
 	now := time.Now()
 	kept := a.feedWaits[:0]
+	var answer []feedWaiter
 	for _, w := range a.feedWaits {
 		if w.after < pos && (!now.Before(w.ready) || w.full(pos)) {
-			a.answerFeed(w.to, w.cmd, pos)
+			answer = append(answer, w)
 			continue
 		}
 		if w.after < pos && !w.armed {
@@ -93,6 +94,7 @@ func (a *eventActor) feedDurable(pos uint64) {
 	}
 	clear(a.feedWaits[len(kept):])
 	a.feedWaits = kept
+	a.answerFeeds(answer, pos)
 }
 
 // readFeed handles a ReadFeed: at once when the durable feed has entries
@@ -150,9 +152,7 @@ func (a *eventActor) feedTimedOut(id uint64) {
 // releaseFeedWaits answers every waiter with what there is (the actor
 // stops: its waiters would otherwise wait out their timeouts for nothing).
 func (a *eventActor) releaseFeedWaits() {
-	for _, w := range a.feedWaits {
-		a.answerFeed(w.to, w.cmd, a.feedEnd)
-	}
+	a.answerFeeds(a.feedWaits, a.feedEnd)
 	a.feedWaits = nil
 }
 
@@ -162,17 +162,33 @@ func (a *eventActor) answerFeed(to *actor.PID, c event.ReadFeed, last uint64) {
 	if to == nil {
 		return
 	}
+	a.answerFeeds([]feedWaiter{{to: to, cmd: c}}, last)
+}
+
+// answerFeeds answers the waiters ws a commit passed, through the durable
+// end last: one goroutine reads their pages, one after another (a
+// commit wakes every follower parked on the event; a goroutine each is
+// churn for nothing, the pages come from the same ring).
+func (a *eventActor) answerFeeds(ws []feedWaiter, last uint64) {
+	if len(ws) == 0 {
+		return
+	}
 	s, id, ring := a.sys, a.id, a.ring
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		horizon := s.cfg.Now().Add(-event.FeedRetention)
-		page, ok := ring.Page(c, last, horizon)
-		var err error
-		if !ok {
-			page, err = feed.ReadPage(s.store, id, c, last, horizon, ask.ErrUnavailable)
+		for _, w := range ws {
+			if w.to == nil {
+				continue
+			}
+			page, ok := ring.Page(w.cmd, last, horizon)
+			var err error
+			if !ok {
+				page, err = feed.ReadPage(s.store, id, w.cmd, last, horizon, ask.ErrUnavailable)
+			}
+			s.as.Root.Send(w.to, &response{result: page, err: err})
 		}
-		s.as.Root.Send(to, &response{result: page, err: err})
 	}()
 }
 

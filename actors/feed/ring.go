@@ -31,7 +31,12 @@ const (
 // place of the ring is a new ringEntry, so a reader that still holds the
 // old one can neither read nor keep a rendering of the wrong entry).
 type ringEntry struct {
-	v    []byte
+	v []byte
+	// typ and at are v's, read once at the put: a page of 1,000 entries
+	// read by twenty followers then touches none of their values'
+	// bytes (the renderings kept in memo are what they send).
+	typ  string
+	at   time.Time
 	memo event.FeedMemo
 }
 
@@ -56,6 +61,9 @@ func NewRing(end uint64) *Ring {
 // ring). The ring keeps v itself: the caller must not change it after.
 func (r *Ring) Put(seq uint64, v []byte) {
 	e := &ringEntry{v: v}
+	if len(v) >= headerLen && v[0] == version {
+		e.typ, e.at = event.FeedTypeOf(v[1]), at(v).UTC()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if seq != r.hi+1 {
@@ -136,20 +144,19 @@ func (r *Ring) Page(c event.ReadFeed, last uint64, horizon time.Time) (event.Fee
 	r.mu.RUnlock()
 	page.Entries = make([]event.FeedItem, 0, min(len(ents), limit))
 	for i, e := range ents {
-		seq, v := c.After+1+uint64(i), e.v
-		if len(v) < headerLen || v[0] != version {
+		seq := c.After + 1 + uint64(i)
+		if e.typ == "" {
+			// A value the ring cannot read: the store's reader says why.
 			return event.FeedPage{Last: last, Next: c.After}, false
 		}
-		at := at(v).UTC()
-		if i == 0 && at.Before(horizon) {
+		if i == 0 && e.at.Before(horizon) {
 			return event.FeedPage{Last: last, Next: c.After, Expired: true}, true
 		}
 		page.Next = seq
-		typ := event.FeedTypeOf(v[1])
-		if len(c.Types) > 0 && !slices.Contains(c.Types, typ) {
+		if len(c.Types) > 0 && !slices.Contains(c.Types, e.typ) {
 			continue
 		}
-		it := event.FeedItem{Seq: seq, Type: typ, At: at, Object: v[headerLen:]}
+		it := event.FeedItem{Seq: seq, Type: e.typ, At: e.at, Object: e.v[headerLen:]}
 		page.Entries = append(page.Entries, it.WithMemo(&e.memo))
 		if len(page.Entries) == limit {
 			break
