@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"ticketd/event"
@@ -341,21 +342,45 @@ func feedPageOf(version, eventID string, p event.FeedPage) FeedPage {
 	shape := feedObjectShape(version)
 	out := FeedPage{eventID: eventID, wire: make([][]byte, len(p.Entries)), HasMore: p.HasMore,
 		NextCursor: encodeFeedCursor(eventID, p.Next)}
-	var missing []int32 // the entries rendered here, and where each ends in buf
-	var ends []int
-	var buf []byte
+	var missing []int32 // the entries to render here
 	for i, e := range p.Entries {
 		if w, ok := e.Memo().Load(shape); ok {
 			out.wire[i] = w
-			continue
+		} else {
+			missing = append(missing, int32(i))
 		}
+	}
+	if len(missing) == 0 {
+		return out
+	}
+	if p.Entries[missing[0]].Memo() != nil {
+		// The followers a commit wakes ask for the same new changes at
+		// once: one renders them, the others wait for it and copy (each
+		// rendering them too made a change cost ten renderings, not one).
+		mu := &feedRenderLocks[feedRenderLock(eventID)]
+		mu.Lock()
+		defer mu.Unlock()
+		left := missing[:0]
+		for _, i := range missing {
+			if w, ok := p.Entries[i].Memo().Load(shape); ok {
+				out.wire[i] = w
+			} else {
+				left = append(left, i)
+			}
+		}
+		missing = left
+	}
+	ends := make([]int, len(missing)) // where each rendering ends in buf
+	var buf []byte
+	for k, i := range missing {
+		e := p.Entries[i]
 		if buf == nil {
-			// About what an order's rendering takes, for those left.
-			buf = make([]byte, 0, (len(p.Entries)-i)*(len(e.Object)+feedChangeOverhead))
+			// About what an order's rendering takes, for each.
+			buf = make([]byte, 0, len(missing)*(len(e.Object)+feedChangeOverhead))
 		}
 		buf = append(buf, ',')
 		buf = renderFeedChange(buf, eventID, shape, e)
-		missing, ends = append(missing, int32(i)), append(ends, len(buf))
+		ends[k] = len(buf)
 	}
 	// Only now, buf done (no append moves it any more), are its parts
 	// kept and shared.
@@ -370,6 +395,19 @@ func feedPageOf(version, eventID string, p event.FeedPage) FeedPage {
 		start = ends[k]
 	}
 	return out
+}
+
+// feedRenderLocks serialize the renderings of an event's new changes
+// (feedPageOf), by a hash of the event id.
+var feedRenderLocks [64]sync.Mutex
+
+// feedRenderLock is the index of eventID's lock in feedRenderLocks.
+func feedRenderLock(eventID string) int {
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(eventID); i++ {
+		h = (h ^ uint32(eventID[i])) * 16777619
+	}
+	return int(h % uint32(len(feedRenderLocks)))
 }
 
 // feedChangeOverhead is about the bytes of a rendering around its object
