@@ -98,18 +98,18 @@ func TestFollowerCatchesFeedFaults(t *testing.T) {
 		return []byte(strings.Replace(string(b), old, new, 1))
 	}
 	bad := map[string][][]byte{
-		"seq 4 after 2":                   {page(2, 1, 2), page(4, 4)},    // a gap
-		"seq 2 after 2":                   {page(2, 1, 2), page(3, 2, 3)}, // seen twice
-		"seq 3 after 1":                   {page(3, 1, 3, 2)},             // swapped
-		"seq 2 has the cursor":            {edit(page(3, 1, 2, 3), cur(eid, 2), cur(eid, 3))},
-		"not a cursor of":                 {edit(page(1, 1), `"`+cur(eid, 1)+`","seq"`, `"`+cur("evt_other", 1)+`","seq"`)},
-		"seq 1: type \"order.deleted\"":   {edit(page(2, 1, 2), `"type":"order.created"`, `"type":"order.deleted"`)},
-		"cut short":                       {edit(page(2, 1, 2), `}}],"next`, `],"next`)},
-		"page ends with":                  {append(page(2, 1, 2), ' ')},
-		"stands for seq 1":                {page(1, 1, 2)},
-		"does not start with":             {page(2, 1, 2)[1:]},
-		"no object":                       {edit(page(1, 1), `"object":{`, `"object":[{`)},
-		"changes' starts, 1 changes read": {edit(page(2, 1, 2), `},{"cursor":"`+cur(eid, 2), `} ,{"cursor":"`+cur(eid, 2))},
+		"seq 4 after 2":                          {page(2, 1, 2), page(4, 4)},    // a gap
+		"seq 2 after 2":                          {page(2, 1, 2), page(3, 2, 3)}, // seen twice
+		"seq 3 after 1":                          {page(3, 1, 3, 2)},             // swapped
+		"seq 2 has the cursor":                   {edit(page(3, 1, 2, 3), cur(eid, 2), cur(eid, 3))},
+		"not a cursor of":                        {edit(page(1, 1), `"`+cur(eid, 1)+`","seq"`, `"`+cur("evt_other", 1)+`","seq"`)},
+		"seq 1: type \"order.deleted\"":          {edit(page(2, 1, 2), `"type":"order.created"`, `"type":"order.deleted"`)},
+		"cut short":                              {edit(page(2, 1, 2), `}}],"next`, `],"next`)},
+		"page ends with":                         {append(page(2, 1, 2), ' ')},
+		"stands for seq 1":                       {page(1, 1, 2)},
+		"does not start with":                    {page(2, 1, 2)[1:]},
+		"no object":                              {edit(page(1, 1), `"object":{`, `"object":[{`)},
+		"a change's start inside seq 1's object": {edit(page(2, 1, 2), `},{"cursor":"`+cur(eid, 2), `} ,{"cursor":"`+cur(eid, 2))},
 		"stands for seq 2 (<nil>), the page ends at 1": {edit(page(2, 1, 2), `},{"cursor":"`+cur(eid, 2), `},{"seq":"`+cur(eid, 2))},
 	}
 	for want, pages := range bad {
