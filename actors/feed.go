@@ -178,18 +178,33 @@ func (a *eventActor) answerFeeds(ws []feedWaiter, last uint64) {
 	go func() {
 		defer s.wg.Done()
 		horizon := s.cfg.Now().Add(-event.FeedRetention)
-		for _, w := range ws {
+		var prev *event.ReadFeed
+		var page event.FeedPage
+		var err error
+		for i, w := range ws {
 			if w.to == nil {
 				continue
 			}
-			page, ok := ring.Page(w.cmd, last, horizon)
-			var err error
-			if !ok {
-				page, err = feed.ReadPage(s.store, id, w.cmd, last, horizon, ask.ErrUnavailable)
+			// Followers that read from the same position get the same
+			// page (it is never changed once made): made once.
+			if prev == nil || !sameFeedRead(*prev, w.cmd) {
+				var ok bool
+				page, ok = ring.Page(w.cmd, last, horizon)
+				err = nil
+				if !ok {
+					page, err = feed.ReadPage(s.store, id, w.cmd, last, horizon, ask.ErrUnavailable)
+				}
+				prev = &ws[i].cmd
 			}
 			s.as.Root.Send(w.to, &response{result: page, err: err})
 		}
 	}()
+}
+
+// sameFeedRead reports whether a and b read the same page (their waits
+// aside); a types filter is never taken as the same.
+func sameFeedRead(a, b event.ReadFeed) bool {
+	return a.After == b.After && a.From == b.From && a.Limit == b.Limit && len(a.Types) == 0 && len(b.Types) == 0
 }
 
 // TrimFeeds deletes the feed entries older than event.FeedRetention of
