@@ -336,8 +336,8 @@ func (a *api) listChanges(c *thttp.Ctx) (any, error) {
 // the ring kept in memory have one; those read from the store, the
 // older ones, are rendered for their reader alone). A rendering starts
 // with the comma that separates it from the change before, and the
-// changes a reader renders go into one buffer, one after another, so a
-// page of them is one slice (AppendPieces).
+// changes a reader renders go into buffers of feedRenderChunk, one after
+// another, so a page of them is a few slices (AppendPieces).
 func feedPageOf(version, eventID string, p event.FeedPage) FeedPage {
 	shape := feedObjectShape(version)
 	out := FeedPage{eventID: eventID, wire: make([][]byte, len(p.Entries)), HasMore: p.HasMore,
@@ -370,32 +370,48 @@ func feedPageOf(version, eventID string, p event.FeedPage) FeedPage {
 		}
 		missing = left
 	}
-	ends := make([]int, len(missing)) // where each rendering ends in buf
+	// The renderings go into chunks of feedRenderChunk, one after another;
+	// a chunk's are kept and shared only once it is done (no append moves
+	// it any more).
 	var buf []byte
-	for k, i := range missing {
+	var idx []int32
+	var ends []int // where each of idx's renderings ends in buf
+	done := func() {
+		start := 0
+		for k, i := range idx {
+			w := buf[start:ends[k]:ends[k]]
+			if k+1 < len(idx) {
+				// Let a reader see that the next rendering follows.
+				w = buf[start:ends[k]:len(buf)]
+			}
+			out.wire[i] = p.Entries[i].Memo().Store(shape, w)
+			start = ends[k]
+		}
+		buf, idx, ends = nil, idx[:0], ends[:0]
+	}
+	for _, i := range missing {
 		e := p.Entries[i]
+		need := len(e.Object) + feedChangeOverhead
+		if buf != nil && cap(buf)-len(buf) < need {
+			done()
+		}
 		if buf == nil {
-			// About what an order's rendering takes, for each.
-			buf = make([]byte, 0, len(missing)*(len(e.Object)+feedChangeOverhead))
+			buf = make([]byte, 0, max(feedRenderChunk, need))
 		}
 		buf = append(buf, ',')
 		buf = renderFeedChange(buf, eventID, shape, e)
-		ends[k] = len(buf)
+		idx, ends = append(idx, i), append(ends, len(buf))
 	}
-	// Only now, buf done (no append moves it any more), are its parts
-	// kept and shared.
-	start := 0
-	for k, i := range missing {
-		w := buf[start:ends[k]:ends[k]]
-		if k+1 < len(missing) {
-			// Let a reader see that the next rendering follows.
-			w = buf[start:ends[k]:len(buf)]
-		}
-		out.wire[i] = p.Entries[i].Memo().Store(shape, w)
-		start = ends[k]
-	}
+	done()
 	return out
 }
+
+// feedRenderChunk is the room of a buffer of renderings: a size class of
+// the allocator, whose memory is used again, where a buffer for a whole
+// page of new changes (a megabyte) was fresh pages each time, faulted in
+// as they were written (the rendering's copy of an object cost ten times
+// a copy in the profile).
+const feedRenderChunk = 32 << 10
 
 // feedRenderLocks serialize the renderings of an event's new changes
 // (feedPageOf), by a hash of the event id.
