@@ -26,6 +26,7 @@ import (
 	thttp "ticketd/http"
 	"ticketd/http/api"
 	"ticketd/http/console"
+	"ticketd/http/devlog"
 	"ticketd/internal/logredact"
 	"ticketd/mail"
 	"ticketd/ops"
@@ -364,19 +365,19 @@ func (m *Main) Open() error {
 		m.closeBackend()
 		return err
 	}
-	devlog := thttp.NewDevLog(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention)
+	dlog := devlog.New(m.cfg.DevLogPerUnit, m.cfg.DevLogRetention)
 	if err := m.openWallet(walletSecret(pagesSecret, m.pagesSharedSecret())); err != nil {
 		m.closeBackend()
 		return err
 	}
 	m.srv, err = api.New(hcfg, api.Deps{Ops: m.ops, Stripe: hosted,
 		PagesSecret: pagesSecret, PagesSharedSecret: m.pagesSharedSecret(),
-		DevLog: devlog, Cluster: m.clusterView(), Wallet: m.wallet.Load()})
+		DevLog: dlog, Cluster: m.clusterView(), Wallet: m.wallet.Load()})
 	if err != nil {
 		m.closeBackend()
 		return err
 	}
-	if err := m.openConsole(adminToken, devlog); err != nil {
+	if err := m.openConsole(adminToken, dlog); err != nil {
 		m.closeBackend()
 		return err
 	}
@@ -405,7 +406,7 @@ func (m *Main) Open() error {
 
 // openConsole registers the console web app (/console) on the server,
 // over the same actor system, audit log and refund workflow as the API.
-func (m *Main) openConsole(adminToken string, devlog *thttp.DevLog) error {
+func (m *Main) openConsole(adminToken string, dlog *devlog.Log) error {
 	cc := console.DefaultConfig()
 	cc.BaseURL, cc.AdminToken, cc.TrustedProxies, cc.Logger = m.cfg.BaseURL, adminToken, m.cfg.TrustedProxies, m.log
 	cc.AdminTokenHint = "The admin token is in the file " + filepath.Join(m.cfg.DataDir, "admin-token") +
@@ -419,7 +420,7 @@ func (m *Main) openConsole(adminToken string, devlog *thttp.DevLog) error {
 	ad, gd := m.wallet.Load().Describe()
 	wallets := []console.WalletStatus{{ID: "apple", Name: "Apple Wallet", Configured: ad != "", Detail: ad},
 		{ID: "google", Name: "Google Wallet", Configured: gd != "", Detail: gd}}
-	con, err := console.New(cc, console.Deps{Ops: m.ops, Outbox: m.mail, DevLog: devlog,
+	con, err := console.New(cc, console.Deps{Ops: m.ops, Outbox: m.mail, DevLog: dlog,
 		Wallets: wallets})
 	if err != nil {
 		return err

@@ -189,3 +189,20 @@ func LogPath(rc *fasthttp.RequestCtx, raw []byte) string {
 	}
 	return passPrefix + "[redacted]"
 }
+
+// OnRequest adds f to Config.OnRequest, called before the hook already
+// set (RegisterMetrics chains its own the same way; http/devlog feeds the
+// developer log through it). It must be called before Serve.
+func (s *Server) OnRequest(f func(RequestInfo)) {
+	prev := s.cfg.OnRequest
+	s.cfg.OnRequest = func(info RequestInfo) {
+		f(info)
+		if prev != nil {
+			prev(info)
+		}
+	}
+}
+
+// MaxLoggedPath bounds the concrete request path the developer log
+// (RequestInfo.URLPath) and the audit log keep.
+const MaxLoggedPath = 512

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 
 	"github.com/valyala/fasthttp"
+
+	"ticketd/http/conns"
 )
 
 // clientIP returns the address of the client: the peer address, or, when the
@@ -40,14 +42,8 @@ func ClientIP(rc *fasthttp.RequestCtx, trusted []netip.Prefix) netip.Addr {
 	return ip
 }
 
-func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
-	if !a.IsValid() {
-		return false
-	}
-	for _, p := range trusted {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool { return conns.Trusted(a, trusted) }
+
+// ipKey is the address a per-client rate budget counts: the one the
+// connection bound counts (conns.IPKey), IPv6 clients by their /64.
+func ipKey(a netip.Addr) netip.Addr { return conns.IPKey(a) }

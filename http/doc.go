@@ -1,11 +1,12 @@
 // Package http is ticketd's HTTP request pipeline on fasthttp and
 // fasthttp/router: the server, the route table type (route.go), the
 // per-request Ctx, the one error -> status map (errors.go), authentication,
-// rate limits, idempotency, CORS, the access log, metrics and the
-// developer log. It knows no endpoint: the caller hands NewServer the
-// route table (http/api builds it), and the same table drives the router
-// and the OpenAPI documents (http/openapi). Request decoding is http/bind,
-// the hosted pages http/pages.
+// rate limits, idempotency, CORS, the access log and metrics. It knows no
+// endpoint: the caller hands NewServer the route table (http/api builds
+// it), and the same table drives the router and the OpenAPI documents
+// (http/openapi). Request decoding is http/bind, the hosted pages
+// http/pages, the connection listener http/conns, the developer log
+// http/devlog (fed through Server.OnRequest).
 //
 // # Request pipeline
 //
@@ -53,7 +54,7 @@
 //
 // # Connections
 //
-// Serve wraps the listener (listener.go): accept errors, running out of
+// Serve wraps the listener (http/conns): accept errors, running out of
 // file descriptors included, are retried with a backoff and never end
 // Serve; connections are bounded in total (Config.MaxConns, by default
 // half the descriptor limit) and per client address (MaxConnsPerIP); at
@@ -83,7 +84,7 @@
 // body until a value is stored; error envelopes and audit entries are
 // written by hand (the same bytes encoding/json gives, tested), and an
 // audited write's result is encoded once for both the response and the
-// audit log; the developer log formats its entries when listed, not when
+// audit log; the developer log (http/devlog) formats its entries when listed, not when
 // recorded, and copies a request's path into its ring slot's own buffer.
 // A drop's commonest answers cost less again: the sold-out refusal's
 // envelope is rendered once at start (the general path's bytes, tested);

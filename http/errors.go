@@ -283,3 +283,17 @@ func writeSoldOut(rc *fasthttp.RequestCtx) {
 	b := rc.Response.SwapBody(nil)
 	rc.Response.SwapBody(append(b[:0], soldOutBody...))
 }
+
+// cannedError is a whole HTTP/1.1 answer in the error envelope, for a
+// connection refused before any request was read (conns.Config).
+func cannedError(status int, msg string) []byte {
+	_, env, _ := errorResponse(NewError(status, msg))
+	body := appendErrorJSON(nil, env.Error)
+	b := []byte("HTTP/1.1 " + strconv.Itoa(status) + " " + fasthttp.StatusMessage(status) + "\r\n" +
+		"Content-Type: application/json\r\nConnection: close\r\nRetry-After: 1\r\n" +
+		// No request was read, so none asked for a version: every answer
+		// carries one all the same (decisions §4).
+		"Service-Version: " + CurrentVersion + "\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\n\r\n")
+	return append(b, body...)
+}

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"ticketd/http/conns"
 )
 
 // otherRoute labels requests outside the route table (hosted pages, docs,
@@ -65,7 +67,7 @@ func RegisterMetrics(srv *Server, extra ...prometheus.Collector) {
 // connCollectors expose the connection listener's counters (zero before
 // Serve).
 func connCollectors(srv *Server) []prometheus.Collector {
-	stat := func(f func(*connListener) int64) func() float64 {
+	stat := func(f func(*conns.Listener) int64) func() float64 {
 		return func() float64 {
 			if l := srv.conns.Load(); l != nil {
 				return float64(f(l))
@@ -73,22 +75,22 @@ func connCollectors(srv *Server) []prometheus.Collector {
 			return 0
 		}
 	}
-	counter := func(name, help string, f func(*connListener) int64) prometheus.Collector {
+	counter := func(name, help string, f func(*conns.Listener) int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, stat(f))
 	}
 	return []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ticketd_http_connections_open", Help: "Open client connections."},
-			stat(func(l *connListener) int64 { return int64(l.open()) })),
+			stat(func(l *conns.Listener) int64 { return int64(l.Open()) })),
 		counter("ticketd_http_connections_accepted_total", "Client connections admitted.",
-			func(l *connListener) int64 { return l.stats.accepted.Load() }),
+			func(l *conns.Listener) int64 { return l.Stats.Accepted.Load() }),
 		counter("ticketd_http_connections_refused_per_ip_total", "Connections refused (429) at the per-address bound.",
-			func(l *connListener) int64 { return l.stats.refusedPerIP.Load() }),
+			func(l *conns.Listener) int64 { return l.Stats.RefusedPerIP.Load() }),
 		counter("ticketd_http_connections_refused_total", "Connections refused (503) at the total bound with none idle.",
-			func(l *connListener) int64 { return l.stats.refusedTotal.Load() }),
+			func(l *conns.Listener) int64 { return l.Stats.RefusedTotal.Load() }),
 		counter("ticketd_http_connections_reclaimed_total", "Idle connections closed to admit another or to free a descriptor.",
-			func(l *connListener) int64 { return l.stats.reclaimed.Load() }),
+			func(l *conns.Listener) int64 { return l.Stats.Reclaimed.Load() }),
 		counter("ticketd_http_accept_errors_total", "Accept errors (such as out of file descriptors), each retried.",
-			func(l *connListener) int64 { return l.stats.acceptErrors.Load() }),
+			func(l *conns.Listener) int64 { return l.Stats.AcceptErrors.Load() }),
 	}
 }
 

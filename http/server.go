@@ -22,6 +22,7 @@ import (
 
 	"ticketd/event"
 	"ticketd/http/bind"
+	"ticketd/http/conns"
 	"ticketd/idempotency"
 	"ticketd/internal/logredact"
 )
@@ -58,12 +59,12 @@ type Config struct {
 
 	// MaxConns bounds open connections in total: at the bound the
 	// connection idle the longest is reclaimed for a newcomer, and without
-	// an idle one the newcomer gets 503. Default DefaultMaxConns() (from
+	// an idle one the newcomer gets 503. Default conns.DefaultMax() (from
 	// the file descriptor limit).
 	MaxConns int
 	// MaxConnsPerIP bounds open connections per client address (IPv6: per
 	// /64; trusted proxies are exempt); more get 429. Default
-	// DefaultMaxConnsPerIP.
+	// conns.DefaultMaxPerIP.
 	MaxConnsPerIP int
 
 	TrustedProxies []netip.Prefix // peers whose X-Forwarded-For is believed
@@ -186,10 +187,10 @@ func (c Config) withDefaults() Config {
 		c.IdleTimeout = 60 * time.Second
 	}
 	if c.MaxConns == 0 {
-		c.MaxConns = DefaultMaxConns()
+		c.MaxConns = conns.DefaultMax()
 	}
 	if c.MaxConnsPerIP == 0 {
-		c.MaxConnsPerIP = DefaultMaxConnsPerIP
+		c.MaxConnsPerIP = conns.DefaultMaxPerIP
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -227,7 +228,7 @@ type Server struct {
 	// throttledRead is the unix nanos of the last read elsewhere for an
 	// address out of failures (see authenticate).
 	throttledRead atomic.Int64
-	conns         atomic.Pointer[connListener] // the listener Serve wraps, for metrics and Shutdown
+	conns         atomic.Pointer[conns.Listener] // the listener Serve wraps, for metrics and Shutdown
 	idem          idempotency.Store
 	// selfOrigin is the scheme://host[:port] of BaseURL: the service's own
 	// pages (the docs' try-it-out) may call the storefront with any key.
@@ -328,7 +329,7 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          cfg.WriteTimeout,
 		IdleTimeout:           cfg.IdleTimeout,
-		ConnState:             connState,
+		ConnState:             conns.State,
 		NoDefaultServerHeader: true,
 		// A request fasthttp refuses is logged without its bytes: they
 		// hold its credentials (the log's redaction is the second guard).
@@ -383,11 +384,13 @@ func (s *Server) safe(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 }
 
 // Serve accepts connections on ln until Shutdown, within the connection
-// bounds of Config (see connListener). No accept error ends it: it returns
+// bounds of Config (see http/conns). No accept error ends it: it returns
 // only when ln is closed.
 func (s *Server) Serve(ln net.Listener) error {
 	s.serving.Store(true)
-	cl := newConnListener(ln, s.cfg.MaxConns, s.cfg.MaxConnsPerIP, s.cfg.TrustedProxies, s.log)
+	cl := conns.New(ln, conns.Config{Max: s.cfg.MaxConns, MaxPerIP: s.cfg.MaxConnsPerIP, Exempt: s.cfg.TrustedProxies, Log: s.log,
+		Refuse429: cannedError(429, "too many connections from this address"),
+		Refuse503: cannedError(503, "too many connections; retry shortly")})
 	s.conns.Store(cl)
 	return s.fast.Serve(cl)
 }
@@ -404,7 +407,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		if l := s.conns.Load(); l != nil {
-			l.reclaimAllIdle()
+			l.ReclaimAllIdle()
 		}
 		select {
 		case err := <-done:

@@ -1,11 +1,10 @@
 // Package api is the endpoint handlers of ticketd's three surfaces
-// (Developer /v1, Storefront /storefront/v1, Admin /admin/v1) and the
-// HTTP faces of the sandbox payment provider. New builds the route table,
+// (Developer /v1, Storefront /storefront/v1, Admin /admin/v1). New builds the route table,
 // hands it to the http pipeline (http.NewServer), wraps audited writes
-// with the audit-log middleware (audit_wrap.go), and registers what is not
+// with the audit-log middleware (http/instrument), and registers what is not
 // an API operation: the metrics, the developer log, the OpenAPI documents
-// (http/openapi), the hosted pages (http/pages) and the payment webhook
-// and page.
+// (http/openapi), the hosted pages (http/pages) and the payment provider's
+// webhook and page (http/payprovider).
 //
 // Handlers are thin: the pipeline has authenticated and limited the
 // request; a handler binds the body or query, calls the application layer

@@ -9,11 +9,12 @@ import (
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
+	"ticketd/http/devlog"
 )
 
 // The console's logs (admin API): the developer log of a unit's API keys
-// and the unit's audit log. Both are fed by instrument (audit_wrap.go) and
-// Config.OnRequest (registerLogs).
+// and the unit's audit log. Both are fed by http/instrument and
+// Config.OnRequest (devlog.Register).
 
 // RequestLogQuery filters GET .../request-log.
 type RequestLogQuery struct {
@@ -41,7 +42,7 @@ func (a *api) consoleLogRoutes() []thttp.Route {
 	return []thttp.Route{
 		adm(thttp.Route{Method: "GET", Path: "/admin/v1/business-units/{unitId}/request-log", OperationID: "listRequestLog",
 			Summary: "List the requests of the unit's API keys, newest first (developer log)", Query: RequestLogQuery{},
-			Success: 200, Response: bind.List[thttp.RequestLogEntry]{}, Errors: []int{400, 404}, Handle: a.listRequestLog}),
+			Success: 200, Response: bind.List[devlog.RequestLogEntry]{}, Errors: []int{400, 404}, Handle: a.listRequestLog}),
 		adm(thttp.Route{Method: "GET", Path: "/admin/v1/business-units/{unitId}/audit-log", OperationID: "listAuditLog",
 			Summary: "List the changes made in the unit through the Developer API and the console, newest first",
 			Query:   AuditLogQuery{}, Success: 200, Response: bind.List[audit.AuditEntry]{}, Errors: []int{400, 404},
@@ -79,7 +80,7 @@ func (a *api) listRequestLog(c *thttp.Ctx) (any, error) {
 			return nil, event.FieldError("cursor", "is not a valid cursor")
 		}
 	}
-	f := thttp.RequestLogFilter{KeyID: q.KeyID, Status: q.Status, Method: q.Method, Since: q.Since, Until: q.Until}
+	f := devlog.Filter{KeyID: q.KeyID, Status: q.Status, Method: q.Method, Since: q.Since, Until: q.Until}
 	items, more := a.devlog.List(unit, f, before, q.Limit, c.Now())
 	next := ""
 	if more && len(items) > 0 {

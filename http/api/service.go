@@ -13,8 +13,11 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/http/devlog"
+	"ticketd/http/instrument"
 	"ticketd/http/openapi"
 	"ticketd/http/pages"
+	"ticketd/http/payprovider"
 	"ticketd/ops"
 	"ticketd/payments"
 	"ticketd/payments/stripe"
@@ -37,10 +40,10 @@ type Deps struct {
 	// (pages.Config.SharedSecret).
 	PagesSharedSecret func() []byte
 	// DevLog is the developer log.
-	DevLog *thttp.DevLog
+	DevLog *devlog.Log
 	// Stripe is the payment provider of paid orders when set
 	// (TICKETD_PAYMENT_PROVIDER=stripe): its webhook settles them
-	// (routes_payments_stripe.go); Ops.Hosted makes their payment pages.
+	// (http/payprovider); Ops.Hosted makes their payment pages.
 	// Nil: the sandbox.
 	Stripe *stripe.Provider
 	// Cluster is the cluster this node belongs to (nil: a single node).
@@ -58,12 +61,9 @@ type api struct {
 	deps    Deps
 	ops     *ops.Ops
 	srv     *thttp.Server
-	sandbox *payments.Sandbox
 	refunds *payments.Refunds
-	stripe  *stripe.Provider // nil unless Stripe makes the payment pages
-	seen    *payments.Seen   // Stripe's webhook events acted on
 
-	devlog   *thttp.DevLog
+	devlog   *devlog.Log
 	auditLog *audit.Log
 	hooks    *webhooks.Service
 }
@@ -83,7 +83,7 @@ func New(cfg thttp.Config, deps Deps) (*thttp.Server, error) {
 	case deps.Stripe != nil && (o.Hosted() == nil || o.Seen() == nil):
 		return nil, errors.New("http: stripe without its saga or its record of events")
 	}
-	a := &api{cfg: cfg, deps: deps, ops: o, sandbox: o.Sandbox(), refunds: o.Refunds(), stripe: deps.Stripe, seen: o.Seen(),
+	a := &api{cfg: cfg, deps: deps, ops: o, refunds: o.Refunds(),
 		devlog: deps.DevLog, auditLog: o.Audit(), hooks: o.Webhooks()}
 	srv, err := thttp.NewServer(cfg, newDirectoryAuth(o), a.routes())
 	if err != nil {
@@ -115,27 +115,39 @@ func (a *api) routes() []thttp.Route {
 	rs = append(rs, a.consoleSalesRoutes()...)
 	rs = append(rs, a.clusterRoutes()...)
 	rs = append(rs, a.doorRoutes()...)
-	return a.instrument(rs)
+	return instrument.Routes(rs, a.ops)
 }
 
 // registerExtras adds what is not an API operation: the OpenAPI documents
-// and docs pages, the hosted pages, the payment provider's page and webhook.
+// and docs pages, the hosted pages, the payment provider's page and webhook
+// (http/payprovider).
 func (a *api) registerExtras(srv *thttp.Server) error {
+	pay, err := payprovider.New(payprovider.Config{Ops: a.ops, Stripe: a.deps.Stripe, Now: a.cfg.Now})
+	if err != nil {
+		return err
+	}
 	thttp.RegisterMetrics(srv, a.ops.Collector())
 	thttp.RegisterHealth(srv, a.ops)
-	thttp.RegisterLogs(srv, a.devlog)
+	devlog.Register(srv, a.devlog)
 	if err := openapi.RegisterDocs(srv, srv.Routes(), openapi.DocInfo{Version: thttp.CurrentVersion, ServerURL: a.cfg.BaseURL, Webhooks: openapi.Webhooks()}); err != nil {
 		return err
 	}
 	p, err := pages.New(pages.Config{BaseURL: a.cfg.BaseURL, TrustedProxies: a.cfg.TrustedProxies,
 		Secret: a.deps.PagesSecret, SharedSecret: a.deps.PagesSharedSecret, Logger: srv.Logger(), Now: a.cfg.Now, Ops: a.ops,
-		PaymentOrigins: a.paymentOrigins(), Wallet: a.deps.Wallet})
+		PaymentOrigins: pay.PageOrigins(), Wallet: a.deps.Wallet})
 	if err != nil {
 		return err
 	}
 	p.Register(srv)
-	a.registerPayments(srv, p)
+	pay.Register(srv, p)
 	return nil
+}
+
+func (a *api) now() time.Time {
+	if a.cfg.Now != nil {
+		return a.cfg.Now()
+	}
+	return time.Now()
 }
 
 // directoryAuth authenticates keys against the directory's read view.

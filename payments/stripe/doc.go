@@ -94,7 +94,7 @@
 // # Wiring
 //
 // The service uses the Provider through its hosted-provider seam (event's
-// provider.go, http/api's routes_payments_stripe.go):
+// provider.go, http/payprovider's stripe.go):
 //
 //   - Confirm of a paid order: the handler asks the actor to check the
 //     confirm (ConfirmOrder.Prepare, which changes nothing), creates the

@@ -24,6 +24,7 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/http/devlog"
 	"ticketd/ops"
 )
 
@@ -121,7 +122,7 @@ type Deps struct {
 	// webhooks page).
 	Ops *ops.Ops
 	// DevLog is the developer (request) log (nil: no developer log page).
-	DevLog *thttp.DevLog
+	DevLog *devlog.Log
 	// Outbox is the ticket-mail outbox (nil: no outbox page).
 	Outbox Outbox
 	// Wallets says which wallet passes buyers are offered (the operator's

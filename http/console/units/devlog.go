@@ -4,13 +4,13 @@ import (
 	"strconv"
 	"strings"
 
-	thttp "ticketd/http"
 	"ticketd/http/console/shell"
+	"ticketd/http/devlog"
 )
 
 // devlogData is the developer log page.
 type devlogData struct {
-	Entries []thttp.RequestLogEntry
+	Entries []devlog.RequestLogEntry
 	Next    string
 	KeyID   string
 	Status  string
@@ -30,7 +30,7 @@ func (c *pages) devlogPage(r *shell.Req) error {
 	q := r.RC.QueryArgs()
 	d := devlogData{KeyID: strings.TrimSpace(string(q.Peek("key"))), Status: strings.TrimSpace(string(q.Peek("status"))),
 		Method: strings.ToUpper(strings.TrimSpace(string(q.Peek("method"))))}
-	f := thttp.RequestLogFilter{KeyID: d.KeyID, Method: d.Method}
+	f := devlog.Filter{KeyID: d.KeyID, Method: d.Method}
 	if d.Status != "" {
 		f.Status, _ = strconv.Atoi(d.Status)
 	}

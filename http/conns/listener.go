@@ -1,11 +1,10 @@
-package http
+package conns
 
 import (
 	"errors"
 	"log/slog"
 	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -14,14 +13,14 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Connection bounds when Config leaves them zero.
+// Connection bounds when the server's configuration leaves them zero.
 const (
-	// DefaultMaxConnsPerIP leaves room for a NAT of many visitors (a
+	// DefaultMaxPerIP leaves room for a NAT of many visitors (a
 	// browser opens about six connections; an office or a carrier NAT puts
 	// hundreds of them behind one address) while one address cannot hold
 	// the whole server by default. Idle connections need no per-address
 	// bound: at the total bound the longest idle one is reclaimed.
-	DefaultMaxConnsPerIP = 1024
+	DefaultMaxPerIP = 1024
 	// maxConnsCeiling and maxConnsFloor bound the total derived from the
 	// file descriptor limit.
 	maxConnsCeiling = 10_000
@@ -41,11 +40,11 @@ const (
 // neither unbounded goroutines nor descriptors.
 const refusers = 32
 
-// DefaultMaxConns is the total connection bound for the process's file
+// DefaultMax is the total connection bound for the process's file
 // descriptor limit: half of RLIMIT_NOFILE, the rest being left to the store
 // (Pebble keeps its tables open), the outbox's SMTP and webhook
 // connections and the process itself; within 64 to 10,000.
-func DefaultMaxConns() int {
+func DefaultMax() int {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur == 0 {
 		return 1024
@@ -57,7 +56,7 @@ func DefaultMaxConns() int {
 	return max(int(n), maxConnsFloor)
 }
 
-// connListener is the listener fasthttp serves on. It exists for three
+// Listener is the listener fasthttp serves on. It exists for three
 // reasons fasthttp's own Serve does not cover:
 //
 //   - fasthttp ends Serve on any accept error that is not a timeout, and
@@ -77,7 +76,7 @@ func DefaultMaxConns() int {
 //
 // Every method is safe for concurrent use. The per-request cost is two
 // atomic stores (busy in Read, idle in the ConnState hook).
-type connListener struct {
+type Listener struct {
 	net.Listener
 	max, maxPerIP int
 	exempt        []netip.Prefix
@@ -91,14 +90,30 @@ type connListener struct {
 	perIP      map[netip.Addr]int
 	reclaiming int // reclaimed connections not yet closed
 
-	stats connStats
+	// Stats counts what the listener did, for /metrics.
+	Stats Stats
 	// lastLog rate-limits the warnings of each kind (unix nanos).
 	lastLog [3]atomic.Int64
 }
 
-// connStats counts what the listener did, for /metrics.
-type connStats struct {
-	accepted, refusedPerIP, refusedTotal, reclaimed, acceptErrors atomic.Int64
+// Stats are the listener's counters since it was made.
+type Stats struct {
+	Accepted, RefusedPerIP, RefusedTotal, Reclaimed, AcceptErrors atomic.Int64
+}
+
+// Config is what New needs.
+type Config struct {
+	// Max bounds open connections in total, MaxPerIP per client address
+	// (IPKey); 0 is no bound.
+	Max, MaxPerIP int
+	// Exempt are the addresses MaxPerIP does not count (trusted proxies:
+	// the rate limits count their clients instead).
+	Exempt []netip.Prefix
+	Log    *slog.Logger
+	// Refuse429 and Refuse503 are the whole HTTP answers written to a
+	// connection refused at MaxPerIP and at Max (the caller's error
+	// envelope: this package knows no response format).
+	Refuse429, Refuse503 []byte
 }
 
 const (
@@ -107,34 +122,21 @@ const (
 	logTotal
 )
 
-func newConnListener(ln net.Listener, maxConns, maxPerIP int, exempt []netip.Prefix, log *slog.Logger) *connListener {
-	return &connListener{
-		Listener: ln, max: maxConns, maxPerIP: maxPerIP, exempt: exempt, log: log,
-		refuse429: cannedError(429, "too many connections from this address"),
-		refuse503: cannedError(503, "too many connections; retry shortly"),
+// New wraps ln in the bounds of cfg.
+func New(ln net.Listener, cfg Config) *Listener {
+	return &Listener{
+		Listener: ln, max: cfg.Max, maxPerIP: cfg.MaxPerIP, exempt: cfg.Exempt, log: cfg.Log,
+		refuse429: cfg.Refuse429,
+		refuse503: cfg.Refuse503,
 		refusing:  make(chan struct{}, refusers),
 		conns:     map[*trackedConn]struct{}{},
 		perIP:     map[netip.Addr]int{},
 	}
 }
 
-// cannedError is a whole HTTP/1.1 answer in the error envelope, for a
-// connection refused before any request was read.
-func cannedError(status int, msg string) []byte {
-	_, env, _ := errorResponse(NewError(status, msg))
-	body := appendErrorJSON(nil, env.Error)
-	b := []byte("HTTP/1.1 " + strconv.Itoa(status) + " " + fasthttp.StatusMessage(status) + "\r\n" +
-		"Content-Type: application/json\r\nConnection: close\r\nRetry-After: 1\r\n" +
-		// No request was read, so none asked for a version: every answer
-		// carries one all the same (decisions §4).
-		"Service-Version: " + CurrentVersion + "\r\nContent-Length: " +
-		strconv.Itoa(len(body)) + "\r\n\r\n")
-	return append(b, body...)
-}
-
 // Accept returns the next admitted connection. It returns an error only
 // when the listener is closed.
-func (l *connListener) Accept() (net.Conn, error) {
+func (l *Listener) Accept() (net.Conn, error) {
 	var delay time.Duration
 	for {
 		c, err := l.Listener.Accept()
@@ -142,7 +144,7 @@ func (l *connListener) Accept() (net.Conn, error) {
 			if errors.Is(err, net.ErrClosed) {
 				return nil, err
 			}
-			l.stats.acceptErrors.Add(1)
+			l.Stats.AcceptErrors.Add(1)
 			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) {
 				l.mu.Lock()
 				l.reclaimLocked()
@@ -162,22 +164,22 @@ func (l *connListener) Accept() (net.Conn, error) {
 
 // admit tracks c, or refuses it (and returns nil) when its address or the
 // server is at its bound and no idle connection can be reclaimed.
-func (l *connListener) admit(c net.Conn) *trackedConn {
+func (l *Listener) admit(c net.Conn) *trackedConn {
 	peer := peerAddr(c)
-	ip := ipKey(peer)
-	exempt := isTrusted(peer, l.exempt)
+	ip := IPKey(peer)
+	exempt := Trusted(peer, l.exempt)
 	now := time.Now()
 	l.mu.Lock()
 	if l.maxPerIP > 0 && !exempt && l.perIP[ip] >= l.maxPerIP {
 		l.mu.Unlock()
-		l.stats.refusedPerIP.Add(1)
+		l.Stats.RefusedPerIP.Add(1)
 		l.warn(logPerIP, "http: connection refused: too many from one address", "client_ip", ip.String(), "max_conns_per_ip", l.maxPerIP)
 		l.refuse(c, l.refuse429)
 		return nil
 	}
 	if l.max > 0 && len(l.conns)-l.reclaiming >= l.max && !l.reclaimLocked() {
 		l.mu.Unlock()
-		l.stats.refusedTotal.Add(1)
+		l.Stats.RefusedTotal.Add(1)
 		l.warn(logTotal, "http: connection refused: every connection is busy", "max_conns", l.max)
 		l.refuse(c, l.refuse503)
 		return nil
@@ -189,7 +191,7 @@ func (l *connListener) admit(c net.Conn) *trackedConn {
 		l.perIP[ip]++
 	}
 	l.mu.Unlock()
-	l.stats.accepted.Add(1)
+	l.Stats.Accepted.Add(1)
 	return tc
 }
 
@@ -200,7 +202,7 @@ func (l *connListener) admit(c net.Conn) *trackedConn {
 // deadline, so fasthttp's goroutine wakes from its read and closes it as
 // after an idle timeout. The caller holds l.mu. The scan is linear, but it
 // runs only at the bound or out of descriptors, never per request.
-func (l *connListener) reclaimLocked() bool {
+func (l *Listener) reclaimLocked() bool {
 	var victim *trackedConn
 	var oldest int64
 	most := -1
@@ -219,14 +221,14 @@ func (l *connListener) reclaimLocked() bool {
 	}
 	victim.reclaimed.Store(true)
 	l.reclaiming++
-	l.stats.reclaimed.Add(1)
+	l.Stats.Reclaimed.Add(1)
 	_ = victim.Conn.SetReadDeadline(pastDeadline)
 	return true
 }
 
-// reclaimAllIdle ends every connection without a request in flight, for
-// Shutdown.
-func (l *connListener) reclaimAllIdle() {
+// ReclaimAllIdle ends every connection without a request in flight, for
+// the server's Shutdown.
+func (l *Listener) ReclaimAllIdle() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for c := range l.conns {
@@ -244,7 +246,7 @@ var pastDeadline = time.Unix(1, 0)
 // refuse answers c with a canned error and closes it, off the accept loop.
 // The client's request is drained briefly first: closing a socket with
 // unread input sends a reset, and the client would lose the answer.
-func (l *connListener) refuse(c net.Conn, answer []byte) {
+func (l *Listener) refuse(c net.Conn, answer []byte) {
 	select {
 	case l.refusing <- struct{}{}:
 	default:
@@ -269,7 +271,7 @@ func (l *connListener) refuse(c net.Conn, answer []byte) {
 }
 
 // release forgets a closed connection.
-func (l *connListener) release(c *trackedConn) {
+func (l *Listener) release(c *trackedConn) {
 	l.mu.Lock()
 	delete(l.conns, c)
 	if c.counted {
@@ -285,16 +287,29 @@ func (l *connListener) release(c *trackedConn) {
 	l.mu.Unlock()
 }
 
-// open returns the connections being served.
-func (l *connListener) open() int {
+// Open returns the connections being served.
+func (l *Listener) Open() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.conns)
 }
 
+// Busy returns the connections with a request in flight.
+func (l *Listener) Busy() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for c := range l.conns {
+		if c.busy.Load() {
+			n++
+		}
+	}
+	return n
+}
+
 // warn logs at most once per 10 seconds per kind: a flood must not turn
 // into a log flood.
-func (l *connListener) warn(kind int, msg string, args ...any) {
+func (l *Listener) warn(kind int, msg string, args ...any) {
 	now := time.Now().UnixNano()
 	last := l.lastLog[kind].Load()
 	if now-last < int64(10*time.Second) || !l.lastLog[kind].CompareAndSwap(last, now) {
@@ -303,9 +318,9 @@ func (l *connListener) warn(kind int, msg string, args ...any) {
 	l.log.Warn(msg, args...)
 }
 
-// connState is fasthttp's ConnState hook: it keeps each connection's idle
-// mark for reclaiming.
-func connState(c net.Conn, st fasthttp.ConnState) {
+// State is fasthttp's ConnState hook of a server on a Listener: it keeps
+// each connection's idle mark for reclaiming.
+func State(c net.Conn, st fasthttp.ConnState) {
 	tc, ok := c.(*trackedConn)
 	if !ok {
 		return
@@ -329,7 +344,7 @@ func connState(c net.Conn, st fasthttp.ConnState) {
 // first byte of a request until fasthttp has answered it.
 type trackedConn struct {
 	net.Conn
-	l         *connListener
+	l         *Listener
 	ip        netip.Addr
 	counted   bool // counts against its address's bound
 	busy      atomic.Bool
@@ -383,9 +398,10 @@ func peerAddr(c net.Conn) netip.Addr {
 	return netip.Addr{}
 }
 
-// ipKey is the address a per-client bound counts: IPv6 clients by their
-// /64, which one subscriber usually holds whole.
-func ipKey(a netip.Addr) netip.Addr {
+// IPKey is the address a per-client bound counts (connections here, the
+// server's rate budgets): IPv6 clients by their /64, which one subscriber
+// usually holds whole.
+func IPKey(a netip.Addr) netip.Addr {
 	if a.Is6() {
 		p, err := a.Prefix(64)
 		if err == nil {
@@ -393,4 +409,17 @@ func ipKey(a netip.Addr) netip.Addr {
 		}
 	}
 	return a
+}
+
+// Trusted reports whether a is in one of the prefixes (trusted proxies).
+func Trusted(a netip.Addr, trusted []netip.Prefix) bool {
+	if !a.IsValid() {
+		return false
+	}
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,27 +1,30 @@
-package http
+package devlog
 
 import (
 	"net/netip"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	thttp "ticketd/http"
 )
 
 func TestDevLogRingKeepsTheNewestAndHonoursRetention(t *testing.T) {
-	d := NewDevLog(3, time.Hour)
+	d := New(3, time.Hour)
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	for i := range 5 {
 		rid := "req_" + itoa(i)
 		d.notePath(rid, []byte("/v1/events/evt_"+itoa(i)))
-		d.record(RequestInfo{Time: t0.Add(time.Duration(i) * time.Minute), Method: "GET", Path: "/v1/events/{eventId}",
-			Surface: Developer, Status: 200 + i, KeyID: "key_1", UnitID: "bu_1", RequestID: rid,
+		d.record(thttp.RequestInfo{Time: t0.Add(time.Duration(i) * time.Minute), Method: "GET", Path: "/v1/events/{eventId}",
+			Surface: thttp.Developer, Status: 200 + i, KeyID: "key_1", UnitID: "bu_1", RequestID: rid,
 			ClientIP: netip.MustParseAddr("10.0.0.1")})
 	}
 	// Admin requests and keyless ones are not a key's traffic.
-	d.record(RequestInfo{Time: t0, Surface: Admin, KeyID: "admin", UnitID: "", RequestID: "x"})
-	got, more := d.List("bu_1", RequestLogFilter{}, 0, 10, t0.Add(10*time.Minute))
+	d.record(thttp.RequestInfo{Time: t0, Surface: thttp.Admin, KeyID: "admin", UnitID: "", RequestID: "x"})
+	got, more := d.List("bu_1", Filter{}, 0, 10, t0.Add(10*time.Minute))
 	require.False(t, more)
 	require.Len(t, got, 3, "the ring keeps the newest 3")
 	assert.Equal(t, []string{"rl_5", "rl_4", "rl_3"}, []string{got[0].ID, got[1].ID, got[2].ID})
@@ -29,21 +32,23 @@ func TestDevLogRingKeepsTheNewestAndHonoursRetention(t *testing.T) {
 	assert.Equal(t, "/v1/events/{eventId}", got[0].Route)
 	assert.Equal(t, "10.0.0.1", got[0].ClientIP)
 
-	page, more := d.List("bu_1", RequestLogFilter{}, 0, 2, t0.Add(10*time.Minute))
+	page, more := d.List("bu_1", Filter{}, 0, 2, t0.Add(10*time.Minute))
 	assert.True(t, more)
-	rest, more := d.List("bu_1", RequestLogFilter{}, 4, 2, t0.Add(10*time.Minute))
+	rest, more := d.List("bu_1", Filter{}, 4, 2, t0.Add(10*time.Minute))
 	assert.False(t, more)
 	assert.Equal(t, "rl_3", rest[0].ID)
 	assert.Len(t, page, 2)
 
-	f, _ := d.List("bu_1", RequestLogFilter{Status: 203}, 0, 10, t0.Add(10*time.Minute))
+	f, _ := d.List("bu_1", Filter{Status: 203}, 0, 10, t0.Add(10*time.Minute))
 	require.Len(t, f, 1)
 	assert.Equal(t, "rl_4", f[0].ID)
-	old, _ := d.List("bu_1", RequestLogFilter{}, 0, 10, t0.Add(63*time.Minute+30*time.Second))
+	old, _ := d.List("bu_1", Filter{}, 0, 10, t0.Add(63*time.Minute+30*time.Second))
 	assert.Len(t, old, 1, "entries older than the retention are not listed")
-	none, _ := d.List("bu_2", RequestLogFilter{}, 0, 10, t0)
+	none, _ := d.List("bu_2", Filter{}, 0, 10, t0)
 	assert.Empty(t, none)
 	n := 0
 	d.paths.Range(func(any, any) bool { n++; return true })
 	assert.Zero(t, n, "no path outlives its request")
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

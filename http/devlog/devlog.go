@@ -1,4 +1,4 @@
-package http
+package devlog
 
 import (
 	"net/netip"
@@ -7,15 +7,13 @@ import (
 	"time"
 
 	"ticketd/event"
+	thttp "ticketd/http"
 )
 
 // Defaults of the developer log.
 const (
-	DefaultDevLogPerUnit   = 5000
-	DefaultDevLogRetention = 7 * 24 * time.Hour
-	// MaxLoggedPath bounds the concrete request path the developer log
-	// and the audit log keep.
-	MaxLoggedPath = 512
+	DefaultPerUnit   = 5000
+	DefaultRetention = 7 * 24 * time.Hour
 )
 
 // RequestLogEntry is one request of an API key in the developer log.
@@ -34,14 +32,14 @@ type RequestLogEntry struct {
 	CreatedAt   event.Time `json:"createdAt"`
 }
 
-// DevLog is the developer log: every request of an API key (Developer and
+// Log is the developer log: every request of an API key (Developer and
 // Storefront surfaces), per business unit, in memory. It is a bounded ring
 // per unit (perUnit entries, the oldest overwritten) and entries older than
 // the retention are not listed. It is deliberately not persisted: the
 // flash-sale hot path records every request, and one mutex-guarded slot
 // write is all that costs; the audit log is the durable record of changes.
 // Safe for concurrent use.
-type DevLog struct {
+type Log struct {
 	perUnit   int
 	retention time.Duration
 
@@ -49,7 +47,7 @@ type DevLog struct {
 	units map[string]*devRing
 
 	// paths carries a request's concrete path from its handler (which
-	// sees the request) to Config.OnRequest (which sees the status and
+	// sees the request) to thttp.Config.OnRequest (which sees the status and
 	// latency), keyed by request id; an entry lives for one request.
 	paths sync.Map
 }
@@ -66,9 +64,9 @@ type devEntry struct {
 	seq                                          uint64
 	keyID, method, route, operationID, requestID string
 	// path is the concrete path, in a buffer the ring's slot keeps and
-	// reuses (RequestInfo.URLPath is valid during the call only).
+	// reuses (thttp.RequestInfo.URLPath is valid during the call only).
 	path    []byte
-	surface Surface
+	surface thttp.Surface
 	status  int
 	latency time.Duration
 	ip      netip.Addr
@@ -87,30 +85,30 @@ func (e *devEntry) view() RequestLogEntry {
 	return v
 }
 
-// NewDevLog returns a developer log keeping perUnit entries per unit for
+// New returns a developer log keeping perUnit entries per unit for
 // retention (defaults for values <= 0).
-func NewDevLog(perUnit int, retention time.Duration) *DevLog {
+func New(perUnit int, retention time.Duration) *Log {
 	if perUnit <= 0 {
-		perUnit = DefaultDevLogPerUnit
+		perUnit = DefaultPerUnit
 	}
 	if retention <= 0 {
-		retention = DefaultDevLogRetention
+		retention = DefaultRetention
 	}
-	return &DevLog{perUnit: perUnit, retention: retention, units: map[string]*devRing{}}
+	return &Log{perUnit: perUnit, retention: retention, units: map[string]*devRing{}}
 }
 
 // notePath remembers the concrete path of the request requestID, for a
 // caller that has no Ctx; the server's requests carry theirs in
-// RequestInfo.URLPath instead.
-func (d *DevLog) notePath(requestID string, path []byte) {
-	if len(path) > MaxLoggedPath {
-		path = path[:MaxLoggedPath]
+// thttp.RequestInfo.URLPath instead.
+func (d *Log) notePath(requestID string, path []byte) {
+	if len(path) > thttp.MaxLoggedPath {
+		path = path[:thttp.MaxLoggedPath]
 	}
 	d.paths.Store(requestID, string(path))
 }
 
 // record adds a finished request of an API key.
-func (d *DevLog) record(info RequestInfo) {
+func (d *Log) record(info thttp.RequestInfo) {
 	path := info.URLPath
 	if path == "" {
 		path = info.Path
@@ -118,7 +116,7 @@ func (d *DevLog) record(info RequestInfo) {
 			path = p.(string)
 		}
 	}
-	if info.KeyID == "" || info.UnitID == "" || (info.Surface != Developer && info.Surface != Storefront) {
+	if info.KeyID == "" || info.UnitID == "" || (info.Surface != thttp.Developer && info.Surface != thttp.Storefront) {
 		return
 	}
 	e := devEntry{
@@ -148,15 +146,15 @@ func (d *DevLog) record(info RequestInfo) {
 	d.mu.Unlock()
 }
 
-func surfaceName(s Surface) string {
-	if s == Storefront {
+func surfaceName(s thttp.Surface) string {
+	if s == thttp.Storefront {
 		return "storefront"
 	}
 	return "developer"
 }
 
-// RequestLogFilter selects developer log entries; zero fields match all.
-type RequestLogFilter struct {
+// Filter selects developer log entries; zero fields match all.
+type Filter struct {
 	KeyID  string
 	Status int
 	Method string
@@ -167,7 +165,7 @@ type RequestLogFilter struct {
 // List returns a unit's entries newest first that match f, after the entry
 // with sequence number before (0: from the newest), at most limit. more
 // reports further matches.
-func (d *DevLog) List(unitID string, f RequestLogFilter, before uint64, limit int, now time.Time) ([]RequestLogEntry, bool) {
+func (d *Log) List(unitID string, f Filter, before uint64, limit int, now time.Time) ([]RequestLogEntry, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := []RequestLogEntry{}
@@ -199,15 +197,9 @@ func (d *DevLog) List(unitID string, f RequestLogFilter, before uint64, limit in
 	return out, false
 }
 
-// RegisterLogs feeds the developer log from Config.OnRequest, chained
-// after any hook already set (like RegisterMetrics). It must be called
-// before Serve.
-func RegisterLogs(srv *Server, d *DevLog) {
-	prev := srv.cfg.OnRequest
-	srv.cfg.OnRequest = func(info RequestInfo) {
-		d.record(info)
-		if prev != nil {
-			prev(info)
-		}
-	}
+// Register feeds d from srv's Config.OnRequest, chained after any hook
+// already set (like thttp.RegisterMetrics). It must be called before
+// Serve.
+func Register(srv *thttp.Server, d *Log) {
+	srv.OnRequest(d.record)
 }

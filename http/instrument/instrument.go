@@ -1,4 +1,4 @@
-package api
+package instrument
 
 import (
 	"encoding/json"
@@ -10,8 +10,14 @@ import (
 	thttp "ticketd/http"
 )
 
-// instrument wraps the handlers of rs for the developer log and the audit
-// log:
+// Recorder records an audited write: the application layer
+// (ops.Ops.RecordWrite), which finds the write's business unit.
+type Recorder interface {
+	RecordWrite(e audit.AuditEntry) bool
+}
+
+// Routes wraps the handlers of rs for the developer log and the audit
+// log, in place, and returns rs:
 //   - Developer and Storefront handlers note the request's concrete path
 //     for the developer log (the rest of the entry comes from
 //     Config.OnRequest, which sees the final status and latency);
@@ -20,7 +26,7 @@ import (
 //     before the write is read through the GET route of the same path,
 //     when there is one (one extra read through the actor; a failed read
 //     leaves "before" null). Storefront traffic is not audited.
-func (a *api) instrument(rs []thttp.Route) []thttp.Route {
+func Routes(rs []thttp.Route, rec Recorder) []thttp.Route {
 	// Paths are unique across surfaces (/v1, /storefront/v1, /admin/v1).
 	gets := map[string]*thttp.Route{}
 	for _, r := range rs {
@@ -74,7 +80,7 @@ func (a *api) instrument(rs []thttp.Route) []thttp.Route {
 				// registration, a grant already held): nothing to audit,
 				// and a duplicate scan must cost no write at all.
 				if err == nil && c.PrimarySuccess() {
-					a.audit(c, params, before, res)
+					record(rec, c, params, before, res)
 				}
 				return res, err
 			}
@@ -132,8 +138,8 @@ func auditResult(c *thttp.Ctx, res any) json.RawMessage {
 	return audit.RedactSecrets(b)
 }
 
-// audit records a successful write of c through the application layer.
-func (a *api) audit(c *thttp.Ctx, params []string, before json.RawMessage, res any) {
+// record records a successful write of c through rec.
+func record(rec Recorder, c *thttp.Ctx, params []string, before json.RawMessage, res any) {
 	p := c.Principal()
 	r := c.Route()
 	e := audit.AuditEntry{
@@ -157,5 +163,5 @@ func (a *api) audit(c *thttp.Ctx, params []string, before json.RawMessage, res a
 	e.CreatedAt.Time = c.Now().UTC()
 	// The layer finds the unit of a console write (path or answer) and
 	// skips a write that belongs to none.
-	a.ops.RecordWrite(e)
+	rec.RecordWrite(e)
 }

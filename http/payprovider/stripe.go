@@ -1,4 +1,4 @@
-package api
+package payprovider
 
 import (
 	"encoding/json"
@@ -18,36 +18,27 @@ import (
 // layer runs for every door), and Stripe's webhook
 // (POST /webhooks/payments/stripe) settles it.
 
-// paymentOrigins are the hosted provider's page origins, which the hosted
-// checkout form redirects to (its CSP form-action).
-func (a *api) paymentOrigins() []string {
-	if a.stripe == nil {
-		return nil
-	}
-	return []string{stripe.CheckoutOrigin}
-}
-
 // stripeWebhook receives Stripe's events. A missing, forged, wrong-secret
 // or stale signature answers 400 and changes nothing. An event id acted on
 // before answers 200 and changes nothing more (payments.Seen). Otherwise
 // the event is acted on, its id recorded, and only then, both durable, is
 // 200 answered; a failure to make either durable answers 503, and Stripe
 // delivers again.
-func (a *api) stripeWebhook(rc *fasthttp.RequestCtx) {
+func (h *Handlers) stripeWebhook(rc *fasthttp.RequestCtx) {
 	body := rc.PostBody()
-	ev, err := a.stripe.ParseWebhook(body, string(rc.Request.Header.Peek(stripe.SignatureHeader)), a.now())
+	ev, err := h.stripe.ParseWebhook(body, string(rc.Request.Header.Peek(stripe.SignatureHeader)), h.now())
 	if err != nil {
 		e := thttp.NewError(400, "webhook refused: "+err.Error())
 		e.Reason = event.ReasonWebhookSignatureInvalid
 		if errors.Is(err, stripe.ErrPayload) {
 			e.Reason = event.ReasonWebhookPayloadInvalid
 		}
-		a.srv.WriteError(rc, e)
+		h.srv.WriteError(rc, e)
 		return
 	}
-	seen, err := a.seen.Has(ev.ID)
+	seen, err := h.seen.Has(ev.ID)
 	if err != nil {
-		a.srv.WriteError(rc, ops.MapErr(err))
+		h.srv.WriteError(rc, ops.MapErr(err))
 		return
 	}
 	out := map[string]any{"received": true, "id": ev.ID}
@@ -56,13 +47,13 @@ func (a *api) stripeWebhook(rc *fasthttp.RequestCtx) {
 		writeJSON(rc, out)
 		return
 	}
-	if err := a.actOnStripe(ev, out); err != nil {
-		a.srv.Logger().Error("stripe webhook not acted on; stripe delivers it again", "event", ev.ID, "type", ev.Type, "err", err)
-		a.srv.WriteError(rc, err)
+	if err := h.actOnStripe(ev, out); err != nil {
+		h.srv.Logger().Error("stripe webhook not acted on; stripe delivers it again", "event", ev.ID, "type", ev.Type, "err", err)
+		h.srv.WriteError(rc, err)
 		return
 	}
-	if err := a.seen.Mark(ev.ID, a.now()); err != nil {
-		a.srv.WriteError(rc, thttp.NewError(503, "temporarily unavailable; retry"))
+	if err := h.seen.Mark(ev.ID, h.now()); err != nil {
+		h.srv.WriteError(rc, thttp.NewError(503, "temporarily unavailable; retry"))
 		return
 	}
 	writeJSON(rc, out)
@@ -76,34 +67,34 @@ func writeJSON(rc *fasthttp.RequestCtx, v any) {
 
 // stripeEventOf is the event of an order number that this service made;
 // false for anything else (another integration on the same account).
-func (a *api) stripeEventOf(number string) (string, bool) {
+func (h *Handlers) stripeEventOf(number string) (string, bool) {
 	id, ok := event.EventIDFromOrderNumber(number)
 	if !ok {
 		return "", false
 	}
-	_, known := a.ops.EventUnit(id)
+	_, known := h.ops.EventUnit(id)
 	return id, known
 }
 
 // actOnStripe carries out what event ev means, durably, and notes the
 // outcome in out. A nil error means the outcome is durable, or that there
 // is none to have (an event of no order of ours, a pending payment).
-func (a *api) actOnStripe(ev stripe.Event, out map[string]any) error {
-	eventID, ours := a.stripeEventOf(ev.OrderNumber)
+func (h *Handlers) actOnStripe(ev stripe.Event, out map[string]any) error {
+	eventID, ours := h.stripeEventOf(ev.OrderNumber)
 	if !ours || ev.Kind == stripe.KindIgnored {
 		out["outcome"] = "ignored"
 		return nil
 	}
-	log := a.srv.Logger()
+	log := h.srv.Logger()
 	switch ev.Kind {
 	case stripe.KindPaid:
-		return a.settleStripe(eventID, ev, out)
+		return h.settleStripe(eventID, ev, out)
 	case stripe.KindRefundUpdated:
 		if ev.RefundID == "" {
 			out["outcome"] = "ignored" // a refund made outside the service
 			return nil
 		}
-		o, err := a.refunds.Complete(eventID, ev.OrderNumber, ev.RefundID, stripe.RefundState(ev.RefundStatus))
+		o, err := h.refunds.Complete(eventID, ev.OrderNumber, ev.RefundID, stripe.RefundState(ev.RefundStatus))
 		if isNotFound(err) {
 			out["outcome"] = "ignored"
 			return nil
@@ -117,7 +108,7 @@ func (a *api) actOnStripe(ev stripe.Event, out map[string]any) error {
 		// The charge's refunds moved: finish the service's refunds of the
 		// order that are still pending (asking Stripe again with the same
 		// refund id answers the same refund).
-		o, err := askOp(a, eventID, event.GetOrder{Ref: ev.OrderNumber})
+		o, err := do(h, eventID, event.GetOrder{Ref: ev.OrderNumber})
 		if isNotFound(err) {
 			out["outcome"] = "ignored"
 			return nil
@@ -125,7 +116,7 @@ func (a *api) actOnStripe(ev stripe.Event, out map[string]any) error {
 		if err != nil {
 			return err
 		}
-		a.settlePendingRefunds(eventID, o)
+		h.settlePendingRefunds(eventID, o)
 		out["outcome"] = "refunds checked"
 		return nil
 	case stripe.KindFailed:
@@ -142,15 +133,15 @@ func (a *api) actOnStripe(ev stripe.Event, out map[string]any) error {
 // payment whose amount or currency is not its order's never settles: it is
 // kept for review (logged) and acknowledged, as Stripe's redeliveries
 // would not change it.
-func (a *api) settleStripe(eventID string, ev stripe.Event, out map[string]any) error {
-	log := a.srv.Logger()
+func (h *Handlers) settleStripe(eventID string, ev stripe.Event, out map[string]any) error {
+	log := h.srv.Logger()
 	amount, err := event.ParseMoney(ev.Amount)
 	if err != nil {
 		log.Error("stripe payment with an amount no order can have; kept for review", "order", ev.OrderNumber, "session", ev.SessionID, "amount", ev.Amount, "currency", ev.Currency)
 		out["outcome"] = "mismatch"
 		return nil
 	}
-	o, err := askOp(a, eventID, event.SettlePayment{
+	o, err := do(h, eventID, event.SettlePayment{
 		OrderRef: ev.OrderNumber, ProviderRef: ev.SessionID, Amount: amount, Currency: ev.Currency, DeliveryID: ev.ID, Outcome: "succeeded",
 	})
 	var ee *event.Error
@@ -171,20 +162,20 @@ func (a *api) settleStripe(eventID string, ev stripe.Event, out map[string]any) 
 		return err
 	}
 	out["orderNumber"], out["status"], out["outcome"] = o.OrderNumber, o.Status, "settled"
-	a.settlePendingRefunds(eventID, o)
+	h.settlePendingRefunds(eventID, o)
 	return nil
 }
 
 // settlePendingRefunds asks Stripe for the order's pending refunds (a late
 // payment's or a second charge's, just requested): what cannot finish now
 // stays pending for the resumer.
-func (a *api) settlePendingRefunds(eventID string, o event.Order) {
+func (h *Handlers) settlePendingRefunds(eventID string, o event.Order) {
 	for _, r := range o.Refunds {
 		if r.Status != event.RefundPending {
 			continue
 		}
-		if _, _, err := a.refunds.Settle(eventID, event.RefundStart{Order: o, Refund: r}); err != nil {
-			a.srv.Logger().Warn("refund left pending for the resumer", "refund", r.ID, "order", o.OrderNumber, "err", err)
+		if _, _, err := h.refunds.Settle(eventID, event.RefundStart{Order: o, Refund: r}); err != nil {
+			h.srv.Logger().Warn("refund left pending for the resumer", "refund", r.ID, "order", o.OrderNumber, "err", err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package api
+package payprovider
 
 import (
 	"context"
@@ -17,18 +17,6 @@ import (
 // (GET/POST /pay/{paymentId}) and the service's webhook endpoint that the
 // provider calls (POST /webhooks/payments/sandbox).
 
-func (a *api) registerPayments(srv *thttp.Server, p *pages.Pages) {
-	if a.stripe != nil {
-		// Stripe takes the payments: the sandbox's page, which settles
-		// without money, must not exist.
-		srv.Handle("POST", "/webhooks/payments/stripe", a.stripeWebhook)
-		return
-	}
-	srv.Handle("POST", "/webhooks/payments/sandbox", a.paymentWebhook)
-	srv.Handle("GET", "/pay/{paymentId}", func(rc *fasthttp.RequestCtx) { a.payPage(rc, p) })
-	srv.Handle("POST", "/pay/{paymentId}", a.payAction)
-}
-
 // paymentWebhook settles a payment: a missing, wrong or stale signature is
 // refused with 400 and changes nothing; a repeated delivery answers 200 and
 // changes nothing more (the machine sees the order already paid). A late
@@ -36,41 +24,41 @@ func (a *api) registerPayments(srv *thttp.Server, p *pages.Pages) {
 // fulfils the order or records a refund of the whole payment, which is
 // asked of the provider here; if that cannot finish, the refund stays
 // pending and the refund resumer finishes it.
-func (a *api) paymentWebhook(rc *fasthttp.RequestCtx) {
+func (h *Handlers) paymentWebhook(rc *fasthttp.RequestCtx) {
 	body := rc.PostBody()
 	sig := string(rc.Request.Header.Peek(payments.SignatureHeader))
-	if err := a.sandbox.Verify(sig, body, a.now()); err != nil {
-		a.srv.WriteError(rc, thttp.NewError(400, "webhook signature refused: "+err.Error()).WithReason(event.ReasonWebhookSignatureInvalid))
+	if err := h.sandbox.Verify(sig, body, h.now()); err != nil {
+		h.srv.WriteError(rc, thttp.NewError(400, "webhook signature refused: "+err.Error()).WithReason(event.ReasonWebhookSignatureInvalid))
 		return
 	}
 	w, err := payments.ParseWebhook(body)
 	if err != nil {
-		a.srv.WriteError(rc, thttp.NewError(400, err.Error()))
+		h.srv.WriteError(rc, thttp.NewError(400, err.Error()))
 		return
 	}
 	amount, err := event.ParseMoney(w.Data.Amount.String())
 	if err != nil {
-		a.srv.WriteError(rc, thttp.NewError(400, "data.amount: "+err.Error(), event.Detail{Field: "data.amount", Reason: err.Error()}))
+		h.srv.WriteError(rc, thttp.NewError(400, "data.amount: "+err.Error(), event.Detail{Field: "data.amount", Reason: err.Error()}))
 		return
 	}
 	eventID, ok := event.EventIDFromPayment(w.Data.PaymentID)
 	if !ok {
-		a.srv.WriteError(rc, thttp.NewError(404, "payment not found"))
+		h.srv.WriteError(rc, thttp.NewError(404, "payment not found"))
 		return
 	}
-	if _, known := a.ops.EventUnit(eventID); !known {
-		a.srv.WriteError(rc, thttp.NewError(404, "payment not found"))
+	if _, known := h.ops.EventUnit(eventID); !known {
+		h.srv.WriteError(rc, thttp.NewError(404, "payment not found"))
 		return
 	}
 	outcome := "succeeded"
 	if w.Type == payments.Failed {
 		outcome = "failed"
 	}
-	o, err := askOp(a, eventID, event.SettlePayment{
+	o, err := do(h, eventID, event.SettlePayment{
 		PaymentID: w.Data.PaymentID, Amount: amount, Currency: w.Data.Currency, DeliveryID: w.ID, Outcome: outcome,
 	})
 	if err != nil {
-		a.srv.WriteError(rc, err)
+		h.srv.WriteError(rc, err)
 		return
 	}
 	for _, r := range o.Refunds {
@@ -78,7 +66,7 @@ func (a *api) paymentWebhook(rc *fasthttp.RequestCtx) {
 			// The provider's refusal is recorded as a failed refund (the
 			// next delivery asks again); an unrecorded outcome is the
 			// resumer's. The payment itself is settled either way.
-			if done, _, err := a.refunds.Settle(eventID, event.RefundStart{Order: o, Refund: r}); err == nil {
+			if done, _, err := h.refunds.Settle(eventID, event.RefundStart{Order: o, Refund: r}); err == nil {
 				o = done
 			}
 		}
@@ -88,28 +76,21 @@ func (a *api) paymentWebhook(rc *fasthttp.RequestCtx) {
 	rc.SetBody(b)
 }
 
-func (a *api) now() time.Time {
-	if a.cfg.Now != nil {
-		return a.cfg.Now()
-	}
-	return time.Now()
-}
-
 // payment reads the order of the path's payment id.
-func (a *api) payment(rc *fasthttp.RequestCtx) (event.Order, error) {
+func (h *Handlers) payment(rc *fasthttp.RequestCtx) (event.Order, error) {
 	id, _ := rc.UserValue("paymentId").(string)
 	eventID, ok := event.EventIDFromPayment(id)
 	if !ok {
 		return event.Order{}, thttp.NewError(404, "payment not found")
 	}
-	if _, known := a.ops.EventUnit(eventID); !known {
+	if _, known := h.ops.EventUnit(eventID); !known {
 		return event.Order{}, thttp.NewError(404, "payment not found")
 	}
-	return askOp(a, eventID, event.GetPayment{ID: id})
+	return do(h, eventID, event.GetPayment{ID: id})
 }
 
-func (a *api) payPage(rc *fasthttp.RequestCtx, p *pages.Pages) {
-	o, err := a.payment(rc)
+func (h *Handlers) payPage(rc *fasthttp.RequestCtx, p *pages.Pages) {
+	o, err := h.payment(rc)
 	p.PayPage(rc, o, err)
 }
 
@@ -117,10 +98,10 @@ func (a *api) payPage(rc *fasthttp.RequestCtx, p *pages.Pages) {
 // signed webhook to the service (an HTTP call, never made from an actor)
 // and sends the buyer on: to successUrl / cancelUrl when the order has them,
 // else to the hosted order page.
-func (a *api) payAction(rc *fasthttp.RequestCtx) {
-	o, err := a.payment(rc)
+func (h *Handlers) payAction(rc *fasthttp.RequestCtx) {
+	o, err := h.payment(rc)
 	if err != nil {
-		a.srv.WriteError(rc, err)
+		h.srv.WriteError(rc, err)
 		return
 	}
 	typ := payments.Succeeded
@@ -133,16 +114,16 @@ func (a *api) payAction(rc *fasthttp.RequestCtx) {
 	late := typ == payments.Succeeded && o.PaymentID != nil && (o.Status == "expired" || o.Status == "cancelled") && len(o.Refunds) == 0
 	if o.Status == "awaiting_payment" || late {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		_, err = a.sandbox.Deliver(ctx, typ, payments.Payment{
+		_, err = h.sandbox.Deliver(ctx, typ, payments.Payment{
 			ID: *o.PaymentID, OrderNumber: o.OrderNumber, Amount: o.TotalAmount.String(), Currency: o.Currency,
-		}, a.now())
+		}, h.now())
 		cancel()
 		if err != nil {
-			a.srv.WriteError(rc, thttp.NewError(503, "the payment provider could not reach the service; retry"))
+			h.srv.WriteError(rc, thttp.NewError(503, "the payment provider could not reach the service; retry"))
 			return
 		}
-		if o, err = a.payment(rc); err != nil {
-			a.srv.WriteError(rc, err)
+		if o, err = h.payment(rc); err != nil {
+			h.srv.WriteError(rc, err)
 			return
 		}
 	}
