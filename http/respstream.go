@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
+
+	"ticketd/http/conns"
 )
 
 // PiecesAppender is an answer whose JSON is the concatenation of byte
@@ -53,18 +55,8 @@ func writePieces(rc *fasthttp.RequestCtx, out PiecesAppender) {
 		pb.release()
 		return
 	}
-	pb.conn = rawTCP(rc.Conn())
+	pb.conn = conns.TCP(rc.Conn())
 	rc.Response.SetBodyStream(pb, n)
-}
-
-// rawTCP is the TCP connection under c (the listener's tracking wrapper
-// taken off: it counts reads only), or nil when c is none.
-func rawTCP(c net.Conn) *net.TCPConn {
-	if tc, ok := c.(*trackedConn); ok {
-		c = tc.Conn
-	}
-	t, _ := c.(*net.TCPConn)
-	return t
 }
 
 // piecesBody is the body stream of a large PiecesAppender answer. fasthttp
