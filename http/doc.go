@@ -92,7 +92,11 @@
 // Bind uses the route's prepared plan; a storefront caller's hold client
 // id (a SHA-256) comes from a small lock-free cache by (key, address); a
 // queue status is encoded by hand; and no error mapping puts an
-// errors.As target on the heap for a refusal of the core.
+// errors.As target on the heap for a refusal of the core. An answer made
+// of slices kept already (PiecesAppender: the change feed's pages, each
+// change rendered once for every follower) is written, when large, as
+// those slices straight to the connection (writev), never copied into a
+// body buffer (respstream.go).
 //
 // # Bounds
 //
