@@ -95,9 +95,10 @@ func (a *eventActor) feedDurable(pos uint64) {
 	a.feedEnd = pos
 	now := time.Now()
 	kept := a.feedWaits[:0]
+	var answer []feedWaiter
 	for _, w := range a.feedWaits {
 		if w.after < pos && (!now.Before(w.ready) || w.full(pos)) {
-			a.answerFeed(w.to, w.cmd, pos)
+			answer = append(answer, w)
 			continue
 		}
 		if w.after < pos && !w.armed {
@@ -108,6 +109,7 @@ func (a *eventActor) feedDurable(pos uint64) {
 	}
 	clear(a.feedWaits[len(kept):])
 	a.feedWaits = kept
+	a.answerFeeds(answer, pos)
 }
 
 // readFeed handles a ReadFeed: at once when the durable feed has entries
@@ -165,9 +167,7 @@ func (a *eventActor) feedTimedOut(id uint64) {
 // releaseFeedWaits answers every waiter with what there is (the actor
 // stops: its waiters would otherwise wait out their timeouts for nothing).
 func (a *eventActor) releaseFeedWaits() {
-	for _, w := range a.feedWaits {
-		a.answerFeed(w.to, w.cmd, a.feedEnd)
-	}
+	a.answerFeeds(a.feedWaits, a.feedEnd)
 	a.feedWaits = nil
 }
 
@@ -177,18 +177,49 @@ func (a *eventActor) answerFeed(to *actor.PID, c event.ReadFeed, last uint64) {
 	if to == nil {
 		return
 	}
+	a.answerFeeds([]feedWaiter{{to: to, cmd: c}}, last)
+}
+
+// answerFeeds answers the waiters ws a commit passed, through the durable
+// end last: one goroutine reads their pages, one after another (a
+// commit wakes every follower parked on the event; a goroutine each is
+// churn for nothing, the pages come from the same ring).
+func (a *eventActor) answerFeeds(ws []feedWaiter, last uint64) {
+	if len(ws) == 0 {
+		return
+	}
 	s, id, ring := a.sys, a.id, a.ring
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		horizon := s.cfg.Now().Add(-event.FeedRetention)
-		page, ok := ring.Page(c, last, horizon)
+		var prev *event.ReadFeed
+		var page event.FeedPage
 		var err error
-		if !ok {
-			page, err = feed.ReadPage(s.store, id, c, last, horizon, ask.ErrUnavailable)
+		for i, w := range ws {
+			if w.to == nil {
+				continue
+			}
+			// Followers that read from the same position get the same
+			// page (it is never changed once made): made once.
+			if prev == nil || !sameFeedRead(*prev, w.cmd) {
+				var ok bool
+				page, ok = ring.Page(w.cmd, last, horizon)
+				err = nil
+				if !ok {
+					page, err = feed.ReadPage(s.store, id, w.cmd, last, horizon, ask.ErrUnavailable)
+				}
+				prev = &ws[i].cmd
+			}
+			s.as.Root.Send(w.to, &response{result: page, err: err})
 		}
-		s.as.Root.Send(to, &response{result: page, err: err})
 	}()
+}
+
+// sameFeedRead reports whether a and b read the same page (their waits
+// aside); a types filter is never taken as the same.
+func sameFeedRead(a, b event.ReadFeed) bool {
+	return a.After == b.After && a.From == b.From && a.Limit == b.Limit && len(a.Types) == 0 && len(b.Types) == 0
 }
 
 // TrimFeeds deletes the feed entries older than event.FeedRetention of

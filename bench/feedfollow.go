@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -96,15 +97,9 @@ func (f *feedFollower) follow(stop <-chan struct{}, end *atomic.Uint64) {
 			f.mu.Unlock()
 			return
 		}
-		next, err := scanFeed(resp.Body(), func(seq uint64, at time.Time) {
-			if seq != f.last+1 && f.bad == "" {
-				f.bad = fmt.Sprintf("seq %d after %d", seq, f.last)
-			}
-			f.last = seq
-			f.lags = append(f.lags, float64(got.Sub(at).Microseconds())/1000)
-		})
+		next, err := f.take(resp.Body(), got)
 		if err != nil {
-			f.reqErr = fmt.Errorf("feed read: %w", err)
+			f.bad = err.Error()
 			f.mu.Unlock()
 			return
 		}
@@ -113,60 +108,181 @@ func (f *feedFollower) follow(stop <-chan struct{}, end *atomic.Uint64) {
 	}
 }
 
-// scanFeed reads a feed page's seqs, occurredAts and nextCursor without
-// decoding the objects: a follower in the same process as the load must
-// not spend the cores the service is measured on parsing records it does
-// not look at. It relies on the page's member order (cursor, seq, type,
-// occurredAt, object per change; nextCursor after data), which the
-// service writes (api.FeedPage.AppendJSON); a string inside an object
-// cannot hold the markers unescaped.
-func scanFeed(b []byte, fn func(seq uint64, at time.Time)) (next string, err error) {
-	const change, seqKey, atKey, nextKey = `{"cursor":"`, `,"seq":`, `,"occurredAt":"`, `],"nextCursor":"`
-	end := bytes.LastIndex(b, []byte(nextKey))
-	if end < 0 {
-		return "", fmt.Errorf("no nextCursor in %s", load.Truncate(b, 200))
+// take checks a feed page the follower read (at got) and moves it on:
+// every change must be the one after the last it saw (a gap, a change
+// seen twice or out of order is refused), its cursor must stand for its
+// seq in this event's feed, its type be a feed type and its occurredAt a
+// time (the lag is measured from it); the page must be whole (nothing
+// after it, every change followed by the next or the page's end) and its
+// nextCursor stand where its last change is. It answers the nextCursor.
+//
+// It reads the page without decoding the objects: a follower in the same
+// process as the load must not spend the cores the service is measured
+// on parsing records it does not look at (a JSON decoder of every page
+// cost the drop more than the service's own work for the followers). It
+// scans each change's envelope, which the service writes in a fixed
+// member order (cursor, seq, type, occurredAt, object), and finds where
+// an object ends by the next change's start, which no record of the
+// feed holds (one that did would be refused: every change start must
+// follow a change's end). feedEnd reads the whole feed with a JSON
+// decoder once.
+func (f *feedFollower) take(b []byte, got time.Time) (next string, err error) {
+	const head, tail, hasMore = `{"data":[`, `],"nextCursor":"`, `","hasMore":`
+	const cursorKey, seqKey, typeKey, atKey, objKey = `{"cursor":"`, `","seq":`, `,"type":"`, `","occurredAt":"`, `","object":`
+	const between = `}},` // an object's end, its change's, and the next change
+	if !bytes.HasPrefix(b, []byte(head)) {
+		return "", fmt.Errorf("page does not start with %s: %s", head, load.Truncate(b, 100))
 	}
-	nc := b[end+len(nextKey):]
-	q := bytes.IndexByte(nc, '"')
+	end := bytes.LastIndex(b, []byte(tail))
+	if end < len(head) {
+		return "", fmt.Errorf("page without nextCursor: %s", load.Truncate(b, 200))
+	}
+	rest := b[end+len(tail):]
+	q := bytes.IndexByte(rest, '"')
 	if q < 0 {
-		return "", fmt.Errorf("bad nextCursor")
+		return "", errors.New("page: nextCursor not closed")
 	}
-	next = string(nc[:q])
-	body := b[:end]
-	for {
-		i := bytes.Index(body, []byte(change))
+	next = string(rest[:q])
+	switch string(rest[q:]) {
+	case hasMore + "true}", hasMore + "false}":
+	default:
+		return "", fmt.Errorf("page ends with %q", load.Truncate(rest[q:], 100))
+	}
+	data := b[len(head):end] // the changes, each {...}, comma-separated
+	for len(data) > 0 {
+		if !bytes.HasPrefix(data, []byte(cursorKey)) {
+			return "", fmt.Errorf("after seq %d: a change does not start with its cursor: %s", f.last, load.Truncate(data, 100))
+		}
+		data = data[len(cursorKey):]
+		i := bytes.IndexByte(data, '"')
 		if i < 0 {
-			return next, nil
+			return "", fmt.Errorf("after seq %d: cursor not closed", f.last)
 		}
-		body = body[i+len(change):]
-		j := bytes.Index(body, []byte(seqKey))
-		if j < 0 {
-			return "", fmt.Errorf("a change without seq")
+		cursor := data[:i]
+		data = data[i:]
+		if !bytes.HasPrefix(data, []byte(seqKey)) {
+			return "", fmt.Errorf("after seq %d: no seq after the cursor", f.last)
 		}
-		body = body[j+len(seqKey):]
+		data = data[len(seqKey):]
 		k := 0
-		for k < len(body) && body[k] >= '0' && body[k] <= '9' {
+		for k < len(data) && k < 20 && data[k] >= '0' && data[k] <= '9' {
 			k++
 		}
-		seq, err := strconv.ParseUint(string(body[:k]), 10, 64)
+		seq, err := strconv.ParseUint(string(data[:k]), 10, 64)
 		if err != nil {
-			return "", fmt.Errorf("seq: %w", err)
+			return "", fmt.Errorf("after seq %d: seq: %w", f.last, err)
 		}
-		j = bytes.Index(body, []byte(atKey))
-		if j < 0 {
-			return "", fmt.Errorf("a change without occurredAt")
+		data = data[k:]
+		if seq != f.last+1 {
+			return "", fmt.Errorf("seq %d after %d", seq, f.last)
 		}
-		body = body[j+len(atKey):]
-		k = bytes.IndexByte(body, '"')
-		if k < 0 {
-			return "", fmt.Errorf("bad occurredAt")
+		if cs, err := f.cursorSeq(cursor); err != nil || cs != seq {
+			return "", fmt.Errorf("seq %d has the cursor %q (seq %d, %v)", seq, cursor, cs, err)
 		}
-		at, err := time.Parse(time.RFC3339Nano, string(body[:k]))
+		if !bytes.HasPrefix(data, []byte(typeKey)) {
+			return "", fmt.Errorf("seq %d: no type", seq)
+		}
+		data = data[len(typeKey):]
+		i = bytes.IndexByte(data, '"')
+		if i < 0 {
+			return "", fmt.Errorf("seq %d: type not closed", seq)
+		}
+		if !feedType(data[:i]) {
+			return "", fmt.Errorf("seq %d: type %q", seq, data[:i])
+		}
+		data = data[i:]
+		if !bytes.HasPrefix(data, []byte(atKey)) {
+			return "", fmt.Errorf("seq %d: no occurredAt", seq)
+		}
+		data = data[len(atKey):]
+		i = bytes.IndexByte(data, '"')
+		if i < 0 {
+			return "", fmt.Errorf("seq %d: occurredAt not closed", seq)
+		}
+		at, err := parseFeedTime(data[:i])
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("seq %d: occurredAt: %w", seq, err)
 		}
-		fn(seq, at)
+		data = data[i:]
+		if !bytes.HasPrefix(data, []byte(objKey)) || len(data) < len(objKey)+2 || data[len(objKey)] != '{' {
+			return "", fmt.Errorf("seq %d: no object", seq)
+		}
+		data = data[len(objKey):]
+		// The object, and the change, end where the next change starts
+		// (which nothing else may look like) or at the end of the data.
+		if j := bytes.Index(data, []byte(cursorKey)); j >= 0 {
+			if j < 3 || string(data[j-3:j]) != between {
+				return "", fmt.Errorf("a change's start inside seq %d's object: %s", seq, load.Truncate(data[max(j-20, 0):], 60))
+			}
+			data = data[j:]
+		} else if data[len(data)-1] == '}' && data[len(data)-2] == '}' {
+			data = nil
+		} else {
+			return "", fmt.Errorf("seq %d: the change is cut short: %s", seq, load.Truncate(data, 100))
+		}
+		f.last = seq
+		f.lags = append(f.lags, float64(got.Sub(at).Microseconds())/1000)
 	}
+	if ns, err := f.cursorSeq([]byte(next)); err != nil || ns != f.last {
+		return "", fmt.Errorf("nextCursor %q stands for seq %d (%v), the page ends at %d", next, ns, err, f.last)
+	}
+	return next, nil
+}
+
+// feedTypes are the change types of the feed (decisions §20).
+var feedTypes = []string{"registration.created", "registration.updated", "order.created", "order.updated", "checkin.created", "checkin.conflict"}
+
+func feedType(b []byte) bool {
+	for _, t := range feedTypes {
+		if string(b) == t {
+			return true
+		}
+	}
+	return false
+}
+
+// cursorSeq is the seq a cursor of the follower's event stands for (the
+// bench knows the service's cursor format: base64url of
+// "f1:<eventId>:<seq>"); an error for another event's.
+func (f *feedFollower) cursorSeq(c []byte) (uint64, error) {
+	var buf [128]byte
+	n := base64.RawURLEncoding.DecodedLen(len(c))
+	if n > len(buf) {
+		return 0, fmt.Errorf("cursor too long")
+	}
+	n, err := base64.RawURLEncoding.Decode(buf[:], c)
+	if err != nil {
+		return 0, err
+	}
+	raw := buf[:n]
+	pre := len("f1:") + len(f.eid) + 1
+	if len(raw) <= pre || string(raw[:3]) != "f1:" || string(raw[3:pre-1]) != f.eid || raw[pre-1] != ':' {
+		return 0, fmt.Errorf("not a cursor of %s: %q", f.eid, string(raw)) // a copy: buf stays on the stack
+	}
+	return strconv.ParseUint(string(raw[pre:]), 10, 64)
+}
+
+// parseFeedTime reads an occurredAt: the service's "2006-01-02T15:04:05.000Z"
+// by hand (time.Parse of every change was a good part of a follower's
+// work), any other RFC 3339 time with time.Parse.
+func parseFeedTime(b []byte) (time.Time, error) {
+	if len(b) == 24 && b[4] == '-' && b[7] == '-' && b[10] == 'T' && b[13] == ':' && b[16] == ':' && b[19] == '.' && b[23] == 'Z' {
+		num := func(i, n int) int {
+			v := 0
+			for _, c := range b[i : i+n] {
+				if c < '0' || c > '9' {
+					return -1
+				}
+				v = v*10 + int(c-'0')
+			}
+			return v
+		}
+		y, mo, d, h, mi, s, ms := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2), num(20, 3)
+		if y >= 0 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h < 24 && mi >= 0 && mi < 60 && s >= 0 && s < 60 && ms >= 0 {
+			return time.Date(y, time.Month(mo), d, h, mi, s, ms*int(time.Millisecond), time.UTC), nil
+		}
+	}
+	return time.Parse(time.RFC3339Nano, string(b))
 }
 
 // reached reports whether the follower has read through seq end, or
@@ -174,7 +290,7 @@ func scanFeed(b []byte, fn func(seq uint64, at time.Time)) (next string, err err
 func (f *feedFollower) reached(end uint64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.last >= end || f.reqErr != nil
+	return f.last >= end || f.reqErr != nil || f.bad != ""
 }
 
 // cursorSeq is the seq a feed cursor stands for (the bench knows the

@@ -102,6 +102,10 @@
 // (orders, joins, polls, check-ins) are matched ahead of the router, their
 // path parameters copied once; and a storefront order asks the sale view
 // before its command is boxed for the actor.
+// An answer made of slices kept already (PiecesAppender: the change
+// feed's pages, each change rendered once for every follower) is written,
+// when large, as those slices straight to the connection (writev), never
+// copied into a body buffer (respstream.go).
 //
 // # Bounds
 //

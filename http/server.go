@@ -687,6 +687,10 @@ func (s *Server) run(c *Ctx) {
 		rc.Response.SetBodyRaw(c.body)
 		return
 	}
+	if p, ok := out.(PiecesAppender); ok {
+		writePieces(rc, p) // respstream.go
+		return
+	}
 	// Encode straight into the response's pooled body buffer, rather than
 	// into a fresh slice that is then copied there: by hand for an order or
 	// a check-in, else with goccy's Encoder, which writes Marshal's bytes

@@ -31,7 +31,13 @@ const (
 // place of the ring is a new ringEntry, so a reader that still holds the
 // old one can neither read nor keep a rendering of the wrong entry).
 type ringEntry struct {
-	v    []byte
+	v []byte
+	// typ and at are v's, read once at the put: a page of 1,000 entries
+	// read by twenty followers then touches none of their values'
+	// bytes (the renderings kept in memo are what they send); typ is ""
+	// for a value the ring cannot read.
+	typ  string
+	at   time.Time
 	memo event.FeedMemo
 	// span, for an entry of a span record (v is the span's value), holds
 	// the objects of its entries, rendered by the first reader of any of
@@ -104,6 +110,9 @@ func (r *Ring) PutSpan(first uint64, n int, v []byte) {
 
 // put keeps e as seq, under the lock.
 func (r *Ring) put(seq uint64, e *ringEntry) {
+	if v := e.v; len(v) >= headerLen && (v[0] == version || v[0] == versionSpan) {
+		e.typ, e.at = event.FeedTypeOf(v[1]), at(v).UTC()
+	}
 	if seq != r.hi+1 {
 		clear(r.ents)
 		r.lo, r.hi, r.bytes = seq-1, seq-1, 0
@@ -183,26 +192,25 @@ func (r *Ring) Page(c event.ReadFeed, last uint64, horizon time.Time) (event.Fee
 	page.Entries = make([]event.FeedItem, 0, min(len(ents), limit))
 	for i, e := range ents {
 		seq, v := c.After+1+uint64(i), e.v
-		if len(v) < headerLen || (v[0] != version && v[0] != versionSpan) {
+		if e.typ == "" {
+			// A value the ring cannot read: the store's reader says why.
 			return event.FeedPage{Last: last, Next: c.After}, false
 		}
-		at := at(v).UTC()
-		if i == 0 && at.Before(horizon) {
+		if i == 0 && e.at.Before(horizon) {
 			return event.FeedPage{Last: last, Next: c.After, Expired: true}, true
 		}
 		page.Next = seq
-		typ := event.FeedTypeOf(v[1])
-		if len(c.Types) > 0 && !slices.Contains(c.Types, typ) {
+		if len(c.Types) > 0 && !slices.Contains(c.Types, e.typ) {
 			continue
 		}
 		obj := v[headerLen:]
 		if e.span != nil {
 			var err error
-			if obj, err = e.span.object(typ, v, e.idx); err != nil {
+			if obj, err = e.span.object(e.typ, v, e.idx); err != nil {
 				return event.FeedPage{Last: last, Next: c.After}, false
 			}
 		}
-		it := event.FeedItem{Seq: seq, Type: typ, At: at, Object: obj}
+		it := event.FeedItem{Seq: seq, Type: e.typ, At: e.at, Object: obj}
 		page.Entries = append(page.Entries, it.WithMemo(&e.memo))
 		if len(page.Entries) == limit {
 			break

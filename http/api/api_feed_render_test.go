@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	thttp "ticketd/http"
+	"ticketd/http/api"
 )
 
 // TestAPIFeedRenderingsAgree: the feed's pages are built from each
@@ -97,4 +99,57 @@ func TestAPIFeedRenderingsAgree(t *testing.T) {
 	for _, v := range versions {
 		assert.Equalf(t, string(pages[v]), string(read(dev, v)), "version %s: rendered afresh after a restart", v)
 	}
+}
+
+// TestAPIFeedLargePageAsPieces: a page large enough to be written to the
+// connection as its kept renderings (thttp.PiecesAppender, no copy into a
+// body buffer) is byte for byte the page the changes make when written
+// the old way, each copied (api.FeedPage.AppendJSON of the same changes,
+// read in small pages, which the server copies into its body buffer):
+// when first read (rendering them) and when read again (the kept ones).
+func TestAPIFeedLargePageAsPieces(t *testing.T) {
+	t.Parallel()
+	f := newAPIFx(t)
+	x := newDoorFx(t, f)
+	ev := x.eventID
+	tt := apiOpenType(t, x.u.dev, ev, map[string]any{"name": "Bulk", "capacity": 1000})
+	for i := range 80 {
+		apiWant(t, x.u.dev.Do("POST", "/v1/events/"+ev+"/orders", map[string]any{"email": fmt.Sprintf("b%d@example.com", i), "items": apiTicket(tt)}), 201)
+	}
+	start := base64.RawURLEncoding.EncodeToString([]byte("f1:" + ev + ":0"))
+	read := func(limit int, after string) []byte {
+		t.Helper()
+		r := x.u.dev.Do("GET", fmt.Sprintf("/v1/events/%s/changes?limit=%d&after=%s", ev, limit, after), nil)
+		require.Equalf(t, 200, r.Status, "body: %s", r.Body)
+		return r.Body
+	}
+	first := read(1000, start)
+	require.Greater(t, len(first), 64<<10, "a page written as pieces")
+	again := read(1000, start)
+	require.Equal(t, string(first), string(again), "read again: the kept renderings")
+
+	// The same changes in pages of 5 (small: copied), then the page they
+	// make written the old way.
+	var whole api.FeedPage
+	var p feedPage
+	require.NoError(t, json.Unmarshal(first, &p))
+	after := start
+	for {
+		var small feedPage
+		require.NoError(t, json.Unmarshal(read(5, after), &small))
+		for _, ch := range small.Data {
+			at, err := time.Parse(time.RFC3339Nano, ch.OccurredAt)
+			require.NoError(t, err)
+			whole.Data = append(whole.Data, api.FeedChange{Cursor: ch.Cursor, Seq: ch.Seq, Type: ch.Type,
+				OccurredAt: api.FeedTime(at), Object: api.FeedObject(ch.Object)})
+		}
+		after = small.NextCursor
+		if !small.HasMore {
+			break
+		}
+	}
+	whole.NextCursor, whole.HasMore = p.NextCursor, p.HasMore
+	require.Len(t, whole.Data, len(p.Data))
+	requireGapFree(t, p.Data, 1)
+	require.Equal(t, string(whole.AppendJSON(nil)), string(first), "the page as pieces is the page copied")
 }

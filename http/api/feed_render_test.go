@@ -112,3 +112,56 @@ func TestFeedRenderingNotStale(t *testing.T) {
 	require.Equal(t, freshFeedPage(t, thttp.CurrentVersion, eventID, event.FeedPage{Entries: []event.FeedItem{created, updated}, Next: 2, Last: 2}),
 		string(both.AppendJSON(nil)))
 }
+
+// TestFeedPagePieces: a page's pieces (what the server writes to the
+// connection of a large page) are byte for byte its AppendJSON and the
+// page rendered afresh; the changes one reader renders are one piece
+// (rendered one after another into one buffer), and so are they for the
+// readers who copy them; a page of renderings made apart is a piece for
+// each.
+func TestFeedPagePieces(t *testing.T) {
+	const eventID = "evt_01m80je06d7aca5stxyc0g1dea"
+	at := time.Date(2026, 11, 29, 9, 30, 1, 234_567_891, time.UTC)
+	items := make([]event.FeedItem, 50)
+	for i := range items {
+		it := event.FeedItem{Seq: uint64(i + 1), Type: event.FeedOrderCreated, At: at.Add(time.Duration(i) * time.Millisecond),
+			Object: fmt.Appendf(nil, `{"id":"ord_%d","status":"open","name":"Zoë \"%d\""}`, i, i)}
+		items[i] = it.WithMemo(new(event.FeedMemo))
+	}
+	concat := func(ps [][]byte) string {
+		var b []byte
+		for _, p := range ps {
+			b = append(b, p...)
+		}
+		return string(b)
+	}
+	page := func(from, to int) event.FeedPage {
+		return event.FeedPage{Entries: items[from:to], Next: uint64(to), Last: 60, HasMore: true}
+	}
+	// Entries 10-19 rendered apart, by a reader of those alone.
+	feedPageOf(thttp.CurrentVersion, eventID, page(10, 20))
+	for read := range 2 {
+		p := feedPageOf(thttp.CurrentVersion, eventID, page(20, 50))
+		want := freshFeedPage(t, thttp.CurrentVersion, eventID, page(20, 50))
+		require.Equal(t, want, string(p.AppendJSON(nil)))
+		ps := p.AppendPieces(nil)
+		require.Equal(t, want, concat(ps))
+		require.Lenf(t, ps, 3, "read %d: the head, the 30 changes rendered together, the tail", read)
+	}
+	// From 0: 0-9 rendered now (one run), 10-19 (another), 20-49 (a third).
+	p := feedPageOf(thttp.CurrentVersion, eventID, page(0, 50))
+	want := freshFeedPage(t, thttp.CurrentVersion, eventID, page(0, 50))
+	require.Equal(t, want, string(p.AppendJSON(nil)))
+	ps := p.AppendPieces(nil)
+	require.Equal(t, want, concat(ps))
+	require.Len(t, ps, 5)
+	// Empty, and without memos (read from the store).
+	empty := event.FeedPage{Next: 9, Last: 9}
+	require.Equal(t, freshFeedPage(t, thttp.CurrentVersion, eventID, empty), concat(feedPageOf(thttp.CurrentVersion, eventID, empty).AppendPieces(nil)))
+	stored := make([]event.FeedItem, len(items))
+	for i, it := range items {
+		stored[i] = event.FeedItem{Seq: it.Seq, Type: it.Type, At: it.At, Object: it.Object}
+	}
+	sp := event.FeedPage{Entries: stored, Next: 50, Last: 60, HasMore: true}
+	require.Equal(t, freshFeedPage(t, thttp.CurrentVersion, eventID, sp), concat(feedPageOf(thttp.CurrentVersion, eventID, sp).AppendPieces(nil)))
+}

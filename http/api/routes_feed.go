@@ -1,12 +1,12 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"ticketd/event"
@@ -105,26 +105,24 @@ type FeedPage struct {
 	HasMore    bool         `json:"hasMore" doc:"True when more changes follow already (read again at once); false when the feed ends here for now (read again with wait)."`
 }
 
-// AppendJSON writes the page as encoding/json would (the server's fast
-// path: the objects are stored JSON, copied as they are; a page
-// rendered by feedPageOf is the copies of its changes' renderings, into
-// a buffer grown once).
+// AppendJSON writes the page as encoding/json would (the objects are
+// stored JSON, copied as they are; a page rendered by feedPageOf is the
+// copies of its changes' renderings, into a buffer grown once). The
+// server writes a large page as its pieces instead (AppendPieces).
 func (p FeedPage) AppendJSON(b []byte) []byte {
 	if p.wire != nil {
 		n := len(`{"data":[],"nextCursor":,"hasMore":false}`) + len(p.NextCursor) + 2
 		for _, w := range p.wire {
-			n += len(w) + 1
+			n += len(w)
 		}
 		b = slices.Grow(b, n)
 	}
 	b = append(b, `{"data":[`...)
-	if p.wire != nil {
-		for i, w := range p.wire {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, w...)
+	for i, w := range p.wire {
+		if i == 0 {
+			w = w[1:] // each rendering starts with the comma that follows its predecessor
 		}
+		b = append(b, w...)
 	}
 	for i := range p.Data {
 		if i > 0 {
@@ -132,11 +130,52 @@ func (p FeedPage) AppendJSON(b []byte) []byte {
 		}
 		b = appendFeedChange(b, p.eventID, &p.Data[i])
 	}
+	return p.appendTail(b)
+}
+
+// appendTail writes what follows the changes.
+func (p FeedPage) appendTail(b []byte) []byte {
 	b = append(b, `],"nextCursor":`...)
 	b = jsonenc.AppendString(b, p.NextCursor)
 	b = append(b, `,"hasMore":`...)
 	b = strconv.AppendBool(b, p.HasMore)
 	return append(b, '}')
+}
+
+// feedPageHead starts every page.
+var feedPageHead = []byte(`{"data":[`)
+
+// AppendPieces appends the page as the slices that make AppendJSON's
+// bytes (thttp.PiecesAppender): the head, the kept renderings themselves
+// (not copies; renderings made one after another in one buffer, as a
+// reader renders a run of new changes, are one slice) and the tail. The
+// server writes a large page so, each follower's page costing no copy of
+// its changes.
+func (p FeedPage) AppendPieces(dst [][]byte) [][]byte {
+	if p.wire == nil {
+		return append(dst, p.AppendJSON(nil))
+	}
+	dst = append(dst, feedPageHead)
+	var run []byte
+	for i, w := range p.wire {
+		if i == 0 {
+			w = w[1:]
+		}
+		switch {
+		case run == nil:
+			run = w
+		case len(w) > 0 && len(run) < cap(run) && &run[:len(run)+1][len(run)] == &w[0]:
+			// w follows run in the same buffer: one slice.
+			run = run[:len(run)+len(w)]
+		default:
+			dst = append(dst, run)
+			run = w
+		}
+	}
+	if run != nil {
+		dst = append(dst, run)
+	}
+	return append(dst, p.appendTail(make([]byte, 0, len(p.NextCursor)+40)))
 }
 
 // appendFeedChange writes one change of a page of eventID's feed (its
@@ -295,23 +334,101 @@ func (a *api) listChanges(c *thttp.Ctx) (any, error) {
 // that asks for it and kept in its entry's memo (event.FeedMemo), so
 // every other follower of the event copies the bytes (the entries of
 // the ring kept in memory have one; those read from the store, the
-// older ones, are rendered for their reader alone).
+// older ones, are rendered for their reader alone). A rendering starts
+// with the comma that separates it from the change before, and the
+// changes a reader renders go into buffers of feedRenderChunk, one after
+// another, so a page of them is a few slices (AppendPieces).
 func feedPageOf(version, eventID string, p event.FeedPage) FeedPage {
 	shape := feedObjectShape(version)
 	out := FeedPage{eventID: eventID, wire: make([][]byte, len(p.Entries)), HasMore: p.HasMore,
 		NextCursor: encodeFeedCursor(eventID, p.Next)}
-	var scratch []byte
+	var missing []int32 // the entries to render here
 	for i, e := range p.Entries {
-		m := e.Memo()
-		w, ok := m.Load(shape)
-		if !ok {
-			scratch = renderFeedChange(scratch[:0], eventID, shape, e)
-			w = m.Store(shape, bytes.Clone(scratch))
+		if w, ok := e.Memo().Load(shape); ok {
+			out.wire[i] = w
+		} else {
+			missing = append(missing, int32(i))
 		}
-		out.wire[i] = w
 	}
+	if len(missing) == 0 {
+		return out
+	}
+	if p.Entries[missing[0]].Memo() != nil {
+		// The followers a commit wakes ask for the same new changes at
+		// once: one renders them, the others wait for it and copy (each
+		// rendering them too made a change cost ten renderings, not one).
+		mu := &feedRenderLocks[feedRenderLock(eventID)]
+		mu.Lock()
+		defer mu.Unlock()
+		left := missing[:0]
+		for _, i := range missing {
+			if w, ok := p.Entries[i].Memo().Load(shape); ok {
+				out.wire[i] = w
+			} else {
+				left = append(left, i)
+			}
+		}
+		missing = left
+	}
+	// The renderings go into chunks of feedRenderChunk, one after another;
+	// a chunk's are kept and shared only once it is done (no append moves
+	// it any more).
+	var buf []byte
+	var idx []int32
+	var ends []int // where each of idx's renderings ends in buf
+	done := func() {
+		start := 0
+		for k, i := range idx {
+			w := buf[start:ends[k]:ends[k]]
+			if k+1 < len(idx) {
+				// Let a reader see that the next rendering follows.
+				w = buf[start:ends[k]:len(buf)]
+			}
+			out.wire[i] = p.Entries[i].Memo().Store(shape, w)
+			start = ends[k]
+		}
+		buf, idx, ends = nil, idx[:0], ends[:0]
+	}
+	for _, i := range missing {
+		e := p.Entries[i]
+		need := len(e.Object) + feedChangeOverhead
+		if buf != nil && cap(buf)-len(buf) < need {
+			done()
+		}
+		if buf == nil {
+			buf = make([]byte, 0, max(feedRenderChunk, need))
+		}
+		buf = append(buf, ',')
+		buf = renderFeedChange(buf, eventID, shape, e)
+		idx, ends = append(idx, i), append(ends, len(buf))
+	}
+	done()
 	return out
 }
+
+// feedRenderChunk is the room of a buffer of renderings: a size class of
+// the allocator, whose memory is used again, where a buffer for a whole
+// page of new changes (a megabyte) was fresh pages each time, faulted in
+// as they were written (the rendering's copy of an object cost ten times
+// a copy in the profile).
+const feedRenderChunk = 32 << 10
+
+// feedRenderLocks serialize the renderings of an event's new changes
+// (feedPageOf), by a hash of the event id.
+var feedRenderLocks [64]sync.Mutex
+
+// feedRenderLock is the index of eventID's lock in feedRenderLocks.
+func feedRenderLock(eventID string) int {
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(eventID); i++ {
+		h = (h ^ uint32(eventID[i])) * 16777619
+	}
+	return int(h % uint32(len(feedRenderLocks)))
+}
+
+// feedChangeOverhead is about the bytes of a rendering around its object
+// (cursor, seq, type, occurredAt).
+const feedChangeOverhead = 160
 
 // renderFeedChange appends the wire form of feed entry e of eventID's
 // feed, its object in shape's form.

@@ -340,6 +340,18 @@ func State(c net.Conn, st fasthttp.ConnState) {
 	}
 }
 
+// TCP is the TCP connection under c, a connection of a Listener (its
+// tracking taken off: it counts reads only, so a write straight to the
+// TCP connection, e.g. a writev of a large answer's pieces, is as one
+// through it), or c itself when it is a TCP connection; nil otherwise.
+func TCP(c net.Conn) *net.TCPConn {
+	if tc, ok := c.(*trackedConn); ok {
+		c = tc.Conn
+	}
+	t, _ := c.(*net.TCPConn)
+	return t
+}
+
 // trackedConn is a connection the listener counts. It is busy from the
 // first byte of a request until fasthttp has answered it.
 type trackedConn struct {
