@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
@@ -38,7 +39,9 @@ const (
 // live key (in cluster mode: this node could not read the directory's
 // log, where another node may have just made or revoked it): the server
 // answers 503 DIRECTORY_UNAVAILABLE, never a 401 that may be false. It is
-// called on every request, concurrently: it must be fast and safe.
+// called on every request, concurrently: it must be fast and safe. The
+// token shares the request's buffer: it is valid during the call only,
+// so an implementation that keeps it copies it (every one looks it up).
 type Authenticator interface {
 	Authenticate(token string, now time.Time) (*Principal, error)
 }
@@ -102,14 +105,14 @@ func (s *Server) authenticate(rc *fasthttp.RequestCtx, surface Surface, ip netip
 		// such addresses together (see LocalAuthenticator), so guesses
 		// cannot turn into reads of the directory's log, and a key just
 		// made on another node is still served within that pause.
-		if p := s.local.AuthenticateLocal(string(tok), now); p == nil {
+		if p := s.local.AuthenticateLocal(view(tok), now); p == nil {
 			last := s.throttledRead.Load()
 			if now.UnixNano()-last < int64(throttledReadEvery) || !s.throttledRead.CompareAndSwap(last, now.UnixNano()) {
 				return nil, nil
 			}
 		}
 	}
-	p, err := s.auth.Authenticate(string(tok), now)
+	p, err := s.auth.Authenticate(view(tok), now) // no copy: see Authenticator
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +133,8 @@ const throttledReadEvery = 100 * time.Millisecond
 // authentication budget is spent, so that a flood of made-up keys costs a
 // map lookup each: a key the node does not hold goes on to Authenticate at
 // most every throttledReadEvery, for all such addresses together.
+//
+// Its token, too, is valid during the call only.
 type LocalAuthenticator interface {
 	AuthenticateLocal(token string, now time.Time) *Principal
 }
@@ -160,3 +165,6 @@ func (s *Server) adminAuthorized(rc *fasthttp.RequestCtx, ip netip.Addr, now tim
 	}
 	return true
 }
+
+// view is b as a string without a copy, valid while b is.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -34,6 +34,10 @@ type Ctx struct {
 	idem *idemClaim
 	// bodyPlan is the route's prepared body plan, so Bind looks none up.
 	bodyPlan *bind.Plan
+	// hp holds the path parameters of a hot route (hotroute.go), which
+	// the router did not see.
+	hp  hotParams
+	hot bool
 }
 
 func (c *Ctx) reset() { *c = Ctx{} }
@@ -49,7 +53,12 @@ func (c *Ctx) RequestCtx() *fasthttp.RequestCtx { return c.rc }
 // Param returns the path parameter name (e.g. "eventId"), percent-decoded,
 // or "" if the route has none of that name.
 func (c *Ctx) Param(name string) string {
-	s, _ := c.rc.UserValue(name).(string)
+	var s string
+	if c.hot {
+		s, _ = c.hp.param(name)
+	} else {
+		s, _ = c.rc.UserValue(name).(string)
+	}
 	if strings.IndexByte(s, '%') >= 0 {
 		if u, err := url.PathUnescape(s); err == nil {
 			return u

@@ -60,7 +60,11 @@
 // half the descriptor limit) and per client address (MaxConnsPerIP); at
 // the total bound the connection idle the longest is reclaimed for the
 // newcomer. ReadTimeout lets a silent connection go with 408, IdleTimeout
-// a kept-alive one.
+// a kept-alive one. fasthttp sets three deadlines a request; the
+// listener's connection arms them lazily, before the next read or write,
+// and keeps an armed one that is early by at most 1/16 of the time left
+// (conns, lazyDeadline): about one timer update a connection a second instead of
+// three a request, and never a connection held past its timeout.
 //
 // # Concurrency
 //
@@ -92,11 +96,16 @@
 // Bind uses the route's prepared plan; a storefront caller's hold client
 // id (a SHA-256) comes from a small lock-free cache by (key, address); a
 // queue status is encoded by hand; and no error mapping puts an
-// errors.As target on the heap for a refusal of the core. An answer made
-// of slices kept already (PiecesAppender: the change feed's pages, each
-// change rendered once for every follower) is written, when large, as
-// those slices straight to the connection (writev), never copied into a
-// body buffer (respstream.go).
+// errors.As target on the heap for a refusal of the core. Plain valid
+// bodies are bound in one pass (http/bind's fast path; anything else, and
+// every refusal, is the general path's); the routes marked Route.Hot
+// (orders, joins, polls, check-ins) are matched ahead of the router, their
+// path parameters copied once; and a storefront order asks the sale view
+// before its command is boxed for the actor.
+// An answer made of slices kept already (PiecesAppender: the change
+// feed's pages, each change rendered once for every follower) is written,
+// when large, as those slices straight to the connection (writev), never
+// copied into a body buffer (respstream.go).
 //
 // # Bounds
 //

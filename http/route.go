@@ -75,7 +75,12 @@ type Route struct {
 	// room (decisions §19); RetryAfter: its success answers Retry-After.
 	QueueToken bool
 	RetryAfter bool
-	Handle     HandlerFunc
+	// Hot: matched ahead of the router, its path parameters copied once
+	// (hotroute.go): a drop's orders, joins and polls. Nothing else
+	// changes; a route that shares paths with another stays with the
+	// router.
+	Hot    bool
+	Handle HandlerFunc
 }
 
 // HandlerFunc handles one request after authentication and decoding. It

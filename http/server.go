@@ -234,6 +234,8 @@ type Server struct {
 	// pages (the docs' try-it-out) may call the storefront with any key.
 	selfOrigin string
 
+	hot []*hotRoute // Route.Hot routes, matched ahead of the router (hotroute.go)
+
 	adminToken     []byte
 	adminPrincipal Principal
 	holdClients    *holdClientCache
@@ -321,9 +323,13 @@ func NewServer(cfg Config, auth Authenticator, routes []Route) (*Server, error) 
 			}
 		}
 		s.router.Handle(r.Method, r.Path, s.routeHandler(r, body))
+		if r.Hot {
+			s.addHot(r, body)
+		}
 	}
+	s.noteTable()
 	s.fast = &fasthttp.Server{
-		Handler:               s.safe(s.router.Handler),
+		Handler:               s.safe(s.dispatch),
 		ErrorHandler:          s.transportError,
 		MaxRequestBodySize:    cfg.MaxBodyBytes,
 		ReadTimeout:           cfg.ReadTimeout,
@@ -349,6 +355,7 @@ func (s *Server) Handle(method, path string, h fasthttp.RequestHandler) {
 	if s.serving.Load() {
 		panic("http: Handle after Serve")
 	}
+	s.noteRoute(method, path, nil)
 	s.router.Handle(method, path, func(rc *fasthttp.RequestCtx) {
 		st := s.begin(rc)
 		defer func() {
@@ -365,7 +372,7 @@ func (s *Server) Handle(method, path string, h fasthttp.RequestHandler) {
 
 // Handler returns the request handler, for tests and for serving on a
 // listener the caller runs itself.
-func (s *Server) Handler() fasthttp.RequestHandler { return s.safe(s.router.Handler) }
+func (s *Server) Handler() fasthttp.RequestHandler { return s.safe(s.dispatch) }
 
 // safe is the last line of defence: fasthttp does not recover panics, and
 // one escaping a handler would end the process. The pipeline recovers its
@@ -419,16 +426,19 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 func (s *Server) routeHandler(r *Route, body *bind.Plan) fasthttp.RequestHandler {
 	params := pathParamNames(r.Path)
-	return func(rc *fasthttp.RequestCtx) { s.serve(rc, r, params, body) }
+	return func(rc *fasthttp.RequestCtx) { s.serve(rc, r, params, body, nil) }
 }
 
 // serve runs the pipeline of a table route: authenticate, check origin,
 // rate limit, pick the version, claim the idempotency key, run the handler,
 // write the answer.
-func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string, body *bind.Plan) {
+func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string, body *bind.Plan, hp *hotParams) {
 	st := s.begin(rc)
 	c := s.ctxPool.Get().(*Ctx)
 	c.rc, c.srv, c.route, c.now, c.ip, c.requestID, c.bodyPlan = rc, s, r, st.at, st.ip, st.requestID, body
+	if hp != nil {
+		c.hp, c.hot = *hp, true
+	}
 	defer func() {
 		// fasthttp does not recover panics: one in the Authenticator, a
 		// store or a hook would take the whole process down.

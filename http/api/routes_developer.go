@@ -95,7 +95,7 @@ func (a *api) developerRoutes() []thttp.Route {
 			Summary: "List check-ins; filter by subjectType, subjectId, registrationId", Query: event.ListCheckins{},
 			Success: 200, Response: event.List[event.Checkin]{}, Errors: []int{400, 404}, Headers: feedCursorDoc,
 			Handle: listWithFeedCursor[event.ListCheckins, event.Checkin](a)}),
-		dev(thttp.Route{Method: "POST", Path: "/v1/events/{eventId}/checkins", OperationID: "recordCheckin", Tag: "Check-ins",
+		dev(thttp.Route{Method: "POST", Path: "/v1/events/{eventId}/checkins", OperationID: "recordCheckin", Hot: true, Tag: "Check-ins",
 			Summary: "Record a check-in by registrationId or checkinCode; a repeat at the same door answers 200 with alreadyCheckedIn true; only confirmed registrations may enter (412)",
 			Body:    event.RecordCheckin{}, Success: 201, AltSuccess: []int{200}, Response: event.CheckinResult{},
 			Errors: errsAll, Handle: a.recordCheckin}),

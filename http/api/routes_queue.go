@@ -20,17 +20,24 @@ func (a *api) queueRoutes() []thttp.Route {
 	// it): an entry not polled expires.
 	poll := storefrontCmd(a, func(c *thttp.Ctx, cmd *event.GetQueueStatus) { cmd.ID = c.Param("queueId") })
 	return []thttp.Route{
-		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/queue", OperationID: "joinQueue", Tag: "Waiting room",
+		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/queue", OperationID: "joinQueue", Hot: true, Tag: "Waiting room",
 			Summary: "Join the event's waiting room: durable before it answers; poll the entry at its retryAfterSeconds",
 			Body:    event.JoinQueue{}, Success: 201, Response: event.QueueStatus{}, Errors: []int{400, 404, 412}, IPLimited: true, RetryAfter: true,
 			Handle: func(c *thttp.Ctx) (any, error) {
 				res, err := join(c)
 				return queueAnswer(c, res, err)
 			}}),
-		sf(thttp.Route{Method: "GET", Path: "/storefront/v1/events/{publicId}/queue/{queueId}", OperationID: "getQueueEntry", Tag: "Waiting room",
+		sf(thttp.Route{Method: "GET", Path: "/storefront/v1/events/{publicId}/queue/{queueId}", OperationID: "getQueueEntry", Hot: true, Tag: "Waiting room",
 			Summary: "Poll a queue entry: its position, or its queueToken once admitted, or sold_out / expired",
 			Success: 200, Response: event.QueueStatus{}, Errors: []int{404}, RetryAfter: true,
 			Handle: func(c *thttp.Ctx) (any, error) {
+				// The sale view first, before a command is boxed for the
+				// actor: a drop's every waiter polls.
+				if id, err := a.storefrontEventOf(c); err == nil {
+					if st, ok := a.ops.QueueFromView(id, c.Param("queueId")); ok {
+						return queueAnswer(c, st, nil)
+					}
+				}
 				res, err := poll(c)
 				return queueAnswer(c, res, err)
 			}}),

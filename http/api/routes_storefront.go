@@ -46,12 +46,10 @@ func (a *api) storefrontRoutes() []thttp.Route {
 			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.CreateCheckoutSession) {
 				cmd.Storefront, cmd.Origins, cmd.Client, cmd.QueueToken = true, c.Principal().Origins, c.HoldClient(), queueToken(c)
 			})}),
-		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders", OperationID: "placeStorefrontOrder", Tag: "Orders",
+		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/orders", OperationID: "placeStorefrontOrder", Hot: true, Tag: "Orders",
 			Summary: "Place an order: holds its places for the order hold (15 minutes unless the service sets another)", Body: event.PlaceOrder{}, Success: 201,
 			Response: event.Order{}, Errors: []int{400, 404, 409, 412, 429}, IPLimited: true, QueueToken: true,
-			Handle: storefrontCmd(a, func(c *thttp.Ctx, cmd *event.PlaceOrder) {
-				cmd.Storefront, cmd.Client, cmd.QueueToken = true, c.HoldClient(), queueToken(c)
-			})}),
+			Handle: a.placeStorefrontOrder}),
 		sf(thttp.Route{Method: "GET", Path: "/storefront/v1/events/{publicId}/orders/{orderNumber}", OperationID: "getStorefrontOrder", Tag: "Orders",
 			Summary: "Poll an order by its orderNumber (the buyer's email is masked)", Success: 200, Response: event.Order{},
 			Errors: []int{404}, IPLimited: true, Handle: a.getStorefrontOrder}),
@@ -92,6 +90,27 @@ func storefrontCmd[C event.Command](a *api, set func(c *thttp.Ctx, cmd *C)) thtt
 		}
 		return a.askC(c, id, event.Storefront{Cmd: cmd})
 	}
+}
+
+// placeStorefrontOrder is storefrontCmd for an order, which asks the
+// event's sale view before the command is boxed for the actor: a drop's
+// sold-out refusals are most of its requests.
+func (a *api) placeStorefrontOrder(c *thttp.Ctx) (any, error) {
+	id, err := a.storefrontEventOf(c)
+	if err != nil {
+		return nil, err
+	}
+	var cmd event.PlaceOrder
+	if err := c.Bind(&cmd); err != nil {
+		return nil, err
+	}
+	cmd.Storefront, cmd.Client, cmd.QueueToken = true, c.HoldClient(), queueToken(c)
+	ctx := keyed(c, nil)
+	if err := a.ops.OrderFromView(ctx, id, &cmd); err != nil {
+		return nil, keyedErr(c, err)
+	}
+	res, err := a.ops.Ask(ctx, id, event.Storefront{Cmd: cmd})
+	return res, keyedErr(c, err)
 }
 
 // cancelStorefrontOrder cancels an order under the storefront's rules

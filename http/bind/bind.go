@@ -258,6 +258,15 @@ func (b *Binder) BindPlan(body []byte, dst any, pl *Plan) error {
 	} else {
 		p = b.planFor(t)
 	}
+	if fastBind(body, v.Elem(), p) {
+		return nil // a plain valid body (fast.go)
+	}
+	return b.bindGeneral(body, v, p)
+}
+
+// bindGeneral is BindPlan without its fast path: parse the body into a
+// tree, then walk it against the plan, collecting every problem.
+func (b *Binder) bindGeneral(body []byte, v reflect.Value, p *plan) error {
 	var root jnode
 	var ps problems
 	if len(bytes.TrimSpace(body)) == 0 {

@@ -12,6 +12,12 @@
 // says exactly what is accepted. The binder checks JSON shape and the
 // tags' bounds; what a value means is the core's to validate.
 //
+// A plain body (objects, arrays, printable-ASCII strings without escapes,
+// integers, booleans; every member known, once; every rule met) is
+// decoded in one pass straight into the target (fast.go), with the same
+// rule checks; anything else goes through the parser and the tree as
+// above, so every refusal and its details are the general path's.
+//
 // ListQuery, NewList and the cursor functions are the paging of every list
 // operation: limit 1 to 100 (default 50), opaque cursors of at most 512
 // bytes.

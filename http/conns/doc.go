@@ -8,6 +8,13 @@
 // Refuse503), so the package knows no response format. IPKey is the
 // address every per-client bound counts, the server's rate budgets too.
 //
+// A connection's deadlines are armed lazily (lazyDeadline): before the
+// next read or write rather than when fasthttp sets them (three a
+// request), and an armed one early by at most 1/16 of the time left
+// stands for a later one, so a kept-alive connection arms about once a
+// second; an earlier deadline, or none, is armed as asked, so ReadTimeout
+// and IdleTimeout hold (never late, at most 1/16 early).
+//
 // # Concurrency
 //
 // Every method of a Listener is safe for concurrent use: fasthttp accepts

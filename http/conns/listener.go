@@ -364,9 +364,11 @@ type trackedConn struct {
 	idleSince atomic.Int64 // unix nanos
 	reclaimed atomic.Bool
 	once      sync.Once
+	rd, wd    lazyDeadline
 }
 
 func (c *trackedConn) Read(p []byte) (int, error) {
+	c.armRead()
 	n, err := c.Conn.Read(p)
 	if n > 0 && !c.busy.Load() {
 		c.busy.Store(true)
@@ -374,26 +376,101 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// SetReadDeadline keeps a reclaimed connection's deadline in the past,
-// whatever fasthttp sets: its goroutine may be about to wait for the next
-// request. The check after the set closes the race with reclaimLocked.
+func (c *trackedConn) Write(p []byte) (int, error) {
+	c.armWrite()
+	return c.Conn.Write(p)
+}
+
+// SetReadDeadline records the deadline for the next Read, which arms it
+// (see lazyDeadline). A reclaimed connection's deadline stays in the
+// past, whatever fasthttp sets: its goroutine may be about to wait for the
+// next request.
 func (c *trackedConn) SetReadDeadline(t time.Time) error {
 	if c.reclaimed.Load() {
 		t = pastDeadline
 	}
-	err := c.Conn.SetReadDeadline(t)
-	if c.reclaimed.Load() {
-		return c.Conn.SetReadDeadline(pastDeadline)
-	}
-	return err
+	c.rd.want(t)
+	return nil
+}
+
+// SetWriteDeadline records the deadline for the next Write, which arms it.
+func (c *trackedConn) SetWriteDeadline(t time.Time) error {
+	c.wd.want(t)
+	return nil
 }
 
 func (c *trackedConn) SetDeadline(t time.Time) error {
-	if err := c.Conn.SetWriteDeadline(t); err != nil {
-		return err
-	}
+	_ = c.SetWriteDeadline(t)
 	return c.SetReadDeadline(t)
 }
+
+// armRead arms the read deadline asked for, if need be, before a read.
+// The check after the arm closes the race with reclaimLocked, which sets
+// the connection's deadline itself.
+func (c *trackedConn) armRead() {
+	if !c.rd.pending {
+		return
+	}
+	c.rd.arm(c.Conn.SetReadDeadline)
+	if c.reclaimed.Load() {
+		c.rd.armed = pastDeadline
+		_ = c.Conn.SetReadDeadline(pastDeadline)
+	}
+}
+
+func (c *trackedConn) armWrite() {
+	if c.wd.pending {
+		c.wd.arm(c.Conn.SetWriteDeadline)
+	}
+}
+
+// lazyDeadline is one direction's deadline, armed on the socket only when
+// it matters and only when it moved enough (issue 34: fasthttp sets three
+// deadlines a request, idle, read and write, each a clock reading and a
+// timer update of the runtime's poller, which a bare server does not pay).
+//
+//   - A deadline is armed before the next Read (Write), not when it is
+//     set: fasthttp sets the read timeout once a request's first bytes
+//     are in, and a small request is then whole in its buffer, so the
+//     read deadline armed is the idle one, and it is armed before any
+//     read that could wait.
+//   - A deadline later than the armed one by at most 1/16 of the time
+//     left to it keeps the armed one: the connection may be let go that
+//     much early (an idle connection after 56.25 s of 60), never late. A
+//     keep-alive client's requests ask for the next idle (write) deadline
+//     a few milliseconds past the last, so each connection arms about
+//     once a second rather than three times a request.
+//   - An earlier deadline, or none, is armed as asked: a trickling client
+//     still has ReadTimeout from its first byte.
+//
+// It is used by the connection's one serving goroutine (fasthttp sets
+// and reads from the same one), so it needs no lock.
+type lazyDeadline struct {
+	pending bool
+	next    time.Time // asked for
+	armed   time.Time // on the socket
+}
+
+func (d *lazyDeadline) want(t time.Time) { d.next, d.pending = t, true }
+
+func (d *lazyDeadline) arm(set func(time.Time) error) {
+	d.pending = false
+	t := d.next
+	if !t.IsZero() && !d.armed.IsZero() && !d.armed.After(t) {
+		if left := time.Until(t); left > 0 && t.Sub(d.armed) <= left/lazyDeadlineSlack {
+			return
+		}
+	}
+	if t.Equal(d.armed) {
+		return
+	}
+	d.armed = t
+	_ = set(t)
+}
+
+// lazyDeadlineSlack: an armed deadline stands for a later one asked for
+// while it is early by at most 1/lazyDeadlineSlack of the time left.
+const lazyDeadlineSlack = 16
 
 func (c *trackedConn) Close() error {
 	err := c.Conn.Close()
