@@ -136,7 +136,7 @@ func (a *dirActor) Receive(ctx actor.Context) {
 			return ch.(directory.KeyCreated).Key, ch, nil
 		})
 	case *dirDecide:
-		a.decideOwing(ctx, nil, a.decideFn(m), func(seq uint64) { a.owe(m, seq) })
+		a.decideOwing(ctx, m.rec, a.decideFn(m), func(seq uint64) { a.owe(m, seq) })
 	case *dirRevokeKey:
 		a.decide(ctx, m.rec, func() (any, directory.Change, error) {
 			ch, err := a.st.RevokeKey(m.id, a.sys.cfg.Now())
@@ -160,7 +160,7 @@ func (a *dirActor) decide(ctx actor.Context, rec *ask.Recorder, fn func() (any, 
 // a link's mail) once the change is appended at seq.
 func (a *dirActor) decideOwing(ctx actor.Context, rec *ask.Recorder, fn func() (any, directory.Change, error), owe func(seq uint64)) {
 	if a.shared != nil {
-		a.decideShared(ctx, fn, owe)
+		a.decideShared(ctx, rec, fn, owe)
 		return
 	}
 	if a.failed != nil {
@@ -259,15 +259,11 @@ func (s *System) CreateKey(ctx context.Context, spec NewKeySpec) (directory.Key,
 		CreatedAt: s.cfg.Now().UTC(),
 		ExpiresAt: spec.ExpiresAt,
 	}
-	rec := ask.RecorderOf(ctx)
-	if rec != nil && rec.Value != nil {
-		// The answer holds the whole key, which the result does not.
-		inner := rec.Value
-		rec = &ask.Recorder{Key: rec.Key, Value: func(res any) []byte {
-			k, _ := res.(directory.Key)
-			return inner(CreatedKey{Key: k, Secret: secret})
-		}}
-	}
+	// The answer holds the whole key, which the result does not.
+	rec := withResult(ask.RecorderOf(ctx), func(res any) any {
+		k, _ := res.(directory.Key)
+		return CreatedKey{Key: k, Secret: secret}
+	})
 	res, err := s.askDirectory(ctx, &dirCreateKey{key: k, secret: secret, rec: rec})
 	if err != nil {
 		return directory.Key{}, "", err
@@ -286,6 +282,19 @@ func (s *System) RevokeKey(ctx context.Context, keyID string) (directory.Key, er
 		return directory.Key{}, errors.New("actors: revoke answered no key")
 	}
 	return k, nil
+}
+
+// withResult is rec whose record is made of what result makes of the
+// write's result (an answer that holds more than the result: a created
+// key's secret, a device's setup code); nil for nil.
+func withResult(rec *ask.Recorder, result func(res any) any) *ask.Recorder {
+	if rec == nil || rec.Value == nil {
+		return rec
+	}
+	w := *rec
+	inner := rec.Value
+	w.Value = func(res any) []byte { return inner(result(res)) }
+	return &w
 }
 
 // Directory returns the current read view of the directory. It is

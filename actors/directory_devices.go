@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"ticketd/ask"
 	"ticketd/directory"
 )
 
@@ -13,12 +14,24 @@ type DeviceSpec struct {
 	Doors                 []directory.Door
 }
 
+// CreatedDevice is what CreateDevice's Recorder (ask.WithRecorder) is
+// called with: the device and its one-time setup code.
+type CreatedDevice struct {
+	Device    directory.Device
+	SetupCode string
+}
+
 // CreateDevice creates a pending door device and returns it with its
 // one-time setup code, which is never available again.
 func (s *System) CreateDevice(ctx context.Context, spec DeviceSpec) (directory.Device, string, error) {
 	code := "ds_" + s.cfg.IDs.Code(24)
 	d := directory.Device{ID: s.cfg.IDs.New("dev_"), UnitID: spec.UnitID, EventID: spec.EventID, Name: spec.Name, Doors: spec.Doors}
-	res, err := s.askDirectory(ctx, &dirDecide{fn: func(st *directory.State, now time.Time) (any, directory.Change, error) {
+	// The answer holds the setup code, which the result does not.
+	rec := withResult(ask.RecorderOf(ctx), func(res any) any {
+		d, _ := res.(directory.Device)
+		return CreatedDevice{Device: d, SetupCode: code}
+	})
+	res, err := s.askDirectory(ctx, &dirDecide{rec: rec, fn: func(st *directory.State, now time.Time) (any, directory.Change, error) {
 		d.CreatedAt = now.UTC()
 		ch, err := st.CreateDevice(d, code)
 		if err != nil {
@@ -52,7 +65,7 @@ func (s *System) InitializeDevice(ctx context.Context, setupCode, name string) (
 
 // RevokeDevice revokes a device at once and returns it.
 func (s *System) RevokeDevice(ctx context.Context, id string) (directory.Device, error) {
-	res, err := s.askDirectory(ctx, &dirDecide{fn: func(st *directory.State, now time.Time) (any, directory.Change, error) {
+	res, err := s.askDirectory(ctx, &dirDecide{rec: ask.RecorderOf(ctx), fn: func(st *directory.State, now time.Time) (any, directory.Change, error) {
 		ch, err := st.RevokeDevice(id, now)
 		if err != nil {
 			return nil, nil, err

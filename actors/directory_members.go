@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"ticketd/ask"
 	"ticketd/directory"
 )
 
@@ -16,6 +17,9 @@ type dirDecide struct {
 	// link, when set, is the link the change mails (an invitation or
 	// reset link): written to the mail inbox in the change's own batch.
 	link *linkMail
+	// rec, when set, is the Idempotency-Key record of the request: put
+	// with the change (see decideOwing).
+	rec *ask.Recorder
 }
 
 // linkMail is the mail of a console link: the link made, its URL and its

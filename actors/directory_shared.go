@@ -52,6 +52,16 @@ type SharedLog interface {
 	Checkpoint(ctx context.Context, seq uint64, state []byte) error
 }
 
+// KeyedLog is a SharedLog that keeps a keyed write's Idempotency-Key
+// record with the write (decisions §20): AppendKeyed appends as Append
+// does and stores key = value (the record, kept until the expiry it
+// holds) in the same atomic write, all or nothing; Keyed reads a record
+// so stored, from a majority (a retry on any node finds it).
+type KeyedLog interface {
+	AppendKeyed(ctx context.Context, first uint64, records [][]byte, index []persistence.IndexEntry, key, value []byte) error
+	Keyed(ctx context.Context, key []byte) (value []byte, ok bool, err error)
+}
+
 // sharedAttempts bounds the decisions of one directory write that keep
 // meeting another node's append.
 const sharedAttempts = 8
@@ -132,7 +142,22 @@ func (a *dirActor) catchUp() error {
 // append if the log has not moved meanwhile, else read and decide again.
 // The state changes only by what the log holds, so an append whose outcome
 // is unknown (a timeout) is applied by the next read if it was stored.
-func (a *dirActor) decideShared(ctx actor.Context, fn func() (any, directory.Change, error), owe func(seq uint64)) {
+//
+// A keyed write (rec) on a KeyedLog appends its Idempotency-Key record
+// with its change, in one atomic write (decisions §20), and a key claimed
+// before (rec.Look) is looked for first: found, the write was made before
+// and its record answers (ask.Replayed).
+func (a *dirActor) decideShared(ctx actor.Context, rec *ask.Recorder, fn func() (any, directory.Change, error), owe func(seq uint64)) {
+	kl, _ := a.shared.(KeyedLog)
+	if kl == nil || rec == nil || rec.Key == nil || rec.Value == nil {
+		rec = nil
+	}
+	if rec != nil && rec.Look {
+		if err := a.keyed(kl, rec); err != nil {
+			ctx.Respond(&response{err: err})
+			return
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		if err := a.catchUp(); err != nil {
 			ctx.Respond(&response{err: fmt.Errorf("%w: directory: %w", ask.ErrUnavailable, err)})
@@ -143,7 +168,7 @@ func (a *dirActor) decideShared(ctx actor.Context, fn func() (any, directory.Cha
 			ctx.Respond(&response{result: resolved(a.st, res, ch), err: err})
 			return
 		}
-		rec, err := directory.Marshal(ch)
+		enc, err := directory.Marshal(ch)
 		if err != nil {
 			panic(fmt.Sprintf("actors: encode directory change: %v", err))
 		}
@@ -152,9 +177,32 @@ func (a *dirActor) decideShared(ctx actor.Context, fn func() (any, directory.Cha
 		if owe != nil {
 			owe(seq)
 		}
+		// A keyed write's record is made of the result after the change:
+		// the change is applied before the append, and undone when the
+		// append is refused or its outcome unknown.
+		var prev *directory.State
+		var key, value []byte
+		if rec != nil {
+			prev = a.st.Clone()
+			a.st.Apply(ch)
+			res = resolved(a.st, res, ch)
+			if value = rec.Value(res); value != nil {
+				key = rec.Key
+			}
+		}
 		actx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
-		err = a.shared.Append(actx, seq, [][]byte{rec}, a.pending)
+		if key != nil {
+			err = kl.AppendKeyed(actx, seq, [][]byte{enc}, a.pending, key, value)
+		} else {
+			err = a.shared.Append(actx, seq, [][]byte{enc}, a.pending)
+		}
 		cancel()
+		if err != nil && prev != nil {
+			a.st = prev
+			if key != nil && errors.Is(err, persistence.ErrFenced) && rec.Release != nil {
+				rec.Release() // nothing committed: the next decision records
+			}
+		}
 		if errors.Is(err, persistence.ErrFenced) && attempt < sharedAttempts {
 			continue // another node appended first: decide again on its change
 		}
@@ -162,16 +210,36 @@ func (a *dirActor) decideShared(ctx actor.Context, fn func() (any, directory.Cha
 			ctx.Respond(&response{err: fmt.Errorf("%w: directory: %w", ask.ErrUnavailable, err)})
 			return
 		}
-		a.st.Apply(ch)
+		if prev == nil {
+			a.st.Apply(ch)
+			res = resolved(a.st, res, ch)
+		}
 		a.seq = seq
 		a.sys.dirView.Store(a.st.Clone())
 		if len(a.pending) > 0 && a.sys.cfg.OnOwed != nil {
 			a.sys.cfg.OnOwed()
 		}
-		ctx.Respond(&response{result: resolved(a.st, res, ch)})
+		ctx.Respond(&response{result: res})
 		a.checkpoint()
 		return
 	}
+}
+
+// keyed looks for rec's record among the shared log's: found and live,
+// it answers ask.Replayed with it; a log that cannot be read answers
+// ask.ErrUnavailable (whether the write was made cannot be told); nil
+// when there is none.
+func (a *dirActor) keyed(kl KeyedLog, rec *ask.Recorder) error {
+	rctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	defer cancel()
+	v, ok, err := kl.Keyed(rctx, rec.Key)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: directory: idempotency record: %w", ask.ErrUnavailable, err)
+	case !ok || (rec.Live != nil && !rec.Live(v)):
+		return nil
+	}
+	return &ask.Replayed{Value: v}
 }
 
 // checkpoint stores the state as the shared log's checkpoint when one is

@@ -330,7 +330,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 		// the same batch.
 		a.fes = event.AppendFeed(a.fes[:0], ch)
 		if len(a.fes) > 0 {
-			a.writeFeed(a.fes)
+			a.writeFeed(ch, a.fes)
 		}
 		if a.effs = event.AppendEffects(a.effs[:0], ch); len(a.effs) > 0 {
 			a.carryOut(now, seq, a.effs, a.fes)

@@ -13,10 +13,25 @@ import (
 	"ticketd/event"
 )
 
-// writeFeed puts the feed entries fes of the change just applied into the
-// open batch: they are the last len(fes) seqs of the machine's feed.
-func (a *eventActor) writeFeed(fes []event.FeedEntry) {
+// writeFeed puts the feed entries fes of the change ch just applied into
+// the open batch: they are the last len(fes) seqs of the machine's feed.
+// A change with a feed span (a batch of door scans: event.AppendFeedSpan)
+// writes one record for all its entries, rendered by their readers.
+func (a *eventActor) writeFeed(ch event.Change, fes []event.FeedEntry) {
 	first := a.m.FeedSeq() - uint64(len(fes)) + 1
+	if event.HasFeedSpan(ch) {
+		e := fes[0]
+		// A value of its own: the ring keeps it (the batch copies it).
+		v := feed.AppendSpan(make([]byte, 0, 128+96*len(fes)), event.FeedTypeCode(e.Type), e.At, len(fes), nil)
+		v, ok := a.m.AppendFeedSpan(v, ch)
+		if !ok {
+			panic(fmt.Sprintf("actors: %s of %s has no feed span", ch.ChangeKind(), a.id))
+		}
+		a.com.put(feed.Key(a.id, a.m.FeedSeq()), v)
+		a.ring.PutSpan(first, len(fes), v)
+		a.com.afterDurable(func() { a.feedDurable(first + uint64(len(fes)) - 1) })
+		return
+	}
 	for i, e := range fes {
 		obj, ok := a.m.FeedObject(e)
 		if !ok {

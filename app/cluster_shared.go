@@ -270,6 +270,7 @@ func (m *Main) bootstrapCluster(sys *actors.System, stop <-chan struct{}) {
 // without importing them (the interfaces belong to their users).
 var (
 	_ actors.SharedLog           = (*shared.Directory)(nil)
+	_ actors.KeyedLog            = (*shared.Directory)(nil)
 	_ actors.SharedIndex         = shared.EventIndex{}
 	_ idempotency.RecordingStore = (*shared.Idempotency)(nil)
 	_ idempotency.OriginStore    = (*shared.Idempotency)(nil)

@@ -54,6 +54,11 @@ type Recorder struct {
 	// Portable, when set, is what another node remakes the Recorder from
 	// (cluster mode forwards it with the request; see cluster/routing).
 	Portable any
+	// Release, when set, is called by a writer that took Value for a write
+	// that was then refused whole, nothing committed (the directory's
+	// shared log met another node's append): the write decided again calls
+	// Value again, for its own result.
+	Release func()
 }
 
 type recorderKey struct{}

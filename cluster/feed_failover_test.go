@@ -100,6 +100,31 @@ func registerN(t *testing.T, nd *node, secret, evt, typeID string, i0, n int) {
 	}
 }
 
+// scanBatch checks in the first k registrations of evt in one batch of a
+// new device's scans through nd, and answers the feed entries it made.
+func scanBatch(t *testing.T, nd *node, secret, evt string, k int) int {
+	t.Helper()
+	st, l := do(t, "GET", nd.URL+"/v1/events/"+evt+"/registrations?limit=100", secret, nil)
+	require.Equal(t, 200, st, "%v", l)
+	st, d := do(t, "POST", nd.URL+"/v1/events/"+evt+"/devices", secret, map[string]any{"name": "gate"})
+	require.Equal(t, 201, st, "%v", d)
+	st, key := do(t, "POST", nd.URL+"/door/v1/device/initialize", "", map[string]any{"setupCode": d["setupCode"]})
+	require.Equal(t, 201, st, "%v", key)
+	var list []map[string]any
+	for i, r := range l["data"].([]any)[:k] {
+		list = append(list, map[string]any{"scanId": fmt.Sprint("s", i), "registrationId": r.(map[string]any)["id"], "subjectType": "event",
+			"scannedAt": time.Now().UTC().Format(time.RFC3339)})
+	}
+	st, res := retry503(t, func() (int, map[string]any) {
+		return do(t, "POST", nd.URL+"/door/v1/scans", key["key"].(string), map[string]any{"scans": list})
+	})
+	require.Equal(t, 200, st, "%v", res)
+	for _, r := range res["results"].([]any) {
+		require.Equal(t, "admitted", r.(map[string]any)["verdict"])
+	}
+	return k
+}
+
 // loseOwner closes the owner of evt and answers a survivor once another
 // node owns the event.
 func loseOwner(t *testing.T, nodes []*node, evt string) (lost, survivor *node) {
@@ -190,7 +215,15 @@ func TestFeedSurvivesTrimAndFailover(t *testing.T) {
 	}
 	registerN(t, a, u.Secret, evt, typeID, n, 3)
 	n += 3
-	t.Logf("the log is trimmed to message %d after %d registrations", firstSeq(), n)
+	// A batch of door scans: its check-ins' entries are one span record
+	// (actors/feed), carried and imported like any other.
+	n += scanBatch(t, a, u.Secret, evt, 7)
+	for firstSeq() <= 2 {
+		registerN(t, a, u.Secret, evt, typeID, n, 10)
+		n += 10
+		require.Less(t, n, 800, "the log was not trimmed past the batch")
+	}
+	t.Logf("the log is trimmed to message %d after %d feed entries", firstSeq(), n)
 	before := readWholeFeed(t, a, u.Secret, evt)
 	require.Len(t, before, n)
 	// The trimmed messages' entries went to the feed stream first.

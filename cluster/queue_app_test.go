@@ -134,13 +134,27 @@ func TestQueueSurvivesOwnerLoss(t *testing.T) {
 	// Admission goes on at its rate on the survivor: k more may have been
 	// admitted meanwhile, the first k in queue order; the others wait k
 	// places nearer the front.
-	after := map[string]map[string]any{}
-	k := 0
-	for id := range positions {
-		after[id] = poll(id)
-		if after[id]["state"] == "admitted" {
-			k++
+	// The entries are polled one at a time, so an admission between two
+	// polls would show one entry before it and the next after it: read
+	// rounds until two in a row agree (a snapshot no admission cut).
+	read := func() (map[string]map[string]any, int) {
+		after, k := map[string]map[string]any{}, 0
+		for id := range positions {
+			after[id] = poll(id)
+			if after[id]["state"] == "admitted" {
+				k++
+			}
 		}
+		return after, k
+	}
+	after, k := read()
+	for end := time.Now().Add(60 * time.Second); ; {
+		again, k2 := read()
+		if k2 == k && fmt.Sprint(again) == fmt.Sprint(after) {
+			break
+		}
+		require.False(t, time.Now().After(end), "the queue's states kept moving for a minute at one admission a minute")
+		after, k = again, k2
 	}
 	for id, p := range positions {
 		q := after[id]

@@ -33,11 +33,14 @@ import (
 //
 // RecordScans decides a whole batch of one device against the state plus
 // what the batch itself decided (a pass scanned twice in one batch is
-// admitted once). Admitted scans are CheckedIn changes (the same records
-// as RecordCheckin's, method "scan", with the device and scan id); the
-// other answers are one ScansAnswered change, so a repeat of a scan id
-// answers the first result unchanged, durably; conflicts are
-// CheckinConflict changes (webhook checkin.conflict).
+// admitted once). The batch is one ScansRecorded change (doorbatch.go):
+// its check-ins (the same records as RecordCheckin's, method "scan", with
+// the device and scan id; each its own checkin.created feed entry and
+// webhook) and the answers of its other scans, so a repeat of a scan id
+// answers the first result unchanged, durably. Logs of older builds hold
+// a CheckedIn per check-in and a ScansAnswered instead; they replay into
+// the same state. Conflicts are CheckinConflict changes (webhook and feed
+// entry checkin.conflict).
 
 // Scan batch bounds.
 const (
@@ -435,8 +438,6 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 	s.ensureTokens()
 	b := newScanBatch(m, c)
 	out := ScanResults{Results: make([]ScanResult, len(c.Scans))}
-	var changes []Change
-	var answered *ScansAnswered
 	var conflicts []Change
 	recorded := di.scans[c.DeviceID]
 	// batchScans: the batch's answers by scan id, for a scan id the batch
@@ -457,14 +458,10 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 			out.Results[i] = m.recordedResult(sc.ScanID, ref)
 			continue
 		}
-		res, chk := b.verdict(now, i, sc)
+		res, admitted := b.verdict(now, i, sc)
 		out.Results[i] = res
-		if chk != nil {
-			changes = append(changes, *chk)
+		if admitted {
 			continue
-		}
-		if answered == nil {
-			answered = &ScansAnswered{At: now, DeviceID: c.DeviceID}
 		}
 		a := ScanAnswer{ScanID: sc.ScanID, Verdict: res.Verdict}
 		if res.Reason != nil {
@@ -476,7 +473,7 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 		if res.FirstCheckin != nil {
 			a.CheckinID = res.FirstCheckin.ID
 		}
-		answered.Answers = append(answered.Answers, a)
+		b.rec.Answers = append(b.rec.Answers, a)
 		if !sc.AdmittedOffline {
 			continue
 		}
@@ -491,10 +488,14 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 		}
 		conflicts = append(conflicts, conflict)
 	}
-	if answered != nil {
-		changes = append(changes, *answered)
+	if len(b.rec.Checkins) == 0 && len(b.rec.Answers) == 0 {
+		return out, conflicts, nil
 	}
-	return out, append(changes, conflicts...), nil
+	b.rec.At, b.rec.DeviceID = now, c.DeviceID
+	if len(b.rec.Checkins) > 0 {
+		b.rec.Doors = slices.Clone(c.Doors)
+	}
+	return out, append([]Change{b.rec}, conflicts...), nil
 }
 
 // seenScan is the position of scan id among the scans before it in the
@@ -530,6 +531,8 @@ type scanBatch struct {
 	firsts   []FirstCheckin
 	devID    *string
 	reasons  [3]string
+	// rec is the batch's record: its check-ins and its answers.
+	rec ScansRecorded
 }
 
 // doorCheckin is r's check-in at a door, or nil: what State.idx.doors
@@ -579,14 +582,14 @@ func (b *scanBatch) door(subjectType, subjectID string) int {
 	return i
 }
 
-// verdict decides the i-th scan, new to the device; an admission returns
-// its change.
-func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, *CheckedIn) {
+// verdict decides the i-th scan, new to the device; an admission adds its
+// check-in to the batch's record.
+func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, bool) {
 	m := b.m
 	res := ScanResult{ScanID: sc.ScanID}
-	refuse := func(reason int) (ScanResult, *CheckedIn) {
+	refuse := func(reason int) (ScanResult, bool) {
 		res.Verdict, res.Reason = VerdictRefused, &b.reasons[reason]
-		return res, nil
+		return res, false
 	}
 	var r *RegistrationRec
 	if sc.RegistrationID != "" {
@@ -608,14 +611,14 @@ func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, *Checked
 	}
 	if first := b.di.doorCheckin(r, sc.SubjectType, subjectID); first != nil {
 		res.Verdict, res.FirstCheckin = VerdictAlreadyCheckedIn, b.first(firstCheckinOf(first))
-		return res, nil
+		return res, false
 	}
 	if j, ok := b.admitted[batchDoor{r, door}]; ok {
 		v := &b.views[j]
 		res.Verdict = VerdictAlreadyCheckedIn
 		res.FirstCheckin = b.first(FirstCheckin{ID: v.ID, SubjectType: v.SubjectType, SubjectID: v.SubjectID, CheckedInAt: v.CheckedInAt,
 			DeviceID: v.DeviceID})
-		return res, nil
+		return res, false
 	}
 	if r.Status != RegConfirmed {
 		return refuse(2)
@@ -624,17 +627,20 @@ func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, *Checked
 	if t := sc.ScannedAt.UTC(); sc.Offline && !t.Before(now.Add(-offlinePastMax)) && !t.After(now.Add(offlineFutureMax)) {
 		at = t
 	}
-	ch := &CheckedIn{At: now, ID: m.newID("chk_"), RegID: r.ID, SubjectType: sc.SubjectType, SubjectID: subjectID, Method: "scan",
-		DeviceID: b.c.DeviceID, ScanID: sc.ScanID, CheckedInAt: at}
+	k := ScanCheckin{ID: m.newID("chk_"), RegID: r.ID, Reg: r.Seq, Door: door, ScanID: sc.ScanID, CheckedInAt: at}
+	if b.rec.Checkins == nil {
+		b.rec.Checkins = make([]ScanCheckin, 0, len(b.c.Scans)-i)
+	}
+	b.rec.Checkins = append(b.rec.Checkins, k)
 	if b.admitted == nil {
 		b.admitted = make(map[batchDoor]int, len(b.c.Scans)-i)
 	}
 	b.admitted[batchDoor{r, door}] = len(b.views)
 	// The view checkinView gives of the record Apply will make.
-	b.views = append(b.views, Checkin{ID: ch.ID, RegistrationID: r.ID, SubjectType: sc.SubjectType, SubjectID: b.doorSubj[door],
-		Method: "scan", RegistrationEmail: r.Email, RegistrationName: strp(r.Name), CheckedInAt: At(at), DeviceID: b.devID})
+	b.views = append(b.views, Checkin{ID: k.ID, RegistrationID: r.ID, SubjectType: sc.SubjectType, SubjectID: b.doorSubj[door],
+		Method: scanMethod, RegistrationEmail: r.Email, RegistrationName: strp(r.Name), CheckedInAt: At(at), DeviceID: b.devID})
 	res.Verdict, res.Checkin = VerdictAdmitted, &b.views[len(b.views)-1]
-	return res, ch
+	return res, true
 }
 
 // first returns f in the batch's backing array of first check-ins.
@@ -674,7 +680,7 @@ func (m *Machine) recordedResult(scanID string, ref scanRef) ScanResult {
 	}
 	res.RegistrationID = strp(a.RegID)
 	if a.CheckinID != "" {
-		if c := m.s.Checkins[a.CheckinID]; c != nil {
+		if c := m.s.checkins()[a.CheckinID]; c != nil {
 			res.FirstCheckin = firstCheckinView(c)
 		}
 	}
@@ -1008,7 +1014,7 @@ func (c ListDoorConflicts) decide(m *Machine, now time.Time) (any, []Change, err
 func (m *Machine) ConflictView(k CheckinConflict) DoorConflict {
 	v := DoorConflict{ID: k.ID, ScanID: k.ScanID, DeviceID: k.DeviceID, RegistrationID: strp(k.RegID), Reason: k.Reason,
 		ScannedAt: At(k.ScannedAt), RecordedAt: At(k.At)}
-	if c := m.s.Checkins[k.CheckinID]; c != nil {
+	if c := m.s.checkins()[k.CheckinID]; c != nil {
 		v.FirstCheckin = firstCheckinView(c)
 	}
 	return v

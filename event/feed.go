@@ -76,6 +76,8 @@ func AppendFeed(dst []FeedEntry, ch Change) []FeedEntry {
 		return append(dst, FeedEntry{FeedRegistrationUpdated, c.ID, c.At})
 	case CheckedIn:
 		return append(dst, FeedEntry{FeedCheckinCreated, c.ID, c.At})
+	case ScansRecorded:
+		return c.appendFeed(dst)
 	case CheckinConflict:
 		return append(dst, FeedEntry{FeedCheckinConflict, c.ID, c.At})
 	case OrderPlaced:
@@ -104,6 +106,9 @@ func AppendFeed(dst []FeedEntry, ch Change) []FeedEntry {
 
 // feedCount is how many feed entries ch produces.
 func feedCount(ch Change) uint64 {
+	if c, ok := ch.(ScansRecorded); ok {
+		return uint64(len(c.Checkins))
+	}
 	var buf [4]FeedEntry
 	return uint64(len(AppendFeed(buf[:0], ch)))
 }
@@ -136,7 +141,7 @@ func (m *Machine) FeedObject(e FeedEntry) (any, bool) {
 		}
 		return nil, false
 	case FeedCheckinCreated:
-		c, ok := m.s.Checkins[e.ID]
+		c, ok := m.s.checkins()[e.ID]
 		if !ok {
 			return nil, false
 		}

@@ -290,7 +290,7 @@ func (m *Machine) recordCheckin(now time.Time, c RecordCheckin) (any, []Change, 
 	default:
 		return nil, nil, FieldError("method", "must be scan or manual")
 	}
-	if first, ok := m.s.idx.doors[doorKey(r.ID, c.SubjectType, subjectID)]; ok {
+	if first := m.s.doorIdx().doorCheckin(r, c.SubjectType, subjectID); first != nil {
 		return CheckinResult{Checkin: m.checkinView(first), AlreadyCheckedIn: true, Access: m.access(r, c.SubjectType, subjectID)}, nil, nil
 	}
 	// A repeat scan (above) answers even if its door was deleted since.
@@ -311,6 +311,6 @@ func (m *Machine) listCheckins(c ListCheckins) (any, []Change, error) {
 			(c.SubjectID == "" || k.SubjectID == c.SubjectID) &&
 			(c.RegistrationID == "" || k.RegID == c.RegistrationID)
 	}
-	l, err := pageOf(m.s.CheckinOrder, m.s.Checkins, func(k *CheckinRec) int { return k.Seq }, c.Cursor, c.Limit, true, keep, m.checkinView)
+	l, err := pageOf(m.s.CheckinOrder, m.s.checkins(), func(k *CheckinRec) int { return k.Seq }, c.Cursor, c.Limit, true, keep, m.checkinView)
 	return l, nil, err
 }

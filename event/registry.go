@@ -214,6 +214,7 @@ var changeKinds = [...]changeKind{
 	kindOf(decodeCheckedIn),
 	kindOf(decodeScansAnswered),   // door.go
 	kindOf(decodeCheckinConflict), // door.go
+	kindOf(decodeScansRecorded),   // doorbatch.go
 	kindOf(decodeTicketIssued).replayWith(replayTicketIssued),
 	kindOf(decodeWaitlistSeated).replayWith(replayTicketIssued), // waitlist.go: the same body
 	kindOf(decodeCodesMinted),

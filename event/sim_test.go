@@ -442,8 +442,8 @@ func (s *sim) checkInvariants() {
 	}
 	doors := map[string]bool{}
 	for _, id := range st.CheckinOrder {
-		k := st.Checkins[id]
-		key := doorKey(k.RegID, k.SubjectType, k.SubjectID)
+		k := st.checkins()[id]
+		key := k.RegID + "|" + k.SubjectType + ":" + k.SubjectID
 		require.False(t, doors[key], "second check-in at door %s", key)
 		doors[key] = true
 	}
@@ -501,12 +501,22 @@ func (s *sim) checkReplay() {
 		s.m.State().ensureTokens()
 		// The registrations by id are a cache built on first use too.
 		require.Equal(t, s.m.State().regs(), re.State().regs(), "registrations by id after snapshot + tail")
+		require.Equal(t, s.m.State().checkins(), re.State().checkins(), "check-ins by id after snapshot + tail")
 		// The hold queue is compared by what it answers: live it may keep
 		// stale entries that a rebuilt one never had.
 		a, b := s.m.State().idx, re.State().idx
 		a.holds, b.holds = nil, nil
 		// The hold limits likewise (holdlimits.go): by what they count.
 		a.limits, b.limits = s.m.State().liveLimits(s.now), re.State().liveLimits(s.now)
+		// The door index is built on first use (a check-in's repeat
+		// lookup, a scan, a pass page) and keeps superseded stamps live:
+		// compared by each pass's check-ins.
+		da, db := s.m.State().doorIdx(), re.State().doorIdx()
+		for i := range s.m.State().RegOrder {
+			r := s.m.State().regAt(i)
+			require.Equal(t, da.regCheckins(r), db.regCheckins(re.State().regAt(i)), "check-ins of %s after snapshot + tail", r.ID)
+		}
+		a.door, b.door = nil, nil
 		require.Equal(t, a, b, "indexes after snapshot + tail")
 		d1, ok1 := s.m.NextDeadline()
 		d2, ok2 := re.NextDeadline()

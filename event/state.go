@@ -128,16 +128,15 @@ type index struct {
 	// first, whatever the size of the event.
 	regByEmail     [2]map[string]emailRegs
 	emailPrev      []int32
-	regByCheckin   map[string]string      // checkin code -> registration (lazy, see tokens)
-	regByPass      map[string]string      // pass token -> registration (lazy, see tokens)
-	codeByCode     map[string]string      // normalized code -> redemption code id
-	orderByNumber  map[string]string      // order number -> order id
-	orderByPayment map[string]string      // payment id -> order id
-	doors          map[string]*CheckinRec // registration id + "|" + door -> its check-in
-	waitlist       map[string][]string    // ticket type -> waitlisted registrations, oldest first
-	holds          holdQueue              // holding orders by deadline (see holdqueue.go)
-	limits         holdLimits             // the storefront's hold limits (holdlimits.go)
-	purge          purgeQueue             // checkout sessions to purge one day (checkoutpurge.go)
+	regByCheckin   map[string]string   // checkin code -> registration (lazy, see tokens)
+	regByPass      map[string]string   // pass token -> registration (lazy, see tokens)
+	codeByCode     map[string]string   // normalized code -> redemption code id
+	orderByNumber  map[string]string   // order number -> order id
+	orderByPayment map[string]string   // payment id -> order id
+	waitlist       map[string][]string // ticket type -> waitlisted registrations, oldest first
+	holds          holdQueue           // holding orders by deadline (see holdqueue.go)
+	limits         holdLimits          // the storefront's hold limits (holdlimits.go)
+	purge          purgeQueue          // checkout sessions to purge one day (checkoutpurge.go)
 	// dash are the dashboard's counters (dashboard.go): kept by Apply
 	// and rebuilt with the other indexes, so the console reads counts
 	// instead of scanning records.
@@ -145,6 +144,12 @@ type index struct {
 	// regsLazy reports that State.Regs is not built yet: a snapshot load
 	// leaves it to the first use (see State.regs).
 	regsLazy bool
+	// checkinsLazy reports that State.Checkins is not built yet: a new
+	// event's check-ins go into CheckinOrder and the list of records, and
+	// the map by id is made on its first use (see State.checkins), so a
+	// door's batch of scans writes no table of every check-in (a door
+	// reads a pass's check-ins from the door index, not by id).
+	checkinsLazy bool
 	// tokens reports that regByCheckin and regByPass are built. They are
 	// built on first use (a scan or a pass page), never by a snapshot load
 	// or a replay, so a restart reaches its first accepted order sooner
@@ -204,7 +209,20 @@ func (s *State) checkinAt(i int) *CheckinRec {
 	if len(s.mem.checkinList) == len(s.CheckinOrder) {
 		return s.mem.checkinList[i]
 	}
-	return s.Checkins[s.CheckinOrder[i]]
+	return s.checkins()[s.CheckinOrder[i]]
+}
+
+// checkins returns the check-ins by id, building the map on first use
+// (see index.checkinsLazy).
+func (s *State) checkins() map[string]*CheckinRec {
+	if s.idx.checkinsLazy {
+		m := make(map[string]*CheckinRec, len(s.mem.checkinList))
+		for _, c := range s.mem.checkinList {
+			m[c.ID] = c
+		}
+		s.Checkins, s.idx.checkinsLazy = m, false
+	}
+	return s.Checkins
 }
 
 // slab hands out records from shared backing arrays: one allocation per
@@ -626,6 +644,8 @@ func newState(id string) *State {
 		Grants:    map[string][]string{},
 	}
 	s.reindex()
+	// A new event's check-ins by id are left to their first use too.
+	s.idx.checkinsLazy = true
 	return s
 }
 
@@ -637,10 +657,6 @@ func normCode(c string) string { return strings.ToUpper(strings.TrimSpace(c)) }
 // activeReg reports whether a registration status blocks a second one for
 // the same email.
 func activeReg(status string) bool { return status != RegCancelled && status != RegRejected }
-
-func doorKey(regID, subjectType, subjectID string) string {
-	return regID + "|" + subjectType + ":" + subjectID
-}
 
 // reindex rebuilds every derived index from the exported state, after
 // decoding a snapshot.
@@ -661,7 +677,6 @@ func (s *State) initIndex() {
 		codeByCode:     make(map[string]string, len(s.CodeOrder)),
 		orderByNumber:  make(map[string]string, len(s.OrderOrder)),
 		orderByPayment: map[string]string{},
-		doors:          make(map[string]*CheckinRec, len(s.CheckinOrder)),
 		waitlist:       map[string][]string{},
 		dash:           newDashCounters(),
 	}
@@ -698,7 +713,6 @@ func (s *State) indexTasks(yield func()) []func() {
 			for i := range s.CheckinOrder {
 				p.tick()
 				c := s.checkinAt(i)
-				s.idx.doors[doorKey(c.RegID, c.SubjectType, c.SubjectID)] = c
 				s.idx.dash.doors[c.SubjectType+":"+c.SubjectID]++
 			}
 		},

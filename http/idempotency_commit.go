@@ -14,8 +14,18 @@ import (
 	"ticketd/idempotency"
 )
 
-// keyedAnswer is the answer w records for a handler's result out.
+// keyedAnswer is the answer w records for a handler's result out; an
+// error out is the answer the pipeline writes for it (its envelope and
+// status: a refusal that a write recorded, see RecorderAgain).
 func keyedAnswer(w *idempotency.KeyedWrite, out any) (*idempotency.StoredResponse, bool) {
+	if e, ok := out.(error); ok {
+		status, env, _ := errorResponse(e)
+		if status == 500 || isSoldOut(e) { // a failure of the service's own is never kept
+			return nil, false
+		}
+		return &idempotency.StoredResponse{Status: status, ContentType: "application/json",
+			Body: appendErrorJSON(nil, env.Error), Durable: true}, true
+	}
 	body, ok := encodeAnswer(out)
 	if !ok {
 		return nil, false
@@ -48,6 +58,8 @@ type KeyedRecorder struct {
 	Live     func(value []byte) bool
 	Retried  bool
 	Portable *idempotency.KeyedWrite
+	// Release undoes Value for a write refused whole (see ask.Recorder).
+	Release func()
 }
 
 // idemClaim is a keyed POST that owns its key (IdemNew) on a
@@ -80,19 +92,29 @@ const idemUnknownHold = 15 * time.Second
 // records: a handler that writes twice commits the key with its first
 // write, and its final answer, when it differs, is stored after it as
 // before (see serveIdempotent).
-func (c *Ctx) Recorder(view func(any) any) *KeyedRecorder {
+func (c *Ctx) Recorder(view func(any) any) *KeyedRecorder { return c.recorder(view, false) }
+
+// RecorderAgain is Recorder for a request's later write whose answer
+// replaces the record an earlier write of the same request committed (a
+// refund's outcome after its request: the request committed the pending
+// answer, the outcome commits the final one, so that a crash at any
+// point leaves the answer of what was made). It never looks for the
+// record first: the request's own write made it.
+func (c *Ctx) RecorderAgain(view func(any) any) *KeyedRecorder { return c.recorder(view, true) }
+
+func (c *Ctx) recorder(view func(any) any, again bool) *KeyedRecorder {
 	cl := c.idem
 	if cl == nil {
 		return nil
 	}
 	w := &idempotency.KeyedWrite{Key: idempotency.RecordKey(cl.scope, cl.key), FP: cl.fp, Expires: cl.now.Add(cl.store.TTL()), Status: cl.status,
-		Retried: cl.store.Retried(cl.scope, cl.key)}
+		Retried: !again && cl.store.Retried(cl.scope, cl.key)}
 	kr := &KeyedRecorder{Key: w.Key, Live: idempotency.Live, Retried: w.Retried}
 	if view == nil {
 		kr.Portable = w
 	}
 	kr.Value = func(res any) []byte {
-		if !cl.used.CompareAndSwap(false, true) {
+		if !cl.used.CompareAndSwap(false, true) && !again {
 			return nil
 		}
 		out := res
@@ -105,6 +127,10 @@ func (c *Ctx) Recorder(view func(any) any) *KeyedRecorder {
 		}
 		cl.committed.Store(r)
 		return encodeIdem(w.FP, w.Expires, r)
+	}
+	kr.Release = func() {
+		cl.committed.Store(nil)
+		cl.used.Store(false)
 	}
 	return kr
 }

@@ -602,17 +602,28 @@ func (s *Server) serveIdempotent(c *Ctx, key string) {
 		resp.Durable = true // the write's batch holds it
 		return
 	}
-	if st := rc.Response.StatusCode(); st < 500 {
-		resp = &idempotency.StoredResponse{
+	st := rc.Response.StatusCode()
+	var committed *idempotency.StoredResponse
+	if cl := c.idem; cl != nil {
+		committed = cl.committed.Load()
+	}
+	if st < 500 || committed != nil {
+		r := &idempotency.StoredResponse{
 			Status:      st,
 			ContentType: string(rc.Response.Header.ContentType()),
 			Body:        append([]byte(nil), rc.Response.Body()...),
 		}
 		// The answer the write committed with its changes is this one:
 		// nothing more to store (and no second sync). Else (no write, or
-		// a handler that made more of the result) Finish stores it.
-		if cl := c.idem; cl != nil && sameAnswer(cl.committed.Load(), resp) {
-			resp.Durable = true
+		// a handler that made more of the result) Finish stores it. A 5xx
+		// is kept only when a write committed it as its answer (a refund
+		// the provider refused); else the key is free for a retry.
+		switch {
+		case sameAnswer(committed, r):
+			r.Durable = true
+			resp = r
+		case st < 500:
+			resp = r
 		}
 	}
 }

@@ -24,6 +24,10 @@ type KeySpec = actors.NewKeySpec
 // whole secret, shown once.
 type CreatedKey = actors.CreatedKey
 
+// CreatedDevice is the result CreateDevice's write records: the device
+// and its one-time setup code.
+type CreatedDevice = actors.CreatedDevice
+
 // DeviceSpec says the door device CreateDevice makes.
 type DeviceSpec = actors.DeviceSpec
 

@@ -178,6 +178,7 @@ type Recorder struct {
 	Live     func(value []byte) bool
 	Look     bool
 	Portable any
+	Release  func()
 }
 
 // WithRecorder returns ctx carrying rec: the write asked with it puts the
@@ -186,7 +187,7 @@ func WithRecorder(ctx context.Context, rec *Recorder) context.Context {
 	if rec == nil {
 		return ctx
 	}
-	return ask.WithRecorder(ctx, &ask.Recorder{Key: rec.Key, Value: rec.Value, Live: rec.Live, Look: rec.Look, Portable: rec.Portable})
+	return ask.WithRecorder(ctx, &ask.Recorder{Key: rec.Key, Value: rec.Value, Live: rec.Live, Look: rec.Look, Portable: rec.Portable, Release: rec.Release})
 }
 
 // Replayed returns the record that answers a write made before (its

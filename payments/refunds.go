@@ -50,24 +50,41 @@ var contextBG = context.Background()
 // provider's refusal (recorded as a failed refund), err a failure to
 // record the outcome (the refund stays pending).
 func (r *Refunds) Settle(eventID string, start event.RefundStart) (res event.Order, perr, err error) {
-	return r.SettleKeyed(contextBG, eventID, start)
+	return r.SettleKeyed(Keyed{}, eventID, start)
 }
 
-// SettleKeyed is Settle for a request with an Idempotency-Key: keyed
-// carries the request's record (ops.WithRecorder), which commits in the
-// batch of a succeeded refund's outcome, so a retry whose answer was lost
-// replays it instead of meeting a refunded order (412). A refused or
-// still pending refund commits no record: the request answers otherwise
-// (503, or the pending order, which the pipeline stores after), and a
-// refusal may be asked again.
-func (r *Refunds) SettleKeyed(keyed context.Context, eventID string, start event.RefundStart) (res event.Order, perr, err error) {
+// Keyed is what a refund request with an Idempotency-Key gives
+// SettleKeyed: the contexts of the outcome's ask, which carry the
+// request's record (ops.WithRecorder) to commit in the outcome's batch,
+// replacing the pending answer its request committed with the refund's
+// start (decisions §20).
+type Keyed struct {
+	// Outcome carries the record of an answer that is the order as the
+	// outcome leaves it (a succeeded refund, one the provider ended
+	// otherwise without refusing).
+	Outcome context.Context
+	// Refused, when set, gives the context that carries the record of
+	// the answer to the provider's refusal perr.
+	Refused func(perr error) context.Context
+}
+
+// SettleKeyed is Settle for a request with an Idempotency-Key: k carries
+// the request's record, which commits in the batch of the refund's
+// outcome, succeeded or failed, so a retry whose answer was lost replays
+// it instead of meeting a refunded order (412) or asking the provider
+// again. A refund still pending (the provider could not be reached, or
+// answered pending) records nothing more: the record its request
+// committed with the refund's start answers a retry (the order, its
+// refund pending), so a retry never starts a second refund, even after
+// the pending one was settled by the resumer or the provider's webhook.
+func (r *Refunds) SettleKeyed(k Keyed, eventID string, start event.RefundStart) (res event.Order, perr, err error) {
 	o, rf := start.Order, start.Refund
 	pay := Payment{OrderNumber: o.OrderNumber, Amount: rf.Amount.String(), Currency: o.Currency, RefundID: rf.ID}
 	if o.PaymentID != nil {
 		pay.ID = *o.PaymentID
 	}
 	if o.Provider != "" {
-		return r.settleHosted(keyed, eventID, start, pay)
+		return r.settleHosted(k, eventID, start, pay)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), RefundTimeout)
 	perr = r.provider.Refund(ctx, pay)
@@ -76,7 +93,7 @@ func (r *Refunds) SettleKeyed(keyed context.Context, eventID string, start event
 	if perr != nil {
 		done.Outcome, done.Error = event.RefundFailed, perr.Error()
 	}
-	res, err = ask(outcomeCtx(keyed, done), r.sys, eventID, done)
+	res, err = ask(k.outcome(perr), r.sys, eventID, done)
 	return res, perr, err
 }
 
@@ -86,7 +103,7 @@ func (r *Refunds) SettleKeyed(keyed context.Context, eventID string, start event
 // pending (the order is answered as it is), and so does one the provider
 // could not be asked about (err wraps ErrUnavailable): the provider's
 // webhook or the resumer finishes them.
-func (r *Refunds) settleHosted(keyed context.Context, eventID string, start event.RefundStart, pay Payment) (event.Order, error, error) {
+func (r *Refunds) settleHosted(k Keyed, eventID string, start event.RefundStart, pay Payment) (event.Order, error, error) {
 	o, rf := start.Order, start.Refund
 	h := r.hosted[o.Provider]
 	if h == nil {
@@ -111,17 +128,21 @@ func (r *Refunds) settleHosted(keyed context.Context, eventID string, start even
 	case state != RefundStateSucceeded:
 		done.Outcome, done.Error = event.RefundFailed, "the payment provider answered "+state
 	}
-	res, err := ask(outcomeCtx(keyed, done), r.sys, eventID, done)
+	res, err := ask(k.outcome(perr), r.sys, eventID, done)
 	return res, perr, err
 }
 
-// outcomeCtx is the context of the ask recording done: the request's
-// (with its record) for a succeeded refund, else one without a record.
-func outcomeCtx(keyed context.Context, done event.CompleteRefund) context.Context {
-	if keyed == nil || done.Outcome != event.RefundSucceeded {
-		return contextBG
+// outcome is the context of the ask recording an outcome: the one that
+// records the refusal perr, or the order; without a record when k has
+// none.
+func (k Keyed) outcome(perr error) context.Context {
+	switch {
+	case perr != nil && k.Refused != nil:
+		return k.Refused(perr)
+	case perr == nil && k.Outcome != nil:
+		return k.Outcome
 	}
-	return keyed
+	return contextBG
 }
 
 // Complete records a hosted provider's report of a refund (a webhook):

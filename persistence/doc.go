@@ -197,7 +197,7 @@
 //
 //	ev/<eventId>                    the event's unit id (actors/index)
 //	evpub/<eventId>                 1 byte: the event is published or not (actors/index)
-//	feed/<eventId>/<16 hex feed seq> change feed entry, kept 30 days, not trimmed with the log (actors/feed)
+//	feed/<eventId>/<16 hex feed seq> change feed entry (or a span of entries, keyed by its last), kept 30 days, not trimmed with the log (actors/feed)
 //	mail/<eventId>/<seq>-<i>        mail owed, not tried yet: the mail inbox (mail; written by mail.Owed in the change's batch)
 //	mail/directory/<seq>-0000       a console link's mail, owed by a directory change (mail)
 //	mailorder/<eventId>/<orderId>/<seq>-<i>  index of that mail by order, kept once sent (mail)

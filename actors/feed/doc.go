@@ -14,7 +14,16 @@
 //	       rest       the record as its GET answered just after the change
 //	                  (JSON, in the current API version)
 //
-// Byte order of the keys is seq order, so a page is one range scan. An
+// A span (version 2) holds the n entries of one change, all of one type
+// and time (a batch of door scans' check-ins), keyed by its last seq:
+// bytes 1-9 as above, a uvarint n, then the span's data
+// (event.AppendFeedSpan), from which a reader renders each entry's object
+// (event.ExpandFeedSpan): the event's actor writes one record and renders
+// nothing. The ring renders a span once, on its first read, for every
+// entry's readers; a page read from the store expands it.
+//
+// Byte order of the keys is seq order, so a page is one range scan (the
+// first record after a position's key holds its next entry). An
 // entry is deleted only by Trim, event.FeedRetention after it happened;
 // the log's trim behind snapshots leaves it.
 //

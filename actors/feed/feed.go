@@ -2,6 +2,7 @@ package feed
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -18,17 +19,32 @@ import (
 // after it happened.
 //
 // Key: "feed/" + event id + "/" + 16 lower-case hex digits of the feed
-// seq (byte order is seq order). Value, version 1:
+// seq (byte order is seq order). Value, version 1 (one entry):
 //
 //	byte 0     version (1)
 //	byte 1     type (event.FeedTypeCode)
 //	bytes 2-9  when the change happened, Unix nanoseconds, big-endian int64
 //	rest       the record as its GET answered it just after the change
 //	           (JSON, in the current API version)
+//
+// Version 2 is a span: the n entries of one change (a batch of door
+// scans' check-ins), all of one type and time, seqs key-n+1 .. key (the
+// key is the span's last seq, so a scan from any position finds the span
+// holding its next entry first):
+//
+//	byte 0     version (2)
+//	bytes 1-9  type and time, as version 1
+//	uvarint    n
+//	rest       the span's data (event.AppendFeedSpan), from which the
+//	           reader renders each entry's object (event.ExpandFeedSpan)
 const Prefix = persistence.PrefixFeed
 
-// version is the version byte of a feed entry's value.
-const version = 1
+// version and versionSpan are the version bytes of a feed entry's value
+// and of a span's.
+const (
+	version     = 1
+	versionSpan = 2
+)
 
 // headerLen is the bytes of a feed entry's value before its object.
 const headerLen = 10
@@ -53,21 +69,74 @@ func appendHex16(b []byte, v uint64) []byte {
 // prefixOf is the prefix of every feed key of an event.
 func prefixOf(eventID string) []byte { return []byte(Prefix + eventID + "/") }
 
-// decode reads a feed entry's key (after the event's prefix) and value.
-func decode(rest, v []byte) (event.FeedItem, error) {
+// decode reads a feed record's key (after the event's prefix) and value:
+// its entry, or a span's entries in seq order.
+func decode(rest, v []byte) ([]event.FeedItem, error) {
 	seq, err := strconv.ParseUint(string(rest), 16, 64)
 	if err != nil || len(rest) != 16 {
-		return event.FeedItem{}, fmt.Errorf("feed: key %q", rest)
+		return nil, fmt.Errorf("feed: key %q", rest)
 	}
-	if len(v) < headerLen || v[0] != version {
-		return event.FeedItem{}, fmt.Errorf("feed: entry %d: unknown format", seq)
+	if len(v) < headerLen || (v[0] != version && v[0] != versionSpan) {
+		return nil, fmt.Errorf("feed: entry %d: unknown format", seq)
 	}
 	typ := event.FeedTypeOf(v[1])
 	if typ == "" {
-		return event.FeedItem{}, fmt.Errorf("feed: entry %d: unknown type %d", seq, v[1])
+		return nil, fmt.Errorf("feed: entry %d: unknown type %d", seq, v[1])
 	}
 	at := time.Unix(0, int64(binary.BigEndian.Uint64(v[2:10]))).UTC()
-	return event.FeedItem{Seq: seq, Type: typ, At: at, Object: v[headerLen:]}, nil
+	if v[0] == version {
+		return []event.FeedItem{{Seq: seq, Type: typ, At: at, Object: v[headerLen:]}}, nil
+	}
+	n, objs, err := expandSpan(typ, v)
+	if err != nil || n > seq {
+		return nil, fmt.Errorf("feed: span %d: %w", seq, err)
+	}
+	out := make([]event.FeedItem, n)
+	for i := range out {
+		out[i] = event.FeedItem{Seq: seq - n + 1 + uint64(i), Type: typ, At: at, Object: objs[i]}
+	}
+	return out, nil
+}
+
+// errSpan is a span value that does not decode.
+var errSpan = errors.New("feed: corrupt span")
+
+// spanLen is the entries of span value v (0 when it is corrupt).
+func spanLen(v []byte) uint64 {
+	if len(v) <= headerLen || v[0] != versionSpan {
+		return 0
+	}
+	n, k := binary.Uvarint(v[headerLen:])
+	if k <= 0 {
+		return 0
+	}
+	return n
+}
+
+// expandSpan renders the objects of span value v of type typ.
+func expandSpan(typ string, v []byte) (uint64, [][]byte, error) {
+	n, k := binary.Uvarint(v[headerLen:])
+	if k <= 0 || n == 0 {
+		return 0, nil, errSpan
+	}
+	objs, err := event.ExpandFeedSpan(typ, v[headerLen+k:])
+	if err != nil {
+		return 0, nil, err
+	}
+	if uint64(len(objs)) != n {
+		return 0, nil, errSpan
+	}
+	return n, objs, nil
+}
+
+// AppendSpan appends the stored value of a span of n entries of type typ
+// (an event.FeedTypeCode) that happened at, whose objects render from
+// span (event.AppendFeedSpan), to b; its key is the span's last seq.
+func AppendSpan(b []byte, typ byte, at time.Time, n int, span []byte) []byte {
+	b = append(b, versionSpan, typ)
+	b = binary.BigEndian.AppendUint64(b, uint64(at.UnixNano()))
+	b = binary.AppendUvarint(b, uint64(n))
+	return append(b, span...)
 }
 
 // AppendValue appends the stored value of a feed entry of type typ (an

@@ -211,3 +211,107 @@ func TestRingBounds(t *testing.T) {
 	require.False(t, holds(byBytes, 299, 1000))
 	require.True(t, holds(byBytes, 999, 1000))
 }
+
+// seqIDs numbers ids and codes, for a machine in a test.
+type seqIDs struct{ n int }
+
+func (s *seqIDs) New(prefix string) string { s.n++; return fmt.Sprintf("%s%d", prefix, s.n) }
+func (s *seqIDs) Code(n int) string {
+	s.n++
+	return fmt.Sprintf("%0*d", n, s.n)
+}
+
+// TestSpansFromRingAndStoreAgree: a batch of scans' feed entries are one
+// span record (keyed by its last seq) between single entries; the ring
+// and the store answer every page alike from every position, inside the
+// span too, each object the one event.ExpandFeedSpan renders; the ring
+// renders a span once for all its entries; Trim deletes the span as one
+// record.
+func TestSpansFromRingAndStoreAgree(t *testing.T) {
+	s, err := persistence.Open(persistence.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	defer s.Close()
+	start := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	m := event.NewMachine("evt_s", event.Config{BaseURL: "http://test"}, &seqIDs{})
+	do := func(c event.Command) ([]event.Change, any) {
+		res, chs, err := m.Decide(start, c)
+		require.NoError(t, err)
+		for _, ch := range chs {
+			m.Apply(ch)
+		}
+		return chs, res
+	}
+	do(event.CreateEvent{Name: "Conf", Timezone: "UTC"})
+	var regs []string
+	for i := range 3 {
+		_, r := do(event.CreateRegistration{Email: fmt.Sprintf("p%d@x.io", i), Name: []string{"Ann", `<"Bo">`, "Zoë"}[i]})
+		regs = append(regs, r.(event.RegistrationResult).ID)
+	}
+	batch := event.RecordScans{DeviceID: "dev_1", Doors: []event.DoorRef{{SubjectType: "event"}}}
+	for i, id := range regs {
+		batch.Scans = append(batch.Scans, event.Scan{ScanID: fmt.Sprint(i), RegistrationID: id, SubjectType: "event", ScannedAt: event.At(start)})
+	}
+	chs, _ := do(batch)
+	require.Len(t, chs, 1)
+	require.True(t, event.HasFeedSpan(chs[0]))
+	span, ok := m.AppendFeedSpan(nil, chs[0])
+	require.True(t, ok)
+	objs, err := event.ExpandFeedSpan(event.FeedCheckinCreated, span)
+	require.NoError(t, err)
+	require.Len(t, objs, 3)
+	require.Contains(t, string(objs[1]), `"registrationName":"\u003c\"Bo\"\u003e"`)
+
+	// Seqs 1, 2 single; 3..5 the span (key 5); 6 single.
+	ring := NewRing(0)
+	b := s.NewBatch()
+	single := func(seq uint64, typ string) {
+		v := AppendValue(nil, event.FeedTypeCode(typ), start, fmt.Appendf(nil, `{"id":"x%d"}`, seq))
+		b.Put(Key("evt_s", seq), v)
+		ring.Put(seq, v)
+	}
+	single(1, event.FeedRegistrationCreated)
+	single(2, event.FeedRegistrationCreated)
+	v := AppendSpan(nil, event.FeedTypeCode(event.FeedCheckinCreated), start.Add(time.Minute), 3, span)
+	b.Put(Key("evt_s", 5), v)
+	ring.PutSpan(3, 3, v)
+	single(6, event.FeedRegistrationUpdated)
+	require.NoError(t, s.Commit(b))
+	b.Close()
+
+	for after := uint64(0); after < 6; after++ {
+		for limit := 1; limit <= 4; limit++ {
+			for _, types := range [][]string{nil, {event.FeedCheckinCreated}, {event.FeedRegistrationUpdated}} {
+				c := event.ReadFeed{After: after, From: true, Limit: limit, Types: types}
+				fromRing, ok := ring.Page(c, 6, start)
+				require.True(t, ok)
+				fromStore, err := ReadPage(s, "evt_s", c, 6, start, errUnavailable)
+				require.NoError(t, err)
+				require.Equal(t, fromStore, withoutMemos(fromRing), "after %d limit %d types %v", after, limit, types)
+				for _, it := range fromStore.Entries {
+					require.Greater(t, it.Seq, after)
+					if it.Seq >= 3 && it.Seq <= 5 {
+						require.Equal(t, event.FeedCheckinCreated, it.Type)
+						require.Equal(t, start.Add(time.Minute), it.At)
+						require.Equal(t, objs[it.Seq-3], it.Object)
+					}
+				}
+			}
+		}
+	}
+	// The span's entries share one rendering of the span.
+	p, _ := ring.Page(event.ReadFeed{After: 2, From: true, Limit: 3}, 6, start)
+	require.Len(t, p.Entries, 3)
+	require.Equal(t, &p.Entries[0].Object[:1][0], &ring.ents[3%uint64(len(ring.ents))].span.objs[0][:1][0])
+	require.NotSame(t, p.Entries[0].Memo(), p.Entries[1].Memo(), "each entry has its own memo")
+	// From the oldest kept: the span's first entry when the trim took 1, 2.
+	n, err := Trim(s, []string{"evt_s"}, start.Add(time.Second))
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	oldest, err := ReadPage(s, "evt_s", event.ReadFeed{Limit: 2}, 6, start.Add(time.Second), errUnavailable)
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), oldest.Entries[0].Seq)
+	require.Equal(t, uint64(4), oldest.Next)
+	n, err = Trim(s, []string{"evt_s"}, start.Add(2*time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "the span is one record")
+}

@@ -33,6 +33,28 @@ const (
 type ringEntry struct {
 	v    []byte
 	memo event.FeedMemo
+	// span, for an entry of a span record (v is the span's value), holds
+	// the objects of its entries, rendered by the first reader of any of
+	// them; idx is the entry's place in it.
+	span *spanObjects
+	idx  int
+	size int // bytes of v counted for this entry (a span's last)
+}
+
+// spanObjects renders a span's objects once, for all its entries' readers.
+type spanObjects struct {
+	once sync.Once
+	objs [][]byte
+	err  error
+}
+
+// object is entry i of span value v of type typ, rendered.
+func (s *spanObjects) object(typ string, v []byte, i int) ([]byte, error) {
+	s.once.Do(func() { _, s.objs, s.err = expandSpan(typ, v) })
+	if s.err != nil || i >= len(s.objs) {
+		return nil, errSpan
+	}
+	return s.objs[i], nil
 }
 
 // Ring holds an event's newest feed entries for its followers: a drop's
@@ -55,9 +77,33 @@ func NewRing(end uint64) *Ring {
 // Put keeps the value v of seq (the next seq; any other restarts the
 // ring). The ring keeps v itself: the caller must not change it after.
 func (r *Ring) Put(seq uint64, v []byte) {
-	e := &ringEntry{v: v}
+	e := &ringEntry{v: v, size: len(v)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.put(seq, e)
+}
+
+// PutSpan keeps the span value v of the n entries first..first+n-1 (the
+// next seqs), as Put does. Their objects are rendered by their first
+// reader (and, for a span that leaves the ring unread, never).
+func (r *Ring) PutSpan(first uint64, n int, v []byte) {
+	sp := &spanObjects{}
+	es := make([]ringEntry, n)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range es {
+		es[i] = ringEntry{v: v, span: sp, idx: i}
+		if i == n-1 {
+			// The value and, once read, its rendered objects (about
+			// twice its bytes), counted once.
+			es[i].size = 3 * len(v)
+		}
+		r.put(first+uint64(i), &es[i])
+	}
+}
+
+// put keeps e as seq, under the lock.
+func (r *Ring) put(seq uint64, e *ringEntry) {
 	if seq != r.hi+1 {
 		clear(r.ents)
 		r.lo, r.hi, r.bytes = seq-1, seq-1, 0
@@ -71,7 +117,7 @@ func (r *Ring) Put(seq uint64, v []byte) {
 	}
 	r.hi = seq
 	r.ents[seq%uint64(len(r.ents))] = e
-	r.bytes += len(v)
+	r.bytes += e.size
 	for r.bytes > RingBytes && r.hi-r.lo > 1 {
 		r.drop()
 	}
@@ -89,7 +135,7 @@ func (r *Ring) grow() {
 // drop lets the oldest entry go.
 func (r *Ring) drop() {
 	i := (r.lo + 1) % uint64(len(r.ents))
-	r.bytes -= len(r.ents[i].v)
+	r.bytes -= r.ents[i].size
 	r.ents[i] = nil
 	r.lo++
 }
@@ -137,7 +183,7 @@ func (r *Ring) Page(c event.ReadFeed, last uint64, horizon time.Time) (event.Fee
 	page.Entries = make([]event.FeedItem, 0, min(len(ents), limit))
 	for i, e := range ents {
 		seq, v := c.After+1+uint64(i), e.v
-		if len(v) < headerLen || v[0] != version {
+		if len(v) < headerLen || (v[0] != version && v[0] != versionSpan) {
 			return event.FeedPage{Last: last, Next: c.After}, false
 		}
 		at := at(v).UTC()
@@ -149,7 +195,14 @@ func (r *Ring) Page(c event.ReadFeed, last uint64, horizon time.Time) (event.Fee
 		if len(c.Types) > 0 && !slices.Contains(c.Types, typ) {
 			continue
 		}
-		it := event.FeedItem{Seq: seq, Type: typ, At: at, Object: v[headerLen:]}
+		obj := v[headerLen:]
+		if e.span != nil {
+			var err error
+			if obj, err = e.span.object(typ, v, e.idx); err != nil {
+				return event.FeedPage{Last: last, Next: c.After}, false
+			}
+		}
+		it := event.FeedItem{Seq: seq, Type: typ, At: at, Object: obj}
 		page.Entries = append(page.Entries, it.WithMemo(&e.memo))
 		if len(page.Entries) == limit {
 			break

@@ -29,12 +29,12 @@ func ReadPage(store *persistence.Store, eventID string, c event.ReadFeed, last u
 		// From the oldest entry kept.
 		start = last
 		err := store.ScanRange(prefix, nil, Key(eventID, last), func(key, v []byte) error {
-			it, err := decode(key[len(prefix):], v)
+			its, err := decode(key[len(prefix):], v)
 			if err != nil {
 				return err
 			}
-			if !it.At.Before(horizon) {
-				start = it.Seq - 1
+			if !its[0].At.Before(horizon) {
+				start = its[0].Seq - 1
 				return errStopScan
 			}
 			return nil
@@ -63,30 +63,39 @@ func ReadPage(store *persistence.Store, eventID string, c event.ReadFeed, last u
 		return false
 	}
 	expect, seen, full, expired := start+1, 0, false, false
+	// The first record after start's key holds entry start+1: its own,
+	// or a span's (keyed by its last seq) that may begin before it.
 	err := store.ScanRange(prefix, Key(eventID, start), Key(eventID, last), func(key, v []byte) error {
-		it, err := decode(key[len(prefix):], v)
+		its, err := decode(key[len(prefix):], v)
 		if err != nil {
 			return err
 		}
-		if seen == 0 && (it.Seq != expect || it.At.Before(horizon)) {
-			// The entry after the position is gone (or as good as
-			// gone): the reader missed what the trim took.
-			expired = true
-			return errStopScan
-		}
-		if it.Seq != expect {
-			return fmt.Errorf("%w: %s seq %d (next is %d)", ErrGap, eventID, expect, it.Seq)
-		}
-		seen++
-		expect++
-		page.Next = it.Seq
-		if want(it.Type) {
-			it.Object = append([]byte(nil), it.Object...)
-			page.Entries = append(page.Entries, it)
-			if len(page.Entries) == limit {
-				full = true
-				page.HasMore = it.Seq < last
+		for _, it := range its {
+			if it.Seq < expect && seen == 0 {
+				continue // a span's entries before the position
+			}
+			if seen == 0 && (it.Seq != expect || it.At.Before(horizon)) {
+				// The entry after the position is gone (or as good as
+				// gone): the reader missed what the trim took.
+				expired = true
 				return errStopScan
+			}
+			if it.Seq != expect {
+				return fmt.Errorf("%w: %s seq %d (next is %d)", ErrGap, eventID, expect, it.Seq)
+			}
+			seen++
+			expect++
+			page.Next = it.Seq
+			if want(it.Type) {
+				if len(its) == 1 {
+					it.Object = append([]byte(nil), it.Object...)
+				}
+				page.Entries = append(page.Entries, it)
+				if len(page.Entries) == limit {
+					full = true
+					page.HasMore = it.Seq < last
+					return errStopScan
+				}
 			}
 		}
 		return nil

@@ -20,6 +20,7 @@ import (
 // (ErrFenced) and nothing of its batch lands; the new writer continues
 // from what it replayed, and every node reads the same records.
 func TestLogFence(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := clustertest.StartCluster(t, 3)
 	local1, local2 := clustertest.OpenLocal(t), clustertest.OpenLocal(t)
 	l1, l2, l3 := NewLog(nodes[0], local1), NewLog(nodes[1], local2), NewLog(nodes[2], nil)
@@ -71,6 +72,7 @@ func TestLogFence(t *testing.T) {
 // sent again unchanged (same Nats-Msg-Id and fence), is answered as a
 // duplicate with its first sequence instead of 10071, and stored once.
 func TestRetrySettledByMsgID(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := clustertest.StartCluster(t, 3)
 	l := NewLog(nodes[0], nil)
 	const id = "evt_dup"

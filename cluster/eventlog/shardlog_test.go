@@ -58,6 +58,7 @@ func wantRecs(id string, from, to uint64) []clustertest.LogRec {
 // records in order, its index entries reach the local store, and a commit
 // above maxMessageBytes is split over messages and replays whole.
 func TestShardLogGroupsEvents(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := clustertest.StartCluster(t, 3)
 	local := clustertest.OpenLocal(t)
 	l := NewLog(nodes[0], local)
@@ -177,6 +178,7 @@ func TestShardLogLingers(t *testing.T) {
 // replay has every acknowledged record. On one node, a newer claim fences
 // the older incarnation alone.
 func TestShardLogFence(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := clustertest.StartCluster(t, 3)
 	l1, l2 := NewLog(nodes[0], nil), NewLog(nodes[1], nil)
 	ids := sameShardIDs(nodes[0], "evt_sfence", 2)
@@ -287,6 +289,7 @@ func TestShardLogTrim(t *testing.T) {
 // TestReplaySharedPass: the replays of a shard's events made at once share
 // read passes, and each gets exactly its records.
 func TestReplaySharedPass(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := clustertest.StartCluster(t, 3)
 	l := NewLog(nodes[0], nil)
 	ids := sameShardIDs(nodes[0], "evt_pass", 16)

@@ -190,15 +190,25 @@ func (r *ReplicatedStream) Publish(ctx context.Context, m *nats.Msg) (*jetstream
 // was stored is refused as holding duplicate ids (10201), which says the
 // batch is stored, and answers nil.
 func (r *ReplicatedStream) PublishBatch(ctx context.Context, msgs []*nats.Msg) error {
+	_, err := r.PublishBatchSeqs(ctx, msgs)
+	return err
+}
+
+// PublishBatchSeqs is PublishBatch that answers the stream sequences the
+// messages were stored at; none (nil, and no error) when a try after one
+// whose answer was lost met the batch stored already.
+func (r *ReplicatedStream) PublishBatchSeqs(ctx context.Context, msgs []*nats.Msg) ([]uint64, error) {
 	if _, err := r.Stream(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	tried := false
-	return r.retry(ctx, "publish a batch to "+r.cfg.Name, func(ctx context.Context) (bool, error) {
-		_, err := PublishAtomic(ctx, r.n.nc, r.n.js, r.n.cfg.RequestTimeout, msgs)
+	var seqs []uint64
+	err := r.retry(ctx, "publish a batch to "+r.cfg.Name, func(ctx context.Context) (bool, error) {
+		got, err := PublishAtomic(ctx, r.n.nc, r.n.js, r.n.cfg.RequestTimeout, msgs)
 		var api *jetstream.APIError
 		switch {
 		case err == nil:
+			seqs = got
 			return true, nil
 		case errors.As(err, &api) && api.ErrorCode == jsErrCodeBatchDuplicate && tried:
 			return true, nil
@@ -208,6 +218,7 @@ func (r *ReplicatedStream) PublishBatch(ctx context.Context, msgs []*nats.Msg) e
 		tried = true
 		return false, err
 	})
+	return seqs, err
 }
 
 // jsErrCodeBatchDuplicate is JetStream's refusal of an atomic batch that

@@ -66,6 +66,7 @@ func TestConfigValidate(t *testing.T) {
 // TestLeadersSpread: the shard streams' leaders, hence the events'
 // owners, end up one per node rather than wherever JetStream elected them.
 func TestLeadersSpread(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := startCluster(t, 3)
 	deadline := time.Now().Add(60 * time.Second)
 	for {

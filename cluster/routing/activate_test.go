@@ -18,6 +18,7 @@ import (
 // comes to lead its shard activates it at once (claim, epoch up) without a
 // request for it, and the hold that lapsed meanwhile is expired.
 func TestActivatedOnLoss(t *testing.T) {
+	t.Parallel() // see parallelTests
 	const hold = 2 * time.Second
 	stacks := startStacks(t, 3, func(c *actors.Config) { c.Event.OrderHold = hold })
 	evt := stacks[0].sys.NewEventID()
@@ -80,6 +81,7 @@ func TestActivatedOnLoss(t *testing.T) {
 // never both win: every successful claim has an epoch of its own, so a
 // batch of one is never answered as the other's duplicate.
 func TestConcurrentClaimsOneNode(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := clustertest.StartCluster(t, 3)
 	l := eventlog.NewLog(nodes[0], nil)
 	const id = "evt_twice"

@@ -67,6 +67,7 @@ func readBatched(t *testing.T, nd *node.Node, stream, subject string, from, end 
 // middle, up to an end before the last, after a purge of the subject's
 // start, and on a stream without direct gets (the leader alone).
 func TestReadThroughEqualsOneByOne(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := clustertest.StartCluster(t, 3)
 	ctx, cancel := context.WithTimeout(bg, 2*time.Minute)
 	defer cancel()
@@ -109,24 +110,31 @@ func TestReadThroughEqualsOneByOne(t *testing.T) {
 				require.NoError(t, err)
 			}
 		}
+		// The reference is read once: the leader answers it whichever
+		// node's connection asks (it was read through each node, 2/3 of
+		// the test's 60 s); each node's batched read is compared with it.
+		end, err := node.LeaderLast(ctx, nodes[0].Conn(), name, a)
+		require.NoError(t, err)
+		want := readOneByOne(t, nodes[0], name, a, 1, end)
+		require.Len(t, want, total-total/3)
+		wantMid := readOneByOne(t, nodes[0], name, a, 1500, end-40)
 		for _, nd := range nodes {
-			end, err := node.LeaderLast(ctx, nd.Conn(), name, a)
+			ndEnd, err := node.LeaderLast(ctx, nd.Conn(), name, a)
 			require.NoError(t, err)
-			want := readOneByOne(t, nd, name, a, 1, end)
-			require.Len(t, want, total-total/3)
+			require.Equal(t, end, ndEnd)
 			require.Equal(t, want, readBatched(t, nd, name, a, 1, end))
-			require.Equal(t, readOneByOne(t, nd, name, a, 1500, end-40), readBatched(t, nd, name, a, 1500, end-40))
+			require.Equal(t, wantMid, readBatched(t, nd, name, a, 1500, end-40))
 		}
 		// The subject purged below a sequence: both start at its first
 		// message kept.
 		st, err := nodes[0].JetStream().Stream(ctx, name)
 		require.NoError(t, err)
 		require.NoError(t, st.Purge(ctx, jetstream.WithPurgeSubject(a), jetstream.WithPurgeSequence(1000)))
-		end, err := node.LeaderLast(ctx, nodes[0].Conn(), name, a)
+		end, err = node.LeaderLast(ctx, nodes[0].Conn(), name, a)
 		require.NoError(t, err)
+		want = readOneByOne(t, nodes[0], name, a, 1, end)
+		require.Greater(t, want[0].seq, uint64(999))
 		for _, nd := range nodes {
-			want := readOneByOne(t, nd, name, a, 1, end)
-			require.Greater(t, want[0].seq, uint64(999))
 			require.Equal(t, want, readBatched(t, nd, name, a, 1, end))
 		}
 	}
@@ -249,6 +257,7 @@ func TestSnapshotCadenceCost(t *testing.T) {
 // the view, not from the shard's first message on; the records are the
 // same, and the big event's replay still reads all of its own.
 func TestReplayReadsASmallEventsFewMessages(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := clustertest.StartCluster(t, 3)
 	l := eventlog.NewLog(nodes[0], nil)
 	ids := sameShardIDs(nodes[0], "evt_sparse", 2)

@@ -87,6 +87,7 @@ func TestSnapshotsReplicated(t *testing.T) {
 // another (read with batched direct gets, not the store's ordered
 // consumer), also one of more chunks than a batch's bytes hold.
 func TestSnapshotReadChunkByChunk(t *testing.T) {
+	t.Parallel() // see parallelTests
 	nodes, _ := clustertest.StartCluster(t, 3)
 	for i, size := range []int{700 << 10, node.DirectBatchBytes + 3<<20} { // over 5 chunks of 128 KiB; two batches
 		state := make([]byte, size)

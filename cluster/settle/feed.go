@@ -45,10 +45,11 @@ import (
 // they do not go through the settled stream: a drop's feed (100,000
 // orders, about 100 MB of objects) would exceed its rollups.
 //
-// Message format (version 1): a version byte, then per entry a uvarint
-// seq, a uvarint length and the entry's stored value (actors/feed's
-// value, byte for byte); header Ticketd-Feed-Last: the last seq it
-// carries. Messages of a subject carry ascending seqs.
+// Message format (version 1): a version byte, then per stored record a
+// uvarint seq (its key's), a uvarint length and the record's value
+// (actors/feed's value, byte for byte: one entry, or a span of a door
+// batch's entries keyed by its last seq); header Ticketd-Feed-Last: the
+// last seq it carries. Messages of a subject carry ascending seqs.
 const (
 	// FeedStream is the stream of the carried feed entries.
 	FeedStream  = "TICKETD_FEED"
@@ -169,10 +170,12 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, withLog bool) error {
 	}
 	t0 := time.Now()
 	prefix := feedEventPrefix(eventID)
-	have := map[uint64]struct{}{}
-	err := f.store.Scan(prefix, func(key, _ []byte) error {
+	// have: the seqs of the records the store holds, each with the
+	// entries it holds (a span's: actors/feed).
+	have := map[uint64]uint64{}
+	err := f.store.Scan(prefix, func(key, v []byte) error {
 		if seq := feedSeqOf(key, len(prefix)); seq > 0 {
-			have[seq] = struct{}{}
+			have[seq] = feedEntries(v)
 		}
 		return nil
 	})
@@ -194,7 +197,7 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, withLog bool) error {
 		if at, ok := feedAt(v); !ok || at.Before(horizon) {
 			return
 		}
-		have[seq] = struct{}{}
+		have[seq] = feedEntries(v)
 		b.Put(feedKey(eventID, seq), v)
 		n++
 		if pending++; pending == feedImportBatch {
@@ -250,19 +253,40 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, withLog bool) error {
 	return nil
 }
 
-// holdsThrough reports whether have holds every seq from 1 through the
-// decimal seq last.
-func holdsThrough(have map[uint64]struct{}, last string) bool {
+// holdsThrough reports whether have (record seq -> entries it holds)
+// holds every seq from 1 through the decimal seq last.
+func holdsThrough(have map[uint64]uint64, last string) bool {
 	k, err := strconv.ParseUint(last, 10, 64)
-	if err != nil || uint64(len(have)) < k {
+	if err != nil {
 		return false
 	}
-	for seq := uint64(1); seq <= k; seq++ {
-		if _, ok := have[seq]; !ok {
+	// From the last record down, each record's first entry follows the
+	// record before it.
+	for seq := k; seq > 0; {
+		n, ok := have[seq]
+		if !ok || n == 0 || n > seq {
 			return false
 		}
+		seq -= n
 	}
 	return true
+}
+
+// feedEntries is the feed entries a stored record holds: one, or a
+// span's n (actors/feed: version 2, n a uvarint after the 10-byte
+// header); 0 when it cannot be read.
+func feedEntries(v []byte) uint64 {
+	if len(v) < 10 {
+		return 0
+	}
+	if v[0] != 2 {
+		return 1
+	}
+	n, k := binary.Uvarint(v[10:])
+	if k <= 0 {
+		return 0
+	}
+	return n
 }
 
 // Carry makes eventID's subject of the feed stream carry the feed entries

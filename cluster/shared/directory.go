@@ -10,6 +10,7 @@ import (
 
 	"ticketd/cluster/eventlog"
 	"ticketd/cluster/node"
+	"ticketd/idempotency"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -22,10 +23,14 @@ import (
 // every node under optimistic concurrency (see actors.SharedLog), and a
 // plain NATS subject on which a writer tells the others it appended.
 const (
-	dirStream   = "TICKETD_DIR"
-	dirSubject  = "dir.log"
-	dirChanged  = "ticketd.dir.changed"
-	dirPollEach = time.Second
+	dirStream  = "TICKETD_DIR"
+	dirSubject = "dir.log"
+	// dirKeyedPrefix starts the subjects of the Idempotency-Key records
+	// of keyed directory writes (AppendKeyed): one subject a key, each
+	// message kept until its record expires (a message TTL).
+	dirKeyedPrefix = "dir.idem."
+	dirChanged     = "ticketd.dir.changed"
+	dirPollEach    = time.Second
 )
 
 // Checkpoints bound the log: once the log after the newest checkpoint
@@ -79,8 +84,8 @@ type Directory struct {
 func NewDirectory(n *node.Node, local *persistence.Store) *Directory {
 	return &Directory{n: n, local: local, stop: make(chan struct{}),
 		every: dirCheckpointRecords, everyBytes: dirCheckpointBytes, partBytes: node.MaxMessageBytes / 2,
-		st: node.NewReplicatedStream(n, jetstream.StreamConfig{Name: dirStream, Subjects: []string{dirSubject, dirCkptSubject},
-			AllowAtomicPublish: true})}
+		st: node.NewReplicatedStream(n, jetstream.StreamConfig{Name: dirStream, Subjects: []string{dirSubject, dirCkptSubject, dirKeyedPrefix + ">"},
+			AllowAtomicPublish: true, AllowMsgTTL: true})}
 }
 
 // Read calls fn for every record after the last one read or appended.
@@ -334,6 +339,19 @@ func (d *Directory) Append(ctx context.Context, first uint64, records [][]byte, 
 	if first != d.last+1 {
 		return fmt.Errorf("cluster: directory append at %d after %d: %w", first, d.last, node.ErrConflict)
 	}
+	m, b := d.logMsg(first, records, index)
+	ack, err := d.st.Publish(ctx, m)
+	if err != nil {
+		return fmt.Errorf("cluster: directory append: %w", err)
+	}
+	d.appended(ack.Sequence, b, len(m.Data))
+	return nil
+}
+
+// logMsg is the log's message of records as seqs first..., with the
+// index entries they owe, fenced on the last message read, and the batch
+// it holds.
+func (d *Directory) logMsg(first uint64, records [][]byte, index []persistence.IndexEntry) (*nats.Msg, *eventlog.Batch) {
 	b := &eventlog.Batch{}
 	for i, rec := range records {
 		b.Append("directory", first+uint64(i), rec)
@@ -346,13 +364,17 @@ func (d *Directory) Append(ctx context.Context, first uint64, records [][]byte, 
 	m := node.FencedMsg(dirSubject, "dir."+d.n.Config().NodeName+"."+nuid.Next(), d.sseq, data)
 	m.Header.Set(eventlog.HdrFirst, strconv.FormatUint(first, 10))
 	m.Header.Set(eventlog.HdrLast, strconv.FormatUint(last, 10))
-	ack, err := d.st.Publish(ctx, m)
-	if err != nil {
-		return fmt.Errorf("cluster: directory append: %w", err)
-	}
-	d.sseq, d.last = ack.Sequence, last
-	d.since += uint64(len(records))
-	d.sinceBytes += len(data)
+	return m, b
+}
+
+// appended notes the log's message, stored at stream sequence sseq: its
+// records and its data's size count towards a checkpoint, the
+// index entries b owes go to the local store, and the other nodes are
+// told. Called with d.mu held.
+func (d *Directory) appended(sseq uint64, b *eventlog.Batch, size int) {
+	d.sseq, d.last = sseq, b.Last
+	d.since += b.Last - b.First + 1
+	d.sinceBytes += size
 	if len(b.Index) > 0 && d.local != nil {
 		pb := d.local.NewBatch()
 		defer pb.Close()
@@ -366,7 +388,49 @@ func (d *Directory) Append(ctx context.Context, first uint64, records [][]byte, 
 		}
 	}
 	_ = d.n.Conn().Publish(dirChanged, []byte(d.n.Config().NodeName))
+}
+
+// AppendKeyed is Append for a keyed write: the record value of its
+// Idempotency-Key (key) is stored with the records in one atomic batch
+// of the stream (decisions §20), on its own subject, kept until the
+// expiry it holds; the log's message is the batch's last, so a
+// checkpoint's fence (the stream's last message) and the readers of the
+// log see what Append leaves. A try after one whose answer was lost but
+// which was stored answers an error (outcome unknown: a later Read
+// applies it).
+func (d *Directory) AppendKeyed(ctx context.Context, first uint64, records [][]byte, index []persistence.IndexEntry, key, value []byte) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if first != d.last+1 {
+		return fmt.Errorf("cluster: directory append at %d after %d: %w", first, d.last, node.ErrConflict)
+	}
+	ttl := time.Hour
+	if _, exp, _, err := idempotency.DecodeRecord(value); err == nil {
+		ttl = max(time.Until(exp).Round(time.Second), time.Second)
+	}
+	rm := &nats.Msg{Subject: dirKeyedPrefix + node.KeyToken(key), Data: value, Header: nats.Header{}}
+	rm.Header.Set(jetstream.MsgIDHeader, "dirk."+d.n.Config().NodeName+"."+nuid.Next())
+	rm.Header.Set(jetstream.MsgTTLHeader, ttl.String())
+	m, b := d.logMsg(first, records, index)
+	seqs, err := d.st.PublishBatchSeqs(ctx, []*nats.Msg{rm, m})
+	if err != nil {
+		return fmt.Errorf("cluster: directory append: %w", err)
+	}
+	if len(seqs) != 2 {
+		return errors.New("cluster: directory append stored by an earlier try: read the log")
+	}
+	d.appended(seqs[1], b, len(m.Data))
 	return nil
+}
+
+// Keyed reads the record AppendKeyed stored under key, from the stream's
+// leader; none once expired.
+func (d *Directory) Keyed(ctx context.Context, key []byte) ([]byte, bool, error) {
+	m, err := d.st.Last(ctx, dirKeyedPrefix+node.KeyToken(key))
+	if err != nil || m == nil {
+		return nil, false, err
+	}
+	return m.Data, true, nil
 }
 
 // Follow calls changed whenever another node tells it appended to the

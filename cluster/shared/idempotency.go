@@ -72,8 +72,9 @@ const (
 // log (this stream's answer remains, unless the request's node died
 // before storing it). Webhook endpoint writes put their record with the
 // endpoint in the shared index (Index.PutAtomic). Directory writes (units,
-// keys) are decided on every node from the shared log and keep only this
-// stream's answer.
+// keys, door devices) append their record with the change in one atomic
+// batch of the directory's stream (Directory.AppendKeyed), and a retry of
+// a key claimed before reads it from that stream's leader first.
 //
 // Value: version byte 1, kind ('c' claim, 'a' answer, 'r' released),
 // 32-byte request fingerprint, 8-byte big-endian unix nanoseconds (the

@@ -218,6 +218,9 @@ func (a *api) revokeKey(c *thttp.Ctx) (any, error) {
 
 // dirErr maps directory failures to the envelope.
 func dirErr(err error) error {
+	if _, ok := ops.Replayed(err); ok {
+		return err // made before: keyedErr answers its record
+	}
 	switch {
 	case errors.Is(err, directory.ErrNotFound):
 		return thttp.NewError(404, "not found")

@@ -224,11 +224,21 @@ func (a *api) createDevice(c *thttp.Ctx) (any, error) {
 	for _, d := range doors.Doors {
 		spec.Doors = append(spec.Doors, directory.Door{SubjectType: d.SubjectType, SubjectID: d.SubjectID})
 	}
-	d, code, err := a.ops.CreateDevice(contextBG, spec)
-	if err != nil {
-		return nil, deviceErr(err)
+	// The device commits the request's Idempotency-Key record with it (the
+	// answer made of the device and its setup code), so a retry whose
+	// answer was lost replays it instead of making a second device.
+	base := c.BaseURL()
+	created := func(d directory.Device, code string) CreatedDevice {
+		return CreatedDevice{DeviceView: a.deviceView(d), SetupCode: code, SetupURL: base + "/door?setup=" + code}
 	}
-	return CreatedDevice{DeviceView: a.deviceView(d), SetupCode: code, SetupURL: c.BaseURL() + "/door?setup=" + code}, nil
+	d, code, err := a.ops.CreateDevice(keyed(c, func(r any) any {
+		cd, _ := r.(ops.CreatedDevice)
+		return created(cd.Device, cd.SetupCode)
+	}), spec)
+	if err != nil {
+		return nil, keyedErr(c, deviceErr(err))
+	}
+	return created(d, code), nil
 }
 
 // deviceErr maps the directory's refusals to the API's errors.
@@ -275,9 +285,9 @@ func (a *api) revokeDevice(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err = a.ops.RevokeDevice(contextBG, d.ID)
+	d, err = a.ops.RevokeDevice(keyed(c, func(r any) any { d, _ := r.(directory.Device); return a.deviceView(d) }), d.ID)
 	if err != nil {
-		return nil, deviceErr(err)
+		return nil, keyedErr(c, deviceErr(err))
 	}
 	return a.deviceView(d), nil
 }

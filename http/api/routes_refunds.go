@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 
 	"ticketd/event"
@@ -35,6 +36,11 @@ func (a *api) refundRoutes() []thttp.Route {
 }
 
 // refundOrder starts a refund (or resumes a pending one) and settles it.
+// A keyed request commits its Idempotency-Key record with the refund's
+// start (the order, its refund pending) and replaces it with the
+// outcome's answer in the outcome's batch (decisions §20): a retry whose
+// answer was lost, at any point, replays what was made and never starts a
+// second refund.
 func (a *api) refundOrder(c *thttp.Ctx) (any, error) {
 	eventID := c.Param("eventId")
 	if _, ok := a.ops.EventUnit(eventID); !ok {
@@ -44,11 +50,15 @@ func (a *api) refundOrder(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	start, err := askOp(a, eventID, cmd)
+	start, err := ops.Do(keyed(c, func(r any) any { s, _ := r.(event.RefundStart); return s.Order }), a.ops, eventID, cmd)
 	if err != nil {
-		return nil, err
+		return nil, keyedErr(c, err)
 	}
-	res, perr, err := a.refunds.SettleKeyed(keyed(c, nil), eventID, start)
+	k := payments.Keyed{Outcome: keyedAgain(c, nil), Refused: func(perr error) context.Context {
+		e := errRefused(perr)
+		return keyedAgain(c, func(any) any { return e })
+	}}
+	res, perr, err := a.refunds.SettleKeyed(k, eventID, start)
 	if _, replayed := ops.Replayed(err); replayed {
 		return nil, keyedErr(c, err) // made before: its record answers
 	}
@@ -61,7 +71,12 @@ func (a *api) refundOrder(c *thttp.Ctx) (any, error) {
 	}
 	// A refusal is recorded as a failed refund; the console may ask again.
 	if perr != nil {
-		return nil, thttp.NewError(503, "the payment provider refused the refund: "+perr.Error()).WithReason(event.ReasonPaymentProviderRefused)
+		return nil, errRefused(perr)
 	}
 	return res, nil
+}
+
+// errRefused is the answer to a refund the payment provider refused.
+func errRefused(perr error) error {
+	return thttp.NewError(503, "the payment provider refused the refund: "+perr.Error()).WithReason(event.ReasonPaymentProviderRefused)
 }

@@ -304,7 +304,22 @@ func keyed(c *thttp.Ctx, view func(any) any) context.Context {
 	if kr == nil {
 		return contextBG
 	}
-	rec := &ops.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried}
+	rec := &ops.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried, Release: kr.Release}
+	if kr.Portable != nil {
+		rec.Portable = kr.Portable
+	}
+	return ops.WithRecorder(contextBG, rec)
+}
+
+// keyedAgain is keyed for a later write of request c whose answer
+// replaces the record an earlier write of c committed (thttp.Ctx.RecorderAgain:
+// a refund's outcome after its start).
+func keyedAgain(c *thttp.Ctx, view func(any) any) context.Context {
+	kr := c.RecorderAgain(view)
+	if kr == nil {
+		return contextBG
+	}
+	rec := &ops.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Release: kr.Release}
 	if kr.Portable != nil {
 		rec.Portable = kr.Portable
 	}
@@ -322,7 +337,7 @@ func recorder(c *thttp.Ctx, view func(any) any) *ask.Recorder {
 	if kr == nil {
 		return nil
 	}
-	return &ask.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried}
+	return &ask.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried, Release: kr.Release}
 }
 
 // keyedErr passes err, first telling c when the write asked for may still
