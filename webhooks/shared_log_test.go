@@ -3,7 +3,9 @@ package webhooks_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,10 +18,18 @@ import (
 // sharedCopy applies what Share puts to every node's store in the order
 // put, from one goroutine, then tells each node's Service: what the
 // cluster's shared index does, over real Pebble stores.
+//
+// The copy stops before the Services do (cleanups run last-registered
+// first): a delivery that finishes in between has its put refused, not
+// sent on the closed channel.
 type sharedCopy struct {
+	mu      sync.Mutex
+	stopped bool
 	entries chan [2][]byte
 	done    chan struct{}
 }
+
+var errCopyStopped = errors.New("shared copy stopped")
 
 func newSharedCopy(t *testing.T, nodes []*webhooks.Service, stores []*persistence.Store) *sharedCopy {
 	c := &sharedCopy{entries: make(chan [2][]byte, 1024), done: make(chan struct{})}
@@ -38,11 +48,22 @@ func newSharedCopy(t *testing.T, nodes []*webhooks.Service, stores []*persistenc
 			}
 		}
 	}()
-	t.Cleanup(func() { close(c.entries); <-c.done })
+	t.Cleanup(func() {
+		c.mu.Lock()
+		c.stopped = true
+		close(c.entries)
+		c.mu.Unlock()
+		<-c.done
+	})
 	return c
 }
 
 func (c *sharedCopy) put(_ context.Context, key, value []byte, _ time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return errCopyStopped
+	}
 	c.entries <- [2][]byte{append([]byte(nil), key...), append([]byte(nil), value...)}
 	return nil
 }

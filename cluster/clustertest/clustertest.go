@@ -61,13 +61,26 @@ func StartClusterWith(t *testing.T, n int, tweak func(i int, c *node.Config)) ([
 		nodes[i] = nd
 		t.Cleanup(func() { _ = nd.Close() })
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), FormTimeout)
 	defer cancel()
 	for _, nd := range nodes {
-		require.NoError(t, nd.WaitReady(ctx))
+		require.NoError(t, nd.WaitReady(ctx), "%d nodes started %s ago", n, time.Since(start).Round(time.Millisecond))
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Logf("a cluster of %d nodes took %s to be ready (a loaded machine)", n, d.Round(time.Millisecond))
 	}
 	return nodes, cfgs
 }
+
+// FormTimeout bounds how long StartCluster waits for its nodes to be
+// ready. A cluster forms in a few seconds alone, but a package's parallel
+// tests start up to ParallelTests clusters at once beside another test
+// process on two cores: at load 20 and more, cluster/settle's tests failed
+// with "node not ready" after the 60 s this wait once had. The wait is
+// for the precondition, not a measure: the package's -timeout 9m stays the
+// bound of a cluster that never forms.
+const FormTimeout = 3 * time.Minute
 
 // Spread reports whether the shards' leaders are spread over nodes as
 // Node.balance spreads them: every shard led by one of them, and no node

@@ -25,11 +25,16 @@ import (
 	"ticketd/http/console"
 )
 
-// clock is a settable console clock: real time plus an offset.
-type clock struct{ off atomic.Int64 }
+// clock is a settable console clock: it stands at the time it was made
+// and moves only when the test advances it, so a wait the console
+// answers does not shrink while a slow machine hashes a password.
+type clock struct {
+	at  time.Time
+	off atomic.Int64
+}
 
-func newClock() *clock                   { return &clock{} }
-func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
+func newClock() *clock                   { return &clock{at: time.Now()} }
+func (c *clock) Now() time.Time          { return c.at.Add(time.Duration(c.off.Load())) }
 func (c *clock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 
 // fromAddr is a console browser whose connections leave from loopback
