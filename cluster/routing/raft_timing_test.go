@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,19 +24,45 @@ func TestRaftTimingApplied(t *testing.T) {
 	t.Parallel() // see parallelTests
 	nodes, pn := startPartitionable(t)
 	require.Equal(t, 2*time.Second, node.CurrentRaftTiming().MinElection, "the package's tests run with the default ElectionTimeout")
-	leader := -1
-	for i, nd := range nodes {
-		if nd.Server().JetStreamIsStreamLeader(node.GlobalAccount, node.StreamName(0)) {
-			leader = i
+	// A follower's campaign starts at a random time and a loaded machine
+	// (CI runs another test package beside this one) can delay an election
+	// by a second or more: so the cut is tried up to three times and the
+	// test passes on the first that meets both bounds. With nats-server's
+	// own timing none can: no follower campaigns before 4 s, and a cut
+	// leader leads on for 10 s or more.
+	const electedWithin = 4 * time.Second
+	const steppedWithin = 8 * time.Second
+	var tries []string
+	for try := 0; try < 3; try++ {
+		elected, stepped := cutShardLeader(t, nodes, pn)
+		tries = append(tries, fmt.Sprintf("new leader after %s, cut one stepped down after %s", elected.Round(time.Millisecond), stepped.Round(time.Millisecond)))
+		t.Logf("try %d: %s", try+1, tries[len(tries)-1])
+		if elected < electedWithin && stepped < steppedWithin {
+			return
 		}
 	}
-	require.GreaterOrEqual(t, leader, 0, "shard 0 has a leader")
+	require.Fail(t, "nats-server does not follow ticketd's Raft timing (is it still reading minElectionTimeout/maxElectionTimeout and lostQuorumInterval/lostQuorumCheck?)",
+		"want a new leader within %s and the cut leader stepping down within %s in one of three cuts: %v", electedWithin, steppedWithin, tries)
+}
+
+// cutShardLeader isolates shard 0's leader from the other two nodes and
+// answers when the majority elected a new leader and when the cut one
+// stepped down, both counted from the cut; it heals the partition and
+// waits for the cut node to follow again before it returns.
+func cutShardLeader(t *testing.T, nodes []*node.Node, pn *partitionNet) (elected, stepped time.Duration) {
+	t.Helper()
+	leader := -1
+	require.Eventually(t, func() bool {
+		for i, nd := range nodes {
+			if nd.Server().JetStreamIsStreamLeader(node.GlobalAccount, node.StreamName(0)) {
+				leader = i
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 20*time.Millisecond, "shard 0 has a leader")
 	cut := time.Now()
 	pn.isolate(nodes[leader].Name())
-	// The two followers each campaign after 2 to 4 s: the first of them,
-	// at 2 to 4 s (2.7 on average); the default's first is at 4 s or later.
-	const electedWithin = 4 * time.Second
-	var elected time.Duration
 	require.Eventually(t, func() bool {
 		for i, nd := range nodes {
 			if i != leader && nd.Server().JetStreamIsStreamLeader(node.GlobalAccount, node.StreamName(0)) {
@@ -45,7 +72,6 @@ func TestRaftTimingApplied(t *testing.T) {
 		}
 		return false
 	}, 30*time.Second, 20*time.Millisecond, "the majority elects a leader")
-	var stepped time.Duration
 	require.Eventually(t, func() bool {
 		if nodes[leader].Server().JetStreamIsStreamLeader(node.GlobalAccount, node.StreamName(0)) {
 			return false
@@ -53,8 +79,10 @@ func TestRaftTimingApplied(t *testing.T) {
 		stepped = time.Since(cut)
 		return true
 	}, 40*time.Second, 20*time.Millisecond, "the cut leader steps down")
-	t.Logf("a new leader %s after the cut; the cut one stepped down after %s", elected.Round(time.Millisecond), stepped.Round(time.Millisecond))
-	require.Less(t, elected, electedWithin, "the majority elected later than ticketd's election timeout allows: is nats-server still reading minElectionTimeout/maxElectionTimeout?")
-	require.Less(t, stepped, 8*time.Second, "the cut leader led on: is nats-server still reading lostQuorumInterval/lostQuorumCheck?")
 	pn.heal()
+	// The healed node hears the new leader's heartbeats and follows.
+	require.Eventually(t, func() bool {
+		return nodes[leader].Server().JetStreamIsStreamCurrent(node.GlobalAccount, node.StreamName(0))
+	}, 30*time.Second, 50*time.Millisecond, "the healed node follows again")
+	return elected, stepped
 }
