@@ -345,14 +345,15 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	a.notePublished()
 	if len(changes) > 0 {
 		a.publishView()
-		if p := a.sys.pulseOf(a.id); p != nil {
-			a.com.afterDurable(p.fire)
+		w := &a.sys.watch
+		if wake := w.Waker(a.id); wake != nil {
+			a.com.afterDurable(wake)
 		}
 		// A caught-up door device is answered without the actor
 		// (PassVerCaughtUp): keep its stamp current once durable.
-		if _, watched := a.sys.passVers.Load(a.id); watched {
+		if w.Watched(a.id) {
 			ver, id := a.m.State().Door.PassVer, a.id
-			a.com.afterDurable(func() { a.sys.NotePassVer(id, ver) })
+			a.com.afterDurable(func() { w.NotePassVer(id, ver) })
 		}
 	}
 	if a.owedDirty && a.sys.cfg.OnOwed != nil {

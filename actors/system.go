@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"ticketd/actors/doorwatch"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -140,14 +141,10 @@ type System struct {
 	store *persistence.Store
 	snaps *snapshots.Store
 	wg    sync.WaitGroup // syncs and the snapshot worker
-	// pulses wake watchers of an event's changes (pulse.go): event id -> *pulse.
-	pulses sync.Map
-	// devSeen is when each door device was last seen (pulse.go).
-	devSeen sync.Map
-	// passVers is each event's latest pass stamp as reads saw it (pulse.go).
-	passVers sync.Map
-	disp     *mailbox.Dispatcher // runs the event actors' mailboxes
-	reply    *mailbox.ReplyPool  // answer slots of Ask
+	// watch: the door's watchers, devices seen and pass stamps (doorwatch).
+	watch doorwatch.Watch
+	disp  *mailbox.Dispatcher // runs the event actors' mailboxes
+	reply *mailbox.ReplyPool  // answer slots of Ask
 
 	asyncBoxes asyncBoxPool // answer slots of ServeAsync
 	asyncs     asyncAsks    // its asks waiting for their answers
@@ -237,6 +234,7 @@ func Open(cfg Config, store *persistence.Store, snaps *snapshots.Store) (*System
 		disp:  mailbox.NewDispatcher(dispatchThroughput, dispatchWorkers),
 		idx:   index.New(),
 	}
+	s.watch.Forwarded = cfg.Forward != nil
 	if s.log == nil {
 		s.log = store.Log()
 	}
@@ -684,3 +682,7 @@ func (s *System) Close() error {
 	s.disp.Close()
 	return err
 }
+
+// Watch is this node's memory of the door's watchers (package doorwatch):
+// the event actors wake it once their changes are durable.
+func (s *System) Watch() *doorwatch.Watch { return &s.watch }

@@ -111,10 +111,10 @@ func (o *Ops) RevokeDevice(ctx context.Context, id string) (directory.Device, er
 
 // NoteDeviceSeen records a door device's request at at (this node's
 // memory: a scan costs no write).
-func (o *Ops) NoteDeviceSeen(deviceID string, at time.Time) { o.sys.NoteDeviceSeen(deviceID, at) }
+func (o *Ops) NoteDeviceSeen(deviceID string, at time.Time) { o.sys.Watch().NoteDeviceSeen(deviceID, at) }
 
 // DeviceSeen answers when this node last saw the device.
-func (o *Ops) DeviceSeen(deviceID string) (time.Time, bool) { return o.sys.DeviceSeen(deviceID) }
+func (o *Ops) DeviceSeen(deviceID string) (time.Time, bool) { return o.sys.Watch().DeviceSeen(deviceID) }
 
 // NewEventID returns a fresh event id for CreateEvent.
 func (o *Ops) NewEventID() string { return o.sys.NewEventID() }
@@ -142,15 +142,15 @@ func (o *Ops) PublishedCandidates(unitID, after string) ([]string, bool) {
 
 // Changed returns a channel closed at the event's next durable change
 // made on this node (long polls and streams wait on it).
-func (o *Ops) Changed(eventID string) <-chan struct{} { return o.sys.Changed(eventID) }
+func (o *Ops) Changed(eventID string) <-chan struct{} { return o.sys.Watch().Changed(eventID) }
 
 // NotePassVer records the newest pass version a read of the event saw.
-func (o *Ops) NotePassVer(eventID string, ver int64) { o.sys.NotePassVer(eventID, ver) }
+func (o *Ops) NotePassVer(eventID string, ver int64) { o.sys.Watch().NotePassVer(eventID, ver) }
 
 // PassVerCaughtUp reports whether ver is the event's newest pass version
 // as this node knows it (a door device caught up needs no ask).
 func (o *Ops) PassVerCaughtUp(eventID string, ver int64) bool {
-	return o.sys.PassVerCaughtUp(eventID, ver)
+	return o.sys.Watch().PassVerCaughtUp(eventID, ver)
 }
 
 // Ready reports whether this node can make writes durable (cluster mode:

@@ -43,7 +43,7 @@ func TestDevicesPage(t *testing.T) {
 
 	dev, key, err := s.Sys.InitializeDevice(context.Background(), code, "")
 	require.NoError(t, err)
-	s.Sys.NoteDeviceSeen(dev.ID, dev.CreatedAt)
+	s.Sys.Watch().NoteDeviceSeen(dev.ID, dev.CreatedAt)
 	p = op.get(page)
 	assert.NotContains(t, p.Body, code, "the setup code is shown once")
 	assert.Contains(t, p.Body, `id="device-`+dev.ID+`"`)

@@ -1,4 +1,4 @@
-package actors
+package doorwatch
 
 import (
 	"sync"
@@ -29,9 +29,21 @@ func (p *pulse) fire() {
 	p.mu.Unlock()
 }
 
+// Watch is this node's memory of the door's watchers: the pulses that wake
+// an event's streams, when each device was last seen and each event's
+// latest pass stamp. None of it is in the log: it is rebuilt by use.
+type Watch struct {
+	// Forwarded: this node may not own the events it is asked of (cluster
+	// mode), so a pass stamp it saw is never taken as the latest.
+	Forwarded bool
+	pulses    sync.Map // event id -> *pulse
+	devSeen   sync.Map // device id -> *atomic.Int64 (unix nanoseconds)
+	passVers  sync.Map // event id -> *atomic.Int64
+}
+
 // Changed returns a channel closed at the event's next durable change
 // made on this node. Only watched events pay for it.
-func (s *System) Changed(eventID string) <-chan struct{} {
+func (s *Watch) Changed(eventID string) <-chan struct{} {
 	v, ok := s.pulses.Load(eventID)
 	if !ok {
 		v, _ = s.pulses.LoadOrStore(eventID, &pulse{ch: make(chan struct{})})
@@ -39,17 +51,25 @@ func (s *System) Changed(eventID string) <-chan struct{} {
 	return v.(*pulse).wait()
 }
 
-// pulseOf returns the event's pulse when someone watches it.
-func (s *System) pulseOf(eventID string) *pulse {
+// Waker returns what wakes the event's watchers (to call once its change
+// is durable), or nil when nobody watches it: an unwatched event's commit
+// pays for nothing.
+func (s *Watch) Waker(eventID string) func() {
 	if v, ok := s.pulses.Load(eventID); ok {
-		return v.(*pulse)
+		return v.(*pulse).fire
 	}
 	return nil
 }
 
+// Watched reports whether a read has noted the event's pass stamp.
+func (s *Watch) Watched(eventID string) bool {
+	_, ok := s.passVers.Load(eventID)
+	return ok
+}
+
 // NoteDeviceSeen records a door device's request at at. It is this node's
 // memory, not the log: a request per scan must cost no write.
-func (s *System) NoteDeviceSeen(deviceID string, at time.Time) {
+func (s *Watch) NoteDeviceSeen(deviceID string, at time.Time) {
 	v, ok := s.devSeen.Load(deviceID)
 	if !ok {
 		v, _ = s.devSeen.LoadOrStore(deviceID, new(atomic.Int64))
@@ -58,7 +78,7 @@ func (s *System) NoteDeviceSeen(deviceID string, at time.Time) {
 }
 
 // DeviceSeen answers when this node last saw the device.
-func (s *System) DeviceSeen(deviceID string) (time.Time, bool) {
+func (s *Watch) DeviceSeen(deviceID string) (time.Time, bool) {
 	v, ok := s.devSeen.Load(deviceID)
 	if !ok {
 		return time.Time{}, false
@@ -70,7 +90,7 @@ func (s *System) DeviceSeen(deviceID string) (time.Time, bool) {
 // read answered it, when it is newer than the one known. PassVerCaughtUp
 // uses it to answer a device that is caught up without asking the event's
 // actor.
-func (s *System) NotePassVer(eventID string, ver int64) {
+func (s *Watch) NotePassVer(eventID string, ver int64) {
 	v, ok := s.passVers.Load(eventID)
 	if !ok {
 		v, _ = s.passVers.LoadOrStore(eventID, new(atomic.Int64))
@@ -88,8 +108,8 @@ func (s *System) NotePassVer(eventID string, ver int64) {
 // this node knows it: true only on a single node, where every change of
 // the event goes through this node's actor, which keeps the stamp current
 // (a cluster node may not own the event, so it always asks).
-func (s *System) PassVerCaughtUp(eventID string, ver int64) bool {
-	if s.cfg.Forward != nil {
+func (s *Watch) PassVerCaughtUp(eventID string, ver int64) bool {
+	if s.Forwarded {
 		return false
 	}
 	v, ok := s.passVers.Load(eventID)
