@@ -111,10 +111,14 @@ func (o *Ops) RevokeDevice(ctx context.Context, id string) (directory.Device, er
 
 // NoteDeviceSeen records a door device's request at at (this node's
 // memory: a scan costs no write).
-func (o *Ops) NoteDeviceSeen(deviceID string, at time.Time) { o.sys.Watch().NoteDeviceSeen(deviceID, at) }
+func (o *Ops) NoteDeviceSeen(deviceID string, at time.Time) {
+	o.sys.Watch().NoteDeviceSeen(deviceID, at)
+}
 
 // DeviceSeen answers when this node last saw the device.
-func (o *Ops) DeviceSeen(deviceID string) (time.Time, bool) { return o.sys.Watch().DeviceSeen(deviceID) }
+func (o *Ops) DeviceSeen(deviceID string) (time.Time, bool) {
+	return o.sys.Watch().DeviceSeen(deviceID)
+}
 
 // NewEventID returns a fresh event id for CreateEvent.
 func (o *Ops) NewEventID() string { return o.sys.NewEventID() }
