@@ -50,6 +50,24 @@ type fastDecoder struct {
 	pos int
 }
 
+// next reads what follows a member or an element: a comma (more come),
+// close (the object or array ends) or anything else (not plain: false).
+func (f *fastDecoder) next(close byte) (more, ok bool) {
+	f.ws()
+	if f.pos >= len(f.in) {
+		return false, false
+	}
+	switch f.in[f.pos] {
+	case ',':
+		f.pos++
+		return true, true
+	case close:
+		f.pos++
+		return false, true
+	}
+	return false, false
+}
+
 func (f *fastDecoder) ws() {
 	for f.pos < len(f.in) {
 		switch f.in[f.pos] {
@@ -222,19 +240,14 @@ func (f *fastDecoder) object(v reflect.Value, p *plan, depth int) bool {
 			if !f.value(fieldOf(v, fp.index), fp.plan, &fp.rules, depth+1) {
 				return false
 			}
-			f.ws()
-			if f.pos >= len(f.in) {
+			more, ok := f.next('}')
+			if !ok {
 				return false
 			}
-			if f.in[f.pos] == ',' {
-				f.pos++
+			if more {
 				continue
 			}
-			if f.in[f.pos] == '}' {
-				f.pos++
-				break
-			}
-			return false
+			break
 		}
 	}
 	for i := range p.fields {
@@ -288,20 +301,15 @@ func (f *fastDecoder) array(v reflect.Value, p *plan, r *Rules, depth int) bool 
 			if !f.value(v.Index(n), p.elem, nil, depth+1) {
 				return false
 			}
-			f.ws()
-			if f.pos >= len(f.in) {
+			more, ok := f.next(']')
+			if !ok {
 				return false
 			}
-			if f.in[f.pos] == ',' {
-				f.pos++
+			if more {
 				continue
 			}
-			if f.in[f.pos] == ']' {
-				f.pos++
-				n++
-				break
-			}
-			return false
+			n++
+			break
 		}
 	}
 	if r != nil && r.MinItems != nil && n < *r.MinItems {
