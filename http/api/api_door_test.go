@@ -484,3 +484,67 @@ func TestDoorStream(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, 400, resp.StatusCode, string(b))
 }
+
+// TestDoorViewAnswersRepeats: once a check-in is durable, another device's
+// repeat of it is looked up in the event's door view (not decided again by
+// the actor) and answered already_checked_in, the first check-in's device
+// and time; a re-sent scan id answers its first result, also when that was
+// a refusal of a pass checked in since; a pass cancelled after its
+// check-in is still answered already_checked_in; one never checked in and
+// cancelled is refused; the repeats after a restart of the actor are
+// looked up again.
+func TestDoorViewAnswersRepeats(t *testing.T) {
+	f := newAPIFx(t)
+	x := newDoorFx(t, f)
+	_, other := doorDevice(t, f, x.u, x.eventID, nil)
+	a, b, c := x.regs[0], x.regs[1], x.regs[2]
+	res := scans(t, x.dev, scanOf("1", a, nil), scanOf("2", c, nil))
+	require.Equal(t, "admitted", res[0]["verdict"])
+	require.Equal(t, "refused", res[1]["verdict"])
+	first := res[0]["checkin"].(map[string]any)
+
+	// The first batch made the view; its check-in is in the next one.
+	before := f.s.Sys.DoorViewAnswers(x.eventID)
+	res = scans(t, other, scanOf("1", a, nil), scanOf("3", a, map[string]any{"subjectType": "venue", "subjectId": x.venueID}))
+	require.Equal(t, "already_checked_in", res[0]["verdict"])
+	fc := res[0]["firstCheckin"].(map[string]any)
+	require.Equal(t, first["id"], fc["id"])
+	require.Equal(t, x.devID, fc["deviceId"])
+	require.Equal(t, first["checkedInAt"], fc["checkedInAt"])
+	require.Equal(t, "admitted", res[1]["verdict"])
+	require.Equal(t, before+1, f.s.Sys.DoorViewAnswers(x.eventID), "the repeat came from the view")
+
+	// A scan id re-sent answers its first result: "2" was refused (c is
+	// cancelled); sent again naming a, which is checked in, it is still
+	// refused, and not looked up in the view.
+	res = scans(t, x.dev, scanOf("2", a, nil))
+	require.Equal(t, "refused", res[0]["verdict"])
+	require.Equal(t, "REGISTRATION_NOT_CONFIRMED", res[0]["reason"])
+	// And a re-send of the view's own answer is the same answer.
+	again := scans(t, other, scanOf("1", a, nil))
+	require.Equal(t, "already_checked_in", again[0]["verdict"])
+	require.Equal(t, first["id"], again[0]["firstCheckin"].(map[string]any)["id"])
+
+	// A pass cancelled after its check-in is still in; the race of a scan
+	// with a cancellation: b, cancelled before its first scan, is refused.
+	apiWant(t, x.u.dev.Do("POST", "/v1/events/"+x.eventID+"/registrations/"+apiS(a, "id")+"/cancel", nil), 200)
+	apiWant(t, x.u.dev.Do("POST", "/v1/events/"+x.eventID+"/registrations/"+apiS(b, "id")+"/cancel", nil), 200)
+	res = scans(t, other, scanOf("4", a, nil), scanOf("5", b, nil))
+	require.Equal(t, "already_checked_in", res[0]["verdict"])
+	require.Equal(t, "refused", res[1]["verdict"])
+
+	// One check-in per pass and door, whatever answered.
+	require.Len(t, checkinsOf(t, x), 2)
+
+	// After the event's actor is evicted (a restart of the event), its
+	// new incarnation publishes a view of what it loaded.
+	n := f.s.Sys.DoorViewAnswers(x.eventID)
+	f.s.Sys.Evict(func(id string) bool { return id == x.eventID })
+	res = scans(t, other, scanOf("6", a, nil))
+	require.Equal(t, "already_checked_in", res[0]["verdict"])
+	res = scans(t, x.dev, scanOf("7", a, nil))
+	require.Equal(t, "already_checked_in", res[0]["verdict"])
+	require.Equal(t, first["id"], res[0]["firstCheckin"].(map[string]any)["id"])
+	require.Greater(t, f.s.Sys.DoorViewAnswers(x.eventID), n, "answered from the new incarnation's view")
+	require.Len(t, checkinsOf(t, x), 2)
+}
