@@ -119,11 +119,12 @@ func (c *Ctx) RecorderNamed(name string) *KeyedRecorder {
 // it), known before the write, so that it travels to the event's owner
 // as it is (a refund's refusal, recorded with its failed outcome).
 func (c *Ctx) RecorderFixed(out any) *KeyedRecorder {
-	return c.recorderOf(func(any) any { return out }, true, func(w *idempotency.KeyedWrite) {
-		if r, ok := keyedAnswer(w, out); ok {
-			w.Fixed = r
-		}
-	})
+	view := func(any) any { return out }
+	if _, ok := keyedAnswer(&idempotency.KeyedWrite{}, out); !ok {
+		// Never recorded (a failure of the service's own): nothing travels.
+		return c.recorderOf(view, true, nil)
+	}
+	return c.recorderOf(view, true, func(w *idempotency.KeyedWrite) { w.Fixed, _ = keyedAnswer(w, out) })
 }
 
 func (c *Ctx) recorder(view func(any) any, again bool) *KeyedRecorder {
