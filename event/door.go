@@ -101,11 +101,6 @@ type RecordScans struct {
 	// scan with one is answered and recorded with it, unless its scan id
 	// was recorded before (the first answer wins, as always).
 	Known []*ScanResult `json:"-"`
-	// Pos are the positions in the event's registrations of the scans'
-	// passes as the door view found them (nil, or one per scan, -1 when
-	// not found): a hint, checked against the pass's id or code, that
-	// spares the machine a lookup in the table of every pass.
-	Pos []int32 `json:"-"`
 }
 
 // FirstCheckin is the check-in a repeat at a door ran into.
@@ -621,22 +616,10 @@ func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, bool) {
 		return res, false
 	}
 	var r *RegistrationRec
-	if i < len(b.c.Pos) && b.c.Pos[i] >= 0 && int(b.c.Pos[i]) < len(m.s.RegOrder) {
-		// The door view's hint, taken only when it names the same pass.
-		h := m.s.regAt(int(b.c.Pos[i]))
-		if (sc.RegistrationID != "" && h.ID == sc.RegistrationID) ||
-			(sc.RegistrationID == "" && h.CheckinCode == normCheckinCode(sc.CheckinCode)) {
-			r = h
-		}
-	}
-	switch {
-	case r != nil:
-	case sc.RegistrationID != "":
+	if sc.RegistrationID != "" {
 		r = m.s.regs()[sc.RegistrationID]
-	default:
-		if id, ok := m.s.idx.regByCheckin[normCheckinCode(sc.CheckinCode)]; ok {
-			r = m.s.regs()[id]
-		}
+	} else if id, ok := m.s.idx.regByCheckin[normCheckinCode(sc.CheckinCode)]; ok {
+		r = m.s.regs()[id]
 	}
 	if r == nil {
 		return refuse(0)

@@ -50,14 +50,14 @@ type DoorView struct {
 	doors          []DoorRef
 	ids, codes     *passTable
 	cks            *passCheckins
-	scans          *scanFilter
+	scans          *keyFilter
 }
 
 // doorPub is the writer's side of the door views (State.idx.doorPub).
 type doorPub struct {
 	ids, codes *passTable
 	cks        *passCheckins
-	scans      *scanFilter
+	scans      *keyFilter
 	// regs, checkins and answers count what was added from RegOrder,
 	// CheckinOrder and Door.Answers.
 	regs, checkins, answers int
@@ -106,7 +106,7 @@ func (m *Machine) DoorView(prev *DoorView) *DoorView {
 				n++
 			}
 		}
-		p.scans = newScanFilter(2*n + 1024)
+		p.scans = newKeyFilter(2*n + 1024)
 		for i := range s.CheckinOrder {
 			if c := s.checkinAt(i); c.ScanID != "" {
 				p.scans.add(c.ScanID, deviceSalt(c.DeviceID))
@@ -168,21 +168,19 @@ func deviceSalt(deviceID string) uint64 { return maphash.String(filterSeed, devi
 
 // Known returns, for each scan of c, the result v is certain the machine
 // gives it (a repeat of a durable check-in: see DoorView), or nil, and how
-// many it found; and the position in RegOrder of each scan's pass, or -1.
-// The shell puts them in c.Known and c.Pos: the machine then records
-// those answers without deciding them again, and reaches the others'
-// passes without a lookup by id. A nil view knows none.
-func (v *DoorView) Known(c RecordScans) (known []*ScanResult, pos []int32, n int) {
+// many it found. The shell puts them in c.Known: the machine then records
+// those answers without deciding them again. A nil view knows none.
+func (v *DoorView) Known(c RecordScans) ([]*ScanResult, int) {
 	if v == nil || c.DeviceID == "" || len(c.Scans) > ScanBatchMax {
-		return nil, nil, 0
+		return nil, 0
 	}
 	salt := deviceSalt(c.DeviceID)
+	var known []*ScanResult
 	var results []ScanResult
 	var firsts []FirstCheckin
-	pos = make([]int32, len(c.Scans))
+	n := 0
 	for i := range c.Scans {
-		res, at, ok := v.repeat(c, &c.Scans[i], salt)
-		pos[i] = at
+		res, ok := v.repeat(c, &c.Scans[i], salt)
 		if !ok {
 			continue
 		}
@@ -199,7 +197,7 @@ func (v *DoorView) Known(c RecordScans) (known []*ScanResult, pos []int32, n int
 		known[i] = &results[len(results)-1]
 		n++
 	}
-	return known, pos, n
+	return known, n
 }
 
 // viewRepeat is a repeat's result and its first check-in.
@@ -210,7 +208,10 @@ type viewRepeat struct {
 
 // repeat answers sc when its pass has a durable check-in at its door that
 // the view may answer for.
-func (v *DoorView) repeat(c RecordScans, sc *Scan, salt uint64) (viewRepeat, int32, bool) {
+func (v *DoorView) repeat(c RecordScans, sc *Scan, salt uint64) (viewRepeat, bool) {
+	if sc.ScanID == "" || v.scans.has(sc.ScanID, salt) {
+		return viewRepeat{}, false
+	}
 	var ref *passRef
 	switch {
 	case sc.RegistrationID != "" && sc.CheckinCode == "":
@@ -219,10 +220,7 @@ func (v *DoorView) repeat(c RecordScans, sc *Scan, salt uint64) (viewRepeat, int
 		ref = v.codes.get(normCheckinCode(sc.CheckinCode), true)
 	}
 	if ref == nil || int(ref.pos) >= v.regs {
-		return viewRepeat{}, -1, false
-	}
-	if sc.ScanID == "" || v.scans.has(sc.ScanID, salt) {
-		return viewRepeat{}, ref.pos, false
+		return viewRepeat{}, false
 	}
 	subjectID := strings.TrimSpace(sc.SubjectID)
 	if sc.SubjectType == "event" {
@@ -230,59 +228,17 @@ func (v *DoorView) repeat(c RecordScans, sc *Scan, salt uint64) (viewRepeat, int
 	}
 	door := DoorRef{SubjectType: sc.SubjectType, SubjectID: subjectID}
 	if !slices.Contains(c.Doors, door) || !slices.Contains(v.doors, door) {
-		return viewRepeat{}, ref.pos, false
+		return viewRepeat{}, false
 	}
 	first := v.cks.at(int(ref.pos), door, v.checkins)
 	if first == nil || (sc.AdmittedOffline && first.DeviceID != c.DeviceID) {
-		return viewRepeat{}, ref.pos, false
+		return viewRepeat{}, false
 	}
 	return viewRepeat{r: ScanResult{ScanID: sc.ScanID, Verdict: VerdictAlreadyCheckedIn, RegistrationID: &ref.id},
-		first: firstCheckinOf(first)}, ref.pos, true
+		first: firstCheckinOf(first)}, true
 }
 
 // ---- the shared structures
-
-// scanFilter is an add-only Bloom filter of (device, scan id) whose bits
-// for a key are in one word: one cache line to write on the actor and one
-// to read per scan (a keyFilter touches four), for a few more false
-// positives (a scan then goes to the machine). One goroutine adds; any
-// reads.
-type scanFilter struct {
-	words []atomic.Uint64
-	mask  uint64 // words - 1
-	n     int    // keys added (the writer's)
-	cap   int
-}
-
-// newScanFilter makes a filter with room for keys at 16 bits a key.
-func newScanFilter(keys int) *scanFilter {
-	words := uint64(64)
-	for words*64 < uint64(keys)*keyFilterBits {
-		words <<= 1
-	}
-	return &scanFilter{words: make([]atomic.Uint64, words), mask: words - 1, cap: int(words * 64 / keyFilterBits)}
-}
-
-// bits are the word and the four bits of a key.
-func (f *scanFilter) bits(k string, salt uint64) (uint64, uint64) {
-	h := maphash.String(filterSeed, k) ^ salt
-	h ^= h >> 29
-	h *= 0xbf58476d1ce4e5b9
-	b := uint64(1)<<(h>>58) | uint64(1)<<(h>>52&63) | uint64(1)<<(h>>46&63) | uint64(1)<<(h>>40&63)
-	return h & f.mask, b
-}
-
-func (f *scanFilter) add(k string, salt uint64) {
-	w, b := f.bits(k, salt)
-	f.words[w].Or(b)
-	f.n++
-}
-
-// has reports whether k may have been added.
-func (f *scanFilter) has(k string, salt uint64) bool {
-	w, b := f.bits(k, salt)
-	return f.words[w].Load()&b == b
-}
 
 // passRef is a pass as the door view finds it.
 type passRef struct {

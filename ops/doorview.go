@@ -16,7 +16,7 @@ import (
 func (o *Ops) RecordScans(ctx context.Context, eventID string, c event.RecordScans) (event.ScanResults, error) {
 	if v := o.sys.DoorView(eventID); v != nil {
 		var n int
-		if c.Known, c.Pos, n = v.Known(c); n > 0 {
+		if c.Known, n = v.Known(c); n > 0 {
 			o.sys.NoteDoorViewAnswers(eventID, n)
 		}
 	}
