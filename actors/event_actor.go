@@ -60,9 +60,6 @@ type eventActor struct {
 	// the sale view published last and its slot (saleview.go)
 	view *event.SaleView
 	sale *saleSlot
-	// the door view published last and its slot (doorview.go)
-	doorView *event.DoorView
-	door     *doorSlot
 
 	// recent holds the Recorder records of batches not yet durable, by
 	// key: a request claimed again meanwhile finds them (see Recorder).
@@ -111,7 +108,6 @@ var errRetired = errors.New("actors: actor retired")
 func (a *eventActor) leave() {
 	a.releaseFeedWaits()
 	a.dropView()
-	a.dropDoorView()
 	a.retired = true
 	a.sys.detach(a.id, a.slot)
 }
@@ -166,7 +162,6 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		}
 		a.releaseFeedWaits()
 		a.dropView()
-		a.dropDoorView()
 	case *actor.Stopped:
 		close(a.slot.done)
 	}
@@ -196,7 +191,6 @@ func (a *eventActor) start(ctx actor.Context) {
 		ctx.SetReceiveTimeout(a.sys.cfg.IdleTimeout)
 	}
 	a.publishView() // what was loaded is durable
-	a.publishDoorView()
 	// Holds that lapsed while the event was not loaded lapse now.
 	a.startedAt = a.sys.cfg.Now()
 	a.handle(ctx, &request{cmd: event.Expire{Now: a.startedAt}}, nil)
@@ -351,7 +345,6 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 	a.notePublished()
 	if len(changes) > 0 {
 		a.publishView()
-		a.publishDoorView()
 		w := &a.sys.watch
 		if wake := w.Waker(a.id); wake != nil {
 			a.com.afterDurable(wake)

@@ -166,9 +166,6 @@ type System struct {
 	// sales are the events' published sale views (saleview.go): event id
 	// -> *saleSlot.
 	sales sync.Map
-	// doorViews are the events' published door views (doorview.go): event
-	// id -> *doorSlot.
-	doorViews sync.Map
 
 	dirPID  *actor.PID
 	dirView atomic.Pointer[directory.State]

@@ -95,12 +95,6 @@ type RecordScans struct {
 	DeviceID string    `json:"-"`
 	Doors    []DoorRef `json:"-"`
 	Scans    []Scan    `json:"scans" v:"required,minItems=1,maxItems=500"`
-	// Known are the results the event's door view is certain of (nil, or
-	// one per scan, nil for a scan to decide): repeats of a durable
-	// check-in, which the machine would answer alike (DoorView.Known). A
-	// scan with one is answered and recorded with it, unless its scan id
-	// was recorded before (the first answer wins, as always).
-	Known []*ScanResult `json:"-"`
 }
 
 // FirstCheckin is the check-in a repeat at a door ran into.
@@ -465,13 +459,7 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 			out.Results[i] = m.recordedResult(sc.ScanID, ref)
 			continue
 		}
-		var res ScanResult
-		admitted := false
-		if i < len(c.Known) && c.Known[i] != nil && b.knownDoor(sc) {
-			res = *c.Known[i]
-		} else {
-			res, admitted = b.verdict(now, i, sc)
-		}
+		res, admitted := b.verdict(now, i, sc)
 		out.Results[i] = res
 		if admitted {
 			continue
@@ -593,17 +581,6 @@ func (b *scanBatch) door(subjectType, subjectID string) int {
 		return -1
 	}
 	return i
-}
-
-// knownDoor reports whether sc's door is still one of the device's doors
-// in the event (a door view's result was made at an earlier state: the
-// door may have gone since; a check-in and a pass never go).
-func (b *scanBatch) knownDoor(sc Scan) bool {
-	subjectID := strings.TrimSpace(sc.SubjectID)
-	if sc.SubjectType == "event" {
-		subjectID = ""
-	}
-	return b.door(sc.SubjectType, subjectID) >= 0
 }
 
 // verdict decides the i-th scan, new to the device; an admission adds its

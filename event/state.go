@@ -157,9 +157,6 @@ type index struct {
 	tokens bool
 	// door is the door kit's index (door.go), built on first use.
 	door *doorIndex
-	// doorPub is the writer's side of the door views (doorview.go),
-	// built by the first.
-	doorPub *doorPub
 	// blocked is the sale view's filter of buyers it does not answer for,
 	// built by the first view with a sold-out type; clientMax is the hold
 	// limit per client it was built with (saleview.go).

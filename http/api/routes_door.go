@@ -465,9 +465,7 @@ func (a *api) recordScans(c *thttp.Ctx) (any, error) {
 		}
 	}
 	cmd.DeviceID, cmd.Doors = d.ID, doorRefs(d.Doors)
-	// The repeats are answered from the event's door view, the rest by
-	// its actor (ops.RecordScans).
-	return a.ops.RecordScans(contextBG, d.EventID, cmd)
+	return askOp(a, d.EventID, cmd)
 }
 
 // streamPasses answers Server-Sent Events: every pass as it changes after
