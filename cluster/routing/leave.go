@@ -56,6 +56,9 @@ func (r *Router) Leave(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, LeaveWait)
 	defer cancel()
 	start := time.Now()
+	// Last, this node's vote: the streams it follows must commit without
+	// it (node.WaitQuorumsWithout).
+	defer r.waitQuorumsWithout(ctx, start)
 	led := r.n.Led()
 	// The other streams' leaders first (node.MoveOtherLeaders): the takers'
 	// claims below read the change feed's stream, and a read sent to a
@@ -93,6 +96,26 @@ func (r *Router) Leave(ctx context.Context) {
 	}
 	wg.Wait()
 }
+
+// waitQuorumsWithout waits until every stream this node follows keeps
+// a quorum without it, and says so when that took a wait.
+func (r *Router) waitQuorumsWithout(ctx context.Context, start time.Time) {
+	t0 := time.Now()
+	left := r.n.WaitQuorumsWithout(ctx, func(short []string) {
+		r.n.Config().Logger.Info("cluster: leaving waits for replicas to be current", "streams", short)
+	})
+	switch {
+	case len(left) > 0:
+		r.n.Config().Logger.Warn("cluster: leaving while streams need this node for a quorum", "streams", left,
+			"ms", time.Since(t0).Milliseconds())
+	case time.Since(t0) > quorumWaitLogged:
+		r.n.Config().Logger.Info("cluster: streams keep a quorum without this node", "waited_ms", time.Since(t0).Milliseconds(),
+			"leave_ms", time.Since(start).Milliseconds())
+	}
+}
+
+// quorumWaitLogged is the wait for the quorums from which it is logged.
+const quorumWaitLogged = 100 * time.Millisecond
 
 // takenWait bounds the wait, once a shard was handed over, for its new
 // leader's announcement. The step-down answers before the taker has won
