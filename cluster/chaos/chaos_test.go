@@ -387,6 +387,33 @@ var (
 	claimsRead = map[string]*claimsOf{}
 )
 
+// shardGained is the line a node logs once it leads a shard it gained
+// and activated its events.
+const shardGained = `msg="cluster: shard gained; events activated"`
+
+// logSize is the size of p's log now (where its next start's lines begin).
+func logSize(p *proc) int64 {
+	st, err := os.Stat(p.log)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// logged reports whether p's log holds line after offset from.
+func logged(p *proc, from int64, line string) bool {
+	f, err := os.Open(p.log)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return false
+	}
+	b, err := io.ReadAll(f)
+	return err == nil && bytes.Contains(b, []byte(line))
+}
+
 // loadAvg is the machine's load (the first three fields of
 // /proc/loadavg): the run's gaps depend on it.
 func loadAvg() string {
@@ -601,10 +628,18 @@ func TestClusterChaos(t *testing.T) {
 		rolling = append(rolling, window(p.name+" stopping"))
 		checking = append(checking, check("rolling restart: "+p.name+" stopped (the check's own window)", false))
 		l.phase()
+		logFrom := logSize(p)
 		p.start(t)
 		waitFor(t, 90*time.Second, p.name+" back", func() bool { return ready(p) })
 		time.Sleep(12 * time.Second) // the leaders rebalance
-		t.Logf("rolling restart: %s back, owner %s, load %s", p.name, owner(front, evt), loadAvg())
+		// The window lasts until the node has its share back: the taker
+		// first builds the states of the shard's events (the hot event's
+		// 100-230 MB snapshot and its change feed: 20-35 s, paced), and a
+		// move after 12 s fell in the check's window.
+		took := waitFor(t, 120*time.Second, p.name+" gains a shard", func() bool { return logged(p, logFrom, shardGained) })
+		time.Sleep(3 * time.Second)
+		t.Logf("rolling restart: %s back, owner %s, a shard gained %s after it was ready + 12 s, load %s", p.name, owner(front, evt),
+			took.Round(time.Millisecond), loadAvg())
 		rolling = append(rolling, window(p.name+" starting and taking its shards back"))
 		checking = append(checking, check("rolling restart: "+p.name+" back (the check's own window)", false))
 	}
