@@ -101,21 +101,20 @@ func (r *Router) Leave(ctx context.Context) {
 // a quorum without it, and says so when that took a wait.
 func (r *Router) waitQuorumsWithout(ctx context.Context, start time.Time) {
 	t0 := time.Now()
+	waited := false
 	left := r.n.WaitQuorumsWithout(ctx, func(short []string) {
+		waited = true
 		r.n.Config().Logger.Info("cluster: leaving waits for replicas to be current", "streams", short)
 	})
 	switch {
 	case len(left) > 0:
 		r.n.Config().Logger.Warn("cluster: leaving while streams need this node for a quorum", "streams", left,
 			"ms", time.Since(t0).Milliseconds())
-	case time.Since(t0) > quorumWaitLogged:
+	case waited:
 		r.n.Config().Logger.Info("cluster: streams keep a quorum without this node", "waited_ms", time.Since(t0).Milliseconds(),
 			"leave_ms", time.Since(start).Milliseconds())
 	}
 }
-
-// quorumWaitLogged is the wait for the quorums from which it is logged.
-const quorumWaitLogged = 100 * time.Millisecond
 
 // takenWait bounds the wait, once a shard was handed over, for its new
 // leader's announcement. The step-down answers before the taker has won
