@@ -208,6 +208,11 @@ func (a *eventActor) answerFeeds(ws []feedWaiter, last uint64) {
 				err = nil
 				if !ok {
 					page, err = feed.ReadPage(s.store, id, w.cmd, last, horizon, ask.ErrUnavailable)
+				} else if i+1 < len(ws) {
+					// Other followers may get it too: their
+					// answers' wire form is made once (the entries
+					// from the ring carry their renderings).
+					page = page.WithMemo(new(event.FeedPageMemo))
 				}
 				prev = &ws[i].cmd
 			}
