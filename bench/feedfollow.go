@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -382,6 +383,42 @@ func feedPosition(c *load.Client, key, eid string) (string, error) {
 	return fc, nil
 }
 
+// feedWire is a feed page as JSON (feedEnd decodes every object with it,
+// which the followers' check does not).
+type feedWire struct {
+	Data []struct {
+		Seq        uint64          `json:"seq"`
+		OccurredAt string          `json:"occurredAt"`
+		Object     json.RawMessage `json:"object"`
+	} `json:"data"`
+	NextCursor string `json:"nextCursor"`
+	HasMore    bool   `json:"hasMore"`
+}
+
+// feedEnd reads the feed from cursor (at seq from) to its end with a JSON
+// decoder, between drops (the followers' check reads envelopes only):
+// every page valid JSON, every change the seq after the one before. It
+// answers the last change's seq (from when there is none after cursor).
+func feedEnd(c *load.Client, key, eid, cursor string, from uint64) (uint64, error) {
+	last := from
+	for {
+		var p feedWire
+		if err := c.JSON("GET", "/v1/events/"+eid+"/changes?limit=1000&after="+url.QueryEscape(cursor), key, nil, 200, &p); err != nil {
+			return 0, err
+		}
+		for _, ch := range p.Data {
+			if ch.Seq != last+1 || len(ch.Object) == 0 || ch.Object[0] != '{' {
+				return 0, fmt.Errorf("bench: the feed read to its end: seq %d after %d (object %s)", ch.Seq, last, load.Truncate(ch.Object, 60))
+			}
+			last = ch.Seq
+		}
+		cursor = p.NextCursor
+		if !p.HasMore {
+			return last, nil
+		}
+	}
+}
+
 // feedFollowRounds is how many pairs of drops (alone, beside the
 // followers) feed-follow runs, in full size and in quick mode: the ratio
 // is the median of the pairs' ratios, so one drop that ran fast or slow
@@ -447,11 +484,18 @@ func (h *Harness) feedFollow(s *load.Server, c *load.Client) error {
 			}
 			res := h.record(h.drop(name, c, s, e, 0, &ack, fmt.Sprintf("ff%d-%d-", r, k)).Run())
 			// Every answered order is in the feed: its end is the
-			// position the registrations list reflects now.
+			// position the registrations list reflects now, and the
+			// feed read to its end ends there.
 			endCursor, err := feedPosition(c, s.SecretKey, e.EventID)
-			var last uint64
+			var last, read uint64
 			if err == nil {
 				last, err = cursorSeq(endCursor)
+			}
+			if err == nil {
+				read, err = feedEnd(c, s.SecretKey, e.EventID, start, pos)
+			}
+			if err == nil && read != last {
+				err = fmt.Errorf("bench: the feed read to its end ends at %d, the list's Feed-Cursor at %d", read, last)
 			}
 			if err != nil {
 				close(stop)
