@@ -47,7 +47,9 @@ func BenchmarkFeedFollowers20(b *testing.B) {
 // server now writes a large page: its pieces (the kept renderings
 // themselves), with no copy into a body buffer; ns/op is per change
 // delivered to a follower (the kernel's send of the bytes, the same
-// either way, left out).
+// either way, left out). Each follower reads from a position of its own
+// (the ring keeps whole pages for the next reader from the same one: see
+// BenchmarkFeedFollowers20Shared), so each page is made for its reader.
 func BenchmarkFeedFollowers20Pieces(b *testing.B) {
 	const evt, followers, limit = "evt_01m80je06d7aca5stxyc0g1dea", 20, 1000
 	at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
@@ -61,6 +63,7 @@ func BenchmarkFeedFollowers20Pieces(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i += followers * limit {
 		for f := range followers {
+			c.After = uint64(2000 + f)
 			p, ok := ring.Page(c, feed.RingLen, at)
 			if !ok || len(p.Entries) != limit {
 				b.Fatal("page")
