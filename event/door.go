@@ -2,6 +2,7 @@ package event
 
 import (
 	"encoding/base64"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -747,26 +748,58 @@ func PassCursor(eventID string, ver int64) string {
 
 // ParsePassCursor reads a passes cursor of event eventID; ok is false for
 // garbage and for another event's cursor.
-func ParsePassCursor(eventID, c string) (int64, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
+func ParsePassCursor(eventID, c string) (int64, bool) { return parsePassCursor(eventID, c) }
+
+// ParsePassCursorBytes is ParsePassCursor of the cursor's bytes: a caught-up
+// device's poll reads its cursor from the query without copying it.
+func ParsePassCursorBytes(eventID string, c []byte) (int64, bool) { return parsePassCursor(eventID, c) }
+
+// passCursorMax bounds a cursor the parse decodes (an API cursor is at
+// most 200 characters); its decoded bytes fit a buffer on the stack.
+const passCursorMax = 256
+
+// parsePassCursor decodes c without allocating: base64url into a stack
+// buffer, then "passes.v1.<eventId>.<stamp>" with the stamp in canonical
+// decimal (no sign, no leading zero), as strconv.FormatInt writes it.
+func parsePassCursor[T string | []byte](eventID string, c T) (int64, bool) {
+	if len(c) > passCursorMax {
+		return 0, false
+	}
+	var src [passCursorMax]byte
+	var buf [passCursorMax]byte
+	n, err := base64.RawURLEncoding.Decode(buf[:], append(src[:0], c...))
 	if err != nil {
 		return 0, false
 	}
-	rest, ok := strings.CutPrefix(string(b), passCursorPrefix+eventID+".")
-	if !ok {
+	b := buf[:n]
+	if len(b) < len(passCursorPrefix)+len(eventID)+2 || string(b[:len(passCursorPrefix)]) != passCursorPrefix {
 		return 0, false
 	}
-	v, err := strconv.ParseInt(rest, 10, 64)
-	if err != nil || v < 0 || strconv.FormatInt(v, 10) != rest {
+	b = b[len(passCursorPrefix):]
+	if string(b[:len(eventID)]) != eventID || b[len(eventID)] != '.' {
 		return 0, false
 	}
-	return v, true
+	digits := b[len(eventID)+1:]
+	if len(digits) == 0 || len(digits) > 19 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	var v uint64
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(d-'0')
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
 }
 
 // parsePassCursor reads a cursor of this event, refusing one from the
 // future too.
 func (m *Machine) parsePassCursor(c string) (int64, bool) {
-	v, ok := ParsePassCursor(m.s.ID, c)
+	v, ok := parsePassCursor(m.s.ID, c)
 	return v, ok && v <= m.s.Door.PassVer
 }
 

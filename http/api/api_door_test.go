@@ -327,6 +327,16 @@ func TestDoorPasses(t *testing.T) {
 	require.Empty(t, apiData(t, caught))
 	require.Equal(t, false, caught["hasMore"])
 	require.Equal(t, cur, caught["nextCursor"])
+	// The caught-up answer is written by hand (no actor, no copy of the
+	// query): the same bytes json.Marshal writes for the page, with or
+	// without a limit; a bad limit still answers 400.
+	raw := x.dev.Do("GET", "/door/v1/passes?limit=7&cursor="+cur, nil)
+	require.Equal(t, 200, raw.Status)
+	want, _ := json.Marshal(map[string]any{"data": []any{}, "hasMore": false, "nextCursor": cur})
+	require.JSONEq(t, string(want), string(raw.Body))
+	require.Equal(t, `{"data":[],"hasMore":false,"nextCursor":"`+cur+`"}`, string(raw.Body))
+	apiWant400(t, x.dev.AllowInvalidRequest().Do("GET", "/door/v1/passes?limit=0&cursor="+cur, nil), "limit")
+	apiWant400(t, x.dev.AllowInvalidRequest().Do("GET", "/door/v1/passes?limit=x&cursor="+cur, nil), "limit")
 
 	// A check-in through the API and a cancellation arrive; nothing else.
 	apiWant(t, x.u.dev.Do("POST", "/v1/events/"+x.eventID+"/checkins", map[string]any{"registrationId": x.regs[0]["id"], "subjectType": "event"}), 201)

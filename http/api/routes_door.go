@@ -15,6 +15,7 @@ import (
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/internal/jsonenc"
 	"ticketd/ops"
 )
 
@@ -365,17 +366,63 @@ const gzipMin = 1024
 
 var gzipPool = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed); return w }}
 
+// caughtUp is the empty last page of a caught-up device: the PassPage
+// {data: [], hasMore: false, nextCursor: <its cursor>} written by hand
+// from the query's bytes (valid until the answer is written).
+type caughtUp struct{ cursor []byte }
+
+// AppendJSON writes the page as encoding/json writes an event.PassPage.
+func (p *caughtUp) AppendJSON(b []byte) []byte {
+	b = append(b, `{"data":[],"hasMore":false,"nextCursor":`...)
+	if bytes.ContainsAny(p.cursor, "\r\n") {
+		// base64 skips line breaks: such a cursor parses, and is
+		// escaped as it came.
+		b = jsonenc.AppendString(b, string(p.cursor))
+	} else {
+		// Else it is base64url, nothing to escape.
+		b = append(append(append(b, '"'), p.cursor...), '"')
+	}
+	return append(b, '}')
+}
+
+// caughtUpPage answers a device whose cursor is the event's newest pass
+// stamp without the actor and without copying the query (the most
+// frequent request of a door device that polls: issue 33 wants it at
+// 0.8x the bare server's rate); nil when the request is anything else.
+func (a *api) caughtUpPage(c *thttp.Ctx) *caughtUp {
+	q := c.RequestCtx().QueryArgs()
+	if v := q.Peek("limit"); v != nil {
+		n := 0
+		for _, d := range v {
+			if d < '0' || d > '9' || n > event.PassPageMax {
+				return nil
+			}
+			n = n*10 + int(d-'0')
+		}
+		if n < 1 || n > event.PassPageMax {
+			return nil
+		}
+	}
+	cur := q.Peek("cursor")
+	if len(cur) == 0 || len(cur) > 200 {
+		return nil
+	}
+	eventID := c.Principal().EventID
+	if v, ok := event.ParsePassCursorBytes(eventID, cur); ok && a.ops.PassVerCaughtUp(eventID, v) {
+		return &caughtUp{cursor: cur}
+	}
+	return nil
+}
+
 func (a *api) listPasses(c *thttp.Ctx) (any, error) {
+	if p := a.caughtUpPage(c); p != nil {
+		return p, nil
+	}
 	cmd, err := passesArgs(c)
 	if err != nil {
 		return nil, err
 	}
 	eventID := c.Principal().EventID
-	if v, ok := event.ParsePassCursor(eventID, cmd.Cursor); ok && a.ops.PassVerCaughtUp(eventID, v) {
-		// Caught up: the answer the actor would give, without asking it
-		// (the most frequent request of a door device that polls).
-		return event.PassPage{Data: []event.DoorPass{}, NextCursor: cmd.Cursor}, nil
-	}
 	page, err := askOp(a, eventID, cmd)
 	if err != nil {
 		return nil, err
