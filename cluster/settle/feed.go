@@ -342,7 +342,8 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, claim bool) error {
 		f.reached[eventID] = feedPoint{through: st.through, held: held}
 	}
 	f.mu.Unlock()
-	if n > 0 || st.logSeen > 0 {
+	if n > 0 || st.logSeen > 0 || claim {
+		// A claim's always: what its writes waited for (issue 31).
 		f.n.Config().Logger.Debug("cluster: feed entries imported", "event", eventID, "entries", n, "claim", claim,
 			"log_after", st.after, "log_through", st.through, "log_entries", st.logSeen, "ms", time.Since(t0).Milliseconds())
 	}
