@@ -304,10 +304,12 @@ type ConfirmOrder struct {
 	Origins    []string `json:"-"`
 	SuccessURL string   `json:"successUrl,omitempty" v:"format=uri,maxLen=2000"`
 	CancelURL  string   `json:"cancelUrl,omitempty" v:"format=uri,maxLen=2000"`
-	// Prepare and Provider are set by the shell when a hosted provider
-	// makes the payment page (provider.go): Prepare checks the confirm and
-	// changes nothing; Provider records the page the shell created.
+	// Prepare, Renew and Provider are set by the shell when a hosted
+	// provider makes the payment page (provider.go): Prepare checks the
+	// confirm and keeps its parameters the first time (Renew: anew);
+	// Provider records the page the shell created.
 	Prepare  bool              `json:"-"`
+	Renew    bool              `json:"-"`
 	Provider *ProviderCheckout `json:"-"`
 }
 

@@ -829,7 +829,7 @@ func (m *Machine) confirmOrder(now time.Time, c ConfirmOrder) (any, []Change, er
 		return nil, nil, err
 	}
 	if c.Prepare {
-		return m.prepareView(now, o), nil, nil
+		return m.prepareConfirm(now, o, c.Renew)
 	}
 	ch := OrderPaymentStarted{
 		At: now, ID: o.ID, PaymentID: "pay_" + m.eventSuffix() + "." + m.ids.Code(20),

@@ -120,6 +120,10 @@ type Order struct {
 	// hosted provider of the payment and its payment's id.
 	Provider    string `json:"-"`
 	ProviderRef string `json:"-"`
+	// PreparedAt is set on the answer of a prepared confirm
+	// (ConfirmOrder.Prepare): the instant a hosted provider's window is
+	// counted from, the same for every retry of the confirm.
+	PreparedAt time.Time `json:"-"`
 }
 
 // CheckoutSession is the checkout session record. Status is open or

@@ -11,8 +11,16 @@ import (
 // around two commands, so the actor is never held across the call:
 //
 //   - ConfirmOrder with Prepare checks a confirm exactly as ConfirmOrder
-//     does and changes nothing; its answer's holdExpiresAt is the hold's
-//     end the confirm would set. The shell then creates the page.
+//     does; its answer's holdExpiresAt is the hold's end the confirm would
+//     set, and PreparedAt the instant the provider's limits count from.
+//     The first prepare of an order keeps both (OrderConfirmPrepared) and
+//     every later one answers them again, so a confirm retried minutes
+//     later, or after a restart, sends the provider the same parameters
+//     and hence the same idempotency key: a page made by a try whose
+//     answer was lost is answered again, never made twice. Renew drops the
+//     kept ones for new ones: the shell asks it only when the provider
+//     refused the kept parameters as out of its window, which proves no
+//     page was made with them. The shell then creates the page.
 //   - ConfirmOrder with Provider records the page (OrderPaymentStarted
 //     carries its id and URL, and paymentUrl answers the URL). The hold
 //     while the buyer pays ends when the page expires (Provider.HoldUntil),
@@ -38,6 +46,45 @@ type ProviderCheckout struct {
 	Ref       string    // the page's id at the provider (cs_...)
 	URL       string    // where the buyer pays: the order's paymentUrl
 	HoldUntil time.Time // when the page expires: the hold's new end
+}
+
+// OrderConfirmPrepared keeps the first prepare of a hosted provider's
+// confirm of an open order: At, the instant the provider's window is
+// counted from, and HoldUntil, the hold's end the confirm asks for. It
+// changes nothing the API shows, so it makes no feed entry.
+type OrderConfirmPrepared struct {
+	At        time.Time `json:"at"`
+	ID        string    `json:"id"`
+	HoldUntil time.Time `json:"until"`
+}
+
+// ChangeKind names the change in the log (its binary tag).
+func (OrderConfirmPrepared) ChangeKind() string { return "order.confirm_prepared" }
+
+func decodeOrderConfirmPrepared(d *dec) OrderConfirmPrepared {
+	return OrderConfirmPrepared{At: d.time(), ID: d.str(), HoldUntil: d.time()}
+}
+
+func (c OrderConfirmPrepared) appendBody(e enc) enc {
+	return e.time(c.At).str(c.ID).time(c.HoldUntil)
+}
+
+func (c OrderConfirmPrepared) apply(s *State) {
+	o := s.mustOrder(c.ID)
+	o.PreparedAt, o.PreparedHold = c.At, c.HoldUntil
+}
+
+// prepareConfirm answers the prepared confirm of the open order o at now:
+// the kept one, or (the first time, when renewing, or when the kept hold
+// end passed) a new one, kept by the change it answers.
+func (m *Machine) prepareConfirm(now time.Time, o *OrderRec, renew bool) (any, []Change, error) {
+	if !o.PreparedAt.IsZero() && !renew && o.PreparedHold.After(now) {
+		return m.prepareView(o), nil, nil
+	}
+	ch := OrderConfirmPrepared{At: now, ID: o.ID, HoldUntil: now.Add(m.orderHold())}
+	rec := *o
+	rec.PreparedAt, rec.PreparedHold = ch.At, ch.HoldUntil
+	return m.prepareView(&rec), []Change{ch}, nil
 }
 
 // Bounds of what the shell records of a provider.
@@ -76,12 +123,15 @@ func withProvider(now time.Time, ch *OrderPaymentStarted, p *ProviderCheckout) e
 	return nil
 }
 
-// prepareView is what a confirm of o at now would answer, before the
-// provider's page exists: awaiting payment, the hold extended.
-func (m *Machine) prepareView(now time.Time, o *OrderRec) Order {
+// prepareView is what the prepared confirm of o answers, before the
+// provider's page exists: the hold's end the confirm asks for, and the
+// instant the prepare was kept at.
+func (m *Machine) prepareView(o *OrderRec) Order {
 	rec := *o
-	rec.HoldUntil = now.Add(m.orderHold())
-	return m.orderView(&rec)
+	rec.HoldUntil = o.PreparedHold
+	v := m.orderView(&rec)
+	v.PreparedAt = o.PreparedAt
+	return v
 }
 
 // paymentOrder finds the order a payment settles: by the service's payment

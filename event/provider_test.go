@@ -13,13 +13,15 @@ import (
 func stripeConfirmed(t *testing.T) *scriptRunner {
 	t.Helper()
 	r := onePlaceOrdered(t, 100)
-	// Prepare changes nothing and says the hold's new end.
+	// Prepare keeps the hold's new end and the instant it was asked at.
+	require.Contains(t, r.exec(ConfirmOrder{Ref: "ord_1", Storefront: true, Prepare: true}), "order.confirm_prepared")
 	res, changes, err := r.m.Decide(r.now, ConfirmOrder{Ref: "ord_1", Storefront: true, Prepare: true})
 	require.NoError(t, err)
-	require.Empty(t, changes)
+	require.Empty(t, changes, "a second prepare answers the kept one")
 	prep := res.(Order)
 	assert.Equal(t, OrderStatusOpen, prep.Status)
 	require.NotNil(t, prep.HoldExpiresAt)
+	assert.True(t, prep.PreparedAt.Equal(r.now))
 
 	until := r.now.Add(35 * time.Minute)
 	out := r.exec(ConfirmOrder{Ref: "ord_1", Storefront: true, Provider: &ProviderCheckout{
@@ -84,6 +86,52 @@ func TestProviderSecondChargeIsRefunded(t *testing.T) {
 	assert.Equal(t, o.ProviderURL, o3.ProviderURL)
 	assert.Equal(t, "cs_A", o3.ProviderRef)
 	assert.Equal(t, "cs_B", o3.Refunds[0].ProviderRef)
+}
+
+// TestProviderPrepareIsKept: the first prepare of a confirm keeps its
+// instant and hold end; a retry minutes later (the provider was down),
+// after a snapshot or a replay of the log answers the same ones, so the
+// shell sends the provider the same parameters; Renew prepares anew.
+func TestProviderPrepareIsKept(t *testing.T) {
+	r := onePlaceOrdered(t, 100)
+	first := r.now
+	prepare := ConfirmOrder{Ref: "ord_1", Storefront: true, Prepare: true}
+	out := r.exec(prepare)
+	require.Contains(t, out, "change order.confirm_prepared")
+	require.NotContains(t, out, "\nfeed", "nothing the API shows changed")
+	updated := r.m.State().Orders["ord_1"].UpdatedAt
+
+	r.now = first.Add(4*time.Minute + 59*time.Second)
+	res, changes, err := r.m.Decide(r.now, prepare)
+	require.NoError(t, err)
+	require.Empty(t, changes)
+	v := res.(Order)
+	assert.True(t, v.PreparedAt.Equal(first), "the first try's instant, not now")
+	assert.True(t, v.HoldExpiresAt.Time.Equal(first.Add(testConfig().OrderHold)), "the first try's hold end")
+	assert.Equal(t, updated, r.m.State().Orders["ord_1"].UpdatedAt)
+	require.Contains(t, r.replayCheck(), "replay ok")
+
+	// Across a restart: the snapshot keeps it.
+	b, err := MarshalState(r.m.State())
+	require.NoError(t, err)
+	st, err := UnmarshalState(b)
+	require.NoError(t, err)
+	assert.True(t, st.Orders["ord_1"].PreparedAt.Equal(first))
+	assert.True(t, st.Orders["ord_1"].PreparedHold.Equal(first.Add(testConfig().OrderHold)))
+
+	// Renew prepares anew, at now.
+	renew := prepare
+	renew.Renew = true
+	res, changes, err = r.m.Decide(r.now, renew)
+	require.NoError(t, err)
+	require.Len(t, changes, 1)
+	assert.True(t, res.(Order).PreparedAt.Equal(r.now))
+	r.m.Apply(changes[0])
+
+	// The confirm itself still records the page.
+	require.Contains(t, r.exec(ConfirmOrder{Ref: "ord_1", Storefront: true, Provider: &ProviderCheckout{
+		Provider: "stripe", Ref: "cs_A", URL: "https://checkout.stripe.com/c/pay/cs_A", HoldUntil: r.now.Add(35 * time.Minute)}}),
+		"order.awaiting_payment")
 }
 
 // TestProviderPrepareOfAFreeOrderChangesNothing: Prepare never fulfils.

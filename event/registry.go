@@ -226,6 +226,7 @@ var changeKinds = [...]changeKind{
 	kindOf(decodeBundleUpdated),
 	kindOf(decodeOrderPlaced),
 	kindOf(decodeOrderPaymentStarted),
+	kindOf(decodeOrderConfirmPrepared), // provider.go
 	kindOf(decodeOrderPaid),
 	kindOf(decodeOrderReleased),
 	kindOf(decodeCheckoutSessionCreated),

@@ -564,6 +564,10 @@ type OrderRec struct {
 	Provider    string `json:"provider,omitempty"`
 	ProviderRef string `json:"providerRef,omitempty"`
 	ProviderURL string `json:"providerUrl,omitempty"`
+	// PreparedAt and PreparedHold are the kept prepare of a hosted
+	// provider's confirm of the open order (OrderConfirmPrepared).
+	PreparedAt   time.Time `json:"preparedAt,omitzero"`
+	PreparedHold time.Time `json:"preparedHold,omitzero"`
 	// Client is the storefront caller the hold limits count the order
 	// against (holdlimits.go); empty on the Developer API.
 	Client string `json:"client,omitempty"`

@@ -230,7 +230,8 @@ func (e enc) orderRec(r *OrderRec) enc {
 		str(r.Currency).time(r.HoldUntil).str(r.PaymentID).str(r.SuccessURL).str(r.CancelURL).bool(r.AlreadyRegistered).
 		str(r.RegistrationID).time(r.CreatedAt).time(r.UpdatedAt).str(r.CheckoutSessionID).refunds(r.Refunds).
 		str(r.PromoID).int(int64(r.Discount)).
-		str(r.Provider).str(r.ProviderRef).str(r.ProviderURL).strs(refundRefs(r.Refunds)).str(r.Client)
+		str(r.Provider).str(r.ProviderRef).str(r.ProviderURL).strs(refundRefs(r.Refunds)).str(r.Client).
+		time(r.PreparedAt).time(r.PreparedHold)
 }
 
 func (d *dec) orderRec() OrderRec {
@@ -261,6 +262,9 @@ func (d *dec) orderRec() OrderRec {
 	}
 	if len(d.s) > 0 {
 		r.Client = d.str()
+	}
+	if len(d.s) > 0 {
+		r.PreparedAt, r.PreparedHold = d.time(), d.time() // orders of a build before kept prepares end here
 	}
 	return r
 }

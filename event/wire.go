@@ -172,7 +172,7 @@ func (e enc) order(o Order) enc {
 		e = e.str(r.ID).int(int64(r.Amount)).strp(r.Reason).str(r.Status).bool(r.Full).bool(r.Force).strp(r.Error).
 			wtime(r.RequestedAt).wtimep(r.At).str(r.ProviderRef)
 	}
-	return e.str(o.Provider).str(o.ProviderRef)
+	return e.str(o.Provider).str(o.ProviderRef).wtime(At(o.PreparedAt))
 }
 
 func (d *dec) order() Order {
@@ -196,7 +196,7 @@ func (d *dec) order() Order {
 				Force: d.bool(), Error: d.strptr(), RequestedAt: d.wtime(), At: d.wtimep(), ProviderRef: d.str()}
 		}
 	}
-	o.Provider, o.ProviderRef = d.str(), d.str()
+	o.Provider, o.ProviderRef, o.PreparedAt = d.str(), d.str(), d.wtime().Time
 	return o
 }
 

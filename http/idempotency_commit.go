@@ -102,7 +102,42 @@ func (c *Ctx) Recorder(view func(any) any) *KeyedRecorder { return c.recorder(vi
 // record first: the request's own write made it.
 func (c *Ctx) RecorderAgain(view func(any) any) *KeyedRecorder { return c.recorder(view, true) }
 
+// RecorderNamed is Recorder whose answer is the view registered as name
+// (idempotency.RegisterView) of the result. Unlike a view function, a
+// name travels: in cluster mode the event's owner, which commits the
+// record with the write, remakes the same answer (a refund's start).
+func (c *Ctx) RecorderNamed(name string) *KeyedRecorder {
+	view := idempotency.ViewOf(name)
+	if view == nil {
+		return nil
+	}
+	return c.recorderOf(view, false, func(w *idempotency.KeyedWrite) { w.View = name })
+}
+
+// RecorderFixed is RecorderAgain whose answer is out whatever the write's
+// result (an error: the envelope and status the pipeline answers for
+// it), known before the write, so that it travels to the event's owner
+// as it is (a refund's refusal, recorded with its failed outcome).
+func (c *Ctx) RecorderFixed(out any) *KeyedRecorder {
+	view := func(any) any { return out }
+	if _, ok := keyedAnswer(&idempotency.KeyedWrite{}, out); !ok {
+		// Never recorded (a failure of the service's own): nothing travels.
+		return c.recorderOf(view, true, nil)
+	}
+	return c.recorderOf(view, true, func(w *idempotency.KeyedWrite) { w.Fixed, _ = keyedAnswer(w, out) })
+}
+
 func (c *Ctx) recorder(view func(any) any, again bool) *KeyedRecorder {
+	if view != nil {
+		return c.recorderOf(view, again, nil)
+	}
+	return c.recorderOf(nil, again, func(*idempotency.KeyedWrite) {})
+}
+
+// recorderOf makes the recorder of view (nil: the result itself);
+// portable, when set, completes the portable form (nil: the recorder has
+// none, as a view function cannot travel).
+func (c *Ctx) recorderOf(view func(any) any, again bool, portable func(w *idempotency.KeyedWrite)) *KeyedRecorder {
 	cl := c.idem
 	if cl == nil {
 		return nil
@@ -110,7 +145,8 @@ func (c *Ctx) recorder(view func(any) any, again bool) *KeyedRecorder {
 	w := &idempotency.KeyedWrite{Key: idempotency.RecordKey(cl.scope, cl.key), FP: cl.fp, Expires: cl.now.Add(cl.store.TTL()), Status: cl.status,
 		Retried: !again && cl.store.Retried(cl.scope, cl.key)}
 	kr := &KeyedRecorder{Key: w.Key, Live: idempotency.Live, Retried: w.Retried}
-	if view == nil {
+	if portable != nil {
+		portable(w)
 		kr.Portable = w
 	}
 	kr.Value = func(res any) []byte {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"sync"
 	"time"
 
 	"ticketd/persistence"
@@ -96,7 +97,8 @@ func RecordKey(scope, key string) []byte { return []byte(DurableKey(scope, key))
 // the form another node can remake it from (cluster mode forwards it with
 // the request to the event's owner): the record's key, the request's
 // fingerprint, the answer's expiry and status. Its answer is the write's
-// result itself, encoded as the pipeline encodes a handler's result.
+// result itself, encoded as the pipeline encodes a handler's result; or
+// the view of it named View; or Fixed.
 type KeyedWrite struct {
 	Key     []byte
 	FP      [32]byte
@@ -105,6 +107,56 @@ type KeyedWrite struct {
 	// Retried: the key was claimed before (RecordingStore.Retried), so
 	// the actor looks for its record first.
 	Retried bool
+	// View, when set, names the view of the result that is the answer
+	// (RegisterView: a refund's start answers the order of its
+	// event.RefundStart).
+	View string
+	// Fixed, when set, is the answer whatever the result: one the
+	// request knew before the write (a refusal's envelope that a refund's
+	// failed outcome records).
+	Fixed *StoredResponse
+}
+
+// views are the named views of a write's result (RegisterView).
+var views sync.Map // name -> func(any) any
+
+// RegisterView names view, a function from a write's result to the
+// answer a KeyedWrite with that View records; a package registers its
+// views at init, so every node of a cluster knows them.
+func RegisterView(name string, view func(result any) any) {
+	if _, dup := views.LoadOrStore(name, view); dup {
+		panic("idempotency: view " + name + " registered twice")
+	}
+}
+
+// ViewOf returns the view registered as name, nil when none is.
+func ViewOf(name string) func(result any) any {
+	v, ok := views.Load(name)
+	if !ok {
+		return nil
+	}
+	return v.(func(any) any)
+}
+
+// RecordOf is the record w makes of a write's result, with encode the
+// pipeline's encoding of an answer; nil when it cannot be made (an
+// unknown view, a result encode refuses): then nothing is recorded.
+func (w *KeyedWrite) RecordOf(result any, encode func(any) ([]byte, bool)) []byte {
+	if w.Fixed != nil {
+		return EncodeRecord(w.FP, w.Expires, w.Fixed)
+	}
+	if w.View != "" {
+		view := ViewOf(w.View)
+		if view == nil {
+			return nil
+		}
+		result = view(result)
+	}
+	body, ok := encode(result)
+	if !ok {
+		return nil
+	}
+	return w.Record(body)
 }
 
 // Answer is the answer whose body is body, the write's result encoded.

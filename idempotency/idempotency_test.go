@@ -3,6 +3,7 @@ package idempotency
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"testing"
 	"time"
 
@@ -32,4 +33,36 @@ func TestRecordRoundTrip(t *testing.T) {
 	require.True(t, Live(rec), "expires in 2030")
 	require.False(t, Live(EncodeRecord(fp, time.Now().Add(-time.Second), r)), "expired")
 	require.False(t, Live([]byte("x")), "not a record")
+}
+
+// TestKeyedWriteRecordOf: the record another node remakes of a write's
+// result is the result itself, its named view, or the fixed answer; an
+// unknown view records nothing.
+func TestKeyedWriteRecordOf(t *testing.T) {
+	RegisterView("test.half", func(r any) any { return r.(int) / 2 })
+	enc := func(v any) ([]byte, bool) { return []byte(fmt.Sprint(v)), true }
+	w := &KeyedWrite{Key: RecordKey("s", "k"), FP: [32]byte{7}, Expires: time.Now().Add(time.Hour), Status: 200}
+	body := func(rec []byte) string {
+		t.Helper()
+		fp, _, r, err := DecodeRecord(rec)
+		if err != nil || fp != w.FP {
+			t.Fatalf("record %q: %v", rec, err)
+		}
+		return fmt.Sprint(r.Status, " ", string(r.Body))
+	}
+	if got := body(w.RecordOf(42, enc)); got != "200 42" {
+		t.Fatalf("the result itself: %s", got)
+	}
+	w.View = "test.half"
+	if got := body(w.RecordOf(42, enc)); got != "200 21" {
+		t.Fatalf("the named view: %s", got)
+	}
+	w.Fixed = &StoredResponse{Status: 503, ContentType: "application/json", Body: []byte("refused")}
+	if got := body(w.RecordOf(42, enc)); got != "503 refused" {
+		t.Fatalf("the fixed answer: %s", got)
+	}
+	w.Fixed, w.View = nil, "test.unknown"
+	if rec := w.RecordOf(42, enc); rec != nil {
+		t.Fatalf("an unknown view recorded %q", rec)
+	}
 }

@@ -42,9 +42,13 @@ type CheckoutOrder struct {
 	Currency    string
 	Total       string
 	HoldUntil   time.Time
-	SuccessURL  string
-	CancelURL   string
-	Lines       []CheckoutLine
+	// PreparedAt is when the confirm was first prepared (the core keeps
+	// it): a provider counts its limits from it, not from now, so every
+	// retry of the confirm sends the same parameters.
+	PreparedAt time.Time
+	SuccessURL string
+	CancelURL  string
+	Lines      []CheckoutLine
 }
 
 // CheckoutLine is one line of a CheckoutOrder.
@@ -54,6 +58,12 @@ type CheckoutLine struct {
 	UnitAmount string
 	Amount     string
 }
+
+// ErrPagePrepareStale wraps a provider's refusal of a page whose kept
+// parameters (counted from CheckoutOrder.PreparedAt) left its window: no
+// page was made with them, so the confirm is prepared anew and tried once
+// more.
+var ErrPagePrepareStale = errors.New("payments: the prepared payment page left the provider's window")
 
 // CheckoutPage is a made payment page.
 type CheckoutPage struct {
@@ -123,28 +133,62 @@ func (h *HostedCheckout) Ask(ctx context.Context, ask Asker, eventID string, cmd
 }
 
 // confirm confirms a paid order with a payment page: the actor checks the
-// confirm and says the hold's new end; the page is made here (its
-// idempotency key comes from the order and every parameter, so a retried
-// confirm answers the same page); the actor records it. If the provider
+// confirm and keeps (the first time) the hold's new end and the instant
+// of this first try; the page is made here from them (its idempotency key
+// comes from the order and every parameter, so a retried confirm, however
+// late and across restarts, answers the same page); the actor records it.
+// If the kept parameters left the provider's window and it refused them
+// (ErrPagePrepareStale: no page was made with them), the confirm is
+// prepared anew and the page asked for once more. If the provider
 // cannot be reached the answer is a retryable PageError and nothing was
 // recorded: the order stays open and the same confirm may be sent again.
 // A page that no order recorded (the hold lapsed meanwhile) is closed
 // again at once.
 func (h *HostedCheckout) confirm(ctx context.Context, ask Asker, eventID string, c event.ConfirmOrder, wrap func(event.Command) event.Command) (any, error) {
-	prep := c
-	prep.Prepare, prep.Provider = true, nil
-	res, err := ask(context.Background(), eventID, wrap(prep))
+	var page CheckoutPage
+	for renew := false; ; renew = true {
+		prep := c
+		prep.Prepare, prep.Renew, prep.Provider = true, renew, nil
+		res, err := ask(context.Background(), eventID, wrap(prep))
+		if err != nil {
+			return nil, err
+		}
+		o, isOrder := res.(event.Order)
+		if !isOrder || o.Status != event.OrderStatusOpen || o.TotalAmount == 0 || o.HoldExpiresAt == nil {
+			// Free, or confirmed already: the core answers without a payment page.
+			return ask(ctx, eventID, wrap(c))
+		}
+		page, err = h.page(o, c)
+		if err == nil {
+			break
+		}
+		if !renew && errors.Is(err, ErrPagePrepareStale) {
+			h.log.Info(h.provider.Name()+" checkout session prepared anew", "order", o.OrderNumber, "err", err)
+			continue
+		}
+		h.log.Warn(h.provider.Name()+" checkout session not created", "order", o.OrderNumber, "err", err)
+		return nil, &PageError{Retryable: errors.Is(err, ErrUnavailable), Err: err}
+	}
+	fin := c
+	fin.Prepare, fin.Provider = false, &event.ProviderCheckout{Provider: h.provider.Name(), Ref: page.Ref, URL: page.URL, HoldUntil: page.ExpiresAt}
+	res, err := ask(ctx, eventID, wrap(fin))
 	if err != nil {
+		go h.closeUnrecorded(page.Ref)
 		return nil, err
 	}
-	o, isOrder := res.(event.Order)
-	if !isOrder || o.Status != event.OrderStatusOpen || o.TotalAmount == 0 || o.HoldExpiresAt == nil {
-		// Free, or confirmed already: the core answers without a payment page.
-		return ask(ctx, eventID, wrap(c))
+	if got, ok := res.(event.Order); ok && got.ProviderRef != page.Ref {
+		// A concurrent confirm recorded another page first.
+		go h.closeUnrecorded(page.Ref)
 	}
+	return res, nil
+}
+
+// page asks the provider for the payment page of the prepared confirm o
+// of c.
+func (h *HostedCheckout) page(o event.Order, c event.ConfirmOrder) (CheckoutPage, error) {
 	co := CheckoutOrder{
 		OrderNumber: o.OrderNumber, Email: o.Email, Currency: o.Currency, Total: o.TotalAmount.String(),
-		HoldUntil: o.HoldExpiresAt.Time, SuccessURL: c.SuccessURL, CancelURL: c.CancelURL,
+		HoldUntil: o.HoldExpiresAt.Time, PreparedAt: o.PreparedAt, SuccessURL: c.SuccessURL, CancelURL: c.CancelURL,
 	}
 	// Without URLs (the storefront's hosted flow) the provider sends the
 	// buyer back to the hosted order page, which shows what happened.
@@ -158,24 +202,8 @@ func (h *HostedCheckout) confirm(ctx context.Context, ask Asker, eventID string,
 		co.Lines = append(co.Lines, CheckoutLine{Name: it.Name, Quantity: it.Quantity, UnitAmount: it.UnitPriceAmount.String(), Amount: it.Amount.String()})
 	}
 	pctx, cancel := context.WithTimeout(context.Background(), confirmProviderTimeout)
-	page, err := h.provider.CreateCheckout(pctx, co)
-	cancel()
-	if err != nil {
-		h.log.Warn(h.provider.Name()+" checkout session not created", "order", o.OrderNumber, "err", err)
-		return nil, &PageError{Retryable: errors.Is(err, ErrUnavailable), Err: err}
-	}
-	fin := c
-	fin.Prepare, fin.Provider = false, &event.ProviderCheckout{Provider: h.provider.Name(), Ref: page.Ref, URL: page.URL, HoldUntil: page.ExpiresAt}
-	res, err = ask(ctx, eventID, wrap(fin))
-	if err != nil {
-		go h.closeUnrecorded(page.Ref)
-		return nil, err
-	}
-	if got, ok := res.(event.Order); ok && got.ProviderRef != page.Ref {
-		// A concurrent confirm recorded another page first.
-		go h.closeUnrecorded(page.Ref)
-	}
-	return res, nil
+	defer cancel()
+	return h.provider.CreateCheckout(pctx, co)
 }
 
 // closeUnrecorded closes a page no order recorded, a few times at most:

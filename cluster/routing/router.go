@@ -633,11 +633,9 @@ func (r *Router) answerAsync(data []byte, timeout time.Duration, done func(*wire
 	if k := req.Keyed; k != nil {
 		enc := r.encode
 		rec = &ask.Recorder{Key: k.Key, Value: func(result any) []byte {
-			body, ok := enc(result)
-			if !ok {
-				return nil // not encodable: nothing is recorded, as on the request's node
-			}
-			return k.Record(body)
+			// nil (not encodable, an unknown view): nothing is recorded,
+			// as on the request's node.
+			return k.RecordOf(result, enc)
 		}, Live: idempotency.Live, Look: k.Retried, Portable: k}
 	}
 	serve := func(timeout time.Duration) {

@@ -32,7 +32,13 @@ import (
 //	         of its Idempotency-Key, http.KeyedWrite: its key
 //	         (uvarint-prefixed), the 32-byte fingerprint, the expiry in
 //	         unix nanoseconds and the status, both uvarint; 4: that key
-//	         was claimed before, KeyedWrite.Retried), value
+//	         was claimed before, KeyedWrite.Retried; 8: the record's
+//	         answer is not the result itself: KeyedWrite.View
+//	         (uvarint-prefixed), then a byte 1 and KeyedWrite.Fixed, its
+//	         status (uvarint), content type and body (uvarint-prefixed),
+//	         or a byte 0. A node of a build before this flag reads the
+//	         view as the value and refuses the request, rather than
+//	         record the result as the answer), value
 //	answer:  flags (1: moved, 2: result, 4: error), then for an error
 //	         its kind byte, message and a flag byte (1: event.Error
 //	         value follows), then the result value
@@ -63,6 +69,7 @@ const (
 	reqStorefront = 1 << iota
 	reqKeyed
 	reqRetried
+	reqKeyedView
 )
 
 const (
@@ -371,6 +378,9 @@ func encodeReq(req *wireReq) ([]byte, error) {
 		if req.Keyed.Retried {
 			flags |= reqRetried
 		}
+		if req.Keyed.View != "" || req.Keyed.Fixed != nil {
+			flags |= reqKeyedView
+		}
 	}
 	b := []byte{wireMark, wireVersion}
 	b = appendBytes(b, []byte(req.EventID))
@@ -381,6 +391,17 @@ func encodeReq(req *wireReq) ([]byte, error) {
 		b = append(b, k.FP[:]...)
 		b = binary.AppendUvarint(b, uint64(k.Expires.UnixNano()))
 		b = binary.AppendUvarint(b, uint64(k.Status))
+		if flags&reqKeyedView != 0 {
+			b = appendBytes(b, []byte(k.View))
+			if f := k.Fixed; f != nil {
+				b = append(b, 1)
+				b = binary.AppendUvarint(b, uint64(f.Status))
+				b = appendBytes(b, []byte(f.ContentType))
+				b = appendBytes(b, f.Body)
+			} else {
+				b = append(b, 0)
+			}
+		}
 	}
 	if b, ok := wire.appendValue(b, cmd); ok {
 		return b, nil
@@ -417,6 +438,11 @@ func decodeReq(b []byte, req *wireReq) error {
 			return err
 		}
 		keyed.Retried = flags&reqRetried != 0
+		if flags&reqKeyedView != 0 {
+			if err := readKeyedView(r, keyed); err != nil {
+				return err
+			}
+		}
 	}
 	v, err := wire.readValue(r)
 	if err != nil {
@@ -457,6 +483,35 @@ func readKeyed(r *wireReader) (*idempotency.KeyedWrite, error) {
 	r.b = r.b[n:]
 	k.Expires, k.Status = time.Unix(0, int64(exp)), int(status)
 	return k, nil
+}
+
+// readKeyedView reads what a KeyedWrite's answer is made of, View and
+// Fixed (see encodeReq).
+func readKeyedView(r *wireReader, k *idempotency.KeyedWrite) error {
+	view, err := r.bytes()
+	if err != nil {
+		return err
+	}
+	k.View = string(view)
+	fixed, err := r.byte()
+	if err != nil || fixed == 0 {
+		return err
+	}
+	status, n := binary.Uvarint(r.b)
+	if n <= 0 || status > 999 {
+		return errShortWire
+	}
+	r.b = r.b[n:]
+	ct, err := r.bytes()
+	if err != nil {
+		return err
+	}
+	body, err := r.bytes()
+	if err != nil {
+		return err
+	}
+	k.Fixed = &idempotency.StoredResponse{Status: int(status), ContentType: string(ct), Body: bytes.Clone(body), Durable: true}
+	return nil
 }
 
 // encodeResp encodes an answer to a forwarded request.

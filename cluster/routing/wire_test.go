@@ -130,6 +130,10 @@ func BenchmarkWire(b *testing.B) {
 	})
 }
 
+func cmd0() event.Command {
+	return event.PlaceOrder{Email: "a@x.io", Items: []event.OrderItem{{ItemType: event.ItemRegistrationType, ItemID: "tt_1", Quantity: 1}}}
+}
+
 // TestWireKeyedRequest: a forwarded keyed write carries its
 // Idempotency-Key record (http.KeyedWrite, whether it was claimed before
 // included) to the owner, and a Replayed answer comes back as one.
@@ -139,6 +143,21 @@ func TestWireKeyedRequest(t *testing.T) {
 		k.Retried = retried
 		cmd := event.PlaceOrder{Email: "a@x.io", Items: []event.OrderItem{{ItemType: event.ItemRegistrationType, ItemID: "tt_1", Quantity: 1}}}
 		for _, c := range []event.Command{cmd, event.ListOrders{Limit: 5}} { // binary form, gob form
+			req := &wireReq{EventID: "evt_1", Cmd: c, Keyed: k}
+			b, err := encodeReq(req)
+			require.NoError(t, err)
+			var got wireReq
+			require.NoError(t, decodeReq(b, &got))
+			require.Equal(t, *req, got)
+		}
+	}
+	// A record whose answer is a named view of the result, or fixed (a
+	// refund's start and its refusal), travels as it is.
+	k.View = "refund.order"
+	refund := event.RequestRefund{Ref: "ord_1", Reason: "keyed"}
+	for _, fixed := range []*idempotency.StoredResponse{nil, {Status: 503, ContentType: "application/json", Body: []byte(`{"error":{}}`), Durable: true}} {
+		k.Fixed = fixed
+		for _, c := range []event.Command{cmd0(), refund, event.ListOrders{Limit: 5}} {
 			req := &wireReq{EventID: "evt_1", Cmd: c, Keyed: k}
 			b, err := encodeReq(req)
 			require.NoError(t, err)

@@ -54,7 +54,11 @@ const (
 // the write. The owner keeps it in its local store (the commit's index
 // entries), a new owner imports it from the event's log with what the
 // event owes (owed.take), and an event actor looks for it before
-// deciding a keyed request. So when the request's node dies between the
+// deciding a keyed request. A record whose answer is not the result
+// itself travels too when it can be named: a view registered by name
+// (KeyedWrite.View: a refund's start answers its order) or an answer
+// fixed before the write (KeyedWrite.Fixed: a refund's refusal), which
+// the owner remakes. So when the request's node dies between the
 // write and this answer (its claim goes stale), or the owner dies before
 // answering (the request answers 503 and holds its key), or a 503 came
 // from a timeout, the retry that claims the key again reaches the owner,

@@ -6,6 +6,7 @@ import (
 
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/idempotency"
 	"ticketd/ops"
 	"ticketd/payments"
 )
@@ -35,12 +36,23 @@ func (a *api) refundRoutes() []thttp.Route {
 	}
 }
 
+// viewRefundOrder names the answer a refund's start records: the order
+// of its event.RefundStart. A name, not a function, so that in cluster
+// mode the event's owner makes the same record (idempotency.RegisterView).
+const viewRefundOrder = "refund.order"
+
+func init() {
+	idempotency.RegisterView(viewRefundOrder, func(r any) any { s, _ := r.(event.RefundStart); return s.Order })
+}
+
 // refundOrder starts a refund (or resumes a pending one) and settles it.
 // A keyed request commits its Idempotency-Key record with the refund's
 // start (the order, its refund pending) and replaces it with the
 // outcome's answer in the outcome's batch (decisions §20): a retry whose
 // answer was lost, at any point, replays what was made and never starts a
-// second refund.
+// second refund. Both records are portable (a named view, a fixed
+// refusal), so in cluster mode the event's owner commits them with the
+// writes when another node serves the request.
 func (a *api) refundOrder(c *thttp.Ctx) (any, error) {
 	eventID := c.Param("eventId")
 	if _, ok := a.ops.EventUnit(eventID); !ok {
@@ -50,13 +62,12 @@ func (a *api) refundOrder(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	start, err := ops.Do(keyed(c, func(r any) any { s, _ := r.(event.RefundStart); return s.Order }), a.ops, eventID, cmd)
+	start, err := ops.Do(keyedNamed(c, viewRefundOrder), a.ops, eventID, cmd)
 	if err != nil {
 		return nil, keyedErr(c, err)
 	}
 	k := payments.Keyed{Outcome: keyedAgain(c, nil), Refused: func(perr error) context.Context {
-		e := errRefused(perr)
-		return keyedAgain(c, func(any) any { return e })
+		return keyedFixed(c, errRefused(perr))
 	}}
 	res, perr, err := a.refunds.SettleKeyed(k, eventID, start)
 	if _, replayed := ops.Replayed(err); replayed {

@@ -311,6 +311,29 @@ func keyed(c *thttp.Ctx, view func(any) any) context.Context {
 	return ops.WithRecorder(contextBG, rec)
 }
 
+// keyedNamed is keyed whose answer is the view registered as name
+// (idempotency.RegisterView) of the result: in cluster mode it travels
+// with the write to the event's owner, which commits it (a view function
+// cannot travel: keyed with one records nothing when another node owns
+// the event).
+func keyedNamed(c *thttp.Ctx, name string) context.Context {
+	return keyedCtx(c.RecorderNamed(name))
+}
+
+// keyedFixed is keyedAgain whose answer is out whatever the write's
+// result (an error's envelope), travelling to the event's owner too.
+func keyedFixed(c *thttp.Ctx, out any) context.Context {
+	return keyedCtx(c.RecorderFixed(out))
+}
+
+func keyedCtx(kr *thttp.KeyedRecorder) context.Context {
+	if kr == nil {
+		return contextBG
+	}
+	return ops.WithRecorder(contextBG, &ops.Recorder{Key: kr.Key, Value: kr.Value, Live: kr.Live, Look: kr.Retried,
+		Release: kr.Release, Portable: kr.Portable})
+}
+
 // keyedAgain is keyed for a later write of request c whose answer
 // replaces the record an earlier write of c committed (thttp.Ctx.RecorderAgain:
 // a refund's outcome after its start).

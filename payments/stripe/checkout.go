@@ -13,7 +13,7 @@ var _ payments.CheckoutProvider = (*Provider)(nil)
 // its errors wrap payments.ErrUnavailable when a repeat may succeed.
 func (p *Provider) CreateCheckout(ctx context.Context, o payments.CheckoutOrder) (payments.CheckoutPage, error) {
 	so := Order{OrderNumber: o.OrderNumber, Email: o.Email, Currency: o.Currency, Total: o.Total,
-		HoldUntil: o.HoldUntil, SuccessURL: o.SuccessURL, CancelURL: o.CancelURL}
+		HoldUntil: o.HoldUntil, PreparedAt: o.PreparedAt, SuccessURL: o.SuccessURL, CancelURL: o.CancelURL}
 	for _, l := range o.Lines {
 		so.Lines = append(so.Lines, Line{Name: l.Name, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Amount: l.Amount})
 	}

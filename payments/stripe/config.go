@@ -57,6 +57,11 @@ type Config struct {
 	// Logger receives stripe-go's own log lines (errors and warnings),
 	// with every secret redacted; nil discards them.
 	Logger *slog.Logger
+	// Now is the clock a Checkout Session's expires_at window is counted
+	// by when the confirm was not prepared (Order.PreparedAt zero), and
+	// by which a kept expires_at is judged out of Stripe's window;
+	// time.Now unless set (tests step it, with the actors' clock).
+	Now func() time.Time
 }
 
 // maxWebhookSecrets bounds the secrets of a rotation (Stripe keeps two

@@ -84,8 +84,14 @@
 //
 // expires_at is the order's hold end, but Stripe accepts only 30 minutes
 // to 24 hours ahead. A shorter hold (the default is 15 minutes) gets the
-// earliest accepted instant (on a 5-minute grid, so a retried confirm sends
-// the same parameters), a hold longer than 24 hours the latest. The service
+// earliest accepted instant (on a 5-minute grid), a hold longer than 24
+// hours the latest. The window is counted from Order.PreparedAt, the
+// instant of the confirm's first try, which the core keeps with the order
+// (event.OrderConfirmPrepared), not from the retry's now: every retry,
+// across a grid line or a restart, sends the same parameters and key. A
+// retry so late that the kept expires_at left the window still sends it
+// (Stripe answers a session an earlier try made under that key); Stripe
+// refusing it wraps ErrWindowPassed, and the caller prepares anew. The service
 // then sets the order's hold to the session's expires_at (Session.ExpiresAt),
 // so the two end together: Stripe never takes money for places that
 // lapsed, except a payment completing in the last instant, which is a late
@@ -97,7 +103,8 @@
 // provider.go, http/payprovider's stripe.go):
 //
 //   - Confirm of a paid order: the handler asks the actor to check the
-//     confirm (ConfirmOrder.Prepare, which changes nothing), creates the
+//     confirm (ConfirmOrder.Prepare, which keeps the first try's instant
+//     and hold end and answers them to every retry), creates the
 //     session outside the actor, then asks the actor to record it
 //     (ConfirmOrder.Provider: the session id, url and expires_at, logged in
 //     OrderPaymentStarted). Stripe unavailable: 503 ReasonUnavailable and

@@ -21,6 +21,11 @@ var (
 	// ErrRefused: Stripe answered 4xx (bad request, bad key, unknown
 	// object). Retrying the same call will not help.
 	ErrRefused = errors.New("stripe: payment provider refused the request")
+	// ErrWindowPassed goes with ErrRefused on a Checkout Session whose
+	// kept expires_at (counted from Order.PreparedAt) is no longer in
+	// Stripe's window and which Stripe refused: no session was made with
+	// those parameters, so the caller prepares the confirm anew.
+	ErrWindowPassed = errors.New("stripe: the prepared expires_at left Stripe's window")
 )
 
 // Error reasons for the caller's error envelope.

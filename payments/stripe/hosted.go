@@ -54,8 +54,13 @@ func (p *Provider) CloseCheckout(ctx context.Context, ref string) error {
 }
 
 func hostedErr(err error) error {
-	if err != nil && errors.Is(err, ErrUnavailable) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrUnavailable):
 		return fmt.Errorf("%w: %w", payments.ErrUnavailable, err)
+	case errors.Is(err, ErrWindowPassed):
+		return fmt.Errorf("%w: %w", payments.ErrPagePrepareStale, err)
 	}
 	return err
 }

@@ -35,9 +35,9 @@ const (
 	// clockMargin keeps expires_at inside Stripe's window even when the
 	// clocks of the service and of Stripe disagree a little.
 	clockMargin = time.Minute
-	// clampStep is the grid a clamped expires_at lies on, so that a
-	// confirm retried within the same step sends the same parameters and
-	// hence the same idempotency key.
+	// clampStep is the grid a clamped expires_at lies on (a round
+	// instant; the retries of a confirm send the same one as they count
+	// from the same PreparedAt).
 	clampStep = 5 * time.Minute
 	// maxRefundsScanned bounds the look-up of an earlier refund by its
 	// refund id (one payment rarely has more than a few).
@@ -63,6 +63,9 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	p := &Provider{cfg: cfg, now: time.Now, retryWait: 250 * time.Millisecond}
+	if cfg.Now != nil {
+		p.now = cfg.Now
+	}
 	var log *slog.Logger = cfg.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -98,7 +101,12 @@ type Order struct {
 	Total     string // must equal the sum of the lines
 	// HoldUntil is the end of the order's hold; the session's expires_at
 	// (see CreateCheckoutSession for when Stripe's limits move it).
-	HoldUntil  time.Time
+	HoldUntil time.Time
+	// PreparedAt is when the order's confirm was first prepared (the
+	// core keeps it: event.OrderConfirmPrepared): Stripe's window for
+	// expires_at is counted from it, so every retry of the confirm sends
+	// the same expires_at, hence the same idempotency key. Zero: now.
+	PreparedAt time.Time
 	SuccessURL string
 	CancelURL  string // optional: Stripe shows no back link without it
 	Locale     string // "en", "zh-CN"; anything else lets Stripe choose
@@ -123,8 +131,8 @@ type Session struct {
 	ExpiresAt time.Time
 	Clamped   bool
 	// IdempotencyKey is the key the session was created with: the same
-	// Order within the same clamp step answers the same key, hence the
-	// same session.
+	// Order (PreparedAt included) answers the same key, hence the same
+	// session.
 	IdempotencyKey string
 }
 
@@ -147,9 +155,22 @@ type Session struct {
 // parameter sent, so a retried confirm (after ErrUnavailable, a timeout or
 // a lost answer) of the same order at the same prices answers the same
 // session instead of creating a second one, and a changed order can never
-// collide with an earlier key (which Stripe would refuse).
+// collide with an earlier key (which Stripe would refuse). For that,
+// expires_at is counted from o.PreparedAt, the first try's instant, not
+// from the retry's now.
+//
+// A retry late enough that the kept expires_at is no longer 30 minutes
+// ahead still sends it: if an earlier try made the session, Stripe
+// answers that session again (it compares a repeated key's parameters,
+// not their validity). If Stripe refuses it, no session was made with
+// that key, and the error wraps ErrWindowPassed too: the caller prepares
+// the confirm anew (a new PreparedAt) and calls again.
 func (p *Provider) CreateCheckoutSession(ctx context.Context, o Order) (Session, error) {
-	params, s, err := p.sessionParams(o, p.now())
+	from := o.PreparedAt
+	if from.IsZero() {
+		from = p.now()
+	}
+	params, s, err := p.sessionParams(o, from)
 	if err != nil {
 		return Session{}, err
 	}
@@ -161,7 +182,13 @@ func (p *Provider) CreateCheckoutSession(ctx context.Context, o Order) (Session,
 		return err
 	})
 	if err != nil {
-		return Session{}, p.classify("create checkout session for order "+o.OrderNumber, err)
+		cerr := p.classify("create checkout session for order "+o.OrderNumber, err)
+		var e *Error
+		if !o.PreparedAt.IsZero() && errors.As(cerr, &e) && !e.Retryable && e.Status == http.StatusBadRequest &&
+			s.ExpiresAt.Before(p.now().Add(MinSessionLife+clockMargin)) {
+			return Session{}, fmt.Errorf("%w: %w", ErrWindowPassed, cerr)
+		}
+		return Session{}, cerr
 	}
 	if cs.ID == "" || cs.URL == "" {
 		return Session{}, &Error{Op: "create checkout session for order " + o.OrderNumber, Msg: "answer without id or url", Retryable: true}

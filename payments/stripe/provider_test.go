@@ -87,17 +87,27 @@ func TestCreateCheckoutSessionSendsTheOrder(t *testing.T) {
 	assert.True(t, s.ExpiresAt.Before(testNow.Add(36*time.Minute+time.Second)), s.ExpiresAt)
 	assert.Zero(t, s.ExpiresAt.Unix()%300)
 
-	// A retried confirm a minute later (same order, same step): the same
-	// key, hence the same session at Stripe.
-	p.now = func() time.Time { return testNow.Add(time.Minute) }
-	o.HoldUntil = o.HoldUntil.Add(time.Minute)
+	// A retried confirm three minutes later, past the next grid line of
+	// now + 31 minutes: counted from the kept PreparedAt, the same
+	// expires_at and key, hence the same session at Stripe.
+	o.PreparedAt = testNow
+	s1, err := p.CreateCheckoutSession(ctxT(t), o)
+	require.NoError(t, err)
+	p.now = func() time.Time { return testNow.Add(3 * time.Minute) }
 	s2, err := p.CreateCheckoutSession(ctxT(t), o)
 	require.NoError(t, err)
-	assert.Equal(t, s.IdempotencyKey, s2.IdempotencyKey)
+	assert.Equal(t, s1.IdempotencyKey, s2.IdempotencyKey)
+	assert.Equal(t, s.ExpiresAt, s2.ExpiresAt)
 	reqs = rec.Requests("POST /v1/checkout/sessions")
-	require.Len(t, reqs, 2)
-	assert.Equal(t, reqs[0].IdemKey, reqs[1].IdemKey)
-	assert.Equal(t, reqs[0].Form.Encode(), reqs[1].Form.Encode(), "the same parameters under the same key")
+	require.Len(t, reqs, 3)
+	assert.Equal(t, reqs[1].IdemKey, reqs[2].IdemKey)
+	assert.Equal(t, reqs[1].Form.Encode(), reqs[2].Form.Encode(), "the same parameters under the same key")
+	// Without a kept PreparedAt the window moved with now: another key.
+	o.PreparedAt = time.Time{}
+	s4, err := p.CreateCheckoutSession(ctxT(t), o)
+	require.NoError(t, err)
+	assert.NotEqual(t, s.IdempotencyKey, s4.IdempotencyKey)
+	o.PreparedAt = testNow
 
 	// Another price is another key (Stripe refuses a key reused with other
 	// parameters).
@@ -291,6 +301,38 @@ func TestRefusedRequestIsPermanent(t *testing.T) {
 	assert.Equal(t, ReasonRefused, e.Reason())
 	assert.Equal(t, "parameter_invalid_integer", e.Code)
 	assert.Len(t, rec.Requests("POST /v1/checkout/sessions"), 1, "a 4xx is not retried")
+}
+
+// TestKeptExpiresAtOutOfWindowRefused: Stripe refusing a kept expires_at
+// that left its window wraps ErrWindowPassed (prepare anew); a refusal of
+// a kept expires_at still in the window, or of an unprepared order, does
+// not.
+func TestKeptExpiresAtOutOfWindowRefused(t *testing.T) {
+	p, rec, _ := newTestProvider(t)
+	tooSoon := stripemock.Fault{Status: 400,
+		Body: `{"error":{"type":"invalid_request_error","param":"expires_at","message":"The expires_at timestamp must be at least 30 minutes from Checkout Session creation."}}`}
+	o := testOrder()
+	o.PreparedAt = testNow
+	for _, tc := range []struct {
+		name     string
+		after    time.Duration
+		prepared bool
+		passed   bool
+	}{
+		{"kept, 10 minutes later", 10 * time.Minute, true, true},
+		{"kept, a minute later", time.Minute, true, false},
+		{"not prepared", 10 * time.Minute, false, false},
+	} {
+		p.now = func() time.Time { return testNow.Add(tc.after) }
+		oo := o
+		if !tc.prepared {
+			oo.PreparedAt = time.Time{}
+		}
+		rec.Fail("POST /v1/checkout/sessions", tooSoon)
+		_, err := p.CreateCheckoutSession(ctxT(t), oo)
+		require.ErrorIs(t, err, ErrRefused, tc.name)
+		assert.Equal(t, tc.passed, errors.Is(err, ErrWindowPassed), tc.name)
+	}
 }
 
 func TestExpireSessionIsIdempotent(t *testing.T) {

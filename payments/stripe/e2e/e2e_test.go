@@ -210,9 +210,44 @@ func TestStripeConfirmCreatesTheCheckoutSession(t *testing.T) {
 	assert.Len(t, f.rec.Requests("POST /v1/checkout/sessions"), 1)
 }
 
+// stepClock is real time moved on by a step the test sets: the actors
+// and the Stripe provider read it, so a test crosses a 5-minute grid line
+// of expires_at at will.
+type stepClock struct{ off atomic.Int64 }
+
+func (c *stepClock) Now() time.Time      { return time.Now().Add(time.Duration(c.off.Load())) }
+func (c *stepClock) Add(d time.Duration) { c.off.Add(int64(d)) }
+
+// withClock runs the service's actors and its Stripe provider on c.
+func withClock(c *stepClock) apptest.Option {
+	return func(cfg *app.Config) {
+		t := app.Tuning{}
+		if cfg.Tune != nil {
+			t = *cfg.Tune
+		}
+		t.Actors = func(ac *actors.Config) { ac.Now = c.Now }
+		cfg.Tune = &t
+		cfg.Stripe.Now = c.Now
+	}
+}
+
+// beforeGridLine sets c so that a confirm now clamps expires_at (now + 31
+// minutes, up to the 5-minute grid) just before a grid line: a retry a
+// minute later would clamp to the next one.
+func beforeGridLine(c *stepClock) {
+	lo := c.Now().Add(tstripe.MinSessionLife + time.Minute)
+	c.Add(lo.Truncate(5 * time.Minute).Add(5 * time.Minute).Add(-20 * time.Second).Sub(lo))
+}
+
+// TestStripeDownAnswers503AndTheOrderStaysConfirmable: Stripe down or slow
+// answers 503 and leaves the order open; the tries, a minute apart across
+// a grid line of the clamped expires_at, send the same parameters and the
+// same idempotency key (the first try's expires_at is kept with the order),
+// so the one that reaches Stripe makes the only session.
 func TestStripeDownAnswers503AndTheOrderStaysConfirmable(t *testing.T) {
 	logs := &syncBuffer{}
-	f := start(t, func(c *app.Config) {
+	clock := &stepClock{}
+	f := start(t, withClock(clock), func(c *app.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	defer func() {
@@ -223,19 +258,7 @@ func TestStripeDownAnswers503AndTheOrderStaysConfirmable(t *testing.T) {
 	}()
 	evt, typeID := f.drop(20, 10)
 	number := f.place(evt, typeID, "bob@example.com")
-	// The provider clamps a short hold's expires_at up to a 5-minute grid
-	// past now + 31 minutes (payments/stripe expiresAt), and the key hashes
-	// it: tries straddling a grid line send another expires_at and so
-	// another key (a known defect: a CI run crossed one; the fix is to keep
-	// the first try's expires_at with the order). The tries below take about
-	// 10 s: start at least 30 s before the next grid line.
-	for {
-		lo := time.Now().Add(tstripe.MinSessionLife + time.Minute)
-		if lo.Sub(lo.Truncate(5*time.Minute)) < 4*time.Minute+30*time.Second {
-			break
-		}
-		time.Sleep(time.Second)
-	}
+	beforeGridLine(clock)
 	down := stripemock.Fault{Status: 500, Body: `{"error":{"type":"api_error","message":"down"}}`}
 	f.rec.Fail("POST /v1/checkout/sessions", down, down) // the first try and the adapter's one retry
 
@@ -244,22 +267,66 @@ func TestStripeDownAnswers503AndTheOrderStaysConfirmable(t *testing.T) {
 	assert.Equal(t, "PAYMENT_PROVIDER_UNAVAILABLE", e["error"].(map[string]any)["reason"])
 	assert.Equal(t, "open", f.order(evt, number)["status"], "nothing half-applied")
 
-	// Slow: over the per-attempt timeout, twice.
+	// A minute later, past the grid line. Slow: over the per-attempt
+	// timeout, twice.
+	clock.Add(time.Minute)
 	slow := stripemock.Fault{Delay: 3 * time.Second}
 	f.rec.Fail("POST /v1/checkout/sessions", slow, slow)
 	st, e = f.confirm(evt, number, "Idempotency-Key", "confirm-1")
 	require.Equal(t, 503, st, e)
 	assert.Equal(t, "open", f.order(evt, number)["status"])
 
-	// Stripe is back: the same request, same key, confirms.
+	// Stripe is back, after a restart of the service: the same request,
+	// same key, confirms.
+	clock.Add(time.Minute)
+	f.svc.Restart()
 	st, o := f.confirm(evt, number, "Idempotency-Key", "confirm-1")
 	require.Equal(t, 200, st, o)
 	assert.Equal(t, "awaiting_payment", o["status"])
-	keys := map[string]bool{}
-	for _, r := range f.rec.Requests("POST /v1/checkout/sessions") {
+	keys, exps := map[string]bool{}, map[string]bool{}
+	reqs := f.rec.Requests("POST /v1/checkout/sessions")
+	for _, r := range reqs {
 		keys[r.IdemKey] = true
+		exps[r.Form.Get("expires_at")] = true
 	}
+	assert.GreaterOrEqual(t, len(reqs), 5, "the tries reached the proxy")
+	assert.Len(t, exps, 1, "every try sent the first try's expires_at")
 	assert.Len(t, keys, 1, "every try carried the same Stripe idempotency key")
+	hold, err := time.Parse(time.RFC3339, o["holdExpiresAt"].(string))
+	require.NoError(t, err)
+	assert.True(t, exps[strconv.FormatInt(hold.Unix(), 10)], "the hold ends with the session")
+}
+
+// TestStripeConfirmPreparedAnewOutOfWindow: a retry so late that the kept
+// expires_at is less than 30 minutes ahead still sends the kept
+// parameters (Stripe would answer a session an earlier try made); Stripe
+// refusing them proves none was made, so the confirm is prepared anew and
+// the session made with a new expires_at, in the same request.
+func TestStripeConfirmPreparedAnewOutOfWindow(t *testing.T) {
+	clock := &stepClock{}
+	f := start(t, withClock(clock))
+	evt, typeID := f.drop(20, 10)
+	number := f.place(evt, typeID, "cat@example.com")
+	down := stripemock.Fault{Status: 500, Body: `{"error":{"type":"api_error","message":"down"}}`}
+	f.rec.Fail("POST /v1/checkout/sessions", down, down)
+	st, e := f.confirm(evt, number)
+	require.Equal(t, 503, st, e)
+
+	clock.Add(10 * time.Minute) // the order's own 15-minute hold still runs
+	tooSoon := stripemock.Fault{Status: 400, Body: `{"error":{"type":"invalid_request_error","param":"expires_at","message":"The expires_at timestamp must be at least 30 minutes from Checkout Session creation."}}`}
+	f.rec.Fail("POST /v1/checkout/sessions", tooSoon)
+	st, o := f.confirm(evt, number)
+	require.Equal(t, 200, st, o)
+	reqs := f.rec.Requests("POST /v1/checkout/sessions")
+	require.Len(t, reqs, 4)
+	assert.Equal(t, reqs[0].IdemKey, reqs[2].IdemKey, "the late retry sent the kept parameters first")
+	assert.NotEqual(t, reqs[2].IdemKey, reqs[3].IdemKey, "then the ones prepared anew")
+	exp, err := strconv.ParseInt(reqs[3].Form.Get("expires_at"), 10, 64)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Unix(exp, 0).Sub(clock.Now()), tstripe.MinSessionLife)
+	hold, err := time.Parse(time.RFC3339, o["holdExpiresAt"].(string))
+	require.NoError(t, err)
+	assert.Equal(t, exp, hold.Unix())
 }
 
 func TestStripeWebhookSettlesOnceAndRefusesForgeries(t *testing.T) {
