@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -59,7 +60,19 @@ func (a *eventActor) writeFeed(ch event.Change, fes []event.FeedEntry) {
 // instead of a request per commit (twenty followers of a drop cost the
 // sale more than a tenth of its throughput that way). A read that does
 // not wait is answered at once.
+//
+// The lingering ends on a tick shared by every follower (feedTick: the
+// next multiple of FeedLinger of the clock), not FeedLinger after each
+// one came: the followers of an event are answered together, through the
+// same durable end, so they come back at the same position and the next
+// tick answers them one page, read and made into its wire form once
+// (answerFeeds), where each lingering on its own clock asked for a page
+// of its own.
 const FeedLinger = 100 * time.Millisecond
+
+// feedTick is when a long poll that came at now has lingered enough: the
+// next tick of FeedLinger (within FeedLinger of now).
+func feedTick(now time.Time) time.Time { return now.Truncate(FeedLinger).Add(FeedLinger) }
 
 // feedWaiter is a ReadFeed waiting for the feed to pass its position.
 type feedWaiter struct {
@@ -126,31 +139,38 @@ func (a *eventActor) readFeed(ctx actor.Context, c event.ReadFeed, to *actor.PID
 		return
 	}
 	a.feedWaitID++
-	w := feedWaiter{id: a.feedWaitID, to: to, cmd: c, after: after, ready: time.Now().Add(FeedLinger)}
+	now := time.Now()
+	w := feedWaiter{id: a.feedWaitID, to: to, cmd: c, after: after, ready: feedTick(now)}
 	if w.after < a.feedEnd && w.full(a.feedEnd) {
 		a.answerFeed(to, c, a.feedEnd)
 		return
 	}
 	if w.after < a.feedEnd {
 		w.armed = true
-		a.timers.SendOnce(FeedLinger, ctx.Self(), &feedReady{id: w.id})
+		a.timers.SendOnce(w.ready.Sub(now), ctx.Self(), &feedReady{id: w.id})
 	}
 	a.feedWaits = append(a.feedWaits, w)
 	a.timers.SendOnce(c.Wait, ctx.Self(), &feedTimeout{id: w.id})
 }
 
 // feedLingered answers a waiter that has lingered enough, when the feed
-// has passed its position.
+// has passed its position, and with it every other waiter the feed has
+// passed whose tick has come (feedTick): one answerFeeds for all, their
+// later feedReady finding nothing to do.
 func (a *eventActor) feedLingered(id uint64) {
-	for i, w := range a.feedWaits {
-		if w.id == id {
-			if w.after < a.feedEnd {
-				a.feedWaits = append(a.feedWaits[:i], a.feedWaits[i+1:]...)
-				a.answerFeed(w.to, w.cmd, a.feedEnd)
-			}
-			return
+	now := time.Now()
+	kept := a.feedWaits[:0]
+	var answer []feedWaiter
+	for _, w := range a.feedWaits {
+		if w.after < a.feedEnd && (w.id == id || !now.Before(w.ready)) {
+			answer = append(answer, w)
+			continue
 		}
+		kept = append(kept, w)
 	}
+	clear(a.feedWaits[len(kept):])
+	a.feedWaits = kept
+	a.answerFeeds(answer, a.feedEnd)
 }
 
 // feedTimedOut answers a waiter whose wait ended with what there is.
@@ -193,25 +213,36 @@ func (a *eventActor) answerFeeds(ws []feedWaiter, last uint64) {
 	go func() {
 		defer s.wg.Done()
 		horizon := s.cfg.Now().Add(-event.FeedRetention)
-		var prev *event.ReadFeed
-		var page event.FeedPage
-		var err error
-		for i, w := range ws {
+		// The pages made, one per distinct read (few: followers come
+		// back where the last answer left them).
+		type made struct {
+			cmd  event.ReadFeed
+			page event.FeedPage
+			err  error
+		}
+		var pages []made
+		for _, w := range ws {
 			if w.to == nil {
 				continue
 			}
 			// Followers that read from the same position get the same
 			// page (it is never changed once made): made once.
-			if prev == nil || !sameFeedRead(*prev, w.cmd) {
-				var ok bool
-				page, ok = ring.Page(w.cmd, last, horizon)
-				err = nil
+			k := slices.IndexFunc(pages, func(m made) bool { return sameFeedRead(m.cmd, w.cmd) })
+			if k < 0 {
+				page, ok := ring.Page(w.cmd, last, horizon)
+				var err error
 				if !ok {
 					page, err = feed.ReadPage(s.store, id, w.cmd, last, horizon, ask.ErrUnavailable)
+				} else if len(ws) > 1 && page.Memo() == nil {
+					// Other followers may get it too: their
+					// answers' wire form is made once (the entries
+					// from the ring carry their renderings).
+					page = page.WithMemo(new(event.FeedPageMemo))
 				}
-				prev = &ws[i].cmd
+				k = len(pages)
+				pages = append(pages, made{w.cmd, page, err})
 			}
-			s.as.Root.Send(w.to, &response{result: page, err: err})
+			s.as.Root.Send(w.to, &response{result: pages[k].page, err: pages[k].err})
 		}
 	}()
 }

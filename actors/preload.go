@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -69,7 +70,7 @@ func (s *System) Preload(ctx context.Context, id string) (uint64, error) {
 	}()
 	if w != nil {
 		w.timer.Stop()
-		last, gap, err := s.replayAfter(w.m, id, w.last, ^uint64(0), nil)
+		last, gap, err := s.replayAfter(w.m, id, w.last, ^uint64(0), newPreloadPacer().yield)
 		if err != nil || gap {
 			w = nil // built anew below
 		} else {
@@ -79,10 +80,17 @@ func (s *System) Preload(ctx context.Context, id string) (uint64, error) {
 	if w == nil {
 		m := event.NewMachine(id, s.cfg.Event, s.cfg.IDs)
 		exit := s.loadGC.enter(s.cfg.LoadGCPercent)
-		from, last, gap, err := s.restore(m, id, ^uint64(0), nil, nil)
+		pace := newPreloadPacer()
+		var st restoreStats
+		from, last, gap, err := s.restore(m, id, ^uint64(0), pace.yield, &st)
 		exit()
 		if err != nil {
 			return 0, err
+		}
+		if st.read+st.decode+st.replay >= slowLoad {
+			s.cfg.Logger.Info("event preloaded", "event", id, "snapshot_seq", from, "snapshot_bytes", st.snapBytes,
+				"replayed", last-from, "read_ms", st.read.Milliseconds(), "decode_ms", st.decode.Milliseconds(),
+				"replay_ms", st.replay.Milliseconds(), "pauses", pace.pauses)
 		}
 		if gap {
 			// A gap is the load's to settle (it truncates what follows).
@@ -104,6 +112,44 @@ func (s *System) Preload(ctx context.Context, id string) (uint64, error) {
 	})
 	p.mu.Unlock()
 	return w.last, nil
+}
+
+// A preload is background work by design: the event's owner serves it
+// meanwhile, and in a cluster on few cores the owner, the taker and
+// their replicas share them. Built at full speed (the snapshot's parts
+// decoded on every core), the chaos run's hot event (a 100-230 MB
+// snapshot read and decoded in 4-14 s) took the cores from the owner,
+// whose writes then stopped for up to 1.2 s during a planned move's
+// preload (bench/results/20261129-moves2.md). So a preload reads the
+// snapshot, decodes it in order and replays the log paced by a duty
+// cycle: preloadSlice of work, then preloadPause asleep, whoever else
+// runs (the owner is another process: the snapshot worker's pacer, which
+// pauses only for this process's own asks, cannot see it): at most half
+// a core, where it took both. It takes about twice as long as on one
+// core alone; a planned move waits for it (cluster/routing preloadBound,
+// LeaveWait: the chaos run's 231 MB preload took 14-25 s at full speed).
+const (
+	preloadSlice = 2 * time.Millisecond
+	preloadPause = 2 * time.Millisecond
+)
+
+// preloadPacer is the duty cycle of a preload; its yield is called every
+// few hundred records and between the snapshot's chunks.
+type preloadPacer struct {
+	start  time.Time // of the current slice
+	pauses int
+}
+
+func newPreloadPacer() *preloadPacer { return &preloadPacer{start: time.Now()} }
+
+func (p *preloadPacer) yield() {
+	runtime.Gosched()
+	if time.Since(p.start) < preloadSlice {
+		return
+	}
+	time.Sleep(preloadPause)
+	p.pauses++
+	p.start = time.Now()
 }
 
 // takePreloaded hands the state preloaded for id, if any, to its actor.

@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -67,4 +68,59 @@ func TestDroppedPreloadIsNotUsed(t *testing.T) {
 	require.Len(t, e.registrations(evt), 3)
 	built, taken := e.sys.PreloadStats()
 	require.Equal(t, [2]uint64{1, 0}, [2]uint64{built, taken})
+}
+
+// pacedStore is a SnapshotStore that says whether a read was paced.
+type pacedStore struct {
+	SnapshotStore
+	paced, whole int
+}
+
+func (p *pacedStore) LoadNewestWith(stream string, readers int) (uint64, []byte, bool, error) {
+	p.whole++
+	return p.SnapshotStore.LoadNewestWith(stream, readers)
+}
+
+func (p *pacedStore) LoadNewestPaced(stream string, pace func()) (uint64, []byte, bool, error) {
+	p.paced++
+	pace()
+	return p.SnapshotStore.LoadNewestWith(stream, 1)
+}
+
+// A preload reads its snapshot as background work (through the store's
+// paced read, when it has one), while an actor's load reads it at once:
+// both build the same state.
+func TestPreloadReadsPaced(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.SnapshotEvery = 20 })
+	evt, tt := e.newEvent("bu_1", nil)
+	register(t, e, evt, tt, 0, 45)
+	e.reopen()
+	store := &pacedStore{SnapshotStore: e.sys.snap}
+	e.sys.snap = store
+
+	_, err := e.sys.Preload(bg, evt)
+	require.NoError(t, err)
+	require.Equal(t, [2]int{1, 0}, [2]int{store.paced, store.whole}, "the preload's read is paced")
+	require.Len(t, e.registrations(evt), 45)
+
+	e.reopen()
+	store = &pacedStore{SnapshotStore: e.sys.snap}
+	e.sys.snap = store
+	require.Len(t, e.registrations(evt), 45)
+	require.Equal(t, [2]int{0, 1}, [2]int{store.paced, store.whole}, "an actor's load reads at once")
+}
+
+// The preload's duty cycle: work called back for longer than a slice
+// sleeps a pause before going on, whatever else runs.
+func TestPreloadPacerPauses(t *testing.T) {
+	p := newPreloadPacer()
+	start := time.Now()
+	for time.Since(start) < 10*preloadSlice {
+		for busy := time.Now(); time.Since(busy) < 50*time.Microsecond; {
+		}
+		p.yield()
+	}
+	require.Positive(t, p.pauses, "it paused")
+	// Each pause is a sleep of preloadPause at least.
+	require.GreaterOrEqual(t, time.Since(start), time.Duration(p.pauses)*preloadPause)
 }

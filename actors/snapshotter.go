@@ -236,7 +236,13 @@ func (s *System) restore(m *event.Machine, id string, through uint64, yield func
 		st = &restoreStats{}
 	}
 	t0 := time.Now()
-	from, snap, ok, err := s.snap.LoadNewestWith(id, readers)
+	var snap []byte
+	var ok bool
+	if ps, paced := s.snap.(PacedSnapshotStore); paced && yield != nil {
+		from, snap, ok, err = ps.LoadNewestPaced(id, yield)
+	} else {
+		from, snap, ok, err = s.snap.LoadNewestWith(id, readers)
+	}
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("actors: load snapshot of %s: %w", id, err)
 	}

@@ -134,6 +134,15 @@ type SnapshotStore interface {
 	SaveAndTrim(stream string, seq uint64, state []byte) (trimmedThrough uint64, err error)
 }
 
+// PacedSnapshotStore is a SnapshotStore that can read a snapshot as
+// background work: pace is called between its parts (cluster mode's
+// object store, read over the network: a preload's or the snapshot
+// worker's read is paced like the rest of their work).
+type PacedSnapshotStore interface {
+	SnapshotStore
+	LoadNewestPaced(stream string, pace func()) (seq uint64, state []byte, ok bool, err error)
+}
+
 // System owns the actor system, the event registry and the directory.
 type System struct {
 	cfg   Config

@@ -176,16 +176,25 @@ func (m *Main) Run(ctx context.Context) error {
 
 // closeBounded is Close with shutdownTimeout: past it, the parts still
 // closing are left to the process exit (what was acknowledged is in the
-// synced log already).
+// synced log already). In cluster mode Close first hands the node's
+// shards over (routing.Router.Leave, at most routing.LeaveWait): the
+// bound is that much longer. Cut at 9 s, a graceful stop whose taker was
+// still building a big event's state exited mid-handover, and the event
+// moved as after a loss: its writes stopped 18.5 s while a survivor
+// loaded it (bench/results/20261129-moves2.md).
 func (m *Main) closeBounded() error {
+	timeout := shutdownTimeout
+	if m.router != nil {
+		timeout += routing.LeaveWait
+	}
 	done := make(chan error, 1)
 	go func() { done <- m.Close() }()
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(shutdownTimeout):
-		m.log.Error("shutdown did not finish in time; exiting anyway", "timeout", shutdownTimeout)
-		return fmt.Errorf("shutdown: not finished after %s", shutdownTimeout)
+	case <-time.After(timeout):
+		m.log.Error("shutdown did not finish in time; exiting anyway", "timeout", timeout)
+		return fmt.Errorf("shutdown: not finished after %s", timeout)
 	}
 }
 

@@ -3,8 +3,10 @@ package bench
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strconv"
@@ -31,16 +33,27 @@ const followWait = 30
 // to its arrival at the follower) and whether each saw every change once,
 // in order.
 type FeedFollowReport struct {
-	Followers int     `json:"followers"`
-	Rounds    int     `json:"rounds"`
-	AloneRPS  float64 `json:"aloneRps"`
-	FollowRPS float64 `json:"followRps"`
-	Ratio     float64 `json:"ratio"`
-	Changes   int64   `json:"changes"` // changes each follower read, summed over rounds
-	Reads     int64   `json:"reads"`   // feed requests of all followers
-	LagP50Ms  float64 `json:"lagP50Ms"`
-	LagP99Ms  float64 `json:"lagP99Ms"`
-	LagMaxMs  float64 `json:"lagMaxMs"`
+	Followers int `json:"followers"`
+	Rounds    int `json:"rounds"`
+	// AloneRPS and FollowRPS are the medians of the drops of each kind;
+	// Ratio is the median of RoundRatios, each round's drop beside the
+	// followers over its drop alone.
+	AloneRPS    float64   `json:"aloneRps"`
+	FollowRPS   float64   `json:"followRps"`
+	Ratio       float64   `json:"ratio"`
+	RoundRatios []float64 `json:"roundRatios"`
+	// CPU per order (median of the drops of each kind) of the service
+	// and of the load generator (buyers, and followers when they run).
+	ServerUsAlone     float64 `json:"serverUsAlone"`
+	ServerUsFollow    float64 `json:"serverUsFollow"`
+	GeneratorUsAlone  float64 `json:"generatorUsAlone"`
+	GeneratorUsFollow float64 `json:"generatorUsFollow"`
+	Changes           int64   `json:"changes"`        // changes each follower read, summed over rounds
+	Reads             int64   `json:"reads"`          // feed requests of all followers
+	BytesPerChange    float64 `json:"bytesPerChange"` // page bytes the followers read per change
+	LagP50Ms          float64 `json:"lagP50Ms"`
+	LagP99Ms          float64 `json:"lagP99Ms"`
+	LagMaxMs          float64 `json:"lagMaxMs"`
 	// ExactlyOnce: every follower saw seqs from its start to the feed's
 	// end, each once, in order, in every round.
 	ExactlyOnce bool   `json:"exactlyOnce"`
@@ -58,17 +71,20 @@ type feedFollower struct {
 	last   uint64
 	lags   []float64 // ms
 	reads  int64
+	bytes  int64 // of the pages read
 	reqErr error
 	bad    string // the first rule broken
-}
-
-type feedWire struct {
-	Data []struct {
-		Seq        uint64 `json:"seq"`
-		OccurredAt string `json:"occurredAt"`
-	} `json:"data"`
-	NextCursor string `json:"nextCursor"`
-	HasMore    bool   `json:"hasMore"`
+	// body is the follower's page buffer, read into again for every page
+	// (as a careful client keeps one): fasthttp's pooled body buffers
+	// are sized for the buyers' small answers and dropped a megabyte page
+	// after each read, so every page was a fresh megabyte, zeroed and
+	// faulted in (a third of the followers' CPU in the generator).
+	body []byte
+	// curPre is the base64url of the cursor prefix "f1:<event>:" cut to
+	// whole 3-byte groups, the part every cursor of the event starts
+	// with; cursorSeq decodes only what follows it.
+	curPre  []byte
+	curTail string // the prefix's bytes after curPre's
 }
 
 // follow reads the feed until stop is closed and it has reached seq end
@@ -88,16 +104,22 @@ func (f *feedFollower) follow(stop <-chan struct{}, end *atomic.Uint64) {
 		req.Reset()
 		load.SetRequest(req, "GET", f.c.Base+"/v1/events/"+f.eid+"/changes?limit=1000&wait="+fmt.Sprint(followWait)+
 			"&after="+url.QueryEscape(f.cursor), f.key)
+		resp.StreamBody = true
 		err := f.c.HC.DoTimeout(req, resp, (followWait+15)*time.Second)
+		var body []byte
+		if err == nil {
+			body, err = f.readBody(resp)
+		}
 		got := time.Now()
 		f.mu.Lock()
 		f.reads++
 		if err != nil || resp.StatusCode() != 200 {
-			f.reqErr = fmt.Errorf("feed read: status %d %v %s", resp.StatusCode(), err, load.Truncate(resp.Body(), 200))
+			f.reqErr = fmt.Errorf("feed read: status %d %v %s", resp.StatusCode(), err, load.Truncate(body, 200))
 			f.mu.Unlock()
 			return
 		}
-		next, err := f.take(resp.Body(), got)
+		f.bytes += int64(len(body))
+		next, err := f.take(body, got)
 		if err != nil {
 			f.bad = err.Error()
 			f.mu.Unlock()
@@ -106,6 +128,24 @@ func (f *feedFollower) follow(stop <-chan struct{}, end *atomic.Uint64) {
 		f.cursor = next
 		f.mu.Unlock()
 	}
+}
+
+// readBody reads the streamed body of resp into the follower's buffer
+// (grown, never given back) and closes the stream.
+func (f *feedFollower) readBody(resp *fasthttp.Response) ([]byte, error) {
+	defer resp.CloseBodyStream() //nolint:errcheck
+	n := resp.Header.ContentLength()
+	if n < 0 {
+		return nil, fmt.Errorf("feed read: no Content-Length (%d)", n)
+	}
+	if cap(f.body) < n {
+		f.body = make([]byte, n+n/4)
+	}
+	b := f.body[:n]
+	if _, err := io.ReadFull(resp.BodyStream(), b); err != nil {
+		return nil, fmt.Errorf("feed read: body: %w", err)
+	}
+	return b, nil
 }
 
 // take checks a feed page the follower read (at got) and moves it on:
@@ -244,22 +284,41 @@ func feedType(b []byte) bool {
 // cursorSeq is the seq a cursor of the follower's event stands for (the
 // bench knows the service's cursor format: base64url of
 // "f1:<eventId>:<seq>"); an error for another event's.
+//
+// A cursor of the event starts with curPre (the prefix's whole 3-byte
+// groups, encoded once): that part is compared, and only the rest (the
+// prefix's last bytes and the seq, a dozen characters) decoded.
 func (f *feedFollower) cursorSeq(c []byte) (uint64, error) {
-	var buf [128]byte
-	n := base64.RawURLEncoding.DecodedLen(len(c))
-	if n > len(buf) {
-		return 0, fmt.Errorf("cursor too long")
+	if f.curPre == nil {
+		pre := "f1:" + f.eid + ":"
+		whole := len(pre) / 3 * 3
+		f.curPre = base64.RawURLEncoding.AppendEncode(nil, []byte(pre[:whole]))
+		f.curTail = pre[whole:]
 	}
-	n, err := base64.RawURLEncoding.Decode(buf[:], c)
+	var buf [128]byte
+	if !bytes.HasPrefix(c, f.curPre) || base64.RawURLEncoding.DecodedLen(len(c)-len(f.curPre)) > len(buf) {
+		return 0, f.notCursor(c)
+	}
+	n, err := base64.RawURLEncoding.Decode(buf[:], c[len(f.curPre):])
 	if err != nil {
 		return 0, err
 	}
 	raw := buf[:n]
-	pre := len("f1:") + len(f.eid) + 1
-	if len(raw) <= pre || string(raw[:3]) != "f1:" || string(raw[3:pre-1]) != f.eid || raw[pre-1] != ':' {
-		return 0, fmt.Errorf("not a cursor of %s: %q", f.eid, string(raw)) // a copy: buf stays on the stack
+	tail := f.curTail
+	if len(raw) <= len(tail) || string(raw[:len(tail)]) != tail {
+		return 0, f.notCursor(c)
 	}
-	return strconv.ParseUint(string(raw[pre:]), 10, 64)
+	return strconv.ParseUint(string(raw[len(tail):]), 10, 64)
+}
+
+// notCursor is the error of a cursor that is not one of the follower's
+// event, saying what it decodes to.
+func (f *feedFollower) notCursor(c []byte) error {
+	raw, err := base64.RawURLEncoding.DecodeString(string(c))
+	if err != nil {
+		return fmt.Errorf("not a cursor of %s: %q (%v)", f.eid, c, err)
+	}
+	return fmt.Errorf("not a cursor of %s: %q", f.eid, raw)
 }
 
 // parseFeedTime reads an occurredAt: the service's "2006-01-02T15:04:05.000Z"
@@ -324,8 +383,22 @@ func feedPosition(c *load.Client, key, eid string) (string, error) {
 	return fc, nil
 }
 
-// feedEnd is the seq of the feed's last change: the last change's seq of
-// a read from cursor to the end (0 when there is none after cursor).
+// feedWire is a feed page as JSON (feedEnd decodes every object with it,
+// which the followers' check does not).
+type feedWire struct {
+	Data []struct {
+		Seq        uint64          `json:"seq"`
+		OccurredAt string          `json:"occurredAt"`
+		Object     json.RawMessage `json:"object"`
+	} `json:"data"`
+	NextCursor string `json:"nextCursor"`
+	HasMore    bool   `json:"hasMore"`
+}
+
+// feedEnd reads the feed from cursor (at seq from) to its end with a JSON
+// decoder, between drops (the followers' check reads envelopes only):
+// every page valid JSON, every change the seq after the one before. It
+// answers the last change's seq (from when there is none after cursor).
 func feedEnd(c *load.Client, key, eid, cursor string, from uint64) (uint64, error) {
 	last := from
 	for {
@@ -333,8 +406,11 @@ func feedEnd(c *load.Client, key, eid, cursor string, from uint64) (uint64, erro
 		if err := c.JSON("GET", "/v1/events/"+eid+"/changes?limit=1000&after="+url.QueryEscape(cursor), key, nil, 200, &p); err != nil {
 			return 0, err
 		}
-		if n := len(p.Data); n > 0 {
-			last = p.Data[n-1].Seq
+		for _, ch := range p.Data {
+			if ch.Seq != last+1 || len(ch.Object) == 0 || ch.Object[0] != '{' {
+				return 0, fmt.Errorf("bench: the feed read to its end: seq %d after %d (object %s)", ch.Seq, last, load.Truncate(ch.Object, 60))
+			}
+			last = ch.Seq
 		}
 		cursor = p.NextCursor
 		if !p.HasMore {
@@ -343,8 +419,17 @@ func feedEnd(c *load.Client, key, eid, cursor string, from uint64) (uint64, erro
 	}
 }
 
+// feedFollowRounds is how many pairs of drops (alone, beside the
+// followers) feed-follow runs, in full size and in quick mode: the ratio
+// is the median of the pairs' ratios, so one drop that ran fast or slow
+// (a compaction, the machine's other work) does not decide it.
+const (
+	feedFollowRounds      = 5
+	feedFollowRoundsQuick = 3
+)
+
 // feedFollow measures the flash sale without and with Followers following
-// the event's change feed, interleaved over rounds (the order turned
+// the event's change feed, in rounds of one drop of each (the order turned
 // around every other round), and checks that every follower saw every
 // change of the drop exactly once, in order, with its lag.
 func (h *Harness) feedFollow(s *load.Server, c *load.Client) error {
@@ -352,15 +437,17 @@ func (h *Harness) feedFollow(s *load.Server, c *load.Client) error {
 	if err != nil {
 		return err
 	}
-	rounds := 2
+	rounds := feedFollowRounds
 	if h.cfg.Quick {
-		rounds = 3
+		rounds = feedFollowRoundsQuick
 	}
 	rep := &FeedFollowReport{Followers: Followers, Rounds: rounds, ExactlyOnce: true}
 	var ack load.Acks
-	var sum [2]float64
+	var rps, srv, gen [2][]float64 // alone, with: per drop
 	var lags []float64
+	var bytesRead int64
 	for r := range rounds {
+		var pair [2]float64
 		for k := range 2 {
 			with := k == 1
 			if r%2 == 1 {
@@ -396,7 +483,20 @@ func (h *Harness) feedFollow(s *load.Server, c *load.Client) error {
 				name = fmt.Sprintf("feed-follow-%d", Followers)
 			}
 			res := h.record(h.drop(name, c, s, e, 0, &ack, fmt.Sprintf("ff%d-%d-", r, k)).Run())
-			last, err := feedEnd(c, s.SecretKey, e.EventID, start, pos)
+			// Every answered order is in the feed: its end is the
+			// position the registrations list reflects now, and the
+			// feed read to its end ends there.
+			endCursor, err := feedPosition(c, s.SecretKey, e.EventID)
+			var last, read uint64
+			if err == nil {
+				last, err = cursorSeq(endCursor)
+			}
+			if err == nil {
+				read, err = feedEnd(c, s.SecretKey, e.EventID, start, pos)
+			}
+			if err == nil && read != last {
+				err = fmt.Errorf("bench: the feed read to its end ends at %d, the list's Feed-Cursor at %d", read, last)
+			}
 			if err != nil {
 				close(stop)
 				return err
@@ -415,6 +515,7 @@ func (h *Harness) feedFollow(s *load.Server, c *load.Client) error {
 				f.mu.Lock()
 				rep.Reads += f.reads
 				rep.Changes += int64(f.last - pos)
+				bytesRead += f.bytes
 				lags = append(lags, f.lags...)
 				switch {
 				case f.reqErr != nil:
@@ -428,17 +529,25 @@ func (h *Harness) feedFollow(s *load.Server, c *load.Client) error {
 				}
 				f.mu.Unlock()
 			}
+			w := 0
 			if with {
-				sum[1] += res.RPS
-			} else {
-				sum[0] += res.RPS
+				w = 1
 			}
+			pair[w] = res.RPS
+			rps[w] = append(rps[w], res.RPS)
+			srv[w] = append(srv[w], res.ServerCPUUsPerRequest)
+			gen[w] = append(gen[w], res.ClientCPUUsPerRequest)
+		}
+		if pair[0] > 0 {
+			rep.RoundRatios = append(rep.RoundRatios, pair[1]/pair[0])
 		}
 	}
-	n := float64(rounds)
-	rep.AloneRPS, rep.FollowRPS = sum[0]/n, sum[1]/n
-	if rep.AloneRPS > 0 {
-		rep.Ratio = rep.FollowRPS / rep.AloneRPS
+	rep.Ratio = median(rep.RoundRatios)
+	rep.AloneRPS, rep.FollowRPS = median(rps[0]), median(rps[1])
+	rep.ServerUsAlone, rep.ServerUsFollow = median(srv[0]), median(srv[1])
+	rep.GeneratorUsAlone, rep.GeneratorUsFollow = median(gen[0]), median(gen[1])
+	if rep.Changes > 0 {
+		rep.BytesPerChange = float64(bytesRead) / float64(rep.Changes)
 	}
 	if len(lags) > 0 {
 		slices.Sort(lags)
@@ -446,8 +555,32 @@ func (h *Harness) feedFollow(s *load.Server, c *load.Client) error {
 		rep.LagP50Ms, rep.LagP99Ms, rep.LagMaxMs = q(0.50), q(0.99), lags[len(lags)-1]
 	}
 	h.rep.FeedFollow = rep
-	h.logf("   %d followers: %.3f x the drop alone (%.0f vs %.0f orders/s); lag p50 %.1f p99 %.1f max %.1f ms; %d changes read in %d requests; exactly once in order: %v %s",
-		Followers, rep.Ratio, rep.FollowRPS, rep.AloneRPS, rep.LagP50Ms, rep.LagP99Ms, rep.LagMaxMs, rep.Changes, rep.Reads, rep.ExactlyOnce, rep.Problem)
+	h.logf("   %d followers: %.3f x the drop alone (median of %d rounds' ratios %s; median drops %.0f vs %.0f orders/s); service CPU %.1f vs %.1f us an order, generator %.1f vs %.1f; %.0f bytes a change delivered; lag p50 %.1f p99 %.1f max %.1f ms; %d changes read in %d requests; exactly once in order: %v %s",
+		Followers, rep.Ratio, rounds, fmtRatios(rep.RoundRatios), rep.FollowRPS, rep.AloneRPS, rep.ServerUsFollow, rep.ServerUsAlone, rep.GeneratorUsFollow, rep.GeneratorUsAlone,
+		rep.BytesPerChange, rep.LagP50Ms, rep.LagP99Ms, rep.LagMaxMs, rep.Changes, rep.Reads, rep.ExactlyOnce, rep.Problem)
 	h.rep.check("feed-follow", "every follower saw every change once, in order", rep.ExactlyOnce, "%s", rep.Problem)
 	return h.verifyOrders("feed-follow", c, s, e, &ack)
+}
+
+// median is the middle of xs (the mean of the middle two for an even
+// count; 0 for none). xs is not changed.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// fmtRatios writes ratios as "0.912, 0.874, ..." in round order.
+func fmtRatios(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(x, 'f', 3, 64)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -218,8 +218,9 @@ func (r *Report) Markdown(chart string) string {
 			x.Dashboards, DashboardPoll, x.Ratio, x.PollRPS, x.AloneRPS, DashboardFastPoll, x.FastRatio, x.FastRPS, x.Rounds, x.Polls, x.PollCPUUs, x.Dashboards, DashboardPoll, x.PollCores)
 	}
 	if x := r.FeedFollow; x != nil {
-		fmt.Fprintf(&b, "\n## Feed followers\n\nThe flash sale with %d integrators long-polling its event's change feed: %.3f x its throughput alone (%.0f vs %.0f orders/s), means of %d interleaved rounds. Lag from a change's occurredAt to its arrival at a follower: p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d changes read in %d requests; every follower saw every change once, in order: %v %s\n",
-			x.Followers, x.Ratio, x.FollowRPS, x.AloneRPS, x.Rounds, x.LagP50Ms, x.LagP99Ms, x.LagMaxMs, x.Changes, x.Reads, x.ExactlyOnce, x.Problem)
+		fmt.Fprintf(&b, "\n## Feed followers\n\nThe flash sale with %d integrators long-polling its event's change feed: %.3f x its throughput alone, the median of %d interleaved rounds' ratios (%s; median drops %.0f vs %.0f orders/s). CPU per order, median drops beside the followers vs alone: service %.1f vs %.1f us, load generator %.1f vs %.1f us; %.0f bytes read per change. Lag from a change's occurredAt to its arrival at a follower: p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d changes read in %d requests; every follower saw every change once, in order: %v %s\n",
+			x.Followers, x.Ratio, x.Rounds, fmtRatios(x.RoundRatios), x.FollowRPS, x.AloneRPS, x.ServerUsFollow, x.ServerUsAlone, x.GeneratorUsFollow, x.GeneratorUsAlone, x.BytesPerChange,
+			x.LagP50Ms, x.LagP99Ms, x.LagMaxMs, x.Changes, x.Reads, x.ExactlyOnce, x.Problem)
 	}
 	if x := r.QueueDrop; x != nil {
 		fmt.Fprintf(&b, "\n## Queue drop\n\n%d buyers joined the waiting room before onSaleAt against %d places: %.0f durable joins/s (%.2f x ceiling). "+

@@ -192,6 +192,75 @@ type FeedPage struct {
 	HasMore bool
 	Last    uint64
 	Expired bool
+	// memo, on a page read from the entries kept in memory, keeps its
+	// wire forms for every follower it is answered to (see
+	// FeedPageMemo; unexported: gob leaves it behind).
+	memo *FeedPageMemo
+}
+
+// Memo is the memo of the page's wire forms (nil when it has none).
+func (p FeedPage) Memo() *FeedPageMemo { return p.memo }
+
+// WithMemo is the page with the memo m of its wire forms.
+func (p FeedPage) WithMemo(m *FeedPageMemo) FeedPage {
+	p.memo = m
+	return p
+}
+
+// FeedPageMemo keeps the wire forms of one page answered to several
+// followers (the followers a commit wakes read from the same position
+// and get the same page): the first that needs one makes it, the others
+// take it, so a follower's answer costs no work per change of the page
+// (no lookup of each change's rendering, no list of them, no joining of
+// runs). Keyed like FeedMemo; a page never changes once made, so neither
+// may what is kept. Safe for concurrent use; the nil memo keeps nothing.
+type FeedPageMemo struct {
+	p atomic.Pointer[[]feedPageForm]
+}
+
+// feedPageForm is one wire form of a page, under its key.
+type feedPageForm struct {
+	key string
+	v   any
+}
+
+// Load answers the form kept under key.
+func (m *FeedPageMemo) Load(key string) (any, bool) {
+	if m == nil {
+		return nil, false
+	}
+	if fs := m.p.Load(); fs != nil {
+		for _, f := range *fs {
+			if f.key == key {
+				return f.v, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// Store keeps v under key, unless another reader kept one first, and
+// answers the one kept (which must not be changed afterwards).
+func (m *FeedPageMemo) Store(key string, v any) any {
+	if m == nil {
+		return v
+	}
+	for {
+		old := m.p.Load()
+		var fs []feedPageForm
+		if old != nil {
+			for _, f := range *old {
+				if f.key == key {
+					return f.v
+				}
+			}
+			fs = append(make([]feedPageForm, 0, len(*old)+1), *old...)
+		}
+		fs = append(fs, feedPageForm{key, v})
+		if m.p.CompareAndSwap(old, &fs) {
+			return v
+		}
+	}
 }
 
 // FeedItem is one stored feed entry: its seq, type, when it happened and

@@ -248,3 +248,13 @@ func TestOpenOnFullDiskFailsPromptly(t *testing.T) {
 	defer s2.Close()
 	require.Len(t, replayAll(t, s2, "evt_1", 0), 500)
 }
+
+// The watchdog counts a stall from the later of the last commit completed
+// and the moment the process ran again after it did not run (a SIGSTOP):
+// the time it was stopped is no disk's fault.
+func TestStallIdleAfterOwnPause(t *testing.T) {
+	s := int64(time.Second)
+	require.Equal(t, 4*time.Second, stallIdle(5*s, 1*s, 0), "no pause: since the last commit")
+	require.Equal(t, 500*time.Millisecond, stallIdle(16*s+s/2, 1*s, 16*s), "stopped 15 s: since it ran again")
+	require.Equal(t, 2*time.Second, stallIdle(20*s, 18*s, 16*s), "a commit since: since that commit")
+}

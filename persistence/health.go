@@ -163,8 +163,10 @@ func (s *Store) commitEnd() {
 // and every reader queued behind one for good, with no error to see.
 func (s *Store) watch(timeout time.Duration) {
 	defer s.h.watchWG.Done()
-	tick := time.NewTicker(max(timeout/8, 10*time.Millisecond))
+	every := max(timeout/8, 10*time.Millisecond)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
+	last, resumed := s.now(), int64(0)
 	for {
 		select {
 		case <-s.h.stop:
@@ -173,15 +175,31 @@ func (s *Store) watch(timeout time.Duration) {
 			return
 		case <-tick.C:
 		}
+		now := s.now()
+		if time.Duration(now-last) > every+timeout/2 {
+			// This process did not run meanwhile (SIGSTOP, a paused VM):
+			// the disk had no time to show progress in. Counted, a 15 s
+			// SIGSTOP failed the store of a cluster node at SIGCONT and it
+			// exited (bench/results/20261129-moves2.md).
+			resumed = now
+		}
+		last = now
 		if s.h.waiting.Load() == 0 {
 			continue
 		}
-		if idle := time.Duration(s.now() - s.h.progress.Load()); idle > timeout {
+		if idle := stallIdle(now, s.h.progress.Load(), resumed); idle > timeout {
 			s.fail(fmt.Errorf("no commit completed for %s with %d waiting (disk stalled or full)",
 				idle.Round(time.Millisecond), s.h.waiting.Load()))
 			return
 		}
 	}
+}
+
+// stallIdle is how long commits have made no progress at now: since the
+// last completed (progress) or since the process last resumed after not
+// running, whichever is later.
+func stallIdle(now, progress, resumed int64) time.Duration {
+	return time.Duration(now - max(progress, resumed))
 }
 
 func (s *Store) stopWatch() {

@@ -33,6 +33,9 @@
 // (under its lock; the values it holds never change once put). Each of
 // its entries has a memo of its renderings (event.FeedMemo), filled by
 // the readers, safe for concurrent use, and dropped with the entry, so a
-// rendering can never answer for another entry. ReadPage and Trim are
-// safe from any goroutine.
+// rendering can never answer for another entry. The ring also keeps the
+// last whole pages read from it, each with a memo of its wire forms
+// (event.FeedPageMemo), for the next follower reading from the same
+// position; they answer only while their entries are in the ring.
+// ReadPage and Trim are safe from any goroutine.
 package feed

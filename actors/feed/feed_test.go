@@ -82,6 +82,7 @@ var errUnavailable = fmt.Errorf("unavailable")
 // withoutMemos is p with its items' memos dropped (to compare a page read
 // from the ring with one read from the store).
 func withoutMemos(p event.FeedPage) event.FeedPage {
+	p = p.WithMemo(nil)
 	p.Entries = append([]event.FeedItem(nil), p.Entries...)
 	for i := range p.Entries {
 		p.Entries[i] = p.Entries[i].WithMemo(nil)
@@ -314,4 +315,60 @@ func TestSpansFromRingAndStoreAgree(t *testing.T) {
 	n, err = Trim(s, []string{"evt_s"}, start.Add(2*time.Minute))
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "the span is one record")
+}
+
+// TestRingKeepsWholePages: a whole page (its limit's entries, no types
+// filter) read from the ring is kept with a memo of its wire forms, and
+// the next read from the same position with the same limit gets that
+// page (same entries, same memo) with its own Last; a partial page, a
+// page read with types, and a page kept at the feed's end once the feed
+// moved on (its hasMore would differ) are read anew; a kept page whose
+// entries left the ring answers no more.
+func TestRingKeepsWholePages(t *testing.T) {
+	start := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	ring := NewRing(0)
+	value := func(i int) []byte {
+		return AppendValue(nil, event.FeedTypeCode(event.FeedOrderCreated), start.Add(time.Duration(i)*time.Millisecond), fmt.Appendf(nil, `{"id":"ord_%d"}`, i))
+	}
+	for i := 1; i <= 100; i++ {
+		ring.Put(uint64(i), value(i))
+	}
+	read := func(c event.ReadFeed, last uint64) event.FeedPage {
+		p, ok := ring.Page(c, last, start)
+		require.True(t, ok)
+		return p
+	}
+	c := event.ReadFeed{After: 10, From: true, Limit: 20}
+	a := read(c, 90)
+	require.NotNil(t, a.Memo(), "a whole page has a memo")
+	require.Len(t, a.Entries, 20)
+	b := read(c, 100)
+	require.Same(t, a.Memo(), b.Memo(), "the next reader gets the page kept")
+	require.Same(t, &a.Entries[0], &b.Entries[0])
+	require.Equal(t, uint64(100), b.Last)
+	require.True(t, b.HasMore)
+	require.Equal(t, uint64(30), b.Next)
+
+	require.Nil(t, read(event.ReadFeed{After: 95, From: true, Limit: 20}, 100).Memo(), "a partial page is not kept")
+	typed := event.ReadFeed{After: 10, From: true, Limit: 20, Types: []string{event.FeedOrderCreated}}
+	require.Nil(t, read(typed, 100).Memo(), "a page read with types is not kept")
+
+	// A whole page that ends the feed, then the feed moves on.
+	end := event.ReadFeed{After: 80, From: true, Limit: 20}
+	e1 := read(end, 100)
+	require.False(t, e1.HasMore)
+	for i := 101; i <= 110; i++ {
+		ring.Put(uint64(i), value(i))
+	}
+	e2 := read(end, 110)
+	require.True(t, e2.HasMore, "not the page kept at the end")
+	require.NotSame(t, e1.Memo(), e2.Memo())
+	require.Equal(t, e1.Entries, e2.Entries)
+
+	// The ring moves past the kept page's entries: the store answers.
+	for i := 111; i <= 110+RingLen; i++ {
+		ring.Put(uint64(i), value(i))
+	}
+	_, ok := ring.Page(c, 110+RingLen, start)
+	require.False(t, ok, "the page's entries left the ring")
 }

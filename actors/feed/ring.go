@@ -73,6 +73,28 @@ type Ring struct {
 	ents   []*ringEntry // seq s at s % len(ents); len a power of two
 	lo, hi uint64       // the ring holds seqs lo+1..hi
 	bytes  int          // of the values of lo+1..hi
+
+	// pages keeps the last whole pages read (ringPages), each with the
+	// memo of its wire forms (event.FeedPageMemo): followers of a drop
+	// read the same pages one after another, each a thousand entries,
+	// and the second reader of one takes it, and its wire form, as made
+	// for the first.
+	pagesMu sync.Mutex
+	pages   [ringPages]ringPage
+	pagesAt int // the slot the next page kept takes
+}
+
+// ringPages is how many whole pages a ring keeps for their next readers:
+// about as many as there are distinct positions among a drop's followers
+// at one time.
+const ringPages = 8
+
+// ringPage is a whole page kept: the read's position and limit, and the
+// page (its Last aside, the same for any durable end past it).
+type ringPage struct {
+	after uint64
+	limit int
+	page  event.FeedPage
 }
 
 // NewRing returns an empty ring whose next entry is end+1.
@@ -170,6 +192,7 @@ func (r *Ring) Page(c event.ReadFeed, last uint64, horizon time.Time) (event.Fee
 	if n > RingLen {
 		return page, false // older than the ring holds
 	}
+	whole := len(c.Types) == 0 && n == uint64(limit)
 	// The entries are copied out (pointers: they never change) and the
 	// lock let go before they are read: the actor's put waits for the
 	// readers.
@@ -184,6 +207,14 @@ func (r *Ring) Page(c event.ReadFeed, last uint64, horizon time.Time) (event.Fee
 	if c.After < r.lo || c.After+n > r.hi {
 		r.mu.RUnlock()
 		return page, false
+	}
+	if whole {
+		// Kept pages answer only while their entries are in the ring
+		// (the ring's bounds are the memory the feed keeps).
+		if p, ok := r.keptPage(c.After, limit, last, horizon); ok {
+			r.mu.RUnlock()
+			return p, true
+		}
 	}
 	for i := range ents {
 		ents[i] = r.ents[(c.After+1+uint64(i))%uint64(len(r.ents))]
@@ -217,5 +248,38 @@ func (r *Ring) Page(c event.ReadFeed, last uint64, horizon time.Time) (event.Fee
 		}
 	}
 	page.HasMore = page.Next < last
+	if whole && len(page.Entries) == limit {
+		page = page.WithMemo(new(event.FeedPageMemo))
+		r.keepPage(c.After, limit, page)
+	}
 	return page, true
+}
+
+// keptPage is the whole page of limit entries after position after, as
+// kept by keepPage, for a read through last; false when none is kept (or
+// its first entry is past the horizon, or it was kept as the feed's end
+// and the feed has moved on since: its hasMore would differ).
+func (r *Ring) keptPage(after uint64, limit int, last uint64, horizon time.Time) (event.FeedPage, bool) {
+	r.pagesMu.Lock()
+	defer r.pagesMu.Unlock()
+	for _, k := range r.pages {
+		if k.limit == limit && k.after == after && k.page.Entries != nil && k.page.HasMore == (k.page.Next < last) &&
+			!k.page.Entries[0].At.Before(horizon) {
+			p := k.page
+			p.Last = last
+			return p, true
+		}
+	}
+	return event.FeedPage{}, false
+}
+
+// keepPage keeps page, the whole page of limit entries after position
+// after, in place of the oldest kept. Its entries are durable (a read
+// goes through the durable end only) and never change, so the page holds
+// for every later read from that position.
+func (r *Ring) keepPage(after uint64, limit int, page event.FeedPage) {
+	r.pagesMu.Lock()
+	defer r.pagesMu.Unlock()
+	r.pages[r.pagesAt] = ringPage{after: after, limit: limit, page: page}
+	r.pagesAt = (r.pagesAt + 1) % ringPages
 }

@@ -8,7 +8,10 @@
 // event's newest claim (read from the nodes' logs), that no two claims
 // share an epoch and that a fault that took the owner left a newer epoch;
 // and it reports how long writes stopped after each kill (min, median,
-// max) and the longest write gap of each planned move. TestClusterFresh
+// max) and the longest write gap of each planned move (each rolling
+// restart's stop, and its start with the shards' return, measured in a
+// window of its own: the checks between them, which list every order
+// through the owner, are reported apart). TestClusterFresh
 // floods a cluster just formed (12 clients over the three nodes, keyed
 // orders) and TestClusterRollingRestart restarts each node of a live
 // drop (one event per shard) in turn. The contract asserted: writes

@@ -197,18 +197,22 @@ func TestClusterRollingRestart(t *testing.T) {
 			return strings.Join(s, ",")
 		}
 		before := ownersNow()
+		load := loadAvg()
 		p.stop(t)
 		stopped := time.Now()
 		time.Sleep(2 * time.Second)
 		mid := ownersNow()
 		_, _, gapStop := l.phase()
+		l.mu.Lock()
+		t.Logf("restart %s: the longest gap while it stopped began at %s (event %s)", p.name, l.lastGapFrom.UTC().Format("15:04:05.000"), l.gapEvt)
+		l.mu.Unlock()
 		p.start(t)
 		waitFor(t, 90*time.Second, p.name+" back", func() bool { return ready(p) })
 		back := time.Since(stopped)
 		time.Sleep(12 * time.Second) // the restarted node gets its shards back
 		_, status, gapBack := l.phase()
-		t.Logf("restart %s: owners %s, %s while it was down, %s after; longest write gap %s while stopping, %s while it took its shards back (up after %s); statuses %v",
-			p.name, before, mid, ownersNow(), gapStop.Round(time.Millisecond), gapBack.Round(time.Millisecond), back.Round(time.Millisecond), status)
+		t.Logf("restart %s: owners %s, %s while it was down, %s after; longest write gap %s while stopping, %s while it took its shards back (up after %s); statuses %v; load %s at the stop, %s now",
+			p.name, before, mid, ownersNow(), gapStop.Round(time.Millisecond), gapBack.Round(time.Millisecond), back.Round(time.Millisecond), status, load, loadAvg())
 		l.mu.Lock()
 		t.Logf("restart %s: the longest gap while it took its shards back began at %s (event %s)", p.name, l.lastGapFrom.UTC().Format("15:04:05.000"), l.gapEvt)
 		l.mu.Unlock()

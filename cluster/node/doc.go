@@ -42,7 +42,10 @@
 // events), to current replicas on the other nodes and waits for their
 // election, before the server's shutdown would move them to a peer picked
 // at random with the requests in flight at the old leader unanswered
-// (leave.go). A read or publish of a replicated stream that meets a
+// (leave.go); and once the shards are handed over, WaitQuorumsWithout
+// waits until every stream the node follows can commit without its vote
+// (a replica not current on another node would otherwise stop the
+// group's writes until the stopped node is back). A read or publish of a replicated stream that meets a
 // silent leader is asked again after firstTry, then twice as long each
 // time up to Config.RequestTimeout (kv.go).
 //

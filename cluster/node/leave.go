@@ -190,3 +190,82 @@ func (n *Node) waitLeaders(ctx context.Context, streams []string) []string {
 		}
 	}
 }
+
+// A node that stops takes its vote from every stream it replicates. With
+// three replicas a group then needs both others, and one that is not
+// current (a node restarted a moment ago, still catching up, or behind
+// under load) cannot acknowledge: the group's appends wait until it
+// catches up or the stopped node comes back. In a rolling restart
+// (TestClusterRollingRestart, bench/results/20261129-moves2.md) an
+// event whose shard stayed where it was stopped for 3.0 s as the next
+// node stopped, and wrote again the moment that node's server was back.
+// So a leaving node, its shards handed over, waits (within
+// quorumWithoutWait) until each stream it replicates but does not lead
+// has, by its leader's account, a quorum of current replicas without it.
+const (
+	// quorumWithoutWait bounds that wait; past it the stop goes on.
+	quorumWithoutWait = 10 * time.Second
+	// quorumWithoutPoll is how often it asks the leaders again.
+	quorumWithoutPoll = 50 * time.Millisecond
+)
+
+// WaitQuorumsWithout waits until every stream this node replicates and
+// another node leads can commit without this node's vote: its leader and
+// the replicas it sees current, this node left out, are a majority of
+// the group. It ends with ctx or after quorumWithoutWait, and answers
+// the streams still short of it then (a leader that does not answer
+// counts as short). waiting, when not nil, is told the streams short at
+// the first look, if any.
+func (n *Node) WaitQuorumsWithout(ctx context.Context, waiting func(short []string)) []string {
+	ctx, cancel := context.WithTimeout(ctx, quorumWithoutWait)
+	defer cancel()
+	for first := true; ; first = false {
+		short := n.shortWithout(ctx)
+		if len(short) == 0 || ctx.Err() != nil {
+			return short
+		}
+		if first && waiting != nil {
+			waiting(short)
+		}
+		select {
+		case <-ctx.Done():
+			return short
+		case <-time.After(quorumWithoutPoll):
+		}
+	}
+}
+
+// shortWithout lists the streams this node replicates, led by another,
+// whose leader's current replicas without this node are no majority.
+func (n *Node) shortWithout(ctx context.Context) []string {
+	d, err := n.srv.JszAccount(&server.JSzOptions{Account: GlobalAccount, Streams: true})
+	if err != nil {
+		return []string{"(streams: " + err.Error() + ")"}
+	}
+	var short []string
+	for _, s := range d.Streams {
+		if s.Cluster == nil || s.Cluster.Leader == n.cfg.NodeName || len(s.Cluster.Replicas) == 0 {
+			continue // led here (handed over already, or moving with the shutdown), or one replica
+		}
+		str, err := n.js.Stream(ctx, s.Name)
+		if err != nil {
+			short = append(short, s.Name)
+			continue
+		}
+		ci := str.CachedInfo().Cluster
+		if ci == nil || ci.Leader == "" || ci.Leader == n.cfg.NodeName {
+			short = append(short, s.Name)
+			continue
+		}
+		votes := 1 // the leader
+		for _, p := range ci.Replicas {
+			if p.Name != n.cfg.NodeName && p.Current && !p.Offline {
+				votes++
+			}
+		}
+		if size := len(ci.Replicas) + 1; votes <= size/2 {
+			short = append(short, s.Name)
+		}
+	}
+	return short
+}

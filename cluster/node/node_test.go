@@ -234,3 +234,52 @@ func TestSilentForNotAfterOwnStall(t *testing.T) {
 	delete(n.peers, "n1")
 	require.True(t, n.SilentFor("n2", PeerStale), "before its own first heartbeat: as before")
 }
+
+// TestWaitQuorumsWithout: a node about to stop finds every stream it
+// follows able to commit without it while the other two are current; once
+// a third node is gone, each stream the other survivor leads needs the
+// asking node's vote, and the wait answers exactly those, after its bound.
+func TestWaitQuorumsWithout(t *testing.T) {
+	nodes, _ := startCluster(t, 3)
+	for _, nd := range nodes {
+		ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+		short := nd.WaitQuorumsWithout(ctx, nil)
+		cancel()
+		require.Empty(t, short, "%s: every stream has a quorum without it", nd.Name())
+	}
+
+	require.NoError(t, nodes[2].Close())
+	a, b := nodes[0], nodes[1]
+	names := func(nd *Node) []string {
+		led, err := nd.ledStreams()
+		require.NoError(t, err)
+		var out []string
+		for _, s := range led {
+			out = append(out, s.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	// Every stream led by a survivor (the gone node's groups elect anew).
+	var total int
+	d, err := a.srv.JszAccount(&server.JSzOptions{Account: GlobalAccount, Streams: true})
+	require.NoError(t, err)
+	total = len(d.Streams)
+	deadline := time.Now().Add(60 * time.Second)
+	for len(names(a))+len(names(b)) < total {
+		require.True(t, time.Now().Before(deadline), "the streams elect leaders among the survivors")
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(names(b)) == 0 {
+		a, b = b, a // a asks about the streams b leads
+	}
+	want := names(b)
+	require.NotEmpty(t, want)
+	ctx, cancel := context.WithTimeout(bg, 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	short := a.WaitQuorumsWithout(ctx, nil)
+	slices.Sort(short)
+	require.Equal(t, want, short, "%s needs its vote for the streams %s leads", a.Name(), b.Name())
+	require.GreaterOrEqual(t, time.Since(start), 1900*time.Millisecond, "it waited for them")
+}

@@ -44,7 +44,10 @@
 // (ticketd.take.<node>: each taker preloads and asks the handover, again
 // while refused), and serves its events until each is handed over, for
 // at most LeaveWait (60 s: a big event's preload); what is left moves
-// with the server's shutdown, as after a loss. Every other node
+// with the server's shutdown, as after a loss. Last it waits until every
+// stream it follows keeps a quorum without it (node.WaitQuorumsWithout).
+// A preload is paced background work (actors.System.Preload: half a core
+// at most), since the owner it is built beside shares the cores. Every other node
 // forwards the event's requests to the owner (the commands and results
 // forwarded most, a drop's orders and a door's check-ins, in binary forms
 // of their own (event/wire.go), the others in gob with the type

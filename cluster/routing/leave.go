@@ -56,6 +56,9 @@ func (r *Router) Leave(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, LeaveWait)
 	defer cancel()
 	start := time.Now()
+	// Last, this node's vote: the streams it follows must commit without
+	// it (node.WaitQuorumsWithout).
+	defer r.waitQuorumsWithout(ctx, start)
 	led := r.n.Led()
 	// The other streams' leaders first (node.MoveOtherLeaders): the takers'
 	// claims below read the change feed's stream, and a read sent to a
@@ -92,6 +95,25 @@ func (r *Router) Leave(ctx context.Context) {
 		})
 	}
 	wg.Wait()
+}
+
+// waitQuorumsWithout waits until every stream this node follows keeps
+// a quorum without it, and says so when that took a wait.
+func (r *Router) waitQuorumsWithout(ctx context.Context, start time.Time) {
+	t0 := time.Now()
+	waited := false
+	left := r.n.WaitQuorumsWithout(ctx, func(short []string) {
+		waited = true
+		r.n.Config().Logger.Info("cluster: leaving waits for replicas to be current", "streams", short)
+	})
+	switch {
+	case len(left) > 0:
+		r.n.Config().Logger.Warn("cluster: leaving while streams need this node for a quorum", "streams", left,
+			"ms", time.Since(t0).Milliseconds())
+	case waited:
+		r.n.Config().Logger.Info("cluster: streams keep a quorum without this node", "waited_ms", time.Since(t0).Milliseconds(),
+			"leave_ms", time.Since(start).Milliseconds())
+	}
 }
 
 // takenWait bounds the wait, once a shard was handed over, for its new

@@ -85,7 +85,8 @@ func TestSnapshotsReplicated(t *testing.T) {
 // TestSnapshotReadChunkByChunk: a snapshot of several object-store chunks
 // saved through one node is read back whole, byte for byte, through
 // another (read with batched direct gets, not the store's ordered
-// consumer), also one of more chunks than a batch's bytes hold.
+// consumer), also one of more chunks than a batch's bytes hold, and the
+// same through a third as a paced read.
 func TestSnapshotReadChunkByChunk(t *testing.T) {
 	t.Parallel() // see parallelTests
 	nodes, _ := clustertest.StartCluster(t, 3)
@@ -102,5 +103,17 @@ func TestSnapshotReadChunkByChunk(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, uint64(42), seq)
 		require.Equal(t, state, got)
+		// Read as background work (a preload): the same bytes, paced
+		// after every chunk but the last.
+		paces := 0
+		seq, got, ok, err = settle.NewSnapshots(eventlog.NewLog(nodes[2], nil)).LoadNewestPaced(id, func() { paces++ })
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, uint64(42), seq)
+		require.Equal(t, state, got)
+		require.Equal(t, (size+snapChunk-1)/snapChunk-1, paces)
 	}
 }
+
+// snapChunk is the object store's chunk size (nats.go's default).
+const snapChunk = 128 << 10

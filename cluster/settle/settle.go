@@ -151,7 +151,7 @@ func (s *Snapshots) settle(h eventlog.Holder) error {
 			s.compactSettled(ctx, h.Event, newest)
 			return nil
 		}
-		state, err := s.getObject(ctx, objName(h.Event, list, n-1))
+		state, err := s.getObject(ctx, objName(h.Event, list, n-1), nil)
 		if err != nil {
 			return err
 		}

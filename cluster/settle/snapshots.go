@@ -249,6 +249,18 @@ func (s *Snapshots) seqsFrom(ctx context.Context, eventID string, leader bool) (
 // LoadNewestWith returns the newest readable snapshot of the event; an
 // unreadable newest one falls back to the older one kept.
 func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool, error) {
+	return s.loadNewest(eventID, nil)
+}
+
+// LoadNewestPaced is LoadNewestWith as background work (a preload ahead
+// of a planned move, the snapshot worker's rebuild): pace is called after
+// each chunk read (actors.PacedSnapshotStore), so the next batch of
+// chunks is asked only when pace returns.
+func (s *Snapshots) LoadNewestPaced(eventID string, pace func()) (uint64, []byte, bool, error) {
+	return s.loadNewest(eventID, pace)
+}
+
+func (s *Snapshots) loadNewest(eventID string, pace func()) (uint64, []byte, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), snapTimeout)
 	defer cancel()
 	// No store handle: looking one up asks the streams' leaders (stream
@@ -275,7 +287,7 @@ func (s *Snapshots) LoadNewestWith(eventID string, _ int) (uint64, []byte, bool,
 	}
 	var firstErr error
 	for i := len(list) - 1; i >= 0; i-- {
-		b, err := s.getObject(ctx, objName(eventID, list, i))
+		b, err := s.getObject(ctx, objName(eventID, list, i), pace)
 		if err == nil {
 			return list[i], b, true, nil
 		}
@@ -416,7 +428,7 @@ func (s *Snapshots) deleteDropped(ctx context.Context, obs jetstream.ObjectStore
 // the info has them (a replica's state is a prefix of the stream's); one
 // that lags behind another answers fewer, and the leader answers the
 // rest. The size and digest the info records are checked.
-func (s *Snapshots) getObject(ctx context.Context, name string) ([]byte, error) {
+func (s *Snapshots) getObject(ctx context.Context, name string, pace func()) ([]byte, error) {
 	// Every request has a try of its own (snapTry): one sent to a leader
 	// that was just lost or paused waits no longer than that, and the
 	// next reaches the new one; ctx bounds the whole read.
@@ -475,6 +487,9 @@ func (s *Snapshots) getObject(ctx context.Context, name string) ([]byte, error) 
 			next = m.Sequence + 1
 			if chunks++; chunks == info.Chunks {
 				return errLastChunk
+			}
+			if pace != nil {
+				pace()
 			}
 			return nil
 		})

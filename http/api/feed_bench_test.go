@@ -47,7 +47,9 @@ func BenchmarkFeedFollowers20(b *testing.B) {
 // server now writes a large page: its pieces (the kept renderings
 // themselves), with no copy into a body buffer; ns/op is per change
 // delivered to a follower (the kernel's send of the bytes, the same
-// either way, left out).
+// either way, left out). Each follower reads from a position of its own
+// (the ring keeps whole pages for the next reader from the same one: see
+// BenchmarkFeedFollowers20Shared), so each page is made for its reader.
 func BenchmarkFeedFollowers20Pieces(b *testing.B) {
 	const evt, followers, limit = "evt_01m80je06d7aca5stxyc0g1dea", 20, 1000
 	at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
@@ -61,10 +63,45 @@ func BenchmarkFeedFollowers20Pieces(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i += followers * limit {
 		for f := range followers {
+			c.After = uint64(2000 + f)
 			p, ok := ring.Page(c, feed.RingLen, at)
 			if !ok || len(p.Entries) != limit {
 				b.Fatal("page")
 			}
+			pieces[f] = feedPageOf(thttp.CurrentVersion, evt, p).AppendPieces(pieces[f][:0])
+			n := 0
+			for _, w := range pieces[f] {
+				n += len(w)
+			}
+			if n < limit*len(benchOrder) {
+				b.Fatal("short")
+			}
+		}
+	}
+}
+
+// BenchmarkFeedFollowers20Shared is BenchmarkFeedFollowers20Pieces with
+// the page shared as the event's actor shares it among the followers one
+// commit wakes at one position (event.FeedPageMemo): read from the ring
+// once, its wire form made once; ns/op is per change delivered.
+func BenchmarkFeedFollowers20Shared(b *testing.B) {
+	const evt, followers, limit = "evt_01m80je06d7aca5stxyc0g1dea", 20, 1000
+	at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	ring := feed.NewRing(0)
+	for i := 1; i <= feed.RingLen; i++ {
+		ring.Put(uint64(i), feed.AppendValue(nil, event.FeedTypeCode(event.FeedOrderCreated), at.Add(time.Duration(i)*time.Millisecond), []byte(benchOrder)))
+	}
+	c := event.ReadFeed{After: 2000, From: true, Limit: limit}
+	pieces := make([][][]byte, followers)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += followers * limit {
+		p, ok := ring.Page(c, feed.RingLen, at)
+		if !ok || len(p.Entries) != limit {
+			b.Fatal("page")
+		}
+		p = p.WithMemo(new(event.FeedPageMemo))
+		for f := range followers {
 			pieces[f] = feedPageOf(thttp.CurrentVersion, evt, p).AppendPieces(pieces[f][:0])
 			n := 0
 			for _, w := range pieces[f] {

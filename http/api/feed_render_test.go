@@ -165,3 +165,58 @@ func TestFeedPagePieces(t *testing.T) {
 	sp := event.FeedPage{Entries: stored, Next: 50, Last: 60, HasMore: true}
 	require.Equal(t, freshFeedPage(t, thttp.CurrentVersion, eventID, sp), concat(feedPageOf(thttp.CurrentVersion, eventID, sp).AppendPieces(nil)))
 }
+
+// TestFeedPageShared: a page answered to several followers (its memo set,
+// as the event's actor does when one commit wakes them at one position)
+// is made into its wire form once: every reader gets the bytes of the
+// page rendered afresh, the later ones the first one's pieces (not a
+// list of their own); a page without a memo is made per reader, to the
+// same bytes.
+func TestFeedPageShared(t *testing.T) {
+	const eventID = "evt_01m80je06d7aca5stxyc0g1dea"
+	at := time.Date(2026, 11, 29, 9, 30, 1, 234_567_891, time.UTC)
+	items := make([]event.FeedItem, 40)
+	for i := range items {
+		it := event.FeedItem{Seq: uint64(i + 1), Type: event.FeedOrderCreated, At: at.Add(time.Duration(i) * time.Millisecond),
+			Object: fmt.Appendf(nil, `{"id":"ord_%d","status":"open"}`, i)}
+		items[i] = it.WithMemo(new(event.FeedMemo))
+	}
+	concat := func(ps [][]byte) string {
+		var b []byte
+		for _, p := range ps {
+			b = append(b, p...)
+		}
+		return string(b)
+	}
+	plain := event.FeedPage{Entries: items, Next: 40, Last: 45, HasMore: true}
+	want := freshFeedPage(t, thttp.CurrentVersion, eventID, plain)
+	shared := plain.WithMemo(new(event.FeedPageMemo))
+	var first [][]byte
+	for _, v := range thttp.KnownVersions() {
+		for read := range 3 {
+			p := feedPageOf(v, eventID, shared)
+			require.Equalf(t, want, string(p.AppendJSON(nil)), "version %s, read %d", v, read)
+			ps := p.AppendPieces(nil)
+			require.Equal(t, want, concat(ps))
+			if first == nil {
+				first = ps
+				continue
+			}
+			require.Len(t, ps, len(first))
+			for i := range ps {
+				require.Samef(t, &first[i][0], &ps[i][0], "version %s, read %d, piece %d: the first reader's", v, read, i)
+			}
+		}
+	}
+	kept, ok := shared.Memo().Load(feedObjectShape(thttp.CurrentVersion))
+	require.True(t, ok)
+	require.NotNil(t, kept.(FeedPage).pieces)
+	// Without a memo: made for its reader (no pieces kept), same bytes.
+	p := feedPageOf(thttp.CurrentVersion, eventID, plain)
+	require.Nil(t, p.pieces)
+	require.Equal(t, want, concat(p.AppendPieces(nil)))
+	var none *event.FeedPageMemo
+	_, ok = none.Load("x")
+	require.False(t, ok)
+	require.Equal(t, 1, none.Store("x", 1))
+}

@@ -99,7 +99,10 @@ type FeedPage struct {
 	// wire holds the changes already rendered (feedPageOf): Data is then
 	// empty and AppendJSON, the server's way of writing a page, writes
 	// these.
-	wire       [][]byte
+	wire [][]byte
+	// pieces, on a page shared by several followers (event.FeedPageMemo),
+	// are AppendPieces' slices, joined once for all of them.
+	pieces     [][]byte
 	Data       []FeedChange `json:"data"`
 	NextCursor string       `json:"nextCursor" doc:"Where to continue: pass it as after. Always set, also on an empty page."`
 	HasMore    bool         `json:"hasMore" doc:"True when more changes follow already (read again at once); false when the feed ends here for now (read again with wait)."`
@@ -152,6 +155,9 @@ var feedPageHead = []byte(`{"data":[`)
 // server writes a large page so, each follower's page costing no copy of
 // its changes.
 func (p FeedPage) AppendPieces(dst [][]byte) [][]byte {
+	if p.pieces != nil {
+		return append(dst, p.pieces...)
+	}
 	if p.wire == nil {
 		return append(dst, p.AppendJSON(nil))
 	}
@@ -338,8 +344,26 @@ func (a *api) listChanges(c *thttp.Ctx) (any, error) {
 // with the comma that separates it from the change before, and the
 // changes a reader renders go into buffers of feedRenderChunk, one after
 // another, so a page of them is a few slices (AppendPieces).
+//
+// A page answered to several followers (one commit woke them at the same
+// position) carries a memo (event.FeedPageMemo): its wire form, pieces
+// joined, is made by the first and taken by the others.
 func feedPageOf(version, eventID string, p event.FeedPage) FeedPage {
 	shape := feedObjectShape(version)
+	m := p.Memo()
+	if m == nil {
+		return renderFeedPage(shape, eventID, p)
+	}
+	if v, ok := m.Load(shape); ok {
+		return v.(FeedPage)
+	}
+	out := renderFeedPage(shape, eventID, p)
+	out.pieces = out.AppendPieces(nil)
+	return m.Store(shape, out).(FeedPage)
+}
+
+// renderFeedPage is feedPageOf for one reader.
+func renderFeedPage(shape, eventID string, p event.FeedPage) FeedPage {
 	out := FeedPage{eventID: eventID, wire: make([][]byte, len(p.Entries)), HasMore: p.HasMore,
 		NextCursor: encodeFeedCursor(eventID, p.Next)}
 	var missing []int32 // the entries to render here
