@@ -156,5 +156,7 @@
 // retires (passivates) only when no request is on its way to it.
 // System.SoldOut and System.QueueStatus answer without the actor, from the
 // sale view it publishes once its changes are durable and before their
-// answers go out (saleview.go; single node only).
+// answers go out (saleview.go; single node only). A poll the view answers
+// is stamped on the entry's record in the view (an atomic word), which the
+// actor's sweep of unpolled entries reads (queue.go).
 package actors

@@ -10,8 +10,9 @@ import (
 
 // The waiting room's polls (event/waitingroom.go): a waiting entry not
 // polled for event.QueuePollTimeout expires. Polls are reads, never
-// logged, so the event's actor notes them here (every poll of the event
-// reaches its actor, in cluster mode too: the owner's) and its timer's
+// logged, so the event's actor notes those it answers here (in cluster
+// mode every poll reaches it: the owner's), the sale view those it
+// answers on the entries' records (actors/saleview.go), and its timer's
 // sweep asks the machine to expire the entries not seen for the timeout
 // (ExpireWaiters, logged). After a restart or a move the notes start
 // afresh: every entry is taken as seen when the actor started.
@@ -46,14 +47,14 @@ func (a *eventActor) sweepWaiters(ctx actor.Context, now time.Time) {
 		return
 	}
 	a.swept = now
-	a.takePolls() // the polls answered from the sale view
 	if a.startedAt.IsZero() {
 		a.startedAt = now
 	}
 	var ids []string
-	a.m.QueueWaiters(func(id string, joined time.Time) bool {
+	// polled: the polls the sale view answered, noted on its records.
+	a.m.QueueWaiters(func(id string, joined, polled time.Time) bool {
 		seen := a.polls[id]
-		for _, t := range [...]time.Time{joined, a.startedAt} {
+		for _, t := range [...]time.Time{joined, a.startedAt, polled} {
 			if t.After(seen) {
 				seen = t
 			}

@@ -1,9 +1,7 @@
 package actors
 
 import (
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"ticketd/event"
 )
@@ -16,30 +14,11 @@ import (
 // durable is answered from it. A view lives while its actor does. Single
 // node only: a cluster node may not own the event, so it always asks.
 
-// saleSlot is one event's published view, and the polls it answered
-// (noted by queue id in shards, taken by the actor's sweep: queue.go).
+// saleSlot is one event's published view. The polls a view answers are
+// noted on the entries' records in the view (event.SaleView.QueueStatus),
+// where the actor's sweep reads them (queue.go).
 type saleSlot struct {
-	v     atomic.Pointer[event.SaleView]
-	polls [16]struct {
-		mu sync.Mutex
-		m  map[string]int64 // unix nanos
-		// last is how many ids the shard's previous map held when the
-		// actor took it: the next one starts that big, so a drop's
-		// polls do not grow it again after every sweep.
-		last int
-	}
-}
-
-func (s *saleSlot) notePoll(id string, now time.Time) {
-	sh := &s.polls[int(id[len(id)-1])%len(s.polls)]
-	sh.mu.Lock()
-	if sh.m == nil {
-		sh.m = make(map[string]int64, sh.last)
-	}
-	if len(sh.m) < maxPollNotes/len(s.polls) {
-		sh.m[id] = now.UnixNano()
-	}
-	sh.mu.Unlock()
+	v atomic.Pointer[event.SaleView]
 }
 
 // publishView publishes the machine's view, when it changed, once
@@ -69,29 +48,6 @@ func (a *eventActor) dropView() {
 	}
 }
 
-// takePolls moves the polls the view answered into the actor's notes.
-func (a *eventActor) takePolls() {
-	if a.sale == nil {
-		return
-	}
-	for i := range a.sale.polls {
-		sh := &a.sale.polls[i]
-		sh.mu.Lock()
-		m := sh.m
-		sh.m, sh.last = nil, len(m)
-		sh.mu.Unlock()
-		for id, ns := range m {
-			if a.polls == nil {
-				a.polls = map[string]time.Time{}
-			}
-			at := time.Unix(0, ns)
-			if seen, ok := a.polls[id]; (!ok && len(a.polls) < maxPollNotes) || at.After(seen) {
-				a.polls[id] = at
-			}
-		}
-	}
-}
-
 func (s *System) saleView(eventID string) (*saleSlot, *event.SaleView) {
 	if x, ok := s.sales.Load(eventID); ok && s.cfg.Forward == nil {
 		slot := x.(*saleSlot)
@@ -111,16 +67,12 @@ func (s *System) SoldOut(eventID string, c event.PlaceOrder) error {
 }
 
 // QueueStatus answers a poll of a waiting queue entry from the event's
-// published view, noting the poll as the actor would; false: ask it.
+// published view, which notes the poll for the actor's sweep; false: ask
+// the actor.
 func (s *System) QueueStatus(eventID, queueID string) (event.QueueStatus, bool) {
-	slot, v := s.saleView(eventID)
+	_, v := s.saleView(eventID)
 	if v == nil || queueID == "" {
 		return event.QueueStatus{}, false
 	}
-	now := s.cfg.Now()
-	st, ok := v.QueueStatus(now, queueID)
-	if ok {
-		slot.notePoll(queueID, now)
-	}
-	return st, ok
+	return v.QueueStatus(s.cfg.Now(), queueID)
 }

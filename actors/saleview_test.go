@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,14 +153,58 @@ func TestSaleViewAnswersWaitingPolls(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, 5, *st.Position)
 
-	// Polls answered by the view keep an entry from expiring.
-	var slot *saleSlot
-	x, found := e.sys.sales.Load(id)
-	require.True(t, found)
-	slot = x.(*saleSlot)
-	n := 0
-	for i := range slot.polls {
-		n += len(slot.polls[i].m)
+}
+
+// A poll the sale view answered keeps its entry from expiring: the
+// actor's sweep reads it from the view's record of the entry, while an
+// entry nobody polled expires after event.QueuePollTimeout.
+func TestSaleViewPollsKeepEntriesFromExpiring(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2027, 1, 1, 10, 0, 0, 0, time.UTC)
+	set := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	t0 := clock()
+	e := newEnv(t, func(c *Config) { c.Now = clock })
+	id, _ := e.newEvent("bu_1", intp(2))
+	// onSaleAt a second away: the actor's timer for it waits that long.
+	onSale, paused := t0.Add(time.Second), true
+	_, err := e.sys.Ask(bg, id, event.UpdateEvent{Status: event.Some(event.EventPublished), StartsAt: event.Some(event.Time{Time: t0.Add(time.Hour)}),
+		WaitingRoom: &event.WaitingRoomConfig{OnSaleAt: &event.Time{Time: onSale}, Paused: &paused}})
+	require.NoError(t, err)
+	var ids []string
+	for range 2 {
+		res, err := e.sys.Ask(bg, id, event.Storefront{Cmd: event.JoinQueue{Client: "c"}})
+		require.NoError(t, err)
+		ids = append(ids, res.(event.QueueStatus).QueueID)
 	}
-	assert.Positive(t, n, "the view's polls are noted for the sweep")
+	polled, idle := ids[0], ids[1]
+	// Read through the event, not a poll (a poll is noted).
+	room := func() event.WaitingRoom {
+		res, err := e.sys.Ask(bg, id, event.GetEvent{})
+		require.NoError(t, err)
+		return *res.(event.Event).WaitingRoom
+	}
+	// The shuffle at onSaleAt; the room's timer ticks every second from
+	// then (admission paused: everyone waits), and its first sweep takes
+	// the actor's start.
+	set(onSale)
+	_, err = e.sys.Ask(bg, id, event.Expire{Now: onSale})
+	require.NoError(t, err)
+	time.Sleep(1500 * time.Millisecond)
+
+	set(onSale.Add(8 * time.Minute))
+	_, ok := e.sys.QueueStatus(id, polled)
+	require.True(t, ok, "the view answers a waiting entry")
+
+	// Past the timeout for the idle entry, not for the polled one: the
+	// next ticks sweep.
+	set(onSale.Add(event.QueuePollTimeout + time.Minute))
+	require.Eventually(t, func() bool { return room().Expired == 1 }, 10*time.Second, 50*time.Millisecond,
+		"the entry nobody polled expires")
+	assert.Equal(t, 1, room().Waiting, "the entry the view answered a poll of waits on")
+	for q, want := range map[string]string{idle: event.QueueExpired, polled: event.QueueWaiting} {
+		res, err := e.sys.Ask(bg, id, event.GetQueueStatus{ID: q})
+		require.NoError(t, err)
+		assert.Equal(t, want, res.(event.QueueStatus).State, "entry %s", q)
+	}
 }

@@ -26,11 +26,12 @@ import (
 //     does not answer for it. Apply adds to it (indexOpenOrder,
 //     linkEmail) and never removes, so it is a superset of the blocked
 //     buyers of every state since it was built;
-//   - the queue's entry table (queue id -> rank, immutable records) and a
-//     Bloom filter of expired entries, added to by QueueJoined and
-//     QueueExpiredBatch. An entry whose rank is at or past the view's Next
-//     was not reached by admission at that state, so it waits, unless
-//     expired.
+//   - the queue's entry table (queue id -> rank, records immutable but
+//     for the time of the last poll a view answered, which any reader
+//     stamps) and a Bloom filter of expired entries, added to by
+//     QueueJoined and QueueExpiredBatch. An entry whose rank is at or past
+//     the view's Next was not reached by admission at that state, so it
+//     waits, unless expired.
 //
 // They are written only by the goroutine that applies changes (the actor),
 // with atomic stores; any goroutine may read a view. A write seen early
@@ -254,7 +255,10 @@ func (v *SaleView) SoldOut(now time.Time, c PlaceOrder) error {
 
 // QueueStatus returns the machine's answer to a poll of queue entry id at
 // now when the entry waits at the view's state (waiting, or sold_out when
-// the room is); false when the view cannot tell (ask the machine).
+// the room is); false when the view cannot tell (ask the machine). A poll
+// it answers is noted on the entry's record, where the shell's sweep of
+// unpolled entries reads it (Machine.QueueWaiters): a word written at most
+// once a second per entry, rather than a note in a locked map per poll.
 func (v *SaleView) QueueStatus(now time.Time, id string) (QueueStatus, bool) {
 	if v == nil || !v.published || v.room == nil {
 		return QueueStatus{}, false
@@ -264,6 +268,7 @@ func (v *SaleView) QueueStatus(now time.Time, id string) (QueueStatus, bool) {
 	if e == nil || r.expired.has(id, 0) {
 		return QueueStatus{}, false
 	}
+	e.notePoll(now)
 	rank := int(e.rank)
 	if !r.shuffled {
 		rank = -1
@@ -345,9 +350,24 @@ type entryTable struct {
 type entryRef struct {
 	id   string
 	rank int32 // -1 before the shuffle
+	// polled is the unix second of the last poll a view answered (0:
+	// none), stamped by any reader (notePoll), read by the applier's
+	// sweep (QueueWaiters).
+	polled atomic.Int64
 }
 
-// newEntryTable makes a table of the entries as they are now.
+// notePoll stamps a poll at now, rounded up to the second (an entry
+// never lapses before the timeout after a poll), at most once a second:
+// a drop's polls of one entry do not bounce its cache line between cores.
+func (r *entryRef) notePoll(now time.Time) {
+	if s := (now.UnixNano() + int64(time.Second) - 1) / int64(time.Second); r.polled.Load() < s {
+		r.polled.Store(s)
+	}
+}
+
+// newEntryTable makes a table of the entries as they are now. An entry
+// keeps its record while its rank stands (so polls stamped on it stay);
+// a new record (the shuffle's ranks) takes over the old one's stamp.
 func newEntryTable(entries []*QueueEntry) *entryTable {
 	size := uint64(1 << 10)
 	for size < uint64(len(entries))*4 {
@@ -355,7 +375,15 @@ func newEntryTable(entries []*QueueEntry) *entryTable {
 	}
 	t := &entryTable{slots: make([]atomic.Pointer[entryRef], size), mask: size - 1}
 	for _, q := range entries {
-		t.put(&entryRef{id: q.ID, rank: int32(q.Rank)})
+		ref := q.pub
+		if ref == nil || ref.rank != int32(q.Rank) {
+			nr := &entryRef{id: q.ID, rank: int32(q.Rank)}
+			if ref != nil {
+				nr.polled.Store(ref.polled.Load())
+			}
+			ref, q.pub = nr, nr
+		}
+		t.put(ref)
 	}
 	return t
 }
@@ -393,7 +421,8 @@ func (r *RoomRec) notePublishedJoin(e *QueueEntry) {
 		r.pubTable = newEntryTable(r.Entries) // e is in Entries already
 		return
 	}
-	t.put(&entryRef{id: e.ID, rank: int32(e.Rank)})
+	e.pub = &entryRef{id: e.ID, rank: int32(e.Rank)}
+	t.put(e.pub)
 }
 
 // waitingStatus is a waiting entry's answer at now (rank -1 before the

@@ -173,3 +173,56 @@ func TestSnapshotWithAQueueTakesJoins(t *testing.T) {
 	require.Equal(t, 1, admitted, "one a second")
 	require.Equal(t, 3, r.roomView().Waiting)
 }
+
+// A poll the sale view answers is noted on the entry's record, and the
+// sweep's walk (QueueWaiters) reads it: across the table growing under
+// joins (records kept) and the shuffle (new records take the stamps over),
+// rounded up to the second, never back in time.
+func TestSaleViewNotesPollsForTheSweep(t *testing.T) {
+	now := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+	m := NewMachine("evt_1", testConfig(), newSeqIDs(1))
+	mustStep(t, m, now, CreateEvent{Name: "Drop", Timezone: "UTC", StartsAt: &Time{Time: now.Add(240 * time.Hour)}})
+	c := 2
+	tt := mustStep(t, m, now, CreateTicketType{Name: "T", Capacity: &c}).(TicketType)
+	mustStep(t, m, now, UpdateTicketType{ID: tt.ID, Status: Some("open")})
+	onSale, paused := now.Add(time.Hour), true
+	mustStep(t, m, now, UpdateEvent{Status: Some(EventPublished), WaitingRoom: &WaitingRoomConfig{OnSaleAt: &Time{Time: onSale}, Paused: &paused}})
+	polled := func() map[string]time.Time {
+		out := map[string]time.Time{}
+		m.QueueWaiters(func(id string, _, p time.Time) bool { out[id] = p; return true })
+		return out
+	}
+	var v *SaleView
+	first := mustStep(t, m, now, Storefront{Cmd: JoinQueue{}}).(QueueStatus).QueueID
+	v = m.SaleView(v)
+	at := now.Add(90*time.Second + time.Millisecond)
+	_, ok := v.QueueStatus(at, first)
+	require.True(t, ok)
+	require.Equal(t, now.Add(91*time.Second), polled()[first], "rounded up to the second")
+	_, ok = v.QueueStatus(now.Add(30*time.Second), first) // an older reading never moves it back
+	require.True(t, ok)
+	require.Equal(t, now.Add(91*time.Second), polled()[first])
+
+	// Joins past the table's first size: it is rebuilt, the stamp stays.
+	for range 600 {
+		mustStep(t, m, now, Storefront{Cmd: JoinQueue{}})
+		v = m.SaleView(v)
+	}
+	p := polled()
+	require.Len(t, p, 601)
+	require.Equal(t, now.Add(91*time.Second), p[first])
+	for id, t2 := range p {
+		if id != first {
+			require.True(t, t2.IsZero(), "entry %s was never polled", id)
+		}
+	}
+	// The shuffle gives every entry a new record (its rank): stamps carry
+	// over, and the new view notes on the new records.
+	mustStep(t, m, onSale, Expire{Now: onSale})
+	v = m.SaleView(v)
+	require.Equal(t, now.Add(91*time.Second), polled()[first])
+	st, ok := v.QueueStatus(onSale.Add(time.Second), first)
+	require.True(t, ok)
+	require.NotNil(t, st.Position)
+	require.Equal(t, onSale.Add(time.Second), polled()[first])
+}

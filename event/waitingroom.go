@@ -148,6 +148,10 @@ type QueueEntry struct {
 	Token    string
 	Until    time.Time // the token's end
 	OrderID  string
+
+	// pub is the entry's record in the sale view's entry table (derived,
+	// never encoded), where views note its polls.
+	pub *entryRef
 }
 
 // JoinQueue is POST /storefront/v1/events/{eventId}/queue.
@@ -836,16 +840,29 @@ func (s *State) decodeRoom(d *dec) {
 	s.Room = r
 }
 
-// QueueWaiters calls fn with each waiting entry's id and join time, in
+// QueueWaiters calls fn with each waiting entry's id, join time and the
+// last poll a sale view answered (zero: none noted; rounded up to the
+// second), in
 // join order, until fn answers false (the shell's sweep of entries not
-// polled: see ExpireWaiters).
-func (m *Machine) QueueWaiters(fn func(id string, joined time.Time) bool) {
+// polled: see ExpireWaiters). A poll the view of a state from before the
+// shuffle answered after the shuffle's view was built may be missing: the
+// entry's next poll, due within 30 s, is noted.
+func (m *Machine) QueueWaiters(fn func(id string, joined, polled time.Time) bool) {
 	r := m.s.Room
 	if r == nil || r.waiting == 0 {
 		return
 	}
 	for _, e := range r.Entries {
-		if e.State == entryWaiting && !fn(e.ID, e.JoinedAt) {
+		if e.State != entryWaiting {
+			continue
+		}
+		var polled time.Time
+		if e.pub != nil {
+			if s := e.pub.polled.Load(); s > 0 {
+				polled = time.Unix(s, 0).UTC()
+			}
+		}
+		if !fn(e.ID, e.JoinedAt, polled) {
 			return
 		}
 	}

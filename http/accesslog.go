@@ -27,7 +27,13 @@ type RequestInfo struct {
 	KeyID       string
 	UnitID      string
 	ClientIP    netip.Addr
-	RequestID   string
+	// RequestID is the client's Request-Id when it sent a sane one; else
+	// it is empty and the server generated the id from RequestPrefix and
+	// RequestSeq: ID formats either, so a request no hook asks the id of
+	// builds none.
+	RequestID     string
+	RequestSeq    uint64
+	RequestPrefix string
 	// URLPath is the concrete path (cut at 512 bytes) of a Developer or
 	// Storefront request whose handler ran, for the developer log; ""
 	// otherwise. It may share the request's buffer: valid during the
@@ -35,12 +41,45 @@ type RequestInfo struct {
 	URLPath string
 }
 
+// ID returns the request's id, as the Request-Id header carried it.
+func (i *RequestInfo) ID() string {
+	if i.RequestID != "" || i.RequestSeq == 0 {
+		return i.RequestID
+	}
+	return FormatRequestID(i.RequestPrefix, i.RequestSeq)
+}
+
+// FormatRequestID is the id a server with prefix generated as number seq
+// (RequestInfo.RequestPrefix, RequestSeq).
+func FormatRequestID(prefix string, seq uint64) string {
+	return string(appendRequestID(make([]byte, 0, 32), prefix, seq))
+}
+
 // requestStart is what begin hands to finish.
 type requestStart struct {
-	at        time.Time // Config.Now, for handlers
-	mono      time.Time // time.Now, for latency
-	requestID string
-	ip        netip.Addr
+	at   time.Time // Config.Now, for handlers
+	mono time.Time // time.Now, for latency
+	// clientID is the client's sane Request-Id, else seq numbers the id
+	// the server generates (formatted only when read: requestStart.id).
+	clientID string
+	seq      uint64
+	ip       netip.Addr
+}
+
+// id returns the request's id.
+func (st *requestStart) id(s *Server) string {
+	if st.clientID != "" {
+		return st.clientID
+	}
+	return string(appendRequestID(make([]byte, 0, 32), s.reqPrefix, st.seq))
+}
+
+// appendRequestID appends a generated request id: the server's prefix and
+// a counter in base 36.
+func appendRequestID(b []byte, prefix string, seq uint64) []byte {
+	b = append(b, prefix...)
+	b = append(b, '_')
+	return strconv.AppendUint(b, seq, 36)
 }
 
 const maxRequestIDLen = 128
@@ -53,17 +92,19 @@ func newRequestIDPrefix() string {
 	return "req_" + hex.EncodeToString(b[:])
 }
 
-// requestID returns the client's Request-Id when it is sane, else a new one.
-func (s *Server) requestID(rc *fasthttp.RequestCtx) string {
+// requestID takes the client's Request-Id when it is sane, else numbers
+// a new one, and echoes it in the response: a generated id is written
+// from a stack buffer, never made a string unless something reads it.
+func (s *Server) requestID(rc *fasthttp.RequestCtx, st *requestStart) {
+	h := &rc.Response.Header
 	if in := rc.Request.Header.Peek("Request-Id"); len(in) > 0 && len(in) <= maxRequestIDLen && saneID(in) {
-		return string(in)
+		st.clientID = string(in)
+		setCanonical(h, hdrRequestID, st.clientID)
+		return
 	}
-	n := s.reqSeq.Add(1)
+	st.seq = s.reqSeq.Add(1)
 	var buf [48]byte
-	b := append(buf[:0], s.reqPrefix...)
-	b = append(b, '_')
-	b = strconv.AppendUint(b, n, 36)
-	return string(b)
+	h.SetCanonical(hdrRequestIDBytes, appendRequestID(buf[:0], s.reqPrefix, st.seq))
 }
 
 func saneID(b []byte) bool {
@@ -90,14 +131,13 @@ func (s *Server) begin(rc *fasthttp.RequestCtx) requestStart {
 
 // beginAt is begin for a request that arrived at t (time.Now's reading).
 func (s *Server) beginAt(rc *fasthttp.RequestCtx, t time.Time) requestStart {
-	st := requestStart{mono: t, requestID: s.requestID(rc)}
+	st := requestStart{mono: t}
+	s.requestID(rc, &st)
 	if st.at = st.mono; !s.clock {
 		st.at = s.cfg.Now()
 	}
 	st.ip = ClientIP(rc, s.cfg.TrustedProxies)
-	h := &rc.Response.Header
-	setCanonical(h, hdrRequestID, st.requestID)
-	setCanonical(h, hdrContentTypeOptions, "nosniff")
+	setCanonical(&rc.Response.Header, hdrContentTypeOptions, "nosniff")
 	return st
 }
 
@@ -111,6 +151,8 @@ const (
 	hdrCacheControl       = "Cache-Control"
 )
 
+var hdrRequestIDBytes = []byte(hdrRequestID)
+
 // setCanonical sets a response header whose key is already in canonical
 // form, skipping the key copy and normalization of Header.Set: a table
 // route sets half a dozen headers per request. fasthttp only reads key and
@@ -122,11 +164,13 @@ func setCanonical(h *fasthttp.ResponseHeader, key, value string) {
 // finish writes the access log line and calls Config.OnRequest.
 func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *Principal, notedPath bool) {
 	info := RequestInfo{
-		Time:      st.at,
-		Status:    rc.Response.StatusCode(),
-		Latency:   time.Since(st.mono),
-		ClientIP:  st.ip,
-		RequestID: st.requestID,
+		Time:          st.at,
+		Status:        rc.Response.StatusCode(),
+		Latency:       time.Since(st.mono),
+		ClientIP:      st.ip,
+		RequestID:     st.clientID,
+		RequestSeq:    st.seq,
+		RequestPrefix: s.reqPrefix,
 	}
 	if r != nil {
 		info.Method, info.Path, info.OperationID, info.Surface = r.Method, r.Path, r.OperationID, r.Surface
@@ -153,7 +197,7 @@ func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *P
 			slog.Float64("latency_ms", float64(info.Latency.Microseconds())/1000),
 			slog.String("key_id", info.KeyID),
 			slog.String("client_ip", info.ClientIP.String()),
-			slog.String("request_id", info.RequestID),
+			slog.String("request_id", info.ID()),
 		)
 	}
 	if s.cfg.OnRequest != nil {

@@ -23,7 +23,8 @@ type Ctx struct {
 	status    int
 	now       time.Time
 	ip        netip.Addr
-	requestID string
+	// req is the request's id as begin took it (RequestID formats it).
+	req requestStart
 	// body is the handler's result already encoded (by the audit wrapper,
 	// which records the same bytes), so run does not encode it twice.
 	body []byte
@@ -108,7 +109,7 @@ func (c *Ctx) Now() time.Time { return c.now }
 func (c *Ctx) ClientIP() netip.Addr { return c.ip }
 
 // RequestID returns the request's id, echoed in the Request-Id header.
-func (c *Ctx) RequestID() string { return c.requestID }
+func (c *Ctx) RequestID() string { return c.req.id(c.srv) }
 
 // Route returns the route being served.
 func (c *Ctx) Route() *Route { return c.route }

@@ -89,7 +89,10 @@
 // written by hand (the same bytes encoding/json gives, tested), and an
 // audited write's result is encoded once for both the response and the
 // audit log; the developer log (http/devlog) formats its entries when listed, not when
-// recorded, and copies a request's path into its ring slot's own buffer.
+// recorded, and copies a request's path into its ring slot's own buffer
+// (cut, for a drop's short paths, from one block per chunk of slots); a
+// generated request id stays a number until something reads it
+// (RequestInfo.ID, Ctx.RequestID), its header written from the stack.
 // A drop's commonest answers cost less again: the sold-out refusal's
 // envelope is rendered once at start (the general path's bytes, tested);
 // a request's time is the one fasthttp read as it called the handler;
@@ -100,8 +103,10 @@
 // bodies are bound in one pass (http/bind's fast path; anything else, and
 // every refusal, is the general path's); the routes marked Route.Hot
 // (orders, joins, polls, check-ins) are matched ahead of the router, their
-// path parameters copied once; and a storefront order asks the sale view
-// before its command is boxed for the actor.
+// path parameters copied once; a storefront order asks the sale view
+// before its command is boxed for the actor, and binds into a pooled
+// command; a poll the view answers is noted on the entry's record in the
+// view, not in a locked map.
 // An answer made of slices kept already (PiecesAppender: the change
 // feed's pages, each change rendered once for every follower) is written,
 // when large, as those slices straight to the connection (writev), never

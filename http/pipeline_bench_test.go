@@ -29,6 +29,7 @@ import (
 	"ticketd/actors"
 	"ticketd/app"
 	"ticketd/app/apptest"
+	"ticketd/bench/load"
 	"ticketd/directory"
 	"ticketd/event"
 	thttp "ticketd/http"
@@ -291,5 +292,19 @@ func BenchmarkPipelineQueuePoll(b *testing.B) {
 		r.Header.SetMethod("GET")
 		r.SetRequestURI(uri + "/" + ids[i%entries])
 		r.Header.Set("Authorization", "Bearer "+fx.pk)
+	})
+}
+
+// BenchmarkPipelineCeiling is the bench's ceiling server's handler (the
+// reference every scenario's ratio divides by) under the same driver: the
+// gap between its cpu-ns/op and a route's is what that route's ratio
+// pays for (both servers share the socket and parsing costs, which this
+// driver leaves out).
+func BenchmarkPipelineCeiling(b *testing.B) {
+	fx := &pipeFx{h: load.CeilingHandler, addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}}
+	uri := "http://127.0.0.1:8080/storefront/v1/events/evt_ceiling/orders"
+	fx.pipeRun(b, 201, func(i int, r *fasthttp.Request) {
+		pipePost(r, uri, "pk_ceiling")
+		r.SetBody(orderJSON(r.Body(), i, "tt_01m80je08a0hs5x214cz7we1b7"))
 	})
 }

@@ -360,7 +360,7 @@ func (s *Server) Handle(method, path string, h fasthttp.RequestHandler) {
 		st := s.begin(rc)
 		defer func() {
 			if v := recover(); v != nil {
-				s.log.Error("http: handler panic", "path", path, "panic", v, "stack", string(debug.Stack()), "request_id", st.requestID)
+				s.log.Error("http: handler panic", "path", path, "panic", v, "stack", string(debug.Stack()), "request_id", st.id(s))
 				rc.ResetBody()
 				s.WriteError(rc, errors.New("panic"))
 			}
@@ -435,7 +435,7 @@ func (s *Server) routeHandler(r *Route, body *bind.Plan) fasthttp.RequestHandler
 func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string, body *bind.Plan, hp *hotParams) {
 	st := s.begin(rc)
 	c := s.ctxPool.Get().(*Ctx)
-	c.rc, c.srv, c.route, c.now, c.ip, c.requestID, c.bodyPlan = rc, s, r, st.at, st.ip, st.requestID, body
+	c.rc, c.srv, c.route, c.now, c.ip, c.req, c.bodyPlan = rc, s, r, st.at, st.ip, st, body
 	if hp != nil {
 		c.hp, c.hot = *hp, true
 	}
@@ -444,7 +444,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx, r *Route, params []string, body 
 		// store or a hook would take the whole process down.
 		if v := recover(); v != nil {
 			s.log.Error("http: panic outside the handler", "operation", r.OperationID, "panic", v,
-				"stack", string(debug.Stack()), "request_id", st.requestID)
+				"stack", string(debug.Stack()), "request_id", st.id(s))
 			rc.ResetBody()
 			s.WriteError(rc, errors.New("panic"))
 		}
@@ -655,7 +655,7 @@ func (s *Server) run(c *Ctx) {
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("http: handler panic", "operation", c.route.OperationID, "panic", v,
-				"stack", string(debug.Stack()), "request_id", c.requestID)
+				"stack", string(debug.Stack()), "request_id", c.RequestID())
 			rc.ResetBody()
 			s.WriteError(rc, errors.New("panic"))
 		}
@@ -727,7 +727,7 @@ func (s *Server) writeHandlerError(c *Ctx, err error) {
 			cause = u.Error()
 		}
 		s.log.Error("http: request failed", "operation", c.route.OperationID, "status", status,
-			"err", err, "cause", cause, "request_id", c.requestID)
+			"err", err, "cause", cause, "request_id", c.RequestID())
 	}
 	writeEnvelope(c.rc, status, env)
 }

@@ -23,7 +23,7 @@ import (
 
 // ProfileEnv, set for a service role, names a file prefix: the process
 // writes <prefix>.cpu.pprof (its whole life) and <prefix>.allocs.pprof at
-// shutdown.
+// shutdown (the ceiling role: <prefix>.ceiling.cpu.pprof and so on).
 const ProfileEnv = "TICKETD_BENCH_PROFILE"
 
 // RoleEnv names the environment variable that turns the loadgen binary into
@@ -75,27 +75,41 @@ func RunRole(role string, args []string, out io.Writer) error {
 	return fmt.Errorf("bench: unknown role %q", role)
 }
 
+// CeilingHandler is the ceiling server's whole work per request: decode
+// the body, answer a placed order's worth of JSON. Exported so in-process
+// benchmarks (http's BenchmarkPipelineCeiling) measure the same cost the
+// scenarios' ratios divide by.
+func CeilingHandler(rc *fasthttp.RequestCtx) {
+	var b ceilingBody
+	if err := gojson.Unmarshal(rc.PostBody(), &b); err != nil {
+		rc.SetStatusCode(400)
+		return
+	}
+	rc.SetStatusCode(201)
+	rc.SetContentType("application/json")
+	rc.SetBody(ceilingAnswer)
+}
+
 func runCeiling(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("ceiling", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if prefix := os.Getenv(ProfileEnv); prefix != "" {
+		// The reference profiled too: a route's profile is read against it.
+		stop, err := startProfile(prefix + ".ceiling")
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("bench: ceiling: %w", err)
 	}
 	srv := &fasthttp.Server{
-		Handler: func(rc *fasthttp.RequestCtx) {
-			var b ceilingBody
-			if err := gojson.Unmarshal(rc.PostBody(), &b); err != nil {
-				rc.SetStatusCode(400)
-				return
-			}
-			rc.SetStatusCode(201)
-			rc.SetContentType("application/json")
-			rc.SetBody(ceilingAnswer)
-		},
+		Handler:               CeilingHandler,
 		NoDefaultServerHeader: true,
 		MaxRequestBodySize:    1 << 20,
 	}

@@ -50,10 +50,15 @@ func queueAnswer(c *thttp.Ctx, res any, err error) (any, error) {
 		return nil, err
 	}
 	if st, ok := res.(event.QueueStatus); ok {
-		c.RequestCtx().Response.Header.Set("Retry-After", strconv.Itoa(st.RetryAfterSeconds))
+		// The key as fasthttp normalizes it, the value from the stack: a
+		// drop's every poll sets it.
+		var b [20]byte
+		c.RequestCtx().Response.Header.SetCanonical(hdrRetryAfter, strconv.AppendInt(b[:0], int64(st.RetryAfterSeconds), 10))
 	}
 	return res, nil
 }
+
+var hdrRetryAfter = []byte("Retry-After")
 
 // queueToken is the request's Queue-Token header.
 func queueToken(c *thttp.Ctx) string {

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"sync"
+
 	"ticketd/event"
 	thttp "ticketd/http"
 	"ticketd/http/bind"
@@ -100,18 +102,25 @@ func (a *api) placeStorefrontOrder(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cmd event.PlaceOrder
-	if err := c.Bind(&cmd); err != nil {
+	// The command is bound into a pooled one (Bind takes it as an
+	// interface, so a local escapes: an allocation per refusal); the ask
+	// boxes a copy, and what the copy shares (items, strings) is the
+	// binder's fresh allocations, never the pool's.
+	cmd := orderPool.Get().(*event.PlaceOrder)
+	defer func() { *cmd = event.PlaceOrder{}; orderPool.Put(cmd) }()
+	if err := c.Bind(cmd); err != nil {
 		return nil, err
 	}
 	cmd.Storefront, cmd.Client, cmd.QueueToken = true, c.HoldClient(), queueToken(c)
 	ctx := keyed(c, nil)
-	if err := a.ops.OrderFromView(ctx, id, &cmd); err != nil {
+	if err := a.ops.OrderFromView(ctx, id, cmd); err != nil {
 		return nil, keyedErr(c, err)
 	}
-	res, err := a.ops.Ask(ctx, id, event.Storefront{Cmd: cmd})
+	res, err := a.ops.Ask(ctx, id, event.Storefront{Cmd: *cmd})
 	return res, keyedErr(c, err)
 }
+
+var orderPool = sync.Pool{New: func() any { return new(event.PlaceOrder) }}
 
 // cancelStorefrontOrder cancels an order under the storefront's rules
 // through the layer's one cancel (see cancelOrder).

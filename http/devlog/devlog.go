@@ -58,26 +58,35 @@ type devRing struct {
 }
 
 // devEntry is a RequestLogEntry as the ring keeps it: the request's values,
-// turned into the wire form (id, client ip, latency in ms) only when
-// listed, so recording a request formats nothing.
+// turned into the wire form (ids, client ip, latency in ms, time) only
+// when listed, so recording a request formats nothing. It is kept small:
+// a drop writes one per request into a ring too big for the caches, and
+// each line it spans is a miss.
 type devEntry struct {
-	seq                                          uint64
-	keyID, method, route, operationID, requestID string
+	seq                               uint64
+	keyID, method, route, operationID string
+	// The request's id as the server took it: the client's, or the
+	// number the server formats with its prefix (thttp.RequestInfo).
+	requestID, requestPrefix string
+	requestSeq               uint64
 	// path is the concrete path, in a buffer the ring's slot keeps and
 	// reuses (thttp.RequestInfo.URLPath is valid during the call only).
 	path    []byte
-	surface thttp.Surface
-	status  int
+	at      int64 // unix nanos
 	latency time.Duration
 	ip      netip.Addr
-	at      time.Time // UTC
+	status  int32
+	surface thttp.Surface
 }
 
 func (e *devEntry) view() RequestLogEntry {
 	v := RequestLogEntry{
 		ID: "rl_" + strconv.FormatUint(e.seq, 10), KeyID: e.keyID, Surface: surfaceName(e.surface), Method: e.method,
-		Route: e.route, Path: string(e.path), OperationID: e.operationID, Status: e.status,
-		LatencyMS: float64(e.latency.Microseconds()) / 1000, RequestID: e.requestID, CreatedAt: event.At(e.at),
+		Route: e.route, Path: string(e.path), OperationID: e.operationID, Status: int(e.status),
+		LatencyMS: float64(e.latency.Microseconds()) / 1000, RequestID: e.requestID, CreatedAt: event.At(time.Unix(0, e.at).UTC()),
+	}
+	if v.RequestID == "" && e.requestSeq != 0 {
+		v.RequestID = thttp.FormatRequestID(e.requestPrefix, e.requestSeq)
 	}
 	if e.ip.IsValid() {
 		v.ClientIP = e.ip.String()
@@ -109,20 +118,21 @@ func (d *Log) notePath(requestID string, path []byte) {
 
 // record adds a finished request of an API key.
 func (d *Log) record(info thttp.RequestInfo) {
-	path := info.URLPath
-	if path == "" {
-		path = info.Path
-		if p, ok := d.paths.LoadAndDelete(info.RequestID); ok {
-			path = p.(string)
-		}
-	}
 	if info.KeyID == "" || info.UnitID == "" || (info.Surface != thttp.Developer && info.Surface != thttp.Storefront) {
 		return
 	}
+	path := info.URLPath
+	if path == "" {
+		path = info.Path
+		if p, ok := d.paths.LoadAndDelete(info.ID()); ok {
+			path = p.(string)
+		}
+	}
 	e := devEntry{
 		keyID: info.KeyID, surface: info.Surface, method: info.Method, route: info.Path,
-		operationID: info.OperationID, status: info.Status, latency: info.Latency, requestID: info.RequestID,
-		ip: info.ClientIP, at: info.Time.UTC(),
+		operationID: info.OperationID, status: int32(info.Status), latency: info.Latency,
+		requestID: info.RequestID, requestPrefix: info.RequestPrefix, requestSeq: info.RequestSeq,
+		ip: info.ClientIP, at: info.Time.UnixNano(),
 	}
 	d.mu.Lock()
 	r := d.units[info.UnitID]
@@ -134,7 +144,8 @@ func (d *Log) record(info thttp.RequestInfo) {
 	e.seq = r.seq
 	var slot *devEntry
 	if len(r.entries) < d.perUnit {
-		r.entries = append(r.entries, devEntry{})
+		r.grow(d.perUnit)
+		r.entries = r.entries[:len(r.entries)+1]
 		slot = &r.entries[len(r.entries)-1]
 	} else {
 		slot = &r.entries[(r.seq-1)%uint64(d.perUnit)]
@@ -144,6 +155,29 @@ func (d *Log) record(info thttp.RequestInfo) {
 	e.path = append(slot.path[:0], path...)
 	*slot = e
 	d.mu.Unlock()
+}
+
+// pathBlock is the bytes of path buffer a slot starts with: a drop's
+// paths fit, and the slots' buffers are cut from one block per chunk of
+// slots, so consecutive entries write consecutive memory.
+const pathBlock = 128
+
+// grow makes room for one more entry, up to perUnit: the ring grows in
+// chunks, each slot given a buffer of pathBlock bytes from the chunk's
+// block (a longer path gets its own).
+func (r *devRing) grow(perUnit int) {
+	n := len(r.entries)
+	if n < cap(r.entries) {
+		return
+	}
+	c := min(perUnit, max(64, 2*n))
+	entries := make([]devEntry, n, c)
+	copy(entries, r.entries)
+	block := make([]byte, (c-n)*pathBlock)
+	for i := n; i < c; i++ {
+		entries[:c][i].path = block[(i-n)*pathBlock : (i-n)*pathBlock : (i-n+1)*pathBlock]
+	}
+	r.entries = entries
 }
 
 func surfaceName(s thttp.Surface) string {
@@ -180,11 +214,11 @@ func (d *Log) List(unitID string, f Filter, before uint64, limit int, now time.T
 			continue
 		}
 		e := &r.entries[(s-1)%uint64(d.perUnit)]
-		at := event.At(e.at).Time // as the wire form compares
+		at := event.At(time.Unix(0, e.at).UTC()).Time // as the wire form compares
 		if at.Before(oldest) {
 			break // older entries are older still
 		}
-		if f.KeyID != "" && e.keyID != f.KeyID || f.Status != 0 && e.status != f.Status ||
+		if f.KeyID != "" && e.keyID != f.KeyID || f.Status != 0 && int(e.status) != f.Status ||
 			f.Method != "" && e.method != f.Method ||
 			!f.Since.IsZero() && at.Before(f.Since) || !f.Until.IsZero() && !at.Before(f.Until) {
 			continue

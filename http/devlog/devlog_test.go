@@ -3,6 +3,7 @@ package devlog
 import (
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,3 +53,38 @@ func TestDevLogRingKeepsTheNewestAndHonoursRetention(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A server-generated request id is kept as its number and formatted only
+// when listed, as the Request-Id header carried it; the ring grows in
+// chunks and wraps with paths short and long intact.
+func TestDevLogFormatsGeneratedIDsAndKeepsPaths(t *testing.T) {
+	d := New(200, time.Hour)
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	long := "/storefront/v1/events/evt_1/queue/" + strings.Repeat("x", 300)
+	for i := range 450 {
+		info := thttp.RequestInfo{Time: t0, Method: "GET", Path: "/storefront/v1/events/{publicId}/queue/{queueId}",
+			Surface: thttp.Storefront, Status: 200, KeyID: "key_1", UnitID: "bu_1", RequestSeq: uint64(i + 1), RequestPrefix: "req_ab12",
+			URLPath: "/storefront/v1/events/evt_1/queue/q_" + itoa(i)}
+		if i%7 == 0 {
+			info.URLPath = long + itoa(i)
+		}
+		if i == 449 {
+			info.RequestID = "client-id"
+		}
+		d.record(info)
+	}
+	got, _ := d.List("bu_1", Filter{}, 0, 300, t0)
+	require.Len(t, got, 200)
+	assert.Equal(t, "client-id", got[0].RequestID)
+	for k, e := range got[1:] {
+		i := 448 - k
+		assert.Equal(t, thttp.FormatRequestID("req_ab12", uint64(i+1)), e.RequestID)
+		want := "/storefront/v1/events/evt_1/queue/q_" + itoa(i)
+		if i%7 == 0 {
+			want = long + itoa(i)
+		}
+		require.Equal(t, want, e.Path, "entry %d", i)
+		assert.Equal(t, t0, e.CreatedAt.Time)
+	}
+	assert.Equal(t, "req_ab12_c", thttp.FormatRequestID("req_ab12", 12))
+}
