@@ -3,7 +3,10 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -150,6 +153,39 @@ func loseOwner(t *testing.T, nodes []*node, evt string) (lost, survivor *node) {
 	return lost, survivor
 }
 
+// importsSeen passes a node's log to next (Info and above) and keeps the
+// attributes of its feed imports' lines (at debug: settle.Feeds).
+type importsSeen struct {
+	next slog.Handler
+	*seenImports
+}
+
+type seenImports struct {
+	mu    sync.Mutex
+	lines []map[string]any
+}
+
+func (h importsSeen) Enabled(context.Context, slog.Level) bool { return true }
+func (h importsSeen) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "cluster: feed entries imported" {
+		m := map[string]any{}
+		r.Attrs(func(a slog.Attr) bool { m[a.Key] = a.Value.Any(); return true })
+		h.mu.Lock()
+		h.lines = append(h.lines, m)
+		h.mu.Unlock()
+	}
+	if r.Level < slog.LevelInfo {
+		return nil
+	}
+	return h.next.Handle(ctx, r)
+}
+func (h importsSeen) WithAttrs(as []slog.Attr) slog.Handler {
+	return importsSeen{h.next.WithAttrs(as), h.seenImports}
+}
+func (h importsSeen) WithGroup(g string) slog.Handler {
+	return importsSeen{h.next.WithGroup(g), h.seenImports}
+}
+
 // TestFeedSurvivesFailover: the change feed's entries reach only the
 // owner's local store with its commits, yet after the owner is lost the
 // new owner answers the whole feed from seq 1, every entry once and
@@ -182,8 +218,9 @@ func TestFeedSurvivesFailover(t *testing.T) {
 // the trim took their messages.
 func TestFeedSurvivesTrimAndFailover(t *testing.T) {
 	t.Parallel() // see parallelTests
+	imports := &seenImports{}
 	nodes := startNodes(t, 3, func(c *app.Config) {
-		c.Logger = clustertest.FailLog(t)
+		c.Logger = slog.New(importsSeen{clustertest.FailLog(t).Handler(), imports})
 		c.SnapshotEvery = 20
 		c.ClusterSnapshotTailMax = 20
 		c.Tune = &app.Tuning{Cluster: func(cc *clusternode.Config) {
@@ -232,12 +269,62 @@ func TestFeedSurvivesTrimAndFailover(t *testing.T) {
 	_, err = fs.GetLastMsgForSubject(ctx, "feed."+evt)
 	require.NoError(t, err, "the feed stream carries the event's entries")
 
+	// The owner stops gracefully (loseOwner: app.Main.Close), handing
+	// its shard over as a planned move: the taker prefetches the feed
+	// (the stream's and the log tail's) while the owner serves on, writes
+	// go on through another node, and the claim imports only the entries
+	// of the messages after the prefetch's point.
+	owner := ownerOf(t, a, evt)
+	via := a
+	for _, nd := range nodes {
+		if nd.name != owner {
+			via = nd
+			break
+		}
+	}
+	imports.mu.Lock()
+	imports.lines = nil
+	imports.mu.Unlock()
+	stop := make(chan struct{})
+	var wrote atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := n; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			registerN(t, via, u.Secret, evt, typeID, i, 1)
+			wrote.Add(1)
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 	t0 := time.Now()
 	lost, survivor := loseOwner(t, nodes, evt)
-	t.Logf("%s lost in %s; %s reads the feed", lost.name, time.Since(t0), survivor.name)
+	close(stop)
+	wg.Wait()
+	n += int(wrote.Load())
+	t.Logf("%s lost in %s, %d more feed entries meanwhile; %s reads the feed", lost.name, time.Since(t0), wrote.Load(), survivor.name)
 	t0 = time.Now()
 	after := readWholeFeed(t, survivor, u.Secret, evt)
 	t.Logf("read in %s", time.Since(t0))
 	requireWholeFeed(t, before, after, "after trim and failover")
-	require.Len(t, after, n)
+	require.Len(t, after, n, "every entry once")
+	imports.mu.Lock()
+	lines := imports.lines
+	imports.mu.Unlock()
+	prefetched, claimed := false, false
+	for _, l := range lines {
+		t.Logf("feed import: %v", l)
+		if l["claim"] == false && l["log_entries"].(uint64) > 0 {
+			prefetched = true
+		}
+		if l["claim"] == true {
+			claimed = true
+			require.NotZero(t, l["log_after"], "the claim reads the log after the prefetch's point: %v", l)
+		}
+	}
+	require.True(t, prefetched, "the taker's prefetch imported the log tail's entries")
+	require.True(t, claimed, "the claim's import is logged")
 }

@@ -561,8 +561,26 @@ func (l *Log) Replay(stream string, after uint64, fn func(seq uint64, record []b
 // ReadOwed calls fn for the event's index operations ('p', 'd') in the
 // shard's messages before stream sequence before, in order.
 func (l *Log) ReadOwed(eventID string, before uint64, fn func(op byte, key, value []byte)) error {
+	_, err := l.ReadIndexAfter(eventID, 0, before, fn)
+	return err
+}
+
+// ReadIndexAfter is ReadOwed of the messages after stream sequence after
+// only (0: all), and answers the last message it read through (the
+// subject's last at the pass, or before-1): a later read after it misses
+// no message (the feed's prefetch ahead of a claim: settle.Feeds). Those
+// purged meanwhile are not read.
+func (l *Log) ReadIndexAfter(eventID string, after, before uint64, fn func(op byte, key, value []byte)) (uint64, error) {
 	e := l.Event(eventID)
-	return e.Shard.read(&reader{event: eventID, before: before, index: fn})
+	r := &reader{event: eventID, afterMsg: after, before: before, index: fn}
+	if err := e.Shard.read(r); err != nil {
+		return 0, err
+	}
+	through := r.through
+	if before > 0 && through >= before {
+		through = before - 1
+	}
+	return max(through, after), nil
 }
 
 // opReader reads encoded operations: an op byte, uvarints and

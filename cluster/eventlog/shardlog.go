@@ -670,9 +670,12 @@ type reader struct {
 	// alone, not every message from the first of them (see pass).
 	only   []uint64
 	before uint64 // messages below this sequence only (0: all)
-	rec    func(seq uint64, record []byte) error
-	index  func(op byte, key, value []byte)
-	err    error
+	// afterMsg: an index reader's messages after this sequence only (0:
+	// all); through: the last message the pass read (set by pass).
+	afterMsg, through uint64
+	rec               func(seq uint64, record []byte) error
+	index             func(op byte, key, value []byte)
+	err               error
 }
 
 // read runs r in the next pass over the shard and waits for it; a reader
@@ -706,6 +709,9 @@ func (s *shardLog) read(r *reader) error {
 			r.from = s.seen + 1
 			if v != nil && v.since > 0 {
 				r.from = v.since
+			}
+			if r.afterMsg > 0 {
+				r.from = max(r.from, r.afterMsg+1)
 			}
 		}
 	}
@@ -807,6 +813,9 @@ func (s *shardLog) pass(readers []*reader) error {
 	if err != nil {
 		return err
 	}
+	for _, r := range readers {
+		r.through = end
+	}
 	s.vmu.Lock()
 	if !s.viewed || s.seen < end {
 		s.seen = end
@@ -844,7 +853,7 @@ func (s *shardLog) take(msg *jetstream.RawStreamMsg, readers []*reader) error {
 			}
 		}
 		for _, r := range readers {
-			if r.err != nil || r.event != o.event || (r.before > 0 && msg.Sequence >= r.before) {
+			if r.err != nil || r.event != o.event || (r.before > 0 && msg.Sequence >= r.before) || msg.Sequence <= r.afterMsg {
 				continue
 			}
 			switch {

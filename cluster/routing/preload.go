@@ -21,8 +21,9 @@ import (
 // written since and asks the giver: the taker's actors start from those
 // states and replay only the last records (the claim's fence still
 // decides: a state built ahead is a prefix of the event's log). The
-// events' change feeds are fetched with them (PrefetchFeed), so the claim
-// imports only the entries of the log's tail.
+// events' change feeds are fetched with them (PrefetchFeed: the feed
+// stream's entries and the log's so far), so the claim imports only the
+// entries of the log's messages written since.
 const (
 	// preloadFresh is how long a shard's preload serves its handover.
 	preloadFresh = 30 * time.Second

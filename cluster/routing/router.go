@@ -57,8 +57,9 @@ type Router struct {
 	owed *settle.Owed // see Own; nil: the entries stay where they were written
 
 	// PrefetchFeed, when set (app: settle.Feeds.Prefetch), fetches an
-	// event's carried change feed into the local store while its shard is
-	// preloaded ahead of a move (preload.go). Set before the node serves.
+	// event's change feed (the carried entries and its log tail's) into
+	// the local store while its shard is preloaded ahead of a move
+	// (preload.go). Set before the node serves.
 	PrefetchFeed func(eventID string) error
 
 	alive map[string]aliveCtx // per owner forwarded to: done once it is gone

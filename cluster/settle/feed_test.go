@@ -125,11 +125,13 @@ func TestFeedCarriedPastTrim(t *testing.T) {
 }
 
 // TestFeedPrefetchedAheadOfAMove: a node that preloads an event ahead of
-// a planned move fetches the feed entries the feed stream carries
-// (Prefetch) but not those the log alone puts; its claim after the move
-// then reads only the log: with the event's subject of the feed stream
-// purged before the claim, the new owner still holds every entry, the
-// prefetched ones and the log's, byte for byte.
+// a planned move fetches the feed entries the feed stream carries and
+// those the log's messages put so far (Prefetch), noting the message it
+// read through; the handover's catch-up prefetch reads only the messages
+// since, and so does the claim after the move: with the event's subject
+// of the feed stream purged before the claim, the new owner holds every
+// entry, the prefetched ones and the log's rest, byte for byte, each
+// once, though the claim read 3 of them.
 func TestFeedPrefetchedAheadOfAMove(t *testing.T) {
 	t.Parallel() // see parallelTests
 	nodes, _ := clustertest.StartCluster(t, 3)
@@ -148,17 +150,113 @@ func TestFeedPrefetchedAheadOfAMove(t *testing.T) {
 	through, err := snaps.SaveAndTrim(evt, 5, []byte("state at 5"))
 	require.NoError(t, err)
 	require.Equal(t, uint64(4), through)
+	commitFeed(t, w, evt, 6, 2002, 2004) // in the log's tail alone
 
 	csnaps := NewSnapshots(c.log)
 	c.log.ImportClaimed = csnaps.Feeds.Import
 	require.NoError(t, csnaps.Feeds.Prefetch(evt))
-	requireFeed(t, c.store, evt, 2001) // carried through 2001 by the trim
+	requireFeed(t, c.store, evt, 2003) // carried through 2001 by the trim, the rest from the log
+	first := csnaps.Feeds.last
+	require.Zero(t, first.after, "the first prefetch reads the whole tail")
+	require.Equal(t, uint64(3), first.logSeen, "the tail's entries 2001..2003")
+	require.Equal(t, 2003, first.imported)
+	require.Equal(t, feedPoint{through: first.through, held: 2003}, csnaps.Feeds.reached[evt])
 
-	// The owner goes on; its last entries are put by the log alone.
-	commitFeed(t, w, evt, 6, 2002, 2004)
+	// The owner goes on; the handover's catch-up reads only what is new.
+	commitFeed(t, w, evt, 7, 2004, 2006)
+	require.NoError(t, csnaps.Feeds.Prefetch(evt))
+	requireFeed(t, c.store, evt, 2005)
+	second := csnaps.Feeds.last
+	require.Equal(t, first.through, second.after)
+	require.Greater(t, second.through, first.through)
+	require.Equal(t, uint64(2), second.logSeen, "entries 2004..2005 alone")
+	require.Equal(t, 2, second.imported)
+
+	commitFeed(t, w, evt, 8, 2006, 2009)
 	s, err := nodes[lead].JetStream().Stream(bg, FeedStream)
 	require.NoError(t, err)
 	require.NoError(t, s.Purge(bg, jetstream.WithPurgeSubject(feedSubj+evt)))
 	c.activate(t, evt)
-	requireFeed(t, c.store, evt, 2003)
+	requireFeed(t, c.store, evt, 2008)
+	claim := csnaps.Feeds.last
+	require.Equal(t, second.through, claim.after, "the claim reads the log after the prefetch's point")
+	require.Equal(t, uint64(3), claim.logSeen, "entries 2006..2008 alone")
+	require.Equal(t, 3, claim.imported)
+	require.NotContains(t, csnaps.Feeds.reached, evt, "the claim consumed the point")
+
+}
+
+// TestFeedPrefetchPointLost: a store that lost prefetched entries after
+// the prefetch noted its point (its last entry deleted here) is read
+// whole again at the claim, and holds every entry once.
+func TestFeedPrefetchPointLost(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes, _ := clustertest.StartCluster(t, 3)
+	const evt = "evt_feed_point_lost"
+	lead := shardLeader(t, nodes, evt)
+	a, c := newOwner(t, nodes[lead]), newOwner(t, nodes[(lead+1)%3])
+	w := clustertest.Claim(t, a.log, evt, 0)
+	for r := range uint64(3) { // records 1..3: 500 entries each
+		commitFeed(t, w, evt, r+1, 500*r+1, 500*(r+1)+1)
+	}
+	csnaps := NewSnapshots(c.log)
+	c.log.ImportClaimed = csnaps.Feeds.Import
+	require.NoError(t, csnaps.Feeds.Prefetch(evt))
+	requireFeed(t, c.store, evt, 1500)
+	require.NotZero(t, csnaps.Feeds.reached[evt].through)
+	b := c.store.NewBatch()
+	b.Delete(feedKey(evt, 1500))
+	require.NoError(t, c.store.Commit(b))
+	b.Close()
+	commitFeed(t, w, evt, 4, 1501, 2001)
+	c.activate(t, evt)
+	requireFeed(t, c.store, evt, 2000)
+	require.Zero(t, csnaps.Feeds.last.after, "the point no longer holds: the whole tail")
+	require.Equal(t, uint64(2000), csnaps.Feeds.last.logSeen)
+	require.Equal(t, 501, csnaps.Feeds.last.imported)
+}
+
+// TestFeedPrefetchThenTrim: the log is trimmed between a prefetch and the
+// claim, past the message the prefetch read through (the messages that
+// put entries 2001..2004 purged unread by the taker); the claim reads the
+// log after its point (from the first message kept) and the feed stream,
+// which the owner's carry made hold the purged entries: the new owner
+// holds every entry once, byte for byte.
+func TestFeedPrefetchThenTrim(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes, _ := clustertest.StartCluster(t, 3)
+	const evt = "evt_feed_prefetch_trim"
+	lead := shardLeader(t, nodes, evt)
+	a, c := newOwner(t, nodes[lead]), newOwner(t, nodes[(lead+1)%3])
+	snaps := NewSnapshots(a.log)
+	a.log.ImportClaimed = snaps.Feeds.Import
+	w := clustertest.Claim(t, a.log, evt, 0)
+	for r := range uint64(4) { // records 1..4: 500 entries each
+		commitFeed(t, w, evt, r+1, 500*r+1, 500*(r+1)+1)
+	}
+	csnaps := NewSnapshots(c.log)
+	c.log.ImportClaimed = csnaps.Feeds.Import
+	require.NoError(t, csnaps.Feeds.Prefetch(evt))
+	requireFeed(t, c.store, evt, 2000) // the log's alone: nothing carried yet
+	pre := csnaps.Feeds.last
+	require.Equal(t, uint64(2000), pre.logSeen)
+
+	commitFeed(t, w, evt, 5, 2001, 2003)
+	commitFeed(t, w, evt, 6, 2003, 2005)
+	_, err := snaps.SaveAndTrim(evt, 5, []byte("state at 5"))
+	require.NoError(t, err)
+	through, err := snaps.SaveAndTrim(evt, 6, []byte("state at 6"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), through)
+	first, err := a.log.FirstSeq(evt)
+	require.NoError(t, err)
+	require.Equal(t, uint64(6), first, "the messages of records 1..5 purged")
+	commitFeed(t, w, evt, 7, 2005, 2006)
+
+	c.activate(t, evt)
+	requireFeed(t, c.store, evt, 2005)
+	claim := csnaps.Feeds.last
+	require.Equal(t, pre.through, claim.after, "the point holds over the trim")
+	require.Equal(t, uint64(3), claim.logSeen, "entries 2003..2005 of the messages kept")
+	require.Equal(t, 5, claim.imported, "2001..2002 from the stream, 2003..2005 from either")
 }
