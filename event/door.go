@@ -95,6 +95,10 @@ type RecordScans struct {
 	DeviceID string    `json:"-"`
 	Doors    []DoorRef `json:"-"`
 	Scans    []Scan    `json:"scans" v:"required,minItems=1,maxItems=500"`
+	// Passes, when set, are the scans' passes as the request's goroutine
+	// resolved them (PassIndex, doorpasses.go), nil where unknown: hints
+	// Decide checks against its state before it uses them.
+	Passes []*RegistrationRec `json:"-"`
 }
 
 // FirstCheckin is the check-in a repeat at a door ran into.
@@ -592,11 +596,15 @@ func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, bool) {
 		res.Verdict, res.Reason = VerdictRefused, &b.reasons[reason]
 		return res, false
 	}
-	var r *RegistrationRec
-	if sc.RegistrationID != "" {
+	r := b.passHint(i, &sc)
+	switch {
+	case r != nil:
+	case sc.RegistrationID != "":
 		r = m.s.regs()[sc.RegistrationID]
-	} else if id, ok := m.s.idx.regByCheckin[normCheckinCode(sc.CheckinCode)]; ok {
-		r = m.s.regs()[id]
+	default:
+		if id, ok := m.s.idx.regByCheckin[normCheckinCode(sc.CheckinCode)]; ok {
+			r = m.s.regs()[id]
+		}
 	}
 	if r == nil {
 		return refuse(0)
