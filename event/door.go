@@ -306,6 +306,7 @@ func (c ScansAnswered) appendBody(e enc) enc {
 }
 
 func (c ScansAnswered) apply(s *State) {
+	s.Door.Answers = growDoubling(s.Door.Answers, len(c.Answers))
 	for _, a := range c.Answers {
 		s.Door.Answers = append(s.Door.Answers, DeviceAnswer{DeviceID: c.DeviceID, ScanAnswer: a})
 		if d := s.idx.door; d != nil {
