@@ -12,7 +12,7 @@ import (
 type countIDs struct{ n int }
 
 func (c *countIDs) New(prefix string) string { c.n++; return fmt.Sprintf("%s%d", prefix, c.n) }
-func (c *countIDs) Code(n int) string       { c.n++; return fmt.Sprintf("%0*d", n, c.n) }
+func (c *countIDs) Code(n int) string        { c.n++; return fmt.Sprintf("%0*d", n, c.n) }
 
 // TestFeedSeqOfLongFeeds: FeedSeq answers a long change's entries (a door
 // batch's check-ins) from an index of the change, as the search entry by
