@@ -48,23 +48,26 @@ func (a *eventActor) dropPasses() {
 	}
 }
 
-// resolvePasses returns req with the passes of a batch of scans resolved
-// against the event's published list, when there is one.
+// resolvePasses returns req with a batch of scans prepared on the asker's
+// goroutine: the ids of its check-ins made (one per scan, at most that
+// many check-ins), and its passes resolved against the event's published
+// list when there is one.
 func (s *System) resolvePasses(eventID string, req *request) *request {
 	c, ok := req.cmd.(event.RecordScans)
-	if !ok || c.Passes != nil {
+	if !ok || c.Passes != nil || c.CheckinIDs != nil {
 		return req
 	}
-	x, ok := s.passes.Load(eventID)
-	if !ok {
-		return req
+	c.CheckinIDs = make([]string, len(c.Scans))
+	for i := range c.CheckinIDs {
+		c.CheckinIDs[i] = s.cfg.IDs.New("chk_")
 	}
-	sl := x.(*passSlot)
-	l := sl.list.Load()
-	if l == nil || l.Len() == 0 {
-		return req
+	if x, ok := s.passes.Load(eventID); ok {
+		sl := x.(*passSlot)
+		if l := sl.list.Load(); l != nil && l.Len() > 0 {
+			c = sl.idx.Resolve(*l, c)
+		}
 	}
 	r := *req
-	r.cmd = sl.idx.Resolve(*l, c)
+	r.cmd = c
 	return &r
 }

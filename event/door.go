@@ -99,6 +99,10 @@ type RecordScans struct {
 	// resolved them (PassIndex, doorpasses.go), nil where unknown: hints
 	// Decide checks against its state before it uses them.
 	Passes []*RegistrationRec `json:"-"`
+	// CheckinIDs, when set, are ids for the batch's check-ins made outside
+	// the actor by the machine's own kind of ids: the batch's k-th
+	// check-in takes the k-th, and the machine makes the rest.
+	CheckinIDs []string `json:"-"`
 }
 
 // FirstCheckin is the check-in a repeat at a door ran into.
@@ -637,7 +641,7 @@ func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, bool) {
 	if t := sc.ScannedAt.UTC(); sc.Offline && !t.Before(now.Add(-offlinePastMax)) && !t.After(now.Add(offlineFutureMax)) {
 		at = t
 	}
-	k := ScanCheckin{ID: m.newID("chk_"), RegID: r.ID, Reg: r.Seq, Door: door, ScanID: sc.ScanID, CheckedInAt: at}
+	k := ScanCheckin{ID: b.checkinID(), RegID: r.ID, Reg: r.Seq, Door: door, ScanID: sc.ScanID, CheckedInAt: at}
 	if b.rec.Checkins == nil {
 		b.rec.Checkins = make([]ScanCheckin, 0, len(b.c.Scans)-i)
 	}
@@ -651,6 +655,14 @@ func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, bool) {
 		Method: scanMethod, RegistrationEmail: r.Email, RegistrationName: strp(r.Name), CheckedInAt: At(at), DeviceID: b.devID})
 	res.Verdict, res.Checkin = VerdictAdmitted, &b.views[len(b.views)-1]
 	return res, true
+}
+
+// checkinID is the id of the batch's next check-in.
+func (b *scanBatch) checkinID() string {
+	if k := len(b.rec.Checkins); k < len(b.c.CheckinIDs) {
+		return b.c.CheckinIDs[k]
+	}
+	return b.m.newID("chk_")
 }
 
 // first returns f in the batch's backing array of first check-ins.

@@ -203,7 +203,14 @@ func scansAgainstReference(t *testing.T, seed uint64) {
 			if rs, ok := c.(RecordScans); ok && i == 1 {
 				results[i], changes[i], errs[i] = oracleRecordScans(m, now, rs)
 			} else if ok && i == 0 {
+				var alt *Machine
+				if hr.IntN(3) == 0 {
+					alt = cloneMachine(t, m, seed)
+				}
 				results[i], changes[i], errs[i] = m.Decide(now, hint(rs))
+				if alt != nil {
+					sameButCheckinIDs(t, alt, now, rs, results[i], changes[i], errs[i])
+				}
 			} else {
 				results[i], changes[i], errs[i] = m.Decide(now, c)
 			}
@@ -329,4 +336,66 @@ func scansAgainstReference(t *testing.T, seed uint64) {
 	b, err := MarshalState(ref.State())
 	require.NoError(t, err)
 	require.Equal(t, b, a, "seed %d: the states encode alike", seed)
+}
+
+// cloneMachine is a machine with m's state (through its encoding) and ids
+// of its own.
+func cloneMachine(t *testing.T, m *Machine, seed uint64) *Machine {
+	b, err := MarshalState(m.State())
+	require.NoError(t, err)
+	st, err := UnmarshalState(b)
+	require.NoError(t, err)
+	alt := NewMachine("evt_1", testConfig(), newSeqIDs(seed+1000))
+	alt.Restore(st)
+	return alt
+}
+
+// sameButCheckinIDs decides c on alt (a clone of the machine that decided
+// it without them) with check-in ids made outside (RecordScans.CheckinIDs,
+// sometimes fewer than its check-ins): the answer and the changes are the
+// ones given, but for the ids of the check-ins (the given ones in order,
+// then the machine's) and of the conflicts (alt's own).
+func sameButCheckinIDs(t *testing.T, alt *Machine, now time.Time, c RecordScans, res any, changes []Change, err error) {
+	t.Helper()
+	c.CheckinIDs = make([]string, len(c.Scans)/2+1)
+	for i := range c.CheckinIDs {
+		c.CheckinIDs[i] = fmt.Sprintf("out_%d", i)
+	}
+	res2, changes2, err2 := alt.Decide(now, c)
+	require.Equal(t, err, err2)
+	if err != nil {
+		return
+	}
+	// Each id of alt's answer, as the one of the same place in the given.
+	var from, to []string
+	for j, ch := range changes2 {
+		switch x := ch.(type) {
+		case ScansRecorded:
+			want := changes[j].(ScansRecorded)
+			for i, ci := range x.Checkins {
+				if i < len(c.CheckinIDs) {
+					require.Equal(t, c.CheckinIDs[i], ci.ID, "the batch's check-in %d takes the id made outside", i)
+				}
+				from, to = append(from, ci.ID), append(to, want.Checkins[i].ID)
+			}
+		case CheckinConflict:
+			from, to = append(from, x.ID), append(to, changes[j].(CheckinConflict).ID)
+		}
+	}
+	require.Len(t, changes2, len(changes))
+	rename := func(v any) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		s := string(b)
+		for i, id := range from {
+			s = strings.ReplaceAll(s, `"`+id+`"`, fmt.Sprintf(`"\u0000%d"`, i))
+		}
+		for i, id := range to {
+			s = strings.ReplaceAll(s, fmt.Sprintf(`"\u0000%d"`, i), `"`+id+`"`)
+		}
+		return s
+	}
+	want, err := json.Marshal([]any{res, changes})
+	require.NoError(t, err)
+	require.Equal(t, string(want), rename([]any{res2, changes2}))
 }
