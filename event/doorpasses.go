@@ -17,7 +17,8 @@ import "sync"
 // registration the index has not seen) is ignored and the scan is looked
 // up as before, so a verdict never depends on the index being current.
 // The index costs the actor nothing per scan or check-in: it publishes the
-// list again only when registrations were added.
+// list again only when registrations were added. The batch's check-in ids
+// are made outside too (RecordScans.CheckinIDs).
 
 // PassList is a prefix of an event's registrations in their order, read
 // outside the actor: only the fields a registration never changes after
