@@ -184,16 +184,39 @@ type doorIndex struct {
 	// byReg holds each registration's check-ins, by its position in
 	// RegOrder (a slice, not a map keyed by id: a scan reads it, and a
 	// check-in writes it, without hashing into a table of every pass).
-	byReg [][]*CheckinRec
+	byReg []regDoors
 	scans map[string]map[string]scanRef // device -> scan id -> its answer
 }
 
-// regCheckins are the check-ins of r, in log order.
-func (d *doorIndex) regCheckins(r *RegistrationRec) []*CheckinRec {
-	if r.Seq < len(d.byReg) {
-		return d.byReg[r.Seq]
+// regCheckin is one check-in of a registration with its door, so that a
+// scan compares doors without reading the check-in's record.
+type regCheckin struct {
+	subjectType, subjectID string
+	c                      *CheckinRec
+}
+
+// regDoors are a registration's check-ins in log order: the first inline,
+// so that a scan of a pass with one check-in or none reads one entry of
+// the table, not a list elsewhere and then each check-in's record (in the
+// event's actor, each a cache miss in tables of every pass).
+type regDoors struct {
+	first regCheckin
+	more  []regCheckin
+}
+
+// eachCheckin calls f with each check-in of r, in log order.
+func (d *doorIndex) eachCheckin(r *RegistrationRec, f func(c *CheckinRec)) {
+	if r.Seq >= len(d.byReg) {
+		return
 	}
-	return nil
+	e := &d.byReg[r.Seq]
+	if e.first.c == nil {
+		return
+	}
+	f(e.first.c)
+	for _, x := range e.more {
+		f(x.c)
+	}
 }
 
 // addCheckin adds c, a check-in of r.
@@ -201,7 +224,13 @@ func (d *doorIndex) addCheckin(r *RegistrationRec, c *CheckinRec) {
 	if n := r.Seq + 1; n > len(d.byReg) {
 		d.byReg = slices.Grow(d.byReg, n-len(d.byReg))[:n]
 	}
-	d.byReg[r.Seq] = append(d.byReg[r.Seq], c)
+	e := &d.byReg[r.Seq]
+	x := regCheckin{subjectType: c.SubjectType, subjectID: c.SubjectID, c: c}
+	if e.first.c == nil {
+		e.first = x
+		return
+	}
+	e.more = append(e.more, x)
 }
 
 type passEntry struct {
@@ -231,7 +260,7 @@ func (s *State) doorIdx() *doorIndex {
 	if s.idx.door != nil {
 		return s.idx.door
 	}
-	d := &doorIndex{byReg: make([][]*CheckinRec, len(s.RegOrder)), scans: map[string]map[string]scanRef{}}
+	d := &doorIndex{byReg: make([]regDoors, len(s.RegOrder)), scans: map[string]map[string]scanRef{}}
 	d.log = make([]passEntry, 0, len(s.RegOrder))
 	for i := range s.RegOrder {
 		r := s.regAt(i)
@@ -545,12 +574,22 @@ type scanBatch struct {
 	rec ScansRecorded
 }
 
-// doorCheckin is r's check-in at a door, or nil: what State.idx.doors
-// holds, read from r's few check-ins instead of a table of them all.
+// doorCheckin is r's check-in at a door, or nil: read from r's few
+// check-ins instead of a table of them all.
 func (d *doorIndex) doorCheckin(r *RegistrationRec, subjectType, subjectID string) *CheckinRec {
-	for _, c := range d.regCheckins(r) {
-		if c.SubjectType == subjectType && c.SubjectID == subjectID {
-			return c
+	if r.Seq >= len(d.byReg) {
+		return nil
+	}
+	e := &d.byReg[r.Seq]
+	if e.first.c == nil {
+		return nil
+	}
+	if e.first.subjectType == subjectType && e.first.subjectID == subjectID {
+		return e.first.c
+	}
+	for _, x := range e.more {
+		if x.subjectType == subjectType && x.subjectID == subjectID {
+			return x.c
 		}
 	}
 	return nil
@@ -865,9 +904,9 @@ func (m *Machine) passView(r *RegistrationRec) DoorPass {
 	p := DoorPass{RegistrationID: r.ID, CheckinCode: r.CheckinCode, Name: strp(r.Name), Email: r.Email,
 		RegistrationTypeID: strp(r.TypeID), Status: r.Status, PerkIDs: m.passPerks(r), Checkins: []PassCheckin{},
 		UpdatedAt: At(r.UpdatedAt)}
-	for _, c := range m.s.doorIdx().regCheckins(r) {
+	m.s.doorIdx().eachCheckin(r, func(c *CheckinRec) {
 		p.Checkins = append(p.Checkins, PassCheckin{SubjectType: c.SubjectType, SubjectID: strp(c.SubjectID), CheckedInAt: At(c.At), DeviceID: strp(c.DeviceID)})
-	}
+	})
 	return p
 }
 
