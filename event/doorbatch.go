@@ -138,10 +138,15 @@ func (c ScansRecorded) apply(s *State) {
 		}
 		d := s.idx.door
 		for i, k := range c.Checkins {
-			if k.Reg >= len(s.RegOrder) || s.RegOrder[k.Reg] != k.RegID {
+			if k.Reg >= len(s.RegOrder) {
 				panic(fmt.Sprintf("event: check-in %s names registration %s at %d", k.ID, k.RegID, k.Reg))
 			}
+			// The record's id, not RegOrder's entry: the record is read
+			// next anyway (one table of every pass read, not two).
 			reg := s.regAt(k.Reg)
+			if reg.ID != k.RegID {
+				panic(fmt.Sprintf("event: check-in %s names registration %s at %d", k.ID, k.RegID, k.Reg))
+			}
 			door := c.Doors[k.Door]
 			at := c.At
 			if !k.CheckedInAt.IsZero() {
