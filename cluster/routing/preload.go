@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ticketd/cluster/node"
+	"ticketd/internal/pace"
 )
 
 // Preloading before a planned move. When the leaders' spreading moves a
@@ -40,6 +41,23 @@ type preloader struct {
 	mu      sync.Mutex
 	running map[int]bool
 	done    map[int]time.Time
+	// progress counts, per shard, the work of its preloads here.
+	progress map[int]*pace.Progress
+}
+
+// progressOf is shard's progress counter.
+func (p *preloader) progressOf(shard int) *pace.Progress {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.progress == nil {
+		p.progress = map[int]*pace.Progress{}
+	}
+	pr := p.progress[shard]
+	if pr == nil {
+		pr = &pace.Progress{}
+		p.progress[shard] = pr
+	}
+	return pr
 }
 
 // preloadFor readies shard's move to this node: nil once its events were
@@ -100,6 +118,7 @@ func (r *Router) preload(ctx context.Context, sys Actors, shard int) int {
 		r.n.Config().Logger.Warn("cluster: list the events to preload", "stream", node.StreamName(shard), "err", err)
 		return 0
 	}
+	progress := r.pre.progressOf(shard)
 	next := make(chan string)
 	var mu sync.Mutex
 	built := 0
@@ -107,7 +126,7 @@ func (r *Router) preload(ctx context.Context, sys Actors, shard int) int {
 	for range preloadWorkers {
 		wg.Go(func() {
 			for id := range next {
-				if _, err := sys.Preload(ctx, id); err != nil {
+				if _, err := sys.Preload(ctx, id, progress); err != nil {
 					if ctx.Err() == nil {
 						r.n.Config().Logger.Debug("cluster: preload", "event", id, "err", err)
 					}

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"ticketd/cluster/eventlog"
 	"ticketd/cluster/node"
 	"ticketd/event"
+	"ticketd/internal/pace"
 	"ticketd/persistence"
 )
 
@@ -70,12 +70,6 @@ const (
 	feedImportBatch = 4096
 	// feedImportFor bounds an import's reads of the feed stream.
 	feedImportFor = time.Minute
-	// A prefetch is background work ahead of a move, the event's owner
-	// serving it meanwhile on the same few cores: like the preload's
-	// (actors/preload.go), its reads and writes run feedPrefetchSlice,
-	// then sleep feedPrefetchPause.
-	feedPrefetchSlice = 2 * time.Millisecond
-	feedPrefetchPause = 2 * time.Millisecond
 )
 
 // feedPrefix is persistence.PrefixFeed: the key of an entry is
@@ -199,7 +193,8 @@ func (f *Feeds) Import(eventID string, epoch uint64) error {
 // lacks, paced (feedPrefetchSlice), and notes the log's message it read
 // through (feedPoint): the bulk of a big event's feed (the stream's) and
 // of its log's tail (up to SnapshotTailMax records since its last trim).
-// The router calls it while it preloads a shard ahead of a planned move
+// It is paced by this process's own load (package pace). The router
+// calls it while it preloads a shard ahead of a planned move
 // (and again at the handover's catch-up, which reads only the log's
 // messages since), so the claim's Import reads only the messages written
 // since: a drop's feed (about 100 MB for 100,000 orders) and a hot
@@ -208,19 +203,6 @@ func (f *Feeds) Import(eventID string, epoch uint64) error {
 // wait for the claim.
 func (f *Feeds) Prefetch(eventID string) error {
 	return f.importFeed(eventID, 0, false)
-}
-
-// feedPacer is a prefetch's duty cycle (feedPrefetchSlice); yield is
-// called every entry and log operation read.
-type feedPacer struct{ start time.Time }
-
-func (p *feedPacer) yield() {
-	if time.Since(p.start) < feedPrefetchSlice {
-		return
-	}
-	runtime.Gosched()
-	time.Sleep(feedPrefetchPause)
-	p.start = time.Now()
 }
 
 // importFeed is Import (claim set: the log's messages before epoch, then
@@ -234,8 +216,10 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, claim bool) error {
 	t0 := time.Now()
 	yield := func() {}
 	if !claim {
-		p := &feedPacer{start: t0}
-		yield = p.yield
+		// A prefetch is background work ahead of a move, the event's
+		// owner serving it meanwhile: paced like the preload's
+		// (actors/preload.go), by this process's own load.
+		yield = pace.New().Yield
 	}
 	f.mu.Lock()
 	point, pointed := f.reached[eventID]
