@@ -29,8 +29,9 @@ const (
 	// preloadFresh is how long a shard's preload serves its handover.
 	preloadFresh = 30 * time.Second
 	// preloadBound bounds one shard's preload; what is not built by then
-	// loads after the move, as before.
-	preloadBound = 2 * time.Minute
+	// loads after the move, as before. A leaving node waits as long for
+	// a taker that progresses.
+	preloadBound = LeaveMax
 	// catchUpBound bounds the catch-up a handover makes before it asks.
 	catchUpBound = 5 * time.Second
 	// preloadWorkers is how many of a shard's events build at a time.
@@ -41,7 +42,8 @@ type preloader struct {
 	mu      sync.Mutex
 	running map[int]bool
 	done    map[int]time.Time
-	// progress counts, per shard, the work of its preloads here.
+	// progress counts, per shard, the work of its preloads here (a
+	// leaving node waits while it grows: leave.go).
 	progress map[int]*pace.Progress
 }
 
@@ -134,7 +136,7 @@ func (r *Router) preload(ctx context.Context, sys Actors, shard int) int {
 				}
 				if r.PrefetchFeed != nil && ctx.Err() == nil {
 					// Its claim imports what this leaves out.
-					if err := r.PrefetchFeed(id); err != nil {
+					if err := r.PrefetchFeed(ctx, id, progress); err != nil {
 						r.n.Config().Logger.Debug("cluster: prefetch the feed", "event", id, "err", err)
 					}
 				}

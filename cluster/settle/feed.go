@@ -185,7 +185,7 @@ func decodeFeedMsg(b []byte, fn func(seq uint64, v []byte)) error {
 // claim epoch put; entries past the retention are left out. It is
 // Log.ImportClaimed: a claim is answered only once it is done.
 func (f *Feeds) Import(eventID string, epoch uint64) error {
-	return f.importFeed(eventID, epoch, true)
+	return f.importFeed(context.Background(), eventID, epoch, true, nil)
 }
 
 // Prefetch writes to the local store the feed entries of eventID that the
@@ -201,15 +201,18 @@ func (f *Feeds) Import(eventID string, epoch uint64) error {
 // event's tail (92,304 entries read in 5.3 s at the claim, issue 31) are
 // read before the giver stops serving the event, not while its writes
 // wait for the claim.
-func (f *Feeds) Prefetch(eventID string) error {
-	return f.importFeed(eventID, 0, false)
+//
+// It runs within ctx and counts the entries it reads in progress (nil:
+// not counted): a leaving owner waits for its taker while they grow.
+func (f *Feeds) Prefetch(ctx context.Context, eventID string, progress *pace.Progress) error {
+	return f.importFeed(ctx, eventID, 0, false, progress)
 }
 
 // importFeed is Import (claim set: the log's messages before epoch, then
 // the point is consumed) or Prefetch (the log's messages so far, paced,
 // the point noted). Either reads the log only after the point of the
 // last prefetch while it holds (feedPoint).
-func (f *Feeds) importFeed(eventID string, epoch uint64, claim bool) error {
+func (f *Feeds) importFeed(ctx context.Context, eventID string, epoch uint64, claim bool, progress *pace.Progress) error {
 	if f.store == nil {
 		return nil
 	}
@@ -275,7 +278,7 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, claim bool) error {
 	}
 	// The stream first: it carries what the log's trim took, the log the
 	// rest (an entry in both is the same bytes).
-	ctx, cancel := context.WithTimeout(context.Background(), feedImportFor)
+	ctx, cancel := context.WithTimeout(ctx, feedImportFor)
 	defer cancel()
 	if _, err := f.st.Stream(ctx); err != nil {
 		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
@@ -291,7 +294,7 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, claim bool) error {
 	if last != nil && !holdsThrough(have, last.Header.Get(hdrFeedLast)) {
 		err = node.ReadThrough(ctx, f.n.Conn(), FeedStream, subj, 1, last.Sequence, f.n.Config().RequestTimeout, false, func(m *jetstream.RawStreamMsg) error {
 			st.streams++
-			return decodeFeedMsg(m.Data, func(seq uint64, v []byte) { yield(); put(seq, v) })
+			return decodeFeedMsg(m.Data, func(seq uint64, v []byte) { yield(); progress.Entries(1); put(seq, v) })
 		})
 		if err != nil {
 			return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
@@ -301,6 +304,7 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, claim bool) error {
 		yield()
 		if op == 'p' && bytes.HasPrefix(k, prefix) {
 			st.logSeen++
+			progress.Entries(1)
 			put(feedSeqOf(k, len(prefix)), v)
 		}
 	})

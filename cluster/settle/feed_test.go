@@ -154,7 +154,7 @@ func TestFeedPrefetchedAheadOfAMove(t *testing.T) {
 
 	csnaps := NewSnapshots(c.log)
 	c.log.ImportClaimed = csnaps.Feeds.Import
-	require.NoError(t, csnaps.Feeds.Prefetch(evt))
+	require.NoError(t, csnaps.Feeds.Prefetch(bg, evt, nil))
 	requireFeed(t, c.store, evt, 2003) // carried through 2001 by the trim, the rest from the log
 	first := csnaps.Feeds.last
 	require.Zero(t, first.after, "the first prefetch reads the whole tail")
@@ -164,7 +164,7 @@ func TestFeedPrefetchedAheadOfAMove(t *testing.T) {
 
 	// The owner goes on; the handover's catch-up reads only what is new.
 	commitFeed(t, w, evt, 7, 2004, 2006)
-	require.NoError(t, csnaps.Feeds.Prefetch(evt))
+	require.NoError(t, csnaps.Feeds.Prefetch(bg, evt, nil))
 	requireFeed(t, c.store, evt, 2005)
 	second := csnaps.Feeds.last
 	require.Equal(t, first.through, second.after)
@@ -201,7 +201,7 @@ func TestFeedPrefetchPointLost(t *testing.T) {
 	}
 	csnaps := NewSnapshots(c.log)
 	c.log.ImportClaimed = csnaps.Feeds.Import
-	require.NoError(t, csnaps.Feeds.Prefetch(evt))
+	require.NoError(t, csnaps.Feeds.Prefetch(bg, evt, nil))
 	requireFeed(t, c.store, evt, 1500)
 	require.NotZero(t, csnaps.Feeds.reached[evt].through)
 	b := c.store.NewBatch()
@@ -236,7 +236,7 @@ func TestFeedPrefetchThenTrim(t *testing.T) {
 	}
 	csnaps := NewSnapshots(c.log)
 	c.log.ImportClaimed = csnaps.Feeds.Import
-	require.NoError(t, csnaps.Feeds.Prefetch(evt))
+	require.NoError(t, csnaps.Feeds.Prefetch(bg, evt, nil))
 	requireFeed(t, c.store, evt, 2000) // the log's alone: nothing carried yet
 	pre := csnaps.Feeds.last
 	require.Equal(t, uint64(2000), pre.logSeen)
