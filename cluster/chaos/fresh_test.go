@@ -228,7 +228,7 @@ func TestClusterRollingRestart(t *testing.T) {
 	acked := l.ackedCopy()
 	got := map[string]bool{}
 	for _, x := range sales {
-		maps.Copy(got, listOrders(t, procs[0].url(), sk, x.evt))
+		maps.Copy(got, listOrders(t, procs[0].url(), sk, x.evt, len(acked)))
 	}
 	lost := 0
 	for id := range acked {
