@@ -93,6 +93,16 @@ func saleViewSim(t *testing.T, seed uint64, steps int) {
 			now = now.Add(time.Duration(rng.IntN(300)) * time.Second)
 			_, _ = step(m, now, Expire{Now: now})
 		case k < 18 && room:
+			if n := rng.IntN(4); n > 1 {
+				// A batch of joins (ops.JoinQueue's), as the shell sends them.
+				res, err := step(m, now, Storefront{Cmd: JoinQueues{Clients: make([]string, n)}})
+				if err == nil {
+					for _, st := range res.(QueueJoins).Statuses {
+						queue = append(queue, st.QueueID)
+					}
+				}
+				continue
+			}
 			res, err := step(m, now, Storefront{Cmd: JoinQueue{Client: "c"}})
 			if err == nil {
 				queue = append(queue, res.(QueueStatus).QueueID)
