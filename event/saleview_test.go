@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -235,4 +236,44 @@ func TestSaleViewNotesPollsForTheSweep(t *testing.T) {
 	require.True(t, ok)
 	require.NotNil(t, st.Position)
 	require.Equal(t, onSale.Add(time.Second), polled()[first])
+}
+
+// BenchmarkEntryTableGet is the sale view's lookup of a polled entry in
+// a table of 100,000 (a drop's census polls them in join order; buyers
+// at large, in any order).
+func BenchmarkEntryTableGet(b *testing.B) {
+	const n = 100_000
+	ids := newSeqIDs(1)
+	entries := make([]*QueueEntry, n)
+	for i := range entries {
+		entries[i] = &QueueEntry{ID: "q_" + ids.Code(26), Seq: i, Rank: i}
+	}
+	t := newEntryTable(entries)
+	order := func(random bool) []int {
+		o := make([]int, n)
+		for i := range o {
+			o[i] = i
+		}
+		if random {
+			r := rand.New(rand.NewPCG(3, 4))
+			r.Shuffle(n, func(i, j int) { o[i], o[j] = o[j], o[i] })
+		}
+		return o
+	}
+	for _, random := range []bool{false, true} {
+		name := map[bool]string{false: "join-order", true: "any-order"}[random]
+		// The polled ids, copied in the order polled: a request's id is
+		// in its own (hot) buffer, not the entry's.
+		keys := make([]string, n)
+		for i, j := range order(random) {
+			keys[i] = strings.Clone(entries[j].ID)
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := range b.N {
+				if t.get(keys[i%n]) == nil {
+					b.Fatal("missing")
+				}
+			}
+		})
+	}
 }
