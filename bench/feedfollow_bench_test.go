@@ -3,6 +3,10 @@ package bench
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
+	"net"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,4 +40,91 @@ func BenchmarkFollowerTake(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkFeedFloor is the floor under feed-follow's target: what it
+// costs both sides, on the same cores, only to move a feed page to 20
+// followers over loopback TCP and have each check it as the generator's
+// followers do (feedFollower.take), with no HTTP, no service and no sale.
+// One op is one page of 1,000 changes delivered to every follower; the
+// metric cpu-µs/order is the process's CPU (both ends) per change
+// delivered to all 20, i.e. per order of the flash sale. feed-follow's
+// 0.9 leaves the followers about 8 µs an order on the sale's two cores
+// (bench/results/20261129-idle.md, 18:07): a floor at or above that
+// says no service can meet it on this machine.
+func BenchmarkFeedFloor(b *testing.B) {
+	const eid, followers = "evt_01m80je06d7aca5stxyc0g1dea", 20
+	pg := benchPage(eid, 0)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	var wg sync.WaitGroup
+	conns := make([]net.Conn, 0, followers)
+	for range followers {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c, s)
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	b.SetBytes(int64(len(pg)) * followers)
+	cpu0 := processCPU()
+	b.ResetTimer()
+	errs := make(chan error, 2*followers)
+	for i := 0; i < 2*followers; i += 2 {
+		client, server := conns[i], conns[i+1]
+		wg.Add(2)
+		go func() { // the service's side: the same page to every follower
+			defer wg.Done()
+			for range b.N {
+				if _, err := server.Write(pg); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+		go func() { // a follower: read the page into its buffer, check it
+			defer wg.Done()
+			buf := make([]byte, len(pg))
+			f := &feedFollower{eid: eid, lags: make([]float64, 0, 1000)}
+			for range b.N {
+				if _, err := io.ReadFull(client, buf); err != nil {
+					errs <- err
+					return
+				}
+				f.last, f.lags = 0, f.lags[:0]
+				if _, err := f.take(buf, time.Now()); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Microsecond)/float64(b.N*1000), "cpu-µs/order")
+}
+
+// processCPU is the process's user and system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

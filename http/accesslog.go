@@ -71,7 +71,7 @@ func (st *requestStart) id(s *Server) string {
 	if st.clientID != "" {
 		return st.clientID
 	}
-	return string(appendRequestID(make([]byte, 0, 32), s.reqPrefix, st.seq))
+	return FormatRequestID(s.reqPrefix, st.seq)
 }
 
 // appendRequestID appends a generated request id: the server's prefix and
