@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"io"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -58,12 +57,12 @@ func clientRun(b *testing.B, answer []byte, mk func(i int64, req *fasthttp.Reque
 	rd := bytes.NewReader(answer)
 	br := bufio.NewReader(rd)
 	b.ReportAllocs()
-	cpu0 := processCPU(b)
+	cpu0 := processCPU()
 	b.ResetTimer()
 	defer func() {
 		// Process CPU per request (the collector's share included):
 		// steadier than ns/op on a shared machine.
-		b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 	}()
 	for i := range int64(b.N) {
 		req.Reset()
@@ -79,15 +78,6 @@ func clientRun(b *testing.B, answer []byte, mk func(i int64, req *fasthttp.Reque
 		}
 		check(i, resp.StatusCode(), resp.Body())
 	}
-}
-
-// processCPU is the process's user and system CPU time in nanoseconds.
-func processCPU(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 const benchKey = "pk_test_4f9c2a7e1b3d5f7a9c1e3b5d7f9a1c3e"
