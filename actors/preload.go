@@ -3,11 +3,11 @@ package actors
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"time"
 
 	"ticketd/event"
+	"ticketd/internal/pace"
 )
 
 // Preloaded states. A node about to take events over in a planned move
@@ -33,14 +33,18 @@ type preloads struct {
 	mu    sync.Mutex
 	warm  map[string]*preloaded
 	busy  map[string]bool // being built or caught up
-	stats struct{ taken, built uint64 }
+	stats struct {
+		taken, built uint64
+		asleep       time.Duration // the builds' pauses (tests)
+	}
 }
 
 // Preload builds the state of event id ahead of its activation here, or
-// catches up the one built before with the records written since. It
-// does nothing for an event with an actor here. It answers the seq of the
-// last record the state holds.
-func (s *System) Preload(ctx context.Context, id string) (uint64, error) {
+// catches up the one built before with the records written since, as
+// background work (see preloadPacer), counting its steps in progress
+// (nil: not counted). It does nothing for an event with an actor here.
+// It answers the seq of the last record the state holds.
+func (s *System) Preload(ctx context.Context, id string, progress *pace.Progress) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -70,7 +74,7 @@ func (s *System) Preload(ctx context.Context, id string) (uint64, error) {
 	}()
 	if w != nil {
 		w.timer.Stop()
-		last, gap, err := s.replayAfter(w.m, id, w.last, ^uint64(0), newPreloadPacer().yield)
+		last, gap, err := s.replayAfter(w.m, id, w.last, ^uint64(0), newPreloadPacer(progress).yield)
 		if err != nil || gap {
 			w = nil // built anew below
 		} else {
@@ -80,25 +84,28 @@ func (s *System) Preload(ctx context.Context, id string) (uint64, error) {
 	if w == nil {
 		m := event.NewMachine(id, s.cfg.Event, s.cfg.IDs)
 		exit := s.loadGC.enter(s.cfg.LoadGCPercent)
-		pace := newPreloadPacer()
+		pacer := newPreloadPacer(progress)
 		var st restoreStats
-		from, last, gap, err := s.restore(m, id, ^uint64(0), pace.yield, &st)
+		from, last, gap, err := s.restore(m, id, ^uint64(0), pacer.yield, &st)
 		exit()
 		if err != nil {
 			return 0, err
 		}
 		if st.read+st.decode+st.replay >= slowLoad {
+			pauses, asleep := pacer.Pauses()
 			s.cfg.Logger.Info("event preloaded", "event", id, "snapshot_seq", from, "snapshot_bytes", st.snapBytes,
 				"replayed", last-from, "read_ms", st.read.Milliseconds(), "decode_ms", st.decode.Milliseconds(),
-				"replay_ms", st.replay.Milliseconds(), "pauses", pace.pauses)
+				"replay_ms", st.replay.Milliseconds(), "pauses", pauses, "asleep_ms", asleep.Milliseconds())
 		}
 		if gap {
 			// A gap is the load's to settle (it truncates what follows).
 			return 0, fmt.Errorf("actors: preload of %s: the log has a gap after %d", id, last)
 		}
 		w = &preloaded{m: m, from: from, last: last}
+		_, asleep := pacer.Pauses()
 		p.mu.Lock()
 		p.stats.built++
+		p.stats.asleep += asleep
 		p.mu.Unlock()
 	}
 	p.mu.Lock()
@@ -115,41 +122,33 @@ func (s *System) Preload(ctx context.Context, id string) (uint64, error) {
 }
 
 // A preload is background work by design: the event's owner serves it
-// meanwhile, and in a cluster on few cores the owner, the taker and
-// their replicas share them. Built at full speed (the snapshot's parts
-// decoded on every core), the chaos run's hot event (a 100-230 MB
-// snapshot read and decoded in 4-14 s) took the cores from the owner,
-// whose writes then stopped for up to 1.2 s during a planned move's
-// preload (bench/results/20261129-moves2.md). So a preload reads the
-// snapshot, decodes it in order and replays the log paced by a duty
-// cycle: preloadSlice of work, then preloadPause asleep, whoever else
-// runs (the owner is another process: the snapshot worker's pacer, which
-// pauses only for this process's own asks, cannot see it): at most half
-// a core, where it took both. It takes about twice as long as on one
-// core alone; a planned move waits for it (cluster/routing preloadBound,
-// LeaveWait: the chaos run's 231 MB preload took 14-25 s at full speed).
-const (
-	preloadSlice = 2 * time.Millisecond
-	preloadPause = 2 * time.Millisecond
-)
-
-// preloadPacer is the duty cycle of a preload; its yield is called every
-// few hundred records and between the snapshot's chunks.
+// meanwhile, and the taker serves events of its own. Built at full speed
+// (the snapshot's parts decoded on every core), the chaos run's hot event
+// (a 100-230 MB snapshot read and decoded in 4-14 s) took the cores from
+// the owner beside it on a 2-core machine, whose writes then stopped for
+// up to 1.2 s during a planned move's preload; paced by a fixed duty
+// cycle (2 ms of work, 2 ms asleep) it took half a core even with the
+// other idle, and a 1.2M-order event's preload (321 MB) and feed
+// prefetch outlasted the leaving owner's wait (126 s:
+// bench/results/20261129-moves2.md, run 9). So a preload reads the
+// snapshot, decodes it in order (one core at most) and replays the log
+// paced by this process's own load (package pace): at full speed while
+// none of its goroutines waits for a core, pausing while they do (the
+// taker's own events' requests, or a core taken by another process).
 type preloadPacer struct {
-	start  time.Time // of the current slice
-	pauses int
+	*pace.Pacer
+	progress *pace.Progress
 }
 
-func newPreloadPacer() *preloadPacer { return &preloadPacer{start: time.Now()} }
+func newPreloadPacer(progress *pace.Progress) *preloadPacer {
+	return &preloadPacer{Pacer: pace.New(), progress: progress}
+}
 
+// yield is called between the snapshot's chunks, every decode step and
+// every backgroundEvery records replayed: each is a step of progress.
 func (p *preloadPacer) yield() {
-	runtime.Gosched()
-	if time.Since(p.start) < preloadSlice {
-		return
-	}
-	time.Sleep(preloadPause)
-	p.pauses++
-	p.start = time.Now()
+	p.progress.Step(1)
+	p.Yield()
 }
 
 // takePreloaded hands the state preloaded for id, if any, to its actor.

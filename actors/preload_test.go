@@ -2,12 +2,18 @@ package actors
 
 import (
 	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"ticketd/event"
+	"ticketd/internal/pace"
 )
 
 // register makes n registrations of evt's type tt.
@@ -28,10 +34,10 @@ func TestPreloadedStateIsTheLoadedState(t *testing.T) {
 	register(t, e, evt, tt, 0, 45)
 	e.reopen() // no actor: its state is on disk only
 
-	last, err := e.sys.Preload(bg, evt)
+	last, err := e.sys.Preload(bg, evt, nil)
 	require.NoError(t, err)
 	require.Positive(t, last)
-	again, err := e.sys.Preload(bg, evt) // a catch-up: nothing new
+	again, err := e.sys.Preload(bg, evt, nil) // a catch-up: nothing new
 	require.NoError(t, err)
 	require.Equal(t, last, again)
 	built, taken := e.sys.PreloadStats()
@@ -45,7 +51,7 @@ func TestPreloadedStateIsTheLoadedState(t *testing.T) {
 	require.Len(t, e.registrations(evt), 50)
 
 	// An event with an actor here is not preloaded.
-	_, err = e.sys.Preload(bg, evt)
+	_, err = e.sys.Preload(bg, evt, nil)
 	require.NoError(t, err)
 	built, _ = e.sys.PreloadStats()
 	require.Equal(t, uint64(1), built)
@@ -62,7 +68,7 @@ func TestDroppedPreloadIsNotUsed(t *testing.T) {
 	evt, tt := e.newEvent("bu_1", nil)
 	register(t, e, evt, tt, 0, 3)
 	e.reopen()
-	_, err := e.sys.Preload(bg, evt)
+	_, err := e.sys.Preload(bg, evt, nil)
 	require.NoError(t, err)
 	e.sys.DropPreloaded(func(id string) bool { return id == evt })
 	require.Len(t, e.registrations(evt), 3)
@@ -98,7 +104,7 @@ func TestPreloadReadsPaced(t *testing.T) {
 	store := &pacedStore{SnapshotStore: e.sys.snap}
 	e.sys.snap = store
 
-	_, err := e.sys.Preload(bg, evt)
+	_, err := e.sys.Preload(bg, evt, nil)
 	require.NoError(t, err)
 	require.Equal(t, [2]int{1, 0}, [2]int{store.paced, store.whole}, "the preload's read is paced")
 	require.Len(t, e.registrations(evt), 45)
@@ -110,17 +116,72 @@ func TestPreloadReadsPaced(t *testing.T) {
 	require.Equal(t, [2]int{0, 1}, [2]int{store.paced, store.whole}, "an actor's load reads at once")
 }
 
-// The preload's duty cycle: work called back for longer than a slice
-// sleeps a pause before going on, whatever else runs.
-func TestPreloadPacerPauses(t *testing.T) {
-	p := newPreloadPacer()
-	start := time.Now()
-	for time.Since(start) < 10*preloadSlice {
-		for busy := time.Now(); time.Since(busy) < 50*time.Microsecond; {
-		}
-		p.yield()
+// A preload is paced by this process's own load: measured idle and with
+// every core taken by goroutines of the process (as a taker's own events'
+// requests would), it pauses under load, more than idle, and counts its
+// steps for the leaving owner that waits on it.
+func TestPreloadPacedByLoad(t *testing.T) {
+	regs := 60_000
+	if testing.Short() {
+		regs = 10_000
 	}
-	require.Positive(t, p.pauses, "it paused")
-	// Each pause is a sleep of preloadPause at least.
-	require.GreaterOrEqual(t, time.Since(start), time.Duration(p.pauses)*preloadPause)
+	dir := t.TempDir()
+	e := openBench(t, dir, nil)
+	s := newLogSeeder(t, e.store, e.cfg.Event)
+	s.register(regs / 2)
+	require.NoError(t, e.sys.snaps.Save(s.evt, s.last, s.state()))
+	s.register(regs / 2) // replayed after the snapshot
+	evt := s.evt
+	e.close()
+	e = openBench(t, dir, nil)
+	defer e.close()
+
+	build := func(what string) (time.Duration, time.Duration, int64) {
+		e.sys.DropPreloaded(func(string) bool { return true })
+		e.sys.preloads.mu.Lock()
+		e.sys.preloads.stats.asleep = 0
+		e.sys.preloads.mu.Unlock()
+		var progress pace.Progress
+		start := time.Now()
+		last, err := e.sys.Preload(bg, evt, &progress)
+		took := time.Since(start)
+		require.NoError(t, err)
+		require.Equal(t, s.last, last)
+		e.sys.preloads.mu.Lock()
+		asleep := e.sys.preloads.stats.asleep
+		e.sys.preloads.mu.Unlock()
+		steps, _ := progress.Done()
+		t.Logf("preload %s: %d registrations in %s, asleep %s, %d steps (load %s)", what, regs, took.Round(time.Millisecond),
+			asleep.Round(time.Millisecond), steps, loadAvg())
+		return took, asleep, steps
+	}
+	_, idleAsleep, steps := build("idle")
+	require.Positive(t, steps, "progress counted")
+
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 2 * runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for !stop.Load() {
+				for i := 0; i < 10_000; i++ {
+				}
+				time.Sleep(50 * time.Microsecond) // wakes: waits for a core
+			}
+		})
+	}
+	_, loadedAsleep, _ := build("loaded")
+	stop.Store(true)
+	wg.Wait()
+	require.Positive(t, loadedAsleep, "under load it paused")
+	require.Greater(t, loadedAsleep, idleAsleep, "it paused more under load than idle")
+}
+
+// loadAvg is the machine's load (/proc/loadavg's first field), for the log.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f, _, _ := strings.Cut(string(b), " ")
+	return f
 }

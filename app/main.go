@@ -177,15 +177,16 @@ func (m *Main) Run(ctx context.Context) error {
 // closeBounded is Close with shutdownTimeout: past it, the parts still
 // closing are left to the process exit (what was acknowledged is in the
 // synced log already). In cluster mode Close first hands the node's
-// shards over (routing.Router.Leave, at most routing.LeaveWait): the
-// bound is that much longer. Cut at 9 s, a graceful stop whose taker was
-// still building a big event's state exited mid-handover, and the event
-// moved as after a loss: its writes stopped 18.5 s while a survivor
-// loaded it (bench/results/20261129-moves2.md).
+// shards over (routing.Router.Leave, at most routing.LeaveBound: as long
+// as each taker reports progress, within routing.LeaveMax, then the
+// quorum wait): the bound is that much longer. Cut at 9 s, a graceful
+// stop whose taker was still building a big event's state exited
+// mid-handover, and the event moved as after a loss: its writes stopped
+// 18.5 s while a survivor loaded it (bench/results/20261129-moves2.md).
 func (m *Main) closeBounded() error {
 	timeout := shutdownTimeout
 	if m.router != nil {
-		timeout += routing.LeaveWait
+		timeout += routing.LeaveBound
 	}
 	done := make(chan error, 1)
 	go func() { done <- m.Close() }()
@@ -497,7 +498,8 @@ func (m *Main) Close() error {
 	var errs []error
 	if m.router != nil {
 		// A graceful stop hands this node's shards over first, as planned
-		// moves (at most routing.LeaveWait): its events' writes pause
+		// moves (while the takers progress, at most routing.LeaveBound):
+		// its events' writes pause
 		// well under a second instead of waiting for a survivor to load
 		// them after the shutdown. Meanwhile /readyz answers 503 and the
 		// node serves on.

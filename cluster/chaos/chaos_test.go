@@ -273,6 +273,19 @@ func (l *load) perSecond() string {
 	return strings.Join(s, " ")
 }
 
+// ackedAfter reports whether every event of the load has an order
+// acknowledged after at.
+func (l *load) ackedAfter(at time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, last := range l.lastOK {
+		if !last.After(at) {
+			return false
+		}
+	}
+	return len(l.lastOK) > 0
+}
+
 func (l *load) ackedCopy() map[string]bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -283,33 +296,70 @@ func (l *load) ackedCopy() map[string]bool {
 	return out
 }
 
-// listOrders pages through the event's orders.
-func listOrders(t *testing.T, base, key, evt string) map[string]bool {
+// listOrders pages through the event's orders; want is how many it
+// should find at least (the acknowledged ones). Each page is one request
+// within the client's timeout, asked again while it fails, for at most
+// pageRetryFor since its first failure and within listBound(want) for
+// the whole listing, not each page within a fixed 60 s: in run 9 of
+// bench/results/20261129-moves2.md the listing of 1.4M orders (14,000
+// pages) failed the run there. A page's failures are logged with their
+// answers.
+func listOrders(t *testing.T, base, key, evt string, want int) map[string]bool {
 	t.Helper()
-	got := map[string]bool{}
+	start := time.Now()
+	bound := listBound(want)
+	got := make(map[string]bool, want)
 	cursor := ""
+	pages, failed := 0, 0
 	for {
 		u := base + "/v1/events/" + evt + "/orders?limit=100"
 		if cursor != "" {
 			u += "&cursor=" + url.QueryEscape(cursor)
 		}
-		var st int
 		var page map[string]any
-		waitFor(t, 60*time.Second, "list orders", func() bool {
-			var err error
-			st, page, err = call("GET", u, key, nil)
-			return err == nil && st == 200
-		})
+		var failing time.Time
+		for try := 0; ; try++ {
+			st, p, err := call("GET", u, key, nil)
+			if err == nil && st == 200 {
+				page = p
+				break
+			}
+			failed++
+			if try == 0 {
+				failing = time.Now()
+			}
+			if try == 0 || try%25 == 0 {
+				t.Logf("listing: page %d (%d orders listed) failed (try %d): %d %v %v", pages+1, len(got), try+1, st, err, p)
+			}
+			if time.Since(start) > bound || time.Since(failing) > pageRetryFor {
+				t.Fatalf("listing %s: page %d failing for %s, the listing %s old (its bound for %d orders: %s): %d orders listed, %d requests failed",
+					evt, pages+1, time.Since(failing).Round(time.Millisecond), time.Since(start).Round(time.Second), want, bound, len(got), failed)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		pages++
 		for _, x := range page["data"].([]any) {
 			got[x.(map[string]any)["id"].(string)] = true
 		}
 		next, _ := page["nextCursor"].(string)
 		if more, _ := page["hasMore"].(bool); !more || next == "" {
+			t.Logf("listing: %d orders in %d pages in %s (%d requests failed)", len(got), pages, time.Since(start).Round(time.Millisecond), failed)
 			return got
 		}
 		cursor = next
 	}
 }
+
+// listBound bounds the listing of n orders: 2 minutes and 1 ms an order
+// (a page of 100 orders through the front took 8 ms at 240k orders, 35
+// ms at 1.2M, with the load and a machine at load 10: 6 min 47 s for
+// 1.18M orders, bench/results/20261129-moves3.md); pageRetryFor bounds
+// the retries of one page (a move's 503s last seconds).
+func listBound(n int) time.Duration {
+	return 2*time.Minute + time.Duration(n)*time.Millisecond
+}
+
+const pageRetryFor = 2 * time.Minute
 
 func owner(p *proc, evt string) string {
 	st, body, err := call("GET", p.url()+"/admin/v1/events/"+evt+"/owner", adminToken, nil)
@@ -501,7 +551,7 @@ func TestClusterChaos(t *testing.T) {
 	check := func(phase string, moved bool) time.Duration {
 		t.Helper()
 		acked := l.ackedCopy()
-		got := listOrders(t, front.url(), sk, evt)
+		got := listOrders(t, front.url(), sk, evt, len(acked))
 		lost := 0
 		for id := range acked {
 			if !got[id] {
@@ -634,6 +684,11 @@ func TestClusterChaos(t *testing.T) {
 		l.phase()
 		t.Logf("rolling restart: stop %s (owner %s, load %s)", p.name, owner(front, evt), loadAvg())
 		p.stop(t)
+		// The window lasts until the event writes again after the exit:
+		// a gap that began with the stop is the move's (run 9's 42 s was
+		// counted in the check's window after it).
+		exited := time.Now()
+		waitFor(t, 120*time.Second, "writes after "+p.name+" stopped", func() bool { return l.ackedAfter(exited) })
 		time.Sleep(2 * time.Second)
 		rolling = append(rolling, window(p.name+" stopping"))
 		checking = append(checking, check("rolling restart: "+p.name+" stopped (the check's own window)", false))
@@ -648,6 +703,8 @@ func TestClusterChaos(t *testing.T) {
 		// move after 12 s fell in the check's window.
 		took := waitFor(t, 120*time.Second, p.name+" gains a shard", func() bool { return logged(p, logFrom, shardMovedHere) })
 		time.Sleep(5 * time.Second) // its events' activation
+		gained := time.Now()
+		waitFor(t, 120*time.Second, "writes after "+p.name+" gained a shard", func() bool { return l.ackedAfter(gained) })
 		t.Logf("rolling restart: %s back, owner %s, a shard gained %s after it was ready + 12 s, load %s", p.name, owner(front, evt),
 			took.Round(time.Millisecond), loadAvg())
 		rolling = append(rolling, window(p.name+" starting and taking its shards back"))

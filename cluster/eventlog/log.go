@@ -571,8 +571,16 @@ func (l *Log) ReadOwed(eventID string, before uint64, fn func(op byte, key, valu
 // no message (the feed's prefetch ahead of a claim: settle.Feeds). Those
 // purged meanwhile are not read.
 func (l *Log) ReadIndexAfter(eventID string, after, before uint64, fn func(op byte, key, value []byte)) (uint64, error) {
+	return l.ReadIndexAfterEach(eventID, after, before, fn, nil)
+}
+
+// ReadIndexAfterEach is ReadIndexAfter that calls msgEnd after each
+// message of the range once its operations were handed to fn, in order
+// (a reader that keeps its point as it goes: settle.Feeds.Prefetch); an
+// error of msgEnd ends the read and is answered.
+func (l *Log) ReadIndexAfterEach(eventID string, after, before uint64, fn func(op byte, key, value []byte), msgEnd func(msgSeq uint64) error) (uint64, error) {
 	e := l.Event(eventID)
-	r := &reader{event: eventID, afterMsg: after, before: before, index: fn}
+	r := &reader{event: eventID, afterMsg: after, before: before, index: fn, msgEnd: msgEnd}
 	if err := e.Shard.read(r); err != nil {
 		return 0, err
 	}

@@ -675,7 +675,11 @@ type reader struct {
 	afterMsg, through uint64
 	rec               func(seq uint64, record []byte) error
 	index             func(op byte, key, value []byte)
-	err               error
+	// msgEnd, when set, is called after each message of an index
+	// reader's range (afterMsg, before) once its operations were handed
+	// to index, in order; an error ends the reader's read.
+	msgEnd func(msgSeq uint64) error
+	err    error
 }
 
 // read runs r in the next pass over the shard and waits for it; a reader
@@ -805,11 +809,24 @@ func (s *shardLog) pass(readers []*reader) error {
 	}
 	// Batched direct gets, the leader for what a lagging replica lacks
 	// (directget.go); each request has a try of RequestTimeout.
+	taken := start - 1
 	err = node.ReadThrough(context.Background(), s.l.n.Conn(), s.Stream, s.subject, start, end, s.l.n.Config().RequestTimeout, !s.l.OneByOne,
 		func(msg *jetstream.RawStreamMsg) error {
 			s.l.stats.reads.Add(1)
-			return s.take(msg, readers)
+			if err := s.take(msg, readers); err != nil {
+				return err
+			}
+			taken = msg.Sequence
+			if allEnded(readers) {
+				return errPassEnded
+			}
+			return nil
 		})
+	if errors.Is(err, errPassEnded) {
+		// Every reader of the pass ended its read (a prefetch stopped
+		// for a claim): the view goes through what was taken.
+		end, err = taken, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -824,6 +841,20 @@ func (s *shardLog) pass(readers []*reader) error {
 	s.absorbLocked()
 	s.vmu.Unlock()
 	return nil
+}
+
+// errPassEnded ends a pass whose readers all ended their reads.
+var errPassEnded = errors.New("cluster: every reader of the pass ended")
+
+// allEnded reports whether every reader of a pass has ended its read (a
+// reader with no event, which brings the view up to date, never does).
+func allEnded(readers []*reader) bool {
+	for _, r := range readers {
+		if r.event == "" || r.err == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // take hands msg's operations to the readers and, when the view lacks it,
@@ -867,6 +898,11 @@ func (s *shardLog) take(msg *jetstream.RawStreamMsg, readers []*reader) error {
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: read %s: message %d: %w", s.subject, msg.Sequence, err)
+	}
+	for _, r := range readers {
+		if r.msgEnd != nil && r.err == nil && r.event != "" && msg.Sequence > r.afterMsg && (r.before == 0 || msg.Sequence < r.before) {
+			r.err = r.msgEnd(msg.Sequence)
+		}
 	}
 	if addView {
 		s.vmu.Lock()

@@ -200,11 +200,11 @@ func (n *Node) waitLeaders(ctx context.Context, streams []string) []string {
 // event whose shard stayed where it was stopped for 3.0 s as the next
 // node stopped, and wrote again the moment that node's server was back.
 // So a leaving node, its shards handed over, waits (within
-// quorumWithoutWait) until each stream it replicates but does not lead
+// QuorumWithoutWait) until each stream it replicates but does not lead
 // has, by its leader's account, a quorum of current replicas without it.
 const (
-	// quorumWithoutWait bounds that wait; past it the stop goes on.
-	quorumWithoutWait = 10 * time.Second
+	// QuorumWithoutWait bounds that wait; past it the stop goes on.
+	QuorumWithoutWait = 10 * time.Second
 	// quorumWithoutPoll is how often it asks the leaders again.
 	quorumWithoutPoll = 50 * time.Millisecond
 )
@@ -212,12 +212,12 @@ const (
 // WaitQuorumsWithout waits until every stream this node replicates and
 // another node leads can commit without this node's vote: its leader and
 // the replicas it sees current, this node left out, are a majority of
-// the group. It ends with ctx or after quorumWithoutWait, and answers
+// the group. It ends with ctx or after QuorumWithoutWait, and answers
 // the streams still short of it then (a leader that does not answer
 // counts as short). waiting, when not nil, is told the streams short at
 // the first look, if any.
 func (n *Node) WaitQuorumsWithout(ctx context.Context, waiting func(short []string)) []string {
-	ctx, cancel := context.WithTimeout(ctx, quorumWithoutWait)
+	ctx, cancel := context.WithTimeout(ctx, QuorumWithoutWait)
 	defer cancel()
 	for first := true; ; first = false {
 		short := n.shortWithout(ctx)

@@ -6,6 +6,7 @@ import (
 
 	"ticketd/ask"
 	"ticketd/event"
+	"ticketd/internal/pace"
 	"ticketd/persistence"
 )
 
@@ -24,8 +25,8 @@ type Actors interface {
 	// Store is the node's local store.
 	Store() *persistence.Store
 	// Preload builds an event's state ahead of a handover, answering the
-	// last record it holds.
-	Preload(ctx context.Context, id string) (uint64, error)
+	// last record it holds, counting its steps in progress.
+	Preload(ctx context.Context, id string, progress *pace.Progress) (uint64, error)
 	// DropPreloaded drops the states built by Preload that match.
 	DropPreloaded(match func(eventID string) bool)
 	// EventUnit is the unit of an event the node knows.

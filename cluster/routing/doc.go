@@ -42,12 +42,14 @@
 // stream, and a read sent to a leader as it shut down waited a whole
 // 3 s try), then asks the ready nodes leading fewest to take its shards
 // (ticketd.take.<node>: each taker preloads and asks the handover, again
-// while refused), and serves its events until each is handed over, for
-// at most LeaveWait (60 s: a big event's preload); what is left moves
-// with the server's shutdown, as after a loss. Last it waits until every
-// stream it follows keeps a quorum without it (node.WaitQuorumsWithout).
-// A preload is paced background work (actors.System.Preload: half a core
-// at most), since the owner it is built beside shares the cores. Every other node
+// while refused, and reports its progress every second), and serves its
+// events until each is handed over, as long as each taker progresses
+// (given up after LeaveStall without progress, LeaveMax in all); what is
+// left moves with the server's shutdown, as after a loss. Last it waits
+// until every stream it follows keeps a quorum without it
+// (node.WaitQuorumsWithout). A preload is background work paced by the
+// taker's own load (actors.System.Preload, package pace: full speed while
+// none of its goroutines waits for a core). Every other node
 // forwards the event's requests to the owner (the commands and results
 // forwarded most, a drop's orders and a door's check-ins, in binary forms
 // of their own (event/wire.go), the others in gob with the type
@@ -107,5 +109,5 @@
 // (a move shows as a pause: what could not have been handled is sent
 // again); a forwarded request is handed to its actor without a goroutine
 // per request (Actors.ServeAsyncRecorded), and its answer is queued for
-// its sender. Leave blocks for at most LeaveWait.
+// its sender. Leave blocks for at most LeaveBound.
 package routing

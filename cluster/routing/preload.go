@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ticketd/cluster/node"
+	"ticketd/internal/pace"
 )
 
 // Preloading before a planned move. When the leaders' spreading moves a
@@ -28,8 +29,9 @@ const (
 	// preloadFresh is how long a shard's preload serves its handover.
 	preloadFresh = 30 * time.Second
 	// preloadBound bounds one shard's preload; what is not built by then
-	// loads after the move, as before.
-	preloadBound = 2 * time.Minute
+	// loads after the move, as before. A leaving node waits as long for
+	// a taker that progresses.
+	preloadBound = LeaveMax
 	// catchUpBound bounds the catch-up a handover makes before it asks.
 	catchUpBound = 5 * time.Second
 	// preloadWorkers is how many of a shard's events build at a time.
@@ -40,6 +42,24 @@ type preloader struct {
 	mu      sync.Mutex
 	running map[int]bool
 	done    map[int]time.Time
+	// progress counts, per shard, the work of its preloads here (a
+	// leaving node waits while it grows: leave.go).
+	progress map[int]*pace.Progress
+}
+
+// progressOf is shard's progress counter.
+func (p *preloader) progressOf(shard int) *pace.Progress {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.progress == nil {
+		p.progress = map[int]*pace.Progress{}
+	}
+	pr := p.progress[shard]
+	if pr == nil {
+		pr = &pace.Progress{}
+		p.progress[shard] = pr
+	}
+	return pr
 }
 
 // preloadFor readies shard's move to this node: nil once its events were
@@ -100,6 +120,7 @@ func (r *Router) preload(ctx context.Context, sys Actors, shard int) int {
 		r.n.Config().Logger.Warn("cluster: list the events to preload", "stream", node.StreamName(shard), "err", err)
 		return 0
 	}
+	progress := r.pre.progressOf(shard)
 	next := make(chan string)
 	var mu sync.Mutex
 	built := 0
@@ -107,7 +128,7 @@ func (r *Router) preload(ctx context.Context, sys Actors, shard int) int {
 	for range preloadWorkers {
 		wg.Go(func() {
 			for id := range next {
-				if _, err := sys.Preload(ctx, id); err != nil {
+				if _, err := sys.Preload(ctx, id, progress); err != nil {
 					if ctx.Err() == nil {
 						r.n.Config().Logger.Debug("cluster: preload", "event", id, "err", err)
 					}
@@ -115,7 +136,7 @@ func (r *Router) preload(ctx context.Context, sys Actors, shard int) int {
 				}
 				if r.PrefetchFeed != nil && ctx.Err() == nil {
 					// Its claim imports what this leaves out.
-					if err := r.PrefetchFeed(id); err != nil {
+					if err := r.PrefetchFeed(ctx, id, progress); err != nil {
 						r.n.Config().Logger.Debug("cluster: prefetch the feed", "event", id, "err", err)
 					}
 				}

@@ -23,6 +23,7 @@ import (
 
 	"ticketd/directory"
 	"ticketd/event"
+	"ticketd/internal/pace"
 	"ticketd/persistence"
 )
 
@@ -59,8 +60,13 @@ type Router struct {
 	// PrefetchFeed, when set (app: settle.Feeds.Prefetch), fetches an
 	// event's change feed (the carried entries and its log tail's) into
 	// the local store while its shard is preloaded ahead of a move
-	// (preload.go). Set before the node serves.
-	PrefetchFeed func(eventID string) error
+	// (preload.go), within ctx, counting the entries it reads in
+	// progress. Set before the node serves.
+	PrefetchFeed func(ctx context.Context, eventID string, progress *pace.Progress) error
+
+	// leave is the timing of a leaving node's wait for its takers and of
+	// a taker's reports (leave.go).
+	leave leaveTiming
 
 	alive map[string]aliveCtx // per owner forwarded to: done once it is gone
 
@@ -118,7 +124,7 @@ const maxServing = 4096
 // forwarded keyed writes hold.
 func NewRouter(n *node.Node, encode AnswerEncoder) *Router {
 	return &Router{n: n, encode: encode, leaders: make([]string, n.Config().Shards), fetched: make([]time.Time, n.Config().Shards), conns: map[*fwdConn]struct{}{},
-		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{},
+		sem: make(chan struct{}, maxServing), alive: map[string]aliveCtx{}, leave: defaultLeaveTiming,
 		peers: map[string]*peer{}, ansQueues: map[string]*answerQueue{},
 		gen: make([]atomic.Uint64, n.Config().Shards), handing: make([]atomic.Bool, n.Config().Shards),
 		activating: make([]atomic.Int32, n.Config().Shards), activated: make([]atomic.Uint64, n.Config().Shards), defer_: deferrals{listed: make([]bool, n.Config().Shards), every: make([]uint64, n.Config().Shards)}}

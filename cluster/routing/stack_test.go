@@ -20,6 +20,7 @@ import (
 	"ticketd/actors"
 	"ticketd/event"
 	thttp "ticketd/http"
+	"ticketd/internal/pace"
 	"ticketd/persistence"
 )
 
@@ -331,7 +332,10 @@ func TestPlannedMove(t *testing.T) {
 	}
 	move("step-down", b, to, func() error { return stacks[to].node.StepDown(shard, stacks[to].node.Name()) })
 	var prefetched sync.Map // the events whose feed the taker fetched ahead
-	stacks[b].router.PrefetchFeed = func(id string) error { prefetched.Store(id, true); return nil }
+	stacks[b].router.PrefetchFeed = func(_ context.Context, id string, _ *pace.Progress) error {
+		prefetched.Store(id, true)
+		return nil
+	}
 	gap, failed := move("handover", to, b, func() error {
 		// The first asks build the event's state on the taker while the
 		// giver serves it (see preload.go); the handover then catches it

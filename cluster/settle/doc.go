@@ -35,12 +35,15 @@
 // feed from seq 1 through them already) and those the log's messages
 // before the claim put. Ahead of a planned move the taker's preload
 // prefetches them (Feeds.Prefetch: the stream's and the log's messages so
-// far, paced 2 ms of work, 2 ms asleep, like the preload) and notes the
-// log's message it read through; the claim then reads only the messages
-// after it (the hot event's 42-92k tail entries, 3-5.3 s at the claim,
-// issue 31), or the whole tail when no prefetch noted one or the store no
-// longer holds what it prefetched (a trim in between needs nothing more:
-// the owner carried the purged messages' entries to the stream first).
+// far, paced by the node's own load like the preload, package pace) and
+// notes, as it goes, the stream's and the log's message it read through
+// (with its view of the store, so the next import scans nothing); the
+// claim stops a prefetch under way and reads only the messages after its
+// point (the hot event's 42-92k tail entries, 3-5.3 s at the claim, issue
+// 31; a prefetch cut short keeps what it reached), or the whole tail when
+// no prefetch noted one or the store no longer holds what it prefetched (a
+// trim in between needs nothing more: the owner carried the purged
+// messages' entries to the stream first).
 // Before the log is trimmed through an event's
 // messages (its snapshot, or the trimmer settling it: the same hook as the
 // owed work's carry), its owner publishes the entries its store has past

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"ticketd/cluster/eventlog"
 	"ticketd/cluster/node"
 	"ticketd/event"
+	"ticketd/internal/pace"
 	"ticketd/persistence"
 )
 
@@ -70,12 +70,6 @@ const (
 	feedImportBatch = 4096
 	// feedImportFor bounds an import's reads of the feed stream.
 	feedImportFor = time.Minute
-	// A prefetch is background work ahead of a move, the event's owner
-	// serving it meanwhile on the same few cores: like the preload's
-	// (actors/preload.go), its reads and writes run feedPrefetchSlice,
-	// then sleep feedPrefetchPause.
-	feedPrefetchSlice = 2 * time.Millisecond
-	feedPrefetchPause = 2 * time.Millisecond
 )
 
 // feedPrefix is persistence.PrefixFeed: the key of an entry is
@@ -91,11 +85,23 @@ type Feeds struct {
 	st    *node.ReplicatedStream
 
 	mu sync.Mutex
-	// reached: per event, the point its last prefetch reached (consumed
+	// reached: per event, the point its prefetches reached (consumed
 	// by the claim's Import).
 	reached map[string]feedPoint
+	// running: per event, the prefetch under way (an import stops it
+	// and goes on from its point).
+	running map[string]*prefetchRun
 	// last is the last import's reads (tests).
 	last importStats
+	// noted, when set, is told each point a prefetch notes (tests).
+	noted func(feedPoint)
+}
+
+// prefetchRun is a prefetch under way: cancel stops it, done is closed
+// once it has noted its point and returned.
+type prefetchRun struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // feedPoint is where a prefetch reached: the store holds every feed entry
@@ -111,9 +117,34 @@ type Feeds struct {
 // messages it purges to the feed stream (Carry), which every import reads
 // unless the store holds them all; reading after through then reads from
 // the first message kept, as a whole read would.
+//
+// A prefetch notes its point as it goes, not only at its end: stream is
+// the message of the event's subject of the feed stream whose entries
+// (and every earlier message's) the store holds, and through advances
+// after each log message whose entries were committed
+// (eventlog.Log.ReadIndexAfterEach). One cut short (the leaving owner
+// gave up on it, the move came first, the preload's bound) leaves the
+// claim only the rest to read: in the chaos run's rolling restart, the
+// claim after an unfinished prefetch read the whole feed again and the
+// 1.2M-order event's writes waited 37 s for it (moves2.md, run 9).
+//
+// The point also keeps the import's view of the store (have: each record
+// seq the store holds, with its entries) while it is fresh
+// (feedHaveFresh), so the next import, the claim's, need not scan the
+// store's whole feed of the event again: a hot event's (1-2M entries)
+// took seconds, while its writes waited for the claim. The view stays
+// exact: nothing but the imports, one at a time, writes an event's feed
+// on a node that does not own it; it is dropped when a commit fails, and
+// used only while the store still holds the point's last entry.
 type feedPoint struct {
-	through, held uint64
+	through, held, stream uint64
+	have                  map[uint64]uint64
+	at                    time.Time
 }
+
+// feedHaveFresh is how long a point's view of the store serves the next
+// import.
+const feedHaveFresh = 5 * time.Minute
 
 // importStats is what an import read: the log's messages after after
 // through through (after 0: the whole tail), and the feed entries they
@@ -189,9 +220,13 @@ func decodeFeedMsg(b []byte, fn func(seq uint64, v []byte)) error {
 // Import writes to the local store the feed entries of eventID it lacks:
 // those the feed stream carries and those the log's messages before the
 // claim epoch put; entries past the retention are left out. It is
-// Log.ImportClaimed: a claim is answered only once it is done.
+// Log.ImportClaimed: a claim is answered only once it is done. A
+// prefetch of the event under way is stopped first, and the import goes
+// on from the point it reached.
 func (f *Feeds) Import(eventID string, epoch uint64) error {
-	return f.importFeed(eventID, epoch, true)
+	ctx, cancel := context.WithTimeout(context.Background(), feedImportFor)
+	defer cancel()
+	return f.importFeed(ctx, eventID, epoch, true, nil)
 }
 
 // Prefetch writes to the local store the feed entries of eventID that the
@@ -206,60 +241,115 @@ func (f *Feeds) Import(eventID string, epoch uint64) error {
 // event's tail (92,304 entries read in 5.3 s at the claim, issue 31) are
 // read before the giver stops serving the event, not while its writes
 // wait for the claim.
-func (f *Feeds) Prefetch(eventID string) error {
-	return f.importFeed(eventID, 0, false)
+//
+// It is background work, the event's owner serving it meanwhile: paced by
+// this process's own load (package pace: at full speed while nothing
+// here waits for a core), within ctx, counting the entries it reads in
+// progress (nil: not counted). Cut short, it keeps the point it reached
+// (feedPoint).
+func (f *Feeds) Prefetch(ctx context.Context, eventID string, progress *pace.Progress) error {
+	ctx, cancel := context.WithTimeout(ctx, feedImportFor)
+	defer cancel()
+	return f.importFeed(ctx, eventID, 0, false, progress)
 }
 
-// feedPacer is a prefetch's duty cycle (feedPrefetchSlice); yield is
-// called every entry and log operation read.
-type feedPacer struct{ start time.Time }
-
-func (p *feedPacer) yield() {
-	if time.Since(p.start) < feedPrefetchSlice {
-		return
+// stopPrefetch stops eventID's prefetch under way, if any, and waits
+// until it has noted its point; register, when set, registers run as the
+// event's prefetch under way once the last has stopped.
+func (f *Feeds) stopPrefetch(eventID string, register *prefetchRun) {
+	for {
+		f.mu.Lock()
+		run := f.running[eventID]
+		if run == nil {
+			if register != nil {
+				if f.running == nil {
+					f.running = map[string]*prefetchRun{}
+				}
+				f.running[eventID] = register
+			}
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+		run.cancel()
+		<-run.done
 	}
-	runtime.Gosched()
-	time.Sleep(feedPrefetchPause)
-	p.start = time.Now()
 }
 
 // importFeed is Import (claim set: the log's messages before epoch, then
 // the point is consumed) or Prefetch (the log's messages so far, paced,
-// the point noted). Either reads the log only after the point of the
-// last prefetch while it holds (feedPoint).
-func (f *Feeds) importFeed(eventID string, epoch uint64, claim bool) error {
+// the point noted as it goes). Either reads the feed stream and the log
+// only after the point the prefetches reached while it holds (feedPoint).
+func (f *Feeds) importFeed(ctx context.Context, eventID string, epoch uint64, claim bool, progress *pace.Progress) error {
 	if f.store == nil {
 		return nil
 	}
 	t0 := time.Now()
+	// One import of an event at a time: a claim stops the prefetch under
+	// way (it goes on from its point, at full speed); a prefetch waits
+	// for the last to stop.
+	var run *prefetchRun
+	if claim {
+		f.stopPrefetch(eventID, nil)
+	} else {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		run = &prefetchRun{cancel: cancel, done: make(chan struct{})}
+		f.stopPrefetch(eventID, run)
+		defer func() {
+			cancel()
+			f.mu.Lock()
+			if f.running[eventID] == run {
+				delete(f.running, eventID)
+			}
+			f.mu.Unlock()
+			close(run.done)
+		}()
+	}
 	yield := func() {}
 	if !claim {
-		p := &feedPacer{start: t0}
-		yield = p.yield
+		yield = pace.New().Yield
 	}
 	f.mu.Lock()
 	point, pointed := f.reached[eventID]
 	f.mu.Unlock()
 	prefix := feedEventPrefix(eventID)
 	// have: the seqs of the records the store holds, each with the
-	// entries it holds (a span's: actors/feed).
-	have := map[uint64]uint64{}
+	// entries it holds (a span's: actors/feed); the point's while it is
+	// fresh and the store still holds its last entry, else scanned.
+	var have map[uint64]uint64
 	var held uint64
-	err := f.store.Scan(prefix, func(key, v []byte) error {
-		if seq := feedSeqOf(key, len(prefix)); seq > 0 {
-			have[seq] = feedEntries(v)
-			held = max(held, seq)
+	if pointed && point.have != nil && time.Since(point.at) < feedHaveFresh {
+		if _, ok, err := f.store.Get(feedKey(eventID, point.held)); err == nil && (ok || point.held == 0) {
+			have, held = point.have, point.held
 		}
-		return nil
-	})
+	}
+	var err error
+	if have == nil {
+		have = map[uint64]uint64{}
+		err = f.store.Scan(prefix, func(key, v []byte) error {
+			if seq := feedSeqOf(key, len(prefix)); seq > 0 {
+				have[seq] = feedEntries(v)
+				held = max(held, seq)
+			}
+			if len(have)%feedImportBatch == 0 {
+				return ctx.Err() // a claim stops a prefetch here too
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
 	}
 	// The point (read before the scan: it is noted after its entries
-	// were committed) still holds, or the log is read whole.
-	var after uint64
-	if pointed && held >= point.held && (!claim || point.through < epoch) {
-		after = point.through
+	// were committed) still holds, or the stream and the log are read
+	// whole.
+	var after, streamAfter uint64
+	if pointed && held >= point.held {
+		streamAfter = point.stream
+		if !claim || point.through < epoch {
+			after = point.through
+		}
 	}
 	var st importStats
 	st.after = after
@@ -267,9 +357,8 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, claim bool) error {
 	b := f.store.NewBatch()
 	defer func() { b.Close() }()
 	n, pending := 0, 0
-	var werr error
 	put := func(seq uint64, v []byte) {
-		if werr != nil || seq == 0 {
+		if seq == 0 {
 			return
 		}
 		if _, ok := have[seq]; ok {
@@ -282,72 +371,152 @@ func (f *Feeds) importFeed(eventID string, epoch uint64, claim bool) error {
 		held = max(held, seq)
 		b.Put(feedKey(eventID, seq), v)
 		n++
-		if pending++; pending == feedImportBatch {
-			werr = f.store.Commit(b)
-			b.Close()
-			b = f.store.NewBatch()
-			pending = 0
+		pending++
+	}
+	// reached is the point this import has made good so far: noted by a
+	// prefetch after each commit, so one cut short keeps it.
+	reached := feedPoint{through: after, stream: streamAfter}
+	commit := func(force bool) error {
+		if pending == 0 || (!force && pending < feedImportBatch) {
+			return nil
 		}
+		if err := f.store.Commit(b); err != nil {
+			return err
+		}
+		b.Close()
+		b = f.store.NewBatch()
+		pending = 0
+		return nil
+	}
+	note := func() {
+		if claim {
+			return
+		}
+		// The imports of an event run one at a time, each from the point
+		// the last reached (or from nothing, when it no longer held).
+		reached.held, reached.have, reached.at = held, have, time.Now()
+		f.mu.Lock()
+		if f.reached == nil {
+			f.reached = map[string]feedPoint{}
+		}
+		f.reached[eventID] = reached
+		f.sweepLocked()
+		noted := f.noted
+		f.mu.Unlock()
+		if noted != nil {
+			noted(reached)
+		}
+	}
+	fail := func(err error) error {
+		// What was read is kept: committed, and its point noted. A view
+		// with entries the store may lack is no view.
+		if cerr := commit(true); cerr == nil {
+			note()
+		} else {
+			f.mu.Lock()
+			if p, ok := f.reached[eventID]; ok {
+				p.have = nil
+				f.reached[eventID] = p
+			}
+			f.mu.Unlock()
+		}
+		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
 	}
 	// The stream first: it carries what the log's trim took, the log the
 	// rest (an entry in both is the same bytes).
-	ctx, cancel := context.WithTimeout(context.Background(), feedImportFor)
-	defer cancel()
 	if _, err := f.st.Stream(ctx); err != nil {
-		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
+		return fail(err)
 	}
 	subj := feedSubj + eventID
 	last, err := f.st.Last(ctx, subj)
 	if err != nil {
-		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
+		return fail(err)
 	}
 	// A store that holds the feed from seq 1 through what the stream
 	// carries (this node owned the event before: an actor reloaded, a
 	// shard gained back) reads none of it again.
-	if last != nil && !holdsThrough(have, last.Header.Get(hdrFeedLast)) {
-		err = node.ReadThrough(ctx, f.n.Conn(), FeedStream, subj, 1, last.Sequence, f.n.Config().RequestTimeout, false, func(m *jetstream.RawStreamMsg) error {
+	if last != nil && last.Sequence > streamAfter && !holdsThrough(have, last.Header.Get(hdrFeedLast)) {
+		err = node.ReadThrough(ctx, f.n.Conn(), FeedStream, subj, streamAfter+1, last.Sequence, f.n.Config().RequestTimeout, false, func(m *jetstream.RawStreamMsg) error {
 			st.streams++
-			return decodeFeedMsg(m.Data, func(seq uint64, v []byte) { yield(); put(seq, v) })
+			if err := decodeFeedMsg(m.Data, func(seq uint64, v []byte) { yield(); progress.Entries(1); put(seq, v) }); err != nil {
+				return err
+			}
+			stop := ctx.Err()
+			if err := commit(stop != nil); err != nil {
+				return err
+			}
+			if pending == 0 {
+				reached.stream = m.Sequence
+				note()
+			}
+			return stop
 		})
 		if err != nil {
-			return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
+			return fail(err)
 		}
 	}
-	st.through, err = f.log.ReadIndexAfter(eventID, after, epoch, func(op byte, k, v []byte) {
+	if last != nil {
+		// Read through it, or held already.
+		reached.stream = max(reached.stream, last.Sequence)
+	}
+	// The log after the point; a prefetch notes it after each message
+	// whose entries it committed.
+	before := uint64(0)
+	if claim {
+		before = epoch
+	}
+	st.through, err = f.log.ReadIndexAfterEach(eventID, after, before, func(op byte, k, v []byte) {
 		yield()
 		if op == 'p' && bytes.HasPrefix(k, prefix) {
 			st.logSeen++
+			progress.Entries(1)
 			put(feedSeqOf(k, len(prefix)), v)
 		}
+	}, func(msgSeq uint64) error {
+		stop := ctx.Err()
+		if err := commit(stop != nil); err != nil {
+			return err
+		}
+		if pending == 0 {
+			reached.through = msgSeq
+			note()
+		}
+		return stop
 	})
 	if err == nil {
-		err = werr
-	}
-	if err == nil && pending > 0 {
-		err = f.store.Commit(b)
+		err = commit(true)
 	}
 	if err != nil {
-		return fmt.Errorf("cluster: import the feed of %s: %w", eventID, err)
+		return fail(err)
 	}
+	reached.through = st.through
+	note()
 	st.imported = n
 	f.mu.Lock()
 	f.last = st
-	switch {
-	case claim:
+	if claim {
 		delete(f.reached, eventID)
-	case f.reached[eventID].through <= st.through:
-		if f.reached == nil {
-			f.reached = map[string]feedPoint{}
-		}
-		f.reached[eventID] = feedPoint{through: st.through, held: held}
+		f.sweepLocked()
 	}
 	f.mu.Unlock()
 	if n > 0 || st.logSeen > 0 || claim {
 		// A claim's always: what its writes waited for (issue 31).
 		f.n.Config().Logger.Debug("cluster: feed entries imported", "event", eventID, "entries", n, "claim", claim,
-			"log_after", st.after, "log_through", st.through, "log_entries", st.logSeen, "ms", time.Since(t0).Milliseconds())
+			"stream_after", streamAfter, "log_after", st.after, "log_through", st.through, "log_entries", st.logSeen,
+			"ms", time.Since(t0).Milliseconds())
 	}
 	return nil
+}
+
+// sweepLocked drops the views of the points past feedHaveFresh (an event
+// prefetched and never claimed here: a refused move). f.mu is held.
+func (f *Feeds) sweepLocked() {
+	for id, p := range f.reached {
+		if p.have != nil && time.Since(p.at) >= feedHaveFresh {
+			p.have = nil
+			f.reached[id] = p
+		}
+	}
 }
 
 // holdsThrough reports whether have (record seq -> entries it holds)

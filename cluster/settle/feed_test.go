@@ -1,6 +1,7 @@
 package settle
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ticketd/cluster/clustertest"
+	"ticketd/internal/pace"
 	"ticketd/persistence"
 )
 
@@ -154,17 +156,18 @@ func TestFeedPrefetchedAheadOfAMove(t *testing.T) {
 
 	csnaps := NewSnapshots(c.log)
 	c.log.ImportClaimed = csnaps.Feeds.Import
-	require.NoError(t, csnaps.Feeds.Prefetch(evt))
+	require.NoError(t, csnaps.Feeds.Prefetch(bg, evt, nil))
 	requireFeed(t, c.store, evt, 2003) // carried through 2001 by the trim, the rest from the log
 	first := csnaps.Feeds.last
 	require.Zero(t, first.after, "the first prefetch reads the whole tail")
 	require.Equal(t, uint64(3), first.logSeen, "the tail's entries 2001..2003")
 	require.Equal(t, 2003, first.imported)
-	require.Equal(t, feedPoint{through: first.through, held: 2003}, csnaps.Feeds.reached[evt])
+	require.Equal(t, first.through, csnaps.Feeds.reached[evt].through)
+	require.Equal(t, uint64(2003), csnaps.Feeds.reached[evt].held)
 
 	// The owner goes on; the handover's catch-up reads only what is new.
 	commitFeed(t, w, evt, 7, 2004, 2006)
-	require.NoError(t, csnaps.Feeds.Prefetch(evt))
+	require.NoError(t, csnaps.Feeds.Prefetch(bg, evt, nil))
 	requireFeed(t, c.store, evt, 2005)
 	second := csnaps.Feeds.last
 	require.Equal(t, first.through, second.after)
@@ -201,7 +204,7 @@ func TestFeedPrefetchPointLost(t *testing.T) {
 	}
 	csnaps := NewSnapshots(c.log)
 	c.log.ImportClaimed = csnaps.Feeds.Import
-	require.NoError(t, csnaps.Feeds.Prefetch(evt))
+	require.NoError(t, csnaps.Feeds.Prefetch(bg, evt, nil))
 	requireFeed(t, c.store, evt, 1500)
 	require.NotZero(t, csnaps.Feeds.reached[evt].through)
 	b := c.store.NewBatch()
@@ -236,7 +239,7 @@ func TestFeedPrefetchThenTrim(t *testing.T) {
 	}
 	csnaps := NewSnapshots(c.log)
 	c.log.ImportClaimed = csnaps.Feeds.Import
-	require.NoError(t, csnaps.Feeds.Prefetch(evt))
+	require.NoError(t, csnaps.Feeds.Prefetch(bg, evt, nil))
 	requireFeed(t, c.store, evt, 2000) // the log's alone: nothing carried yet
 	pre := csnaps.Feeds.last
 	require.Equal(t, uint64(2000), pre.logSeen)
@@ -259,4 +262,64 @@ func TestFeedPrefetchThenTrim(t *testing.T) {
 	require.Equal(t, pre.through, claim.after, "the point holds over the trim")
 	require.Equal(t, uint64(3), claim.logSeen, "entries 2003..2005 of the messages kept")
 	require.Equal(t, 5, claim.imported, "2001..2002 from the stream, 2003..2005 from either")
+}
+
+// TestFeedPrefetchCutShort: a prefetch stopped part way through the feed
+// stream (as when the leaving owner gave up on it, or the move came
+// first) keeps the point it reached, committed; the claim then reads the
+// stream's messages after it and the log, not the whole feed again, and
+// the new owner holds every entry once, byte for byte.
+func TestFeedPrefetchCutShort(t *testing.T) {
+	t.Parallel() // see parallelTests
+	nodes, _ := clustertest.StartCluster(t, 3)
+	const evt = "evt_feed_cut_short"
+	lead := shardLeader(t, nodes, evt)
+	a, c := newOwner(t, nodes[lead]), newOwner(t, nodes[(lead+1)%3])
+	snaps := NewSnapshots(a.log)
+	a.log.ImportClaimed = snaps.Feeds.Import
+	w := clustertest.Claim(t, a.log, evt, 0)
+	for r := range uint64(8) { // records 1..8: 1,000 entries each
+		commitFeed(t, w, evt, r+1, 1000*r+1, 1000*(r+1)+1)
+	}
+	commitFeed(t, w, evt, 9, 8001, 8002)
+	_, err := snaps.SaveAndTrim(evt, 8, []byte("state at 8"))
+	require.NoError(t, err)
+	_, err = snaps.SaveAndTrim(evt, 9, []byte("state at 9")) // carries 1..8001
+	require.NoError(t, err)
+	commitFeed(t, w, evt, 10, 8002, 8102) // in the log's tail alone
+
+	csnaps := NewSnapshots(c.log)
+	c.log.ImportClaimed = csnaps.Feeds.Import
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	csnaps.Feeds.noted = func(p feedPoint) {
+		if p.stream > 0 {
+			cancel() // stopped after its first commit of the stream's entries
+		}
+	}
+	var progress pace.Progress
+	err = csnaps.Feeds.Prefetch(ctx, evt, &progress)
+	require.ErrorIs(t, err, context.Canceled)
+	csnaps.Feeds.noted = nil
+	point := csnaps.Feeds.reached[evt]
+	_, entries := progress.Done()
+	t.Logf("cut short at stream message %d, log message %d, %d entries held, after %d entries read", point.stream, point.through, point.held, entries)
+	require.Positive(t, point.stream, "the stream's point kept")
+	require.GreaterOrEqual(t, point.held, uint64(feedImportBatch), "its entries committed")
+	require.Less(t, point.held, uint64(8001), "not the whole stream")
+	require.Positive(t, entries, "progress counted")
+
+	c.activate(t, evt)
+	requireFeed(t, c.store, evt, 8101)
+	claim := csnaps.Feeds.last
+	s, err := nodes[lead].JetStream().Stream(bg, FeedStream)
+	require.NoError(t, err)
+	last, err := s.GetLastMsgForSubject(bg, feedSubj+evt)
+	require.NoError(t, err)
+	first, err := s.GetMsg(bg, point.stream)
+	require.NoError(t, err)
+	require.Equal(t, feedSubj+evt, first.Subject)
+	t.Logf("the claim read %d stream messages (the subject's last is %d), imported %d", claim.streams, last.Sequence, claim.imported)
+	require.LessOrEqual(t, claim.streams, last.Sequence-point.stream, "only the stream's messages after the point")
+	require.Equal(t, 8101-int(point.held), claim.imported, "only the entries the prefetch had not committed")
 }
