@@ -158,5 +158,11 @@
 // sale view it publishes once its changes are durable and before their
 // answers go out (saleview.go; single node only). A poll the view answers
 // is stamped on the entry's record in the view (an atomic word), which the
-// actor's sweep of unpolled entries reads (queue.go).
+// actor's sweep of unpolled entries reads (queue.go). A batch of door
+// scans is prepared on the asker's goroutine before it is sent (passes.go,
+// askLocal): its check-in ids made, and its passes resolved against the
+// list of registrations the event's actor hands out once it took a batch
+// (again only when registrations were added); the actor checks each pass
+// in a few loads and looks up itself what does not check out, so only
+// "is this pass in at this door yet" and the records stay serial.
 package actors

@@ -60,6 +60,9 @@ type eventActor struct {
 	// the sale view published last and its slot (saleview.go)
 	view *event.SaleView
 	sale *saleSlot
+	// the list of registrations handed out to door batches and its slot
+	// (passes.go); nil until the event's first batch of scans
+	passes *passSlot
 
 	// recent holds the Recorder records of batches not yet durable, by
 	// key: a request claimed again meanwhile finds them (see Recorder).
@@ -108,6 +111,7 @@ var errRetired = errors.New("actors: actor retired")
 func (a *eventActor) leave() {
 	a.releaseFeedWaits()
 	a.dropView()
+	a.dropPasses()
 	a.retired = true
 	a.sys.detach(a.id, a.slot)
 }
@@ -162,6 +166,7 @@ func (a *eventActor) Receive(ctx actor.Context) {
 		}
 		a.releaseFeedWaits()
 		a.dropView()
+		a.dropPasses()
 	case *actor.Stopped:
 		close(a.slot.done)
 	}
@@ -343,6 +348,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 		}
 	}
 	a.notePublished()
+	a.publishPasses(req.cmd)
 	if len(changes) > 0 {
 		a.publishView()
 		w := &a.sys.watch

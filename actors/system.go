@@ -175,6 +175,9 @@ type System struct {
 	// sales are the events' published sale views (saleview.go): event id
 	// -> *saleSlot.
 	sales sync.Map
+	// passes are the lists of registrations the event actors that took
+	// door batches hand out (passes.go): event id -> *passSlot.
+	passes sync.Map
 
 	dirPID  *actor.PID
 	dirView atomic.Pointer[directory.State]
@@ -423,6 +426,7 @@ func (s *System) askLocal(ctx context.Context, eventID string, req *request) (an
 		// be: answer at once rather than activate an actor to fail.
 		return nil, fmt.Errorf("%w: event %s: %w", ask.ErrUnavailable, eventID, err)
 	}
+	req = s.resolvePasses(eventID, req)
 	for range maxActorTries {
 		sl, err := s.acquire(eventID)
 		if err != nil {

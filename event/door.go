@@ -95,6 +95,14 @@ type RecordScans struct {
 	DeviceID string    `json:"-"`
 	Doors    []DoorRef `json:"-"`
 	Scans    []Scan    `json:"scans" v:"required,minItems=1,maxItems=500"`
+	// Passes, when set, are the scans' passes as the request's goroutine
+	// resolved them (PassIndex, doorpasses.go), nil where unknown: hints
+	// Decide checks against its state before it uses them.
+	Passes []*RegistrationRec `json:"-"`
+	// CheckinIDs, when set, are ids for the batch's check-ins made outside
+	// the actor by the machine's own kind of ids: the batch's k-th
+	// check-in takes the k-th, and the machine makes the rest.
+	CheckinIDs []string `json:"-"`
 }
 
 // FirstCheckin is the check-in a repeat at a door ran into.
@@ -176,16 +184,39 @@ type doorIndex struct {
 	// byReg holds each registration's check-ins, by its position in
 	// RegOrder (a slice, not a map keyed by id: a scan reads it, and a
 	// check-in writes it, without hashing into a table of every pass).
-	byReg [][]*CheckinRec
+	byReg []regDoors
 	scans map[string]map[string]scanRef // device -> scan id -> its answer
 }
 
-// regCheckins are the check-ins of r, in log order.
-func (d *doorIndex) regCheckins(r *RegistrationRec) []*CheckinRec {
-	if r.Seq < len(d.byReg) {
-		return d.byReg[r.Seq]
+// regCheckin is one check-in of a registration with its door, so that a
+// scan compares doors without reading the check-in's record.
+type regCheckin struct {
+	subjectType, subjectID string
+	c                      *CheckinRec
+}
+
+// regDoors are a registration's check-ins in log order: the first inline,
+// so that a scan of a pass with one check-in or none reads one entry of
+// the table, not a list elsewhere and then each check-in's record (in the
+// event's actor, each a cache miss in tables of every pass).
+type regDoors struct {
+	first regCheckin
+	more  []regCheckin
+}
+
+// eachCheckin calls f with each check-in of r, in log order.
+func (d *doorIndex) eachCheckin(r *RegistrationRec, f func(c *CheckinRec)) {
+	if r.Seq >= len(d.byReg) {
+		return
 	}
-	return nil
+	e := &d.byReg[r.Seq]
+	if e.first.c == nil {
+		return
+	}
+	f(e.first.c)
+	for _, x := range e.more {
+		f(x.c)
+	}
 }
 
 // addCheckin adds c, a check-in of r.
@@ -193,7 +224,13 @@ func (d *doorIndex) addCheckin(r *RegistrationRec, c *CheckinRec) {
 	if n := r.Seq + 1; n > len(d.byReg) {
 		d.byReg = slices.Grow(d.byReg, n-len(d.byReg))[:n]
 	}
-	d.byReg[r.Seq] = append(d.byReg[r.Seq], c)
+	e := &d.byReg[r.Seq]
+	x := regCheckin{subjectType: c.SubjectType, subjectID: c.SubjectID, c: c}
+	if e.first.c == nil {
+		e.first = x
+		return
+	}
+	e.more = append(e.more, x)
 }
 
 type passEntry struct {
@@ -223,7 +260,7 @@ func (s *State) doorIdx() *doorIndex {
 	if s.idx.door != nil {
 		return s.idx.door
 	}
-	d := &doorIndex{byReg: make([][]*CheckinRec, len(s.RegOrder)), scans: map[string]map[string]scanRef{}}
+	d := &doorIndex{byReg: make([]regDoors, len(s.RegOrder)), scans: map[string]map[string]scanRef{}}
 	d.log = make([]passEntry, 0, len(s.RegOrder))
 	for i := range s.RegOrder {
 		r := s.regAt(i)
@@ -302,6 +339,7 @@ func (c ScansAnswered) appendBody(e enc) enc {
 }
 
 func (c ScansAnswered) apply(s *State) {
+	s.Door.Answers = growDoubling(s.Door.Answers, len(c.Answers))
 	for _, a := range c.Answers {
 		s.Door.Answers = append(s.Door.Answers, DeviceAnswer{DeviceID: c.DeviceID, ScanAnswer: a})
 		if d := s.idx.door; d != nil {
@@ -536,12 +574,22 @@ type scanBatch struct {
 	rec ScansRecorded
 }
 
-// doorCheckin is r's check-in at a door, or nil: what State.idx.doors
-// holds, read from r's few check-ins instead of a table of them all.
+// doorCheckin is r's check-in at a door, or nil: read from r's few
+// check-ins instead of a table of them all.
 func (d *doorIndex) doorCheckin(r *RegistrationRec, subjectType, subjectID string) *CheckinRec {
-	for _, c := range d.regCheckins(r) {
-		if c.SubjectType == subjectType && c.SubjectID == subjectID {
-			return c
+	if r.Seq >= len(d.byReg) {
+		return nil
+	}
+	e := &d.byReg[r.Seq]
+	if e.first.c == nil {
+		return nil
+	}
+	if e.first.subjectType == subjectType && e.first.subjectID == subjectID {
+		return e.first.c
+	}
+	for _, x := range e.more {
+		if x.subjectType == subjectType && x.subjectID == subjectID {
+			return x.c
 		}
 	}
 	return nil
@@ -592,11 +640,15 @@ func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, bool) {
 		res.Verdict, res.Reason = VerdictRefused, &b.reasons[reason]
 		return res, false
 	}
-	var r *RegistrationRec
-	if sc.RegistrationID != "" {
+	r := b.passHint(i, &sc)
+	switch {
+	case r != nil:
+	case sc.RegistrationID != "":
 		r = m.s.regs()[sc.RegistrationID]
-	} else if id, ok := m.s.idx.regByCheckin[normCheckinCode(sc.CheckinCode)]; ok {
-		r = m.s.regs()[id]
+	default:
+		if id, ok := m.s.idx.regByCheckin[normCheckinCode(sc.CheckinCode)]; ok {
+			r = m.s.regs()[id]
+		}
 	}
 	if r == nil {
 		return refuse(0)
@@ -628,7 +680,7 @@ func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, bool) {
 	if t := sc.ScannedAt.UTC(); sc.Offline && !t.Before(now.Add(-offlinePastMax)) && !t.After(now.Add(offlineFutureMax)) {
 		at = t
 	}
-	k := ScanCheckin{ID: m.newID("chk_"), RegID: r.ID, Reg: r.Seq, Door: door, ScanID: sc.ScanID, CheckedInAt: at}
+	k := ScanCheckin{ID: b.checkinID(), RegID: r.ID, Reg: r.Seq, Door: door, ScanID: sc.ScanID, CheckedInAt: at}
 	if b.rec.Checkins == nil {
 		b.rec.Checkins = make([]ScanCheckin, 0, len(b.c.Scans)-i)
 	}
@@ -642,6 +694,14 @@ func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, bool) {
 		Method: scanMethod, RegistrationEmail: r.Email, RegistrationName: strp(r.Name), CheckedInAt: At(at), DeviceID: b.devID})
 	res.Verdict, res.Checkin = VerdictAdmitted, &b.views[len(b.views)-1]
 	return res, true
+}
+
+// checkinID is the id of the batch's next check-in.
+func (b *scanBatch) checkinID() string {
+	if k := len(b.rec.Checkins); k < len(b.c.CheckinIDs) {
+		return b.c.CheckinIDs[k]
+	}
+	return b.m.newID("chk_")
 }
 
 // first returns f in the batch's backing array of first check-ins.
@@ -844,9 +904,9 @@ func (m *Machine) passView(r *RegistrationRec) DoorPass {
 	p := DoorPass{RegistrationID: r.ID, CheckinCode: r.CheckinCode, Name: strp(r.Name), Email: r.Email,
 		RegistrationTypeID: strp(r.TypeID), Status: r.Status, PerkIDs: m.passPerks(r), Checkins: []PassCheckin{},
 		UpdatedAt: At(r.UpdatedAt)}
-	for _, c := range m.s.doorIdx().regCheckins(r) {
+	m.s.doorIdx().eachCheckin(r, func(c *CheckinRec) {
 		p.Checkins = append(p.Checkins, PassCheckin{SubjectType: c.SubjectType, SubjectID: strp(c.SubjectID), CheckedInAt: At(c.At), DeviceID: strp(c.DeviceID)})
-	}
+	})
 	return p
 }
 

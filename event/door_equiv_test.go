@@ -151,8 +151,10 @@ func expandScans(changes []Change) []Change {
 // (in any case, with spaces), unknown codes, doors a device may not use,
 // deleted doors, pending and cancelled passes, with and without offline
 // admissions; between them the Developer API checks passes in, passes
-// are cancelled and a venue is deleted. Every answer and every change
-// must be the same, and the states must encode alike.
+// are cancelled and a venue is deleted. The fast machine's batches carry
+// pass hints resolved outside it, right, stale, foreign or wrong. Every
+// answer and every change must be the same, and the states must encode
+// alike.
 func TestRecordScansAnswersAsTheReference(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { scansAgainstReference(t, seed) })
@@ -165,6 +167,33 @@ func scansAgainstReference(t *testing.T, seed uint64) {
 	fast := NewMachine("evt_1", testConfig(), newSeqIDs(seed))
 	ref := NewMachine("evt_1", testConfig(), newSeqIDs(seed))
 	seen := map[string]int{}
+	// The fast machine's batches carry passes resolved outside it
+	// (PassIndex), current or not: none, from its list now, from a list
+	// taken earlier (registrations added since are unknown), from the
+	// other machine (records of another incarnation) or shuffled (wrong
+	// passes). None may change an answer.
+	hr := rand.New(rand.NewPCG(seed, 33))
+	var oldList PassList
+	var index, oldIndex, foreign PassIndex
+	hint := func(c RecordScans) RecordScans {
+		switch hr.IntN(5) {
+		case 1:
+			return index.Resolve(fast.PassList(), c)
+		case 2:
+			if oldList.Len() == 0 || hr.IntN(8) == 0 {
+				oldList = fast.PassList()
+			}
+			return oldIndex.Resolve(oldList, c)
+		case 3:
+			var x PassIndex
+			return x.Resolve(ref.PassList(), c)
+		case 4:
+			c = foreign.Resolve(fast.PassList(), c)
+			hr.Shuffle(len(c.Passes), func(i, j int) { c.Passes[i], c.Passes[j] = c.Passes[j], c.Passes[i] })
+			return c
+		}
+		return c
+	}
 	both := func(c Command) any {
 		t.Helper()
 		var results [2]any
@@ -173,6 +202,15 @@ func scansAgainstReference(t *testing.T, seed uint64) {
 		for i, m := range []*Machine{fast, ref} {
 			if rs, ok := c.(RecordScans); ok && i == 1 {
 				results[i], changes[i], errs[i] = oracleRecordScans(m, now, rs)
+			} else if ok && i == 0 {
+				var alt *Machine
+				if hr.IntN(3) == 0 {
+					alt = cloneMachine(t, m, seed)
+				}
+				results[i], changes[i], errs[i] = m.Decide(now, hint(rs))
+				if alt != nil {
+					sameButCheckinIDs(t, alt, now, rs, results[i], changes[i], errs[i])
+				}
 			} else {
 				results[i], changes[i], errs[i] = m.Decide(now, c)
 			}
@@ -298,4 +336,66 @@ func scansAgainstReference(t *testing.T, seed uint64) {
 	b, err := MarshalState(ref.State())
 	require.NoError(t, err)
 	require.Equal(t, b, a, "seed %d: the states encode alike", seed)
+}
+
+// cloneMachine is a machine with m's state (through its encoding) and ids
+// of its own.
+func cloneMachine(t *testing.T, m *Machine, seed uint64) *Machine {
+	b, err := MarshalState(m.State())
+	require.NoError(t, err)
+	st, err := UnmarshalState(b)
+	require.NoError(t, err)
+	alt := NewMachine("evt_1", testConfig(), newSeqIDs(seed+1000))
+	alt.Restore(st)
+	return alt
+}
+
+// sameButCheckinIDs decides c on alt (a clone of the machine that decided
+// it without them) with check-in ids made outside (RecordScans.CheckinIDs,
+// sometimes fewer than its check-ins): the answer and the changes are the
+// ones given, but for the ids of the check-ins (the given ones in order,
+// then the machine's) and of the conflicts (alt's own).
+func sameButCheckinIDs(t *testing.T, alt *Machine, now time.Time, c RecordScans, res any, changes []Change, err error) {
+	t.Helper()
+	c.CheckinIDs = make([]string, len(c.Scans)/2+1)
+	for i := range c.CheckinIDs {
+		c.CheckinIDs[i] = fmt.Sprintf("out_%d", i)
+	}
+	res2, changes2, err2 := alt.Decide(now, c)
+	require.Equal(t, err, err2)
+	if err != nil {
+		return
+	}
+	// Each id of alt's answer, as the one of the same place in the given.
+	var from, to []string
+	for j, ch := range changes2 {
+		switch x := ch.(type) {
+		case ScansRecorded:
+			want := changes[j].(ScansRecorded)
+			for i, ci := range x.Checkins {
+				if i < len(c.CheckinIDs) {
+					require.Equal(t, c.CheckinIDs[i], ci.ID, "the batch's check-in %d takes the id made outside", i)
+				}
+				from, to = append(from, ci.ID), append(to, want.Checkins[i].ID)
+			}
+		case CheckinConflict:
+			from, to = append(from, x.ID), append(to, changes[j].(CheckinConflict).ID)
+		}
+	}
+	require.Len(t, changes2, len(changes))
+	rename := func(v any) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		s := string(b)
+		for i, id := range from {
+			s = strings.ReplaceAll(s, `"`+id+`"`, fmt.Sprintf(`"\u0000%d"`, i))
+		}
+		for i, id := range to {
+			s = strings.ReplaceAll(s, fmt.Sprintf(`"\u0000%d"`, i), `"`+id+`"`)
+		}
+		return s
+	}
+	want, err := json.Marshal([]any{res, changes})
+	require.NoError(t, err)
+	require.Equal(t, string(want), rename([]any{res2, changes2}))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -123,6 +124,10 @@ func (c ScansRecorded) apply(s *State) {
 			}
 			s.CheckinOrder, s.mem.checkinList = make([]string, 0, n), make([]*CheckinRec, 0, n)
 		}
+		s.CheckinOrder, s.mem.checkinList = growDoubling(s.CheckinOrder, n), growDoubling(s.mem.checkinList, n)
+		if d := s.idx.door; d != nil {
+			d.log = growDoubling(d.log, n)
+		}
 		recs := make([]CheckinRec, n)
 		var counts [8]int
 		perDoor := counts[:0]
@@ -133,10 +138,15 @@ func (c ScansRecorded) apply(s *State) {
 		}
 		d := s.idx.door
 		for i, k := range c.Checkins {
-			if k.Reg >= len(s.RegOrder) || s.RegOrder[k.Reg] != k.RegID {
+			if k.Reg >= len(s.RegOrder) {
 				panic(fmt.Sprintf("event: check-in %s names registration %s at %d", k.ID, k.RegID, k.Reg))
 			}
+			// The record's id, not RegOrder's entry: the record is read
+			// next anyway (one table of every pass read, not two).
 			reg := s.regAt(k.Reg)
+			if reg.ID != k.RegID {
+				panic(fmt.Sprintf("event: check-in %s names registration %s at %d", k.ID, k.RegID, k.Reg))
+			}
 			door := c.Doors[k.Door]
 			at := c.At
 			if !k.CheckedInAt.IsZero() {
@@ -342,4 +352,16 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// growDoubling returns s with room for n more elements, at least doubling its
+// capacity when it must grow. append grows a large slice by about a
+// quarter at a time, each time a copy of all of it; a batch of scans
+// appends hundreds of elements to slices of every check-in and answer of
+// the event, inside its actor.
+func growDoubling[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	return slices.Grow(s, max(n, len(s)))
 }

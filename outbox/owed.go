@@ -32,16 +32,50 @@ type Owed struct {
 	Feed []event.FeedEntry
 	// Unit answers the event's business unit ("" when not known yet).
 	Unit func() string
+
+	// FeedSeq's positions of a long Feed by record id (the first entry
+	// about each), for the change of seq feedFor.
+	feedAt  map[string]int
+	feedFor uint64
 }
 
-// FeedSeq is the change feed's seq of o's feed entry about record id, 0
-// when the change wrote none about it.
+// feedScanMax is the longest Feed FeedSeq searches entry by entry: a
+// batch of door scans is one change with up to 500 check-ins, each with
+// its webhook asking for its seq.
+const feedScanMax = 16
+
+// FeedSeq is the change feed's seq of o's first feed entry about record
+// id, 0 when the change wrote none about it.
 func (o *Owed) FeedSeq(id string) uint64 {
 	first := o.Machine.FeedSeq() - uint64(len(o.Feed)) + 1
+	if len(o.Feed) > feedScanMax {
+		if o.feedAt == nil || o.feedFor != o.Seq {
+			o.indexFeed()
+		}
+		if i, ok := o.feedAt[id]; ok {
+			return first + uint64(i)
+		}
+		return 0
+	}
 	for i, e := range o.Feed {
 		if e.ID == id {
 			return first + uint64(i)
 		}
 	}
 	return 0
+}
+
+// indexFeed maps each record id of o.Feed to its first entry. The value is
+// reused for the next change, whose seq differs.
+func (o *Owed) indexFeed() {
+	if o.feedAt == nil {
+		o.feedAt = make(map[string]int, len(o.Feed))
+	}
+	clear(o.feedAt)
+	for i, e := range o.Feed {
+		if _, ok := o.feedAt[e.ID]; !ok {
+			o.feedAt[e.ID] = i
+		}
+	}
+	o.feedFor = o.Seq
 }
