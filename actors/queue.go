@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -36,8 +37,12 @@ func (a *eventActor) notePoll(cmd event.Command, now time.Time) {
 	if a.polls == nil {
 		a.polls = map[string]time.Time{}
 	}
-	if len(a.polls) < maxPollNotes {
+	if _, ok := a.polls[g.ID]; ok {
 		a.polls[g.ID] = now
+	} else if len(a.polls) < maxPollNotes {
+		// A copy of its own: the request's id may share the bytes of
+		// its whole path (http's hot routes), which the note would keep.
+		a.polls[strings.Clone(g.ID)] = now
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	gojson "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
 	"ticketd/bench/load"
@@ -87,18 +86,8 @@ const (
 	qbSoldOut
 )
 
-// queueWire is what the harness reads of a queue answer. The answers of
-// the measured loads are decoded with goccy/go-json, the decoder the
-// ceiling server runs: the generator shares the machine's cores with the
-// service, and encoding/json's reflection (about 1.7 us an answer here,
-// goccy's 0.3) was CPU the ratios charged to the service.
-type queueWire struct {
-	QueueID       string  `json:"queueId"`
-	State         string  `json:"state"`
-	Position      *int    `json:"position"`
-	QueueToken    string  `json:"queueToken"`
-	AdmittedUntil *string `json:"admittedUntil"`
-}
+// emptyObject is the body of a join and a confirm.
+var emptyObject = []byte(`{}`)
 
 // queueTask is one request of the selling phase.
 type queueTask struct {
@@ -197,22 +186,19 @@ func (q *queueSale) answer(i int64, st int, body []byte) {
 			q.fail("poll of %s: status %d %s", b.id, st, load.Truncate(body, 200))
 			return
 		}
-		var w queueWire
-		if err := gojson.Unmarshal(body, &w); err != nil {
-			q.fail("poll of %s: %v", b.id, err)
+		w, err := load.ReadQueueAnswer(body)
+		if err != nil {
+			q.fail("poll of %s: %v: %s", b.id, err, load.Truncate(body, 200))
 			return
 		}
-		switch w.State {
+		switch string(w.State) {
 		case "waiting":
 			if t.sent.After(q.lastWaiting) {
 				q.lastWaiting = t.sent
 			}
 		case "admitted":
 			if b.state == qbWaiting {
-				b.state, b.token = qbAdmitted, w.QueueToken
-				if w.AdmittedUntil != nil {
-					b.until = *w.AdmittedUntil
-				}
+				b.state, b.token, b.until = qbAdmitted, string(w.QueueToken), string(w.AdmittedUntil)
 				q.ready = append(q.ready, queueTask{buyer: t.buyer, kind: 1})
 			}
 		case "sold_out":
@@ -274,6 +260,32 @@ func setupJSON(c *load.Client, method, path, token string, body any, want int, o
 	return err
 }
 
+// joinRequest is a join of the waiting room at base (the queue's URL).
+func joinRequest(req *fasthttp.Request, base, key string) {
+	load.SetRequest(req, "POST", base, key)
+	req.SetBodyRaw(emptyObject)
+}
+
+// joinAnswer reads a join's answer: the new entry's id (a view into
+// body), when it is a 201 of a waiting entry.
+func joinAnswer(st int, body []byte) ([]byte, bool) {
+	w, err := load.ReadQueueAnswer(body)
+	if st != 201 || err != nil || len(w.QueueID) == 0 || string(w.State) != "waiting" {
+		return nil, false
+	}
+	return w.QueueID, true
+}
+
+// censusAnswer reads a census poll's answer: entry id's position, when
+// it is a 200 of id waiting with a position.
+func censusAnswer(st int, body []byte, id string) (int, bool) {
+	w, err := load.ReadQueueAnswer(body)
+	if st != 200 || err != nil || string(w.State) != "waiting" || !w.HasPosition || string(w.QueueID) != id {
+		return 0, false
+	}
+	return w.Position, true
+}
+
 func orderNumberOf(body []byte) []byte {
 	i := bytes.Index(body, load.OrderNumberKey)
 	if i < 0 {
@@ -318,18 +330,17 @@ func (h *Harness) queueDrop(s *load.Server, c *load.Client) error {
 			if i >= int64(n) {
 				return false
 			}
-			load.SetRequest(req, "POST", sfBase, s.PublishableKey)
-			req.SetBodyString(`{}`)
+			joinRequest(req, sfBase, s.PublishableKey)
 			return true
 		},
 		Check: func(i int64, st int, body []byte) {
 			count5xx(st)
-			var w queueWire
-			if st != 201 || gojson.Unmarshal(body, &w) != nil || w.QueueID == "" {
+			id, ok := joinAnswer(st, body)
+			if !ok {
 				joinBad.CompareAndSwap(nil, fmt.Sprintf("join %d: status %d %s", i, st, load.Truncate(body, 200)))
 				return
 			}
-			buyers[i].id = w.QueueID
+			buyers[i].id = string(id)
 		}}).Run())
 	rep.JoinRPS, rep.JoinRatio = joins.RPS, joins.CeilingRatio
 	if v := joinBad.Load(); v != nil {
@@ -375,17 +386,17 @@ func (h *Harness) queueDrop(s *load.Server, c *load.Client) error {
 			if i >= int64(n) {
 				return false
 			}
-			load.SetRequest(req, "GET", sfBase+"/"+buyers[i].id, s.PublishableKey)
+			load.SetRequestPath(req, "GET", sfBase, buyers[i].id, s.PublishableKey)
 			return true
 		},
 		Check: func(i int64, st int, body []byte) {
 			count5xx(st)
-			var w queueWire
-			if st != 200 || gojson.Unmarshal(body, &w) != nil || w.State != "waiting" || w.Position == nil {
+			pos, ok := censusAnswer(st, body, buyers[i].id)
+			if !ok {
 				pollBad.CompareAndSwap(nil, fmt.Sprintf("census poll %d: status %d %s", i, st, load.Truncate(body, 200)))
 				return
 			}
-			buyers[i].rank = *w.Position - 1
+			buyers[i].rank = pos - 1
 		}}).Run())
 	rep.CensusS = time.Since(t0).Seconds()
 	rep.PollRPS, rep.PollRatio = census.RPS, census.CeilingRatio
@@ -438,14 +449,14 @@ func (h *Harness) queueDrop(s *load.Server, c *load.Client) error {
 			b := &q.buyers[t.buyer] // id, token and order are set before the task exists
 			switch t.kind {
 			case 0:
-				load.SetRequest(req, "GET", sfBase+"/"+b.id, s.PublishableKey)
+				load.SetRequestPath(req, "GET", sfBase, b.id, s.PublishableKey)
 			case 1:
 				load.SetRequest(req, "POST", orderBase, s.PublishableKey)
 				load.OrderBody(req, "qd", int64(t.buyer), e.TicketTypeID)
 				req.Header.Set("Queue-Token", b.token)
 			case 2:
 				load.SetRequest(req, "POST", orderBase+"/"+b.order+"/confirm", s.PublishableKey)
-				req.SetBodyString(`{}`)
+				req.SetBodyRaw(emptyObject)
 			}
 			return true
 		},
@@ -491,13 +502,13 @@ func (h *Harness) queueDrop(s *load.Server, c *load.Client) error {
 			if i >= int64(len(rest)) {
 				return false
 			}
-			load.SetRequest(req, "GET", sfBase+"/"+buyers[rest[i]].id, s.PublishableKey)
+			load.SetRequestPath(req, "GET", sfBase, buyers[rest[i]].id, s.PublishableKey)
 			return true
 		},
 		Check: func(i int64, st int, body []byte) {
 			count5xx(st)
-			var w queueWire
-			if st != 200 || gojson.Unmarshal(body, &w) != nil || w.State != "sold_out" {
+			w, err := load.ReadQueueAnswer(body)
+			if st != 200 || err != nil || string(w.State) != "sold_out" || string(w.QueueID) != buyers[rest[i]].id {
 				notSoldOut.Add(1)
 				firstNot.CompareAndSwap(nil, fmt.Sprintf("status %d %s", st, load.Truncate(body, 200)))
 			}

@@ -104,6 +104,11 @@ func decodeCommand(typ reflect.Type, args string) (Command, error) {
 		case reflect.Bool:
 			f.SetBool(val == "true")
 		case reflect.Slice:
+			// A batch of joins' clients: Clients=c1,c2 (waitingroom.go).
+			if f.Type() == reflect.TypeFor[[]string]() {
+				f.Set(reflect.ValueOf(strings.Split(val, ",")))
+				continue
+			}
 			// A device's doors: Doors=event,session:ses_1 (door.go).
 			if f.Type() != reflect.TypeFor[[]DoorRef]() {
 				return nil, fmt.Errorf("cannot set %s", k)

@@ -128,6 +128,7 @@ var commandKinds = [...]commandKind{
 	op[GetLocalizedEvent, Event](opRead),
 	// the waiting room (waitingroom.go)
 	op[JoinQueue, QueueStatus](opWrite),
+	op[JoinQueues, QueueJoins](opWrite),
 	op[GetQueueStatus, QueueStatus](opRead),
 	op[ExpireWaiters, any](opWrite),
 }
@@ -260,6 +261,7 @@ var changeKinds = [...]changeKind{
 	kindOf(decodeQueueSoldOutSet),
 	kindOf(decodeQueueTokenUsed),
 	kindOf(decodeQueueExpiredBatch),
+	kindOf(decodeQueueJoinedBatch),
 }
 
 // changeKind describes one kind of change for the codec and replay.

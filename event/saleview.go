@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // The sale view (issue 34, item 3): what an event's shell publishes after
@@ -341,6 +342,12 @@ func (f *keyFilter) has(k string, salt uint64) bool {
 
 // entryTable maps a queue id to its entry's rank: open addressing over
 // immutable records, at most half full. One goroutine inserts; any reads.
+//
+// A drop polls 100,000 entries and more, so a lookup is made of cache
+// misses: a record keeps its id's bytes in itself (one cache line), so a
+// probe reads one line past the slot, not two (BenchmarkEntryTableGet,
+// 100,000 entries polled in any order: about 220 -> 130 ns; a slot that
+// kept its key's hash too was no faster, at twice the table's memory).
 type entryTable struct {
 	slots []atomic.Pointer[entryRef]
 	mask  uint64
@@ -348,12 +355,27 @@ type entryTable struct {
 }
 
 type entryRef struct {
-	id   string
-	rank int32 // -1 before the shuffle
+	id   string // key's bytes when they fit (a queue id does)
+	rank int32  // -1 before the shuffle
 	// polled is the unix second of the last poll a view answered (0:
 	// none), stamped by any reader (notePoll), read by the applier's
 	// sweep (QueueWaiters).
 	polled atomic.Int64
+	key    [entryKeyLen]byte
+}
+
+// entryKeyLen is a queue id's length ("q_" and 26 characters).
+const entryKeyLen = 28
+
+func newEntryRef(id string, rank int32) *entryRef {
+	r := &entryRef{rank: rank}
+	if len(id) > 0 && len(id) <= len(r.key) {
+		n := copy(r.key[:], id)
+		r.id = unsafe.String(&r.key[0], n)
+	} else {
+		r.id = id
+	}
+	return r
 }
 
 // notePoll stamps a poll at now, rounded up to the second (an entry
@@ -377,7 +399,7 @@ func newEntryTable(entries []*QueueEntry) *entryTable {
 	for _, q := range entries {
 		ref := q.pub
 		if ref == nil || ref.rank != int32(q.Rank) {
-			nr := &entryRef{id: q.ID, rank: int32(q.Rank)}
+			nr := newEntryRef(q.ID, int32(q.Rank))
 			if ref != nil {
 				nr.polled.Store(ref.polled.Load())
 			}
@@ -421,7 +443,7 @@ func (r *RoomRec) notePublishedJoin(e *QueueEntry) {
 		r.pubTable = newEntryTable(r.Entries) // e is in Entries already
 		return
 	}
-	e.pub = &entryRef{id: e.ID, rank: int32(e.Rank)}
+	e.pub = newEntryRef(e.ID, int32(e.Rank))
 	t.put(e.pub)
 }
 
@@ -439,9 +461,12 @@ func waitingStatus(id string, rank int, onSaleAt time.Time, soldOut bool, next, 
 		st.RetryAfterSeconds = min(30, max(1, int(math.Ceil(onSaleAt.Sub(now).Seconds()))))
 		return st
 	}
+	// Both numbers in one allocation: a drop's every poll answers them.
+	n := new([2]int)
 	pos := max(1, rank-next+1)
 	wait := int(math.Ceil(float64(pos) * 60 / float64(max(1, admitPerMinute))))
-	st.Position, st.EstimatedWaitSeconds = &pos, &wait
+	n[0], n[1] = pos, wait
+	st.Position, st.EstimatedWaitSeconds = &n[0], &n[1]
 	// Near the front, poll often; far back, rarely.
 	st.RetryAfterSeconds = min(30, max(2, wait/4))
 	return st

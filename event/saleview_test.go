@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,6 +94,16 @@ func saleViewSim(t *testing.T, seed uint64, steps int) {
 			now = now.Add(time.Duration(rng.IntN(300)) * time.Second)
 			_, _ = step(m, now, Expire{Now: now})
 		case k < 18 && room:
+			if n := rng.IntN(4); n > 1 {
+				// A batch of joins (ops.JoinQueue's), as the shell sends them.
+				res, err := step(m, now, Storefront{Cmd: JoinQueues{Clients: make([]string, n)}})
+				if err == nil {
+					for _, st := range res.(QueueJoins).Statuses {
+						queue = append(queue, st.QueueID)
+					}
+				}
+				continue
+			}
 			res, err := step(m, now, Storefront{Cmd: JoinQueue{Client: "c"}})
 			if err == nil {
 				queue = append(queue, res.(QueueStatus).QueueID)
@@ -225,4 +236,44 @@ func TestSaleViewNotesPollsForTheSweep(t *testing.T) {
 	require.True(t, ok)
 	require.NotNil(t, st.Position)
 	require.Equal(t, onSale.Add(time.Second), polled()[first])
+}
+
+// BenchmarkEntryTableGet is the sale view's lookup of a polled entry in
+// a table of 100,000 (a drop's census polls them in join order; buyers
+// at large, in any order).
+func BenchmarkEntryTableGet(b *testing.B) {
+	const n = 100_000
+	ids := newSeqIDs(1)
+	entries := make([]*QueueEntry, n)
+	for i := range entries {
+		entries[i] = &QueueEntry{ID: "q_" + ids.Code(26), Seq: i, Rank: i}
+	}
+	t := newEntryTable(entries)
+	order := func(random bool) []int {
+		o := make([]int, n)
+		for i := range o {
+			o[i] = i
+		}
+		if random {
+			r := rand.New(rand.NewPCG(3, 4))
+			r.Shuffle(n, func(i, j int) { o[i], o[j] = o[j], o[i] })
+		}
+		return o
+	}
+	for _, random := range []bool{false, true} {
+		name := map[bool]string{false: "join-order", true: "any-order"}[random]
+		// The polled ids, copied in the order polled: a request's id is
+		// in its own (hot) buffer, not the entry's.
+		keys := make([]string, n)
+		for i, j := range order(random) {
+			keys[i] = strings.Clone(entries[j].ID)
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := range b.N {
+				if t.get(keys[i%n]) == nil {
+					b.Fatal("missing")
+				}
+			}
+		})
+	}
 }

@@ -14,7 +14,9 @@ import (
 // room at the edge (Queue-it, Cloudflare) admits by rate and sends buyers
 // to tickets that are gone.
 //
-// Buyers join a queue (JoinQueue, logged before it is answered). At
+// Buyers join a queue (JoinQueue, logged before it is answered; the
+// shell sends the joins that arrive together as one JoinQueues, one
+// record for all). At
 // onSaleAt the machine shuffles everyone who joined before it
 // (QueueShuffled, with the seed in the change, so replay makes the same
 // order); later joins queue behind them in join order. On each tick of the
@@ -160,6 +162,24 @@ type JoinQueue struct {
 	Client string `json:"-"`
 }
 
+// JoinQueues is a batch of joins the shell gathered from requests that
+// arrived together (ops.JoinQueue): one message to the event's actor and
+// one log record (QueueJoinedBatch) for all of them, rather than one
+// each, as a door's batch of scans is one. Each join is decided as
+// JoinQueue decides one, in the batch's order, at the decision's time:
+// the same checks, the same entry, the same answer.
+type JoinQueues struct {
+	// Clients are the joins' callers (JoinQueue.Client), in order.
+	Clients []string `json:"-"`
+}
+
+// QueueJoins answers JoinQueues: each join's entry, in the batch's
+// order. When the queue filled partway, only the first len(Statuses)
+// joins are in; the rest are refused as JoinQueue is (ErrQueueFull).
+type QueueJoins struct {
+	Statuses []QueueStatus `json:"statuses"`
+}
+
 // GetQueueStatus is GET /storefront/v1/events/{eventId}/queue/{queueId}.
 type GetQueueStatus struct {
 	ID string `json:"-"`
@@ -185,6 +205,7 @@ type QueueStatus struct {
 }
 
 func (JoinQueue) result(*QueueStatus)      {}
+func (JoinQueues) result(*QueueJoins)      {}
 func (GetQueueStatus) result(*QueueStatus) {}
 func (ExpireWaiters) result(*any)          {}
 
@@ -208,6 +229,14 @@ type QueueJoined struct {
 	At     time.Time `json:"at"`
 	ID     string    `json:"id"`
 	Client string    `json:"client,omitempty"`
+}
+
+// QueueJoinedBatch adds entries in order: the joins of one JoinQueues,
+// in one record.
+type QueueJoinedBatch struct {
+	At      time.Time `json:"at"`
+	IDs     []string  `json:"ids"`
+	Clients []string  `json:"clients"`
 }
 
 // QueueShuffled assigns the pre-queue its random order at onSaleAt.
@@ -256,6 +285,7 @@ type QueueExpiredBatch struct {
 
 func (WaitingRoomSet) ChangeKind() string     { return "queue.configured" }
 func (QueueJoined) ChangeKind() string        { return "queue.joined" }
+func (QueueJoinedBatch) ChangeKind() string   { return "queue.joined_batch" }
 func (QueueShuffled) ChangeKind() string      { return "queue.shuffled" }
 func (QueueAdmittedBatch) ChangeKind() string { return "queue.admitted" }
 func (QueueTokensLapsed) ChangeKind() string  { return "queue.tokens_lapsed" }
@@ -278,6 +308,12 @@ func decodeQueueJoined(d *dec) QueueJoined {
 }
 
 func (c QueueJoined) appendBody(e enc) enc { return e.time(c.At).str(c.ID).str(c.Client) }
+
+func decodeQueueJoinedBatch(d *dec) QueueJoinedBatch {
+	return QueueJoinedBatch{At: d.time(), IDs: d.strs(), Clients: d.strs()}
+}
+
+func (c QueueJoinedBatch) appendBody(e enc) enc { return e.time(c.At).strs(c.IDs).strs(c.Clients) }
 
 func decodeQueueShuffled(d *dec) QueueShuffled {
 	return QueueShuffled{At: d.time(), Seed: d.uvarint()}
@@ -363,6 +399,15 @@ func (c QueueJoined) apply(s *State) {
 		r.order = append(r.order, int32(e.Seq))
 	}
 	r.notePublishedJoin(e)
+}
+
+func (c QueueJoinedBatch) apply(s *State) {
+	if len(c.Clients) != len(c.IDs) {
+		mustNotHappen("queue.joined_batch of %d ids and %d clients", len(c.IDs), len(c.Clients))
+	}
+	for i, id := range c.IDs {
+		QueueJoined{At: c.At, ID: id, Client: c.Clients[i]}.apply(s)
+	}
 }
 
 func (c QueueShuffled) apply(s *State) {
@@ -558,28 +603,71 @@ func (m *Machine) admittedSince(t time.Time) int {
 }
 
 func (c JoinQueue) decide(m *Machine, now time.Time) (any, []Change, error) {
+	if err := m.joinable(now); err != nil {
+		return nil, nil, err
+	}
+	if len(m.s.Room.Entries) >= maxQueueEntries {
+		return nil, nil, ErrQueueFull()
+	}
+	ch := QueueJoined{At: now, ID: m.newQueueID(), Client: c.Client}
+	return m.joinedStatus(ch.ID, 0, now), []Change{ch}, nil
+}
+
+func (c JoinQueues) decide(m *Machine, now time.Time) (any, []Change, error) {
+	if len(c.Clients) == 0 {
+		return QueueJoins{}, nil, nil
+	}
+	if err := m.joinable(now); err != nil {
+		return nil, nil, err
+	}
+	n := min(len(c.Clients), maxQueueEntries-len(m.s.Room.Entries))
+	if n <= 0 {
+		return nil, nil, ErrQueueFull()
+	}
+	ch := QueueJoinedBatch{At: now, IDs: make([]string, n), Clients: c.Clients[:n:n]}
+	res := QueueJoins{Statuses: make([]QueueStatus, n)}
+	for i := range n {
+		ch.IDs[i] = m.newQueueID()
+		res.Statuses[i] = m.joinedStatus(ch.IDs[i], i, now)
+	}
+	return res, []Change{ch}, nil
+}
+
+// joinable checks a join may be made now (JoinQueue's checks before the
+// queue's bound).
+func (m *Machine) joinable(now time.Time) error {
 	r := m.s.Room
 	if m.s.Event.Status != EventPublished {
-		return nil, nil, Reasonf(FailedPrecondition, notPublishedReason(m.s.Event.Status), "event is %s, not published", m.s.Event.Status)
+		return Reasonf(FailedPrecondition, notPublishedReason(m.s.Event.Status), "event is %s, not published", m.s.Event.Status)
 	}
 	if r == nil || !r.Enabled {
-		return nil, nil, Reasonf(FailedPrecondition, ReasonNoWaitingRoom, "the event has no waiting room: order directly")
+		return Reasonf(FailedPrecondition, ReasonNoWaitingRoom, "the event has no waiting room: order directly")
 	}
 	if r.OpensAt != nil && now.Before(*r.OpensAt) {
-		return nil, nil, Reasonf(FailedPrecondition, ReasonQueueNotOpen, "the queue opens at %s", r.OpensAt.Format(time.RFC3339))
+		return Reasonf(FailedPrecondition, ReasonQueueNotOpen, "the queue opens at %s", r.OpensAt.Format(time.RFC3339))
 	}
 	if r.SoldOut {
-		return nil, nil, Reasonf(FailedPrecondition, ReasonSoldOut, "sold out: nothing is left for sale and no hold can lapse")
+		return Reasonf(FailedPrecondition, ReasonSoldOut, "sold out: nothing is left for sale and no hold can lapse")
 	}
-	if len(r.Entries) >= maxQueueEntries {
-		return nil, nil, Reasonf(FailedPrecondition, ReasonQueueFull, "the queue is full")
-	}
-	ch := QueueJoined{At: now, ID: "q_" + m.ids.Code(26), Client: c.Client}
-	e := QueueEntry{ID: ch.ID, Seq: len(r.Entries), Rank: -1, JoinedAt: now}
+	return nil
+}
+
+// ErrQueueFull refuses a join past the queue's bound.
+func ErrQueueFull() error {
+	return Reasonf(FailedPrecondition, ReasonQueueFull, "the queue is full")
+}
+
+func (m *Machine) newQueueID() string { return "q_" + m.ids.Code(26) }
+
+// joinedStatus is the answer of a join that makes entry id, the i-th
+// (from 0) of those the decision adds.
+func (m *Machine) joinedStatus(id string, i int, now time.Time) QueueStatus {
+	r := m.s.Room
+	e := QueueEntry{ID: id, Seq: len(r.Entries) + i, Rank: -1, JoinedAt: now}
 	if r.Shuffled {
-		e.Rank = len(r.order)
+		e.Rank = len(r.order) + i
 	}
-	return m.queueStatus(&e, now), []Change{ch}, nil
+	return m.queueStatus(&e, now)
 }
 
 func (c GetQueueStatus) decide(m *Machine, now time.Time) (any, []Change, error) {

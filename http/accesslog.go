@@ -97,7 +97,7 @@ func newRequestIDPrefix() string {
 // from a stack buffer, never made a string unless something reads it.
 func (s *Server) requestID(rc *fasthttp.RequestCtx, st *requestStart) {
 	h := &rc.Response.Header
-	if in := rc.Request.Header.Peek("Request-Id"); len(in) > 0 && len(in) <= maxRequestIDLen && saneID(in) {
+	if in, _ := PeekHeader(&rc.Request.Header, "Request-Id"); len(in) > 0 && len(in) <= maxRequestIDLen && saneID(in) {
 		st.clientID = string(in)
 		setCanonical(h, hdrRequestID, st.clientID)
 		return

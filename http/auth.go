@@ -59,7 +59,7 @@ const msgUnauthenticated = "invalid or missing API key"
 // bearer extracts the token of "Authorization: Bearer <token>"; the scheme
 // is case-insensitive as RFC 9110 says.
 func bearer(rc *fasthttp.RequestCtx) []byte {
-	h := rc.Request.Header.Peek("Authorization")
+	h, _ := PeekHeader(&rc.Request.Header, "Authorization")
 	if len(h) < 7 || !bytes.EqualFold(h[:7], []byte("bearer ")) {
 		return nil
 	}

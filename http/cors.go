@@ -25,7 +25,7 @@ func allowOrigin(rc *fasthttp.RequestCtx, origin []byte) {
 // interactive docs' try-it-out sends it). It returns false when the request
 // must be refused.
 func checkOrigin(rc *fasthttp.RequestCtx, p *Principal, self string) bool {
-	origin := rc.Request.Header.Peek("Origin")
+	origin, _ := PeekHeader(&rc.Request.Header, "Origin")
 	if len(origin) == 0 {
 		return true
 	}

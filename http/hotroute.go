@@ -2,6 +2,7 @@ package http
 
 import (
 	"strings"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
@@ -178,20 +179,29 @@ func (h *hotRoute) match(path []byte) bool {
 	return n == len(h.names)
 }
 
-// fill copies the parameters of path, which matched, into ps.
-func (h *hotRoute) fill(path []byte, ps *hotParams) {
+// fill copies the parameters of path, which matched, into ps: one copy
+// of the path holds them all (a poll has two: one allocation, not two).
+func (h *hotRoute) fill(raw []byte, ps *hotParams) {
+	if len(h.names) == 0 {
+		return
+	}
+	var path string
+	if len(h.names) == 1 {
+		path = unsafe.String(unsafe.SliceData(raw), len(raw)) // the one value is copied below
+	} else {
+		path = string(raw)
+	}
 	n := 0
 	for _, sg := range h.segs {
 		path = path[1:]
-		end := len(path)
-		for i, c := range path {
-			if c == '/' {
-				end = i
-				break
-			}
+		end := strings.IndexByte(path, '/')
+		if end < 0 {
+			end = len(path)
 		}
 		if sg.param {
-			ps.vals[n] = string(path[:end])
+			if ps.vals[n] = path[:end]; len(h.names) == 1 {
+				ps.vals[n] = strings.Clone(ps.vals[n])
+			}
 			n++
 		}
 		path = path[end:]

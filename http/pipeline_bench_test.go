@@ -295,6 +295,48 @@ func BenchmarkPipelineQueuePoll(b *testing.B) {
 	})
 }
 
+// BenchmarkPipelineQueuePollPositions is the queue drop's census poll:
+// 100,000 entries joined, shuffled at onSaleAt with admission paused, each
+// polled in join order (the entry table's lookups miss the caches as they
+// do in the drop), answered from the sale view with its position.
+func BenchmarkPipelineQueuePollPositions(b *testing.B) {
+	fx := newPipeFx(b, 1000)
+	uri := fx.pipeRoom(b)
+	const entries = 100_000
+	ids := make([]string, entries)
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < entries; i = int(next.Add(1) - 1) {
+				res, err := fx.sys.Ask(context.Background(), fx.eventID, event.Storefront{Cmd: event.JoinQueue{Client: "bench"}})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				ids[i] = res.(event.QueueStatus).QueueID
+			}
+		})
+	}
+	wg.Wait()
+	on, paused := event.Time{Time: time.Now().Add(time.Second).UTC().Truncate(time.Second).Add(time.Second)}, true
+	_, err := fx.sys.Ask(context.Background(), fx.eventID, event.UpdateEvent{WaitingRoom: &event.WaitingRoomConfig{OnSaleAt: &on, Paused: &paused}})
+	require.NoError(b, err)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		res, err := fx.sys.Ask(context.Background(), fx.eventID, event.GetEvent{})
+		require.NoError(b, err)
+		if wr := res.(event.Event).WaitingRoom; wr != nil && wr.Shuffled {
+			break
+		}
+		require.True(b, time.Now().Before(deadline), "not shuffled a minute after onSaleAt")
+	}
+	fx.pipeRun(b, 200, func(i int, r *fasthttp.Request) {
+		r.Header.SetMethod("GET")
+		r.SetRequestURI(uri + "/" + ids[i%entries])
+		r.Header.Set("Authorization", "Bearer "+fx.pk)
+	})
+}
+
 // BenchmarkPipelineCeiling is the bench's ceiling server's handler (the
 // reference every scenario's ratio divides by) under the same driver: the
 // gap between its cpu-ns/op and a route's is what that route's ratio

@@ -849,10 +849,11 @@ func (s *Server) echoVersionUnrouted(rc *fasthttp.RequestCtx) {
 // all: an empty value sent is not a header left out (Peek alone tells the
 // two apart only by a nil slice, which fasthttp does not promise).
 func headerSent(h *fasthttp.RequestHeader, name string) ([]byte, bool) {
-	if v := h.Peek(name); len(v) > 0 {
-		return v, true
+	v, sent := PeekHeader(h, name)
+	if len(v) == 0 {
+		v = nil
 	}
-	return nil, len(h.PeekAll(name)) > 0
+	return v, sent
 }
 
 func hasPrefix(b []byte, prefix string) bool {

@@ -19,6 +19,9 @@
 //     and, with a hosted provider, the hosted-payment saga
 //     (payments.HostedCheckout: confirm makes the payment page outside the
 //     actor, cancel closes it);
+//   - the waiting room's joins in batches (JoinQueue: joins that arrive
+//     while a batch of them is with the event's actor go together as the
+//     next, one message and one log record);
 //   - the audit of writes (RecordWrite: who, what, from where);
 //   - the services that carry out owed work (refunds, mail, webhooks, the
 //     checkout closer), built by app.Main and handed over in Config.
@@ -34,6 +37,7 @@
 // # Concurrency
 //
 // An Ops is safe for concurrent use once built: it holds no state of its
-// own beyond what it was given; the actor system serializes each event's
+// own beyond what it was given, counters and the join batchers (each
+// under its own lock); the actor system serializes each event's
 // commands and the audit log batches its records.
 package ops

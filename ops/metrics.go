@@ -13,6 +13,7 @@ import (
 func (o *Ops) Collector() prometheus.Collector {
 	c := newSystemCollector(o.sys)
 	c.views = &o.viewAnswers
+	c.joinStats = &o.joinStats
 	return c
 }
 
@@ -30,6 +31,8 @@ type systemCollector struct {
 	recordsPerCommit                                               *prometheus.Desc
 	saleView                                                       *prometheus.Desc
 	views                                                          *[2]atomic.Int64 // nil: not served
+	joinBatches, joinsBatched                                      *prometheus.Desc
+	joinStats                                                      *[2]atomic.Int64 // nil: not served
 }
 
 func newSystemCollector(sys *actors.System) *systemCollector {
@@ -50,6 +53,8 @@ func newSystemCollector(sys *actors.System) *systemCollector {
 		saleView: prometheus.NewDesc("ticketd_sale_view_answers_total",
 			"Requests answered from an event's published sale view without its actor (issue 34): kind=sold_out refusals, kind=queue_poll polls of waiting entries.",
 			[]string{"kind"}, nil),
+		joinBatches:      d("ticketd_queue_join_batches_total", "Batches of waiting-room joins sent to the events' actors (each one message and one log record)."),
+		joinsBatched:     d("ticketd_queue_joins_batched_total", "Waiting-room joins sent in those batches; over the batches, joins per batch."),
 		stalls:           d("ticketd_store_write_stalls_total", "Times the store stopped accepting writes (flushes or compactions behind)."),
 		stallSeconds:     d("ticketd_store_write_stall_seconds_total", "Time the store spent with writes stopped."),
 		background:       d("ticketd_store_background_jobs", "Memtable flushes and compactions in progress."),
@@ -59,7 +64,7 @@ func newSystemCollector(sys *actors.System) *systemCollector {
 
 func (c *systemCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.active, c.activations, c.passivations, c.snapshots, c.snapshotsPending,
-		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.syncSeconds, c.stalls, c.stallSeconds, c.background, c.recordsPerCommit, c.saleView} {
+		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.syncSeconds, c.stalls, c.stallSeconds, c.background, c.recordsPerCommit, c.saleView, c.joinBatches, c.joinsBatched} {
 		ch <- d
 	}
 }
@@ -86,6 +91,10 @@ func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
 	if v := c.views; v != nil {
 		ch <- prometheus.MustNewConstMetric(c.saleView, prometheus.CounterValue, float64(v[0].Load()), "sold_out")
 		ch <- prometheus.MustNewConstMetric(c.saleView, prometheus.CounterValue, float64(v[1].Load()), "queue_poll")
+	}
+	if j := c.joinStats; j != nil {
+		ch <- prometheus.MustNewConstMetric(c.joinBatches, prometheus.CounterValue, float64(j[0].Load()))
+		ch <- prometheus.MustNewConstMetric(c.joinsBatched, prometheus.CounterValue, float64(j[1].Load()))
 	}
 	ch <- prometheus.MustNewConstMetric(c.stallSeconds, prometheus.CounterValue, float64(s.WriteStallNanos)/1e9)
 	ch <- prometheus.MustNewConstMetric(c.background, prometheus.GaugeValue, float64(s.Flushes+s.Compactions))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,6 +54,10 @@ type Ops struct {
 	// viewAnswers counts the sold-out refusals and the queue polls
 	// answered from the sale views (fromView).
 	viewAnswers [2]atomic.Int64
+	// joins are the events' join batchers (joins.go), by event id;
+	// joinStats counts the batches sent and the joins in them.
+	joins     sync.Map
+	joinStats [2]atomic.Int64
 }
 
 // New returns the layer over cfg. Only System is required here; a front

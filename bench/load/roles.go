@@ -98,7 +98,7 @@ func runCeiling(args []string, out io.Writer) error {
 	}
 	if prefix := os.Getenv(ProfileEnv); prefix != "" {
 		// The reference profiled too: a route's profile is read against it.
-		stop, err := startProfile(prefix + ".ceiling")
+		stop, err := StartProfile(prefix + ".ceiling")
 		if err != nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func runService(args []string, out io.Writer, noSync bool) error {
 		return errors.New("bench: service: -data-dir is required")
 	}
 	if prefix := os.Getenv(ProfileEnv); prefix != "" {
-		stop, err := startProfile(prefix)
+		stop, err := StartProfile(prefix)
 		if err != nil {
 			return err
 		}
@@ -173,9 +173,9 @@ func runService(args []string, out io.Writer, noSync bool) error {
 	return app.NewMain(cfg, out).Run(ctx)
 }
 
-// startProfile starts the CPU profile; the returned func stops it and
+// StartProfile starts the CPU profile (to <prefix>.cpu.pprof); the returned func stops it and
 // writes the allocation profile.
-func startProfile(prefix string) (func(), error) {
+func StartProfile(prefix string) (func(), error) {
 	f, err := os.Create(prefix + ".cpu.pprof")
 	if err != nil {
 		return nil, fmt.Errorf("bench: profile: %w", err)

@@ -2,7 +2,9 @@ package api_test
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -288,4 +290,77 @@ func TestQueueSurvivesRestart(t *testing.T) {
 	// The queue goes on after the restart.
 	ev := apiWant(t, q.dev.Do("GET", "/v1/events/"+q.ev, nil), 200)
 	assert.Equal(t, true, apiM(ev, "waitingRoom")["shuffled"])
+}
+
+// TestQueueJoinsBatchedDurableInOrder: joins sent together go to the
+// event's actor in batches (one message, one log record each), and each
+// is still answered only once durable and in queue order: after the
+// shuffle, 200 concurrent joins answer the positions 1 to 200, each once;
+// the service restarts and every entry polls the position its join
+// answered. The joins went in fewer batches than joins (the batcher's
+// counters on /metrics).
+func TestQueueJoinsBatchedDurableInOrder(t *testing.T) {
+	t.Parallel()
+	f := newAPIFx(t)
+	q := newQueueDrop(t, f, 10, 60, time.Hour)
+	apiWant(t, q.dev.Do("PATCH", "/v1/events/"+q.ev, map[string]any{"waitingRoom": map[string]any{"paused": true}}), 200)
+	q.open(t)
+	const joiners, each = 50, 4
+	type joined struct {
+		id  string
+		pos int
+	}
+	var mu sync.Mutex
+	var all []joined
+	var wg sync.WaitGroup
+	for range joiners {
+		c := f.client(t).WithKey(q.Publishable)
+		wg.Go(func() {
+			for range each {
+				m := apiWant(t, c.Do("POST", q.sfPath("/queue"), map[string]any{}), 201)
+				pos, ok := m["position"].(float64)
+				if !assert.True(t, ok, "a join after the shuffle answers its position: %v", m) {
+					return
+				}
+				mu.Lock()
+				all = append(all, joined{apiS(m, "queueId"), int(pos)})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	require.Len(t, all, joiners*each)
+	seen := map[int]bool{}
+	for _, j := range all {
+		require.False(t, seen[j.pos], "position %d answered twice", j.pos)
+		seen[j.pos] = true
+		require.True(t, j.pos >= 1 && j.pos <= joiners*each, "position %d", j.pos)
+	}
+	batches, joins := queueJoinMetrics(t, f)
+	require.Equal(t, joiners*each, joins, "every join went in a batch")
+	require.Less(t, batches, joins, "joins that arrived together went together")
+	t.Logf("%d joins in %d batches", joins, batches)
+
+	f.s.Restart()
+	q.sf = f.client(t).WithKey(q.Publishable)
+	for _, j := range all {
+		m := q.poll(t, q.sf, j.id)
+		require.Equal(t, "waiting", m["state"])
+		require.EqualValues(t, j.pos, m["position"], "entry %s: the position its join answered, after a restart", j.id)
+	}
+}
+
+// queueJoinMetrics reads the join batcher's counters of f's service.
+func queueJoinMetrics(t *testing.T, f *apiFx) (batches, joins int) {
+	t.Helper()
+	st, _, body := visit(t, loopbackClient("127.0.0.1"), "GET", f.s.URL+"/metrics", f.s.Admin)
+	require.Equal(t, 200, st)
+	read := func(name string) int {
+		m := regexp.MustCompile(name + ` (\d+)`).FindSubmatch(body)
+		require.NotNil(t, m, "%s is served", name)
+		n, err := strconv.Atoi(string(m[1]))
+		require.NoError(t, err)
+		return n
+	}
+	return read("ticketd_queue_join_batches_total"), read("ticketd_queue_joins_batched_total")
 }

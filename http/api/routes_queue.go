@@ -15,7 +15,6 @@ func (a *api) queueRoutes() []thttp.Route {
 	sf := func(r thttp.Route) thttp.Route { r.Surface = thttp.Storefront; return r }
 	// The handlers are built once, not per request: a drop's every
 	// buyer joins and polls.
-	join := storefrontCmd(a, func(c *thttp.Ctx, cmd *event.JoinQueue) { cmd.Client = c.HoldClient() })
 	// The poll is noted (by the actor, or with the sale view that answers
 	// it): an entry not polled expires.
 	poll := storefrontCmd(a, func(c *thttp.Ctx, cmd *event.GetQueueStatus) { cmd.ID = c.Param("queueId") })
@@ -23,10 +22,7 @@ func (a *api) queueRoutes() []thttp.Route {
 		sf(thttp.Route{Method: "POST", Path: "/storefront/v1/events/{publicId}/queue", OperationID: "joinQueue", Hot: true, Tag: "Waiting room",
 			Summary: "Join the event's waiting room: durable before it answers; poll the entry at its retryAfterSeconds",
 			Body:    event.JoinQueue{}, Success: 201, Response: event.QueueStatus{}, Errors: []int{400, 404, 412}, IPLimited: true, RetryAfter: true,
-			Handle: func(c *thttp.Ctx) (any, error) {
-				res, err := join(c)
-				return queueAnswer(c, res, err)
-			}}),
+			Handle: a.joinQueue}),
 		sf(thttp.Route{Method: "GET", Path: "/storefront/v1/events/{publicId}/queue/{queueId}", OperationID: "getQueueEntry", Hot: true, Tag: "Waiting room",
 			Summary: "Poll a queue entry: its position, or its queueToken once admitted, or sold_out / expired",
 			Success: 200, Response: event.QueueStatus{}, Errors: []int{404}, RetryAfter: true,
@@ -42,6 +38,24 @@ func (a *api) queueRoutes() []thttp.Route {
 				return queueAnswer(c, res, err)
 			}}),
 	}
+}
+
+// joinQueue joins the event's queue: with the joins that arrive with it,
+// in one batch (ops.JoinQueue).
+func (a *api) joinQueue(c *thttp.Ctx) (any, error) {
+	id, err := a.storefrontEventOf(c)
+	if err != nil {
+		return nil, err
+	}
+	var body event.JoinQueue
+	if err := c.Bind(&body); err != nil {
+		return nil, err
+	}
+	st, err := a.ops.JoinQueue(keyed(c, nil), id, c.HoldClient())
+	if err != nil {
+		return nil, keyedErr(c, err)
+	}
+	return queueAnswer(c, st, nil)
 }
 
 // queueAnswer sets the Retry-After header of a queue status.
@@ -62,5 +76,6 @@ var hdrRetryAfter = []byte("Retry-After")
 
 // queueToken is the request's Queue-Token header.
 func queueToken(c *thttp.Ctx) string {
-	return string(c.RequestCtx().Request.Header.Peek("Queue-Token"))
+	v, _ := thttp.PeekHeader(&c.RequestCtx().Request.Header, "Queue-Token")
+	return string(v)
 }

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"context"
 	"errors"
 	"math"
 	"net/url"
@@ -98,7 +99,8 @@ func (p *Pages) shopBuy(rc *fasthttp.RequestCtx) {
 		return
 	}
 	if c.WaitingRoom != nil {
-		q, err := ask(p, id, event.OnStorefront(event.JoinQueue{Client: p.hostedClient(rc)}))
+		// Batched with the joins that arrive with it (ops.JoinQueue).
+		q, err := p.cfg.Ops.JoinQueue(context.Background(), id, p.hostedClient(rc))
 		if err != nil {
 			p.shopError(rc, id, l, err)
 			return

@@ -96,6 +96,18 @@ func run() error {
 		return err
 	}
 	cfg.TicketdBin = *bin
+	if prefix := os.Getenv(load.ProfileEnv); prefix != "" {
+		// Profiled: the service runs as this binary's service role (the
+		// same app.Main, which writes <prefix>.cpu.pprof), and the
+		// generator profiles itself (<prefix>.loadgen.cpu.pprof): both
+		// share the cores, and a ratio is both sides' cost.
+		cfg.TicketdBin, cfg.TicketdRole = cfg.SelfBin, load.RoleService
+		stop, err := load.StartProfile(prefix + ".loadgen")
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if cfg.TicketdBin == "" {
 		cfg.TicketdBin = filepath.Join(work, "ticketd")
 		t := time.Now()
