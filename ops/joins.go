@@ -148,13 +148,5 @@ func (o *Ops) leadJoins(ctx context.Context, eventID string, b *joinBatcher, sel
 // as the storefront's routes send theirs).
 func askAs[R any](ctx context.Context, o *Ops, eventID string, cmd event.Storefront) (R, error) {
 	res, err := o.Ask(ctx, eventID, cmd)
-	if err != nil {
-		var zero R
-		return zero, err
-	}
-	v, ok := res.(R)
-	if !ok {
-		return v, MapErr(fmt.Errorf("%w: event %s answered %T, not %T", ask.ErrUnavailable, eventID, res, v))
-	}
-	return v, nil
+	return answerAs[R](eventID, res, err)
 }

@@ -129,6 +129,12 @@ func (o *Ops) ask(ctx context.Context, eventID string, cmd event.Command) (any, 
 // an unavailable *Error, never a panic of the caller.
 func Do[R any](ctx context.Context, o *Ops, eventID string, cmd event.Op[R]) (R, error) {
 	res, err := o.Ask(ctx, eventID, cmd)
+	return answerAs[R](eventID, res, err)
+}
+
+// answerAs is an event's answer res (or err) as an R; an answer of
+// another type is an unavailable *Error.
+func answerAs[R any](eventID string, res any, err error) (R, error) {
 	if err != nil {
 		var zero R
 		return zero, err
