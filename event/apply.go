@@ -45,7 +45,7 @@ func (s *State) applyCheckedIn(c CheckedIn) {
 		}
 		d.addCheckin(reg, r)
 		if c.ScanID != "" {
-			d.noteScan(c.DeviceID, c.ScanID, scanRef{checkin: r, answer: -1})
+			d.noteScan(s, scanDevHash(c.DeviceID), c.DeviceID, c.ScanID, scanRef{checkin: r, answer: -1})
 		}
 	}
 	s.touchPass(reg)

@@ -185,7 +185,7 @@ type doorIndex struct {
 	// RegOrder (a slice, not a map keyed by id: a scan reads it, and a
 	// check-in writes it, without hashing into a table of every pass).
 	byReg []regDoors
-	scans map[string]map[string]scanRef // device -> scan id -> its answer
+	scans scanTable // (device, scan id) -> its answer
 }
 
 // regCheckin is one check-in of a registration with its door, so that a
@@ -245,14 +245,10 @@ type scanRef struct {
 	answer  int32
 }
 
-// noteScan records the answer of a device's scan id.
-func (d *doorIndex) noteScan(deviceID, scanID string, ref scanRef) {
-	m := d.scans[deviceID]
-	if m == nil {
-		m = map[string]scanRef{}
-		d.scans[deviceID] = m
-	}
-	m[scanID] = ref
+// noteScan records the answer of a device's scan id (dev is
+// scanDevHash(deviceID)); the record ref names already holds both.
+func (d *doorIndex) noteScan(s *State, dev uint64, deviceID, scanID string, ref scanRef) {
+	d.scans.put(s, dev, deviceID, scanID, ref)
 }
 
 // doorIdx returns the door index, building it on first use.
@@ -260,7 +256,7 @@ func (s *State) doorIdx() *doorIndex {
 	if s.idx.door != nil {
 		return s.idx.door
 	}
-	d := &doorIndex{byReg: make([]regDoors, len(s.RegOrder)), scans: map[string]map[string]scanRef{}}
+	d := &doorIndex{byReg: make([]regDoors, len(s.RegOrder))}
 	d.log = make([]passEntry, 0, len(s.RegOrder))
 	for i := range s.RegOrder {
 		r := s.regAt(i)
@@ -271,11 +267,11 @@ func (s *State) doorIdx() *doorIndex {
 		c := s.checkinAt(i)
 		d.addCheckin(s.mustReg(c.RegID), c)
 		if c.ScanID != "" {
-			d.noteScan(c.DeviceID, c.ScanID, scanRef{checkin: c, answer: -1})
+			d.noteScan(s, scanDevHash(c.DeviceID), c.DeviceID, c.ScanID, scanRef{checkin: c, answer: -1})
 		}
 	}
 	for i, a := range s.Door.Answers {
-		d.noteScan(a.DeviceID, a.ScanID, scanRef{answer: int32(i)})
+		d.noteScan(s, scanDevHash(a.DeviceID), a.DeviceID, a.ScanID, scanRef{answer: int32(i)})
 	}
 	s.idx.door = d
 	return d
@@ -340,10 +336,14 @@ func (c ScansAnswered) appendBody(e enc) enc {
 
 func (c ScansAnswered) apply(s *State) {
 	s.Door.Answers = growDoubling(s.Door.Answers, len(c.Answers))
+	var dev uint64
+	if len(c.Answers) > 0 && s.idx.door != nil {
+		dev = scanDevHash(c.DeviceID)
+	}
 	for _, a := range c.Answers {
 		s.Door.Answers = append(s.Door.Answers, DeviceAnswer{DeviceID: c.DeviceID, ScanAnswer: a})
 		if d := s.idx.door; d != nil {
-			d.noteScan(c.DeviceID, a.ScanID, scanRef{answer: int32(len(s.Door.Answers) - 1)})
+			d.noteScan(s, dev, c.DeviceID, a.ScanID, scanRef{answer: int32(len(s.Door.Answers) - 1)})
 		}
 	}
 }
@@ -478,7 +478,7 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 	b := newScanBatch(m, c)
 	out := ScanResults{Results: make([]ScanResult, len(c.Scans))}
 	var conflicts []Change
-	recorded := di.scans[c.DeviceID]
+	recorded := di.scans.recorded(s, scanDevHash(c.DeviceID), c.DeviceID, c.Scans)
 	// batchScans: the batch's answers by scan id, for a scan id the batch
 	// repeats (a map only once the batch is big enough to need one).
 	var batchScans map[string]int
@@ -493,8 +493,8 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 		if batchScans != nil {
 			batchScans[sc.ScanID] = i
 		}
-		if ref, ok := recorded[sc.ScanID]; ok {
-			out.Results[i] = m.recordedResult(sc.ScanID, ref)
+		if j := recorded[i]; j >= 0 {
+			out.Results[i] = m.recordedResult(sc.ScanID, di.scans.at(s, j))
 			continue
 		}
 		res, admitted := b.verdict(now, i, sc)

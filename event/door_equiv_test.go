@@ -37,7 +37,7 @@ func oracleRecordScans(m *Machine, now time.Time, c RecordScans) (any, []Change,
 			continue
 		}
 		batchScans[sc.ScanID] = i
-		if ref, ok := di.scans[c.DeviceID][sc.ScanID]; ok {
+		if ref, ok := di.scans.get(m.s, scanDevHash(c.DeviceID), c.DeviceID, sc.ScanID); ok {
 			out.Results[i] = m.recordedResult(sc.ScanID, ref)
 			continue
 		}

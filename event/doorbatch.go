@@ -137,6 +137,10 @@ func (c ScansRecorded) apply(s *State) {
 			perDoor = make([]int, len(c.Doors))
 		}
 		d := s.idx.door
+		var dev uint64
+		if d != nil {
+			dev = scanDevHash(c.DeviceID)
+		}
 		for i, k := range c.Checkins {
 			if k.Reg >= len(s.RegOrder) {
 				panic(fmt.Sprintf("event: check-in %s names registration %s at %d", k.ID, k.RegID, k.Reg))
@@ -166,7 +170,7 @@ func (c ScansRecorded) apply(s *State) {
 					panic(fmt.Sprintf("event: second check-in %s at one door", k.ID))
 				}
 				d.addCheckin(reg, r)
-				d.noteScan(c.DeviceID, k.ScanID, scanRef{checkin: r, answer: -1})
+				d.noteScan(s, dev, c.DeviceID, k.ScanID, scanRef{checkin: r, answer: -1})
 			}
 			s.touchPass(reg)
 		}
