@@ -90,6 +90,20 @@ func startStacksOn(t *testing.T, nodes []*node.Node, tweak ...func(*actors.Confi
 		t.Cleanup(s.close)
 	}
 	clustertest.WaitSpread(t, nodes)
+	// Every router's ask subscription has reached every server: a first
+	// request forwarded before its owner's subscription reached this
+	// server was answered "owner gone" (a CI run under load, 2026-11-29),
+	// which tests that send without retrying do not expect.
+	require.Eventually(t, func() bool {
+		for _, nd := range nodes {
+			for _, other := range nodes {
+				if other != nd && !nd.Server().GlobalAccount().SubscriptionInterest(askSubj+other.Name()) {
+					return false
+				}
+			}
+		}
+		return true
+	}, 10*time.Second, 10*time.Millisecond, "every node's ask subscription seen by every server")
 	return out
 }
 
