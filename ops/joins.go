@@ -130,7 +130,9 @@ func (o *Ops) leadJoins(ctx context.Context, eventID string, b *joinBatcher, sel
 	for i, w := range batch {
 		clients[i] = w.client
 	}
-	res, err := askAs[event.QueueJoins](ctx, o, eventID, event.Storefront{Cmd: event.JoinQueues{Clients: clients}})
+	// The batch carries the other callers' joins: the leader's caller
+	// going away must not fail theirs (the actors' AskTimeout bounds it).
+	res, err := askAs[event.QueueJoins](context.WithoutCancel(ctx), o, eventID, event.Storefront{Cmd: event.JoinQueues{Clients: clients}})
 	for i, w := range batch {
 		switch {
 		case err != nil:
