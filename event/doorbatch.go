@@ -243,6 +243,40 @@ func HasFeedSpan(ch Change) bool {
 	return ok && len(c.Checkins) > 0
 }
 
+// FeedSpanLen bounds the length of the feed span AppendFeedSpan appends
+// for ch, a change just applied (0 for a change without one): exact but
+// for each check-in's time, counted at its longest (a few bytes each).
+// The shell makes the span's value this size once, where a guess grew it
+// by a copy of all of it.
+func (m *Machine) FeedSpanLen(ch Change) int {
+	c, ok := ch.(ScansRecorded)
+	if !ok || len(c.Checkins) == 0 {
+		return 0
+	}
+	n := strLen(c.DeviceID) + strLen(scanMethod) + uvarintLen(uint64(len(c.Doors)))
+	for _, d := range c.Doors {
+		n += strLen(d.SubjectType) + strLen(d.SubjectID)
+	}
+	n += uvarintLen(uint64(len(c.Checkins)))
+	for _, k := range c.Checkins {
+		r := m.s.regAt(k.Reg)
+		n += strLen(k.ID) + strLen(k.RegID) + uvarintLen(uint64(k.Door)) + strLen(r.Email) + strLen(r.Name) + binary.MaxVarintLen64
+	}
+	return n
+}
+
+// strLen is the length of s as enc.str writes it.
+func strLen(s string) int { return uvarintLen(uint64(len(s))) + len(s) }
+
+// uvarintLen is the length of v as a uvarint.
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
 // AppendFeedSpan appends the feed span of ch, a change just applied, to
 // dst: ok is false for a change whose entries are written one by one.
 func (m *Machine) AppendFeedSpan(dst []byte, ch Change) (out []byte, ok bool) {
