@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // The door kit (decisions §18): batched scans from door devices, the
@@ -223,7 +224,9 @@ func (d *doorIndex) eachCheckin(r *RegistrationRec, f func(c *CheckinRec)) {
 // addCheckin adds c, a check-in of r.
 func (d *doorIndex) addCheckin(r *RegistrationRec, c *CheckinRec) {
 	if n := r.Seq + 1; n > len(d.byReg) {
-		d.byReg = slices.Grow(d.byReg, n-len(d.byReg))[:n]
+		old := len(d.byReg)
+		d.byReg = slices.Grow(d.byReg, n-old)[:n]
+		prefault(d.byReg[old:cap(d.byReg)])
 	}
 	e := &d.byReg[r.Seq]
 	x := regCheckin{subjectType: c.SubjectType, subjectID: c.SubjectID, c: c}
@@ -252,12 +255,27 @@ func (d *doorIndex) noteScan(s *State, dev uint64, deviceID, scanID string, ref 
 	d.scans.put(s, dev, deviceID, scanID, ref)
 }
 
+// prefault writes each page of s, zeroed memory not written yet, once.
+// A table that a scan reads before a check-in writes it (a pass's
+// check-ins, a scan's slot) would otherwise map the kernel's shared zero
+// page on the read and copy it on the first write: a second fault, with a
+// flush of every core's TLB, inside the event's actor (in profiles of
+// door-sync's batches, more time than the writes themselves).
+func prefault[T any](s []T) {
+	var zero T
+	step := max(4096/int(unsafe.Sizeof(zero)), 1)
+	for i := 0; i < len(s); i += step {
+		s[i] = zero
+	}
+}
+
 // doorIdx returns the door index, building it on first use.
 func (s *State) doorIdx() *doorIndex {
 	if s.idx.door != nil {
 		return s.idx.door
 	}
 	d := &doorIndex{byReg: make([]regDoors, len(s.RegOrder))}
+	prefault(d.byReg)
 	d.log = make([]passEntry, 0, len(s.RegOrder))
 	for i := range s.RegOrder {
 		r := s.regAt(i)

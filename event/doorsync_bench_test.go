@@ -25,19 +25,19 @@ func BenchmarkDoorSyncActor(b *testing.B) {
 	var m *Machine
 	var regs []string
 	var idx *PassIndex
+	var enc []byte // the actor's encode buffer, reused (a span is a value of its own)
 	run := func(c Command) any {
 		res, changes, err := m.Decide(now, c)
 		if err != nil {
 			b.Fatal(err)
 		}
-		var enc, span []byte
 		for _, ch := range changes {
 			m.Apply(ch)
 			if enc, err = AppendChange(enc[:0], ch); err != nil {
 				b.Fatal(err)
 			}
 			if HasFeedSpan(ch) {
-				span, _ = m.AppendFeedSpan(span[:0], ch)
+				m.AppendFeedSpan(make([]byte, 0, m.FeedSpanLen(ch)), ch)
 			}
 		}
 		return res

@@ -146,6 +146,7 @@ func (t *scanTable) grow() {
 	}
 	old := t.slots
 	t.slots = make([]uint64, n)
+	prefault(t.slots)
 	t.shift = uint(64 - bits.TrailingZeros(uint(n)))
 	mask := n - 1
 	for _, e := range old {
