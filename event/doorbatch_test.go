@@ -42,3 +42,27 @@ func TestFeedSpanLenBoundsTheSpan(t *testing.T) {
 	require.LessOrEqual(t, n, len(span)+10*len(ch.(ScansRecorded).Checkins))
 	require.Zero(t, m.FeedSpanLen(ScansAnswered{}))
 }
+
+// TestScansRecordedEffectsAsExpanded: a batch owes what its expansion
+// into the changes of older logs owes, in the same order.
+func TestScansRecordedEffectsAsExpanded(t *testing.T) {
+	at := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+	c := ScansRecorded{At: at, DeviceID: "dev_1", Doors: []DoorRef{{SubjectType: "event"}, {SubjectType: "venue", SubjectID: "ven_1"}},
+		Answers: []ScanAnswer{{ScanID: "x", Verdict: VerdictRefused, Reason: RefusedNotFound}}}
+	for i := range 40 {
+		k := ScanCheckin{ID: fmt.Sprintf("chk_%d", i), RegID: fmt.Sprintf("reg_%d", i), Reg: i, Door: i % 2, ScanID: fmt.Sprintf("s%d", i)}
+		if i%3 == 0 {
+			k.CheckedInAt = at.Add(-time.Duration(i) * time.Minute)
+		}
+		c.Checkins = append(c.Checkins, k)
+	}
+	var want []Effect
+	for _, ch := range c.Expand() {
+		want = AppendEffects(want, ch)
+	}
+	stale := make([]Effect, 3, 64) // a reused buffer: what it held must not show
+	stale[2].Conflict.ID = "dcf_old"
+	got := AppendEffects(stale[:1], c)
+	require.Equal(t, want, got[1:])
+	require.Len(t, got, 41)
+}
