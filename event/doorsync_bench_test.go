@@ -13,7 +13,8 @@ import (
 // (bench/): 50 devices' batches of 500 offline scans, 20% of them passes
 // an earlier batch checked in, with the passes resolved and the check-in
 // ids made outside (RecordScans.Passes, CheckinIDs), decided, applied,
-// encoded for the log and made into the feed's span, as the actor does.
+// encoded for the log, made into the feed's span and its webhooks, as the
+// actor does.
 // The first batch (which builds the lazy indexes) is not timed. One op is
 // one batch.
 func BenchmarkDoorSyncActor(b *testing.B) {
@@ -25,7 +26,8 @@ func BenchmarkDoorSyncActor(b *testing.B) {
 	var m *Machine
 	var regs []string
 	var idx *PassIndex
-	var enc []byte // the actor's encode buffer, reused (a span is a value of its own)
+	var enc []byte // the actor's encode and effects buffers, reused (a span is a value of its own)
+	var effs []Effect
 	run := func(c Command) any {
 		res, changes, err := m.Decide(now, c)
 		if err != nil {
@@ -39,6 +41,7 @@ func BenchmarkDoorSyncActor(b *testing.B) {
 			if HasFeedSpan(ch) {
 				m.AppendFeedSpan(make([]byte, 0, m.FeedSpanLen(ch)), ch)
 			}
+			effs = AppendEffects(effs[:0], ch)
 		}
 		return res
 	}
