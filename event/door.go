@@ -255,17 +255,24 @@ func (d *doorIndex) noteScan(s *State, dev uint64, deviceID, scanID string, ref 
 	d.scans.put(s, dev, deviceID, scanID, ref)
 }
 
-// prefault writes each page of s, zeroed memory not written yet, once.
-// A table that a scan reads before a check-in writes it (a pass's
-// check-ins, a scan's slot) would otherwise map the kernel's shared zero
-// page on the read and copy it on the first write: a second fault, with a
-// flush of every core's TLB, inside the event's actor (in profiles of
-// door-sync's batches, more time than the writes themselves).
+// prefault writes a byte of each page of s (up to its capacity), memory
+// just made and not written yet (zeroed: the byte written is a zero). A
+// table that a scan reads before a check-in writes it (a pass's check-ins,
+// a scan's slot), or an element with pointers written while the collector
+// marks (its write barrier reads the old pointers first), would otherwise
+// map the kernel's shared zero page on the read and copy it on the first
+// write: a second fault, with a flush of every core's TLB, inside the
+// event's actor (in profiles of door-sync's batches, more time than the
+// writes themselves). A byte, not a T, is written: no write barrier, so
+// no read.
 func prefault[T any](s []T) {
-	var zero T
-	step := max(4096/int(unsafe.Sizeof(zero)), 1)
+	s = s[:cap(s)]
+	if len(s) == 0 {
+		return
+	}
+	step := max(4096/int(unsafe.Sizeof(s[0])), 1)
 	for i := 0; i < len(s); i += step {
-		s[i] = zero
+		*(*byte)(unsafe.Pointer(&s[i])) = 0
 	}
 }
 
@@ -507,6 +514,7 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 	s.ensureTokens()
 	b := newScanBatch(m, c, now)
 	out := ScanResults{Results: make([]ScanResult, len(c.Scans))}
+	prefault(out.Results)
 	var conflicts []Change
 	n := len(c.Scans)
 	for i := range c.Scans {
@@ -724,12 +732,16 @@ func (b *scanBatch) resolve(recorded []int32) {
 	if admit > 0 {
 		b.views = make([]Checkin, 0, admit)
 		b.rec.Checkins = make([]ScanCheckin, 0, admit)
+		prefault(b.views)
+		prefault(b.rec.Checkins)
 	}
 	if firsts > 0 {
 		b.firsts = make([]FirstCheckin, 0, firsts)
+		prefault(b.firsts)
 	}
 	if decided > admit {
 		b.rec.Answers = make([]ScanAnswer, 0, decided-admit)
+		prefault(b.rec.Answers)
 	}
 }
 

@@ -129,6 +129,7 @@ func (c ScansRecorded) apply(s *State) {
 			d.log = growDoubling(d.log, n)
 		}
 		recs := make([]CheckinRec, n)
+		prefault(recs)
 		var counts [8]int
 		perDoor := counts[:0]
 		if len(c.Doors) <= len(counts) {
@@ -406,5 +407,7 @@ func growDoubling[T any](s []T, n int) []T {
 	if cap(s)-len(s) >= n {
 		return s
 	}
-	return slices.Grow(s, max(n, len(s)))
+	s = slices.Grow(s, max(n, len(s)))
+	prefault(s[len(s):]) // see prefault: appends write it with pointers
+	return s
 }
