@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -255,24 +256,25 @@ func (d *doorIndex) noteScan(s *State, dev uint64, deviceID, scanID string, ref 
 	d.scans.put(s, dev, deviceID, scanID, ref)
 }
 
-// prefault writes a byte of each page of s (up to its capacity), memory
-// just made and not written yet (zeroed: the byte written is a zero). A
-// table that a scan reads before a check-in writes it (a pass's check-ins,
-// a scan's slot), or an element with pointers written while the collector
-// marks (its write barrier reads the old pointers first), would otherwise
-// map the kernel's shared zero page on the read and copy it on the first
-// write: a second fault, with a flush of every core's TLB, inside the
-// event's actor (in profiles of door-sync's batches, more time than the
-// writes themselves). A byte, not a T, is written: no write barrier, so
-// no read.
+// prefault writes each page of s (up to its capacity) once, leaving its
+// values as they are. A table that a scan reads before a check-in writes
+// it (a pass's check-ins, a scan's slot), or an element with pointers
+// written while the collector marks (its write barrier reads the old
+// pointers first), would otherwise map the kernel's shared zero page on
+// the read of fresh memory and copy it on the first write: a second
+// fault, with a flush of every core's TLB, inside the event's actor (in
+// profiles of door-sync's batches, more time than the writes themselves).
+// The write is an atomic add of zero to a word: a write to the page for
+// the processor, without a write barrier (so without a read), and without
+// changing anything (the tail of a grown slice may hold old values).
 func prefault[T any](s []T) {
 	s = s[:cap(s)]
-	if len(s) == 0 {
+	if len(s) == 0 || unsafe.Alignof(s[0]) < 4 || unsafe.Sizeof(s[0]) < 4 {
 		return
 	}
 	step := max(4096/int(unsafe.Sizeof(s[0])), 1)
 	for i := 0; i < len(s); i += step {
-		*(*byte)(unsafe.Pointer(&s[i])) = 0
+		atomic.AddUint32((*uint32)(unsafe.Pointer(&s[i])), 0)
 	}
 }
 
