@@ -631,8 +631,9 @@ type scanBatch struct {
 
 // scanTables are a batch's tables of its scans. The machine keeps them
 // from one batch to the next (Machine.scans: the event's actor decides one
-// batch at a time), so a batch allocates and clears none of their 16 kB
-// but its two tables of slots; they hold no pointer once it is decided.
+// batch at a time), so a batch allocates none of their 14 kB and clears
+// only its two tables of slots (4 kB); they hold no pointer once it is
+// decided.
 type scanTables struct {
 	// ids are the hashes of the scans' ids (scanIDHash), recorded the
 	// door index's slot of each scan's recorded answer, regs each scan's
