@@ -618,6 +618,7 @@ type scanBatch struct {
 	doorSubj []*string
 	views    []Checkin
 	firsts   []FirstCheckin
+	strs     []string // see strp
 	devID    *string
 	reasons  *[3]string
 	// now, and the bounds of an offline scan's scannedAt its check-in
@@ -808,7 +809,8 @@ func (b *scanBatch) verdict(i int, sc Scan) (ScanResult, bool) {
 		return refuse(1)
 	}
 	if first := b.di.doorCheckin(r, sc.SubjectType, subjectID); first != nil {
-		res.Verdict, res.FirstCheckin = VerdictAlreadyCheckedIn, b.first(firstCheckinOf(first))
+		res.Verdict, res.FirstCheckin = VerdictAlreadyCheckedIn, b.first(FirstCheckin{ID: first.ID, SubjectType: first.SubjectType,
+			SubjectID: b.strp(first.SubjectID), CheckedInAt: At(first.At), DeviceID: b.strp(first.DeviceID)})
 		return res, false
 	}
 	if j := b.admittedAt(r.Seq, door, false, 0); j >= 0 {
@@ -830,7 +832,7 @@ func (b *scanBatch) verdict(i int, sc Scan) (ScanResult, bool) {
 	b.rec.Checkins = append(b.rec.Checkins, k)
 	// The view checkinView gives of the record Apply will make.
 	b.views = append(b.views, Checkin{ID: k.ID, RegistrationID: r.ID, SubjectType: sc.SubjectType, SubjectID: b.doorSubj[door],
-		Method: scanMethod, RegistrationEmail: r.Email, RegistrationName: strp(r.Name), CheckedInAt: At(at), DeviceID: b.devID})
+		Method: scanMethod, RegistrationEmail: r.Email, RegistrationName: b.strp(r.Name), CheckedInAt: At(at), DeviceID: b.devID})
 	res.Verdict, res.Checkin = VerdictAdmitted, &b.views[len(b.views)-1]
 	return res, true
 }
@@ -841,6 +843,21 @@ func (b *scanBatch) checkinID() string {
 		return b.c.CheckinIDs[k]
 	}
 	return b.m.newID("chk_")
+}
+
+// strp is strp backed by the batch's arrays of strings: a view's optional
+// strings (a pass's name, a first check-in's device) in one allocation
+// per batch, not one each. A full array is left as it is (the results
+// point into it) for a new one.
+func (b *scanBatch) strp(v string) *string {
+	if v == "" {
+		return nil
+	}
+	if len(b.strs) == cap(b.strs) {
+		b.strs = make([]string, 0, len(b.c.Scans))
+	}
+	b.strs = append(b.strs, v)
+	return &b.strs[len(b.strs)-1]
 }
 
 // first returns f in the batch's backing array of first check-ins. When
