@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +15,10 @@ import (
 	"ticketd/event"
 )
 
+// feedSpanHeaderMax bounds the header feed.AppendSpan writes before a
+// span, in bytes (version, type, time, a uvarint count).
+const feedSpanHeaderMax = 2 + 8 + binary.MaxVarintLen64
+
 // writeFeed puts the feed entries fes of the change ch just applied into
 // the open batch: they are the last len(fes) seqs of the machine's feed.
 // A change with a feed span (a batch of door scans: event.AppendFeedSpan)
@@ -23,7 +28,9 @@ func (a *eventActor) writeFeed(ch event.Change, fes []event.FeedEntry) {
 	if event.HasFeedSpan(ch) {
 		e := fes[0]
 		// A value of its own: the ring keeps it (the batch copies it).
-		v := feed.AppendSpan(make([]byte, 0, 128+96*len(fes)), event.FeedTypeCode(e.Type), e.At, len(fes), nil)
+		// Made at its size (the span's, and its header's at most
+		// feedSpanHeaderMax): never grown by a copy.
+		v := feed.AppendSpan(make([]byte, 0, feedSpanHeaderMax+a.m.FeedSpanLen(ch)), event.FeedTypeCode(e.Type), e.At, len(fes), nil)
 		v, ok := a.m.AppendFeedSpan(v, ch)
 		if !ok {
 			panic(fmt.Sprintf("actors: %s of %s has no feed span", ch.ChangeKind(), a.id))

@@ -63,6 +63,9 @@ type Machine struct {
 	// ticks a queueTick after it (waitingroom.go). Not state: a replay
 	// or a new machine ticks at once.
 	lastTick time.Time
+	// scans are the tables deciding a batch of door scans uses, kept for
+	// the next batch (door.go).
+	scans *scanTables
 }
 
 // Config is the static configuration of a machine. Durations are only used

@@ -2,12 +2,15 @@ package event
 
 import (
 	"encoding/base64"
+	"hash/maphash"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // The door kit (decisions §18): batched scans from door devices, the
@@ -222,7 +225,9 @@ func (d *doorIndex) eachCheckin(r *RegistrationRec, f func(c *CheckinRec)) {
 // addCheckin adds c, a check-in of r.
 func (d *doorIndex) addCheckin(r *RegistrationRec, c *CheckinRec) {
 	if n := r.Seq + 1; n > len(d.byReg) {
-		d.byReg = slices.Grow(d.byReg, n-len(d.byReg))[:n]
+		old := len(d.byReg)
+		d.byReg = slices.Grow(d.byReg, n-old)[:n]
+		prefault(d.byReg[old:cap(d.byReg)])
 	}
 	e := &d.byReg[r.Seq]
 	x := regCheckin{subjectType: c.SubjectType, subjectID: c.SubjectID, c: c}
@@ -251,12 +256,35 @@ func (d *doorIndex) noteScan(s *State, dev uint64, deviceID, scanID string, ref 
 	d.scans.put(s, dev, deviceID, scanID, ref)
 }
 
+// prefault writes each page of s (up to its capacity) once, leaving its
+// values as they are. A table that a scan reads before a check-in writes
+// it (a pass's check-ins, a scan's slot), or an element with pointers
+// written while the collector marks (its write barrier reads the old
+// pointers first), would otherwise map the kernel's shared zero page on
+// the read of fresh memory and copy it on the first write: a second
+// fault, with a flush of every core's TLB, inside the event's actor (in
+// profiles of door-sync's batches, more time than the writes themselves).
+// The write is an atomic add of zero to a word: a write to the page for
+// the processor, without a write barrier (so without a read), and without
+// changing anything (the tail of a grown slice may hold old values).
+func prefault[T any](s []T) {
+	s = s[:cap(s)]
+	if len(s) == 0 || unsafe.Alignof(s[0]) < 4 || unsafe.Sizeof(s[0]) < 4 {
+		return
+	}
+	step := max(4096/int(unsafe.Sizeof(s[0])), 1)
+	for i := 0; i < len(s); i += step {
+		atomic.AddUint32((*uint32)(unsafe.Pointer(&s[i])), 0)
+	}
+}
+
 // doorIdx returns the door index, building it on first use.
 func (s *State) doorIdx() *doorIndex {
 	if s.idx.door != nil {
 		return s.idx.door
 	}
 	d := &doorIndex{byReg: make([]regDoors, len(s.RegOrder))}
+	prefault(d.byReg)
 	d.log = make([]passEntry, 0, len(s.RegOrder))
 	for i := range s.RegOrder {
 		r := s.regAt(i)
@@ -425,6 +453,16 @@ func (c RecordScans) decide(m *Machine, now time.Time) (any, []Change, error) {
 	return m.recordScans(now, c)
 }
 
+// blank reports whether s is empty once trimmed (strings.TrimSpace),
+// without trimming an id that starts with a printable ASCII character:
+// a batch checks 500 of them inside the event's actor.
+func blank(s string) bool {
+	if s != "" && s[0] > ' ' && s[0] < 0x7f {
+		return false
+	}
+	return strings.TrimSpace(s) == ""
+}
+
 // checkScans refuses a malformed batch as a whole, naming every bad field.
 func checkScans(c RecordScans) error {
 	if len(c.Scans) == 0 || len(c.Scans) > ScanBatchMax {
@@ -436,20 +474,21 @@ func checkScans(c RecordScans) error {
 			details = append(details, Detail{Field: "scans[" + strconv.Itoa(i) + "]." + field, Reason: reason})
 		}
 	}
-	for i, sc := range c.Scans {
-		if id := strings.TrimSpace(sc.ScanID); id == "" || len(sc.ScanID) > scanIDMaxLen {
+	for i := range c.Scans {
+		sc := &c.Scans[i]
+		if blank(sc.ScanID) || len(sc.ScanID) > scanIDMaxLen {
 			bad(i, "scanId", "must be 1 to 100 characters")
 		}
 		switch {
 		case sc.CheckinCode != "" && sc.RegistrationID != "":
 			bad(i, "checkinCode", "give checkinCode or registrationId, not both")
-		case strings.TrimSpace(sc.CheckinCode) == "" && sc.RegistrationID == "":
+		case blank(sc.CheckinCode) && sc.RegistrationID == "":
 			bad(i, "checkinCode", "checkinCode or registrationId is required")
 		}
 		switch sc.SubjectType {
 		case "event":
 		case "session", "venue":
-			if strings.TrimSpace(sc.SubjectID) == "" {
+			if blank(sc.SubjectID) {
 				bad(i, "subjectId", "required for session and venue doors")
 			}
 		default:
@@ -475,29 +514,26 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 	s := m.s
 	di := s.doorIdx()
 	s.ensureTokens()
-	b := newScanBatch(m, c)
+	b := newScanBatch(m, c, now)
 	out := ScanResults{Results: make([]ScanResult, len(c.Scans))}
+	prefault(out.Results)
 	var conflicts []Change
-	recorded := di.scans.recorded(s, scanDevHash(c.DeviceID), c.DeviceID, c.Scans)
-	// batchScans: the batch's answers by scan id, for a scan id the batch
-	// repeats (a map only once the batch is big enough to need one).
-	var batchScans map[string]int
-	if len(c.Scans) > 8 {
-		batchScans = make(map[string]int, len(c.Scans))
+	n := len(c.Scans)
+	for i := range c.Scans {
+		b.ids[i] = scanIDHash(c.Scans[i].ScanID)
 	}
+	recorded := di.scans.recorded(s, scanDevHash(c.DeviceID), c.DeviceID, c.Scans, b.ids[:n], b.recorded[:n])
+	b.resolve(recorded)
 	for i, sc := range c.Scans {
-		if j := seenScan(batchScans, c.Scans[:i], sc.ScanID); j >= 0 {
+		if j := b.seenScan(i); j >= 0 {
 			out.Results[i] = out.Results[j]
 			continue
-		}
-		if batchScans != nil {
-			batchScans[sc.ScanID] = i
 		}
 		if j := recorded[i]; j >= 0 {
 			out.Results[i] = m.recordedResult(sc.ScanID, di.scans.at(s, j))
 			continue
 		}
-		res, admitted := b.verdict(now, i, sc)
+		res, admitted := b.verdict(i, sc)
 		out.Results[i] = res
 		if admitted {
 			continue
@@ -527,6 +563,7 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 		}
 		conflicts = append(conflicts, conflict)
 	}
+	clear(b.regs[:n])
 	if len(b.rec.Checkins) == 0 && len(b.rec.Answers) == 0 {
 		return out, conflicts, nil
 	}
@@ -537,41 +574,79 @@ func (m *Machine) recordScans(now time.Time, c RecordScans) (any, []Change, erro
 	return out, append([]Change{b.rec}, conflicts...), nil
 }
 
-// seenScan is the position of scan id among the scans before it in the
-// batch (byID when given, else a walk over before), or -1.
-func seenScan(byID map[string]int, before []Scan, id string) int {
-	if byID != nil {
-		if j, ok := byID[id]; ok {
+// scanIDHash is the hash of a scan id: the batch's table of its own scan
+// ids and (with the device's part, scanHash) the door index's table of
+// recorded scans both take it, computed once.
+func scanIDHash(scanID string) uint64 { return maphash.String(scanSeedID, scanID) }
+
+// batchSlots is the size of a batch's open-addressed tables (its scan ids,
+// its check-ins by pass and door): a power of two at least twice
+// ScanBatchMax, so a probe of a miss reads about two slots.
+const batchSlots = 1024
+
+// batchSlot is the home slot of hash h in a batch's table.
+func batchSlot(h uint64) int { return int(h >> 54) }
+
+// seenScan is the position of scan i's id among the batch's scans before
+// it, or -1; it records i as the first of its id otherwise. A table of
+// slots on the batch, not a map of strings: most ids occur once, and a
+// miss compares no string.
+func (b *scanBatch) seenScan(i int) int {
+	h := b.ids[i]
+	for k := batchSlot(h); ; k = (k + 1) & (batchSlots - 1) {
+		j := int(b.idSlots[k]) - 1
+		if j < 0 {
+			b.idSlots[k] = uint16(i + 1)
+			return -1
+		}
+		if b.ids[j] == h && b.c.Scans[j].ScanID == b.c.Scans[i].ScanID {
 			return j
 		}
-		return -1
 	}
-	for j := range before {
-		if before[j].ScanID == id {
-			return j
-		}
-	}
-	return -1
 }
 
 // scanBatch is what deciding one batch keeps between its scans: the
-// device's doors checked once, the batch's own check-ins by pass and door,
-// and the backing arrays of the results' views (one allocation each per
-// batch instead of one per scan: a batch is 500 scans in the event's
-// actor).
+// device's doors checked once, the scans' passes, the batch's own
+// check-ins by pass and door, and the backing arrays of the results' views
+// (one allocation each per batch instead of one per scan: a batch is 500
+// scans in the event's actor).
 type scanBatch struct {
 	m        *Machine
 	di       *doorIndex
 	c        RecordScans
 	doorOK   []int8 // per device door: 0 not checked yet, 1 exists, -1 not
 	doorSubj []*string
-	admitted map[batchDoor]int // the result of the batch's check-in at a pass-door
 	views    []Checkin
 	firsts   []FirstCheckin
+	strs     []string // see strp
 	devID    *string
-	reasons  [3]string
+	reasons  *[3]string
+	// now, and the bounds of an offline scan's scannedAt its check-in
+	// keeps.
+	now, offlineLo, offlineHi time.Time
+	*scanTables
+	touched int // see resolve
 	// rec is the batch's record: its check-ins and its answers.
 	rec ScansRecorded
+}
+
+// scanTables are a batch's tables of its scans. The machine keeps them
+// from one batch to the next (Machine.scans: the event's actor decides one
+// batch at a time), so a batch allocates none of their 14 kB and clears
+// only its two tables of slots (4 kB); they hold no pointer once it is
+// decided.
+type scanTables struct {
+	// ids are the hashes of the scans' ids (scanIDHash), recorded the
+	// door index's slot of each scan's recorded answer, regs each scan's
+	// pass (resolve): per scan of the batch.
+	ids      [ScanBatchMax]uint64
+	recorded [ScanBatchMax]int32
+	regs     [ScanBatchMax]*RegistrationRec
+	// idSlots is the table of the batch's scan ids (seenScan): a scan's
+	// position + 1, 0 empty. admitted is the table of the batch's
+	// check-ins by pass and door: a position in views + 1, 0 empty.
+	idSlots  [batchSlots]uint16
+	admitted [batchSlots]uint16
 }
 
 // doorCheckin is r's check-in at a door, or nil: read from r's few
@@ -595,21 +670,83 @@ func (d *doorIndex) doorCheckin(r *RegistrationRec, subjectType, subjectID strin
 	return nil
 }
 
-// batchDoor is a pass at one of the device's doors.
-type batchDoor struct {
-	reg  *RegistrationRec
-	door int
-}
-
-func newScanBatch(m *Machine, c RecordScans) *scanBatch {
+func newScanBatch(m *Machine, c RecordScans, now time.Time) *scanBatch {
 	b := &scanBatch{m: m, di: m.s.doorIdx(), c: c, doorOK: make([]int8, len(c.Doors)), doorSubj: make([]*string, len(c.Doors)),
-		views: make([]Checkin, 0, len(c.Scans)), reasons: [3]string{RefusedNotFound, RefusedDoorNotAllowed, RefusedNotConfirmed}}
+		reasons: &[3]string{RefusedNotFound, RefusedDoorNotAllowed, RefusedNotConfirmed},
+		now:     now, offlineLo: now.Add(-offlinePastMax), offlineHi: now.Add(offlineFutureMax)}
+	if m.scans == nil {
+		m.scans = new(scanTables)
+	}
+	b.scanTables = m.scans
+	clear(b.idSlots[:])
+	clear(b.admitted[:])
 	dev := c.DeviceID
 	b.devID = &dev
 	for i, d := range c.Doors {
 		b.doorSubj[i] = strp(d.SubjectID)
 	}
 	return b
+}
+
+// resolve finds the pass of every scan the batch decides (not recorded
+// before) in one tight loop, before any is decided: a hint checked or a
+// lookup by id or code, then the pass's check-ins in the door index and
+// its first check-in's record. These are cache misses in tables of every
+// pass; taken one scan after another in a loop that does nothing else, the
+// processor overlaps several, where between each scan's verdicts each
+// waited alone. It sizes the batch's check-ins, answers and their views
+// from what it read, exactly for a batch at one door (append grows them
+// when a batch needs more), where each was made for every scan.
+func (b *scanBatch) resolve(recorded []int32) {
+	s, d := b.m.s, b.di
+	touched, decided, admit, firsts := 0, 0, 0, 0
+	for i := range b.c.Scans {
+		if recorded[i] >= 0 {
+			continue
+		}
+		decided++
+		sc := &b.c.Scans[i]
+		r := b.passHint(i, sc)
+		switch {
+		case r != nil:
+		case sc.RegistrationID != "":
+			r = s.regs()[sc.RegistrationID]
+		default:
+			if id, ok := s.idx.regByCheckin[normCheckinCode(sc.CheckinCode)]; ok {
+				r = s.regs()[id]
+			}
+		}
+		b.regs[i] = r
+		if r == nil {
+			continue
+		}
+		var first *CheckinRec
+		if r.Seq < len(d.byReg) {
+			first = d.byReg[r.Seq].first.c
+		}
+		switch {
+		case first != nil:
+			firsts++
+			touched += first.Seq
+		case r.Status == RegConfirmed:
+			admit++
+		}
+	}
+	b.touched = touched
+	if admit > 0 {
+		b.views = make([]Checkin, 0, admit)
+		b.rec.Checkins = make([]ScanCheckin, 0, admit)
+		prefault(b.views)
+		prefault(b.rec.Checkins)
+	}
+	if firsts > 0 {
+		b.firsts = make([]FirstCheckin, 0, firsts)
+		prefault(b.firsts)
+	}
+	if decided > admit {
+		b.rec.Answers = make([]ScanAnswer, 0, decided-admit)
+		prefault(b.rec.Answers)
+	}
 }
 
 // door is the position of the scan's door among the device's doors, or
@@ -631,25 +768,34 @@ func (b *scanBatch) door(subjectType, subjectID string) int {
 	return i
 }
 
+// admittedAt is the position in views of the batch's check-in of the pass
+// at position reg at door, or -1; with add, it records next as that
+// check-in when there is none.
+func (b *scanBatch) admittedAt(reg, door int, add bool, next int) int {
+	h := (uint64(reg)<<8 | uint64(door)) * 0x9e3779b97f4a7c15
+	for k := batchSlot(h); ; k = (k + 1) & (batchSlots - 1) {
+		j := int(b.admitted[k]) - 1
+		if j < 0 {
+			if add {
+				b.admitted[k] = uint16(next + 1)
+			}
+			return -1
+		}
+		if x := &b.rec.Checkins[j]; x.Reg == reg && x.Door == door {
+			return j
+		}
+	}
+}
+
 // verdict decides the i-th scan, new to the device; an admission adds its
 // check-in to the batch's record.
-func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, bool) {
-	m := b.m
+func (b *scanBatch) verdict(i int, sc Scan) (ScanResult, bool) {
 	res := ScanResult{ScanID: sc.ScanID}
 	refuse := func(reason int) (ScanResult, bool) {
 		res.Verdict, res.Reason = VerdictRefused, &b.reasons[reason]
 		return res, false
 	}
-	r := b.passHint(i, &sc)
-	switch {
-	case r != nil:
-	case sc.RegistrationID != "":
-		r = m.s.regs()[sc.RegistrationID]
-	default:
-		if id, ok := m.s.idx.regByCheckin[normCheckinCode(sc.CheckinCode)]; ok {
-			r = m.s.regs()[id]
-		}
-	}
+	r := b.regs[i]
 	if r == nil {
 		return refuse(0)
 	}
@@ -663,10 +809,11 @@ func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, bool) {
 		return refuse(1)
 	}
 	if first := b.di.doorCheckin(r, sc.SubjectType, subjectID); first != nil {
-		res.Verdict, res.FirstCheckin = VerdictAlreadyCheckedIn, b.first(firstCheckinOf(first))
+		res.Verdict, res.FirstCheckin = VerdictAlreadyCheckedIn, b.first(FirstCheckin{ID: first.ID, SubjectType: first.SubjectType,
+			SubjectID: b.strp(first.SubjectID), CheckedInAt: At(first.At), DeviceID: b.strp(first.DeviceID)})
 		return res, false
 	}
-	if j, ok := b.admitted[batchDoor{r, door}]; ok {
+	if j := b.admittedAt(r.Seq, door, false, 0); j >= 0 {
 		v := &b.views[j]
 		res.Verdict = VerdictAlreadyCheckedIn
 		res.FirstCheckin = b.first(FirstCheckin{ID: v.ID, SubjectType: v.SubjectType, SubjectID: v.SubjectID, CheckedInAt: v.CheckedInAt,
@@ -676,22 +823,16 @@ func (b *scanBatch) verdict(now time.Time, i int, sc Scan) (ScanResult, bool) {
 	if r.Status != RegConfirmed {
 		return refuse(2)
 	}
-	at := now
-	if t := sc.ScannedAt.UTC(); sc.Offline && !t.Before(now.Add(-offlinePastMax)) && !t.After(now.Add(offlineFutureMax)) {
+	at := b.now
+	if t := sc.ScannedAt.UTC(); sc.Offline && !t.Before(b.offlineLo) && !t.After(b.offlineHi) {
 		at = t
 	}
 	k := ScanCheckin{ID: b.checkinID(), RegID: r.ID, Reg: r.Seq, Door: door, ScanID: sc.ScanID, CheckedInAt: at}
-	if b.rec.Checkins == nil {
-		b.rec.Checkins = make([]ScanCheckin, 0, len(b.c.Scans)-i)
-	}
+	b.admittedAt(r.Seq, door, true, len(b.rec.Checkins))
 	b.rec.Checkins = append(b.rec.Checkins, k)
-	if b.admitted == nil {
-		b.admitted = make(map[batchDoor]int, len(b.c.Scans)-i)
-	}
-	b.admitted[batchDoor{r, door}] = len(b.views)
 	// The view checkinView gives of the record Apply will make.
 	b.views = append(b.views, Checkin{ID: k.ID, RegistrationID: r.ID, SubjectType: sc.SubjectType, SubjectID: b.doorSubj[door],
-		Method: scanMethod, RegistrationEmail: r.Email, RegistrationName: strp(r.Name), CheckedInAt: At(at), DeviceID: b.devID})
+		Method: scanMethod, RegistrationEmail: r.Email, RegistrationName: b.strp(r.Name), CheckedInAt: At(at), DeviceID: b.devID})
 	res.Verdict, res.Checkin = VerdictAdmitted, &b.views[len(b.views)-1]
 	return res, true
 }
@@ -704,11 +845,26 @@ func (b *scanBatch) checkinID() string {
 	return b.m.newID("chk_")
 }
 
-// first returns f in the batch's backing array of first check-ins.
-func (b *scanBatch) first(f FirstCheckin) *FirstCheckin {
-	if b.firsts == nil {
-		b.firsts = make([]FirstCheckin, 0, len(b.c.Scans))
+// strp is strp backed by the batch's arrays of strings: a view's optional
+// strings (a pass's name, a first check-in's device) in one allocation
+// per batch, not one each. A full array is left as it is (the results
+// point into it) for a new one.
+func (b *scanBatch) strp(v string) *string {
+	if v == "" {
+		return nil
 	}
+	if len(b.strs) == cap(b.strs) {
+		b.strs = make([]string, 0, len(b.c.Scans))
+	}
+	b.strs = append(b.strs, v)
+	return &b.strs[len(b.strs)-1]
+}
+
+// first returns f in the batch's backing array of first check-ins. When
+// append moves the array, the results given out keep pointing into the
+// old one, whose elements never change: only the array's size is a guess
+// (resolve's), never a result.
+func (b *scanBatch) first(f FirstCheckin) *FirstCheckin {
 	b.firsts = append(b.firsts, f)
 	return &b.firsts[len(b.firsts)-1]
 }

@@ -42,9 +42,7 @@ var scanSeedDev, scanSeedID = maphash.MakeSeed(), maphash.MakeSeed()
 func scanDevHash(deviceID string) uint64 { return maphash.String(scanSeedDev, deviceID) }
 
 // scanHash is the hash of (device, scan id), given the device's part.
-func scanHash(dev uint64, scanID string) uint64 {
-	return maphash.String(scanSeedID, scanID) ^ dev
-}
+func scanHash(dev uint64, scanID string) uint64 { return scanIDHash(scanID) ^ dev }
 
 // scanCode is ref in 32 bits: a check-in's position in CheckinOrder
 // (even) or an answer's in Door.Answers (odd).
@@ -101,19 +99,19 @@ func (t *scanTable) get(s *State, dev uint64, deviceID, scanID string) (scanRef,
 	return s.scanRefOf(uint32(t.slots[i])), true
 }
 
-// recorded is, for each of scans, the recorded answer's slot, or -1
-// when none. A batch looks its scans up together, before deciding them:
-// the probes of one tight loop overlap their cache misses, where one
-// lookup between each scan's verdicts waits for its own. The table does
-// not change while a batch is decided (Apply records its scans).
-func (t *scanTable) recorded(s *State, dev uint64, deviceID string, scans []Scan) []int32 {
-	out := make([]int32, len(scans))
+// recorded fills out, for each scan id hashed ids (scanIDHash), with the
+// recorded answer's slot, or -1 when none, and returns it. A batch looks
+// its scans up together, before deciding them: the probes of one tight
+// loop overlap their cache misses, where one lookup between each scan's
+// verdicts waits for its own. The table does not change while a batch is
+// decided (Apply records its scans).
+func (t *scanTable) recorded(s *State, dev uint64, deviceID string, scans []Scan, ids []uint64, out []int32) []int32 {
 	for i := range scans {
 		out[i] = -1
 		if t.n == 0 {
 			continue
 		}
-		if j, ok := t.find(s, scanHash(dev, scans[i].ScanID), deviceID, scans[i].ScanID); ok {
+		if j, ok := t.find(s, ids[i]^dev, deviceID, scans[i].ScanID); ok {
 			out[i] = int32(j)
 		}
 	}
@@ -148,6 +146,7 @@ func (t *scanTable) grow() {
 	}
 	old := t.slots
 	t.slots = make([]uint64, n)
+	prefault(t.slots)
 	t.shift = uint(64 - bits.TrailingZeros(uint(n)))
 	mask := n - 1
 	for _, e := range old {

@@ -106,6 +106,7 @@ func NewRing(end uint64) *Ring {
 // ring). The ring keeps v itself: the caller must not change it after.
 func (r *Ring) Put(seq uint64, v []byte) {
 	e := &ringEntry{v: v, size: len(v)}
+	e.typ, e.at = header(v)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.put(seq, e)
@@ -117,10 +118,12 @@ func (r *Ring) Put(seq uint64, v []byte) {
 func (r *Ring) PutSpan(first uint64, n int, v []byte) {
 	sp := &spanObjects{}
 	es := make([]ringEntry, n)
+	// One header for all its entries: read once, not once an entry.
+	typ, at := header(v)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := range es {
-		es[i] = ringEntry{v: v, span: sp, idx: i}
+		es[i] = ringEntry{v: v, typ: typ, at: at, span: sp, idx: i}
 		if i == n-1 {
 			// The value and, once read, its rendered objects (about
 			// twice its bytes), counted once.
@@ -130,11 +133,17 @@ func (r *Ring) PutSpan(first uint64, n int, v []byte) {
 	}
 }
 
-// put keeps e as seq, under the lock.
-func (r *Ring) put(seq uint64, e *ringEntry) {
-	if v := e.v; len(v) >= headerLen && (v[0] == version || v[0] == versionSpan) {
-		e.typ, e.at = event.FeedTypeOf(v[1]), at(v).UTC()
+// header is the type and time of stored value v, or "" for a value the
+// ring cannot read.
+func header(v []byte) (string, time.Time) {
+	if len(v) >= headerLen && (v[0] == version || v[0] == versionSpan) {
+		return event.FeedTypeOf(v[1]), at(v).UTC()
 	}
+	return "", time.Time{}
+}
+
+// put keeps e, its typ and at read (header), as seq, under the lock.
+func (r *Ring) put(seq uint64, e *ringEntry) {
 	if seq != r.hi+1 {
 		clear(r.ents)
 		r.lo, r.hi, r.bytes = seq-1, seq-1, 0
