@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -213,5 +214,80 @@ func BenchmarkOrderJSON(b *testing.B) {
 		for b.Loop() {
 			buf, _ = AppendJSON(buf[:0], o)
 		}
+	})
+}
+
+// crockford is the alphabet of the service's ULIDs.
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// fakeULID is prefix and 26 characters that look like a ULID.
+func fakeULID(r *rand.Rand, prefix string) string {
+	b := []byte(prefix)
+	for range 26 {
+		b = append(b, crockford[r.IntN(len(crockford))])
+	}
+	return string(b)
+}
+
+// doorAnswer is a realistic door batch's answer of n scans, as the actor
+// makes it (event/door.go, scanBatch.verdict): 80% admitted with the
+// check-in made now (one instant for the batch, with nanoseconds), 20%
+// already_checked_in with the earlier check-in, every one with its
+// registration id; the device's doors are the event's (subjectId null).
+// About one name in ten has a letter outside ASCII.
+func doorAnswer(r *rand.Rand, n int) event.ScanResults {
+	first := []string{"anna", "ben", "chloé", "david", "emma", "felix", "grace", "hugo", "iris", "jonas", "lena", "maxime"}
+	last := []string{"smith", "müller", "garcia", "jones", "dubois", "rossi", "novak", "berg", "olsen", "keller"}
+	title := func(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+	now := event.At(time.Date(2026, 11, 29, 21, 40, 12, 345678901, time.UTC))
+	dev := fakeULID(r, "dev_")
+	out := event.ScanResults{Results: make([]event.ScanResult, n)}
+	for i := range out.Results {
+		f, l := first[r.IntN(len(first))], last[r.IntN(len(last))]
+		regID := fakeULID(r, "reg_")
+		res := event.ScanResult{ScanID: fmt.Sprintf("r%d-%d", r.IntN(8), i), RegistrationID: &regID}
+		if r.IntN(5) > 0 {
+			name := title(f) + " " + title(l)
+			res.Verdict = event.VerdictAdmitted
+			res.Checkin = &event.Checkin{ID: fakeULID(r, "chk_"), RegistrationID: regID, SubjectType: "event",
+				Method: "scan", RegistrationEmail: fmt.Sprintf("%s.%s%d@example.com", f, l, r.IntN(1000)),
+				RegistrationName: &name, CheckedInAt: now, DeviceID: &dev}
+		} else {
+			res.Verdict = event.VerdictAlreadyCheckedIn
+			res.FirstCheckin = &event.FirstCheckin{ID: fakeULID(r, "chk_"), SubjectType: "event",
+				CheckedInAt: event.At(now.Add(-time.Duration(r.Int64N(int64(3 * time.Hour))))), DeviceID: &dev}
+		}
+		out.Results[i] = res
+	}
+	return out
+}
+
+// doorAnswerScans is the batch size of BenchmarkScanResultsJSON: the most
+// a device sends at once (event.RecordScans' maxItems).
+const doorAnswerScans = 500
+
+// BenchmarkScanResultsJSON writes a 500-scan door answer (door-sync's
+// answer) into a fresh buffer ("fresh": the idempotent path, which starts
+// from nil) and into one reused ("reused": the response's pooled body
+// buffer once it has grown); ns/scan is the cost of one scan's verdict.
+func BenchmarkScanResultsJSON(b *testing.B) {
+	rs := doorAnswer(rand.New(rand.NewPCG(33, 1)), doorAnswerScans)
+	b.Run("fresh", func(b *testing.B) {
+		b.ReportAllocs()
+		n := 0
+		for b.Loop() {
+			buf, _ := AppendJSON(nil, rs)
+			n = len(buf)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*doorAnswerScans), "ns/scan")
+		b.ReportMetric(float64(n), "bytes/answer")
+	})
+	b.Run("reused", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf, _ = AppendJSON(buf[:0], rs)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*doorAnswerScans), "ns/scan")
 	})
 }
