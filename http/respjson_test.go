@@ -203,7 +203,9 @@ func randScanResults(r *rand.Rand) event.ScanResults {
 // what goccy writes, for random orders, check-ins, scan verdicts and queue
 // statuses.
 func TestFastJSONMatchesGoccy(t *testing.T) {
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed) // shown on failure: rand.NewPCG(seed, 5) replays it
+	r := rand.New(rand.NewPCG(seed, 5))
 	for i := range 30000 {
 		var v any = randOrder(r)
 		switch i % 4 {
@@ -359,7 +361,9 @@ func TestDoorAnswerMatchesGoccy(t *testing.T) {
 func TestScanResultsLen(t *testing.T) {
 	rs := doorAnswer(rand.New(rand.NewPCG(33, 1)), doorAnswerScans)
 	require.Equal(t, len(appendScanResultsJSON(nil, &rs)), scanResultsLen(&rs))
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 6))
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed) // shown on failure: rand.NewPCG(seed, 6) replays it
+	r := rand.New(rand.NewPCG(seed, 6))
 	plain := func(s string) string {
 		return strings.Map(func(c rune) rune {
 			if c < utf8.RuneSelf && !jsonenc.Plain[c] || c == utf8.RuneError || c == '\u2028' || c == '\u2029' {
@@ -436,7 +440,9 @@ func TestWordLiterals(t *testing.T) {
 // share a second at other nanoseconds, zones and monotonic readings, and
 // for times before 1970, before year 1 and after 9999.
 func TestTimeTextMatchesAppendJSON(t *testing.T) {
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed) // shown on failure: rand.NewPCG(seed, 7) replays it
+	r := rand.New(rand.NewPCG(seed, 7))
 	edges := []time.Time{time.Unix(0, 0), time.Unix(-1, 999_999_999), time.Unix(-1, 0), time.Unix(0, 1),
 		time.Unix(253402300799, 999_999_999), time.Unix(253402300800, 0), time.Time{}, time.Now(),
 		time.Date(2026, 11, 29, 23, 59, 59, 999_999_999, time.FixedZone("z", -3600)), time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC)}
