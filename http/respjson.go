@@ -1,6 +1,7 @@
 package http
 
 import (
+	"slices"
 	"strconv"
 
 	"ticketd/event"
@@ -122,7 +123,7 @@ func appendOrderJSON(b []byte, o *event.Order) []byte {
 
 func appendCheckinResultJSON(b []byte, r *event.CheckinResult) []byte {
 	b = append(b, `{"checkin":`...)
-	b = appendCheckinJSON(b, &r.Checkin)
+	b = appendCheckinJSON(b, &r.Checkin, nil)
 	b = append(b, `,"alreadyCheckedIn":`...)
 	b = strconv.AppendBool(b, r.AlreadyCheckedIn)
 	b = append(b, `,"access":`...)
@@ -141,11 +142,17 @@ func appendCheckinResultJSON(b []byte, r *event.CheckinResult) []byte {
 }
 
 // appendScanResultsJSON writes a door batch's verdicts (500 scans in one
-// answer: by hand, the batch's encoding costs a tenth of goccy's).
+// answer: by hand, the batch's encoding costs a tenth of goccy's). The
+// buffer is grown once to the answer's size (scanResultsLen), not ~20
+// times by append on the way to ~200 KB; the verdicts and the check-ins'
+// words are written as literals (appendVerdict, appendWord), and a
+// batch's times, mostly one second, are formatted once (timeText).
 func appendScanResultsJSON(b []byte, rs *event.ScanResults) []byte {
 	if rs.Results == nil {
 		return append(b, `{"results":null}`...)
 	}
+	b = slices.Grow(b, scanResultsLen(rs))
+	var tt timeText
 	b = append(b, `{"results":[`...)
 	for i := range rs.Results {
 		r := &rs.Results[i]
@@ -154,8 +161,7 @@ func appendScanResultsJSON(b []byte, rs *event.ScanResults) []byte {
 		}
 		b = append(b, `{"scanId":`...)
 		b = jsonenc.AppendString(b, r.ScanID)
-		b = append(b, `,"verdict":`...)
-		b = jsonenc.AppendString(b, r.Verdict)
+		b = appendVerdict(b, r.Verdict)
 		if r.Reason != nil {
 			b = append(b, `,"reason":`...)
 			b = jsonenc.AppendString(b, *r.Reason)
@@ -166,17 +172,17 @@ func appendScanResultsJSON(b []byte, rs *event.ScanResults) []byte {
 		}
 		if r.Checkin != nil {
 			b = append(b, `,"checkin":`...)
-			b = appendCheckinJSON(b, r.Checkin)
+			b = appendCheckinJSON(b, r.Checkin, &tt)
 		}
 		if f := r.FirstCheckin; f != nil {
 			b = append(b, `,"firstCheckin":{"id":`...)
 			b = jsonenc.AppendString(b, f.ID)
 			b = append(b, `,"subjectType":`...)
-			b = jsonenc.AppendString(b, f.SubjectType)
+			b = appendWord(b, f.SubjectType)
 			b = append(b, `,"subjectId":`...)
 			b = appendOptString(b, f.SubjectID)
 			b = append(b, `,"checkedInAt":`...)
-			b = f.CheckedInAt.AppendJSON(b)
+			b = tt.append(b, f.CheckedInAt)
 			b = append(b, `,"deviceId":`...)
 			b = appendOptString(b, f.DeviceID)
 			b = append(b, '}')
@@ -186,23 +192,138 @@ func appendScanResultsJSON(b []byte, rs *event.ScanResults) []byte {
 	return append(b, "]}"...)
 }
 
-func appendCheckinJSON(b []byte, c *event.Checkin) []byte {
+// timeJSONLen is the length of a Time's JSON for the years 0 to 9999.
+const timeJSONLen = len(`"2026-08-22T10:00:00Z"`)
+
+// scanResultsLen is the length of appendScanResultsJSON's answer for rs
+// when no string in it needs escaping (nearly always: ids, emails, codes):
+// the size to grow the buffer to at once. It reads the strings' lengths
+// line for line as appendScanResultsJSON writes them (TestScanResultsLen
+// keeps the two together); an escape only makes append grow once more.
+func scanResultsLen(rs *event.ScanResults) int {
+	n := len(`{"results":[]}`)
+	for i := range rs.Results {
+		r := &rs.Results[i]
+		n += len(`,{"scanId":""`) + len(r.ScanID) + len(`,"verdict":""`) + len(r.Verdict) + len(`}`)
+		if r.Reason != nil {
+			n += len(`,"reason":""`) + len(*r.Reason)
+		}
+		if r.RegistrationID != nil {
+			n += len(`,"registrationId":""`) + len(*r.RegistrationID)
+		}
+		if c := r.Checkin; c != nil {
+			n += len(`,"checkin":{"id":"","registrationId":"","subjectType":"","subjectId":,"method":"",`+
+				`"registrationEmail":"","registrationName":,"checkedInAt":,"deviceId":}`) +
+				len(c.ID) + len(c.RegistrationID) + len(c.SubjectType) + optStringLen(c.SubjectID) + len(c.Method) +
+				len(c.RegistrationEmail) + optStringLen(c.RegistrationName) + timeJSONLen + optStringLen(c.DeviceID)
+		}
+		if f := r.FirstCheckin; f != nil {
+			n += len(`,"firstCheckin":{"id":"","subjectType":"","subjectId":,"checkedInAt":,"deviceId":}`) +
+				len(f.ID) + len(f.SubjectType) + optStringLen(f.SubjectID) + timeJSONLen + optStringLen(f.DeviceID)
+		}
+	}
+	if len(rs.Results) > 0 {
+		n-- // no comma before the first
+	}
+	return n
+}
+
+// optStringLen is the length of appendOptString's JSON for s, unescaped.
+func optStringLen(s *string) int {
+	if s == nil {
+		return len("null")
+	}
+	return len(`""`) + len(*s)
+}
+
+// appendVerdict writes a scan's verdict with its key. The three verdicts
+// (event/door.go) hold only characters JSON writes as they are, so their
+// JSON is the word between quotes: written as a literal, without scanning
+// the string. Any other string is escaped as ever.
+func appendVerdict(b []byte, v string) []byte {
+	switch v {
+	case event.VerdictAdmitted:
+		return append(b, `,"verdict":"admitted"`...)
+	case event.VerdictAlreadyCheckedIn:
+		return append(b, `,"verdict":"already_checked_in"`...)
+	case event.VerdictRefused:
+		return append(b, `,"verdict":"refused"`...)
+	}
+	b = append(b, `,"verdict":`...)
+	return jsonenc.AppendString(b, v)
+}
+
+// appendWord writes a check-in's subjectType or method: the words the
+// contract allows for them (event|session|venue, scan|manual) are written
+// as literals, as appendVerdict does; any other string is escaped.
+func appendWord(b []byte, s string) []byte {
+	switch s {
+	case "event":
+		return append(b, `"event"`...)
+	case "session":
+		return append(b, `"session"`...)
+	case "venue":
+		return append(b, `"venue"`...)
+	case "scan":
+		return append(b, `"scan"`...)
+	case "manual":
+		return append(b, `"manual"`...)
+	}
+	return jsonenc.AppendString(b, s)
+}
+
+// timeText keeps the JSON of the last time an answer wrote: a batch's
+// check-ins are made at one instant (the batch's now, or the scans'
+// offline time), so most of a door answer's times are the same second's
+// text, copied rather than formatted again. The zero value is empty; a
+// nil *timeText formats every time.
+type timeText struct {
+	sec  int64 // t.Unix() of text[:n]
+	n    int   // 0: nothing kept
+	text [timeJSONLen]byte
+}
+
+// append writes t as t.AppendJSON does. That writes t's instant in UTC
+// (the zone and the monotonic reading play no part) truncated to the
+// second (Truncate keeps t.Unix() and drops the nanoseconds), so times of
+// the same Unix second write the same text. The text is kept only for
+// times from 1970 on with a four-digit year, the check-ins there are
+// (event.ParseTime refuses earlier ones): any other time is formatted.
+func (tt *timeText) append(b []byte, t event.Time) []byte {
+	if tt == nil {
+		return t.AppendJSON(b)
+	}
+	sec := t.Unix()
+	if tt.n > 0 && sec == tt.sec {
+		return append(b, tt.text[:tt.n]...)
+	}
+	start := len(b)
+	b = t.AppendJSON(b)
+	if out := b[start:]; sec >= 0 && len(out) <= len(tt.text) {
+		tt.sec, tt.n = sec, copy(tt.text[:], out)
+	}
+	return b
+}
+
+// appendCheckinJSON writes a check-in; tt, when not nil, keeps the last
+// time written across a door answer's check-ins.
+func appendCheckinJSON(b []byte, c *event.Checkin, tt *timeText) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonenc.AppendString(b, c.ID)
 	b = append(b, `,"registrationId":`...)
 	b = jsonenc.AppendString(b, c.RegistrationID)
 	b = append(b, `,"subjectType":`...)
-	b = jsonenc.AppendString(b, c.SubjectType)
+	b = appendWord(b, c.SubjectType)
 	b = append(b, `,"subjectId":`...)
 	b = appendOptString(b, c.SubjectID)
 	b = append(b, `,"method":`...)
-	b = jsonenc.AppendString(b, c.Method)
+	b = appendWord(b, c.Method)
 	b = append(b, `,"registrationEmail":`...)
 	b = jsonenc.AppendString(b, c.RegistrationEmail)
 	b = append(b, `,"registrationName":`...)
 	b = appendOptString(b, c.RegistrationName)
 	b = append(b, `,"checkedInAt":`...)
-	b = c.CheckedInAt.AppendJSON(b)
+	b = tt.append(b, c.CheckedInAt)
 	b = append(b, `,"deviceId":`...)
 	b = appendOptString(b, c.DeviceID)
 	return append(b, '}')
