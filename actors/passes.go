@@ -58,9 +58,7 @@ func (s *System) resolvePasses(eventID string, req *request) *request {
 		return req
 	}
 	c.CheckinIDs = make([]string, len(c.Scans))
-	for i := range c.CheckinIDs {
-		c.CheckinIDs[i] = s.cfg.IDs.New("chk_")
-	}
+	newIDs(s.cfg.IDs, "chk_", c.CheckinIDs)
 	if x, ok := s.passes.Load(eventID); ok {
 		sl := x.(*passSlot)
 		if l := sl.list.Load(); l != nil && l.Len() > 0 {
