@@ -1,6 +1,9 @@
 package event
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Passes resolved outside the event's actor (issue 33). Looking up the
 // pass a scan names (a registration id or a check-in code, in tables of
@@ -19,6 +22,13 @@ import "sync"
 // The index costs the actor nothing per scan or check-in: it publishes the
 // list again only when registrations were added. The batch's check-in ids
 // are made outside too (RecordScans.CheckinIDs).
+//
+// A door downloads its passes before it scans (decisions §18), so the
+// download gets the door ready: the shell has the machine build the
+// tables a batch reads (PrepareDoor) and the index take in the list on a
+// goroutine of its own (TakeIn). The first batch of a big event then
+// stalls neither the actor (two maps of every registration) nor an asker
+// (the index), and finds its hints.
 
 // PassList is a prefix of an event's registrations in their order, read
 // outside the actor: only the fields a registration never changes after
@@ -43,24 +53,65 @@ func (m *Machine) PassList() PassList {
 // PassList.
 func (m *Machine) PassCount() int { return len(m.s.RegOrder) }
 
+// PrepareDoor builds the tables a batch of scans reads that the state
+// builds on first use: the door index, the check-in codes and the
+// registrations by id (after a snapshot load). They are derived from the
+// state and change nothing it encodes or compares, so the shell may call
+// it at any time, and a replay never does.
+func (m *Machine) PrepareDoor() {
+	s := m.s
+	s.doorIdx()
+	s.ensureTokens()
+	s.regs()
+}
+
+// DoorReady reports whether the tables PrepareDoor builds are built: a
+// batch of scans finds them and builds nothing.
+func (m *Machine) DoorReady() bool {
+	s := m.s
+	return s.idx.door != nil && s.idx.tokens && !s.idx.regsLazy
+}
+
+// PassTakeInMax is the most registrations Resolve takes in on an asker's
+// goroutine: a longer list (a door's first download, an event just
+// loaded) waits for TakeIn, done off the scans' path, and meanwhile the
+// actor looks the scans up itself.
+const PassTakeInMax = 4096
+
 // PassIndex finds the passes of a batch of scans by registration id and by
-// check-in code, from the PassLists of one machine given to Resolve. It is
-// safe for concurrent use and never blocks: while one caller takes in a
-// longer list, the others resolve nothing and the actor looks their scans
-// up itself.
+// check-in code, from the PassLists of one machine given to Resolve and
+// TakeIn. It is safe for concurrent use and Resolve never blocks: while
+// the index takes in a list, Resolve resolves nothing and the actor looks
+// the scans up itself.
 type PassIndex struct {
 	mu     sync.RWMutex
-	n      int // registrations taken in
+	n      int          // registrations taken in
+	taken  atomic.Int64 // n, read without the lock (Len)
 	byID   map[string]*RegistrationRec
 	byCode map[string]*RegistrationRec // by the code as the state indexes it
 }
 
+// Len is the number of registrations the index has taken in.
+func (x *PassIndex) Len() int { return int(x.taken.Load()) }
+
+// TakeIn adds what l adds to the index, waiting for the lock: for a
+// goroutine of its own, never an asker's. l must be a list of the machine
+// whose earlier lists the index was given.
+func (x *PassIndex) TakeIn(l PassList) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.n < len(l.regs) {
+		x.takeIn(l)
+	}
+}
+
 // Resolve returns c with Passes set to the pass of each scan as the index
-// knows it (nil where it does not), after taking in what l adds; c as it is
-// when the index is busy. l must be a list of the machine whose earlier
+// knows it (nil where it does not), after taking in what l adds when that
+// is at most PassTakeInMax registrations; c as it is when the index is
+// busy or further behind. l must be a list of the machine whose earlier
 // lists the index was given.
 func (x *PassIndex) Resolve(l PassList, c RecordScans) RecordScans {
-	if !x.mu.TryRLock() {
+	if len(l.regs)-x.Len() > PassTakeInMax || !x.mu.TryRLock() {
 		return c
 	}
 	if x.n < len(l.regs) {
@@ -68,7 +119,9 @@ func (x *PassIndex) Resolve(l PassList, c RecordScans) RecordScans {
 		if !x.mu.TryLock() {
 			return c
 		}
-		x.takeIn(l)
+		if x.n < len(l.regs) && len(l.regs)-x.n <= PassTakeInMax {
+			x.takeIn(l)
+		}
 		x.mu.Unlock()
 		if !x.mu.TryRLock() {
 			return c
@@ -101,6 +154,7 @@ func (x *PassIndex) takeIn(l PassList) {
 		x.byCode[r.CheckinCode] = r
 	}
 	x.n = len(l.regs)
+	x.taken.Store(int64(x.n))
 }
 
 // passHint is scan i's pass from c.Passes when it checks out: the record

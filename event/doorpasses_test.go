@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // passIndexEvent is an event of n registrations with ULID-like ids and
@@ -85,5 +87,90 @@ func BenchmarkPassIndexTakeIn(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		var x PassIndex
 		x.Resolve(l, RecordScans{})
+	}
+}
+
+// TestPrepareDoor: PrepareDoor builds the tables a batch of scans reads
+// (DoorReady) and changes nothing a snapshot or a replay holds; a loaded
+// or replayed state has them unbuilt until prepared; prepared tables
+// follow the registrations added after; and the verdicts are those of a
+// machine never prepared.
+func TestPrepareDoor(t *testing.T) {
+	now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
+	m := NewMachine("evt_1", testConfig(), newSeqIDs(1))
+	var log [][]byte
+	run := func(c Command) any {
+		res, changes, err := m.Decide(now, c)
+		require.NoError(t, err)
+		for _, ch := range changes {
+			m.Apply(ch)
+			rec, err := AppendChange(nil, ch)
+			require.NoError(t, err)
+			log = append(log, rec)
+		}
+		return res
+	}
+	run(CreateEvent{Name: "Conf", Timezone: "UTC"})
+	var regs []RegistrationResult
+	for i := range 30 {
+		regs = append(regs, run(CreateRegistration{Email: fmt.Sprintf("p%d@x.io", i)}).(RegistrationResult))
+	}
+	require.False(t, m.DoorReady())
+	before, err := MarshalState(m.State())
+	require.NoError(t, err)
+	m.PrepareDoor()
+	require.True(t, m.DoorReady())
+	after, err := MarshalState(m.State())
+	require.NoError(t, err)
+	require.Equal(t, before, after, "preparing changes nothing a snapshot holds")
+
+	loaded, err := UnmarshalState(before)
+	require.NoError(t, err)
+	fromSnap := NewMachine("evt_1", testConfig(), newSeqIDs(99))
+	fromSnap.Restore(loaded)
+	replayed := NewMachine("evt_1", testConfig(), newSeqIDs(99))
+	for _, rec := range log {
+		require.NoError(t, replayed.ApplyRecord(rec))
+	}
+	require.False(t, fromSnap.DoorReady(), "a snapshot load builds no door table")
+	require.False(t, replayed.DoorReady(), "a replay builds no door table")
+	fromSnap.PrepareDoor()
+	require.True(t, fromSnap.DoorReady())
+	again, err := MarshalState(fromSnap.State())
+	require.NoError(t, err)
+	require.Equal(t, before, again)
+
+	// Registrations after the preparation, then a batch by code and by
+	// id: the prepared machines answer as the unprepared replay does.
+	mark := len(log)
+	for i := range 3 {
+		regs = append(regs, run(CreateRegistration{Email: fmt.Sprintf("q%d@x.io", i)}).(RegistrationResult))
+	}
+	for _, rec := range log[mark:] {
+		require.NoError(t, fromSnap.ApplyRecord(rec))
+		require.NoError(t, replayed.ApplyRecord(rec))
+	}
+	require.True(t, m.DoorReady())
+	require.True(t, fromSnap.DoorReady())
+	batch := RecordScans{DeviceID: "dev_1", Doors: []DoorRef{{SubjectType: "event"}}}
+	for i, r := range regs[27:] {
+		sc := Scan{ScanID: fmt.Sprintf("s%d", i), SubjectType: "event", ScannedAt: At(now)}
+		if i%2 == 0 {
+			sc.CheckinCode = r.CheckinCode
+		} else {
+			sc.RegistrationID = r.ID
+		}
+		batch.Scans = append(batch.Scans, sc)
+		batch.CheckinIDs = append(batch.CheckinIDs, fmt.Sprintf("chk_%d", i))
+	}
+	batch.Scans = append(batch.Scans, Scan{ScanID: "none", CheckinCode: "CHK-NONE", SubjectType: "event", ScannedAt: At(now)})
+	want, _, err := DecideOp(replayed, now, batch)
+	require.NoError(t, err)
+	require.Equal(t, VerdictAdmitted, want.Results[5].Verdict)
+	require.Equal(t, VerdictRefused, want.Results[6].Verdict)
+	for _, mm := range []*Machine{m, fromSnap} {
+		got, _, err := DecideOp(mm, now, batch)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
 	}
 }
