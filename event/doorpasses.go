@@ -1,6 +1,8 @@
 package event
 
 import (
+	"hash/maphash"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -84,11 +86,18 @@ const PassTakeInMax = 4096
 // the index takes in a list, Resolve resolves nothing and the actor looks
 // the scans up itself.
 type PassIndex struct {
-	mu     sync.RWMutex
-	n      int          // registrations taken in
-	taken  atomic.Int64 // n, read without the lock (Len)
-	byID   map[string]*RegistrationRec
-	byCode map[string]*RegistrationRec // by the code as the state indexes it
+	mu    sync.RWMutex
+	n     int          // registrations taken in
+	taken atomic.Int64 // n, read without the lock (Len)
+	seed  maphash.Seed
+	// byID and byCode find a registration by the hash of its id and of its
+	// code (as the state indexes it). A table of hashes, not of strings: a
+	// lookup compares 8 bytes in the slot it reads, where a map of strings
+	// reads each candidate key's bytes elsewhere in memory (a cache miss
+	// per scan in tables of 100,000 passes). Two keys of one hash keep the
+	// later; the other's scans get the wrong hint, which the actor refuses
+	// (passHint), and look their pass up themselves.
+	byID, byCode passTable
 }
 
 // Len is the number of registrations the index has taken in.
@@ -128,33 +137,125 @@ func (x *PassIndex) Resolve(l PassList, c RecordScans) RecordScans {
 		}
 	}
 	defer x.mu.RUnlock()
+	if x.n == 0 {
+		return c // nothing taken in (and no seed yet)
+	}
 	passes := make([]*RegistrationRec, len(c.Scans))
 	for i := range c.Scans {
 		sc := &c.Scans[i]
 		if sc.RegistrationID != "" {
-			passes[i] = x.byID[sc.RegistrationID]
+			passes[i] = x.byID.get(maphash.String(x.seed, sc.RegistrationID))
 		} else if sc.CheckinCode != "" {
-			passes[i] = x.byCode[normCheckinCode(sc.CheckinCode)]
+			passes[i] = x.byCode.get(x.codeHash(sc.CheckinCode))
 		}
 	}
 	c.Passes = passes
 	return c
 }
 
+// codeHash is the hash of a scanned code as the state indexes it
+// (normCheckinCode), without allocating for a code typed in lower case.
+func (x *PassIndex) codeHash(code string) uint64 {
+	code = strings.TrimSpace(code)
+	var buf [64]byte
+	if len(code) > len(buf) {
+		return maphash.String(x.seed, normCheckinCode(code))
+	}
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		if c >= 0x80 {
+			return maphash.String(x.seed, normCheckinCode(code))
+		}
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return maphash.Bytes(x.seed, buf[:len(code)])
+}
+
 // takeIn adds the registrations of l the index lacks, in order (a later
 // registration with a code wins, as in the state's index of codes).
 // Under the write lock.
 func (x *PassIndex) takeIn(l PassList) {
-	if x.byID == nil {
-		x.byID = make(map[string]*RegistrationRec, len(l.regs))
-		x.byCode = make(map[string]*RegistrationRec, len(l.regs))
+	if x.n == 0 {
+		x.seed = maphash.MakeSeed()
 	}
-	for _, r := range l.regs[x.n:] {
-		x.byID[r.ID] = r
-		x.byCode[r.CheckinCode] = r
+	add := l.regs[x.n:]
+	x.byID.reserve(len(add))
+	x.byCode.reserve(len(add))
+	for _, r := range add {
+		x.byID.put(maphash.String(x.seed, r.ID), r)
+		x.byCode.put(maphash.String(x.seed, r.CheckinCode), r)
 	}
 	x.n = len(l.regs)
 	x.taken.Store(int64(x.n))
+}
+
+// passTable maps 64-bit hashes to registrations: open addressing with
+// linear probing in a power of two of slots, at most 3/4 full.
+type passTable struct {
+	slots []hashSlot
+	n     int // slots in use
+}
+
+// hashSlot is a slot of a passTable; r nil: free.
+type hashSlot struct {
+	h uint64
+	r *RegistrationRec
+}
+
+// reserve makes room for n more entries without growing on the way.
+func (t *passTable) reserve(n int) {
+	need := t.n + n
+	if 4*need <= 3*len(t.slots) {
+		return
+	}
+	size := 1024
+	for 4*need > 3*size {
+		size *= 2
+	}
+	old := t.slots
+	t.slots, t.n = make([]hashSlot, size), 0
+	for _, sl := range old {
+		if sl.r != nil {
+			t.put(sl.h, sl.r)
+		}
+	}
+}
+
+// put maps h to r (replacing the registration h mapped to).
+func (t *passTable) put(h uint64, r *RegistrationRec) {
+	if 4*(t.n+1) > 3*len(t.slots) {
+		t.reserve(max(t.n, 1))
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		sl := &t.slots[i]
+		if sl.r == nil {
+			*sl = hashSlot{h: h, r: r}
+			t.n++
+			return
+		}
+		if sl.h == h {
+			sl.r = r
+			return
+		}
+	}
+}
+
+// get is the registration h maps to, or nil.
+func (t *passTable) get(h uint64) *RegistrationRec {
+	if len(t.slots) == 0 {
+		return nil
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		sl := &t.slots[i]
+		if sl.r == nil || sl.h == h {
+			return sl.r
+		}
+	}
 }
 
 // passHint is scan i's pass from c.Passes when it checks out: the record

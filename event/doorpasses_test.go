@@ -2,6 +2,7 @@ package event
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,8 +11,8 @@ import (
 
 // passIndexEvent is an event of n registrations with ULID-like ids and
 // codes (benchIDs), and a door batch of 500 scans of spread passes, half
-// by registration id and half by check-in code (lower case, as a
-// keyboard wedge may type it).
+// by registration id and half by check-in code (one in five of those in
+// lower case, as a keyboard wedge may type it).
 func passIndexEvent(tb testing.TB, n int) (*Machine, []RecordScans) {
 	tb.Helper()
 	now := time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC)
@@ -38,10 +39,13 @@ func passIndexEvent(tb testing.TB, n int) (*Machine, []RecordScans) {
 		for j := range c.Scans {
 			k = (k + 7919) % n
 			sc := Scan{ScanID: fmt.Sprintf("s%d-%d", b, j), SubjectType: "event", ScannedAt: At(now)}
-			if j%2 == 0 {
+			switch {
+			case j%2 == 0:
 				sc.RegistrationID = regs[k].ID
-			} else {
-				sc.CheckinCode = "chk-" + regs[k].CheckinCode[len("CHK-"):]
+			case j%10 == 1:
+				sc.CheckinCode = strings.ToLower(regs[k].CheckinCode)
+			default:
+				sc.CheckinCode = regs[k].CheckinCode
 			}
 			c.Scans[j] = sc
 		}
@@ -61,7 +65,11 @@ func BenchmarkPassIndexResolve(b *testing.B) {
 	m, batches := passIndexEvent(b, n)
 	var x PassIndex
 	l := m.PassList()
+	x.TakeIn(l)
 	c := x.Resolve(l, batches[0])
+	if len(c.Passes) != len(batches[0].Scans) {
+		b.Fatal("not resolved")
+	}
 	for i, p := range c.Passes {
 		if p == nil {
 			b.Fatalf("scan %d not resolved", i)
@@ -86,7 +94,7 @@ func BenchmarkPassIndexTakeIn(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var x PassIndex
-		x.Resolve(l, RecordScans{})
+		x.TakeIn(l)
 	}
 }
 
@@ -172,5 +180,70 @@ func TestPrepareDoor(t *testing.T) {
 		got, _, err := DecideOp(mm, now, batch)
 		require.NoError(t, err)
 		require.Equal(t, want, got)
+	}
+}
+
+// TestPassTable: a hash maps to the registration put last for it, a hash
+// never put to nil, through growth; and an index resolves an empty list
+// (nothing taken in) to no passes.
+func TestPassTable(t *testing.T) {
+	var tb passTable
+	require.Nil(t, tb.get(7))
+	recs := make([]RegistrationRec, 5000)
+	for i := range recs {
+		// Hashes that share their low bits, so probes run long.
+		tb.put(uint64(i)<<20|5, &recs[i])
+	}
+	tb.put(3<<20|5, &recs[0])
+	require.Equal(t, len(recs), tb.n)
+	require.LessOrEqual(t, 4*tb.n, 3*len(tb.slots))
+	for i := range recs {
+		want := &recs[i]
+		if i == 3 {
+			want = &recs[0]
+		}
+		require.Same(t, want, tb.get(uint64(i)<<20|5), "hash %d", i)
+	}
+	require.Nil(t, tb.get(uint64(len(recs))<<20|5))
+	require.Nil(t, tb.get(0))
+
+	var x PassIndex
+	c := x.Resolve(PassList{}, RecordScans{Scans: []Scan{{RegistrationID: "reg_1"}}})
+	require.Nil(t, c.Passes)
+}
+
+// TestPassIndexResolves: every pass resolves by id and by code (typed in
+// lower case), an unknown id or code to nil, and registrations added
+// later once the index takes them in.
+func TestPassIndexResolves(t *testing.T) {
+	m, batches := passIndexEvent(t, 3000)
+	var x PassIndex
+	l := m.PassList()
+	for _, b := range batches {
+		c := x.Resolve(l, b)
+		require.Len(t, c.Passes, len(b.Scans))
+		for i, p := range c.Passes {
+			sc := b.Scans[i]
+			require.NotNil(t, p)
+			if sc.RegistrationID != "" {
+				require.Equal(t, sc.RegistrationID, p.ID)
+			} else {
+				require.Equal(t, normCheckinCode(sc.CheckinCode), p.CheckinCode)
+			}
+		}
+	}
+	c := x.Resolve(l, RecordScans{Scans: []Scan{{RegistrationID: "reg_none"}, {CheckinCode: "CHK-NONE"}}})
+	require.Equal(t, []*RegistrationRec{nil, nil}, c.Passes)
+	res, changes, err := m.Decide(time.Now(), CreateRegistration{Email: "late@x.io"})
+	require.NoError(t, err)
+	for _, ch := range changes {
+		m.Apply(ch)
+	}
+	late := res.(RegistrationResult)
+	c = x.Resolve(m.PassList(), RecordScans{Scans: []Scan{{CheckinCode: late.CheckinCode}, {RegistrationID: late.ID}}})
+	require.Equal(t, 3001, x.Len())
+	for _, p := range c.Passes {
+		require.NotNil(t, p)
+		require.Equal(t, late.ID, p.ID)
 	}
 }
