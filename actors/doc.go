@@ -160,9 +160,13 @@
 // is stamped on the entry's record in the view (an atomic word), which the
 // actor's sweep of unpolled entries reads (queue.go). A batch of door
 // scans is prepared on the asker's goroutine before it is sent (passes.go,
-// askLocal): its check-in ids made, and its passes resolved against the
-// list of registrations the event's actor hands out once it took a batch
-// (again only when registrations were added); the actor checks each pass
-// in a few loads and looks up itself what does not check out, so only
-// "is this pass in at this door yet" and the records stay serial.
+// askLocal): its check-in ids made (in one call, randomIDs.NewBatch), and
+// its passes resolved against the list of registrations the event's actor
+// hands out once it took a batch or a download of passes (again only when
+// registrations were added); the actor checks each pass in a few loads
+// and looks up itself what does not check out, so only "is this pass in
+// at this door yet" and the records stay serial. A download gets the door
+// ready: the actor builds the tables a batch reads then, and the index
+// takes the list in on a goroutine of its own, so the first batch pays
+// for no one-time build.
 package actors

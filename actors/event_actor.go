@@ -315,6 +315,7 @@ func (a *eventActor) handle(ctx actor.Context, req *request, to *actor.PID) {
 			return
 		}
 	}
+	a.noteScans(req.cmd)
 	res, changes, err := a.m.Decide(now, req.cmd)
 	a.notePoll(req.cmd, now)
 	if err != nil {

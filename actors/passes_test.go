@@ -137,3 +137,107 @@ func TestDoorPassesResolvedOutsideTheActor(t *testing.T) {
 		require.Equal(t, "dev_d", *r.FirstCheckin.DeviceID)
 	}
 }
+
+// download pages through the event's passes as a door does first.
+func (e *env) download(eventID string) int {
+	n, cursor := 0, ""
+	for {
+		res, err := e.sys.Ask(bg, eventID, event.ListPasses{Cursor: cursor, Limit: 40})
+		require.NoError(e.t, err)
+		page := res.(event.PassPage)
+		n += len(page.Data)
+		if !page.HasMore {
+			return n
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// indexed waits until the event's index has taken in its list whole.
+func (e *env) indexed(eventID string) *passSlot {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if x, ok := e.sys.passes.Load(eventID); ok {
+			sl := x.(*passSlot)
+			if l := sl.list.Load(); l != nil && sl.idx.Len() >= l.Len() {
+				return sl
+			}
+		}
+		require.True(e.t, time.Now().Before(deadline), "the index never took the list in")
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestDoorReadyAfterDownload: a door downloads its passes before it scans
+// (decisions §18), and the download gets the door ready: the actor builds
+// the tables a batch reads then, and the list is handed out and taken in
+// off the scans' path, so the first batch builds nothing in the actor and
+// finds every pass resolved. Also for registrations added after the
+// download, and after a restart (a snapshot load) and a new download;
+// without the download, the first batch is the one that builds.
+func TestDoorReadyAfterDownload(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.SnapshotEvery = 50 })
+	id, tt := e.newEvent("unit_1", nil)
+	regs := e.register(id, tt, 120, "p")
+	require.Equal(t, 120, e.download(id))
+	sl := e.indexed(id)
+	require.Equal(t, 120, sl.idx.Len(), "taken in by the download, before any scan")
+
+	// scan resolves a batch on the asker's side, asks it, and checks
+	// every pass was resolved there and every verdict is want.
+	scan := func(dev, prefix string, passes []event.RegistrationResult, byCode bool, want string) {
+		t.Helper()
+		req := e.sys.resolvePasses(id, &request{cmd: scanAll(dev, prefix, passes, byCode)})
+		c := req.cmd.(event.RecordScans)
+		require.Len(t, c.Passes, len(passes), "resolved outside the actor")
+		for i, p := range c.Passes {
+			require.NotNil(t, p, "pass %d", i)
+		}
+		require.Len(t, c.CheckinIDs, len(passes))
+		res, err := Ask(bg, e.sys, id, c)
+		require.NoError(t, err)
+		for i, r := range res.Results {
+			require.Equal(t, want, r.Verdict, "pass %d", i)
+			require.Equal(t, passes[i].ID, *r.RegistrationID)
+			if want == event.VerdictAdmitted {
+				require.Equal(t, c.CheckinIDs[i], r.Checkin.ID)
+			}
+		}
+	}
+	scan("dev_a", "a", regs[:60], false, event.VerdictAdmitted)
+	require.Zero(t, e.sys.door.cold.Load(), "the first batch built no table in the actor")
+	require.Zero(t, e.sys.door.unresolved.Load())
+
+	// Registrations after the download: the actor keeps its tables
+	// current, and the askers take the few new ones in themselves.
+	more := e.register(id, tt, 7, "q")
+	scan("dev_b", "b", more, true, event.VerdictAdmitted)
+	scan("dev_b", "b2", regs[:60], true, event.VerdictAlreadyCheckedIn)
+	require.Zero(t, e.sys.door.cold.Load())
+	require.Zero(t, e.sys.door.unresolved.Load())
+
+	// A restart: the event loads from a snapshot (and the log after it),
+	// with its lazy tables unbuilt; the door downloads again (as the
+	// scanner page does on load), and its next batch finds them built.
+	waitSnapshots(t, e, 1)
+	_, _, ok, err := e.sys.snaps.LoadNewest(id)
+	require.NoError(t, err)
+	require.True(t, ok, "the event has a snapshot to load")
+	e.reopen()
+	require.Equal(t, 127, e.download(id))
+	e.indexed(id)
+	scan("dev_a", "c", regs[60:], true, event.VerdictAdmitted)
+	scan("dev_c", "d", append(regs[:3:3], more[:3]...), false, event.VerdictAlreadyCheckedIn)
+	require.Zero(t, e.sys.door.cold.Load(), "after a restart too")
+	require.Zero(t, e.sys.door.unresolved.Load())
+
+	// Without a download, the first batch of a loaded event builds the
+	// tables itself: what the download spares the door.
+	e.reopen()
+	res, err := Ask(bg, e.sys, id, scanAll("dev_d", "e", regs[:5], false))
+	require.NoError(t, err)
+	for _, r := range res.Results {
+		require.Equal(t, event.VerdictAlreadyCheckedIn, r.Verdict)
+	}
+	require.Equal(t, int64(1), e.sys.door.cold.Load())
+}

@@ -178,6 +178,7 @@ type System struct {
 	// passes are the lists of registrations the event actors that took
 	// door batches hand out (passes.go): event id -> *passSlot.
 	passes sync.Map
+	door   doorStats
 
 	dirPID  *actor.PID
 	dirView atomic.Pointer[directory.State]

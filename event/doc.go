@@ -73,7 +73,9 @@
 // scans with per-scan verdicts, pass stamps for a change cursor that skips
 // nothing, door conflicts; decisions §18), doorbatch.go a batch's one
 // record and its feed span (the check-ins' feed entries written as one
-// record, rendered by the feed's reader). Tests: testdata/*.txt scripts run by
+// record, rendered by the feed's reader), doorpasses.go a batch's passes
+// resolved outside the actor (PassIndex, checked hints) and the door's
+// tables built ahead of its first batch (PrepareDoor). Tests: testdata/*.txt scripts run by
 // datadriven_test.go (-rewrite regenerates them), sim_test.go (seeded
 // simulation, -seed and -simruns), fuzz_test.go, bench_test.go,
 // replay_bench_test.go and perf_test.go (benchmarks of recovery, snapshots
