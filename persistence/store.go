@@ -121,6 +121,13 @@ func Open(opts Options) (*Store, error) {
 		// of per ~20 (4 KiB, Pebble's default).
 		popts.Levels[i].BlockSize = replayBlockBytes
 	}
+	// Pebble's fastest profile (MinLZ on amd64, Snappy where MinLZ has no
+	// assembly): flushes and compactions are a quarter to a third of the
+	// service's CPU while door batches write (issue 33), and MinLZ
+	// compresses the store's own 32 KiB blocks 25% faster than Snappy at a
+	// slightly better ratio (35.2% vs 36.1% of the input). Tables written
+	// with Snappy before stay readable; the format is already the newest.
+	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionFastest })
 	// Open fills the defaults into a copy; IngestSnapshotParts makes its
 	// writer options from these, so they need them too.
 	popts.EnsureDefaults()

@@ -3,9 +3,11 @@ package persistence
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 )
@@ -307,4 +309,39 @@ func TestAppendLogKey(t *testing.T) {
 		require.Equal(t, logKey(tc.stream, tc.seq), appendLogKey(nil, tc.stream, tc.seq))
 		require.Equal(t, append([]byte("ab"), logKey(tc.stream, tc.seq)...), appendLogKey([]byte("ab"), tc.stream, tc.seq))
 	}
+}
+
+// TestTablesCompressedWithMinLZ: the store writes its tables with Pebble's
+// fastest profile (MinLZ on amd64), and reads them back after a reopen.
+func TestTablesCompressedWithMinLZ(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("MinLZ is Pebble's fastest profile on amd64 only")
+	}
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir})
+	require.NoError(t, err)
+	b := s.NewBatch()
+	for i := uint64(1); i <= 2000; i++ {
+		b.Append("evt_1", i, []byte(fmt.Sprintf(`{"id":"reg_%026d","email":"p%d@example.com","status":"confirmed"}`, i, i)))
+	}
+	require.NoError(t, s.Commit(b))
+	b.Close()
+	require.NoError(t, s.DB().Flush())
+	levels, err := s.DB().SSTables(pebble.WithProperties())
+	require.NoError(t, err)
+	n := 0
+	for _, tables := range levels {
+		for _, tb := range tables {
+			n++
+			require.Contains(t, tb.Properties.CompressionStats, "MinLZ", "table %s", tb.FileNum)
+		}
+	}
+	require.Positive(t, n, "the flush wrote a table")
+	require.NoError(t, s.Close())
+	s, err = Open(Options{Dir: dir})
+	require.NoError(t, err)
+	defer s.Close()
+	got := replayAll(t, s, "evt_1", 1990)
+	require.Len(t, got, 10)
+	require.Equal(t, fmt.Sprintf(`{"id":"reg_%026d","email":"p2000@example.com","status":"confirmed"}`, 2000), got[9].data)
 }
