@@ -216,13 +216,20 @@ func TestFastJSONMatchesGoccy(t *testing.T) {
 		case 3:
 			v = randScanResults(r)
 		}
-		got, ok := AppendJSON([]byte("prefix"), v)
-		require.True(t, ok)
-		require.Equal(t, "prefix", string(got[:6]))
-		want := goccyJSON(t, v)
-		require.Equal(t, string(want), string(got[6:]), "value %#v", v)
-		require.True(t, json.Valid(got[6:]))
+		requireAsGoccy(t, v)
 	}
+}
+
+// requireAsGoccy asserts that AppendJSON writes v, after what the buffer
+// holds, byte for byte as goccy does, and valid JSON.
+func requireAsGoccy(t *testing.T, v any) {
+	t.Helper()
+	got, ok := AppendJSON([]byte("prefix"), v)
+	require.True(t, ok)
+	require.Equal(t, "prefix", string(got[:6]))
+	want := goccyJSON(t, v)
+	require.Equal(t, string(want), string(got[6:]), "value %#v", v)
+	require.True(t, json.Valid(got[6:]))
 }
 
 // TestFastJSONDeclines: the shapes left to goccy, and other types, are not
@@ -505,11 +512,6 @@ func TestPassPageJSONMatchesGoccy(t *testing.T) {
 	r := rand.New(rand.NewPCG(seed, 7))
 	for range 20000 {
 		v := randPassPage(r)
-		got, ok := AppendJSON([]byte("prefix"), v)
-		require.True(t, ok)
-		require.Equal(t, "prefix", string(got[:6]))
-		want := goccyJSON(t, v)
-		require.Equal(t, string(want), string(got[6:]), "value %#v", v)
-		require.True(t, json.Valid(got[6:]))
+		requireAsGoccy(t, v)
 	}
 }
