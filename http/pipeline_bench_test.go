@@ -266,18 +266,15 @@ func BenchmarkPipelineQueueJoin(b *testing.B) {
 	})
 }
 
-// BenchmarkPipelineQueuePoll is a drop's status poll of a waiting entry
-// (200), answered from the sale view.
-func BenchmarkPipelineQueuePoll(b *testing.B) {
-	fx := newPipeFx(b, 1000)
-	uri := fx.pipeRoom(b)
-	const entries = 10_000
-	ids := make([]string, entries)
+// joinQueue joins n entries to the event's waiting room, 16 at a time,
+// and returns their queue ids in join order.
+func (fx *pipeFx) joinQueue(b *testing.B, n int) []string {
+	ids := make([]string, n)
 	var wg sync.WaitGroup
 	var next atomic.Int64
 	for range 16 {
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < entries; i = int(next.Add(1) - 1) {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				res, err := fx.sys.Ask(context.Background(), fx.eventID, event.Storefront{Cmd: event.JoinQueue{Client: "bench"}})
 				if err != nil {
 					b.Error(err)
@@ -288,6 +285,16 @@ func BenchmarkPipelineQueuePoll(b *testing.B) {
 		})
 	}
 	wg.Wait()
+	return ids
+}
+
+// BenchmarkPipelineQueuePoll is a drop's status poll of a waiting entry
+// (200), answered from the sale view.
+func BenchmarkPipelineQueuePoll(b *testing.B) {
+	fx := newPipeFx(b, 1000)
+	uri := fx.pipeRoom(b)
+	const entries = 10_000
+	ids := fx.joinQueue(b, entries)
 	fx.pipeRun(b, 200, func(i int, r *fasthttp.Request) {
 		r.Header.SetMethod("GET")
 		r.SetRequestURI(uri + "/" + ids[i%entries])
@@ -303,22 +310,7 @@ func BenchmarkPipelineQueuePollPositions(b *testing.B) {
 	fx := newPipeFx(b, 1000)
 	uri := fx.pipeRoom(b)
 	const entries = 100_000
-	ids := make([]string, entries)
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range 16 {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < entries; i = int(next.Add(1) - 1) {
-				res, err := fx.sys.Ask(context.Background(), fx.eventID, event.Storefront{Cmd: event.JoinQueue{Client: "bench"}})
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				ids[i] = res.(event.QueueStatus).QueueID
-			}
-		})
-	}
-	wg.Wait()
+	ids := fx.joinQueue(b, entries)
 	on, paused := event.Time{Time: time.Now().Add(time.Second).UTC().Truncate(time.Second).Add(time.Second)}, true
 	_, err := fx.sys.Ask(context.Background(), fx.eventID, event.UpdateEvent{WaitingRoom: &event.WaitingRoomConfig{OnSaleAt: &on, Paused: &paused}})
 	require.NoError(b, err)
