@@ -216,6 +216,10 @@ func (h *Harness) doorSync(s *load.Server, c *load.Client) error {
 	for r := range rounds {
 		answers[r] = make([][]byte, len(devs))
 	}
+	// The store's background work over the timed scans (flushes and
+	// compactions are a share of the service's CPU there); an older
+	// service without these metrics reads as zero.
+	m0, _, _ := c.Scrape()
 	cpu0 := load.SampleCPU(s.Pid())
 	t3 := time.Now()
 	for r := range rounds {
@@ -255,6 +259,12 @@ func (h *Harness) doorSync(s *load.Server, c *load.Client) error {
 	dres := load.Result{Name: "door-sync", Mode: "closed", Conns: len(devs), RPS: scansPerSec, Requests: int64(total), Seconds: elapsed.Seconds(),
 		P50: ms(lat[len(lat)/2]), P99: ms(p99)}
 	dres.SetCPU(cpu0, load.SampleCPU(s.Pid())) // per scan, not per batch
+	if m1, ok, _ := c.Scrape(); ok && m0 != nil {
+		d := func(name string) float64 { return (m1.Sum(name) - m0.Sum(name)) / 1e6 }
+		h.logf("   the store over the timed scans: %.1f MB committed, %.1f MB flushed, %.1f MB written by %.0f compactions (%.1f MB read)",
+			d("ticketd_wal_bytes_total"), d("ticketd_store_flushed_bytes_total"), d("ticketd_store_compacted_bytes_total"),
+			d("ticketd_store_compactions_total")*1e6, d("ticketd_store_compaction_read_bytes_total"))
+	}
 	dres = h.record(dres)
 	for r := range rounds {
 		for d, b := range batches[r] {
