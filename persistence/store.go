@@ -55,6 +55,10 @@ type Options struct {
 	// CloseTimeout bounds Close: the wait for operations in flight, then
 	// the flush and close of the database; 0 means DefaultCloseTimeout.
 	CloseTimeout time.Duration
+	// tune, when a test or benchmark sets it, edits Pebble's options
+	// before Open fills in the defaults (BenchmarkDoorBurstCompaction
+	// tries other LSM shapes with it).
+	tune func(*pebble.Options)
 }
 
 // Store is the write-ahead log and index store on one Pebble database.
@@ -128,6 +132,9 @@ func Open(opts Options) (*Store, error) {
 	// slightly better ratio (35.2% vs 36.1% of the input). Tables written
 	// with Snappy before stay readable; the format is already the newest.
 	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionFastest })
+	if opts.tune != nil {
+		opts.tune(popts)
+	}
 	// Open fills the defaults into a copy; IngestSnapshotParts makes its
 	// writer options from these, so they need them too.
 	popts.EnsureDefaults()
