@@ -19,7 +19,6 @@ const (
 	doorLogRecordLen   = 300      // a registration's change
 	doorFeedEntries    = 100_000  // the registrations' change feed
 	doorFeedEntryLen   = 95       // one feed entry
-	doorSnapshotBytes  = 40 << 20 // the event's snapshot, ingested
 	doorSnapshotPart   = 256 << 10
 	doorCommitsPerOp   = 400 // one op: 200,000 scans in batches of 500
 	doorScansPerCommit = 500
@@ -56,7 +55,7 @@ func doorFeedKey(seq uint64) []byte {
 // ingested as the snapshotter does (snapshots.Store.SaveAndTrim without
 // the trim: IngestSnapshotParts, then the header in a batch). It returns
 // the next log seq and feed seq.
-func loadDoorEvent(b *testing.B, s *Store) (logSeq, feedSeq uint64) {
+func loadDoorEvent(b *testing.B, s *Store, snapBytes int) (logSeq, feedSeq uint64) {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	rec := make([]byte, doorLogRecordLen)
@@ -83,7 +82,7 @@ func loadDoorEvent(b *testing.B, s *Store) (logSeq, feedSeq uint64) {
 	}
 	require.NoError(b, s.DB().Flush())
 	require.NoError(b, s.DB().Compact(b.Context(), []byte{0}, []byte{0xff}, false))
-	parts := make([][]byte, doorSnapshotBytes/doorSnapshotPart)
+	parts := make([][]byte, snapBytes/doorSnapshotPart)
 	for i := range parts {
 		parts[i] = make([]byte, doorSnapshotPart)
 		fillText(parts[i], rng)
@@ -122,27 +121,23 @@ func cpuNanos(b *testing.B) int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-// doorTunings are the LSM shapes BenchmarkDoorBurstCompaction compares;
-// "store" is Open's own. DOOR_TUNING=<name> runs one of them (to
-// interleave runs on a shared machine).
+// doorTunings are the LSM shapes BenchmarkDoorBurstCompaction compares:
+// "store" is Open's own, "before" what Open set before this benchmark
+// (no ingest splitting), the others Open's with one change each.
+// DOOR_TUNING=<name> runs one of them (to interleave runs on a shared
+// machine).
 var doorTunings = []struct {
 	name string
 	tune func(*pebble.Options)
 }{
 	{"store", nil},
-	{"ingestsplit", func(o *pebble.Options) { o.Experimental.IngestSplit = func() bool { return true } }},
+	{"before", func(o *pebble.Options) { o.Experimental.IngestSplit = nil }},
+	{"mem32", func(o *pebble.Options) { o.MemTableSize = 32 << 20 }},
 	{"mem64", func(o *pebble.Options) { o.MemTableSize = 64 << 20 }},
-	{"ingestsplit+mem64", func(o *pebble.Options) {
-		o.Experimental.IngestSplit = func() bool { return true }
-		o.MemTableSize = 64 << 20
-	}},
-	{"ingestsplit+mem32", func(o *pebble.Options) {
-		o.Experimental.IngestSplit = func() bool { return true }
-		o.MemTableSize = 32 << 20
-	}},
 	{"l0threshold8", func(o *pebble.Options) { o.L0CompactionThreshold = 8 }},
 	{"lbase256", func(o *pebble.Options) { o.LBaseMaxBytes = 256 << 20 }},
 	{"target8", func(o *pebble.Options) { o.TargetFileSizes[0] = 8 << 20 }},
+	{"target1", func(o *pebble.Options) { o.TargetFileSizes[0] = 1 << 20 }},
 	{"flushsplit32", func(o *pebble.Options) { o.FlushSplitBytes = 32 << 20 }},
 }
 
@@ -150,9 +145,9 @@ var doorTunings = []struct {
 // snapshots.Store.SaveAndTrim does, keeping the newest two: the payload
 // ingested as one table, then in one batch its header, the deletion of the
 // older snapshots and the trim of the log through the oldest kept.
-func saveDoorSnapshot(b *testing.B, s *Store, rng *rand.Rand, kept []uint64, seq uint64) []uint64 {
+func saveDoorSnapshot(b *testing.B, s *Store, rng *rand.Rand, snapBytes int, kept []uint64, seq uint64) []uint64 {
 	b.Helper()
-	parts := make([][]byte, doorSnapshotBytes/doorSnapshotPart)
+	parts := make([][]byte, snapBytes/doorSnapshotPart)
 	for i := range parts {
 		parts[i] = make([]byte, doorSnapshotPart)
 		fillText(parts[i], rng)
@@ -172,7 +167,7 @@ func saveDoorSnapshot(b *testing.B, s *Store, rng *rand.Rand, kept []uint64, seq
 }
 
 // BenchmarkDoorBurstCompaction measures the store's background work under
-// door batches: one event whose log holds 100,000 records, with a 40 MiB
+// door batches: one event whose log holds 100,000 records, with a
 // snapshot and 100,000 feed entries, then bursts of commits each appending
 // 500 check-ins (one log record set, ~80 B each) and one feed span (~95 B
 // a check-in) to the tails of the log and the feed, far apart in key order
@@ -180,10 +175,13 @@ func saveDoorSnapshot(b *testing.B, s *Store, rng *rand.Rand, kept []uint64, seq
 // commits (200,000 scans, ~35 MB). Sync is off: what is measured is
 // Pebble's flushes and compactions, not the disk.
 //
-// snapshot=true also saves a snapshot halfway through each burst (and
-// deletes the older one and trims the log), as the service does: an event
-// is snapshotted every max(50,000, covered) changes, so once in door-sync's
-// 200,000 scans.
+// save=true also saves a snapshot halfway through each burst (and deletes
+// the older one and trims the log), as the service does: an event is
+// snapshotted every max(50,000, covered) changes, so once in door-sync's
+// 200,000 scans. The snapshot is 40 MiB (21 MB as a table) or 12 MiB (6
+// MB): a flush spanning both tails is split before a snapshot table of
+// Lbase only when the tables it would overlap there pass 10x L0's target
+// file size (20 MB), so the two sizes take different paths.
 //
 // The timed part includes, after the last op, a flush of what the
 // memtable still holds and the wait for every compaction that follows, so
@@ -198,17 +196,20 @@ func BenchmarkDoorBurstCompaction(b *testing.B) {
 		if only := os.Getenv("DOOR_TUNING"); only != "" && only != tn.name {
 			continue
 		}
-		for _, snap := range []bool{false, true} {
-			b.Run(fmt.Sprintf("%s/snapshot=%t", tn.name, snap), func(b *testing.B) { doorBurst(b, tn.tune, snap) })
+		for _, sc := range []struct {
+			mib  int
+			save bool
+		}{{40, false}, {40, true}, {12, true}} {
+			b.Run(fmt.Sprintf("%s/snapshot=%dMiB/save=%t", tn.name, sc.mib, sc.save), func(b *testing.B) { doorBurst(b, tn.tune, sc.mib<<20, sc.save) })
 		}
 	}
 }
 
-func doorBurst(b *testing.B, tune func(*pebble.Options), snap bool) {
+func doorBurst(b *testing.B, tune func(*pebble.Options), snapBytes int, save bool) {
 	s, err := Open(Options{Dir: b.TempDir(), NoSync: true, tune: tune})
 	require.NoError(b, err)
 	defer s.Close()
-	logSeq, feedSeq := loadDoorEvent(b, s)
+	logSeq, feedSeq := loadDoorEvent(b, s, snapBytes)
 	kept := []uint64{logSeq - 1}
 	rng := rand.New(rand.NewPCG(3, 4))
 	rec := make([]byte, doorCheckinLen)
@@ -218,8 +219,8 @@ func doorBurst(b *testing.B, tune func(*pebble.Options), snap bool) {
 	b.ResetTimer()
 	for range b.N {
 		for c := range doorCommitsPerOp {
-			if snap && c == doorCommitsPerOp/2 {
-				kept = saveDoorSnapshot(b, s, rng, kept, logSeq-1)
+			if save && c == doorCommitsPerOp/2 {
+				kept = saveDoorSnapshot(b, s, rng, snapBytes, kept, logSeq-1)
 			}
 			bt := s.NewBatchSized(doorScansPerCommit*(doorCheckinLen+48) + len(span) + 64)
 			for range doorScansPerCommit {
