@@ -15,10 +15,10 @@ import (
 // The layout of door-sync's event (issue 33) and its door batches.
 const (
 	doorStream         = "evt_01JDOORSYNC0000000000000"
-	doorLogRecords     = 100_000  // the event's log before the bursts
-	doorLogRecordLen   = 300      // a registration's change
-	doorFeedEntries    = 100_000  // the registrations' change feed
-	doorFeedEntryLen   = 95       // one feed entry
+	doorLogRecords     = 100_000 // the event's log before the bursts
+	doorLogRecordLen   = 300     // a registration's change
+	doorFeedEntries    = 100_000 // the registrations' change feed
+	doorFeedEntryLen   = 95      // one feed entry
 	doorSnapshotPart   = 256 << 10
 	doorCommitsPerOp   = 400 // one op: 200,000 scans in batches of 500
 	doorScansPerCommit = 500
