@@ -273,6 +273,14 @@ func doorBurst(b *testing.B, tune func(*pebble.Options), snapBytes int, save boo
 	b.ReportMetric(float64(m.Compact.EstimatedDebt)/1e6, "debt-MB-left")
 	b.ReportMetric((float64(after.CompactedBytes-before.CompactedBytes)+float64(m.Compact.EstimatedDebt))/appended, "compact+debt-B/appended-B")
 	if testing.Verbose() {
-		b.Logf("appended %.1f MB\n%s", appended/1e6, s.DB().Metrics())
+		tables, err := s.DB().SSTables()
+		require.NoError(b, err)
+		span := 0
+		for _, t := range tables[0] {
+			if t.Smallest.UserKey[0] == 'l' && t.Largest.UserKey[0] == 'x' {
+				span++
+			}
+		}
+		b.Logf("appended %.1f MB; level 0: %d tables, %d span l..x\n%s", appended/1e6, len(tables[0]), span, s.DB().Metrics())
 	}
 }
