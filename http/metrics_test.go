@@ -172,6 +172,53 @@ func TestMetricsSystemAndRuntime(t *testing.T) {
 	require.Contains(t, fams, "process_resident_memory_bytes")
 }
 
+// TestMetricsStoreBackgroundWork checks the store's flush and compaction
+// counters on /metrics: zero before, moving once the memtable is flushed and
+// the tables compacted, and equal to what the store's Stats say.
+func TestMetricsStoreBackgroundWork(t *testing.T) {
+	h := newMetricsHarness(t)
+	ctx := context.Background()
+	value := func(fams map[string]*dto.MetricFamily, name string) float64 {
+		m := series(t, fams, name, nil)
+		if m.Gauge != nil {
+			return m.GetGauge().GetValue()
+		}
+		return m.GetCounter().GetValue()
+	}
+	names := []string{"ticketd_store_flushes_total", "ticketd_store_compactions_total", "ticketd_store_flushed_bytes_total",
+		"ticketd_store_compacted_bytes_total", "ticketd_store_compaction_read_bytes_total", "ticketd_store_compaction_seconds_total",
+		"ticketd_store_l0_sublevels", "ticketd_store_l0_files"}
+	fams := h.scrape()
+	for _, n := range names {
+		require.Equal(t, 0.0, value(fams, n), n)
+	}
+	u, err := h.sys.CreateUnit(ctx, "Metrics")
+	require.NoError(t, err)
+	// Two flushes, so level 0 holds two overlapping tables that a
+	// compaction must merge (one table alone would only be moved down).
+	for range 2 {
+		_, err = h.sys.CreateEvent(ctx, u.ID, h.sys.NewEventID(), event.CreateEvent{Name: "E", Timezone: "UTC"})
+		require.NoError(t, err)
+		require.NoError(t, h.store.DB().Flush())
+	}
+	fams = h.scrape()
+	require.GreaterOrEqual(t, value(fams, "ticketd_store_flushes_total"), 1.0)
+	require.Greater(t, value(fams, "ticketd_store_flushed_bytes_total"), 0.0)
+	require.GreaterOrEqual(t, value(fams, "ticketd_store_l0_files"), 1.0)
+	require.GreaterOrEqual(t, value(fams, "ticketd_store_l0_sublevels"), 1.0)
+
+	require.NoError(t, h.store.DB().Compact(ctx, []byte{0}, []byte{0xff}, false))
+	fams = h.scrape()
+	st := h.store.Stats()
+	require.GreaterOrEqual(t, value(fams, "ticketd_store_compactions_total"), 1.0)
+	require.Greater(t, value(fams, "ticketd_store_compacted_bytes_total"), 0.0)
+	require.Greater(t, value(fams, "ticketd_store_compaction_read_bytes_total"), 0.0)
+	require.Greater(t, value(fams, "ticketd_store_compaction_seconds_total"), 0.0)
+	require.Equal(t, float64(st.CompactedBytes), value(fams, "ticketd_store_compacted_bytes_total"))
+	require.Equal(t, float64(st.FlushedBytes), value(fams, "ticketd_store_flushed_bytes_total"))
+	require.Equal(t, 0.0, value(fams, "ticketd_store_l0_files"), "the compaction emptied level 0")
+}
+
 // openSystem opens an actor system on a Pebble store in a temp dir (on fs
 // when it is not nil), both closed when the test ends.
 func openSystem(t *testing.T, fs vfs.FS) (*actors.System, *persistence.Store) {

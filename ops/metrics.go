@@ -28,6 +28,8 @@ type systemCollector struct {
 	active, activations, passivations, snapshots, snapshotsPending *prometheus.Desc
 	commits, records, bytes, commitErrors, syncs, syncSeconds      *prometheus.Desc
 	stalls, stallSeconds, background                               *prometheus.Desc
+	flushes, compactions, flushedBytes, compactedBytes             *prometheus.Desc
+	compactionReadBytes, compactionSeconds, l0Sublevels, l0Files   *prometheus.Desc
 	recordsPerCommit                                               *prometheus.Desc
 	saleView                                                       *prometheus.Desc
 	views                                                          *[2]atomic.Int64 // nil: not served
@@ -53,18 +55,27 @@ func newSystemCollector(sys *actors.System) *systemCollector {
 		saleView: prometheus.NewDesc("ticketd_sale_view_answers_total",
 			"Requests answered from an event's published sale view without its actor (issue 34): kind=sold_out refusals, kind=queue_poll polls of waiting entries.",
 			[]string{"kind"}, nil),
-		joinBatches:      d("ticketd_queue_join_batches_total", "Batches of waiting-room joins sent to the events' actors (each one message and one log record)."),
-		joinsBatched:     d("ticketd_queue_joins_batched_total", "Waiting-room joins sent in those batches; over the batches, joins per batch."),
-		stalls:           d("ticketd_store_write_stalls_total", "Times the store stopped accepting writes (flushes or compactions behind)."),
-		stallSeconds:     d("ticketd_store_write_stall_seconds_total", "Time the store spent with writes stopped."),
-		background:       d("ticketd_store_background_jobs", "Memtable flushes and compactions in progress."),
-		recordsPerCommit: d("ticketd_wal_records_per_commit", "Records per commit (group-commit batch size)."),
+		joinBatches:         d("ticketd_queue_join_batches_total", "Batches of waiting-room joins sent to the events' actors (each one message and one log record)."),
+		joinsBatched:        d("ticketd_queue_joins_batched_total", "Waiting-room joins sent in those batches; over the batches, joins per batch."),
+		stalls:              d("ticketd_store_write_stalls_total", "Times the store stopped accepting writes (flushes or compactions behind)."),
+		stallSeconds:        d("ticketd_store_write_stall_seconds_total", "Time the store spent with writes stopped."),
+		background:          d("ticketd_store_background_jobs", "Memtable flushes and compactions in progress."),
+		flushes:             d("ticketd_store_flushes_total", "Memtable flushes finished."),
+		compactions:         d("ticketd_store_compactions_total", "Compactions finished (moves and delete-only ones included)."),
+		flushedBytes:        d("ticketd_store_flushed_bytes_total", "Bytes written to level 0 tables by memtable flushes."),
+		compactedBytes:      d("ticketd_store_compacted_bytes_total", "Bytes written to tables by compactions; over the flushed bytes, the write amplification compactions add."),
+		compactionReadBytes: d("ticketd_store_compaction_read_bytes_total", "Bytes of tables read by compactions."),
+		compactionSeconds:   d("ticketd_store_compaction_seconds_total", "Wall time compactions ran, summed over concurrent ones."),
+		l0Sublevels:         d("ticketd_store_l0_sublevels", "Level 0 sublevels (read amplification; writes stall at Pebble's L0StopWritesThreshold)."),
+		l0Files:             d("ticketd_store_l0_files", "Tables in level 0."),
+		recordsPerCommit:    d("ticketd_wal_records_per_commit", "Records per commit (group-commit batch size)."),
 	}
 }
 
 func (c *systemCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.active, c.activations, c.passivations, c.snapshots, c.snapshotsPending,
-		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.syncSeconds, c.stalls, c.stallSeconds, c.background, c.recordsPerCommit, c.saleView, c.joinBatches, c.joinsBatched} {
+		c.commits, c.records, c.bytes, c.commitErrors, c.syncs, c.syncSeconds, c.stalls, c.stallSeconds, c.background, c.recordsPerCommit, c.saleView, c.joinBatches, c.joinsBatched,
+		c.flushes, c.compactions, c.flushedBytes, c.compactedBytes, c.compactionReadBytes, c.compactionSeconds, c.l0Sublevels, c.l0Files} {
 		ch <- d
 	}
 }
@@ -98,6 +109,14 @@ func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.stallSeconds, prometheus.CounterValue, float64(s.WriteStallNanos)/1e9)
 	ch <- prometheus.MustNewConstMetric(c.background, prometheus.GaugeValue, float64(s.Flushes+s.Compactions))
+	ch <- prometheus.MustNewConstMetric(c.flushes, prometheus.CounterValue, float64(s.FlushesDone))
+	ch <- prometheus.MustNewConstMetric(c.compactions, prometheus.CounterValue, float64(s.CompactionsDone))
+	ch <- prometheus.MustNewConstMetric(c.flushedBytes, prometheus.CounterValue, float64(s.FlushedBytes))
+	ch <- prometheus.MustNewConstMetric(c.compactedBytes, prometheus.CounterValue, float64(s.CompactedBytes))
+	ch <- prometheus.MustNewConstMetric(c.compactionReadBytes, prometheus.CounterValue, float64(s.CompactionReadBytes))
+	ch <- prometheus.MustNewConstMetric(c.compactionSeconds, prometheus.CounterValue, float64(s.CompactionNanos)/1e9)
+	ch <- prometheus.MustNewConstMetric(c.l0Sublevels, prometheus.GaugeValue, float64(s.L0Sublevels))
+	ch <- prometheus.MustNewConstMetric(c.l0Files, prometheus.GaugeValue, float64(s.L0Files))
 	// Bucket i of Stats counts commits of (2^(i-1), 2^i] records; the last
 	// bucket is open-ended, so it only feeds +Inf (the total count).
 	buckets := make(map[float64]uint64, len(s.RecordsPerCommit)-1)

@@ -174,7 +174,11 @@
 // Batch.SetSnapshotPart and Batch.DeleteSnapshots and reads it through
 // Store.ViewSnapshots; this package only builds its keys. An ingest writes
 // its table as Dir/ingest-<n>.sst, beside the database, before Pebble links
-// it in; Open removes such a file that a crash left behind.
+// it in; Open removes such a file that a crash left behind. The namespace
+// lies between the log and the indexes, so a table from a log's last
+// records to the first index entries spans it; Open turns on Pebble's
+// ingest-time split so such a table does not push a snapshot into level 0,
+// where compactions rewrote it (BenchmarkDoorBurstCompaction).
 //
 // # Value format
 //

@@ -24,8 +24,10 @@ const ingestPrefix = "ingest-"
 // ingested (pebble.DB.Ingest). A committed batch is written three times or
 // more: to the WAL, at the memtable's flush and at every compaction of its
 // level. An ingested table is written once: Pebble links the file into the
-// LSM, at the lowest level whose tables its key range overlaps none of,
-// which for a new snapshot's range is usually the bottom level, and a later
+// LSM, at the lowest level whose tables hold no key in its range, which for
+// a new snapshot's range is the bottom level (a table there that merely
+// spans the range, from a log's last records to the first index entries,
+// is split in two virtual tables: see IngestSplit in Open), and a later
 // range deletion of the snapshot drops the whole file without rewriting it.
 // Nor does it pass through the commit pipeline, so the log commits of the
 // event actors never queue behind a snapshot's megabytes (they wait only

@@ -185,3 +185,66 @@ func TestIngestSnapshotPartsWritesBackAsItGoes(t *testing.T) {
 		require.Equal(t, string(p), got[uint32(i+1)])
 	}
 }
+
+// TestIngestSnapshotSplitsSpanningTable builds the layout that kept
+// snapshots in level 0: one bottom table holding a log's last records and
+// the first index entries, so its bounds span every snapshot key. The
+// ingested snapshot must still go to the bottom level (Pebble splits the
+// spanning table into two virtual tables) and nothing may be lost: not the
+// parts, the log or the index, after a crash and after compactions over
+// the split table.
+func TestIngestSnapshotSplitsSpanningTable(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	s := openMem(t, fs)
+	b := s.NewBatch()
+	for seq := uint64(1); seq <= 100; seq++ {
+		b.Append("evt_1", seq, []byte(fmt.Sprintf("rec-%d", seq)))
+		b.Put([]byte(fmt.Sprintf("feed/evt_1/%016x", seq)), []byte("feed"))
+	}
+	require.NoError(t, s.Commit(b))
+	b.Close()
+	require.NoError(t, s.DB().Flush())
+	require.NoError(t, s.DB().Compact(t.Context(), []byte{0}, []byte{0xff}, false))
+	m := s.DB().Metrics()
+	require.Equal(t, int64(1), m.Levels[6].TablesCount, "one bottom table from the log's records to the index's")
+
+	want := parts(8, "split")
+	require.NoError(t, s.IngestSnapshotParts("evt_1", 100, want))
+	m = s.DB().Metrics()
+	assert.Zero(t, m.Levels[0].TablesCount, "the snapshot went to level 0")
+	assert.Equal(t, uint64(1), m.Levels[6].TablesIngested, "the snapshot is not at the bottom")
+	assert.Equal(t, uint64(2), m.Levels[6].VirtualTablesCount, "the spanning table was not split")
+	crash := fs.CrashClone(vfs.CrashCloneCfg{})
+	require.NoError(t, s.Close())
+
+	s2 := openMem(t, crash)
+	defer s2.Close()
+	check := func(records int) {
+		t.Helper()
+		got := snapshotParts(t, s2, "evt_1", 100)
+		require.Len(t, got, len(want))
+		for i, p := range want {
+			assert.Equal(t, string(p), got[uint32(i+1)], "part %d", i+1)
+		}
+		recs := replayAll(t, s2, "evt_1", 0)
+		require.Len(t, recs, records)
+		assert.Equal(t, rec{100, "rec-100"}, recs[99])
+		n := 0
+		require.NoError(t, s2.Scan([]byte("feed/evt_1/"), func(_, _ []byte) error { n++; return nil }))
+		assert.Equal(t, 100, n)
+	}
+	check(100)
+	// Compactions over the virtual tables rewrite them from the shared
+	// file; a range deletion then drops the snapshot.
+	b = s2.NewBatch()
+	b.Append("evt_1", 101, []byte("rec-101"))
+	require.NoError(t, s2.Commit(b))
+	b.Close()
+	require.NoError(t, s2.DB().Compact(t.Context(), []byte{0}, []byte{0xff}, false))
+	check(101)
+	b = s2.NewBatch()
+	b.DeleteSnapshots("evt_1", 0, 101)
+	require.NoError(t, s2.Commit(b))
+	b.Close()
+	require.Empty(t, snapshotParts(t, s2, "evt_1", 100))
+}

@@ -42,6 +42,23 @@ type Stats struct {
 	// Flushes and Compactions are the memtable flushes and compactions in
 	// progress: the store's background work.
 	Flushes, Compactions int64
+	// FlushesDone and CompactionsDone count the memtable flushes and the
+	// compactions finished since Open (a compaction that only moves or
+	// deletes tables counts too, though it writes nothing).
+	FlushesDone, CompactionsDone int64
+	// FlushedBytes is what flushes wrote to level 0 tables, CompactedBytes
+	// what compactions wrote to tables, and CompactionReadBytes what they
+	// read. CompactedBytes/FlushedBytes is the write amplification the
+	// compactions add to each byte flushed: the store's background CPU is
+	// mostly that reading, merging, compressing and writing.
+	FlushedBytes, CompactedBytes, CompactionReadBytes uint64
+	// CompactionNanos is the wall time compactions ran (summed over
+	// concurrent ones).
+	CompactionNanos uint64
+	// L0Sublevels and L0Files are level 0's sublevels (its read
+	// amplification; Pebble compacts it from L0CompactionThreshold on and
+	// stalls writes at L0StopWritesThreshold) and tables, now.
+	L0Sublevels, L0Files int64
 }
 
 type stats struct {
@@ -85,9 +102,19 @@ func (s *Store) Stats() Stats {
 		out.RecordsPerCommit[i] = s.stats.buckets[i].Load()
 	}
 	if s.acquire() == nil {
+		// Metrics takes Pebble's locks: read at a scrape, never per commit.
 		m := s.db.Metrics()
-		out.Flushes, out.Compactions = m.Flush.NumInProgress, m.Compact.NumInProgress
 		s.release()
+		out.Flushes, out.Compactions = m.Flush.NumInProgress, m.Compact.NumInProgress
+		out.FlushesDone, out.CompactionsDone = m.Flush.Count, m.Compact.Count
+		out.CompactionNanos = uint64(m.Compact.Duration)
+		for i := range m.Levels {
+			l := &m.Levels[i]
+			out.FlushedBytes += l.TableBytesFlushed + l.BlobBytesFlushed
+			out.CompactedBytes += l.TableBytesCompacted + l.BlobBytesCompacted
+			out.CompactionReadBytes += l.TableBytesRead
+		}
+		out.L0Sublevels, out.L0Files = int64(m.Levels[0].Sublevels), m.Levels[0].TablesCount
 	}
 	return out
 }
