@@ -152,6 +152,18 @@ func BenchmarkScanBody(b *testing.B) {
 			}
 		}
 	})
+	// As the handler runs it: the scans go back to their pool once the
+	// event answered.
+	b.Run("fast-released", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			cmd, ok := fastScans(body)
+			if !ok {
+				b.Fatal("declined")
+			}
+			releaseScans(cmd.Scans)
+		}
+	})
 	b.Run("bind", func(b *testing.B) {
 		b.ReportAllocs()
 		var bd bind.Binder
