@@ -141,16 +141,46 @@ func (x *PassIndex) Resolve(l PassList, c RecordScans) RecordScans {
 		return c // nothing taken in (and no seed yet)
 	}
 	passes := make([]*RegistrationRec, len(c.Scans))
+	if len(c.Scans) > ScanBatchMax {
+		// Not a batch the API takes (its decision refuses it): looked up
+		// one by one.
+		for i := range c.Scans {
+			passes[i] = x.lookup(&c.Scans[i])
+		}
+		c.Passes = passes
+		return c
+	}
+	// The hashes first, then the probes in a loop of their own: each
+	// probe is a cache miss in tables of every pass, and a loop of
+	// nothing but probes lets the processor have several in flight,
+	// where a hash computed between two kept it to about one.
+	var hs [ScanBatchMax]uint64
+	var by [ScanBatchMax]*passTable
 	for i := range c.Scans {
 		sc := &c.Scans[i]
 		if sc.RegistrationID != "" {
-			passes[i] = x.byID.get(maphash.String(x.seed, sc.RegistrationID))
+			hs[i], by[i] = maphash.String(x.seed, sc.RegistrationID), &x.byID
 		} else if sc.CheckinCode != "" {
-			passes[i] = x.byCode.get(x.codeHash(sc.CheckinCode))
+			hs[i], by[i] = x.codeHash(sc.CheckinCode), &x.byCode
+		}
+	}
+	for i := range c.Scans {
+		if t := by[i]; t != nil {
+			passes[i] = t.get(hs[i])
 		}
 	}
 	c.Passes = passes
 	return c
+}
+
+// lookup is the pass of sc as the index knows it, or nil.
+func (x *PassIndex) lookup(sc *Scan) *RegistrationRec {
+	if sc.RegistrationID != "" {
+		return x.byID.get(maphash.String(x.seed, sc.RegistrationID))
+	} else if sc.CheckinCode != "" {
+		return x.byCode.get(x.codeHash(sc.CheckinCode))
+	}
+	return nil
 }
 
 // codeHash is the hash of a scanned code as the state indexes it
