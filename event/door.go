@@ -632,7 +632,7 @@ type scanBatch struct {
 
 // scanTables are a batch's tables of its scans. The machine keeps them
 // from one batch to the next (Machine.scans: the event's actor decides one
-// batch at a time), so a batch allocates none of their 14 kB and clears
+// batch at a time), so a batch allocates none of their 20 kB and clears
 // only its two tables of slots (4 kB); they hold no pointer once it is
 // decided.
 type scanTables struct {
