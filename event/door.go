@@ -632,7 +632,7 @@ type scanBatch struct {
 
 // scanTables are a batch's tables of its scans. The machine keeps them
 // from one batch to the next (Machine.scans: the event's actor decides one
-// batch at a time), so a batch allocates none of their 14 kB and clears
+// batch at a time), so a batch allocates none of their 20 kB and clears
 // only its two tables of slots (4 kB); they hold no pointer once it is
 // decided.
 type scanTables struct {
@@ -647,6 +647,10 @@ type scanTables struct {
 	// check-ins by pass and door: a position in views + 1, 0 empty.
 	idSlots  [batchSlots]uint16
 	admitted [batchSlots]uint16
+	// pos and firstCks are resolve's, per scan: its hint's position and
+	// its pass's first check-in (cleared before resolve returns).
+	pos      [ScanBatchMax]int32
+	firstCks [ScanBatchMax]*CheckinRec
 }
 
 // doorCheckin is r's check-in at a door, or nil: read from r's few
@@ -689,24 +693,58 @@ func newScanBatch(m *Machine, c RecordScans, now time.Time) *scanBatch {
 }
 
 // resolve finds the pass of every scan the batch decides (not recorded
-// before) in one tight loop, before any is decided: a hint checked or a
-// lookup by id or code, then the pass's check-ins in the door index and
+// before) in loops of their own, before any is decided: a hint checked or
+// a lookup by id or code, then the pass's check-ins in the door index and
 // its first check-in's record. These are cache misses in tables of every
-// pass; taken one scan after another in a loop that does nothing else, the
-// processor overlaps several, where between each scan's verdicts each
-// waited alone. It sizes the batch's check-ins, answers and their views
+// pass; taken in loops that do nothing else, the processor overlaps
+// several, where between each scan's verdicts each waited alone. It sizes the batch's check-ins, answers and their views
 // from what it read, exactly for a batch at one door (append grows them
 // when a batch needs more), where each was made for every scan.
 func (b *scanBatch) resolve(recorded []int32) {
 	s, d := b.m.s, b.di
-	touched, decided, admit, firsts := 0, 0, 0, 0
+	n := len(b.c.Scans)
+	// In stages, each a loop over the batch of one kind of load that
+	// misses the cache, so that the processor keeps several of a kind
+	// in flight: a scan's own chain (its hint's record, the state's list
+	// at its position, its id's bytes, its entry in the door index, its
+	// first check-in's record) is one load after another, and a loop that
+	// walked it scan by scan waited for about one miss at a time.
+	//
+	// 1. Each hint's position (its record's), when it is in the list.
+	pos := b.pos[:n]
+	list := s.mem.regList
+	hints := b.c.Passes
+	if len(list) != len(s.RegOrder) {
+		hints = nil
+	}
+	for i := range pos {
+		pos[i] = -1
+		if i < len(hints) && recorded[i] < 0 {
+			if h := hints[i]; h != nil && h.Seq < len(list) {
+				pos[i] = int32(h.Seq)
+			}
+		}
+	}
+	// 2. The record at that position of the state is the hint itself.
+	for i, p := range pos {
+		if p >= 0 && list[p] != hints[i] {
+			pos[i] = -1
+		}
+	}
+	// 3. It names the scan's id or code (hintNames), else the
+	// scan is looked up.
+	decided := 0
 	for i := range b.c.Scans {
 		if recorded[i] >= 0 {
+			b.regs[i] = nil
 			continue
 		}
 		decided++
 		sc := &b.c.Scans[i]
-		r := b.passHint(i, sc)
+		var r *RegistrationRec
+		if pos[i] >= 0 && hintNames(hints[i], sc) {
+			r = hints[i]
+		}
 		switch {
 		case r != nil:
 		case sc.RegistrationID != "":
@@ -717,21 +755,29 @@ func (b *scanBatch) resolve(recorded []int32) {
 			}
 		}
 		b.regs[i] = r
-		if r == nil {
-			continue
+	}
+	// 4. Each pass's first check-in in the door index.
+	firsts := b.firstCks[:n]
+	for i, r := range b.regs[:n] {
+		firsts[i] = nil
+		if r != nil && r.Seq < len(d.byReg) {
+			firsts[i] = d.byReg[r.Seq].first.c
 		}
-		var first *CheckinRec
-		if r.Seq < len(d.byReg) {
-			first = d.byReg[r.Seq].first.c
-		}
-		switch {
+	}
+	// 5. That check-in's record (the verdict reads it), else whether the
+	// pass is admitted.
+	touched, admit, nFirst := 0, 0, 0
+	for i, r := range b.regs[:n] {
+		switch first := firsts[i]; {
+		case r == nil:
 		case first != nil:
-			firsts++
+			nFirst++
 			touched += first.Seq
 		case r.Status == RegConfirmed:
 			admit++
 		}
 	}
+	clear(firsts)
 	b.touched = touched
 	if admit > 0 {
 		b.views = make([]Checkin, 0, admit)
@@ -739,8 +785,8 @@ func (b *scanBatch) resolve(recorded []int32) {
 		prefault(b.views)
 		prefault(b.rec.Checkins)
 	}
-	if firsts > 0 {
-		b.firsts = make([]FirstCheckin, 0, firsts)
+	if nFirst > 0 {
+		b.firsts = make([]FirstCheckin, 0, nFirst)
 		prefault(b.firsts)
 	}
 	if decided > admit {
@@ -897,7 +943,7 @@ func (m *Machine) recordedResult(scanID string, ref scanRef) ScanResult {
 	}
 	res.RegistrationID = strp(a.RegID)
 	if a.CheckinID != "" {
-		if c := m.s.checkins()[a.CheckinID]; c != nil {
+		if c := m.s.checkinOfReg(a.RegID, a.CheckinID); c != nil {
 			res.FirstCheckin = firstCheckinView(c)
 		}
 	}
@@ -1263,8 +1309,52 @@ func (c ListDoorConflicts) decide(m *Machine, now time.Time) (any, []Change, err
 func (m *Machine) ConflictView(k CheckinConflict) DoorConflict {
 	v := DoorConflict{ID: k.ID, ScanID: k.ScanID, DeviceID: k.DeviceID, RegistrationID: strp(k.RegID), Reason: k.Reason,
 		ScannedAt: At(k.ScannedAt), RecordedAt: At(k.At)}
-	if c := m.s.checkins()[k.CheckinID]; c != nil {
+	if c := m.s.checkinOfReg(k.RegID, k.CheckinID); c != nil {
 		v.FirstCheckin = firstCheckinView(c)
 	}
 	return v
+}
+
+// checkinOfReg returns check-in id, one of registration regID's: read
+// from the registration's few check-ins in the door index once it is
+// built (a door's conflicts and repeated scans, the only callers, come
+// after it is), so that they never build the table of every check-in by
+// id (State.checkins: ~20 ms for 100,000 check-ins inside the event's
+// actor, and a table insert per check-in of every later batch); from
+// that table otherwise, or when the door index does not have it.
+func (s *State) checkinOfReg(regID, id string) *CheckinRec {
+	if d := s.idx.door; d != nil && regID != "" {
+		if r := s.regs()[regID]; r != nil && r.Seq < len(d.byReg) {
+			e := &d.byReg[r.Seq]
+			if c := e.first.c; c != nil && c.ID == id {
+				return c
+			}
+			for _, x := range e.more {
+				if x.c.ID == id {
+					return x.c
+				}
+			}
+		}
+	}
+	return s.checkins()[id]
+}
+
+// recentCheckinsMax bounds how many of the newest check-ins
+// State.checkinByID reads before it asks the table of them all.
+const recentCheckinsMax = 8
+
+// checkinByID returns check-in id: found among the newest few without the
+// table of every check-in by id (the feed's object of a check-in is read
+// just after it is made: a single scan's check-in would otherwise build
+// that table, ~20 ms for 100,000 check-ins inside the event's actor, and
+// make every later check-in an insert into it), else from that table.
+func (s *State) checkinByID(id string) *CheckinRec {
+	if l := s.mem.checkinList; len(l) == len(s.CheckinOrder) {
+		for i := len(l) - 1; i >= 0 && i >= len(l)-recentCheckinsMax; i-- {
+			if l[i].ID == id {
+				return l[i]
+			}
+		}
+	}
+	return s.checkins()[id]
 }

@@ -96,7 +96,7 @@ type PassIndex struct {
 	// reads each candidate key's bytes elsewhere in memory (a cache miss
 	// per scan in tables of 100,000 passes). Two keys of one hash keep the
 	// later; the other's scans get the wrong hint, which the actor refuses
-	// (passHint), and look their pass up themselves.
+	// (hintNames), and look their pass up themselves.
 	byID, byCode passTable
 }
 
@@ -141,16 +141,46 @@ func (x *PassIndex) Resolve(l PassList, c RecordScans) RecordScans {
 		return c // nothing taken in (and no seed yet)
 	}
 	passes := make([]*RegistrationRec, len(c.Scans))
+	if len(c.Scans) > ScanBatchMax {
+		// Not a batch the API takes (its decision refuses it): looked up
+		// one by one.
+		for i := range c.Scans {
+			passes[i] = x.lookup(&c.Scans[i])
+		}
+		c.Passes = passes
+		return c
+	}
+	// The hashes first, then the probes in a loop of their own: each
+	// probe is a cache miss in tables of every pass, and a loop of
+	// nothing but probes lets the processor have several in flight,
+	// where a hash computed between two kept it to about one.
+	var hs [ScanBatchMax]uint64
+	var by [ScanBatchMax]*passTable
 	for i := range c.Scans {
 		sc := &c.Scans[i]
 		if sc.RegistrationID != "" {
-			passes[i] = x.byID.get(maphash.String(x.seed, sc.RegistrationID))
+			hs[i], by[i] = maphash.String(x.seed, sc.RegistrationID), &x.byID
 		} else if sc.CheckinCode != "" {
-			passes[i] = x.byCode.get(x.codeHash(sc.CheckinCode))
+			hs[i], by[i] = x.codeHash(sc.CheckinCode), &x.byCode
+		}
+	}
+	for i := range c.Scans {
+		if t := by[i]; t != nil {
+			passes[i] = t.get(hs[i])
 		}
 	}
 	c.Passes = passes
 	return c
+}
+
+// lookup is the pass of sc as the index knows it, or nil.
+func (x *PassIndex) lookup(sc *Scan) *RegistrationRec {
+	if sc.RegistrationID != "" {
+		return x.byID.get(maphash.String(x.seed, sc.RegistrationID))
+	} else if sc.CheckinCode != "" {
+		return x.byCode.get(x.codeHash(sc.CheckinCode))
+	}
+	return nil
 }
 
 // codeHash is the hash of a scanned code as the state indexes it
@@ -258,24 +288,17 @@ func (t *passTable) get(h uint64) *RegistrationRec {
 	}
 }
 
-// passHint is scan i's pass from c.Passes when it checks out: the record
-// at its position in the state is this very one, and it has the scan's id
-// or code; else nil (look it up).
-func (b *scanBatch) passHint(i int, sc *Scan) *RegistrationRec {
-	if i >= len(b.c.Passes) {
-		return nil
-	}
-	h := b.c.Passes[i]
-	s := b.m.s
-	if h == nil || len(s.mem.regList) != len(s.RegOrder) || h.Seq >= len(s.mem.regList) || s.mem.regList[h.Seq] != h {
-		return nil
-	}
+// A hint (c.Passes[i]) is scan i's pass when it checks out: the record at
+// its position in the state is this very one (a list of another
+// incarnation's records fails), and it has the scan's id or code; else the
+// scan is looked up. resolve checks the first in stages over the batch;
+// hintNames is the second.
+
+// hintNames reports whether h, a record of the state, is the pass sc
+// names by its registration id or check-in code.
+func hintNames(h *RegistrationRec, sc *Scan) bool {
 	if sc.RegistrationID != "" {
-		if h.ID != sc.RegistrationID {
-			return nil
-		}
-	} else if h.CheckinCode != normCheckinCode(sc.CheckinCode) {
-		return nil
+		return h.ID == sc.RegistrationID
 	}
-	return h
+	return h.CheckinCode == normCheckinCode(sc.CheckinCode)
 }

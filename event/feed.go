@@ -141,8 +141,8 @@ func (m *Machine) FeedObject(e FeedEntry) (any, bool) {
 		}
 		return nil, false
 	case FeedCheckinCreated:
-		c, ok := m.s.checkins()[e.ID]
-		if !ok {
+		c := m.s.checkinByID(e.ID)
+		if c == nil {
 			return nil, false
 		}
 		return m.checkinView(c), true

@@ -1,6 +1,11 @@
 package api
 
 import (
+	"encoding/binary"
+	"math/bits"
+	"strings"
+	"sync"
+
 	"ticketd/event"
 )
 
@@ -12,6 +17,11 @@ import (
 // body as usual, so a body the fast path declines gets exactly the
 // binder's answer (its 400 and details), and one it takes decodes as the
 // binder would decode it (TestFastScansMatchesBind).
+//
+// The command's strings are copies, never views of the body: an ask that
+// times out leaves the command in the event's queue, and fasthttp reuses
+// the body's buffer for the connection's next request, so a view would
+// have the actor decide on another request's bytes.
 func fastScans(body []byte) (event.RecordScans, bool) {
 	p := scanParser{b: body}
 	var cmd event.RecordScans
@@ -31,19 +41,24 @@ func fastScans(body []byte) (event.RecordScans, bool) {
 	if !p.eat('[') {
 		return cmd, false
 	}
-	spans := make([]scanSpans, 0, min(event.ScanBatchMax, 1+len(body)/100))
-	idBytes := 0
+	// The spans are scratch of the parse alone: pooled (56 kB a batch of
+	// garbage otherwise).
+	sp := scanSpansPool.Get().(*[]scanSpans)
+	defer scanSpansPool.Put(sp)
+	spans := (*sp)[:0]
+	idBytes, refBytes := 0, 0
 	for {
 		p.ws()
 		if len(spans) == event.ScanBatchMax {
 			return cmd, false // the binder names the limit
 		}
-		sp, ok := p.scan()
-		if !ok {
+		spans = append(spans, scanSpans{})
+		s := &spans[len(spans)-1]
+		if !p.scan(s) {
 			return cmd, false
 		}
-		idBytes += sp.id.n
-		spans = append(spans, sp)
+		idBytes += s.id.n
+		refBytes += s.code.n + s.reg.n
 		p.ws()
 		if p.eat(',') {
 			continue
@@ -53,6 +68,7 @@ func fastScans(body []byte) (event.RecordScans, bool) {
 		}
 		return cmd, false
 	}
+	*sp = spans
 	p.ws()
 	if !p.eat('}') {
 		return cmd, false
@@ -65,29 +81,29 @@ func fastScans(body []byte) (event.RecordScans, bool) {
 	// result): one string holds them all, so they cost one allocation
 	// and keep nothing else of the body alive. The codes and
 	// registration ids are only looked up: one more string for them all.
-	// A door's subjectId is kept by a check-in: a batch names few doors,
+	// A strings.Builder grown once makes each without a second copy. A
+	// door's subjectId is kept by a check-in: a batch names few doors,
 	// each is made once.
-	ids := make([]byte, 0, idBytes)
+	var ib, rb strings.Builder
+	ib.Grow(idBytes)
+	rb.Grow(refBytes)
 	for i := range spans {
-		ids = append(ids, spans[i].id.of(body)...)
+		s := &spans[i]
+		ib.Write(s.id.of(body))
+		rb.Write(s.code.of(body))
+		rb.Write(s.reg.of(body))
 	}
-	idStr := string(ids)
-	refs := ids[:0]
-	for i := range spans {
-		refs = append(append(refs, spans[i].code.of(body)...), spans[i].reg.of(body)...)
-	}
-	refStr := string(refs)
-	roff := 0
+	idStr, refStr := ib.String(), rb.String()
+	off, roff := 0, 0
 	ref := func(s span) string {
 		v := refStr[roff : roff+s.n]
 		roff += s.n
 		return v
 	}
-	cmd.Scans = make([]event.Scan, len(spans))
+	cmd.Scans = (*scansPool.Get().(*[]event.Scan))[:len(spans)]
 	var lastAt []byte
 	var at event.Time
 	var subj []string
-	off := 0
 	for i := range spans {
 		sp := &spans[i]
 		sc := &cmd.Scans[i]
@@ -122,6 +138,33 @@ func fastScans(body []byte) (event.RecordScans, bool) {
 	}
 	return cmd, true
 }
+
+// scansPool holds the scans of commands the actor is done with
+// (releaseScans), cleared, room for a whole batch each: 56 kB a batch, of
+// pointers (zeroed and scanned), otherwise garbage at its answer.
+var scansPool = sync.Pool{New: func() any {
+	s := make([]event.Scan, 0, event.ScanBatchMax)
+	return &s
+}}
+
+// releaseScans gives back the scans of a command fastScans made once the
+// event answered it: the actor is done with them (its answer holds their
+// strings, never the slice). A command whose ask failed may still wait in
+// the event's queue (a timeout): its scans are left to the collector.
+func releaseScans(scans []event.Scan) {
+	if cap(scans) != event.ScanBatchMax {
+		return
+	}
+	clear(scans)
+	scans = scans[:0]
+	scansPool.Put(&scans)
+}
+
+// scanSpansPool holds the parse's spans, room for a whole batch each.
+var scanSpansPool = sync.Pool{New: func() any {
+	s := make([]scanSpans, 0, event.ScanBatchMax)
+	return &s
+}}
 
 // span is a string's bytes in the body (n 0: empty or absent).
 type span struct{ i, n int }
@@ -176,25 +219,54 @@ func (p *scanParser) eat(c byte) bool {
 	return false
 }
 
-// str reads a string of printable ASCII without escapes.
+// str reads a string of printable ASCII without escapes, eight bytes at
+// a time up to the first that ends it or that the fast path declines.
 func (p *scanParser) str() ([]byte, bool) {
 	if !p.eat('"') {
 		return nil, false
 	}
-	start := p.i
-	for p.i < len(p.b) {
-		c := p.b[p.i]
+	b, start := p.b, p.i
+	i := start
+	for ; i+8 <= len(b); i += 8 {
+		if m := strStop(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			i += bits.TrailingZeros64(m) / 8
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		c := b[i]
 		if c == '"' {
-			p.i++
-			return p.b[start : p.i-1], true
+			p.i = i + 1
+			return b[start:i], true
 		}
 		if c < 0x20 || c >= 0x7f || c == '\\' {
 			return nil, false
 		}
-		p.i++
 	}
 	return nil, false
 }
+
+// Bytes of one value in each of a word's eight bytes.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// strStop sets the high bit of x's lowest byte (little-endian) that ends a
+// string or that str declines: ", \, a control character, 0x7f or any
+// byte >= 0x80; and maybe of bytes above it, never of one below (a test's
+// borrow only leaves a byte that hit). 0 when all 8 bytes are plain.
+func strStop(x uint64) uint64 {
+	return x&msb | // >= 0x80
+		(x-0x20*lsb)&^x&msb | // < 0x20
+		hasZero(x^('"'*lsb)) |
+		hasZero(x^('\\'*lsb)) |
+		hasZero(x^(0x7f*lsb))
+}
+
+// hasZero sets the high bit of x's lowest zero byte (and maybe of bytes
+// above it, never of one below); 0 when no byte is zero.
+func hasZero(x uint64) uint64 { return (x - lsb) &^ x & msb }
 
 func (p *scanParser) span() (span, bool) {
 	start := p.i + 1
@@ -215,22 +287,22 @@ func (p *scanParser) boolean() (bool, bool) {
 	return false, false
 }
 
-// scan reads one scan object whose members meet the Scan's rules.
-func (p *scanParser) scan() (scanSpans, bool) {
-	var sp scanSpans
+// scan reads one scan object whose members meet the Scan's rules into
+// sp, zero.
+func (p *scanParser) scan(sp *scanSpans) bool {
 	if !p.eat('{') {
-		return sp, false
+		return false
 	}
 	seen := 0
 	for {
 		p.ws()
 		k, ok := p.str()
 		if !ok {
-			return sp, false
+			return false
 		}
 		p.ws()
 		if !p.eat(':') {
-			return sp, false
+			return false
 		}
 		p.ws()
 		var bit int
@@ -277,10 +349,10 @@ func (p *scanParser) scan() (scanSpans, bool) {
 			bit = mAdmittedOffline
 			sp.admittedOffline, ok = p.boolean()
 		default:
-			return sp, false
+			return false
 		}
 		if !ok || seen&bit != 0 || s.n > scanStrMax {
-			return sp, false
+			return false
 		}
 		seen |= bit
 		p.ws()
@@ -290,8 +362,8 @@ func (p *scanParser) scan() (scanSpans, bool) {
 		if p.eat('}') {
 			break
 		}
-		return sp, false
+		return false
 	}
 	const required = mScanID | mSubjectType | mScannedAt
-	return sp, seen&required == required
+	return seen&required == required
 }

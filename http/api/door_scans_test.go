@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -152,6 +153,18 @@ func BenchmarkScanBody(b *testing.B) {
 			}
 		}
 	})
+	// As the handler runs it: the scans go back to their pool once the
+	// event answered.
+	b.Run("fast-released", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			cmd, ok := fastScans(body)
+			if !ok {
+				b.Fatal("declined")
+			}
+			releaseScans(cmd.Scans)
+		}
+	})
 	b.Run("bind", func(b *testing.B) {
 		b.ReportAllocs()
 		var bd bind.Binder
@@ -160,6 +173,89 @@ func BenchmarkScanBody(b *testing.B) {
 			if err := bd.Bind(body, &cmd); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// strBytewise is scanParser.str as it read a byte at a time, before it
+// read eight: the reference for the word-at-a-time reading.
+func strBytewise(b []byte, i int) (s []byte, next int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, i, false
+	}
+	i++
+	start := i
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c == '"' {
+			return b[start:i], i + 1, true
+		}
+		if c < 0x20 || c >= 0x7f || c == '\\' {
+			return nil, i, false
+		}
+	}
+	return nil, i, false
+}
+
+// TestScanStrMatchesBytewise: the parser's strings, read eight bytes at a
+// time, end and are declined exactly where a byte-by-byte reading ends
+// and declines them: every byte that ends or spoils a string (", \, a
+// control character, 0x7f, any byte >= 0x80) at every place in a word,
+// around plain bytes of every value.
+func TestScanStrMatchesBytewise(t *testing.T) {
+	check := func(b []byte) {
+		t.Helper()
+		p := scanParser{b: b}
+		got, ok := p.str()
+		want, next, wantOK := strBytewise(b, 0)
+		require.Equal(t, wantOK, ok, "%q", b)
+		if ok {
+			require.Equal(t, string(want), string(got), "%q", b)
+			require.Equal(t, next, p.i, "%q", b)
+		}
+	}
+	special := []byte{'"', '\\', 0x00, 0x01, 0x1f, 0x7f, 0x80, 0xc3, 0xff}
+	for n := 0; n <= 20; n++ {
+		for pos := 0; pos < n; pos++ {
+			for _, c := range special {
+				for _, fill := range []byte{' ', '!', '#', '0', 'A', '[', ']', 'a', '~', 0x20 + byte(n+pos)%0x5f} {
+					b := append([]byte{'"'}, bytes.Repeat([]byte{fill}, n)...)
+					b[1+pos] = c
+					check(append(b, '"'))
+					check(b) // unterminated
+				}
+			}
+		}
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 34))
+	for range 20000 {
+		b := make([]byte, 1+r.IntN(40))
+		b[0] = '"'
+		for i := 1; i < len(b); i++ {
+			if r.IntN(12) == 0 {
+				b[i] = special[r.IntN(len(special))]
+			} else {
+				b[i] = byte(0x20 + r.IntN(0x5f))
+			}
+		}
+		check(b)
+	}
+}
+
+// FuzzScanStr: the word-at-a-time reading of a string agrees with the
+// byte-at-a-time one on any bytes.
+func FuzzScanStr(f *testing.F) {
+	f.Add([]byte(`"scanId"`))
+	f.Add([]byte(`"a\"b"`))
+	f.Add([]byte("\"0123456\x7f89\""))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := scanParser{b: b}
+		got, ok := p.str()
+		want, next, wantOK := strBytewise(b, 0)
+		if ok != wantOK || ok && (string(got) != string(want) || p.i != next) {
+			t.Fatalf("%q: got %q %v at %d, want %q %v at %d", b, got, ok, p.i, want, wantOK, next)
 		}
 	})
 }

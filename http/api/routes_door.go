@@ -467,14 +467,18 @@ func (a *api) recordScans(c *thttp.Ctx) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd, ok := fastScans(c.RequestCtx().PostBody())
-	if !ok {
+	cmd, fast := fastScans(c.RequestCtx().PostBody())
+	if !fast {
 		if err := c.Bind(&cmd); err != nil {
 			return nil, err
 		}
 	}
 	cmd.DeviceID, cmd.Doors = d.ID, doorRefs(d.Doors)
-	return askOp(a, d.EventID, cmd)
+	res, err := askOp(a, d.EventID, cmd)
+	if fast && err == nil {
+		releaseScans(cmd.Scans)
+	}
+	return res, err
 }
 
 // streamPasses answers Server-Sent Events: every pass as it changes after
