@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ticketd/actors"
+	"ticketd/actors/doorwatch"
 	"ticketd/directory"
 	"ticketd/event"
 	"ticketd/webhooks"
@@ -113,6 +114,16 @@ func (o *Ops) RevokeDevice(ctx context.Context, id string) (directory.Device, er
 // memory: a scan costs no write).
 func (o *Ops) NoteDeviceSeen(deviceID string, at time.Time) {
 	o.sys.Watch().NoteDeviceSeen(deviceID, at)
+}
+
+// SeenCell is a door device's last-seen cell: Note records a request at
+// most once a doorwatch.SeenGrain.
+type SeenCell = doorwatch.Seen
+
+// DeviceSeenCell returns the device's last-seen cell, to note its requests
+// into without a lookup each.
+func (o *Ops) DeviceSeenCell(deviceID string) *SeenCell {
+	return o.sys.Watch().DeviceSeenCell(deviceID)
 }
 
 // DeviceSeen answers when this node last saw the device.

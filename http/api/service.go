@@ -163,7 +163,7 @@ type directoryAuth struct {
 // principalSet holds the Principals of one directory view.
 type principalSet struct {
 	view  *directory.State
-	byKey sync.Map // *directory.Key (of view) -> *http.Principal
+	byKey sync.Map // *directory.Key (of view) -> *http.Principal; *directory.Device -> *deviceLocal
 }
 
 func newDirectoryAuth(o *ops.Ops) directoryAuth {
@@ -461,16 +461,54 @@ func byID[C event.Command](param string, field func(*C) *string) func(*thttp.Ctx
 // rate limit) and its event. A revoked device is gone from the lookup as
 // soon as its revocation is durable. In cluster mode a key missing here
 // may have been made on another node a moment ago, as for API keys.
+//
+// The Principal is built once per device and view (a deviceLocal, kept
+// with the view's API key Principals): a device's requests allocate
+// nothing here, and a new view, as after a revocation, starts afresh.
 func (d directoryAuth) authenticateDevice(token string) (*thttp.Principal, error) {
-	dev, ok := d.ops.Directory().LookupDevice(token)
+	view := d.ops.Directory()
+	dev, ok := view.LookupDevice(token)
 	if d.ops.DirectoryShared() && (!ok || d.ops.DirectoryStale()) {
 		if err := d.syncDirectory(); err != nil {
 			return nil, err
 		}
-		dev, ok = d.ops.Directory().LookupDevice(token)
+		view = d.ops.Directory()
+		dev, ok = view.LookupDevice(token)
 	}
 	if !ok {
 		return nil, nil
 	}
-	return &thttp.Principal{KeyID: dev.ID, UnitID: dev.UnitID, Type: thttp.KeyDevice, EventID: dev.EventID}, nil
+	if d.cache == nil {
+		return &d.deviceLocal(dev).p, nil
+	}
+	set := d.cache.Load()
+	if set == nil || set.view != view {
+		set = &principalSet{view: view}
+		d.cache.Store(set)
+	}
+	if e, ok := set.byKey.Load(dev); ok {
+		return &e.(*deviceLocal).p, nil
+	}
+	e, _ := set.byKey.LoadOrStore(dev, d.deviceLocal(dev))
+	return &e.(*deviceLocal).p, nil
+}
+
+// deviceLocal is what a device's requests share (thttp.Principal.Local):
+// its Principal, its last-seen cell (noted by every /door/v1 request
+// without a lookup) and the caught-up page of its event last answered.
+type deviceLocal struct {
+	p    thttp.Principal
+	seen *ops.SeenCell
+	// caught is the cursor of the event's newest pass stamp this device
+	// was last answered caught up with (caughtUpPage).
+	caught atomic.Pointer[caughtCursor]
+}
+
+func (d directoryAuth) deviceLocal(dev *directory.Device) *deviceLocal {
+	e := &deviceLocal{
+		p:    thttp.Principal{KeyID: dev.ID, UnitID: dev.UnitID, Type: thttp.KeyDevice, EventID: dev.EventID},
+		seen: d.ops.DeviceSeenCell(dev.ID),
+	}
+	e.p.Local = e
+	return e
 }
