@@ -142,7 +142,7 @@ func (a *api) doorRoutes() []thttp.Route {
 		door(thttp.Route{Method: "GET", Path: "/door/v1/event", OperationID: "getDoorEvent", Tag: "Event",
 			Summary: "The device's event, its doors with names and counts, the ticket types' names and the event's devices",
 			Success: 200, Response: DoorEventView{}, Handle: a.doorEvent}),
-		door(thttp.Route{Method: "GET", Path: "/door/v1/passes", OperationID: "listPasses", Tag: "Passes",
+		door(thttp.Route{Method: "GET", Path: "/door/v1/passes", OperationID: "listPasses", Hot: true, Tag: "Passes",
 			Summary: "Page through the passes by change: without cursor every pass; with the last page's nextCursor, the passes changed since",
 			Query:   passesQuery{}, Success: 200, Response: event.PassPage{}, Errors: []int{400}, Handle: a.listPasses}),
 		door(thttp.Route{Method: "POST", Path: "/door/v1/scans", OperationID: "recordScans", Tag: "Scans",
