@@ -39,6 +39,9 @@ type RequestInfo struct {
 	// otherwise. It may share the request's buffer: valid during the
 	// call only, so a hook that keeps it copies it.
 	URLPath string
+	// conn is the connection's id (fasthttp's ConnID): the stripe of the
+	// metrics' series the request adds to.
+	conn uint64
 }
 
 // ID returns the request's id, as the Request-Id header carried it.
@@ -171,6 +174,7 @@ func (s *Server) finish(rc *fasthttp.RequestCtx, st requestStart, r *Route, p *P
 		RequestID:     st.clientID,
 		RequestSeq:    st.seq,
 		RequestPrefix: s.reqPrefix,
+		conn:          rc.ConnID(),
 	}
 	if r != nil {
 		info.Method, info.Path, info.OperationID, info.Surface = r.Method, r.Path, r.OperationID, r.Surface
