@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"ticketd/actors"
@@ -161,6 +162,11 @@ func (o *Ops) Changed(eventID string) <-chan struct{} { return o.sys.Watch().Cha
 
 // NotePassVer records the newest pass version a read of the event saw.
 func (o *Ops) NotePassVer(eventID string, ver int64) { o.sys.Watch().NotePassVer(eventID, ver) }
+
+// PassVerCell returns the cell of the event's newest pass version as
+// this node knows it, to compare with without a lookup; nil when none is
+// known or on a cluster node (doorwatch.Watch.PassVerCell).
+func (o *Ops) PassVerCell(eventID string) *atomic.Int64 { return o.sys.Watch().PassVerCell(eventID) }
 
 // PassVerCaughtUp reports whether ver is the event's newest pass version
 // as this node knows it (a door device caught up needs no ask).

@@ -134,6 +134,22 @@ func (s *Watch) NotePassVer(eventID string, ver int64) {
 	}
 }
 
+// PassVerCell returns the cell holding the event's latest pass stamp as
+// this node knows it, for a caller to compare with again and again
+// without a lookup (PassVerCaughtUp is cell.Load() == ver); nil when a
+// read has not noted the event's stamp yet, or on a cluster node
+// (Forwarded), where no stamp is taken as the latest.
+func (s *Watch) PassVerCell(eventID string) *atomic.Int64 {
+	if s.Forwarded {
+		return nil
+	}
+	v, ok := s.passVers.Load(eventID)
+	if !ok {
+		return nil
+	}
+	return v.(*atomic.Int64)
+}
+
 // PassVerCaughtUp reports whether ver is the event's latest pass stamp as
 // this node knows it: true only on a single node, where every change of
 // the event goes through this node's actor, which keeps the stamp current

@@ -46,3 +46,24 @@ func TestSeenCell(t *testing.T) {
 	_, ok = w.DeviceSeen("dev_3")
 	require.False(t, ok)
 }
+
+// TestPassVerCell: the cell of an event's pass stamp is there once a read
+// noted the stamp, follows later notes, and is never handed out on a
+// cluster node (Forwarded), where no stamp is taken as the latest.
+func TestPassVerCell(t *testing.T) {
+	var w Watch
+	require.Nil(t, w.PassVerCell("evt_1"), "not noted yet")
+	w.NotePassVer("evt_1", 7)
+	c := w.PassVerCell("evt_1")
+	require.NotNil(t, c)
+	require.Equal(t, int64(7), c.Load())
+	require.True(t, w.PassVerCaughtUp("evt_1", 7))
+	w.NotePassVer("evt_1", 9)
+	require.Equal(t, int64(9), c.Load(), "the same cell moves")
+	require.False(t, w.PassVerCaughtUp("evt_1", 7))
+
+	f := Watch{Forwarded: true}
+	f.NotePassVer("evt_1", 7)
+	require.Nil(t, f.PassVerCell("evt_1"))
+	require.False(t, f.PassVerCaughtUp("evt_1", 7))
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gojson "github.com/goccy/go-json"
@@ -409,6 +410,9 @@ func (p *caughtUp) AppendJSON(b []byte) []byte {
 type caughtCursor struct {
 	ver    int64
 	cursor string
+	// stamp is the event's newest pass stamp as this node knows it
+	// (ops.PassVerCell), compared with ver without a lookup.
+	stamp *atomic.Int64
 }
 
 // AppendJSON writes the page as encoding/json writes an event.PassPage
@@ -451,7 +455,7 @@ func (a *api) caughtUpPage(c *thttp.Ctx) thttp.JSONAppender {
 	p := c.Principal()
 	dl, _ := p.Local.(*deviceLocal)
 	if dl != nil {
-		if m := dl.caught.Load(); m != nil && string(cur) == m.cursor && a.ops.PassVerCaughtUp(p.EventID, m.ver) {
+		if m := dl.caught.Load(); m != nil && string(cur) == m.cursor && m.stamp.Load() == m.ver {
 			return m
 		}
 	}
@@ -460,8 +464,8 @@ func (a *api) caughtUpPage(c *thttp.Ctx) thttp.JSONAppender {
 		return nil
 	}
 	if dl != nil {
-		if s := event.PassCursor(p.EventID, v); s == string(cur) {
-			m := &caughtCursor{ver: v, cursor: s}
+		if s, stamp := event.PassCursor(p.EventID, v), a.ops.PassVerCell(p.EventID); s == string(cur) && stamp != nil {
+			m := &caughtCursor{ver: v, cursor: s, stamp: stamp}
 			dl.caught.Store(m)
 			return m
 		}

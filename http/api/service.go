@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"strings"
 	"sync"
@@ -163,7 +164,11 @@ type directoryAuth struct {
 // principalSet holds the Principals of one directory view.
 type principalSet struct {
 	view  *directory.State
-	byKey sync.Map // *directory.Key (of view) -> *http.Principal; *directory.Device -> *deviceLocal
+	byKey sync.Map // *directory.Key (of view) -> *http.Principal
+	// devices are the view's active devices by key hash (string of
+	// directory.DeviceKeyHash), built by the first device request.
+	devOnce sync.Once
+	devices map[string]*deviceLocal
 }
 
 func newDirectoryAuth(o *ops.Ops) directoryAuth {
@@ -462,35 +467,52 @@ func byID[C event.Command](param string, field func(*C) *string) func(*thttp.Ctx
 // soon as its revocation is durable. In cluster mode a key missing here
 // may have been made on another node a moment ago, as for API keys.
 //
-// The Principal is built once per device and view (a deviceLocal, kept
-// with the view's API key Principals): a device's requests allocate
-// nothing here, and a new view, as after a revocation, starts afresh.
+// The Principals are built per view of the directory, all at once when a
+// device's request first finds the view (its devices, indexed by key
+// hash: a request hashes its key and does one map lookup, as the view's
+// own lookup does two), and shared by the device's requests with what
+// they note (deviceLocal): a device's request allocates nothing here, and
+// a new view, as after a revocation, starts afresh.
 func (d directoryAuth) authenticateDevice(token string) (*thttp.Principal, error) {
+	h := directory.DeviceKeyHash(token)
 	view := d.ops.Directory()
-	dev, ok := view.LookupDevice(token)
-	if d.ops.DirectoryShared() && (!ok || d.ops.DirectoryStale()) {
+	e := d.deviceOf(view, token, &h)
+	if d.ops.DirectoryShared() && (e == nil || d.ops.DirectoryStale()) {
 		if err := d.syncDirectory(); err != nil {
 			return nil, err
 		}
 		view = d.ops.Directory()
-		dev, ok = view.LookupDevice(token)
+		e = d.deviceOf(view, token, &h)
 	}
-	if !ok {
+	if e == nil {
 		return nil, nil
 	}
+	return &e.p, nil
+}
+
+// deviceOf finds the active device of key token (hashed: h) in view.
+func (d directoryAuth) deviceOf(view *directory.State, token string, h *[sha256.Size]byte) *deviceLocal {
 	if d.cache == nil {
-		return &d.deviceLocal(dev).p, nil
+		if dev, ok := view.LookupDevice(token); ok {
+			return d.deviceLocal(dev)
+		}
+		return nil
 	}
 	set := d.cache.Load()
 	if set == nil || set.view != view {
 		set = &principalSet{view: view}
 		d.cache.Store(set)
 	}
-	if e, ok := set.byKey.Load(dev); ok {
-		return &e.(*deviceLocal).p, nil
+	set.devOnce.Do(func() {
+		set.devices = map[string]*deviceLocal{}
+		view.ActiveDevices(func(keyHash string, dev *directory.Device) {
+			set.devices[keyHash] = d.deviceLocal(dev)
+		})
+	})
+	if !strings.HasPrefix(token, "dk_") {
+		return nil // as the view's LookupDevice
 	}
-	e, _ := set.byKey.LoadOrStore(dev, d.deviceLocal(dev))
-	return &e.(*deviceLocal).p, nil
+	return set.devices[string(h[:])]
 }
 
 // deviceLocal is what a device's requests share (thttp.Principal.Local):
