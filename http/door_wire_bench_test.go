@@ -34,6 +34,7 @@ import (
 	"ticketd/app"
 	"ticketd/app/apptest"
 	"ticketd/bench/load"
+	thttp "ticketd/http"
 )
 
 // wireConnsPerProc is connections per GOMAXPROCS: 64 on this 2-core
@@ -195,14 +196,15 @@ func wireDeltaReqs(b *testing.B, keys []string, cursor string) [][]byte {
 
 // BenchmarkWireDoorDelta is door-sync's caught-up delta request to the
 // real service (app.Main's server, every middleware), 50 devices.
-// limits=off is the service as loadgen runs it (budgets off);
-// limits=on keeps the default budgets on (the failed-authentication
-// budget, the device budget raised so none of b.N is refused).
+// limits=loadgen is the service as loadgen starts it: the request budgets
+// off, the failed-authentication budget on (its default, checked by every
+// request); limits=on keeps every default budget on (the device budget
+// raised so that none of b.N is refused).
 func BenchmarkWireDoorDelta(b *testing.B) {
-	for _, limits := range []string{"off", "on"} {
+	for _, limits := range []string{"loadgen", "on"} {
 		for _, tr := range wireTransports {
 			b.Run("limits="+limits+"/"+tr, func(b *testing.B) {
-				var opts []apptest.Option
+				opts := []apptest.Option{func(c *app.Config) { c.AuthFailuresPerMinute = thttp.DefaultAuthFailuresPerMinute }}
 				if limits == "on" {
 					opts = append(opts, apptest.DefaultLimits(), func(c *app.Config) { c.DevicePerMinute = 1 << 30 })
 				}
