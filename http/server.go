@@ -246,6 +246,7 @@ type Server struct {
 	ctxPool   sync.Pool
 	reqPrefix string
 	reqSeq    seqCounter
+	idBlocks  sync.Pool // *idBlock: each processor's run of request numbers (nextSeq)
 	serving   atomic.Bool
 	// closing is closed when Shutdown starts, so long answers (the door's
 	// event stream) end instead of holding the shutdown up.
@@ -253,10 +254,10 @@ type Server struct {
 	closeOnce sync.Once
 }
 
-// seqCounter numbers the generated request ids on a cache line of its
-// own: every request adds to it, and on a line shared with the fields
-// every request reads (the configuration, the pool, the prefix) each add
-// on one core would make the others' next reads of them miss.
+// seqCounter hands out the blocks of generated request ids (nextSeq), on
+// a cache line of its own: on a line shared with the fields every request
+// reads (the configuration, the pool, the prefix) each add on one core
+// would make the others' next reads of them miss.
 type seqCounter struct {
 	_ [64]byte
 	atomic.Uint64
