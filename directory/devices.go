@@ -267,10 +267,7 @@ func (s *State) LookupDevice(token string) (*Device, bool) {
 	if !strings.HasPrefix(token, "dk_") {
 		return nil, false
 	}
-	// The key hashed from a copy on the stack: a device's every request
-	// looks it up, and HashSecret's conversion of a 35-byte key escapes.
-	var buf [64]byte
-	h := sha256.Sum256(append(buf[:0], token...))
+	h := DeviceKeyHash(token)
 	id, ok := s.devs.byKey[string(h[:])]
 	if !ok {
 		return nil, false
@@ -280,6 +277,27 @@ func (s *State) LookupDevice(token string) (*Device, bool) {
 		return nil, false
 	}
 	return d, true
+}
+
+// DeviceKeyHash is the hash a device key is kept and found by
+// (Device.KeyHash). The key is hashed from a copy on the stack: a
+// device's every request looks it up, and HashSecret's conversion of a
+// 35-byte key escapes.
+func DeviceKeyHash(token string) [sha256.Size]byte {
+	var buf [64]byte
+	return sha256.Sum256(append(buf[:0], token...))
+}
+
+// ActiveDevices calls fn with every active device of the view and its
+// key's hash (DeviceKeyHash, as a string): what LookupDevice finds, for a
+// caller that keeps its own index of a view (the server's, one lookup a
+// request). The devices are the view's: read-only.
+func (s *State) ActiveDevices(fn func(keyHash string, d *Device)) {
+	for h, id := range s.devs.byKey {
+		if d := s.devs.byID[id]; d.RevokedAt == nil {
+			fn(h, d)
+		}
+	}
 }
 
 // LookupDeviceID finds an active (not revoked) device by id.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -95,4 +96,33 @@ func TestExtraHandlers(t *testing.T) {
 	rc2.Request.SetRequestURI("/panic")
 	srv.Handler()(&rc2)
 	require.Equal(t, 500, rc2.Response.StatusCode())
+}
+
+// TestRequestSeqUnique: the generated request numbers, taken from every
+// processor at once and across collections (which drop the processors'
+// blocks), never repeat and never are 0 (RequestInfo.ID's "no id").
+func TestRequestSeqUnique(t *testing.T) {
+	var s Server
+	const workers, each = 8, 20_000
+	got := make([][]uint64, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				if i%5000 == 0 {
+					runtime.GC()
+				}
+				got[w] = append(got[w], s.nextSeq())
+			}
+		})
+	}
+	wg.Wait()
+	seen := make(map[uint64]bool, workers*each)
+	for _, l := range got {
+		for _, n := range l {
+			require.NotZero(t, n)
+			require.False(t, seen[n], "number %d handed out twice", n)
+			seen[n] = true
+		}
+	}
 }

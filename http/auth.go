@@ -23,6 +23,10 @@ type Principal struct {
 	// EventID is a device key's event (Type "device"); KeyID is then
 	// the device's id.
 	EventID string
+	// Local is the Authenticator's own state of the key, shared by the
+	// key's requests while the Principal is (http/api: a door device's
+	// last-seen cell); nil when it keeps none. The server never reads it.
+	Local any
 }
 
 // Key types of Principal.Type.

@@ -15,10 +15,12 @@ import (
 // trusted proxy itself. Hops left of an untrusted one are ignored because the
 // client could have written them.
 func ClientIP(rc *fasthttp.RequestCtx, trusted []netip.Prefix) netip.Addr {
-	var peer netip.Addr
-	if ta, ok := rc.RemoteAddr().(*net.TCPAddr); ok {
-		peer, _ = netip.AddrFromSlice(ta.IP)
-		peer = peer.Unmap()
+	peer, ok := conns.Peer(rc.Conn())
+	if !ok {
+		if ta, ok := rc.RemoteAddr().(*net.TCPAddr); ok {
+			peer, _ = netip.AddrFromSlice(ta.IP)
+			peer = peer.Unmap()
+		}
 	}
 	if len(trusted) == 0 || !isTrusted(peer, trusted) {
 		return peer

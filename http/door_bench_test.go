@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,32 +14,35 @@ import (
 	"ticketd/directory"
 )
 
-// BenchmarkPipelineDoorDelta is door-sync's caught-up delta request (issue
-// 33): a device's GET /door/v1/passes with the cursor of its last page,
-// when nothing changed since (200, an empty page).
-func BenchmarkPipelineDoorDelta(b *testing.B) {
-	fx := newPipeFx(b, 10_000_000)
-	fx.pipeRegistrations(b, 100)
+// doorDeltaPath is the door's pass list (GET /door/v1/passes).
+const doorDeltaPath = "/door/v1/passes"
+
+// doorDevices creates n initialized devices of the benchmark's event and
+// downloads the passes once: it returns their keys and the caught-up
+// cursor (the last page's nextCursor).
+func (fx *pipeFx) doorDevices(b *testing.B, n int) (keys []string, cursor string) {
+	b.Helper()
 	ctx := context.Background()
 	k, ok := fx.sys.Directory().Lookup(fx.sk)
 	require.True(b, ok)
-	_, code, err := fx.sys.CreateDevice(ctx, actors.DeviceSpec{UnitID: k.UnitID, EventID: fx.eventID, Name: "gate",
-		Doors: []directory.Door{{SubjectType: "event"}}})
-	require.NoError(b, err)
-	_, key, err := fx.sys.InitializeDevice(ctx, code, "")
-	require.NoError(b, err)
-	// The device's first download: its last page's cursor is caught up.
-	base := "http://127.0.0.1:8080/door/v1/passes"
-	cursor := ""
+	for i := range n {
+		_, code, err := fx.sys.CreateDevice(ctx, actors.DeviceSpec{UnitID: k.UnitID, EventID: fx.eventID, Name: "gate " + strconv.Itoa(i),
+			Doors: []directory.Door{{SubjectType: "event"}}})
+		require.NoError(b, err)
+		_, key, err := fx.sys.InitializeDevice(ctx, code, "")
+		require.NoError(b, err)
+		keys = append(keys, key)
+	}
+	// The first device's first download: its last page's cursor is caught up.
 	for {
 		var r fasthttp.Request
 		var rc fasthttp.RequestCtx
-		u := base
+		u := "http://127.0.0.1:8080" + doorDeltaPath
 		if cursor != "" {
 			u += "?cursor=" + url.QueryEscape(cursor)
 		}
 		r.SetRequestURI(u)
-		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("Authorization", "Bearer "+keys[0])
 		rc.Init(&r, fx.addr, nil)
 		fx.h(&rc)
 		require.Equal(b, 200, rc.Response.StatusCode(), "%s", rc.Response.Body())
@@ -49,11 +53,20 @@ func BenchmarkPipelineDoorDelta(b *testing.B) {
 		require.NoError(b, json.Unmarshal(rc.Response.Body(), &page))
 		cursor = page.NextCursor
 		if !page.HasMore {
-			break
+			return keys, cursor
 		}
 	}
-	uri := base + "?cursor=" + url.QueryEscape(cursor)
-	auth := "Bearer " + key
+}
+
+// BenchmarkPipelineDoorDelta is door-sync's caught-up delta request (issue
+// 33): a device's GET /door/v1/passes with the cursor of its last page,
+// when nothing changed since (200, an empty page).
+func BenchmarkPipelineDoorDelta(b *testing.B) {
+	fx := newPipeFx(b, 10_000_000)
+	fx.pipeRegistrations(b, 100)
+	keys, cursor := fx.doorDevices(b, 1)
+	uri := "http://127.0.0.1:8080" + doorDeltaPath + "?cursor=" + url.QueryEscape(cursor)
+	auth := "Bearer " + keys[0]
 	fx.pipeRun(b, 200, func(i int, r *fasthttp.Request) {
 		r.SetRequestURI(uri)
 		r.Header.Set("Authorization", auth)

@@ -1,10 +1,12 @@
 package http
 
 import (
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -23,7 +25,10 @@ const otherRoute = "other"
 // latencyBuckets are the request latency bounds in seconds: 50 µs to about
 // 13 s in powers of two, so a durable order (one fsync, about 0.1 to 2 ms
 // here) and a stalled one (seconds) land in different buckets.
-var latencyBuckets = prometheus.ExponentialBuckets(50e-6, 2, 19)
+var latencyBuckets = prometheus.ExponentialBuckets(latencyBase/1e9, 2, latencyBucketCount)
+
+// latencyBucketCount is how many bounds latencyBuckets has.
+const latencyBucketCount = 19
 
 // RegisterMetrics serves GET /metrics, to the admin token only, in the Prometheus text format: request
 // counts and latency histograms per route (fed by Config.OnRequest, chained
@@ -37,7 +42,7 @@ func RegisterMetrics(srv *Server, extra ...prometheus.Collector) {
 	reg.MustRegister(
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC, collectors.MetricsScheduler)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		hm.requests, hm.latency,
+		hm,
 	)
 	reg.MustRegister(connCollectors(srv)...)
 	reg.MustRegister(extra...)
@@ -94,27 +99,30 @@ func connCollectors(srv *Server) []prometheus.Collector {
 	}
 }
 
-// httpMetrics holds the per-route series. A table route's series are
-// resolved once per (operation, status) and found again through a map
-// built at start (read-only, no lock) and a short copy-on-write list of
-// statuses, so the request path hashes no labels and boxes no keys.
-// Requests outside the table go through the sync.Map of children.
+// httpMetrics holds the per-route series: request counts and latency
+// histograms by (operation, method, status), exported at scrape time
+// (it is the registry's Collector of both families). A table route's
+// series are resolved once per (operation, status) and found again
+// through a map built at start (read-only, no lock) and a short
+// copy-on-write list of statuses, so the request path hashes no labels
+// and boxes no keys. Requests outside the table go through a sync.Map.
+//
+// Each series is striped (metricStripes): a request adds to the stripe of
+// its connection, two atomic adds (its bucket, the latency sum), where
+// prometheus' own counter and histogram take five on lines every core
+// shares (issue 33: the door's caught-up poll, a few microseconds a
+// request, paid for them in cache misses when both cores served). The
+// count is the sum of the buckets, so a scrape's count and buckets agree.
 type httpMetrics struct {
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
+	requests, latency *prometheus.Desc
 
 	ops      map[string]*opSeries // operation id -> its series; read-only after start
-	children sync.Map             // childKey -> *routeChildren, outside the table
+	children sync.Map             // childKey -> *statSeries, outside the table
 }
 
 type childKey struct {
 	operation, method string
 	status            int
-}
-
-type routeChildren struct {
-	requests prometheus.Counter
-	latency  prometheus.Observer
 }
 
 // opSeries are the series of one table operation, by status.
@@ -126,20 +134,73 @@ type opSeries struct {
 
 type statusSeries struct {
 	status int
-	c      *routeChildren
+	c      *statSeries
+}
+
+// metricStripes is how many stripes a series has: concurrent requests on
+// different connections share one with a chance of 1 in this many.
+const metricStripes = 8
+
+// latencyBase is the first latency bound (latencyBuckets[0]) in
+// nanoseconds; each next bound doubles it.
+const latencyBase = 50_000
+
+// statSeries is one series' counts, striped.
+type statSeries struct {
+	labels  [3]string // operation, method, code
+	stripes [metricStripes]statStripe
+}
+
+// statStripe is one stripe: the requests per latency bucket (the last
+// slot: above every bound) and the latencies' sum, padded so that two
+// stripes share no cache line.
+type statStripe struct {
+	buckets [latencyBucketCount + 1]atomic.Uint64
+	sumNs   atomic.Int64
+	_       [64]byte
+}
+
+// observe adds one request of latency d, from connection conn.
+func (s *statSeries) observe(conn uint64, d time.Duration) {
+	ns := max(int64(d), 0)
+	i := 0
+	if ns > latencyBase {
+		i = min(bits.Len64(uint64(ns-1)/latencyBase), latencyBucketCount)
+	}
+	st := &s.stripes[conn%metricStripes]
+	st.buckets[i].Add(1)
+	st.sumNs.Add(ns)
+}
+
+// collect sends the series' request count and histogram.
+func (s *statSeries) collect(m *httpMetrics, ch chan<- prometheus.Metric) {
+	var slots [latencyBucketCount + 1]uint64
+	var sum int64
+	for i := range s.stripes {
+		st := &s.stripes[i]
+		for j := range slots {
+			slots[j] += st.buckets[j].Load()
+		}
+		sum += st.sumNs.Load()
+	}
+	buckets := make(map[float64]uint64, len(latencyBuckets))
+	var count uint64
+	for j, le := range latencyBuckets {
+		count += slots[j]
+		buckets[le] = count
+	}
+	count += slots[len(latencyBuckets)]
+	ch <- prometheus.MustNewConstMetric(m.requests, prometheus.CounterValue, float64(count), s.labels[:]...)
+	ch <- prometheus.MustNewConstHistogram(m.latency, count, float64(sum)/1e9, buckets, s.labels[:]...)
 }
 
 func newHTTPMetrics(routes []Route) *httpMetrics {
+	labels := []string{"operation", "method", "code"}
 	m := &httpMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ticketd_http_requests_total",
-			Help: "Finished HTTP requests by operation (route table operation id, or \"other\"), method and status code.",
-		}, []string{"operation", "method", "code"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "ticketd_http_request_duration_seconds",
-			Help:    "Latency of finished HTTP requests by operation and status code, from arrival to the handler's return.",
-			Buckets: latencyBuckets,
-		}, []string{"operation", "method", "code"}),
+		requests: prometheus.NewDesc("ticketd_http_requests_total",
+			"Finished HTTP requests by operation (route table operation id, or \"other\"), method and status code.", labels, nil),
+		latency: prometheus.NewDesc("ticketd_http_request_duration_seconds",
+			"Latency of finished HTTP requests by operation and status code, from arrival to the handler's return.", labels, nil),
 		ops: make(map[string]*opSeries, len(routes)),
 	}
 	for _, r := range routes {
@@ -148,24 +209,44 @@ func newHTTPMetrics(routes []Route) *httpMetrics {
 	return m
 }
 
+// Describe and Collect make m the registry's collector of its two
+// families.
+func (m *httpMetrics) Describe(ch chan<- *prometheus.Desc) {
+	ch <- m.requests
+	ch <- m.latency
+}
+
+func (m *httpMetrics) Collect(ch chan<- prometheus.Metric) {
+	for _, o := range m.ops {
+		if list := o.byStatus.Load(); list != nil {
+			for _, s := range *list {
+				s.c.collect(m, ch)
+			}
+		}
+	}
+	m.children.Range(func(_, v any) bool {
+		v.(*statSeries).collect(m, ch)
+		return true
+	})
+}
+
 // observe records one finished request. It runs on the request path.
 func (m *httpMetrics) observe(info RequestInfo) {
 	status := info.Status
 	if status < 100 || status > 599 {
 		status = 0
 	}
-	var c *routeChildren
+	var c *statSeries
 	if o := m.ops[info.OperationID]; o != nil && o.method == info.Method {
-		c = o.children(m, status)
+		c = o.children(status)
 	} else {
 		c = m.other(info, status)
 	}
-	c.requests.Inc()
-	c.latency.Observe(info.Latency.Seconds())
+	c.observe(info.conn, info.Latency)
 }
 
 // children returns the series of status, creating them on first use.
-func (o *opSeries) children(m *httpMetrics, status int) *routeChildren {
+func (o *opSeries) children(status int) *statSeries {
 	if list := o.byStatus.Load(); list != nil {
 		for _, s := range *list {
 			if s.status == status {
@@ -184,18 +265,14 @@ func (o *opSeries) children(m *httpMetrics, status int) *routeChildren {
 			}
 		}
 	}
-	code := strconv.Itoa(status)
-	c := &routeChildren{
-		requests: m.requests.WithLabelValues(o.op, o.method, code),
-		latency:  m.latency.WithLabelValues(o.op, o.method, code),
-	}
+	c := &statSeries{labels: [3]string{o.op, o.method, strconv.Itoa(status)}}
 	next := append(slices.Clip(cur), statusSeries{status: status, c: c})
 	o.byStatus.Store(&next)
 	return c
 }
 
 // other returns the series of a request outside the route table.
-func (m *httpMetrics) other(info RequestInfo, status int) *routeChildren {
+func (m *httpMetrics) other(info RequestInfo, status int) *statSeries {
 	k := childKey{operation: info.OperationID, method: info.Method, status: status}
 	if k.operation == "" {
 		k.operation = otherRoute
@@ -208,11 +285,7 @@ func (m *httpMetrics) other(info RequestInfo, status int) *routeChildren {
 	}
 	c, ok := m.children.Load(k)
 	if !ok {
-		code := strconv.Itoa(k.status)
-		c, _ = m.children.LoadOrStore(k, &routeChildren{
-			requests: m.requests.WithLabelValues(k.operation, k.method, code),
-			latency:  m.latency.WithLabelValues(k.operation, k.method, code),
-		})
+		c, _ = m.children.LoadOrStore(k, &statSeries{labels: [3]string{k.operation, k.method, strconv.Itoa(k.status)}})
 	}
-	return c.(*routeChildren)
+	return c.(*statSeries)
 }

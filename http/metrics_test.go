@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	nethttp "net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -233,4 +235,62 @@ func openSystem(t *testing.T, fs vfs.FS) (*actors.System, *persistence.Store) {
 		_ = store.Close()
 	})
 	return sys, store
+}
+
+// TestStatSeriesAsPrometheus: a series' striped counts export what
+// prometheus' own counter and histogram over latencyBuckets would, from
+// whichever connections its requests came.
+func TestStatSeriesAsPrometheus(t *testing.T) {
+	m := newHTTPMetrics(nil)
+	s := &statSeries{labels: [3]string{"op", "GET", "200"}}
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "h", Buckets: latencyBuckets})
+	lat := []time.Duration{0, 1, 49 * time.Microsecond, 50 * time.Microsecond, 51 * time.Microsecond, 99 * time.Microsecond,
+		101 * time.Microsecond, time.Millisecond, 300 * time.Millisecond, 13 * time.Second, 14 * time.Second, time.Hour, -time.Second}
+	var sum time.Duration
+	for i, d := range lat {
+		s.observe(uint64(i*7), d)
+		h.Observe(max(d, 0).Seconds())
+		sum += max(d, 0)
+	}
+	ch := make(chan prometheus.Metric, 2)
+	s.collect(m, ch)
+	var count, hist, want dto.Metric
+	require.NoError(t, (<-ch).Write(&count))
+	require.NoError(t, (<-ch).Write(&hist))
+	require.NoError(t, h.Write(&want))
+	require.Equal(t, float64(len(lat)), count.GetCounter().GetValue())
+	require.Equal(t, want.GetHistogram().GetSampleCount(), hist.GetHistogram().GetSampleCount())
+	require.InDelta(t, sum.Seconds(), hist.GetHistogram().GetSampleSum(), 1e-9)
+	require.Len(t, hist.GetHistogram().GetBucket(), len(latencyBuckets))
+	for i, b := range want.GetHistogram().GetBucket() {
+		got := hist.GetHistogram().GetBucket()[i]
+		require.Equal(t, b.GetUpperBound(), got.GetUpperBound())
+		require.Equal(t, b.GetCumulativeCount(), got.GetCumulativeCount(), "le %g", b.GetUpperBound())
+	}
+}
+
+// BenchmarkMetricsObserveParallel is one request's metrics from every
+// core at once: prometheus' counter and histogram (what the series were)
+// against a striped series, each goroutine a connection of its own.
+func BenchmarkMetricsObserveParallel(b *testing.B) {
+	b.Run("prometheus", func(b *testing.B) {
+		c := prometheus.NewCounter(prometheus.CounterOpts{Name: "c"})
+		h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "h", Buckets: latencyBuckets})
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				c.Inc()
+				h.Observe((120 * time.Microsecond).Seconds())
+			}
+		})
+	})
+	b.Run("striped", func(b *testing.B) {
+		s := &statSeries{}
+		var conns atomic.Uint64
+		b.RunParallel(func(pb *testing.PB) {
+			conn := conns.Add(1)
+			for pb.Next() {
+				s.observe(conn, 120*time.Microsecond)
+			}
+		})
+	})
 }

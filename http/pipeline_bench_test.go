@@ -38,6 +38,7 @@ import (
 
 // pipeFx is a service without a listener: its handler and seeded data.
 type pipeFx struct {
+	svc     *apptest.Service
 	sys     *actors.System
 	h       fasthttp.RequestHandler
 	sk, pk  string
@@ -46,7 +47,8 @@ type pipeFx struct {
 	typeID  string
 }
 
-func newPipeFx(b *testing.B, capacity int) *pipeFx {
+// opts adjust the configuration after the benchmarks' own settings.
+func newPipeFx(b *testing.B, capacity int, opts ...apptest.Option) *pipeFx {
 	b.Helper()
 	// The production logger at the level the benchmark runs the service
 	// with (warn), on stderr: a request that logs shows up as a syscall.
@@ -62,12 +64,15 @@ func newPipeFx(b *testing.B, capacity int) *pipeFx {
 			Store:  func(o *persistence.Options) { o.NoSync = true },
 			Actors: func(ac *actors.Config) { ac.AskTimeout = time.Minute },
 		}
+		for _, o := range opts {
+			o(c)
+		}
 	})
 	sys, srv := svc.Sys, svc.Main.Server()
 	ctx := context.Background()
 	u, err := sys.CreateUnit(ctx, "Bench")
 	require.NoError(b, err)
-	fx := &pipeFx{sys: sys, h: srv.Handler(), addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}}
+	fx := &pipeFx{svc: svc, sys: sys, h: srv.Handler(), addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}}
 	_, fx.sk, err = sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Secret, Name: "bench", Version: thttp.CurrentVersion})
 	require.NoError(b, err)
 	_, fx.pk, err = sys.CreateKey(ctx, actors.NewKeySpec{UnitID: u.ID, Type: directory.Publishable, Name: "bench", Version: thttp.CurrentVersion})

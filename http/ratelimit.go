@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -37,6 +38,10 @@ type gcraTable[K comparable] struct {
 	tat     map[K]int64
 	maxKeys int
 	swept   int64 // unix nanos of the last sweep of full buckets
+	// lastTake is the latest now any take was called with (written under
+	// mu, read without it by spent): no bucket can be spent an interval
+	// after it, so spent answers most requests without the lock.
+	lastTake atomic.Int64
 }
 
 func newGCRATable[K comparable](maxKeys int) *gcraTable[K] {
@@ -58,6 +63,9 @@ type gcraResult struct {
 func (g *gcraTable[K]) take(k K, burst int, interval, now int64) gcraResult {
 	depth := int64(burst) * interval
 	g.mu.Lock()
+	if now > g.lastTake.Load() {
+		g.lastTake.Store(now)
+	}
 	tat, present := g.tat[k]
 	tat = max(tat, now)
 	next := tat + interval
@@ -74,7 +82,18 @@ func (g *gcraTable[K]) take(k K, burst int, interval, now int64) gcraResult {
 }
 
 // spent reports whether k's bucket cannot admit a request at now.
+//
+// A bucket is spent only within an interval of the last take that
+// admitted a request to it: that take left tat at most depth past its
+// time, and spent needs tat past now by more than depth less an interval.
+// So an interval after the latest take of all (lastTake) none is spent,
+// and every request of a service nobody fails to authenticate with is
+// answered by one atomic load, not the table's lock, which both cores
+// would take in turn.
 func (g *gcraTable[K]) spent(k K, burst int, interval, now int64) bool {
+	if now-g.lastTake.Load() >= interval {
+		return false
+	}
 	g.mu.Lock()
 	tat, ok := g.tat[k]
 	g.mu.Unlock()

@@ -2,6 +2,7 @@ package http
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"strconv"
 	"sync/atomic"
@@ -227,4 +228,57 @@ func TestFastLoggerRedactsQuotedRequestBytes(t *testing.T) {
 	require.NotContains(t, got, "secretpart")
 	require.Contains(t, got, `"127.0.0.1:8080"<->"[::1]:5555"`, "addresses stay")
 	require.Contains(t, got, `invalid header value "[redacted]"`)
+}
+
+// TestGCRASpentWithoutLock: spent's answer without the lock (an interval
+// after the latest take) is the one the table gives, whatever the order
+// of takes and clock readings.
+func TestGCRASpentWithoutLock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const interval = int64(3 * time.Second)
+	for _, burst := range []int{1, 2, 20} {
+		g := newGCRATable[int](64)
+		now := int64(1_000_000 * time.Second)
+		for i := range 20_000 {
+			// Mostly forward, sometimes a step back (a wall clock).
+			now += rng.Int64N(2*interval) - interval/4
+			k := rng.IntN(4)
+			if rng.IntN(3) == 0 {
+				g.take(k, burst, interval, now)
+				continue
+			}
+			g.mu.Lock()
+			tat, ok := g.tat[k]
+			g.mu.Unlock()
+			want := ok && max(tat, now)+interval-now > int64(burst)*interval
+			require.Equal(t, want, g.spent(k, burst, interval, now), "step %d, burst %d", i, burst)
+		}
+	}
+}
+
+// BenchmarkFailLimiterSpentParallel is the failed-authentication check
+// every authenticated request makes, from every core at once: quiet (no
+// failure within an interval: one atomic load) and failing (a failure a
+// moment ago: the table's lock, as every request took before).
+func BenchmarkFailLimiterSpentParallel(b *testing.B) {
+	for _, mode := range []string{"quiet", "failing"} {
+		b.Run(mode, func(b *testing.B) {
+			l := newFailLimiter(DefaultAuthFailuresPerMinute, 1<<20)
+			now := time.Now()
+			if mode == "failing" {
+				l.take(netip.MustParseAddr("192.0.2.1"), now)
+			} else {
+				l.take(netip.MustParseAddr("192.0.2.1"), now.Add(-time.Minute))
+			}
+			ip := netip.MustParseAddr("127.0.0.1")
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if l.spent(ip, now) {
+						b.Error("spent")
+						return
+					}
+				}
+			})
+		})
+	}
 }

@@ -3,9 +3,11 @@ package ops
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"ticketd/actors"
+	"ticketd/actors/doorwatch"
 	"ticketd/directory"
 	"ticketd/event"
 	"ticketd/webhooks"
@@ -115,6 +117,16 @@ func (o *Ops) NoteDeviceSeen(deviceID string, at time.Time) {
 	o.sys.Watch().NoteDeviceSeen(deviceID, at)
 }
 
+// SeenCell is a door device's last-seen cell: Note records a request at
+// most once a doorwatch.SeenGrain.
+type SeenCell = doorwatch.Seen
+
+// DeviceSeenCell returns the device's last-seen cell, to note its requests
+// into without a lookup each.
+func (o *Ops) DeviceSeenCell(deviceID string) *SeenCell {
+	return o.sys.Watch().DeviceSeenCell(deviceID)
+}
+
 // DeviceSeen answers when this node last saw the device.
 func (o *Ops) DeviceSeen(deviceID string) (time.Time, bool) {
 	return o.sys.Watch().DeviceSeen(deviceID)
@@ -150,6 +162,11 @@ func (o *Ops) Changed(eventID string) <-chan struct{} { return o.sys.Watch().Cha
 
 // NotePassVer records the newest pass version a read of the event saw.
 func (o *Ops) NotePassVer(eventID string, ver int64) { o.sys.Watch().NotePassVer(eventID, ver) }
+
+// PassVerCell returns the cell of the event's newest pass version as
+// this node knows it, to compare with without a lookup; nil when none is
+// known or on a cluster node (doorwatch.Watch.PassVerCell).
+func (o *Ops) PassVerCell(eventID string) *atomic.Int64 { return o.sys.Watch().PassVerCell(eventID) }
 
 // PassVerCaughtUp reports whether ver is the event's newest pass version
 // as this node knows it (a door device caught up needs no ask).

@@ -37,7 +37,7 @@ type Watch struct {
 	// mode), so a pass stamp it saw is never taken as the latest.
 	Forwarded bool
 	pulses    sync.Map // event id -> *pulse
-	devSeen   sync.Map // device id -> *atomic.Int64 (unix nanoseconds)
+	devSeen   sync.Map // device id -> *Seen
 	passVers  sync.Map // event id -> *atomic.Int64
 }
 
@@ -67,14 +67,40 @@ func (s *Watch) Watched(eventID string) bool {
 	return ok
 }
 
-// NoteDeviceSeen records a door device's request at at. It is this node's
-// memory, not the log: a request per scan must cost no write.
-func (s *Watch) NoteDeviceSeen(deviceID string, at time.Time) {
+// SeenGrain is how often at most a device's request moves its last-seen
+// time through a Seen cell (Seen.Note): a device polling or scanning many
+// times a second writes its cell once a second, so its requests share the
+// cell's cache line instead of taking it in turn; the time read lags the
+// last request by less than this.
+const SeenGrain = time.Second
+
+// Seen is one device's last-seen time, unix nanoseconds (0: never).
+type Seen struct{ ns atomic.Int64 }
+
+// Note records a request at at, unless a request less than SeenGrain
+// before it was recorded already (or a later one was).
+func (c *Seen) Note(at time.Time) {
+	n := at.UnixNano()
+	if n-c.ns.Load() >= int64(SeenGrain) {
+		c.ns.Store(n)
+	}
+}
+
+// DeviceSeenCell returns device id's last-seen cell, which a caller may
+// keep and Note into on each of its requests: the lookup by id is done
+// once, not per request.
+func (s *Watch) DeviceSeenCell(deviceID string) *Seen {
 	v, ok := s.devSeen.Load(deviceID)
 	if !ok {
-		v, _ = s.devSeen.LoadOrStore(deviceID, new(atomic.Int64))
+		v, _ = s.devSeen.LoadOrStore(deviceID, new(Seen))
 	}
-	v.(*atomic.Int64).Store(at.UnixNano())
+	return v.(*Seen)
+}
+
+// NoteDeviceSeen records a door device's request at at, exactly. It is
+// this node's memory, not the log: a request per scan must cost no write.
+func (s *Watch) NoteDeviceSeen(deviceID string, at time.Time) {
+	s.DeviceSeenCell(deviceID).ns.Store(at.UnixNano())
 }
 
 // DeviceSeen answers when this node last saw the device.
@@ -83,7 +109,11 @@ func (s *Watch) DeviceSeen(deviceID string) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	return time.Unix(0, v.(*atomic.Int64).Load()).UTC(), true
+	ns := v.(*Seen).ns.Load()
+	if ns == 0 {
+		return time.Time{}, false // a cell handed out, nothing noted yet
+	}
+	return time.Unix(0, ns).UTC(), true
 }
 
 // NotePassVer records an event's pass stamp (event.DoorState.PassVer) as a
@@ -102,6 +132,22 @@ func (s *Watch) NotePassVer(eventID string, ver int64) {
 			return
 		}
 	}
+}
+
+// PassVerCell returns the cell holding the event's latest pass stamp as
+// this node knows it, for a caller to compare with again and again
+// without a lookup (PassVerCaughtUp is cell.Load() == ver); nil when a
+// read has not noted the event's stamp yet, or on a cluster node
+// (Forwarded), where no stamp is taken as the latest.
+func (s *Watch) PassVerCell(eventID string) *atomic.Int64 {
+	if s.Forwarded {
+		return nil
+	}
+	v, ok := s.passVers.Load(eventID)
+	if !ok {
+		return nil
+	}
+	return v.(*atomic.Int64)
 }
 
 // PassVerCaughtUp reports whether ver is the event's latest pass stamp as

@@ -69,10 +69,11 @@ func TestEveryRouteIsDocumentedAndEveryDocumentedPathRouted(t *testing.T) {
 	}
 }
 
-// TestHotRoutesStand: the drop's routes marked hot are matched ahead of the
-// router in the service's own table (none shares paths with another route,
-// table or page), so they do not fall back to it unnoticed.
+// TestHotRoutesStand: the drop's routes and the door's poll marked hot are
+// matched ahead of the router in the service's own table (none shares
+// paths with another route, table or page), so they do not fall back to it
+// unnoticed.
 func TestHotRoutesStand(t *testing.T) {
 	s := startService(t)
-	require.ElementsMatch(t, []string{"placeStorefrontOrder", "joinQueue", "getQueueEntry", "recordCheckin"}, s.Main.Server().HotRoutes())
+	require.ElementsMatch(t, []string{"placeStorefrontOrder", "joinQueue", "getQueueEntry", "recordCheckin", "listPasses"}, s.Main.Server().HotRoutes())
 }

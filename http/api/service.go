@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"strings"
 	"sync"
@@ -164,6 +165,10 @@ type directoryAuth struct {
 type principalSet struct {
 	view  *directory.State
 	byKey sync.Map // *directory.Key (of view) -> *http.Principal
+	// devices are the view's active devices by key hash (string of
+	// directory.DeviceKeyHash), built by the first device request.
+	devOnce sync.Once
+	devices map[string]*deviceLocal
 }
 
 func newDirectoryAuth(o *ops.Ops) directoryAuth {
@@ -461,16 +466,71 @@ func byID[C event.Command](param string, field func(*C) *string) func(*thttp.Ctx
 // rate limit) and its event. A revoked device is gone from the lookup as
 // soon as its revocation is durable. In cluster mode a key missing here
 // may have been made on another node a moment ago, as for API keys.
+//
+// The Principals are built per view of the directory, all at once when a
+// device's request first finds the view (its devices, indexed by key
+// hash: a request hashes its key and does one map lookup, as the view's
+// own lookup does two), and shared by the device's requests with what
+// they note (deviceLocal): a device's request allocates nothing here, and
+// a new view, as after a revocation, starts afresh.
 func (d directoryAuth) authenticateDevice(token string) (*thttp.Principal, error) {
-	dev, ok := d.ops.Directory().LookupDevice(token)
-	if d.ops.DirectoryShared() && (!ok || d.ops.DirectoryStale()) {
+	h := directory.DeviceKeyHash(token)
+	view := d.ops.Directory()
+	e := d.deviceOf(view, token, &h)
+	if d.ops.DirectoryShared() && (e == nil || d.ops.DirectoryStale()) {
 		if err := d.syncDirectory(); err != nil {
 			return nil, err
 		}
-		dev, ok = d.ops.Directory().LookupDevice(token)
+		view = d.ops.Directory()
+		e = d.deviceOf(view, token, &h)
 	}
-	if !ok {
+	if e == nil {
 		return nil, nil
 	}
-	return &thttp.Principal{KeyID: dev.ID, UnitID: dev.UnitID, Type: thttp.KeyDevice, EventID: dev.EventID}, nil
+	return &e.p, nil
+}
+
+// deviceOf finds the active device of key token (hashed: h) in view.
+func (d directoryAuth) deviceOf(view *directory.State, token string, h *[sha256.Size]byte) *deviceLocal {
+	if d.cache == nil {
+		if dev, ok := view.LookupDevice(token); ok {
+			return d.deviceLocal(dev)
+		}
+		return nil
+	}
+	set := d.cache.Load()
+	if set == nil || set.view != view {
+		set = &principalSet{view: view}
+		d.cache.Store(set)
+	}
+	set.devOnce.Do(func() {
+		set.devices = map[string]*deviceLocal{}
+		view.ActiveDevices(func(keyHash string, dev *directory.Device) {
+			set.devices[keyHash] = d.deviceLocal(dev)
+		})
+	})
+	if !strings.HasPrefix(token, "dk_") {
+		return nil // as the view's LookupDevice
+	}
+	return set.devices[string(h[:])]
+}
+
+// deviceLocal is what a device's requests share (thttp.Principal.Local):
+// its Principal, its last-seen cell (noted by every /door/v1 request
+// without a lookup) and the caught-up page of its event last answered.
+type deviceLocal struct {
+	p    thttp.Principal
+	seen *ops.SeenCell
+	// caught is the cursor of the event's newest pass stamp this device
+	// was last answered caught up with (caughtUpPage).
+	caught atomic.Pointer[caughtCursor]
+}
+
+func (d directoryAuth) deviceLocal(dev *directory.Device) *deviceLocal {
+	e := &deviceLocal{
+		p:    thttp.Principal{KeyID: dev.ID, UnitID: dev.UnitID, Type: thttp.KeyDevice, EventID: dev.EventID},
+		seen: d.ops.DeviceSeenCell(dev.ID),
+	}
+	e.p.Local = e
+	return e
 }

@@ -184,7 +184,7 @@ func (l *Listener) admit(c net.Conn) *trackedConn {
 		l.refuse(c, l.refuse503)
 		return nil
 	}
-	tc := &trackedConn{Conn: c, l: l, ip: ip, counted: !exempt}
+	tc := &trackedConn{Conn: c, l: l, peer: peer, ip: ip, counted: !exempt}
 	tc.idleSince.Store(now.UnixNano())
 	l.conns[tc] = struct{}{}
 	if tc.counted {
@@ -357,8 +357,9 @@ func TCP(c net.Conn) *net.TCPConn {
 type trackedConn struct {
 	net.Conn
 	l         *Listener
-	ip        netip.Addr
-	counted   bool // counts against its address's bound
+	peer      netip.Addr // the client's address (peerAddr)
+	ip        netip.Addr // its key (IPKey)
+	counted   bool       // counts against its address's bound
 	busy      atomic.Bool
 	served    atomic.Bool  // has answered a request
 	idleSince atomic.Int64 // unix nanos
@@ -485,6 +486,17 @@ func peerAddr(c net.Conn) netip.Addr {
 		return a.Unmap()
 	}
 	return netip.Addr{}
+}
+
+// Peer returns the client address of c, a connection of a Listener, as
+// it was read once at accept (peerAddr of its RemoteAddr); false for any
+// other connection. The server reads a request's client address here
+// rather than converting the connection's address again each request.
+func Peer(c net.Conn) (netip.Addr, bool) {
+	if tc, ok := c.(*trackedConn); ok {
+		return tc.peer, true
+	}
+	return netip.Addr{}, false
 }
 
 // IPKey is the address a per-client bound counts (connections here, the

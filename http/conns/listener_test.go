@@ -42,3 +42,33 @@ func TestReclaimTakesFromTheBusiestAddress(t *testing.T) {
 	require.True(t, visitor.reclaimed.Load())
 	require.False(t, reclaim(), "nothing idle is left")
 }
+
+// TestPeer: a connection the listener admits answers its client's
+// address as read at accept; any other connection answers nothing.
+func TestPeer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	l := New(ln, Config{Max: 10, MaxPerIP: 10})
+	defer l.Close()
+	dialed := make(chan net.Conn, 1)
+	go func() {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Error(err)
+			close(dialed)
+			return
+		}
+		dialed <- c
+	}()
+	c, err := l.Accept()
+	require.NoError(t, err)
+	defer c.Close()
+	client := <-dialed
+	require.NotNil(t, client)
+	defer client.Close()
+	peer, ok := Peer(c)
+	require.True(t, ok)
+	require.Equal(t, netip.MustParseAddrPort(client.LocalAddr().String()).Addr(), peer)
+	_, ok = Peer(client)
+	require.False(t, ok, "not a connection of a Listener")
+}
