@@ -206,8 +206,13 @@ func TestMetricsStoreBackgroundWork(t *testing.T) {
 	fams = h.scrape()
 	require.GreaterOrEqual(t, value(fams, "ticketd_store_flushes_total"), 1.0)
 	require.Greater(t, value(fams, "ticketd_store_flushed_bytes_total"), 0.0)
-	require.GreaterOrEqual(t, value(fams, "ticketd_store_l0_files"), 1.0)
-	require.GreaterOrEqual(t, value(fams, "ticketd_store_l0_sublevels"), 1.0)
+	// Pebble may already have moved the flushed tables down on its own
+	// (a loaded machine gives it the time): then a compaction says so.
+	if value(fams, "ticketd_store_l0_files") == 0 {
+		require.GreaterOrEqual(t, value(fams, "ticketd_store_compactions_total"), 1.0, "level 0 emptied without a compaction")
+	} else {
+		require.GreaterOrEqual(t, value(fams, "ticketd_store_l0_sublevels"), 1.0)
+	}
 
 	require.NoError(t, h.store.DB().Compact(ctx, []byte{0}, []byte{0xff}, false))
 	fams = h.scrape()
