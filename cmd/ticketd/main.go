@@ -14,20 +14,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"ticketd/app"
 	"ticketd/internal/adminctl"
 )
-
-// defaultGCPercent is the GOGC of `ticketd serve` unless the GOGC
-// environment variable says otherwise. The service's live heap is mostly
-// event state that stays live; collecting at 3x it instead of 2x halves the
-// marking work (about 6-10% of a flash sale's CPU at Go's default of 100)
-// for memory that the machines here have to spare.
-const defaultGCPercent = 200
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -69,9 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "ticketd", buildVersion())
 		return 0
 	case "serve":
-		if _, set := os.LookupEnv("GOGC"); !set {
-			debug.SetGCPercent(defaultGCPercent)
-		}
+		applyGCPolicy(os.LookupEnv)
 		cfg, err := ParseConfig(args[1:], os.LookupEnv, stdout)
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
