@@ -261,10 +261,11 @@ func (h *Harness) doorSync(s *load.Server, c *load.Client) error {
 	dres.SetCPU(cpu0, load.SampleCPU(s.Pid())) // per scan, not per batch
 	if m1, ok, _ := c.Scrape(); ok && m0 != nil {
 		d := func(name string) float64 { return (m1.Sum(name) - m0.Sum(name)) / 1e6 }
-		h.logf("   the store over the timed scans: %.1f MB committed, %.1f MB flushed, %.1f MB written by %.0f compactions (%.1f MB read); %.0f GC cycles, %.0f MB allocated",
+		h.logf("   the store over the timed scans: %.1f MB committed, %.1f MB flushed, %.1f MB written by %.0f compactions (%.1f MB read); %.0f GC cycles, %.0f MB allocated (live heap %.0f MB, next cycle at %.0f MB)",
 			d("ticketd_wal_bytes_total"), d("ticketd_store_flushed_bytes_total"), d("ticketd_store_compacted_bytes_total"),
 			d("ticketd_store_compactions_total")*1e6, d("ticketd_store_compaction_read_bytes_total"),
-			d("go_gc_duration_seconds_count")*1e6, d("go_memstats_alloc_bytes_total"))
+			d("go_gc_duration_seconds_count")*1e6, d("go_memstats_alloc_bytes_total"),
+			m1.Sum("go_gc_heap_live_bytes")/1e6, m1.Sum("go_gc_heap_goal_bytes")/1e6)
 	}
 	dres = h.record(dres)
 	for r := range rounds {
