@@ -26,8 +26,11 @@ type Config struct {
 	// Program is the command that started the service as it was typed
 	// ("./bin/ticketd"), so the commands the start banner prints work when
 	// pasted; empty: "ticketd".
-	Program                string
-	Addr                   string
+	Program string
+	Addr    string
+	// DebugAddr is a loopback host:port serving the Go runtime's profiles
+	// (net/http/pprof, no authentication); empty: none.
+	DebugAddr              string
 	DataDir                string
 	BaseURL                string
 	AdminToken             string
@@ -190,6 +193,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("app: data-dir: must not be empty"))
+	}
+	if err := checkDebugAddr(c.DebugAddr); err != nil {
+		errs = append(errs, err)
 	}
 	// On port 0 the base URL is known once Open has bound the listener.
 	if c.BaseURL == "" && !strings.HasSuffix(c.Addr, ":0") {

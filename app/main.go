@@ -51,6 +51,7 @@ type Main struct {
 	srv   *thttp.Server
 	ln    net.Listener
 	done  chan error
+	debug *debugListener // the pprof listener on Config.DebugAddr; nil when none
 	idem  *thttp.DurableIdempotency
 	mail  *mail.Mailer      // delivers the owed mail
 	hooks *webhooks.Service // webhook endpoints; delivers the webhook queue
@@ -228,6 +229,12 @@ func (m *Main) Open() error {
 	m.ln, err = net.Listen("tcp", m.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("app: listen: %w", err)
+	}
+	if m.cfg.DebugAddr != "" {
+		if m.debug, err = startDebug(m.cfg.DebugAddr); err != nil {
+			return err
+		}
+		m.log.Info("profiles of the running service (net/http/pprof)", "url", "http://"+m.debug.Addr()+"/debug/pprof/")
 	}
 	bound := "http://" + m.ln.Addr().String()
 	if m.cfg.BaseURL == "" {
@@ -518,7 +525,20 @@ func (m *Main) Close() error {
 		cancel()
 	}
 	m.closeBackend()
+	if m.debug != nil {
+		errs = append(errs, m.debug.close())
+		m.debug = nil
+	}
 	return errors.Join(errs...)
+}
+
+// DebugAddr is the pprof listener's address (Config.DebugAddr with its
+// port resolved); empty when there is none.
+func (m *Main) DebugAddr() string {
+	if m.debug == nil {
+		return ""
+	}
+	return m.debug.Addr()
 }
 
 func (m *Main) closeBackend() {

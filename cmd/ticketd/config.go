@@ -84,6 +84,7 @@ func ParseConfig(args []string, lookup func(string) (string, bool), help io.Writ
 	str(&c.Wallet.AppleWWDRCert, "apple-wwdr-cert", "TICKETD_APPLE_WWDR_CERT", "", "Apple Wallet: Apple's WWDR intermediate certificate that issued it, PEM file")
 	str(&c.Wallet.GoogleIssuerID, "google-wallet-issuer-id", "TICKETD_GOOGLE_WALLET_ISSUER_ID", "", "Google Wallet: issuer id; with the key below, Save to Google Wallet is offered")
 	str(&c.Wallet.GoogleKey, "google-wallet-key", "TICKETD_GOOGLE_WALLET_KEY", "", "Google Wallet: the service account's JSON key file")
+	str(&c.DebugAddr, "debug-addr", "TICKETD_DEBUG_ADDR", d.DebugAddr, "loopback host:port serving the running service's memory and CPU profiles (net/http/pprof, no authentication); empty: off")
 	str(&c.LogLevel, "log-level", "TICKETD_LOG_LEVEL", d.LogLevel, "debug, info, warn or error")
 	str(&c.NodeName, "node-name", "TICKETD_NODE_NAME", d.NodeName, "cluster mode: this node's unique name")
 	str(&c.ClusterAddr, "cluster-addr", "TICKETD_CLUSTER_ADDR", d.ClusterAddr, "cluster mode: this node's cluster listen host:port")
