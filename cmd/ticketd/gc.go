@@ -11,9 +11,9 @@ import (
 // defaultGCPercent is the GOGC of `ticketd serve` unless the GOGC
 // environment variable says otherwise. The service's live heap is mostly
 // event state that stays live (an event of 100,000 passes and 200,000
-// check-ins is hundreds of megabytes of pointers the collector marks every
-// cycle), so a cycle costs about as much as the live heap is large whatever
-// it frees. Collecting at 4x the live heap instead of 3x (GOGC 200) cuts
+// check-ins is about 200 MB the collector marks every cycle, more while
+// downloads are in flight), so a cycle costs about as much as the live heap
+// is large whatever it frees. Collecting at 4x the live heap instead of 3x (GOGC 200) cuts
 // those cycles by a third; door-sync (bench/results/20261130-idle.md), whose
 // 200,000 batched scans allocate ~320 MB in about a second: at 200 a cycle
 // landed in the timed scans in some runs and cost the run 4-5 µs of CPU a
