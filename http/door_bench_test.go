@@ -2,7 +2,6 @@ package http_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/url"
 	"strconv"
 	"testing"
@@ -34,28 +33,7 @@ func (fx *pipeFx) doorDevices(b *testing.B, n int) (keys []string, cursor string
 		keys = append(keys, key)
 	}
 	// The first device's first download: its last page's cursor is caught up.
-	for {
-		var r fasthttp.Request
-		var rc fasthttp.RequestCtx
-		u := "http://127.0.0.1:8080" + doorDeltaPath
-		if cursor != "" {
-			u += "?cursor=" + url.QueryEscape(cursor)
-		}
-		r.SetRequestURI(u)
-		r.Header.Set("Authorization", "Bearer "+keys[0])
-		rc.Init(&r, fx.addr, nil)
-		fx.h(&rc)
-		require.Equal(b, 200, rc.Response.StatusCode(), "%s", rc.Response.Body())
-		var page struct {
-			HasMore    bool   `json:"hasMore"`
-			NextCursor string `json:"nextCursor"`
-		}
-		require.NoError(b, json.Unmarshal(rc.Response.Body(), &page))
-		cursor = page.NextCursor
-		if !page.HasMore {
-			return keys, cursor
-		}
-	}
+	return keys, scanBenchDownload(b, fx, keys[0])
 }
 
 // BenchmarkPipelineDoorDelta is door-sync's caught-up delta request (issue

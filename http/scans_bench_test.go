@@ -131,14 +131,14 @@ func BenchmarkPipelineDoorScans(b *testing.B) {
 }
 
 // scanBenchDownload downloads every pass with device key key, as a door
-// does before it scans.
-func scanBenchDownload(b *testing.B, fx *pipeFx, key string) {
+// does before it scans, and returns the caught-up cursor (the last page's
+// nextCursor).
+func scanBenchDownload(b *testing.B, fx *pipeFx, key string) (cursor string) {
 	b.Helper()
-	cursor := ""
 	for {
 		var r fasthttp.Request
 		var rc fasthttp.RequestCtx
-		u := "http://127.0.0.1:8080/door/v1/passes"
+		u := "http://127.0.0.1:8080" + doorDeltaPath
 		if cursor != "" {
 			u += "?cursor=" + url.QueryEscape(cursor)
 		}
@@ -154,7 +154,7 @@ func scanBenchDownload(b *testing.B, fx *pipeFx, key string) {
 		require.NoError(b, json.Unmarshal(rc.Response.Body(), &page))
 		cursor = page.NextCursor
 		if !page.HasMore {
-			return
+			return cursor
 		}
 	}
 }
