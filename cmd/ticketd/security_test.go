@@ -173,6 +173,34 @@ func TestDefaultLimitsNeverLockOutValidCredentials(t *testing.T) {
 	require.Equal(t, 200, send(t, "POST", p.base+"/admin/v1/api-keys/"+key.ID+"/revoke", p.admin).status)
 	revoked := key.Key
 
+	// A door device of an event: its key works on /door/v1 only.
+	post := func(path, token, body string, into any) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", p.base+path, strings.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := plain.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		require.Equal(t, 201, res.StatusCode, path)
+		require.NoError(t, json.NewDecoder(res.Body).Decode(into))
+	}
+	var ev struct {
+		ID string `json:"id"`
+	}
+	post("/v1/events", p.secret, `{"name":"Door","timezone":"UTC"}`, &ev)
+	var dev struct {
+		SetupCode string `json:"setupCode"`
+	}
+	post("/v1/events/"+ev.ID+"/devices", p.secret, `{"name":"gate"}`, &dev)
+	var dk struct {
+		Key string `json:"key"`
+	}
+	post("/door/v1/device/initialize", "", `{"setupCode":"`+dev.SetupCode+`"}`, &dk)
+	require.True(t, strings.HasPrefix(dk.Key, "dk_"), dk.Key)
+
 	type failure struct{ name, method, path, token string }
 	failures := []failure{
 		{"missing", "GET", "/v1/events", ""},
@@ -195,6 +223,19 @@ func TestDefaultLimitsNeverLockOutValidCredentials(t *testing.T) {
 		assert.NotEmpty(t, a.header.Get("RateLimit-Remaining"))
 		a = send(t, "GET", p.base+"/admin/v1/business-units", p.admin)
 		require.Equal(t, 200, a.status, "admin token %s: %s", when, a.body)
+		// The door device: its download, then its caught-up polls (the
+		// second answered from what the first remembered).
+		a = send(t, "GET", p.base+"/door/v1/passes", dk.Key)
+		require.Equal(t, 200, a.status, "device key %s: %s", when, a.body)
+		var page struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		require.NoError(t, json.Unmarshal(a.body, &page))
+		for range 2 {
+			a = send(t, "GET", p.base+"/door/v1/passes?cursor="+url.QueryEscape(page.NextCursor), dk.Key)
+			require.Equal(t, 200, a.status, "device key caught up %s: %s", when, a.body)
+			require.JSONEq(t, `{"data":[],"hasMore":false,"nextCursor":"`+page.NextCursor+`"}`, string(a.body))
+		}
 	}
 	var first401 []byte
 	for i := 0; i < 20; i++ {
