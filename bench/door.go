@@ -23,12 +23,14 @@ import (
 // registrations and two doors (the event's and a venue's); DoorDevices
 // devices download the passes (gzip), then upload DoorScans offline scans
 // in batches of 500, DuplicateShare of them repeats of a pass and door
-// another device scanned in an earlier round. It reports the scans per
+// another device scanned in an earlier batch; each device sends its batches
+// one after another, the devices at once. It reports the scans per
 // second against the single-scan check-in of the same run, the p99 of a
 // batch, the first download's time and bytes, a caught-up delta request's
 // rate against the ceiling, and how fast a check-in on one device reaches
 // another's stream; it checks that every admitted scan is one check-in and
-// that every repeat was answered already_checked_in.
+// that every repeat (whichever of a pass-door's scans came second) was
+// answered already_checked_in.
 
 const doorBatch = 500
 
@@ -180,8 +182,11 @@ func (h *Harness) doorSync(s *load.Server, c *load.Client) error {
 			arr[2].Add(1)
 		}
 	}
-	var dupAlready, dupOther atomic.Int64
-	var lat []time.Duration
+	// Over the timed scans: answers already_checked_in, refused, and
+	// repeats admitted because they overtook the first scan of their pass
+	// and door (sent by another device that had not been answered yet).
+	var already, refused, overtook int
+	lat := make([]time.Duration, 0, rounds*len(devs))
 	var latMu sync.Mutex
 	scanned := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	// The bodies are encoded before the clock starts: the load
@@ -212,43 +217,81 @@ func (h *Harness) doorSync(s *load.Server, c *load.Client) error {
 	// 175 kB) per batch is the load generator's own JSON on the service's
 	// two cores, not the service's cost; checkin-burst, the reference,
 	// reads only its status codes in its timed loop.
+	// Each device its own keep-alive connection, the requests' bytes built
+	// and the answers' buffers faulted in before the clock starts: the
+	// load generator shares the two cores, and its page faults and copies
+	// cost as much as the service's work a scan through fasthttp's client
+	// (bench/load.RawConn).
 	answers := make([][][]byte, rounds)
+	reqs := make([][][]byte, rounds)
 	for r := range rounds {
 		answers[r] = make([][]byte, len(devs))
+		reqs[r] = make([][]byte, len(devs))
+		for d := range devs {
+			if len(batches[r][d]) == 0 {
+				continue
+			}
+			reqs[r][d] = load.BuildRequest("POST", s.URL, "/door/v1/scans", devs[d].key, bodies[r][d])
+			buf := make([]byte, 512*len(batches[r][d]))
+			for i := 0; i < len(buf); i += 4096 {
+				buf[i] = 1
+			}
+			answers[r][d] = buf
+		}
+	}
+	bodies = nil
+	conns := make([]*load.RawConn, len(devs))
+	for d := range devs {
+		rc, err := load.DialRaw(s.URL)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		conns[d] = rc
 	}
 	// The store's background work over the timed scans (flushes and
 	// compactions are a share of the service's CPU there); an older
 	// service without these metrics reads as zero.
 	m0, _, _ := c.Scrape()
+	if m0 != nil {
+		// Whether a collection is due in the window: the heap in use
+		// against the goal the last cycle set.
+		h.logf("   before the timed scans: heap %.0f MB in use, live heap %.0f MB at the last cycle, next cycle at %.0f MB",
+			m0.Sum("go_memstats_heap_alloc_bytes")/1e6, m0.Sum("go_gc_heap_live_bytes")/1e6, m0.Sum("go_gc_heap_goal_bytes")/1e6)
+	}
 	cpu0 := load.SampleCPU(s.Pid())
 	t3 := time.Now()
-	for r := range rounds {
-		var wg sync.WaitGroup
-		var roundErr atomic.Value
-		for d := range devs {
-			if len(batches[r][d]) == 0 {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+	// Each device uploads its batches one after another, as a phone that
+	// comes back online drains its queue; the devices do not wait for each
+	// other. (Until 2026-11-30 every round waited for the slowest of the
+	// fifty batches before the next began: the run measured that barrier,
+	// the service idle between rounds, more than the service's rate.)
+	var scanErr atomic.Value
+	for d := range devs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				if len(batches[r][d]) == 0 {
+					continue
+				}
 				start := time.Now()
-				st, resp, err := c.Do("POST", "/door/v1/scans", devs[d].key, bodies[r][d])
+				st, resp, err := conns[d].Do(reqs[r][d], answers[r][d][:0], time.Minute)
 				took := time.Since(start)
 				if err != nil || st != 200 {
-					roundErr.Store(fmt.Errorf("bench: door-sync: scans: %d %v %s", st, err, load.Truncate(resp, 200)))
+					scanErr.Store(fmt.Errorf("bench: door-sync: scans: %d %v %s", st, err, load.Truncate(resp, 200)))
 					return
 				}
 				latMu.Lock()
 				lat = append(lat, took)
 				latMu.Unlock()
 				answers[r][d] = resp
-			}()
-		}
-		wg.Wait()
-		if err, ok := roundErr.Load().(error); ok {
-			return err
-		}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := scanErr.Load().(error); ok {
+		return err
 	}
 	elapsed := time.Since(t3)
 	scansPerSec := float64(total) / elapsed.Seconds()
@@ -282,13 +325,15 @@ func (h *Harness) doorSync(s *load.Server, c *load.Client) error {
 				return fmt.Errorf("bench: door-sync: %d results for %d scans: %v", len(res.Results), len(b), err)
 			}
 			for i, sc := range b {
-				count(sc, res.Results[i].Verdict)
-				if sc.dup {
-					if res.Results[i].Verdict == "already_checked_in" {
-						dupAlready.Add(1)
-					} else {
-						dupOther.Add(1)
-					}
+				v := res.Results[i].Verdict
+				count(sc, v)
+				switch {
+				case v == "already_checked_in":
+					already++
+				case v != "admitted":
+					refused++
+				case sc.dup:
+					overtook++
 				}
 			}
 		}
@@ -388,8 +433,12 @@ func (h *Harness) doorSync(s *load.Server, c *load.Client) error {
 	}
 	h.rep.check("door-sync", "every admitted scan is one check-in", admitted == checkins && twice == 0,
 		"%d admitted, %d check-ins on the passes, %d pass-doors not admitted exactly once", admitted, checkins, twice)
-	h.rep.check("door-sync", "every repeat answered already_checked_in", dupOther.Load() == 0 && dupAlready.Load() == int64(nDup),
-		"%d repeats: %d already_checked_in, %d otherwise", nDup, dupAlready.Load(), dupOther.Load())
+	// The devices race: a repeat may reach the event before the scan it
+	// repeats, and then that one is the repeat. Either way each pass and
+	// door is admitted once (above) and every other scan of it answered
+	// already_checked_in.
+	h.rep.check("door-sync", "every repeat answered already_checked_in", already == nDup && refused == 0,
+		"%d repeats: %d answered already_checked_in, %d refused (%d repeats arrived before the scan they repeat)", nDup, already, refused, overtook)
 
 	// A caught-up delta request against the ceiling.
 	if _, _, _, cursor, err = downloadPasses(c, devs[0].key, cursor); err != nil {
