@@ -260,6 +260,7 @@ func (h *Harness) doorSync(s *load.Server, c *load.Client) error {
 			m0.Sum("go_memstats_heap_alloc_bytes")/1e6, m0.Sum("go_gc_heap_live_bytes")/1e6, m0.Sum("go_gc_heap_goal_bytes")/1e6)
 	}
 	cpu0 := load.SampleCPU(s.Pid())
+	flt0, _ := load.ProcMinorFaults(s.Pid())
 	t3 := time.Now()
 	// Each device uploads its batches one after another, as a phone that
 	// comes back online drains its queue; the devices do not wait for each
@@ -302,6 +303,12 @@ func (h *Harness) doorSync(s *load.Server, c *load.Client) error {
 	dres := load.Result{Name: "door-sync", Mode: "closed", Conns: len(devs), RPS: scansPerSec, Requests: int64(total), Seconds: elapsed.Seconds(),
 		P50: ms(lat[len(lat)/2]), P99: ms(p99)}
 	dres.SetCPU(cpu0, load.SampleCPU(s.Pid())) // per scan, not per batch
+	if flt1, err := load.ProcMinorFaults(s.Pid()); err == nil && flt0 > 0 {
+		// Pages the service touched for the first time (or again, after
+		// the runtime returned them): each a trap into the kernel, dear on
+		// a virtual machine.
+		h.logf("   the service took %d minor page faults over the timed scans (%.0f MB of pages)", flt1-flt0, float64(flt1-flt0)*4096/1e6)
+	}
 	if m1, ok, _ := c.Scrape(); ok && m0 != nil {
 		d := func(name string) float64 { return (m1.Sum(name) - m0.Sum(name)) / 1e6 }
 		h.logf("   the store over the timed scans: %.1f MB committed, %.1f MB flushed, %.1f MB written by %.0f compactions (%.1f MB read); %.0f GC cycles, %.0f MB allocated (live heap %.0f MB, next cycle at %.0f MB)",

@@ -91,3 +91,22 @@ func (r *Result) SetCPU(before, after cpuSample) {
 	r.ServerCores = srv.Seconds() / r.Seconds
 	r.ClientCores = cli.Seconds() / r.Seconds
 }
+
+// ProcMinorFaults returns the minor page faults process pid has taken
+// (field 10 of /proc/<pid>/stat): a page of memory touched for the first
+// time, or again after the runtime returned it to the kernel, costs one.
+func ProcMinorFaults(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("bench: /proc stat: no command name")
+	}
+	f := bytes.Fields(b[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 8 {
+		return 0, fmt.Errorf("bench: /proc stat: %d fields after the name", len(f))
+	}
+	return strconv.ParseInt(string(f[7]), 10, 64)
+}

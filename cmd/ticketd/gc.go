@@ -9,23 +9,24 @@ import (
 )
 
 // defaultGCPercent is the GOGC of `ticketd serve` unless the GOGC
-// environment variable says otherwise. The service's live heap is mostly
-// event state that stays live (an event of 100,000 passes and 200,000
-// check-ins is about 200 MB the collector marks every cycle, more while
-// downloads are in flight), so a cycle costs about as much as the live heap
-// is large whatever it frees. Collecting at 4x the live heap instead of 3x (GOGC 200) cuts
-// those cycles by a third; door-sync (bench/results/20261130-idle.md), whose
-// 200,000 batched scans allocate ~320 MB in about a second: at 200 a cycle
-// landed in the timed scans in some runs and cost the run 4-5 µs of CPU a
-// scan (6.2 -> 10.8 µs); at GOGC=300 in the environment none did, 3.8-4.0 µs.
-// The memory this takes is bounded by the soft limit below.
-const defaultGCPercent = 300
+// environment variable says otherwise: Go's own 100. The service's live heap
+// is mostly event state that stays live (two events of 100,000 passes with
+// their check-ins are ~350-450 MB the collector marks every cycle), so a
+// laxer GOGC makes cycles rarer but the heap 1 + GOGC/100 times the live
+// heap. 300 was tried (2026-11-29/30, bench/results/20261130-door-batch.md):
+// the heap ran to 1.2-1.7 GB, and a cycle that landed in door-sync's second
+// of 200,000 batched scans cost 9-13 µs of CPU a scan instead of 4-5 (the
+// collector's span scan a fifth of the service's samples, tens of thousands
+// of page faults on the grown heap): 3 of 10 runs missed the target. At
+// 100 a cycle lands in most runs and costs 1-2 µs a scan: 5 of 5 met
+// (13-19x). The request path measured the same at both.
+const defaultGCPercent = 100
 
 // memoryLimitShare is the share of the machine's memory (or of the cgroup's
 // limit, when it has one) that `ticketd serve` gives the Go runtime as its
 // soft memory limit unless GOMEMLIMIT says otherwise: near it the collector
-// runs as often as it must to stay under, whatever GOGC says, so the laxer
-// GOGC never costs an out-of-memory kill where GOGC=100 would have fitted.
+// runs as often as it must to stay under, whatever GOGC says, so a GOGC set
+// laxer in the environment never costs an out-of-memory kill.
 // The rest is for the page cache Pebble reads through, and the kernel.
 const memoryLimitShare = 0.75
 

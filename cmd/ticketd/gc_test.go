@@ -36,14 +36,16 @@ func TestGCPolicyLeavesTheEnvironmentsChoice(t *testing.T) {
 	both := func(k string) (string, bool) { return "x", k == "GOGC" || k == "GOMEMLIMIT" }
 
 	// Set in the environment (the runtime already read them): left alone.
+	debug.SetGCPercent(50)
 	debug.SetMemoryLimit(1 << 40)
 	applyGCPolicy(both)
-	require.Equal(t, 100, debug.SetGCPercent(100))
+	require.Equal(t, 50, debug.SetGCPercent(50))
 	require.Equal(t, int64(1<<40), debug.SetMemoryLimit(-1))
 
 	// Unset: ticketd's policy.
 	applyGCPolicy(none)
 	require.Equal(t, defaultGCPercent, debug.SetGCPercent(100))
+	require.Equal(t, 100, defaultGCPercent, "Go's own default (see gc.go)")
 	cg, _ := os.ReadFile("/sys/fs/cgroup/memory.max")
 	mi, _ := os.ReadFile("/proc/meminfo")
 	want := memoryLimit(cg, mi)
