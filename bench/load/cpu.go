@@ -29,13 +29,9 @@ func procCPU(pid int) (time.Duration, error) {
 // may itself hold spaces and parentheses, so the fields are counted from
 // the last ')'.
 func parseProcStatCPU(b []byte) (time.Duration, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("bench: /proc stat: no command name")
-	}
-	f := bytes.Fields(b[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 13 {
-		return 0, fmt.Errorf("bench: /proc stat: %d fields after the name", len(f))
+	f, err := procStatFields(b, 13)
+	if err != nil {
+		return 0, err
 	}
 	var ticks int64
 	for _, s := range f[11:13] {
@@ -46,6 +42,20 @@ func parseProcStatCPU(b []byte) (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// procStatFields returns the fields of a /proc/<pid>/stat line after the
+// command name (f[0] is field 3, the state), at least n of them.
+func procStatFields(b []byte, n int) ([][]byte, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("bench: /proc stat: no command name")
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < n {
+		return nil, fmt.Errorf("bench: /proc stat: %d fields after the name", len(f))
+	}
+	return f, nil
 }
 
 // selfCPU returns the CPU time this process has used.
@@ -100,13 +110,9 @@ func ProcMinorFaults(pid int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("bench: /proc stat: no command name")
-	}
-	f := bytes.Fields(b[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 8 {
-		return 0, fmt.Errorf("bench: /proc stat: %d fields after the name", len(f))
+	f, err := procStatFields(b, 8)
+	if err != nil {
+		return 0, err
 	}
 	return strconv.ParseInt(string(f[7]), 10, 64)
 }
