@@ -18,8 +18,9 @@ import (
 // of 200,000 batched scans cost 9-13 µs of CPU a scan instead of 4-5 (the
 // collector's span scan a fifth of the service's samples, tens of thousands
 // of page faults on the grown heap): 3 of 10 runs missed the target. At
-// 100 a cycle lands in most runs and costs 1-2 µs a scan: 5 of 5 met
-// (13-19x). The request path measured the same at both.
+// 100 a cycle lands in most runs and costs 1-4 µs a scan: 13 of 13 met
+// (10.2-18.9x). The request path measured the same at both (flash sale
+// 0.23-0.24 x ceiling against 0.22, check-in 0.34-0.35 against 0.30).
 const defaultGCPercent = 100
 
 // memoryLimitShare is the share of the machine's memory (or of the cgroup's
